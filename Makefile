@@ -1,0 +1,203 @@
+# vm-dhcp — single non-recursive Makefile.
+#
+#   make            build the programs into build/
+#   make test       every test: unit (plain and ASan+UBSan), network-namespace integration
+#                   (as root; skipped with a message otherwise), short fuzz pass, layer check
+#   make demo       run the local-mode demo in throwaway network namespaces (root)
+#   make help       all targets
+#
+# Module sources are found by wildcard: every lib/*.c goes into build/lib.a, and so on for
+# dhcp ipam crds kube agent controller (a module's main.c goes into its program instead).
+# Every tests/unit/test-*.c and tests/netns/test-*.c is one CUnit binary linked with
+# tests/runner.c, the module archives, and the fakes named in FAKES_<test> below.
+
+BUILD ?= build
+SAN ?=
+CC ?= cc
+V ?= 0
+
+PKGS := libcurl jansson libevent libevent_openssl libnl-3.0 libnl-route-3.0 yaml-0.1 cunit openssl
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wmissing-prototypes \
+	-Wstrict-prototypes -Wmissing-declarations -Wformat=2 -Wundef -Wvla \
+	-Wno-unused-parameter -Wimplicit-fallthrough
+OPT ?= -O2 -g
+CFLAGS_ALL := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 $(OPT) $(WARN) -I. \
+	-fno-strict-aliasing -MMD -MP $(PKG_CFLAGS) $(EXTRA_CFLAGS)
+LDFLAGS_ALL := $(EXTRA_LDFLAGS)
+LIBS := $(PKG_LIBS) -lm
+
+ifeq ($(SAN),asan)
+CFLAGS_ALL += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS_ALL += -fsanitize=address,undefined
+endif
+ifeq ($(SAN),fuzz)
+CFLAGS_ALL += -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all -DFUZZING_BUILD
+LDFLAGS_ALL += -fsanitize=fuzzer,address,undefined
+endif
+
+ifeq ($(V),0)
+Q := @
+else
+Q :=
+endif
+
+# A change of compiler or flags rebuilds everything (dnsmasq's trick).
+FLAGS_HASH := $(shell printf '%s' '$(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL)' | md5sum | cut -c1-10)
+FLAGS_STAMP := $(BUILD)/.flags-$(FLAGS_HASH)
+
+MODULES := lib dhcp ipam crds kube agent controller
+# Link order: users before what they use.
+LINK_ORDER := controller agent crds kube dhcp ipam lib
+
+mod_srcs = $(filter-out $(1)/main.c,$(wildcard $(1)/*.c))
+mod_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(call mod_srcs,$(1)))
+ARCHIVES := $(foreach m,$(LINK_ORDER),$(if $(call mod_srcs,$(m)),$(BUILD)/$(m).a))
+
+AGENT := $(if $(wildcard agent/main.c),$(BUILD)/vm-dhcp-agent)
+CONTROLLER := $(if $(wildcard controller/main.c),$(BUILD)/vm-dhcp-controller)
+APISERVER := $(if $(wildcard tests/apiserver/*.c),$(BUILD)/test-apiserver)
+PROGRAMS := $(AGENT) $(CONTROLLER)
+
+UNIT_SRCS := $(wildcard tests/unit/test-*.c)
+NETNS_SRCS := $(wildcard tests/netns/test-*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+NETNS_BINS := $(patsubst tests/netns/%.c,$(BUILD)/tests/%,$(NETNS_SRCS))
+FAKE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/fakes/*.c))
+HELPER_SRCS := $(wildcard tests/helpers/*.c)
+HELPER_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(HELPER_SRCS))
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz-*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+NETNS_SCRIPTS := $(wildcard tests/netns/test-*.sh)
+E2E_SCRIPTS := $(wildcard tests/e2e/test-*.sh)
+
+# Per-test fakes that replace a real module file at link time (linked before the archives):
+#   FAKES_test-kube-informer := tests/fakes/fake-http.c
+# (add lines here)
+
+.SECONDARY:
+
+.PHONY: all programs tests unit netns-test asan test fuzz fuzz-short check-layers valgrind \
+	demo bench-dhcp bench-kube bench-controller bench-e2e lint-charts clean format help \
+	install-deps
+
+all: programs
+
+programs: $(PROGRAMS) $(APISERVER)
+
+help:
+	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
+	@echo "Targets: all test unit asan netns-test fuzz fuzz-short valgrind check-layers demo"
+	@echo "         bench-dhcp bench-kube bench-controller bench-e2e lint-charts format clean"
+
+$(FLAGS_STAMP):
+	@mkdir -p $(BUILD)
+	@rm -f $(BUILD)/.flags-*
+	@touch $@
+
+$(BUILD)/obj/%.o: %.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	@$(if $(filter 0,$(V)),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_ALL) -c -o $@ $<
+
+define archive_rule
+$(BUILD)/$(1).a: $(call mod_objs,$(1))
+	@$$(if $$(filter 0,$$(V)),echo "  AR      $$@")
+	$$(Q)rm -f $$@ && ar rcs $$@ $$^
+endef
+$(foreach m,$(MODULES),$(if $(call mod_srcs,$(m)),$(eval $(call archive_rule,$(m)))))
+
+$(BUILD)/vm-dhcp-agent: $(BUILD)/obj/agent/main.o $(ARCHIVES)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(ARCHIVES) $(LIBS)
+
+$(BUILD)/vm-dhcp-controller: $(BUILD)/obj/controller/main.o $(ARCHIVES)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(ARCHIVES) $(LIBS)
+
+$(BUILD)/test-apiserver: $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/apiserver/*.c)) $(ARCHIVES)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(ARCHIVES) $(LIBS)
+
+# Test binaries: runner + test + its fakes + helpers + archives.
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/runner.o $(FAKE_OBJS) $(HELPER_OBJS) $(ARCHIVES)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/obj/tests/runner.o \
+		$(patsubst %.c,$(BUILD)/obj/%.o,$(FAKES_$*)) $(HELPER_OBJS) $(ARCHIVES) $(LIBS)
+
+$(BUILD)/tests/test-netns-%: $(BUILD)/obj/tests/netns/test-netns-%.o $(BUILD)/obj/tests/runner.o $(HELPER_OBJS) $(ARCHIVES)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/obj/tests/runner.o $(HELPER_OBJS) $(ARCHIVES) $(LIBS)
+
+$(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(ARCHIVES)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(ARCHIVES) $(LIBS)
+
+tests: $(UNIT_BINS) $(NETNS_BINS) programs
+
+# --- running tests -------------------------------------------------------------------------
+
+# Unit tests (no root needed).
+unit: $(UNIT_BINS)
+	@tests/run-tests.sh unit $(UNIT_BINS)
+
+# Unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (separate build dir).
+asan:
+	@$(MAKE) --no-print-directory BUILD=build/asan SAN=asan unit
+
+# Network-namespace integration tests (root; they skip with exit 77 otherwise).
+netns-test: $(NETNS_BINS) programs
+	@tests/run-tests.sh netns $(NETNS_BINS) $(NETNS_SCRIPTS)
+
+e2e-test: programs
+	@tests/run-tests.sh e2e $(E2E_SCRIPTS)
+
+# libFuzzer targets, built with clang in build/fuzz.
+FUZZ_SECONDS ?= 600
+fuzz:
+	@$(MAKE) --no-print-directory BUILD=build/fuzz SAN=fuzz CC=clang fuzz-bins
+	@tests/fuzz/run-fuzz.sh build/fuzz/fuzz $(FUZZ_SECONDS)
+
+# Short pass: the checked-in corpus plus a bounded number of new runs (part of `make test`).
+fuzz-short:
+	@$(MAKE) --no-print-directory BUILD=build/fuzz SAN=fuzz CC=clang fuzz-bins
+	@tests/fuzz/run-fuzz.sh build/fuzz/fuzz short
+
+fuzz-bins: $(FUZZ_BINS)
+
+valgrind: $(UNIT_BINS)
+	@VALGRIND=1 tests/run-tests.sh valgrind $(UNIT_BINS)
+
+check-layers:
+	@scripts/check-layers.sh
+
+# Everything CI needs: build, unit, sanitizers, layers, short fuzz, netns integration, e2e.
+test: all
+	@tests/run-all.sh
+
+demo: all
+	@scripts/demo.sh
+
+bench-dhcp: all
+	@scripts/bench-dhcp.sh
+
+lint-charts:
+	@scripts/lint-charts.sh
+
+format:
+	@clang-format -i $$(git ls-files '*.c' '*.h')
+
+install-deps:
+	@scripts/install-deps
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef VMDHCP_DHCP_H
+#define VMDHCP_DHCP_H
+
+/*
+ * DHCPv4 server engine (RFC 2131, RFC 2132). PUBLIC header: the agent uses only this.
+ *
+ * The engine answers from a MAC -> binding table and an option set it is given; it has no
+ * opinion on where bindings come from. It never reads the clock (callers pass `now`, a
+ * monotonic microsecond count) and allocates nothing on the per-packet path.
+ * All addresses are IPv4 in host byte order. Fallible functions return negative errno.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DHCP_MAX_DNS 3
+#define DHCP_MAX_NTP 4
+#define DHCP_MAX_ROUTES 32
+#define DHCP_MAX_SEARCH 16
+#define DHCP_HOSTNAME_MAX 63
+
+struct dhcp_server;
+
+struct dhcp_route {
+	uint32_t destination; /* network address */
+	uint8_t prefix;       /* 0..32 */
+	uint32_t gateway;
+};
+
+/*
+ * Everything a reply carries besides the binding itself. Set whole and swapped atomically
+ * (dhcp_server_set_options copies it): the next reply sees the new set.
+ */
+struct dhcp_options {
+	uint32_t server_ip;     /* option 54 and the IP source address; required */
+	uint8_t prefix;         /* subnet prefix length -> option 1 (and 28 = broadcast) */
+	uint32_t router;        /* option 3; 0 = none */
+	uint32_t dns[DHCP_MAX_DNS]; /* option 6 */
+	size_t n_dns;
+	uint32_t ntp[DHCP_MAX_NTP]; /* option 42 (already resolved) */
+	size_t n_ntp;
+	char domain_name[256];  /* option 15; "" = none */
+	char search[DHCP_MAX_SEARCH][256]; /* option 119 (RFC 1035 compression) */
+	size_t n_search;
+	uint16_t mtu;           /* option 26; 0 = none */
+	struct dhcp_route routes[DHCP_MAX_ROUTES]; /* option 121 (router added as 0/0) */
+	size_t n_routes;
+	uint32_t lease_time;    /* option 51 seconds; T1 = 50 %, T2 = 87.5 % (58, 59) */
+};
+
+/* Reasons a received datagram was dropped (counted, rate-limited log). */
+enum dhcp_drop_reason {
+	DHCP_DROP_MALFORMED,     /* bad lengths, truncated, bad cookie, option overrun */
+	DHCP_DROP_NOT_REQUEST,   /* op != BOOTREQUEST, bad htype/hlen */
+	DHCP_DROP_NO_TYPE,       /* no/invalid option 53 */
+	DHCP_DROP_UNKNOWN_MAC,   /* no binding for chaddr */
+	DHCP_DROP_OTHER_SERVER,  /* option 54 names another server */
+	DHCP_DROP_BAD_CHECKSUM,  /* IPv4 or UDP checksum */
+	DHCP_DROP_NOT_FOR_US,    /* not UDP to port 67, fragment, ... */
+	DHCP_DROP_UNSUPPORTED,   /* message type a server does not answer */
+	DHCP_DROP_SEND_FAILED,   /* reply could not be sent */
+	DHCP_DROP_NOT_SERVING,   /* no options set yet / stopped */
+	_DHCP_DROP_MAX,
+};
+const char *dhcp_drop_reason_name(enum dhcp_drop_reason r);
+
+/* Message types, as option 53 numbers them (1..8); index 0 unused. */
+enum {
+	DHCP_MSG_DISCOVER = 1,
+	DHCP_MSG_OFFER = 2,
+	DHCP_MSG_REQUEST = 3,
+	DHCP_MSG_DECLINE = 4,
+	DHCP_MSG_ACK = 5,
+	DHCP_MSG_NAK = 6,
+	DHCP_MSG_RELEASE = 7,
+	DHCP_MSG_INFORM = 8,
+	_DHCP_MSG_MAX = 9,
+};
+const char *dhcp_message_type_name(int type); /* "discover", ...; "unknown" */
+
+#define DHCP_LATENCY_BUCKETS 12
+/* Upper bounds (usec) of the reply latency histogram buckets (the last bucket is +Inf). */
+extern const uint64_t dhcp_latency_bounds_usec[DHCP_LATENCY_BUCKETS - 1];
+
+struct dhcp_stats {
+	uint64_t rx[_DHCP_MSG_MAX];        /* received, by message type */
+	uint64_t tx[_DHCP_MSG_MAX];        /* sent, by message type */
+	uint64_t drops[_DHCP_DROP_MAX];
+	uint64_t declines;
+	uint64_t latency[DHCP_LATENCY_BUCKETS]; /* receive -> reply sent, non-cumulative */
+	uint64_t latency_sum_usec;
+};
+
+/*
+ * Callbacks. All optional. Called on the per-packet path: they must be quick.
+ * on_unknown: a DISCOVER/REQUEST from a MAC with no binding. Return 0 and fill *ret_ip to
+ *   bind it now (the engine inserts it into its table and carries on), or negative errno to
+ *   stay silent (counted as DHCP_DROP_UNKNOWN_MAC). Used by the agent's --dynamic mode.
+ * on_decline: a DECLINE for mac/ip (after the engine marked the address declined).
+ * on_release: a RELEASE for mac/ip.
+ */
+struct dhcp_callbacks {
+	int (*on_unknown)(void *userdata, const uint8_t mac[6], uint32_t *ret_ip);
+	void (*on_decline)(void *userdata, const uint8_t mac[6], uint32_t ip);
+	void (*on_release)(void *userdata, const uint8_t mac[6], uint32_t ip);
+	void *userdata;
+};
+
+/* Returns 0 and a new server in *ret (no sockets yet), or -ENOMEM. */
+int dhcp_server_new(struct dhcp_server **ret);
+/* Closes sockets and frees everything. Accepts NULL; returns NULL. */
+struct dhcp_server *dhcp_server_free(struct dhcp_server *s);
+
+void dhcp_server_set_callbacks(struct dhcp_server *s, const struct dhcp_callbacks *cb);
+
+/* Validates and copies *o (borrowed); -EINVAL if server_ip is 0, prefix > 32, ... */
+int dhcp_server_set_options(struct dhcp_server *s, const struct dhcp_options *o);
+
+/*
+ * Bindings. hostname (option 12, the VM name) may be NULL; it is copied.
+ * Setting a binding that changes a MAC's address clears that MAC's DECLINE mark.
+ * -EEXIST if ip is already bound to another MAC (the caller decides), -ENOMEM.
+ */
+int dhcp_server_set_binding(struct dhcp_server *s, const uint8_t mac[6], uint32_t ip,
+    const char *hostname);
+int dhcp_server_remove_binding(struct dhcp_server *s, const uint8_t mac[6]);
+/* Looks a MAC up; returns 0 and fills ret_ip (and hostname copy if non-NULL) or -ENOENT. */
+int dhcp_server_get_binding(const struct dhcp_server *s, const uint8_t mac[6], uint32_t *ret_ip);
+size_t dhcp_server_n_bindings(const struct dhcp_server *s);
+/*
+ * Full resync: begin marks every binding stale; set_binding refreshes; end removes the
+ * ones still stale and returns how many were removed.
+ */
+void dhcp_server_sync_begin(struct dhcp_server *s);
+size_t dhcp_server_sync_end(struct dhcp_server *s);
+/* Calls fn for every binding (for lease files, debugging). */
+void dhcp_server_foreach_binding(const struct dhcp_server *s,
+    void (*fn)(void *userdata, const uint8_t mac[6], uint32_t ip, const char *hostname),
+    void *userdata);
+
+/*
+ * Sockets. Opens the AF_PACKET socket (BPF filter for IPv4/UDP to port 67, locked) bound to
+ * ifindex, and the UDP socket bound to port 67 on ifname (SO_BINDTODEVICE) that keeps the
+ * kernel from answering with ICMP port-unreachable. hwaddr is the interface's MAC (the
+ * Ethernet source of replies). Needs CAP_NET_RAW (+ CAP_NET_BIND_SERVICE for :67).
+ * Reopening closes the old sockets first.
+ */
+int dhcp_server_open(struct dhcp_server *s, int ifindex, const char *ifname,
+    const uint8_t hwaddr[6]);
+void dhcp_server_close(struct dhcp_server *s);
+/* Up to 2 fds to watch for readability; returns how many were written into fds. */
+size_t dhcp_server_fds(const struct dhcp_server *s, int fds[2]);
+/* Drain fd: read every pending datagram, answer each. Returns datagrams handled or -errno. */
+int dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now);
+
+const struct dhcp_stats *dhcp_server_stats(const struct dhcp_server *s);
+
+#endif

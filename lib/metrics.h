@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef VMDHCP_LIB_METRICS_H
+#define VMDHCP_LIB_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Counters, gauges and histograms in fixed arrays, rendered in the Prometheus text
+ * exposition format (version 0.0.4). Registration allocates; updates never do.
+ *
+ * A metric family has at most one label; its series are indexed 0..n-1 in the order of
+ * `label_values` (or a single series 0 when there is no label).
+ */
+
+enum metric_type {
+	METRIC_COUNTER,
+	METRIC_GAUGE,
+	METRIC_HISTOGRAM,
+};
+
+struct metrics;
+struct metric;
+
+/* Returns 0 and a new registry in *ret, or -ENOMEM. */
+int metrics_new(struct metrics **ret);
+/* Frees the registry and every metric in it. Accepts NULL; returns NULL. */
+struct metrics *metrics_free(struct metrics *m);
+
+/*
+ * Registers a family. name/help/label/label_values/buckets are borrowed and must outlive the
+ * registry (string literals and static tables). label may be NULL (then n_values must be 0).
+ * Histograms take ascending upper bounds (the +Inf bucket is implicit).
+ * Returns a borrowed pointer owned by the registry, or NULL on bad arguments / no memory.
+ */
+struct metric *metrics_add(struct metrics *m, enum metric_type type, const char *name,
+    const char *help, const char *label, const char *const *label_values, size_t n_values,
+    const double *buckets, size_t n_buckets);
+
+static inline struct metric *
+metrics_add_simple(struct metrics *m, enum metric_type type, const char *name, const char *help)
+{
+	return metrics_add(m, type, name, help, NULL, NULL, 0, NULL, 0);
+}
+
+/* Updates; idx out of range is ignored. */
+void metric_inc(struct metric *mt, size_t idx);
+void metric_add(struct metric *mt, size_t idx, double v);
+void metric_set(struct metric *mt, size_t idx, double v);
+void metric_observe(struct metric *mt, size_t idx, double v);
+double metric_get(const struct metric *mt, size_t idx);
+/* Histogram: number of observations in series idx. */
+uint64_t metric_hist_count(const struct metric *mt, size_t idx);
+
+/* Called before rendering so a program can refresh gauges from its own state. */
+void metrics_set_collect(struct metrics *m, void (*collect)(void *userdata), void *userdata);
+
+/* Renders the whole registry into a new NUL-terminated string (caller frees). */
+int metrics_render(struct metrics *m, char **ret, size_t *ret_len);
+
+#endif

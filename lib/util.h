@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef VMDHCP_LIB_UTIL_H
+#define VMDHCP_LIB_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#define MAC_LEN 6
+#define MAC_STRLEN 18  /* "aa:bb:cc:dd:ee:ff" + NUL */
+#define IPV4_STRLEN 16 /* "255.255.255.255" + NUL */
+
+/*
+ * MAC addresses: accepted as six hex pairs separated by ':' or '-' (any case), or as
+ * "aabb.ccdd.eeff"; always written lower case with colons. Returns -EINVAL on bad input.
+ */
+int mac_parse(const char *s, uint8_t ret[MAC_LEN]);
+void mac_format(const uint8_t mac[MAC_LEN], char out[MAC_STRLEN]);
+/* Canonicalise a MAC string (lower case, colon separated) into out. */
+int mac_canonicalize(const char *s, char out[MAC_STRLEN]);
+
+/*
+ * IPv4 addresses in host byte order. Strict dotted quad: four decimal numbers 0..255, no
+ * leading zeros (so "010.0.0.1" is refused, as Kubernetes' ipv4 format does), no spaces.
+ */
+int ipv4_parse(const char *s, uint32_t *ret);
+void ipv4_format(uint32_t addr, char out[IPV4_STRLEN]);
+/* "a.b.c.d/n" with 0 <= n <= 32 -> address (host order, not masked) and prefix. */
+int ipv4_cidr_parse(const char *s, uint32_t *ret_addr, unsigned *ret_prefix);
+static inline uint32_t
+ipv4_prefix_mask(unsigned prefix)
+{
+	return prefix == 0 ? 0 : UINT32_MAX << (32 - prefix);
+}
+
+/* 64-bit hash (non-cryptographic, good mixing) of arbitrary bytes. */
+uint64_t hash64(const void *data, size_t len, uint64_t seed);
+static inline uint64_t
+hash_mac(const uint8_t mac[MAC_LEN])
+{
+	uint64_t v = (uint64_t)mac[0] << 40 | (uint64_t)mac[1] << 32 | (uint64_t)mac[2] << 24 |
+	    (uint64_t)mac[3] << 16 | (uint64_t)mac[4] << 8 | (uint64_t)mac[5];
+	/* splitmix64 finaliser */
+	v += UINT64_C(0x9e3779b97f4a7c15);
+	v = (v ^ (v >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	v = (v ^ (v >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return v ^ (v >> 31);
+}
+
+/* Parse a decimal unsigned integer in [min, max]; the whole string must be consumed. */
+int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret);
+
+/* Write a file atomically: temp file in the same directory, fsync, rename, fsync dir. */
+int write_file_atomic(const char *path, const void *data, size_t len, unsigned mode);
+
+/* Read a whole file into a new NUL-terminated buffer (caller frees). */
+int read_file(const char *path, size_t max, char **ret, size_t *ret_len);
+
+#endif

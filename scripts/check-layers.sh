@@ -1,0 +1,42 @@
+#!/bin/bash
+# scripts/check-layers.sh - enforce the module dependency arrows of ARCHITECTURE.md by
+# grepping #include lines. Prints every violation; exit 1 if any.
+set -u
+cd "$(dirname "$0")/.."
+bad=0
+# module : allowed project modules : forbidden system headers (regex)
+rules=(
+  "lib:lib:curl/|jansson|yaml\\.h|netlink/"
+  "dhcp:lib:curl/|jansson|event2/|yaml\\.h|netlink/"
+  "ipam:lib:curl/|jansson|event2/|yaml\\.h|netlink/"
+  "crds:lib:curl/|event2/|netlink/"
+  "kube:lib:netlink/"
+  "controller:kube crds ipam lib:netlink/"
+  "agent:kube crds dhcp ipam lib:"
+)
+for rule in "${rules[@]}"; do
+    mod=${rule%%:*}; rest=${rule#*:}; allowed=${rest%%:*}; forbid=${rest#*:}
+    [ -d "$mod" ] || continue
+    while IFS= read -r line; do
+        file=${line%%:*}; inc=$(sed -E 's/.*#include[[:space:]]*[<"]([^>"]+)[>"].*/\1/' <<<"$line")
+        top=${inc%%/*}
+        if [[ "$inc" == */* ]] && [ -d "$top" ] && [ "$top" != "$mod" ]; then
+            ok=0; for a in $allowed; do [ "$a" = "$top" ] && ok=1; done
+            if [ $ok = 0 ]; then echo "layer violation: $file includes $inc ($mod may use: $allowed)"; bad=1; fi
+            if [[ "$inc" == *-internal.h ]]; then echo "layer violation: $file includes another module's internal header $inc"; bad=1; fi
+        fi
+        if [ -n "$forbid" ] && grep -qE "^($forbid)" <<<"$inc"; then
+            # lib/httpd.c is the one libevent user in lib/
+            if ! { [ "$mod" = lib ] && [ "$file" = lib/httpd.c ] && [[ "$inc" == event2/* ]]; }; then
+                echo "layer violation: $file includes $inc (not allowed in $mod/)"; bad=1
+            fi
+        fi
+    done < <(grep -HE '^[[:space:]]*#[[:space:]]*include' "$mod"/*.[ch] 2>/dev/null)
+done
+# lib/ may include event2 only in httpd.c
+for f in lib/*.[ch]; do
+    [ "$f" = lib/httpd.c ] && continue
+    grep -qE '#include[[:space:]]*<event2/' "$f" && { echo "layer violation: $f uses libevent (only lib/httpd.c may)"; bad=1; }
+done
+if [ $bad = 0 ]; then echo "check-layers: ok"; fi
+exit $bad

@@ -1,0 +1,42 @@
+#!/bin/bash
+# tests/run-all.sh - what `make test` runs (and CI): every test group, then one total line.
+# Groups: unit, unit under ASan+UBSan, layer check, short fuzz pass over the corpus,
+# network-namespace integration (root), end-to-end (root). A group that cannot run here
+# (no root, no clang) is reported as skipped with the reason, never silently dropped.
+set -u
+cd "$(dirname "$0")/.."
+export VMDHCP_SUMMARY=$(mktemp /tmp/vmdhcp-summary.XXXXXX)
+trap 'rm -f "$VMDHCP_SUMMARY"' EXIT
+MAKE=${MAKE:-make}
+status=0
+step() { echo; echo "== $1"; }
+
+step "unit tests"
+$MAKE --no-print-directory unit || status=1
+step "unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    $MAKE --no-print-directory asan || status=1
+step "module layering"
+if $MAKE --no-print-directory check-layers; then echo "layers 1 0 0" >>"$VMDHCP_SUMMARY"
+else echo "layers 0 1 0 check-layers" >>"$VMDHCP_SUMMARY"; status=1; fi
+step "short fuzz pass (checked-in corpus)"
+if command -v clang >/dev/null; then
+    if $MAKE --no-print-directory fuzz-short; then echo "fuzz 1 0 0" >>"$VMDHCP_SUMMARY"
+    else echo "fuzz 0 1 0 fuzz-short" >>"$VMDHCP_SUMMARY"; status=1; fi
+else
+    echo "SKIP fuzz: clang not installed (scripts/install-deps installs it)"; echo "fuzz 0 0 1" >>"$VMDHCP_SUMMARY"
+fi
+step "network-namespace integration tests"
+$MAKE --no-print-directory netns-test || status=1
+if ls tests/e2e/test-*.sh >/dev/null 2>&1; then
+    step "end-to-end tests"
+    $MAKE --no-print-directory e2e-test || status=1
+fi
+
+echo
+echo "== summary"
+awk '{ printf "  %-8s %5d passed %4d failed %4d skipped %s\n", $1, $2, $3, $4, ($5 != "" ? "  failed: " $5 : ""); p+=$2; f+=$3; s+=$4 }
+     END { printf "total: %d passed, %d failed, %d skipped\n", p, f, s }' "$VMDHCP_SUMMARY"
+grep -q . "$VMDHCP_SUMMARY" || { echo "no test ran"; exit 1; }
+awk '$3 > 0 { exit 1 }' "$VMDHCP_SUMMARY" || status=1
+exit $status

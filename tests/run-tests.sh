@@ -1,0 +1,49 @@
+#!/bin/bash
+# tests/run-tests.sh GROUP BIN_OR_SCRIPT... - run test executables, one after another.
+#
+# Each is a CUnit binary (tests/runner.c) or a shell test; exit 0 = pass, 77 = skipped (the
+# reason is in its output), anything else = failure. Counts are taken from each binary's last
+# "N passed, N failed, N skipped" line (a script without one counts as one test).
+# VALGRIND=1 runs binaries under valgrind (leaks are errors). Results are appended to
+# $VMDHCP_SUMMARY when set. Exit status: 0 when nothing failed.
+set -u
+group=${1:?usage: run-tests.sh GROUP EXE...}; shift
+pass=0 fail=0 skip=0 failed_names=()
+logdir=${VMDHCP_TEST_LOGS:-build/test-logs}
+mkdir -p "$logdir"
+for t in "$@"; do
+    name=$(basename "$t")
+    log="$logdir/$group-$name.log"
+    start=$(date +%s)
+    if [ "${VALGRIND:-0}" = 1 ] && [[ "$t" != *.sh ]]; then
+        valgrind -q --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
+            --error-exitcode=99 "$t" >"$log" 2>&1
+    else
+        "$t" >"$log" 2>&1
+    fi
+    rc=$?
+    secs=$(( $(date +%s) - start ))
+    line=$(grep -E '[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+    if [ -n "$line" ]; then
+        p=$(sed -E 's/.* ([0-9]+) passed.*/\1/' <<<"$line")
+        f=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")
+        s=$(sed -nE 's/.* ([0-9]+) skipped.*/\1/p' <<<"$line"); s=${s:-0}
+    else
+        p=0 f=0 s=0
+        case $rc in 0) p=1 ;; 77) s=1 ;; *) f=1 ;; esac
+    fi
+    if [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ "$f" -eq 0 ]; then f=1; fi
+    pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+    case $rc in
+        0)  printf '  PASS  %-40s %4ss  %s\n' "$name" "$secs" "${line:-}" ;;
+        77) printf '  SKIP  %-40s %4ss  %s\n' "$name" "$secs" "$(grep -m1 -iE 'skip' "$log")" ;;
+        *)  printf '  FAIL  %-40s %4ss  exit %s (log: %s)\n' "$name" "$secs" "$rc" "$log"
+            failed_names+=("$name")
+            # show the failing assertions / last lines
+            grep -E 'FAILED|Assertion|ERROR|==[0-9]+==|runtime error|not ok|FAIL' "$log" | head -n 40 | sed 's/^/        /'
+            tail -n 15 "$log" | sed 's/^/      | /' ;;
+    esac
+done
+[ -n "${VMDHCP_SUMMARY:-}" ] && echo "$group $pass $fail $skip ${failed_names[*]:-}" >>"$VMDHCP_SUMMARY"
+echo "$group: $pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

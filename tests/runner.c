@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "tests/runner.h"
+
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#define MAX_SKIPS 256
+
+static char *skip_reasons[MAX_SKIPS];
+static unsigned n_skipped;
+static unsigned n_run;
+static int skipped_current;
+static const char *current_name;
+
+void
+test_skip(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (skipped_current)
+		return;
+	skipped_current = 1;
+	if (n_skipped < MAX_SKIPS) {
+		size_t n = strlen(buf) + strlen(current_name ? current_name : "?") + 4;
+		char *s = malloc(n);
+		if (s != NULL) {
+			snprintf(s, n, "%s: %s", current_name ? current_name : "?", buf);
+			skip_reasons[n_skipped] = s;
+		}
+	}
+	n_skipped++;
+}
+
+int
+test_require_root(void)
+{
+	if (geteuid() == 0)
+		return 0;
+	test_skip("needs root (network namespaces, raw sockets)");
+	return 1;
+}
+
+const char *
+test_data_dir(void)
+{
+	const char *d = getenv("VMDHCP_TEST_DATA");
+
+	return d != NULL ? d : "tests/data";
+}
+
+static void
+test_start(const CU_pTest test, const CU_pSuite suite)
+{
+	static char name[256];
+
+	snprintf(name, sizeof(name), "%s/%s", suite->pName, test->pName);
+	current_name = name;
+	skipped_current = 0;
+	n_run++;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *filter = argc > 1 ? argv[1] : NULL;
+	const char *prog = basename(argv[0]);
+	unsigned failed, asserts_failed, ran, passed;
+	int status;
+
+	if (CU_initialize_registry() != CUE_SUCCESS) {
+		fprintf(stderr, "%s: cannot initialise CUnit\n", prog);
+		return 1;
+	}
+	for (const struct test_suite *s = test_suites; s->name != NULL; s++) {
+		CU_pSuite cs = CU_add_suite(s->name, s->init, s->cleanup);
+		if (cs == NULL) {
+			fprintf(stderr, "%s: cannot add suite %s\n", prog, s->name);
+			CU_cleanup_registry();
+			return 1;
+		}
+		for (const struct test_case *t = s->tests; t->name != NULL; t++) {
+			char full[256];
+			snprintf(full, sizeof(full), "%s/%s", s->name, t->name);
+			if (filter != NULL && strstr(full, filter) == NULL)
+				continue;
+			if (CU_add_test(cs, t->name, t->fn) == NULL) {
+				fprintf(stderr, "%s: cannot add test %s\n", prog, full);
+				CU_cleanup_registry();
+				return 1;
+			}
+		}
+	}
+	CU_set_test_start_handler(test_start);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failed = CU_get_number_of_tests_failed();
+	asserts_failed = CU_get_number_of_failures();
+	ran = CU_get_number_of_tests_run();
+	/* A suite whose init failed counts its tests as not run: treat that as failure. */
+	if (CU_get_number_of_suites_failed() > 0)
+		failed += CU_get_number_of_suites_failed();
+	CU_cleanup_registry();
+
+	for (unsigned i = 0; i < n_skipped && i < MAX_SKIPS; i++) {
+		if (skip_reasons[i] != NULL)
+			printf("SKIP %s\n", skip_reasons[i]);
+		free(skip_reasons[i]);
+	}
+	passed = ran >= failed + n_skipped ? ran - failed - n_skipped : 0;
+	if (failed > 0 || asserts_failed > 0)
+		status = 1;
+	else if (ran > 0 && n_skipped >= ran)
+		status = 77;
+	else if (ran == 0 && filter == NULL)
+		status = 1; /* a binary with no tests is a mistake */
+	else
+		status = 0;
+	printf("%s: %u passed, %u failed, %u skipped\n", prog, passed, failed, n_skipped);
+	(void)n_run;
+	return status;
+}

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* lib/: bounded buffers, MAC/IPv4 parsing, metrics rendering, atomic files. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/buf.h"
+#include "lib/log.h"
+#include "lib/metrics.h"
+#include "lib/util.h"
+#include "tests/runner.h"
+
+static void
+test_reader_bounds(void)
+{
+	static const uint8_t data[] = { 0x01, 0x02, 0x03, 0x04, 0x05 };
+	struct buf_reader r = buf_reader_init(data, sizeof(data));
+	uint32_t v32 = 0;
+	uint16_t v16 = 0;
+	uint8_t v8 = 0;
+
+	CU_ASSERT_EQUAL(buf_get_be32(&r, &v32), 0);
+	CU_ASSERT_EQUAL(v32, 0x01020304u);
+	CU_ASSERT_EQUAL(buf_get_be16(&r, &v16), -EBADMSG);
+	CU_ASSERT_EQUAL(r.left, 1u); /* unchanged by the failed read */
+	CU_ASSERT_EQUAL(buf_get_u8(&r, &v8), 0);
+	CU_ASSERT_EQUAL(v8, 5);
+	CU_ASSERT_EQUAL(buf_get_u8(&r, &v8), -EBADMSG);
+	CU_ASSERT_EQUAL(buf_skip(&r, 1), -EBADMSG);
+}
+
+static void
+test_writer_overflow(void)
+{
+	uint8_t out[6];
+	struct buf_writer w = buf_writer_init(out, sizeof(out));
+
+	buf_put_be32(&w, 0xdeadbeef);
+	buf_put_be16(&w, 0x0102);
+	CU_ASSERT_FALSE(w.overflow);
+	CU_ASSERT_EQUAL(w.len, 6u);
+	buf_put_u8(&w, 7);
+	CU_ASSERT_TRUE(w.overflow);
+	CU_ASSERT_EQUAL(w.len, 6u);
+	CU_ASSERT_EQUAL(out[0], 0xde);
+	CU_ASSERT_EQUAL(out[5], 0x02);
+}
+
+static void
+test_mac(void)
+{
+	char out[MAC_STRLEN];
+	uint8_t mac[6];
+
+	CU_ASSERT_EQUAL(mac_canonicalize("AA:BB:cc:01:02:0F", out), 0);
+	CU_ASSERT_STRING_EQUAL(out, "aa:bb:cc:01:02:0f");
+	CU_ASSERT_EQUAL(mac_canonicalize("aa-bb-cc-01-02-0f", out), 0);
+	CU_ASSERT_STRING_EQUAL(out, "aa:bb:cc:01:02:0f");
+	CU_ASSERT_EQUAL(mac_canonicalize("aabb.cc01.020f", out), 0);
+	CU_ASSERT_STRING_EQUAL(out, "aa:bb:cc:01:02:0f");
+	CU_ASSERT_EQUAL(mac_parse("aa:bb:cc:01:02", mac), -EINVAL);
+	CU_ASSERT_EQUAL(mac_parse("aa:bb-cc:01:02:0f", mac), -EINVAL);
+	CU_ASSERT_EQUAL(mac_parse("aa:bb:cc:01:02:0g", mac), -EINVAL);
+	CU_ASSERT_EQUAL(mac_parse("", mac), -EINVAL);
+}
+
+static void
+test_ipv4(void)
+{
+	char out[IPV4_STRLEN];
+	uint32_t a = 0;
+	unsigned p = 0;
+
+	CU_ASSERT_EQUAL(ipv4_parse("10.0.255.1", &a), 0);
+	CU_ASSERT_EQUAL(a, 0x0a00ff01u);
+	ipv4_format(a, out);
+	CU_ASSERT_STRING_EQUAL(out, "10.0.255.1");
+	CU_ASSERT_EQUAL(ipv4_parse("256.0.0.1", &a), -EINVAL);
+	CU_ASSERT_EQUAL(ipv4_parse("10.0.0", &a), -EINVAL);
+	CU_ASSERT_EQUAL(ipv4_parse("10.0.0.1.", &a), -EINVAL);
+	CU_ASSERT_EQUAL(ipv4_parse("010.0.0.1", &a), -EINVAL);
+	CU_ASSERT_EQUAL(ipv4_parse(" 10.0.0.1", &a), -EINVAL);
+	CU_ASSERT_EQUAL(ipv4_cidr_parse("192.168.0.0/16", &a, &p), 0);
+	CU_ASSERT_EQUAL(a, 0xc0a80000u);
+	CU_ASSERT_EQUAL(p, 16u);
+	CU_ASSERT_EQUAL(ipv4_cidr_parse("192.168.0.0/33", &a, &p), -EINVAL);
+	CU_ASSERT_EQUAL(ipv4_cidr_parse("192.168.0.0", &a, &p), -EINVAL);
+	CU_ASSERT_EQUAL(ipv4_cidr_parse("192.168.0.0/", &a, &p), -EINVAL);
+	CU_ASSERT_EQUAL(ipv4_prefix_mask(24), 0xffffff00u);
+	CU_ASSERT_EQUAL(ipv4_prefix_mask(0), 0u);
+}
+
+static const char *const kinds[] = { "discover", "request" };
+static const double bounds[] = { 0.001, 0.01 };
+
+static void
+test_metrics_render(void)
+{
+	struct metrics *m = NULL;
+	char *text = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(metrics_new(&m), 0);
+	struct metric *c = metrics_add(m, METRIC_COUNTER, "x_packets_total", "Packets.", "type",
+	    kinds, 2, NULL, 0);
+	struct metric *g = metrics_add_simple(m, METRIC_GAUGE, "x_bindings", "Bindings.");
+	struct metric *h = metrics_add(m, METRIC_HISTOGRAM, "x_latency_seconds", "Latency.",
+	    NULL, NULL, 0, bounds, 2);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+	CU_ASSERT_PTR_NULL(metrics_add(m, METRIC_COUNTER, "bad", "x", "type", NULL, 0, NULL, 0));
+	metric_inc(c, 1);
+	metric_inc(c, 1);
+	metric_inc(c, 5); /* out of range: ignored */
+	metric_set(g, 0, 42);
+	metric_observe(h, 0, 0.0005);
+	metric_observe(h, 0, 0.5);
+	CU_ASSERT_EQUAL(metrics_render(m, &text, NULL), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "# TYPE x_packets_total counter\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "x_packets_total{type=\"discover\"} 0\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "x_packets_total{type=\"request\"} 2\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "x_bindings 42\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "x_latency_seconds_bucket{le=\"0.001\"} 1\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "x_latency_seconds_bucket{le=\"0.01\"} 1\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "x_latency_seconds_bucket{le=\"+Inf\"} 2\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "x_latency_seconds_count 2\n"));
+	CU_ASSERT_EQUAL(metric_hist_count(h, 0), 2u);
+	free(text);
+	metrics_free(m);
+}
+
+static void
+test_atomic_file(void)
+{
+	char dir[] = "/tmp/vmdhcp-test-XXXXXX";
+	char path[64], *data = NULL;
+	size_t len = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	CU_ASSERT_EQUAL(write_file_atomic(path, "one\n", 4, 0600), 0);
+	CU_ASSERT_EQUAL(write_file_atomic(path, "two!\n", 5, 0600), 0);
+	CU_ASSERT_EQUAL(read_file(path, 1 << 20, &data, &len), 0);
+	CU_ASSERT_EQUAL(len, 5u);
+	CU_ASSERT_STRING_EQUAL(data, "two!\n");
+	free(data);
+	CU_ASSERT_EQUAL(read_file(path, 2, &data, &len), -EFBIG);
+	CU_ASSERT_EQUAL(read_file("/nonexistent/x", 100, &data, &len), -ENOENT);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void
+test_parse_uint(void)
+{
+	uint64_t v = 0;
+
+	CU_ASSERT_EQUAL(parse_uint("3600", 60, 100000, &v), 0);
+	CU_ASSERT_EQUAL(v, 3600u);
+	CU_ASSERT_EQUAL(parse_uint("59", 60, 100000, &v), -ERANGE);
+	CU_ASSERT_EQUAL(parse_uint("12a", 0, 100, &v), -EINVAL);
+	CU_ASSERT_EQUAL(parse_uint("", 0, 100, &v), -EINVAL);
+	CU_ASSERT_EQUAL(parse_uint("99999999999999999999999", 0, UINT64_MAX, &v), -ERANGE);
+}
+
+static void
+test_ratelimit(void)
+{
+	struct log_ratelimit rl = LOG_RATELIMIT_INIT(1000000, 2);
+	enum log_level saved = log_get_level();
+
+	log_set_level(LOG_LEVEL_ERROR); /* keep the test quiet; counting still happens */
+	log_set_level(LOG_LEVEL_WARN);
+	CU_ASSERT_EQUAL(log_ratelimited(&rl, 10, LOG_LEVEL_WARN, "a"), 1);
+	CU_ASSERT_EQUAL(log_ratelimited(&rl, 20, LOG_LEVEL_WARN, "b"), 1);
+	CU_ASSERT_EQUAL(log_ratelimited(&rl, 30, LOG_LEVEL_WARN, "c"), 0);
+	CU_ASSERT_EQUAL(rl.suppressed, 1u);
+	CU_ASSERT_EQUAL(log_ratelimited(&rl, 2000000, LOG_LEVEL_WARN, "d"), 1);
+	CU_ASSERT_EQUAL(rl.suppressed, 0u);
+	log_set_level(saved);
+}
+
+static const struct test_case lib_tests[] = {
+	{ "buf reader never reads past the end", test_reader_bounds },
+	{ "buf writer overflow is sticky", test_writer_overflow },
+	{ "MAC parse/canonicalise", test_mac },
+	{ "IPv4 and CIDR parsing is strict", test_ipv4 },
+	{ "metrics render Prometheus text", test_metrics_render },
+	{ "atomic file write and bounded read", test_atomic_file },
+	{ "parse_uint bounds", test_parse_uint },
+	{ "rate-limited logging", test_ratelimit },
+	{ NULL, NULL },
+};
+
+const struct test_suite test_suites[] = {
+	{ .name = "lib", .tests = lib_tests },
+	{ .name = NULL },
+};
