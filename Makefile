@@ -179,10 +179,16 @@ check-layers:
 	@scripts/check-layers.sh
 
 # Everything CI needs: build, unit, sanitizers, layers, short fuzz, netns integration, e2e.
-test: all
+# `make test` and `make demo` are the README's commands on a fresh machine: they install their
+# packages first, then re-enter make so pkg-config sees the new libraries.
+test:
+	@scripts/install-deps
+	@$(MAKE) --no-print-directory all
 	@tests/run-all.sh
 
-demo: all
+demo:
+	@scripts/install-deps
+	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh
 
 bench-dhcp: all
