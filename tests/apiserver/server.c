@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/queue.h>
 #include <sys/stat.h>
@@ -1391,6 +1392,9 @@ server_listen(struct server *srv, const char *host, int port)
 		return -EADDRINUSE;
 	if (getsockname(evhttp_bound_socket_get_fd(bs), (struct sockaddr *)&ss, &len) < 0)
 		return -errno;
+	/* Accepted sockets inherit TCP_NODELAY: small TLS records must not wait for ACKs. */
+	setsockopt(evhttp_bound_socket_get_fd(bs), IPPROTO_TCP, TCP_NODELAY, &(int){ 1 },
+	    sizeof(int));
 	if (ss.ss_family == AF_INET)
 		srv->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
 	else
