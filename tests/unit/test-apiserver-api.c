@@ -931,8 +931,16 @@ test_restart_keeps_data(void)
 	json_decref(o);
 	free(ca1);
 	free(ca2);
+	CU_ASSERT_EQUAL(test_apiserver_terminate(srv), 0);
 	srv = test_apiserver_stop(srv);
 	srv = saved;
+}
+
+/* Last: the suite's server saves and exits with status 0 (no sanitizer/valgrind error). */
+static void
+test_clean_exit(void)
+{
+	CU_ASSERT_EQUAL(test_apiserver_terminate(srv), 0);
 }
 
 static const struct test_case api_tests[] = {
@@ -950,6 +958,7 @@ static const struct test_case api_tests[] = {
 	{ "pagination of 5000 objects", test_pagination_5000 },
 	{ "fault injection and stats", test_faults },
 	{ "restart keeps data", test_restart_keeps_data },
+	{ "server exits cleanly", test_clean_exit },
 	{ NULL, NULL },
 };
 

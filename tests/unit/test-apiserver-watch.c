@@ -399,6 +399,7 @@ test_watch_history_window(void)
 	check_ev(w, 0, "ADDED", "h8");
 	check_ev(w, 1, "ADDED", "h9");
 	w_free(w);
+	CU_ASSERT_EQUAL(test_apiserver_terminate(a), 0);
 	test_apiserver_stop(a);
 }
 
@@ -429,6 +430,7 @@ test_watch_bookmarks(void)
 	CU_ASSERT_EQUAL(n, 1);
 	w_free(plain);
 	w_free(w);
+	CU_ASSERT_EQUAL(test_apiserver_terminate(a), 0);
 	test_apiserver_stop(a);
 }
 
@@ -514,6 +516,7 @@ test_slow_reader_dropped(void)
 	json_decref(stats);
 	w_free(slow);
 	w_free(fast);
+	CU_ASSERT_EQUAL(test_apiserver_terminate(a), 0);
 	test_apiserver_stop(a);
 }
 
@@ -537,7 +540,15 @@ test_watch_survives_restart_as_relist(void)
 	check_ev(w, 0, "ADDED", "r2");
 	CU_ASSERT(ev_rv(w, 0) > rv);
 	w_free(w);
+	CU_ASSERT_EQUAL(test_apiserver_terminate(a), 0);
 	test_apiserver_stop(a);
+}
+
+/* Last: the suite's server saves and exits with status 0 (no sanitizer/valgrind error). */
+static void
+test_clean_exit(void)
+{
+	CU_ASSERT_EQUAL(test_apiserver_terminate(srv), 0);
 }
 
 static const struct test_case watch_tests[] = {
@@ -552,6 +563,7 @@ static const struct test_case watch_tests[] = {
 	{ "many concurrent watchers", test_many_watchers },
 	{ "slow reader is dropped, writes go on", test_slow_reader_dropped },
 	{ "restart ends streams, data stays", test_watch_survives_restart_as_relist },
+	{ "server exits cleanly", test_clean_exit },
 	{ NULL, NULL },
 };
 
