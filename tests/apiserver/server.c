@@ -1345,7 +1345,7 @@ server_new(struct event_base *base, SSL_CTX *ssl, const struct server_config *cf
 	srv->cfg = *cfg;
 	srv->token = strdup(cfg->token);
 	srv->data_file = cfg->data_file != NULL ? strdup(cfg->data_file) : NULL;
-	srv->st = store_new(cfg->history);
+	srv->st = store_new(cfg->history, cfg->history_bytes);
 	store_set_event_cb(srv->st, on_store_event, srv);
 	if (srv->data_file != NULL && access(srv->data_file, F_OK) == 0) {
 		json_error_t jerr;

@@ -14,6 +14,7 @@ struct server_config {
 	const char *token;      /* bearer token (borrowed) */
 	const char *data_file;  /* --data or NULL (borrowed) */
 	size_t history;         /* watch history window in events */
+	size_t history_bytes;   /* and in serialised bytes (0 = no bound) */
 	unsigned bookmark_secs; /* BOOKMARK period for watches that ask */
 	size_t max_watch_buffer; /* bytes queued to one watcher before it is dropped */
 };

@@ -28,6 +28,8 @@ struct store {
 	size_t hist_cap;
 	size_t hist_start;
 	size_t hist_len;
+	size_t hist_bytes;     /* serialised size of the events held */
+	size_t hist_max_bytes; /* bound on it (0 = none) */
 	store_event_fn event_cb;
 	void *event_ud;
 };
@@ -273,7 +275,7 @@ register_crd(struct store *st, json_t *crd)
 /* --- store ----------------------------------------------------------------------------- */
 
 struct store *
-store_new(size_t history)
+store_new(size_t history, size_t history_bytes)
 {
 	struct store *st = calloc(1, sizeof(*st));
 
@@ -281,6 +283,7 @@ store_new(size_t history)
 		abort();
 	st->resources = hmap_new();
 	st->hist_cap = history;
+	st->hist_max_bytes = history_bytes;
 	st->hist = calloc(history > 0 ? history : 1, sizeof(*st->hist));
 	if (st->hist == NULL)
 		abort();
@@ -385,7 +388,20 @@ store_compact(struct store *st)
 		event_clear(&st->hist[(st->hist_start + i) % st->hist_cap]);
 	st->hist_start = 0;
 	st->hist_len = 0;
+	st->hist_bytes = 0;
 	st->compacted_rv = st->rv;
+}
+
+static void
+drop_oldest(struct store *st)
+{
+	struct event *old = &st->hist[st->hist_start];
+
+	st->compacted_rv = old->rv;
+	st->hist_bytes -= old->line != NULL ? strlen(old->line) : 0;
+	event_clear(old);
+	st->hist_start = (st->hist_start + 1) % st->hist_cap;
+	st->hist_len--;
 }
 
 const char *
@@ -441,17 +457,16 @@ emit(struct store *st, struct resource *res, enum event_type type, const char *k
 		event_clear(&tmp);
 		return;
 	}
-	if (st->hist_len == st->hist_cap) {
-		struct event *old = &st->hist[st->hist_start];
-		st->compacted_rv = old->rv;
-		event_clear(old);
-		st->hist_start = (st->hist_start + 1) % st->hist_cap;
-		st->hist_len--;
-	}
+	if (st->hist_len == st->hist_cap)
+		drop_oldest(st);
 	ev = &st->hist[(st->hist_start + st->hist_len) % st->hist_cap];
 	st->hist_len++;
 	*ev = (struct event){ .rv = st->rv, .type = type, .res = res, .key = xstrdup(key),
 		.obj = obj, .prev = prev };
+	/* The line is needed by watchers anyway; its size bounds the history's memory. */
+	st->hist_bytes += strlen(store_event_line(ev));
+	while (st->hist_max_bytes > 0 && st->hist_bytes > st->hist_max_bytes && st->hist_len > 1)
+		drop_oldest(st);
 	if (st->event_cb != NULL)
 		st->event_cb(st->event_ud, ev);
 }
@@ -654,6 +669,9 @@ store_create(struct store *st, struct resource *res, const char *ns, json_t *bod
 	json_object_del(meta, "deletionGracePeriodSeconds");
 	json_object_del(meta, "managedFields");
 	json_object_del(meta, "selfLink");
+	if (json_is_array(json_object_get(meta, "finalizers")) &&
+	    json_array_size(json_object_get(meta, "finalizers")) == 0)
+		json_object_del(meta, "finalizers"); /* omitempty */
 	if (res->status_sub && !res->builtin)
 		json_object_del(obj, "status");
 	fill_type(res, obj);
@@ -809,6 +827,9 @@ update_object(struct store *st, struct resource *res, struct object *o, json_t *
 		if (is_crd_resource(res) && json_object_get(obj, "status") == NULL)
 			crd_status(obj);
 	}
+	if (json_is_array(json_object_get(json_object_get(obj, "metadata"), "finalizers")) &&
+	    finalizers_empty(obj))
+		json_object_del(json_object_get(obj, "metadata"), "finalizers"); /* omitempty */
 	if (json_equal(obj, old)) {
 		/* No-op write: no new resourceVersion, no event. */
 		json_decref(obj);

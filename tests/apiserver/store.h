@@ -72,7 +72,9 @@ struct store;
 
 typedef void (*store_event_fn)(void *userdata, struct event *ev);
 
-struct store *store_new(size_t history);
+/* history: events kept for watches and continues; history_bytes: bound on their serialised
+ * size (0 = none). Older events are dropped (compacted) first. */
+struct store *store_new(size_t history, size_t history_bytes);
 struct store *store_free(struct store *st);
 /* Called after every write with the event (borrowed). */
 void store_set_event_cb(struct store *st, store_event_fn fn, void *userdata);

@@ -401,6 +401,25 @@ test_watch_history_window(void)
 	w_free(w);
 	CU_ASSERT_EQUAL(test_apiserver_terminate(a), 0);
 	test_apiserver_stop(a);
+
+	/* the window is also bounded in bytes */
+	CU_ASSERT_EQUAL_FATAL(test_apiserver_start(&a, "--history-bytes 3000"), 0);
+	for (int i = 0; i < 10; i++) {
+		char body[1024];
+		snprintf(body, sizeof(body), "{\"metadata\":{\"name\":\"b%d\"},\"spec\":{\"pad\":\"%0500d\"}}",
+		    i, i);
+		rvs[i] = write_req(a, "POST", NULL, body, 201, POOLS, "hist");
+	}
+	w = w_start(a, POOLS "?watch=true&resourceVersion=%llu", "hist", rvs[0]);
+	CU_ASSERT_FATAL(w_wait(w, 1));
+	CU_ASSERT_STRING_EQUAL(ev_type(w, 0), "ERROR");
+	w_free(w);
+	w = w_start(a, POOLS "?watch=true&resourceVersion=%llu", "hist", rvs[8]);
+	CU_ASSERT_FATAL(w_wait(w, 1));
+	check_ev(w, 0, "ADDED", "b9");
+	w_free(w);
+	CU_ASSERT_EQUAL(test_apiserver_terminate(a), 0);
+	test_apiserver_stop(a);
 }
 
 static void
