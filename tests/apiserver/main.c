@@ -50,23 +50,27 @@ static void
 parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "state-dir", required_argument, NULL, 's' },
-		{ "token", required_argument, NULL, 't' },
-		{ "history", required_argument, NULL, 'H' },
-		{ "history-bytes", required_argument, NULL, 'B' },
-		{ "data", required_argument, NULL, 'd' },
-		{ "bookmark-interval", required_argument, NULL, 'b' },
-		{ "max-watch-buffer", required_argument, NULL, 'm' },
-		{ "log-level", required_argument, NULL, 'L' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"listen", required_argument, NULL, 'l'},
+	    {"state-dir", required_argument, NULL, 's'},
+	    {"token", required_argument, NULL, 't'},
+	    {"history", required_argument, NULL, 'H'},
+	    {"history-bytes", required_argument, NULL, 'B'},
+	    {"data", required_argument, NULL, 'd'},
+	    {"bookmark-interval", required_argument, NULL, 'b'},
+	    {"max-watch-buffer", required_argument, NULL, 'm'},
+	    {"log-level", required_argument, NULL, 'L'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
-	*a = (struct args){ .listen = "127.0.0.1:0", .token = "test-token", .history = 10000,
-		.history_bytes = 256 << 20,
-		.bookmark_secs = 5, .max_watch_buffer = 64 << 20, .level = LOG_LEVEL_INFO };
+	*a = (struct args){.listen = "127.0.0.1:0",
+	    .token = "test-token",
+	    .history = 10000,
+	    .history_bytes = 256 << 20,
+	    .bookmark_secs = 5,
+	    .max_watch_buffer = 64 << 20,
+	    .level = LOG_LEVEL_INFO};
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
@@ -198,10 +202,12 @@ main(int argc, char **argv)
 	if (base == NULL)
 		fatalx("event_base_new failed");
 	r = server_new(base, ssl,
-	    &(struct server_config){ .token = a.token, .data_file = a.data,
-		.history = (size_t)a.history, .history_bytes = (size_t)a.history_bytes,
+	    &(struct server_config){.token = a.token,
+		.data_file = a.data,
+		.history = (size_t)a.history,
+		.history_bytes = (size_t)a.history_bytes,
 		.bookmark_secs = (unsigned)a.bookmark_secs,
-		.max_watch_buffer = (size_t)a.max_watch_buffer },
+		.max_watch_buffer = (size_t)a.max_watch_buffer},
 	    &srv);
 	if (r < 0)
 		fatalx("cannot start: %s", strerror(-r));

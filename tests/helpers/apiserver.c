@@ -32,9 +32,9 @@ struct test_apiserver {
 	char url[64];
 	char token[256];
 	char bin[PATH_MAX];
-	char *extra; /* copy of extra_args */
+	char *extra;	 /* copy of extra_args */
 	int exit_status; /* of the last process that ended, -1 = abnormal */
-	CURL *curl;  /* reused: keeps the connection alive between requests */
+	CURL *curl;	 /* reused: keeps the connection alive between requests */
 };
 
 static int
@@ -70,7 +70,7 @@ spawn(struct test_apiserver *a, int port)
 	char *wcopy = NULL;
 	const char *wrapper;
 	int argc = 0, r;
-	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	struct timespec ts = {0, 10 * 1000 * 1000};
 
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
 	snprintf(portfile, sizeof(portfile), "%s/port", a->dir);
@@ -135,7 +135,7 @@ spawn(struct test_apiserver *a, int port)
 static int
 terminate(struct test_apiserver *a)
 {
-	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	struct timespec ts = {0, 10 * 1000 * 1000};
 	int status;
 
 	if (a->pid <= 0)
@@ -311,7 +311,7 @@ test_apiserver_request(struct test_apiserver *a, const char *method, const char 
     const char *content_type, const char *body, long *ret_code, char **ret_body)
 {
 	struct curl_slist *hdrs = NULL;
-	struct body out = { NULL, 0 };
+	struct body out = {NULL, 0};
 	char url[8192], auth[300], ct[256];
 	CURLcode cc;
 

@@ -54,10 +54,10 @@ int test_apiserver_restart(struct test_apiserver *a);
 
 /* Borrowed strings, valid until stop. */
 const char *test_apiserver_kubeconfig(const struct test_apiserver *a); /* DIR/kubeconfig path */
-const char *test_apiserver_url(const struct test_apiserver *a);        /* https://127.0.0.1:PORT */
+const char *test_apiserver_url(const struct test_apiserver *a);	       /* https://127.0.0.1:PORT */
 const char *test_apiserver_token(const struct test_apiserver *a);      /* bearer token */
 const char *test_apiserver_ca_file(const struct test_apiserver *a);    /* DIR/ca.crt path */
-const char *test_apiserver_dir(const struct test_apiserver *a);        /* state directory */
+const char *test_apiserver_dir(const struct test_apiserver *a);	       /* state directory */
 int test_apiserver_port(const struct test_apiserver *a);
 int test_apiserver_pid(const struct test_apiserver *a);
 

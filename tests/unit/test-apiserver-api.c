@@ -34,9 +34,8 @@ suite_cleanup(void)
 }
 
 /* Request returning the parsed body (new reference, NULL when not JSON) and the code. */
-static json_t *
-req(const char *method, const char *ct, const char *body, long *code, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+static json_t *req(const char *method, const char *ct, const char *body, long *code,
+    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 static json_t *
 req(const char *method, const char *ct, const char *body, long *code, const char *fmt, ...)
@@ -161,13 +160,14 @@ test_discovery(void)
 		json_t *r;
 		size_t i;
 		int found = 0;
-		json_array_foreach(json_object_get(j, "resources"), i, r)
-			if (strcmp(json_string_value(json_object_get(r, "name")), "ippools") == 0) {
-				found = 1;
-				CU_ASSERT_STRING_EQUAL(
-				    json_string_value(json_object_get(r, "kind")), "IPPool");
-				CU_ASSERT(json_is_true(json_object_get(r, "namespaced")));
-			}
+		json_array_foreach(json_object_get(j, "resources"), i,
+		    r) if (strcmp(json_string_value(json_object_get(r, "name")), "ippools") == 0)
+		{
+			found = 1;
+			CU_ASSERT_STRING_EQUAL(
+			    json_string_value(json_object_get(r, "kind")), "IPPool");
+			CU_ASSERT(json_is_true(json_object_get(r, "namespaced")));
+		}
 		CU_ASSERT(found);
 	}
 	json_decref(j);
@@ -251,8 +251,8 @@ test_resource_versions_increase(void)
 	unsigned long long lrv;
 
 	CU_ASSERT(rv_of(b) > rv_of(a));
-	lrv = strtoull(json_string_value(json_object_get(json_object_get(l, "metadata"),
-			   "resourceVersion")),
+	lrv = strtoull(
+	    json_string_value(json_object_get(json_object_get(l, "metadata"), "resourceVersion")),
 	    NULL, 10);
 	CU_ASSERT(lrv >= rv_of(b));
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(l, "kind")), "IPPoolList");
@@ -300,24 +300,21 @@ test_update_conflict_and_status_rules(void)
 	CU_ASSERT_EQUAL(json_integer_value(json_object_get(
 			    json_object_get(json_object_get(s, "status"), "ipv4"), "used")),
 	    9);
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(s, "spec"),
-				   "networkName")),
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(json_object_get(s, "spec"), "networkName")),
 	    "default/net");
 
 	/* metadata-only change: no generation bump; unconditional (no resourceVersion) */
 	json_object_del(json_object_get(s, "metadata"), "resourceVersion");
-	json_object_set_new(json_object_get(s, "metadata"), "labels",
-	    json_pack("{s:s}", "k", "v"));
+	json_object_set_new(json_object_get(s, "metadata"), "labels", json_pack("{s:s}", "k", "v"));
 	body = json_dumps(s, 0);
 	json_decref(u);
 	u = req("PUT", NULL, body, &code, POOLS "/u1", "upd");
 	free(body);
 	CU_ASSERT_EQUAL(code, 200);
 	CU_ASSERT_EQUAL(meta_int(u, "generation"), 2);
-	CU_ASSERT_STRING_EQUAL(
-	    json_string_value(json_object_get(json_object_get(json_object_get(u, "metadata"),
-						  "labels"),
-		"k")),
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(
+				   json_object_get(json_object_get(u, "metadata"), "labels"), "k")),
 	    "v");
 	/* status survived the main-endpoint update */
 	CU_ASSERT_PTR_NOT_NULL(json_object_get(u, "status"));
@@ -349,8 +346,9 @@ test_merge_patch(void)
 	json_t *o = create_pool("mp", "m1", "\"a\":\"1\",\"b\":\"2\"", &code), *p, *e;
 	char body[512];
 
-	p = req("PATCH", MERGE, "{\"metadata\":{\"labels\":{\"a\":null,\"c\":\"3\"}},"
-				"\"spec\":{\"ipv4Config\":{\"serverIP\":\"10.0.0.2\"}}}",
+	p = req("PATCH", MERGE,
+	    "{\"metadata\":{\"labels\":{\"a\":null,\"c\":\"3\"}},"
+	    "\"spec\":{\"ipv4Config\":{\"serverIP\":\"10.0.0.2\"}}}",
 	    &code, POOLS "/m1", "mp");
 	CU_ASSERT_EQUAL_FATAL(code, 200);
 	json_t *labels = json_object_get(json_object_get(p, "metadata"), "labels");
@@ -379,13 +377,13 @@ test_merge_patch(void)
 	CU_ASSERT_EQUAL(meta_int(p, "generation"), 2);
 
 	/* resourceVersion in a patch is a precondition */
-	snprintf(body, sizeof(body), "{\"metadata\":{\"resourceVersion\":\"%llu\"},\"spec\":{\"x\":1}}",
-	    rv_of(o));
+	snprintf(body, sizeof(body),
+	    "{\"metadata\":{\"resourceVersion\":\"%llu\"},\"spec\":{\"x\":1}}", rv_of(o));
 	e = req("PATCH", MERGE, body, &code, POOLS "/m1", "mp");
 	check_status(e, code, 409, "Conflict");
 	json_decref(e);
-	snprintf(body, sizeof(body), "{\"metadata\":{\"resourceVersion\":\"%llu\"},\"spec\":{\"x\":1}}",
-	    rv_of(p));
+	snprintf(body, sizeof(body),
+	    "{\"metadata\":{\"resourceVersion\":\"%llu\"},\"spec\":{\"x\":1}}", rv_of(p));
 	e = req("PATCH", MERGE, body, &code, POOLS "/m1", "mp");
 	CU_ASSERT_EQUAL(code, 200);
 	json_decref(e);
@@ -427,8 +425,9 @@ test_json_patch(void)
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(spec, "networkName")), "ns/n2");
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(spec, "moved")), "ns/n2");
 	CU_ASSERT_PTR_NULL(json_object_get(spec, "copied"));
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(
-				   json_object_get(json_object_get(p, "metadata"), "labels"), "a/b")),
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(
+		json_object_get(json_object_get(json_object_get(p, "metadata"), "labels"), "a/b")),
 	    "slash");
 
 	/* a failing test op leaves the object unchanged */
@@ -449,8 +448,8 @@ test_json_patch(void)
 	e = req("PATCH", JSONPATCH, "{\"op\":\"remove\"}", &code, POOLS "/j1", "jp");
 	check_status(e, code, 400, "BadRequest");
 	json_decref(e);
-	e = req("PATCH", JSONPATCH, "[{\"op\":\"frobnicate\",\"path\":\"/a\"}]", &code,
-	    POOLS "/j1", "jp");
+	e = req("PATCH", JSONPATCH, "[{\"op\":\"frobnicate\",\"path\":\"/a\"}]", &code, POOLS "/j1",
+	    "jp");
 	check_status(e, code, 400, "BadRequest");
 	json_decref(e);
 	/* status through /status with a JSON patch */
@@ -470,8 +469,8 @@ test_delete_and_finalizers(void)
 	char body[512];
 
 	/* preconditions */
-	e = req("DELETE", NULL, "{\"preconditions\":{\"uid\":\"not-the-uid\"}}", &code,
-	    POOLS "/d1", "del");
+	e = req("DELETE", NULL, "{\"preconditions\":{\"uid\":\"not-the-uid\"}}", &code, POOLS "/d1",
+	    "del");
 	check_status(e, code, 409, "Conflict");
 	json_decref(e);
 	e = req("DELETE", NULL, "{\"preconditions\":{\"resourceVersion\":\"1\"}}", &code,
@@ -541,30 +540,30 @@ test_selectors(void)
 	static const struct {
 		const char *name, *labels;
 	} objs[] = {
-		{ "s1", "\"env\":\"prod\",\"tier\":\"web\"" },
-		{ "s2", "\"env\":\"dev\",\"tier\":\"web\"" },
-		{ "s3", "\"env\":\"qa\"" },
-		{ "s4", "" },
+	    {"s1", "\"env\":\"prod\",\"tier\":\"web\""},
+	    {"s2", "\"env\":\"dev\",\"tier\":\"web\""},
+	    {"s3", "\"env\":\"qa\""},
+	    {"s4", ""},
 	};
 	static const struct {
 		const char *query;
 		size_t want;
 	} cases[] = {
-		{ "", 4 },
-		{ "?labelSelector=env%3Dprod", 1 },
-		{ "?labelSelector=env%3D%3Dprod", 1 },
-		{ "?labelSelector=env!%3Dprod", 3 },
-		{ "?labelSelector=env%20in%20(prod,dev)", 2 },
-		{ "?labelSelector=env%20notin%20(prod,dev)", 2 },
-		{ "?labelSelector=tier", 2 },
-		{ "?labelSelector=!tier", 2 },
-		{ "?labelSelector=tier%3Dweb,env!%3Ddev", 1 },
-		{ "?labelSelector=env%20in%20(prod,qa),!tier", 1 },
-		{ "?fieldSelector=metadata.name%3Ds3", 1 },
-		{ "?fieldSelector=metadata.name!%3Ds3", 3 },
-		{ "?fieldSelector=metadata.namespace%3D%3Dsel", 4 },
-		{ "?fieldSelector=metadata.namespace%3Dother", 0 },
-		{ "?fieldSelector=metadata.name%3Ds1&labelSelector=env%3Ddev", 0 },
+	    {"", 4},
+	    {"?labelSelector=env%3Dprod", 1},
+	    {"?labelSelector=env%3D%3Dprod", 1},
+	    {"?labelSelector=env!%3Dprod", 3},
+	    {"?labelSelector=env%20in%20(prod,dev)", 2},
+	    {"?labelSelector=env%20notin%20(prod,dev)", 2},
+	    {"?labelSelector=tier", 2},
+	    {"?labelSelector=!tier", 2},
+	    {"?labelSelector=tier%3Dweb,env!%3Ddev", 1},
+	    {"?labelSelector=env%20in%20(prod,qa),!tier", 1},
+	    {"?fieldSelector=metadata.name%3Ds3", 1},
+	    {"?fieldSelector=metadata.name!%3Ds3", 3},
+	    {"?fieldSelector=metadata.namespace%3D%3Dsel", 4},
+	    {"?fieldSelector=metadata.namespace%3Dother", 0},
+	    {"?fieldSelector=metadata.name%3Ds1&labelSelector=env%3Ddev", 0},
 	};
 	char path[256];
 	long code;
@@ -598,8 +597,8 @@ test_cluster_scoped_and_crd(void)
 	long code;
 	json_t *o, *e, *l;
 
-	o = req("POST", NULL, "{\"metadata\":{\"name\":\"node-a\",\"labels\":{\"r\":\"1\"}}}", &code,
-	    "/api/v1/nodes");
+	o = req("POST", NULL, "{\"metadata\":{\"name\":\"node-a\",\"labels\":{\"r\":\"1\"}}}",
+	    &code, "/api/v1/nodes");
 	CU_ASSERT_EQUAL(code, 201);
 	CU_ASSERT_PTR_NULL(meta_str(o, "namespace"));
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(o, "kind")), "Node");
@@ -633,8 +632,9 @@ test_cluster_scoped_and_crd(void)
 	CU_ASSERT_EQUAL(code, 200);
 	CU_ASSERT_PTR_NOT_NULL(json_object_get(json_object_get(o, "status"), "conditions"));
 	json_decref(o);
-	o = req("POST", NULL, "{\"metadata\":{\"name\":\"w1\"},\"spec\":{\"a\":1},"
-			      "\"status\":{\"kept\":true}}",
+	o = req("POST", NULL,
+	    "{\"metadata\":{\"name\":\"w1\"},\"spec\":{\"a\":1},"
+	    "\"status\":{\"kept\":true}}",
 	    &code, "/apis/example.com/v1/widgets");
 	CU_ASSERT_EQUAL(code, 201);
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(o, "kind")), "Widget");
@@ -691,8 +691,8 @@ test_pagination_5000(void)
 	unsigned long long list_rv = 0;
 
 	for (int i = 0; i < N; i++) {
-		snprintf(body, sizeof(body), "{\"metadata\":{\"name\":\"obj-%05d\"},\"data\":{\"v\":\"0\"}}",
-		    i);
+		snprintf(body, sizeof(body),
+		    "{\"metadata\":{\"name\":\"obj-%05d\"},\"data\":{\"v\":\"0\"}}", i);
 		o = req("POST", NULL, body, &code, "/api/v1/namespaces/page/configmaps");
 		if (code != 201) {
 			CU_FAIL("create failed");
@@ -714,14 +714,16 @@ test_pagination_5000(void)
 			    "/api/v1/namespaces/page/configmaps?limit=%d&continue=%s", LIMIT, cont);
 		l = req("GET", NULL, NULL, &code, "%s", path);
 		CU_ASSERT_EQUAL_FATAL(code, 200);
-		unsigned long long rv = strtoull(json_string_value(json_object_get(
-						     json_object_get(l, "metadata"), "resourceVersion")),
+		unsigned long long rv = strtoull(
+		    json_string_value(
+			json_object_get(json_object_get(l, "metadata"), "resourceVersion")),
 		    NULL, 10);
 		if (pages == 0)
 			list_rv = rv;
 		CU_ASSERT_EQUAL(rv, list_rv); /* every page is served at the first page's version */
 		CU_ASSERT(json_array_size(json_object_get(l, "items")) <= LIMIT);
-		json_array_foreach(json_object_get(l, "items"), i, item) {
+		json_array_foreach(json_object_get(l, "items"), i, item)
+		{
 			int idx;
 			CU_ASSERT_EQUAL(sscanf(meta_str(item, "name"), "obj-%d", &idx), 1);
 			if (idx >= 0 && idx < N) {
@@ -738,8 +740,8 @@ test_pagination_5000(void)
 		}
 		free(cont);
 		cont = NULL;
-		const char *c = json_string_value(
-		    json_object_get(json_object_get(l, "metadata"), "continue"));
+		const char *c =
+		    json_string_value(json_object_get(json_object_get(l, "metadata"), "continue"));
 		if (c != NULL)
 			cont = strdup(c);
 		json_decref(l);
@@ -775,10 +777,11 @@ test_pagination_5000(void)
 
 	/* a continue token older than the history window: 410 Expired */
 	l = req("GET", NULL, NULL, &code, "/api/v1/namespaces/page/configmaps?limit=10");
-	cont = strdup(json_string_value(json_object_get(json_object_get(l, "metadata"),
-	    "continue")));
+	cont =
+	    strdup(json_string_value(json_object_get(json_object_get(l, "metadata"), "continue")));
 	json_decref(l);
-	json_decref(req("DELETE", NULL, NULL, &code, "/api/v1/namespaces/page/configmaps/obj-00000"));
+	json_decref(
+	    req("DELETE", NULL, NULL, &code, "/api/v1/namespaces/page/configmaps/obj-00000"));
 	CU_ASSERT_EQUAL(test_apiserver_fault(srv, "compact"), 0);
 	l = req("GET", NULL, NULL, &code, "/api/v1/namespaces/page/configmaps?limit=10&continue=%s",
 	    cont);
@@ -944,26 +947,25 @@ test_clean_exit(void)
 }
 
 static const struct test_case api_tests[] = {
-	{ "auth", test_auth },
-	{ "discovery", test_discovery },
-	{ "create and get", test_create_get },
-	{ "resource versions increase", test_resource_versions_increase },
-	{ "update: conflict, status and generation rules", test_update_conflict_and_status_rules },
-	{ "merge patch", test_merge_patch },
-	{ "json patch", test_json_patch },
-	{ "delete, preconditions, finalizers", test_delete_and_finalizers },
-	{ "label and field selectors", test_selectors },
-	{ "cluster-scoped resources and CRDs", test_cluster_scoped_and_crd },
-	{ "deletecollection", test_deletecollection },
-	{ "pagination of 5000 objects", test_pagination_5000 },
-	{ "fault injection and stats", test_faults },
-	{ "restart keeps data", test_restart_keeps_data },
-	{ "server exits cleanly", test_clean_exit },
-	{ NULL, NULL },
+    {"auth", test_auth},
+    {"discovery", test_discovery},
+    {"create and get", test_create_get},
+    {"resource versions increase", test_resource_versions_increase},
+    {"update: conflict, status and generation rules", test_update_conflict_and_status_rules},
+    {"merge patch", test_merge_patch},
+    {"json patch", test_json_patch},
+    {"delete, preconditions, finalizers", test_delete_and_finalizers},
+    {"label and field selectors", test_selectors},
+    {"cluster-scoped resources and CRDs", test_cluster_scoped_and_crd},
+    {"deletecollection", test_deletecollection},
+    {"pagination of 5000 objects", test_pagination_5000},
+    {"fault injection and stats", test_faults},
+    {"restart keeps data", test_restart_keeps_data},
+    {"server exits cleanly", test_clean_exit},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "apiserver-api", .init = suite_init, .cleanup = suite_cleanup,
-	    .tests = api_tests },
-	{ .name = NULL },
+    {.name = "apiserver-api", .init = suite_init, .cleanup = suite_cleanup, .tests = api_tests},
+    {.name = NULL},
 };

@@ -41,7 +41,7 @@ struct watcher {
 	char *buf;
 	size_t len;
 	json_t *events; /* parsed lines */
-	bool headers;   /* response started: the server has registered the watch */
+	bool headers;	/* response started: the server has registered the watch */
 	bool done;
 };
 
@@ -95,8 +95,8 @@ w_pump(struct watcher *w, int ms)
 			w->done = true;
 }
 
-static struct watcher *
-w_start(struct test_apiserver *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static struct watcher *w_start(struct test_apiserver *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static struct watcher *
 w_start(struct test_apiserver *a, const char *fmt, ...)
@@ -175,7 +175,8 @@ ev_obj(struct watcher *w, size_t i)
 static const char *
 ev_name(struct watcher *w, size_t i)
 {
-	return json_string_value(json_object_get(json_object_get(ev_obj(w, i), "metadata"), "name"));
+	return json_string_value(
+	    json_object_get(json_object_get(ev_obj(w, i), "metadata"), "name"));
 }
 
 static unsigned long long
@@ -201,13 +202,12 @@ check_ev(struct watcher *w, size_t i, const char *type, const char *name)
 }
 
 /* A write through the harness; returns the resourceVersion of the answer (0 on error). */
-static unsigned long long
-write_req(struct test_apiserver *a, const char *method, const char *ct, const char *body,
-    long want, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static unsigned long long write_req(struct test_apiserver *a, const char *method, const char *ct,
+    const char *body, long want, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 static unsigned long long
-write_req(struct test_apiserver *a, const char *method, const char *ct, const char *body,
-    long want, const char *fmt, ...)
+write_req(struct test_apiserver *a, const char *method, const char *ct, const char *body, long want,
+    const char *fmt, ...)
 {
 	char path[2048], *out = NULL;
 	long code = 0;
@@ -222,8 +222,8 @@ write_req(struct test_apiserver *a, const char *method, const char *ct, const ch
 	CU_ASSERT_EQUAL(code, want);
 	j = json_loads(out, 0, NULL);
 	free(out);
-	const char *s = json_string_value(
-	    json_object_get(json_object_get(j, "metadata"), "resourceVersion"));
+	const char *s =
+	    json_string_value(json_object_get(json_object_get(j, "metadata"), "resourceVersion"));
 	if (s != NULL)
 		rv = strtoull(s, NULL, 10);
 	json_decref(j);
@@ -317,7 +317,7 @@ test_watch_selectors(void)
 	CU_ASSERT_FATAL(w_wait(w, 4));
 	check_ev(w, 0, "ADDED", "p");
 	check_ev(w, 1, "DELETED", "p"); /* left the selector */
-	check_ev(w, 2, "ADDED", "p");   /* came back */
+	check_ev(w, 2, "ADDED", "p");	/* came back */
 	check_ev(w, 3, "DELETED", "p");
 	w_pump(w, 50);
 	CU_ASSERT_EQUAL(json_array_size(w->events), 4);
@@ -335,16 +335,16 @@ test_watch_finalizer_flow(void)
 {
 	struct watcher *w = w_start(srv, POOLS "?watch=true", "w4");
 
-	write_req(srv, "POST", NULL, "{\"metadata\":{\"name\":\"f\",\"finalizers\":[\"a/b\"]}}", 201,
-	    POOLS, "w4");
+	write_req(srv, "POST", NULL, "{\"metadata\":{\"name\":\"f\",\"finalizers\":[\"a/b\"]}}",
+	    201, POOLS, "w4");
 	write_req(srv, "DELETE", NULL, NULL, 200, POOLS "/f", "w4");
 	write_req(srv, "PATCH", "application/json-patch+json",
 	    "[{\"op\":\"remove\",\"path\":\"/metadata/finalizers/0\"}]", 200, POOLS "/f", "w4");
 	CU_ASSERT_FATAL(w_wait(w, 3));
 	check_ev(w, 0, "ADDED", "f");
 	check_ev(w, 1, "MODIFIED", "f");
-	CU_ASSERT_PTR_NOT_NULL(json_object_get(json_object_get(ev_obj(w, 1), "metadata"),
-	    "deletionTimestamp"));
+	CU_ASSERT_PTR_NOT_NULL(
+	    json_object_get(json_object_get(ev_obj(w, 1), "metadata"), "deletionTimestamp"));
 	check_ev(w, 2, "DELETED", "f");
 	w_free(w);
 }
@@ -406,8 +406,8 @@ test_watch_history_window(void)
 	CU_ASSERT_EQUAL_FATAL(test_apiserver_start(&a, "--history-bytes 3000"), 0);
 	for (int i = 0; i < 10; i++) {
 		char body[1024];
-		snprintf(body, sizeof(body), "{\"metadata\":{\"name\":\"b%d\"},\"spec\":{\"pad\":\"%0500d\"}}",
-		    i, i);
+		snprintf(body, sizeof(body),
+		    "{\"metadata\":{\"name\":\"b%d\"},\"spec\":{\"pad\":\"%0500d\"}}", i, i);
 		rvs[i] = write_req(a, "POST", NULL, body, 201, POOLS, "hist");
 	}
 	w = w_start(a, POOLS "?watch=true&resourceVersion=%llu", "hist", rvs[0]);
@@ -484,8 +484,8 @@ test_many_watchers(void)
 
 	for (int i = 0; i < N; i++)
 		w[i] = w_start(srv, POOLS "?watch=true", "many");
-	CU_ASSERT_EQUAL(test_apiserver_request(srv, "GET", "/_test/stats", NULL, NULL, &code, &out),
-	    0);
+	CU_ASSERT_EQUAL(
+	    test_apiserver_request(srv, "GET", "/_test/stats", NULL, NULL, &code, &out), 0);
 	stats = json_loads(out, 0, NULL);
 	free(out);
 	CU_ASSERT(json_integer_value(json_object_get(stats, "watches")) >= N);
@@ -528,7 +528,8 @@ test_slow_reader_dropped(void)
 	got = json_array_size(fast->events);
 	CU_ASSERT_EQUAL(got, 6001);
 	CU_ASSERT_FALSE(fast->done);
-	CU_ASSERT_EQUAL(test_apiserver_request(a, "GET", "/_test/stats", NULL, NULL, &code, &out), 0);
+	CU_ASSERT_EQUAL(
+	    test_apiserver_request(a, "GET", "/_test/stats", NULL, NULL, &code, &out), 0);
 	stats = json_loads(out, 0, NULL);
 	free(out);
 	CU_ASSERT_EQUAL(json_integer_value(json_object_get(stats, "watches")), 1);
@@ -571,23 +572,22 @@ test_clean_exit(void)
 }
 
 static const struct test_case watch_tests[] = {
-	{ "initial ADDED and live events", test_watch_initial_and_live },
-	{ "from a resourceVersion", test_watch_from_resource_version },
-	{ "selectors and transitions", test_watch_selectors },
-	{ "finalizer deletion flow", test_watch_finalizer_flow },
-	{ "410 after compact", test_watch_410_after_compact },
-	{ "history window", test_watch_history_window },
-	{ "bookmarks", test_watch_bookmarks },
-	{ "timeoutSeconds and close-watches", test_watch_timeout_and_close },
-	{ "many concurrent watchers", test_many_watchers },
-	{ "slow reader is dropped, writes go on", test_slow_reader_dropped },
-	{ "restart ends streams, data stays", test_watch_survives_restart_as_relist },
-	{ "server exits cleanly", test_clean_exit },
-	{ NULL, NULL },
+    {"initial ADDED and live events", test_watch_initial_and_live},
+    {"from a resourceVersion", test_watch_from_resource_version},
+    {"selectors and transitions", test_watch_selectors},
+    {"finalizer deletion flow", test_watch_finalizer_flow},
+    {"410 after compact", test_watch_410_after_compact},
+    {"history window", test_watch_history_window},
+    {"bookmarks", test_watch_bookmarks},
+    {"timeoutSeconds and close-watches", test_watch_timeout_and_close},
+    {"many concurrent watchers", test_many_watchers},
+    {"slow reader is dropped, writes go on", test_slow_reader_dropped},
+    {"restart ends streams, data stays", test_watch_survives_restart_as_relist},
+    {"server exits cleanly", test_clean_exit},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "apiserver-watch", .init = suite_init, .cleanup = suite_cleanup,
-	    .tests = watch_tests },
-	{ .name = NULL },
+    {.name = "apiserver-watch", .init = suite_init, .cleanup = suite_cleanup, .tests = watch_tests},
+    {.name = NULL},
 };
