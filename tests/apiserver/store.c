@@ -735,6 +735,22 @@ finalizers_empty(json_t *obj)
 	       0;
 }
 
+/*
+ * A new document for a write: a new top level and a private copy of metadata (the only parts
+ * the store changes), every other subtree shared with src. Stored documents are never
+ * changed in place, so sharing their subtrees (and those of request bodies, which nothing
+ * changes either) is safe and saves deep copies of large specs and statuses.
+ */
+static json_t *
+copy_shared(json_t *src)
+{
+	json_t *obj = json_copy(src), *meta = json_object_get(src, "metadata");
+
+	json_object_set_new(
+	    obj, "metadata", json_is_object(meta) ? json_deep_copy(meta) : json_object());
+	return obj;
+}
+
 /* Server-owned metadata is kept from the stored object. */
 static const char *const server_meta[] = {
     "uid",
@@ -789,19 +805,15 @@ update_object(struct store *st, struct resource *res, struct object *o, json_t *
 	}
 	if (status) {
 		json_t *s = json_object_get(body, "status");
-		obj = json_deep_copy(old);
+		obj = copy_shared(old);
 		if (s != NULL)
-			json_object_set_new(obj, "status", json_deep_copy(s));
+			json_object_set(obj, "status", s);
 		else
 			json_object_del(obj, "status");
 	} else {
 		json_t *nmeta;
-		obj = json_deep_copy(body);
+		obj = copy_shared(body);
 		nmeta = json_object_get(obj, "metadata");
-		if (!json_is_object(nmeta)) {
-			nmeta = json_object();
-			json_object_set_new(obj, "metadata", nmeta);
-		}
 		for (size_t i = 0; i < ELEMENTSOF(server_meta); i++) {
 			json_t *v = json_object_get(ometa, server_meta[i]);
 			if (v != NULL)
@@ -813,7 +825,7 @@ update_object(struct store *st, struct resource *res, struct object *o, json_t *
 		if (res->status_sub) {
 			json_t *s = json_object_get(old, "status");
 			if (s != NULL)
-				json_object_set_new(obj, "status", json_deep_copy(s));
+				json_object_set(obj, "status", s);
 			else
 				json_object_del(obj, "status");
 		}
@@ -890,14 +902,11 @@ store_patch(struct store *st, struct resource *res, const char *ns, const char *
 	if (store_get(st, res, ns, name, &o, err) < 0)
 		return -1;
 	if (type == PATCH_MERGE) {
-		json_t *m;
 		if (!json_is_object(patch)) {
 			set_err(err, 400, "BadRequest", "a merge patch must be a JSON object");
 			return -1;
 		}
-		m = merge_patch(o->json, patch);
-		doc = json_deep_copy(m);
-		json_decref(m);
+		doc = merge_patch(o->json, patch);
 	} else {
 		r = json_patch(o->json, patch, &doc);
 		if (r == -EBADMSG) {
@@ -958,7 +967,7 @@ store_delete(struct store *st, struct resource *res, const char *ns, const char 
 			*ret = json_incref(o->json);
 			return 0;
 		}
-		obj = json_deep_copy(o->json);
+		obj = copy_shared(o->json);
 		meta = json_object_get(obj, "metadata");
 		now_rfc3339(now);
 		json_object_set_new(meta, "deletionTimestamp", json_string(now));
@@ -971,7 +980,7 @@ store_delete(struct store *st, struct resource *res, const char *ns, const char 
 		*ret = json_incref(obj);
 		return 0;
 	}
-	obj = json_deep_copy(o->json);
+	obj = copy_shared(o->json);
 	st->rv++;
 	set_rv(obj, st->rv);
 	{
