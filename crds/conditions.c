@@ -493,9 +493,12 @@ dec_cond_transition(const json_t *v, const char *path, void *ctx, struct crd_err
 	    err);
 }
 
+static const char *const cond_status_enum[] = { "True", "False", "Unknown", NULL };
+
 static const struct crd_field condition_children[] = {
 	{ .key = "type", .type = CRD_STRING, .required = true, .decode = dec_cond_type },
-	{ .key = "status", .type = CRD_STRING, .required = true, .decode = dec_cond_status },
+	{ .key = "status", .type = CRD_STRING, .required = true,
+	  .enum_values = cond_status_enum, .decode = dec_cond_status },
 	{ .key = "reason", .type = CRD_STRING, .decode = dec_cond_reason },
 	{ .key = "message", .type = CRD_STRING, .decode = dec_cond_message },
 	{ .key = "lastUpdateTime", .type = CRD_STRING, .decode = dec_cond_update },
