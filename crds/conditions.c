@@ -124,6 +124,15 @@ crd_network_name_canonicalize(const char *s, char out[CRD_NETWORK_NAME_MAX + 1])
 	return 0;
 }
 
+const char *
+crd_network_name_spec_form(const char *canonical)
+{
+	if (strlen(canonical) > CRD_NETWORK_NAME_INPUT_MAX &&
+	    strncmp(canonical, "default/", 8) == 0)
+		return canonical + 8;
+	return canonical;
+}
+
 /* --- metadata ----------------------------------------------------------------------- */
 
 static int

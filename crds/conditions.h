@@ -126,5 +126,11 @@ void crd_time_format(time_t t, char out[21]);
 #define CRD_NETWORK_NAME_INPUT_MAX 64
 #define CRD_NETWORK_NAME_MAX (CRD_NETWORK_NAME_INPUT_MAX + 8) /* "default/" + 64 */
 int crd_network_name_canonicalize(const char *s, char out[CRD_NETWORK_NAME_MAX + 1]);
+/*
+ * The form to write back into a spec (borrowed pointer into canonical): the canonical
+ * form, or the bare name when "default/<name>" would exceed the 64 characters the schema
+ * allows.
+ */
+const char *crd_network_name_spec_form(const char *canonical);
 
 #endif

@@ -655,7 +655,8 @@ ippool_spec_encode(const struct ippool_spec *s)
 		}
 		r |= json_object_set_new(v4, "routes", a);
 	}
-	r |= json_object_set_new(spec, "networkName", json_string(s->network_name));
+	r |= json_object_set_new(spec, "networkName",
+	    json_string(crd_network_name_spec_form(s->network_name)));
 	if (s->paused)
 		r |= json_object_set_new(spec, "paused", json_true());
 	r |= json_object_set_new(spec, "ipv4Config", v4);

@@ -385,7 +385,8 @@ vmnetcfg_spec_encode(const struct vmnetcfg_spec *s)
 
 		if (json_array_append_new(a, n) < 0)
 			goto fail;
-		r |= json_object_set_new(n, "networkName", json_string(nic->network_name));
+		r |= json_object_set_new(n, "networkName",
+		    json_string(crd_network_name_spec_form(nic->network_name)));
 		r |= json_object_set_new(n, "macAddress", json_string(nic->mac));
 		if (nic->ip_address)
 			r |= json_object_set_new(n, "ipAddress", ip_json(nic->ip_address));

@@ -25,6 +25,11 @@
  * per-word summary of non-full words (128 bytes for a /16) lets the scan skip 64 full words
  * at a time, so churn on a nearly full pool stays cheap too.
  *
+ * From a decoded IPPool (crds/ippool.h) the pool is simply
+ *   ipam_pool_new(spec.cidr_addr, spec.prefix, spec.start, spec.end, spec.server_ip,
+ *       spec.router, spec.exclude, spec.n_exclude, &pool);
+ * and a spec change of pool.start/end/exclude is ipam_pool_set_range() with the same fields.
+ *
  * All addresses are in host byte order (as lib/util.h's ipv4_parse returns them); 0 means
  * "none" where an address is optional. Functions return 0 (or a count) on success and a
  * negative errno on failure; outputs are written only on success unless stated otherwise.

@@ -321,6 +321,34 @@ test_network_name(void)
 	CU_ASSERT_EQUAL(crd_network_name_canonicalize("x/", out), -EINVAL);
 	CU_ASSERT_EQUAL(crd_network_name_canonicalize("a/b/c", out), -EINVAL);
 	CU_ASSERT_EQUAL(crd_network_name_canonicalize("Net", out), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(crd_network_name_spec_form("default/net"), "default/net");
+	CU_ASSERT_STRING_EQUAL(crd_network_name_spec_form("lab/net"), "lab/net");
+}
+
+static void
+test_long_bare_network_round_trip(void)
+{
+	/* A 60-character bare name is 68 characters canonical; the encoder must write a form
+	 * that decodes again (the schema's limit is 64). Found by fuzz-crds-vmnetcfg. */
+	char name[61];
+	json_t *j, *out;
+	struct vmnetcfg *c = NULL, *c2 = NULL;
+	struct crd_error err;
+
+	memset(name, 'n', 60);
+	name[60] = '\0';
+	j = json_pack("{s:{s:s, s:[{s:s, s:s}]}}", "spec", "vmName", "v", "networkConfig",
+	    "networkName", name, "macAddress", "52:54:00:00:00:01");
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_decode(j, &c, &err), 0);
+	CU_ASSERT_EQUAL(strlen(c->spec.nics[0].network_name), 68);
+	out = vmnetcfg_encode(c);
+	CU_ASSERT_EQUAL(vmnetcfg_decode(out, &c2, &err), 0);
+	if (c2)
+		CU_ASSERT_STRING_EQUAL(c2->spec.nics[0].network_name, c->spec.nics[0].network_name);
+	json_decref(out);
+	json_decref(j);
+	vmnetcfg_free(c2);
+	vmnetcfg_free(c);
 }
 
 static const struct test_case vmnetcfg_tests[] = {
@@ -328,6 +356,7 @@ static const struct test_case vmnetcfg_tests[] = {
 	{ "MAC and network canonical forms", test_canonical },
 	{ "every validation error names its path", test_errors },
 	{ "32 NICs allowed, 33 refused", test_limits },
+	{ "long bare networkName round trip", test_long_bare_network_round_trip },
 	{ "NIC states", test_states },
 	{ NULL, NULL },
 };
