@@ -19,9 +19,8 @@ A(const char *s)
 }
 
 static struct ipam_binding
-B(const char *ip, const char *mac)
-{
-	struct ipam_binding b = { .addr = A(ip) };
+B(const char *ip, const char *mac) {
+	struct ipam_binding b = {.addr = A(ip)};
 
 	if (mac_parse(mac, b.mac) < 0)
 		abort();
@@ -33,10 +32,10 @@ pool(void)
 {
 	/* 10.0.0.0/24, range .10-.50, server .10, router .1 (outside), exclude .20 */
 	struct ipam_pool *p = NULL;
-	uint32_t ex[] = { A("10.0.0.20") };
+	uint32_t ex[] = {A("10.0.0.20")};
 
 	CU_ASSERT_FATAL(ipam_pool_new(A("10.0.0.0"), 24, A("10.0.0.10"), A("10.0.0.50"),
-	    A("10.0.0.10"), A("10.0.0.1"), ex, 1, &p) == 0);
+			    A("10.0.0.10"), A("10.0.0.1"), ex, 1, &p) == 0);
 	return p;
 }
 
@@ -45,9 +44,8 @@ test_clean_rebuild(void)
 {
 	struct ipam_pool *p = pool();
 	struct ipam_binding b[] = {
-		B("10.0.0.12", "02:00:00:00:00:01"),
-		B("10.0.0.11", "02:00:00:00:00:02"),
-		B("10.0.0.12", "02:00:00:00:00:01"), /* same pair again (VMNetCfg + IPPool) */
+	    B("10.0.0.12", "02:00:00:00:00:01"), B("10.0.0.11", "02:00:00:00:00:02"),
+	    B("10.0.0.12", "02:00:00:00:00:01"), /* same pair again (VMNetCfg + IPPool) */
 	};
 	struct ipam_conflict *c = (struct ipam_conflict *)0x1;
 	struct ipam_counts k;
@@ -79,11 +77,10 @@ test_two_macs_one_ip(void)
 {
 	struct ipam_pool *p = pool();
 	struct ipam_binding b[] = {
-		B("10.0.0.30", "02:00:00:00:00:0a"),
-		B("10.0.0.31", "02:00:00:00:00:0b"),
-		B("10.0.0.30", "02:00:00:00:00:0c"), /* conflict with [0] */
-		B("10.0.0.30", "02:00:00:00:00:0a"), /* same as owner: fine */
-		B("10.0.0.30", "02:00:00:00:00:0d"), /* conflict with [0] */
+	    B("10.0.0.30", "02:00:00:00:00:0a"), B("10.0.0.31", "02:00:00:00:00:0b"),
+	    B("10.0.0.30", "02:00:00:00:00:0c"), /* conflict with [0] */
+	    B("10.0.0.30", "02:00:00:00:00:0a"), /* same as owner: fine */
+	    B("10.0.0.30", "02:00:00:00:00:0d"), /* conflict with [0] */
 	};
 	struct ipam_conflict *c = NULL;
 	struct ipam_counts k;
@@ -113,11 +110,10 @@ test_one_mac_two_ips(void)
 {
 	struct ipam_pool *p = pool();
 	struct ipam_binding b[] = {
-		B("10.0.0.33", "02:00:00:00:00:01"),
-		B("10.0.0.34", "02:00:00:00:00:02"),
-		B("10.0.0.35", "02:00:00:00:00:01"), /* same MAC, second address */
-		B("10.0.0.35", "02:00:00:00:00:01"), /* repeat: reported once */
-		B("10.0.0.33", "02:00:00:00:00:01"), /* its own address again: fine */
+	    B("10.0.0.33", "02:00:00:00:00:01"), B("10.0.0.34", "02:00:00:00:00:02"),
+	    B("10.0.0.35", "02:00:00:00:00:01"), /* same MAC, second address */
+	    B("10.0.0.35", "02:00:00:00:00:01"), /* repeat: reported once */
+	    B("10.0.0.33", "02:00:00:00:00:01"), /* its own address again: fine */
 	};
 	struct ipam_conflict *c = NULL;
 	int n;
@@ -140,10 +136,10 @@ test_invalid_addresses(void)
 {
 	struct ipam_pool *p = pool();
 	struct ipam_binding b[] = {
-		B("10.0.0.60", "02:00:00:00:00:01"), /* outside the range */
-		B("10.0.0.20", "02:00:00:00:00:02"), /* excluded */
-		B("10.0.0.10", "02:00:00:00:00:03"), /* server IP: reserved */
-		B("10.0.0.15", "02:00:00:00:00:04"),
+	    B("10.0.0.60", "02:00:00:00:00:01"), /* outside the range */
+	    B("10.0.0.20", "02:00:00:00:00:02"), /* excluded */
+	    B("10.0.0.10", "02:00:00:00:00:03"), /* server IP: reserved */
+	    B("10.0.0.15", "02:00:00:00:00:04"),
 	};
 	struct ipam_conflict *c = NULL;
 	struct ipam_counts k;
@@ -182,7 +178,7 @@ test_rebuild_many(void)
 
 	CU_ASSERT_FATAL(b != NULL);
 	CU_ASSERT_FATAL(ipam_pool_new(A("10.1.0.0"), 16, A("10.1.0.2"), A("10.1.255.254"),
-	    A("10.1.0.1"), 0, NULL, 0, &p) == 0);
+			    A("10.1.0.1"), 0, NULL, 0, &p) == 0);
 	for (size_t i = 0; i < n; i++) {
 		/* reverse order, skipping the 100th address */
 		uint32_t idx = (uint32_t)(n - i);
@@ -205,15 +201,15 @@ test_rebuild_many(void)
 }
 
 static const struct test_case rebuild_tests[] = {
-	{ "clean rebuild", test_clean_rebuild },
-	{ "two MACs one IP reported", test_two_macs_one_ip },
-	{ "one MAC two IPs reported", test_one_mac_two_ips },
-	{ "outside/excluded/reserved reported", test_invalid_addresses },
-	{ "rebuild 60000 bindings", test_rebuild_many },
-	{ NULL, NULL },
+    {"clean rebuild", test_clean_rebuild},
+    {"two MACs one IP reported", test_two_macs_one_ip},
+    {"one MAC two IPs reported", test_one_mac_two_ips},
+    {"outside/excluded/reserved reported", test_invalid_addresses},
+    {"rebuild 60000 bindings", test_rebuild_many},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "ipam-rebuild", .tests = rebuild_tests },
-	{ .name = NULL },
+    {.name = "ipam-rebuild", .tests = rebuild_tests},
+    {.name = NULL},
 };
