@@ -156,13 +156,13 @@ validate_string(const json_t *v, const char *path, const struct crd_field *f, st
 	quote(q, sizeof(q), s);
 	if (strlen(s) != len)
 		return crd_error_set(err, path, "contains a NUL character");
-	if (f->max_length && (long long)len > f->max_length)
-		return crd_error_set(
-		    err, path, "%s is longer than %lld characters", q, f->max_length);
 	if (f->format && strcmp(f->format, "ipv4") == 0 && ipv4_parse(s, &a) < 0)
 		return crd_error_set(err, path, "%s is not an IPv4 address", q);
 	if (f->format && strcmp(f->format, "date-time") == 0 && crd_time_parse(s, &t) < 0)
 		return crd_error_set(err, path, "%s is not an RFC 3339 date-time", q);
+	if (f->max_length && (long long)len > f->max_length)
+		return crd_error_set(
+		    err, path, "%s is longer than %lld characters", q, f->max_length);
 	if (f->enum_values) {
 		bool found = false;
 
