@@ -17,15 +17,28 @@ struct dhcp_table {
 	size_t n, recs_cap;
 	uint32_t *by_mac;          /* index slots -> record index, EMPTY */
 	uint32_t *by_ip;
-	size_t cap;                /* slots per index, power of two */
+	size_t cap;                /* slots per index (any size: homes by multiply-shift) */
 	char *pool;                /* hostnames, NUL-terminated; offset 0 unused */
 	size_t pool_len, pool_cap, pool_garbage;
 };
 
+/* Maps a 64-bit hash onto [0, cap) with its high bits (Lemire's multiply-shift). */
+static inline size_t
+reduce(uint64_t h, size_t cap)
+{
+	return (size_t)(((h >> 32) * (uint64_t)cap) >> 32);
+}
+
+static inline size_t
+next_slot(const struct dhcp_table *t, size_t i)
+{
+	return i + 1 == t->cap ? 0 : i + 1;
+}
+
 static inline size_t
 mac_home(const struct dhcp_table *t, const uint8_t mac[6])
 {
-	return (size_t)hash_mac(mac) & (t->cap - 1);
+	return reduce(hash_mac(mac), t->cap);
 }
 
 static inline size_t
@@ -36,7 +49,7 @@ ip_home(const struct dhcp_table *t, uint32_t ip)
 	v = (v ^ (v >> 16)) * UINT64_C(0x45d9f3b3335b369);
 	v ^= v >> 29;
 	v *= UINT64_C(0xbf58476d1ce4e5b9);
-	return (size_t)(v ^ (v >> 32)) & (t->cap - 1);
+	return reduce(v ^ (v >> 32), t->cap);
 }
 
 static size_t
@@ -82,7 +95,7 @@ dhcp_table_free(struct dhcp_table *t)
 static size_t
 find_mac_slot(const struct dhcp_table *t, const uint8_t mac[6], bool *found)
 {
-	size_t mask = t->cap - 1, i = mac_home(t, mac);
+	size_t i = mac_home(t, mac);
 
 	for (;;) {
 		uint32_t r = t->by_mac[i];
@@ -95,14 +108,14 @@ find_mac_slot(const struct dhcp_table *t, const uint8_t mac[6], bool *found)
 			*found = true;
 			return i;
 		}
-		i = (i + 1) & mask;
+		i = next_slot(t, i);
 	}
 }
 
 static size_t
 find_ip_slot(const struct dhcp_table *t, uint32_t ip, bool *found)
 {
-	size_t mask = t->cap - 1, i = ip_home(t, ip);
+	size_t i = ip_home(t, ip);
 
 	for (;;) {
 		uint32_t r = t->by_ip[i];
@@ -115,7 +128,7 @@ find_ip_slot(const struct dhcp_table *t, uint32_t ip, bool *found)
 			*found = true;
 			return i;
 		}
-		i = (i + 1) & mask;
+		i = next_slot(t, i);
 	}
 }
 
@@ -123,12 +136,12 @@ find_ip_slot(const struct dhcp_table *t, uint32_t ip, bool *found)
 static void
 index_delete(struct dhcp_table *t, uint32_t *index, size_t i)
 {
-	size_t mask = t->cap - 1, j = i;
+	size_t j = i;
 
 	for (;;) {
 		size_t k;
 
-		j = (j + 1) & mask;
+		j = next_slot(t, j);
 		if (index[j] == EMPTY)
 			break;
 		k = home_of(t, index, index[j]);
@@ -145,10 +158,10 @@ index_delete(struct dhcp_table *t, uint32_t *index, size_t i)
 static size_t
 slot_of(const struct dhcp_table *t, const uint32_t *index, uint32_t rec)
 {
-	size_t mask = t->cap - 1, i = home_of(t, index, rec);
+	size_t i = home_of(t, index, rec);
 
 	while (index[i] != rec)
-		i = (i + 1) & mask;
+		i = next_slot(t, i);
 	return i;
 }
 
@@ -215,7 +228,7 @@ pool_add(struct dhcp_table *t, const char *s, size_t n, uint32_t *ret_off)
 		char *np;
 
 		while (cap < t->pool_len + n + 1)
-			cap *= 2;
+			cap += cap / 4;
 		if (cap > UINT32_MAX)
 			return -ENOMEM;
 		np = realloc(t->pool, cap);
@@ -287,7 +300,7 @@ dhcp_table_set(struct dhcp_table *t, const uint8_t mac[6], uint32_t ip, const ch
 	if (t->n >= UINT32_MAX - 1)
 		return -ENOMEM;
 	if (t->n == t->recs_cap) {
-		size_t cap = t->recs_cap < 64 ? 64 : t->recs_cap + t->recs_cap / 2;
+		size_t cap = t->recs_cap < 64 ? 64 : t->recs_cap + t->recs_cap / 4;
 		struct dhcp_binding *nr = realloc(t->recs, cap * sizeof(*nr));
 
 		if (nr == NULL)
@@ -295,8 +308,9 @@ dhcp_table_set(struct dhcp_table *t, const uint8_t mac[6], uint32_t ip, const ch
 		t->recs = nr;
 		t->recs_cap = cap;
 	}
-	if ((t->n + 1) * 4 > t->cap * 3) {
-		r = rehash(t, t->cap * 2);
+	/* load factor at most 0.8; grow by half */
+	if ((t->n + 1) * 5 > t->cap * 4) {
+		r = rehash(t, t->cap + t->cap / 2);
 		if (r < 0)
 			return r;
 	}
