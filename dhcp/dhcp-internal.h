@@ -128,7 +128,7 @@ void dhcp_reply_frame(const struct dhcp_server *s, const struct dhcp_request *re
 /* socket.c */
 int dhcp_socket_open_packet(int ifindex);
 int dhcp_socket_open_udp(const char *ifname);
-/* Reads up to DHCP_BATCH frames; ret_len[i] lengths, ret_csum[i] CSUMNOTREADY. */
+/* Reads up to DHCP_BATCH frames; ret_len[i] lengths (0: skip), ret_csum[i] CSUMNOTREADY. */
 int dhcp_socket_recv_packets(int fd, uint8_t (*bufs)[DHCP_RX_BUF], size_t n, size_t *ret_len,
     bool *ret_csum);
 /* Discards everything pending on fd; returns datagrams discarded. */
