@@ -18,6 +18,7 @@
 #include "dhcp/packet.h"
 #include "dhcp/proto.h"
 #include "dhcp/table.h"
+#include "lib/log.h"
 
 #define DHCP_BATCH 32          /* datagrams per recvmmsg / sendmmsg */
 #define DHCP_RX_BUF 2048       /* one received frame */
@@ -84,6 +85,8 @@ struct dhcp_server {
 	int packet_fd, udp_fd;
 
 	struct dhcp_request req;      /* scratch: the request being handled */
+	uint64_t now;                 /* receive time of the datagram being handled */
+	struct log_ratelimit drop_log; /* debug lines about drops */
 	/* receive and transmit batches, preallocated */
 	uint8_t (*rx)[DHCP_RX_BUF];   /* DHCP_BATCH buffers */
 	struct dhcp_tx_slot *tx;      /* DHCP_BATCH slots */
@@ -98,6 +101,9 @@ struct dhcp_server {
  */
 int dhcp_process(struct dhcp_server *s, const uint8_t *data, size_t len,
     const struct dhcp_rx_meta *meta, uint64_t now, uint8_t *txbuf, struct dhcp_reply *ret);
+
+/* Counts a drop (and logs it at debug level, rate-limited). Returns 0 (no reply). */
+int dhcp_count_drop(struct dhcp_server *s, enum dhcp_drop_reason reason);
 
 /* dhcp_process into the first transmit slot (tests). */
 int dhcp_handle_message(struct dhcp_server *s, const uint8_t *data, size_t len, uint64_t now,

@@ -122,7 +122,8 @@ void dhcp_server_set_callbacks(struct dhcp_server *s, const struct dhcp_callback
 int dhcp_server_set_options(struct dhcp_server *s, const struct dhcp_options *o);
 
 /*
- * Bindings. hostname (option 12, the VM name) may be NULL; it is copied.
+ * Bindings. hostname (option 12, the VM name) may be NULL; it is copied (truncated to
+ * DHCP_HOSTNAME_MAX bytes). ip 0 is -EINVAL.
  * Setting a binding that changes a MAC's address clears that MAC's DECLINE mark.
  * -EEXIST if ip is already bound to another MAC (the caller decides), -ENOMEM.
  */

@@ -56,8 +56,7 @@ dhcp_request_parse(struct dhcp_request *req, const uint8_t *data, size_t len,
 static int
 drop(struct dhcp_server *s, enum dhcp_drop_reason reason)
 {
-	s->stats.drops[reason]++;
-	return 0;
+	return dhcp_count_drop(s, reason);
 }
 
 /* Option 54 present and naming another server? (-1: malformed) */
@@ -242,13 +241,12 @@ dhcp_process(struct dhcp_server *s, const uint8_t *data, size_t len,
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
+	s->now = now;
 	if (s->optset == NULL)
 		return drop(s, DHCP_DROP_NOT_SERVING);
 	r = dhcp_request_parse(req, data, len, &reason);
-	if (r < 0) {
-		log_debug("dhcp: dropped a datagram (%s)", dhcp_drop_reason_name(reason));
+	if (r < 0)
 		return drop(s, reason);
-	}
 	req->meta = meta;
 	s->stats.rx[req->type]++;
 	return processors[req->type](s, req, txbuf, ret);

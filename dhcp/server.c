@@ -65,6 +65,7 @@ dhcp_server_new(struct dhcp_server **ret)
 	if (s == NULL)
 		return -ENOMEM;
 	s->packet_fd = s->udp_fd = -1;
+	s->drop_log = (struct log_ratelimit)LOG_RATELIMIT_INIT(10 * 1000000, 10);
 	s->rx = calloc(DHCP_BATCH, sizeof(*s->rx));
 	s->tx = calloc(DHCP_BATCH, sizeof(*s->tx));
 	if (s->rx == NULL || s->tx == NULL) {
@@ -224,6 +225,7 @@ dhcp_server_close(struct dhcp_server *s)
 	if (s->udp_fd >= 0)
 		close(s->udp_fd);
 	s->packet_fd = s->udp_fd = -1;
+	s->drop_log = (struct log_ratelimit)LOG_RATELIMIT_INIT(10 * 1000000, 10);
 }
 
 size_t
@@ -240,6 +242,16 @@ dhcp_server_fds(const struct dhcp_server *s, int fds[2])
 
 /* --- the per-packet path ------------------------------------------------------------------ */
 
+int
+dhcp_count_drop(struct dhcp_server *s, enum dhcp_drop_reason reason)
+{
+	s->stats.drops[reason]++;
+	if (log_get_level() >= LOG_LEVEL_DEBUG)
+		log_ratelimited(&s->drop_log, s->now, LOG_LEVEL_DEBUG, "dhcp: dropped a datagram: %s",
+		    dhcp_drop_reason_name(reason));
+	return 0;
+}
+
 static int
 handle_frame(struct dhcp_server *s, const uint8_t *frame, size_t len, bool csum_not_ready,
     uint64_t now, uint8_t *txbuf, struct dhcp_reply *ret)
@@ -250,10 +262,9 @@ handle_frame(struct dhcp_server *s, const uint8_t *frame, size_t len, bool csum_
 	size_t plen;
 
 	memset(ret, 0, sizeof(*ret));
-	if (dhcp_frame_verify(frame, len, csum_not_ready, &meta, &payload, &plen, &reason) < 0) {
-		s->stats.drops[reason]++;
-		return 0;
-	}
+	s->now = now;
+	if (dhcp_frame_verify(frame, len, csum_not_ready, &meta, &payload, &plen, &reason) < 0)
+		return dhcp_count_drop(s, reason);
 	return dhcp_process(s, payload, plen, &meta, now, txbuf, ret);
 }
 
@@ -298,7 +309,7 @@ flush(struct dhcp_server *s)
 	t = s->clock != NULL ? s->clock(s->clock_userdata) : 0;
 	for (size_t i = 0; i < s->n_tx; i++) {
 		if (!sent[i]) {
-			s->stats.drops[DHCP_DROP_SEND_FAILED]++;
+			dhcp_count_drop(s, DHCP_DROP_SEND_FAILED);
 			continue;
 		}
 		s->stats.tx[s->tx[i].reply.type]++;

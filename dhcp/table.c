@@ -297,8 +297,10 @@ dhcp_table_set(struct dhcp_table *t, const uint8_t mac[6], uint32_t ip, const ch
 	uint32_t mtag, itag;
 	int r;
 
-	if (ip == 0 || hlen > HOSTNAME_MAX)
+	if (ip == 0)
 		return -EINVAL;
+	if (hlen > HOSTNAME_MAX)
+		hlen = HOSTNAME_MAX; /* option 12 carries one label's worth: truncate */
 	islot = find_ip_slot(t, ip, &ifound, &itag);
 	if (ifound && memcmp(t->recs[t->by_ip[islot] & REC_MASK].mac, mac, 6) != 0)
 		return -EEXIST;

@@ -33,9 +33,9 @@ int dhcp_table_new(struct dhcp_table **ret);
 struct dhcp_table *dhcp_table_free(struct dhcp_table *t);
 
 /*
- * Inserts or updates mac -> ip (hostname borrowed and copied, may be NULL; at most
+ * Inserts or updates mac -> ip (hostname borrowed and copied, may be NULL; truncated to
  * 63 bytes). Clears the STALE mark; clears the DECLINED mark when ip changes.
- * Returns 0, -EINVAL (ip 0, hostname too long), -EEXIST (ip bound to another MAC), -ENOMEM.
+ * Returns 0, -EINVAL (ip 0), -EEXIST (ip bound to another MAC), -ENOMEM.
  */
 int dhcp_table_set(struct dhcp_table *t, const uint8_t mac[6], uint32_t ip, const char *hostname);
 /* Returns 0 or -ENOENT. */
