@@ -12,7 +12,7 @@ struct item {
 	const uint8_t *tlv; /* borrowed: header(s) + data */
 	uint16_t len;
 	uint8_t code;
-	bool mandatory;     /* never dropped to respect option 57 */
+	bool mandatory; /* never dropped to respect option 57 */
 };
 
 struct item_list {
@@ -33,15 +33,15 @@ item_add(struct item_list *l, uint8_t code, const uint8_t *tlv, size_t len, bool
 	if (tlv == NULL || len == 0 || item_added(l, code) || l->n == ELEMENTSOF(l->items))
 		return;
 	l->added[code >> 3] |= (uint8_t)(1u << (code & 7));
-	l->items[l->n++] = (struct item){ .tlv = tlv, .len = (uint16_t)len, .code = code,
-		.mandatory = mandatory };
+	l->items[l->n++] =
+	    (struct item){.tlv = tlv, .len = (uint16_t)len, .code = code, .mandatory = mandatory};
 }
 
 /* Options sent even when not requested: RFC 2131 table 3 MUSTs first, then defaults. */
-static const uint8_t lease_mandatory[] = { DHCP_OPT_SERVER_ID, DHCP_OPT_LEASE_TIME, DHCP_OPT_T1,
-	DHCP_OPT_T2 };
-static const uint8_t defaults[] = { DHCP_OPT_SUBNET_MASK, DHCP_OPT_ROUTER, DHCP_OPT_DNS,
-	DHCP_OPT_HOSTNAME, DHCP_OPT_DOMAIN_NAME };
+static const uint8_t lease_mandatory[] = {
+    DHCP_OPT_SERVER_ID, DHCP_OPT_LEASE_TIME, DHCP_OPT_T1, DHCP_OPT_T2};
+static const uint8_t defaults[] = {
+    DHCP_OPT_SUBNET_MASK, DHCP_OPT_ROUTER, DHCP_OPT_DNS, DHCP_OPT_HOSTNAME, DHCP_OPT_DOMAIN_NAME};
 
 static bool
 is_lease_option(uint8_t code)
@@ -74,7 +74,7 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
 	const struct dhcp_msg *in = req->msg;
 	struct dhcp_msg *m = (struct dhcp_msg *)out;
 	struct item_list l;
-	uint8_t type_tlv[3] = { DHCP_OPT_MESSAGE_TYPE, 1, (uint8_t)type };
+	uint8_t type_tlv[3] = {DHCP_OPT_MESSAGE_TYPE, 1, (uint8_t)type};
 	uint8_t host_tlv[2 + 255];
 	size_t host_len = 0, max_len, room, total = 0, pos;
 	bool nak = type == DHCP_MSG_NAK;
@@ -105,7 +105,8 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
 		for (size_t i = 0; i < req->prl_len; i++) {
 			uint8_t code = req->prl[i];
 			size_t len;
-			const uint8_t *tlv = option_tlv(set, code, with_lease, host_tlv, host_len, &len);
+			const uint8_t *tlv =
+			    option_tlv(set, code, with_lease, host_tlv, host_len, &len);
 
 			item_add(&l, code, tlv, len,
 			    code == DHCP_OPT_SERVER_ID || is_lease_option(code));
@@ -113,14 +114,16 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
 		for (size_t i = 0; i < ELEMENTSOF(lease_mandatory); i++) {
 			uint8_t code = lease_mandatory[i];
 			size_t len;
-			const uint8_t *tlv = option_tlv(set, code, with_lease, host_tlv, host_len, &len);
+			const uint8_t *tlv =
+			    option_tlv(set, code, with_lease, host_tlv, host_len, &len);
 
 			item_add(&l, code, tlv, len, true);
 		}
 		for (size_t i = 0; i < ELEMENTSOF(defaults); i++) {
 			uint8_t code = defaults[i];
 			size_t len;
-			const uint8_t *tlv = option_tlv(set, code, with_lease, host_tlv, host_len, &len);
+			const uint8_t *tlv =
+			    option_tlv(set, code, with_lease, host_tlv, host_len, &len);
 
 			item_add(&l, code, tlv, len, false);
 		}
@@ -209,10 +212,10 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
  * Ethernet source of the request (see dhcp_reply_frame).
  */
 void
-dhcp_reply_destination(const struct dhcp_request *req, int type, uint32_t yiaddr,
-    struct dhcp_dest *ret)
+dhcp_reply_destination(
+    const struct dhcp_request *req, int type, uint32_t yiaddr, struct dhcp_dest *ret)
 {
-	static const uint8_t bcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t bcast_mac[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 	memset(ret, 0, sizeof(*ret));
 	if (req->giaddr != 0) {
@@ -237,8 +240,7 @@ dhcp_reply_destination(const struct dhcp_request *req, int type, uint32_t yiaddr
 }
 
 void
-dhcp_reply_frame(const struct dhcp_server *s, const struct dhcp_request *req,
-    struct dhcp_reply *r)
+dhcp_reply_frame(const struct dhcp_server *s, const struct dhcp_request *req, struct dhcp_reply *r)
 {
 	uint32_t yiaddr = be32_get(((const struct dhcp_msg *)r->payload)->yiaddr);
 

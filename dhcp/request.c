@@ -16,8 +16,8 @@ bad(enum dhcp_drop_reason *ret_reason, enum dhcp_drop_reason reason)
 }
 
 int
-dhcp_request_parse(struct dhcp_request *req, const uint8_t *data, size_t len,
-    enum dhcp_drop_reason *ret_reason)
+dhcp_request_parse(
+    struct dhcp_request *req, const uint8_t *data, size_t len, enum dhcp_drop_reason *ret_reason)
 {
 	const struct dhcp_msg *m = (const struct dhcp_msg *)data;
 	const uint8_t *v;
@@ -86,9 +86,8 @@ binding_for(struct dhcp_server *s, const struct dhcp_request *req, bool ask)
 
 	if (b != NULL)
 		return b;
-	if (!ask || s->cb.on_unknown == NULL ||
-	    s->cb.on_unknown(s->cb.userdata, mac, &ip) < 0 || ip == 0 ||
-	    dhcp_table_set(s->table, mac, ip, NULL) < 0) {
+	if (!ask || s->cb.on_unknown == NULL || s->cb.on_unknown(s->cb.userdata, mac, &ip) < 0 ||
+	    ip == 0 || dhcp_table_set(s->table, mac, ip, NULL) < 0) {
 		drop(s, DHCP_DROP_UNKNOWN_MAC);
 		return NULL;
 	}
@@ -96,8 +95,8 @@ binding_for(struct dhcp_server *s, const struct dhcp_request *req, bool ask)
 }
 
 static int
-reply(struct dhcp_server *s, const struct dhcp_request *req, int type,
-    const struct dhcp_binding *b, uint32_t yiaddr, uint8_t *txbuf, struct dhcp_reply *ret)
+reply(struct dhcp_server *s, const struct dhcp_request *req, int type, const struct dhcp_binding *b,
+    uint32_t yiaddr, uint8_t *txbuf, struct dhcp_reply *ret)
 {
 	const char *hostname = b != NULL ? dhcp_table_hostname(s->table, b) : NULL;
 	int n;
@@ -114,8 +113,8 @@ reply(struct dhcp_server *s, const struct dhcp_request *req, int type,
 }
 
 static int
-process_discover(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf,
-    struct dhcp_reply *ret)
+process_discover(
+    struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf, struct dhcp_reply *ret)
 {
 	const struct dhcp_binding *b = binding_for(s, req, true);
 
@@ -133,8 +132,8 @@ process_discover(struct dhcp_server *s, const struct dhcp_request *req, uint8_t 
  * must be the MAC's binding, else DHCPNAK.
  */
 static int
-process_request(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf,
-    struct dhcp_reply *ret)
+process_request(
+    struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf, struct dhcp_reply *ret)
 {
 	const struct dhcp_binding *b;
 	uint32_t requested = 0;
@@ -162,8 +161,8 @@ process_request(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *
 
 /* RFC 2131 §4.3.5: configuration only, no yiaddr, no lease time. */
 static int
-process_inform(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf,
-    struct dhcp_reply *ret)
+process_inform(
+    struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf, struct dhcp_reply *ret)
 {
 	const struct dhcp_binding *b = binding_for(s, req, false);
 
@@ -174,8 +173,8 @@ process_inform(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *t
 
 /* RFC 2131 §4.3.3: the client found the address in use. */
 static int
-process_decline(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf,
-    struct dhcp_reply *ret)
+process_decline(
+    struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf, struct dhcp_reply *ret)
 {
 	struct dhcp_binding *b;
 	uint32_t ip = 0;
@@ -201,8 +200,8 @@ process_decline(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *
 
 /* RFC 2131 §4.3.4. The binding belongs to the control plane: count and report only. */
 static int
-process_release(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf,
-    struct dhcp_reply *ret)
+process_release(
+    struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf, struct dhcp_reply *ret)
 {
 	if (other_server(s, req) > 0)
 		return drop(s, DHCP_DROP_OTHER_SERVER);
@@ -212,24 +211,24 @@ process_release(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *
 }
 
 static int
-process_unsupported(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf,
-    struct dhcp_reply *ret)
+process_unsupported(
+    struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf, struct dhcp_reply *ret)
 {
 	return drop(s, DHCP_DROP_UNSUPPORTED);
 }
 
-typedef int (*process_fn)(struct dhcp_server *s, const struct dhcp_request *req,
-    uint8_t *txbuf, struct dhcp_reply *ret);
+typedef int (*process_fn)(
+    struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf, struct dhcp_reply *ret);
 
 static const process_fn processors[_DHCP_MSG_MAX] = {
-	[DHCP_MSG_DISCOVER] = process_discover,
-	[DHCP_MSG_OFFER] = process_unsupported,
-	[DHCP_MSG_REQUEST] = process_request,
-	[DHCP_MSG_DECLINE] = process_decline,
-	[DHCP_MSG_ACK] = process_unsupported,
-	[DHCP_MSG_NAK] = process_unsupported,
-	[DHCP_MSG_RELEASE] = process_release,
-	[DHCP_MSG_INFORM] = process_inform,
+    [DHCP_MSG_DISCOVER] = process_discover,
+    [DHCP_MSG_OFFER] = process_unsupported,
+    [DHCP_MSG_REQUEST] = process_request,
+    [DHCP_MSG_DECLINE] = process_decline,
+    [DHCP_MSG_ACK] = process_unsupported,
+    [DHCP_MSG_NAK] = process_unsupported,
+    [DHCP_MSG_RELEASE] = process_release,
+    [DHCP_MSG_INFORM] = process_inform,
 };
 
 int

@@ -13,14 +13,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DHCP_BINDING_STALE 0x01    /* set by sync_begin, cleared by set */
+#define DHCP_BINDING_STALE 0x01	   /* set by sync_begin, cleared by set */
 #define DHCP_BINDING_DECLINED 0x02 /* the client declined ip; cleared when ip changes */
 
 struct dhcp_binding {
 	uint8_t mac[6];
-	uint8_t flags;         /* DHCP_BINDING_* */
+	uint8_t flags;	       /* DHCP_BINDING_* */
 	uint8_t hostname_len;  /* 0 = none */
-	uint32_t ip;           /* host order */
+	uint32_t ip;	       /* host order */
 	uint32_t hostname_off; /* into the pool; NUL-terminated there */
 };
 _Static_assert(sizeof(struct dhcp_binding) == 16, "binding records are 16 bytes");

@@ -30,7 +30,7 @@
 static const char *netns_skip; /* reason, when the namespace could not be set up */
 static int s_ifindex, c_ifindex;
 static uint8_t s_mac[6], c_mac[6];
-static const uint8_t vm_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+static const uint8_t vm_mac[6] = {0x52, 0x54, 0x00, 0x12, 0x34, 0x56};
 
 static int
 get_mac(const char *ifname, uint8_t mac[6])
@@ -70,7 +70,8 @@ suite_init(void)
 	}
 	s_ifindex = (int)if_nametoindex("s0");
 	c_ifindex = (int)if_nametoindex("c0");
-	if (s_ifindex <= 0 || c_ifindex <= 0 || get_mac("s0", s_mac) < 0 || get_mac("c0", c_mac) < 0)
+	if (s_ifindex <= 0 || c_ifindex <= 0 || get_mac("s0", s_mac) < 0 ||
+	    get_mac("c0", c_mac) < 0)
 		netns_skip = "cannot read the veth pair";
 	return 0;
 }
@@ -110,8 +111,8 @@ server(void)
 static int
 client_socket(void)
 {
-	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP),
-		.sll_ifindex = c_ifindex };
+	struct sockaddr_ll sll = {
+	    .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP), .sll_ifindex = c_ifindex};
 	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_IP));
 
 	CU_ASSERT_FATAL(fd >= 0);
@@ -127,13 +128,15 @@ struct req {
 
 /* Sends a DHCP request frame from c0 (Ethernet source c0's MAC). */
 static void
-send_request(int fd, uint8_t type, uint16_t flags, uint32_t giaddr, uint32_t src_ip,
-    uint16_t sport, uint32_t dst_ip, uint16_t dport, const uint8_t dst_mac[6])
+send_request(int fd, uint8_t type, uint16_t flags, uint32_t giaddr, uint32_t src_ip, uint16_t sport,
+    uint32_t dst_ip, uint16_t dport, const uint8_t dst_mac[6])
 {
 	uint8_t f[DHCP_TX_BUF];
 	struct req *r = (struct req *)(f + DHCP_FRAME_HEADROOM);
-	struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP),
-		.sll_ifindex = c_ifindex, .sll_halen = 6 };
+	struct sockaddr_ll to = {.sll_family = AF_PACKET,
+	    .sll_protocol = htons(ETH_P_IP),
+	    .sll_ifindex = c_ifindex,
+	    .sll_halen = 6};
 	size_t n;
 
 	memset(r, 0, sizeof(*r));
@@ -145,8 +148,9 @@ send_request(int fd, uint8_t type, uint16_t flags, uint32_t giaddr, uint32_t src
 	be32_put(r->m.giaddr, giaddr);
 	memcpy(r->m.chaddr, vm_mac, 6);
 	be32_put(r->cookie, DHCP_MAGIC_COOKIE);
-	memcpy(r->opts, (const uint8_t[]){ 53, 1, type, 255 }, 4);
-	n = dhcp_frame_build((uint8_t *)r, sizeof(*r), c_mac, dst_mac, src_ip, dst_ip, sport, dport);
+	memcpy(r->opts, (const uint8_t[]){53, 1, type, 255}, 4);
+	n = dhcp_frame_build(
+	    (uint8_t *)r, sizeof(*r), c_mac, dst_mac, src_ip, dst_ip, sport, dport);
 	memcpy(to.sll_addr, dst_mac, 6);
 	CU_ASSERT_EQUAL(sendto(fd, f, n, 0, (struct sockaddr *)&to, sizeof(to)), (ssize_t)n);
 }
@@ -157,7 +161,7 @@ serve(struct dhcp_server *s)
 {
 	int fds[2];
 	size_t n = dhcp_server_fds(s, fds);
-	struct pollfd p = { .fd = fds[0], .events = POLLIN };
+	struct pollfd p = {.fd = fds[0], .events = POLLIN};
 
 	CU_ASSERT_EQUAL(n, 2);
 	if (poll(&p, 1, 5000) != 1)
@@ -170,7 +174,7 @@ static ssize_t
 recv_reply(int fd, uint8_t *buf, size_t cap)
 {
 	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct pollfd p = {.fd = fd, .events = POLLIN};
 		struct sockaddr_ll from;
 		socklen_t fl = sizeof(from);
 		ssize_t n;
@@ -187,8 +191,8 @@ recv_reply(int fd, uint8_t *buf, size_t cap)
 }
 
 static void
-check_reply(const uint8_t *f, ssize_t n, const uint8_t dst_mac[6], uint32_t dst_ip,
-    uint16_t dport, uint8_t type)
+check_reply(const uint8_t *f, ssize_t n, const uint8_t dst_mac[6], uint32_t dst_ip, uint16_t dport,
+    uint8_t type)
 {
 	struct dhcp_rx_meta meta;
 	const uint8_t *p;
@@ -226,7 +230,7 @@ check_reply(const uint8_t *f, ssize_t n, const uint8_t dst_mac[6], uint32_t dst_
 static void
 test_broadcast_offer(void)
 {
-	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 	struct dhcp_server *s;
 	uint8_t buf[DHCP_RX_BUF];
 	ssize_t n;
@@ -250,7 +254,7 @@ test_broadcast_offer(void)
 static void
 test_unicast_chaddr(void)
 {
-	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 	struct dhcp_server *s;
 	uint8_t buf[DHCP_RX_BUF];
 	ssize_t n;
@@ -292,7 +296,7 @@ test_relay(void)
 static void
 test_filter(void)
 {
-	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 	struct dhcp_server *s;
 	uint8_t buf[DHCP_RX_BUF];
 	int c, fds[2];
@@ -336,7 +340,7 @@ fake_clock(void *userdata)
 static void
 test_batch_and_latency(void)
 {
-	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 	struct dhcp_server *s;
 	const struct dhcp_stats *st;
 	uint8_t buf[DHCP_RX_BUF];
@@ -351,12 +355,12 @@ test_batch_and_latency(void)
 	c = client_socket();
 	/* more than one receive batch, handled by one call (the socket queues them all) */
 	for (int i = 0; i < DHCP_BATCH + 8; i++)
-		send_request(c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67,
-		    bcast);
+		send_request(
+		    c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67, bcast);
 	dhcp_server_fds(s, fds);
 	fake_now = 1000 + 30; /* the clock says 30 us after `now` */
 	{
-		struct pollfd p = { .fd = fds[0], .events = POLLIN };
+		struct pollfd p = {.fd = fds[0], .events = POLLIN};
 
 		CU_ASSERT_FATAL(poll(&p, 1, 5000) == 1);
 	}
@@ -375,15 +379,15 @@ test_batch_and_latency(void)
 }
 
 static const struct test_case socket_tests[] = {
-	{ "broadcast OFFER", test_broadcast_offer },
-	{ "unicast to chaddr", test_unicast_chaddr },
-	{ "relay reply", test_relay },
-	{ "BPF filter, fds, reopen", test_filter },
-	{ "batches and latency histogram", test_batch_and_latency },
-	{ NULL, NULL },
+    {"broadcast OFFER", test_broadcast_offer},
+    {"unicast to chaddr", test_unicast_chaddr},
+    {"relay reply", test_relay},
+    {"BPF filter, fds, reopen", test_filter},
+    {"batches and latency histogram", test_batch_and_latency},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "dhcp-socket", .init = suite_init, .tests = socket_tests },
-	{ .name = NULL },
+    {.name = "dhcp-socket", .init = suite_init, .tests = socket_tests},
+    {.name = NULL},
 };

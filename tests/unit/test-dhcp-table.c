@@ -66,9 +66,9 @@ test_basic(void)
 #define N_MACS 3000
 #define N_IPS 4000
 
-static uint32_t ref_ip[N_MACS];      /* 0 = absent */
-static int ref_name[N_MACS];         /* -1 = none */
-static int ref_owner[N_IPS];         /* MAC number + 1, 0 = free */
+static uint32_t ref_ip[N_MACS]; /* 0 = absent */
+static int ref_name[N_MACS];	/* -1 = none */
+static int ref_owner[N_IPS];	/* MAC number + 1, 0 = free */
 
 static bool
 check_all(struct dhcp_table *t)
@@ -167,7 +167,8 @@ test_model(void)
 				continue;
 			mac_of(i, mac);
 			snprintf(buf, sizeof(buf), "vm-%d", ref_name[i]);
-			CU_ASSERT_EQUAL(dhcp_table_set(t, mac, ref_ip[i], ref_name[i] < 0 ? NULL : buf), 0);
+			CU_ASSERT_EQUAL(
+			    dhcp_table_set(t, mac, ref_ip[i], ref_name[i] < 0 ? NULL : buf), 0);
 			kept++;
 		}
 		for (unsigned i = 1; i < N_MACS; i += 2)
@@ -216,7 +217,7 @@ static void
 test_65000(void)
 {
 	struct dhcp_table *t = NULL;
-	struct count c = { 0, 0 };
+	struct count c = {0, 0};
 	uint64_t want = 0;
 	size_t mem;
 	int bad = 0;
@@ -260,14 +261,14 @@ test_65000(void)
 }
 
 static const struct test_case table_tests[] = {
-	{ "basic", test_basic },
-	{ "against a reference model, sync", test_model },
-	{ "declined mark", test_declined_flag },
-	{ "65000 bindings", test_65000 },
-	{ NULL, NULL },
+    {"basic", test_basic},
+    {"against a reference model, sync", test_model},
+    {"declined mark", test_declined_flag},
+    {"65000 bindings", test_65000},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "dhcp-table", .tests = table_tests },
-	{ .name = NULL },
+    {.name = "dhcp-table", .tests = table_tests},
+    {.name = NULL},
 };
