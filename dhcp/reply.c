@@ -139,22 +139,33 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
 	room = max_len - DHCP_FIXED_LEN - 4 - 1; /* header, cookie, END */
 	/* RFC 3046 §2.2: the relay agent information is echoed unchanged, last. */
 	if (req->relay_info != NULL) {
-		size_t need = req->relay_info_len + 2 * ((req->relay_info_len + 254) / 255 + 1);
+		size_t len = req->relay_info_len;
+		size_t need = len + 2 * (len == 0 ? 1 : (len + 254) / 255);
 
 		room = room > need ? room - need : 0;
 	}
+	/*
+	 * Mandatory options always go; optional ones in list order (PRL first) as long as they
+	 * fit, so one large option (119, 121) left out does not push out the small ones after it.
+	 */
 	for (size_t i = 0; i < l.n; i++)
-		total += l.items[i].len;
-	/* Over the limit: leave out optional options from the end of the list. */
-	for (size_t i = l.n; total > room && i-- > 0;) {
 		if (l.items[i].mandatory)
-			continue;
-		total -= l.items[i].len;
-		memmove(&l.items[i], &l.items[i + 1], (l.n - i - 1) * sizeof(l.items[0]));
-		l.n--;
-	}
+			total += l.items[i].len;
 	if (total > room)
 		return -ENOBUFS;
+	{
+		size_t kept = 0;
+
+		for (size_t i = 0; i < l.n; i++) {
+			if (!l.items[i].mandatory) {
+				if (l.items[i].len > room - total)
+					continue;
+				total += l.items[i].len;
+			}
+			l.items[kept++] = l.items[i];
+		}
+		l.n = kept;
+	}
 
 	memset(m, 0, sizeof(*m));
 	m->op = BOOTREPLY;

@@ -637,6 +637,7 @@ test_max_message_size(void)
 	struct dhcp_server *s = server();
 	struct dhcp_options o;
 	uint8_t prl[] = {DHCP_OPT_PRL, 5, 1, 3, 119, 121, 6};
+	uint8_t prl_no121[] = {DHCP_OPT_PRL, 4, 1, 3, 119, 6};
 	uint8_t prl57[] = {DHCP_OPT_PRL, 5, 1, 3, 119, 121, 6, DHCP_OPT_MAX_SIZE, 2, 0x05, 0xdc};
 	uint8_t prl57_small[] = {
 	    DHCP_OPT_PRL, 5, 1, 3, 119, 121, 6, DHCP_OPT_MAX_SIZE, 2, 0x01, 0x00};
@@ -647,16 +648,28 @@ test_max_message_size(void)
 	big_options(&o);
 	CU_ASSERT_FATAL(dhcp_server_set_options(s, &o) == 0);
 	CU_ASSERT(s->optset->len[119] + s->optset->len[121] > 600);
-	/* no 57: 576-byte datagrams, so at most 548 DHCP bytes; what does not fit is left out
-	 * from the end, the mandatory options stay */
+	/* no 57: 576-byte datagrams, so at most 548 DHCP bytes; the mandatory options stay,
+	 * 119 (too big) is left out, and the small ones after it still go in PRL order */
 	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, prl, sizeof(prl));
 	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
 	CU_ASSERT(rep.payload_len <= 576 - 28);
 	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_SUBNET_MASK, &n));
+	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_ROUTER, &n));
 	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_SERVER_ID, &n));
 	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_LEASE_TIME, &n));
 	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_T2, &n));
-	CU_ASSERT_PTR_NULL(reply_opt(&rep, DHCP_OPT_CLASSLESS_ROUTES, &n));
+	CU_ASSERT_PTR_NULL(reply_opt(&rep, DHCP_OPT_DOMAIN_SEARCH, &n));
+	/* 121 (265 bytes) fits in what is left; the options after it (6, 12, 15) do not */
+	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_CLASSLESS_ROUTES, &n));
+	CU_ASSERT_PTR_NULL(reply_opt(&rep, DHCP_OPT_DNS, &n));
+	/* PRL without 121: 6, 12 and 15 fit instead */
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, prl_no121, sizeof(prl_no121));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT(rep.payload_len <= 576 - 28);
+	CU_ASSERT_PTR_NULL(reply_opt(&rep, DHCP_OPT_DOMAIN_SEARCH, &n));
+	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_DNS, &n));
+	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_HOSTNAME, &n));
+	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_DOMAIN_NAME, &n));
 	/* 57 = 1500: everything fits */
 	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, prl57, sizeof(prl57));
 	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
