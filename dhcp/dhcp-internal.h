@@ -82,6 +82,9 @@ struct dhcp_server {
 	 * (the kernel routes and ARPs). Bare messages (no frame) always use the UDP socket.
 	 */
 	bool unicast_via_udp;
+	/* largest DHCP message a reply may be: the interface MTU - IPv4 - UDP, at most
+	 * DHCP_MAX_PAYLOAD, at least 548 (0 = DHCP_MAX_PAYLOAD, before open) */
+	size_t max_payload;
 	int packet_fd, udp_fd;
 
 	struct dhcp_request req;       /* scratch: the request being handled */
@@ -137,6 +140,8 @@ int dhcp_socket_open_udp(const char *ifname);
 /* Reads up to DHCP_BATCH frames; ret_len[i] lengths (0: skip), ret_csum[i] CSUMNOTREADY. */
 int dhcp_socket_recv_packets(
     int fd, uint8_t (*bufs)[DHCP_RX_BUF], size_t n, size_t *ret_len, bool *ret_csum);
+/* MTU of ifname (queried through fd), or negative errno. */
+int dhcp_socket_mtu(int fd, const char *ifname);
 /* Discards everything pending on fd; returns datagrams discarded. */
 int dhcp_socket_drain(int fd);
 /* Sends the replies (raw ones on packet_fd, others on udp_fd); returns how many were sent. */

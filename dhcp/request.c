@@ -102,7 +102,7 @@ reply(struct dhcp_server *s, const struct dhcp_request *req, int type, const str
 	int n;
 
 	n = dhcp_reply_build(s->optset, req, type, yiaddr, hostname, txbuf + DHCP_FRAME_HEADROOM,
-	    DHCP_TX_BUF - DHCP_FRAME_HEADROOM);
+	    s->max_payload != 0 ? s->max_payload : DHCP_TX_BUF - DHCP_FRAME_HEADROOM);
 	if (n < 0)
 		return drop(s, DHCP_DROP_SEND_FAILED);
 	ret->type = type;

@@ -205,7 +205,7 @@ dhcp_server_stats(const struct dhcp_server *s)
 int
 dhcp_server_open(struct dhcp_server *s, int ifindex, const char *ifname, const uint8_t hwaddr[6])
 {
-	int fd;
+	int fd, mtu;
 
 	if (ifindex <= 0 || hwaddr == NULL)
 		return -EINVAL;
@@ -222,6 +222,12 @@ dhcp_server_open(struct dhcp_server *s, int ifindex, const char *ifname, const u
 	s->udp_fd = fd;
 	s->ifindex = ifindex;
 	memcpy(s->hwaddr, hwaddr, 6);
+	/* replies must fit the link: an overlay's 1450 leaves 1422 DHCP bytes */
+	mtu = dhcp_socket_mtu(fd, ifname);
+	s->max_payload = DHCP_MAX_PAYLOAD;
+	if (mtu > 0 && (size_t)mtu - DHCP_IP_UDP_LEN < DHCP_MAX_PAYLOAD)
+		s->max_payload =
+		    MAX((size_t)mtu - DHCP_IP_UDP_LEN, (size_t)DHCP_MIN_MAX_SIZE - DHCP_IP_UDP_LEN);
 	return 0;
 }
 

@@ -13,7 +13,9 @@
 #include <linux/if_packet.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -184,6 +186,20 @@ dhcp_socket_recv_packets(
 		}
 	}
 	return r;
+}
+
+int
+dhcp_socket_mtu(int fd, const char *ifname)
+{
+	struct ifreq ifr;
+
+	if (ifname == NULL || ifname[0] == '\0')
+		return -EINVAL;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(fd, SIOCGIFMTU, &ifr) < 0)
+		return -errno;
+	return ifr.ifr_mtu;
 }
 
 int

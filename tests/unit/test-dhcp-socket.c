@@ -126,13 +126,14 @@ client_socket(void)
 struct req {
 	struct dhcp_msg m;
 	uint8_t cookie[4];
-	uint8_t opts[64];
+	uint8_t opts[128];
 } __attribute__((packed));
 
-/* Sends a DHCP request frame from c0 (Ethernet source c0's MAC). */
+/* Sends a DHCP request frame from c0 (Ethernet source c0's MAC), extra options after 53. */
 static void
-send_request(int fd, uint8_t type, uint16_t flags, uint32_t giaddr, uint32_t src_ip, uint16_t sport,
-    uint32_t dst_ip, uint16_t dport, const uint8_t dst_mac[6])
+send_request_opts(int fd, uint8_t type, uint16_t flags, uint32_t giaddr, uint32_t src_ip,
+    uint16_t sport, uint32_t dst_ip, uint16_t dport, const uint8_t dst_mac[6], const uint8_t *extra,
+    size_t extra_len)
 {
 	uint8_t f[DHCP_TX_BUF];
 	struct req *r = (struct req *)(f + DHCP_FRAME_HEADROOM);
@@ -151,11 +152,21 @@ send_request(int fd, uint8_t type, uint16_t flags, uint32_t giaddr, uint32_t src
 	be32_put(r->m.giaddr, giaddr);
 	memcpy(r->m.chaddr, vm_mac, 6);
 	be32_put(r->cookie, DHCP_MAGIC_COOKIE);
-	memcpy(r->opts, (const uint8_t[]){53, 1, type, 255}, 4);
+	memcpy(r->opts, (const uint8_t[]){53, 1, type}, 3);
+	if (extra_len > 0)
+		memcpy(r->opts + 3, extra, extra_len);
+	r->opts[3 + extra_len] = 255;
 	n = dhcp_frame_build(
 	    (uint8_t *)r, sizeof(*r), c_mac, dst_mac, src_ip, dst_ip, sport, dport);
 	memcpy(to.sll_addr, dst_mac, 6);
 	CU_ASSERT_EQUAL(sendto(fd, f, n, 0, (struct sockaddr *)&to, sizeof(to)), (ssize_t)n);
+}
+
+static void
+send_request(int fd, uint8_t type, uint16_t flags, uint32_t giaddr, uint32_t src_ip, uint16_t sport,
+    uint32_t dst_ip, uint16_t dport, const uint8_t dst_mac[6])
+{
+	send_request_opts(fd, type, flags, giaddr, src_ip, sport, dst_ip, dport, dst_mac, NULL, 0);
 }
 
 /* Waits (bounded, not timed) for the server's packet socket and handles what is there. */
@@ -332,6 +343,67 @@ test_filter(void)
 	dhcp_server_free(s);
 }
 
+static bool
+reply_has(const uint8_t *f, ssize_t n, uint8_t code)
+{
+	struct dhcp_option_table t;
+
+	return n > 42 && dhcp_option_parse(&t, f + 42, (size_t)n - 42) == 0 &&
+	       dhcp_option_has(&t, code);
+}
+
+/* Replies never exceed the interface MTU, even when option 57 allows more. */
+static void
+test_mtu(void)
+{
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	static const uint8_t extra[] = {
+	    DHCP_OPT_PRL, 3, 119, 6, 1, DHCP_OPT_MAX_SIZE, 2, 0x05, 0xdc};
+	struct dhcp_server *s;
+	struct dhcp_options o;
+	uint8_t buf[DHCP_RX_BUF];
+	ssize_t n;
+	int c;
+
+	if (skip())
+		return;
+	s = server();
+	memset(&o, 0, sizeof(o));
+	o.server_ip = SERVER_IP;
+	o.prefix = 24;
+	o.lease_time = 600;
+	for (size_t i = 0; i < DHCP_MAX_SEARCH; i++)
+		snprintf(o.search[i], sizeof(o.search[i]),
+		    "zone%02zu.a-much-longer-filler-label-here.example%02zu.org", i, i);
+	o.n_search = DHCP_MAX_SEARCH;
+	CU_ASSERT_FATAL(dhcp_server_set_options(s, &o) == 0);
+	CU_ASSERT(s->optset->len[DHCP_OPT_DOMAIN_SEARCH] > 700);
+	c = client_socket();
+	/* MTU 1500: the search list goes in */
+	send_request_opts(c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67,
+	    bcast, extra, sizeof(extra));
+	CU_ASSERT_EQUAL(serve(s), 1);
+	n = recv_reply(c, buf, sizeof(buf));
+	check_reply(buf, n, bcast, 0xffffffff, 68, DHCP_MSG_OFFER);
+	CU_ASSERT(n - 14 > 700);
+	CU_ASSERT_TRUE(reply_has(buf, n, DHCP_OPT_DOMAIN_SEARCH));
+	/* MTU 700 (read when the sockets open): left out, the datagram fits */
+	CU_ASSERT_FATAL(system("ip link set s0 mtu 700") == 0);
+	CU_ASSERT_EQUAL(dhcp_server_open(s, s_ifindex, "s0", s_mac), 0);
+	send_request_opts(c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67,
+	    bcast, extra, sizeof(extra));
+	CU_ASSERT_EQUAL(serve(s), 1);
+	n = recv_reply(c, buf, sizeof(buf));
+	check_reply(buf, n, bcast, 0xffffffff, 68, DHCP_MSG_OFFER);
+	CU_ASSERT(n - 14 <= 700);
+	CU_ASSERT_FALSE(reply_has(buf, n, DHCP_OPT_DOMAIN_SEARCH));
+	CU_ASSERT_TRUE(reply_has(buf, n, DHCP_OPT_SUBNET_MASK));
+	CU_ASSERT_EQUAL(dhcp_server_stats(s)->drops[DHCP_DROP_SEND_FAILED], 0);
+	close(c);
+	dhcp_server_free(s);
+	CU_ASSERT(system("ip link set s0 mtu 1500") == 0);
+}
+
 static uint64_t fake_now;
 
 static uint64_t
@@ -387,6 +459,7 @@ static const struct test_case socket_tests[] = {
     {"relay reply", test_relay},
     {"BPF filter, fds, reopen", test_filter},
     {"batches and latency histogram", test_batch_and_latency},
+    {"replies fit the interface MTU", test_mtu},
     {NULL, NULL},
 };
 
