@@ -35,6 +35,8 @@ struct dhcp_request {
 	uint16_t max_size;  /* option 57 clamped, IP datagram bytes */
 	const uint8_t *prl; /* option 55, borrowed */
 	size_t prl_len;
+	const uint8_t *client_id; /* option 61, echoed unchanged (RFC 6842) */
+	size_t client_id_len;
 	const uint8_t *relay_info; /* option 82, echoed unchanged */
 	size_t relay_info_len;
 	const struct dhcp_rx_meta *meta; /* frame addresses; NULL when handed a bare message */

@@ -67,6 +67,15 @@ option_tlv(const struct dhcp_optset *set, uint8_t code, bool with_lease, const u
 	return set->blob + set->off[code];
 }
 
+/* Bytes an echoed option takes (RFC 3396 split), 0 when absent. */
+static size_t
+echo_size(const uint8_t *val, size_t len)
+{
+	if (val == NULL)
+		return 0;
+	return len + 2 * (len == 0 ? 1 : (len + 254) / 255);
+}
+
 int
 dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, int type,
     uint32_t yiaddr, const char *hostname, uint8_t *out, size_t cap)
@@ -96,8 +105,8 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
 
 	item_add(&l, DHCP_OPT_MESSAGE_TYPE, type_tlv, sizeof(type_tlv), true);
 	if (nak) {
-		/* RFC 2131 table 3: a DHCPNAK carries 53, 54 and nothing else (but 82, §2.2 of
-		 * RFC 3046) */
+		/* RFC 2131 table 3: a DHCPNAK carries 53, 54 and nothing else, but the echoes of
+		 * 61 (RFC 6842) and 82 (RFC 3046 §2.2) */
 		item_add(&l, DHCP_OPT_SERVER_ID, set->blob + set->off[DHCP_OPT_SERVER_ID],
 		    set->len[DHCP_OPT_SERVER_ID], true);
 	} else {
@@ -137,13 +146,14 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
 	if (max_len < DHCP_FIXED_LEN + 4 + 1 + 3)
 		return -ENOBUFS;
 	room = max_len - DHCP_FIXED_LEN - 4 - 1; /* header, cookie, END */
-	/* RFC 3046 §2.2: the relay agent information is echoed unchanged, last. */
-	if (req->relay_info != NULL) {
-		size_t len = req->relay_info_len;
-		size_t need = len + 2 * (len == 0 ? 1 : (len + 254) / 255);
-
-		room = room > need ? room - need : 0;
-	}
+	/* RFC 6842: the client identifier is echoed unchanged; RFC 3046 §2.2: the relay agent
+	 * information too, last. */
+	room = room > echo_size(req->client_id, req->client_id_len)
+		   ? room - echo_size(req->client_id, req->client_id_len)
+		   : 0;
+	room = room > echo_size(req->relay_info, req->relay_info_len)
+		   ? room - echo_size(req->relay_info, req->relay_info_len)
+		   : 0;
 	/*
 	 * Mandatory options always go; optional ones in list order (PRL first) as long as they
 	 * fit, so one large option (119, 121) left out does not push out the small ones after it.
@@ -187,6 +197,14 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
 	for (size_t i = 0; i < l.n; i++) {
 		memcpy(out + pos, l.items[i].tlv, l.items[i].len);
 		pos += l.items[i].len;
+	}
+	if (req->client_id != NULL) {
+		int n = dhcp_encode_tlv(DHCP_OPT_CLIENT_ID, req->client_id, req->client_id_len,
+		    out + pos, max_len - 1 - pos);
+
+		if (n < 0)
+			return n;
+		pos += (size_t)n;
 	}
 	if (req->relay_info != NULL) {
 		int n = dhcp_encode_tlv(DHCP_OPT_RELAY_AGENT, req->relay_info, req->relay_info_len,

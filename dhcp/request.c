@@ -47,6 +47,9 @@ dhcp_request_parse(
 	req->prl = dhcp_option_get(&req->opts, DHCP_OPT_PRL, &req->prl_len);
 	if (req->prl == NULL)
 		req->prl_len = 0;
+	req->client_id = dhcp_option_get(&req->opts, DHCP_OPT_CLIENT_ID, &req->client_id_len);
+	if (req->client_id == NULL)
+		req->client_id_len = 0;
 	req->relay_info = dhcp_option_get(&req->opts, DHCP_OPT_RELAY_AGENT, &req->relay_info_len);
 	if (req->relay_info == NULL)
 		req->relay_info_len = 0;

@@ -721,6 +721,39 @@ test_relay_agent_echo(void)
 	dhcp_server_free(s);
 }
 
+/* RFC 6842: the client identifier comes back unchanged, in ACK and NAK alike, before 82. */
+static void
+test_client_id_echo(void)
+{
+	struct dhcp_server *s = server();
+	uint8_t opts[] = {DHCP_OPT_CLIENT_ID, 7, 1, 0x52, 0x54, 0x00, 0x12, 0x34, 0x56,
+	    DHCP_OPT_RELAY_AGENT, 3, 1, 1, 'x'};
+	uint8_t nak[] = {DHCP_OPT_CLIENT_ID, 7, 1, 0x52, 0x54, 0x00, 0x12, 0x34, 0x56,
+	    DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 9};
+	uint8_t codes[64];
+	struct dhcp_reply rep;
+	struct req r;
+	size_t len, n = 0, nc;
+	const uint8_t *v;
+
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, VM_IP, RELAY_IP, 0, opts, sizeof(opts));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_ACK);
+	v = reply_opt(&rep, DHCP_OPT_CLIENT_ID, &n);
+	CU_ASSERT(v != NULL && n == 7 && memcmp(v, opts + 2, 7) == 0);
+	nc = reply_codes(&rep, codes, sizeof(codes));
+	CU_ASSERT(nc >= 2 && codes[nc - 2] == DHCP_OPT_CLIENT_ID &&
+		  codes[nc - 1] == DHCP_OPT_RELAY_AGENT);
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0, 0, 0, nak, sizeof(nak));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_NAK);
+	v = reply_opt(&rep, DHCP_OPT_CLIENT_ID, &n);
+	CU_ASSERT(v != NULL && n == 7 && memcmp(v, opts + 2, 7) == 0);
+	/* none in, none out */
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_PTR_NULL(reply_opt(&rep, DHCP_OPT_CLIENT_ID, &n));
+	dhcp_server_free(s);
+}
+
 static void
 test_option_swap(void)
 {
@@ -988,6 +1021,7 @@ static const struct test_case reply_tests[] = {
     {"PRL order", test_prl_order},
     {"option 57", test_max_message_size},
     {"option 82 echo", test_relay_agent_echo},
+    {"option 61 echo", test_client_id_echo},
     {"option set swap", test_option_swap},
     {"destination rules", test_destinations},
     {"relay/ciaddr replies to the frame source", test_unicast_via_frame_source},
