@@ -90,11 +90,18 @@ binding_for(struct dhcp_server *s, const struct dhcp_request *req, bool ask)
 	if (b != NULL)
 		return b;
 	if (!ask || s->cb.on_unknown == NULL || s->cb.on_unknown(s->cb.userdata, mac, &ip) < 0 ||
-	    ip == 0 || dhcp_table_set(s->table, mac, ip, NULL) < 0) {
-		drop(s, DHCP_DROP_UNKNOWN_MAC);
-		return NULL;
-	}
+	    ip == 0)
+		goto unknown;
+	/* the callback may have bound it itself (perhaps with a hostname): keep that */
+	b = dhcp_table_lookup(s->table, mac);
+	if (b != NULL)
+		return b;
+	if (dhcp_table_set(s->table, mac, ip, NULL) < 0)
+		goto unknown;
 	return dhcp_table_lookup(s->table, mac);
+unknown:
+	drop(s, DHCP_DROP_UNKNOWN_MAC);
+	return NULL;
 }
 
 static int

@@ -377,6 +377,36 @@ test_unknown_mac(void)
 	dhcp_server_free(s);
 }
 
+static struct dhcp_server *cb_server;
+
+static int
+on_unknown_binds(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
+{
+	*ret_ip = 0x0a0000c9;
+	return dhcp_server_set_binding(cb_server, mac, *ret_ip, "dyn-vm");
+}
+
+/* A callback that binds the MAC itself (with a hostname) is not overridden. */
+static void
+test_unknown_mac_bound_by_callback(void)
+{
+	struct dhcp_server *s = server();
+	struct dhcp_callbacks cb = {.on_unknown = on_unknown_binds};
+	struct dhcp_reply rep;
+	struct req r;
+	size_t len, n = 0;
+	const uint8_t *v;
+
+	cb_server = s;
+	dhcp_server_set_callbacks(s, &cb);
+	len = build(&r, DHCP_MSG_DISCOVER, other_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_EQUAL(be32_get(reply_msg(&rep)->yiaddr), 0x0a0000c9);
+	v = reply_opt(&rep, DHCP_OPT_HOSTNAME, &n);
+	CU_ASSERT(v != NULL && n == 6 && memcmp(v, "dyn-vm", 6) == 0);
+	dhcp_server_free(s);
+}
+
 static void
 test_inform(void)
 {
@@ -1007,6 +1037,7 @@ static const struct test_case request_tests[] = {
     {"request gets ack or nak", test_request_ack_nak},
     {"option 54 of another server", test_other_server},
     {"unknown MAC", test_unknown_mac},
+    {"unknown MAC bound by the callback", test_unknown_mac_bound_by_callback},
     {"inform", test_inform},
     {"decline marks until the binding changes", test_decline},
     {"release", test_release},
