@@ -207,3 +207,7 @@ clean:
 	rm -rf build
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# Every test binary links the test API server harness (tests/helpers/apiserver.c), which
+# starts BUILD/test-apiserver: build the server before the tests.
+$(UNIT_BINS) $(NETNS_BINS): | $(APISERVER)
