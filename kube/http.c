@@ -306,6 +306,9 @@ kube_http_new(struct event_base *base, struct kube_config *cfg, struct kube_http
 	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, start_timeout);
 	curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
 	curl_multi_setopt(h->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+	/* Bounded pool (HTTP/1.1 watches hold one connection each; HTTP/2 multiplexes). */
+	curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 32L);
+	curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, 48L);
 	*ret = h;
 	return 0;
 }
