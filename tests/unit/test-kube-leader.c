@@ -202,6 +202,11 @@ test_handover_on_release(void)
 	CU_ASSERT_TRUE(other->started_at >= t0);
 	CU_ASSERT_TRUE(other->started_at - t0 < LEASE_US);
 	CU_ASSERT_STRING_EQUAL(other->seen_leader, other->id);
+	/* the old leader competes again: it follows while the other holds a live lease */
+	CU_ASSERT_EQUAL(kube_leader_start(leader->l), 0);
+	run(&a, true, &b, true, NULL, NULL, 4 * RETRY_US);
+	CU_ASSERT_FALSE(kube_leader_is_leader(leader->l));
+	CU_ASSERT_TRUE(kube_leader_is_leader(other->l));
 	CU_ASSERT_EQUAL(overlap, 0);
 	elector_fini(&a);
 	elector_fini(&b);
