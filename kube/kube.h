@@ -34,7 +34,8 @@
  * calling them (a watch may free itself from its own callbacks).
  *
  * Transport: libcurl multi on the caller's event_base (HTTP/2 when the server offers it,
- * keep-alive pool of at most 32 connections per host, 10 s connect and 30 s request timeouts
+ * keep-alive pool of at most 32 connections per host, at most 64 plain requests in flight
+ * (more wait in order, as small records), 10 s connect and 30 s request timeouts
  * by default, watches without a total timeout), TLS verified against the configured CA
  * unless insecure-skip-tls-verify.
  */
