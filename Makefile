@@ -145,12 +145,13 @@ tests: $(UNIT_BINS) $(NETNS_BINS) programs
 # --- running tests -------------------------------------------------------------------------
 
 # Unit tests (no root needed).
+TEST_GROUP ?= unit
 unit: $(UNIT_BINS)
-	@tests/run-tests.sh unit $(UNIT_BINS)
+	@tests/run-tests.sh $(TEST_GROUP) $(UNIT_BINS)
 
 # Unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (separate build dir).
 asan:
-	@$(MAKE) --no-print-directory BUILD=build/asan SAN=asan unit
+	@$(MAKE) --no-print-directory BUILD=build/asan SAN=asan TEST_GROUP=asan unit
 
 # Network-namespace integration tests (root; they skip with exit 77 otherwise).
 netns-test: $(NETNS_BINS) programs
@@ -163,12 +164,12 @@ e2e-test: programs
 FUZZ_SECONDS ?= 600
 fuzz:
 	@$(MAKE) --no-print-directory BUILD=build/fuzz SAN=fuzz CC=clang fuzz-bins
-	@tests/fuzz/run-fuzz.sh build/fuzz/fuzz $(FUZZ_SECONDS)
+	@tests/fuzz/run-fuzz.sh build/fuzz/fuzz/fuzz $(FUZZ_SECONDS)
 
 # Short pass: the checked-in corpus plus a bounded number of new runs (part of `make test`).
 fuzz-short:
 	@$(MAKE) --no-print-directory BUILD=build/fuzz SAN=fuzz CC=clang fuzz-bins
-	@tests/fuzz/run-fuzz.sh build/fuzz/fuzz short
+	@tests/fuzz/run-fuzz.sh build/fuzz/fuzz/fuzz short
 
 fuzz-bins: $(FUZZ_BINS)
 
@@ -184,12 +185,12 @@ check-layers:
 test:
 	@scripts/install-deps
 	@$(MAKE) --no-print-directory all
-	@tests/run-all.sh
+	+@tests/run-all.sh
 
 demo:
 	@scripts/install-deps
 	@$(MAKE) --no-print-directory all
-	@scripts/demo.sh
+	+@scripts/demo.sh
 
 bench-dhcp: all
 	@scripts/bench-dhcp.sh
@@ -207,6 +208,16 @@ clean:
 	rm -rf build
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# IPAM benchmark: /16 memory, allocation cost amortised over filling a /16, rebuild.
+$(BUILD)/bench/bench-ipam: $(BUILD)/obj/tests/bench/bench-ipam.o $(ARCHIVES)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(ARCHIVES) $(LIBS)
+
+bench-ipam: $(BUILD)/bench/bench-ipam
+	@$(BUILD)/bench/bench-ipam
+.PHONY: bench-ipam
 
 # Every test binary links the test API server harness (tests/helpers/apiserver.c), which
 # starts BUILD/test-apiserver: build the server before the tests.

@@ -995,6 +995,132 @@ test_methods_and_odd_requests(void)
 	json_decref(j);
 }
 
+static json_t *
+create_owned(const char *name, const char *owner_uids[], size_t n, const char *extra)
+{
+	char body[2048];
+	size_t off;
+	long code;
+	json_t *o;
+
+	off = (size_t)snprintf(body, sizeof(body),
+	    "{\"metadata\":{\"name\":\"%s\",%s\"ownerReferences\":[", name,
+	    extra != NULL ? extra : "");
+	for (size_t i = 0; i < n; i++)
+		off += (size_t)snprintf(body + off, sizeof(body) - off,
+		    "%s{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"o\",\"uid\":\"%"
+		    "s\"}",
+		    i > 0 ? "," : "", owner_uids[i]);
+	snprintf(body + off, sizeof(body) - off, "]}}");
+	o = req("POST", NULL, body, &code, POOLS, "gc");
+	CU_ASSERT_EQUAL(code, 201);
+	return o;
+}
+
+static long
+get_code(const char *name)
+{
+	long code;
+	json_t *j = req("GET", NULL, NULL, &code, POOLS "/%s", "gc", name);
+
+	json_decref(j);
+	return code;
+}
+
+static void
+test_garbage_collection(void)
+{
+	long code;
+	json_t *owner, *owner2, *j;
+	const char *uids[2];
+
+	owner = req("POST", NULL, "{\"metadata\":{\"name\":\"owner\"}}", &code,
+	    "/api/v1/namespaces/gc/configmaps");
+	owner2 = req("POST", NULL, "{\"metadata\":{\"name\":\"owner2\"}}", &code,
+	    "/api/v1/namespaces/gc/configmaps");
+	uids[0] = meta_str(owner, "uid");
+	uids[1] = meta_str(owner2, "uid");
+	json_decref(create_owned("dep", uids, 1, NULL));
+	json_decref(create_owned("dep-fin", uids, 1, "\"finalizers\":[\"x/y\"],"));
+	json_decref(create_owned("dep-two", uids, 2, NULL));
+	json_decref(create_owned("dep-orphan", uids + 1, 1, NULL));
+	j = req("DELETE", NULL, NULL, &code, "/api/v1/namespaces/gc/configmaps/owner");
+	CU_ASSERT_EQUAL(code, 200);
+	json_decref(j);
+	CU_ASSERT_EQUAL(get_code("dep"), 404);
+	j = req("GET", NULL, NULL, &code, POOLS "/dep-fin", "gc");
+	CU_ASSERT_EQUAL(code, 200); /* kept by its finalizer, but being deleted */
+	CU_ASSERT_PTR_NOT_NULL(meta_str(j, "deletionTimestamp"));
+	json_decref(j);
+	CU_ASSERT_EQUAL(get_code("dep-two"), 200); /* another owner remains */
+	/* orphaning leaves the dependent */
+	j = req("DELETE", NULL, NULL, &code,
+	    "/api/v1/namespaces/gc/configmaps/owner2?propagationPolicy=Orphan");
+	CU_ASSERT_EQUAL(code, 200);
+	json_decref(j);
+	CU_ASSERT_EQUAL(get_code("dep-orphan"), 200);
+	json_decref(owner);
+	json_decref(owner2);
+}
+
+static void
+test_list_at_resource_version(void)
+{
+	long code;
+	json_t *a, *l, *e;
+	unsigned long long rv0;
+
+	a = create_pool("exact", "a", "\"v\":\"0\"", &code);
+	json_decref(create_pool("exact", "b", NULL, &code));
+	l = req("GET", NULL, NULL, &code, POOLS, "exact");
+	rv0 = strtoull(
+	    json_string_value(json_object_get(json_object_get(l, "metadata"), "resourceVersion")),
+	    NULL, 10);
+	json_decref(l);
+	json_decref(req("PATCH", MERGE, "{\"metadata\":{\"labels\":{\"v\":\"1\"}}}", &code,
+	    POOLS "/a", "exact"));
+	json_decref(req("DELETE", NULL, NULL, &code, POOLS "/b", "exact"));
+	json_decref(create_pool("exact", "c", NULL, &code));
+
+	/* Exact: the state at rv0 */
+	l = req("GET", NULL, NULL, &code, POOLS "?resourceVersion=%llu&resourceVersionMatch=Exact",
+	    "exact", rv0);
+	CU_ASSERT_EQUAL(code, 200);
+	CU_ASSERT_EQUAL(json_array_size(json_object_get(l, "items")), 2);
+	CU_ASSERT_STRING_EQUAL(
+	    meta_str(json_array_get(json_object_get(l, "items"), 0), "name"), "a");
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(
+		json_object_get(
+		    json_object_get(json_array_get(json_object_get(l, "items"), 0), "metadata"),
+		    "labels"),
+		"v")),
+	    "0");
+	CU_ASSERT_STRING_EQUAL(
+	    meta_str(json_array_get(json_object_get(l, "items"), 1), "name"), "b");
+	json_decref(l);
+	/* NotOlderThan (the default) and "0": the latest */
+	l = req("GET", NULL, NULL, &code, POOLS "?resourceVersion=%llu", "exact", rv0);
+	CU_ASSERT_EQUAL(code, 200);
+	CU_ASSERT_EQUAL(json_array_size(json_object_get(l, "items")), 2); /* a, c */
+	CU_ASSERT_STRING_EQUAL(
+	    meta_str(json_array_get(json_object_get(l, "items"), 1), "name"), "c");
+	json_decref(l);
+	l = req("GET", NULL, NULL, &code, POOLS "?resourceVersion=0", "exact");
+	CU_ASSERT_EQUAL(code, 200);
+	json_decref(l);
+	/* the future: 504; before the history: 410 */
+	e = req("GET", NULL, NULL, &code, POOLS "?resourceVersion=99999999", "exact");
+	check_status(e, code, 504, "Timeout");
+	json_decref(e);
+	CU_ASSERT_EQUAL(test_apiserver_fault(srv, "compact"), 0);
+	e = req("GET", NULL, NULL, &code, POOLS "?resourceVersion=%llu&resourceVersionMatch=Exact",
+	    "exact", rv0);
+	check_status(e, code, 410, "Expired");
+	json_decref(e);
+	json_decref(a);
+}
+
 /* A client that gives up during an injected delay must not upset the server. */
 static void
 test_client_gone_during_delay(void)
@@ -1047,7 +1173,9 @@ static const struct test_case api_tests[] = {
     {"pagination of 5000 objects", test_pagination_5000},
     {"fault injection and stats", test_faults},
     {"restart keeps data", test_restart_keeps_data},
+    {"list at a resourceVersion", test_list_at_resource_version},
     {"methods and odd requests", test_methods_and_odd_requests},
+    {"garbage collection of dependents", test_garbage_collection},
     {"client gone during a delay", test_client_gone_during_delay},
     {"server exits cleanly", test_clean_exit},
     {NULL, NULL},
