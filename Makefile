@@ -230,3 +230,11 @@ valgrind-apiserver: $(APISERVER_TESTS)
 	@VMDHCP_APISERVER_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full \
 		--show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect" \
 		tests/run-tests.sh valgrind-apiserver $(APISERVER_TESTS)
+
+# --- Kubernetes client benchmark (kube/) ----------------------------------------------------
+$(BUILD)/bench-kube: $(BUILD)/obj/tests/bench/bench-kube.o $(HELPER_OBJS) $(ARCHIVES)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(HELPER_OBJS) $(ARCHIVES) $(LIBS)
+
+bench-kube: $(BUILD)/bench-kube $(APISERVER)
+	@scripts/bench-kube.sh $(BUILD)/bench-kube
