@@ -191,7 +191,11 @@ lease_spec(struct kube_leader *l, const json_t *old_spec, bool releasing)
 	bool changed = !old_holder || strcmp(old_holder, l->identity) != 0;
 	json_t *spec;
 
-	kube_micro_time_format((int64_t)clock_realtime_sec() * 1000000, ts);
+	/*
+	 * Microsecond precision: two renewals within one second must still differ, or the
+	 * update is a no-op the server does not version and other electors see no renewal.
+	 */
+	kube_micro_time_format(clock_realtime_usec(), ts);
 	if (releasing)
 		return json_pack("{s:s, s:i, s:s, s:s, s:I}", "holderIdentity", "",
 		    "leaseDurationSeconds", 1, "acquireTime", acquire ? acquire : ts, "renewTime",

@@ -20,3 +20,12 @@ clock_realtime_sec(void)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec;
 }
+
+int64_t
+clock_realtime_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * (int64_t)USEC_PER_SEC + ts.tv_nsec / 1000;
+}

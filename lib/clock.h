@@ -16,5 +16,7 @@ uint64_t clock_now_usec(void);
 
 /* Wall-clock seconds since the epoch (for timestamps written to the API, lease files). */
 int64_t clock_realtime_sec(void);
+/* Wall-clock microseconds since the epoch (Kubernetes MicroTime fields, e.g. Lease renewTime). */
+int64_t clock_realtime_usec(void);
 
 #endif
