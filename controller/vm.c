@@ -28,7 +28,7 @@ plan_skip(struct vm_plan *p, const char *nic, const char *reason)
 static int
 plan_nic(json_t *vm, const struct vm_network *net, json_t *ncs, struct vm_plan *p)
 {
-	char mac[MAC_STRLEN], ipbuf[IPV4_STRLEN];
+	char mac[MAC_STRLEN], ipbuf[IPV4_STRLEN], netname[KIND_REF_MAX];
 	const char *ipstr = NULL;
 	uint32_t ip = 0;
 	json_t *nc;
@@ -36,6 +36,12 @@ plan_nic(json_t *vm, const struct vm_network *net, json_t *ncs, struct vm_plan *
 
 	if (net->multus_net == NULL || net->multus_net[0] == '\0')
 		return plan_skip(p, net->name, "multus network without networkName");
+	/* Multus resolves a bare NAD name in the VM's own namespace: say so explicitly, since
+	 * a bare networkName in a VMNetCfg means namespace "default". */
+	if (kind_canon_ref(net->multus_net, kind_namespace(vm), netname) < 0)
+		return plan_skip(p, net->name, "invalid multus networkName");
+	if (strlen(netname) > VMNETCFG_NETWORK_NAME_MAX)
+		return plan_skip(p, net->name, "multus networkName too long");
 	r = vm_nic_mac(vm, net->name, mac);
 	if (r == -ENOENT)
 		return plan_skip(p, net->name, "no MAC address assigned yet");
@@ -44,7 +50,7 @@ plan_nic(json_t *vm, const struct vm_network *net, json_t *ncs, struct vm_plan *
 	r = vm_nic_static_ip(vm, net->name, &ip, &ipstr);
 	if (r == -EINVAL)
 		return plan_skip(p, net->name, "invalid static IP annotation");
-	nc = json_pack("{s:s, s:s}", "networkName", net->multus_net, "macAddress", mac);
+	nc = json_pack("{s:s, s:s}", "networkName", netname, "macAddress", mac);
 	if (nc == NULL)
 		return -ENOMEM;
 	if (r == 0) {
@@ -82,11 +88,11 @@ vm_plan_build(json_t *vm, struct vm_plan *ret)
 	}
 	obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:[{s:s, s:s, s:s, s:s, s:b, s:b}]},"
 			" s:{s:s, s:o}}",
-	    "apiVersion", VMNETCFG_API_VERSION, "kind", VMNETCFG_KIND,
+	    "apiVersion", CRD_API_VERSION, "kind", VMNETCFG_KIND,
 	    "metadata", "name", name, "namespace", ns, "labels", KIND_LABEL_VM_NAME, name,
 	    "ownerReferences", "apiVersion", VM_API_VERSION, "kind", VM_KIND, "name", name,
 	    "uid", uid, "controller", 1, "blockOwnerDeletion", 1,
-	    "spec", "vmName", name, "networkConfigs", ncs);
+	    "spec", "vmName", name, VMNETCFG_FIELD_NICS, ncs);
 	ncs = NULL; /* "o" stole it, even on failure */
 	if (obj == NULL) {
 		r = -ENOMEM;
@@ -201,8 +207,8 @@ vm_vmnetcfg_update(json_t *existing, json_t *desired, json_t **ret_update)
 	if ((r = set_if_differs(spec, "vmName", json_object_get(want_spec, "vmName"))) < 0)
 		goto nomem;
 	changed |= r;
-	if ((r = set_if_differs(spec, "networkConfigs",
-		 json_object_get(want_spec, "networkConfigs"))) < 0)
+	if ((r = set_if_differs(spec, VMNETCFG_FIELD_NICS,
+		 json_object_get(want_spec, VMNETCFG_FIELD_NICS))) < 0)
 		goto nomem;
 	changed |= r;
 

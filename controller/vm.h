@@ -6,8 +6,11 @@
  * KubeVirt VirtualMachine → desired VirtualMachineNetworkConfig (pure part of the VM
  * reconciler). The desired object has the VM's name and namespace, an ownerReference to the
  * VM (controller, blockOwnerDeletion), the label `harvesterhci.io/vmName`, spec.vmName and one
- * networkConfigs[] entry per Multus NIC, in the order of spec.template.spec.networks:
- *   { networkName: the NIC's multus networkName (as written in the VM),
+ * spec.networkConfig[] entry (the wire name of SPEC's networkConfigs, as in the Go project)
+ * per Multus NIC, in the order of spec.template.spec.networks:
+ *   { networkName: the NIC's multus networkName, qualified with the VM's namespace when
+ *                  bare ("net-1" in namespace "ns" → "ns/net-1", which is what Multus
+ *                  attaches; a bare name in a VMNetCfg would mean namespace "default"),
  *     macAddress:  canonical MAC from the interface, else from the mac-address annotation,
  *     ipAddress:   from `static-ip.harvesterhci.io/<nic>` when present }.
  * Pod-network NICs are left out silently; a Multus NIC that cannot be described yet (no MAC,
@@ -19,8 +22,12 @@
 
 #include <jansson.h>
 
-#define VMNETCFG_API_VERSION "network.harvesterhci.io/v1alpha1"
-#define VMNETCFG_KIND "VirtualMachineNetworkConfig"
+#include "crds/vmnetcfg.h"
+
+/* spec.networkConfig / status.networkConfig: the NIC lists' wire name. */
+#define VMNETCFG_FIELD_NICS "networkConfig"
+/* Longest networkName a VMNetCfg accepts. */
+#define VMNETCFG_NETWORK_NAME_MAX CRD_NETWORK_NAME_INPUT_MAX
 #define VM_API_VERSION "kubevirt.io/v1"
 #define VM_KIND "VirtualMachine"
 

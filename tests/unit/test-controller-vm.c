@@ -172,7 +172,7 @@ test_vm_plan(void)
 	CU_ASSERT_TRUE(json_is_true(json_object_get(ref, "blockOwnerDeletion")));
 
 	/* pod network skipped silently; three Multus NICs kept in the VM's order */
-	ncs = kind_get(p.vmnetcfg, "spec", "networkConfigs", NULL);
+	ncs = kind_get(p.vmnetcfg, "spec", VMNETCFG_FIELD_NICS, NULL);
 	CU_ASSERT_EQUAL_FATAL(json_array_size(ncs), 3);
 	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(ncs, 0), "networkName", NULL),
 	    "default/net-1");
@@ -180,7 +180,9 @@ test_vm_plan(void)
 	    "02:aa:bb:cc:dd:01");
 	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(ncs, 0), "ipAddress", NULL),
 	    "10.0.0.50");
-	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(ncs, 1), "networkName", NULL), "net-2");
+	/* a bare multus name resolves in the VM's namespace */
+	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(ncs, 1), "networkName", NULL),
+	    "tenant-a/net-2");
 	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(ncs, 1), "macAddress", NULL),
 	    "02:aa:bb:cc:dd:02");
 	CU_ASSERT_PTR_NULL(kind_get(json_array_get(ncs, 1), "ipAddress", NULL));
@@ -239,14 +241,14 @@ test_vm_update_decision(void)
 
 	/* a NIC removed in the existing spec, status and paused present: one update that
 	 * keeps resourceVersion, status, paused and foreign labels */
-	json_array_remove(kind_get(existing, "spec", "networkConfigs", NULL), 1);
+	json_array_remove(kind_get(existing, "spec", VMNETCFG_FIELD_NICS, NULL), 1);
 	json_object_set_new(json_object_get(existing, "spec"), "paused", json_true());
 	json_object_set_new(existing, "status", json_pack("{s:[]}", "networkConfigs"));
 	json_object_set_new(kind_get(existing, "metadata", "labels", NULL), "team",
 	    json_string("blue"));
 	CU_ASSERT_EQUAL(vm_vmnetcfg_update(existing, p.vmnetcfg, &upd), 1);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(upd);
-	CU_ASSERT_EQUAL(json_array_size(kind_get(upd, "spec", "networkConfigs", NULL)), 3);
+	CU_ASSERT_EQUAL(json_array_size(kind_get(upd, "spec", VMNETCFG_FIELD_NICS, NULL)), 3);
 	CU_ASSERT_STRING_EQUAL(kind_get_str(upd, "metadata", "resourceVersion", NULL), "42");
 	CU_ASSERT_TRUE(json_is_true(kind_get(upd, "spec", "paused", NULL)));
 	CU_ASSERT_PTR_NOT_NULL(kind_get(upd, "status", NULL));
