@@ -131,8 +131,11 @@ release_removed(struct compute *c, const struct vmnetcfg *cfg, struct vmnetcfg_s
 			continue;
 		}
 		r = netpool_release(p, mac, c->key);
-		if (r == 0 && (r = touch(c->res, old->network_name)) < 0)
-			return r;
+		if (r == 0) {
+			c->res->released = true;
+			if ((r = touch(c->res, old->network_name)) < 0)
+				return r;
+		}
 	}
 	return 0;
 }
@@ -212,6 +215,7 @@ bind_nic(struct compute *c, const struct vmnetcfg_nic *nic)
 			return r == -ENOMEM ? r : -EIO;
 		held = 0;
 		e = NULL;
+		c->res->released = true;
 		if ((r = touch(c->res, nic->network_name)) < 0)
 			return r;
 	}
@@ -366,7 +370,10 @@ vmnetcfg_release_all(const struct vmnetcfg *cfg, const char *key, vmnetcfg_looku
 				again = true;
 				continue;
 			}
-			if (netpool_release(p, mac, key) == 0 && (r = touch(ret, net)) < 0) {
+			if (netpool_release(p, mac, key) != 0)
+				continue;
+			ret->released = true;
+			if ((r = touch(ret, net)) < 0) {
 				vmnetcfg_result_clear(ret);
 				return r;
 			}

@@ -68,7 +68,8 @@ struct vmnetcfg_result {
 	/* networks whose bindings changed (their IPPool status must be refreshed) */
 	char (*touched)[CRD_NETWORK_NAME_MAX + 1];
 	size_t n_touched;
-	bool changed; /* status differs from the input's */
+	bool changed;  /* status differs from the input's */
+	bool released; /* some address was released (Pending NICs elsewhere may now bind) */
 };
 
 /*
