@@ -582,7 +582,35 @@ ctrl_op_new(struct ctrl *c, struct kube_controller *ctl, const char *key, const 
 	op->ctl = ctl;
 	op->what = what;
 	snprintf(op->key, sizeof(op->key), "%s", key);
+	op->next = c->ops;
+	if (c->ops != NULL)
+		c->ops->prev = op;
+	c->ops = op;
 	return op;
+}
+
+/* Writes of freed controllers whose answers have not come (yet). */
+static struct ctrl_op *orphans;
+
+static void
+op_free(struct ctrl_op *op)
+{
+	struct ctrl_op **head = op->c != NULL ? &op->c->ops : &orphans;
+
+	if (op->prev != NULL)
+		op->prev->next = op->next;
+	else
+		*head = op->next;
+	if (op->next != NULL)
+		op->next->prev = op->prev;
+	free(op);
+}
+
+void
+ctrl_reap_orphans(void)
+{
+	while (orphans != NULL)
+		op_free(orphans);
 }
 
 void
@@ -591,6 +619,10 @@ ctrl_op_done(void *userdata, const struct kube_result *res)
 	struct ctrl_op *op = userdata;
 	struct kube_reconcile_result rr = ctrl_ok();
 
+	if (op->c == NULL) { /* the controller went away meanwhile */
+		op_free(op);
+		return;
+	}
 	switch (res->error) {
 	case 0:
 		log_debug("%s %s: done", op->what, op->key);
@@ -608,7 +640,7 @@ ctrl_op_done(void *userdata, const struct kube_result *res)
 		break;
 	}
 	kube_controller_complete(op->ctl, op->key, rr);
-	free(op);
+	op_free(op);
 }
 
 struct kube_reconcile_result
@@ -618,7 +650,7 @@ ctrl_op_started(struct ctrl_op *op, int rc)
 		return ctrl_error(-ENOMEM);
 	if (rc < 0) {
 		log_warn("%s %s: %s", op->what, op->key, strerror(-rc));
-		free(op);
+		op_free(op);
 		return ctrl_error(rc);
 	}
 	metric_inc(op->c->m_writes, 0);
@@ -949,6 +981,17 @@ ctrl_free(struct ctrl *c)
 	if (c == NULL)
 		return NULL;
 	c->reconciling = false;
+	while (c->ops != NULL) { /* answers still in flight will be dropped */
+		struct ctrl_op *op = c->ops;
+
+		c->ops = op->next;
+		op->c = NULL;
+		op->prev = NULL;
+		op->next = orphans;
+		if (orphans != NULL)
+			orphans->prev = op;
+		orphans = op;
+	}
 	kube_controller_free(c->c_pool);
 	kube_controller_free(c->c_cfg);
 	kube_controller_free(c->c_vm);

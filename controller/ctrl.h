@@ -129,6 +129,7 @@ struct ctrl {
 	struct event *sync_ev;
 
 	struct pool_rt *pools;
+	struct ctrl_op *ops; /* writes in flight */
 	bool leading;	  /* allowed to reconcile */
 	bool reconciling; /* controllers started */
 
@@ -141,7 +142,10 @@ struct ctrl {
  */
 int ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *metrics,
     const struct ctrl_opts *opts, struct ctrl **ret);
+/* Writes still in flight are orphaned: their answers are dropped when they come. */
 struct ctrl *ctrl_free(struct ctrl *c);
+/* Free orphaned writes once no answer can come any more (after kube_client_free). */
+void ctrl_reap_orphans(void);
 
 /* Allow reconciling (leader elected, or no election): controllers start once synced. */
 void ctrl_lead(struct ctrl *c);
@@ -171,8 +175,9 @@ uint64_t ctrl_now_usec(const struct ctrl *c);
 
 /* One asynchronous write of a reconcile (PENDING until its callback completes the key). */
 struct ctrl_op {
-	struct ctrl *c;
+	struct ctrl *c; /* NULL once the ctrl is freed: the answer is then dropped */
 	struct kube_controller *ctl;
+	struct ctrl_op *prev, *next;
 	const char *what; /* static, for logs */
 	char key[KIND_REF_MAX];
 };

@@ -266,6 +266,7 @@ main(int argc, char **argv)
 	ctrl_free(app.ctrl);
 	httpd_free(httpd);
 	kube_client_free(client);
+	ctrl_reap_orphans();
 	metrics_free(metrics);
 	kube_config_free(cfg);
 	event_base_free(app.base);
