@@ -222,3 +222,7 @@ bench-ipam: $(BUILD)/bench/bench-ipam
 # Every test binary links the test API server harness (tests/helpers/apiserver.c), which
 # starts BUILD/test-apiserver: build the server before the tests.
 $(UNIT_BINS) $(NETNS_BINS): | $(APISERVER)
+
+# Controller scale run (SPEC §5): 10 000 NICs bound in one pool against the test API server.
+bench-controller: $(BUILD)/tests/test-controller-scale $(APISERVER)
+	@VMDHCP_CONTROLLER_SCALE=$${VMDHCP_CONTROLLER_SCALE:-10000} $(BUILD)/tests/test-controller-scale

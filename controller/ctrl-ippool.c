@@ -485,6 +485,9 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 	json_t *desired = NULL;
 	int r;
 
+	/* no backpressure gate here: at most one write per pool is in flight, and pool status
+	 * writes (what agents serve from) must not wait behind a burst of VMNetCfgs */
+
 	if (it == NULL) { /* gone (without our finalizer): forget, remove the agent */
 		if (rt != NULL)
 			rt_forget(c, key);

@@ -78,6 +78,9 @@ ctrl_reconcile_vm(void *userdata, const char *key)
 	size_t n_nics;
 	int r;
 
+	if (!ctrl_gate(c, c->c_vm, key))
+		return ctrl_pending(); /* requeued when a write slot frees */
+
 	if (vm == NULL || vm->deleting)
 		return ctrl_ok(); /* the VMNetCfg goes with its owner */
 	if (vm->n_skipped > 0) {
@@ -93,11 +96,19 @@ ctrl_reconcile_vm(void *userdata, const char *key)
 	if (cfg == NULL) {
 		if (n_nics == 0)
 			return ctrl_ok(); /* nothing to bind: no object needed */
+		json_t *obj = json_deep_copy(vm->desired);
+
+		/* born with the VMNetCfg finalizer: saves that reconciler a write */
+		if (obj == NULL || kube_obj_add_finalizer(obj, CTRL_FINALIZER_VMNETCFG) < 0) {
+			json_decref(obj);
+			return ctrl_error(-ENOMEM);
+		}
 		op = ctrl_op_new(c, c->c_vm, key, "create vmnetcfg for vm");
 		log_info("vm %s: creating its VirtualMachineNetworkConfig (%zu NICs)", key, n_nics);
-		r = op != NULL ? kube_create(c->client, &ctrl_res_vmnetcfgs, vm->ns, vm->desired,
+		r = op != NULL ? kube_create(c->client, &ctrl_res_vmnetcfgs, vm->ns, obj,
 				     ctrl_op_done, op) :
 				 -ENOMEM;
+		json_decref(obj);
 		return ctrl_op_started(op, r);
 	}
 	if (cfg->deleting)

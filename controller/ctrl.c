@@ -586,16 +586,61 @@ ctrl_op_new(struct ctrl *c, struct kube_controller *ctl, const char *key, const 
 	if (c->ops != NULL)
 		c->ops->prev = op;
 	c->ops = op;
+	c->inflight++;
 	return op;
+}
+
+bool
+ctrl_gate(struct ctrl *c, struct kube_controller *ctl, const char *key)
+{
+	struct ctrl_parked *p;
+
+	if (c->inflight < CTRL_MAX_INFLIGHT)
+		return true;
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return true; /* no memory to wait: go ahead */
+	p->ctl = ctl;
+	snprintf(p->key, sizeof(p->key), "%s", key);
+	if (c->parked_tail == NULL)
+		c->parked_tail = &c->parked;
+	*c->parked_tail = p;
+	c->parked_tail = &p->next;
+	return false;
+}
+
+/*
+ * Write slots are free: send the oldest parked reconciles back to their queues, one per free
+ * slot. Called when a write completes and after every reconcile (one that wrote nothing
+ * leaves its slot free).
+ */
+static void
+unpark(struct ctrl *c)
+{
+	size_t n = c->inflight < CTRL_MAX_INFLIGHT ? CTRL_MAX_INFLIGHT - c->inflight : 0;
+
+	while (n-- > 0 && c->parked != NULL) {
+		struct ctrl_parked *p = c->parked;
+
+		c->parked = p->next;
+		if (c->parked == NULL)
+			c->parked_tail = &c->parked;
+		kube_controller_complete(p->ctl, p->key,
+		    (struct kube_reconcile_result){ .action = KUBE_RECONCILE_REQUEUE_AFTER });
+		free(p);
+	}
 }
 
 /* Writes of freed controllers whose answers have not come (yet). */
 static struct ctrl_op *orphans;
 
+static void unpark(struct ctrl *c);
+
 static void
 op_free(struct ctrl_op *op)
 {
-	struct ctrl_op **head = op->c != NULL ? &op->c->ops : &orphans;
+	struct ctrl *c = op->c;
+	struct ctrl_op **head = c != NULL ? &c->ops : &orphans;
 
 	if (op->prev != NULL)
 		op->prev->next = op->next;
@@ -604,6 +649,10 @@ op_free(struct ctrl_op *op)
 	if (op->next != NULL)
 		op->next->prev = op->prev;
 	free(op);
+	if (c != NULL) {
+		c->inflight--;
+		unpark(c);
+	}
 }
 
 void
@@ -717,6 +766,19 @@ enqueue_vm_all_visit(void *userdata, const char *key, const void *item)
 	return 0;
 }
 
+/* Every reconcile goes through here: after it, free write slots go to parked keys. */
+#define RECONCILE_WRAPPER(wrapper, fn)                                                         \
+	static struct kube_reconcile_result wrapper(void *userdata, const char *key)           \
+	{                                                                                      \
+		struct kube_reconcile_result r = fn(userdata, key);                            \
+                                                                                               \
+		unpark(userdata);                                                              \
+		return r;                                                                      \
+	}
+RECONCILE_WRAPPER(reconcile_pool, ctrl_reconcile_pool)
+RECONCILE_WRAPPER(reconcile_cfg, ctrl_reconcile_cfg)
+RECONCILE_WRAPPER(reconcile_vm, ctrl_reconcile_vm)
+
 static int
 start_controllers(struct ctrl *c)
 {
@@ -725,9 +787,9 @@ start_controllers(struct ctrl *c)
 		kube_reconcile_fn fn;
 		size_t off;
 	} table[] = {
-		{ "ippool", ctrl_reconcile_pool, offsetof(struct ctrl, c_pool) },
-		{ "vmnetcfg", ctrl_reconcile_cfg, offsetof(struct ctrl, c_cfg) },
-		{ "vm", ctrl_reconcile_vm, offsetof(struct ctrl, c_vm) },
+		{ "ippool", reconcile_pool, offsetof(struct ctrl, c_pool) },
+		{ "vmnetcfg", reconcile_cfg, offsetof(struct ctrl, c_cfg) },
+		{ "vm", reconcile_vm, offsetof(struct ctrl, c_vm) },
 	};
 
 	for (size_t i = 0; i < ELEMENTSOF(table); i++) {
@@ -991,6 +1053,12 @@ ctrl_free(struct ctrl *c)
 		if (orphans != NULL)
 			orphans->prev = op;
 		orphans = op;
+	}
+	while (c->parked != NULL) {
+		struct ctrl_parked *p = c->parked;
+
+		c->parked = p->next;
+		free(p);
 	}
 	kube_controller_free(c->c_pool);
 	kube_controller_free(c->c_cfg);

@@ -107,6 +107,15 @@ struct pool_rt {
 	struct pool_rt *next;
 };
 
+/* At most this many writes in flight; further reconciles wait (backpressure). */
+#define CTRL_MAX_INFLIGHT 32
+
+struct ctrl_parked {
+	struct ctrl_parked *next;
+	struct kube_controller *ctl;
+	char key[KIND_REF_MAX];
+};
+
 struct ctrl_opts {
 	const char *namespace;	     /* the controller's namespace (agents go there) */
 	const char *agent_image;     /* required */
@@ -130,6 +139,8 @@ struct ctrl {
 
 	struct pool_rt *pools;
 	struct ctrl_op *ops; /* writes in flight */
+	size_t inflight;
+	struct ctrl_parked *parked, **parked_tail; /* reconciles waiting for a write slot */
 	bool leading;	  /* allowed to reconcile */
 	bool reconciling; /* controllers started */
 
@@ -186,6 +197,11 @@ struct ctrl_op *ctrl_op_new(struct ctrl *c, struct kube_controller *ctl, const c
     const char *what);
 /* kube_done_fn: completes the reconcile by the result and frees the op. */
 void ctrl_op_done(void *userdata, const struct kube_result *res);
+/*
+ * Backpressure: true when a write slot is free. Else the key is parked (the reconcile must
+ * return PENDING at once) and requeued when a write completes.
+ */
+bool ctrl_gate(struct ctrl *c, struct kube_controller *ctl, const char *key);
 /* After starting a call with op: rc >= 0 → PENDING; rc < 0 → the op is freed, ERROR. */
 struct kube_reconcile_result ctrl_op_started(struct ctrl_op *op, int rc);
 
@@ -199,6 +215,12 @@ static inline struct kube_reconcile_result
 ctrl_error(int err)
 {
 	return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_ERROR, .error = err };
+}
+
+static inline struct kube_reconcile_result
+ctrl_pending(void)
+{
+	return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_PENDING };
 }
 
 static inline struct kube_reconcile_result
