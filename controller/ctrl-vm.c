@@ -38,17 +38,13 @@ cfg_matches(const struct cfg_item *it, const struct vm_item *vm)
 	return same;
 }
 
-struct vm_update {
-	struct ctrl_op *op;
-	json_t *desired;
-};
-
+/* kube_mutate_fn: userdata is the op, its payload the desired VMNetCfg. */
 static int
 vm_mutate(void *userdata, json_t *obj)
 {
-	struct vm_update *u = userdata;
+	struct ctrl_op *op = userdata;
 	json_t *upd = NULL;
-	int r = vm_vmnetcfg_update(obj, u->desired, &upd);
+	int r = vm_vmnetcfg_update(obj, op->payload, &upd);
 
 	if (r <= 0)
 		return r == 0 ? 1 : r; /* nothing to write, or refuse */
@@ -56,16 +52,6 @@ vm_mutate(void *userdata, json_t *obj)
 	r = json_object_update(obj, upd) < 0 ? -ENOMEM : 0;
 	json_decref(upd);
 	return r;
-}
-
-static void
-vm_update_done(void *userdata, const struct kube_result *res)
-{
-	struct vm_update *u = userdata;
-
-	json_decref(u->desired);
-	ctrl_op_done(u->op, res);
-	free(u);
 }
 
 struct kube_reconcile_result
@@ -119,21 +105,12 @@ ctrl_reconcile_vm(void *userdata, const char *key)
 	}
 	if (cfg_matches(cfg, vm))
 		return ctrl_ok();
-	{
-		struct vm_update *u = calloc(1, sizeof(*u));
-
-		if (u == NULL)
-			return ctrl_error(-ENOMEM);
-		u->op = op = ctrl_op_new(c, c->c_vm, key, "update vmnetcfg for vm");
-		u->desired = json_incref(vm->desired);
-		log_info("vm %s: updating its VirtualMachineNetworkConfig (%zu NICs)", key, n_nics);
-		r = op != NULL ? kube_update_retry(c->client, &ctrl_res_vmnetcfgs, vm->ns, vm->name,
-				     false, 0, vm_mutate, vm_update_done, u) :
-				 -ENOMEM;
-		if (r < 0 || op == NULL) {
-			json_decref(u->desired);
-			free(u);
-		}
-		return ctrl_op_started(op, r);
-	}
+	op = ctrl_op_new(c, c->c_vm, key, "update vmnetcfg for vm");
+	if (op == NULL)
+		return ctrl_error(-ENOMEM);
+	op->payload = json_incref(vm->desired);
+	log_info("vm %s: updating its VirtualMachineNetworkConfig (%zu NICs)", key, n_nics);
+	r = kube_update_retry(c->client, &ctrl_res_vmnetcfgs, vm->ns, vm->name, false, 0,
+	    vm_mutate, ctrl_op_done, op);
+	return ctrl_op_started(op, r);
 }

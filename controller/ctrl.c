@@ -648,6 +648,7 @@ op_free(struct ctrl_op *op)
 		*head = op->next;
 	if (op->next != NULL)
 		op->next->prev = op->prev;
+	json_decref(op->payload);
 	free(op);
 	if (c != NULL) {
 		c->inflight--;

@@ -190,6 +190,7 @@ struct ctrl_op {
 	struct kube_controller *ctl;
 	struct ctrl_op *prev, *next;
 	const char *what; /* static, for logs */
+	json_t *payload;  /* optional, owned (freed with the op) */
 	char key[KIND_REF_MAX];
 };
 /* New op for key (copied); NULL on ENOMEM. */

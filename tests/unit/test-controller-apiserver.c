@@ -359,9 +359,18 @@ env_start(struct env *e)
 	return true;
 }
 
+static bool
+no_writes_in_flight(struct env *e, const void *arg)
+{
+	return e->ctrl == NULL || e->ctrl->inflight == 0;
+}
+
 static void
 env_stop(struct env *e)
 {
+	/* let the last writes answer, so nothing is dropped with the client */
+	if (e->ctrl != NULL)
+		wait_for(e, no_writes_in_flight, NULL);
 	e->ctrl = ctrl_free(e->ctrl);
 	kube_client_free(e->client);
 	ctrl_reap_orphans();
