@@ -229,8 +229,8 @@ opt_string(const json_t *obj, const char *field, const char *where, int idx, str
 	if (!v || json_is_null(v))
 		return 0;
 	if (!json_is_string(v)) {
-		set_err(k->err, k->err_len, "kubeconfig %s: %s[%d].%s: not a string", k->path, where,
-		    idx, field);
+		set_err(k->err, k->err_len, "kubeconfig %s: %s[%d].%.*s.%s: not a string", k->path,
+		    where, idx, (int)strlen(where) - 1, where, field);
 		return -EINVAL;
 	}
 	*ret = json_string_value(v);
@@ -265,8 +265,8 @@ file_field(const json_t *obj, const char *field, const char *where, int idx, str
 		return -ENOMEM;
 	if (stat(*ret, &st) < 0) {
 		rc = -errno;
-		set_err(k->err, k->err_len, "kubeconfig %s: %s[%d].%s: %s: %s", k->path, where, idx,
-		    field, *ret, strerror(errno));
+		set_err(k->err, k->err_len, "kubeconfig %s: %s[%d].%.*s.%s: %s: %s", k->path, where,
+		    idx, (int)strlen(where) - 1, where, field, *ret, strerror(errno));
 		return rc;
 	}
 	return 0;
@@ -284,11 +284,11 @@ data_field(const json_t *obj, const char *field, const char *where, int idx, str
 		return rc;
 	rc = b64_decode(s, ret, ret_len);
 	if (rc == -EINVAL)
-		set_err(k->err, k->err_len, "kubeconfig %s: %s[%d].%s: not valid base64", k->path,
-		    where, idx, field);
+		set_err(k->err, k->err_len, "kubeconfig %s: %s[%d].%.*s.%s: not valid base64", k->path,
+		    where, idx, (int)strlen(where) - 1, where, field);
 	else if (rc == 0 && (*ret_len == 0 || !strstr(*ret, "-----BEGIN"))) {
-		set_err(k->err, k->err_len, "kubeconfig %s: %s[%d].%s: not a PEM block", k->path,
-		    where, idx, field);
+		set_err(k->err, k->err_len, "kubeconfig %s: %s[%d].%.*s.%s: not a PEM block", k->path,
+		    where, idx, (int)strlen(where) - 1, where, field);
 		free(*ret);
 		*ret = NULL;
 		rc = -EINVAL;

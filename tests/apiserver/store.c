@@ -18,6 +18,7 @@
 
 struct store {
 	struct hmap *resources; /* id -> struct resource */
+	struct hmap *owners;	/* owner uid -> number of ownerReferences to it (as a pointer) */
 	struct resource **reslist;
 	size_t nres;
 	uint64_t rv;
@@ -28,6 +29,8 @@ struct store {
 	size_t hist_cap;
 	size_t hist_start;
 	size_t hist_len;
+	size_t hist_bytes;     /* serialised size of the events held */
+	size_t hist_max_bytes; /* bound on it (0 = none) */
 	store_event_fn event_cb;
 	void *event_ud;
 };
@@ -44,44 +47,42 @@ struct known_resource {
 
 /* Resources known without a CRD; anything else is accepted as a namespaced resource. */
 static const struct known_resource known_resources[] = {
-	{ "", "v1", "pods", "Pod", true, true, true },
-	{ "", "v1", "services", "Service", true, true, true },
-	{ "", "v1", "configmaps", "ConfigMap", true, false, true },
-	{ "", "v1", "secrets", "Secret", true, false, true },
-	{ "", "v1", "events", "Event", true, false, true },
-	{ "", "v1", "endpoints", "Endpoints", true, false, true },
-	{ "", "v1", "serviceaccounts", "ServiceAccount", true, false, true },
-	{ "", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true, true, true },
-	{ "", "v1", "nodes", "Node", false, true, true },
-	{ "", "v1", "namespaces", "Namespace", false, true, true },
-	{ "", "v1", "persistentvolumes", "PersistentVolume", false, true, true },
-	{ "apps", "v1", "deployments", "Deployment", true, true, true },
-	{ "apps", "v1", "daemonsets", "DaemonSet", true, true, true },
-	{ "apps", "v1", "statefulsets", "StatefulSet", true, true, true },
-	{ "apps", "v1", "replicasets", "ReplicaSet", true, true, true },
-	{ "batch", "v1", "jobs", "Job", true, true, true },
-	{ "coordination.k8s.io", "v1", "leases", "Lease", true, false, true },
-	{ "events.k8s.io", "v1", "events", "Event", true, false, true },
-	{ "rbac.authorization.k8s.io", "v1", "roles", "Role", true, false, true },
-	{ "rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", true, false, true },
-	{ "rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", false, false, true },
-	{ "rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", false,
-	    false, true },
-	{ "storage.k8s.io", "v1", "storageclasses", "StorageClass", false, false, true },
-	{ "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
-	    false, true, true },
-	{ "k8s.cni.cncf.io", "v1", "network-attachment-definitions",
-	    "NetworkAttachmentDefinition", true, false, false },
-	{ "kubevirt.io", "v1", "virtualmachines", "VirtualMachine", true, true, false },
-	{ "kubevirt.io", "v1", "virtualmachineinstances", "VirtualMachineInstance", true, true,
-	    false },
-	{ "network.harvesterhci.io", "v1alpha1", "ippools", "IPPool", true, true, false },
-	{ "network.harvesterhci.io", "v1alpha1", "virtualmachinenetworkconfigs",
-	    "VirtualMachineNetworkConfig", true, true, false },
+    {"", "v1", "pods", "Pod", true, true, true},
+    {"", "v1", "services", "Service", true, true, true},
+    {"", "v1", "configmaps", "ConfigMap", true, false, true},
+    {"", "v1", "secrets", "Secret", true, false, true},
+    {"", "v1", "events", "Event", true, false, true},
+    {"", "v1", "endpoints", "Endpoints", true, false, true},
+    {"", "v1", "serviceaccounts", "ServiceAccount", true, false, true},
+    {"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true, true, true},
+    {"", "v1", "nodes", "Node", false, true, true},
+    {"", "v1", "namespaces", "Namespace", false, true, true},
+    {"", "v1", "persistentvolumes", "PersistentVolume", false, true, true},
+    {"apps", "v1", "deployments", "Deployment", true, true, true},
+    {"apps", "v1", "daemonsets", "DaemonSet", true, true, true},
+    {"apps", "v1", "statefulsets", "StatefulSet", true, true, true},
+    {"apps", "v1", "replicasets", "ReplicaSet", true, true, true},
+    {"batch", "v1", "jobs", "Job", true, true, true},
+    {"coordination.k8s.io", "v1", "leases", "Lease", true, false, true},
+    {"events.k8s.io", "v1", "events", "Event", true, false, true},
+    {"rbac.authorization.k8s.io", "v1", "roles", "Role", true, false, true},
+    {"rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", true, false, true},
+    {"rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", false, false, true},
+    {"rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", false, false,
+	true},
+    {"storage.k8s.io", "v1", "storageclasses", "StorageClass", false, false, true},
+    {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", false,
+	true, true},
+    {"k8s.cni.cncf.io", "v1", "network-attachment-definitions", "NetworkAttachmentDefinition", true,
+	false, false},
+    {"kubevirt.io", "v1", "virtualmachines", "VirtualMachine", true, true, false},
+    {"kubevirt.io", "v1", "virtualmachineinstances", "VirtualMachineInstance", true, true, false},
+    {"network.harvesterhci.io", "v1alpha1", "ippools", "IPPool", true, true, false},
+    {"network.harvesterhci.io", "v1alpha1", "virtualmachinenetworkconfigs",
+	"VirtualMachineNetworkConfig", true, true, false},
 };
 
-static void
-set_err(struct api_err *err, int code, const char *reason, const char *fmt, ...)
+static void set_err(struct api_err *err, int code, const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 static void
@@ -161,10 +162,9 @@ new_uid(char out[37])
 	RAND_bytes(b, sizeof(b));
 	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
 	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-	snprintf(out, 37,
-	    "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-	    b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
-	    b[15]);
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+	    b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+	    b[14], b[15]);
 }
 
 /* --- resources ------------------------------------------------------------------------- */
@@ -260,7 +260,8 @@ register_crd(struct store *st, json_t *crd)
 	res->namespaced = scope == NULL || strcmp(scope, "Cluster") != 0;
 	res->builtin = false;
 	res->status_sub = false;
-	json_array_foreach(versions, i, v) {
+	json_array_foreach(versions, i, v)
+	{
 		if (json_is_true(json_object_get(v, "storage")) || i == 0)
 			set_str(&res->version, json_string_value(json_object_get(v, "name")));
 		if (json_object_get(json_object_get(v, "subresources"), "status") != NULL)
@@ -273,14 +274,16 @@ register_crd(struct store *st, json_t *crd)
 /* --- store ----------------------------------------------------------------------------- */
 
 struct store *
-store_new(size_t history)
+store_new(size_t history, size_t history_bytes)
 {
 	struct store *st = calloc(1, sizeof(*st));
 
 	if (st == NULL)
 		abort();
 	st->resources = hmap_new();
+	st->owners = hmap_new();
 	st->hist_cap = history;
+	st->hist_max_bytes = history_bytes;
 	st->hist = calloc(history > 0 ? history : 1, sizeof(*st->hist));
 	if (st->hist == NULL)
 		abort();
@@ -334,7 +337,7 @@ store_free(struct store *st)
 	free(st->hist);
 	for (size_t i = 0; i < st->nres; i++) {
 		struct resource *res = st->reslist[i];
-		struct hmap_iter it = { 0 };
+		struct hmap_iter it = {0};
 		void *v;
 
 		while (hmap_next(res->objs, &it, NULL, &v))
@@ -350,6 +353,7 @@ store_free(struct store *st)
 	}
 	free(st->reslist);
 	hmap_free(st->resources);
+	hmap_free(st->owners);
 	free(st);
 	return NULL;
 }
@@ -385,16 +389,29 @@ store_compact(struct store *st)
 		event_clear(&st->hist[(st->hist_start + i) % st->hist_cap]);
 	st->hist_start = 0;
 	st->hist_len = 0;
+	st->hist_bytes = 0;
 	st->compacted_rv = st->rv;
+}
+
+static void
+drop_oldest(struct store *st)
+{
+	struct event *old = &st->hist[st->hist_start];
+
+	st->compacted_rv = old->rv;
+	st->hist_bytes -= old->line != NULL ? strlen(old->line) : 0;
+	event_clear(old);
+	st->hist_start = (st->hist_start + 1) % st->hist_cap;
+	st->hist_len--;
 }
 
 const char *
 event_type_name(enum event_type t)
 {
 	static const char *const names[] = {
-		[EVENT_ADDED] = "ADDED",
-		[EVENT_MODIFIED] = "MODIFIED",
-		[EVENT_DELETED] = "DELETED",
+	    [EVENT_ADDED] = "ADDED",
+	    [EVENT_MODIFIED] = "MODIFIED",
+	    [EVENT_DELETED] = "DELETED",
 	};
 	return names[t];
 }
@@ -417,8 +434,8 @@ store_event_line(struct event *ev)
 		ev->line = malloc(n);
 		if (ev->line == NULL)
 			abort();
-		snprintf(ev->line, n, "{\"type\":\"%s\",\"object\":%s}\n", event_type_name(ev->type),
-		    s);
+		snprintf(
+		    ev->line, n, "{\"type\":\"%s\",\"object\":%s}\n", event_type_name(ev->type), s);
 		free(s);
 	}
 	return ev->line;
@@ -433,25 +450,28 @@ emit(struct store *st, struct resource *res, enum event_type type, const char *k
 
 	st->writes++;
 	if (st->hist_cap == 0) {
-		struct event tmp = { .rv = st->rv, .type = type, .res = res, .key = xstrdup(key),
-			.obj = obj, .prev = prev };
+		struct event tmp = {.rv = st->rv,
+		    .type = type,
+		    .res = res,
+		    .key = xstrdup(key),
+		    .obj = obj,
+		    .prev = prev};
 		st->compacted_rv = st->rv;
 		if (st->event_cb != NULL)
 			st->event_cb(st->event_ud, &tmp);
 		event_clear(&tmp);
 		return;
 	}
-	if (st->hist_len == st->hist_cap) {
-		struct event *old = &st->hist[st->hist_start];
-		st->compacted_rv = old->rv;
-		event_clear(old);
-		st->hist_start = (st->hist_start + 1) % st->hist_cap;
-		st->hist_len--;
-	}
+	if (st->hist_len == st->hist_cap)
+		drop_oldest(st);
 	ev = &st->hist[(st->hist_start + st->hist_len) % st->hist_cap];
 	st->hist_len++;
-	*ev = (struct event){ .rv = st->rv, .type = type, .res = res, .key = xstrdup(key),
-		.obj = obj, .prev = prev };
+	*ev = (struct event){
+	    .rv = st->rv, .type = type, .res = res, .key = xstrdup(key), .obj = obj, .prev = prev};
+	/* The line is needed by watchers anyway; its size bounds the history's memory. */
+	st->hist_bytes += strlen(store_event_line(ev));
+	while (st->hist_max_bytes > 0 && st->hist_bytes > st->hist_max_bytes && st->hist_len > 1)
+		drop_oldest(st);
 	if (st->event_cb != NULL)
 		st->event_cb(st->event_ud, ev);
 }
@@ -480,6 +500,36 @@ valid_name(const char *n)
 	return n[0] != '-' && n[0] != '.' && n[len - 1] != '-' && n[len - 1] != '.';
 }
 
+static json_t *
+owner_refs(json_t *obj)
+{
+	return json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
+}
+
+/* Count (delta +1) or uncount (-1) the ownerReferences of obj. */
+static void
+owners_count(struct store *st, json_t *obj, int delta)
+{
+	json_t *ref;
+	size_t i;
+
+	json_array_foreach(owner_refs(obj), i, ref)
+	{
+		const char *uid = json_string_value(json_object_get(ref, "uid"));
+		uintptr_t n;
+
+		if (uid == NULL)
+			continue;
+		n = (uintptr_t)hmap_get(st->owners, uid);
+		if (delta > 0)
+			hmap_put(st->owners, uid, (void *)(n + 1));
+		else if (n <= 1)
+			hmap_del(st->owners, uid);
+		else
+			hmap_put(st->owners, uid, (void *)(n - 1));
+	}
+}
+
 static void
 insert_object(struct store *st, struct resource *res, const char *key, json_t *obj)
 {
@@ -492,11 +542,14 @@ insert_object(struct store *st, struct resource *res, const char *key, json_t *o
 	hmap_put(res->objs, key, o);
 	res->dirty = true;
 	st->nobjects++;
+	owners_count(st, obj, +1);
 }
 
 static void
-replace_object(struct object *o, json_t *obj)
+replace_object(struct store *st, struct object *o, json_t *obj)
 {
+	owners_count(st, o->json, -1);
+	owners_count(st, obj, +1);
 	json_decref(o->json);
 	o->json = obj;
 	free(o->ser);
@@ -506,10 +559,86 @@ replace_object(struct object *o, json_t *obj)
 static void
 remove_object(struct store *st, struct resource *res, struct object *o)
 {
+	owners_count(st, o->json, -1);
 	hmap_del(res->objs, o->key);
 	res->dirty = true;
 	st->nobjects--;
 	object_free(o);
+}
+
+struct dependent {
+	struct resource *res;
+	char *key;
+};
+
+/*
+ * Background garbage collection, done at once: the object with this uid is gone, so every
+ * object whose only ownerReference points at it is deleted (finalizers honoured). Dependents
+ * with other owners are left alone. ns (borrowed) is the owner's namespace, NULL when it was
+ * cluster-scoped (its dependents may then be anywhere).
+ */
+static void
+collect_garbage(struct store *st, const char *uid, const char *ns)
+{
+	struct dependent *deps = NULL;
+	size_t ndeps = 0;
+
+	if (uid == NULL || hmap_get(st->owners, uid) == NULL)
+		return;
+	for (size_t r = 0; r < st->nres; r++) {
+		struct resource *res = st->reslist[r];
+		struct hmap_iter it = {0};
+		void *v;
+
+		if (ns != NULL && !res->namespaced)
+			continue;
+		while (hmap_next(res->objs, &it, NULL, &v)) {
+			struct object *o = v;
+			json_t *refs = owner_refs(o->json);
+			char ons[256];
+
+			if (json_array_size(refs) != 1 ||
+			    json_string_value(json_object_get(json_array_get(refs, 0), "uid")) ==
+				NULL ||
+			    strcmp(
+				json_string_value(json_object_get(json_array_get(refs, 0), "uid")),
+				uid) != 0)
+				continue;
+			key_namespace(o->key, ons, sizeof(ons));
+			if (ns != NULL && strcmp(ons, ns) != 0)
+				continue;
+			deps = realloc(deps, (ndeps + 1) * sizeof(*deps));
+			if (deps == NULL)
+				abort();
+			deps[ndeps].res = res;
+			deps[ndeps].key = xstrdup(o->key);
+			ndeps++;
+		}
+	}
+	for (size_t i = 0; i < ndeps; i++) {
+		const char *slash = strchr(deps[i].key, '/');
+		char dns[256];
+		struct api_err err;
+		json_t *obj = NULL;
+
+		key_namespace(deps[i].key, dns, sizeof(dns));
+		if (store_delete(st, deps[i].res, slash != NULL ? dns : NULL,
+			slash != NULL ? slash + 1 : deps[i].key, NULL, &obj, &err) == 0)
+			json_decref(obj);
+		free(deps[i].key);
+	}
+	free(deps);
+}
+
+/* After an object is removed: delete its dependents unless told to orphan them. */
+static void
+object_gone(struct store *st, struct resource *res, json_t *obj, bool orphan)
+{
+	json_t *meta = json_object_get(obj, "metadata");
+
+	if (!orphan)
+		collect_garbage(st, json_string_value(json_object_get(meta, "uid")),
+		    res->namespaced ? json_string_value(json_object_get(meta, "namespace")) : NULL);
 }
 
 static void
@@ -539,20 +668,22 @@ crd_status(json_t *crd)
 	size_t i;
 
 	now_rfc3339(now);
-	json_array_append_new(conds,
-	    json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", "NamesAccepted", "status", "True",
-		"reason", "NoConflicts", "message", "no conflicts found", "lastTransitionTime", now));
-	json_array_append_new(conds,
-	    json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", "Established", "status", "True",
-		"reason", "InitialNamesAccepted", "message", "the initial names have been accepted",
-		"lastTransitionTime", now));
-	json_array_foreach(versions, i, v) {
+	json_array_append_new(conds, json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", "NamesAccepted",
+					 "status", "True", "reason", "NoConflicts", "message",
+					 "no conflicts found", "lastTransitionTime", now));
+	json_array_append_new(
+	    conds, json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", "Established", "status", "True",
+		       "reason", "InitialNamesAccepted", "message",
+		       "the initial names have been accepted", "lastTransitionTime", now));
+	json_array_foreach(versions, i, v)
+	{
 		if (json_is_true(json_object_get(v, "storage")))
 			json_array_append(stored, json_object_get(v, "name"));
 	}
 	json_object_set_new(status, "conditions", conds);
 	json_object_set(status, "acceptedNames",
-	    json_object_get(spec, "names") != NULL ? json_object_get(spec, "names") : json_object());
+	    json_object_get(spec, "names") != NULL ? json_object_get(spec, "names")
+						   : json_object());
 	json_object_set_new(status, "storedVersions", stored);
 	json_object_set_new(crd, "status", status);
 }
@@ -614,7 +745,8 @@ store_create(struct store *st, struct resource *res, const char *ns, json_t *bod
 			RAND_bytes(rnd, sizeof(rnd));
 			memcpy(name, gen, gl);
 			for (size_t i = 0; i < 5; i++)
-				name[gl + i] = generate_chars[rnd[i] % (sizeof(generate_chars) - 1)];
+				name[gl + i] =
+				    generate_chars[rnd[i] % (sizeof(generate_chars) - 1)];
 			name[gl + 5] = '\0';
 			k = make_key(res->namespaced ? ns : NULL, name);
 			bool taken = hmap_get(res->objs, k) != NULL;
@@ -654,6 +786,9 @@ store_create(struct store *st, struct resource *res, const char *ns, json_t *bod
 	json_object_del(meta, "deletionGracePeriodSeconds");
 	json_object_del(meta, "managedFields");
 	json_object_del(meta, "selfLink");
+	if (json_is_array(json_object_get(meta, "finalizers")) &&
+	    json_array_size(json_object_get(meta, "finalizers")) == 0)
+		json_object_del(meta, "finalizers"); /* omitempty */
 	if (res->status_sub && !res->builtin)
 		json_object_del(obj, "status");
 	fill_type(res, obj);
@@ -709,24 +844,40 @@ static bool
 finalizers_empty(json_t *obj)
 {
 	return json_array_size(json_object_get(json_object_get(obj, "metadata"), "finalizers")) ==
-	    0;
+	       0;
+}
+
+/*
+ * A new document for a write: a new top level and a private copy of metadata (the only parts
+ * the store changes), every other subtree shared with src. Stored documents are never
+ * changed in place, so sharing their subtrees (and those of request bodies, which nothing
+ * changes either) is safe and saves deep copies of large specs and statuses.
+ */
+static json_t *
+copy_shared(json_t *src)
+{
+	json_t *obj = json_copy(src), *meta = json_object_get(src, "metadata");
+
+	json_object_set_new(
+	    obj, "metadata", json_is_object(meta) ? json_deep_copy(meta) : json_object());
+	return obj;
 }
 
 /* Server-owned metadata is kept from the stored object. */
 static const char *const server_meta[] = {
-	"uid",
-	"creationTimestamp",
-	"generation",
-	"deletionTimestamp",
-	"deletionGracePeriodSeconds",
-	"namespace",
-	"name",
-	"resourceVersion",
+    "uid",
+    "creationTimestamp",
+    "generation",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "namespace",
+    "name",
+    "resourceVersion",
 };
 
 static int
-update_object(struct store *st, struct resource *res, struct object *o, json_t *body,
-    bool status, json_t **ret, struct api_err *err)
+update_object(struct store *st, struct resource *res, struct object *o, json_t *body, bool status,
+    json_t **ret, struct api_err *err)
 {
 	json_t *old = o->json, *obj, *meta, *ometa = json_object_get(old, "metadata");
 	const char *name = json_string_value(json_object_get(ometa, "name"));
@@ -766,19 +917,15 @@ update_object(struct store *st, struct resource *res, struct object *o, json_t *
 	}
 	if (status) {
 		json_t *s = json_object_get(body, "status");
-		obj = json_deep_copy(old);
+		obj = copy_shared(old);
 		if (s != NULL)
-			json_object_set_new(obj, "status", json_deep_copy(s));
+			json_object_set(obj, "status", s);
 		else
 			json_object_del(obj, "status");
 	} else {
 		json_t *nmeta;
-		obj = json_deep_copy(body);
+		obj = copy_shared(body);
 		nmeta = json_object_get(obj, "metadata");
-		if (!json_is_object(nmeta)) {
-			nmeta = json_object();
-			json_object_set_new(obj, "metadata", nmeta);
-		}
 		for (size_t i = 0; i < ELEMENTSOF(server_meta); i++) {
 			json_t *v = json_object_get(ometa, server_meta[i]);
 			if (v != NULL)
@@ -790,7 +937,7 @@ update_object(struct store *st, struct resource *res, struct object *o, json_t *
 		if (res->status_sub) {
 			json_t *s = json_object_get(old, "status");
 			if (s != NULL)
-				json_object_set_new(obj, "status", json_deep_copy(s));
+				json_object_set(obj, "status", s);
 			else
 				json_object_del(obj, "status");
 		}
@@ -800,7 +947,8 @@ update_object(struct store *st, struct resource *res, struct object *o, json_t *
 		    json_array_size(json_object_get(nmeta, "finalizers")) >
 			json_array_size(json_object_get(ometa, "finalizers"))) {
 			set_err(err, 422, "Invalid",
-			    "%s \"%s\" is invalid: metadata.finalizers: Forbidden: no new finalizers "
+			    "%s \"%s\" is invalid: metadata.finalizers: Forbidden: no new "
+			    "finalizers "
 			    "can be added if the object is being deleted",
 			    res->kind, name);
 			json_decref(obj);
@@ -809,6 +957,9 @@ update_object(struct store *st, struct resource *res, struct object *o, json_t *
 		if (is_crd_resource(res) && json_object_get(obj, "status") == NULL)
 			crd_status(obj);
 	}
+	if (json_is_array(json_object_get(json_object_get(obj, "metadata"), "finalizers")) &&
+	    finalizers_empty(obj))
+		json_object_del(json_object_get(obj, "metadata"), "finalizers"); /* omitempty */
 	if (json_equal(obj, old)) {
 		/* No-op write: no new resourceVersion, no event. */
 		json_decref(obj);
@@ -831,19 +982,20 @@ update_object(struct store *st, struct resource *res, struct object *o, json_t *
 		remove_object(st, res, o);
 		emit(st, res, EVENT_DELETED, key, json_incref(obj), prev);
 		free(key);
+		object_gone(st, res, obj, false);
 		*ret = obj;
 		return 0;
 	}
 	json_incref(old);
-	replace_object(o, obj);
+	replace_object(st, o, obj);
 	emit(st, res, EVENT_MODIFIED, o->key, json_incref(obj), old);
 	*ret = json_incref(obj);
 	return 0;
 }
 
 int
-store_update(struct store *st, struct resource *res, const char *ns, const char *name,
-    json_t *body, bool status, json_t **ret, struct api_err *err)
+store_update(struct store *st, struct resource *res, const char *ns, const char *name, json_t *body,
+    bool status, json_t **ret, struct api_err *err)
 {
 	struct object *o = NULL;
 
@@ -863,14 +1015,11 @@ store_patch(struct store *st, struct resource *res, const char *ns, const char *
 	if (store_get(st, res, ns, name, &o, err) < 0)
 		return -1;
 	if (type == PATCH_MERGE) {
-		json_t *m;
 		if (!json_is_object(patch)) {
 			set_err(err, 400, "BadRequest", "a merge patch must be a JSON object");
 			return -1;
 		}
-		m = merge_patch(o->json, patch);
-		doc = json_deep_copy(m);
-		json_decref(m);
+		doc = merge_patch(o->json, patch);
 	} else {
 		r = json_patch(o->json, patch, &doc);
 		if (r == -EBADMSG) {
@@ -879,7 +1028,8 @@ store_patch(struct store *st, struct resource *res, const char *ns, const char *
 		}
 		if (r < 0) {
 			set_err(err, 422, "Invalid",
-			    "the server rejected our request due to an error in our request: a JSON "
+			    "the server rejected our request due to an error in our request: a "
+			    "JSON "
 			    "patch operation does not apply");
 			return -1;
 		}
@@ -895,8 +1045,8 @@ store_patch(struct store *st, struct resource *res, const char *ns, const char *
 }
 
 int
-store_delete(struct store *st, struct resource *res, const char *ns, const char *name,
-    json_t *opts, json_t **ret, struct api_err *err)
+store_delete(struct store *st, struct resource *res, const char *ns, const char *name, json_t *opts,
+    json_t **ret, struct api_err *err)
 {
 	struct object *o = NULL;
 	json_t *pre = json_object_get(opts, "preconditions"), *obj, *meta, *ometa;
@@ -930,7 +1080,7 @@ store_delete(struct store *st, struct resource *res, const char *ns, const char 
 			*ret = json_incref(o->json);
 			return 0;
 		}
-		obj = json_deep_copy(o->json);
+		obj = copy_shared(o->json);
 		meta = json_object_get(obj, "metadata");
 		now_rfc3339(now);
 		json_object_set_new(meta, "deletionTimestamp", json_string(now));
@@ -938,12 +1088,12 @@ store_delete(struct store *st, struct resource *res, const char *ns, const char 
 		st->rv++;
 		set_rv(obj, st->rv);
 		json_t *old = json_incref(o->json);
-		replace_object(o, obj);
+		replace_object(st, o, obj);
 		emit(st, res, EVENT_MODIFIED, o->key, json_incref(obj), old);
 		*ret = json_incref(obj);
 		return 0;
 	}
-	obj = json_deep_copy(o->json);
+	obj = copy_shared(o->json);
 	st->rv++;
 	set_rv(obj, st->rv);
 	{
@@ -952,6 +1102,10 @@ store_delete(struct store *st, struct resource *res, const char *ns, const char 
 		remove_object(st, res, o);
 		emit(st, res, EVENT_DELETED, key, json_incref(obj), prev);
 		free(key);
+	}
+	{
+		const char *policy = json_string_value(json_object_get(opts, "propagationPolicy"));
+		object_gone(st, res, obj, policy != NULL && strcmp(policy, "Orphan") == 0);
 	}
 	*ret = obj;
 	return 0;
@@ -970,7 +1124,7 @@ cmp_obj(const void *a, const void *b)
 static void
 sort_resource(struct resource *res)
 {
-	struct hmap_iter it = { 0 };
+	struct hmap_iter it = {0};
 	size_t n = 0;
 	void *v;
 
@@ -1007,8 +1161,8 @@ lower_bound(struct resource *res, const char *k, bool strictly_after)
 static char *
 encode_continue(uint64_t rv, const char *key)
 {
-	json_t *j = json_pack("{s:s, s:I, s:s}", "v", "meta.k8s.io/v1", "rv", (json_int_t)rv,
-	    "start", key);
+	json_t *j =
+	    json_pack("{s:s, s:I, s:s}", "v", "meta.k8s.io/v1", "rv", (json_int_t)rv, "start", key);
 	char *s = json_dumps(j, JSON_COMPACT);
 	size_t n = strlen(s);
 	char *out = malloc(4 * ((n + 2) / 3) + 1);
@@ -1081,13 +1235,13 @@ push_item(struct list_result *lr, size_t *cap, struct object *o, json_t *json)
 		if (lr->items == NULL)
 			abort();
 	}
-	lr->items[lr->n++] = (struct list_item){ .obj = o, .json = json };
+	lr->items[lr->n++] = (struct list_item){.obj = o, .json = json};
 }
 
 int
 store_list(struct store *st, struct resource *res, const char *ns, const struct selector *labels,
-    const struct selector *fields, size_t limit, const char *cont, struct list_result *ret,
-    struct api_err *err)
+    const struct selector *fields, size_t limit, uint64_t at_rv, const char *cont,
+    struct list_result *ret, struct api_err *err)
 {
 	uint64_t rv = st->rv;
 	char *after = NULL, prefix[300];
@@ -1110,11 +1264,27 @@ store_list(struct store *st, struct resource *res, const char *ns, const struct 
 		}
 		if (rv < st->compacted_rv || rv > st->rv) {
 			set_err(err, 410, "Expired",
-			    "The provided continue parameter is too old to display a consistent list "
+			    "The provided continue parameter is too old to display a consistent "
+			    "list "
 			    "result. You can start a new list without the continue parameter.");
 			free(after);
 			return -1;
 		}
+	} else if (at_rv > 0) {
+		if (at_rv > st->rv) {
+			set_err(err, 504, "Timeout",
+			    "Timeout: Too large resource version: %llu, current: %llu",
+			    (unsigned long long)at_rv, (unsigned long long)st->rv);
+			return -1;
+		}
+		if (at_rv < st->compacted_rv) {
+			set_err(err, 410, "Expired", "too old resource version: %llu (%llu)",
+			    (unsigned long long)at_rv, (unsigned long long)st->compacted_rv);
+			return -1;
+		}
+		rv = at_rv;
+	}
+	if (rv != st->rv) {
 		/* Objects changed since rv: their state at rv is the prev of the first later
 		 * event. */
 		overrides = hmap_new();
@@ -1122,13 +1292,15 @@ store_list(struct store *st, struct resource *res, const char *ns, const struct 
 			struct event *ev = &st->hist[(st->hist_start + h) % st->hist_cap];
 			if (ev->rv <= rv || ev->res != res || hmap_get(overrides, ev->key) != NULL)
 				continue;
-			if (strncmp(ev->key, prefix, plen) != 0 || strcmp(ev->key, after) <= 0)
+			if (strncmp(ev->key, prefix, plen) != 0 ||
+			    (after != NULL && strcmp(ev->key, after) <= 0))
 				continue;
 			pasts = realloc(pasts, (npasts + 1) * sizeof(*pasts));
 			if (pasts == NULL)
 				abort();
-			pasts[npasts] = (struct past){ .key = ev->key, .prev = ev->prev,
-				.exists_now = hmap_get(res->objs, ev->key) != NULL };
+			pasts[npasts] = (struct past){.key = ev->key,
+			    .prev = ev->prev,
+			    .exists_now = hmap_get(res->objs, ev->key) != NULL};
 			hmap_put(overrides, ev->key, &pasts[npasts]);
 			npasts++;
 		}
@@ -1240,21 +1412,21 @@ store_dump(struct store *st)
 	json_object_set_new(out, "resourceVersion", json_integer((json_int_t)st->rv));
 	for (size_t i = 0; i < st->nres; i++) {
 		struct resource *res = st->reslist[i];
-		struct hmap_iter it = { 0 };
+		struct hmap_iter it = {0};
 		void *v;
 
-		json_array_append_new(resources,
-		    json_pack("{s:s, s:s, s:s, s:s, s:b, s:b, s:b}", "group", res->group, "plural",
-			res->plural, "kind", res->kind, "version", res->version, "namespaced",
-			res->namespaced, "statusSubresource", res->status_sub, "builtin",
-			res->builtin));
+		json_array_append_new(
+		    resources, json_pack("{s:s, s:s, s:s, s:s, s:b, s:b, s:b}", "group", res->group,
+				   "plural", res->plural, "kind", res->kind, "version",
+				   res->version, "namespaced", res->namespaced, "statusSubresource",
+				   res->status_sub, "builtin", res->builtin));
 		sort_resource(res);
 		(void)it;
 		(void)v;
 		for (size_t j = 0; j < res->nsorted; j++)
-			json_array_append_new(objects,
-			    json_pack("{s:s, s:s, s:O}", "resource", res->id, "key",
-				res->sorted[j]->key, "object", res->sorted[j]->json));
+			json_array_append_new(
+			    objects, json_pack("{s:s, s:s, s:O}", "resource", res->id, "key",
+					 res->sorted[j]->key, "object", res->sorted[j]->json));
 	}
 	json_object_set_new(out, "resources", resources);
 	json_object_set_new(out, "objects", objects);
@@ -1270,7 +1442,8 @@ store_load(struct store *st, json_t *data)
 
 	if (!json_is_object(data) || !json_is_array(objects))
 		return -EBADMSG;
-	json_array_foreach(resources, i, v) {
+	json_array_foreach(resources, i, v)
+	{
 		const char *group = json_string_value(json_object_get(v, "group"));
 		const char *plural = json_string_value(json_object_get(v, "plural"));
 		struct resource *res;
@@ -1284,7 +1457,8 @@ store_load(struct store *st, json_t *data)
 		res->status_sub = json_is_true(json_object_get(v, "statusSubresource"));
 		res->builtin = json_is_true(json_object_get(v, "builtin"));
 	}
-	json_array_foreach(objects, i, v) {
+	json_array_foreach(objects, i, v)
+	{
 		const char *id = json_string_value(json_object_get(v, "resource"));
 		const char *key = json_string_value(json_object_get(v, "key"));
 		json_t *obj = json_object_get(v, "object");
