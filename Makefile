@@ -242,3 +242,5 @@ $(BUILD)/bench-kube: $(BUILD)/obj/tests/bench/bench-kube.o $(HELPER_OBJS) $(ARCH
 
 bench-kube: $(BUILD)/bench-kube $(APISERVER)
 	@scripts/bench-kube.sh $(BUILD)/bench-kube
+# The program's own test runs the controller binary.
+$(BUILD)/tests/test-controller-main: | $(CONTROLLER)
