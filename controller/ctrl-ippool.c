@@ -132,6 +132,15 @@ ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt)
 		goto fail;
 	}
 	ref = ctrl_event_ref(it->ns, it->name, it->uid);
+	if (it->status_error != NULL) {
+		/* its bindings could not be read: only the VMNetCfg statuses count */
+		log_warn("ippool %s: status ignored: %s", rt->key, it->status_error);
+		if (ref != NULL)
+			kube_record_event(c->recorder, ref, CRD_API_VERSION, IPPOOL_KIND, "Warning",
+			    "InvalidStatus", "status ignored and rewritten: %s", it->status_error);
+		snprintf(rt->conflicts, sizeof(rt->conflicts), "status ignored (%s)",
+		    it->status_error);
+	}
 	for (int i = 0; i < n; i++) {
 		const struct netpool_source *a = &g.src[conf[i].first], *b = &g.src[conf[i].second];
 		char ip[IPV4_STRLEN], mac_a[MAC_STRLEN], mac_b[MAC_STRLEN], line[200];
@@ -153,7 +162,7 @@ ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt)
 	}
 	json_decref(ref);
 	free(conf);
-	rt->n_conflicts = (size_t)n;
+	rt->n_conflicts = (size_t)n + (it->status_error != NULL);
 	rt->np = np;
 	rt->build_error = 0;
 	rt->range_hash = range_hash(&pool->spec);

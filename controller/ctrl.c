@@ -53,6 +53,7 @@ pool_item_free(void *p)
 		return;
 	ippool_free(it->pool);
 	free(it->error);
+	free(it->status_error);
 	free(it->ns);
 	free(it->name);
 	free(it->uid);
@@ -80,8 +81,19 @@ pool_transform(void *userdata, json_t *obj)
 		return NULL;
 	}
 	if (ippool_decode(obj, &it->pool, &err) < 0) {
+		/* a broken status is ours to rewrite: keep the spec, report the status */
+		json_t *copy = json_object_get(obj, "status") != NULL ? json_copy(obj) : NULL;
+		struct crd_error err2 = { 0 };
+
 		it->pool = NULL;
-		it->error = strdup(err.message[0] ? err.message : "cannot decode");
+		if (copy != NULL && json_object_del(copy, "status") == 0 &&
+		    ippool_decode(copy, &it->pool, &err2) == 0) {
+			it->status_error = strdup(err.message[0] ? err.message : "cannot decode");
+		} else {
+			it->pool = NULL;
+			it->error = strdup(err.message[0] ? err.message : "cannot decode");
+		}
+		json_decref(copy);
 	}
 	return it;
 }

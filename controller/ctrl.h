@@ -45,6 +45,7 @@ extern const struct kube_resource ctrl_res_deployments;
 struct pool_item {
 	struct ippool *pool; /* NULL when the object does not decode */
 	char *error;	     /* decode error (owned) or NULL */
+	char *status_error;  /* the status did not decode (ignored, rewritten) or NULL */
 	char *ns, *name, *uid, *rv;
 	bool deleting;
 	bool has_finalizer;

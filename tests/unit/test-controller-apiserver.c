@@ -640,7 +640,100 @@ out:
 	env_stop(&e);
 }
 
+/* A VMNetCfg (with our finalizer) whose status already claims ip for mac on default/net-1. */
+static void
+create_cfg_with_status(struct env *e, const char *name, const char *mac, const char *ip)
+{
+	char path[256];
+
+	CU_ASSERT_EQUAL(post(e, CFGS,
+			    json_pack("{s:s, s:s, s:{s:s, s:s, s:[s]}, s:{s:s, s:[{s:s, s:s}]}}",
+				"apiVersion", CRD_API_VERSION, "kind", VMNETCFG_KIND, "metadata",
+				"name", name, "namespace", NS, "finalizers", CTRL_FINALIZER_VMNETCFG,
+				"spec", "vmName", name, VMNETCFG_FIELD_NICS, "networkName",
+				"default/net-1", "macAddress", mac)),
+	    201);
+	snprintf(path, sizeof(path), CFGS "/%s/status", name);
+	CU_ASSERT_EQUAL(merge_patch(e, path,
+			    json_pack("{s:{s:[{s:s, s:s, s:s, s:s}]}}", "status",
+				VMNETCFG_FIELD_NICS, "networkName", "default/net-1", "macAddress",
+				mac, "allocatedIPAddress", ip, "state", "Allocated")),
+	    200);
+}
+
+static bool
+cache_ready_conflicts(struct env *e, const void *arg)
+{
+	json_t *o = get(e, POOLS "/net-1"), *c;
+	bool ok = false;
+	size_t i;
+
+	json_array_foreach(kind_get(o, "status", "conditions", NULL), i, c) {
+		const char *t = kind_get_str(c, "type", NULL), *r = kind_get_str(c, "reason", NULL);
+		const char *m = kind_get_str(c, "message", NULL);
+
+		if (t && r && m && strcmp(t, IPPOOL_COND_CACHE_READY) == 0 &&
+		    strcmp(r, "Conflicts") == 0 && strstr(m, "duplicate-ip") != NULL)
+			ok = true;
+	}
+	json_decref(o);
+	return ok;
+}
+
+/* Existing bindings that contradict each other: reported (Event, condition), never two MACs
+ * on one address, and a binding known only from the IPPool status stays reserved. */
+static void
+test_rebuild_conflicts_reported(void)
+{
+	struct env e;
+
+	if (!env_start(&e))
+		goto out;
+	create_nad(&e, "net-1", "mgmt");
+	create_pool(&e, "net-1", "default/net-1", "10.0.0.0/24", "10.0.0.2", "10.0.0.10",
+	    "10.0.0.20");
+	CU_ASSERT_EQUAL(merge_patch(&e, POOLS "/net-1/status",
+			    json_pack("{s:{s:{s:{s:s}, s:i, s:i}}}", "status", "ipv4", "allocated",
+				"10.0.0.13", "02:00:00:00:04:0c", "used", 1, "available", 9)),
+	    200);
+	/* a second pool whose status does not decode (no "used"): ignored, reported, rewritten */
+	create_nad(&e, "net-2", NULL);
+	create_pool(&e, "net-2", "default/net-2", "10.2.0.0/24", "10.2.0.2", "10.2.0.100",
+	    "10.2.0.200");
+	CU_ASSERT_EQUAL(merge_patch(&e, POOLS "/net-2/status",
+			    json_pack("{s:{s:{s:{s:s}}}}", "status", "ipv4", "allocated",
+				"10.2.0.150", "02:00:00:00:04:ff")),
+	    200);
+	create_cfg_with_status(&e, "c-a", "02:00:00:00:04:0a", "10.0.0.12");
+	create_cfg_with_status(&e, "c-b", "02:00:00:00:04:0b", "10.0.0.12");
+	CU_ASSERT_EQUAL_FATAL(ctrl_start(&e), 0);
+	CU_ASSERT_TRUE(wait_for(&e, ctrl_is_ready, NULL));
+
+	CU_ASSERT_TRUE(wait_for(&e, cache_ready_conflicts, NULL));
+	CU_ASSERT_TRUE(wait_for(&e, event_with_reason, "IPAMConflict"));
+	/* the first claim keeps the address; the other NIC is bound elsewhere, never .12 */
+	CU_ASSERT_TRUE(wait_for(&e, nic_is,
+	    &(struct nic_want){ "c-a", "Allocated", "10.0.0.12", NULL }));
+	CU_ASSERT_TRUE(wait_for(&e, nic_is,
+	    &(struct nic_want){ "c-b", "Allocated", "10.0.0.10", NULL }));
+	CU_ASSERT_TRUE(wait_for(&e,
+	    alloc_is, &(struct alloc_want){ "net-1", "10.0.0.12", "02:00:00:00:04:0a" }));
+	/* .13 is held by a MAC known only from the pool status: not handed out */
+	create_vm(&e, "vm-n", "default/net-1", "02:00:00:00:04:0d", NULL);
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-n", "Allocated", "10.0.0.11", NULL }));
+	create_vm(&e, "vm-m", "default/net-1", "02:00:00:00:04:0e", NULL);
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-m", "Allocated", "10.0.0.14", NULL }));
+	CU_ASSERT_TRUE(wait_for(&e,
+	    alloc_is, &(struct alloc_want){ "net-1", "10.0.0.13", "02:00:00:00:04:0c" }));
+
+	CU_ASSERT_TRUE(wait_for(&e, event_with_reason, "InvalidStatus"));
+	CU_ASSERT_TRUE(wait_for(&e, pool_used_is, &(struct alloc_want){ "net-2", NULL, "0" }));
+out:
+	env_stop(&e);
+}
+
 static const struct test_case apiserver_tests[] = {
+	{ "rebuild conflicts reported", test_rebuild_conflicts_reported },
 	{ "VM to binding and agent", test_vm_to_binding_and_agent },
 	{ "static IP, duplicate MAC, NIC move", test_static_duplicate_and_move },
 	{ "restart rebuilds IPAM", test_restart_rebuilds },
