@@ -311,14 +311,35 @@ event_with_reason(struct env *e, const void *arg)
 	return ok;
 }
 
+static bool
+agent_affinity_is(struct env *e, const void *arg)
+{
+	json_t *dep = get(e, DEPLOYS "/default-net-1-agent");
+	json_t *expr = json_array_get(
+	    json_object_get(json_array_get(kind_get(dep, "spec", "template", "spec", "affinity",
+					       "nodeAffinity",
+					       "requiredDuringSchedulingIgnoredDuringExecution",
+					       "nodeSelectorTerms", NULL),
+				0),
+		"matchExpressions"),
+	    0);
+	const char *key = kind_get_str(expr, "key", NULL);
+	bool ok = key != NULL && strcmp(key, (const char *)arg) == 0;
+
+	json_decref(dep);
+	return ok;
+}
+
 /* --- set-up ------------------------------------------------------------------------------ */
+
+static const char *agent_image = "registry.example/vm-dhcp-agent:v1";
 
 static int
 ctrl_start(struct env *e)
 {
 	struct ctrl_opts o = {
 		.namespace = CTRL_NS,
-		.agent_image = "registry.example/vm-dhcp-agent:v1",
+		.agent_image = agent_image,
 		.agent_sa = "vm-dhcp-agent",
 		.requeue_usec = 200000,
 	};
@@ -327,6 +348,12 @@ ctrl_start(struct env *e)
 	if (r == 0)
 		ctrl_lead(e->ctrl);
 	return r;
+}
+
+static bool
+no_writes_in_flight(struct env *e, const void *arg)
+{
+	return e->ctrl == NULL || e->ctrl->inflight == 0;
 }
 
 static bool
@@ -357,12 +384,6 @@ env_start(struct env *e)
 		return false;
 	}
 	return true;
-}
-
-static bool
-no_writes_in_flight(struct env *e, const void *arg)
-{
-	return e->ctrl == NULL || e->ctrl->inflight == 0;
 }
 
 static void
@@ -732,7 +753,76 @@ out:
 	env_stop(&e);
 }
 
+struct image_want {
+	const char *deploy;
+	const char *image;
+};
+
+static bool
+agent_image_is(struct env *e, const void *arg)
+{
+	const struct image_want *w = arg;
+	json_t *o = get(e, DEPLOYS "/%s", w->deploy);
+	const char *img = placement_image(o);
+	bool ok = img != NULL && strcmp(img, w->image) == 0;
+
+	json_decref(o);
+	return ok;
+}
+
+/* A new agent image re-places the agents, except for a pool holding agent upgrades. */
+static void
+test_replacement_and_hold(void)
+{
+	struct env e;
+	json_t *dep;
+	char *rv;
+
+	agent_image = "registry.example/vm-dhcp-agent:v1";
+	if (!world(&e))
+		goto out;
+	CU_ASSERT_TRUE(wait_for(&e, agent_image_is,
+	    &(struct image_want){ "default-net-1-agent", "registry.example/vm-dhcp-agent:v1" }));
+	CU_ASSERT_TRUE(wait_for(&e, agent_image_is,
+	    &(struct image_want){ "default-net-2-agent", "registry.example/vm-dhcp-agent:v1" }));
+	CU_ASSERT_EQUAL(merge_patch(&e, POOLS "/net-2",
+			    json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
+				PLACEMENT_ANNOT_HOLD, "true")),
+	    200);
+	dep = get(&e, DEPLOYS "/default-net-2-agent");
+	rv = strdup(kube_obj_resource_version(dep) ? kube_obj_resource_version(dep) : "");
+	json_decref(dep);
+
+	/* upgrade: a controller with a new agent image */
+	CU_ASSERT_TRUE(wait_for(&e, no_writes_in_flight, NULL));
+	e.ctrl = ctrl_free(e.ctrl);
+	agent_image = "registry.example/vm-dhcp-agent:v2";
+	CU_ASSERT_EQUAL_FATAL(ctrl_start(&e), 0);
+	CU_ASSERT_TRUE(wait_for(&e, ctrl_is_ready, NULL));
+	CU_ASSERT_TRUE(wait_for(&e, agent_image_is,
+	    &(struct image_want){ "default-net-1-agent", "registry.example/vm-dhcp-agent:v2" }));
+	/* the held pool keeps its agent untouched */
+	CU_ASSERT_TRUE(wait_for(&e, cond_is,
+	    &(struct cond_want){ POOLS "/net-1", IPPOOL_COND_REGISTERED, "True" }));
+	dep = get(&e, DEPLOYS "/default-net-2-agent");
+	CU_ASSERT_STRING_EQUAL(placement_image(dep), "registry.example/vm-dhcp-agent:v1");
+	CU_ASSERT_STRING_EQUAL(kube_obj_resource_version(dep), rv);
+	json_decref(dep);
+	free(rv);
+
+	/* the NAD moves to another cluster network: re-placed with the new affinity */
+	CU_ASSERT_EQUAL(merge_patch(&e, NADS "/net-1",
+			    json_pack("{s:{s:{s:s}}}", "metadata", "labels",
+				KIND_LABEL_CLUSTER_NETWORK, "vlan-net")),
+	    200);
+	CU_ASSERT_TRUE(wait_for(&e, agent_affinity_is, "network.harvesterhci.io/vlan-net"));
+out:
+	agent_image = "registry.example/vm-dhcp-agent:v1";
+	env_stop(&e);
+}
+
 static const struct test_case apiserver_tests[] = {
+	{ "re-placement and hold", test_replacement_and_hold },
 	{ "rebuild conflicts reported", test_rebuild_conflicts_reported },
 	{ "VM to binding and agent", test_vm_to_binding_and_agent },
 	{ "static IP, duplicate MAC, NIC move", test_static_duplicate_and_move },
