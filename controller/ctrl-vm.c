@@ -13,28 +13,38 @@
 #include "controller/vm.h"
 #include "lib/log.h"
 
+json_t *
+ctrl_vm_desired(const struct vm_item *vm)
+{
+	json_t *spec = vmnetcfg_spec_encode(&vm->want);
+
+	if (spec == NULL)
+		return NULL;
+	return json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:[{s:s, s:s, s:s, s:s, s:b, s:b}]},"
+			 " s:o}",
+	    "apiVersion", CRD_API_VERSION, "kind", VMNETCFG_KIND, "metadata", "name", vm->name,
+	    "namespace", vm->ns, "labels", KIND_LABEL_VM_NAME, vm->name, "ownerReferences",
+	    "apiVersion", VM_API_VERSION, "kind", VM_KIND, "name", vm->name, "uid", vm->uid,
+	    "controller", 1, "blockOwnerDeletion", 1, "spec", spec);
+}
+
 /* Does the cached VMNetCfg already say what the VM asks for? */
 static bool
 cfg_matches(const struct cfg_item *it, const struct vm_item *vm)
 {
-	json_t *spec = kind_get(vm->desired, "spec", NULL);
-	struct vmnetcfg_spec want;
-	struct crd_error err;
+	const struct vmnetcfg_spec *want = &vm->want;
 	bool same;
 
 	if (it->cfg == NULL || !it->has_label || it->owner_uid == NULL)
 		return false;
-	if (vmnetcfg_spec_decode(spec, &want, &err) < 0)
-		return false;
-	same = strcmp(want.vm_name, it->cfg->spec.vm_name) == 0 &&
-	    want.n_nics == it->cfg->spec.n_nics;
-	for (size_t i = 0; same && i < want.n_nics; i++) {
-		const struct vmnetcfg_nic *a = &want.nics[i], *b = &it->cfg->spec.nics[i];
+	same = want->vm_name != NULL && it->cfg->spec.vm_name != NULL &&
+	    strcmp(want->vm_name, it->cfg->spec.vm_name) == 0 && want->n_nics == it->cfg->spec.n_nics;
+	for (size_t i = 0; same && i < want->n_nics; i++) {
+		const struct vmnetcfg_nic *a = &want->nics[i], *b = &it->cfg->spec.nics[i];
 
 		same = strcmp(a->network_name, b->network_name) == 0 && strcmp(a->mac, b->mac) == 0 &&
 		    a->ip_address == b->ip_address;
 	}
-	vmnetcfg_spec_clear(&want);
 	return same;
 }
 
@@ -77,12 +87,12 @@ ctrl_reconcile_vm(void *userdata, const char *key)
 			    "Warning", "NICSkipped", "no DHCP binding for NIC %s", vm->skipped[i]);
 		json_decref(ref);
 	}
-	n_nics = json_array_size(kind_get(vm->desired, "spec", VMNETCFG_FIELD_NICS, NULL));
+	n_nics = vm->want.n_nics;
 	cfg = kube_store_get(kube_informer_store(c->inf_cfg), key);
 	if (cfg == NULL) {
 		if (n_nics == 0)
 			return ctrl_ok(); /* nothing to bind: no object needed */
-		json_t *obj = json_deep_copy(vm->desired);
+		json_t *obj = ctrl_vm_desired(vm);
 
 		/* born with the VMNetCfg finalizer: saves that reconciler a write */
 		if (obj == NULL || kube_obj_add_finalizer(obj, CTRL_FINALIZER_VMNETCFG) < 0) {
@@ -108,7 +118,9 @@ ctrl_reconcile_vm(void *userdata, const char *key)
 	op = ctrl_op_new(c, c->c_vm, key, "update vmnetcfg for vm");
 	if (op == NULL)
 		return ctrl_error(-ENOMEM);
-	op->payload = json_incref(vm->desired);
+	op->payload = ctrl_vm_desired(vm);
+	if (op->payload == NULL)
+		return ctrl_op_started(op, -ENOMEM);
 	log_info("vm %s: updating its VirtualMachineNetworkConfig (%zu NICs)", key, n_nics);
 	r = kube_update_retry(c->client, &ctrl_res_vmnetcfgs, vm->ns, vm->name, false, 0,
 	    vm_mutate, ctrl_op_done, op);

@@ -158,7 +158,7 @@ vm_item_free(void *p)
 
 	if (it == NULL)
 		return;
-	json_decref(it->desired);
+	vmnetcfg_spec_clear(&it->want);
 	free(it->ns);
 	free(it->name);
 	free(it->uid);
@@ -172,6 +172,7 @@ static void *
 vm_transform(void *userdata, json_t *obj)
 {
 	struct vm_item *it = calloc(1, sizeof(*it));
+	struct crd_error err;
 	struct vm_plan plan;
 
 	if (it == NULL)
@@ -180,8 +181,12 @@ vm_transform(void *userdata, json_t *obj)
 		free(it);
 		return NULL; /* no name, namespace or uid: not an object we can own anything for */
 	}
-	it->desired = plan.vmnetcfg;
-	plan.vmnetcfg = NULL;
+	/* keep the spec as a struct: a json_t per VM would cost kilobytes at 10 000 VMs */
+	if (vmnetcfg_spec_decode(kind_get(plan.vmnetcfg, "spec", NULL), &it->want, &err) < 0) {
+		vm_plan_clear(&plan);
+		free(it);
+		return NULL;
+	}
 	it->ns = xstrdup(kube_obj_namespace(obj));
 	it->name = xstrdup(kube_obj_name(obj));
 	it->uid = xstrdup(kube_obj_uid(obj));

@@ -63,8 +63,9 @@ struct cfg_item {
 	bool pending; /* some status NIC is Pending */
 };
 
+/* A VM reduced to what it asks for: the VMNetCfg spec (compact, no json_t kept). */
 struct vm_item {
-	json_t *desired; /* the VMNetCfg the VM asks for (new reference) */
+	struct vmnetcfg_spec want; /* the VMNetCfg spec the VM asks for (owned) */
 	char *ns, *name, *uid;
 	bool deleting;
 	char **skipped; /* "nic: reason" (owned) */
@@ -237,6 +238,8 @@ struct kube_reconcile_result ctrl_reconcile_cfg(void *userdata, const char *key)
 struct kube_reconcile_result ctrl_reconcile_vm(void *userdata, const char *key);
 /* On a VMNetCfg gone without passing its finalizer: release what it held. */
 void ctrl_cfg_forget(struct ctrl *c, const char *key, const struct cfg_item *item);
+/* The desired VMNetCfg object of a VM item (new reference, or NULL). */
+json_t *ctrl_vm_desired(const struct vm_item *vm);
 /* Build (or rebuild) the netpool of a pool item from the caches. */
 int ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt);
 
