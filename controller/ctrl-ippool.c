@@ -530,12 +530,15 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 	f.paused = it->pool->spec.paused;
 	ensure_ipam(c, key, it, &rt, &f, cache_msg, sizeof(cache_msg));
 
-	/* placement */
-	if (f.paused) {
+	/* placement: none while paused, nor for a second pool on an already served network */
+	if (f.paused || (f.cache_reason != NULL && strcmp(f.cache_reason, "DuplicateNetwork") == 0)) {
 		if (agent != NULL && !agent->deleting)
 			return delete_agent(c, key, agent);
-		agent = NULL;
-		return write_status(c, key, it, rt, agent, &f);
+		if (!f.paused) {
+			f.registered_reason = "DuplicateNetwork";
+			f.agent_reason = "DuplicateNetwork";
+		}
+		return write_status(c, key, it, rt, NULL, &f);
 	}
 	nad = kube_store_get(kube_informer_store(c->inf_nad), it->pool->spec.network_name);
 	if (nad == NULL) {

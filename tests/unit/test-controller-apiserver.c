@@ -484,6 +484,18 @@ test_vm_to_binding_and_agent(void)
 	    200);
 	CU_ASSERT_TRUE(wait_for(&e, cond_is,
 	    &(struct cond_want){ POOLS "/net-1", IPPOOL_COND_AGENT_READY, "True" }));
+
+	/* a second IPPool on the same network: refused, no second agent */
+	create_pool(&e, "dup", "default/net-1", "10.0.0.0/24", "10.0.0.2", "10.0.0.30",
+	    "10.0.0.40");
+	CU_ASSERT_TRUE(wait_for(&e, cond_is,
+	    &(struct cond_want){ POOLS "/dup", IPPOOL_COND_CACHE_READY, "False" }));
+	CU_ASSERT_TRUE(wait_for(&e, cond_is,
+	    &(struct cond_want){ POOLS "/dup", IPPOOL_COND_REGISTERED, "False" }));
+	CU_ASSERT_TRUE(path_absent(&e, DEPLOYS "/default-dup-agent"));
+	/* and the first pool is unaffected */
+	CU_ASSERT_TRUE(wait_for(&e,
+	    alloc_is, &(struct alloc_want){ "net-1", "10.0.0.10", "02:aa:00:00:00:01" }));
 out:
 	env_stop(&e);
 }
