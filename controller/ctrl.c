@@ -464,6 +464,18 @@ pool_on_update(void *userdata, const char *key, const void *old, const void *ite
 }
 
 static void
+pool_on_delete(void *userdata, const char *key, const void *item)
+{
+	struct ctrl *c = userdata;
+	const struct pool_item *it = item;
+
+	ctrl_enqueue_pool(c, key);
+	/* its VMNetCfgs now have no IPPool: say so in their status */
+	if (it->pool != NULL && c->reconciling)
+		ctrl_enqueue_cfgs_of_network(c, it->pool->spec.network_name, false);
+}
+
+static void
 cfg_on_add(void *userdata, const char *key, const void *item)
 {
 	ctrl_enqueue_cfg(userdata, key);
@@ -961,7 +973,7 @@ ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *me
 {
 	const struct informer_def defs[] = {
 		{ &ctrl_res_ippools, false, NULL, pool_transform, pool_item_free, "network",
-		    pool_index_network, { pool_on_add, pool_on_update, pool_on_add, NULL },
+		    pool_index_network, { pool_on_add, pool_on_update, pool_on_delete, NULL },
 		    offsetof(struct ctrl, inf_pool) },
 		{ &ctrl_res_vmnetcfgs, false, NULL, cfg_transform, cfg_item_free, "network",
 		    cfg_index_network, { cfg_on_add, cfg_on_update, cfg_on_delete, NULL },

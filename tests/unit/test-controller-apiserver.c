@@ -606,12 +606,17 @@ test_delete_paths(void)
 	CU_ASSERT_TRUE(wait_for(&e, cond_is,
 	    &(struct cond_want){ POOLS "/net-2", IPPOOL_COND_STOPPED, "True" }));
 
-	/* IPPool deleted: agent removed, finalizer released, object gone */
+	/* IPPool deleted: agent removed, finalizer released, object gone; its NICs Pending */
+	create_vm(&e, "vm-y", "default/net-1", "02:00:00:00:02:02", NULL);
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-y", "Allocated", NULL, NULL }));
 	CU_ASSERT_TRUE(wait_for(&e, path_present, DEPLOYS "/default-net-1-agent"));
 	json_decref(api(&e, "DELETE", POOLS "/net-1", NULL, NULL, &code));
 	CU_ASSERT_EQUAL(code, 200);
 	CU_ASSERT_TRUE(wait_for(&e, path_absent, DEPLOYS "/default-net-1-agent"));
 	CU_ASSERT_TRUE(wait_for(&e, path_absent, POOLS "/net-1"));
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-y", "Pending", NULL, NULL }));
+	CU_ASSERT_TRUE(wait_for(&e, cond_is,
+	    &(struct cond_want){ CFGS "/vm-y", VMNETCFG_COND_ALLOCATED, "False" }));
 out:
 	env_stop(&e);
 }
