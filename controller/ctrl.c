@@ -144,6 +144,9 @@ cfg_transform(void *userdata, json_t *obj)
 		it->cfg = NULL;
 		it->error = strdup(err.message[0] ? err.message : "cannot decode");
 	} else {
+		/* labels and annotations are not needed past this point: drop the json_t */
+		it->cfg->meta.labels = (json_decref(it->cfg->meta.labels), NULL);
+		it->cfg->meta.annotations = (json_decref(it->cfg->meta.annotations), NULL);
 		for (size_t n = 0; n < it->cfg->status.n_nics; n++)
 			if (it->cfg->status.nics[n].state == VMNETCFG_STATE_PENDING)
 				it->pending = true;

@@ -2,7 +2,8 @@
 /*
  * Scale run (SPEC §5: binding 10 000 NICs in one pool against a local API server). Skipped
  * unless VMDHCP_CONTROLLER_SCALE=N is set (`make bench-controller` sets it to 10000).
- * N VirtualMachineNetworkConfigs exist before the controller starts; the run ends when every
+ * N VirtualMachineNetworkConfigs (or, with VMDHCP_CONTROLLER_SCALE_VMS=1, N KubeVirt
+ * VirtualMachines: the whole pipeline) exist before the controller starts; the run ends when every
  * one is Allocated in the API and the IPPool status lists N bindings. It asserts the outcome
  * (N distinct addresses, pool status complete) and prints the time taken and the RSS; the
  * time itself is a measurement, not an assertion.
@@ -33,6 +34,7 @@ struct scale {
 	unsigned created, failed, allocated;
 	bool done;
 	size_t want;
+	bool from_vms; /* create VirtualMachines (the whole pipeline) instead of VMNetCfgs */
 };
 
 static void created_cb(void *userdata, const struct kube_result *res);
@@ -50,6 +52,21 @@ create_next(struct scale *s)
 	snprintf(name, sizeof(name), "vm-%05zu", i);
 	snprintf(mac, sizeof(mac), "02:01:00:%02zx:%02zx:%02zx", (i >> 16) & 0xff,
 	    (i >> 8) & 0xff, i & 0xff);
+	if (s->from_vms) {
+		obj = json_pack("{s:s, s:s, s:{s:s, s:s},"
+				" s:{s:{s:{s:{s:{s:[{s:s, s:{}, s:s}]}}, s:[{s:s, s:{s:s}}]}}}}",
+		    "apiVersion", "kubevirt.io/v1", "kind", "VirtualMachine", "metadata", "name",
+		    name, "namespace", NS, "spec", "template", "spec", "domain", "devices",
+		    "interfaces", "name", "nic-1", "bridge", "macAddress", mac, "networks", "name",
+		    "nic-1", "multus", "networkName", NS "/big");
+		if (kube_create(s->client, &ctrl_res_vms, NS, obj, created_cb, s) < 0) {
+			s->failed++;
+			if (s->created + s->failed == s->want)
+				s->done = true;
+		}
+		json_decref(obj);
+		return;
+	}
 	/* as the VM reconciler creates them: with the VMNetCfg finalizer */
 	obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:[s]}, s:{s:s, s:[{s:s, s:s}]}}", "apiVersion",
 	    CRD_API_VERSION, "kind", VMNETCFG_KIND, "metadata", "name", name, "namespace", NS,
@@ -141,6 +158,7 @@ test_scale(void)
 		return;
 	}
 	s.want = strtoul(env, NULL, 10);
+	s.from_vms = getenv("VMDHCP_CONTROLLER_SCALE_VMS") != NULL;
 	if (s.want == 0 || s.want > 60000) {
 		CU_FAIL("VMDHCP_CONTROLLER_SCALE must be 1..60000");
 		return;
@@ -175,8 +193,9 @@ test_scale(void)
 	t0 = clock_now_usec();
 	kube_run_until(s.base, &s.done, 600000);
 	CU_ASSERT_EQUAL_FATAL(s.created, s.want);
-	printf("\nscale: %zu VMNetCfgs created in %.2f s; RSS before the controller %ld KiB\n",
-	    s.want, (double)(clock_now_usec() - t0) / 1e6, rss_kib());
+	printf("\nscale: %zu %s created in %.2f s; RSS before the controller %ld KiB\n",
+	    s.want, s.from_vms ? "VMs" : "VMNetCfgs", (double)(clock_now_usec() - t0) / 1e6,
+	    rss_kib());
 
 	/* the controller starts on a populated API; time until everything is bound */
 	s.done = false;
