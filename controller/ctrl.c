@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <malloc.h>
+
 #include <event2/event.h>
 
 #include "controller/placement.h"
@@ -105,12 +107,14 @@ cfg_item_free(void *p)
 
 	if (it == NULL)
 		return;
+	if (it->cfg == NULL) { /* else ns/name/uid/rv point into cfg->meta */
+		free(it->ns);
+		free(it->name);
+		free(it->uid);
+		free(it->rv);
+	}
 	vmnetcfg_free(it->cfg);
 	free(it->error);
-	free(it->ns);
-	free(it->name);
-	free(it->uid);
-	free(it->rv);
 	free(it->owner_uid);
 	free(it);
 }
@@ -125,10 +129,6 @@ cfg_transform(void *userdata, json_t *obj)
 
 	if (it == NULL)
 		return NULL;
-	it->ns = xstrdup(kube_obj_namespace(obj));
-	it->name = xstrdup(kube_obj_name(obj));
-	it->uid = xstrdup(kube_obj_uid(obj));
-	it->rv = xstrdup(kube_obj_resource_version(obj));
 	it->deleting = kube_obj_is_deleting(obj);
 	it->has_finalizer = kube_obj_has_finalizer(obj, CTRL_FINALIZER_VMNETCFG);
 	it->has_label = kube_obj_label(obj, VMNETCFG_LABEL_VM_NAME) != NULL;
@@ -136,20 +136,29 @@ cfg_transform(void *userdata, json_t *obj)
 		if (json_is_true(json_object_get(ref, "controller")))
 			it->owner_uid = xstrdup(json_string_value(json_object_get(ref, "uid")));
 	}
-	if (it->ns == NULL || it->name == NULL) {
-		cfg_item_free(it);
-		return NULL;
-	}
 	if (vmnetcfg_decode(obj, &it->cfg, &err) < 0) {
 		it->cfg = NULL;
 		it->error = strdup(err.message[0] ? err.message : "cannot decode");
+		it->ns = xstrdup(kube_obj_namespace(obj));
+		it->name = xstrdup(kube_obj_name(obj));
+		it->uid = xstrdup(kube_obj_uid(obj));
+		it->rv = xstrdup(kube_obj_resource_version(obj));
 	} else {
+		/* 10 000 of these are cached: share the decoded metadata's strings */
+		it->ns = it->cfg->meta.namespace;
+		it->name = it->cfg->meta.name;
+		it->uid = it->cfg->meta.uid;
+		it->rv = it->cfg->meta.resource_version;
 		/* labels and annotations are not needed past this point: drop the json_t */
 		it->cfg->meta.labels = (json_decref(it->cfg->meta.labels), NULL);
 		it->cfg->meta.annotations = (json_decref(it->cfg->meta.annotations), NULL);
 		for (size_t n = 0; n < it->cfg->status.n_nics; n++)
 			if (it->cfg->status.nics[n].state == VMNETCFG_STATE_PENDING)
 				it->pending = true;
+	}
+	if (it->ns == NULL || it->name == NULL) {
+		cfg_item_free(it);
+		return NULL;
 	}
 	return it;
 }
@@ -904,6 +913,13 @@ count_bindings(void *userdata, const char *key, const void *item)
 	return 0;
 }
 
+/* Give freed heap (list pages, large status bodies) back to the system now and then. */
+static void
+trim_cb(evutil_socket_t fd, short what, void *arg)
+{
+	malloc_trim(0);
+}
+
 static void
 collect(void *userdata)
 {
@@ -1023,7 +1039,8 @@ ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *me
 	    (r = add_metrics(c)) < 0)
 		goto fail;
 	c->sync_ev = event_new(base, -1, EV_PERSIST, sync_cb, c);
-	if (c->sync_ev == NULL) {
+	c->trim_ev = event_new(base, -1, EV_PERSIST, trim_cb, c);
+	if (c->sync_ev == NULL || c->trim_ev == NULL) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -1058,8 +1075,10 @@ ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *me
 	}
 	{
 		struct timeval tv = { .tv_sec = 0, .tv_usec = 100000 };
+		struct timeval trim = { .tv_sec = 5, .tv_usec = 0 };
 
 		event_add(c->sync_ev, &tv);
+		event_add(c->trim_ev, &trim);
 	}
 	*ret = c;
 	return 0;
@@ -1105,6 +1124,8 @@ ctrl_free(struct ctrl *c)
 	kube_informer_free(c->inf_agent);
 	if (c->sync_ev != NULL)
 		event_free(c->sync_ev);
+	if (c->trim_ev != NULL)
+		event_free(c->trim_ev);
 	kube_recorder_free(c->recorder);
 	for (rt = c->pools; rt != NULL; rt = next) {
 		next = rt->next;

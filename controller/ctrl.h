@@ -138,6 +138,7 @@ struct ctrl {
 	struct kube_informer *inf_pool, *inf_cfg, *inf_vm, *inf_nad, *inf_node, *inf_agent;
 	struct kube_controller *c_pool, *c_cfg, *c_vm;
 	struct event *sync_ev;
+	struct event *trim_ev;
 
 	struct pool_rt *pools;
 	struct ctrl_op *ops; /* writes in flight */
