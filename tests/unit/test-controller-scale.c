@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Scale run (SPEC §5: binding 10 000 NICs in one pool against a local API server). Skipped
- * unless VMDHCP_CONTROLLER_SCALE=N is set (`make bench-controller` sets it to 10000).
+ * Scale run (SPEC §5: binding 10 000 NICs in one pool against a local API server). As a unit
+ * test it binds 300 NICs; `make bench-controller` sets VMDHCP_CONTROLLER_SCALE=10000.
  * N VirtualMachineNetworkConfigs (or, with VMDHCP_CONTROLLER_SCALE_VMS=1, N KubeVirt
  * VirtualMachines: the whole pipeline) exist before the controller starts; the run ends when every
  * one is Allocated in the API and the IPPool status lists N bindings. It asserts the outcome
@@ -153,11 +153,11 @@ test_scale(void)
 	uint64_t t0, t1;
 	long code = 0;
 
-	if (env == NULL) {
-		test_skip("set VMDHCP_CONTROLLER_SCALE=N to run (make bench-controller)");
-		return;
-	}
-	s.want = strtoul(env, NULL, 10);
+	/*
+	 * As a test: a few hundred NICs, every one bound exactly once. As a benchmark,
+	 * `make bench-controller` sets VMDHCP_CONTROLLER_SCALE=10000.
+	 */
+	s.want = env != NULL ? strtoul(env, NULL, 10) : 300;
 	s.from_vms = getenv("VMDHCP_CONTROLLER_SCALE_VMS") != NULL;
 	if (s.want == 0 || s.want > 60000) {
 		CU_FAIL("VMDHCP_CONTROLLER_SCALE must be 1..60000");
