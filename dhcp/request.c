@@ -78,7 +78,7 @@ other_server(const struct dhcp_server *s, const struct dhcp_request *req)
 
 /*
  * The binding of chaddr; for an unknown MAC asks on_unknown (dynamic mode) and inserts
- * what it returns. NULL: stay silent (counted).
+ * what it returns. NULL: no binding (the caller counts DHCP_DROP_UNKNOWN_MAC or answers).
  */
 static const struct dhcp_binding *
 binding_for(struct dhcp_server *s, const struct dhcp_request *req, bool ask)
@@ -91,17 +91,14 @@ binding_for(struct dhcp_server *s, const struct dhcp_request *req, bool ask)
 		return b;
 	if (!ask || s->cb.on_unknown == NULL || s->cb.on_unknown(s->cb.userdata, mac, &ip) < 0 ||
 	    ip == 0)
-		goto unknown;
+		return NULL;
 	/* the callback may have bound it itself (perhaps with a hostname): keep that */
 	b = dhcp_table_lookup(s->table, mac);
 	if (b != NULL)
 		return b;
 	if (dhcp_table_set(s->table, mac, ip, NULL) < 0)
-		goto unknown;
+		return NULL;
 	return dhcp_table_lookup(s->table, mac);
-unknown:
-	drop(s, DHCP_DROP_UNKNOWN_MAC);
-	return NULL;
 }
 
 static int
@@ -129,11 +126,34 @@ process_discover(
 	const struct dhcp_binding *b = binding_for(s, req, true);
 
 	if (b == NULL)
-		return 0;
+		return drop(s, DHCP_DROP_UNKNOWN_MAC);
 	/* The client declined this address: never offer it again until the binding changes. */
 	if (b->flags & DHCP_BINDING_DECLINED)
 		return drop(s, DHCP_DROP_DECLINED);
 	return reply(s, req, DHCP_MSG_OFFER, b, b->ip, txbuf, ret);
+}
+
+/*
+ * A REQUEST from a MAC we hold no binding for (its binding was removed: VMNetCfg deleted, NIC
+ * moved). We are the only server of the pool's network, so a client holding one of our
+ * addresses must learn at once that it lost it:
+ *  - SELECTING (option 54 names us): we offered, the binding went away since -> DHCPNAK;
+ *  - RENEWING/REBINDING (ciaddr, no option 50) with ciaddr in our subnet -> DHCPNAK ("client's
+ *    lease has expired", RFC 2131 §3.1 / table 3);
+ *  - INIT-REBOOT (option 50, no ciaddr): RFC 2131 §4.3.2 "If the DHCP server has no record of
+ *    this client, then it MUST remain silent" -> silence.
+ */
+static bool
+nak_unknown(const struct dhcp_server *s, const struct dhcp_request *req)
+{
+	uint32_t id, mask = s->optset->o.prefix == 0 ? 0 : UINT32_MAX << (32 - s->optset->o.prefix);
+	uint32_t server = s->optset->o.server_ip;
+
+	if (dhcp_option_get_addr(&req->opts, DHCP_OPT_SERVER_ID, &id) == 0)
+		return id == server;
+	if (dhcp_option_get_addr(&req->opts, DHCP_OPT_REQUESTED_IP, &id) != -ENOENT)
+		return false;
+	return req->ciaddr != 0 && (req->ciaddr & mask) == (server & mask);
 }
 
 /*
@@ -160,8 +180,11 @@ process_request(
 	if (r == -ENOENT)
 		requested = req->ciaddr;
 	b = binding_for(s, req, true);
-	if (b == NULL)
-		return 0;
+	if (b == NULL) {
+		if (!nak_unknown(s, req))
+			return drop(s, DHCP_DROP_UNKNOWN_MAC);
+		return reply(s, req, DHCP_MSG_NAK, NULL, 0, txbuf, ret);
+	}
 	if (requested != b->ip)
 		return reply(s, req, DHCP_MSG_NAK, NULL, 0, txbuf, ret);
 	if (b->flags & DHCP_BINDING_DECLINED)
@@ -177,7 +200,7 @@ process_inform(
 	const struct dhcp_binding *b = binding_for(s, req, false);
 
 	if (b == NULL)
-		return 0;
+		return drop(s, DHCP_DROP_UNKNOWN_MAC);
 	return reply(s, req, DHCP_MSG_ACK, b, 0, txbuf, ret);
 }
 

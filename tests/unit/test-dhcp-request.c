@@ -282,6 +282,44 @@ test_request_ack_nak(void)
 	dhcp_server_free(s);
 }
 
+/*
+ * A MAC whose binding was removed: a renewal (RENEWING/REBINDING, ciaddr in our subnet) and a
+ * SELECTING request naming us are NAKed; INIT-REBOOT stays silent (RFC 2131 §4.3.2 MUST);
+ * a renewal of an address outside our subnet is not ours to refuse.
+ */
+static void
+test_removed_binding_nak(void)
+{
+	struct dhcp_server *s = server();
+	struct dhcp_reply rep;
+	struct req r;
+	uint8_t selecting[] = {
+	    DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 100, DHCP_OPT_SERVER_ID, 4, 10, 0, 0, 1};
+	uint8_t reboot[] = {DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 100};
+	size_t len;
+
+	CU_ASSERT_EQUAL_FATAL(dhcp_server_remove_binding(s, vm_mac), 0);
+	/* RENEWING: unicast, ciaddr set, giaddr 0 -> NAK, broadcast (RFC 2131 §4.1) */
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, VM_IP, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_NAK);
+	CU_ASSERT_EQUAL(be32_get(reply_msg(&rep)->yiaddr), 0);
+	CU_ASSERT_TRUE(rep.dest.raw);
+	CU_ASSERT_EQUAL(rep.dest.ip, 0xffffffffu);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_UNKNOWN_MAC], 0);
+	/* SELECTING with our server id */
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0, 0, 0, selecting, sizeof(selecting));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_NAK);
+	/* INIT-REBOOT: silent, counted */
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0, 0, 0, reboot, sizeof(reboot));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_UNKNOWN_MAC], 1);
+	/* renewing an address of another subnet: not ours, silent */
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0xc0a80005, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_UNKNOWN_MAC], 2);
+	dhcp_server_free(s);
+}
+
 static void
 test_other_server(void)
 {
@@ -1036,6 +1074,7 @@ static const struct test_case request_tests[] = {
     {"discover gets an offer", test_discover_offer},
     {"request gets ack or nak", test_request_ack_nak},
     {"option 54 of another server", test_other_server},
+    {"removed binding: renewal NAKed, INIT-REBOOT silent", test_removed_binding_nak},
     {"unknown MAC", test_unknown_mac},
     {"unknown MAC bound by the callback", test_unknown_mac_bound_by_callback},
     {"inform", test_inform},
