@@ -1,0 +1,605 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * IPPool reconciler: finalizer, IPAM build (from the VMNetCfg statuses and the pool's own
+ * status), range changes, agent placement, conditions and the coalesced status write. Reads
+ * the caches, makes at most one write, returns.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/ctrl.h"
+#include "controller/placement.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+
+static uint64_t
+range_hash(const struct ippool_spec *s)
+{
+	uint64_t h = hash64(&s->start, sizeof(s->start), 0);
+
+	h = hash64(&s->end, sizeof(s->end), h);
+	return s->n_exclude > 0 ? hash64(s->exclude, s->n_exclude * sizeof(*s->exclude), h) : h;
+}
+
+/* --- IPAM build ------------------------------------------------------------------------- */
+
+struct gather {
+	const char *network;
+	struct netpool_source *src;
+	char **owners;
+	size_t n, cap;
+	int error;
+};
+
+static int
+gather_push(struct gather *g, uint32_t addr, const uint8_t mac[MAC_LEN], const char *owner)
+{
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 64;
+		struct netpool_source *s = realloc(g->src, cap * sizeof(*s));
+		char **o;
+
+		if (s == NULL)
+			return -ENOMEM;
+		g->src = s;
+		o = realloc(g->owners, cap * sizeof(*o));
+		if (o == NULL)
+			return -ENOMEM;
+		g->owners = o;
+		g->cap = cap;
+	}
+	g->owners[g->n] = owner != NULL ? strdup(owner) : NULL;
+	if (owner != NULL && g->owners[g->n] == NULL)
+		return -ENOMEM;
+	g->src[g->n].addr = addr;
+	memcpy(g->src[g->n].mac, mac, MAC_LEN);
+	g->src[g->n].owner = g->owners[g->n];
+	g->n++;
+	return 0;
+}
+
+static int
+gather_cfg(void *userdata, const char *key, const void *item)
+{
+	struct gather *g = userdata;
+	const struct cfg_item *it = item;
+
+	if (it->cfg == NULL)
+		return 0;
+	for (size_t i = 0; i < it->cfg->status.n_nics; i++) {
+		const struct vmnetcfg_nic_status *n = &it->cfg->status.nics[i];
+		uint8_t mac[MAC_LEN];
+
+		if (n->allocated_ip == 0 || strcmp(n->network_name, g->network) != 0 ||
+		    mac_parse(n->mac, mac) < 0)
+			continue;
+		if ((g->error = gather_push(g, n->allocated_ip, mac, key)) < 0)
+			return 1;
+	}
+	return 0;
+}
+
+static void
+gather_clear(struct gather *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		free(g->owners[i]);
+	free(g->owners);
+	free(g->src);
+}
+
+static const char *
+source_owner(const struct netpool_source *s)
+{
+	return s->owner != NULL ? s->owner : "IPPool status";
+}
+
+int
+ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt)
+{
+	const struct ippool *pool = it->pool;
+	struct gather g = { .network = rt->network };
+	struct ipam_conflict *conf = NULL;
+	struct netpool *np = NULL;
+	json_t *ref;
+	int n, r;
+
+	rt->np = netpool_free(rt->np);
+	rt->n_conflicts = 0;
+	rt->conflicts[0] = '\0';
+	rt->range_error = 0;
+	r = netpool_new(&pool->spec, &np);
+	if (r < 0) {
+		rt->build_error = r;
+		return r;
+	}
+	/* VMNetCfg statuses first (the commit point), then the IPPool's derived view */
+	kube_store_by_index(kube_informer_store(c->inf_cfg), "network", rt->network, gather_cfg,
+	    &g);
+	for (size_t i = 0; g.error == 0 && i < pool->status.n_allocated; i++)
+		if (pool->status.allocated[i].kind == IPPOOL_ALLOC_MAC)
+			g.error = gather_push(&g, pool->status.allocated[i].addr,
+			    pool->status.allocated[i].mac, NULL);
+	if (g.error < 0) {
+		r = g.error;
+		goto fail;
+	}
+	n = netpool_rebuild(np, g.src, g.n, &conf);
+	if (n < 0) {
+		r = n;
+		goto fail;
+	}
+	ref = ctrl_event_ref(it->ns, it->name, it->uid);
+	for (int i = 0; i < n; i++) {
+		const struct netpool_source *a = &g.src[conf[i].first], *b = &g.src[conf[i].second];
+		char ip[IPV4_STRLEN], mac_a[MAC_STRLEN], mac_b[MAC_STRLEN], line[200];
+		size_t len = strlen(rt->conflicts);
+
+		ipv4_format(conf[i].addr, ip);
+		mac_format(a->mac, mac_a);
+		mac_format(b->mac, mac_b);
+		snprintf(line, sizeof(line), "%s %s: %s (%s) vs %s (%s)",
+		    ipam_conflict_kind_name(conf[i].kind), ip, mac_a, source_owner(a), mac_b,
+		    source_owner(b));
+		log_warn("ippool %s: IPAM conflict: %s", rt->key, line);
+		if (ref != NULL)
+			kube_record_event(c->recorder, ref, CRD_API_VERSION, IPPOOL_KIND, "Warning",
+			    "IPAMConflict", "%s", line);
+		if (len + 3 < sizeof(rt->conflicts))
+			snprintf(rt->conflicts + len, sizeof(rt->conflicts) - len, "%s%s",
+			    len > 0 ? "; " : "", line);
+	}
+	json_decref(ref);
+	free(conf);
+	rt->n_conflicts = (size_t)n;
+	rt->np = np;
+	rt->build_error = 0;
+	rt->range_hash = range_hash(&pool->spec);
+	rt->kick = true;
+	gather_clear(&g);
+	log_info("ippool %s: IPAM built for %s: %zu bindings, %d conflicts", rt->key,
+	    rt->network, netpool_size(np), n);
+	return 0;
+fail:
+	gather_clear(&g);
+	netpool_free(np);
+	rt->build_error = r;
+	return r;
+}
+
+static struct pool_rt *
+rt_new(struct ctrl *c, const char *key, const struct pool_item *it)
+{
+	struct pool_rt *rt = calloc(1, sizeof(*rt));
+
+	if (rt == NULL)
+		return NULL;
+	snprintf(rt->key, sizeof(rt->key), "%s", key);
+	snprintf(rt->network, sizeof(rt->network), "%s", it->pool->spec.network_name);
+	rt->uid = it->uid != NULL ? strdup(it->uid) : NULL;
+	rt->next = c->pools;
+	c->pools = rt;
+	return rt;
+}
+
+/* Forget a pool's IPAM; the VMNetCfgs on its network are reconciled again. */
+static void
+rt_forget(struct ctrl *c, const char *key)
+{
+	for (struct pool_rt **pp = &c->pools; *pp != NULL; pp = &(*pp)->next) {
+		struct pool_rt *rt = *pp;
+
+		if (strcmp(rt->key, key) != 0)
+			continue;
+		*pp = rt->next;
+		ctrl_enqueue_cfgs_of_network(c, rt->network, false);
+		log_info("ippool %s: IPAM for %s forgotten", key, rt->network);
+		netpool_free(rt->np);
+		free(rt->uid);
+		free(rt);
+		return;
+	}
+}
+
+/* --- agent ------------------------------------------------------------------------------- */
+
+static int
+first_agent(void *userdata, const char *key, const void *item)
+{
+	*(const struct agent_item **)userdata = item;
+	return 1;
+}
+
+static const struct agent_item *
+agent_of(struct ctrl *c, const char *pool_key)
+{
+	const struct agent_item *a = NULL;
+
+	kube_store_by_index(kube_informer_store(c->inf_agent), "pool", pool_key, first_agent, &a);
+	return a;
+}
+
+static struct kube_reconcile_result
+delete_agent(struct ctrl *c, const char *key, const struct agent_item *a)
+{
+	struct kube_delete_opts o = { .uid = a->uid, .propagation = "Background" };
+	struct ctrl_op *op = ctrl_op_new(c, c->c_pool, key, "delete agent of ippool");
+
+	log_info("ippool %s: removing agent %s/%s", key, a->ns, a->name);
+	if (op == NULL)
+		return ctrl_error(-ENOMEM);
+	return ctrl_op_started(op,
+	    kube_delete(c->client, &ctrl_res_deployments, a->ns, a->name, &o, ctrl_op_done, op));
+}
+
+struct node_count {
+	const char *cn;
+	size_t ready;
+};
+
+static int
+count_nodes(void *userdata, const char *key, const void *item)
+{
+	struct node_count *nc = userdata;
+	const struct node_item *it = item;
+
+	if (!it->ready)
+		return 0;
+	for (size_t i = 0; i < it->n; i++)
+		if (strcmp(it->cluster_networks[i], nc->cn) == 0) {
+			nc->ready++;
+			break;
+		}
+	return 0;
+}
+
+/* --- status ------------------------------------------------------------------------------ */
+
+static bool
+str_eq(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return (a == NULL || a[0] == '\0') && (b == NULL || b[0] == '\0');
+	return strcmp(a, b) == 0;
+}
+
+static bool
+status_equal(const struct ippool_status *a, const struct ippool_status *b)
+{
+	if (a->has_ipv4 != b->has_ipv4 || a->n_allocated != b->n_allocated ||
+	    a->used != b->used || a->available != b->available ||
+	    a->has_agent_pod_ref != b->has_agent_pod_ref ||
+	    a->conditions.n != b->conditions.n)
+		return false;
+	for (size_t i = 0; i < a->n_allocated; i++) {
+		const struct ippool_alloc *x = &a->allocated[i], *y = &b->allocated[i];
+
+		if (x->addr != y->addr || x->kind != y->kind ||
+		    (x->kind == IPPOOL_ALLOC_MAC && memcmp(x->mac, y->mac, MAC_LEN) != 0))
+			return false;
+	}
+	if (a->has_agent_pod_ref &&
+	    (!str_eq(a->agent_pod_ref.namespace, b->agent_pod_ref.namespace) ||
+		!str_eq(a->agent_pod_ref.name, b->agent_pod_ref.name) ||
+		!str_eq(a->agent_pod_ref.image, b->agent_pod_ref.image) ||
+		!str_eq(a->agent_pod_ref.uid, b->agent_pod_ref.uid)))
+		return false;
+	for (size_t i = 0; i < a->conditions.n; i++) {
+		const struct crd_condition *x = &a->conditions.items[i];
+		const struct crd_condition *y = crd_conditions_get(&b->conditions, x->type);
+
+		if (y == NULL || x->status != y->status || !str_eq(x->reason, y->reason) ||
+		    !str_eq(x->message, y->message))
+			return false;
+	}
+	return true;
+}
+
+static int
+set_agent_ref(struct ippool_status *st, const struct agent_item *a)
+{
+	struct ippool_agent_pod_ref *r = &st->agent_pod_ref;
+
+	if (a == NULL)
+		return 0;
+	st->has_agent_pod_ref = true;
+	r->namespace = a->ns != NULL ? strdup(a->ns) : NULL;
+	r->name = a->name != NULL ? strdup(a->name) : NULL;
+	r->image = a->image != NULL ? strdup(a->image) : NULL;
+	r->uid = a->uid != NULL ? strdup(a->uid) : NULL;
+	return 0;
+}
+
+/* The one status write, when the status computed differs from the cached one. */
+static struct kube_reconcile_result
+write_status(struct ctrl *c, const char *key, const struct pool_item *it,
+    const struct pool_rt *rt, const struct agent_item *agent, const struct ippool_facts *f)
+{
+	const struct ippool_status *old = &it->pool->status;
+	time_t now = (time_t)clock_realtime_sec();
+	struct ippool_status st;
+	struct ippool tmp;
+	struct ctrl_op *op;
+	json_t *obj;
+	int r;
+
+	memset(&st, 0, sizeof(st));
+	if (rt != NULL && rt->np != NULL) {
+		r = netpool_render_status(rt->np, &st);
+	} else {
+		r = ippool_status_set_allocated(&st, old->allocated, old->n_allocated);
+		st.has_ipv4 = old->has_ipv4;
+		st.used = old->used;
+		st.available = old->available;
+	}
+	if (r < 0 || (r = set_agent_ref(&st, agent)) < 0 ||
+	    (r = crd_conditions_copy(&st.conditions, &old->conditions)) < 0 ||
+	    (r = ippool_conditions_apply(&st.conditions, f, now)) < 0)
+		goto fail;
+	st.last_update = old->last_update;
+	if (status_equal(&st, old)) {
+		ippool_status_clear(&st);
+		return ctrl_ok();
+	}
+	st.last_update = now;
+	tmp = *it->pool; /* shallow: encode only reads */
+	tmp.status = st;
+	obj = ippool_encode(&tmp);
+	ippool_status_clear(&st);
+	if (obj == NULL)
+		return ctrl_error(-ENOMEM);
+	op = ctrl_op_new(c, c->c_pool, key, "update ippool status");
+	r = op != NULL ? kube_update_status(c->client, &ctrl_res_ippools, obj, ctrl_op_done, op) :
+			 -ENOMEM;
+	json_decref(obj);
+	return ctrl_op_started(op, r);
+fail:
+	ippool_status_clear(&st);
+	return ctrl_error(r);
+}
+
+static struct kube_reconcile_result
+patch_finalizer(struct ctrl *c, const char *key, const struct pool_item *it, bool add)
+{
+	const struct crd_meta *m = &it->pool->meta;
+	json_t *patch = ctrl_finalizer_patch(it->rv, m->finalizers, m->n_finalizers, add,
+	    CTRL_FINALIZER_IPPOOL, NULL);
+	struct ctrl_op *op;
+	int r;
+
+	if (patch == NULL)
+		return ctrl_error(-ENOMEM);
+	op = ctrl_op_new(c, c->c_pool, key, add ? "add ippool finalizer" : "remove ippool finalizer");
+	r = op != NULL ? kube_patch(c->client, &ctrl_res_ippools, it->ns, it->name,
+			     KUBE_PATCH_MERGE, patch, NULL, ctrl_op_done, op) :
+			 -ENOMEM;
+	json_decref(patch);
+	return ctrl_op_started(op, r);
+}
+
+/* --- reconcile --------------------------------------------------------------------------- */
+
+/* Keep the IPAM in step with the spec; fills the CacheReady facts. */
+static void
+ensure_ipam(struct ctrl *c, const char *key, const struct pool_item *it, struct pool_rt **rtp,
+    struct ippool_facts *f, char *msg, size_t len)
+{
+	const struct ippool_spec *spec = &it->pool->spec;
+	struct pool_rt *rt = *rtp;
+	struct pool_rt *other = ctrl_pool_rt_by_network(c, spec->network_name);
+
+	if (other != NULL && other != rt) {
+		f->cache_ready = false;
+		f->cache_reason = "DuplicateNetwork";
+		snprintf(msg, len, "network %s is already served by IPPool %s", spec->network_name,
+		    other->key);
+		f->cache_message = msg;
+		return;
+	}
+	if (rt == NULL) {
+		if ((rt = rt_new(c, key, it)) == NULL) {
+			f->cache_reason = "OutOfMemory";
+			return;
+		}
+		*rtp = rt;
+		ctrl_pool_build(c, it, rt);
+	} else if (rt->np == NULL || !str_eq(rt->uid, it->uid) ||
+	    strcmp(rt->network, spec->network_name) != 0 || !netpool_same_network(rt->np, spec)) {
+		/* new object under the same name, or an immutable field changed: start over */
+		if (strcmp(rt->network, spec->network_name) != 0)
+			ctrl_enqueue_cfgs_of_network(c, rt->network, false);
+		snprintf(rt->network, sizeof(rt->network), "%s", spec->network_name);
+		free(rt->uid);
+		rt->uid = it->uid != NULL ? strdup(it->uid) : NULL;
+		ctrl_pool_build(c, it, rt);
+	} else if (rt->range_hash != range_hash(spec)) {
+		uint32_t conflict = 0;
+		int r = netpool_set_range(rt->np, spec, &conflict);
+
+		if (r == 0) {
+			rt->range_hash = range_hash(spec);
+			rt->range_error = 0;
+			rt->kick = true; /* the range may have grown */
+			log_info("ippool %s: range changed", key);
+		} else if (rt->range_error != r || rt->range_conflict != conflict) {
+			char ip[IPV4_STRLEN];
+			json_t *ref = ctrl_event_ref(it->ns, it->name, it->uid);
+
+			rt->range_error = r;
+			rt->range_conflict = conflict;
+			ipv4_format(conflict, ip);
+			log_warn("ippool %s: range change refused: %s", key,
+			    r == -EBUSY ? "a bound address would be stranded" : strerror(-r));
+			if (ref != NULL)
+				kube_record_event(c->recorder, ref, CRD_API_VERSION, IPPOOL_KIND,
+				    "Warning", "RangeChangeRefused",
+				    r == -EBUSY ? "bound address %s would fall outside the new range or on an exclude" :
+						  "invalid range (%s)",
+				    r == -EBUSY ? ip : strerror(-r));
+			json_decref(ref);
+		}
+	}
+	if (rt->np == NULL) {
+		f->cache_ready = false;
+		f->cache_reason = "InvalidRange";
+		snprintf(msg, len, "the address cache cannot be built: %s",
+		    strerror(-rt->build_error));
+		f->cache_message = msg;
+		return;
+	}
+	f->cache_ready = true;
+	if (rt->range_error == -EBUSY) {
+		char ip[IPV4_STRLEN];
+
+		ipv4_format(rt->range_conflict, ip);
+		f->cache_reason = "RangeChangeRefused";
+		snprintf(msg, len, "range change refused: bound address %s would be stranded", ip);
+		f->cache_message = msg;
+	} else if (rt->range_error < 0) {
+		f->cache_reason = "RangeChangeRefused";
+		snprintf(msg, len, "range change refused: %s", strerror(-rt->range_error));
+		f->cache_message = msg;
+	} else if (rt->n_conflicts > 0) {
+		f->cache_reason = "Conflicts";
+		snprintf(msg, len, "%zu conflicts: %s", rt->n_conflicts, rt->conflicts);
+		f->cache_message = msg;
+	}
+	if (rt->kick) {
+		rt->kick = false;
+		ctrl_enqueue_cfgs_of_network(c, rt->network, true);
+	}
+}
+
+struct kube_reconcile_result
+ctrl_reconcile_pool(void *userdata, const char *key)
+{
+	struct ctrl *c = userdata;
+	const struct pool_item *it = kube_store_get(kube_informer_store(c->inf_pool), key);
+	const struct agent_item *agent = agent_of(c, key);
+	struct pool_rt *rt = ctrl_pool_rt(c, key);
+	struct ippool_facts f = { 0 };
+	char cache_msg[512], reg_msg[512], agent_msg[512];
+	const struct nad_item *nad;
+	json_t *desired = NULL;
+	int r;
+
+	if (it == NULL) { /* gone (without our finalizer): forget, remove the agent */
+		if (rt != NULL)
+			rt_forget(c, key);
+		if (agent != NULL && !agent->deleting)
+			return delete_agent(c, key, agent);
+		return ctrl_ok();
+	}
+	if (it->pool == NULL) {
+		json_t *ref = ctrl_event_ref(it->ns, it->name, it->uid);
+
+		log_warn("ippool %s: invalid: %s", key, it->error);
+		if (ref != NULL)
+			kube_record_event(c->recorder, ref, CRD_API_VERSION, IPPOOL_KIND, "Warning",
+			    "InvalidSpec", "%s", it->error);
+		json_decref(ref);
+		return ctrl_ok();
+	}
+	if (it->deleting) {
+		if (!it->has_finalizer)
+			return ctrl_ok();
+		if (agent != NULL)
+			return agent->deleting ? ctrl_after(c->opts.requeue_usec) :
+						 delete_agent(c, key, agent);
+		if (rt != NULL)
+			rt_forget(c, key);
+		return patch_finalizer(c, key, it, false);
+	}
+	if (!it->has_finalizer)
+		return patch_finalizer(c, key, it, true);
+
+	f.paused = it->pool->spec.paused;
+	ensure_ipam(c, key, it, &rt, &f, cache_msg, sizeof(cache_msg));
+
+	/* placement */
+	if (f.paused) {
+		if (agent != NULL && !agent->deleting)
+			return delete_agent(c, key, agent);
+		agent = NULL;
+		return write_status(c, key, it, rt, agent, &f);
+	}
+	nad = kube_store_get(kube_informer_store(c->inf_nad), it->pool->spec.network_name);
+	if (nad == NULL) {
+		f.registered_reason = "NetworkNotFound";
+		snprintf(reg_msg, sizeof(reg_msg), "NetworkAttachmentDefinition %s not found",
+		    it->pool->spec.network_name);
+		f.registered_message = reg_msg;
+		f.agent_reason = "NotRegistered";
+		return write_status(c, key, it, rt, agent, &f);
+	}
+	{
+		struct placement_input in = {
+			.pool_ns = it->ns,
+			.pool_name = it->name,
+			.network_name = it->pool->spec.network_name,
+			.cluster_network = nad->cluster_network,
+			.namespace = c->namespace,
+			.image = c->agent_image,
+			.service_account = c->agent_sa,
+		};
+		char hash[PLACEMENT_HASH_LEN];
+
+		if ((r = placement_build(&in, &desired)) < 0 ||
+		    (r = placement_inputs_hash(&in, hash)) < 0) {
+			log_warn("ippool %s: cannot build the agent: %s", key, strerror(-r));
+			return ctrl_error(r);
+		}
+		if (agent == NULL) {
+			struct ctrl_op *op = ctrl_op_new(c, c->c_pool, key, "create agent of ippool");
+
+			log_info("ippool %s: placing agent in %s (cluster network %s)", key,
+			    c->namespace, nad->cluster_network ? nad->cluster_network : "-");
+			r = op != NULL ? kube_create(c->client, &ctrl_res_deployments, c->namespace,
+					     desired, ctrl_op_done, op) :
+					 -ENOMEM;
+			json_decref(desired);
+			return ctrl_op_started(op, r);
+		}
+		if (agent->deleting) {
+			json_decref(desired);
+			/* its delete event brings the pool back here */
+			f.registered_reason = "AgentTerminating";
+			f.agent_reason = "AgentTerminating";
+			return write_status(c, key, it, rt, NULL, &f);
+		}
+		if (!it->hold && !str_eq(agent->hash, hash)) {
+			struct ctrl_op *op = ctrl_op_new(c, c->c_pool, key, "re-place agent of ippool");
+
+			log_info("ippool %s: re-placing agent %s (inputs changed)", key, agent->name);
+			json_object_set_new(json_object_get(desired, "metadata"), "resourceVersion",
+			    json_string(agent->rv != NULL ? agent->rv : ""));
+			r = op != NULL ? kube_update(c->client, &ctrl_res_deployments, desired,
+					     ctrl_op_done, op) :
+					 -ENOMEM;
+			json_decref(desired);
+			return ctrl_op_started(op, r);
+		}
+		json_decref(desired);
+	}
+	f.registered = true;
+	f.agent_ready = agent->ready;
+	if (!agent->ready) {
+		struct node_count nc = { .cn = nad->cluster_network };
+
+		f.agent_reason = "AgentNotReady";
+		snprintf(agent_msg, sizeof(agent_msg), "%s", agent->why ? agent->why : "not ready");
+		if (nad->cluster_network != NULL) {
+			kube_store_foreach(kube_informer_store(c->inf_node), count_nodes, &nc);
+			if (nc.ready == 0) {
+				f.agent_reason = "NoEligibleNode";
+				snprintf(agent_msg, sizeof(agent_msg),
+				    "no ready node has label %s%s=true",
+				    PLACEMENT_NODE_LABEL_PREFIX, nad->cluster_network);
+			}
+		}
+		f.agent_message = agent_msg;
+	}
+	return write_status(c, key, it, rt, agent, &f);
+}

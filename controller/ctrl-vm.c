@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * VirtualMachine reconciler: keeps the VM's VirtualMachineNetworkConfig (same name, owned by
+ * the VM) equal to what the VM's Multus NICs ask for. One write: create, or one update
+ * (read-modify-write, retried on 409). The VMNetCfg is garbage-collected with its VM.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/ctrl.h"
+#include "controller/vm.h"
+#include "lib/log.h"
+
+/* Does the cached VMNetCfg already say what the VM asks for? */
+static bool
+cfg_matches(const struct cfg_item *it, const struct vm_item *vm)
+{
+	json_t *spec = kind_get(vm->desired, "spec", NULL);
+	struct vmnetcfg_spec want;
+	struct crd_error err;
+	bool same;
+
+	if (it->cfg == NULL || !it->has_label || it->owner_uid == NULL)
+		return false;
+	if (vmnetcfg_spec_decode(spec, &want, &err) < 0)
+		return false;
+	same = strcmp(want.vm_name, it->cfg->spec.vm_name) == 0 &&
+	    want.n_nics == it->cfg->spec.n_nics;
+	for (size_t i = 0; same && i < want.n_nics; i++) {
+		const struct vmnetcfg_nic *a = &want.nics[i], *b = &it->cfg->spec.nics[i];
+
+		same = strcmp(a->network_name, b->network_name) == 0 && strcmp(a->mac, b->mac) == 0 &&
+		    a->ip_address == b->ip_address;
+	}
+	vmnetcfg_spec_clear(&want);
+	return same;
+}
+
+struct vm_update {
+	struct ctrl_op *op;
+	json_t *desired;
+};
+
+static int
+vm_mutate(void *userdata, json_t *obj)
+{
+	struct vm_update *u = userdata;
+	json_t *upd = NULL;
+	int r = vm_vmnetcfg_update(obj, u->desired, &upd);
+
+	if (r <= 0)
+		return r == 0 ? 1 : r; /* nothing to write, or refuse */
+	json_object_clear(obj);
+	r = json_object_update(obj, upd) < 0 ? -ENOMEM : 0;
+	json_decref(upd);
+	return r;
+}
+
+static void
+vm_update_done(void *userdata, const struct kube_result *res)
+{
+	struct vm_update *u = userdata;
+
+	json_decref(u->desired);
+	ctrl_op_done(u->op, res);
+	free(u);
+}
+
+struct kube_reconcile_result
+ctrl_reconcile_vm(void *userdata, const char *key)
+{
+	struct ctrl *c = userdata;
+	const struct vm_item *vm = kube_store_get(kube_informer_store(c->inf_vm), key);
+	const struct cfg_item *cfg;
+	struct ctrl_op *op;
+	size_t n_nics;
+	int r;
+
+	if (vm == NULL || vm->deleting)
+		return ctrl_ok(); /* the VMNetCfg goes with its owner */
+	if (vm->n_skipped > 0) {
+		json_t *ref = ctrl_event_ref(vm->ns, vm->name, vm->uid);
+
+		for (size_t i = 0; ref != NULL && i < vm->n_skipped; i++)
+			kube_record_event(c->recorder, ref, "kubevirt.io/v1", "VirtualMachine",
+			    "Warning", "NICSkipped", "no DHCP binding for NIC %s", vm->skipped[i]);
+		json_decref(ref);
+	}
+	n_nics = json_array_size(kind_get(vm->desired, "spec", VMNETCFG_FIELD_NICS, NULL));
+	cfg = kube_store_get(kube_informer_store(c->inf_cfg), key);
+	if (cfg == NULL) {
+		if (n_nics == 0)
+			return ctrl_ok(); /* nothing to bind: no object needed */
+		op = ctrl_op_new(c, c->c_vm, key, "create vmnetcfg for vm");
+		log_info("vm %s: creating its VirtualMachineNetworkConfig (%zu NICs)", key, n_nics);
+		r = op != NULL ? kube_create(c->client, &ctrl_res_vmnetcfgs, vm->ns, vm->desired,
+				     ctrl_op_done, op) :
+				 -ENOMEM;
+		return ctrl_op_started(op, r);
+	}
+	if (cfg->deleting)
+		return ctrl_after(c->opts.requeue_usec); /* recreate once it is gone */
+	if (cfg->owner_uid != NULL && (vm->uid == NULL || strcmp(cfg->owner_uid, vm->uid) != 0)) {
+		log_debug("vm %s: its VMNetCfg belongs to another owner (%s)", key, cfg->owner_uid);
+		return ctrl_after(10 * c->opts.requeue_usec);
+	}
+	if (cfg_matches(cfg, vm))
+		return ctrl_ok();
+	{
+		struct vm_update *u = calloc(1, sizeof(*u));
+
+		if (u == NULL)
+			return ctrl_error(-ENOMEM);
+		u->op = op = ctrl_op_new(c, c->c_vm, key, "update vmnetcfg for vm");
+		u->desired = json_incref(vm->desired);
+		log_info("vm %s: updating its VirtualMachineNetworkConfig (%zu NICs)", key, n_nics);
+		r = op != NULL ? kube_update_retry(c->client, &ctrl_res_vmnetcfgs, vm->ns, vm->name,
+				     false, 0, vm_mutate, vm_update_done, u) :
+				 -ENOMEM;
+		if (r < 0 || op == NULL) {
+			json_decref(u->desired);
+			free(u);
+		}
+		return ctrl_op_started(op, r);
+	}
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * VirtualMachineNetworkConfig reconciler: finalizer, per-NIC binding through the netpools,
+ * Events for conflicts, and the status write (the commit point of a binding). The IPPools
+ * whose bindings changed are enqueued, so their status writes coalesce in the IPPool queue.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/ctrl.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+
+/* After bindings changed: refresh the pools' status; freed addresses may serve others. */
+static void
+after_touch(struct ctrl *c, const struct vmnetcfg_result *res)
+{
+	for (size_t i = 0; i < res->n_touched; i++) {
+		struct pool_rt *rt = ctrl_pool_rt_by_network(c, res->touched[i]);
+
+		if (rt == NULL)
+			continue;
+		if (res->released)
+			rt->kick = true;
+		ctrl_enqueue_pool(c, rt->key);
+	}
+}
+
+void
+ctrl_cfg_forget(struct ctrl *c, const char *key, const struct cfg_item *it)
+{
+	struct vmnetcfg_result res;
+
+	if (it == NULL || it->cfg == NULL)
+		return;
+	(void)vmnetcfg_release_all(it->cfg, key, ctrl_lookup, c, &res);
+	after_touch(c, &res);
+	vmnetcfg_result_clear(&res);
+}
+
+static struct kube_reconcile_result
+patch_finalizer(struct ctrl *c, const char *key, const struct cfg_item *it, bool add)
+{
+	const struct crd_meta *m = &it->cfg->meta;
+	json_t *patch = ctrl_finalizer_patch(it->rv, m->finalizers, m->n_finalizers, add,
+	    CTRL_FINALIZER_VMNETCFG, NULL);
+	struct ctrl_op *op;
+	int r;
+
+	if (patch == NULL)
+		return ctrl_error(-ENOMEM);
+	op = ctrl_op_new(c, c->c_cfg, key,
+	    add ? "add vmnetcfg finalizer" : "remove vmnetcfg finalizer");
+	r = op != NULL ? kube_patch(c->client, &ctrl_res_vmnetcfgs, it->ns, it->name,
+			     KUBE_PATCH_MERGE, patch, NULL, ctrl_op_done, op) :
+			 -ENOMEM;
+	json_decref(patch);
+	return ctrl_op_started(op, r);
+}
+
+struct kube_reconcile_result
+ctrl_reconcile_cfg(void *userdata, const char *key)
+{
+	struct ctrl *c = userdata;
+	const struct cfg_item *it = kube_store_get(kube_informer_store(c->inf_cfg), key);
+	struct vmnetcfg_result res;
+	struct vmnetcfg tmp;
+	struct ctrl_op *op;
+	json_t *obj, *ref;
+	int r;
+
+	if (it == NULL)
+		return ctrl_ok(); /* released by the delete handler */
+	if (it->cfg == NULL) {
+		ref = ctrl_event_ref(it->ns, it->name, it->uid);
+		log_warn("vmnetcfg %s: invalid: %s", key, it->error);
+		if (ref != NULL)
+			kube_record_event(c->recorder, ref, CRD_API_VERSION, VMNETCFG_KIND,
+			    "Warning", "InvalidSpec", "%s", it->error);
+		json_decref(ref);
+		return ctrl_ok();
+	}
+	if (it->deleting) {
+		if (!it->has_finalizer)
+			return ctrl_ok();
+		r = vmnetcfg_release_all(it->cfg, key, ctrl_lookup, c, &res);
+		after_touch(c, &res);
+		vmnetcfg_result_clear(&res);
+		if (r == -EAGAIN)
+			return ctrl_after(c->opts.requeue_usec); /* a pool's IPAM is not built */
+		if (r < 0)
+			return ctrl_error(r);
+		return patch_finalizer(c, key, it, false);
+	}
+	if (!it->has_finalizer)
+		return patch_finalizer(c, key, it, true);
+
+	r = vmnetcfg_compute(it->cfg, key, ctrl_lookup, c, (time_t)clock_realtime_sec(), &res);
+	if (r < 0)
+		return ctrl_error(r);
+	after_touch(c, &res);
+	if (res.n_events > 0 && (ref = ctrl_event_ref(it->ns, it->name, it->uid)) != NULL) {
+		for (size_t i = 0; i < res.n_events; i++) {
+			log_warn("vmnetcfg %s: %s: %s", key, res.events[i].reason,
+			    res.events[i].message);
+			kube_record_event(c->recorder, ref, CRD_API_VERSION, VMNETCFG_KIND,
+			    "Warning", res.events[i].reason, "%s", res.events[i].message);
+		}
+		json_decref(ref);
+	}
+	if (!res.changed) {
+		vmnetcfg_result_clear(&res);
+		return ctrl_ok();
+	}
+	tmp = *it->cfg; /* shallow: encode only reads */
+	tmp.status = res.status;
+	obj = vmnetcfg_encode(&tmp);
+	vmnetcfg_result_clear(&res);
+	if (obj == NULL)
+		return ctrl_error(-ENOMEM);
+	op = ctrl_op_new(c, c->c_cfg, key, "update vmnetcfg status");
+	r = op != NULL ? kube_update_status(c->client, &ctrl_res_vmnetcfgs, obj, ctrl_op_done, op) :
+			 -ENOMEM;
+	json_decref(obj);
+	return ctrl_op_started(op, r);
+}

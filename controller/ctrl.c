@@ -1,0 +1,1019 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The controller's wiring: resources, informer transforms and indexes, event handlers that
+ * enqueue keys, start-up once the caches synced, readiness and metrics.
+ */
+#include "controller/ctrl.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "controller/placement.h"
+#include "controller/vm.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+#include "lib/metrics.h"
+
+const struct kube_resource ctrl_res_ippools = { CRD_GROUP, CRD_VERSION, IPPOOL_PLURAL,
+	IPPOOL_KIND, true };
+const struct kube_resource ctrl_res_vmnetcfgs = { CRD_GROUP, CRD_VERSION, VMNETCFG_PLURAL,
+	VMNETCFG_KIND, true };
+const struct kube_resource ctrl_res_vms = { "kubevirt.io", "v1", "virtualmachines",
+	"VirtualMachine", true };
+const struct kube_resource ctrl_res_nads = { "k8s.cni.cncf.io", "v1",
+	"network-attachment-definitions", "NetworkAttachmentDefinition", true };
+const struct kube_resource ctrl_res_deployments = { "apps", "v1", "deployments", "Deployment",
+	true };
+
+static char *
+xstrdup(const char *s)
+{
+	return s != NULL ? strdup(s) : NULL;
+}
+
+uint64_t
+ctrl_now_usec(const struct ctrl *c)
+{
+	return kube_clock_now(c->opts.clock);
+}
+
+/* --- transforms ------------------------------------------------------------------------- */
+
+static void
+pool_item_free(void *p)
+{
+	struct pool_item *it = p;
+
+	if (it == NULL)
+		return;
+	ippool_free(it->pool);
+	free(it->error);
+	free(it->ns);
+	free(it->name);
+	free(it->uid);
+	free(it->rv);
+	free(it);
+}
+
+static void *
+pool_transform(void *userdata, json_t *obj)
+{
+	struct pool_item *it = calloc(1, sizeof(*it));
+	struct crd_error err = { 0 };
+
+	if (it == NULL)
+		return NULL;
+	it->ns = xstrdup(kube_obj_namespace(obj));
+	it->name = xstrdup(kube_obj_name(obj));
+	it->uid = xstrdup(kube_obj_uid(obj));
+	it->rv = xstrdup(kube_obj_resource_version(obj));
+	it->deleting = kube_obj_is_deleting(obj);
+	it->has_finalizer = kube_obj_has_finalizer(obj, CTRL_FINALIZER_IPPOOL);
+	it->hold = kube_obj_annotation(obj, PLACEMENT_ANNOT_HOLD) != NULL;
+	if (it->ns == NULL || it->name == NULL) {
+		pool_item_free(it);
+		return NULL;
+	}
+	if (ippool_decode(obj, &it->pool, &err) < 0) {
+		it->pool = NULL;
+		it->error = strdup(err.message[0] ? err.message : "cannot decode");
+	}
+	return it;
+}
+
+static void
+cfg_item_free(void *p)
+{
+	struct cfg_item *it = p;
+
+	if (it == NULL)
+		return;
+	vmnetcfg_free(it->cfg);
+	free(it->error);
+	free(it->ns);
+	free(it->name);
+	free(it->uid);
+	free(it->rv);
+	free(it->owner_uid);
+	free(it);
+}
+
+static void *
+cfg_transform(void *userdata, json_t *obj)
+{
+	struct cfg_item *it = calloc(1, sizeof(*it));
+	struct crd_error err = { 0 };
+	json_t *refs = kind_get(obj, "metadata", "ownerReferences", NULL), *ref;
+	size_t i;
+
+	if (it == NULL)
+		return NULL;
+	it->ns = xstrdup(kube_obj_namespace(obj));
+	it->name = xstrdup(kube_obj_name(obj));
+	it->uid = xstrdup(kube_obj_uid(obj));
+	it->rv = xstrdup(kube_obj_resource_version(obj));
+	it->deleting = kube_obj_is_deleting(obj);
+	it->has_finalizer = kube_obj_has_finalizer(obj, CTRL_FINALIZER_VMNETCFG);
+	it->has_label = kube_obj_label(obj, VMNETCFG_LABEL_VM_NAME) != NULL;
+	json_array_foreach(refs, i, ref) {
+		if (json_is_true(json_object_get(ref, "controller")))
+			it->owner_uid = xstrdup(json_string_value(json_object_get(ref, "uid")));
+	}
+	if (it->ns == NULL || it->name == NULL) {
+		cfg_item_free(it);
+		return NULL;
+	}
+	if (vmnetcfg_decode(obj, &it->cfg, &err) < 0) {
+		it->cfg = NULL;
+		it->error = strdup(err.message[0] ? err.message : "cannot decode");
+	} else {
+		for (size_t n = 0; n < it->cfg->status.n_nics; n++)
+			if (it->cfg->status.nics[n].state == VMNETCFG_STATE_PENDING)
+				it->pending = true;
+	}
+	return it;
+}
+
+static void
+vm_item_free(void *p)
+{
+	struct vm_item *it = p;
+
+	if (it == NULL)
+		return;
+	json_decref(it->desired);
+	free(it->ns);
+	free(it->name);
+	free(it->uid);
+	for (size_t i = 0; i < it->n_skipped; i++)
+		free(it->skipped[i]);
+	free(it->skipped);
+	free(it);
+}
+
+static void *
+vm_transform(void *userdata, json_t *obj)
+{
+	struct vm_item *it = calloc(1, sizeof(*it));
+	struct vm_plan plan;
+
+	if (it == NULL)
+		return NULL;
+	if (vm_plan_build(obj, &plan) < 0) {
+		free(it);
+		return NULL; /* no name, namespace or uid: not an object we can own anything for */
+	}
+	it->desired = plan.vmnetcfg;
+	plan.vmnetcfg = NULL;
+	it->ns = xstrdup(kube_obj_namespace(obj));
+	it->name = xstrdup(kube_obj_name(obj));
+	it->uid = xstrdup(kube_obj_uid(obj));
+	it->deleting = kube_obj_is_deleting(obj);
+	if (plan.n_skipped > 0)
+		it->skipped = calloc(plan.n_skipped, sizeof(char *));
+	for (size_t i = 0; it->skipped != NULL && i < plan.n_skipped; i++) {
+		if (asprintf(&it->skipped[it->n_skipped], "%s: %s", plan.skipped[i].nic,
+			plan.skipped[i].reason) >= 0)
+			it->n_skipped++;
+	}
+	vm_plan_clear(&plan);
+	return it;
+}
+
+static void
+nad_item_free(void *p)
+{
+	struct nad_item *it = p;
+
+	if (it != NULL)
+		free(it->cluster_network);
+	free(it);
+}
+
+static void *
+nad_transform(void *userdata, json_t *obj)
+{
+	struct nad_item *it = calloc(1, sizeof(*it));
+
+	if (it != NULL)
+		it->cluster_network = xstrdup(nad_cluster_network(obj));
+	return it;
+}
+
+static void
+node_item_free(void *p)
+{
+	struct node_item *it = p;
+
+	if (it == NULL)
+		return;
+	for (size_t i = 0; i < it->n; i++)
+		free(it->cluster_networks[i]);
+	free(it->cluster_networks);
+	free(it);
+}
+
+static void *
+node_transform(void *userdata, json_t *obj)
+{
+	struct node_item *it = calloc(1, sizeof(*it));
+	json_t *labels = kind_get(obj, "metadata", "labels", NULL), *v;
+	const size_t plen = strlen(PLACEMENT_NODE_LABEL_PREFIX);
+	const char *k;
+
+	if (it == NULL)
+		return NULL;
+	it->ready = node_is_ready(obj);
+	json_object_foreach(labels, k, v) {
+		char **n;
+
+		if (strncmp(k, PLACEMENT_NODE_LABEL_PREFIX, plen) != 0 || k[plen] == '\0' ||
+		    json_string_value(v) == NULL || strcmp(json_string_value(v), "true") != 0)
+			continue;
+		n = realloc(it->cluster_networks, (it->n + 1) * sizeof(*n));
+		if (n == NULL)
+			break;
+		it->cluster_networks = n;
+		if ((n[it->n] = strdup(k + plen)) != NULL)
+			it->n++;
+	}
+	return it;
+}
+
+static void
+agent_item_free(void *p)
+{
+	struct agent_item *it = p;
+
+	if (it == NULL)
+		return;
+	free(it->ns);
+	free(it->name);
+	free(it->uid);
+	free(it->rv);
+	free(it->pool_ref);
+	free(it->hash);
+	free(it->image);
+	free(it);
+}
+
+static void *
+agent_transform(void *userdata, json_t *obj)
+{
+	const char *ref = placement_pool_ref(obj);
+	struct agent_item *it;
+
+	if (ref == NULL)
+		return NULL; /* not one of ours */
+	it = calloc(1, sizeof(*it));
+	if (it == NULL)
+		return NULL;
+	it->ns = xstrdup(kube_obj_namespace(obj));
+	it->name = xstrdup(kube_obj_name(obj));
+	it->uid = xstrdup(kube_obj_uid(obj));
+	it->rv = xstrdup(kube_obj_resource_version(obj));
+	it->pool_ref = xstrdup(ref);
+	it->hash = xstrdup(kube_obj_annotation(obj, PLACEMENT_ANNOT_HASH));
+	it->image = xstrdup(placement_image(obj));
+	it->ready = deployment_ready(obj, &it->why);
+	it->deleting = kube_obj_is_deleting(obj);
+	return it;
+}
+
+/* --- indexes ---------------------------------------------------------------------------- */
+
+static void
+pool_index_network(const void *item, kube_index_emit_fn emit, void *ctx)
+{
+	const struct pool_item *it = item;
+
+	if (it->pool != NULL)
+		emit(ctx, it->pool->spec.network_name);
+}
+
+static void
+cfg_index_network(const void *item, kube_index_emit_fn emit, void *ctx)
+{
+	const struct cfg_item *it = item;
+	const char *seen[2 * VMNETCFG_NICS_MAX];
+	size_t n = 0;
+
+	if (it->cfg == NULL)
+		return;
+	for (size_t pass = 0; pass < 2; pass++) {
+		size_t count = pass == 0 ? it->cfg->spec.n_nics : it->cfg->status.n_nics;
+
+		for (size_t i = 0; i < count; i++) {
+			const char *net = pass == 0 ? it->cfg->spec.nics[i].network_name :
+						      it->cfg->status.nics[i].network_name;
+			bool dup = false;
+
+			for (size_t j = 0; j < n && !dup; j++)
+				dup = strcmp(seen[j], net) == 0;
+			if (dup)
+				continue;
+			if (n < ELEMENTSOF(seen))
+				seen[n++] = net;
+			emit(ctx, net);
+		}
+	}
+}
+
+static void
+agent_index_pool(const void *item, kube_index_emit_fn emit, void *ctx)
+{
+	const struct agent_item *it = item;
+
+	emit(ctx, it->pool_ref);
+}
+
+/* --- pools runtime ---------------------------------------------------------------------- */
+
+struct pool_rt *
+ctrl_pool_rt(struct ctrl *c, const char *pool_key)
+{
+	for (struct pool_rt *rt = c->pools; rt != NULL; rt = rt->next)
+		if (strcmp(rt->key, pool_key) == 0)
+			return rt;
+	return NULL;
+}
+
+struct pool_rt *
+ctrl_pool_rt_by_network(struct ctrl *c, const char *network)
+{
+	for (struct pool_rt *rt = c->pools; rt != NULL; rt = rt->next)
+		if (strcmp(rt->network, network) == 0)
+			return rt;
+	return NULL;
+}
+
+struct netpool *
+ctrl_lookup(void *userdata, const char *network, enum netpool_avail *avail)
+{
+	struct ctrl *c = userdata;
+	struct pool_rt *rt = ctrl_pool_rt_by_network(c, network);
+
+	if (rt != NULL && rt->np != NULL) {
+		*avail = NETPOOL_READY;
+		return rt->np;
+	}
+	/* an IPPool for the network exists but its IPAM is not built (yet) */
+	*avail = rt != NULL || kube_store_index_count(kube_informer_store(c->inf_pool), "network",
+				   network) > 0 ?
+	    NETPOOL_NOT_READY :
+	    NETPOOL_ABSENT;
+	return NULL;
+}
+
+/* --- enqueueing ------------------------------------------------------------------------- */
+
+void
+ctrl_enqueue_pool(struct ctrl *c, const char *pool_key)
+{
+	if (c->c_pool != NULL && pool_key != NULL)
+		kube_controller_enqueue(c->c_pool, pool_key);
+}
+
+static int
+enqueue_pool_visit(void *userdata, const char *key, const void *item)
+{
+	ctrl_enqueue_pool(userdata, key);
+	return 0;
+}
+
+void
+ctrl_enqueue_network_pool(struct ctrl *c, const char *network)
+{
+	kube_store_by_index(kube_informer_store(c->inf_pool), "network", network,
+	    enqueue_pool_visit, c);
+}
+
+void
+ctrl_enqueue_cfg(struct ctrl *c, const char *key)
+{
+	if (c->c_cfg != NULL)
+		kube_controller_enqueue(c->c_cfg, key);
+}
+
+struct cfg_visit {
+	struct ctrl *c;
+	bool pending_only;
+};
+
+static int
+enqueue_cfg_visit(void *userdata, const char *key, const void *item)
+{
+	const struct cfg_visit *v = userdata;
+	const struct cfg_item *it = item;
+
+	if (!v->pending_only || it->pending)
+		ctrl_enqueue_cfg(v->c, key);
+	return 0;
+}
+
+void
+ctrl_enqueue_cfgs_of_network(struct ctrl *c, const char *network, bool pending_only)
+{
+	struct cfg_visit v = { .c = c, .pending_only = pending_only };
+
+	kube_store_by_index(kube_informer_store(c->inf_cfg), "network", network,
+	    enqueue_cfg_visit, &v);
+}
+
+static void
+enqueue_vm(struct ctrl *c, const char *key)
+{
+	if (c->c_vm != NULL)
+		kube_controller_enqueue(c->c_vm, key);
+}
+
+/* --- handlers --------------------------------------------------------------------------- */
+
+static void
+pool_on_add(void *userdata, const char *key, const void *item)
+{
+	ctrl_enqueue_pool(userdata, key);
+}
+
+static void
+pool_on_update(void *userdata, const char *key, const void *old, const void *item)
+{
+	ctrl_enqueue_pool(userdata, key);
+}
+
+static void
+cfg_on_add(void *userdata, const char *key, const void *item)
+{
+	ctrl_enqueue_cfg(userdata, key);
+	enqueue_vm(userdata, key);
+}
+
+static void
+cfg_on_update(void *userdata, const char *key, const void *old, const void *item)
+{
+	cfg_on_add(userdata, key, item);
+}
+
+static void
+cfg_on_delete(void *userdata, const char *key, const void *item)
+{
+	struct ctrl *c = userdata;
+
+	if (c->reconciling)
+		ctrl_cfg_forget(c, key, item);
+	enqueue_vm(c, key);
+}
+
+static void
+vm_on_add(void *userdata, const char *key, const void *item)
+{
+	enqueue_vm(userdata, key);
+}
+
+static void
+vm_on_update(void *userdata, const char *key, const void *old, const void *item)
+{
+	enqueue_vm(userdata, key);
+}
+
+static void
+nad_on_add(void *userdata, const char *key, const void *item)
+{
+	ctrl_enqueue_network_pool(userdata, key);
+}
+
+static void
+nad_on_update(void *userdata, const char *key, const void *old, const void *item)
+{
+	ctrl_enqueue_network_pool(userdata, key);
+}
+
+static void
+enqueue_all_pools(struct ctrl *c)
+{
+	kube_store_foreach(kube_informer_store(c->inf_pool), enqueue_pool_visit, c);
+}
+
+static bool
+node_same(const struct node_item *a, const struct node_item *b)
+{
+	if (a->ready != b->ready || a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->cluster_networks[i], b->cluster_networks[i]) != 0)
+			return false;
+	return true;
+}
+
+static void
+node_on_add(void *userdata, const char *key, const void *item)
+{
+	enqueue_all_pools(userdata);
+}
+
+static void
+node_on_update(void *userdata, const char *key, const void *old, const void *item)
+{
+	if (!node_same(old, item))
+		enqueue_all_pools(userdata);
+}
+
+static void
+agent_on_add(void *userdata, const char *key, const void *item)
+{
+	const struct agent_item *it = item;
+
+	ctrl_enqueue_pool(userdata, it->pool_ref);
+}
+
+static void
+agent_on_update(void *userdata, const char *key, const void *old, const void *item)
+{
+	agent_on_add(userdata, key, item);
+}
+
+/* --- helpers for the reconcilers -------------------------------------------------------- */
+
+json_t *
+ctrl_event_ref(const char *ns, const char *name, const char *uid)
+{
+	return json_pack("{s:{s:s?, s:s?, s:s?}}", "metadata", "name", name, "namespace", ns,
+	    "uid", uid);
+}
+
+json_t *
+ctrl_finalizer_patch(const char *rv, char *const *current, size_t n, bool add, const char *fin,
+    const char *also_remove)
+{
+	json_t *list = json_array();
+	bool present = false;
+
+	if (list == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(current[i], fin) == 0) {
+			present = true;
+			if (!add)
+				continue;
+		}
+		if (!add && also_remove != NULL && strcmp(current[i], also_remove) == 0)
+			continue;
+		json_array_append_new(list, json_string(current[i]));
+	}
+	if (add && !present)
+		json_array_append_new(list, json_string(fin));
+	return json_pack("{s:{s:s?, s:o}}", "metadata", "resourceVersion", rv, "finalizers",
+	    list);
+}
+
+struct ctrl_op *
+ctrl_op_new(struct ctrl *c, struct kube_controller *ctl, const char *key, const char *what)
+{
+	struct ctrl_op *op = calloc(1, sizeof(*op));
+
+	if (op == NULL)
+		return NULL;
+	op->c = c;
+	op->ctl = ctl;
+	op->what = what;
+	snprintf(op->key, sizeof(op->key), "%s", key);
+	op->next = c->ops;
+	if (c->ops != NULL)
+		c->ops->prev = op;
+	c->ops = op;
+	return op;
+}
+
+/* Writes of freed controllers whose answers have not come (yet). */
+static struct ctrl_op *orphans;
+
+static void
+op_free(struct ctrl_op *op)
+{
+	struct ctrl_op **head = op->c != NULL ? &op->c->ops : &orphans;
+
+	if (op->prev != NULL)
+		op->prev->next = op->next;
+	else
+		*head = op->next;
+	if (op->next != NULL)
+		op->next->prev = op->prev;
+	free(op);
+}
+
+void
+ctrl_reap_orphans(void)
+{
+	while (orphans != NULL)
+		op_free(orphans);
+}
+
+void
+ctrl_op_done(void *userdata, const struct kube_result *res)
+{
+	struct ctrl_op *op = userdata;
+	struct kube_reconcile_result rr = ctrl_ok();
+
+	if (op->c == NULL) { /* the controller went away meanwhile */
+		op_free(op);
+		return;
+	}
+	switch (res->error) {
+	case 0:
+		log_debug("%s %s: done", op->what, op->key);
+		break;
+	case -ESTALE:	/* 409 Conflict: re-read (the cache catches up) and retry */
+	case -EEXIST:	/* created meanwhile */
+	case -ENOENT:	/* gone meanwhile */
+		log_debug("%s %s: %s, retrying", op->what, op->key, kube_errno_name(res->error));
+		rr.action = KUBE_RECONCILE_REQUEUE;
+		break;
+	default:
+		log_warn("%s %s: %s (%s)", op->what, op->key, kube_errno_name(res->error),
+		    res->message != NULL ? res->message : "");
+		rr = ctrl_error(res->error);
+		break;
+	}
+	kube_controller_complete(op->ctl, op->key, rr);
+	op_free(op);
+}
+
+struct kube_reconcile_result
+ctrl_op_started(struct ctrl_op *op, int rc)
+{
+	if (op == NULL)
+		return ctrl_error(-ENOMEM);
+	if (rc < 0) {
+		log_warn("%s %s: %s", op->what, op->key, strerror(-rc));
+		op_free(op);
+		return ctrl_error(rc);
+	}
+	metric_inc(op->c->m_writes, 0);
+	return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_PENDING };
+}
+
+/* --- start-up, readiness, metrics -------------------------------------------------------- */
+
+bool
+ctrl_synced(const struct ctrl *c)
+{
+	return kube_informer_has_synced(c->inf_pool) && kube_informer_has_synced(c->inf_cfg) &&
+	    kube_informer_has_synced(c->inf_vm) && kube_informer_has_synced(c->inf_nad) &&
+	    kube_informer_has_synced(c->inf_node) && kube_informer_has_synced(c->inf_agent);
+}
+
+bool
+ctrl_ready(struct ctrl *c, char *reason, size_t len)
+{
+	if (!ctrl_synced(c)) {
+		snprintf(reason, len, "caches not synced");
+		return false;
+	}
+	if (c->leading && !c->reconciling) {
+		snprintf(reason, len, "leader, reconcilers not started");
+		return false;
+	}
+	return true;
+}
+
+static int
+build_visit(void *userdata, const char *key, const void *item)
+{
+	struct ctrl *c = userdata;
+	const struct pool_item *it = item;
+	struct pool_rt *rt;
+
+	if (it->pool == NULL || ctrl_pool_rt_by_network(c, it->pool->spec.network_name) != NULL)
+		return 0;
+	rt = calloc(1, sizeof(*rt));
+	if (rt == NULL)
+		return 0;
+	snprintf(rt->key, sizeof(rt->key), "%s", key);
+	snprintf(rt->network, sizeof(rt->network), "%s", it->pool->spec.network_name);
+	rt->uid = xstrdup(it->uid);
+	rt->next = c->pools;
+	c->pools = rt;
+	if (ctrl_pool_build(c, it, rt) < 0)
+		log_warn("ippool %s: IPAM not built: %s", key, strerror(-rt->build_error));
+	return 0;
+}
+
+static int
+enqueue_cfg_all_visit(void *userdata, const char *key, const void *item)
+{
+	ctrl_enqueue_cfg(userdata, key);
+	return 0;
+}
+
+static int
+enqueue_vm_all_visit(void *userdata, const char *key, const void *item)
+{
+	enqueue_vm(userdata, key);
+	return 0;
+}
+
+static int
+start_controllers(struct ctrl *c)
+{
+	static const struct {
+		const char *name;
+		kube_reconcile_fn fn;
+		size_t off;
+	} table[] = {
+		{ "ippool", ctrl_reconcile_pool, offsetof(struct ctrl, c_pool) },
+		{ "vmnetcfg", ctrl_reconcile_cfg, offsetof(struct ctrl, c_cfg) },
+		{ "vm", ctrl_reconcile_vm, offsetof(struct ctrl, c_vm) },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+		struct kube_controller_opts o = {
+			.name = table[i].name,
+			.base = c->base,
+			.clock = c->opts.clock,
+			.metrics = c->metrics,
+			.reconcile = table[i].fn,
+			.userdata = c,
+			.queue = { .qps = 500, .burst = 1000, .max_delay_usec = 60 * USEC_PER_SEC },
+		};
+		struct kube_controller **slot =
+		    (struct kube_controller **)((char *)c + table[i].off);
+		int r = kube_controller_new(&o, slot);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Once leading and synced: build every pool's IPAM from the caches, then reconcile all. */
+static void
+sync_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct ctrl *c = arg;
+	int r;
+
+	if (!c->leading || c->reconciling || !ctrl_synced(c))
+		return;
+	kube_store_foreach(kube_informer_store(c->inf_pool), build_visit, c);
+	if ((r = start_controllers(c)) < 0)
+		fatalx("cannot start the reconcilers: %s", strerror(-r));
+	c->reconciling = true;
+	event_del(c->sync_ev);
+	log_info("caches synced: %zu IPPools, %zu VMNetCfgs, %zu VMs; reconciling",
+	    kube_store_len(kube_informer_store(c->inf_pool)),
+	    kube_store_len(kube_informer_store(c->inf_cfg)),
+	    kube_store_len(kube_informer_store(c->inf_vm)));
+	enqueue_all_pools(c);
+	kube_store_foreach(kube_informer_store(c->inf_cfg), enqueue_cfg_all_visit, c);
+	kube_store_foreach(kube_informer_store(c->inf_vm), enqueue_vm_all_visit, c);
+}
+
+void
+ctrl_lead(struct ctrl *c)
+{
+	c->leading = true;
+	sync_cb(-1, 0, c);
+}
+
+static const char *const addr_states[] = { "used", "available" };
+static const char *const binding_states[] = { "Allocated", "Pending", "Stale" };
+
+static int
+count_bindings(void *userdata, const char *key, const void *item)
+{
+	double *counts = userdata;
+	const struct cfg_item *it = item;
+
+	if (it->cfg == NULL)
+		return 0;
+	for (size_t i = 0; i < it->cfg->status.n_nics; i++) {
+		switch (it->cfg->status.nics[i].state) {
+		case VMNETCFG_STATE_ALLOCATED:
+			counts[0]++;
+			break;
+		case VMNETCFG_STATE_PENDING:
+			counts[1]++;
+			break;
+		case VMNETCFG_STATE_STALE:
+			counts[2]++;
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+static void
+collect(void *userdata)
+{
+	struct ctrl *c = userdata;
+	double used = 0, avail = 0, pools = 0, conflicts = 0, bindings[3] = { 0 };
+
+	for (struct pool_rt *rt = c->pools; rt != NULL; rt = rt->next) {
+		struct ipam_counts counts;
+
+		pools++;
+		conflicts += (double)rt->n_conflicts;
+		if (rt->np == NULL)
+			continue;
+		netpool_counts(rt->np, &counts);
+		used += counts.used;
+		avail += counts.available;
+	}
+	metric_set(c->m_pools, 0, pools);
+	metric_set(c->m_addrs, 0, used);
+	metric_set(c->m_addrs, 1, avail);
+	metric_set(c->m_conflicts, 0, conflicts);
+	kube_store_foreach(kube_informer_store(c->inf_cfg), count_bindings, bindings);
+	for (size_t i = 0; i < 3; i++)
+		metric_set(c->m_bindings, i, bindings[i]);
+}
+
+static int
+add_metrics(struct ctrl *c)
+{
+	struct metrics *m = c->metrics;
+
+	if (m == NULL)
+		return 0;
+	c->m_pools = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_controller_pools",
+	    "IPPools with an address cache");
+	c->m_addrs = metrics_add(m, METRIC_GAUGE, "vmdhcp_controller_pool_addresses",
+	    "Addresses of all pools by state", "state", addr_states, ELEMENTSOF(addr_states),
+	    NULL, 0);
+	c->m_bindings = metrics_add(m, METRIC_GAUGE, "vmdhcp_controller_bindings",
+	    "VMNetCfg NICs by state", "state", binding_states, ELEMENTSOF(binding_states), NULL,
+	    0);
+	c->m_conflicts = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_controller_ipam_conflicts",
+	    "Conflicts reported by the last IPAM rebuilds");
+	c->m_writes = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_controller_api_writes_total",
+	    "Writes sent to the API server");
+	if (c->m_pools == NULL || c->m_addrs == NULL || c->m_bindings == NULL ||
+	    c->m_conflicts == NULL || c->m_writes == NULL)
+		return -ENOMEM;
+	metrics_set_collect(m, collect, c);
+	return 0;
+}
+
+/* --- life cycle ------------------------------------------------------------------------- */
+
+struct informer_def {
+	const struct kube_resource *res;
+	bool in_namespace; /* only the controller's namespace */
+	const char *label_selector;
+	kube_transform_fn transform;
+	kube_destroy_fn destroy;
+	const char *index_name;
+	kube_index_fn index;
+	struct kube_informer_handlers handlers;
+	size_t off;
+};
+
+int
+ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *metrics,
+    const struct ctrl_opts *opts, struct ctrl **ret)
+{
+	const struct informer_def defs[] = {
+		{ &ctrl_res_ippools, false, NULL, pool_transform, pool_item_free, "network",
+		    pool_index_network, { pool_on_add, pool_on_update, pool_on_add, NULL },
+		    offsetof(struct ctrl, inf_pool) },
+		{ &ctrl_res_vmnetcfgs, false, NULL, cfg_transform, cfg_item_free, "network",
+		    cfg_index_network, { cfg_on_add, cfg_on_update, cfg_on_delete, NULL },
+		    offsetof(struct ctrl, inf_cfg) },
+		{ &ctrl_res_vms, false, NULL, vm_transform, vm_item_free, NULL, NULL,
+		    { vm_on_add, vm_on_update, vm_on_add, NULL }, offsetof(struct ctrl, inf_vm) },
+		{ &ctrl_res_nads, false, NULL, nad_transform, nad_item_free, NULL, NULL,
+		    { nad_on_add, nad_on_update, nad_on_add, NULL },
+		    offsetof(struct ctrl, inf_nad) },
+		{ &kube_res_nodes, false, NULL, node_transform, node_item_free, NULL, NULL,
+		    { node_on_add, node_on_update, node_on_add, NULL },
+		    offsetof(struct ctrl, inf_node) },
+		{ &ctrl_res_deployments, true, PLACEMENT_LABEL_APP "=" PLACEMENT_LABEL_APP_VALUE,
+		    agent_transform, agent_item_free, "pool", agent_index_pool,
+		    { agent_on_add, agent_on_update, agent_on_add, NULL },
+		    offsetof(struct ctrl, inf_agent) },
+	};
+	struct ctrl *c;
+	int r;
+
+	if (opts->namespace == NULL || opts->agent_image == NULL)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return -ENOMEM;
+	c->base = base;
+	c->client = client;
+	c->metrics = metrics;
+	c->opts = *opts;
+	c->namespace = strdup(opts->namespace);
+	c->agent_image = strdup(opts->agent_image);
+	c->agent_sa = xstrdup(opts->agent_sa);
+	c->opts.namespace = c->namespace;
+	c->opts.agent_image = c->agent_image;
+	c->opts.agent_sa = c->agent_sa;
+	if (c->opts.requeue_usec == 0)
+		c->opts.requeue_usec = 2 * USEC_PER_SEC;
+	if (c->namespace == NULL || c->agent_image == NULL ||
+	    (opts->agent_sa != NULL && c->agent_sa == NULL)) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if ((r = kube_recorder_new(client, CTRL_COMPONENT, NULL, &c->recorder)) < 0 ||
+	    (r = add_metrics(c)) < 0)
+		goto fail;
+	c->sync_ev = event_new(base, -1, EV_PERSIST, sync_cb, c);
+	if (c->sync_ev == NULL) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(defs); i++) {
+		struct kube_informer_opts io = {
+			.res = defs[i].res,
+			.ns = defs[i].in_namespace ? c->namespace : NULL,
+			.label_selector = defs[i].label_selector,
+			.resync_usec = opts->resync_usec,
+			.transform = defs[i].transform,
+			.destroy = defs[i].destroy,
+			.transform_userdata = c,
+			.clock = opts->clock,
+		};
+		struct kube_informer_handlers h = defs[i].handlers;
+		struct kube_informer **slot = (struct kube_informer **)((char *)c + defs[i].off);
+
+		h.userdata = c;
+		if ((r = kube_informer_new(client, &io, slot)) < 0)
+			goto fail;
+		if (defs[i].index != NULL &&
+		    (r = kube_informer_add_index(*slot, defs[i].index_name, defs[i].index)) < 0)
+			goto fail;
+		if ((r = kube_informer_add_handlers(*slot, &h)) < 0)
+			goto fail;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(defs); i++) {
+		struct kube_informer *inf = *(struct kube_informer **)((char *)c + defs[i].off);
+
+		if ((r = kube_informer_start(inf)) < 0)
+			goto fail;
+	}
+	{
+		struct timeval tv = { .tv_sec = 0, .tv_usec = 100000 };
+
+		event_add(c->sync_ev, &tv);
+	}
+	*ret = c;
+	return 0;
+fail:
+	ctrl_free(c);
+	return r;
+}
+
+struct ctrl *
+ctrl_free(struct ctrl *c)
+{
+	struct pool_rt *rt, *next;
+
+	if (c == NULL)
+		return NULL;
+	c->reconciling = false;
+	while (c->ops != NULL) { /* answers still in flight will be dropped */
+		struct ctrl_op *op = c->ops;
+
+		c->ops = op->next;
+		op->c = NULL;
+		op->prev = NULL;
+		op->next = orphans;
+		if (orphans != NULL)
+			orphans->prev = op;
+		orphans = op;
+	}
+	kube_controller_free(c->c_pool);
+	kube_controller_free(c->c_cfg);
+	kube_controller_free(c->c_vm);
+	c->c_pool = c->c_cfg = c->c_vm = NULL;
+	kube_informer_free(c->inf_pool);
+	kube_informer_free(c->inf_cfg);
+	kube_informer_free(c->inf_vm);
+	kube_informer_free(c->inf_nad);
+	kube_informer_free(c->inf_node);
+	kube_informer_free(c->inf_agent);
+	if (c->sync_ev != NULL)
+		event_free(c->sync_ev);
+	kube_recorder_free(c->recorder);
+	for (rt = c->pools; rt != NULL; rt = next) {
+		next = rt->next;
+		netpool_free(rt->np);
+		free(rt->uid);
+		free(rt);
+	}
+	free(c->namespace);
+	free(c->agent_image);
+	free(c->agent_sa);
+	free(c);
+	return NULL;
+}

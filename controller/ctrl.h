@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef VMDHCP_CONTROLLER_CTRL_H
+#define VMDHCP_CONTROLLER_CTRL_H
+
+/*
+ * The running controller: informers (with transforms into compact items), one reconcile loop
+ * per kind (IPPool, VirtualMachineNetworkConfig, VirtualMachine), the in-memory netpools, the
+ * Event recorder and the metrics. One event_base, one thread.
+ *
+ * Informers run in every replica (warm standby); reconcilers run only once this replica
+ * leads (or with leader election off) and every cache has synced. Readiness: caches synced
+ * and, for the leader, reconciling.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "controller/ippool.h"
+#include "controller/kinds.h"
+#include "controller/vmnetcfg.h"
+#include "crds/ippool.h"
+#include "crds/vmnetcfg.h"
+#include "kube/kube.h"
+
+struct event_base;
+struct metrics;
+struct metric;
+
+/* Finalizers: the Go project's (wrangler) names, so objects move between both unchanged. */
+#define CTRL_FINALIZER_IPPOOL "wrangler.cattle.io/vm-dhcp-ippool-controller"
+#define CTRL_FINALIZER_VMNETCFG "wrangler.cattle.io/vm-dhcp-vmnetcfg-controller"
+#define CTRL_COMPONENT "vm-dhcp-controller"
+
+extern const struct kube_resource ctrl_res_ippools;
+extern const struct kube_resource ctrl_res_vmnetcfgs;
+extern const struct kube_resource ctrl_res_vms;
+extern const struct kube_resource ctrl_res_nads;
+extern const struct kube_resource ctrl_res_deployments;
+
+/* --- store items (what the transforms keep) ----------------------------------------- */
+
+struct pool_item {
+	struct ippool *pool; /* NULL when the object does not decode */
+	char *error;	     /* decode error (owned) or NULL */
+	char *ns, *name, *uid, *rv;
+	bool deleting;
+	bool has_finalizer;
+	bool hold; /* hold-ippool-agent-upgrade annotation */
+};
+
+struct cfg_item {
+	struct vmnetcfg *cfg; /* NULL when the object does not decode */
+	char *error;
+	char *ns, *name, *uid, *rv;
+	char *owner_uid; /* the controller ownerReference's uid, or NULL */
+	bool has_label;	 /* harvesterhci.io/vmName present */
+	bool deleting;
+	bool has_finalizer;
+	bool pending; /* some status NIC is Pending */
+};
+
+struct vm_item {
+	json_t *desired; /* the VMNetCfg the VM asks for (new reference) */
+	char *ns, *name, *uid;
+	bool deleting;
+	char **skipped; /* "nic: reason" (owned) */
+	size_t n_skipped;
+};
+
+struct nad_item {
+	char *cluster_network; /* NULL: plain Multus */
+};
+
+struct node_item {
+	bool ready;
+	char **cluster_networks; /* label keys network.harvesterhci.io/<cn>=true → "<cn>" */
+	size_t n;
+};
+
+struct agent_item {
+	char *ns, *name, *uid, *rv;
+	char *pool_ref; /* "ns/name" of the IPPool */
+	char *hash;	/* inputs hash annotation */
+	char *image;
+	bool ready;
+	const char *why; /* static: why not ready */
+	bool deleting;
+};
+
+/* --- runtime state of one IPPool ------------------------------------------------------ */
+
+struct pool_rt {
+	char key[KIND_REF_MAX];			   /* the IPPool's "ns/name" */
+	char network[CRD_NETWORK_NAME_MAX + 1]; /* canonical network name */
+	char *uid;
+	struct netpool *np; /* NULL until built */
+	uint64_t range_hash;
+	int range_error;	 /* 0, or the error of the last refused range change */
+	uint32_t range_conflict; /* with -EBUSY: the stranded address */
+	int build_error;	 /* netpool_new error (range too big, …) */
+	size_t n_conflicts;	 /* reported by the last rebuild */
+	char conflicts[256];	 /* their summary */
+	bool kick;		 /* addresses freed: retry Pending VMNetCfgs */
+	struct pool_rt *next;
+};
+
+struct ctrl_opts {
+	const char *namespace;	     /* the controller's namespace (agents go there) */
+	const char *agent_image;     /* required */
+	const char *agent_sa;	     /* may be NULL */
+	uint64_t resync_usec;	     /* informer resync (0 = off) */
+	uint64_t requeue_usec;	     /* delay for retry-later cases (0 = 2 s) */
+	const struct kube_clock *clock;
+};
+
+struct ctrl {
+	struct event_base *base;
+	struct kube_client *client; /* borrowed */
+	struct kube_recorder *recorder;
+	struct metrics *metrics; /* borrowed */
+	struct ctrl_opts opts;
+	char *namespace, *agent_image, *agent_sa;
+
+	struct kube_informer *inf_pool, *inf_cfg, *inf_vm, *inf_nad, *inf_node, *inf_agent;
+	struct kube_controller *c_pool, *c_cfg, *c_vm;
+	struct event *sync_ev;
+
+	struct pool_rt *pools;
+	struct ctrl_op *ops; /* writes in flight */
+	bool leading;	  /* allowed to reconcile */
+	bool reconciling; /* controllers started */
+
+	struct metric *m_pools, *m_addrs, *m_bindings, *m_conflicts, *m_writes;
+};
+
+/*
+ * New controller context on base with client (borrowed) and metrics (borrowed, may be NULL).
+ * Creates and starts the informers. Returns 0 and *ret, or negative errno.
+ */
+int ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *metrics,
+    const struct ctrl_opts *opts, struct ctrl **ret);
+/* Writes still in flight are orphaned: their answers are dropped when they come. */
+struct ctrl *ctrl_free(struct ctrl *c);
+/* Free orphaned writes once no answer can come any more (after kube_client_free). */
+void ctrl_reap_orphans(void);
+
+/* Allow reconciling (leader elected, or no election): controllers start once synced. */
+void ctrl_lead(struct ctrl *c);
+
+bool ctrl_synced(const struct ctrl *c);
+/* The /readyz decision: reason filled when not ready. */
+bool ctrl_ready(struct ctrl *c, char *reason, size_t len);
+
+/* --- internal, shared by the ctrl-*.c files -------------------------------------------- */
+
+struct pool_rt *ctrl_pool_rt(struct ctrl *c, const char *pool_key);
+struct pool_rt *ctrl_pool_rt_by_network(struct ctrl *c, const char *network);
+/* The netpool lookup used by the VMNetCfg computation (userdata = struct ctrl). */
+struct netpool *ctrl_lookup(void *userdata, const char *network, enum netpool_avail *avail);
+void ctrl_enqueue_pool(struct ctrl *c, const char *pool_key);
+void ctrl_enqueue_network_pool(struct ctrl *c, const char *network);
+void ctrl_enqueue_cfg(struct ctrl *c, const char *key);
+/* Enqueue the VMNetCfgs that reference network (only Pending ones when pending_only). */
+void ctrl_enqueue_cfgs_of_network(struct ctrl *c, const char *network, bool pending_only);
+/* Tiny object {metadata{name,namespace,uid}} for Events (new reference). */
+json_t *ctrl_event_ref(const char *ns, const char *name, const char *uid);
+/* Finalizer merge patch {"metadata":{"resourceVersion":rv,"finalizers":[...]}}: the current
+ * list with fin added (add) or removed (every listed name removed). New reference. */
+json_t *ctrl_finalizer_patch(const char *rv, char *const *current, size_t n, bool add,
+    const char *fin, const char *also_remove);
+uint64_t ctrl_now_usec(const struct ctrl *c);
+
+/* One asynchronous write of a reconcile (PENDING until its callback completes the key). */
+struct ctrl_op {
+	struct ctrl *c; /* NULL once the ctrl is freed: the answer is then dropped */
+	struct kube_controller *ctl;
+	struct ctrl_op *prev, *next;
+	const char *what; /* static, for logs */
+	char key[KIND_REF_MAX];
+};
+/* New op for key (copied); NULL on ENOMEM. */
+struct ctrl_op *ctrl_op_new(struct ctrl *c, struct kube_controller *ctl, const char *key,
+    const char *what);
+/* kube_done_fn: completes the reconcile by the result and frees the op. */
+void ctrl_op_done(void *userdata, const struct kube_result *res);
+/* After starting a call with op: rc >= 0 → PENDING; rc < 0 → the op is freed, ERROR. */
+struct kube_reconcile_result ctrl_op_started(struct ctrl_op *op, int rc);
+
+static inline struct kube_reconcile_result
+ctrl_ok(void)
+{
+	return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_OK };
+}
+
+static inline struct kube_reconcile_result
+ctrl_error(int err)
+{
+	return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_ERROR, .error = err };
+}
+
+static inline struct kube_reconcile_result
+ctrl_after(uint64_t usec)
+{
+	return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_REQUEUE_AFTER,
+		.after_usec = usec };
+}
+
+struct kube_reconcile_result ctrl_reconcile_pool(void *userdata, const char *key);
+struct kube_reconcile_result ctrl_reconcile_cfg(void *userdata, const char *key);
+struct kube_reconcile_result ctrl_reconcile_vm(void *userdata, const char *key);
+/* On a VMNetCfg gone without passing its finalizer: release what it held. */
+void ctrl_cfg_forget(struct ctrl *c, const char *key, const struct cfg_item *item);
+/* Build (or rebuild) the netpool of a pool item from the caches. */
+int ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt);
+
+#endif

@@ -1,0 +1,502 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * IPPool, pure part: the netpool (IPAM + MAC ownership), its rebuild from existing bindings,
+ * range changes, the rendering of status.ipv4 and the pool's conditions.
+ */
+#include "controller/ippool.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Open-addressing index over entries[]: slot = entry index + 1, 0 = empty. */
+struct index {
+	uint32_t *slots;
+	size_t mask; /* capacity - 1 (capacity a power of two) */
+};
+
+struct netpool {
+	struct ipam_pool *ipam;
+	uint32_t network;
+	unsigned prefix;
+	uint32_t server_ip;
+	uint32_t router;
+	struct netpool_entry *entries; /* dense: n entries, cap allocated */
+	size_t n;
+	size_t cap;
+	struct index by_mac;
+	struct index by_addr;
+};
+
+static uint64_t
+hash_addr(uint32_t a)
+{
+	uint64_t v = (uint64_t)a + UINT64_C(0x9e3779b97f4a7c15);
+
+	v = (v ^ (v >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	v = (v ^ (v >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return v ^ (v >> 31);
+}
+
+/* Home slot of entry e in the MAC (by_mac = true) or address index. */
+static size_t
+home(const struct netpool *p, bool by_mac, const struct netpool_entry *e)
+{
+	return by_mac ? (size_t)(hash_mac(e->mac) & p->by_mac.mask) :
+			(size_t)(hash_addr(e->addr) & p->by_addr.mask);
+}
+
+static size_t
+slot_of_mac(const struct netpool *p, const uint8_t mac[MAC_LEN])
+{
+	size_t i = (size_t)(hash_mac(mac) & p->by_mac.mask);
+
+	while (p->by_mac.slots[i] != 0 &&
+	    memcmp(p->entries[p->by_mac.slots[i] - 1].mac, mac, MAC_LEN) != 0)
+		i = (i + 1) & p->by_mac.mask;
+	return i;
+}
+
+static size_t
+slot_of_addr(const struct netpool *p, uint32_t addr)
+{
+	size_t i = (size_t)(hash_addr(addr) & p->by_addr.mask);
+
+	while (p->by_addr.slots[i] != 0 && p->entries[p->by_addr.slots[i] - 1].addr != addr)
+		i = (i + 1) & p->by_addr.mask;
+	return i;
+}
+
+/* Backward-shift deletion of slot i (linear probing keeps no tombstones). */
+static void
+index_delete(struct netpool *p, bool by_mac, size_t i)
+{
+	struct index *ix = by_mac ? &p->by_mac : &p->by_addr;
+	size_t j = i;
+
+	for (;;) {
+		size_t k;
+
+		j = (j + 1) & ix->mask;
+		if (ix->slots[j] == 0)
+			break;
+		k = home(p, by_mac, &p->entries[ix->slots[j] - 1]);
+		/* move j back to i unless its home lies cyclically in (i, j] */
+		if ((i <= j) ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		ix->slots[i] = ix->slots[j];
+		i = j;
+	}
+	ix->slots[i] = 0;
+}
+
+/* Rebuild both indexes with capacity for at least 2 * want entries. */
+static int
+index_resize(struct netpool *p, size_t want)
+{
+	size_t cap = 16;
+	uint32_t *m, *a;
+
+	while (cap < want * 2)
+		cap <<= 1;
+	m = calloc(cap, sizeof(*m));
+	a = calloc(cap, sizeof(*a));
+	if (m == NULL || a == NULL) {
+		free(m);
+		free(a);
+		return -ENOMEM;
+	}
+	free(p->by_mac.slots);
+	free(p->by_addr.slots);
+	p->by_mac = (struct index){ .slots = m, .mask = cap - 1 };
+	p->by_addr = (struct index){ .slots = a, .mask = cap - 1 };
+	for (size_t e = 0; e < p->n; e++) {
+		p->by_mac.slots[slot_of_mac(p, p->entries[e].mac)] = (uint32_t)(e + 1);
+		p->by_addr.slots[slot_of_addr(p, p->entries[e].addr)] = (uint32_t)(e + 1);
+	}
+	return 0;
+}
+
+static int
+entry_add(struct netpool *p, const uint8_t mac[MAC_LEN], uint32_t addr, const char *owner)
+{
+	char *o = NULL;
+	struct netpool_entry *e;
+
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 64;
+
+		e = realloc(p->entries, cap * sizeof(*e));
+		if (e == NULL)
+			return -ENOMEM;
+		p->entries = e;
+		p->cap = cap;
+	}
+	if ((p->n + 1) * 2 > p->by_mac.mask + 1 && index_resize(p, p->n + 1) < 0)
+		return -ENOMEM;
+	if (owner != NULL && (o = strdup(owner)) == NULL)
+		return -ENOMEM;
+	e = &p->entries[p->n];
+	memcpy(e->mac, mac, MAC_LEN);
+	e->addr = addr;
+	e->owner = o;
+	p->n++;
+	p->by_mac.slots[slot_of_mac(p, mac)] = (uint32_t)p->n;
+	p->by_addr.slots[slot_of_addr(p, addr)] = (uint32_t)p->n;
+	return 0;
+}
+
+/* Remove entry idx (dense array: the last entry moves into its place). */
+static void
+entry_remove(struct netpool *p, size_t idx)
+{
+	struct netpool_entry *e = &p->entries[idx];
+	size_t last = p->n - 1;
+
+	index_delete(p, true, slot_of_mac(p, e->mac));
+	index_delete(p, false, slot_of_addr(p, e->addr));
+	free(e->owner);
+	if (idx != last) {
+		struct netpool_entry *l = &p->entries[last];
+
+		p->by_mac.slots[slot_of_mac(p, l->mac)] = (uint32_t)(idx + 1);
+		p->by_addr.slots[slot_of_addr(p, l->addr)] = (uint32_t)(idx + 1);
+		*e = *l;
+	}
+	p->n--;
+}
+
+static void
+entries_clear(struct netpool *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->entries[i].owner);
+	p->n = 0;
+	memset(p->by_mac.slots, 0, (p->by_mac.mask + 1) * sizeof(uint32_t));
+	memset(p->by_addr.slots, 0, (p->by_addr.mask + 1) * sizeof(uint32_t));
+}
+
+int
+netpool_new(const struct ippool_spec *spec, struct netpool **ret)
+{
+	struct netpool *p;
+	int r;
+
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return -ENOMEM;
+	r = ipam_pool_new(spec->cidr_addr, spec->prefix, spec->start, spec->end, spec->server_ip,
+	    spec->router, spec->exclude, spec->n_exclude, &p->ipam);
+	if (r < 0) {
+		free(p);
+		return r;
+	}
+	p->network = spec->cidr_addr & ipv4_prefix_mask(spec->prefix);
+	p->prefix = spec->prefix;
+	p->server_ip = spec->server_ip;
+	p->router = spec->router;
+	if (index_resize(p, 0) < 0) {
+		netpool_free(p);
+		return -ENOMEM;
+	}
+	*ret = p;
+	return 0;
+}
+
+struct netpool *
+netpool_free(struct netpool *p)
+{
+	if (p == NULL)
+		return NULL;
+	for (size_t i = 0; i < p->n; i++)
+		free(p->entries[i].owner);
+	free(p->entries);
+	free(p->by_mac.slots);
+	free(p->by_addr.slots);
+	ipam_pool_free(p->ipam);
+	free(p);
+	return NULL;
+}
+
+bool
+netpool_same_network(const struct netpool *p, const struct ippool_spec *spec)
+{
+	return p->prefix == spec->prefix &&
+	    p->network == (spec->cidr_addr & ipv4_prefix_mask(spec->prefix)) &&
+	    p->server_ip == spec->server_ip && p->router == spec->router;
+}
+
+int
+netpool_set_range(struct netpool *p, const struct ippool_spec *spec, uint32_t *ret_conflict)
+{
+	return ipam_pool_set_range(p->ipam, spec->start, spec->end, spec->exclude,
+	    spec->n_exclude, ret_conflict);
+}
+
+const struct netpool_entry *
+netpool_by_mac(const struct netpool *p, const uint8_t mac[MAC_LEN])
+{
+	uint32_t s = p->by_mac.slots[slot_of_mac(p, mac)];
+
+	return s != 0 ? &p->entries[s - 1] : NULL;
+}
+
+const struct netpool_entry *
+netpool_by_addr(const struct netpool *p, uint32_t addr)
+{
+	uint32_t s = p->by_addr.slots[slot_of_addr(p, addr)];
+
+	return s != 0 ? &p->entries[s - 1] : NULL;
+}
+
+static int
+add_conflict(struct ipam_conflict **arr, size_t *n, enum ipam_conflict_kind kind, uint32_t addr,
+    size_t first, size_t second)
+{
+	struct ipam_conflict *c = realloc(*arr, (*n + 1) * sizeof(*c));
+
+	if (c == NULL)
+		return -ENOMEM;
+	*arr = c;
+	c[*n] = (struct ipam_conflict){ .kind = kind, .addr = addr, .first = first,
+		.second = second };
+	(*n)++;
+	return 0;
+}
+
+int
+netpool_rebuild(struct netpool *p, const struct netpool_source *src, size_t n,
+    struct ipam_conflict **ret_conflicts)
+{
+	struct ipam_binding *b = NULL;
+	struct ipam_conflict *ic = NULL, *out = NULL;
+	bool *skip = NULL;
+	size_t *first_of = NULL; /* entry index → index of its source */
+	size_t n_out = 0;
+	int nc, r = -ENOMEM;
+
+	if (n > 0) {
+		b = calloc(n, sizeof(*b));
+		skip = calloc(n, sizeof(*skip));
+		first_of = calloc(n, sizeof(*first_of));
+		if (b == NULL || skip == NULL || first_of == NULL)
+			goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		b[i].addr = src[i].addr;
+		memcpy(b[i].mac, src[i].mac, MAC_LEN);
+	}
+	/* IPAM marks (a contested address stays USED) and the conflicts it sees */
+	nc = ipam_pool_rebuild(p->ipam, b, n, &ic);
+	if (nc < 0) {
+		r = nc;
+		goto out;
+	}
+	for (int i = 0; i < nc; i++) {
+		skip[ic[i].second] = true;
+		if (add_conflict(&out, &n_out, ic[i].kind, ic[i].addr, ic[i].first,
+			ic[i].second) < 0)
+			goto out;
+	}
+	entries_clear(p);
+	for (size_t i = 0; i < n; i++) {
+		const struct netpool_entry *e;
+
+		if (skip[i])
+			continue;
+		e = netpool_by_mac(p, src[i].mac);
+		if (e != NULL) {
+			/* same MAC and address again: merge the owner. Other cases were
+			 * reported by the IPAM rebuild (duplicate MAC / IP). */
+			if (e->addr == src[i].addr && e->owner == NULL && src[i].owner != NULL) {
+				char *o = strdup(src[i].owner);
+
+				if (o == NULL)
+					goto out;
+				((struct netpool_entry *)e)->owner = o;
+			} else if (e->addr == src[i].addr && e->owner != NULL &&
+			    src[i].owner != NULL && strcmp(e->owner, src[i].owner) != 0) {
+				/* one MAC, one address, two VMNetCfgs claiming it */
+				if (add_conflict(&out, &n_out, IPAM_CONFLICT_DUPLICATE_MAC,
+					src[i].addr, first_of[e - p->entries], i) < 0)
+					goto out;
+			}
+			continue;
+		}
+		if (netpool_by_addr(p, src[i].addr) != NULL)
+			continue; /* reported by the IPAM rebuild as a duplicate IP */
+		first_of[p->n] = i; /* the source of the entry about to be added */
+		if (entry_add(p, src[i].mac, src[i].addr, src[i].owner) < 0)
+			goto out;
+	}
+	if (ret_conflicts != NULL) {
+		*ret_conflicts = out;
+		out = NULL;
+	}
+	r = (int)n_out;
+out:
+	free(out);
+	free(ic);
+	free(b);
+	free(skip);
+	free(first_of);
+	return r;
+}
+
+int
+netpool_bind(struct netpool *p, const uint8_t mac[MAC_LEN], uint32_t addr, const char *owner,
+    uint32_t *ret_addr)
+{
+	const struct netpool_entry *e = netpool_by_mac(p, mac);
+	uint32_t a = addr;
+	int r;
+
+	if (e != NULL) {
+		if (e->owner != NULL && (owner == NULL || strcmp(e->owner, owner) != 0))
+			return -EBUSY;
+		if (addr != 0 && addr != e->addr)
+			return -EALREADY;
+		if (e->owner == NULL && owner != NULL) {
+			char *o = strdup(owner);
+
+			if (o == NULL)
+				return -ENOMEM;
+			((struct netpool_entry *)e)->owner = o; /* adopt */
+		}
+		*ret_addr = e->addr;
+		return 0;
+	}
+	if (addr != 0) {
+		r = ipam_pool_allocate_addr(p->ipam, addr);
+		if (r < 0)
+			return r; /* -ERANGE, -EPERM, -EEXIST */
+	} else {
+		r = ipam_pool_allocate(p->ipam, &a);
+		if (r < 0)
+			return r; /* -ENOSPC */
+	}
+	r = entry_add(p, mac, a, owner);
+	if (r < 0) {
+		ipam_pool_release(p->ipam, a);
+		return r;
+	}
+	*ret_addr = a;
+	return 0;
+}
+
+int
+netpool_release(struct netpool *p, const uint8_t mac[MAC_LEN], const char *owner)
+{
+	uint32_t s = p->by_mac.slots[slot_of_mac(p, mac)];
+	struct netpool_entry *e;
+
+	if (s == 0)
+		return -ENOENT;
+	e = &p->entries[s - 1];
+	if (e->owner != NULL && (owner == NULL || strcmp(e->owner, owner) != 0))
+		return -EPERM;
+	(void)ipam_pool_release(p->ipam, e->addr);
+	entry_remove(p, s - 1);
+	return 0;
+}
+
+size_t
+netpool_size(const struct netpool *p)
+{
+	return p->n;
+}
+
+void
+netpool_counts(const struct netpool *p, struct ipam_counts *ret)
+{
+	ipam_pool_counts(p->ipam, ret);
+}
+
+const struct ipam_pool *
+netpool_ipam(const struct netpool *p)
+{
+	return p->ipam;
+}
+
+struct render_ctx {
+	struct ippool_alloc *allocs;
+	size_t n;
+};
+
+static int
+render_mark(uint32_t addr, enum ipam_state state, void *userdata)
+{
+	struct render_ctx *c = userdata;
+
+	c->allocs[c->n].addr = addr;
+	c->allocs[c->n].kind =
+	    state == IPAM_EXCLUDED ? IPPOOL_ALLOC_EXCLUDED : IPPOOL_ALLOC_RESERVED;
+	memset(c->allocs[c->n].mac, 0, MAC_LEN);
+	c->n++;
+	return 0;
+}
+
+int
+netpool_render_status(const struct netpool *p, struct ippool_status *st)
+{
+	struct ipam_counts counts;
+	struct render_ctx c = { 0 };
+	int r;
+
+	ipam_pool_counts(p->ipam, &counts);
+	c.allocs = calloc(p->n + counts.excluded + counts.reserved + 1, sizeof(*c.allocs));
+	if (c.allocs == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->n; i++) {
+		c.allocs[c.n].addr = p->entries[i].addr;
+		c.allocs[c.n].kind = IPPOOL_ALLOC_MAC;
+		memcpy(c.allocs[c.n].mac, p->entries[i].mac, MAC_LEN);
+		c.n++;
+	}
+	ipam_pool_foreach(p->ipam, IPAM_MASK(IPAM_EXCLUDED) | IPAM_MASK(IPAM_RESERVED),
+	    render_mark, &c);
+	r = ippool_status_set_allocated(st, c.allocs, c.n);
+	free(c.allocs);
+	if (r < 0)
+		return r;
+	st->has_ipv4 = true;
+	st->used = counts.used;
+	st->available = counts.available;
+	return 0;
+}
+
+/* --- conditions ---------------------------------------------------------------------------- */
+
+struct cond_row {
+	const char *type;
+	bool value;
+	const char *reason;
+	const char *message;
+};
+
+int
+ippool_conditions_apply(struct crd_conditions *conds, const struct ippool_facts *f, time_t now)
+{
+	const struct cond_row rows[] = {
+		{ IPPOOL_COND_REGISTERED, !f->paused && f->registered,
+		    f->paused ? "Paused" : f->registered_reason,
+		    f->paused ? "the pool is paused: no agent" : f->registered_message },
+		{ IPPOOL_COND_CACHE_READY, f->cache_ready, f->cache_reason, f->cache_message },
+		{ IPPOOL_COND_AGENT_READY, !f->paused && f->agent_ready,
+		    f->paused ? "Paused" : f->agent_reason,
+		    f->paused ? "the pool is paused: no agent" : f->agent_message },
+		{ IPPOOL_COND_STOPPED, f->paused, f->paused ? "Paused" : NULL, NULL },
+	};
+	int changed = 0;
+
+	for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+		int r = crd_conditions_set(conds, rows[i].type,
+		    rows[i].value ? CRD_COND_TRUE : CRD_COND_FALSE, rows[i].reason,
+		    rows[i].message, now);
+
+		if (r < 0)
+			return r;
+		changed += r;
+	}
+	return changed;
+}

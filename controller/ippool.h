@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef VMDHCP_CONTROLLER_IPPOOL_H
+#define VMDHCP_CONTROLLER_IPPOOL_H
+
+/*
+ * The controller's state of one pool's network ("netpool"): the IPAM bitmap (ipam/) plus
+ * the MAC ownership table MAC → {address, owner}, where owner is the key ("ns/name") of the
+ * VirtualMachineNetworkConfig that holds the binding, or NULL for a binding known only from
+ * the IPPool's status.ipv4.allocated (adopted by the first VMNetCfg that asks for that MAC).
+ *
+ * Pure: no API calls, no logging. The IPPool reconciler builds it from the spec and the
+ * existing bindings, the VMNetCfg reconciler binds and releases through it, and both render
+ * the IPPool status from it.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "crds/ippool.h"
+#include "ipam/ipam.h"
+#include "lib/util.h"
+
+struct netpool;
+
+struct netpool_entry {
+	uint8_t mac[MAC_LEN];
+	uint32_t addr;
+	char *owner; /* owned; NULL: known only from the IPPool status */
+};
+
+/*
+ * New, empty netpool for a spec (borrowed). Returns 0 and *ret, or the errors of
+ * ipam_pool_new (-EINVAL, -ERANGE, -E2BIG) and -ENOMEM.
+ */
+int netpool_new(const struct ippool_spec *spec, struct netpool **ret);
+/* Accepts NULL; returns NULL. */
+struct netpool *netpool_free(struct netpool *p);
+
+/*
+ * True when the spec's immutable parts (CIDR, prefix, server IP, router) match the netpool's;
+ * when they do not, the netpool must be built anew.
+ */
+bool netpool_same_network(const struct netpool *p, const struct ippool_spec *spec);
+
+/*
+ * Apply a range / exclude change. 0 when applied (or nothing changed); -EBUSY when a bound
+ * address would be stranded (outside the new range or on a new exclude; *ret_conflict gets
+ * the lowest one), the netpool unchanged; -EINVAL/-ERANGE/-E2BIG/-ENOMEM as ipam.
+ */
+int netpool_set_range(struct netpool *p, const struct ippool_spec *spec, uint32_t *ret_conflict);
+
+/* One existing binding for a rebuild. owner borrowed (NULL: from the IPPool status). */
+struct netpool_source {
+	uint32_t addr;
+	uint8_t mac[MAC_LEN];
+	const char *owner;
+};
+
+/*
+ * Rebuild bindings after a restart or a new IPPool: every binding is dropped, then
+ * sources[0..n) are applied in order (put VMNetCfg statuses first: they are the commit
+ * point; IPPool status entries after). The same MAC on the same address twice merges (an
+ * owner fills a NULL owner). Conflicts are never resolved silently: each is reported as an
+ * ipam_conflict whose first/second index sources[]; the earlier source keeps the address,
+ * and a contested address is never free. Returns the number of conflicts (>= 0) with
+ * *ret_conflicts a new array (free(); NULL when none) when ret_conflicts is not NULL, or
+ * -ENOMEM.
+ */
+int netpool_rebuild(struct netpool *p, const struct netpool_source *sources, size_t n,
+    struct ipam_conflict **ret_conflicts);
+
+/* Borrowed entry for a MAC / an address, or NULL. */
+const struct netpool_entry *netpool_by_mac(const struct netpool *p, const uint8_t mac[MAC_LEN]);
+const struct netpool_entry *netpool_by_addr(const struct netpool *p, uint32_t addr);
+
+/*
+ * Bind mac to addr (0: the lowest free address) for owner (borrowed, copied). When the MAC is
+ * already bound to the same owner (or to none: adopted) and addr is 0 or its address, this
+ * is a no-op returning its address. Returns 0 and *ret_addr, or
+ *   -EBUSY   the MAC is bound by another owner (duplicate MAC on the network);
+ *   -EALREADY the MAC is bound to this owner at another address (release it first);
+ *   -EEXIST  addr is held by another MAC;
+ *   -EPERM   addr is excluded or reserved;
+ *   -ERANGE  addr is outside the range;
+ *   -ENOSPC  no free address;
+ *   -ENOMEM.
+ */
+int netpool_bind(struct netpool *p, const uint8_t mac[MAC_LEN], uint32_t addr,
+    const char *owner, uint32_t *ret_addr);
+
+/*
+ * Release the binding of mac when it belongs to owner (or to none). Returns 0, -ENOENT when
+ * the MAC is not bound, -EPERM when another owner holds it.
+ */
+int netpool_release(struct netpool *p, const uint8_t mac[MAC_LEN], const char *owner);
+
+/* Number of MAC bindings. */
+size_t netpool_size(const struct netpool *p);
+void netpool_counts(const struct netpool *p, struct ipam_counts *ret);
+/* Borrowed IPAM (read-only use: state queries, iteration). */
+const struct ipam_pool *netpool_ipam(const struct netpool *p);
+
+/*
+ * Fill status->allocated (MAC bindings plus EXCLUDED and RESERVED marks inside the range),
+ * status->used and status->available from the netpool; has_ipv4 set. 0 or -ENOMEM.
+ */
+int netpool_render_status(const struct netpool *p, struct ippool_status *status);
+
+/*
+ * IPPool conditions from the facts (SPEC §1): Registered (agent placed), CacheReady (IPAM
+ * built), AgentReady (agent serving), Stopped (paused). Reasons and messages borrowed.
+ */
+struct ippool_facts {
+	bool paused;
+	bool cache_ready;
+	const char *cache_reason;
+	const char *cache_message;
+	bool registered;
+	const char *registered_reason;
+	const char *registered_message;
+	bool agent_ready;
+	const char *agent_reason;
+	const char *agent_message;
+};
+
+/* Returns the number of conditions that changed (0: nothing to write), or -ENOMEM. */
+int ippool_conditions_apply(struct crd_conditions *conds, const struct ippool_facts *f,
+    time_t now);
+
+#endif

@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * vm-dhcp-controller: IPAM for IPPools, VMNetCfg bindings, agent placement.
+ *
+ *   vm-dhcp-controller --agent-image IMAGE [--namespace NS] [--kubeconfig FILE]
+ *                      [--agent-service-account SA] [--no-leader-election]
+ *                      [--listen HOST:PORT] [--log-level LEVEL]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "controller/ctrl.h"
+#include "kube/kube.h"
+#include "lib/clock.h"
+#include "lib/httpd.h"
+#include "lib/log.h"
+#include "lib/metrics.h"
+
+#define LEASE_NAME "vm-dhcp-controller"
+
+struct args {
+	const char *kubeconfig;
+	const char *namespace;
+	const char *agent_image;
+	const char *agent_sa;
+	const char *listen;
+	bool no_leader_election;
+	enum log_level level;
+};
+
+struct app {
+	struct event_base *base;
+	struct ctrl *ctrl;
+	struct kube_leader *leader;
+	bool leading;
+	int exit_code;
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: vm-dhcp-controller --agent-image IMAGE [options]\n"
+	    "  --agent-image IMAGE            image of the per-pool DHCP agent (required)\n"
+	    "  --namespace NS                 namespace of the controller and its agents\n"
+	    "                                 (default: the service account's, or $POD_NAMESPACE)\n"
+	    "  --agent-service-account SA     service account of the agents\n"
+	    "  --kubeconfig FILE              kubeconfig (default: $KUBECONFIG, else in-cluster)\n"
+	    "  --no-leader-election           reconcile without taking the Lease\n"
+	    "  --listen HOST:PORT             /healthz /readyz /metrics (default :8080)\n"
+	    "  --log-level error|warn|info|debug (default info)\n"
+	    "  --help\n");
+}
+
+static void
+parse_args(int argc, char **argv, struct args *a)
+{
+	static const struct option opts[] = {
+		{ "kubeconfig", required_argument, NULL, 'k' },
+		{ "namespace", required_argument, NULL, 'n' },
+		{ "agent-image", required_argument, NULL, 'i' },
+		{ "agent-service-account", required_argument, NULL, 's' },
+		{ "no-leader-election", no_argument, NULL, 'N' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "log-level", required_argument, NULL, 'L' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	memset(a, 0, sizeof(*a));
+	a->listen = ":8080";
+	a->level = LOG_LEVEL_INFO;
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'k':
+			a->kubeconfig = optarg;
+			break;
+		case 'n':
+			a->namespace = optarg;
+			break;
+		case 'i':
+			a->agent_image = optarg;
+			break;
+		case 's':
+			a->agent_sa = optarg;
+			break;
+		case 'N':
+			a->no_leader_election = true;
+			break;
+		case 'l':
+			a->listen = optarg;
+			break;
+		case 'L':
+			if (log_level_from_string(optarg, &a->level) < 0) {
+				fprintf(stderr, "vm-dhcp-controller: bad --log-level %s\n", optarg);
+				exit(2);
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(2);
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "vm-dhcp-controller: unexpected argument %s\n", argv[optind]);
+		usage(stderr);
+		exit(2);
+	}
+	if (a->agent_image == NULL || a->agent_image[0] == '\0') {
+		fprintf(stderr, "vm-dhcp-controller: --agent-image is required\n");
+		usage(stderr);
+		exit(2);
+	}
+}
+
+static bool
+ready_cb(void *userdata, char *reason, size_t len)
+{
+	struct app *app = userdata;
+
+	return app->ctrl != NULL && ctrl_ready(app->ctrl, reason, len);
+}
+
+static void
+on_started(void *userdata)
+{
+	struct app *app = userdata;
+
+	log_info("leading: reconcilers start once the caches have synced");
+	app->leading = true;
+	ctrl_lead(app->ctrl);
+}
+
+static void
+on_stopped(void *userdata)
+{
+	struct app *app = userdata;
+
+	if (!app->leading)
+		return;
+	/* the in-memory IPAM must never be shared: exit, a new process starts clean */
+	log_error("lost the leader lease: exiting");
+	app->exit_code = 1;
+	event_base_loopbreak(app->base);
+}
+
+static void
+on_new_leader(void *userdata, const char *id)
+{
+	log_info("leader is %s", id != NULL ? id : "(none)");
+}
+
+static void
+released(void *userdata)
+{
+	struct app *app = userdata;
+
+	event_base_loopbreak(app->base);
+}
+
+static void
+signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct app *app = arg;
+
+	log_info("signal %d: stopping", (int)sig);
+	if (app->leader != NULL && app->leading) {
+		app->leading = false;
+		if (kube_leader_release(app->leader, released, app) == 0)
+			return;
+	}
+	event_base_loopbreak(app->base);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct app app = { 0 };
+	struct kube_config *cfg = NULL;
+	struct kube_client *client = NULL;
+	struct metrics *metrics = NULL;
+	struct httpd *httpd = NULL;
+	struct event *sigterm, *sigint;
+	struct ctrl_opts co = { 0 };
+	const char *ns;
+	char err[512], identity[300], host[256];
+	struct args a;
+	int r;
+
+	parse_args(argc, argv, &a);
+	log_init("vm-dhcp-controller", a.level);
+	signal(SIGPIPE, SIG_IGN);
+
+	if ((r = kube_config_load(a.kubeconfig, &cfg, err, sizeof(err))) < 0)
+		fatalx("cannot load the Kubernetes configuration: %s", err);
+	ns = a.namespace;
+	if (ns == NULL)
+		ns = getenv("POD_NAMESPACE");
+	if (ns == NULL || ns[0] == '\0')
+		ns = kube_config_namespace(cfg);
+
+	app.base = event_base_new();
+	if (app.base == NULL)
+		fatalx("cannot create the event loop");
+	if ((r = kube_client_new(app.base, cfg, &client)) < 0)
+		fatalx("cannot create the API client: %s", strerror(-r));
+	if ((r = metrics_new(&metrics)) < 0)
+		fatalx("cannot create metrics: %s", strerror(-r));
+	if ((r = httpd_new(app.base, a.listen, metrics, &httpd)) < 0)
+		fatalx("cannot listen on %s: %s", a.listen, strerror(-r));
+	httpd_set_ready(httpd, ready_cb, &app);
+
+	co.namespace = ns;
+	co.agent_image = a.agent_image;
+	co.agent_sa = a.agent_sa;
+	if ((r = ctrl_new(app.base, client, metrics, &co, &app.ctrl)) < 0)
+		fatalx("cannot start the controller: %s", strerror(-r));
+	log_info("server %s, namespace %s, agent image %s, listening on %s",
+	    kube_config_server(cfg), ns, a.agent_image, a.listen);
+
+	if (a.no_leader_election) {
+		app.leading = true;
+		ctrl_lead(app.ctrl);
+	} else {
+		struct kube_leader_opts lo = {
+			.ns = ns,
+			.name = LEASE_NAME,
+			.identity = identity,
+			.on_started = on_started,
+			.on_stopped = on_stopped,
+			.on_new_leader = on_new_leader,
+			.userdata = &app,
+		};
+
+		if (gethostname(host, sizeof(host)) < 0)
+			snprintf(host, sizeof(host), "unknown");
+		host[sizeof(host) - 1] = '\0';
+		snprintf(identity, sizeof(identity), "%s_%ld", host, (long)getpid());
+		if ((r = kube_leader_new(client, &lo, &app.leader)) < 0 ||
+		    (r = kube_leader_start(app.leader)) < 0)
+			fatalx("cannot start leader election: %s", strerror(-r));
+	}
+
+	sigterm = evsignal_new(app.base, SIGTERM, signal_cb, &app);
+	sigint = evsignal_new(app.base, SIGINT, signal_cb, &app);
+	if (sigterm == NULL || sigint == NULL || event_add(sigterm, NULL) < 0 ||
+	    event_add(sigint, NULL) < 0)
+		fatalx("cannot install signal handlers");
+
+	event_base_dispatch(app.base);
+
+	event_free(sigterm);
+	event_free(sigint);
+	kube_leader_free(app.leader);
+	ctrl_free(app.ctrl);
+	httpd_free(httpd);
+	kube_client_free(client);
+	ctrl_reap_orphans();
+	metrics_free(metrics);
+	kube_config_free(cfg);
+	event_base_free(app.base);
+	log_info("stopped");
+	return app.exit_code;
+}

@@ -1,0 +1,423 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* VirtualMachineNetworkConfig, pure part: per-NIC bind / release and the resulting status. */
+#include "controller/vmnetcfg.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct compute {
+	const char *key;
+	vmnetcfg_lookup_fn lookup;
+	void *userdata;
+	struct vmnetcfg_result *res;
+	size_t n_pending;
+	size_t n_stale;
+	const char *first_reason;
+	char message[VMNETCFG_MESSAGE_MAX * 2];
+};
+
+static int
+touch(struct vmnetcfg_result *res, const char *network)
+{
+	char(*t)[CRD_NETWORK_NAME_MAX + 1];
+
+	for (size_t i = 0; i < res->n_touched; i++)
+		if (strcmp(res->touched[i], network) == 0)
+			return 0;
+	t = realloc(res->touched, (res->n_touched + 1) * sizeof(*t));
+	if (t == NULL)
+		return -ENOMEM;
+	res->touched = t;
+	snprintf(t[res->n_touched], sizeof(*t), "%s", network);
+	res->n_touched++;
+	return 0;
+}
+
+static int
+add_event(struct vmnetcfg_result *res, const char *reason, const char *msg)
+{
+	struct vmnetcfg_event *e = realloc(res->events, (res->n_events + 1) * sizeof(*e));
+
+	if (e == NULL)
+		return -ENOMEM;
+	res->events = e;
+	e[res->n_events].reason = reason;
+	if (snprintf(e[res->n_events].message, sizeof(e->message), "%s", msg) < 0)
+		e[res->n_events].message[0] = '\0';
+	res->n_events++;
+	return 0;
+}
+
+static int
+add_nic(struct vmnetcfg_status *st, const char *network, const char *mac, uint32_t addr,
+    enum vmnetcfg_state state)
+{
+	struct vmnetcfg_nic_status *n = realloc(st->nics, (st->n_nics + 1) * sizeof(*n));
+
+	if (n == NULL)
+		return -ENOMEM;
+	st->nics = n;
+	n = &n[st->n_nics++];
+	memset(n, 0, sizeof(*n));
+	snprintf(n->network_name, sizeof(n->network_name), "%s", network);
+	snprintf(n->mac, sizeof(n->mac), "%s", mac);
+	n->allocated_ip = addr;
+	n->state = state;
+	return 0;
+}
+
+/* Record a Pending NIC's reason; with event, also a Warning Event with the same text. */
+static int
+pending(struct compute *c, const struct vmnetcfg_nic *nic, const char *reason, bool event,
+    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static int
+pending(struct compute *c, const struct vmnetcfg_nic *nic, const char *reason, bool event,
+    const char *fmt, ...)
+{
+	char text[VMNETCFG_MESSAGE_MAX], line[VMNETCFG_MESSAGE_MAX + 128];
+	size_t len = strlen(c->message);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	snprintf(line, sizeof(line), "%s on %s: %s", nic->mac, nic->network_name, text);
+	if (c->n_pending++ == 0)
+		c->first_reason = reason;
+	if (snprintf(c->message + len, sizeof(c->message) - len, "%s%s", len > 0 ? "; " : "",
+		line) < 0)
+		c->message[len] = '\0';
+	return event ? add_event(c->res, reason, line) : 0;
+}
+
+static bool
+nic_in_spec(const struct vmnetcfg *cfg, const char *network, const char *mac)
+{
+	for (size_t i = 0; i < cfg->spec.n_nics; i++)
+		if (strcmp(cfg->spec.nics[i].network_name, network) == 0 &&
+		    strcmp(cfg->spec.nics[i].mac, mac) == 0)
+			return true;
+	return false;
+}
+
+/* Old status entries no longer in the spec: release, or keep as Stale while not possible. */
+static int
+release_removed(struct compute *c, const struct vmnetcfg *cfg, struct vmnetcfg_status *stale)
+{
+	for (size_t i = 0; i < cfg->status.n_nics; i++) {
+		const struct vmnetcfg_nic_status *old = &cfg->status.nics[i];
+		enum netpool_avail avail = NETPOOL_ABSENT;
+		struct netpool *p;
+		uint8_t mac[MAC_LEN];
+		int r;
+
+		if (nic_in_spec(cfg, old->network_name, old->mac) || mac_parse(old->mac, mac) < 0)
+			continue;
+		p = c->lookup(c->userdata, old->network_name, &avail);
+		if (avail == NETPOOL_ABSENT || (avail == NETPOOL_READY && p == NULL))
+			continue; /* the pool is gone, and its bindings with it */
+		if (avail == NETPOOL_NOT_READY) {
+			if (old->allocated_ip == 0)
+				continue; /* held nothing */
+			c->n_stale++;
+			r = add_nic(stale, old->network_name, old->mac, old->allocated_ip,
+			    VMNETCFG_STATE_STALE);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		r = netpool_release(p, mac, c->key);
+		if (r == 0) {
+			c->res->released = true;
+			if ((r = touch(c->res, old->network_name)) < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static const char *
+state_word(const struct netpool *p, uint32_t addr)
+{
+	switch (ipam_pool_state(netpool_ipam(p), addr)) {
+	case IPAM_EXCLUDED:
+		return "excluded";
+	case IPAM_RESERVED:
+		return "reserved";
+	default:
+		return "outside the pool range";
+	}
+}
+
+/* A static address held by someone else or unusable: the Pending reason for it. */
+static int
+static_unavailable(struct compute *c, const struct vmnetcfg_nic *nic, struct netpool *p)
+{
+	const struct netpool_entry *holder = netpool_by_addr(p, nic->ip_address);
+	char ip[IPV4_STRLEN], hmac[MAC_STRLEN];
+
+	ipv4_format(nic->ip_address, ip);
+	if (holder != NULL) {
+		mac_format(holder->mac, hmac);
+		return pending(c, nic, VMNETCFG_REASON_STATIC_CONFLICT, true,
+		    "static IP %s is already held by MAC %s (%s)", ip, hmac,
+		    holder->owner != NULL ? holder->owner : "IPPool status");
+	}
+	if (ipam_pool_state(netpool_ipam(p), nic->ip_address) == IPAM_USED)
+		return pending(c, nic, VMNETCFG_REASON_STATIC_CONFLICT, true,
+		    "static IP %s is in use (contested binding)", ip);
+	return pending(c, nic, VMNETCFG_REASON_STATIC_UNAVAILABLE, false,
+	    "static IP %s is %s", ip, state_word(p, nic->ip_address));
+}
+
+/* One spec NIC: bind and append its status entry. */
+static int
+bind_nic(struct compute *c, const struct vmnetcfg_nic *nic)
+{
+	struct vmnetcfg_status *st = &c->res->status;
+	enum netpool_avail avail = NETPOOL_ABSENT;
+	const struct netpool_entry *e;
+	uint32_t addr = 0, held = 0;
+	uint8_t mac[MAC_LEN];
+	struct netpool *p;
+	int r;
+
+	if (mac_parse(nic->mac, mac) < 0) /* the codec canonicalised it: cannot happen */
+		return -EINVAL;
+	p = c->lookup(c->userdata, nic->network_name, &avail);
+	if (avail == NETPOOL_ABSENT || (avail == NETPOOL_READY && p == NULL)) {
+		r = pending(c, nic, VMNETCFG_REASON_NO_IPPOOL, false, "no IPPool for this network");
+		goto pend;
+	}
+	if (avail == NETPOOL_NOT_READY) {
+		r = pending(c, nic, VMNETCFG_REASON_NOT_READY, false,
+		    "the IPPool's address cache is not built yet");
+		goto pend;
+	}
+	e = netpool_by_mac(p, mac);
+	if (e != NULL && e->owner != NULL && strcmp(e->owner, c->key) != 0) {
+		r = pending(c, nic, VMNETCFG_REASON_DUPLICATE_MAC, true,
+		    "MAC already bound on this network by %s", e->owner);
+		goto pend;
+	}
+	if (e != NULL && nic->ip_address != 0 && nic->ip_address != e->addr) {
+		/* move to the static address, only once it is free */
+		held = e->addr;
+		if (!ipam_pool_is_free(netpool_ipam(p), nic->ip_address)) {
+			r = static_unavailable(c, nic, p);
+			goto pend;
+		}
+		if ((r = netpool_release(p, mac, c->key)) < 0)
+			return r == -ENOMEM ? r : -EIO;
+		held = 0;
+		e = NULL;
+		c->res->released = true;
+		if ((r = touch(c->res, nic->network_name)) < 0)
+			return r;
+	}
+	r = netpool_bind(p, mac, e != NULL ? 0 : nic->ip_address, c->key, &addr);
+	switch (r) {
+	case 0:
+		break;
+	case -EEXIST:
+	case -EPERM:
+	case -ERANGE:
+		r = static_unavailable(c, nic, p);
+		goto pend;
+	case -ENOSPC:
+		r = pending(c, nic, VMNETCFG_REASON_EXHAUSTED, true, "no free address left");
+		goto pend;
+	default:
+		return r;
+	}
+	if (e == NULL && (r = touch(c->res, nic->network_name)) < 0)
+		return r;
+	return add_nic(st, nic->network_name, nic->mac, addr, VMNETCFG_STATE_ALLOCATED);
+pend:
+	if (r < 0)
+		return r;
+	return add_nic(st, nic->network_name, nic->mac, held, VMNETCFG_STATE_PENDING);
+}
+
+static int
+append_status(struct vmnetcfg_status *dst, const struct vmnetcfg_status *src)
+{
+	for (size_t i = 0; i < src->n_nics; i++) {
+		const struct vmnetcfg_nic_status *n = &src->nics[i];
+		int r = add_nic(dst, n->network_name, n->mac, n->allocated_ip, n->state);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Does the status list exactly the spec's NICs, all Allocated (static addresses honoured)? */
+static bool
+status_in_sync(const struct vmnetcfg_spec *spec, const struct vmnetcfg_status *st)
+{
+	if (spec->n_nics != st->n_nics)
+		return false;
+	for (size_t i = 0; i < spec->n_nics; i++) {
+		const struct vmnetcfg_nic *n = &spec->nics[i];
+		const struct vmnetcfg_nic_status *s = &st->nics[i];
+
+		if (strcmp(n->network_name, s->network_name) != 0 || strcmp(n->mac, s->mac) != 0 ||
+		    s->state != VMNETCFG_STATE_ALLOCATED || s->allocated_ip == 0 ||
+		    (n->ip_address != 0 && n->ip_address != s->allocated_ip))
+			return false;
+	}
+	return true;
+}
+
+static int
+set_cond(struct crd_conditions *conds, const char *type, bool v, const char *reason,
+    const char *message, time_t now)
+{
+	int r = crd_conditions_set(conds, type, v ? CRD_COND_TRUE : CRD_COND_FALSE, reason,
+	    message, now);
+
+	return r < 0 ? r : 0;
+}
+
+int
+vmnetcfg_compute(const struct vmnetcfg *cfg, const char *key, vmnetcfg_lookup_fn lookup,
+    void *userdata, time_t now, struct vmnetcfg_result *ret)
+{
+	struct compute c = { .key = key, .lookup = lookup, .userdata = userdata, .res = ret };
+	struct vmnetcfg_status stale = { 0 };
+	struct crd_conditions *conds = &ret->status.conditions;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	if ((r = crd_conditions_copy(conds, &cfg->status.conditions)) < 0)
+		return r;
+
+	if (cfg->spec.paused) {
+		/* administratively frozen: keep every binding, make none */
+		bool synced = status_in_sync(&cfg->spec, &cfg->status);
+		bool all = true;
+
+		for (size_t i = 0; i < cfg->status.n_nics; i++)
+			all = all && cfg->status.nics[i].state == VMNETCFG_STATE_ALLOCATED;
+		if ((r = append_status(&ret->status, &cfg->status)) < 0 ||
+		    (r = set_cond(conds, VMNETCFG_COND_DISABLED, true, VMNETCFG_REASON_PAUSED,
+			 "the network configuration is paused", now)) < 0 ||
+		    (r = set_cond(conds, VMNETCFG_COND_ALLOCATED, all && synced,
+			 all && synced ? NULL : VMNETCFG_REASON_PAUSED, NULL, now)) < 0 ||
+		    (r = set_cond(conds, VMNETCFG_COND_IN_SYNCED, synced,
+			 synced ? NULL : VMNETCFG_REASON_PAUSED,
+			 synced ? NULL : "paused before the spec was applied", now)) < 0)
+			goto fail;
+		ret->changed = !vmnetcfg_status_equal(&ret->status, &cfg->status);
+		return 0;
+	}
+
+	if ((r = release_removed(&c, cfg, &stale)) < 0)
+		goto fail;
+	for (size_t i = 0; i < cfg->spec.n_nics; i++)
+		if ((r = bind_nic(&c, &cfg->spec.nics[i])) < 0)
+			goto fail;
+	if ((r = append_status(&ret->status, &stale)) < 0)
+		goto fail;
+
+	if ((r = set_cond(conds, VMNETCFG_COND_DISABLED, false, NULL, NULL, now)) < 0 ||
+	    (r = set_cond(conds, VMNETCFG_COND_ALLOCATED, c.n_pending == 0, c.first_reason,
+		 c.n_pending > 0 ? c.message : NULL, now)) < 0 ||
+	    (r = set_cond(conds, VMNETCFG_COND_IN_SYNCED, c.n_pending == 0 && c.n_stale == 0,
+		 c.n_pending > 0 ? "Pending" : c.n_stale > 0 ? "Stale" : NULL,
+		 c.n_pending > 0	? "some NICs are pending" :
+		     c.n_stale > 0 ? "released NICs wait for their IPPool" :
+				     NULL,
+		 now)) < 0)
+		goto fail;
+	vmnetcfg_status_clear(&stale);
+	ret->changed = !vmnetcfg_status_equal(&ret->status, &cfg->status);
+	return 0;
+fail:
+	vmnetcfg_status_clear(&stale);
+	vmnetcfg_result_clear(ret);
+	return r;
+}
+
+int
+vmnetcfg_release_all(const struct vmnetcfg *cfg, const char *key, vmnetcfg_lookup_fn lookup,
+    void *userdata, struct vmnetcfg_result *ret)
+{
+	bool again = false;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	for (size_t pass = 0; pass < 2; pass++) {
+		size_t n = pass == 0 ? cfg->status.n_nics : cfg->spec.n_nics;
+
+		for (size_t i = 0; i < n; i++) {
+			const char *net = pass == 0 ? cfg->status.nics[i].network_name :
+						      cfg->spec.nics[i].network_name;
+			const char *macs = pass == 0 ? cfg->status.nics[i].mac :
+						       cfg->spec.nics[i].mac;
+			enum netpool_avail avail = NETPOOL_ABSENT;
+			struct netpool *p = lookup(userdata, net, &avail);
+			uint8_t mac[MAC_LEN];
+
+			if (mac_parse(macs, mac) < 0 || avail == NETPOOL_ABSENT)
+				continue;
+			if (avail == NETPOOL_NOT_READY || p == NULL) {
+				again = true;
+				continue;
+			}
+			if (netpool_release(p, mac, key) != 0)
+				continue;
+			ret->released = true;
+			if ((r = touch(ret, net)) < 0) {
+				vmnetcfg_result_clear(ret);
+				return r;
+			}
+		}
+	}
+	return again ? -EAGAIN : 0;
+}
+
+void
+vmnetcfg_result_clear(struct vmnetcfg_result *r)
+{
+	vmnetcfg_status_clear(&r->status);
+	free(r->events);
+	free(r->touched);
+	memset(r, 0, sizeof(*r));
+}
+
+static bool
+str_eq(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return (a == NULL || a[0] == '\0') && (b == NULL || b[0] == '\0');
+	return strcmp(a, b) == 0;
+}
+
+bool
+vmnetcfg_status_equal(const struct vmnetcfg_status *a, const struct vmnetcfg_status *b)
+{
+	if (a->n_nics != b->n_nics || a->conditions.n != b->conditions.n)
+		return false;
+	for (size_t i = 0; i < a->n_nics; i++) {
+		const struct vmnetcfg_nic_status *x = &a->nics[i], *y = &b->nics[i];
+
+		if (strcmp(x->network_name, y->network_name) != 0 || strcmp(x->mac, y->mac) != 0 ||
+		    x->allocated_ip != y->allocated_ip || x->state != y->state)
+			return false;
+	}
+	for (size_t i = 0; i < a->conditions.n; i++) {
+		const struct crd_condition *x = &a->conditions.items[i];
+		const struct crd_condition *y = crd_conditions_get(&b->conditions, x->type);
+
+		if (y == NULL || x->status != y->status || !str_eq(x->reason, y->reason) ||
+		    !str_eq(x->message, y->message))
+			return false;
+	}
+	return true;
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef VMDHCP_CONTROLLER_VMNETCFG_H
+#define VMDHCP_CONTROLLER_VMNETCFG_H
+
+/*
+ * VirtualMachineNetworkConfig, pure part: from a VMNetCfg and the netpools of its networks,
+ * bind or release each NIC and compute the status to write.
+ *
+ * Per NIC (each independent of the others):
+ *   - the network has no IPPool                 → Pending (reason NoIPPool);
+ *   - the pool's IPAM is not built yet          → Pending (IPPoolNotReady);
+ *   - its MAC is bound on that network by another VMNetCfg → Pending (DuplicateMAC) + Event;
+ *   - a static ipAddress is asked: bind it; held by another MAC → Pending
+ *     (StaticIPConflict) + Event; excluded/reserved/outside → Pending (StaticIPUnavailable);
+ *     a NIC that holds another address moves to the static one only once it is free;
+ *   - else the address the MAC already holds, else the lowest free (PoolExhausted + Event
+ *     when none).
+ * NICs of the previous status that are no longer in the spec (removed, or moved to another
+ * network) release their address; when their pool is not ready they stay listed as Stale
+ * until it is. A paused VMNetCfg changes nothing (bindings kept, no new ones): Disabled=True.
+ * Conditions: Allocated (every NIC has an address), Disabled (paused), InSynced (the status
+ * lists exactly the spec's NICs, none Pending or Stale).
+ * Idempotent: computing again on the result binds and releases nothing and yields the same
+ * status.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+#include "controller/ippool.h"
+#include "crds/vmnetcfg.h"
+
+enum netpool_avail {
+	NETPOOL_ABSENT = 0, /* no IPPool for this network */
+	NETPOOL_NOT_READY,  /* an IPPool exists but its IPAM is not built */
+	NETPOOL_READY,
+};
+
+/*
+ * Finds the netpool of a canonical network name ("ns/name"). Returns the borrowed netpool
+ * (NULL unless READY) and sets *avail.
+ */
+typedef struct netpool *(*vmnetcfg_lookup_fn)(void *userdata, const char *network,
+    enum netpool_avail *avail);
+
+/* Reasons (condition reasons and Event reasons). */
+#define VMNETCFG_REASON_NO_IPPOOL "NoIPPool"
+#define VMNETCFG_REASON_NOT_READY "IPPoolNotReady"
+#define VMNETCFG_REASON_DUPLICATE_MAC "DuplicateMAC"
+#define VMNETCFG_REASON_STATIC_CONFLICT "StaticIPConflict"
+#define VMNETCFG_REASON_STATIC_UNAVAILABLE "StaticIPUnavailable"
+#define VMNETCFG_REASON_EXHAUSTED "PoolExhausted"
+#define VMNETCFG_REASON_PAUSED "Paused"
+
+#define VMNETCFG_MESSAGE_MAX 256
+
+/* A Warning Event to emit on the VMNetCfg. */
+struct vmnetcfg_event {
+	const char *reason; /* static */
+	char message[VMNETCFG_MESSAGE_MAX];
+};
+
+struct vmnetcfg_result {
+	struct vmnetcfg_status status; /* the status to write (owned) */
+	struct vmnetcfg_event *events; /* owned */
+	size_t n_events;
+	/* networks whose bindings changed (their IPPool status must be refreshed) */
+	char (*touched)[CRD_NETWORK_NAME_MAX + 1];
+	size_t n_touched;
+	bool changed;  /* status differs from the input's */
+	bool released; /* some address was released (Pending NICs elsewhere may now bind) */
+};
+
+/*
+ * Compute (and apply to the netpools) the bindings of cfg (borrowed), owned by key
+ * ("ns/name", borrowed). now stamps condition times. Returns 0 and fills *ret (clear it with
+ * vmnetcfg_result_clear), or -ENOMEM (netpool changes made so far are kept: they are
+ * idempotent and the next run continues from them).
+ */
+int vmnetcfg_compute(const struct vmnetcfg *cfg, const char *key, vmnetcfg_lookup_fn lookup,
+    void *userdata, time_t now, struct vmnetcfg_result *ret);
+
+/*
+ * Release everything cfg holds (on delete): the NICs of its status and of its spec. Networks
+ * touched are reported in *ret (only touched/n_touched are filled). Returns 0 or -ENOMEM;
+ * -EAGAIN when some network's pool is not ready (retry later, the finalizer stays).
+ */
+int vmnetcfg_release_all(const struct vmnetcfg *cfg, const char *key, vmnetcfg_lookup_fn lookup,
+    void *userdata, struct vmnetcfg_result *ret);
+
+void vmnetcfg_result_clear(struct vmnetcfg_result *r);
+
+/* Deep equality of two statuses, ignoring condition times. */
+bool vmnetcfg_status_equal(const struct vmnetcfg_status *a, const struct vmnetcfg_status *b);
+
+#endif

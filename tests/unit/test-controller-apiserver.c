@@ -1,0 +1,646 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The controller (controller/ctrl*.c) in-process against the test API server: VM → VMNetCfg →
+ * binding → IPPool status → agent Deployment; duplicates and static IPs; a NIC moving
+ * network; restart (IPAM rebuilt from the API, no address handed out twice); finalizers on
+ * delete; a paused pool; injected 409s. Waits are bounded by a generous deadline; nothing
+ * asserts on speed.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "controller/ctrl.h"
+#include "controller/placement.h"
+#include "controller/vm.h"
+#include "lib/log.h"
+#include "tests/helpers/apiserver.h"
+#include "tests/runner.h"
+
+#define WAIT_MS 20000
+#define NS "default"
+#define CTRL_NS "vmdhcp"
+#define POOLS "/apis/network.harvesterhci.io/v1alpha1/namespaces/" NS "/ippools"
+#define CFGS "/apis/network.harvesterhci.io/v1alpha1/namespaces/" NS "/virtualmachinenetworkconfigs"
+#define VMS "/apis/kubevirt.io/v1/namespaces/" NS "/virtualmachines"
+#define NADS "/apis/k8s.cni.cncf.io/v1/namespaces/" NS "/network-attachment-definitions"
+#define DEPLOYS "/apis/apps/v1/namespaces/" CTRL_NS "/deployments"
+#define EVENTS "/api/v1/namespaces/" NS "/events"
+
+struct env {
+	struct test_apiserver *api;
+	struct event_base *base;
+	struct kube_config *cfg;
+	struct kube_client *client;
+	struct ctrl *ctrl;
+};
+
+/* --- API helpers ------------------------------------------------------------------------- */
+
+/* Request; returns the decoded body (new reference) and the code in *code. */
+static json_t *
+api(struct env *e, const char *method, const char *path, const char *ctype, json_t *body,
+    long *code)
+{
+	char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
+	char *out = NULL;
+	long c = 0;
+	json_t *j = NULL;
+
+	if (test_apiserver_request(e->api, method, path, ctype, text, &c, &out) == 0 && out)
+		j = json_loads(out, 0, NULL);
+	free(text);
+	free(out);
+	if (code != NULL)
+		*code = c;
+	return j;
+}
+
+static json_t *
+get(struct env *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static json_t *
+get(struct env *e, const char *fmt, ...)
+{
+	char path[512];
+	va_list ap;
+	long code = 0;
+	json_t *j;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	j = api(e, "GET", path, NULL, NULL, &code);
+	if (code != 200) {
+		json_decref(j);
+		return NULL;
+	}
+	return j;
+}
+
+static long
+post(struct env *e, const char *path, json_t *obj)
+{
+	long code = 0;
+
+	json_decref(api(e, "POST", path, NULL, obj, &code));
+	json_decref(obj);
+	return code;
+}
+
+static long
+merge_patch(struct env *e, const char *path, json_t *patch)
+{
+	long code = 0;
+
+	json_decref(api(e, "PATCH", path, "application/merge-patch+json", patch, &code));
+	json_decref(patch);
+	return code;
+}
+
+static void
+create_nad(struct env *e, const char *name, const char *cn)
+{
+	json_t *o = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion",
+	    "k8s.cni.cncf.io/v1", "kind", "NetworkAttachmentDefinition", "metadata", "name", name,
+	    "namespace", NS, "spec", "config", "{}");
+
+	if (cn != NULL)
+		json_object_set_new(json_object_get(o, "metadata"), "labels",
+		    json_pack("{s:s}", KIND_LABEL_CLUSTER_NETWORK, cn));
+	CU_ASSERT_EQUAL(post(e, NADS, o), 201);
+}
+
+static void
+create_pool(struct env *e, const char *name, const char *net, const char *cidr,
+    const char *server, const char *start, const char *end)
+{
+	json_t *o = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:{s:s, s:s, s:{s:s, s:s}}}}",
+	    "apiVersion", CRD_API_VERSION, "kind", IPPOOL_KIND, "metadata", "name", name,
+	    "namespace", NS, "spec", "networkName", net, "ipv4Config", "cidr", cidr, "serverIP",
+	    server, "pool", "start", start, "end", end);
+
+	CU_ASSERT_EQUAL(post(e, POOLS, o), 201);
+}
+
+/* A VM with one pod NIC and one Multus NIC "nic-1" on net with mac (static ip optional). */
+static json_t *
+vm_object(const char *name, const char *net, const char *mac, const char *static_ip)
+{
+	json_t *vm = json_pack("{s:s, s:s, s:{s:s, s:s, s:{}},"
+			       " s:{s:{s:{s:{s:{s:[{s:s, s:{}}, {s:s, s:{}, s:s}]}},"
+			       " s:[{s:s, s:{}}, {s:s, s:{s:s}}]}}}}",
+	    "apiVersion", "kubevirt.io/v1", "kind", "VirtualMachine", "metadata", "name", name,
+	    "namespace", NS, "annotations", "spec", "template", "spec", "domain", "devices",
+	    "interfaces", "name", "default", "masquerade", "name", "nic-1", "bridge",
+	    "macAddress", mac, "networks", "name", "default", "pod", "name", "nic-1", "multus",
+	    "networkName", net);
+
+	if (static_ip != NULL)
+		json_object_set_new(kind_get(vm, "metadata", "annotations", NULL),
+		    KIND_ANNOT_STATIC_IP_PREFIX "nic-1", json_string(static_ip));
+	return vm;
+}
+
+static void
+create_vm(struct env *e, const char *name, const char *net, const char *mac,
+    const char *static_ip)
+{
+	CU_ASSERT_EQUAL(post(e, VMS, vm_object(name, net, mac, static_ip)), 201);
+}
+
+/* --- waiting ----------------------------------------------------------------------------- */
+
+typedef bool (*pred_fn)(struct env *e, const void *arg);
+
+struct waiter {
+	struct env *e;
+	pred_fn pred;
+	const void *arg;
+	bool done;
+	struct event *ev;
+};
+
+static void
+wait_tick(evutil_socket_t fd, short what, void *p)
+{
+	struct waiter *w = p;
+
+	if (w->pred(w->e, w->arg)) {
+		w->done = true;
+		event_base_loopbreak(w->e->base);
+	}
+}
+
+/* Run the loop until pred holds (checked every 20 ms), at most WAIT_MS. */
+static bool
+wait_for(struct env *e, pred_fn pred, const void *arg)
+{
+	struct waiter w = { .e = e, .pred = pred, .arg = arg };
+	struct timeval tv = { .tv_sec = 0, .tv_usec = 20000 };
+
+	if (pred(e, arg))
+		return true;
+	w.ev = event_new(e->base, -1, EV_PERSIST, wait_tick, &w);
+	event_add(w.ev, &tv);
+	kube_run_until(e->base, &w.done, WAIT_MS);
+	event_free(w.ev);
+	return w.done;
+}
+
+/* status.networkConfig[0] of VMNetCfg `name` is in `state` (with `ip` when not NULL). */
+struct nic_want {
+	const char *name;
+	const char *state;
+	const char *ip;
+	const char *net;
+};
+
+static bool
+nic_is(struct env *e, const void *arg)
+{
+	const struct nic_want *w = arg;
+	json_t *o = get(e, CFGS "/%s", w->name);
+	json_t *nic = json_array_get(kind_get(o, "status", VMNETCFG_FIELD_NICS, NULL), 0);
+	const char *st = kind_get_str(nic, "state", NULL);
+	const char *ip = kind_get_str(nic, "allocatedIPAddress", NULL);
+	const char *net = kind_get_str(nic, "networkName", NULL);
+	bool ok = st != NULL && strcmp(st, w->state) == 0 &&
+	    (w->ip == NULL || (ip != NULL && strcmp(ip, w->ip) == 0)) &&
+	    (w->net == NULL || (net != NULL && strcmp(net, w->net) == 0));
+
+	json_decref(o);
+	return ok;
+}
+
+/* IPPool `name`'s status.ipv4.allocated[ip] == value (value NULL: absent). */
+struct alloc_want {
+	const char *pool;
+	const char *ip;
+	const char *value;
+};
+
+static bool
+alloc_is(struct env *e, const void *arg)
+{
+	const struct alloc_want *w = arg;
+	json_t *o = get(e, POOLS "/%s", w->pool);
+	const char *v = kind_get_str(o, "status", "ipv4", "allocated", w->ip, NULL);
+	bool ok = o != NULL &&
+	    (w->value == NULL ? v == NULL : v != NULL && strcmp(v, w->value) == 0);
+
+	json_decref(o);
+	return ok;
+}
+
+/* status.ipv4.used == value and allocated has that many entries */
+static bool
+pool_used_is(struct env *e, const void *arg)
+{
+	const struct alloc_want *w = arg;
+	json_t *o = get(e, POOLS "/%s", w->pool);
+	long long want = atoll(w->value);
+	bool ok = json_integer_value(kind_get(o, "status", "ipv4", "used", NULL)) == want &&
+	    (long long)json_object_size(kind_get(o, "status", "ipv4", "allocated", NULL)) == want;
+
+	json_decref(o);
+	return ok;
+}
+
+static bool
+path_absent(struct env *e, const void *arg)
+{
+	json_t *o = get(e, "%s", (const char *)arg);
+
+	json_decref(o);
+	return o == NULL;
+}
+
+static bool
+path_present(struct env *e, const void *arg)
+{
+	json_t *o = get(e, "%s", (const char *)arg);
+
+	json_decref(o);
+	return o != NULL;
+}
+
+struct cond_want {
+	const char *path;
+	const char *type;
+	const char *status;
+};
+
+static bool
+cond_is(struct env *e, const void *arg)
+{
+	const struct cond_want *w = arg;
+	json_t *o = get(e, "%s", w->path), *c;
+	bool ok = false;
+	size_t i;
+
+	json_array_foreach(kind_get(o, "status", "conditions", NULL), i, c) {
+		const char *t = kind_get_str(c, "type", NULL), *s = kind_get_str(c, "status", NULL);
+
+		if (t && s && strcmp(t, w->type) == 0 && strcmp(s, w->status) == 0)
+			ok = true;
+	}
+	json_decref(o);
+	return ok;
+}
+
+static bool
+event_with_reason(struct env *e, const void *arg)
+{
+	json_t *o = get(e, EVENTS), *ev;
+	bool ok = false;
+	size_t i;
+
+	json_array_foreach(json_object_get(o, "items"), i, ev) {
+		const char *r = kind_get_str(ev, "reason", NULL);
+
+		if (r != NULL && strcmp(r, (const char *)arg) == 0)
+			ok = true;
+	}
+	json_decref(o);
+	return ok;
+}
+
+/* --- set-up ------------------------------------------------------------------------------ */
+
+static int
+ctrl_start(struct env *e)
+{
+	struct ctrl_opts o = {
+		.namespace = CTRL_NS,
+		.agent_image = "registry.example/vm-dhcp-agent:v1",
+		.agent_sa = "vm-dhcp-agent",
+		.requeue_usec = 200000,
+	};
+	int r = ctrl_new(e->base, e->client, NULL, &o, &e->ctrl);
+
+	if (r == 0)
+		ctrl_lead(e->ctrl);
+	return r;
+}
+
+static bool
+ctrl_is_ready(struct env *e, const void *arg)
+{
+	char why[64];
+
+	return ctrl_ready(e->ctrl, why, sizeof(why)) && e->ctrl->reconciling;
+}
+
+static bool
+env_start(struct env *e)
+{
+	char err[256];
+
+	memset(e, 0, sizeof(*e));
+	log_init("test-controller", LOG_LEVEL_WARN);
+	if (test_apiserver_start(&e->api, NULL) < 0) {
+		CU_FAIL("test API server did not start");
+		return false;
+	}
+	e->base = event_base_new();
+	if (e->base == NULL ||
+	    kube_config_from_kubeconfig(test_apiserver_kubeconfig(e->api), NULL, &e->cfg, err,
+		sizeof(err)) < 0 ||
+	    kube_client_new(e->base, e->cfg, &e->client) < 0) {
+		CU_FAIL("client set-up");
+		return false;
+	}
+	return true;
+}
+
+static void
+env_stop(struct env *e)
+{
+	e->ctrl = ctrl_free(e->ctrl);
+	kube_client_free(e->client);
+	ctrl_reap_orphans();
+	kube_config_free(e->cfg);
+	if (e->base != NULL)
+		event_base_free(e->base);
+	test_apiserver_stop(e->api);
+}
+
+/* net-1: 10.0.0.0/24, range .10-.20 (cluster network mgmt); net-2: 10.2.0.0/24 (plain). */
+static bool
+world(struct env *e)
+{
+	if (!env_start(e))
+		return false;
+	create_nad(e, "net-1", "mgmt");
+	create_nad(e, "net-2", NULL);
+	create_pool(e, "net-1", "default/net-1", "10.0.0.0/24", "10.0.0.2", "10.0.0.10",
+	    "10.0.0.20");
+	create_pool(e, "net-2", "net-2", "10.2.0.0/24", "10.2.0.2", "10.2.0.100", "10.2.0.200");
+	if (ctrl_start(e) < 0 || !wait_for(e, ctrl_is_ready, NULL)) {
+		CU_FAIL("controller did not start");
+		return false;
+	}
+	return true;
+}
+
+/* --- tests ------------------------------------------------------------------------------- */
+
+static void
+test_vm_to_binding_and_agent(void)
+{
+	struct env e;
+	json_t *cfg, *dep, *pool, *expr;
+
+	if (!world(&e))
+		goto out;
+	create_vm(&e, "vm-1", "default/net-1", "02:AA:00:00:00:01", NULL);
+	CU_ASSERT_TRUE(wait_for(&e,
+	    nic_is, &(struct nic_want){ "vm-1", "Allocated", "10.0.0.10", "default/net-1" }));
+	CU_ASSERT_TRUE(wait_for(&e,
+	    alloc_is, &(struct alloc_want){ "net-1", "10.0.0.10", "02:aa:00:00:00:01" }));
+	CU_ASSERT_TRUE(wait_for(&e, path_present, DEPLOYS "/default-net-1-agent"));
+	CU_ASSERT_TRUE(wait_for(&e, path_present, DEPLOYS "/default-net-2-agent"));
+
+	cfg = get(&e, CFGS "/vm-1");
+	CU_ASSERT_STRING_EQUAL(kind_label(cfg, KIND_LABEL_VM_NAME), "vm-1");
+	CU_ASSERT_TRUE(kube_obj_has_finalizer(cfg, CTRL_FINALIZER_VMNETCFG));
+	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(kind_get(cfg, "metadata",
+						     "ownerReferences", NULL),
+					    0),
+				   "kind", NULL),
+	    "VirtualMachine");
+	json_decref(cfg);
+
+	dep = get(&e, DEPLOYS "/default-net-1-agent");
+	expr = json_array_get(
+	    json_object_get(json_array_get(kind_get(dep, "spec", "template", "spec", "affinity",
+					       "nodeAffinity",
+					       "requiredDuringSchedulingIgnoredDuringExecution",
+					       "nodeSelectorTerms", NULL),
+				0),
+		"matchExpressions"),
+	    0);
+	CU_ASSERT_STRING_EQUAL(kind_get_str(expr, "key", NULL), "network.harvesterhci.io/mgmt");
+	json_decref(dep);
+	/* plain Multus NAD: no affinity */
+	dep = get(&e, DEPLOYS "/default-net-2-agent");
+	CU_ASSERT_PTR_NOT_NULL(dep);
+	CU_ASSERT_PTR_NULL(kind_get(dep, "spec", "template", "spec", "affinity", NULL));
+	json_decref(dep);
+
+	CU_ASSERT_TRUE(wait_for(&e, cond_is,
+	    &(struct cond_want){ POOLS "/net-1", IPPOOL_COND_REGISTERED, "True" }));
+	CU_ASSERT_TRUE(wait_for(&e, cond_is,
+	    &(struct cond_want){ POOLS "/net-1", IPPOOL_COND_CACHE_READY, "True" }));
+	/* no node carries the cluster network label yet, and no agent is ready */
+	CU_ASSERT_TRUE(wait_for(&e, cond_is,
+	    &(struct cond_want){ POOLS "/net-1", IPPOOL_COND_AGENT_READY, "False" }));
+	pool = get(&e, POOLS "/net-1");
+	CU_ASSERT_TRUE(kube_obj_has_finalizer(pool, CTRL_FINALIZER_IPPOOL));
+	CU_ASSERT_STRING_EQUAL(kind_get_str(pool, "status", "agentPodRef", "name", NULL),
+	    "default-net-1-agent");
+	json_decref(pool);
+
+	/* the agent becomes ready → AgentReady True */
+	CU_ASSERT_EQUAL(merge_patch(&e, DEPLOYS "/default-net-1-agent/status",
+			    json_pack("{s:{s:i, s:i, s:i}}", "status", "observedGeneration", 1,
+				"readyReplicas", 1, "availableReplicas", 1)),
+	    200);
+	CU_ASSERT_TRUE(wait_for(&e, cond_is,
+	    &(struct cond_want){ POOLS "/net-1", IPPOOL_COND_AGENT_READY, "True" }));
+out:
+	env_stop(&e);
+}
+
+static void
+test_static_duplicate_and_move(void)
+{
+	struct env e;
+
+	if (!world(&e))
+		goto out;
+	create_vm(&e, "vm-s", "default/net-1", "02:00:00:00:00:0a", "10.0.0.15");
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-s", "Allocated", "10.0.0.15", NULL }));
+	create_vm(&e, "vm-a", "default/net-1", "02:00:00:00:00:0b", NULL);
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-a", "Allocated", "10.0.0.10", NULL }));
+
+	/* the same static IP for another MAC: Pending + Event */
+	create_vm(&e, "vm-t", "default/net-1", "02:00:00:00:00:0c", "10.0.0.15");
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-t", "Pending", NULL, NULL }));
+	CU_ASSERT_TRUE(wait_for(&e, event_with_reason, "StaticIPConflict"));
+	/* the same MAC as vm-a on the same network: Pending + Event */
+	create_vm(&e, "vm-d", "default/net-1", "02:00:00:00:00:0b", NULL);
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-d", "Pending", NULL, NULL }));
+	CU_ASSERT_TRUE(wait_for(&e, event_with_reason, "DuplicateMAC"));
+	CU_ASSERT_TRUE(wait_for(&e, cond_is,
+	    &(struct cond_want){ CFGS "/vm-d", VMNETCFG_COND_ALLOCATED, "False" }));
+
+	/* vm-a's NIC moves to net-2: its net-1 address is released */
+	CU_ASSERT_EQUAL(merge_patch(&e, VMS "/vm-a",
+			    json_pack("{s:{s:{s:{s:[{s:s, s:{}}, {s:s, s:{s:s}}]}}}}", "spec",
+				"template", "spec", "networks", "name", "default", "pod", "name",
+				"nic-1", "multus", "networkName", "default/net-2")),
+	    200);
+	CU_ASSERT_TRUE(wait_for(&e, nic_is,
+	    &(struct nic_want){ "vm-a", "Allocated", "10.2.0.100", "default/net-2" }));
+	CU_ASSERT_TRUE(wait_for(&e,
+	    alloc_is, &(struct alloc_want){ "net-2", "10.2.0.100", "02:00:00:00:00:0b" }));
+	/* the MAC is now free on net-1: vm-d (Pending as a duplicate) binds the lowest free
+	 * address, the one vm-a released */
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-d", "Allocated", "10.0.0.10", NULL }));
+	CU_ASSERT_TRUE(wait_for(&e, cond_is,
+	    &(struct cond_want){ CFGS "/vm-d", VMNETCFG_COND_ALLOCATED, "True" }));
+out:
+	env_stop(&e);
+}
+
+static void
+test_restart_rebuilds(void)
+{
+	struct env e;
+	char name[16], mac[MAC_STRLEN];
+	json_t *pool;
+
+	if (!world(&e))
+		goto out;
+	for (int i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "vm-%d", i);
+		snprintf(mac, sizeof(mac), "02:00:00:00:01:%02x", i);
+		create_vm(&e, name, "default/net-1", mac, NULL);
+	}
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-2", "Allocated", NULL, NULL }));
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-0", "Allocated", NULL, NULL }));
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-1", "Allocated", NULL, NULL }));
+
+	/* "crash": drop every in-memory state, start a new controller on the same API */
+	e.ctrl = ctrl_free(e.ctrl);
+	CU_ASSERT_EQUAL_FATAL(ctrl_start(&e), 0);
+	CU_ASSERT_TRUE(wait_for(&e, ctrl_is_ready, NULL));
+	create_vm(&e, "vm-new", "default/net-1", "02:00:00:00:01:ff", NULL);
+	/* .10 .11 .12 are held: the rebuilt IPAM hands out .13, never one of them */
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-new", "Allocated", "10.0.0.13", NULL }));
+	CU_ASSERT_TRUE(wait_for(&e,
+	    alloc_is, &(struct alloc_want){ "net-1", "10.0.0.13", "02:00:00:00:01:ff" }));
+	pool = get(&e, POOLS "/net-1");
+	CU_ASSERT_EQUAL(json_integer_value(kind_get(pool, "status", "ipv4", "used", NULL)), 4);
+	CU_ASSERT_EQUAL(json_object_size(kind_get(pool, "status", "ipv4", "allocated", NULL)), 4);
+	json_decref(pool);
+out:
+	env_stop(&e);
+}
+
+static void
+test_delete_paths(void)
+{
+	struct env e;
+	long code = 0;
+
+	if (!world(&e))
+		goto out;
+	create_vm(&e, "vm-x", "default/net-1", "02:00:00:00:02:01", NULL);
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-x", "Allocated", "10.0.0.10", NULL }));
+	CU_ASSERT_TRUE(wait_for(&e,
+	    alloc_is, &(struct alloc_want){ "net-1", "10.0.0.10", "02:00:00:00:02:01" }));
+
+	/* VMNetCfg deleted: the finalizer releases the address, then lets it go */
+	json_decref(api(&e, "DELETE", VMS "/vm-x", NULL, NULL, &code));
+	CU_ASSERT_EQUAL(code, 200);
+	json_decref(api(&e, "DELETE", CFGS "/vm-x", NULL, NULL, &code));
+	CU_ASSERT_EQUAL(code, 200);
+	CU_ASSERT_TRUE(wait_for(&e, path_absent, CFGS "/vm-x"));
+	CU_ASSERT_TRUE(wait_for(&e, alloc_is, &(struct alloc_want){ "net-1", "10.0.0.10", NULL }));
+
+	/* paused pool: agent removed, Stopped, bindings kept */
+	CU_ASSERT_TRUE(wait_for(&e, path_present, DEPLOYS "/default-net-2-agent"));
+	CU_ASSERT_EQUAL(merge_patch(&e, POOLS "/net-2", json_pack("{s:{s:b}}", "spec", "paused", 1)),
+	    200);
+	CU_ASSERT_TRUE(wait_for(&e, path_absent, DEPLOYS "/default-net-2-agent"));
+	CU_ASSERT_TRUE(wait_for(&e, cond_is,
+	    &(struct cond_want){ POOLS "/net-2", IPPOOL_COND_STOPPED, "True" }));
+
+	/* IPPool deleted: agent removed, finalizer released, object gone */
+	CU_ASSERT_TRUE(wait_for(&e, path_present, DEPLOYS "/default-net-1-agent"));
+	json_decref(api(&e, "DELETE", POOLS "/net-1", NULL, NULL, &code));
+	CU_ASSERT_EQUAL(code, 200);
+	CU_ASSERT_TRUE(wait_for(&e, path_absent, DEPLOYS "/default-net-1-agent"));
+	CU_ASSERT_TRUE(wait_for(&e, path_absent, POOLS "/net-1"));
+out:
+	env_stop(&e);
+}
+
+static void
+test_conflicts_injected(void)
+{
+	struct env e;
+	char name[16], mac[MAC_STRLEN];
+	json_t *pool;
+
+	if (!world(&e))
+		goto out;
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "vm-c%d", i);
+		snprintf(mac, sizeof(mac), "02:00:00:00:03:%02x", i);
+		create_vm(&e, name, "default/net-1", mac, NULL);
+	}
+	/* the controller's next requests fail with 409 Conflict: it re-reads and retries */
+	CU_ASSERT_EQUAL(test_apiserver_fault(e.api, "fail?code=409&count=6"), 0);
+	for (int i = 0; i < 5; i++) {
+		struct nic_want w = { .state = "Allocated" };
+
+		snprintf(name, sizeof(name), "vm-c%d", i);
+		w.name = name;
+		CU_ASSERT_TRUE(wait_for(&e, nic_is, &w));
+	}
+	/* converged: five distinct addresses, all in the pool status */
+	{
+		bool seen[11] = { false };
+		bool distinct = true;
+
+		for (int i = 0; i < 5; i++) {
+			json_t *o;
+			const char *ip;
+			unsigned last = 0;
+
+			snprintf(name, sizeof(name), "vm-c%d", i);
+			o = get(&e, CFGS "/%s", name);
+			ip = kind_get_str(json_array_get(kind_get(o, "status", VMNETCFG_FIELD_NICS,
+							     NULL),
+						 0),
+			    "allocatedIPAddress", NULL);
+			if (ip == NULL || sscanf(ip, "10.0.0.%u", &last) != 1 || last < 10 ||
+			    last > 20 || seen[last - 10])
+				distinct = false;
+			else
+				seen[last - 10] = true;
+			json_decref(o);
+		}
+		CU_ASSERT_TRUE(distinct);
+	}
+	/* and the pool status lists exactly those five (one coalesced view) */
+	CU_ASSERT_TRUE(wait_for(&e, pool_used_is, &(struct alloc_want){ "net-1", NULL, "5" }));
+	pool = get(&e, POOLS "/net-1");
+	CU_ASSERT_EQUAL(json_object_size(kind_get(pool, "status", "ipv4", "allocated", NULL)), 5);
+	json_decref(pool);
+out:
+	env_stop(&e);
+}
+
+static const struct test_case apiserver_tests[] = {
+	{ "VM to binding and agent", test_vm_to_binding_and_agent },
+	{ "static IP, duplicate MAC, NIC move", test_static_duplicate_and_move },
+	{ "restart rebuilds IPAM", test_restart_rebuilds },
+	{ "delete paths and pause", test_delete_paths },
+	{ "injected 409s converge", test_conflicts_injected },
+	{ NULL, NULL },
+};
+
+const struct test_suite test_suites[] = {
+	{ .name = "controller-apiserver", .tests = apiserver_tests },
+	{ .name = NULL },
+};

@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* controller/vmnetcfg.c: per-NIC bind / release, Pending reasons, Events, conditions. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/vmnetcfg.h"
+#include "tests/runner.h"
+
+#define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
+
+/* Networks: default/net-1 (ready), default/net-2 (ready), default/slow (not ready). */
+struct world {
+	struct netpool *net1;
+	struct netpool *net2;
+	bool net2_ready;
+};
+
+static struct world w;
+
+static struct netpool *
+lookup(void *userdata, const char *network, enum netpool_avail *avail)
+{
+	struct world *wd = userdata;
+
+	if (strcmp(network, "default/net-1") == 0) {
+		*avail = NETPOOL_READY;
+		return wd->net1;
+	}
+	if (strcmp(network, "default/net-2") == 0) {
+		*avail = wd->net2_ready ? NETPOOL_READY : NETPOOL_NOT_READY;
+		return wd->net2_ready ? wd->net2 : NULL;
+	}
+	*avail = NETPOOL_ABSENT;
+	return NULL;
+}
+
+static uint32_t ex1[] = { IP(10, 0, 0, 12) };
+
+static int
+setup(void)
+{
+	struct ippool_spec s;
+
+	memset(&s, 0, sizeof(s));
+	s.cidr_addr = IP(10, 0, 0, 0);
+	s.prefix = 24;
+	s.server_ip = IP(10, 0, 0, 1);
+	s.start = IP(10, 0, 0, 10);
+	s.end = IP(10, 0, 0, 14);
+	s.exclude = ex1;
+	s.n_exclude = 1;
+	if (netpool_new(&s, &w.net1) < 0)
+		return -1;
+	s.cidr_addr = IP(10, 2, 0, 0);
+	s.server_ip = IP(10, 2, 0, 1);
+	s.start = IP(10, 2, 0, 100);
+	s.end = IP(10, 2, 0, 200);
+	s.n_exclude = 0;
+	if (netpool_new(&s, &w.net2) < 0)
+		return -1;
+	w.net2_ready = true;
+	return 0;
+}
+
+static int
+teardown(void)
+{
+	w.net1 = netpool_free(w.net1);
+	w.net2 = netpool_free(w.net2);
+	return 0;
+}
+
+/* Reset both pools between tests. */
+static void
+reset(void)
+{
+	netpool_rebuild(w.net1, NULL, 0, NULL);
+	netpool_rebuild(w.net2, NULL, 0, NULL);
+	w.net2_ready = true;
+}
+
+/* A VMNetCfg with up to 4 NICs (test-owned storage). */
+struct cfgbuf {
+	struct vmnetcfg cfg;
+	struct vmnetcfg_nic nics[4];
+};
+
+static void
+cfg_init(struct cfgbuf *b, const char *vm)
+{
+	memset(b, 0, sizeof(*b));
+	b->cfg.spec.vm_name = (char *)vm;
+	b->cfg.spec.nics = b->nics;
+}
+
+static void
+cfg_nic(struct cfgbuf *b, const char *net, const char *mac, uint32_t ip)
+{
+	struct vmnetcfg_nic *n = &b->nics[b->cfg.spec.n_nics++];
+
+	snprintf(n->network_name, sizeof(n->network_name), "%s", net);
+	snprintf(n->mac, sizeof(n->mac), "%s", mac);
+	n->ip_address = ip;
+}
+
+/* Feed a result's status back as the object's status (as the API write would). */
+static void
+cfg_take_status(struct cfgbuf *b, struct vmnetcfg_result *r)
+{
+	vmnetcfg_status_clear(&b->cfg.status);
+	b->cfg.status = r->status;
+	memset(&r->status, 0, sizeof(r->status));
+	vmnetcfg_result_clear(r);
+}
+
+static enum crd_cond_status
+cond(const struct vmnetcfg_status *st, const char *type)
+{
+	const struct crd_condition *c = crd_conditions_get(&st->conditions, type);
+
+	return c != NULL ? c->status : CRD_COND_UNKNOWN;
+}
+
+static const char *
+cond_reason(const struct vmnetcfg_status *st, const char *type)
+{
+	const struct crd_condition *c = crd_conditions_get(&st->conditions, type);
+
+	return c != NULL && c->reason != NULL ? c->reason : "";
+}
+
+static void
+test_lowest_free_and_idempotent(void)
+{
+	struct cfgbuf b;
+	struct vmnetcfg_result r;
+
+	reset();
+	cfg_init(&b, "vm-a");
+	cfg_nic(&b, "default/net-1", "02:00:00:00:00:01", 0);
+	cfg_nic(&b, "default/net-2", "02:00:00:00:00:02", 0);
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-a", lookup, &w, 100, &r), 0);
+	CU_ASSERT_TRUE(r.changed);
+	CU_ASSERT_EQUAL_FATAL(r.status.n_nics, 2);
+	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 0, 0, 10));
+	CU_ASSERT_EQUAL(r.status.nics[0].state, VMNETCFG_STATE_ALLOCATED);
+	CU_ASSERT_EQUAL(r.status.nics[1].allocated_ip, IP(10, 2, 0, 100));
+	CU_ASSERT_STRING_EQUAL(r.status.nics[1].network_name, "default/net-2");
+	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_ALLOCATED), CRD_COND_TRUE);
+	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_DISABLED), CRD_COND_FALSE);
+	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_IN_SYNCED), CRD_COND_TRUE);
+	CU_ASSERT_EQUAL(r.n_touched, 2);
+	CU_ASSERT_EQUAL(r.n_events, 0);
+	cfg_take_status(&b, &r);
+
+	/* applying it twice changes nothing: same addresses, no pool touched, no write */
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-a", lookup, &w, 200, &r), 0);
+	CU_ASSERT_FALSE(r.changed);
+	CU_ASSERT_EQUAL(r.n_touched, 0);
+	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 0, 0, 10));
+	CU_ASSERT_TRUE(vmnetcfg_status_equal(&r.status, &b.cfg.status));
+	CU_ASSERT_EQUAL(netpool_size(w.net1), 1);
+	vmnetcfg_result_clear(&r);
+	vmnetcfg_status_clear(&b.cfg.status);
+}
+
+static void
+test_static_and_conflicts(void)
+{
+	struct cfgbuf a, b;
+	struct vmnetcfg_result r;
+
+	reset();
+	cfg_init(&a, "vm-a");
+	cfg_nic(&a, "default/net-1", "02:00:00:00:00:01", IP(10, 0, 0, 13));
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&a.cfg, "ns/vm-a", lookup, &w, 100, &r), 0);
+	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 0, 0, 13));
+	CU_ASSERT_EQUAL(r.status.nics[0].state, VMNETCFG_STATE_ALLOCATED);
+	cfg_take_status(&a, &r);
+
+	/* static IP held by another MAC: Pending, clear message, Event */
+	cfg_init(&b, "vm-b");
+	cfg_nic(&b, "default/net-1", "02:00:00:00:00:02", IP(10, 0, 0, 13));
+	/* and the same MAC as vm-a on the same network: duplicate */
+	cfg_nic(&b, "default/net-1", "02:00:00:00:00:01", 0);
+	/* an excluded static address: Pending without an Event */
+	cfg_nic(&b, "default/net-1", "02:00:00:00:00:03", IP(10, 0, 0, 12));
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-b", lookup, &w, 100, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(r.status.n_nics, 3);
+	CU_ASSERT_EQUAL(r.status.nics[0].state, VMNETCFG_STATE_PENDING);
+	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, 0);
+	CU_ASSERT_EQUAL(r.status.nics[1].state, VMNETCFG_STATE_PENDING);
+	CU_ASSERT_EQUAL(r.status.nics[2].state, VMNETCFG_STATE_PENDING);
+	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_ALLOCATED), CRD_COND_FALSE);
+	CU_ASSERT_STRING_EQUAL(cond_reason(&r.status, VMNETCFG_COND_ALLOCATED),
+	    VMNETCFG_REASON_STATIC_CONFLICT);
+	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_IN_SYNCED), CRD_COND_FALSE);
+	CU_ASSERT_EQUAL_FATAL(r.n_events, 2);
+	CU_ASSERT_STRING_EQUAL(r.events[0].reason, VMNETCFG_REASON_STATIC_CONFLICT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.events[0].message, "10.0.0.13"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.events[0].message, "02:00:00:00:00:01"));
+	CU_ASSERT_STRING_EQUAL(r.events[1].reason, VMNETCFG_REASON_DUPLICATE_MAC);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.events[1].message, "ns/vm-a"));
+	{
+		const struct crd_condition *c =
+		    crd_conditions_get(&r.status.conditions, VMNETCFG_COND_ALLOCATED);
+		CU_ASSERT_PTR_NOT_NULL(strstr(c->message, "excluded"));
+	}
+	/* vm-a's binding is untouched */
+	CU_ASSERT_STRING_EQUAL(netpool_by_addr(w.net1, IP(10, 0, 0, 13))->owner, "ns/vm-a");
+	vmnetcfg_result_clear(&r);
+	vmnetcfg_status_clear(&a.cfg.status);
+}
+
+static void
+test_independent_nics(void)
+{
+	struct cfgbuf b;
+	struct vmnetcfg_result r;
+
+	reset();
+	w.net2_ready = false;
+	cfg_init(&b, "vm-c");
+	cfg_nic(&b, "default/none", "02:00:00:00:00:0a", 0); /* no IPPool */
+	cfg_nic(&b, "default/net-2", "02:00:00:00:00:0b", 0); /* IPAM not built */
+	cfg_nic(&b, "default/net-1", "02:00:00:00:00:0c", 0);
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-c", lookup, &w, 100, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(r.status.n_nics, 3);
+	CU_ASSERT_EQUAL(r.status.nics[0].state, VMNETCFG_STATE_PENDING);
+	CU_ASSERT_EQUAL(r.status.nics[1].state, VMNETCFG_STATE_PENDING);
+	CU_ASSERT_EQUAL(r.status.nics[2].state, VMNETCFG_STATE_ALLOCATED); /* not blocked */
+	CU_ASSERT_EQUAL(r.status.nics[2].allocated_ip, IP(10, 0, 0, 10));
+	CU_ASSERT_STRING_EQUAL(cond_reason(&r.status, VMNETCFG_COND_ALLOCATED),
+	    VMNETCFG_REASON_NO_IPPOOL);
+	{
+		const struct crd_condition *c =
+		    crd_conditions_get(&r.status.conditions, VMNETCFG_COND_ALLOCATED);
+		CU_ASSERT_PTR_NOT_NULL(strstr(c->message, "no IPPool"));
+		CU_ASSERT_PTR_NOT_NULL(strstr(c->message, "not built"));
+	}
+	CU_ASSERT_EQUAL(r.n_events, 0);
+	cfg_take_status(&b, &r);
+
+	/* the pool becomes ready: the pending NIC binds on the next run */
+	w.net2_ready = true;
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-c", lookup, &w, 200, &r), 0);
+	CU_ASSERT_TRUE(r.changed);
+	CU_ASSERT_EQUAL(r.status.nics[1].state, VMNETCFG_STATE_ALLOCATED);
+	CU_ASSERT_EQUAL(r.status.nics[1].allocated_ip, IP(10, 2, 0, 100));
+	CU_ASSERT_EQUAL(r.status.nics[2].allocated_ip, IP(10, 0, 0, 10));
+	vmnetcfg_result_clear(&r);
+	vmnetcfg_status_clear(&b.cfg.status);
+}
+
+static void
+test_move_network_and_stale(void)
+{
+	struct cfgbuf b;
+	struct vmnetcfg_result r;
+	uint8_t mac[MAC_LEN];
+
+	reset();
+	mac_parse("02:00:00:00:00:01", mac);
+	cfg_init(&b, "vm-d");
+	cfg_nic(&b, "default/net-1", "02:00:00:00:00:01", 0);
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-d", lookup, &w, 100, &r), 0);
+	cfg_take_status(&b, &r);
+	CU_ASSERT_PTR_NOT_NULL(netpool_by_mac(w.net1, mac));
+
+	/* the NIC moves to net-2: the old address is released, a new one bound */
+	snprintf(b.nics[0].network_name, sizeof(b.nics[0].network_name), "default/net-2");
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-d", lookup, &w, 200, &r), 0);
+	CU_ASSERT_PTR_NULL(netpool_by_mac(w.net1, mac));
+	CU_ASSERT_TRUE(ipam_pool_is_free(netpool_ipam(w.net1), IP(10, 0, 0, 10)));
+	CU_ASSERT_EQUAL_FATAL(r.status.n_nics, 1);
+	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 2, 0, 100));
+	CU_ASSERT_EQUAL(r.n_touched, 2);
+	cfg_take_status(&b, &r);
+
+	/* removed while its pool is not ready: listed as Stale until it is */
+	b.cfg.spec.n_nics = 0;
+	w.net2_ready = false;
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-d", lookup, &w, 300, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(r.status.n_nics, 1);
+	CU_ASSERT_EQUAL(r.status.nics[0].state, VMNETCFG_STATE_STALE);
+	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_IN_SYNCED), CRD_COND_FALSE);
+	cfg_take_status(&b, &r);
+	w.net2_ready = true;
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-d", lookup, &w, 400, &r), 0);
+	CU_ASSERT_EQUAL(r.status.n_nics, 0);
+	CU_ASSERT_PTR_NULL(netpool_by_mac(w.net2, mac));
+	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_IN_SYNCED), CRD_COND_TRUE);
+	vmnetcfg_result_clear(&r);
+	vmnetcfg_status_clear(&b.cfg.status);
+}
+
+static void
+test_move_to_static(void)
+{
+	struct cfgbuf a, b;
+	struct vmnetcfg_result r;
+
+	reset();
+	cfg_init(&a, "vm-a");
+	cfg_nic(&a, "default/net-1", "02:00:00:00:00:01", 0);
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&a.cfg, "ns/vm-a", lookup, &w, 100, &r), 0);
+	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 0, 0, 10));
+	cfg_take_status(&a, &r);
+	cfg_init(&b, "vm-b");
+	cfg_nic(&b, "default/net-1", "02:00:00:00:00:02", 0);
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-b", lookup, &w, 100, &r), 0);
+	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 0, 0, 11));
+	cfg_take_status(&b, &r);
+
+	/* vm-a asks for .11 (held by vm-b): keeps .10, Pending */
+	a.nics[0].ip_address = IP(10, 0, 0, 11);
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&a.cfg, "ns/vm-a", lookup, &w, 200, &r), 0);
+	CU_ASSERT_EQUAL(r.status.nics[0].state, VMNETCFG_STATE_PENDING);
+	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 0, 0, 10));
+	CU_ASSERT_EQUAL(r.n_events, 1);
+	CU_ASSERT_STRING_EQUAL(netpool_by_addr(w.net1, IP(10, 0, 0, 10))->owner, "ns/vm-a");
+	cfg_take_status(&a, &r);
+
+	/* vm-b goes away: vm-a moves to .11 and .10 is free */
+	b.cfg.spec.n_nics = 0;
+	CU_ASSERT_EQUAL(vmnetcfg_release_all(&b.cfg, "ns/vm-b", lookup, &w, &r), 0);
+	CU_ASSERT_EQUAL(r.n_touched, 1);
+	vmnetcfg_result_clear(&r);
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&a.cfg, "ns/vm-a", lookup, &w, 300, &r), 0);
+	CU_ASSERT_EQUAL(r.status.nics[0].state, VMNETCFG_STATE_ALLOCATED);
+	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 0, 0, 11));
+	CU_ASSERT_TRUE(ipam_pool_is_free(netpool_ipam(w.net1), IP(10, 0, 0, 10)));
+	vmnetcfg_result_clear(&r);
+	vmnetcfg_status_clear(&a.cfg.status);
+	vmnetcfg_status_clear(&b.cfg.status);
+}
+
+static void
+test_exhausted(void)
+{
+	struct cfgbuf b;
+	struct vmnetcfg_result r;
+
+	reset();
+	cfg_init(&b, "vm-e");
+	/* net-1 has 4 usable addresses (.10-.14 minus the exclude .12) */
+	cfg_nic(&b, "default/net-1", "02:00:00:00:00:01", 0);
+	cfg_nic(&b, "default/net-1", "02:00:00:00:00:02", 0);
+	cfg_nic(&b, "default/net-1", "02:00:00:00:00:03", 0);
+	cfg_nic(&b, "default/net-1", "02:00:00:00:00:04", 0);
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-e", lookup, &w, 100, &r), 0);
+	CU_ASSERT_EQUAL(r.status.nics[3].allocated_ip, IP(10, 0, 0, 14));
+	vmnetcfg_result_clear(&r);
+	cfg_init(&b, "vm-f");
+	cfg_nic(&b, "default/net-1", "02:00:00:00:00:05", 0);
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-f", lookup, &w, 100, &r), 0);
+	CU_ASSERT_EQUAL(r.status.nics[0].state, VMNETCFG_STATE_PENDING);
+	CU_ASSERT_EQUAL_FATAL(r.n_events, 1);
+	CU_ASSERT_STRING_EQUAL(r.events[0].reason, VMNETCFG_REASON_EXHAUSTED);
+	vmnetcfg_result_clear(&r);
+}
+
+static void
+test_paused(void)
+{
+	struct cfgbuf b;
+	struct vmnetcfg_result r;
+
+	reset();
+	cfg_init(&b, "vm-p");
+	cfg_nic(&b, "default/net-1", "02:00:00:00:00:01", 0);
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-p", lookup, &w, 100, &r), 0);
+	cfg_take_status(&b, &r);
+
+	/* paused: Disabled, bindings kept, nothing new bound */
+	b.cfg.spec.paused = true;
+	cfg_nic(&b, "default/net-2", "02:00:00:00:00:02", 0);
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-p", lookup, &w, 200, &r), 0);
+	CU_ASSERT_TRUE(r.changed);
+	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_DISABLED), CRD_COND_TRUE);
+	CU_ASSERT_STRING_EQUAL(cond_reason(&r.status, VMNETCFG_COND_DISABLED),
+	    VMNETCFG_REASON_PAUSED);
+	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_IN_SYNCED), CRD_COND_FALSE);
+	CU_ASSERT_EQUAL(r.status.n_nics, 1);
+	CU_ASSERT_EQUAL(netpool_size(w.net2), 0);
+	CU_ASSERT_EQUAL(netpool_size(w.net1), 1);
+	CU_ASSERT_EQUAL(r.n_touched, 0);
+	cfg_take_status(&b, &r);
+	/* unpaused: Disabled False, the new NIC binds */
+	b.cfg.spec.paused = false;
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-p", lookup, &w, 300, &r), 0);
+	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_DISABLED), CRD_COND_FALSE);
+	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_IN_SYNCED), CRD_COND_TRUE);
+	CU_ASSERT_EQUAL(r.status.n_nics, 2);
+	vmnetcfg_result_clear(&r);
+	vmnetcfg_status_clear(&b.cfg.status);
+}
+
+static void
+test_release_all(void)
+{
+	struct cfgbuf b;
+	struct vmnetcfg_result r;
+
+	reset();
+	cfg_init(&b, "vm-r");
+	cfg_nic(&b, "default/net-1", "02:00:00:00:00:01", 0);
+	cfg_nic(&b, "default/net-2", "02:00:00:00:00:02", 0);
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-r", lookup, &w, 100, &r), 0);
+	cfg_take_status(&b, &r);
+	/* a pool not ready: the finalizer must stay */
+	w.net2_ready = false;
+	CU_ASSERT_EQUAL(vmnetcfg_release_all(&b.cfg, "ns/vm-r", lookup, &w, &r), -EAGAIN);
+	CU_ASSERT_EQUAL(netpool_size(w.net1), 0);
+	vmnetcfg_result_clear(&r);
+	w.net2_ready = true;
+	CU_ASSERT_EQUAL(vmnetcfg_release_all(&b.cfg, "ns/vm-r", lookup, &w, &r), 0);
+	CU_ASSERT_EQUAL(netpool_size(w.net2), 0);
+	CU_ASSERT_EQUAL(r.n_touched, 1);
+	vmnetcfg_result_clear(&r);
+	/* someone else's binding is never released */
+	{
+		uint8_t mac[MAC_LEN];
+		uint32_t addr;
+
+		mac_parse("02:00:00:00:00:01", mac);
+		CU_ASSERT_EQUAL(netpool_bind(w.net1, mac, 0, "ns/other", &addr), 0);
+		CU_ASSERT_EQUAL(vmnetcfg_release_all(&b.cfg, "ns/vm-r", lookup, &w, &r), 0);
+		CU_ASSERT_EQUAL(netpool_size(w.net1), 1);
+		vmnetcfg_result_clear(&r);
+	}
+	vmnetcfg_status_clear(&b.cfg.status);
+}
+
+static const struct test_case vmnetcfg_tests[] = {
+	{ "lowest free, idempotent", test_lowest_free_and_idempotent },
+	{ "static IP, duplicate MAC, conflicts", test_static_and_conflicts },
+	{ "NICs are independent", test_independent_nics },
+	{ "NIC moves network, stale", test_move_network_and_stale },
+	{ "move to a static address", test_move_to_static },
+	{ "pool exhausted", test_exhausted },
+	{ "paused", test_paused },
+	{ "release all", test_release_all },
+	{ NULL, NULL },
+};
+
+const struct test_suite test_suites[] = {
+	{ .name = "vmnetcfg", .init = setup, .cleanup = teardown, .tests = vmnetcfg_tests },
+	{ .name = NULL },
+};
