@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef VMDHCP_CRDS_IPPOOL_H
+#define VMDHCP_CRDS_IPPOOL_H
+
+/*
+ * IPPool (network.harvesterhci.io/v1alpha1, crds/ippools.yaml) <-> struct ippool.
+ * Field names and JSON shapes are those of harvester/vm-dhcp-controller; mtu and routes are
+ * additive extensions. Addresses are host byte order uint32_t (0 = unset for optional
+ * ones); MACs are canonical strings (lower case, colons).
+ *
+ * Ownership: struct ippool owns everything it points to; ippool_free() releases it.
+ * Decoders borrow their json_t input and keep no reference to it.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "crds/conditions.h"
+#include "lib/util.h"
+
+#define IPPOOL_KIND "IPPool"
+#define IPPOOL_PLURAL "ippools"
+
+#define IPPOOL_DNS_MAX 3
+#define IPPOOL_NTP_MAX 4
+#define IPPOOL_LEASE_TIME_MIN 60
+#define IPPOOL_LEASE_TIME_DEFAULT 3600
+#define IPPOOL_MTU_MIN 68
+#define IPPOOL_MTU_MAX 65535
+#define IPPOOL_ROUTES_MAX 64      /* fits one option 121 with the router route */
+#define IPPOOL_EXCLUDE_MAX 65536  /* schema maxItems; bounds decode work */
+#define IPPOOL_DOMAIN_SEARCH_MAX 32
+#define IPPOOL_NTP_LEN_MAX 253    /* a hostname */
+
+/* Marks used in status.ipv4.allocated instead of a MAC. */
+#define IPPOOL_ALLOCATED_EXCLUDED "EXCLUDED"
+#define IPPOOL_ALLOCATED_RESERVED "RESERVED"
+
+struct ippool_route {
+	uint32_t destination; /* network address (host bits must be zero) */
+	unsigned prefix;      /* 0..32 */
+	uint32_t gateway;
+};
+
+struct ippool_spec {
+	char network_name[CRD_NETWORK_NAME_MAX + 1]; /* canonical "namespace/name" */
+	bool paused;
+	/* ipv4Config */
+	uint32_t cidr_addr;  /* as written (host bits may be set, as net.ParseCIDR allows) */
+	unsigned prefix;     /* 8..32 */
+	uint32_t server_ip;  /* required; inside the CIDR, not its network/broadcast address */
+	uint32_t router;     /* 0 = unset; inside the CIDR */
+	uint32_t start;      /* pool.start <= pool.end, both inside the CIDR */
+	uint32_t end;
+	uint32_t *exclude;   /* pool.exclude[], n_exclude items, each inside the CIDR */
+	size_t n_exclude;
+	uint32_t dns[IPPOOL_DNS_MAX];
+	size_t n_dns;
+	char *domain_name;   /* NULL = unset */
+	char **domain_search;
+	size_t n_domain_search;
+	char *ntp[IPPOOL_NTP_MAX]; /* IPv4 literals or hostnames, as written */
+	size_t n_ntp;
+	uint32_t lease_time;  /* seconds, >= 60; IPPOOL_LEASE_TIME_DEFAULT when absent */
+	bool lease_time_set;  /* whether leaseTime was written (encode writes it back only then) */
+	uint32_t mtu;         /* 0 = unset, else 68..65535 */
+	struct ippool_route *routes;
+	size_t n_routes;
+};
+
+enum ippool_alloc_kind {
+	IPPOOL_ALLOC_MAC = 0,
+	IPPOOL_ALLOC_EXCLUDED,
+	IPPOOL_ALLOC_RESERVED,
+};
+
+/* One status.ipv4.allocated entry: 12 bytes, so 65 536 entries take 768 KiB. */
+struct ippool_alloc {
+	uint32_t addr;
+	uint8_t kind;             /* enum ippool_alloc_kind */
+	uint8_t mac[MAC_LEN];     /* when kind == IPPOOL_ALLOC_MAC */
+};
+
+struct ippool_agent_pod_ref {
+	char *namespace;
+	char *name;
+	char *image;
+	char *uid;
+};
+
+struct ippool_status {
+	bool has_ipv4;                 /* status.ipv4 present */
+	struct ippool_alloc *allocated; /* sorted by addr, unique; n_allocated items */
+	size_t n_allocated;
+	long long used;
+	long long available;
+	bool has_agent_pod_ref;
+	struct ippool_agent_pod_ref agent_pod_ref;
+	time_t last_update;              /* 0 = unset */
+	time_t last_update_before_start; /* kept for compatibility; 0 = unset */
+	struct crd_conditions conditions;
+};
+
+struct ippool {
+	struct crd_meta meta;
+	struct ippool_spec spec;
+	struct ippool_status status;
+};
+
+/*
+ * Decode a whole IPPool object (borrowed). Validates apiVersion/kind when present, the
+ * spec (required fields, formats, limits, start <= end inside the CIDR, …) and the status
+ * (allocated keys IPv4, values MAC/EXCLUDED/RESERVED). Unknown fields in spec are refused
+ * (a typo must not silently drop a setting); unknown fields elsewhere are ignored.
+ * Returns 0 and *ret (new object), or -EINVAL with err filled (field path first), -ENOMEM.
+ */
+int ippool_decode(const json_t *obj, struct ippool **ret, struct crd_error *err);
+
+/* Only the spec object (borrowed) into *spec (zeroed first; clear with ippool_spec_clear). */
+int ippool_spec_decode(const json_t *spec_json, struct ippool_spec *spec, struct crd_error *err);
+/* Only the status object (borrowed, may be NULL). */
+int ippool_status_decode(const json_t *status_json, struct ippool_status *status,
+    struct crd_error *err);
+
+/* New references. The whole object (apiVersion, kind, metadata, spec, status). */
+json_t *ippool_encode(const struct ippool *pool);
+json_t *ippool_spec_encode(const struct ippool_spec *spec);
+/* The status object, for a PUT/PATCH of the status subresource. */
+json_t *ippool_status_encode(const struct ippool_status *status);
+
+void ippool_spec_clear(struct ippool_spec *spec);
+void ippool_status_clear(struct ippool_status *status);
+/* Frees the object; accepts NULL; returns NULL. */
+struct ippool *ippool_free(struct ippool *pool);
+
+/*
+ * Replace status->allocated with a copy of allocs[0..n) (borrowed), sorted by address.
+ * Returns 0, -EEXIST when an address appears twice, -ENOMEM.
+ */
+int ippool_status_set_allocated(struct ippool_status *status, const struct ippool_alloc *allocs,
+    size_t n);
+
+/* Binary search in status->allocated; borrowed pointer or NULL. */
+const struct ippool_alloc *ippool_status_find(const struct ippool_status *status, uint32_t addr);
+
+#endif
