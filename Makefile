@@ -207,3 +207,13 @@ clean:
 	rm -rf build
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# IPAM benchmark: /16 memory, allocation cost amortised over filling a /16, rebuild.
+$(BUILD)/bench/bench-ipam: $(BUILD)/obj/tests/bench/bench-ipam.o $(ARCHIVES)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(ARCHIVES) $(LIBS)
+
+bench-ipam: $(BUILD)/bench/bench-ipam
+	@$(BUILD)/bench/bench-ipam
+.PHONY: bench-ipam

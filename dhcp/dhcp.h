@@ -47,7 +47,8 @@ struct dhcp_options {
 	uint16_t mtu;           /* option 26; 0 = none */
 	struct dhcp_route routes[DHCP_MAX_ROUTES]; /* option 121 (router added as 0/0) */
 	size_t n_routes;
-	uint32_t lease_time;    /* option 51 seconds; T1 = 50 %, T2 = 87.5 % (58, 59) */
+	uint32_t lease_time;    /* option 51 seconds (0 = 3600, UINT32_MAX = infinite);
+				 * T1 = 50 %, T2 = 87.5 % (58, 59) */
 };
 
 /* Reasons a received datagram was dropped (counted, rate-limited log). */
@@ -62,6 +63,7 @@ enum dhcp_drop_reason {
 	DHCP_DROP_UNSUPPORTED,   /* message type a server does not answer */
 	DHCP_DROP_SEND_FAILED,   /* reply could not be sent */
 	DHCP_DROP_NOT_SERVING,   /* no options set yet / stopped */
+	DHCP_DROP_DECLINED,      /* the MAC declined its bound address; silent until it changes */
 	_DHCP_DROP_MAX,
 };
 const char *dhcp_drop_reason_name(enum dhcp_drop_reason r);
@@ -156,5 +158,13 @@ size_t dhcp_server_fds(const struct dhcp_server *s, int fds[2]);
 int dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now);
 
 const struct dhcp_stats *dhcp_server_stats(const struct dhcp_server *s);
+
+/*
+ * Optional: a monotonic microsecond clock read after each batch of replies is sent, so the
+ * latency histogram measures receive (the `now` given to on_readable) -> send. Without it
+ * the engine never reads a clock and latencies are recorded as 0.
+ */
+void dhcp_server_set_clock(struct dhcp_server *s, uint64_t (*now_usec)(void *userdata),
+    void *userdata);
 
 #endif

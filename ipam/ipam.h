@@ -16,11 +16,14 @@
  * caller (the controller's MAC -> address map of each network, the agent's dhcp table or
  * its lease file), which is where it is needed anyway. The pool itself is two bitmaps over
  * the range (used, blocked = excluded or reserved) plus a list of at most four reserved
- * addresses: 16 KiB of bitmaps for a /16 range. ipam_pool_rebuild() takes the caller's
- * (address, MAC) pairs to detect two MACs on one address, in a temporary sorted copy.
+ * addresses: 16 KiB of bitmaps for a /16 range (about 16.6 KiB in all).
+ * ipam_pool_rebuild() takes the caller's (address, MAC) pairs to detect two MACs on one
+ * address, in a temporary sorted copy.
  *
  * Allocation of the lowest free address is a word scan from a low-water hint (every word
- * below the hint is full), so filling a pool costs O(1) amortised per address.
+ * below the hint is full), so filling a pool costs O(1) amortised per address; a one-bit-
+ * per-word summary of non-full words (128 bytes for a /16) lets the scan skip 64 full words
+ * at a time, so churn on a nearly full pool stays cheap too.
  *
  * All addresses are in host byte order (as lib/util.h's ipv4_parse returns them); 0 means
  * "none" where an address is optional. Functions return 0 (or a count) on success and a
@@ -51,12 +54,12 @@ enum ipam_state {
  * server_ip and router (0 = none) must lie inside the CIDR when given; they, and the
  * network and broadcast addresses (prefix <= 30), are RESERVED when inside the range.
  * excludes[0..n_excludes) (borrowed; may repeat, may be NULL when n_excludes is 0) are
- * EXCLUDED; an exclude outside the range is remembered (it applies if the range later
- * grows over it) but marks nothing. All addresses start FREE otherwise.
+ * EXCLUDED; an exclude outside the range marks nothing (ipam_pool_set_range takes the
+ * whole exclude list again). All other addresses start FREE.
  * Returns 0 and *ret (new object), or
  *   -EINVAL  prefix > 32, or prefix < 8, or start > end;
  *   -ERANGE  start/end, server_ip or router outside the CIDR, or an exclude outside it;
- *   -E2BIG   range larger than IPAM_MAX_RANGE;
+ *   -E2BIG   range larger than IPAM_MAX_RANGE (cannot happen with prefix >= 8);
  *   -ENOMEM.
  */
 int ipam_pool_new(uint32_t cidr_addr, unsigned prefix, uint32_t start, uint32_t end,
