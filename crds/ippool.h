@@ -100,8 +100,7 @@ struct ippool_status {
 	long long available;
 	bool has_agent_pod_ref;
 	struct ippool_agent_pod_ref agent_pod_ref;
-	time_t last_update;              /* 0 = unset */
-	time_t last_update_before_start; /* kept for compatibility; 0 = unset */
+	time_t last_update; /* 0 = unset */
 	struct crd_conditions conditions;
 };
 

@@ -1,0 +1,585 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * crds/conditions.c - metadata subset, status conditions (set with transition-time rules),
+ * RFC 3339 times, networkName canonical form.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crds/conditions.h"
+#include "crds/crds-internal.h"
+#include "lib/util.h"
+
+/* --- times -------------------------------------------------------------------------- */
+
+static int
+digits(const char *s, int n, int *ret)
+{
+	int v = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return -EINVAL;
+		v = v * 10 + (s[i] - '0');
+	}
+	*ret = v;
+	return 0;
+}
+
+int
+crd_time_parse(const char *s, time_t *ret)
+{
+	int y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0;
+	struct tm tm = { 0 };
+	const char *p;
+	time_t t;
+
+	if (strlen(s) < 20 || digits(s, 4, &y) < 0 || s[4] != '-' ||
+	    digits(s + 5, 2, &mo) < 0 || s[7] != '-' || digits(s + 8, 2, &d) < 0 ||
+	    (s[10] != 'T' && s[10] != 't') || digits(s + 11, 2, &h) < 0 || s[13] != ':' ||
+	    digits(s + 14, 2, &mi) < 0 || s[16] != ':' || digits(s + 17, 2, &sec) < 0)
+		return -EINVAL;
+	p = s + 19;
+	if (*p == '.') {
+		p++;
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	if (*p == 'Z' || *p == 'z') {
+		p++;
+	} else if (*p == '+' || *p == '-') {
+		sign = *p == '+' ? 1 : -1;
+		if (digits(p + 1, 2, &oh) < 0 || p[3] != ':' || digits(p + 4, 2, &om) < 0 ||
+		    oh > 23 || om > 59)
+			return -EINVAL;
+		p += 6;
+	} else {
+		return -EINVAL;
+	}
+	if (*p != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
+	    sec > 60)
+		return -EINVAL;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	t = timegm(&tm);
+	if (t == (time_t)-1)
+		return -EINVAL;
+	*ret = t - sign * (oh * 3600 + om * 60);
+	return 0;
+}
+
+void
+crd_time_format(time_t t, char out[21])
+{
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || tm.tm_year + 1900 > 9999 || tm.tm_year + 1900 < 0) {
+		snprintf(out, 21, "1970-01-01T00:00:00Z");
+		return;
+	}
+	if (strftime(out, 21, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(out, 21, "1970-01-01T00:00:00Z");
+}
+
+static json_t *
+time_json(time_t t)
+{
+	char buf[21];
+
+	crd_time_format(t, buf);
+	return json_string(buf);
+}
+
+/* --- networkName -------------------------------------------------------------------- */
+
+int
+crd_network_name_canonicalize(const char *s, char out[CRD_NETWORK_NAME_MAX + 1])
+{
+	const char *slash;
+	size_t len = strlen(s);
+	int m;
+
+	if (len == 0 || len > CRD_NETWORK_NAME_INPUT_MAX)
+		return -EINVAL;
+	m = crd_pattern_match(CRD_PATTERN_NETWORK_NAME, s);
+	if (m <= 0)
+		return m < 0 ? m : -EINVAL;
+	slash = strchr(s, '/');
+	if (slash)
+		snprintf(out, CRD_NETWORK_NAME_MAX + 1, "%s", s);
+	else
+		snprintf(out, CRD_NETWORK_NAME_MAX + 1, "default/%s", s);
+	return 0;
+}
+
+/* --- metadata ----------------------------------------------------------------------- */
+
+static int
+meta_string(const json_t *md, const char *key, char **dst, struct crd_error *err)
+{
+	json_t *v = json_object_get(md, key);
+	char path[64];
+	int r = 0;
+
+	if (!v || json_is_null(v))
+		return 0;
+	snprintf(path, sizeof(path), "metadata.%s", key);
+	if (!json_is_string(v))
+		return crd_error_set(err, path, "must be a string");
+	*dst = crd_strdup(json_string_value(v), &r);
+	return r;
+}
+
+static int
+meta_time(const json_t *md, const char *key, time_t *dst, struct crd_error *err)
+{
+	json_t *v = json_object_get(md, key);
+	char path[64];
+
+	if (!v || json_is_null(v))
+		return 0;
+	snprintf(path, sizeof(path), "metadata.%s", key);
+	if (!json_is_string(v) || crd_time_parse(json_string_value(v), dst) < 0)
+		return crd_error_set(err, path, "is not an RFC 3339 date-time");
+	return 0;
+}
+
+static int
+meta_map(const json_t *md, const char *key, json_t **dst, struct crd_error *err)
+{
+	json_t *v = json_object_get(md, key), *x;
+	const char *k;
+	char path[64];
+
+	if (!v || json_is_null(v))
+		return 0;
+	snprintf(path, sizeof(path), "metadata.%s", key);
+	if (!json_is_object(v))
+		return crd_error_set(err, path, "must be an object");
+	json_object_foreach(v, k, x)
+		if (!json_is_string(x))
+			return crd_error_set(err, path, "value of \"%s\" must be a string", k);
+	*dst = json_deep_copy(v);
+	return *dst ? 0 : -ENOMEM;
+}
+
+int
+crd_meta_decode(const json_t *md, struct crd_meta *meta, struct crd_error *err)
+{
+	json_t *v;
+	int r;
+
+	memset(meta, 0, sizeof(*meta));
+	if (!md || json_is_null(md))
+		return 0;
+	if (!json_is_object(md))
+		return crd_error_set(err, "metadata", "must be an object");
+	if ((r = meta_string(md, "namespace", &meta->namespace, err)) < 0 ||
+	    (r = meta_string(md, "name", &meta->name, err)) < 0 ||
+	    (r = meta_string(md, "uid", &meta->uid, err)) < 0 ||
+	    (r = meta_string(md, "resourceVersion", &meta->resource_version, err)) < 0 ||
+	    (r = meta_time(md, "creationTimestamp", &meta->creation_timestamp, err)) < 0 ||
+	    (r = meta_time(md, "deletionTimestamp", &meta->deletion_timestamp, err)) < 0 ||
+	    (r = meta_map(md, "labels", &meta->labels, err)) < 0 ||
+	    (r = meta_map(md, "annotations", &meta->annotations, err)) < 0)
+		goto fail;
+	v = json_object_get(md, "generation");
+	if (v && !json_is_null(v)) {
+		if (!json_is_integer(v)) {
+			r = crd_error_set(err, "metadata.generation", "must be an integer");
+			goto fail;
+		}
+		meta->generation = json_integer_value(v);
+	}
+	v = json_object_get(md, "finalizers");
+	if (v && !json_is_null(v)) {
+		size_t n = json_array_size(v);
+
+		if (!json_is_array(v)) {
+			r = crd_error_set(err, "metadata.finalizers", "must be an array");
+			goto fail;
+		}
+		meta->finalizers = n ? calloc(n, sizeof(char *)) : NULL;
+		if (n && !meta->finalizers) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		for (size_t i = 0; i < n; i++) {
+			json_t *x = json_array_get(v, i);
+
+			if (!json_is_string(x)) {
+				char path[64];
+
+				snprintf(path, sizeof(path), "metadata.finalizers[%zu]", i);
+				r = crd_error_set(err, path, "must be a string");
+				goto fail;
+			}
+			r = 0;
+			meta->finalizers[i] = crd_strdup(json_string_value(x), &r);
+			if (r < 0)
+				goto fail;
+			meta->n_finalizers++;
+		}
+	}
+	return 0;
+fail:
+	crd_meta_clear(meta);
+	return r;
+}
+
+static int
+set_str(json_t *o, const char *k, const char *s)
+{
+	return s ? json_object_set_new(o, k, json_string(s)) : 0;
+}
+
+json_t *
+crd_meta_encode(const struct crd_meta *meta)
+{
+	json_t *o = json_object();
+	int r = 0;
+
+	if (!o)
+		return NULL;
+	r |= set_str(o, "name", meta->name);
+	r |= set_str(o, "namespace", meta->namespace);
+	r |= set_str(o, "uid", meta->uid);
+	r |= set_str(o, "resourceVersion", meta->resource_version);
+	if (meta->generation)
+		r |= json_object_set_new(o, "generation", json_integer(meta->generation));
+	if (meta->creation_timestamp)
+		r |= json_object_set_new(o, "creationTimestamp",
+		    time_json(meta->creation_timestamp));
+	if (meta->deletion_timestamp)
+		r |= json_object_set_new(o, "deletionTimestamp",
+		    time_json(meta->deletion_timestamp));
+	if (meta->labels)
+		r |= json_object_set_new(o, "labels", json_deep_copy(meta->labels));
+	if (meta->annotations)
+		r |= json_object_set_new(o, "annotations", json_deep_copy(meta->annotations));
+	if (meta->n_finalizers) {
+		json_t *a = json_array();
+
+		for (size_t i = 0; a && i < meta->n_finalizers; i++)
+			r |= json_array_append_new(a, json_string(meta->finalizers[i]));
+		r |= json_object_set_new(o, "finalizers", a);
+	}
+	if (r) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+void
+crd_meta_clear(struct crd_meta *meta)
+{
+	free(meta->namespace);
+	free(meta->name);
+	free(meta->uid);
+	free(meta->resource_version);
+	json_decref(meta->labels);
+	json_decref(meta->annotations);
+	for (size_t i = 0; i < meta->n_finalizers; i++)
+		free(meta->finalizers[i]);
+	free(meta->finalizers);
+	memset(meta, 0, sizeof(*meta));
+}
+
+/* --- conditions --------------------------------------------------------------------- */
+
+static const char *const cond_status_names[] = {
+	[CRD_COND_UNKNOWN] = "Unknown",
+	[CRD_COND_TRUE] = "True",
+	[CRD_COND_FALSE] = "False",
+};
+
+const char *
+crd_cond_status_string(enum crd_cond_status status)
+{
+	if ((size_t)status < ELEMENTSOF(cond_status_names))
+		return cond_status_names[status];
+	return "Unknown";
+}
+
+const struct crd_condition *
+crd_conditions_get(const struct crd_conditions *conds, const char *type)
+{
+	for (size_t i = 0; i < conds->n; i++)
+		if (strcmp(conds->items[i].type, type) == 0)
+			return &conds->items[i];
+	return NULL;
+}
+
+static bool
+str_eq(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+int
+crd_conditions_set(struct crd_conditions *conds, const char *type,
+    enum crd_cond_status status, const char *reason, const char *message, time_t now)
+{
+	struct crd_condition *c = (struct crd_condition *)crd_conditions_get(conds, type);
+	char *nr = NULL, *nm = NULL;
+	int r = 0;
+
+	if (c && c->status == status && str_eq(c->reason, reason) && str_eq(c->message, message))
+		return 0;
+	nr = crd_strdup(reason && reason[0] ? reason : NULL, &r);
+	nm = crd_strdup(message && message[0] ? message : NULL, &r);
+	if (r < 0)
+		goto fail;
+	if (!c) {
+		struct crd_condition *items = realloc(conds->items,
+		    (conds->n + 1) * sizeof(*items));
+		char *t;
+
+		if (!items)
+			goto nomem;
+		conds->items = items;
+		t = strdup(type);
+		if (!t)
+			goto nomem;
+		c = &conds->items[conds->n++];
+		*c = (struct crd_condition){ .type = t, .status = status,
+			.last_transition_time = now };
+	} else if (c->status != status) {
+		c->status = status;
+		c->last_transition_time = now;
+	}
+	free(c->reason);
+	free(c->message);
+	c->reason = nr;
+	c->message = nm;
+	c->last_update_time = now;
+	return 1;
+nomem:
+	r = -ENOMEM;
+fail:
+	free(nr);
+	free(nm);
+	return r;
+}
+
+static void
+condition_clear(struct crd_condition *c)
+{
+	free(c->type);
+	free(c->reason);
+	free(c->message);
+	memset(c, 0, sizeof(*c));
+}
+
+void
+crd_conditions_clear(struct crd_conditions *conds)
+{
+	for (size_t i = 0; i < conds->n; i++)
+		condition_clear(&conds->items[i]);
+	free(conds->items);
+	conds->items = NULL;
+	conds->n = 0;
+}
+
+int
+crd_conditions_copy(struct crd_conditions *dst, const struct crd_conditions *src)
+{
+	int r = 0;
+
+	memset(dst, 0, sizeof(*dst));
+	if (src->n == 0)
+		return 0;
+	dst->items = calloc(src->n, sizeof(*dst->items));
+	if (!dst->items)
+		return -ENOMEM;
+	for (size_t i = 0; i < src->n; i++) {
+		const struct crd_condition *s = &src->items[i];
+		struct crd_condition *d = &dst->items[i];
+
+		*d = *s;
+		d->type = crd_strdup(s->type, &r);
+		d->reason = crd_strdup(s->reason, &r);
+		d->message = crd_strdup(s->message, &r);
+		dst->n++;
+		if (r < 0) {
+			crd_conditions_clear(dst);
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* Field hooks of one condition (ctx: struct crd_condition). */
+static int
+dec_cond_type(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	struct crd_condition *c = ctx;
+	int r = 0;
+
+	c->type = crd_strdup(json_string_value(v), &r);
+	return r;
+}
+
+static int
+dec_cond_status(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	struct crd_condition *c = ctx;
+	const char *s = json_string_value(v);
+
+	for (size_t i = 0; i < ELEMENTSOF(cond_status_names); i++)
+		if (strcmp(s, cond_status_names[i]) == 0) {
+			c->status = (enum crd_cond_status)i;
+			return 0;
+		}
+	return crd_error_set(err, path, "\"%s\" is not True, False or Unknown", s);
+}
+
+static int
+dec_cond_reason(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	struct crd_condition *c = ctx;
+	int r = 0;
+
+	c->reason = crd_strdup(json_string_value(v), &r);
+	return r;
+}
+
+static int
+dec_cond_message(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	struct crd_condition *c = ctx;
+	int r = 0;
+
+	c->message = crd_strdup(json_string_value(v), &r);
+	return r;
+}
+
+/*
+ * The Go project writes these times with format date-time but its schema does not say
+ * so; we accept any RFC 3339 string, and an empty string as unset.
+ */
+static int
+dec_cond_time(const json_t *v, const char *path, time_t *dst, struct crd_error *err)
+{
+	const char *s = json_string_value(v);
+
+	if (s[0] == '\0')
+		return 0;
+	if (crd_time_parse(s, dst) < 0)
+		return crd_error_set(err, path, "\"%.40s\" is not an RFC 3339 date-time", s);
+	return 0;
+}
+
+static int
+dec_cond_update(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	return dec_cond_time(v, path, &((struct crd_condition *)ctx)->last_update_time, err);
+}
+
+static int
+dec_cond_transition(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	return dec_cond_time(v, path, &((struct crd_condition *)ctx)->last_transition_time,
+	    err);
+}
+
+static const struct crd_field condition_children[] = {
+	{ .key = "type", .type = CRD_STRING, .required = true, .decode = dec_cond_type },
+	{ .key = "status", .type = CRD_STRING, .required = true, .decode = dec_cond_status },
+	{ .key = "reason", .type = CRD_STRING, .decode = dec_cond_reason },
+	{ .key = "message", .type = CRD_STRING, .decode = dec_cond_message },
+	{ .key = "lastUpdateTime", .type = CRD_STRING, .decode = dec_cond_update },
+	{ .key = "lastTransitionTime", .type = CRD_STRING, .decode = dec_cond_transition },
+	{ .key = NULL },
+};
+
+const struct crd_field crd_condition_item = {
+	.type = CRD_OBJECT,
+	.children = condition_children,
+};
+
+int
+crd_conditions_decode(const json_t *array, const char *path, struct crd_conditions *conds,
+    struct crd_error *err)
+{
+	size_t n;
+	char sub[128];
+	int r;
+
+	memset(conds, 0, sizeof(*conds));
+	if (!array || json_is_null(array))
+		return 0;
+	if (!json_is_array(array))
+		return crd_error_set(err, path, "must be an array");
+	n = json_array_size(array);
+	if (n == 0)
+		return 0;
+	conds->items = calloc(n, sizeof(*conds->items));
+	if (!conds->items)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct crd_condition *c = &conds->items[conds->n];
+
+		crd_path_index(sub, sizeof(sub), path, i);
+		r = crd_decode_object(json_array_get(array, i), sub, condition_children, false,
+		    c, err);
+		conds->n++;
+		if (r == 0) {
+			for (size_t j = 0; j + 1 < conds->n; j++)
+				if (strcmp(conds->items[j].type, c->type) == 0) {
+					r = crd_error_set(err, sub,
+					    "condition type \"%s\" appears twice", c->type);
+					break;
+				}
+		}
+		if (r < 0) {
+			crd_conditions_clear(conds);
+			return r;
+		}
+	}
+	return 0;
+}
+
+json_t *
+crd_conditions_encode(const struct crd_conditions *conds)
+{
+	json_t *a = json_array();
+
+	if (!a)
+		return NULL;
+	for (size_t i = 0; i < conds->n; i++) {
+		const struct crd_condition *c = &conds->items[i];
+		json_t *o = json_object();
+		int r = 0;
+
+		if (!o)
+			goto fail;
+		r |= json_object_set_new(o, "type", json_string(c->type));
+		r |= json_object_set_new(o, "status",
+		    json_string(crd_cond_status_string(c->status)));
+		r |= set_str(o, "reason", c->reason);
+		r |= set_str(o, "message", c->message);
+		if (c->last_update_time)
+			r |= json_object_set_new(o, "lastUpdateTime",
+			    time_json(c->last_update_time));
+		if (c->last_transition_time)
+			r |= json_object_set_new(o, "lastTransitionTime",
+			    time_json(c->last_transition_time));
+		if (json_array_append_new(a, o) < 0 || r)
+			goto fail;
+	}
+	return a;
+fail:
+	json_decref(a);
+	return NULL;
+}

@@ -1,0 +1,492 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * crds/vmnetcfg.c - VirtualMachineNetworkConfig codec: field tables (the C mirror of
+ * crds/virtualmachinenetworkconfigs.yaml), decode hooks, checks, encoders.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crds/crds-internal.h"
+#include "crds/vmnetcfg.h"
+#include "lib/util.h"
+
+static const char *const state_names[] = {
+	[VMNETCFG_STATE_NONE] = "",
+	[VMNETCFG_STATE_ALLOCATED] = "Allocated",
+	[VMNETCFG_STATE_PENDING] = "Pending",
+	[VMNETCFG_STATE_STALE] = "Stale",
+};
+static const char *const state_enum[] = { "Allocated", "Pending", "Stale", NULL };
+
+const char *
+vmnetcfg_state_string(enum vmnetcfg_state state)
+{
+	if ((size_t)state < ELEMENTSOF(state_names))
+		return state_names[state];
+	return "";
+}
+
+int
+vmnetcfg_state_parse(const char *s, enum vmnetcfg_state *ret)
+{
+	for (size_t i = 1; i < ELEMENTSOF(state_names); i++)
+		if (strcmp(s, state_names[i]) == 0) {
+			*ret = (enum vmnetcfg_state)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* --- spec.networkConfig[] item (ctx: struct vmnetcfg_nic) ----------------------------- */
+
+static int
+dec_nic_network(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	struct vmnetcfg_nic *nic = ctx;
+
+	if (crd_network_name_canonicalize(json_string_value(v), nic->network_name) < 0)
+		return crd_error_set(err, path, "\"%.64s\" is not a \"namespace/name\" or \"name\"",
+		    json_string_value(v));
+	return 0;
+}
+
+static int
+dec_nic_mac(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	struct vmnetcfg_nic *nic = ctx;
+
+	if (mac_canonicalize(json_string_value(v), nic->mac) < 0)
+		return crd_error_set(err, path, "\"%.40s\" is not a MAC address",
+		    json_string_value(v));
+	return 0;
+}
+
+static int
+dec_nic_ip(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	return ipv4_parse(json_string_value(v), &((struct vmnetcfg_nic *)ctx)->ip_address);
+}
+
+static const struct crd_field nic_children[] = {
+	{ .key = "networkName", .type = CRD_STRING, .required = true,
+	  .max_length = CRD_NETWORK_NAME_INPUT_MAX, .pattern = CRD_PATTERN_NETWORK_NAME,
+	  .decode = dec_nic_network },
+	{ .key = "macAddress", .type = CRD_STRING, .required = true, .pattern = CRD_PATTERN_MAC,
+	  .decode = dec_nic_mac },
+	{ .key = "ipAddress", .type = CRD_STRING, .format = "ipv4", .decode = dec_nic_ip },
+	{ .key = NULL },
+};
+static const struct crd_field nic_item = {
+	.type = CRD_OBJECT, .strict = true, .children = nic_children,
+};
+
+/* --- spec (ctx: struct vmnetcfg_spec) ------------------------------------------------- */
+
+static int
+dec_vm_name(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	struct vmnetcfg_spec *s = ctx;
+	int r = 0;
+
+	if (json_string_length(v) == 0)
+		return crd_error_set(err, path, "must not be empty");
+	s->vm_name = crd_strdup(json_string_value(v), &r);
+	return r;
+}
+
+static int
+dec_paused(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	((struct vmnetcfg_spec *)ctx)->paused = json_is_true(v);
+	return 0;
+}
+
+static int
+dec_nics(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	struct vmnetcfg_spec *s = ctx;
+	size_t n = json_array_size(v);
+	char sub[128];
+	int r;
+
+	if (n == 0)
+		return 0;
+	s->nics = calloc(n, sizeof(*s->nics));
+	if (!s->nics)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct vmnetcfg_nic *nic = &s->nics[i];
+
+		crd_path_index(sub, sizeof(sub), path, i);
+		r = crd_decode_object(json_array_get(v, i), sub, nic_children, true, nic, err);
+		if (r < 0)
+			return r;
+		s->n_nics++;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(s->nics[j].mac, nic->mac) == 0 &&
+			    strcmp(s->nics[j].network_name, nic->network_name) == 0) {
+				char mp[128];
+
+				crd_path_key(mp, sizeof(mp), sub, "macAddress");
+				return crd_error_set(err, mp,
+				    "%s is already used on network %s by networkConfig[%zu]",
+				    nic->mac, nic->network_name, j);
+			}
+	}
+	return 0;
+}
+
+static const struct crd_field spec_children[] = {
+	{ .key = "vmName", .type = CRD_STRING, .required = true, .immutable = true,
+	  .max_length = VMNETCFG_VM_NAME_MAX, .decode = dec_vm_name },
+	{ .key = "paused", .type = CRD_BOOLEAN, .decode = dec_paused },
+	{ .key = "networkConfig", .type = CRD_ARRAY, .items = &nic_item,
+	  .max_items = VMNETCFG_NICS_MAX, .decode = dec_nics },
+	{ .key = NULL },
+};
+
+/* --- status (ctx: struct vmnetcfg_status; items: struct vmnetcfg_nic_status) --------- */
+
+static int
+dec_st_network(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	struct vmnetcfg_nic_status *ns = ctx;
+
+	const char *name = json_string_value(v);
+
+	/* Written by the controller in canonical form (up to 72 characters); tolerate the
+	 * bare form too. */
+	if (strchr(name, '/') && strlen(name) <= CRD_NETWORK_NAME_MAX) {
+		snprintf(ns->network_name, sizeof(ns->network_name), "%s", name);
+		return 0;
+	}
+	if (crd_network_name_canonicalize(name, ns->network_name) < 0)
+		return crd_error_set(err, path, "\"%.64s\" is not a \"namespace/name\" or \"name\"",
+		    json_string_value(v));
+	return 0;
+}
+
+static int
+dec_st_mac(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	struct vmnetcfg_nic_status *ns = ctx;
+
+	if (mac_canonicalize(json_string_value(v), ns->mac) < 0)
+		return crd_error_set(err, path, "\"%.40s\" is not a MAC address",
+		    json_string_value(v));
+	return 0;
+}
+
+static int
+dec_st_ip(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	return ipv4_parse(json_string_value(v),
+	    &((struct vmnetcfg_nic_status *)ctx)->allocated_ip);
+}
+
+static int
+dec_st_state(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	return vmnetcfg_state_parse(json_string_value(v),
+	    &((struct vmnetcfg_nic_status *)ctx)->state);
+}
+
+static const struct crd_field nic_status_children[] = {
+	{ .key = "allocatedIPAddress", .type = CRD_STRING, .format = "ipv4",
+	  .decode = dec_st_ip },
+	{ .key = "macAddress", .type = CRD_STRING, .pattern = CRD_PATTERN_MAC,
+	  .decode = dec_st_mac },
+	{ .key = "networkName", .type = CRD_STRING, .max_length = CRD_NETWORK_NAME_MAX,
+	  .decode = dec_st_network },
+	{ .key = "state", .type = CRD_STRING, .enum_values = state_enum,
+	  .decode = dec_st_state },
+	{ .key = NULL },
+};
+static const struct crd_field nic_status_item = {
+	.type = CRD_OBJECT, .children = nic_status_children,
+};
+
+static int
+dec_st_nics(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	struct vmnetcfg_status *st = ctx;
+	size_t n = json_array_size(v);
+	char sub[128];
+	int r;
+
+	if (n == 0)
+		return 0;
+	st->nics = calloc(n, sizeof(*st->nics));
+	if (!st->nics)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		crd_path_index(sub, sizeof(sub), path, i);
+		r = crd_decode_object(json_array_get(v, i), sub, nic_status_children, false,
+		    &st->nics[i], err);
+		if (r < 0)
+			return r;
+		st->n_nics++;
+	}
+	return 0;
+}
+
+static int
+dec_conditions(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	return crd_conditions_decode(v, path, &((struct vmnetcfg_status *)ctx)->conditions,
+	    err);
+}
+
+static const struct crd_field status_children[] = {
+	{ .key = "networkConfig", .type = CRD_ARRAY, .items = &nic_status_item,
+	  .max_items = VMNETCFG_NICS_MAX, .decode = dec_st_nics },
+	{ .key = "conditions", .type = CRD_ARRAY, .items = &crd_condition_item,
+	  .decode = dec_conditions },
+	{ .key = NULL },
+};
+
+/* --- root (ctx: struct vmnetcfg) ------------------------------------------------------ */
+
+static int
+dec_api_version(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	if (strcmp(json_string_value(v), CRD_API_VERSION) != 0)
+		return crd_error_set(err, path, "\"%.60s\" is not " CRD_API_VERSION,
+		    json_string_value(v));
+	return 0;
+}
+
+static int
+dec_kind(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	if (strcmp(json_string_value(v), VMNETCFG_KIND) != 0)
+		return crd_error_set(err, path, "\"%.60s\" is not " VMNETCFG_KIND,
+		    json_string_value(v));
+	return 0;
+}
+
+static int
+dec_metadata(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	return crd_meta_decode(v, &((struct vmnetcfg *)ctx)->meta, err);
+}
+
+static int
+spec_decode_strict(const json_t *v, const char *path, struct vmnetcfg_spec *s,
+    struct crd_error *err)
+{
+	char sub[128];
+
+	/* SPEC.md calls the list networkConfigs; the wire name (Go project) is singular. */
+	if (json_is_object(v) && json_object_get(v, "networkConfigs")) {
+		crd_path_key(sub, sizeof(sub), path, "networkConfigs");
+		return crd_error_set(err, sub,
+		    "unknown field; the NIC list is \"networkConfig\" (singular)");
+	}
+	return crd_decode_object(v, path, spec_children, true, s, err);
+}
+
+static int
+dec_spec(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	return spec_decode_strict(v, path, &((struct vmnetcfg *)ctx)->spec, err);
+}
+
+static int
+dec_status(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	return crd_decode_object(v, path, status_children, false,
+	    &((struct vmnetcfg *)ctx)->status, err);
+}
+
+const struct crd_field vmnetcfg_fields[] = {
+	{ .key = "apiVersion", .type = CRD_STRING, .decode = dec_api_version },
+	{ .key = "kind", .type = CRD_STRING, .decode = dec_kind },
+	{ .key = "metadata", .type = CRD_OBJECT, .decode = dec_metadata },
+	{ .key = "spec", .type = CRD_OBJECT, .required = true, .strict = true,
+	  .children = spec_children, .decode = dec_spec },
+	{ .key = "status", .type = CRD_OBJECT, .children = status_children,
+	  .decode = dec_status },
+	{ .key = NULL },
+};
+
+/* --- public --------------------------------------------------------------------------- */
+
+int
+vmnetcfg_spec_decode(const json_t *spec_json, struct vmnetcfg_spec *spec,
+    struct crd_error *err)
+{
+	int r;
+
+	memset(spec, 0, sizeof(*spec));
+	r = spec_decode_strict(spec_json, "spec", spec, err);
+	if (r < 0)
+		vmnetcfg_spec_clear(spec);
+	return r;
+}
+
+int
+vmnetcfg_status_decode(const json_t *status_json, struct vmnetcfg_status *status,
+    struct crd_error *err)
+{
+	int r;
+
+	memset(status, 0, sizeof(*status));
+	if (!status_json || json_is_null(status_json))
+		return 0;
+	r = crd_decode_object(status_json, "status", status_children, false, status, err);
+	if (r < 0)
+		vmnetcfg_status_clear(status);
+	return r;
+}
+
+int
+vmnetcfg_decode(const json_t *obj, struct vmnetcfg **ret, struct crd_error *err)
+{
+	struct vmnetcfg *c = calloc(1, sizeof(*c));
+	int r;
+
+	if (!c)
+		return -ENOMEM;
+	r = crd_decode_object(obj, "", vmnetcfg_fields, false, c, err);
+	if (r < 0) {
+		vmnetcfg_free(c);
+		return r;
+	}
+	*ret = c;
+	return 0;
+}
+
+static json_t *
+ip_json(uint32_t a)
+{
+	char buf[IPV4_STRLEN];
+
+	ipv4_format(a, buf);
+	return json_string(buf);
+}
+
+json_t *
+vmnetcfg_spec_encode(const struct vmnetcfg_spec *s)
+{
+	json_t *o = json_object(), *a = json_array();
+	int r = 0;
+
+	if (!o || !a)
+		goto fail;
+	r |= json_object_set_new(o, "vmName", json_string(s->vm_name ? s->vm_name : ""));
+	if (s->paused)
+		r |= json_object_set_new(o, "paused", json_true());
+	for (size_t i = 0; i < s->n_nics; i++) {
+		const struct vmnetcfg_nic *nic = &s->nics[i];
+		json_t *n = json_object();
+
+		if (json_array_append_new(a, n) < 0)
+			goto fail;
+		r |= json_object_set_new(n, "networkName", json_string(nic->network_name));
+		r |= json_object_set_new(n, "macAddress", json_string(nic->mac));
+		if (nic->ip_address)
+			r |= json_object_set_new(n, "ipAddress", ip_json(nic->ip_address));
+	}
+	r |= json_object_set_new(o, "networkConfig", a);
+	a = NULL;
+	if (r)
+		goto fail;
+	return o;
+fail:
+	json_decref(o);
+	json_decref(a);
+	return NULL;
+}
+
+json_t *
+vmnetcfg_status_encode(const struct vmnetcfg_status *st)
+{
+	json_t *o = json_object();
+	int r = 0;
+
+	if (!o)
+		return NULL;
+	if (st->n_nics) {
+		json_t *a = json_array();
+
+		for (size_t i = 0; a && i < st->n_nics; i++) {
+			const struct vmnetcfg_nic_status *ns = &st->nics[i];
+			json_t *n = json_object();
+
+			if (json_array_append_new(a, n) < 0) {
+				r = -1;
+				break;
+			}
+			if (ns->allocated_ip)
+				r |= json_object_set_new(n, "allocatedIPAddress",
+				    ip_json(ns->allocated_ip));
+			if (ns->mac[0])
+				r |= json_object_set_new(n, "macAddress", json_string(ns->mac));
+			if (ns->network_name[0])
+				r |= json_object_set_new(n, "networkName",
+				    json_string(ns->network_name));
+			if (ns->state != VMNETCFG_STATE_NONE)
+				r |= json_object_set_new(n, "state",
+				    json_string(vmnetcfg_state_string(ns->state)));
+		}
+		r |= json_object_set_new(o, "networkConfig", a);
+	}
+	if (st->conditions.n)
+		r |= json_object_set_new(o, "conditions", crd_conditions_encode(&st->conditions));
+	if (r) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+json_t *
+vmnetcfg_encode(const struct vmnetcfg *c)
+{
+	json_t *o = json_object();
+	int r = 0;
+
+	if (!o)
+		return NULL;
+	r |= json_object_set_new(o, "apiVersion", json_string(CRD_API_VERSION));
+	r |= json_object_set_new(o, "kind", json_string(VMNETCFG_KIND));
+	r |= json_object_set_new(o, "metadata", crd_meta_encode(&c->meta));
+	r |= json_object_set_new(o, "spec", vmnetcfg_spec_encode(&c->spec));
+	r |= json_object_set_new(o, "status", vmnetcfg_status_encode(&c->status));
+	if (r) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+void
+vmnetcfg_spec_clear(struct vmnetcfg_spec *s)
+{
+	free(s->vm_name);
+	free(s->nics);
+	memset(s, 0, sizeof(*s));
+}
+
+void
+vmnetcfg_status_clear(struct vmnetcfg_status *st)
+{
+	free(st->nics);
+	crd_conditions_clear(&st->conditions);
+	memset(st, 0, sizeof(*st));
+}
+
+struct vmnetcfg *
+vmnetcfg_free(struct vmnetcfg *c)
+{
+	if (!c)
+		return NULL;
+	crd_meta_clear(&c->meta);
+	vmnetcfg_spec_clear(&c->spec);
+	vmnetcfg_status_clear(&c->status);
+	free(c);
+	return NULL;
+}
