@@ -1,0 +1,67 @@
+#!/bin/bash
+# tests/netns/test-agent-dhcpcd.sh - dhcpcd 9 against vm-dhcp-agent in local mode:
+#   - binds; dhcpcd itself applies address, MTU (26) and classless routes (121), its
+#     20-resolv.conf hook writes DNS, domain and search list;
+#   - `dhcpcd -N` renews by unicast and is ACKed;
+#   - a DNS change made with SIGHUP reaches it at the next renewal.
+# dhcpcd runs in a private mount namespace with tmpfs over /run/dhcpcd and /var/lib/dhcpcd (its
+# state never touches the host's), in its own UTS namespace, with the hostname/NTP hooks off;
+# control commands enter that namespace with nsenter.
+. "$(dirname "$0")/lib.sh"
+require dhcpcd unshare nsenter
+
+make_server
+add_vm vm1 52:54:00:cc:00:01
+cfg=$TMP/pool.yaml
+write_config() {
+    write_pool "$cfg"
+    vmnetcfg "$cfg" vm1 52:54:00:cc:00:01 $NET.11
+}
+write_config
+start_agent "$cfg" || { fail "agent ready" "did not start"; finish; }
+pass "agent ready"
+
+cat >"$TMP/dhcpcd.conf" <<EOF
+ipv4only
+noipv4ll
+noarp
+option subnet_mask, routers, domain_name_servers, domain_name, domain_search, host_name
+option classless_static_routes, interface_mtu
+require dhcp_server_identifier
+nohook 30-hostname, 60-ntp-common.conf, 62-chrony.conf, 64-timesyncd.conf, 68-openntpd.conf
+EOF
+
+mkdir -p /run/dhcpcd
+ip netns exec "$TAG-vm1" unshare -u sh -c '
+    mount -t tmpfs tmpfs /run/dhcpcd && mount -t tmpfs tmpfs /var/lib/dhcpcd &&
+    exec dhcpcd -f "$1/dhcpcd.conf" -4 -B -d -t 20 eth0' sh "$TMP" >>"$TMP/dhcpcd.log" 2>&1 &
+DPID=$!; PIDS+=("$DPID")
+
+bound() { grep -Eq "eth0: leased $NET.11 for 120 seconds" "$TMP/dhcpcd.log"; }
+check "dhcpcd: leased $NET.11 for 120 s" wait_for 20 bound
+check_applied vm1 $NET.11/24 dhcpcd
+
+# -N: renew, unicast to the server
+dhcpcd_ctl() { nsenter -t "$DPID" -m -n dhcpcd "$@" >>"$TMP/dhcpcd-ctl.log" 2>&1; }
+acks_before=$(metric 'vmdhcp_agent_replies_sent_total{type="ack"}')
+n_renew=$(grep -c "renewing lease of $NET.11" "$TMP/dhcpcd.log")
+dhcpcd_ctl -4 -N eth0
+renewed() { [ "$(grep -c "renewing lease of $NET.11" "$TMP/dhcpcd.log")" -gt "$n_renew" ]; }
+check "dhcpcd: -N renews" wait_for 10 renewed
+more_acks() { [ "$(metric 'vmdhcp_agent_replies_sent_total{type="ack"}')" -gt "$acks_before" ]; }
+check "agent: renewal ACKed" wait_for 5 more_acks
+unicast_req() { grep -Eq "eth0: sending REQUEST .*" "$TMP/dhcpcd.log" && ! grep -q "eth0: NAK" "$TMP/dhcpcd.log"; }
+check "dhcpcd: no NAK" unicast_req
+check "dhcpcd: still bound after renewal" has_addr vm1 $NET.11/24
+
+# DNS change via SIGHUP, picked up at the next renewal
+DNS=$NET.54 write_config
+kill -HUP "$AGENT_PID"
+reloaded() { [ "$(metric 'vmdhcp_agent_config_reloads_total{result="ok"}')" = 1 ]; }
+check "agent: SIGHUP reload counted ok" wait_for 5 reloaded
+dhcpcd_ctl -4 -N eth0
+check "dhcpcd: new DNS $NET.54 in resolv.conf after renewal" wait_for 10 resolv_has vm1 "^nameserver $NET.54\$"
+
+check "agent still running" kill -0 "$AGENT_PID"
+[ "$CHECKS_FAIL" -eq 0 ] || show_logs
+finish

@@ -1,0 +1,103 @@
+#!/bin/bash
+# tests/netns/test-agent-udhcpc.sh - busybox udhcpc against vm-dhcp-agent in local mode:
+#   - binds with router, DNS, domain, search list (119), MTU (26) and classless routes (121)
+#     applied in its namespace by the udhcpc script (Debian's default.script ignores 119/121,
+#     so this test's script applies every variable udhcpc exports);
+#   - SIGUSR1 renews by unicast and is ACKed;
+#   - an unknown MAC gets nothing (no --dynamic) and is counted as a drop;
+#   - with --dynamic (after a restart) the unknown MAC gets the lowest free address, keeps it
+#     across a restart of the agent (lease file), while the static binding is unchanged.
+. "$(dirname "$0")/lib.sh"
+require busybox
+UDHCPC=(busybox udhcpc)
+
+make_server
+add_vm vm1 52:54:00:bb:00:01
+add_vm vm3 52:54:00:bb:00:99 # not in the configuration
+cfg=$TMP/pool.yaml
+write_pool "$cfg"
+vmnetcfg "$cfg" vm1 52:54:00:bb:00:01 $NET.11
+start_agent "$cfg" || { fail "agent ready" "did not start"; finish; }
+pass "agent ready"
+
+cat >"$TMP/udhcpc.script" <<'EOF'
+#!/bin/sh
+# Applies what udhcpc got to $interface; resolv.conf is the namespace's (ip netns exec).
+echo "$1 ip=$ip mask=$mask router=$router dns=$dns domain=$domain search=$search mtu=$mtu staticroutes=$staticroutes hostname=$hostname serverid=$serverid lease=$lease" >>"$EVENTS"
+case "$1" in
+deconfig)
+    ip -4 addr flush dev "$interface"
+    ip link set dev "$interface" up ;;
+bound|renew)
+    [ -n "$mtu" ] && ip link set dev "$interface" mtu "$mtu"
+    ip addr replace "$ip/$mask" dev "$interface"
+    if [ -n "$staticroutes" ]; then
+        # RFC 3442: with option 121 the router option is ignored
+        set -- $staticroutes
+        while [ $# -ge 2 ]; do ip route replace "$1" via "$2" dev "$interface"; shift 2; done
+    elif [ -n "$router" ]; then
+        ip route replace default via "${router%% *}" dev "$interface"
+    fi
+    {
+        [ -n "$domain" ] && echo "domain $domain"
+        [ -n "$search" ] && echo "search $search"
+        for d in $dns; do echo "nameserver $d"; done
+    } >/etc/resolv.conf ;;
+esac
+exit 0
+EOF
+chmod +x "$TMP/udhcpc.script"
+
+# 1. bind, everything applied
+ip netns exec "$TAG-vm1" env EVENTS="$TMP/vm1.events" "${UDHCPC[@]}" -f -i eth0 -s "$TMP/udhcpc.script" \
+    -O mtu -O staticroutes -O search -t 5 -T 2 >>"$TMP/udhcpc-vm1.log" 2>&1 &
+UPID=$!; PIDS+=("$UPID")
+bound() { grep -q '^bound ' "$TMP/vm1.events" 2>/dev/null; }
+check "udhcpc: bound" wait_for 15 bound
+check_applied vm1 $NET.11/24 udhcpc
+check "udhcpc: hostname (option 12) vm1" grep -q '^bound .* hostname=vm1 ' "$TMP/vm1.events"
+check "udhcpc: lease 120 s" grep -q '^bound .* lease=120$' "$TMP/vm1.events"
+
+# 2. SIGUSR1: unicast renewal, ACKed
+acks_before=$(metric 'vmdhcp_agent_replies_sent_total{type="ack"}')
+kill -USR1 "$UPID"
+renewed() { grep -q '^renew ' "$TMP/vm1.events"; }
+check "udhcpc: SIGUSR1 renewal ACKed (renew event)" wait_for 10 renewed
+more_acks() { [ "$(metric 'vmdhcp_agent_replies_sent_total{type="ack"}')" -gt "$acks_before" ]; }
+check "agent: renewal ACK counted" more_acks
+unicast() { grep -qi "sending renew to .*$SERVER_IP" "$TMP/udhcpc-vm1.log"; }
+check "udhcpc: renewal sent by unicast to $SERVER_IP" unicast
+check "udhcpc: still bound after renewal" has_addr vm1 $NET.11/24
+
+# 3. unknown MAC: nothing, counted
+drops_before=$(metric 'vmdhcp_agent_drops_total{reason="unknown_mac"}')
+ip netns exec "$TAG-vm3" env EVENTS="$TMP/vm3.events" "${UDHCPC[@]}" -f -n -q -i eth0 \
+    -s "$TMP/udhcpc.script" -t 3 -T 1 >>"$TMP/udhcpc-vm3.log" 2>&1
+rc=$?
+check "udhcpc (unknown MAC): gave up without a lease (exit $rc)" test "$rc" -ne 0
+check "udhcpc (unknown MAC): no address configured" test -z "$(vm_addr vm3)"
+check "udhcpc (unknown MAC): no OFFER seen" bash -c "! grep -q '^bound' '$TMP/vm3.events' 2>/dev/null"
+more_drops() { [ "$(metric 'vmdhcp_agent_drops_total{reason="unknown_mac"}')" -gt "$drops_before" ]; }
+check "agent: unknown-MAC drops counted" more_drops
+
+# 4. --dynamic: the unknown MAC gets the lowest free address, sticky across restarts
+stop_pid "$AGENT_PID"
+start_agent "$cfg" --dynamic --lease-file "$TMP/leases" || fail "agent ready (--dynamic)" "did not start"
+: >"$TMP/vm3.events"
+ip netns exec "$TAG-vm3" env EVENTS="$TMP/vm3.events" "${UDHCPC[@]}" -f -n -q -i eth0 \
+    -s "$TMP/udhcpc.script" -t 5 -T 2 >>"$TMP/udhcpc-vm3.log" 2>&1
+check "udhcpc --dynamic: unknown MAC bound to the lowest free address $NET.100" has_addr vm3 $NET.100/24
+check "agent: lease recorded in the lease file" grep -q "^52:54:00:bb:00:99 $NET.100\$" "$TMP/leases"
+stop_pid "$AGENT_PID"
+# another MAC in the file first would take .100 if the lease were lost: make the restart matter
+start_agent "$cfg" --dynamic --lease-file "$TMP/leases" || fail "agent ready (restart)" "did not start"
+ip -n "$TAG-vm3" -4 addr flush dev eth0
+: >"$TMP/vm3.events"
+ip netns exec "$TAG-vm3" env EVENTS="$TMP/vm3.events" "${UDHCPC[@]}" -f -n -q -i eth0 \
+    -s "$TMP/udhcpc.script" -t 5 -T 2 >>"$TMP/udhcpc-vm3.log" 2>&1
+check "udhcpc --dynamic: same address after an agent restart" has_addr vm3 $NET.100/24
+check "agent: 1 dynamic lease" test "$(metric vmdhcp_agent_dynamic_leases)" = 1
+
+check "agent still running" kill -0 "$AGENT_PID"
+[ "$CHECKS_FAIL" -eq 0 ] || show_logs
+finish
