@@ -184,7 +184,12 @@ check_applied() {
     check "$who: address $want on eth0" wait_for 5 has_addr "$vm" "$want"
     check "$who: default route via $NET.1" has_route "$vm" "^default via $NET.1 "
     check "$who: classless route (121) 10.200.0.0/16 via $NET.254" has_route "$vm" "^10.200.0.0/16 via $NET.254 "
-    check "$who: MTU 1400 on eth0" test "$(vm_mtu "$vm")" = 1400
+    if [ "${MTU_ON:-link}" = route ]; then
+        # dhcpcd 9 applies option 26 as the MTU of the routes it adds, not of the link
+        check "$who: MTU 1400 on its routes" has_route "$vm" "^default via $NET.1 .* mtu 1400"
+    else
+        check "$who: MTU 1400 on eth0" test "$(vm_mtu "$vm")" = 1400
+    fi
     check "$who: resolv.conf nameserver ${DNS:-$NET.53}" resolv_has "$vm" "^nameserver ${DNS:-$NET.53}\$"
     check "$who: resolv.conf search vm.test svc.vm.test" resolv_has "$vm" "^search vm\.test\.? svc\.vm\.test\.?\$"
 }

@@ -1,6 +1,7 @@
 #!/bin/bash
 # tests/netns/test-agent-dhcpcd.sh - dhcpcd 9 against vm-dhcp-agent in local mode:
-#   - binds; dhcpcd itself applies address, MTU (26) and classless routes (121), its
+#   - binds; dhcpcd itself applies address, MTU (26, as the routes' MTU: dhcpcd 9 does not
+#     change the link MTU) and classless routes (121), its
 #     20-resolv.conf hook writes DNS, domain and search list;
 #   - `dhcpcd -N` renews by unicast and is ACKed;
 #   - a DNS change made with SIGHUP reaches it at the next renewal.
@@ -39,7 +40,7 @@ DPID=$!; PIDS+=("$DPID")
 
 bound() { grep -Eq "eth0: leased $NET.11 for 120 seconds" "$TMP/dhcpcd.log"; }
 check "dhcpcd: leased $NET.11 for 120 s" wait_for 20 bound
-check_applied vm1 $NET.11/24 dhcpcd
+MTU_ON=route check_applied vm1 $NET.11/24 dhcpcd
 
 # -N: renew, unicast to the server
 dhcpcd_ctl() { nsenter -t "$DPID" -m -n dhcpcd "$@" >>"$TMP/dhcpcd-ctl.log" 2>&1; }

@@ -5,8 +5,8 @@
 #     so this test's script applies every variable udhcpc exports);
 #   - SIGUSR1 renews by unicast and is ACKed;
 #   - an unknown MAC gets nothing (no --dynamic) and is counted as a drop;
-#   - with --dynamic (after a restart) the unknown MAC gets the lowest free address, keeps it
-#     across a restart of the agent (lease file), while the static binding is unchanged.
+#   - with --dynamic unknown MACs get the lowest free address, sticky per MAC, kept in the
+#     lease file across restarts (also kill -9).
 . "$(dirname "$0")/lib.sh"
 require busybox
 UDHCPC=(busybox udhcpc)
@@ -80,23 +80,32 @@ check "udhcpc (unknown MAC): no OFFER seen" bash -c "! grep -q '^bound' '$TMP/vm
 more_drops() { [ "$(metric 'vmdhcp_agent_drops_total{reason="unknown_mac"}')" -gt "$drops_before" ]; }
 check "agent: unknown-MAC drops counted" more_drops
 
-# 4. --dynamic: the unknown MAC gets the lowest free address, sticky across restarts
+# 4. --dynamic: unknown MACs get the lowest free address, sticky, kept in the lease file
+#    across restarts, including kill -9 (the journal line is written before the next batch)
+add_vm vm4 52:54:00:bb:00:98
+add_vm vm5 52:54:00:bb:00:97
+udhcpc_q() { # VM: one exchange, quit when bound
+    ip -n "$TAG-$1" -4 addr flush dev eth0
+    : >"$TMP/$1.events"
+    ip netns exec "$TAG-$1" env EVENTS="$TMP/$1.events" "${UDHCPC[@]}" -f -n -q -i eth0 \
+        -s "$TMP/udhcpc.script" -t 5 -T 2 >>"$TMP/udhcpc-$1.log" 2>&1
+}
 stop_pid "$AGENT_PID"
+printf '# a lease from an earlier run\n52:54:00:bb:00:99 %s\n' $NET.150 >"$TMP/leases"
 start_agent "$cfg" --dynamic --lease-file "$TMP/leases" || fail "agent ready (--dynamic)" "did not start"
-: >"$TMP/vm3.events"
-ip netns exec "$TAG-vm3" env EVENTS="$TMP/vm3.events" "${UDHCPC[@]}" -f -n -q -i eth0 \
-    -s "$TMP/udhcpc.script" -t 5 -T 2 >>"$TMP/udhcpc-vm3.log" 2>&1
-check "udhcpc --dynamic: unknown MAC bound to the lowest free address $NET.100" has_addr vm3 $NET.100/24
-check "agent: lease recorded in the lease file" grep -q "^52:54:00:bb:00:99 $NET.100\$" "$TMP/leases"
-stop_pid "$AGENT_PID"
-# another MAC in the file first would take .100 if the lease were lost: make the restart matter
-start_agent "$cfg" --dynamic --lease-file "$TMP/leases" || fail "agent ready (restart)" "did not start"
-ip -n "$TAG-vm3" -4 addr flush dev eth0
-: >"$TMP/vm3.events"
-ip netns exec "$TAG-vm3" env EVENTS="$TMP/vm3.events" "${UDHCPC[@]}" -f -n -q -i eth0 \
-    -s "$TMP/udhcpc.script" -t 5 -T 2 >>"$TMP/udhcpc-vm3.log" 2>&1
-check "udhcpc --dynamic: same address after an agent restart" has_addr vm3 $NET.100/24
-check "agent: 1 dynamic lease" test "$(metric vmdhcp_agent_dynamic_leases)" = 1
+udhcpc_q vm3
+check "--dynamic: MAC from the lease file gets its old address $NET.150" has_addr vm3 $NET.150/24
+udhcpc_q vm4
+check "--dynamic: new MAC gets the lowest free address $NET.100" has_addr vm4 $NET.100/24
+check "--dynamic: lease appended to the lease file" grep -q "^52:54:00:bb:00:98 $NET.100\$" "$TMP/leases"
+check "--dynamic: static binding unchanged" wait_for 1 has_addr vm1 $NET.11/24
+kill -KILL "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null
+start_agent "$cfg" --dynamic --lease-file "$TMP/leases" || fail "agent ready (after kill -9)" "did not start"
+udhcpc_q vm5
+check "--dynamic after kill -9: next MAC gets $NET.101 ($NET.100 still leased)" has_addr vm5 $NET.101/24
+udhcpc_q vm4
+check "--dynamic after kill -9: earlier MAC keeps $NET.100" has_addr vm4 $NET.100/24
+check "agent: 3 dynamic leases" test "$(metric vmdhcp_agent_dynamic_leases)" = 3
 
 check "agent still running" kill -0 "$AGENT_PID"
 [ "$CHECKS_FAIL" -eq 0 ] || show_logs
