@@ -33,7 +33,6 @@ struct loader {
 	char *err;
 	size_t errlen;
 	struct agent_config *cfg;
-	size_t cap_bindings;
 };
 
 static int __attribute__((format(printf, 4, 5)))
@@ -209,28 +208,122 @@ doc_ref(const json_t *doc, char *out, size_t n)
 	snprintf(out, n, "%s/%s", ns != NULL && ns[0] ? ns : "default", name != NULL ? name : "");
 }
 
-static int
-add_binding(struct loader *ld, const uint8_t mac[6], uint32_t ip, const char *hostname)
-{
-	struct agent_config *c = ld->cfg;
-	struct agent_binding *b;
+/*
+ * A NIC seen in a VMNetCfg document, kept compactly until the served pool is known (a pool
+ * document may come after the VMNetCfgs). net is hash64 of the canonical network name: the
+ * NICs of the pool's network are those with its hash (64 bits: no collision in practice).
+ */
+struct nicrec {
+	uint64_t net;
+	uint32_t ip;
+	uint32_t hostname; /* offset in cfg->names */
+	uint32_t doc;      /* 0-based document index */
+	uint16_t nic;      /* index in spec.networkConfig */
+	uint8_t mac[6];
+};
 
-	if (c->n_bindings == ld->cap_bindings) {
-		size_t ncap = ld->cap_bindings == 0 ? 64 : ld->cap_bindings * 2;
-		b = realloc(c->bindings, ncap * sizeof(*b));
-		if (b == NULL)
+static uint64_t
+net_hash(const char *canonical)
+{
+	return hash64(canonical, strlen(canonical), 0x766d6468637000ull);
+}
+
+struct stream {
+	struct loader *ld;
+	const char *ippool_ref;
+	struct nicrec *nics;
+	size_t n_nics, cap_nics;
+	unsigned *lines; /* first line of each document */
+	size_t n_docs, cap_docs;
+	size_t n_pools;
+	struct ippool *pool; /* the served one */
+	size_t pool_doc;
+};
+
+static int
+stream_doc(struct stream *st, json_t *doc, unsigned line)
+{
+	struct loader *ld = st->ld;
+	size_t i = st->n_docs;
+	struct crd_error cerr = { 0 };
+	const char *kind;
+	char ref[600];
+	int r;
+
+	if (st->n_docs == st->cap_docs) {
+		size_t ncap = st->cap_docs == 0 ? 64 : st->cap_docs * 2;
+		unsigned *l = realloc(st->lines, ncap * sizeof(*l));
+		if (l == NULL)
 			return -ENOMEM;
-		c->bindings = b;
-		ld->cap_bindings = ncap;
+		st->lines = l;
+		st->cap_docs = ncap;
 	}
-	b = &c->bindings[c->n_bindings];
-	memcpy(b->mac, mac, 6);
-	b->ip = ip;
-	b->hostname = hostname != NULL ? names_add(c, hostname) : UINT32_MAX;
-	if (hostname != NULL && b->hostname == UINT32_MAX)
-		return -ENOMEM;
-	c->n_bindings++;
-	return 0;
+	st->lines[st->n_docs++] = line;
+	if (!json_is_object(doc))
+		return doc_error(ld, i, line, "not a mapping (expected an object with kind)");
+	kind = doc_kind(doc);
+	if (kind == NULL)
+		return doc_error(ld, i, line, "kind: missing");
+	if (strcmp(kind, IPPOOL_KIND) == 0) {
+		struct ippool *pool = NULL;
+		bool pick;
+
+		st->n_pools++;
+		r = ippool_decode(doc, &pool, &cerr);
+		if (r < 0)
+			return r == -EINVAL ? doc_error(ld, i, line, "%s", cerr.message) : r;
+		doc_ref(doc, ref, sizeof(ref));
+		pick = st->ippool_ref == NULL ? st->pool == NULL : strcmp(ref, st->ippool_ref) == 0;
+		if (pick && st->pool == NULL) {
+			st->pool = pool;
+			st->pool_doc = i;
+		} else {
+			ippool_free(pool);
+		}
+		return 0;
+	}
+	if (strcmp(kind, VMNETCFG_KIND) == 0) {
+		struct vmnetcfg *v = NULL;
+
+		r = vmnetcfg_decode(doc, &v, &cerr);
+		if (r < 0)
+			return r == -EINVAL ? doc_error(ld, i, line, "%s", cerr.message) : r;
+		for (size_t k = 0; k < v->spec.n_nics && r == 0; k++) {
+			const struct vmnetcfg_nic *nic = &v->spec.nics[k];
+			struct nicrec *n;
+
+			if (nic->ip_address == 0)
+				continue; /* no static address: --dynamic may serve it */
+			if (st->n_nics == st->cap_nics) {
+				size_t ncap = st->cap_nics == 0 ? 64 : st->cap_nics * 2;
+				n = realloc(st->nics, ncap * sizeof(*n));
+				if (n == NULL) {
+					r = -ENOMEM;
+					break;
+				}
+				st->nics = n;
+				st->cap_nics = ncap;
+			}
+			n = &st->nics[st->n_nics];
+			if (mac_parse(nic->mac, n->mac) < 0) {
+				r = doc_error(ld, i, line, "spec.networkConfig[%zu].macAddress: bad MAC", k);
+				break;
+			}
+			n->net = net_hash(nic->network_name);
+			n->ip = nic->ip_address;
+			n->doc = (uint32_t)i;
+			n->nic = (uint16_t)k;
+			n->hostname = names_add(ld->cfg, v->spec.vm_name);
+			if (n->hostname == UINT32_MAX)
+				r = -ENOMEM;
+			else
+				st->n_nics++;
+		}
+		vmnetcfg_free(v);
+		return r;
+	}
+	return doc_error(ld, i, line, "kind: \"%s\" is not %s or %s", kind, IPPOOL_KIND,
+	    VMNETCFG_KIND);
 }
 
 /* Where each binding came from, for duplicate messages. */
@@ -239,47 +332,57 @@ struct origin {
 	uint16_t nic;
 };
 
+/* The served pool's NICs become bindings (checked against the pool). */
 static int
-convert_vmnetcfg(struct loader *ld, size_t doc, unsigned line, const struct vmnetcfg *v,
-    struct origin **origins, size_t *cap_origins)
+stream_bindings(struct stream *st, struct origin **ret_origins)
 {
-	const struct agent_config *c = ld->cfg;
-	char a[IPV4_STRLEN], net[IPV4_STRLEN];
-	int r;
+	struct loader *ld = st->ld;
+	struct agent_config *c = ld->cfg;
+	uint64_t net = net_hash(c->network);
+	struct origin *origins = NULL;
+	char a[IPV4_STRLEN], cidr[IPV4_STRLEN];
+	size_t n = 0;
 
-	for (size_t i = 0; i < v->spec.n_nics; i++) {
-		const struct vmnetcfg_nic *nic = &v->spec.nics[i];
-		uint8_t mac[6];
-
-		if (strcmp(nic->network_name, c->network) != 0 || nic->ip_address == 0)
-			continue;
-		ipv4_format(nic->ip_address, a);
-		if ((nic->ip_address & ipv4_prefix_mask(c->prefix)) != c->cidr) {
-			ipv4_format(c->cidr, net);
-			return doc_error(ld, doc, line,
-			    "spec.networkConfig[%zu].ipAddress: %s is outside the pool's CIDR %s/%u",
-			    i, a, net, c->prefix);
+	for (size_t i = 0; i < st->n_nics; i++)
+		n += st->nics[i].net == net;
+	if (n > 0) {
+		c->bindings = malloc(n * sizeof(*c->bindings));
+		origins = malloc(n * sizeof(*origins));
+		if (c->bindings == NULL || origins == NULL) {
+			free(origins);
+			return -ENOMEM;
 		}
-		if (nic->ip_address == c->opts.server_ip || nic->ip_address == c->opts.router)
-			return doc_error(ld, doc, line,
-			    "spec.networkConfig[%zu].ipAddress: %s is the pool's %s", i, a,
-			    nic->ip_address == c->opts.server_ip ? "serverIP" : "router");
-		if (mac_parse(nic->mac, mac) < 0)
-			return doc_error(ld, doc, line, "spec.networkConfig[%zu].macAddress: bad MAC",
-			    i);
-		if ((r = add_binding(ld, mac, nic->ip_address, v->spec.vm_name)) < 0)
-			return r;
-		if (c->n_bindings > *cap_origins) {
-			size_t ncap = ld->cap_bindings;
-			struct origin *o = realloc(*origins, ncap * sizeof(*o));
-			if (o == NULL)
-				return -ENOMEM;
-			*origins = o;
-			*cap_origins = ncap;
-		}
-		(*origins)[c->n_bindings - 1] = (struct origin){ .doc = (uint32_t)doc,
-			.nic = (uint16_t)i };
 	}
+	for (size_t i = 0; i < st->n_nics; i++) {
+		const struct nicrec *nr = &st->nics[i];
+		struct agent_binding *b;
+		unsigned line;
+
+		if (nr->net != net)
+			continue;
+		line = st->lines[nr->doc];
+		ipv4_format(nr->ip, a);
+		if ((nr->ip & ipv4_prefix_mask(c->prefix)) != c->cidr) {
+			ipv4_format(c->cidr, cidr);
+			free(origins);
+			return doc_error(ld, nr->doc, line,
+			    "spec.networkConfig[%u].ipAddress: %s is outside the pool's CIDR %s/%u",
+			    nr->nic, a, cidr, c->prefix);
+		}
+		if (nr->ip == c->opts.server_ip || nr->ip == c->opts.router) {
+			free(origins);
+			return doc_error(ld, nr->doc, line,
+			    "spec.networkConfig[%u].ipAddress: %s is the pool's %s", nr->nic, a,
+			    nr->ip == c->opts.server_ip ? "serverIP" : "router");
+		}
+		b = &c->bindings[c->n_bindings];
+		memcpy(b->mac, nr->mac, 6);
+		b->ip = nr->ip;
+		b->hostname = nr->hostname;
+		origins[c->n_bindings] = (struct origin){ .doc = nr->doc, .nic = nr->nic };
+		c->n_bindings++;
+	}
+	*ret_origins = origins;
 	return 0;
 }
 
@@ -355,156 +458,120 @@ check_duplicates(struct loader *ld, const struct origin *origins, const unsigned
 	return r;
 }
 
+/* Length of the document chunk at p: up to the next line that is a "---" marker. */
+static size_t
+chunk_len(const char *p, const char *end, unsigned *ret_lines)
+{
+	const char *q = p;
+	unsigned lines = 0;
+	bool first = true;
+
+	while (q < end) {
+		const char *nl = memchr(q, '\n', (size_t)(end - q));
+		size_t n = nl != NULL ? (size_t)(nl - q) : (size_t)(end - q);
+
+		/* YAML forbids "---" at column 0 inside scalars: it always starts a document */
+		if (!first && n >= 3 && memcmp(q, "---", 3) == 0 &&
+		    (n == 3 || q[3] == ' ' || q[3] == '\t' || q[3] == '\r'))
+			break;
+		first = false;
+		lines++;
+		q = nl != NULL ? nl + 1 : end;
+	}
+	*ret_lines = lines;
+	return (size_t)(q - p);
+}
+
+/*
+ * Parses one document at a time (split at "---" lines), so a file of 65 000 objects never
+ * exists as 65 000 JSON trees at once.
+ */
 int
 agent_config_parse(const char *name, const char *text, size_t len, const char *ippool_ref,
     struct agent_config **ret, char *err, size_t errlen)
 {
 	struct loader ld = { .name = name, .err = err, .errlen = errlen };
-	struct yaml_error yerr = { 0 };
-	json_t **docs = NULL;
-	unsigned *lines = NULL;
+	struct stream st = { .ld = &ld, .ippool_ref = ippool_ref, .pool_doc = SIZE_MAX };
 	struct origin *origins = NULL;
-	size_t cap_origins = 0, n_pools = 0, pool_doc = SIZE_MAX;
-	char ref[600];
-	int n, r;
+	const char *p = text, *end = text + len;
+	unsigned line0 = 1;
+	int r = 0;
 
-	n = yaml_parse_documents(text, len, &docs, &lines, &yerr);
-	if (n < 0) {
-		if (n == -ENOMEM)
-			snprintf(err, errlen, "%s: out of memory", name);
-		else if (yerr.line > 0)
-			snprintf(err, errlen, "%s: line %u, column %u: %s", name, yerr.line,
-			    yerr.column, yerr.message[0] ? yerr.message : "invalid YAML");
-		else
-			snprintf(err, errlen, "%s: %s", name,
-			    yerr.message[0] ? yerr.message : "invalid YAML");
-		return n == -ENOMEM ? -ENOMEM : -EINVAL;
-	}
 	ld.cfg = calloc(1, sizeof(*ld.cfg));
 	if (ld.cfg == NULL) {
 		r = -ENOMEM;
 		goto fail;
 	}
+	while (p < end && r == 0) {
+		struct yaml_error yerr = { 0 };
+		unsigned n_lines, *lines = NULL;
+		size_t clen = chunk_len(p, end, &n_lines);
+		json_t **docs = NULL;
+		int n;
 
-	/* pass 1: kinds, and which IPPool is served */
-	for (size_t i = 0; i < (size_t)n; i++) {
-		const char *kind;
-
-		if (!json_is_object(docs[i])) {
-			r = doc_error(&ld, i, lines[i], "not a mapping (expected an object with kind)");
-			goto fail;
+		n = yaml_parse_documents(p, clen, &docs, &lines, &yerr);
+		if (n < 0) {
+			if (n == -ENOMEM) {
+				r = -ENOMEM;
+			} else {
+				if (yerr.line > 0)
+					snprintf(err, errlen, "%s: line %u, column %u: %s", name,
+					    yerr.line + line0 - 1, yerr.column,
+					    yerr.message[0] ? yerr.message : "invalid YAML");
+				else
+					snprintf(err, errlen, "%s: %s", name,
+					    yerr.message[0] ? yerr.message : "invalid YAML");
+				r = -EINVAL;
+			}
+			break;
 		}
-		kind = doc_kind(docs[i]);
-		if (kind == NULL) {
-			r = doc_error(&ld, i, lines[i], "kind: missing");
-			goto fail;
+		for (int k = 0; k < n; k++) {
+			if (r == 0)
+				r = stream_doc(&st, docs[k], lines[k] + line0 - 1);
+			json_decref(docs[k]);
 		}
-		if (strcmp(kind, VMNETCFG_KIND) == 0)
-			continue;
-		if (strcmp(kind, IPPOOL_KIND) != 0) {
-			r = doc_error(&ld, i, lines[i], "kind: \"%s\" is not %s or %s", kind,
-			    IPPOOL_KIND, VMNETCFG_KIND);
-			goto fail;
-		}
-		n_pools++;
-		doc_ref(docs[i], ref, sizeof(ref));
-		if (ippool_ref == NULL) {
-			if (pool_doc == SIZE_MAX)
-				pool_doc = i;
-		} else if (strcmp(ref, ippool_ref) == 0) {
-			pool_doc = i;
-		}
+		free(docs);
+		free(lines);
+		p += clen;
+		line0 += n_lines;
 	}
-	if (n_pools == 0) {
+	if (r < 0)
+		goto fail;
+	if (st.n_pools == 0) {
 		snprintf(err, errlen, "%s: no %s document", name, IPPOOL_KIND);
 		r = -EINVAL;
 		goto fail;
 	}
-	if (ippool_ref == NULL && n_pools > 1) {
+	if (ippool_ref == NULL && st.n_pools > 1) {
 		snprintf(err, errlen, "%s: %zu %s documents; pick one with --ippool-ref NAMESPACE/NAME",
-		    name, n_pools, IPPOOL_KIND);
+		    name, st.n_pools, IPPOOL_KIND);
 		r = -EINVAL;
 		goto fail;
 	}
-	if (pool_doc == SIZE_MAX) {
+	if (st.pool == NULL) {
 		snprintf(err, errlen, "%s: no %s named %s", name, IPPOOL_KIND, ippool_ref);
 		r = -EINVAL;
 		goto fail;
 	}
-
-	/* pass 2: every document decodes (a typo anywhere is an error), bindings collected */
-	{
-		struct crd_error cerr = { 0 };
-		struct ippool *pool = NULL;
-
-		r = ippool_decode(docs[pool_doc], &pool, &cerr);
-		if (r < 0) {
-			if (r == -ENOMEM)
-				goto fail;
-			r = doc_error(&ld, pool_doc, lines[pool_doc], "%s", cerr.message);
-			goto fail;
-		}
-		r = convert_pool(&ld, pool_doc, lines[pool_doc], pool);
-		ippool_free(pool);
-		if (r < 0)
-			goto fail;
-	}
-	for (size_t i = 0; i < (size_t)n; i++) {
-		struct crd_error cerr = { 0 };
-
-		if (i == pool_doc) {
-			json_decref(docs[i]);
-			docs[i] = NULL;
-			continue;
-		}
-		if (strcmp(doc_kind(docs[i]), IPPOOL_KIND) == 0) {
-			struct ippool *other = NULL;
-			r = ippool_decode(docs[i], &other, &cerr);
-			ippool_free(other);
-		} else {
-			struct vmnetcfg *v = NULL;
-			r = vmnetcfg_decode(docs[i], &v, &cerr);
-			if (r == 0)
-				r = convert_vmnetcfg(&ld, i, lines[i], v, &origins, &cap_origins);
-			else if (r == -EINVAL)
-				r = doc_error(&ld, i, lines[i], "%s", cerr.message);
-			vmnetcfg_free(v);
-			if (r < 0)
-				goto fail;
-		}
-		if (r < 0) {
-			if (r == -EINVAL)
-				r = doc_error(&ld, i, lines[i], "%s", cerr.message);
-			goto fail;
-		}
-		/* drop each tree as soon as it is decoded: keeps the peak down */
-		json_decref(docs[i]);
-		docs[i] = NULL;
-	}
-	if ((r = check_duplicates(&ld, origins, lines)) < 0)
+	if ((r = convert_pool(&ld, st.pool_doc, st.lines[st.pool_doc], st.pool)) < 0)
 		goto fail;
-	/* trim the binding array to its size */
-	if (ld.cfg->n_bindings > 0 && ld.cfg->n_bindings < ld.cap_bindings) {
-		struct agent_binding *b =
-		    realloc(ld.cfg->bindings, ld.cfg->n_bindings * sizeof(*b));
-		if (b != NULL)
-			ld.cfg->bindings = b;
-	}
+	if ((r = stream_bindings(&st, &origins)) < 0)
+		goto fail;
+	if ((r = check_duplicates(&ld, origins, st.lines)) < 0)
+		goto fail;
 	free(origins);
-	for (size_t i = 0; i < (size_t)n; i++)
-		json_decref(docs[i]);
-	free(docs);
-	free(lines);
+	free(st.nics);
+	free(st.lines);
+	ippool_free(st.pool);
 	*ret = ld.cfg;
 	return 0;
 fail:
 	if (r == -ENOMEM)
 		snprintf(err, errlen, "%s: out of memory", name);
 	free(origins);
-	for (size_t i = 0; i < (size_t)n; i++)
-		json_decref(docs[i]);
-	free(docs);
-	free(lines);
+	free(st.nics);
+	free(st.lines);
+	ippool_free(st.pool);
 	agent_config_free(ld.cfg);
 	return r;
 }
