@@ -159,6 +159,13 @@ int agent_dynamic_new(const struct agent_config *cfg, struct leasefile *lf,
 struct agent_dynamic *agent_dynamic_free(struct agent_dynamic *d);
 /* Allocation for an unknown MAC: sticky (leasefile), else lowest free. -ENOSPC when full. */
 int agent_dynamic_allocate(struct agent_dynamic *d, const uint8_t mac[6], uint32_t *ret_ip);
+/*
+ * A DECLINE of mac's dynamic lease ip: the address is in use on the network, so it stays
+ * taken and mac moves to the lowest free address (*ret_ip, recorded in the lease file).
+ * -ENOENT when ip is not mac's dynamic lease, -ENOSPC when the pool is full.
+ */
+int agent_dynamic_decline(struct agent_dynamic *d, const uint8_t mac[6], uint32_t ip,
+    uint32_t *ret_ip);
 /* Free addresses left in the pool range. */
 size_t agent_dynamic_available(const struct agent_dynamic *d);
 /*

@@ -143,6 +143,26 @@ agent_dynamic_allocate(struct agent_dynamic *d, const uint8_t mac[6], uint32_t *
 	return 0;
 }
 
+int
+agent_dynamic_decline(struct agent_dynamic *d, const uint8_t mac[6], uint32_t ip,
+    uint32_t *ret_ip)
+{
+	uint32_t cur, nip;
+	int r;
+
+	if (leasefile_lookup(d->lf, mac, &cur) < 0 || cur != ip)
+		return -ENOENT; /* not a dynamic lease of this MAC */
+	/* the declined address stays USED: something else on the network holds it */
+	if ((r = ipam_pool_allocate(d->pool, &nip)) < 0)
+		return r;
+	if ((r = leasefile_add(d->lf, mac, nip)) < 0) {
+		(void)ipam_pool_release(d->pool, nip);
+		return r;
+	}
+	*ret_ip = nip;
+	return 0;
+}
+
 size_t
 agent_dynamic_available(const struct agent_dynamic *d)
 {

@@ -306,12 +306,31 @@ static struct log_ratelimit rl_decline = LOG_RATELIMIT_INIT(10 * USEC_PER_SEC, 1
 static void
 on_decline(void *userdata, const uint8_t mac[6], uint32_t ip)
 {
-	char m[MAC_STRLEN], s[IPV4_STRLEN];
+	struct agent *a = userdata;
+	char m[MAC_STRLEN], s[IPV4_STRLEN], n[IPV4_STRLEN];
+	uint64_t now = clock_now_usec();
+	uint32_t nip;
+	int r;
 
-	(void)userdata;
 	mac_format(mac, m);
 	ipv4_format(ip, s);
-	log_ratelimited(&rl_decline, clock_now_usec(), LOG_LEVEL_WARN,
+	if (a->dyn != NULL && (r = agent_dynamic_decline(a->dyn, mac, ip, &nip)) != -ENOENT) {
+		/* a dynamic lease: move the MAC; the engine clears its DECLINE mark */
+		if (r == 0)
+			r = dhcp_server_set_binding(a->dhcp, mac, nip, NULL);
+		if (r == 0) {
+			ipv4_format(nip, n);
+			log_ratelimited(&rl_decline, now, LOG_LEVEL_WARN,
+			    "DHCPDECLINE from %s for %s: the address is in use on the network; "
+			    "%s moved to %s", m, s, m, n);
+			return;
+		}
+		log_ratelimited(&rl_decline, now, LOG_LEVEL_WARN,
+		    "DHCPDECLINE from %s for %s: the address is in use on the network; no other "
+		    "address for it: %s", m, s, strerror(-r));
+		return;
+	}
+	log_ratelimited(&rl_decline, now, LOG_LEVEL_WARN,
 	    "DHCPDECLINE from %s for %s: the address is in use on the network; not offered to "
 	    "it again until its binding changes", m, s);
 }

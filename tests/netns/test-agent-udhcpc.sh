@@ -6,7 +6,7 @@
 #   - SIGUSR1 renews by unicast and is ACKed;
 #   - an unknown MAC gets nothing (no --dynamic) and is counted as a drop;
 #   - with --dynamic unknown MACs get the lowest free address, sticky per MAC, kept in the
-#     lease file across restarts (also kill -9).
+#     lease file across restarts (also kill -9); a DECLINEd dynamic address moves the MAC.
 . "$(dirname "$0")/lib.sh"
 require busybox
 UDHCPC=(busybox udhcpc)
@@ -106,6 +106,21 @@ check "--dynamic after kill -9: next MAC gets $NET.101 ($NET.100 still leased)" 
 udhcpc_q vm4
 check "--dynamic after kill -9: earlier MAC keeps $NET.100" has_addr vm4 $NET.100/24
 check "agent: 3 dynamic leases" test "$(metric vmdhcp_agent_dynamic_leases)" = 3
+
+# 5. DECLINE: a host squats on the next free address without DHCP; udhcpc -a finds it by ARP,
+#    declines, and the agent moves the MAC to another address
+add_vm vm6 52:54:00:bb:00:96
+ip -n "$TAG-vm6" addr add $NET.102/24 dev eth0
+add_vm vm7 52:54:00:bb:00:95
+declines_before=$(metric vmdhcp_agent_declines_total)
+ip netns exec "$TAG-vm7" env EVENTS="$TMP/vm7.events" "${UDHCPC[@]}" -f -n -q -a -A 1 -i eth0 \
+    -s "$TMP/udhcpc.script" -t 6 -T 2 >>"$TMP/udhcpc-vm7.log" 2>&1
+check "DECLINE: udhcpc saw $NET.102 in use and declined" grep -q "declining" "$TMP/udhcpc-vm7.log"
+more_declines() { [ "$(metric vmdhcp_agent_declines_total)" -gt "$declines_before" ]; }
+check "DECLINE: counted by the agent" more_declines
+check "DECLINE: client then bound to $NET.103" has_addr vm7 $NET.103/24
+check "DECLINE: lease file moved the MAC to $NET.103" \
+    bash -c "grep '^52:54:00:bb:00:95 ' '$TMP/leases' | tail -n1 | grep -q ' $NET.103\$'"
 
 check "agent still running" kill -0 "$AGENT_PID"
 [ "$CHECKS_FAIL" -eq 0 ] || show_logs

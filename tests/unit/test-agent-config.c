@@ -266,6 +266,36 @@ test_dynamic_exhaustion(void)
 	agent_config_free(c);
 }
 
+static void
+test_dynamic_decline_moves_the_mac(void)
+{
+	struct agent_config *c = parse_ok(POOL_DOC);
+	struct leasefile *lf = NULL;
+	struct agent_dynamic *d = NULL;
+	char err[AGENT_ERR_MAX];
+	uint8_t m1[6] = { 2, 0, 0, 0, 0, 1 }, m2[6] = { 2, 0, 0, 0, 0, 2 };
+	uint32_t ip = 0, nip = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL_FATAL(leasefile_open(NULL, &lf, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(agent_dynamic_new(c, lf, &d), 0);
+	CU_ASSERT_EQUAL(agent_dynamic_allocate(d, m1, &ip), 0);
+	CU_ASSERT_EQUAL(ip, 0x0a000003u);
+	/* not this MAC's lease: nothing moves */
+	CU_ASSERT_EQUAL(agent_dynamic_decline(d, m1, 0x0a000009u, &nip), -ENOENT);
+	CU_ASSERT_EQUAL(agent_dynamic_decline(d, m2, 0x0a000003u, &nip), -ENOENT);
+	CU_ASSERT_EQUAL(agent_dynamic_decline(d, m1, 0x0a000003u, &nip), 0);
+	CU_ASSERT_EQUAL(nip, 0x0a000005u); /* .4 is excluded */
+	CU_ASSERT_EQUAL(leasefile_lookup(lf, m1, &ip), 0);
+	CU_ASSERT_EQUAL(ip, 0x0a000005u);
+	/* the declined address is never handed to the next MAC */
+	CU_ASSERT_EQUAL(agent_dynamic_allocate(d, m2, &ip), 0);
+	CU_ASSERT_EQUAL(ip, 0x0a000006u);
+	agent_dynamic_free(d);
+	leasefile_free(lf);
+	agent_config_free(c);
+}
+
 struct seen {
 	size_t n;
 	uint32_t last_ip;
@@ -344,6 +374,7 @@ static const struct test_case config_tests[] = {
 static const struct test_case dynamic_tests[] = {
 	{ "lowest free, sticky, survives a rebuild", test_dynamic_lowest_free_and_sticky },
 	{ "pool exhaustion is ENOSPC", test_dynamic_exhaustion },
+	{ "DECLINE moves the MAC, the address stays taken", test_dynamic_decline_moves_the_mac },
 	{ "apply and resync into the engine", test_apply_and_resync },
 	{ NULL, NULL },
 };
