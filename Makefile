@@ -217,3 +217,7 @@ $(BUILD)/bench/bench-ipam: $(BUILD)/obj/tests/bench/bench-ipam.o $(ARCHIVES)
 bench-ipam: $(BUILD)/bench/bench-ipam
 	@$(BUILD)/bench/bench-ipam
 .PHONY: bench-ipam
+
+# Every test binary links the test API server harness (tests/helpers/apiserver.c), which
+# starts BUILD/test-apiserver: build the server before the tests.
+$(UNIT_BINS) $(NETNS_BINS): | $(APISERVER)

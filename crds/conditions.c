@@ -80,14 +80,17 @@ crd_time_parse(const char *s, time_t *ret)
 void
 crd_time_format(time_t t, char out[21])
 {
+	char buf[64];
 	struct tm tm;
 
-	if (!gmtime_r(&t, &tm) || tm.tm_year + 1900 > 9999 || tm.tm_year + 1900 < 0) {
-		snprintf(out, 21, "1970-01-01T00:00:00Z");
+	if (!gmtime_r(&t, &tm) || tm.tm_year < -1900 || tm.tm_year > 9999 - 1900) {
+		memcpy(out, "1970-01-01T00:00:00Z", 21);
 		return;
 	}
-	if (strftime(out, 21, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		snprintf(out, 21, "1970-01-01T00:00:00Z");
+	snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+	    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	memcpy(out, buf, 20);
+	out[20] = '\0';
 }
 
 static json_t *
@@ -493,9 +496,12 @@ dec_cond_transition(const json_t *v, const char *path, void *ctx, struct crd_err
 	    err);
 }
 
+static const char *const cond_status_enum[] = { "True", "False", "Unknown", NULL };
+
 static const struct crd_field condition_children[] = {
 	{ .key = "type", .type = CRD_STRING, .required = true, .decode = dec_cond_type },
-	{ .key = "status", .type = CRD_STRING, .required = true, .decode = dec_cond_status },
+	{ .key = "status", .type = CRD_STRING, .required = true,
+	  .enum_values = cond_status_enum, .decode = dec_cond_status },
 	{ .key = "reason", .type = CRD_STRING, .decode = dec_cond_reason },
 	{ .key = "message", .type = CRD_STRING, .decode = dec_cond_message },
 	{ .key = "lastUpdateTime", .type = CRD_STRING, .decode = dec_cond_update },

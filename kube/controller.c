@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Reconcile loop (controller-runtime's reconcileHandler): take a key from the queue, call
+ * reconcile, then by result: OK -> forget; REQUEUE -> rate-limited add; REQUEUE_AFTER ->
+ * forget + delayed add; ERROR -> count + rate-limited add; PENDING -> the key stays in
+ * processing until kube_controller_complete. Metrics: queue depth, reconciles, errors,
+ * latency (histogram).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "kube/kube-internal.h"
+#include "lib/clock.h"
+#include "lib/metrics.h"
+#include "lib/util.h"
+
+struct kube_controller {
+	const char *name;
+	struct event_base *base;
+	struct kube_clock clock;
+	kube_reconcile_fn reconcile;
+	void *userdata;
+	struct kube_workqueue *queue;
+	struct event *run_ev;
+	unsigned max_per_pass;
+	struct kube_controller_stats stats;
+	struct metric *m_depth, *m_total, *m_errors, *m_latency, *m_requeues;
+	char metric_names[5][96]; /* borrowed by the registry */
+	/* start times of PENDING reconciles are not tracked per key: latency is measured for
+	 * the synchronous part only, which is where the loop's time goes. */
+};
+
+static const double latency_buckets[] = { 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5,
+	1, 5 };
+
+static void
+run_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct kube_controller *ctl = arg;
+
+	kube_controller_run_pending(ctl, ctl->max_per_pass);
+	if (kube_workqueue_len(ctl->queue))
+		event_active(ctl->run_ev, EV_TIMEOUT, 0); /* yield to I/O, then continue */
+}
+
+static void
+queue_notify(void *userdata)
+{
+	struct kube_controller *ctl = userdata;
+
+	if (ctl->run_ev)
+		event_active(ctl->run_ev, EV_TIMEOUT, 0);
+}
+
+int
+kube_controller_new(const struct kube_controller_opts *opts, struct kube_controller **ret)
+{
+	struct kube_workqueue_opts qo;
+	struct kube_controller *ctl;
+	int rc;
+
+	if (!opts || !opts->reconcile)
+		return -EINVAL;
+	ctl = calloc(1, sizeof(*ctl));
+	if (!ctl)
+		return -ENOMEM;
+	ctl->name = opts->name ? opts->name : "controller";
+	ctl->base = opts->base;
+	if (opts->clock)
+		ctl->clock = *opts->clock;
+	ctl->reconcile = opts->reconcile;
+	ctl->userdata = opts->userdata;
+	ctl->max_per_pass = opts->max_per_pass ? opts->max_per_pass : 64;
+	qo = opts->queue;
+	qo.base = opts->base;
+	qo.clock = opts->clock;
+	rc = kube_workqueue_new(&qo, &ctl->queue);
+	if (rc < 0)
+		goto fail;
+	if (ctl->base) {
+		ctl->run_ev = event_new(ctl->base, -1, 0, run_cb, ctl);
+		if (!ctl->run_ev) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+		kube_workqueue_set_notify(ctl->queue, queue_notify, ctl);
+	}
+	if (opts->metrics) {
+		/* Families are named per controller: kube_<name>_reconcile_total ... */
+		static const struct {
+			enum metric_type type;
+			const char *suffix, *help;
+		} fams[5] = {
+			{ METRIC_GAUGE, "workqueue_depth", "Keys ready in the work queue." },
+			{ METRIC_COUNTER, "reconcile_total", "Reconciles run." },
+			{ METRIC_COUNTER, "reconcile_errors_total", "Reconciles that failed." },
+			{ METRIC_COUNTER, "workqueue_retries_total", "Rate-limited requeues." },
+			{ METRIC_HISTOGRAM, "reconcile_duration_seconds", "Time spent in reconcile." },
+		};
+		struct metric **dst[5] = { &ctl->m_depth, &ctl->m_total, &ctl->m_errors,
+			&ctl->m_requeues, &ctl->m_latency };
+
+		for (size_t i = 0; i < 5; i++) {
+			snprintf(ctl->metric_names[i], sizeof(ctl->metric_names[i]), "kube_%s_%s",
+			    ctl->name, fams[i].suffix);
+			*dst[i] = metrics_add(opts->metrics, fams[i].type, ctl->metric_names[i],
+			    fams[i].help, NULL, NULL, 0,
+			    fams[i].type == METRIC_HISTOGRAM ? latency_buckets : NULL,
+			    fams[i].type == METRIC_HISTOGRAM ? ELEMENTSOF(latency_buckets) : 0);
+			if (!*dst[i]) {
+				rc = -ENOMEM;
+				goto fail;
+			}
+		}
+	}
+	*ret = ctl;
+	return 0;
+fail:
+	kube_controller_free(ctl);
+	return rc;
+}
+
+struct kube_controller *
+kube_controller_free(struct kube_controller *ctl)
+{
+	if (!ctl)
+		return NULL;
+	if (ctl->run_ev)
+		event_free(ctl->run_ev);
+	kube_workqueue_free(ctl->queue);
+	free(ctl);
+	return NULL;
+}
+
+static void
+update_depth(struct kube_controller *ctl)
+{
+	if (ctl->m_depth)
+		metric_set(ctl->m_depth, 0, (double)kube_workqueue_len(ctl->queue));
+}
+
+int
+kube_controller_enqueue(struct kube_controller *ctl, const char *key)
+{
+	int rc = kube_workqueue_add(ctl->queue, key);
+
+	update_depth(ctl);
+	return rc;
+}
+
+struct kube_workqueue *
+kube_controller_queue(struct kube_controller *ctl)
+{
+	return ctl->queue;
+}
+
+void
+kube_controller_get_stats(const struct kube_controller *ctl, struct kube_controller_stats *ret)
+{
+	*ret = ctl->stats;
+}
+
+static void
+apply_result(struct kube_controller *ctl, const char *key, struct kube_reconcile_result res)
+{
+	switch (res.action) {
+	case KUBE_RECONCILE_OK:
+		kube_workqueue_forget(ctl->queue, key);
+		break;
+	case KUBE_RECONCILE_REQUEUE:
+		ctl->stats.requeues++;
+		if (ctl->m_requeues)
+			metric_inc(ctl->m_requeues, 0);
+		kube_workqueue_add_rate_limited(ctl->queue, key);
+		break;
+	case KUBE_RECONCILE_REQUEUE_AFTER:
+		kube_workqueue_forget(ctl->queue, key);
+		kube_workqueue_add_after(ctl->queue, key, res.after_usec);
+		break;
+	case KUBE_RECONCILE_ERROR:
+	default:
+		ctl->stats.errors++;
+		ctl->stats.requeues++;
+		if (ctl->m_errors)
+			metric_inc(ctl->m_errors, 0);
+		if (ctl->m_requeues)
+			metric_inc(ctl->m_requeues, 0);
+		kube_workqueue_add_rate_limited(ctl->queue, key);
+		break;
+	}
+}
+
+void
+kube_controller_complete(struct kube_controller *ctl, const char *key,
+    struct kube_reconcile_result res)
+{
+	char *copy = strdup(key); /* key may be the queue's own string */
+
+	if (!copy)
+		return;
+	if (res.action == KUBE_RECONCILE_PENDING)
+		res.action = KUBE_RECONCILE_ERROR;
+	apply_result(ctl, copy, res);
+	kube_workqueue_done(ctl->queue, copy);
+	update_depth(ctl);
+	free(copy);
+}
+
+unsigned
+kube_controller_run_pending(struct kube_controller *ctl, unsigned max)
+{
+	unsigned n = 0;
+	const char *key;
+
+	while (n < max && kube_workqueue_get(ctl->queue, &key) == 0) {
+		uint64_t t0 = kube_clock_now(&ctl->clock);
+		struct kube_reconcile_result res = ctl->reconcile(ctl->userdata, key);
+		uint64_t t1 = kube_clock_now(&ctl->clock);
+
+		n++;
+		ctl->stats.reconciles++;
+		if (ctl->m_total) {
+			metric_inc(ctl->m_total, 0);
+			metric_observe(ctl->m_latency, 0, (double)(t1 - t0) / (double)USEC_PER_SEC);
+		}
+		if (res.action == KUBE_RECONCILE_PENDING)
+			continue;
+		apply_result(ctl, key, res);
+		kube_workqueue_done(ctl->queue, key);
+	}
+	update_depth(ctl);
+	return n;
+}
+
+static void
+handler_add(void *userdata, const char *key, const void *item)
+{
+	kube_controller_enqueue(userdata, key);
+}
+
+static void
+handler_update(void *userdata, const char *key, const void *old, const void *item)
+{
+	kube_controller_enqueue(userdata, key);
+}
+
+struct kube_informer_handlers
+kube_controller_handlers(struct kube_controller *ctl)
+{
+	return (struct kube_informer_handlers){
+		.on_add = handler_add,
+		.on_update = handler_update,
+		.on_delete = handler_add,
+		.userdata = ctl,
+	};
+}

@@ -1,0 +1,511 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Informer = reflector + store + handlers (client-go tools/cache, single-threaded):
+ *
+ *   LIST (paged, limit/continue) --> apply each item, remember the keys seen
+ *        last page: delete what was not seen, synced, remember list resourceVersion
+ *   WATCH from that resourceVersion (bookmarks, server timeoutSeconds)
+ *        event: transform, put/delete, call handlers, advance resourceVersion
+ *        closed by the server        --> WATCH again at once
+ *        410 Gone / Expired          --> LIST again (relist)
+ *        other failure (refused ...) --> WATCH again after jittered exponential backoff
+ *
+ * Objects are transformed into the caller's compact struct as they arrive, and the json_t
+ * is dropped; items whose resourceVersion did not change on relist are not transformed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "kube/kube-internal.h"
+#include "lib/clock.h"
+
+#define MAX_HANDLERS 8
+#define KEY_MAX 512
+
+enum inf_state {
+	INF_IDLE,
+	INF_LISTING,
+	INF_WATCHING,
+	INF_BACKOFF,
+};
+
+struct kube_informer {
+	struct kube_client *c;
+	const struct kube_resource *res;
+	char *ns, *label_selector, *field_selector;
+	unsigned page_size;
+	uint64_t resync_usec;
+	unsigned watch_timeout_s;
+	uint64_t backoff_base, backoff_max;
+	unsigned attempt;
+	uint64_t seed;
+	kube_transform_fn transform;
+	void *transform_userdata;
+	struct kube_store *store;
+	struct kube_store *seen; /* keys seen during the current list */
+	struct kube_informer_handlers handlers[MAX_HANDLERS];
+	size_t nhandlers;
+	enum inf_state state;
+	bool synced;
+	bool backoff_relist; /* what to do when the backoff timer fires */
+	char rv[64];
+	char *continue_token;
+	struct kube_watch *watch;
+	struct kube_http_call *list_call; /* a list page in flight */
+	struct event *backoff_timer;
+	struct event *resync_timer;
+	struct kube_informer_stats stats;
+};
+
+static void start_list(struct kube_informer *inf);
+static void start_watch(struct kube_informer *inf);
+static void backoff_fired(evutil_socket_t fd, short what, void *arg);
+static void resync_fired(evutil_socket_t fd, short what, void *arg);
+
+static void
+noop_destroy(void *item)
+{
+}
+
+int
+kube_informer_new(struct kube_client *c, const struct kube_informer_opts *opts,
+    struct kube_informer **ret)
+{
+	struct kube_informer *inf;
+	struct event_base *base = kube_client_base(c);
+	int rc;
+
+	if (!opts || !opts->res)
+		return -EINVAL;
+	if (opts->transform && !opts->destroy)
+		return -EINVAL;
+	inf = calloc(1, sizeof(*inf));
+	if (!inf)
+		return -ENOMEM;
+	inf->c = c;
+	inf->res = opts->res;
+	inf->page_size = opts->page_size ? opts->page_size : 500;
+	inf->resync_usec = opts->resync_usec;
+	inf->watch_timeout_s = opts->watch_timeout_s;
+	inf->backoff_base = opts->backoff_base_usec ? opts->backoff_base_usec : 800 * USEC_PER_MSEC;
+	inf->backoff_max = opts->backoff_max_usec ? opts->backoff_max_usec : 30 * USEC_PER_SEC;
+	inf->seed = clock_now_usec() | 1;
+	inf->transform = opts->transform;
+	inf->transform_userdata = opts->transform_userdata;
+	rc = -ENOMEM;
+	if ((opts->ns && !(inf->ns = strdup(opts->ns))) ||
+	    (opts->label_selector && !(inf->label_selector = strdup(opts->label_selector))) ||
+	    (opts->field_selector && !(inf->field_selector = strdup(opts->field_selector))))
+		goto fail;
+	rc = kube_store_new(opts->transform ? opts->destroy : NULL, &inf->store);
+	if (rc < 0)
+		goto fail;
+	rc = -ENOMEM;
+	inf->backoff_timer = evtimer_new(base, backoff_fired, inf);
+	inf->resync_timer = event_new(base, -1, EV_PERSIST, resync_fired, inf);
+	if (!inf->backoff_timer || !inf->resync_timer)
+		goto fail;
+	*ret = inf;
+	return 0;
+fail:
+	kube_informer_free(inf);
+	return rc;
+}
+
+struct kube_informer *
+kube_informer_free(struct kube_informer *inf)
+{
+	if (!inf)
+		return NULL;
+	kube_watch_free(inf->watch);
+	kube_http_cancel(inf->list_call);
+	if (inf->backoff_timer)
+		event_free(inf->backoff_timer);
+	if (inf->resync_timer)
+		event_free(inf->resync_timer);
+	kube_store_free(inf->store);
+	kube_store_free(inf->seen);
+	free(inf->continue_token);
+	free(inf->ns);
+	free(inf->label_selector);
+	free(inf->field_selector);
+	free(inf);
+	return NULL;
+}
+
+int
+kube_informer_add_index(struct kube_informer *inf, const char *name, kube_index_fn fn)
+{
+	return kube_store_add_index(inf->store, name, fn);
+}
+
+int
+kube_informer_add_handlers(struct kube_informer *inf, const struct kube_informer_handlers *h)
+{
+	if (inf->nhandlers == MAX_HANDLERS)
+		return -ENOSPC;
+	inf->handlers[inf->nhandlers++] = *h;
+	return 0;
+}
+
+bool
+kube_informer_has_synced(const struct kube_informer *inf)
+{
+	return inf->synced;
+}
+
+struct kube_store *
+kube_informer_store(struct kube_informer *inf)
+{
+	return inf->store;
+}
+
+void
+kube_informer_get_stats(const struct kube_informer *inf, struct kube_informer_stats *ret)
+{
+	*ret = inf->stats;
+	snprintf(ret->last_resource_version, sizeof(ret->last_resource_version), "%s", inf->rv);
+}
+
+/* --- applying objects ----------------------------------------------------------------------- */
+
+static void
+notify_add(struct kube_informer *inf, const char *key, const void *item)
+{
+	for (size_t i = 0; i < inf->nhandlers; i++)
+		if (inf->handlers[i].on_add)
+			inf->handlers[i].on_add(inf->handlers[i].userdata, key, item);
+}
+
+static void
+notify_update(struct kube_informer *inf, const char *key, const void *old, const void *item)
+{
+	for (size_t i = 0; i < inf->nhandlers; i++)
+		if (inf->handlers[i].on_update)
+			inf->handlers[i].on_update(inf->handlers[i].userdata, key, old, item);
+}
+
+static void
+notify_delete(struct kube_informer *inf, const char *key, const void *item)
+{
+	for (size_t i = 0; i < inf->nhandlers; i++)
+		if (inf->handlers[i].on_delete)
+			inf->handlers[i].on_delete(inf->handlers[i].userdata, key, item);
+}
+
+static void
+set_rv(struct kube_informer *inf, const char *rv)
+{
+	if (rv && *rv && strlen(rv) < sizeof(inf->rv))
+		strcpy(inf->rv, rv);
+}
+
+/* Adds or replaces obj (borrowed). */
+static void
+apply_upsert(struct kube_informer *inf, json_t *obj, bool from_list)
+{
+	const char *rv = kube_obj_resource_version(obj);
+	const char *old_rv;
+	char key[KEY_MAX];
+	void *item, *old = NULL;
+	bool existed;
+
+	if (kube_obj_key(obj, key, sizeof(key)) < 0) {
+		inf->stats.dropped++;
+		return;
+	}
+	if (from_list && inf->seen)
+		kube_store_put(inf->seen, key, NULL, (void *)1, NULL);
+	old_rv = kube_store_resource_version(inf->store, key);
+	existed = kube_store_get(inf->store, key) != NULL;
+	if (existed && from_list && rv && old_rv && strcmp(rv, old_rv) == 0)
+		return; /* unchanged since we saw it */
+	item = inf->transform ? inf->transform(inf->transform_userdata, obj) : json_incref(obj);
+	if (!item) {
+		inf->stats.dropped++;
+		return;
+	}
+	if (kube_store_put(inf->store, key, rv, item, &old) < 0) {
+		inf->stats.dropped++;
+		kube_store_destroy_item(inf->store, old);
+		return;
+	}
+	if (old) {
+		notify_update(inf, key, old, item);
+		kube_store_destroy_item(inf->store, old);
+	} else {
+		notify_add(inf, key, item);
+	}
+}
+
+static void
+apply_delete_key(struct kube_informer *inf, const char *key)
+{
+	void *old = NULL;
+
+	if (kube_store_delete(inf->store, key, &old) == 0) {
+		notify_delete(inf, key, old);
+		kube_store_destroy_item(inf->store, old);
+	}
+}
+
+/* --- backoff ----------------------------------------------------------------------------- */
+
+static void
+backoff_fired(evutil_socket_t fd, short what, void *arg)
+{
+	struct kube_informer *inf = arg;
+
+	if (inf->backoff_relist)
+		start_list(inf);
+	else
+		start_watch(inf);
+}
+
+static void
+schedule_retry(struct kube_informer *inf, bool relist)
+{
+	uint64_t d = kube_backoff_delay(inf->backoff_base, inf->backoff_max, inf->attempt,
+	    &inf->seed);
+	struct timeval tv = { .tv_sec = (time_t)(d / USEC_PER_SEC),
+		.tv_usec = (suseconds_t)(d % USEC_PER_SEC) };
+
+	if (inf->attempt < 32)
+		inf->attempt++;
+	inf->stats.errors++;
+	inf->state = INF_BACKOFF;
+	inf->backoff_relist = relist;
+	evtimer_add(inf->backoff_timer, &tv);
+}
+
+/* --- list ------------------------------------------------------------------------------------ */
+
+struct seen_ctx {
+	struct kube_informer *inf;
+	char **keys;
+	size_t n, cap;
+};
+
+static int
+collect_unseen(void *userdata, const char *key, const void *item)
+{
+	struct seen_ctx *ctx = userdata;
+
+	if (kube_store_get(ctx->inf->seen, key))
+		return 0;
+	if (ctx->n == ctx->cap) {
+		size_t cap = ctx->cap ? ctx->cap * 2 : 16;
+		char **k = realloc(ctx->keys, cap * sizeof(*k));
+
+		if (!k)
+			return -ENOMEM;
+		ctx->keys = k;
+		ctx->cap = cap;
+	}
+	ctx->keys[ctx->n] = strdup(key);
+	if (!ctx->keys[ctx->n])
+		return -ENOMEM;
+	ctx->n++;
+	return 0;
+}
+
+static void
+finish_list(struct kube_informer *inf)
+{
+	struct seen_ctx ctx = { .inf = inf };
+
+	kube_store_foreach(inf->store, collect_unseen, &ctx);
+	for (size_t i = 0; i < ctx.n; i++) {
+		apply_delete_key(inf, ctx.keys[i]);
+		free(ctx.keys[i]);
+	}
+	free(ctx.keys);
+	inf->seen = kube_store_free(inf->seen);
+	inf->stats.lists++;
+	inf->synced = true;
+	inf->attempt = 0;
+	start_watch(inf);
+}
+
+static void list_page(struct kube_informer *inf);
+
+static void
+list_done(void *userdata, const struct kube_result *res)
+{
+	struct kube_informer *inf = userdata;
+	const json_t *items, *meta;
+	const char *cont;
+	size_t i;
+	json_t *v;
+
+	inf->list_call = NULL;
+	if (res->error < 0) {
+		free(inf->continue_token);
+		inf->continue_token = NULL;
+		inf->seen = kube_store_free(inf->seen);
+		schedule_retry(inf, true);
+		return;
+	}
+	inf->stats.pages++;
+	items = json_object_get(res->object, "items");
+	json_array_foreach(items, i, v)
+		apply_upsert(inf, v, true);
+	meta = json_object_get(res->object, "metadata");
+	cont = json_string_value(json_object_get(meta, "continue"));
+	free(inf->continue_token);
+	inf->continue_token = NULL;
+	if (cont && *cont) {
+		inf->continue_token = strdup(cont);
+		if (!inf->continue_token) {
+			inf->seen = kube_store_free(inf->seen);
+			schedule_retry(inf, true);
+			return;
+		}
+		list_page(inf);
+		return;
+	}
+	set_rv(inf, json_string_value(json_object_get(meta, "resourceVersion")));
+	finish_list(inf);
+}
+
+static void
+list_page(struct kube_informer *inf)
+{
+	struct kube_list_opts lo = {
+		.label_selector = inf->label_selector,
+		.field_selector = inf->field_selector,
+		.limit = inf->page_size,
+		.continue_token = inf->continue_token,
+	};
+
+	if (kube_list_call(inf->c, inf->res, inf->ns, &lo, list_done, inf, &inf->list_call) < 0) {
+		inf->seen = kube_store_free(inf->seen);
+		schedule_retry(inf, true);
+	}
+}
+
+static void
+start_list(struct kube_informer *inf)
+{
+	inf->state = INF_LISTING;
+	kube_store_free(inf->seen);
+	inf->seen = NULL;
+	if (kube_store_new(noop_destroy, &inf->seen) < 0) {
+		schedule_retry(inf, true);
+		return;
+	}
+	free(inf->continue_token);
+	inf->continue_token = NULL;
+	list_page(inf);
+}
+
+/* --- watch ---------------------------------------------------------------------------------- */
+
+static void
+watch_event(void *userdata, enum kube_watch_type type, json_t *obj)
+{
+	struct kube_informer *inf = userdata;
+	char key[KEY_MAX];
+
+	switch (type) {
+	case KUBE_WATCH_ADDED:
+	case KUBE_WATCH_MODIFIED:
+		apply_upsert(inf, obj, false);
+		break;
+	case KUBE_WATCH_DELETED:
+		if (kube_obj_key(obj, key, sizeof(key)) == 0)
+			apply_delete_key(inf, key);
+		break;
+	case KUBE_WATCH_BOOKMARK:
+		break;
+	case KUBE_WATCH_ERROR:
+		return; /* the stream ends; watch_end decides */
+	}
+	inf->stats.events++;
+	set_rv(inf, kube_obj_resource_version(obj));
+}
+
+static void
+watch_end(void *userdata, int error, const char *message)
+{
+	struct kube_informer *inf = userdata;
+
+	inf->watch = kube_watch_free(inf->watch);
+	if (error == 0) {
+		inf->attempt = 0;
+		start_watch(inf);
+	} else if (error == -EKEYEXPIRED) {
+		inf->stats.relists_410++;
+		inf->rv[0] = '\0';
+		start_list(inf);
+	} else {
+		schedule_retry(inf, false);
+	}
+}
+
+static void
+start_watch(struct kube_informer *inf)
+{
+	struct kube_watch_opts wo = {
+		.label_selector = inf->label_selector,
+		.field_selector = inf->field_selector,
+		.resource_version = inf->rv,
+		.bookmarks = true,
+	};
+
+	if (!inf->rv[0]) {
+		start_list(inf);
+		return;
+	}
+	wo.timeout_seconds = inf->watch_timeout_s;
+	if (!wo.timeout_seconds) {
+		uint64_t jitter = kube_backoff_delay(600, 600, 0, &inf->seed); /* 300..600 */
+
+		wo.timeout_seconds = (unsigned)jitter;
+	}
+	inf->state = INF_WATCHING;
+	if (kube_watch_start(inf->c, inf->res, inf->ns, &wo, watch_event, watch_end, inf,
+		&inf->watch) < 0) {
+		inf->watch = NULL;
+		schedule_retry(inf, false);
+		return;
+	}
+	inf->stats.watches++;
+}
+
+/* --- resync ------------------------------------------------------------------------------- */
+
+static int
+resync_visit(void *userdata, const char *key, const void *item)
+{
+	notify_update(userdata, key, item, item);
+	return 0;
+}
+
+static void
+resync_fired(evutil_socket_t fd, short what, void *arg)
+{
+	struct kube_informer *inf = arg;
+
+	if (inf->synced)
+		kube_store_foreach(inf->store, resync_visit, inf);
+}
+
+int
+kube_informer_start(struct kube_informer *inf)
+{
+	if (inf->state != INF_IDLE)
+		return -EALREADY;
+	if (inf->resync_usec) {
+		struct timeval tv = { .tv_sec = (time_t)(inf->resync_usec / USEC_PER_SEC),
+			.tv_usec = (suseconds_t)(inf->resync_usec % USEC_PER_SEC) };
+
+		evtimer_add(inf->resync_timer, &tv);
+	}
+	start_list(inf);
+	return 0;
+}

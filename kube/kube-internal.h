@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef VMDHCP_KUBE_INTERNAL_H
+#define VMDHCP_KUBE_INTERNAL_H
+
+/* kube/ internals shared by its files, its tests and its fuzzers. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kube/kube.h"
+
+/* --- config (config.c) -------------------------------------------------------------- */
+
+struct kube_config {
+	char *server; /* "https://host:port", no trailing slash */
+	char *ca_file;
+	char *ca_data; /* PEM */
+	size_t ca_data_len;
+	char *cert_file, *key_file;
+	char *cert_data, *key_data; /* PEM */
+	size_t cert_data_len, key_data_len;
+	char *token;      /* current bearer token */
+	char *token_file; /* re-read when its inode/size/mtime change */
+	uint64_t token_stamp[3];
+	char *namespace;
+	bool insecure;
+};
+
+/* Parses a kubeconfig document (already YAML-decoded; borrowed). path only for messages. */
+int kube_config_from_json(const json_t *doc, const char *path, const char *context,
+    struct kube_config **ret, char *err, size_t err_len);
+
+/* --- HTTP transport (http.c; tests/fakes/fake-http.c may replace it) ------------------- */
+
+struct kube_http;
+struct kube_http_call;
+
+struct kube_http_request {
+	const char *method;
+	const char *path; /* "/api/v1/..." with query string */
+	const char *content_type; /* of body, or NULL */
+	const char *body;
+	size_t body_len;
+	bool stream;     /* deliver 2xx body through on_data as it arrives (watch) */
+	long timeout_ms; /* 0 = client default; stream: 0 = none */
+	/* stream only: a 2xx body chunk (borrowed). Return false to abort the call quietly. */
+	bool (*on_data)(void *userdata, const char *data, size_t len);
+	/*
+	 * Completion: error 0 when an HTTP answer came (any status), else negative errno of the
+	 * transport with message "METHOD URL: curl text". body (non-stream, or a non-2xx stream
+	 * answer) borrowed for the call.
+	 */
+	void (*on_done)(void *userdata, int error, long status, const char *body, size_t len,
+	    const char *message);
+	void *userdata;
+	/* Optional: frees userdata when the call ends without on_done (cancel, free). */
+	void (*release)(void *userdata);
+};
+
+int kube_http_new(struct event_base *base, struct kube_config *cfg, struct kube_http **ret);
+struct kube_http *kube_http_free(struct kube_http *h);
+void kube_http_set_timeouts(struct kube_http *h, long request_ms, long connect_ms);
+/* req copied. *ret (optional) is a handle valid until on_done runs or it is cancelled. */
+int kube_http_submit(struct kube_http *h, const struct kube_http_request *req,
+    struct kube_http_call **ret);
+/* No callback after this. Safe from inside any callback. */
+void kube_http_cancel(struct kube_http_call *call);
+/* curl error code -> negative errno. */
+int kube_curl_errno(int curl_code);
+
+/* --- client internals ----------------------------------------------------------------- */
+
+struct kube_http *kube_client_http(struct kube_client *c);
+/*
+ * The next verb called on c stores its call handle in *slot (valid until its callback runs;
+ * the owner clears it there, and cancels it when freed first).
+ */
+void kube_client_capture(struct kube_client *c, struct kube_http_call **slot);
+/* kube_list that also hands back the call (cancel it with kube_http_cancel). */
+int kube_list_call(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const struct kube_list_opts *opts, kube_done_fn done, void *userdata,
+    struct kube_http_call **ret);
+/* Path of a collection or object: /api/v1/namespaces/NS/RES[/NAME][/SUB]. */
+int kube_resource_path(const struct kube_resource *res, const char *ns, const char *name,
+    const char *subresource, char *out, size_t len);
+/* Appends "k=v" (URL-encoded value) with ? or & to a query under construction. */
+int kube_query_add(char *out, size_t len, const char *k, const char *v);
+/* Fills a result from an HTTP answer; *ret_obj gets the parsed JSON (new ref, may be NULL). */
+void kube_result_from_http(struct kube_result *res, int error, long status, const char *body,
+    size_t len, const char *message, json_t **ret_obj);
+
+/* --- watch stream framing (watch.c) -------------------------------------------------- */
+
+/*
+ * Newline-delimited JSON: bytes in, one event per complete line out. A line longer than
+ * max_line is dropped (counted) and the framer resynchronises at the next newline.
+ */
+struct kube_watch_framer {
+	char *buf;
+	size_t len, cap;
+	size_t max_line;
+	bool skipping; /* inside an over-long line */
+	uint64_t lines, dropped;
+};
+
+typedef void (*kube_framer_event_fn)(void *userdata, enum kube_watch_type type, json_t *object);
+
+void kube_watch_framer_init(struct kube_watch_framer *f, size_t max_line);
+void kube_watch_framer_release(struct kube_watch_framer *f);
+/* Feeds bytes; calls fn for each decoded event. Returns 0 or -ENOMEM. */
+int kube_watch_framer_feed(struct kube_watch_framer *f, const char *data, size_t len,
+    kube_framer_event_fn fn, void *userdata);
+/* Decodes one line: returns 0 with type and object (new reference) or -EBADMSG. */
+int kube_watch_decode_line(const char *line, size_t len, enum kube_watch_type *ret_type,
+    json_t **ret_object);
+
+/* --- backoff ---------------------------------------------------------------------------- */
+
+/* Exponential with jitter: base * 2^attempt capped at max, then scaled by [0.5, 1.0). */
+uint64_t kube_backoff_delay(uint64_t base, uint64_t max, unsigned attempt, uint64_t *seed);
+
+#endif

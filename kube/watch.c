@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Watch streams: the API server sends one JSON object per line ({"type":..., "object":...});
+ * chunks may split a line anywhere, or carry many lines. The framer reassembles lines,
+ * decodes them, and counts what it drops.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/kube-internal.h"
+#include "lib/util.h"
+
+#define WATCH_MAX_LINE (64u << 20)
+
+static const char *const watch_type_names[] = {
+	[KUBE_WATCH_ADDED] = "ADDED",
+	[KUBE_WATCH_MODIFIED] = "MODIFIED",
+	[KUBE_WATCH_DELETED] = "DELETED",
+	[KUBE_WATCH_BOOKMARK] = "BOOKMARK",
+	[KUBE_WATCH_ERROR] = "ERROR",
+};
+
+const char *
+kube_watch_type_name(enum kube_watch_type t)
+{
+	if ((size_t)t >= ELEMENTSOF(watch_type_names))
+		return "?";
+	return watch_type_names[t];
+}
+
+int
+kube_watch_decode_line(const char *line, size_t len, enum kube_watch_type *ret_type,
+    json_t **ret_object)
+{
+	json_t *root, *obj;
+	const char *type;
+
+	root = json_loadb(line, len, 0, NULL);
+	if (!root)
+		return -EBADMSG;
+	type = json_string_value(json_object_get(root, "type"));
+	obj = json_object_get(root, "object");
+	if (!type || !json_is_object(obj)) {
+		json_decref(root);
+		return -EBADMSG;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(watch_type_names); i++) {
+		if (strcmp(type, watch_type_names[i]) == 0) {
+			*ret_type = (enum kube_watch_type)i;
+			*ret_object = json_incref(obj);
+			json_decref(root);
+			return 0;
+		}
+	}
+	json_decref(root);
+	return -EBADMSG;
+}
+
+void
+kube_watch_framer_init(struct kube_watch_framer *f, size_t max_line)
+{
+	memset(f, 0, sizeof(*f));
+	f->max_line = max_line ? max_line : WATCH_MAX_LINE;
+}
+
+void
+kube_watch_framer_release(struct kube_watch_framer *f)
+{
+	free(f->buf);
+	f->buf = NULL;
+	f->len = f->cap = 0;
+}
+
+static void
+emit_line(struct kube_watch_framer *f, const char *line, size_t len, kube_framer_event_fn fn,
+    void *userdata)
+{
+	enum kube_watch_type type;
+	json_t *obj;
+
+	while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' '))
+		len--;
+	if (len == 0)
+		return; /* blank keep-alive line */
+	f->lines++;
+	if (kube_watch_decode_line(line, len, &type, &obj) < 0) {
+		f->dropped++;
+		return;
+	}
+	fn(userdata, type, obj);
+	json_decref(obj);
+}
+
+static int
+buffer_append(struct kube_watch_framer *f, const char *data, size_t n)
+{
+	if (f->len + n > f->cap) {
+		size_t cap = f->cap ? f->cap : 16384;
+		char *p;
+
+		while (cap < f->len + n)
+			cap *= 2;
+		p = realloc(f->buf, cap);
+		if (!p)
+			return -ENOMEM;
+		f->buf = p;
+		f->cap = cap;
+	}
+	memcpy(f->buf + f->len, data, n);
+	f->len += n;
+	return 0;
+}
+
+int
+kube_watch_framer_feed(struct kube_watch_framer *f, const char *data, size_t len,
+    kube_framer_event_fn fn, void *userdata)
+{
+	while (len > 0) {
+		const char *nl = memchr(data, '\n', len);
+		size_t n = nl ? (size_t)(nl - data) : len;
+
+		if (f->skipping) {
+			if (nl)
+				f->skipping = false;
+		} else if (f->len + n > f->max_line) {
+			f->dropped++;
+			f->len = 0;
+			f->skipping = !nl;
+		} else if (!nl) {
+			if (buffer_append(f, data, n) < 0)
+				return -ENOMEM;
+		} else if (f->len == 0) {
+			emit_line(f, data, n, fn, userdata); /* whole line in this chunk */
+		} else {
+			if (buffer_append(f, data, n) < 0)
+				return -ENOMEM;
+			emit_line(f, f->buf, f->len, fn, userdata);
+			f->len = 0;
+		}
+		if (!nl)
+			break;
+		data = nl + 1;
+		len -= n + 1;
+	}
+	/* Give back a big buffer once a huge line is done. */
+	if (f->len == 0 && f->cap > (1u << 20)) {
+		free(f->buf);
+		f->buf = NULL;
+		f->cap = 0;
+	}
+	return 0;
+}
+
+/* --- one watch stream ------------------------------------------------------------------------ */
+
+struct kube_watch {
+	struct kube_http_call *call;
+	struct kube_watch_framer framer;
+	kube_watch_event_fn on_event;
+	kube_watch_end_fn on_end;
+	void *userdata;
+	bool stopped;   /* freed by the user from a callback: drop the rest */
+	bool in_event;  /* inside on_event */
+	bool free_later;
+	bool gone;      /* an ERROR event said 410 */
+	int error_err;  /* errno of an ERROR event */
+	char error_message[256];
+};
+
+static void
+framed_event(void *userdata, enum kube_watch_type type, json_t *object)
+{
+	struct kube_watch *w = userdata;
+
+	if (w->stopped)
+		return;
+	if (type == KUBE_WATCH_ERROR) {
+		long code = (long)json_integer_value(json_object_get(object, "code"));
+		const char *reason = json_string_value(json_object_get(object, "reason"));
+		const char *msg = json_string_value(json_object_get(object, "message"));
+
+		w->error_err = kube_status_to_errno(code ? code : 500, reason);
+		snprintf(w->error_message, sizeof(w->error_message), "%s",
+		    msg ? msg : "watch error");
+	}
+	w->in_event = true;
+	w->on_event(w->userdata, type, object);
+	w->in_event = false;
+}
+
+static bool
+watch_data(void *userdata, const char *data, size_t len)
+{
+	struct kube_watch *w = userdata;
+
+	if (kube_watch_framer_feed(&w->framer, data, len, framed_event, w) < 0)
+		return false;
+	if (w->free_later) {
+		kube_watch_framer_release(&w->framer);
+		free(w);
+		return false; /* the call was cancelled already */
+	}
+	/* An ERROR event ends the stream: the server closes it anyway. */
+	return w->error_err == 0;
+}
+
+static void
+watch_done(void *userdata, int error, long status, const char *body, size_t len,
+    const char *message)
+{
+	struct kube_watch *w = userdata;
+	struct kube_result res;
+	json_t *obj = NULL;
+	int err = 0;
+	const char *msg = "";
+
+	w->call = NULL;
+	if (w->error_err) {
+		err = w->error_err;
+		msg = w->error_message;
+	} else if (error < 0 && error != -ECANCELED) {
+		err = error;
+		msg = message;
+	} else if (error == 0 && (status < 200 || status >= 300)) {
+		kube_result_from_http(&res, error, status, body, len, message, &obj);
+		err = res.error;
+		snprintf(w->error_message, sizeof(w->error_message), "watch: HTTP %ld %s", status,
+		    res.message);
+		msg = w->error_message;
+	}
+	w->on_end(w->userdata, err, msg);
+	json_decref(obj);
+}
+
+int
+kube_watch_start(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const struct kube_watch_opts *opts, kube_watch_event_fn on_event, kube_watch_end_fn on_end,
+    void *userdata, struct kube_watch **ret)
+{
+	struct kube_http_request req = { .method = "GET", .stream = true };
+	char path[2048], num[24];
+	struct kube_watch *w;
+	int rc;
+
+	if (!on_event || !on_end || !ret)
+		return -EINVAL;
+	rc = kube_resource_path(res, ns, NULL, NULL, path, sizeof(path));
+	if (rc < 0)
+		return rc;
+	if ((rc = kube_query_add(path, sizeof(path), "watch", "true")) < 0)
+		return rc;
+	if (opts) {
+		snprintf(num, sizeof(num), "%u", opts->timeout_seconds);
+		if ((rc = kube_query_add(path, sizeof(path), "labelSelector",
+			 opts->label_selector)) < 0 ||
+		    (rc = kube_query_add(path, sizeof(path), "fieldSelector",
+			 opts->field_selector)) < 0 ||
+		    (rc = kube_query_add(path, sizeof(path), "resourceVersion",
+			 opts->resource_version && *opts->resource_version
+			     ? opts->resource_version
+			     : NULL)) < 0 ||
+		    (rc = kube_query_add(path, sizeof(path), "allowWatchBookmarks",
+			 opts->bookmarks ? "true" : NULL)) < 0 ||
+		    (rc = kube_query_add(path, sizeof(path), "timeoutSeconds",
+			 opts->timeout_seconds ? num : NULL)) < 0)
+			return rc;
+		/* Client-side guard a little past the server's own timeout. */
+		if (opts->timeout_seconds)
+			req.timeout_ms = (long)opts->timeout_seconds * 1000 + 30000;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	kube_watch_framer_init(&w->framer, 0);
+	w->on_event = on_event;
+	w->on_end = on_end;
+	w->userdata = userdata;
+	req.path = path;
+	req.on_data = watch_data;
+	req.on_done = watch_done;
+	req.userdata = w;
+	rc = kube_http_submit(kube_client_http(c), &req, &w->call);
+	if (rc < 0) {
+		free(w);
+		return rc;
+	}
+	*ret = w;
+	return 0;
+}
+
+struct kube_watch *
+kube_watch_free(struct kube_watch *w)
+{
+	if (!w)
+		return NULL;
+	if (w->call)
+		kube_http_cancel(w->call);
+	w->call = NULL;
+	w->stopped = true;
+	if (w->in_event) {
+		w->free_later = true; /* watch_data frees it when the handler returns */
+		return NULL;
+	}
+	kube_watch_framer_release(&w->framer);
+	free(w);
+	return NULL;
+}
+
+uint64_t
+kube_watch_dropped(const struct kube_watch *w)
+{
+	return w->framer.dropped;
+}

@@ -1,0 +1,606 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kube client verbs and error paths against the in-memory API server (tests/apiserver). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "kube/kube-internal.h"
+#include "lib/util.h"
+#include "tests/helpers/apiserver.h"
+#include "tests/runner.h"
+
+static struct test_apiserver *srv;
+static struct event_base *base;
+static struct kube_config *cfg;
+static struct kube_client *client;
+
+static int
+suite_init(void)
+{
+	char err[512];
+
+	if (test_apiserver_start(&srv, NULL) < 0)
+		return -1;
+	base = event_base_new();
+	if (kube_config_from_kubeconfig(test_apiserver_kubeconfig(srv), NULL, &cfg, err,
+		sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	return kube_client_new(base, cfg, &client);
+}
+
+static int
+suite_cleanup(void)
+{
+	kube_client_free(client);
+	kube_config_free(cfg);
+	event_base_free(base);
+	test_apiserver_stop(srv);
+	return 0;
+}
+
+/* --- synchronous wrapper ----------------------------------------------------------------- */
+
+struct answer {
+	bool done;
+	int error;
+	long status;
+	char reason[64];
+	char message[512];
+	json_t *obj;
+};
+
+static void
+answer_cb(void *userdata, const struct kube_result *res)
+{
+	struct answer *a = userdata;
+
+	a->done = true;
+	a->error = res->error;
+	a->status = res->http_status;
+	snprintf(a->reason, sizeof(a->reason), "%s", res->reason);
+	snprintf(a->message, sizeof(a->message), "%s", res->message);
+	a->obj = json_incref(res->object);
+}
+
+static void
+answer_reset(struct answer *a)
+{
+	json_decref(a->obj);
+	memset(a, 0, sizeof(*a));
+}
+
+static int
+wait_answer(struct answer *a, int rc)
+{
+	CU_ASSERT_EQUAL(rc, 0);
+	if (rc < 0)
+		return rc;
+	CU_ASSERT_EQUAL(kube_run_until(base, &a->done, 20000), 0);
+	return a->error;
+}
+
+static json_t *
+configmap(const char *name, const char *app, const char *value)
+{
+	return json_pack("{s:{s:s, s:s, s:{s:s}}, s:{s:s}}", "metadata", "name", name,
+	    "namespace", "t", "labels", "app", app, "data", "v", value);
+}
+
+/* --- tests ----------------------------------------------------------------------------------- */
+
+static void
+test_create_get(void)
+{
+	struct answer a = { 0 };
+	json_t *cm = configmap("one", "web", "1");
+
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "t", cm,
+					    answer_cb, &a)),
+	    0);
+	CU_ASSERT_EQUAL(a.status, 201);
+	CU_ASSERT_PTR_NOT_NULL(kube_obj_uid(a.obj));
+	CU_ASSERT_PTR_NOT_NULL(kube_obj_resource_version(a.obj));
+	answer_reset(&a);
+
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "one",
+					    answer_cb, &a)),
+	    0);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(a.obj, "data"),
+				   "v")),
+	    "1");
+	answer_reset(&a);
+
+	/* again: AlreadyExists -> -EEXIST with the Status message */
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "t", cm,
+					    answer_cb, &a)),
+	    -EEXIST);
+	CU_ASSERT_EQUAL(a.status, 409);
+	CU_ASSERT_STRING_EQUAL(a.reason, "AlreadyExists");
+	CU_ASSERT_PTR_NOT_NULL(strstr(a.message, "one"));
+	answer_reset(&a);
+
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "missing",
+					    answer_cb, &a)),
+	    -ENOENT);
+	CU_ASSERT_EQUAL(a.status, 404);
+	answer_reset(&a);
+	json_decref(cm);
+
+	/* bad arguments are refused before any request */
+	CU_ASSERT_EQUAL(kube_get(client, &kube_res_configmaps, NULL, "x", answer_cb, &a), -EINVAL);
+	CU_ASSERT_EQUAL(kube_create(client, &kube_res_configmaps, NULL, json_object(), answer_cb,
+			    &a),
+	    -EINVAL);
+}
+
+static void
+test_list_selectors(void)
+{
+	struct answer a = { 0 };
+	struct kube_list_opts lo = { .label_selector = "app=db" };
+	const char *names[] = { "db1", "db2", "web1" };
+	const char *apps[] = { "db", "db", "web" };
+
+	for (int i = 0; i < 3; i++) {
+		json_t *cm = configmap(names[i], apps[i], "x");
+
+		CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "t", cm,
+						    answer_cb, &a)),
+		    0);
+		answer_reset(&a);
+		json_decref(cm);
+	}
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_list(client, &kube_res_configmaps, "t", &lo,
+					    answer_cb, &a)),
+	    0);
+	CU_ASSERT_EQUAL(json_array_size(json_object_get(a.obj, "items")), 2);
+	CU_ASSERT_PTR_NOT_NULL(json_string_value(json_object_get(
+	    json_object_get(a.obj, "metadata"), "resourceVersion")));
+	answer_reset(&a);
+
+	lo = (struct kube_list_opts){ .field_selector = "metadata.name=web1" };
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_list(client, &kube_res_configmaps, "t", &lo,
+					    answer_cb, &a)),
+	    0);
+	CU_ASSERT_EQUAL(json_array_size(json_object_get(a.obj, "items")), 1);
+	answer_reset(&a);
+
+	/* all namespaces */
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_list(client, &kube_res_configmaps, NULL, NULL,
+					    answer_cb, &a)),
+	    0);
+	CU_ASSERT_TRUE(json_array_size(json_object_get(a.obj, "items")) >= 3);
+	answer_reset(&a);
+}
+
+static void
+test_update_conflict(void)
+{
+	struct answer a = { 0 }, b = { 0 };
+	json_t *obj;
+
+	CU_ASSERT_EQUAL_FATAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1",
+						  answer_cb, &a)),
+	    0);
+	obj = json_deep_copy(a.obj);
+	json_object_set_new(json_object_get(obj, "data"), "v", json_string("2"));
+	CU_ASSERT_EQUAL(wait_answer(&b, kube_update(client, &kube_res_configmaps, obj, answer_cb,
+					    &b)),
+	    0);
+	answer_reset(&b);
+	/* the same (now stale) resourceVersion again: Conflict -> -ESTALE */
+	json_object_set_new(json_object_get(obj, "data"), "v", json_string("3"));
+	CU_ASSERT_EQUAL(wait_answer(&b, kube_update(client, &kube_res_configmaps, obj, answer_cb,
+					    &b)),
+	    -ESTALE);
+	CU_ASSERT_EQUAL(b.status, 409);
+	CU_ASSERT_STRING_EQUAL(b.reason, "Conflict");
+	answer_reset(&b);
+	answer_reset(&a);
+	json_decref(obj);
+}
+
+static void
+test_update_status(void)
+{
+	struct answer a = { 0 };
+	json_t *pod = json_pack("{s:{s:s, s:s}, s:{s:[{s:s, s:s}]}}", "metadata", "name", "p1",
+	    "namespace", "t", "spec", "containers", "name", "c", "image", "busybox");
+	json_t *obj;
+
+	CU_ASSERT_EQUAL_FATAL(wait_answer(&a, kube_create(client, &kube_res_pods, "t", pod,
+						  answer_cb, &a)),
+	    0);
+	obj = json_deep_copy(a.obj);
+	answer_reset(&a);
+	json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Running"));
+	/* a spec change through /status is ignored, the status change is kept */
+	json_object_set_new(json_object_get(obj, "metadata"), "labels",
+	    json_pack("{s:s}", "x", "y"));
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_update_status(client, &kube_res_pods, obj, answer_cb,
+					    &a)),
+	    0);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(a.obj, "status"),
+				   "phase")),
+	    "Running");
+	answer_reset(&a);
+	/* status patch */
+	{
+		json_t *patch = json_pack("{s:{s:s}}", "status", "phase", "Succeeded");
+
+		CU_ASSERT_EQUAL(wait_answer(&a, kube_patch(client, &kube_res_pods, "t", "p1",
+						    KUBE_PATCH_MERGE, patch, "status", answer_cb,
+						    &a)),
+		    0);
+		CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(
+					   json_object_get(a.obj, "status"), "phase")),
+		    "Succeeded");
+		answer_reset(&a);
+		json_decref(patch);
+	}
+	json_decref(obj);
+	json_decref(pod);
+}
+
+static void
+test_patches(void)
+{
+	struct answer a = { 0 };
+	json_t *merge = json_pack("{s:{s:s, s:n}}", "data", "added", "yes", "v");
+	json_t *jp = json_pack("[{s:s, s:s, s:s}]", "op", "replace", "path", "/data/added",
+	    "value", "changed");
+	json_t *bad = json_pack("[{s:s, s:s}]", "op", "remove", "path", "/data/nope");
+
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_patch(client, &kube_res_configmaps, "t", "db2",
+					    KUBE_PATCH_MERGE, merge, NULL, answer_cb, &a)),
+	    0);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(a.obj, "data"),
+				   "added")),
+	    "yes");
+	CU_ASSERT_PTR_NULL(json_object_get(json_object_get(a.obj, "data"), "v"));
+	answer_reset(&a);
+
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_patch(client, &kube_res_configmaps, "t", "db2",
+					    KUBE_PATCH_JSON, jp, NULL, answer_cb, &a)),
+	    0);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(a.obj, "data"),
+				   "added")),
+	    "changed");
+	answer_reset(&a);
+
+	/* a JSON patch that cannot apply is an API error, not a transport one */
+	CU_ASSERT_TRUE(wait_answer(&a, kube_patch(client, &kube_res_configmaps, "t", "db2",
+					   KUBE_PATCH_JSON, bad, NULL, answer_cb, &a)) < 0);
+	CU_ASSERT_TRUE(a.status >= 400 && a.status < 500);
+	answer_reset(&a);
+
+	/* a merge patch must be an object, a JSON patch an array */
+	CU_ASSERT_EQUAL(kube_patch(client, &kube_res_configmaps, "t", "db2", KUBE_PATCH_JSON,
+			    merge, NULL, answer_cb, &a),
+	    -EINVAL);
+	CU_ASSERT_EQUAL(kube_patch(client, &kube_res_configmaps, "t", "db2", KUBE_PATCH_MERGE, jp,
+			    NULL, answer_cb, &a),
+	    -EINVAL);
+	json_decref(merge);
+	json_decref(jp);
+	json_decref(bad);
+}
+
+static void
+test_delete_preconditions(void)
+{
+	struct answer a = { 0 };
+	struct kube_delete_opts wrong_uid = { .uid = "not-the-uid" };
+	struct kube_delete_opts wrong_rv = { .resource_version = "1" };
+	struct kube_delete_opts right = { 0 };
+	char uid[64], rv[64];
+
+	CU_ASSERT_EQUAL_FATAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "web1",
+						  answer_cb, &a)),
+	    0);
+	snprintf(uid, sizeof(uid), "%s", kube_obj_uid(a.obj));
+	snprintf(rv, sizeof(rv), "%s", kube_obj_resource_version(a.obj));
+	answer_reset(&a);
+
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_delete(client, &kube_res_configmaps, "t", "web1",
+					    &wrong_uid, answer_cb, &a)),
+	    -ESTALE);
+	answer_reset(&a);
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_delete(client, &kube_res_configmaps, "t", "web1",
+					    &wrong_rv, answer_cb, &a)),
+	    -ESTALE);
+	answer_reset(&a);
+	right.uid = uid;
+	right.resource_version = rv;
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_delete(client, &kube_res_configmaps, "t", "web1",
+					    &right, answer_cb, &a)),
+	    0);
+	answer_reset(&a);
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_delete(client, &kube_res_configmaps, "t", "web1",
+					    NULL, answer_cb, &a)),
+	    -ENOENT);
+	answer_reset(&a);
+}
+
+static void
+test_invalid(void)
+{
+	struct answer a = { 0 };
+	json_t *noname = json_pack("{s:{s:s}}", "metadata", "namespace", "t");
+
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "t", noname,
+					    answer_cb, &a)),
+	    -EINVAL);
+	CU_ASSERT_EQUAL(a.status, 422);
+	answer_reset(&a);
+	json_decref(noname);
+}
+
+static void
+test_injected_faults(void)
+{
+	struct answer a = { 0 };
+
+	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "fail?code=500&count=1"), 0);
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1",
+					    answer_cb, &a)),
+	    -EIO);
+	CU_ASSERT_EQUAL(a.status, 500);
+	answer_reset(&a);
+	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "fail?code=429&count=1"), 0);
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1",
+					    answer_cb, &a)),
+	    -EBUSY);
+	answer_reset(&a);
+	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "fail?code=503&count=1"), 0);
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1",
+					    answer_cb, &a)),
+	    -EIO);
+	answer_reset(&a);
+	/* the next one works again */
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1",
+					    answer_cb, &a)),
+	    0);
+	answer_reset(&a);
+
+	/* a slow answer past the client timeout: -ETIMEDOUT naming the URL */
+	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "delay?ms=1500&count=1"), 0);
+	kube_client_set_timeouts(client, 300, 0);
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1",
+					    answer_cb, &a)),
+	    -ETIMEDOUT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(a.message, "/api/v1/namespaces/t/configmaps/db1"));
+	answer_reset(&a);
+	kube_client_set_timeouts(client, 30000, 0);
+}
+
+static void
+test_unauthorized(void)
+{
+	struct kube_config *bad = NULL;
+	struct kube_client *c = NULL;
+	struct answer a = { 0 };
+	char err[512];
+
+	CU_ASSERT_EQUAL_FATAL(kube_config_from_kubeconfig(test_apiserver_kubeconfig(srv), NULL,
+				  &bad, err, sizeof(err)),
+	    0);
+	free(bad->token);
+	bad->token = strdup("wrong-token");
+	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, bad, &c), 0);
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "db1", answer_cb,
+					    &a)),
+	    -EACCES);
+	CU_ASSERT_EQUAL(a.status, 401);
+	answer_reset(&a);
+	kube_client_free(c);
+	kube_config_free(bad);
+}
+
+static void
+test_tls_verified(void)
+{
+	/* A CA that did not sign the server's certificate: TLS failure, not a silent pass. */
+	struct kube_config *bad = NULL;
+	struct kube_client *c = NULL;
+	struct answer a = { 0 };
+	char err[512], path[512];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/kube-kubeconfig-raw.yaml", test_data_dir());
+	CU_ASSERT_EQUAL_FATAL(kube_config_from_kubeconfig(path, NULL, &bad, err, sizeof(err)), 0);
+	/* the raw kubeconfig's CA (unrelated to the test server) at the test server's URL */
+	free(bad->server);
+	bad->server = strdup(test_apiserver_url(srv));
+	free(bad->cert_data);
+	free(bad->key_data);
+	bad->cert_data = bad->key_data = NULL;
+	bad->token = strdup(test_apiserver_token(srv));
+	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, bad, &c), 0);
+	rc = wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "db1", answer_cb, &a));
+	CU_ASSERT_EQUAL(rc, -EPROTO);
+	CU_ASSERT_PTR_NOT_NULL(strstr(a.message, test_apiserver_url(srv)));
+	answer_reset(&a);
+	kube_client_free(c);
+	kube_config_free(bad);
+}
+
+static void
+test_unreachable(void)
+{
+	static const char kc[] = "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+				 "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+				 "clusters: [{name: k, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+				 "users: [{name: u, user: {token: abc}}]\n";
+	struct kube_config *c2 = NULL;
+	struct kube_client *c = NULL;
+	struct answer a = { 0 };
+	char err[512], path[600];
+
+	snprintf(path, sizeof(path), "%s/unreachable.yaml", test_apiserver_dir(srv));
+	CU_ASSERT_EQUAL_FATAL(write_file_atomic(path, kc, strlen(kc), 0600), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_config_from_kubeconfig(path, NULL, &c2, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, c2, &c), 0);
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "x", answer_cb,
+					    &a)),
+	    -ECONNREFUSED);
+	/* one line: method, URL and curl's reason */
+	CU_ASSERT_PTR_NOT_NULL(strstr(a.message, "GET https://127.0.0.1:1/api/v1/namespaces/t/configmaps/x"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(a.message, "connect"));
+	CU_ASSERT_PTR_NULL(strchr(a.message, '\n'));
+	answer_reset(&a);
+	kube_client_free(c);
+	kube_config_free(c2);
+}
+
+/* --- pagination ------------------------------------------------------------------------------ */
+
+struct bulk {
+	int pending, failed;
+	bool done;
+};
+
+static void
+bulk_cb(void *userdata, const struct kube_result *res)
+{
+	struct bulk *b = userdata;
+
+	if (res->error < 0)
+		b->failed++;
+	if (--b->pending == 0)
+		b->done = true;
+}
+
+static void
+test_pagination_5000(void)
+{
+	struct bulk b = { 0 };
+	struct answer a = { 0 };
+	struct kube_list_opts lo = { .limit = 500, .label_selector = "bulk=yes" };
+	char name[32], cont[1024];
+	int pages = 0, items = 0;
+
+	for (int i = 0; i < 5000; i++) {
+		json_t *cm;
+
+		snprintf(name, sizeof(name), "bulk-%04d", i);
+		cm = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name", name, "labels", "bulk",
+		    "yes");
+		b.pending++;
+		CU_ASSERT_EQUAL(kube_create(client, &kube_res_configmaps, "page", cm, bulk_cb, &b),
+		    0);
+		json_decref(cm);
+	}
+	CU_ASSERT_EQUAL_FATAL(kube_run_until(base, &b.done, 120000), 0);
+	CU_ASSERT_EQUAL(b.failed, 0);
+
+	cont[0] = '\0';
+	do {
+		const char *next;
+
+		lo.continue_token = cont[0] ? cont : NULL;
+		CU_ASSERT_EQUAL_FATAL(wait_answer(&a, kube_list(client, &kube_res_configmaps,
+							  "page", &lo, answer_cb, &a)),
+		    0);
+		pages++;
+		items += (int)json_array_size(json_object_get(a.obj, "items"));
+		CU_ASSERT_TRUE(json_array_size(json_object_get(a.obj, "items")) <= 500);
+		next = json_string_value(json_object_get(json_object_get(a.obj, "metadata"),
+		    "continue"));
+		snprintf(cont, sizeof(cont), "%s", next ? next : "");
+		answer_reset(&a);
+	} while (cont[0] && pages < 100);
+	CU_ASSERT_EQUAL(items, 5000);
+	CU_ASSERT_EQUAL(pages, 10);
+}
+
+/* --- conflict retry ---------------------------------------------------------------------------- */
+
+struct retry_state {
+	int calls;
+};
+
+static int
+mutate_bump(void *userdata, json_t *obj)
+{
+	struct retry_state *s = userdata;
+
+	s->calls++;
+	if (s->calls == 1) {
+		/* someone else writes between our read and our write */
+		long code = 0;
+
+		test_apiserver_request(srv, "PATCH", "/api/v1/namespaces/t/configmaps/db1",
+		    "application/merge-patch+json", "{\"data\":{\"other\":\"writer\"}}", &code, NULL);
+		CU_ASSERT_EQUAL(code, 200);
+	}
+	json_object_set_new(json_object_get(obj, "data"), "counter", json_string("bumped"));
+	return 0;
+}
+
+struct retry_ctx2 {
+	struct retry_state s;
+	struct answer a;
+};
+
+static int
+mutate_ctx(void *userdata, json_t *obj)
+{
+	struct retry_ctx2 *c = userdata;
+
+	return mutate_bump(&c->s, obj);
+}
+
+static void
+answer_ctx(void *userdata, const struct kube_result *res)
+{
+	struct retry_ctx2 *c = userdata;
+
+	answer_cb(&c->a, res);
+}
+
+static void
+test_conflict_retry_writes(void)
+{
+	struct retry_ctx2 c = { 0 };
+	json_t *data;
+
+	CU_ASSERT_EQUAL_FATAL(kube_update_retry(client, &kube_res_configmaps, "t", "db1", false, 5,
+				  mutate_ctx, answer_ctx, &c),
+	    0);
+	CU_ASSERT_EQUAL_FATAL(kube_run_until(base, &c.a.done, 20000), 0);
+	CU_ASSERT_EQUAL(c.a.error, 0);
+	CU_ASSERT_EQUAL(c.s.calls, 2); /* first write conflicted, second went through */
+	data = json_object_get(c.a.obj, "data");
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(data, "counter")), "bumped");
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(data, "other")), "writer");
+	answer_reset(&c.a);
+}
+
+static const struct test_case client_tests[] = {
+	{ "create, get, AlreadyExists, NotFound", test_create_get },
+	{ "list with label and field selectors", test_list_selectors },
+	{ "update and Conflict", test_update_conflict },
+	{ "update status", test_update_status },
+	{ "merge and JSON patches", test_patches },
+	{ "delete with preconditions", test_delete_preconditions },
+	{ "Invalid -> EINVAL", test_invalid },
+	{ "500/429/503 and timeout", test_injected_faults },
+	{ "wrong token -> EACCES", test_unauthorized },
+	{ "TLS verified against the CA", test_tls_verified },
+	{ "unreachable server", test_unreachable },
+	{ "pagination of 5000 objects", test_pagination_5000 },
+	{ "retry on conflict", test_conflict_retry_writes },
+	{ NULL, NULL },
+};
+
+const struct test_suite test_suites[] = {
+	{ .name = "kube-client", .init = suite_init, .cleanup = suite_cleanup,
+	    .tests = client_tests },
+	{ .name = NULL },
+};

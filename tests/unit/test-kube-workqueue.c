@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kube work queue, rate limiters and controller loop on a fake clock (no sleeps). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/kube.h"
+#include "lib/clock.h"
+#include "lib/metrics.h"
+#include "tests/runner.h"
+
+static uint64_t fake_now = 1000000;
+
+static uint64_t
+fake_clock(void *userdata)
+{
+	return fake_now;
+}
+
+static const struct kube_clock clk = { .now = fake_clock };
+
+static struct kube_workqueue *
+new_queue(double qps, unsigned burst)
+{
+	struct kube_workqueue_opts o = {
+		.clock = &clk,
+		.base_delay_usec = 5 * USEC_PER_MSEC,
+		.max_delay_usec = 1000 * USEC_PER_SEC,
+		.qps = qps,
+		.burst = burst,
+	};
+	struct kube_workqueue *q = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(kube_workqueue_new(&o, &q), 0);
+	return q;
+}
+
+static void
+test_dedup_and_order(void)
+{
+	struct kube_workqueue *q = new_queue(0, 0);
+	const char *k;
+
+	kube_workqueue_add(q, "ns/a");
+	kube_workqueue_add(q, "ns/b");
+	kube_workqueue_add(q, "ns/a");
+	kube_workqueue_add(q, "ns/c");
+	CU_ASSERT_EQUAL(kube_workqueue_len(q), 3);
+	CU_ASSERT_EQUAL(kube_workqueue_get(q, &k), 0);
+	CU_ASSERT_STRING_EQUAL(k, "ns/a");
+	kube_workqueue_done(q, k);
+	CU_ASSERT_EQUAL(kube_workqueue_get(q, &k), 0);
+	CU_ASSERT_STRING_EQUAL(k, "ns/b");
+	kube_workqueue_done(q, k);
+	CU_ASSERT_EQUAL(kube_workqueue_get(q, &k), 0);
+	CU_ASSERT_STRING_EQUAL(k, "ns/c");
+	kube_workqueue_done(q, k);
+	CU_ASSERT_EQUAL(kube_workqueue_get(q, &k), -EAGAIN);
+	kube_workqueue_free(q);
+}
+
+static void
+test_never_twice_at_once(void)
+{
+	struct kube_workqueue *q = new_queue(0, 0);
+	const char *k, *k2;
+
+	kube_workqueue_add(q, "x");
+	CU_ASSERT_EQUAL_FATAL(kube_workqueue_get(q, &k), 0);
+	/* Re-added while processing: not handed out again until done. */
+	kube_workqueue_add(q, "x");
+	kube_workqueue_add(q, "x");
+	CU_ASSERT_EQUAL(kube_workqueue_len(q), 0);
+	CU_ASSERT_EQUAL(kube_workqueue_get(q, &k2), -EAGAIN);
+	kube_workqueue_done(q, "x");
+	CU_ASSERT_EQUAL(kube_workqueue_len(q), 1);
+	CU_ASSERT_EQUAL(kube_workqueue_get(q, &k2), 0);
+	CU_ASSERT_STRING_EQUAL(k2, "x");
+	kube_workqueue_done(q, k2);
+	CU_ASSERT_EQUAL(kube_workqueue_len(q), 0);
+	/* done on an unknown key is harmless */
+	kube_workqueue_done(q, "nope");
+	kube_workqueue_free(q);
+}
+
+static void
+test_delayed_add(void)
+{
+	struct kube_workqueue *q = new_queue(0, 0);
+	const char *k;
+
+	fake_now = 10 * USEC_PER_SEC;
+	kube_workqueue_add_after(q, "late", 3 * USEC_PER_SEC);
+	kube_workqueue_add_after(q, "early", 1 * USEC_PER_SEC);
+	/* a second, later add of the same key keeps the earlier time */
+	kube_workqueue_add_after(q, "early", 5 * USEC_PER_SEC);
+	CU_ASSERT_EQUAL(kube_workqueue_delayed_len(q), 2);
+	CU_ASSERT_EQUAL(kube_workqueue_next_due(q), 11 * USEC_PER_SEC);
+	kube_workqueue_tick(q);
+	CU_ASSERT_EQUAL(kube_workqueue_len(q), 0);
+	fake_now += USEC_PER_SEC;
+	kube_workqueue_tick(q);
+	CU_ASSERT_EQUAL(kube_workqueue_len(q), 1);
+	CU_ASSERT_EQUAL(kube_workqueue_get(q, &k), 0);
+	CU_ASSERT_STRING_EQUAL(k, "early");
+	kube_workqueue_done(q, k);
+	/* an earlier re-add moves the key up */
+	kube_workqueue_add_after(q, "late", USEC_PER_SEC / 2);
+	CU_ASSERT_EQUAL(kube_workqueue_next_due(q), fake_now + USEC_PER_SEC / 2);
+	fake_now += USEC_PER_SEC / 2;
+	kube_workqueue_tick(q);
+	CU_ASSERT_EQUAL(kube_workqueue_get(q, &k), 0);
+	CU_ASSERT_STRING_EQUAL(k, "late");
+	kube_workqueue_done(q, k);
+	CU_ASSERT_EQUAL(kube_workqueue_delayed_len(q), 0);
+	/* a delayed key that is already waiting in the FIFO is not queued twice */
+	kube_workqueue_add(q, "dup");
+	kube_workqueue_add_after(q, "dup", 1);
+	fake_now += 1;
+	kube_workqueue_tick(q);
+	CU_ASSERT_EQUAL(kube_workqueue_len(q), 1);
+	kube_workqueue_free(q);
+}
+
+static void
+test_item_backoff(void)
+{
+	/* Huge bucket so only the per-item limiter matters. */
+	struct kube_workqueue *q = new_queue(1e9, 1000000);
+	uint64_t expect = 5 * USEC_PER_MSEC;
+
+	for (int i = 0; i < 10; i++) {
+		CU_ASSERT_EQUAL(kube_workqueue_when(q, "k"), expect);
+		expect *= 2;
+	}
+	CU_ASSERT_EQUAL(kube_workqueue_num_requeues(q, "k"), 10);
+	/* another key has its own count */
+	CU_ASSERT_EQUAL(kube_workqueue_when(q, "other"), 5 * USEC_PER_MSEC);
+	/* capped at max */
+	for (int i = 0; i < 40; i++)
+		kube_workqueue_when(q, "k");
+	CU_ASSERT_EQUAL(kube_workqueue_when(q, "k"), 1000 * USEC_PER_SEC);
+	/* forget resets */
+	kube_workqueue_forget(q, "k");
+	CU_ASSERT_EQUAL(kube_workqueue_num_requeues(q, "k"), 0);
+	CU_ASSERT_EQUAL(kube_workqueue_when(q, "k"), 5 * USEC_PER_MSEC);
+	kube_workqueue_free(q);
+}
+
+static void
+test_token_bucket(void)
+{
+	struct kube_workqueue *q = new_queue(10, 3);
+	char key[16];
+
+	fake_now = 100 * USEC_PER_SEC;
+	/* Burst of 3 goes through at the per-item delay (first failure: 5 ms). */
+	for (int i = 0; i < 3; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		CU_ASSERT_EQUAL(kube_workqueue_when(q, key), 5 * USEC_PER_MSEC);
+	}
+	/* Then each one waits one more 1/qps slot: 100 ms, 200 ms, ... */
+	CU_ASSERT_EQUAL(kube_workqueue_when(q, "k3"), 100 * USEC_PER_MSEC);
+	CU_ASSERT_EQUAL(kube_workqueue_when(q, "k4"), 200 * USEC_PER_MSEC);
+	/* Time refills the bucket. */
+	fake_now += 10 * USEC_PER_SEC;
+	CU_ASSERT_EQUAL(kube_workqueue_when(q, "k5"), 5 * USEC_PER_MSEC);
+	kube_workqueue_free(q);
+}
+
+static void
+test_rate_limited_add(void)
+{
+	struct kube_workqueue *q = new_queue(1e9, 1000000);
+	const char *k;
+
+	fake_now = 1000 * USEC_PER_SEC;
+	kube_workqueue_add_rate_limited(q, "r");
+	CU_ASSERT_EQUAL(kube_workqueue_len(q), 0);
+	CU_ASSERT_EQUAL(kube_workqueue_delayed_len(q), 1);
+	fake_now += 5 * USEC_PER_MSEC - 1;
+	kube_workqueue_tick(q);
+	CU_ASSERT_EQUAL(kube_workqueue_len(q), 0);
+	fake_now += 1;
+	kube_workqueue_tick(q);
+	CU_ASSERT_EQUAL_FATAL(kube_workqueue_get(q, &k), 0);
+	kube_workqueue_done(q, k);
+	kube_workqueue_shutdown(q);
+	CU_ASSERT_EQUAL(kube_workqueue_add(q, "z"), -ESHUTDOWN);
+	CU_ASSERT_EQUAL(kube_workqueue_get(q, &k), -ESHUTDOWN);
+	kube_workqueue_free(q);
+}
+
+static void
+test_many_keys(void)
+{
+	struct kube_workqueue *q = new_queue(0, 0);
+	char key[32];
+	const char *k;
+	unsigned n = 0;
+
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < 5000; i++) {
+			snprintf(key, sizeof(key), "ns/obj-%d", i);
+			kube_workqueue_add(q, key);
+		}
+	CU_ASSERT_EQUAL(kube_workqueue_len(q), 5000);
+	while (kube_workqueue_get(q, &k) == 0) {
+		kube_workqueue_done(q, k);
+		n++;
+	}
+	CU_ASSERT_EQUAL(n, 5000);
+	kube_workqueue_free(q);
+}
+
+/* --- controller loop ------------------------------------------------------------------- */
+
+struct rec_state {
+	int calls;
+	struct kube_reconcile_result next;
+	char last[64];
+	struct kube_controller *ctl;
+	bool reenqueue_self;
+};
+
+static struct kube_reconcile_result
+reconcile(void *userdata, const char *key)
+{
+	struct rec_state *s = userdata;
+
+	s->calls++;
+	snprintf(s->last, sizeof(s->last), "%s", key);
+	if (s->reenqueue_self)
+		kube_controller_enqueue(s->ctl, key); /* dirty while processing */
+	return s->next;
+}
+
+static struct kube_controller *
+new_controller(struct rec_state *s, struct metrics *m)
+{
+	struct kube_controller_opts o = {
+		.name = "test",
+		.clock = &clk,
+		.metrics = m,
+		.reconcile = reconcile,
+		.userdata = s,
+		.queue = { .qps = 1e9, .burst = 1000000 },
+	};
+	struct kube_controller *ctl = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(kube_controller_new(&o, &ctl), 0);
+	s->ctl = ctl;
+	return ctl;
+}
+
+static void
+test_controller_results(void)
+{
+	struct rec_state s = { 0 };
+	struct metrics *m = NULL;
+	struct kube_controller *ctl;
+	struct kube_controller_stats st;
+	struct kube_workqueue *q;
+	char *text = NULL;
+	size_t len;
+
+	CU_ASSERT_EQUAL_FATAL(metrics_new(&m), 0);
+	ctl = new_controller(&s, m);
+	q = kube_controller_queue(ctl);
+	fake_now = 5000 * USEC_PER_SEC;
+
+	/* error -> backoff 5 ms, 10 ms, then success forgets */
+	s.next = (struct kube_reconcile_result){ .action = KUBE_RECONCILE_ERROR, .error = -EIO };
+	kube_controller_enqueue(ctl, "ns/a");
+	kube_controller_enqueue(ctl, "ns/a");
+	CU_ASSERT_EQUAL(kube_controller_run_pending(ctl, 10), 1);
+	CU_ASSERT_EQUAL(kube_workqueue_num_requeues(q, "ns/a"), 1);
+	CU_ASSERT_EQUAL(kube_workqueue_next_due(q), fake_now + 5 * USEC_PER_MSEC);
+	CU_ASSERT_EQUAL(kube_controller_run_pending(ctl, 10), 0);
+	fake_now += 5 * USEC_PER_MSEC;
+	kube_workqueue_tick(q);
+	CU_ASSERT_EQUAL(kube_controller_run_pending(ctl, 10), 1);
+	CU_ASSERT_EQUAL(kube_workqueue_next_due(q), fake_now + 10 * USEC_PER_MSEC);
+	fake_now += 10 * USEC_PER_MSEC;
+	kube_workqueue_tick(q);
+	s.next = (struct kube_reconcile_result){ .action = KUBE_RECONCILE_OK };
+	CU_ASSERT_EQUAL(kube_controller_run_pending(ctl, 10), 1);
+	CU_ASSERT_EQUAL(kube_workqueue_num_requeues(q, "ns/a"), 0);
+	CU_ASSERT_EQUAL(kube_workqueue_delayed_len(q), 0);
+
+	/* requeue-after: exact delay, backoff forgotten */
+	s.next = (struct kube_reconcile_result){ .action = KUBE_RECONCILE_REQUEUE_AFTER,
+		.after_usec = 30 * USEC_PER_SEC };
+	kube_controller_enqueue(ctl, "ns/b");
+	CU_ASSERT_EQUAL(kube_controller_run_pending(ctl, 10), 1);
+	CU_ASSERT_EQUAL(kube_workqueue_next_due(q), fake_now + 30 * USEC_PER_SEC);
+	CU_ASSERT_EQUAL(kube_workqueue_num_requeues(q, "ns/b"), 0);
+
+	/* an add while processing runs it once more afterwards, not concurrently */
+	s.next = (struct kube_reconcile_result){ .action = KUBE_RECONCILE_OK };
+	s.reenqueue_self = true;
+	s.calls = 0;
+	kube_controller_enqueue(ctl, "ns/c");
+	CU_ASSERT_EQUAL(kube_controller_run_pending(ctl, 1), 1);
+	CU_ASSERT_EQUAL(kube_workqueue_len(q), 1);
+	s.reenqueue_self = false;
+	CU_ASSERT_EQUAL(kube_controller_run_pending(ctl, 10), 1);
+	CU_ASSERT_EQUAL(s.calls, 2);
+
+	/* pending: stays processing until completed */
+	s.next = (struct kube_reconcile_result){ .action = KUBE_RECONCILE_PENDING };
+	kube_controller_enqueue(ctl, "ns/d");
+	CU_ASSERT_EQUAL(kube_controller_run_pending(ctl, 10), 1);
+	kube_controller_enqueue(ctl, "ns/d");
+	CU_ASSERT_EQUAL(kube_controller_run_pending(ctl, 10), 0);
+	kube_controller_complete(ctl, "ns/d",
+	    (struct kube_reconcile_result){ .action = KUBE_RECONCILE_OK });
+	CU_ASSERT_EQUAL(kube_workqueue_len(q), 1);
+
+	kube_controller_get_stats(ctl, &st);
+	CU_ASSERT_EQUAL(st.errors, 2);
+	CU_ASSERT_EQUAL(st.reconciles, 7);
+	CU_ASSERT_EQUAL_FATAL(metrics_render(m, &text, &len), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "kube_test_reconcile_total 7"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "kube_test_reconcile_errors_total 2"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "kube_test_workqueue_depth 1"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "kube_test_reconcile_duration_seconds_count 7"));
+	free(text);
+	kube_controller_free(ctl);
+	metrics_free(m);
+}
+
+static const struct test_case wq_tests[] = {
+	{ "dedup and order", test_dedup_and_order },
+	{ "never twice at once", test_never_twice_at_once },
+	{ "delayed add", test_delayed_add },
+	{ "per-item backoff", test_item_backoff },
+	{ "token bucket", test_token_bucket },
+	{ "rate-limited add and shutdown", test_rate_limited_add },
+	{ "5000 keys", test_many_keys },
+	{ NULL, NULL },
+};
+
+static const struct test_case ctl_tests[] = {
+	{ "reconcile results", test_controller_results },
+	{ NULL, NULL },
+};
+
+const struct test_suite test_suites[] = {
+	{ .name = "kube-workqueue", .tests = wq_tests },
+	{ .name = "kube-controller", .tests = ctl_tests },
+	{ .name = NULL },
+};
