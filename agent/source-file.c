@@ -154,10 +154,13 @@ convert_pool(struct loader *ld, size_t doc, unsigned line, const struct ippool *
 	memcpy(o->dns, sp->dns, sp->n_dns * sizeof(o->dns[0]));
 	o->n_dns = sp->n_dns;
 	for (size_t i = 0; i < sp->n_ntp && i < DHCP_MAX_NTP; i++) {
-		if (resolve_ipv4(sp->ntp[i], &o->ntp[o->n_ntp], why, sizeof(why)) < 0)
-			return doc_error(ld, doc, line,
-			    "spec.ipv4Config.ntp[%zu]: cannot resolve \"%s\": %s", i, sp->ntp[i],
-			    why);
+		/* a name that does not resolve now must not stop DHCP: skip it, say so */
+		if (resolve_ipv4(sp->ntp[i], &o->ntp[o->n_ntp], why, sizeof(why)) < 0) {
+			log_warn("%s: document %zu (line %u): spec.ipv4Config.ntp[%zu]: cannot "
+				 "resolve \"%s\" (%s); not sent until a reload resolves it",
+			    ld->name, doc + 1, line, i, sp->ntp[i], why);
+			continue;
+		}
 		o->n_ntp++;
 	}
 	if (sp->domain_name != NULL) {
@@ -281,6 +284,17 @@ stream_doc(struct stream *st, json_t *doc, unsigned line)
 			ippool_free(pool);
 		}
 		return 0;
+	}
+	if (strcmp(kind, VMNETCFG_KIND) != 0) {
+		/* objects of other API groups (a NetworkAttachmentDefinition, a VirtualMachine)
+		 * may sit in the same manifest: not ours, skipped; a typo in ours is an error */
+		const char *av = json_string_value(json_object_get(doc, "apiVersion"));
+		size_t glen = strlen(CRD_GROUP);
+		if (av != NULL && !(strncmp(av, CRD_GROUP, glen) == 0 && av[glen] == '/')) {
+			log_info("%s: document %zu (line %u): ignoring %s (%s)", ld->name, i + 1,
+			    line, kind, av);
+			return 0;
+		}
 	}
 	if (strcmp(kind, VMNETCFG_KIND) == 0) {
 		struct vmnetcfg *v = NULL;

@@ -172,12 +172,29 @@ test_errors_name_the_field(void)
 		  "bound to another MAC by document 2 (line 25)");
 	parse_fails(POOL_DOC "---\nkind: Pod\nmetadata: {name: x}\n", NULL,
 	    "document 2 (line 25): kind: \"Pod\" is not IPPool or VirtualMachineNetworkConfig");
+	parse_fails(POOL_DOC "---\napiVersion: network.harvesterhci.io/v1alpha1\nkind: IPpool\n",
+	    NULL, "document 2 (line 25): kind: \"IPpool\" is not IPPool");
 	parse_fails(VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.10"), NULL,
 	    "pool.yaml: no IPPool document");
 	parse_fails("kind: IPPool\nspec: [unclosed\n", NULL, "pool.yaml: line ");
 	parse_fails(POOL_DOC "---\n" POOL_DOC, NULL,
 	    "2 IPPool documents; pick one with --ippool-ref");
 	parse_fails(POOL_DOC, "default/other", "no IPPool named default/other");
+}
+
+static void
+test_other_groups_ignored(void)
+{
+	/* a manifest with the NAD and a VM beside our objects loads */
+	struct agent_config *c = parse_ok(
+	    "apiVersion: k8s.cni.cncf.io/v1\nkind: NetworkAttachmentDefinition\n"
+	    "metadata: {name: net1}\n---\n" POOL_DOC "---\napiVersion: kubevirt.io/v1\n"
+	    "kind: VirtualMachine\nmetadata: {name: vm-a}\n"
+	    VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.10"));
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL(c->n_bindings, 1u);
+	agent_config_free(c);
 }
 
 static void
@@ -368,6 +385,7 @@ static const struct test_case config_tests[] = {
 	{ "bindings from VMNetCfg NICs on the pool's network", test_bindings_from_vmnetcfgs },
 	{ "errors name file, document, line and field", test_errors_name_the_field },
 	{ "--ippool-ref picks one of several pools", test_ippool_ref_picks },
+	{ "objects of other API groups are skipped", test_other_groups_ignored },
 	{ NULL, NULL },
 };
 
