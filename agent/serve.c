@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/socket.h>
+
 #include <event2/event.h>
 
 #include "agent/agent.h"
@@ -21,6 +23,11 @@
 #include "lib/util.h"
 
 #define REOPEN_RETRY_SEC 2
+/*
+ * Receive buffer of the DHCP sockets: a burst while the agent is not scheduled (a busy node)
+ * must queue, not drop. 4 MiB holds ~2 000 queued requests (skb truesize ~2 KiB each).
+ */
+#define DHCP_RCVBUF (4 << 20)
 
 struct agent {
 	struct event_base *base;
@@ -209,6 +216,10 @@ open_sockets(struct agent *a)
 	a->open_ifindex = st->ifindex;
 	n = dhcp_server_fds(a->dhcp, fds);
 	for (size_t i = 0; i < n; i++) {
+		int sz = DHCP_RCVBUF;
+		/* SO_RCVBUFFORCE passes rmem_max with CAP_NET_ADMIN; else the capped SO_RCVBUF */
+		if (setsockopt(fds[i], SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
+			(void)setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 		a->ev_fd[i] = event_new(a->base, fds[i], EV_READ | EV_PERSIST, dhcp_readable, a);
 		if (a->ev_fd[i] == NULL || event_add(a->ev_fd[i], NULL) < 0) {
 			if (a->ev_fd[i] != NULL)
