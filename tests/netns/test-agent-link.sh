@@ -2,7 +2,8 @@
 # tests/netns/test-agent-link.sh - vm-dhcp-agent follows its interface through netlink:
 #   - the bridge deleted: sockets closed, /readyz 503, the agent keeps running;
 #   - the bridge re-created (new ifindex): serverIP re-added, sockets reopened, a client binds;
-#   - the bridge set down then up: sockets reopened, a client binds.
+#   - the bridge set down then up: sockets reopened, a client binds;
+#   - started before its interface exists: waits (not ready), serves once it appears.
 # A bad configuration file at start is one clear error and exit status 2.
 . "$(dirname "$0")/lib.sh"
 require busybox
@@ -66,6 +67,26 @@ check "bridge up: /readyz ok again" wait_for 10 agent_ready
 udhcpc_once vm1
 check "bridge up: client binds again" has_addr vm1 $NET.11/24
 
+check "agent still running" kill -0 "$AGENT_PID"
+
+# an interface that does not exist yet (a Multus eth1 plugged late): wait, then serve
+stop_pid "$AGENT_PID"
+ip -n "$SRV" link del br0
+# libevent's evhttp resolves the listen address with AI_ADDRCONFIG, which refuses 127.0.0.1
+# while the namespace has IPv6 (the veth's link-local) but no non-loopback IPv4 address (a pod
+# always has one on eth0): give the namespace one on a spare veth
+ip -n "$SRV" link add hold0 type veth peer name hold1
+ip -n "$SRV" addr add 192.0.2.1/32 dev hold0
+ip -n "$SRV" link set hold0 up
+ip netns exec "$SRV" "$AGENT" --config "$cfg" --interface br0 --assign-server-ip \
+    --listen "127.0.0.1:$HTTP_PORT" >>"$TMP/agent-late.log" 2>&1 &
+AGENT_PID=$!
+up_but_not_ready() { ip netns exec "$SRV" curl -s "http://127.0.0.1:$HTTP_PORT/readyz" | grep -q "does not exist"; }
+check "missing interface: agent waits, /readyz says the interface does not exist" wait_for 5 up_but_not_ready
+reattach
+check "interface created later: /readyz ok" wait_for 10 agent_ready
+udhcpc_once vm1
+check "interface created later: client binds" has_addr vm1 $NET.11/24
 check "agent still running" kill -0 "$AGENT_PID"
 [ "$CHECKS_FAIL" -eq 0 ] || show_logs
 finish
