@@ -4,7 +4,8 @@
 #     change the link MTU) and classless routes (121), its
 #     20-resolv.conf hook writes DNS, domain and search list;
 #   - `dhcpcd -N` renews by unicast and is ACKed;
-#   - a DNS change made with SIGHUP reaches it at the next renewal.
+#   - a DNS change made with SIGHUP reaches it at the next renewal; a bad file on SIGHUP is
+#     logged and the running configuration kept.
 # dhcpcd runs in a private mount namespace with tmpfs over /run/dhcpcd and /var/lib/dhcpcd (its
 # state never touches the host's), in its own UTS namespace, with the hostname/NTP hooks off;
 # control commands enter that namespace with nsenter.
@@ -62,6 +63,18 @@ reloaded() { [ "$(metric 'vmdhcp_agent_config_reloads_total{result="ok"}')" = 1 
 check "agent: SIGHUP reload counted ok" wait_for 5 reloaded
 dhcpcd_ctl -4 -N eth0
 check "dhcpcd: new DNS $NET.54 in resolv.conf after renewal" wait_for 10 resolv_has vm1 "^nameserver $NET.54\$"
+
+# a bad file on SIGHUP: logged, counted, the running configuration kept
+sed -i 's#cidr: .*#cidr: 10.66.0/8#' "$cfg"
+kill -HUP "$AGENT_PID"
+reload_failed() { [ "$(metric 'vmdhcp_agent_config_reloads_total{result="error"}')" = 1 ]; }
+check "agent: bad file on SIGHUP counted as a failed reload" wait_for 5 reload_failed
+check "agent: the failed reload is logged with the field" \
+    grep -q 'reload: .*pool.yaml: document 1 (line 1): spec.ipv4Config.cidr: .*keeping the previous configuration' "$TMP/agent.log"
+acks_before=$(metric 'vmdhcp_agent_replies_sent_total{type="ack"}')
+dhcpcd_ctl -4 -N eth0
+check "dhcpcd: still ACKed after the failed reload" wait_for 10 more_acks
+check "dhcpcd: DNS still $NET.54" resolv_has vm1 "^nameserver $NET.54\$"
 
 check "agent still running" kill -0 "$AGENT_PID"
 [ "$CHECKS_FAIL" -eq 0 ] || show_logs
