@@ -70,8 +70,8 @@ const char *agent_config_hostname(const struct agent_config *c, const struct age
 /*
  * The lease file is a text file, one "MAC IP" line per lease; a later line for the same MAC
  * wins. It is written whole, atomically (temp + fsync + rename), at start, on reload and at
- * exit; in between, each new lease is appended as one complete line (one write() per batch,
- * see leasefile_flush), so a crash or kill -9 loses nothing that was answered. A torn last
+ * exit; in between, each new lease is appended as one complete line (leasefile_flush, called
+ * before the reply is sent), so a crash or kill -9 loses nothing that was answered. A torn last
  * line (no newline) is ignored with a warning; any other bad line is an error.
  */
 struct leasefile;

@@ -6,8 +6,8 @@
  *     # vm-dhcp-agent leases v1
  *     52:54:00:12:34:56 10.0.0.10
  * The whole file is written atomically (write_file_atomic: temp + fsync + rename) when opened,
- * on reload and at exit; between those, new leases are appended as complete lines by one
- * write() per receive batch. A crash can only tear the very last line, which load ignores.
+ * on reload and at exit; between those, each new lease is appended as a complete line by one
+ * write() before its reply leaves. A crash can only tear the last line, which load ignores.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -302,14 +302,27 @@ link_changed(void *userdata, const struct agent_link_state *old,
 	update_sockets(a, force);
 }
 
+/*
+ * The engine asks before it builds the OFFER/ACK; replies leave at the end of the batch. The
+ * lease line is written here, so it is in the file (page cache) before the reply is sent: a
+ * kill -9 can never lose a lease a client was told about.
+ */
 static int
 on_unknown(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
 {
 	struct agent *a = userdata;
+	int r;
 
 	if (a->dyn == NULL)
 		return -ENOENT;
-	return agent_dynamic_allocate(a->dyn, mac, ret_ip);
+	if ((r = agent_dynamic_allocate(a->dyn, mac, ret_ip)) < 0)
+		return r;
+	if ((r = leasefile_flush(a->lf)) < 0) {
+		metric_inc(a->m_lease_errors, 0);
+		log_ratelimited(&rl_lease, clock_now_usec(), LOG_LEVEL_ERROR,
+		    "%s: cannot append lease: %s", a->opts.lease_path, strerror(-r));
+	}
+	return 0;
 }
 
 static struct log_ratelimit rl_decline = LOG_RATELIMIT_INIT(10 * USEC_PER_SEC, 10);
@@ -329,6 +342,8 @@ on_decline(void *userdata, const uint8_t mac[6], uint32_t ip)
 		/* a dynamic lease: move the MAC; the engine clears its DECLINE mark */
 		if (r == 0)
 			r = dhcp_server_set_binding(a->dhcp, mac, nip, NULL);
+		if (r == 0 && leasefile_flush(a->lf) < 0)
+			metric_inc(a->m_lease_errors, 0);
 		if (r == 0) {
 			ipv4_format(nip, n);
 			log_ratelimited(&rl_decline, now, LOG_LEVEL_WARN,
