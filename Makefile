@@ -163,12 +163,12 @@ e2e-test: programs
 FUZZ_SECONDS ?= 600
 fuzz:
 	@$(MAKE) --no-print-directory BUILD=build/fuzz SAN=fuzz CC=clang fuzz-bins
-	@tests/fuzz/run-fuzz.sh build/fuzz/fuzz $(FUZZ_SECONDS)
+	@tests/fuzz/run-fuzz.sh build/fuzz/fuzz/fuzz $(FUZZ_SECONDS)
 
 # Short pass: the checked-in corpus plus a bounded number of new runs (part of `make test`).
 fuzz-short:
 	@$(MAKE) --no-print-directory BUILD=build/fuzz SAN=fuzz CC=clang fuzz-bins
-	@tests/fuzz/run-fuzz.sh build/fuzz/fuzz short
+	@tests/fuzz/run-fuzz.sh build/fuzz/fuzz/fuzz short
 
 fuzz-bins: $(FUZZ_BINS)
 

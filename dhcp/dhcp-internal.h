@@ -98,8 +98,10 @@ int dhcp_handle_message(struct dhcp_server *s, const uint8_t *data, size_t len, 
 int dhcp_handle_frame(struct dhcp_server *s, const uint8_t *frame, size_t len,
     bool csum_not_ready, uint64_t now, struct dhcp_reply *ret);
 
-/* request.c: parse the fixed header and options into *req. Returns 0 or -drop reason. */
-int dhcp_request_parse(struct dhcp_request *req, const uint8_t *data, size_t len);
+/* request.c: parse the fixed header and options into *req. Returns 0, or -EBADMSG and
+ * the drop reason in *ret_reason. */
+int dhcp_request_parse(struct dhcp_request *req, const uint8_t *data, size_t len,
+    enum dhcp_drop_reason *ret_reason);
 
 /* reply.c */
 void dhcp_reply_destination(const struct dhcp_request *req, int type, uint32_t yiaddr,

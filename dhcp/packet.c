@@ -2,6 +2,7 @@
 /* Ethernet/IPv4/UDP verify + build, RFC 1071 checksums. */
 #include "dhcp/packet.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "dhcp/proto.h"
@@ -42,7 +43,8 @@ pseudo_sum(uint32_t src, uint32_t dst, uint16_t udp_len)
 
 int
 dhcp_frame_verify(const uint8_t *frame, size_t len, bool csum_not_ready,
-    struct dhcp_rx_meta *meta, const uint8_t **ret_payload, size_t *ret_len)
+    struct dhcp_rx_meta *meta, const uint8_t **ret_payload, size_t *ret_len,
+    enum dhcp_drop_reason *ret_reason)
 {
 	const struct eth_hdr *eth = (const void *)frame;
 	const struct ipv4_hdr *ip;
@@ -90,11 +92,14 @@ dhcp_frame_verify(const uint8_t *frame, size_t len, bool csum_not_ready,
 	*ret_len = ulen - sizeof(*udp);
 	return 0;
 too_short:
-	return -(int)DHCP_DROP_MALFORMED;
+	*ret_reason = DHCP_DROP_MALFORMED;
+	return -EBADMSG;
 not_for_us:
-	return -(int)DHCP_DROP_NOT_FOR_US;
+	*ret_reason = DHCP_DROP_NOT_FOR_US;
+	return -EBADMSG;
 bad_checksum:
-	return -(int)DHCP_DROP_BAD_CHECKSUM;
+	*ret_reason = DHCP_DROP_BAD_CHECKSUM;
+	return -EBADMSG;
 }
 
 size_t

@@ -28,14 +28,15 @@ uint16_t inet_fold(uint32_t sum);
 
 /*
  * Verifies an Ethernet frame carrying IPv4/UDP to port 67 and returns 0 with the UDP
- * payload (borrowed, into frame) in *ret_payload, *ret_len and addresses in *meta, or a
- * negative DHCP drop reason: -(int)DHCP_DROP_MALFORMED (truncated, bad lengths),
- * -DHCP_DROP_BAD_CHECKSUM, -DHCP_DROP_NOT_FOR_US (not IPv4/UDP/67, fragment).
+ * payload (borrowed, into frame) in *ret_payload, *ret_len and addresses in *meta, or
+ * -EBADMSG with the drop reason in *ret_reason: DHCP_DROP_MALFORMED (truncated, bad
+ * lengths), DHCP_DROP_BAD_CHECKSUM, DHCP_DROP_NOT_FOR_US (not IPv4/UDP/67, fragment).
  * csum_not_ready: the kernel says the UDP checksum was not computed (virtual NIC,
  * TP_STATUS_CSUMNOTREADY): it is not verified.
  */
 int dhcp_frame_verify(const uint8_t *frame, size_t len, bool csum_not_ready,
-    struct dhcp_rx_meta *meta, const uint8_t **ret_payload, size_t *ret_len);
+    struct dhcp_rx_meta *meta, const uint8_t **ret_payload, size_t *ret_len,
+    enum dhcp_drop_reason *ret_reason);
 
 /*
  * Writes Ethernet + IPv4 + UDP headers into the DHCP_FRAME_HEADROOM (42) bytes before

@@ -8,27 +8,35 @@
 #include "lib/log.h"
 #include "lib/util.h"
 
+static int
+bad(enum dhcp_drop_reason *ret_reason, enum dhcp_drop_reason reason)
+{
+	*ret_reason = reason;
+	return -EBADMSG;
+}
+
 int
-dhcp_request_parse(struct dhcp_request *req, const uint8_t *data, size_t len)
+dhcp_request_parse(struct dhcp_request *req, const uint8_t *data, size_t len,
+    enum dhcp_drop_reason *ret_reason)
 {
 	const struct dhcp_msg *m = (const struct dhcp_msg *)data;
 	const uint8_t *v;
 	size_t vlen = 0;
 
 	if (len < DHCP_FIXED_LEN + 4)
-		return -(int)DHCP_DROP_MALFORMED;
+		return bad(ret_reason, DHCP_DROP_MALFORMED);
 	if (m->op != BOOTREQUEST)
-		return -(int)DHCP_DROP_NOT_REQUEST;
+		return bad(ret_reason, DHCP_DROP_NOT_REQUEST);
 	if (m->hlen > sizeof(m->chaddr))
-		return -(int)DHCP_DROP_MALFORMED;
+		return bad(ret_reason, DHCP_DROP_MALFORMED);
 	/* Bindings are keyed by an Ethernet chaddr. */
 	if (m->htype != DHCP_HTYPE_ETHER || m->hlen != 6)
-		return -(int)DHCP_DROP_NOT_REQUEST;
+		return bad(ret_reason, DHCP_DROP_NOT_REQUEST);
 	if (dhcp_option_parse(&req->opts, data, len) < 0)
-		return -(int)DHCP_DROP_MALFORMED;
+		return bad(ret_reason, DHCP_DROP_MALFORMED);
 	v = dhcp_option_get(&req->opts, DHCP_OPT_MESSAGE_TYPE, &vlen);
 	if (v == NULL || vlen != 1 || v[0] < DHCP_MSG_DISCOVER || v[0] > DHCP_MSG_INFORM)
-		return -(int)DHCP_DROP_NO_TYPE;
+		return bad(ret_reason, DHCP_DROP_NO_TYPE);
 	req->msg = m;
 	req->len = len;
 	req->type = v[0];
@@ -230,15 +238,16 @@ dhcp_process(struct dhcp_server *s, const uint8_t *data, size_t len,
     const struct dhcp_rx_meta *meta, uint64_t now, uint8_t *txbuf, struct dhcp_reply *ret)
 {
 	struct dhcp_request *req = &s->req;
+	enum dhcp_drop_reason reason;
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
 	if (s->optset == NULL)
 		return drop(s, DHCP_DROP_NOT_SERVING);
-	r = dhcp_request_parse(req, data, len);
+	r = dhcp_request_parse(req, data, len, &reason);
 	if (r < 0) {
-		log_debug("dhcp: dropped a datagram (%s)", dhcp_drop_reason_name(-r));
-		return drop(s, (enum dhcp_drop_reason)-r);
+		log_debug("dhcp: dropped a datagram (%s)", dhcp_drop_reason_name(reason));
+		return drop(s, reason);
 	}
 	s->stats.rx[req->type]++;
 	return processors[req->type](s, req, txbuf, ret);

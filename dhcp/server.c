@@ -244,15 +244,14 @@ static int
 handle_frame(struct dhcp_server *s, const uint8_t *frame, size_t len, bool csum_not_ready,
     uint64_t now, uint8_t *txbuf, struct dhcp_reply *ret)
 {
+	enum dhcp_drop_reason reason;
 	struct dhcp_rx_meta meta;
 	const uint8_t *payload;
 	size_t plen;
-	int r;
 
 	memset(ret, 0, sizeof(*ret));
-	r = dhcp_frame_verify(frame, len, csum_not_ready, &meta, &payload, &plen);
-	if (r < 0) {
-		s->stats.drops[-r]++;
+	if (dhcp_frame_verify(frame, len, csum_not_ready, &meta, &payload, &plen, &reason) < 0) {
+		s->stats.drops[reason]++;
 		return 0;
 	}
 	return dhcp_process(s, payload, plen, &meta, now, txbuf, ret);
