@@ -48,7 +48,8 @@ struct leasefile {
 	 * The journal is normally a shared mapping of the file's tail: appending a lease is a
 	 * memcpy into the page cache (no system call per lease), which survives the process
 	 * being killed. The space is reserved with fallocate (so a full disk is an error here,
-	 * never a SIGBUS later) and reads back as NUL bytes, which load treats as the end.
+	 * never a SIGBUS later) and filled with spaces, which load ignores (a torn line is
+	 * never followed by a newline, so it stays incomplete and is dropped).
 	 */
 	char *map;
 	size_t map_cap; /* bytes mapped = file size */
@@ -219,6 +220,8 @@ map_journal(struct leasefile *lf, size_t off, size_t cap)
 			r = -errno;
 		return r;
 	}
+	/* spaces, not NULs: the file stays text for cat and grep; load ignores them */
+	memset((char *)m + MAX(off, lf->map_cap), ' ', cap - MAX(off, lf->map_cap));
 	lf->map = m;
 	lf->map_cap = cap;
 	lf->map_off = off;
@@ -321,8 +324,8 @@ leasefile_compact(struct leasefile *lf)
 		close(lf->fd);
 	lf->fd = fd;
 	if ((r = map_journal(lf, len, (len + JOURNAL_RESERVE + 4095) & ~(size_t)4095)) < 0)
-		log_debug("%s: journal not mapped (%s): one write() per lease", lf->path,
-		    strerror(-r));
+		log_debug(
+		    "%s: journal not mapped (%s): one write() per lease", lf->path, strerror(-r));
 	return 0;
 }
 
@@ -330,7 +333,8 @@ leasefile_compact(struct leasefile *lf)
 static int
 parse(struct leasefile *lf, const char *text, size_t len, char *err, size_t errlen)
 {
-	const char *p = text, *end = text + strnlen(text, len); /* NUL: reserved space */
+	const char *p = text,
+		   *end = text + strnlen(text, len); /* a NUL (never ours) ends the data */
 	unsigned lineno = 0;
 	int r;
 
@@ -343,8 +347,12 @@ parse(struct leasefile *lf, const char *text, size_t len, char *err, size_t errl
 
 		lineno++;
 		if (nl == NULL) {
-			log_warn("%s: line %u: ignoring incomplete last line (interrupted write)",
-			    lf->path, lineno);
+			size_t rest = (size_t)(end - p);
+			/* the journal's reserved space is spaces; anything else was torn */
+			if (strspn(p, " ") < rest)
+				log_warn("%s: line %u: ignoring incomplete last line (interrupted "
+					 "write)",
+				    lf->path, lineno);
 			break;
 		}
 		n = (size_t)(nl - p);

@@ -230,6 +230,13 @@ test_journal_grows_and_survives(void)
 		mac_n(mac, i);
 		CU_ASSERT_EQUAL_FATAL(leasefile_add(lf, mac, 0x0a000000u + i), 0);
 	}
+	/* while open, the file is text: its reserved tail is spaces, not NULs */
+	CU_ASSERT_EQUAL_FATAL(stat(path, &st), 0);
+	text = slurp(path);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	CU_ASSERT_EQUAL(strlen(text), (size_t)st.st_size);
+	CU_ASSERT(text[st.st_size - 1] == ' ');
+	free(text);
 	/* no flush, no free: what a kill -9 leaves is what another process reads */
 	CU_ASSERT_EQUAL_FATAL(leasefile_open(path, &lf2, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(leasefile_loaded(lf2), 60000u);
