@@ -24,7 +24,7 @@
 #define LEASEFILE_MAX_SIZE (256u << 20)
 #define LEASEFILE_HEADER "# vm-dhcp-agent leases v1: MAC IP, one per line, later lines win\n"
 #define LINE_MAX_LEN (MAC_STRLEN + IPV4_STRLEN + 2)
-#define JOURNAL_RESERVE (1u << 20) /* room reserved past the snapshot; doubled as it fills */
+#define JOURNAL_WINDOW (256u << 10) /* mapped tail of the file; slides as it fills */
 
 enum { SLOT_EMPTY = 0, SLOT_USED = 1, SLOT_DELETED = 2 };
 
@@ -51,9 +51,9 @@ struct leasefile {
 	 * never a SIGBUS later) and filled with spaces, which load ignores (a torn line is
 	 * never followed by a newline, so it stays incomplete and is dropped).
 	 */
-	char *map;
-	size_t map_cap; /* bytes mapped = file size */
-	size_t map_off; /* end of the data */
+	char *map;	/* JOURNAL_WINDOW bytes of the file from win_off */
+	size_t win_off; /* page-aligned file offset of the window */
+	size_t map_off; /* file offset of the end of the data */
 };
 
 static size_t
@@ -195,35 +195,33 @@ unmap_journal(struct leasefile *lf)
 {
 	if (lf->map == NULL)
 		return;
-	munmap(lf->map, lf->map_cap);
+	munmap(lf->map, JOURNAL_WINDOW);
 	lf->map = NULL;
 	if (lf->fd >= 0 && ftruncate(lf->fd, (off_t)lf->map_off) < 0)
 		log_warn("%s: cannot trim the lease file: %s", lf->path, strerror(errno));
-	lf->map_cap = 0;
 }
 
-/* Maps [0, cap) of the journal fd, data ending at off. On failure the file is unchanged. */
+/*
+ * Maps the window of the journal fd that holds file offset off (the end of the data),
+ * reserving it on disk first. Only the window counts in the process' memory.
+ */
 static int
-map_journal(struct leasefile *lf, size_t off, size_t cap)
+map_journal(struct leasefile *lf, size_t off)
 {
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), win = off & ~(page - 1);
 	void *m;
 
-	if (fallocate(lf->fd, 0, 0, (off_t)cap) < 0)
+	if (fallocate(lf->fd, 0, 0, (off_t)(win + JOURNAL_WINDOW)) < 0)
 		return -errno;
-	if (lf->map == NULL)
-		m = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_SHARED, lf->fd, 0);
-	else
-		m = mremap(lf->map, lf->map_cap, cap, MREMAP_MAYMOVE);
-	if (m == MAP_FAILED) {
-		int r = -errno;
-		if (lf->map == NULL && ftruncate(lf->fd, (off_t)off) < 0)
-			r = -errno;
-		return r;
-	}
+	m = mmap(NULL, JOURNAL_WINDOW, PROT_READ | PROT_WRITE, MAP_SHARED, lf->fd, (off_t)win);
+	if (m == MAP_FAILED)
+		return -errno;
+	if (lf->map != NULL)
+		munmap(lf->map, JOURNAL_WINDOW);
 	/* spaces, not NULs: the file stays text for cat and grep; load ignores them */
-	memset((char *)m + MAX(off, lf->map_cap), ' ', cap - MAX(off, lf->map_cap));
+	memset((char *)m + (off - win), ' ', JOURNAL_WINDOW - (off - win));
 	lf->map = m;
-	lf->map_cap = cap;
+	lf->win_off = win;
 	lf->map_off = off;
 	return 0;
 }
@@ -239,11 +237,11 @@ leasefile_add(struct leasefile *lf, const uint8_t mac[6], uint32_t ip)
 	if (lf->path == NULL)
 		return 0; /* in memory only */
 	len = format_line(line, sizeof(line), mac, ip);
-	if (lf->map != NULL && lf->map_off + (size_t)len > lf->map_cap &&
-	    map_journal(lf, lf->map_off, lf->map_cap * 2) < 0)
+	if (lf->map != NULL && lf->map_off + (size_t)len > lf->win_off + JOURNAL_WINDOW &&
+	    map_journal(lf, lf->map_off) < 0)
 		unmap_journal(lf); /* e.g. disk full: fall back to write() */
 	if (lf->map != NULL) {
-		memcpy(lf->map + lf->map_off, line, (size_t)len);
+		memcpy(lf->map + (lf->map_off - lf->win_off), line, (size_t)len);
 		lf->map_off += (size_t)len;
 		return 0;
 	}
@@ -312,9 +310,8 @@ leasefile_compact(struct leasefile *lf)
 	/* everything queued or mapped is in the snapshot now */
 	lf->pending_len = 0;
 	if (lf->map != NULL) {
-		munmap(lf->map, lf->map_cap);
+		munmap(lf->map, JOURNAL_WINDOW);
 		lf->map = NULL;
-		lf->map_cap = 0;
 	}
 	/* the journal must follow the new inode */
 	fd = open(lf->path, O_RDWR | O_APPEND | O_CLOEXEC);
@@ -323,9 +320,12 @@ leasefile_compact(struct leasefile *lf)
 	if (lf->fd >= 0)
 		close(lf->fd);
 	lf->fd = fd;
-	if ((r = map_journal(lf, len, (len + JOURNAL_RESERVE + 4095) & ~(size_t)4095)) < 0)
+	if ((r = map_journal(lf, len)) < 0) {
+		if (ftruncate(fd, (off_t)len) < 0) /* undo a reservation that could not be mapped */
+			return -errno;
 		log_debug(
 		    "%s: journal not mapped (%s): one write() per lease", lf->path, strerror(-r));
+	}
 	return 0;
 }
 
