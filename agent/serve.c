@@ -209,7 +209,11 @@ open_sockets(struct agent *a)
 	}
 	r = dhcp_server_open(a->dhcp, st->ifindex, a->opts.ifname, st->hwaddr);
 	if (r < 0) {
-		log_error("%s: cannot open DHCP sockets: %s", a->opts.ifname, strerror(-r));
+		log_error("%s: cannot open DHCP sockets: %s%s", a->opts.ifname, strerror(-r),
+		    r == -EACCES || r == -EPERM
+			? " (needs CAP_NET_RAW for the packet socket and CAP_NET_BIND_SERVICE "
+			  "for UDP port 67)"
+			: "");
 		return r;
 	}
 	a->open = true;
