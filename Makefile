@@ -239,3 +239,4 @@ $(BUILD)/bench-kube: $(BUILD)/obj/tests/bench/bench-kube.o $(HELPER_OBJS) $(ARCH
 bench-kube: $(BUILD)/bench-kube $(APISERVER)
 	@scripts/bench-kube.sh $(BUILD)/bench-kube
 
+

@@ -47,7 +47,8 @@ struct dhcp_options {
 	uint16_t mtu;           /* option 26; 0 = none */
 	struct dhcp_route routes[DHCP_MAX_ROUTES]; /* option 121 (router added as 0/0) */
 	size_t n_routes;
-	uint32_t lease_time;    /* option 51 seconds; T1 = 50 %, T2 = 87.5 % (58, 59) */
+	uint32_t lease_time;    /* option 51 seconds (0 = 3600, UINT32_MAX = infinite);
+				 * T1 = 50 %, T2 = 87.5 % (58, 59) */
 };
 
 /* Reasons a received datagram was dropped (counted, rate-limited log). */
@@ -62,6 +63,7 @@ enum dhcp_drop_reason {
 	DHCP_DROP_UNSUPPORTED,   /* message type a server does not answer */
 	DHCP_DROP_SEND_FAILED,   /* reply could not be sent */
 	DHCP_DROP_NOT_SERVING,   /* no options set yet / stopped */
+	DHCP_DROP_DECLINED,      /* the MAC declined its bound address; silent until it changes */
 	_DHCP_DROP_MAX,
 };
 const char *dhcp_drop_reason_name(enum dhcp_drop_reason r);
@@ -97,7 +99,8 @@ struct dhcp_stats {
  * Callbacks. All optional. Called on the per-packet path: they must be quick.
  * on_unknown: a DISCOVER/REQUEST from a MAC with no binding. Return 0 and fill *ret_ip to
  *   bind it now (the engine inserts it into its table and carries on), or negative errno to
- *   stay silent (counted as DHCP_DROP_UNKNOWN_MAC). Used by the agent's --dynamic mode.
+ *   stay silent (counted as DHCP_DROP_UNKNOWN_MAC; so is an *ret_ip already bound to another
+ *   MAC). Used by the agent's --dynamic mode. Not asked for INFORM (unknown: silent).
  * on_decline: a DECLINE for mac/ip (after the engine marked the address declined).
  * on_release: a RELEASE for mac/ip.
  */
@@ -126,7 +129,7 @@ int dhcp_server_set_options(struct dhcp_server *s, const struct dhcp_options *o)
 int dhcp_server_set_binding(struct dhcp_server *s, const uint8_t mac[6], uint32_t ip,
     const char *hostname);
 int dhcp_server_remove_binding(struct dhcp_server *s, const uint8_t mac[6]);
-/* Looks a MAC up; returns 0 and fills ret_ip (and hostname copy if non-NULL) or -ENOENT. */
+/* Looks a MAC up; returns 0 and fills ret_ip (may be NULL), or -ENOENT. */
 int dhcp_server_get_binding(const struct dhcp_server *s, const uint8_t mac[6], uint32_t *ret_ip);
 size_t dhcp_server_n_bindings(const struct dhcp_server *s);
 /*
@@ -150,11 +153,25 @@ void dhcp_server_foreach_binding(const struct dhcp_server *s,
 int dhcp_server_open(struct dhcp_server *s, int ifindex, const char *ifname,
     const uint8_t hwaddr[6]);
 void dhcp_server_close(struct dhcp_server *s);
-/* Up to 2 fds to watch for readability; returns how many were written into fds. */
+/*
+ * Up to 2 fds to watch for readability; returns how many were written into fds. Requests
+ * are read from the packet socket; the UDP socket has a drop-all filter (it exists so the
+ * kernel does not answer with ICMP port-unreachable) and is drained if it ever is readable.
+ * Replies to a relay (giaddr) or to ciaddr go as frames to the Ethernet source of the
+ * request; broadcast and chaddr unicast as frames too; we build the IPv4/UDP headers.
+ */
 size_t dhcp_server_fds(const struct dhcp_server *s, int fds[2]);
 /* Drain fd: read every pending datagram, answer each. Returns datagrams handled or -errno. */
 int dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now);
 
 const struct dhcp_stats *dhcp_server_stats(const struct dhcp_server *s);
+
+/*
+ * Optional: a monotonic microsecond clock read after each batch of replies is sent, so the
+ * latency histogram measures receive (the `now` given to on_readable) -> send. Without it
+ * the engine never reads a clock and latencies are recorded as 0.
+ */
+void dhcp_server_set_clock(struct dhcp_server *s, uint64_t (*now_usec)(void *userdata),
+    void *userdata);
 
 #endif

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Datagram -> struct dhcp_request -> process_{discover,request,inform,decline,release}. */
+#include <errno.h>
+#include <string.h>
+
+#include "dhcp/dhcp-internal.h"
+#include "lib/buf.h"
+#include "lib/log.h"
+#include "lib/util.h"
+
+static int
+bad(enum dhcp_drop_reason *ret_reason, enum dhcp_drop_reason reason)
+{
+	*ret_reason = reason;
+	return -EBADMSG;
+}
+
+int
+dhcp_request_parse(struct dhcp_request *req, const uint8_t *data, size_t len,
+    enum dhcp_drop_reason *ret_reason)
+{
+	const struct dhcp_msg *m = (const struct dhcp_msg *)data;
+	const uint8_t *v;
+	size_t vlen = 0;
+
+	if (len < DHCP_FIXED_LEN + 4)
+		return bad(ret_reason, DHCP_DROP_MALFORMED);
+	if (m->op != BOOTREQUEST)
+		return bad(ret_reason, DHCP_DROP_NOT_REQUEST);
+	if (m->hlen > sizeof(m->chaddr))
+		return bad(ret_reason, DHCP_DROP_MALFORMED);
+	/* Bindings are keyed by an Ethernet chaddr. */
+	if (m->htype != DHCP_HTYPE_ETHER || m->hlen != 6)
+		return bad(ret_reason, DHCP_DROP_NOT_REQUEST);
+	if (dhcp_option_parse(&req->opts, data, len) < 0)
+		return bad(ret_reason, DHCP_DROP_MALFORMED);
+	v = dhcp_option_get(&req->opts, DHCP_OPT_MESSAGE_TYPE, &vlen);
+	if (v == NULL || vlen != 1 || v[0] < DHCP_MSG_DISCOVER || v[0] > DHCP_MSG_INFORM)
+		return bad(ret_reason, DHCP_DROP_NO_TYPE);
+	req->msg = m;
+	req->len = len;
+	req->type = v[0];
+	req->ciaddr = be32_get(m->ciaddr);
+	req->giaddr = be32_get(m->giaddr);
+	req->flags = be16_get(m->flags);
+	req->max_size = dhcp_option_max_size(&req->opts);
+	req->prl = dhcp_option_get(&req->opts, DHCP_OPT_PRL, &req->prl_len);
+	if (req->prl == NULL)
+		req->prl_len = 0;
+	req->relay_info = dhcp_option_get(&req->opts, DHCP_OPT_RELAY_AGENT, &req->relay_info_len);
+	if (req->relay_info == NULL)
+		req->relay_info_len = 0;
+	return 0;
+}
+
+static int
+drop(struct dhcp_server *s, enum dhcp_drop_reason reason)
+{
+	s->stats.drops[reason]++;
+	return 0;
+}
+
+/* Option 54 present and naming another server? (-1: malformed) */
+static int
+other_server(const struct dhcp_server *s, const struct dhcp_request *req)
+{
+	uint32_t id;
+	int r = dhcp_option_get_addr(&req->opts, DHCP_OPT_SERVER_ID, &id);
+
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return -1;
+	return id != s->optset->o.server_ip;
+}
+
+/*
+ * The binding of chaddr; for an unknown MAC asks on_unknown (dynamic mode) and inserts
+ * what it returns. NULL: stay silent (counted).
+ */
+static const struct dhcp_binding *
+binding_for(struct dhcp_server *s, const struct dhcp_request *req, bool ask)
+{
+	const uint8_t *mac = req->msg->chaddr;
+	const struct dhcp_binding *b = dhcp_table_lookup(s->table, mac);
+	uint32_t ip = 0;
+
+	if (b != NULL)
+		return b;
+	if (!ask || s->cb.on_unknown == NULL ||
+	    s->cb.on_unknown(s->cb.userdata, mac, &ip) < 0 || ip == 0 ||
+	    dhcp_table_set(s->table, mac, ip, NULL) < 0) {
+		drop(s, DHCP_DROP_UNKNOWN_MAC);
+		return NULL;
+	}
+	return dhcp_table_lookup(s->table, mac);
+}
+
+static int
+reply(struct dhcp_server *s, const struct dhcp_request *req, int type,
+    const struct dhcp_binding *b, uint32_t yiaddr, uint8_t *txbuf, struct dhcp_reply *ret)
+{
+	const char *hostname = b != NULL ? dhcp_table_hostname(s->table, b) : NULL;
+	int n;
+
+	n = dhcp_reply_build(s->optset, req, type, yiaddr, hostname, txbuf + DHCP_FRAME_HEADROOM,
+	    DHCP_TX_BUF - DHCP_FRAME_HEADROOM);
+	if (n < 0)
+		return drop(s, DHCP_DROP_SEND_FAILED);
+	ret->type = type;
+	ret->payload = txbuf + DHCP_FRAME_HEADROOM;
+	ret->payload_len = (size_t)n;
+	dhcp_reply_frame(s, req, ret);
+	return type;
+}
+
+static int
+process_discover(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf,
+    struct dhcp_reply *ret)
+{
+	const struct dhcp_binding *b = binding_for(s, req, true);
+
+	if (b == NULL)
+		return 0;
+	/* The client declined this address: never offer it again until the binding changes. */
+	if (b->flags & DHCP_BINDING_DECLINED)
+		return drop(s, DHCP_DROP_DECLINED);
+	return reply(s, req, DHCP_MSG_OFFER, b, b->ip, txbuf, ret);
+}
+
+/*
+ * RFC 2131 §4.3.2. SELECTING: option 54 present (ours, or silence) and option 50;
+ * INIT-REBOOT: option 50, no ciaddr; RENEWING/REBINDING: ciaddr. The requested address
+ * must be the MAC's binding, else DHCPNAK.
+ */
+static int
+process_request(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf,
+    struct dhcp_reply *ret)
+{
+	const struct dhcp_binding *b;
+	uint32_t requested = 0;
+	int r;
+
+	r = other_server(s, req);
+	if (r < 0)
+		return drop(s, DHCP_DROP_MALFORMED);
+	if (r > 0)
+		return drop(s, DHCP_DROP_OTHER_SERVER);
+	r = dhcp_option_get_addr(&req->opts, DHCP_OPT_REQUESTED_IP, &requested);
+	if (r == -EBADMSG)
+		return drop(s, DHCP_DROP_MALFORMED);
+	if (r == -ENOENT)
+		requested = req->ciaddr;
+	b = binding_for(s, req, true);
+	if (b == NULL)
+		return 0;
+	if (requested != b->ip)
+		return reply(s, req, DHCP_MSG_NAK, NULL, 0, txbuf, ret);
+	if (b->flags & DHCP_BINDING_DECLINED)
+		return drop(s, DHCP_DROP_DECLINED);
+	return reply(s, req, DHCP_MSG_ACK, b, b->ip, txbuf, ret);
+}
+
+/* RFC 2131 §4.3.5: configuration only, no yiaddr, no lease time. */
+static int
+process_inform(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf,
+    struct dhcp_reply *ret)
+{
+	const struct dhcp_binding *b = binding_for(s, req, false);
+
+	if (b == NULL)
+		return 0;
+	return reply(s, req, DHCP_MSG_ACK, b, 0, txbuf, ret);
+}
+
+/* RFC 2131 §4.3.3: the client found the address in use. */
+static int
+process_decline(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf,
+    struct dhcp_reply *ret)
+{
+	struct dhcp_binding *b;
+	uint32_t ip = 0;
+	int r;
+
+	r = other_server(s, req);
+	if (r < 0)
+		return drop(s, DHCP_DROP_MALFORMED);
+	if (r > 0)
+		return drop(s, DHCP_DROP_OTHER_SERVER);
+	if (dhcp_option_get_addr(&req->opts, DHCP_OPT_REQUESTED_IP, &ip) < 0)
+		return drop(s, DHCP_DROP_MALFORMED);
+	s->stats.declines++;
+	b = dhcp_table_lookup(s->table, req->msg->chaddr);
+	if (b == NULL)
+		return drop(s, DHCP_DROP_UNKNOWN_MAC);
+	if (b->ip == ip)
+		b->flags |= DHCP_BINDING_DECLINED;
+	if (s->cb.on_decline != NULL)
+		s->cb.on_decline(s->cb.userdata, req->msg->chaddr, ip);
+	return 0;
+}
+
+/* RFC 2131 §4.3.4. The binding belongs to the control plane: count and report only. */
+static int
+process_release(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf,
+    struct dhcp_reply *ret)
+{
+	if (other_server(s, req) > 0)
+		return drop(s, DHCP_DROP_OTHER_SERVER);
+	if (s->cb.on_release != NULL)
+		s->cb.on_release(s->cb.userdata, req->msg->chaddr, req->ciaddr);
+	return 0;
+}
+
+static int
+process_unsupported(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf,
+    struct dhcp_reply *ret)
+{
+	return drop(s, DHCP_DROP_UNSUPPORTED);
+}
+
+typedef int (*process_fn)(struct dhcp_server *s, const struct dhcp_request *req,
+    uint8_t *txbuf, struct dhcp_reply *ret);
+
+static const process_fn processors[_DHCP_MSG_MAX] = {
+	[DHCP_MSG_DISCOVER] = process_discover,
+	[DHCP_MSG_OFFER] = process_unsupported,
+	[DHCP_MSG_REQUEST] = process_request,
+	[DHCP_MSG_DECLINE] = process_decline,
+	[DHCP_MSG_ACK] = process_unsupported,
+	[DHCP_MSG_NAK] = process_unsupported,
+	[DHCP_MSG_RELEASE] = process_release,
+	[DHCP_MSG_INFORM] = process_inform,
+};
+
+int
+dhcp_process(struct dhcp_server *s, const uint8_t *data, size_t len,
+    const struct dhcp_rx_meta *meta, uint64_t now, uint8_t *txbuf, struct dhcp_reply *ret)
+{
+	struct dhcp_request *req = &s->req;
+	enum dhcp_drop_reason reason;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	if (s->optset == NULL)
+		return drop(s, DHCP_DROP_NOT_SERVING);
+	r = dhcp_request_parse(req, data, len, &reason);
+	if (r < 0) {
+		log_debug("dhcp: dropped a datagram (%s)", dhcp_drop_reason_name(reason));
+		return drop(s, reason);
+	}
+	req->meta = meta;
+	s->stats.rx[req->type]++;
+	return processors[req->type](s, req, txbuf, ret);
+}

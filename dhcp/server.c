@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The server object: configuration, bindings, counters, and the per-batch I/O path. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dhcp/dhcp-internal.h"
+#include "lib/util.h"
+
+/* Datagram batches handled per on_readable call before returning to the event loop. */
+#define MAX_BATCHES_PER_CALL 64
+
+const uint64_t dhcp_latency_bounds_usec[DHCP_LATENCY_BUCKETS - 1] = {
+	5, 10, 25, 50, 100, 250, 500, 1000, 2500, 10000, 100000,
+};
+
+static const char *const drop_names[_DHCP_DROP_MAX] = {
+	[DHCP_DROP_MALFORMED] = "malformed",
+	[DHCP_DROP_NOT_REQUEST] = "not_request",
+	[DHCP_DROP_NO_TYPE] = "no_type",
+	[DHCP_DROP_UNKNOWN_MAC] = "unknown_mac",
+	[DHCP_DROP_OTHER_SERVER] = "other_server",
+	[DHCP_DROP_BAD_CHECKSUM] = "bad_checksum",
+	[DHCP_DROP_NOT_FOR_US] = "not_for_us",
+	[DHCP_DROP_UNSUPPORTED] = "unsupported",
+	[DHCP_DROP_SEND_FAILED] = "send_failed",
+	[DHCP_DROP_NOT_SERVING] = "not_serving",
+	[DHCP_DROP_DECLINED] = "declined",
+};
+
+static const char *const msg_names[_DHCP_MSG_MAX] = {
+	[DHCP_MSG_DISCOVER] = "discover",
+	[DHCP_MSG_OFFER] = "offer",
+	[DHCP_MSG_REQUEST] = "request",
+	[DHCP_MSG_DECLINE] = "decline",
+	[DHCP_MSG_ACK] = "ack",
+	[DHCP_MSG_NAK] = "nak",
+	[DHCP_MSG_RELEASE] = "release",
+	[DHCP_MSG_INFORM] = "inform",
+};
+
+const char *
+dhcp_drop_reason_name(enum dhcp_drop_reason r)
+{
+	if ((unsigned)r >= _DHCP_DROP_MAX || drop_names[r] == NULL)
+		return "unknown";
+	return drop_names[r];
+}
+
+const char *
+dhcp_message_type_name(int type)
+{
+	if (type <= 0 || type >= _DHCP_MSG_MAX)
+		return "unknown";
+	return msg_names[type];
+}
+
+int
+dhcp_server_new(struct dhcp_server **ret)
+{
+	struct dhcp_server *s = calloc(1, sizeof(*s));
+	int r;
+
+	if (s == NULL)
+		return -ENOMEM;
+	s->packet_fd = s->udp_fd = -1;
+	s->rx = calloc(DHCP_BATCH, sizeof(*s->rx));
+	s->tx = calloc(DHCP_BATCH, sizeof(*s->tx));
+	if (s->rx == NULL || s->tx == NULL) {
+		dhcp_server_free(s);
+		return -ENOMEM;
+	}
+	r = dhcp_table_new(&s->table);
+	if (r < 0) {
+		dhcp_server_free(s);
+		return r;
+	}
+	*ret = s;
+	return 0;
+}
+
+struct dhcp_server *
+dhcp_server_free(struct dhcp_server *s)
+{
+	if (s == NULL)
+		return NULL;
+	dhcp_server_close(s);
+	dhcp_table_free(s->table);
+	free(s->optset);
+	free(s->rx);
+	free(s->tx);
+	free(s);
+	return NULL;
+}
+
+void
+dhcp_server_set_callbacks(struct dhcp_server *s, const struct dhcp_callbacks *cb)
+{
+	if (cb == NULL)
+		memset(&s->cb, 0, sizeof(s->cb));
+	else
+		s->cb = *cb;
+}
+
+void
+dhcp_server_set_clock(struct dhcp_server *s, uint64_t (*now_usec)(void *userdata),
+    void *userdata)
+{
+	s->clock = now_usec;
+	s->clock_userdata = userdata;
+}
+
+int
+dhcp_server_set_options(struct dhcp_server *s, const struct dhcp_options *o)
+{
+	struct dhcp_optset *set;
+	int r;
+
+	if (o == NULL)
+		return -EINVAL;
+	set = malloc(sizeof(*set));
+	if (set == NULL)
+		return -ENOMEM;
+	r = dhcp_optset_compile(set, o);
+	if (r < 0) {
+		free(set);
+		return r;
+	}
+	/* swapped whole: the next reply sees the new set */
+	free(s->optset);
+	s->optset = set;
+	return 0;
+}
+
+int
+dhcp_server_set_binding(struct dhcp_server *s, const uint8_t mac[6], uint32_t ip,
+    const char *hostname)
+{
+	return dhcp_table_set(s->table, mac, ip, hostname);
+}
+
+int
+dhcp_server_remove_binding(struct dhcp_server *s, const uint8_t mac[6])
+{
+	return dhcp_table_remove(s->table, mac);
+}
+
+int
+dhcp_server_get_binding(const struct dhcp_server *s, const uint8_t mac[6], uint32_t *ret_ip)
+{
+	const struct dhcp_binding *b = dhcp_table_lookup(s->table, mac);
+
+	if (b == NULL)
+		return -ENOENT;
+	if (ret_ip != NULL)
+		*ret_ip = b->ip;
+	return 0;
+}
+
+size_t
+dhcp_server_n_bindings(const struct dhcp_server *s)
+{
+	return dhcp_table_size(s->table);
+}
+
+void
+dhcp_server_sync_begin(struct dhcp_server *s)
+{
+	dhcp_table_sync_begin(s->table);
+}
+
+size_t
+dhcp_server_sync_end(struct dhcp_server *s)
+{
+	return dhcp_table_sync_end(s->table);
+}
+
+void
+dhcp_server_foreach_binding(const struct dhcp_server *s,
+    void (*fn)(void *userdata, const uint8_t mac[6], uint32_t ip, const char *hostname),
+    void *userdata)
+{
+	dhcp_table_foreach(s->table, fn, userdata);
+}
+
+const struct dhcp_stats *
+dhcp_server_stats(const struct dhcp_server *s)
+{
+	return &s->stats;
+}
+
+/* --- sockets ------------------------------------------------------------------------------ */
+
+int
+dhcp_server_open(struct dhcp_server *s, int ifindex, const char *ifname,
+    const uint8_t hwaddr[6])
+{
+	int fd;
+
+	if (ifindex <= 0 || hwaddr == NULL)
+		return -EINVAL;
+	dhcp_server_close(s);
+	fd = dhcp_socket_open_packet(ifindex);
+	if (fd < 0)
+		return fd;
+	s->packet_fd = fd;
+	fd = dhcp_socket_open_udp(ifname);
+	if (fd < 0) {
+		dhcp_server_close(s);
+		return fd;
+	}
+	s->udp_fd = fd;
+	s->ifindex = ifindex;
+	memcpy(s->hwaddr, hwaddr, 6);
+	return 0;
+}
+
+void
+dhcp_server_close(struct dhcp_server *s)
+{
+	if (s->packet_fd >= 0)
+		close(s->packet_fd);
+	if (s->udp_fd >= 0)
+		close(s->udp_fd);
+	s->packet_fd = s->udp_fd = -1;
+}
+
+size_t
+dhcp_server_fds(const struct dhcp_server *s, int fds[2])
+{
+	size_t n = 0;
+
+	if (s->packet_fd >= 0)
+		fds[n++] = s->packet_fd;
+	if (s->udp_fd >= 0)
+		fds[n++] = s->udp_fd;
+	return n;
+}
+
+/* --- the per-packet path ------------------------------------------------------------------ */
+
+static int
+handle_frame(struct dhcp_server *s, const uint8_t *frame, size_t len, bool csum_not_ready,
+    uint64_t now, uint8_t *txbuf, struct dhcp_reply *ret)
+{
+	enum dhcp_drop_reason reason;
+	struct dhcp_rx_meta meta;
+	const uint8_t *payload;
+	size_t plen;
+
+	memset(ret, 0, sizeof(*ret));
+	if (dhcp_frame_verify(frame, len, csum_not_ready, &meta, &payload, &plen, &reason) < 0) {
+		s->stats.drops[reason]++;
+		return 0;
+	}
+	return dhcp_process(s, payload, plen, &meta, now, txbuf, ret);
+}
+
+int
+dhcp_handle_message(struct dhcp_server *s, const uint8_t *data, size_t len, uint64_t now,
+    struct dhcp_reply *ret)
+{
+	return dhcp_process(s, data, len, NULL, now, s->tx[0].buf, ret);
+}
+
+int
+dhcp_handle_frame(struct dhcp_server *s, const uint8_t *frame, size_t len, bool csum_not_ready,
+    uint64_t now, struct dhcp_reply *ret)
+{
+	return handle_frame(s, frame, len, csum_not_ready, now, s->tx[0].buf, ret);
+}
+
+static void
+observe_latency(struct dhcp_stats *st, uint64_t usec)
+{
+	size_t b = 0;
+
+	while (b < DHCP_LATENCY_BUCKETS - 1 && usec > dhcp_latency_bounds_usec[b])
+		b++;
+	st->latency[b]++;
+	st->latency_sum_usec += usec;
+}
+
+static void
+flush(struct dhcp_server *s)
+{
+	struct dhcp_reply *replies[DHCP_BATCH];
+	bool sent[DHCP_BATCH];
+	uint64_t t;
+
+	if (s->n_tx == 0)
+		return;
+	for (size_t i = 0; i < s->n_tx; i++)
+		replies[i] = &s->tx[i].reply;
+	dhcp_socket_send(s->packet_fd, s->udp_fd, s->ifindex, s->optset->o.server_ip, replies,
+	    s->n_tx, sent);
+	t = s->clock != NULL ? s->clock(s->clock_userdata) : 0;
+	for (size_t i = 0; i < s->n_tx; i++) {
+		if (!sent[i]) {
+			s->stats.drops[DHCP_DROP_SEND_FAILED]++;
+			continue;
+		}
+		s->stats.tx[s->tx[i].reply.type]++;
+		observe_latency(&s->stats,
+		    t > s->tx[i].rx_time ? t - s->tx[i].rx_time : 0);
+	}
+	s->n_tx = 0;
+}
+
+int
+dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now)
+{
+	size_t lens[DHCP_BATCH];
+	bool csum[DHCP_BATCH];
+	int total = 0;
+
+	if (fd < 0)
+		return -EBADF;
+	if (fd == s->udp_fd)
+		return dhcp_socket_drain(fd);
+	if (fd != s->packet_fd)
+		return -EBADF;
+	for (int batch = 0; batch < MAX_BATCHES_PER_CALL; batch++) {
+		int n = dhcp_socket_recv_packets(fd, s->rx, DHCP_BATCH, lens, csum);
+
+		if (n == -EAGAIN || n == -EWOULDBLOCK)
+			break;
+		if (n == -EINTR)
+			continue;
+		if (n < 0)
+			return total > 0 ? total : n;
+		s->n_tx = 0;
+		for (int i = 0; i < n; i++) {
+			struct dhcp_tx_slot *slot = &s->tx[s->n_tx];
+
+			if (lens[i] == 0)
+				continue;
+			if (handle_frame(s, s->rx[i], lens[i], csum[i], now, slot->buf,
+			    &slot->reply) > 0) {
+				slot->rx_time = now;
+				s->n_tx++;
+			}
+		}
+		flush(s);
+		total += n;
+		if (n < DHCP_BATCH)
+			break;
+	}
+	return total;
+}

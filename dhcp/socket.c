@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The raw socket recipe, in one file. AF_PACKET: created with protocol 0 (receives
+ * nothing), BPF filter attached, bound to ETH_P_IP on the ifindex, filter locked, and only
+ * then read. UDP :67 on the device: never read (a drop-all filter), it exists so the kernel
+ * has a socket for port 67 and sends no ICMP port-unreachable for unicast renewals; replies
+ * to relays and to ciaddr go out through it (the kernel routes and ARPs).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "dhcp/dhcp-internal.h"
+
+#ifndef SO_LOCK_FILTER
+#define SO_LOCK_FILTER 44
+#endif
+
+#define DROP 16 /* index of the "ret #0" instruction below */
+
+/* IPv4, UDP, not a fragment, destination port 67, not our own output. */
+static const struct sock_filter dhcp_bpf[] = {
+	/* 0: A = packet type (ancillary data) */
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE),
+	/* 1: our own transmissions (relay replies to port 67 would loop) -> drop */
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, DROP - 2, 0),
+	/* 2: unicast to another host (promiscuous port) -> drop */
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OTHERHOST, DROP - 3, 0),
+	/* 3: A = Ethernet type */
+	BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
+	/* 4: IPv4? else drop */
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, 0, DROP - 5),
+	/* 5: A = IP version/IHL byte */
+	BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14),
+	/* 6: keep the version nibble */
+	BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf0),
+	/* 7: version 4? else drop */
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40, 0, DROP - 8),
+	/* 8: A = IP protocol */
+	BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14 + 9),
+	/* 9: UDP? else drop */
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, DROP - 10),
+	/* 10: A = IP flags + fragment offset */
+	BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 14 + 6),
+	/* 11: MF set or offset non-zero: a fragment -> drop */
+	BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x3fff, DROP - 12, 0),
+	/* 12: X = IP header length (4 * IHL, BPF_MSH) */
+	BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 14),
+	/* 13: A = UDP destination port (Ethernet 14 + IHL + 2) */
+	BPF_STMT(BPF_LD | BPF_H | BPF_IND, 14 + 2),
+	/* 14: port 67? else drop */
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, DHCP_PORT_SERVER, 0, DROP - 15),
+	/* 15: accept the whole frame */
+	BPF_STMT(BPF_RET | BPF_K, 0xffff),
+	/* 16 (DROP): drop */
+	BPF_STMT(BPF_RET | BPF_K, 0),
+};
+_Static_assert(sizeof(dhcp_bpf) / sizeof(dhcp_bpf[0]) == DROP + 1, "DROP is the last insn");
+
+static const struct sock_filter drop_all[] = {
+	/* 0: drop everything (the UDP socket exists, but we read the packet socket) */
+	BPF_STMT(BPF_RET | BPF_K, 0),
+};
+
+int
+dhcp_socket_open_packet(int ifindex)
+{
+	struct sock_fprog prog = { .len = sizeof(dhcp_bpf) / sizeof(dhcp_bpf[0]),
+		.filter = (struct sock_filter *)dhcp_bpf };
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET,
+		.sll_protocol = htons(ETH_P_IP),
+		.sll_ifindex = ifindex,
+	};
+	int fd, one = 1, r;
+
+	/* protocol 0: nothing is queued before the filter is in place */
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0)
+		goto fail;
+	if (setsockopt(fd, SOL_PACKET, PACKET_AUXDATA, &one, sizeof(one)) < 0)
+		goto fail;
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0)
+		goto fail;
+	if (setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof(one)) < 0)
+		goto fail;
+	return fd;
+fail:
+	r = -errno;
+	close(fd);
+	return r;
+}
+
+int
+dhcp_socket_open_udp(const char *ifname)
+{
+	struct sock_fprog prog = { .len = 1, .filter = (struct sock_filter *)drop_all };
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = htons(DHCP_PORT_SERVER),
+		.sin_addr.s_addr = htonl(INADDR_ANY),
+	};
+	int fd, one = 1, r;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &one, sizeof(one)) < 0)
+		goto fail;
+	if (ifname != NULL && ifname[0] != '\0' &&
+	    setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, (socklen_t)strnlen(ifname, IFNAMSIZ)) < 0)
+		goto fail;
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0)
+		goto fail;
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0)
+		goto fail;
+	return fd;
+fail:
+	r = -errno;
+	close(fd);
+	return r;
+}
+
+int
+dhcp_socket_recv_packets(int fd, uint8_t (*bufs)[DHCP_RX_BUF], size_t n, size_t *ret_len,
+    bool *ret_csum)
+{
+	struct mmsghdr msgs[DHCP_BATCH];
+	struct iovec iov[DHCP_BATCH];
+	struct sockaddr_ll from[DHCP_BATCH];
+	union {
+		struct cmsghdr align;
+		uint8_t buf[CMSG_SPACE(sizeof(struct tpacket_auxdata))];
+	} ctl[DHCP_BATCH];
+	int r;
+
+	if (n > DHCP_BATCH)
+		n = DHCP_BATCH;
+	for (size_t i = 0; i < n; i++) {
+		iov[i] = (struct iovec){ .iov_base = bufs[i], .iov_len = DHCP_RX_BUF };
+		msgs[i].msg_hdr = (struct msghdr){
+			.msg_name = &from[i],
+			.msg_namelen = sizeof(from[i]),
+			.msg_iov = &iov[i],
+			.msg_iovlen = 1,
+			.msg_control = ctl[i].buf,
+			.msg_controllen = sizeof(ctl[i].buf),
+		};
+		msgs[i].msg_len = 0;
+	}
+	r = recvmmsg(fd, msgs, (unsigned)n, MSG_DONTWAIT, NULL);
+	if (r < 0)
+		return -errno;
+	for (int i = 0; i < r; i++) {
+		struct msghdr *mh = &msgs[i].msg_hdr;
+
+		ret_csum[i] = false;
+		/* a truncated frame keeps its captured length: its IP length then overruns it and
+		 * it is dropped as malformed */
+		ret_len[i] = msgs[i].msg_len;
+		/* our own output (the filter drops it already): length 0 = skip, not counted */
+		if (from[i].sll_pkttype == PACKET_OUTGOING)
+			ret_len[i] = 0;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c != NULL; c = CMSG_NXTHDR(mh, c)) {
+			struct tpacket_auxdata aux;
+
+			if (c->cmsg_level != SOL_PACKET || c->cmsg_type != PACKET_AUXDATA ||
+			    c->cmsg_len < CMSG_LEN(sizeof(aux)))
+				continue;
+			memcpy(&aux, CMSG_DATA(c), sizeof(aux));
+			/* virtual NICs hand us frames whose UDP checksum is still to be filled */
+			ret_csum[i] = (aux.tp_status & TP_STATUS_CSUMNOTREADY) != 0;
+		}
+	}
+	return r;
+}
+
+int
+dhcp_socket_drain(int fd)
+{
+	uint8_t buf[DHCP_BATCH][64];
+	struct mmsghdr msgs[DHCP_BATCH];
+	struct iovec iov[DHCP_BATCH];
+	int total = 0;
+
+	for (;;) {
+		int r;
+
+		for (size_t i = 0; i < DHCP_BATCH; i++) {
+			iov[i] = (struct iovec){ .iov_base = buf[i], .iov_len = sizeof(buf[i]) };
+			msgs[i].msg_hdr = (struct msghdr){ .msg_iov = &iov[i], .msg_iovlen = 1 };
+		}
+		r = recvmmsg(fd, msgs, DHCP_BATCH, MSG_DONTWAIT, NULL);
+		if (r < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK ? total : -errno;
+		total += r;
+		if (r < DHCP_BATCH)
+			return total;
+	}
+}
+
+/* sendmmsg with retry past a failing message; marks sent[i]. */
+static int
+send_batch(int fd, struct mmsghdr *msgs, size_t n, size_t *idx, bool *sent)
+{
+	size_t done = 0;
+	int ok = 0;
+
+	while (done < n) {
+		int r = sendmmsg(fd, msgs + done, (unsigned)(n - done), MSG_DONTWAIT);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			done++; /* this one failed; the rest may still go */
+			continue;
+		}
+		for (int i = 0; i < r; i++)
+			sent[idx[done + (size_t)i]] = true;
+		ok += r;
+		done += (size_t)r;
+	}
+	return ok;
+}
+
+int
+dhcp_socket_send(int packet_fd, int udp_fd, int ifindex, uint32_t src_ip,
+    struct dhcp_reply **replies, size_t n, bool *ret_sent)
+{
+	struct mmsghdr raw[DHCP_BATCH], udp[DHCP_BATCH];
+	struct iovec raw_iov[DHCP_BATCH], udp_iov[DHCP_BATCH];
+	struct sockaddr_ll lls[DHCP_BATCH];
+	struct sockaddr_in sins[DHCP_BATCH];
+	union {
+		struct cmsghdr align;
+		uint8_t buf[CMSG_SPACE(sizeof(struct in_pktinfo))];
+	} ctl[DHCP_BATCH];
+	size_t raw_idx[DHCP_BATCH], udp_idx[DHCP_BATCH], n_raw = 0, n_udp = 0;
+	int sent = 0;
+
+	if (n > DHCP_BATCH)
+		n = DHCP_BATCH;
+	for (size_t i = 0; i < n; i++) {
+		struct dhcp_reply *r = replies[i];
+
+		ret_sent[i] = false;
+		if (r->dest.raw) {
+			size_t k = n_raw++;
+
+			lls[k] = (struct sockaddr_ll){
+				.sll_family = AF_PACKET,
+				.sll_protocol = htons(ETH_P_IP),
+				.sll_ifindex = ifindex,
+				.sll_halen = ETH_ALEN,
+			};
+			memcpy(lls[k].sll_addr, r->dest.mac, 6);
+			raw_iov[k] = (struct iovec){ .iov_base = r->frame, .iov_len = r->frame_len };
+			raw[k].msg_hdr = (struct msghdr){ .msg_name = &lls[k],
+				.msg_namelen = sizeof(lls[k]), .msg_iov = &raw_iov[k], .msg_iovlen = 1 };
+			raw_idx[k] = i;
+		} else {
+			size_t k = n_udp++;
+			struct cmsghdr *c;
+			struct in_pktinfo pi = { .ipi_spec_dst.s_addr = htonl(src_ip) };
+
+			sins[k] = (struct sockaddr_in){ .sin_family = AF_INET,
+				.sin_port = htons(r->dest.port), .sin_addr.s_addr = htonl(r->dest.ip) };
+			udp_iov[k] = (struct iovec){ .iov_base = r->payload, .iov_len = r->payload_len };
+			udp[k].msg_hdr = (struct msghdr){ .msg_name = &sins[k],
+				.msg_namelen = sizeof(sins[k]), .msg_iov = &udp_iov[k], .msg_iovlen = 1,
+				.msg_control = ctl[k].buf, .msg_controllen = sizeof(ctl[k].buf) };
+			/* source address = our server identifier */
+			c = CMSG_FIRSTHDR(&udp[k].msg_hdr);
+			c->cmsg_level = IPPROTO_IP;
+			c->cmsg_type = IP_PKTINFO;
+			c->cmsg_len = CMSG_LEN(sizeof(pi));
+			memcpy(CMSG_DATA(c), &pi, sizeof(pi));
+			udp_idx[k] = i;
+		}
+	}
+	if (n_raw > 0) {
+		if (packet_fd >= 0)
+			sent += send_batch(packet_fd, raw, n_raw, raw_idx, ret_sent);
+	}
+	if (n_udp > 0) {
+		if (udp_fd >= 0)
+			sent += send_batch(udp_fd, udp, n_udp, udp_idx, ret_sent);
+	}
+	return sent;
+}
