@@ -221,3 +221,19 @@ bench-ipam: $(BUILD)/bench/bench-ipam
 # Every test binary links the test API server harness (tests/helpers/apiserver.c), which
 # starts BUILD/test-apiserver: build the server before the tests.
 $(UNIT_BINS) $(NETNS_BINS): | $(APISERVER)
+
+# The test API server itself under valgrind: its harness puts valgrind in front of it and the
+# tests assert that it exits with status 0.
+APISERVER_TESTS := $(filter $(BUILD)/tests/test-apiserver-%,$(UNIT_BINS))
+valgrind-apiserver: $(APISERVER_TESTS)
+	@VMDHCP_APISERVER_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full \
+		--show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect" \
+		tests/run-tests.sh valgrind-apiserver $(APISERVER_TESTS)
+
+# --- Kubernetes client benchmark (kube/) ----------------------------------------------------
+$(BUILD)/bench-kube: $(BUILD)/obj/tests/bench/bench-kube.o $(HELPER_OBJS) $(ARCHIVES)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(HELPER_OBJS) $(ARCHIVES) $(LIBS)
+
+bench-kube: $(BUILD)/bench-kube $(APISERVER)
+	@scripts/bench-kube.sh $(BUILD)/bench-kube

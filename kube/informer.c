@@ -411,6 +411,7 @@ watch_event(void *userdata, enum kube_watch_type type, json_t *obj)
 	struct kube_informer *inf = userdata;
 	char key[KEY_MAX];
 
+
 	switch (type) {
 	case KUBE_WATCH_ADDED:
 	case KUBE_WATCH_MODIFIED:
@@ -445,6 +446,12 @@ watch_end(void *userdata, int error, const char *message)
 	} else {
 		schedule_retry(inf, false);
 	}
+}
+
+void
+kube_informer_apply_event(struct kube_informer *inf, enum kube_watch_type type, json_t *obj)
+{
+	watch_event(inf, type, obj);
 }
 
 static void

@@ -90,6 +90,10 @@ int kube_query_add(char *out, size_t len, const char *k, const char *v);
 void kube_result_from_http(struct kube_result *res, int error, long status, const char *body,
     size_t len, const char *message, json_t **ret_obj);
 
+/* Applies one watch event (obj borrowed) as if it came from the stream: tests, benchmarks. */
+void kube_informer_apply_event(struct kube_informer *inf, enum kube_watch_type type,
+    json_t *obj);
+
 /* --- watch stream framing (watch.c) -------------------------------------------------- */
 
 /*

@@ -3,7 +3,8 @@
  * test-apiserver: an in-memory Kubernetes API server for tests (docs/apiserver.md).
  *
  *   test-apiserver --listen 127.0.0.1:PORT --state-dir DIR [--token TOKEN] [--history N]
- *                  [--data FILE] [--bookmark-interval SECONDS] [--log-level LEVEL]
+ *                  [--history-bytes N] [--data FILE] [--bookmark-interval SECONDS]
+ *                  [--max-watch-buffer BYTES] [--log-level LEVEL]
  *
  * Writes DIR/ca.crt, DIR/ca.key, DIR/kubeconfig and last, atomically, DIR/port.
  */
@@ -30,6 +31,7 @@ struct args {
 	const char *token;
 	const char *data;
 	uint64_t history;
+	uint64_t history_bytes;
 	uint64_t bookmark_secs;
 	uint64_t max_watch_buffer;
 	enum log_level level;
@@ -39,7 +41,8 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: test-apiserver --listen HOST:PORT --state-dir DIR [--token TOKEN]\n"
-		   "         [--history N] [--data FILE] [--bookmark-interval SECONDS]\n"
+		   "         [--history N] [--history-bytes N] [--data FILE]\n"
+		   "         [--bookmark-interval SECONDS]\n"
 		   "         [--max-watch-buffer BYTES] [--log-level error|warn|info|debug]\n");
 }
 
@@ -47,21 +50,27 @@ static void
 parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "state-dir", required_argument, NULL, 's' },
-		{ "token", required_argument, NULL, 't' },
-		{ "history", required_argument, NULL, 'H' },
-		{ "data", required_argument, NULL, 'd' },
-		{ "bookmark-interval", required_argument, NULL, 'b' },
-		{ "max-watch-buffer", required_argument, NULL, 'm' },
-		{ "log-level", required_argument, NULL, 'L' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"listen", required_argument, NULL, 'l'},
+	    {"state-dir", required_argument, NULL, 's'},
+	    {"token", required_argument, NULL, 't'},
+	    {"history", required_argument, NULL, 'H'},
+	    {"history-bytes", required_argument, NULL, 'B'},
+	    {"data", required_argument, NULL, 'd'},
+	    {"bookmark-interval", required_argument, NULL, 'b'},
+	    {"max-watch-buffer", required_argument, NULL, 'm'},
+	    {"log-level", required_argument, NULL, 'L'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
-	*a = (struct args){ .listen = "127.0.0.1:0", .token = "test-token", .history = 10000,
-		.bookmark_secs = 5, .max_watch_buffer = 64 << 20, .level = LOG_LEVEL_INFO };
+	*a = (struct args){.listen = "127.0.0.1:0",
+	    .token = "test-token",
+	    .history = 10000,
+	    .history_bytes = 256 << 20,
+	    .bookmark_secs = 5,
+	    .max_watch_buffer = 64 << 20,
+	    .level = LOG_LEVEL_INFO};
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
@@ -79,6 +88,10 @@ parse_args(int argc, char **argv, struct args *a)
 		case 'H':
 			if (parse_uint(optarg, 0, 100000000, &a->history) < 0)
 				fatalx("--history: not a number: %s", optarg);
+			break;
+		case 'B':
+			if (parse_uint(optarg, 0, UINT64_MAX, &a->history_bytes) < 0)
+				fatalx("--history-bytes: not a number: %s", optarg);
 			break;
 		case 'b':
 			if (parse_uint(optarg, 0, 86400, &a->bookmark_secs) < 0)
@@ -189,9 +202,12 @@ main(int argc, char **argv)
 	if (base == NULL)
 		fatalx("event_base_new failed");
 	r = server_new(base, ssl,
-	    &(struct server_config){ .token = a.token, .data_file = a.data,
-		.history = (size_t)a.history, .bookmark_secs = (unsigned)a.bookmark_secs,
-		.max_watch_buffer = (size_t)a.max_watch_buffer },
+	    &(struct server_config){.token = a.token,
+		.data_file = a.data,
+		.history = (size_t)a.history,
+		.history_bytes = (size_t)a.history_bytes,
+		.bookmark_secs = (unsigned)a.bookmark_secs,
+		.max_watch_buffer = (size_t)a.max_watch_buffer},
 	    &srv);
 	if (r < 0)
 		fatalx("cannot start: %s", strerror(-r));

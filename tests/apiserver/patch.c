@@ -17,7 +17,8 @@ merge_patch(json_t *target, json_t *patch)
 	if (!json_is_object(patch))
 		return json_deep_copy(patch);
 	out = json_is_object(target) ? json_copy(target) : json_object();
-	json_object_foreach(patch, k, v) {
+	json_object_foreach(patch, k, v)
+	{
 		if (json_is_null(v)) {
 			json_object_del(out, k);
 		} else {
@@ -199,7 +200,8 @@ json_patch(json_t *doc, json_t *ops, json_t **ret)
 
 	if (!json_is_array(ops))
 		return -EBADMSG;
-	json_array_foreach(ops, idx, op) {
+	json_array_foreach(ops, idx, op)
+	{
 		const char *o = json_string_value(json_object_get(op, "op"));
 		const char *path = json_string_value(json_object_get(op, "path"));
 		if (o == NULL || path == NULL)
@@ -212,12 +214,13 @@ json_patch(json_t *doc, json_t *ops, json_t **ret)
 		    json_object_get(op, "value") == NULL)
 			return -EBADMSG;
 		if (strcmp(o, "add") != 0 && strcmp(o, "remove") != 0 &&
-		    strcmp(o, "replace") != 0 && strcmp(o, "move") != 0 &&
-		    strcmp(o, "copy") != 0 && strcmp(o, "test") != 0)
+		    strcmp(o, "replace") != 0 && strcmp(o, "move") != 0 && strcmp(o, "copy") != 0 &&
+		    strcmp(o, "test") != 0)
 			return -EBADMSG;
 	}
 	out = json_deep_copy(doc);
-	json_array_foreach(ops, idx, op) {
+	json_array_foreach(ops, idx, op)
+	{
 		const char *o = json_string_value(json_object_get(op, "op"));
 		const char *path = json_string_value(json_object_get(op, "path"));
 		const char *from = json_string_value(json_object_get(op, "from"));
@@ -229,8 +232,9 @@ json_patch(json_t *doc, json_t *ops, json_t **ret)
 		} else if (strcmp(o, "remove") == 0) {
 			r = op_remove(out, path);
 		} else if (strcmp(o, "replace") == 0) {
-			r = get_ptr(out, path) == NULL ? -EINVAL
-						       : op_add(&out, path, json_deep_copy(value), true);
+			r = get_ptr(out, path) == NULL
+				? -EINVAL
+				: op_add(&out, path, json_deep_copy(value), true);
 		} else if (strcmp(o, "test") == 0) {
 			json_t *cur = get_ptr(out, path);
 			r = cur != NULL && json_equal(cur, value) ? 0 : -EINVAL;

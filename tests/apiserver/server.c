@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/queue.h>
 #include <sys/stat.h>
@@ -43,15 +44,15 @@ enum verb {
 };
 
 static const char *const verb_names[VERB_MAX] = {
-	[VERB_GET] = "get",
-	[VERB_LIST] = "list",
-	[VERB_WATCH] = "watch",
-	[VERB_CREATE] = "create",
-	[VERB_UPDATE] = "update",
-	[VERB_PATCH] = "patch",
-	[VERB_DELETE] = "delete",
-	[VERB_DELETECOLLECTION] = "deletecollection",
-	[VERB_OTHER] = "other",
+    [VERB_GET] = "get",
+    [VERB_LIST] = "list",
+    [VERB_WATCH] = "watch",
+    [VERB_CREATE] = "create",
+    [VERB_UPDATE] = "update",
+    [VERB_PATCH] = "patch",
+    [VERB_DELETE] = "delete",
+    [VERB_DELETECOLLECTION] = "deletecollection",
+    [VERB_OTHER] = "other",
 };
 
 struct watch {
@@ -107,19 +108,19 @@ static const struct {
 	int code;
 	const char *phrase;
 } phrases[] = {
-	{ 200, "OK" },
-	{ 201, "Created" },
-	{ 400, "Bad Request" },
-	{ 401, "Unauthorized" },
-	{ 404, "Not Found" },
-	{ 405, "Method Not Allowed" },
-	{ 409, "Conflict" },
-	{ 410, "Gone" },
-	{ 415, "Unsupported Media Type" },
-	{ 422, "Unprocessable Entity" },
-	{ 429, "Too Many Requests" },
-	{ 500, "Internal Server Error" },
-	{ 503, "Service Unavailable" },
+    {200, "OK"},
+    {201, "Created"},
+    {400, "Bad Request"},
+    {401, "Unauthorized"},
+    {404, "Not Found"},
+    {405, "Method Not Allowed"},
+    {409, "Conflict"},
+    {410, "Gone"},
+    {415, "Unsupported Media Type"},
+    {422, "Unprocessable Entity"},
+    {429, "Too Many Requests"},
+    {500, "Internal Server Error"},
+    {503, "Service Unavailable"},
 };
 
 static const char *
@@ -138,13 +139,13 @@ log_request(struct evhttp_request *req, int code)
 		enum evhttp_cmd_type cmd;
 		const char *name;
 	} methods[] = {
-		{ EVHTTP_REQ_GET, "GET" },
-		{ EVHTTP_REQ_POST, "POST" },
-		{ EVHTTP_REQ_PUT, "PUT" },
-		{ EVHTTP_REQ_PATCH, "PATCH" },
-		{ EVHTTP_REQ_DELETE, "DELETE" },
-		{ EVHTTP_REQ_HEAD, "HEAD" },
-		{ EVHTTP_REQ_OPTIONS, "OPTIONS" },
+	    {EVHTTP_REQ_GET, "GET"},
+	    {EVHTTP_REQ_POST, "POST"},
+	    {EVHTTP_REQ_PUT, "PUT"},
+	    {EVHTTP_REQ_PATCH, "PATCH"},
+	    {EVHTTP_REQ_DELETE, "DELETE"},
+	    {EVHTTP_REQ_HEAD, "HEAD"},
+	    {EVHTTP_REQ_OPTIONS, "OPTIONS"},
 	};
 	const char *m = "?";
 
@@ -180,8 +181,8 @@ send_json(struct evhttp_request *req, int code, json_t *j)
 }
 
 static json_t *
-status_json(int code, const char *reason, const char *message, const struct resource *res,
-    const char *name)
+status_json(
+    int code, const char *reason, const char *message, const struct resource *res, const char *name)
 {
 	json_t *st = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:i}", "kind", "Status",
 	    "apiVersion", "v1", "metadata", "status", "Failure", "message", message, "reason",
@@ -217,8 +218,8 @@ send_err(struct evhttp_request *req, const struct api_err *err, const struct res
 static void
 send_not_found(struct evhttp_request *req)
 {
-	send_status(req, 404, "NotFound", "the server could not find the requested resource", NULL,
-	    NULL);
+	send_status(
+	    req, 404, "NotFound", "the server could not find the requested resource", NULL, NULL);
 }
 
 /* --- watches --------------------------------------------------------------------------- */
@@ -303,7 +304,7 @@ watch_send(struct watch *w, const char *line, size_t len)
 	bev = evhttp_connection_get_bufferevent(w->evcon);
 	if (bev != NULL &&
 	    evbuffer_get_length(bufferevent_get_output(bev)) > w->srv->cfg.max_watch_buffer) {
-		struct timeval now = { 0, 0 };
+		struct timeval now = {0, 0};
 		w->dying = true;
 		w->kill_ev = evtimer_new(w->srv->base, watch_kill_cb, w);
 		evtimer_add(w->kill_ev, &now);
@@ -370,8 +371,8 @@ watch_deliver(struct watch *w, struct event *ev)
 		json_t *o = json_deep_copy(ev->prev);
 		char rv[32];
 		snprintf(rv, sizeof(rv), "%llu", (unsigned long long)ev->rv);
-		json_object_set_new(json_object_get(o, "metadata"), "resourceVersion",
-		    json_string(rv));
+		json_object_set_new(
+		    json_object_get(o, "metadata"), "resourceVersion", json_string(rv));
 		watch_send_obj(w, "DELETED", o);
 		json_decref(o);
 	}
@@ -436,7 +437,7 @@ struct route {
 	const char *group; /* "" = core */
 	const char *version;
 	struct resource *res;
-	const char *ns;   /* NULL = none in the path */
+	const char *ns;	  /* NULL = none in the path */
 	const char *name; /* NULL = collection */
 	bool status;
 	bool watch_path; /* legacy /watch/ prefix */
@@ -494,8 +495,7 @@ ct_is(const char *ct, const char *want)
 /* --- list / get / watch ---------------------------------------------------------------- */
 
 static void
-send_list(struct server *srv, struct evhttp_request *req, struct route *rt,
-    struct list_result *lr)
+send_list(struct server *srv, struct evhttp_request *req, struct route *rt, struct list_result *lr)
 {
 	struct evbuffer *b = evbuffer_new();
 	char av[300];
@@ -523,8 +523,8 @@ send_list(struct server *srv, struct evhttp_request *req, struct route *rt,
 		}
 	}
 	evbuffer_add(b, "]}", 2);
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-	    "application/json");
+	evhttp_add_header(
+	    evhttp_request_get_output_headers(req), "Content-Type", "application/json");
 	log_request(req, 200);
 	evhttp_send_reply(req, 200, "OK", b);
 	evbuffer_free(b);
@@ -537,8 +537,8 @@ parse_selectors(struct evhttp_request *req, struct evkeyvalq *q, struct selector
 	*labels = NULL;
 	*fields = NULL;
 	if (label_selector_parse(query_get(q, "labelSelector"), labels) < 0) {
-		send_status(req, 400, "BadRequest", "unable to parse requirement: invalid label selector",
-		    NULL, NULL);
+		send_status(req, 400, "BadRequest",
+		    "unable to parse requirement: invalid label selector", NULL, NULL);
 		return -1;
 	}
 	if (field_selector_parse(query_get(q, "fieldSelector"), fields) < 0) {
@@ -576,8 +576,7 @@ handle_list(struct server *srv, struct evhttp_request *req, struct route *rt, st
 }
 
 static void
-handle_watch(struct server *srv, struct evhttp_request *req, struct route *rt,
-    struct evkeyvalq *q)
+handle_watch(struct server *srv, struct evhttp_request *req, struct route *rt, struct evkeyvalq *q)
 {
 	const char *rvs = query_get(q, "resourceVersion");
 	const char *ts = query_get(q, "timeoutSeconds");
@@ -627,8 +626,8 @@ handle_watch(struct server *srv, struct evhttp_request *req, struct route *rt,
 	rt->res->watches = w;
 	srv->nwatches++;
 
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-	    "application/json");
+	evhttp_add_header(
+	    evhttp_request_get_output_headers(req), "Content-Type", "application/json");
 	log_request(req, 200);
 	evhttp_send_reply_start(req, 200, "OK");
 	evhttp_connection_set_closecb(w->evcon, watch_closecb, w);
@@ -641,7 +640,8 @@ handle_watch(struct server *srv, struct evhttp_request *req, struct route *rt,
 				char *line = malloc(n);
 				if (line == NULL)
 					abort();
-				int len = snprintf(line, n, "{\"type\":\"ADDED\",\"object\":%s}\n", s);
+				int len =
+				    snprintf(line, n, "{\"type\":\"ADDED\",\"object\":%s}\n", s);
 				watch_send(w, line, (size_t)len);
 				free(line);
 			}
@@ -657,7 +657,7 @@ handle_watch(struct server *srv, struct evhttp_request *req, struct route *rt,
 		return;
 	}
 	if (timeout > 0 && !w->dying) {
-		struct timeval tv = { .tv_sec = (time_t)timeout, .tv_usec = 0 };
+		struct timeval tv = {.tv_sec = (time_t)timeout, .tv_usec = 0};
 		w->timeout_ev = evtimer_new(srv->base, watch_timeout_cb, w);
 		evtimer_add(w->timeout_ev, &tv);
 	}
@@ -680,8 +680,8 @@ handle_create(struct server *srv, struct evhttp_request *req, struct route *rt)
 
 	srv->counts[VERB_CREATE]++;
 	if (bad) {
-		send_status(req, 400, "BadRequest", "the request body is not valid JSON", rt->res,
-		    NULL);
+		send_status(
+		    req, 400, "BadRequest", "the request body is not valid JSON", rt->res, NULL);
 		return;
 	}
 	if (store_create(srv->st, rt->res, rt->ns, body, &obj, &err) < 0)
@@ -729,10 +729,12 @@ handle_patch(struct server *srv, struct evhttp_request *req, struct route *rt)
 		type = PATCH_JSON;
 	} else {
 		char msg[300];
-		snprintf(msg, sizeof(msg), "the body of the request was in an unknown format - "
+		snprintf(msg, sizeof(msg),
+		    "the body of the request was in an unknown format - "
 		    "accepted media types include: application/json-patch+json, "
 		    "application/merge-patch+json, application/strategic-merge-patch+json "
-		    "(got \"%s\")", ct);
+		    "(got \"%s\")",
+		    ct);
 		send_status(req, 415, "UnsupportedMediaType", msg, rt->res, rt->name);
 		return;
 	}
@@ -742,8 +744,7 @@ handle_patch(struct server *srv, struct evhttp_request *req, struct route *rt)
 		    rt->name);
 		return;
 	}
-	if (store_patch(srv->st, rt->res, rt->ns, rt->name, type, body, rt->status, &obj, &err) <
-	    0)
+	if (store_patch(srv->st, rt->res, rt->ns, rt->name, type, body, rt->status, &obj, &err) < 0)
 		send_err(req, &err, rt->res, rt->name);
 	else
 		reply_obj(req, 200, obj);
@@ -771,8 +772,8 @@ handle_delete(struct server *srv, struct evhttp_request *req, struct route *rt)
 }
 
 static void
-handle_deletecollection(struct server *srv, struct evhttp_request *req, struct route *rt,
-    struct evkeyvalq *q)
+handle_deletecollection(
+    struct server *srv, struct evhttp_request *req, struct route *rt, struct evkeyvalq *q)
 {
 	struct selector *labels, *fields;
 	struct list_result lr;
@@ -828,18 +829,18 @@ resource_list(struct server *srv, const char *group, const char *version)
 	while ((res = store_resource_next(srv->st, &it)) != NULL) {
 		if (strcmp(res->group, group) != 0)
 			continue;
-		json_array_append_new(list,
-		    json_pack("{s:s, s:s, s:b, s:s, s:[s,s,s,s,s,s,s,s]}", "name", res->plural,
-			"singularName", "", "namespaced", res->namespaced, "kind", res->kind, "verbs",
-			"create", "delete", "deletecollection", "get", "list", "patch", "update",
-			"watch"));
+		json_array_append_new(
+		    list, json_pack("{s:s, s:s, s:b, s:s, s:[s,s,s,s,s,s,s,s]}", "name",
+			      res->plural, "singularName", "", "namespaced", res->namespaced,
+			      "kind", res->kind, "verbs", "create", "delete", "deletecollection",
+			      "get", "list", "patch", "update", "watch"));
 		if (res->status_sub) {
 			char sub[300];
 			snprintf(sub, sizeof(sub), "%s/status", res->plural);
-			json_array_append_new(list,
-			    json_pack("{s:s, s:s, s:b, s:s, s:[s,s,s]}", "name", sub, "singularName",
-				"", "namespaced", res->namespaced, "kind", res->kind, "verbs", "get",
-				"patch", "update"));
+			json_array_append_new(
+			    list, json_pack("{s:s, s:s, s:b, s:s, s:[s,s,s]}", "name", sub,
+				      "singularName", "", "namespaced", res->namespaced, "kind",
+				      res->kind, "verbs", "get", "patch", "update"));
 		}
 	}
 	if (group[0] != '\0')
@@ -876,9 +877,9 @@ handle_discovery(struct server *srv, struct evhttp_request *req, char **seg, siz
 	}
 	if (nseg == 1 && strcmp(seg[0], "api") == 0) {
 		send_json(req, 200,
-		    json_pack("{s:s, s:[s], s:[{s:s, s:s}]}", "kind", "APIVersions", "versions", "v1",
-			"serverAddressByClientCIDRs", "clientCIDR", "0.0.0.0/0", "serverAddress",
-			"127.0.0.1"));
+		    json_pack("{s:s, s:[s], s:[{s:s, s:s}]}", "kind", "APIVersions", "versions",
+			"v1", "serverAddressByClientCIDRs", "clientCIDR", "0.0.0.0/0",
+			"serverAddress", "127.0.0.1"));
 		return true;
 	}
 	if (nseg == 2 && strcmp(seg[0], "api") == 0 && strcmp(seg[1], "v1") == 0) {
@@ -890,7 +891,7 @@ handle_discovery(struct server *srv, struct evhttp_request *req, char **seg, siz
 		struct hmap_seen {
 			char *names[256];
 			size_t n;
-		} seen = { .n = 0 };
+		} seen = {.n = 0};
 		while ((res = store_resource_next(srv->st, &it)) != NULL) {
 			bool dup = false;
 			if (res->group[0] == '\0')
@@ -904,8 +905,8 @@ handle_discovery(struct server *srv, struct evhttp_request *req, char **seg, siz
 			json_array_append_new(groups, group_json(res));
 		}
 		send_json(req, 200,
-		    json_pack("{s:s, s:s, s:o}", "kind", "APIGroupList", "apiVersion", "v1", "groups",
-			groups));
+		    json_pack("{s:s, s:s, s:o}", "kind", "APIGroupList", "apiVersion", "v1",
+			"groups", groups));
 		return true;
 	}
 	if (nseg == 2 && strcmp(seg[0], "apis") == 0) {
@@ -931,8 +932,7 @@ handle_discovery(struct server *srv, struct evhttp_request *req, char **seg, siz
 /* --- fault injection ------------------------------------------------------------------- */
 
 static void
-handle_test(struct server *srv, struct evhttp_request *req, const char *what,
-    struct evkeyvalq *q)
+handle_test(struct server *srv, struct evhttp_request *req, const char *what, struct evkeyvalq *q)
 {
 	bool bad;
 	json_t *body = read_body(req, true, &bad);
@@ -941,13 +941,13 @@ handle_test(struct server *srv, struct evhttp_request *req, const char *what,
 	/* parameters from the query string or from a JSON body */
 	const char *(*param)(const char *) = NULL;
 	(void)param;
-#define PARAM(k)                                                                               \
-	(query_get(q, k) != NULL                                                               \
-		? query_get(q, k)                                                               \
-		: (json_is_integer(json_object_get(body, k))                                   \
-			  ? (snprintf(buf, sizeof(buf), "%lld",                                  \
-				 (long long)json_integer_value(json_object_get(body, k))),       \
-				buf)                                                            \
+#define PARAM(k)                                                                                   \
+	(query_get(q, k) != NULL                                                                   \
+		? query_get(q, k)                                                                  \
+		: (json_is_integer(json_object_get(body, k))                                       \
+			  ? (snprintf(buf, sizeof(buf), "%lld",                                    \
+				 (long long)json_integer_value(json_object_get(body, k))),         \
+				buf)                                                               \
 			  : json_string_value(json_object_get(body, k))))
 
 	if (strcmp(what, "close-watches") == 0) {
@@ -967,7 +967,8 @@ handle_test(struct server *srv, struct evhttp_request *req, const char *what,
 			goto bad;
 		srv->fail_code = (int)code;
 		srv->fail_count = (unsigned)count;
-		send_json(req, 200, json_pack("{s:i, s:i}", "code", (int)code, "count", (int)count));
+		send_json(
+		    req, 200, json_pack("{s:i, s:i}", "code", (int)code, "count", (int)count));
 	} else if (strcmp(what, "delay") == 0) {
 		uint64_t ms = 100, count = 1;
 		const char *c = PARAM("ms");
@@ -992,8 +993,8 @@ handle_test(struct server *srv, struct evhttp_request *req, const char *what,
 	} else if (strcmp(what, "stats") == 0) {
 		json_t *counts = json_object();
 		for (int i = 0; i < VERB_MAX; i++)
-			json_object_set_new(counts, verb_names[i],
-			    json_integer((json_int_t)srv->counts[i]));
+			json_object_set_new(
+			    counts, verb_names[i], json_integer((json_int_t)srv->counts[i]));
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)store_rv(srv->st));
 		send_json(req, 200,
 		    json_pack("{s:o, s:I, s:I, s:s, s:I, s:I}", "requests", counts, "total",
@@ -1104,7 +1105,8 @@ dispatch(struct server *srv, struct evhttp_request *req)
 		if (cmd == EVHTTP_REQ_GET)
 			handle_watch(srv, req, &rt, &q);
 		else
-			send_status(req, 405, "MethodNotAllowed", "method not allowed", rt.res, NULL);
+			send_status(
+			    req, 405, "MethodNotAllowed", "method not allowed", rt.res, NULL);
 		goto out;
 	}
 	if (rt.name == NULL) {
@@ -1124,7 +1126,8 @@ dispatch(struct server *srv, struct evhttp_request *req)
 		} else if (cmd == EVHTTP_REQ_DELETE) {
 			handle_deletecollection(srv, req, &rt, &q);
 		} else {
-			send_status(req, 405, "MethodNotAllowed", "method not allowed", rt.res, NULL);
+			send_status(
+			    req, 405, "MethodNotAllowed", "method not allowed", rt.res, NULL);
 		}
 		goto out;
 	}
@@ -1153,8 +1156,8 @@ dispatch(struct server *srv, struct evhttp_request *req)
 		break;
 	case EVHTTP_REQ_DELETE:
 		if (rt.status)
-			send_status(req, 405, "MethodNotAllowed", "method not allowed", rt.res,
-			    rt.name);
+			send_status(
+			    req, 405, "MethodNotAllowed", "method not allowed", rt.res, rt.name);
 		else
 			handle_delete(srv, req, &rt);
 		break;
@@ -1176,15 +1179,15 @@ send_fault(struct server *srv, struct evhttp_request *req)
 		const char *reason;
 		const char *message;
 	} faults[] = {
-		{ 429, "TooManyRequests", "Too many requests, please try again later." },
-		{ 500, "InternalError", "Internal error occurred: injected fault" },
-		{ 503, "ServiceUnavailable", "The server is currently unable to handle the request" },
-		{ 504, "Timeout", "The server was unable to return a response in time" },
-		{ 409, "Conflict", "Operation cannot be fulfilled: injected conflict" },
-		{ 410, "Expired", "The resourceVersion is too old: injected fault" },
-		{ 404, "NotFound", "injected not found" },
-		{ 401, "Unauthorized", "Unauthorized" },
-		{ 403, "Forbidden", "forbidden: injected fault" },
+	    {429, "TooManyRequests", "Too many requests, please try again later."},
+	    {500, "InternalError", "Internal error occurred: injected fault"},
+	    {503, "ServiceUnavailable", "The server is currently unable to handle the request"},
+	    {504, "Timeout", "The server was unable to return a response in time"},
+	    {409, "Conflict", "Operation cannot be fulfilled: injected conflict"},
+	    {410, "Expired", "The resourceVersion is too old: injected fault"},
+	    {404, "NotFound", "injected not found"},
+	    {401, "Unauthorized", "Unauthorized"},
+	    {403, "Forbidden", "forbidden: injected fault"},
 	};
 	const char *reason = "InternalError", *message = "injected fault";
 
@@ -1250,7 +1253,7 @@ static bool
 is_health(const char *path)
 {
 	return strcmp(path, "/healthz") == 0 || strcmp(path, "/readyz") == 0 ||
-	    strcmp(path, "/livez") == 0;
+	       strcmp(path, "/livez") == 0;
 }
 
 static void
@@ -1259,8 +1262,8 @@ request_cb(struct evhttp_request *req, void *arg)
 	struct server *srv = arg;
 	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
 	const char *path = evhttp_uri_get_path(uri);
-	const char *auth = evhttp_find_header(evhttp_request_get_input_headers(req),
-	    "Authorization");
+	const char *auth =
+	    evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
 	char want[512];
 
 	if (path == NULL)
@@ -1292,8 +1295,8 @@ request_cb(struct evhttp_request *req, void *arg)
 	srv->requests++;
 	if (srv->delay_count > 0) {
 		struct delayed *d = calloc(1, sizeof(*d));
-		struct timeval tv = { .tv_sec = srv->delay_ms / 1000,
-			.tv_usec = (suseconds_t)(srv->delay_ms % 1000) * 1000 };
+		struct timeval tv = {.tv_sec = srv->delay_ms / 1000,
+		    .tv_usec = (suseconds_t)(srv->delay_ms % 1000) * 1000};
 		if (d == NULL)
 			abort();
 		srv->delay_count--;
@@ -1321,8 +1324,8 @@ bevcb(struct event_base *base, void *arg)
 
 	if (ssl == NULL)
 		return NULL;
-	bev = bufferevent_openssl_socket_new(base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING,
-	    BEV_OPT_CLOSE_ON_FREE);
+	bev = bufferevent_openssl_socket_new(
+	    base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
 	if (bev != NULL)
 		bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
 	return bev;
@@ -1331,8 +1334,8 @@ bevcb(struct event_base *base, void *arg)
 /* --- lifecycle ------------------------------------------------------------------------- */
 
 int
-server_new(struct event_base *base, SSL_CTX *ssl, const struct server_config *cfg,
-    struct server **ret)
+server_new(
+    struct event_base *base, SSL_CTX *ssl, const struct server_config *cfg, struct server **ret)
 {
 	struct server *srv = calloc(1, sizeof(*srv));
 	struct timeval tv;
@@ -1344,7 +1347,7 @@ server_new(struct event_base *base, SSL_CTX *ssl, const struct server_config *cf
 	srv->cfg = *cfg;
 	srv->token = strdup(cfg->token);
 	srv->data_file = cfg->data_file != NULL ? strdup(cfg->data_file) : NULL;
-	srv->st = store_new(cfg->history);
+	srv->st = store_new(cfg->history, cfg->history_bytes);
 	store_set_event_cb(srv->st, on_store_event, srv);
 	if (srv->data_file != NULL && access(srv->data_file, F_OK) == 0) {
 		json_error_t jerr;
@@ -1364,7 +1367,8 @@ server_new(struct event_base *base, SSL_CTX *ssl, const struct server_config *cf
 	srv->http = evhttp_new(base);
 	evhttp_set_bevcb(srv->http, bevcb, srv);
 	evhttp_set_allowed_methods(srv->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
-		EVHTTP_REQ_PATCH | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD | EVHTTP_REQ_OPTIONS);
+						  EVHTTP_REQ_PATCH | EVHTTP_REQ_DELETE |
+						  EVHTTP_REQ_HEAD | EVHTTP_REQ_OPTIONS);
 	evhttp_set_max_body_size(srv->http, 64 << 20);
 	/* Watches are long-lived; idle keep-alive connections may be too. */
 	evhttp_set_timeout(srv->http, 24 * 3600);
@@ -1391,6 +1395,9 @@ server_listen(struct server *srv, const char *host, int port)
 		return -EADDRINUSE;
 	if (getsockname(evhttp_bound_socket_get_fd(bs), (struct sockaddr *)&ss, &len) < 0)
 		return -errno;
+	/* Accepted sockets inherit TCP_NODELAY: small TLS records must not wait for ACKs. */
+	setsockopt(
+	    evhttp_bound_socket_get_fd(bs), IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
 	if (ss.ss_family == AF_INET)
 		srv->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
 	else

@@ -28,6 +28,8 @@ struct store {
 	size_t hist_cap;
 	size_t hist_start;
 	size_t hist_len;
+	size_t hist_bytes;     /* serialised size of the events held */
+	size_t hist_max_bytes; /* bound on it (0 = none) */
 	store_event_fn event_cb;
 	void *event_ud;
 };
@@ -44,44 +46,42 @@ struct known_resource {
 
 /* Resources known without a CRD; anything else is accepted as a namespaced resource. */
 static const struct known_resource known_resources[] = {
-	{ "", "v1", "pods", "Pod", true, true, true },
-	{ "", "v1", "services", "Service", true, true, true },
-	{ "", "v1", "configmaps", "ConfigMap", true, false, true },
-	{ "", "v1", "secrets", "Secret", true, false, true },
-	{ "", "v1", "events", "Event", true, false, true },
-	{ "", "v1", "endpoints", "Endpoints", true, false, true },
-	{ "", "v1", "serviceaccounts", "ServiceAccount", true, false, true },
-	{ "", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true, true, true },
-	{ "", "v1", "nodes", "Node", false, true, true },
-	{ "", "v1", "namespaces", "Namespace", false, true, true },
-	{ "", "v1", "persistentvolumes", "PersistentVolume", false, true, true },
-	{ "apps", "v1", "deployments", "Deployment", true, true, true },
-	{ "apps", "v1", "daemonsets", "DaemonSet", true, true, true },
-	{ "apps", "v1", "statefulsets", "StatefulSet", true, true, true },
-	{ "apps", "v1", "replicasets", "ReplicaSet", true, true, true },
-	{ "batch", "v1", "jobs", "Job", true, true, true },
-	{ "coordination.k8s.io", "v1", "leases", "Lease", true, false, true },
-	{ "events.k8s.io", "v1", "events", "Event", true, false, true },
-	{ "rbac.authorization.k8s.io", "v1", "roles", "Role", true, false, true },
-	{ "rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", true, false, true },
-	{ "rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", false, false, true },
-	{ "rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", false,
-	    false, true },
-	{ "storage.k8s.io", "v1", "storageclasses", "StorageClass", false, false, true },
-	{ "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
-	    false, true, true },
-	{ "k8s.cni.cncf.io", "v1", "network-attachment-definitions",
-	    "NetworkAttachmentDefinition", true, false, false },
-	{ "kubevirt.io", "v1", "virtualmachines", "VirtualMachine", true, true, false },
-	{ "kubevirt.io", "v1", "virtualmachineinstances", "VirtualMachineInstance", true, true,
-	    false },
-	{ "network.harvesterhci.io", "v1alpha1", "ippools", "IPPool", true, true, false },
-	{ "network.harvesterhci.io", "v1alpha1", "virtualmachinenetworkconfigs",
-	    "VirtualMachineNetworkConfig", true, true, false },
+    {"", "v1", "pods", "Pod", true, true, true},
+    {"", "v1", "services", "Service", true, true, true},
+    {"", "v1", "configmaps", "ConfigMap", true, false, true},
+    {"", "v1", "secrets", "Secret", true, false, true},
+    {"", "v1", "events", "Event", true, false, true},
+    {"", "v1", "endpoints", "Endpoints", true, false, true},
+    {"", "v1", "serviceaccounts", "ServiceAccount", true, false, true},
+    {"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true, true, true},
+    {"", "v1", "nodes", "Node", false, true, true},
+    {"", "v1", "namespaces", "Namespace", false, true, true},
+    {"", "v1", "persistentvolumes", "PersistentVolume", false, true, true},
+    {"apps", "v1", "deployments", "Deployment", true, true, true},
+    {"apps", "v1", "daemonsets", "DaemonSet", true, true, true},
+    {"apps", "v1", "statefulsets", "StatefulSet", true, true, true},
+    {"apps", "v1", "replicasets", "ReplicaSet", true, true, true},
+    {"batch", "v1", "jobs", "Job", true, true, true},
+    {"coordination.k8s.io", "v1", "leases", "Lease", true, false, true},
+    {"events.k8s.io", "v1", "events", "Event", true, false, true},
+    {"rbac.authorization.k8s.io", "v1", "roles", "Role", true, false, true},
+    {"rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", true, false, true},
+    {"rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", false, false, true},
+    {"rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", false, false,
+	true},
+    {"storage.k8s.io", "v1", "storageclasses", "StorageClass", false, false, true},
+    {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", false,
+	true, true},
+    {"k8s.cni.cncf.io", "v1", "network-attachment-definitions", "NetworkAttachmentDefinition", true,
+	false, false},
+    {"kubevirt.io", "v1", "virtualmachines", "VirtualMachine", true, true, false},
+    {"kubevirt.io", "v1", "virtualmachineinstances", "VirtualMachineInstance", true, true, false},
+    {"network.harvesterhci.io", "v1alpha1", "ippools", "IPPool", true, true, false},
+    {"network.harvesterhci.io", "v1alpha1", "virtualmachinenetworkconfigs",
+	"VirtualMachineNetworkConfig", true, true, false},
 };
 
-static void
-set_err(struct api_err *err, int code, const char *reason, const char *fmt, ...)
+static void set_err(struct api_err *err, int code, const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 static void
@@ -161,10 +161,9 @@ new_uid(char out[37])
 	RAND_bytes(b, sizeof(b));
 	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
 	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-	snprintf(out, 37,
-	    "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-	    b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
-	    b[15]);
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+	    b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+	    b[14], b[15]);
 }
 
 /* --- resources ------------------------------------------------------------------------- */
@@ -260,7 +259,8 @@ register_crd(struct store *st, json_t *crd)
 	res->namespaced = scope == NULL || strcmp(scope, "Cluster") != 0;
 	res->builtin = false;
 	res->status_sub = false;
-	json_array_foreach(versions, i, v) {
+	json_array_foreach(versions, i, v)
+	{
 		if (json_is_true(json_object_get(v, "storage")) || i == 0)
 			set_str(&res->version, json_string_value(json_object_get(v, "name")));
 		if (json_object_get(json_object_get(v, "subresources"), "status") != NULL)
@@ -273,7 +273,7 @@ register_crd(struct store *st, json_t *crd)
 /* --- store ----------------------------------------------------------------------------- */
 
 struct store *
-store_new(size_t history)
+store_new(size_t history, size_t history_bytes)
 {
 	struct store *st = calloc(1, sizeof(*st));
 
@@ -281,6 +281,7 @@ store_new(size_t history)
 		abort();
 	st->resources = hmap_new();
 	st->hist_cap = history;
+	st->hist_max_bytes = history_bytes;
 	st->hist = calloc(history > 0 ? history : 1, sizeof(*st->hist));
 	if (st->hist == NULL)
 		abort();
@@ -334,7 +335,7 @@ store_free(struct store *st)
 	free(st->hist);
 	for (size_t i = 0; i < st->nres; i++) {
 		struct resource *res = st->reslist[i];
-		struct hmap_iter it = { 0 };
+		struct hmap_iter it = {0};
 		void *v;
 
 		while (hmap_next(res->objs, &it, NULL, &v))
@@ -385,16 +386,29 @@ store_compact(struct store *st)
 		event_clear(&st->hist[(st->hist_start + i) % st->hist_cap]);
 	st->hist_start = 0;
 	st->hist_len = 0;
+	st->hist_bytes = 0;
 	st->compacted_rv = st->rv;
+}
+
+static void
+drop_oldest(struct store *st)
+{
+	struct event *old = &st->hist[st->hist_start];
+
+	st->compacted_rv = old->rv;
+	st->hist_bytes -= old->line != NULL ? strlen(old->line) : 0;
+	event_clear(old);
+	st->hist_start = (st->hist_start + 1) % st->hist_cap;
+	st->hist_len--;
 }
 
 const char *
 event_type_name(enum event_type t)
 {
 	static const char *const names[] = {
-		[EVENT_ADDED] = "ADDED",
-		[EVENT_MODIFIED] = "MODIFIED",
-		[EVENT_DELETED] = "DELETED",
+	    [EVENT_ADDED] = "ADDED",
+	    [EVENT_MODIFIED] = "MODIFIED",
+	    [EVENT_DELETED] = "DELETED",
 	};
 	return names[t];
 }
@@ -417,8 +431,8 @@ store_event_line(struct event *ev)
 		ev->line = malloc(n);
 		if (ev->line == NULL)
 			abort();
-		snprintf(ev->line, n, "{\"type\":\"%s\",\"object\":%s}\n", event_type_name(ev->type),
-		    s);
+		snprintf(
+		    ev->line, n, "{\"type\":\"%s\",\"object\":%s}\n", event_type_name(ev->type), s);
 		free(s);
 	}
 	return ev->line;
@@ -433,25 +447,28 @@ emit(struct store *st, struct resource *res, enum event_type type, const char *k
 
 	st->writes++;
 	if (st->hist_cap == 0) {
-		struct event tmp = { .rv = st->rv, .type = type, .res = res, .key = xstrdup(key),
-			.obj = obj, .prev = prev };
+		struct event tmp = {.rv = st->rv,
+		    .type = type,
+		    .res = res,
+		    .key = xstrdup(key),
+		    .obj = obj,
+		    .prev = prev};
 		st->compacted_rv = st->rv;
 		if (st->event_cb != NULL)
 			st->event_cb(st->event_ud, &tmp);
 		event_clear(&tmp);
 		return;
 	}
-	if (st->hist_len == st->hist_cap) {
-		struct event *old = &st->hist[st->hist_start];
-		st->compacted_rv = old->rv;
-		event_clear(old);
-		st->hist_start = (st->hist_start + 1) % st->hist_cap;
-		st->hist_len--;
-	}
+	if (st->hist_len == st->hist_cap)
+		drop_oldest(st);
 	ev = &st->hist[(st->hist_start + st->hist_len) % st->hist_cap];
 	st->hist_len++;
-	*ev = (struct event){ .rv = st->rv, .type = type, .res = res, .key = xstrdup(key),
-		.obj = obj, .prev = prev };
+	*ev = (struct event){
+	    .rv = st->rv, .type = type, .res = res, .key = xstrdup(key), .obj = obj, .prev = prev};
+	/* The line is needed by watchers anyway; its size bounds the history's memory. */
+	st->hist_bytes += strlen(store_event_line(ev));
+	while (st->hist_max_bytes > 0 && st->hist_bytes > st->hist_max_bytes && st->hist_len > 1)
+		drop_oldest(st);
 	if (st->event_cb != NULL)
 		st->event_cb(st->event_ud, ev);
 }
@@ -539,20 +556,22 @@ crd_status(json_t *crd)
 	size_t i;
 
 	now_rfc3339(now);
-	json_array_append_new(conds,
-	    json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", "NamesAccepted", "status", "True",
-		"reason", "NoConflicts", "message", "no conflicts found", "lastTransitionTime", now));
-	json_array_append_new(conds,
-	    json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", "Established", "status", "True",
-		"reason", "InitialNamesAccepted", "message", "the initial names have been accepted",
-		"lastTransitionTime", now));
-	json_array_foreach(versions, i, v) {
+	json_array_append_new(conds, json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", "NamesAccepted",
+					 "status", "True", "reason", "NoConflicts", "message",
+					 "no conflicts found", "lastTransitionTime", now));
+	json_array_append_new(
+	    conds, json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", "Established", "status", "True",
+		       "reason", "InitialNamesAccepted", "message",
+		       "the initial names have been accepted", "lastTransitionTime", now));
+	json_array_foreach(versions, i, v)
+	{
 		if (json_is_true(json_object_get(v, "storage")))
 			json_array_append(stored, json_object_get(v, "name"));
 	}
 	json_object_set_new(status, "conditions", conds);
 	json_object_set(status, "acceptedNames",
-	    json_object_get(spec, "names") != NULL ? json_object_get(spec, "names") : json_object());
+	    json_object_get(spec, "names") != NULL ? json_object_get(spec, "names")
+						   : json_object());
 	json_object_set_new(status, "storedVersions", stored);
 	json_object_set_new(crd, "status", status);
 }
@@ -614,7 +633,8 @@ store_create(struct store *st, struct resource *res, const char *ns, json_t *bod
 			RAND_bytes(rnd, sizeof(rnd));
 			memcpy(name, gen, gl);
 			for (size_t i = 0; i < 5; i++)
-				name[gl + i] = generate_chars[rnd[i] % (sizeof(generate_chars) - 1)];
+				name[gl + i] =
+				    generate_chars[rnd[i] % (sizeof(generate_chars) - 1)];
 			name[gl + 5] = '\0';
 			k = make_key(res->namespaced ? ns : NULL, name);
 			bool taken = hmap_get(res->objs, k) != NULL;
@@ -654,6 +674,9 @@ store_create(struct store *st, struct resource *res, const char *ns, json_t *bod
 	json_object_del(meta, "deletionGracePeriodSeconds");
 	json_object_del(meta, "managedFields");
 	json_object_del(meta, "selfLink");
+	if (json_is_array(json_object_get(meta, "finalizers")) &&
+	    json_array_size(json_object_get(meta, "finalizers")) == 0)
+		json_object_del(meta, "finalizers"); /* omitempty */
 	if (res->status_sub && !res->builtin)
 		json_object_del(obj, "status");
 	fill_type(res, obj);
@@ -709,24 +732,24 @@ static bool
 finalizers_empty(json_t *obj)
 {
 	return json_array_size(json_object_get(json_object_get(obj, "metadata"), "finalizers")) ==
-	    0;
+	       0;
 }
 
 /* Server-owned metadata is kept from the stored object. */
 static const char *const server_meta[] = {
-	"uid",
-	"creationTimestamp",
-	"generation",
-	"deletionTimestamp",
-	"deletionGracePeriodSeconds",
-	"namespace",
-	"name",
-	"resourceVersion",
+    "uid",
+    "creationTimestamp",
+    "generation",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "namespace",
+    "name",
+    "resourceVersion",
 };
 
 static int
-update_object(struct store *st, struct resource *res, struct object *o, json_t *body,
-    bool status, json_t **ret, struct api_err *err)
+update_object(struct store *st, struct resource *res, struct object *o, json_t *body, bool status,
+    json_t **ret, struct api_err *err)
 {
 	json_t *old = o->json, *obj, *meta, *ometa = json_object_get(old, "metadata");
 	const char *name = json_string_value(json_object_get(ometa, "name"));
@@ -800,7 +823,8 @@ update_object(struct store *st, struct resource *res, struct object *o, json_t *
 		    json_array_size(json_object_get(nmeta, "finalizers")) >
 			json_array_size(json_object_get(ometa, "finalizers"))) {
 			set_err(err, 422, "Invalid",
-			    "%s \"%s\" is invalid: metadata.finalizers: Forbidden: no new finalizers "
+			    "%s \"%s\" is invalid: metadata.finalizers: Forbidden: no new "
+			    "finalizers "
 			    "can be added if the object is being deleted",
 			    res->kind, name);
 			json_decref(obj);
@@ -809,6 +833,9 @@ update_object(struct store *st, struct resource *res, struct object *o, json_t *
 		if (is_crd_resource(res) && json_object_get(obj, "status") == NULL)
 			crd_status(obj);
 	}
+	if (json_is_array(json_object_get(json_object_get(obj, "metadata"), "finalizers")) &&
+	    finalizers_empty(obj))
+		json_object_del(json_object_get(obj, "metadata"), "finalizers"); /* omitempty */
 	if (json_equal(obj, old)) {
 		/* No-op write: no new resourceVersion, no event. */
 		json_decref(obj);
@@ -842,8 +869,8 @@ update_object(struct store *st, struct resource *res, struct object *o, json_t *
 }
 
 int
-store_update(struct store *st, struct resource *res, const char *ns, const char *name,
-    json_t *body, bool status, json_t **ret, struct api_err *err)
+store_update(struct store *st, struct resource *res, const char *ns, const char *name, json_t *body,
+    bool status, json_t **ret, struct api_err *err)
 {
 	struct object *o = NULL;
 
@@ -879,7 +906,8 @@ store_patch(struct store *st, struct resource *res, const char *ns, const char *
 		}
 		if (r < 0) {
 			set_err(err, 422, "Invalid",
-			    "the server rejected our request due to an error in our request: a JSON "
+			    "the server rejected our request due to an error in our request: a "
+			    "JSON "
 			    "patch operation does not apply");
 			return -1;
 		}
@@ -895,8 +923,8 @@ store_patch(struct store *st, struct resource *res, const char *ns, const char *
 }
 
 int
-store_delete(struct store *st, struct resource *res, const char *ns, const char *name,
-    json_t *opts, json_t **ret, struct api_err *err)
+store_delete(struct store *st, struct resource *res, const char *ns, const char *name, json_t *opts,
+    json_t **ret, struct api_err *err)
 {
 	struct object *o = NULL;
 	json_t *pre = json_object_get(opts, "preconditions"), *obj, *meta, *ometa;
@@ -970,7 +998,7 @@ cmp_obj(const void *a, const void *b)
 static void
 sort_resource(struct resource *res)
 {
-	struct hmap_iter it = { 0 };
+	struct hmap_iter it = {0};
 	size_t n = 0;
 	void *v;
 
@@ -1007,8 +1035,8 @@ lower_bound(struct resource *res, const char *k, bool strictly_after)
 static char *
 encode_continue(uint64_t rv, const char *key)
 {
-	json_t *j = json_pack("{s:s, s:I, s:s}", "v", "meta.k8s.io/v1", "rv", (json_int_t)rv,
-	    "start", key);
+	json_t *j =
+	    json_pack("{s:s, s:I, s:s}", "v", "meta.k8s.io/v1", "rv", (json_int_t)rv, "start", key);
 	char *s = json_dumps(j, JSON_COMPACT);
 	size_t n = strlen(s);
 	char *out = malloc(4 * ((n + 2) / 3) + 1);
@@ -1081,7 +1109,7 @@ push_item(struct list_result *lr, size_t *cap, struct object *o, json_t *json)
 		if (lr->items == NULL)
 			abort();
 	}
-	lr->items[lr->n++] = (struct list_item){ .obj = o, .json = json };
+	lr->items[lr->n++] = (struct list_item){.obj = o, .json = json};
 }
 
 int
@@ -1110,7 +1138,8 @@ store_list(struct store *st, struct resource *res, const char *ns, const struct 
 		}
 		if (rv < st->compacted_rv || rv > st->rv) {
 			set_err(err, 410, "Expired",
-			    "The provided continue parameter is too old to display a consistent list "
+			    "The provided continue parameter is too old to display a consistent "
+			    "list "
 			    "result. You can start a new list without the continue parameter.");
 			free(after);
 			return -1;
@@ -1127,8 +1156,9 @@ store_list(struct store *st, struct resource *res, const char *ns, const struct 
 			pasts = realloc(pasts, (npasts + 1) * sizeof(*pasts));
 			if (pasts == NULL)
 				abort();
-			pasts[npasts] = (struct past){ .key = ev->key, .prev = ev->prev,
-				.exists_now = hmap_get(res->objs, ev->key) != NULL };
+			pasts[npasts] = (struct past){.key = ev->key,
+			    .prev = ev->prev,
+			    .exists_now = hmap_get(res->objs, ev->key) != NULL};
 			hmap_put(overrides, ev->key, &pasts[npasts]);
 			npasts++;
 		}
@@ -1240,21 +1270,21 @@ store_dump(struct store *st)
 	json_object_set_new(out, "resourceVersion", json_integer((json_int_t)st->rv));
 	for (size_t i = 0; i < st->nres; i++) {
 		struct resource *res = st->reslist[i];
-		struct hmap_iter it = { 0 };
+		struct hmap_iter it = {0};
 		void *v;
 
-		json_array_append_new(resources,
-		    json_pack("{s:s, s:s, s:s, s:s, s:b, s:b, s:b}", "group", res->group, "plural",
-			res->plural, "kind", res->kind, "version", res->version, "namespaced",
-			res->namespaced, "statusSubresource", res->status_sub, "builtin",
-			res->builtin));
+		json_array_append_new(
+		    resources, json_pack("{s:s, s:s, s:s, s:s, s:b, s:b, s:b}", "group", res->group,
+				   "plural", res->plural, "kind", res->kind, "version",
+				   res->version, "namespaced", res->namespaced, "statusSubresource",
+				   res->status_sub, "builtin", res->builtin));
 		sort_resource(res);
 		(void)it;
 		(void)v;
 		for (size_t j = 0; j < res->nsorted; j++)
-			json_array_append_new(objects,
-			    json_pack("{s:s, s:s, s:O}", "resource", res->id, "key",
-				res->sorted[j]->key, "object", res->sorted[j]->json));
+			json_array_append_new(
+			    objects, json_pack("{s:s, s:s, s:O}", "resource", res->id, "key",
+					 res->sorted[j]->key, "object", res->sorted[j]->json));
 	}
 	json_object_set_new(out, "resources", resources);
 	json_object_set_new(out, "objects", objects);
@@ -1270,7 +1300,8 @@ store_load(struct store *st, json_t *data)
 
 	if (!json_is_object(data) || !json_is_array(objects))
 		return -EBADMSG;
-	json_array_foreach(resources, i, v) {
+	json_array_foreach(resources, i, v)
+	{
 		const char *group = json_string_value(json_object_get(v, "group"));
 		const char *plural = json_string_value(json_object_get(v, "plural"));
 		struct resource *res;
@@ -1284,7 +1315,8 @@ store_load(struct store *st, json_t *data)
 		res->status_sub = json_is_true(json_object_get(v, "statusSubresource"));
 		res->builtin = json_is_true(json_object_get(v, "builtin"));
 	}
-	json_array_foreach(objects, i, v) {
+	json_array_foreach(objects, i, v)
+	{
 		const char *id = json_string_value(json_object_get(v, "resource"));
 		const char *key = json_string_value(json_object_get(v, "key"));
 		json_t *obj = json_object_get(v, "object");

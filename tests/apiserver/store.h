@@ -72,14 +72,16 @@ struct store;
 
 typedef void (*store_event_fn)(void *userdata, struct event *ev);
 
-struct store *store_new(size_t history);
+/* history: events kept for watches and continues; history_bytes: bound on their serialised
+ * size (0 = none). Older events are dropped (compacted) first. */
+struct store *store_new(size_t history, size_t history_bytes);
 struct store *store_free(struct store *st);
 /* Called after every write with the event (borrowed). */
 void store_set_event_cb(struct store *st, store_event_fn fn, void *userdata);
 
 /* Resource by group and plural (borrowed); create makes an unknown one (namespaced). */
-struct resource *store_resource(struct store *st, const char *group, const char *plural,
-    bool create);
+struct resource *store_resource(
+    struct store *st, const char *group, const char *plural, bool create);
 /* Iterate resources: it starts at 0; returns NULL at the end. */
 struct resource *store_resource_next(struct store *st, size_t *it);
 
@@ -99,8 +101,8 @@ const char *event_type_name(enum event_type t);
 
 /* All return 0 and fill *ret with a new reference, or -1 and fill err. ns is NULL for
  * cluster-scoped resources. body/patch/opts are borrowed. */
-int store_create(struct store *st, struct resource *res, const char *ns, json_t *body,
-    json_t **ret, struct api_err *err);
+int store_create(struct store *st, struct resource *res, const char *ns, json_t *body, json_t **ret,
+    struct api_err *err);
 int store_get(struct store *st, struct resource *res, const char *ns, const char *name,
     struct object **ret, struct api_err *err);
 int store_update(struct store *st, struct resource *res, const char *ns, const char *name,
@@ -124,8 +126,8 @@ struct list_result {
 };
 /* ns NULL = every namespace. limit 0 = no limit. cont (borrowed) may be NULL. */
 int store_list(struct store *st, struct resource *res, const char *ns,
-    const struct selector *labels, const struct selector *fields, size_t limit,
-    const char *cont, struct list_result *ret, struct api_err *err);
+    const struct selector *labels, const struct selector *fields, size_t limit, const char *cont,
+    struct list_result *ret, struct api_err *err);
 void list_result_clear(struct list_result *lr);
 
 /* Events after rv for res, in order: returns -1 (410 in err) when rv is too old. */

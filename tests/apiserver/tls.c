@@ -53,8 +53,8 @@ make_cert(EVP_PKEY *key, const char *cn, X509 *issuer, EVP_PKEY *issuer_key, boo
 	X509_gmtime_adj(X509_getm_notAfter(cert), 10L * 365 * 24 * 3600);
 	X509_set_pubkey(cert, key);
 	name = X509_get_subject_name(cert);
-	X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, (const unsigned char *)"vm-dhcp tests",
-	    -1, -1, 0);
+	X509_NAME_add_entry_by_txt(
+	    name, "O", MBSTRING_ASC, (const unsigned char *)"vm-dhcp tests", -1, -1, 0);
 	X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1, 0);
 	X509_set_issuer_name(cert, issuer != NULL ? X509_get_subject_name(issuer) : name);
 	if (ca) {
@@ -65,8 +65,7 @@ make_cert(EVP_PKEY *key, const char *cn, X509 *issuer, EVP_PKEY *issuer_key, boo
 		add_ext(cert, issuer, NID_basic_constraints, "critical,CA:FALSE");
 		add_ext(cert, issuer, NID_key_usage, "critical,digitalSignature,keyEncipherment");
 		add_ext(cert, issuer, NID_ext_key_usage, "serverAuth");
-		add_ext(cert, issuer, NID_subject_alt_name,
-		    "IP:127.0.0.1,IP:::1,DNS:localhost");
+		add_ext(cert, issuer, NID_subject_alt_name, "IP:127.0.0.1,IP:::1,DNS:localhost");
 		add_ext(cert, issuer, NID_authority_key_identifier, "keyid:always");
 	}
 	if (X509_sign(cert, issuer_key, EVP_sha256()) == 0) {

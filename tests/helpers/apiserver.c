@@ -32,8 +32,9 @@ struct test_apiserver {
 	char url[64];
 	char token[256];
 	char bin[PATH_MAX];
-	char *extra; /* copy of extra_args */
-	CURL *curl;  /* reused: keeps the connection alive between requests */
+	char *extra;	 /* copy of extra_args */
+	int exit_status; /* of the last process that ended, -1 = abnormal */
+	CURL *curl;	 /* reused: keeps the connection alive between requests */
 };
 
 static int
@@ -66,12 +67,22 @@ static int
 spawn(struct test_apiserver *a, int port)
 {
 	char *argv[MAX_ARGS + 1], listen[64], portfile[PATH_MAX + 8], *copy = NULL, *save = NULL;
+	char *wcopy = NULL;
+	const char *wrapper;
 	int argc = 0, r;
-	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	struct timespec ts = {0, 10 * 1000 * 1000};
 
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
 	snprintf(portfile, sizeof(portfile), "%s/port", a->dir);
 	unlink(portfile);
+	wrapper = getenv("VMDHCP_APISERVER_WRAPPER");
+	if (wrapper != NULL && wrapper[0] != '\0') {
+		wcopy = strdup(wrapper);
+		for (char *t = strtok_r(wcopy, " \t\n", &save); t != NULL && argc < MAX_ARGS / 2;
+		     t = strtok_r(NULL, " \t\n", &save))
+			argv[argc++] = t;
+		save = NULL;
+	}
 	argv[argc++] = a->bin;
 	argv[argc++] = "--listen";
 	argv[argc++] = listen;
@@ -88,14 +99,15 @@ spawn(struct test_apiserver *a, int port)
 			argv[argc++] = t;
 	}
 	argv[argc] = NULL;
-	r = posix_spawn(&a->pid, a->bin, NULL, NULL, argv, environ);
+	r = posix_spawnp(&a->pid, argv[0], NULL, NULL, argv, environ);
 	free(copy);
+	free(wcopy);
 	if (r != 0) {
 		a->pid = 0;
 		return -r;
 	}
-	/* Ready when DIR/port exists (written last, atomically). */
-	for (int i = 0; i < 2000; i++) {
+	/* Ready when DIR/port exists (written last, atomically); valgrind is slow. */
+	for (int i = 0; i < 6000; i++) {
 		FILE *f = fopen(portfile, "r");
 		int status;
 
@@ -111,6 +123,7 @@ spawn(struct test_apiserver *a, int port)
 		}
 		if (waitpid(a->pid, &status, WNOHANG) == a->pid) {
 			a->pid = 0;
+			a->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 			return -ECHILD;
 		}
 		nanosleep(&ts, NULL);
@@ -118,26 +131,33 @@ spawn(struct test_apiserver *a, int port)
 	return -ETIMEDOUT;
 }
 
-/* SIGTERM and wait (SIGKILL after 20 s). */
-static void
+/* SIGTERM and wait (SIGKILL after 60 s). Returns 0 when the server exited with status 0. */
+static int
 terminate(struct test_apiserver *a)
 {
-	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	struct timespec ts = {0, 10 * 1000 * 1000};
 	int status;
 
 	if (a->pid <= 0)
-		return;
+		return a->exit_status == 0 ? 0 : -EPROTO;
 	kill(a->pid, SIGTERM);
-	for (int i = 0; i < 2000; i++) {
+	for (int i = 0; i < 6000; i++) {
 		if (waitpid(a->pid, &status, WNOHANG) == a->pid) {
 			a->pid = 0;
-			return;
+			a->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+			if (a->exit_status != 0)
+				fprintf(stderr, "test-apiserver: exited with status %d\n",
+				    a->exit_status);
+			return a->exit_status == 0 ? 0 : -EPROTO;
 		}
 		nanosleep(&ts, NULL);
 	}
+	fprintf(stderr, "test-apiserver: did not exit on SIGTERM, killing it\n");
 	kill(a->pid, SIGKILL);
 	waitpid(a->pid, &status, 0);
 	a->pid = 0;
+	a->exit_status = -1;
+	return -ETIMEDOUT;
 }
 
 static int
@@ -203,11 +223,19 @@ test_apiserver_stop(struct test_apiserver *a)
 }
 
 int
+test_apiserver_terminate(struct test_apiserver *a)
+{
+	return terminate(a);
+}
+
+int
 test_apiserver_restart(struct test_apiserver *a)
 {
 	int port = a->port;
+	int r = terminate(a);
 
-	terminate(a);
+	if (r < 0)
+		return r;
 	if (a->curl != NULL) {
 		curl_easy_cleanup(a->curl); /* drop the old connection */
 		a->curl = NULL;
@@ -283,7 +311,7 @@ test_apiserver_request(struct test_apiserver *a, const char *method, const char 
     const char *content_type, const char *body, long *ret_code, char **ret_body)
 {
 	struct curl_slist *hdrs = NULL;
-	struct body out = { NULL, 0 };
+	struct body out = {NULL, 0};
 	char url[8192], auth[300], ct[256];
 	CURLcode cc;
 

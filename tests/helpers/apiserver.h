@@ -8,6 +8,8 @@
  * Test harness for build/test-apiserver, the in-memory Kubernetes API server used by the
  * tests (see docs/apiserver.md). Linked into every test binary.
  *
+ * $VMDHCP_APISERVER_WRAPPER (e.g. "valgrind -q --error-exitcode=99 --leak-check=full") is put
+ * in front of the server's command line.
  * The binary is found as $VMDHCP_APISERVER, else next to the test binary's build directory
  * (BUILD/tests/test-x -> BUILD/test-apiserver, so ASan builds use the ASan server), else
  * build/test-apiserver. Each server gets a fresh temporary state directory holding ca.crt,
@@ -33,21 +35,29 @@ struct test_apiserver;
  */
 int test_apiserver_start(struct test_apiserver **ret, const char *extra_args);
 
-/* SIGTERM (the server saves its data), waitpid, remove the state directory, free.
+/*
+ * SIGTERM (the server saves its data) and wait, keeping the state directory. Returns 0 when
+ * the server exited with status 0 (so a test can assert a clean exit: no sanitizer or
+ * valgrind error), -EPROTO otherwise, -ETIMEDOUT when it had to be killed. Calling it again
+ * returns the same verdict.
+ */
+int test_apiserver_terminate(struct test_apiserver *a);
+
+/* Terminate (as above) if still running, remove the state directory, free.
  * Accepts NULL; returns NULL. */
 struct test_apiserver *test_apiserver_stop(struct test_apiserver *a);
 
 /* SIGTERM, wait, start again on the same port with the same --data file, CA and extra
  * arguments; wait until ready. Objects and the resourceVersion survive; open connections and
- * watches do not. Returns 0 or negative errno. */
+ * watches do not. Returns 0 or negative errno (-EPROTO: the old process exited non-zero). */
 int test_apiserver_restart(struct test_apiserver *a);
 
 /* Borrowed strings, valid until stop. */
 const char *test_apiserver_kubeconfig(const struct test_apiserver *a); /* DIR/kubeconfig path */
-const char *test_apiserver_url(const struct test_apiserver *a);        /* https://127.0.0.1:PORT */
+const char *test_apiserver_url(const struct test_apiserver *a);	       /* https://127.0.0.1:PORT */
 const char *test_apiserver_token(const struct test_apiserver *a);      /* bearer token */
 const char *test_apiserver_ca_file(const struct test_apiserver *a);    /* DIR/ca.crt path */
-const char *test_apiserver_dir(const struct test_apiserver *a);        /* state directory */
+const char *test_apiserver_dir(const struct test_apiserver *a);	       /* state directory */
 int test_apiserver_port(const struct test_apiserver *a);
 int test_apiserver_pid(const struct test_apiserver *a);
 

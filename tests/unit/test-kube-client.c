@@ -133,9 +133,10 @@ test_create_get(void)
 
 	/* bad arguments are refused before any request */
 	CU_ASSERT_EQUAL(kube_get(client, &kube_res_configmaps, NULL, "x", answer_cb, &a), -EINVAL);
-	CU_ASSERT_EQUAL(kube_create(client, &kube_res_configmaps, NULL, json_object(), answer_cb,
-			    &a),
+	cm = json_object();
+	CU_ASSERT_EQUAL(kube_create(client, &kube_res_configmaps, NULL, cm, answer_cb, &a),
 	    -EINVAL);
+	json_decref(cm);
 }
 
 static void
@@ -577,6 +578,8 @@ test_conflict_retry_writes(void)
 	CU_ASSERT_EQUAL(c.a.error, 0);
 	CU_ASSERT_EQUAL(c.s.calls, 2); /* first write conflicted, second went through */
 	data = json_object_get(c.a.obj, "data");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(json_string_value(json_object_get(data, "other")));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(json_string_value(json_object_get(data, "counter")));
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(data, "counter")), "bumped");
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(data, "other")), "writer");
 	answer_reset(&c.a);
