@@ -939,6 +939,92 @@ test_restart_keeps_data(void)
 	srv = saved;
 }
 
+static void
+test_methods_and_odd_requests(void)
+{
+	static const struct {
+		const char *method, *path, *ct, *body;
+		long code;
+	} cases[] = {
+	    {"PUT", "/api/v1/namespaces/odd/configmaps", NULL, "{}", 405},
+	    {"POST", "/api/v1/namespaces/odd/configmaps/x", NULL, "{}", 405},
+	    {"DELETE", "/api/v1/namespaces/odd/pods/x/status", NULL, NULL, 405},
+	    {"GET", "/api/v1/namespaces/odd/pods/x/log", NULL, NULL, 404},
+	    {"GET", "/api/v2/pods", NULL, NULL, 404},
+	    {"GET", "/", NULL, NULL, 404},
+	    {"POST", "/api/v1/namespaces/odd/configmaps", NULL, "[1,2]", 400},
+	    {"POST", "/api/v1/namespaces/odd/configmaps", NULL, "{\"metadata\":5}", 422},
+	    {"GET", "/api/v1/namespaces/odd/pods?limit=-1", NULL, NULL, 400},
+	    {"GET", "/api/v1/namespaces/odd/pods?watch=1&resourceVersion=abc", NULL, NULL, 400},
+	    {"GET", "/api/v1/namespaces/odd/pods?fieldSelector=novalue", NULL, NULL, 400},
+	    {"GET", "/api/v1/namespaces/odd/pods?continue=eyJ9", NULL, NULL, 400},
+	    {"PATCH", "/api/v1/namespaces/odd/configmaps/c", "application/json", "{}", 415},
+	    {"PATCH", "/api/v1/namespaces/odd/configmaps/c", MERGE, "[1]", 400},
+	    {"PATCH", "/api/v1/namespaces/odd/configmaps/c", MERGE, "{\"metadata\":null}", 422},
+	    {"PATCH", "/api/v1/namespaces/odd/configmaps/c", JSONPATCH,
+		"[{\"op\":\"move\",\"from\":\"/data\",\"path\":\"/data/x\"}]", 422},
+	    {"PATCH", "/api/v1/namespaces/odd/configmaps/c", JSONPATCH,
+		"[{\"op\":\"add\",\"path\":\"/data/a/b\",\"value\":1}]", 422},
+	    {"PUT", "/api/v1/namespaces/odd/configmaps/c", NULL, "nope", 400},
+	    {"DELETE", "/api/v1/namespaces/odd/configmaps/c", NULL, "{bad", 400},
+	    {"GET", "/healthz", NULL, NULL, 200},
+	};
+	long code;
+	json_t *j;
+
+	j = req("POST", NULL, "{\"metadata\":{\"name\":\"c\"},\"data\":{\"a\":\"1\"}}", &code,
+	    "/api/v1/namespaces/odd/configmaps");
+	CU_ASSERT_EQUAL(code, 201);
+	json_decref(j);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		j = req(cases[i].method, cases[i].ct, cases[i].body, &code, "%s", cases[i].path);
+		if (code != cases[i].code)
+			fprintf(stderr, "%s %s: %ld, want %ld\n", cases[i].method, cases[i].path,
+			    code, cases[i].code);
+		CU_ASSERT_EQUAL(code, cases[i].code);
+		if (code >= 400)
+			CU_ASSERT_STRING_EQUAL(
+			    json_string_value(json_object_get(j, "kind")), "Status");
+		json_decref(j);
+	}
+	/* the object came through all that unchanged */
+	j = req("GET", NULL, NULL, &code, "/api/v1/namespaces/odd/configmaps/c");
+	CU_ASSERT_EQUAL(code, 200);
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(json_object_get(j, "data"), "a")), "1");
+	json_decref(j);
+}
+
+/* A client that gives up during an injected delay must not upset the server. */
+static void
+test_client_gone_during_delay(void)
+{
+	CURL *c = curl_easy_init();
+	struct curl_slist *h = NULL;
+	char url[256], auth[300];
+	long code;
+	json_t *j;
+	FILE *devnull = fopen("/dev/null", "w");
+
+	CU_ASSERT_EQUAL(test_apiserver_fault(srv, "delay?ms=1500&count=1"), 0);
+	snprintf(url, sizeof(url), "%s/api/v1/namespaces/default/pods", test_apiserver_url(srv));
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", test_apiserver_token(srv));
+	h = curl_slist_append(h, auth);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CAINFO, test_apiserver_ca_file(srv));
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 200L);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, devnull);
+	CU_ASSERT_EQUAL(curl_easy_perform(c), CURLE_OPERATION_TIMEDOUT);
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
+	fclose(devnull);
+	/* the server goes on answering (the delay was used up) */
+	j = req("GET", NULL, NULL, &code, "/api/v1/namespaces/default/pods");
+	CU_ASSERT_EQUAL(code, 200);
+	json_decref(j);
+}
+
 /* Last: the suite's server saves and exits with status 0 (no sanitizer/valgrind error). */
 static void
 test_clean_exit(void)
@@ -961,6 +1047,8 @@ static const struct test_case api_tests[] = {
     {"pagination of 5000 objects", test_pagination_5000},
     {"fault injection and stats", test_faults},
     {"restart keeps data", test_restart_keeps_data},
+    {"methods and odd requests", test_methods_and_odd_requests},
+    {"client gone during a delay", test_client_gone_during_delay},
     {"server exits cleanly", test_clean_exit},
     {NULL, NULL},
 };

@@ -474,6 +474,51 @@ test_watch_timeout_and_close(void)
 }
 
 static void
+test_legacy_watch_paths(void)
+{
+	struct watcher *w, *one;
+
+	w = w_start(srv, "/apis/network.harvesterhci.io/v1alpha1/watch/namespaces/w7/ippools");
+	one = w_start(srv, POOLS "/target?watch=1", "w7");
+	create(srv, "w7", "other", NULL);
+	create(srv, "w7", "target", NULL);
+	CU_ASSERT_FATAL(w_wait(w, 2));
+	check_ev(w, 0, "ADDED", "other");
+	check_ev(w, 1, "ADDED", "target");
+	CU_ASSERT_FATAL(w_wait(one, 1));
+	check_ev(one, 0, "ADDED", "target");
+	w_pump(one, 50);
+	CU_ASSERT_EQUAL(json_array_size(one->events), 1);
+	w_free(w);
+	w_free(one);
+}
+
+/* Watchers that go away while events flow must not upset the server. */
+static void
+test_watchers_leave_midstream(void)
+{
+	struct watcher *w[5];
+
+	for (int i = 0; i < 5; i++)
+		w[i] = w_start(srv, POOLS "?watch=true", "w8");
+	for (int i = 0; i < 20; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "o%d", i);
+		create(srv, "w8", name, NULL);
+		if (i % 4 == 0) {
+			w_free(w[i / 4]);
+			w[i / 4] = NULL;
+		}
+	}
+	for (int i = 0; i < 5; i++)
+		w_free(w[i]);
+	/* still serving */
+	w[0] = w_start(srv, POOLS "?watch=true", "w8");
+	CU_ASSERT_FATAL(w_wait(w[0], 20));
+	w_free(w[0]);
+}
+
+static void
 test_many_watchers(void)
 {
 	enum { N = 40 };
@@ -580,6 +625,8 @@ static const struct test_case watch_tests[] = {
     {"history window", test_watch_history_window},
     {"bookmarks", test_watch_bookmarks},
     {"timeoutSeconds and close-watches", test_watch_timeout_and_close},
+    {"legacy /watch/ path and watch on a name", test_legacy_watch_paths},
+    {"watchers leave mid-stream", test_watchers_leave_midstream},
     {"many concurrent watchers", test_many_watchers},
     {"slow reader is dropped, writes go on", test_slow_reader_dropped},
     {"restart ends streams, data stays", test_watch_survives_restart_as_relist},
