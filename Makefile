@@ -145,12 +145,13 @@ tests: $(UNIT_BINS) $(NETNS_BINS) programs
 # --- running tests -------------------------------------------------------------------------
 
 # Unit tests (no root needed).
+TEST_GROUP ?= unit
 unit: $(UNIT_BINS)
-	@tests/run-tests.sh unit $(UNIT_BINS)
+	@tests/run-tests.sh $(TEST_GROUP) $(UNIT_BINS)
 
 # Unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (separate build dir).
 asan:
-	@$(MAKE) --no-print-directory BUILD=build/asan SAN=asan unit
+	@$(MAKE) --no-print-directory BUILD=build/asan SAN=asan TEST_GROUP=asan unit
 
 # Network-namespace integration tests (root; they skip with exit 77 otherwise).
 netns-test: $(NETNS_BINS) programs
@@ -184,12 +185,12 @@ check-layers:
 test:
 	@scripts/install-deps
 	@$(MAKE) --no-print-directory all
-	@tests/run-all.sh
+	+@tests/run-all.sh
 
 demo:
 	@scripts/install-deps
 	@$(MAKE) --no-print-directory all
-	@scripts/demo.sh
+	+@scripts/demo.sh
 
 bench-dhcp: all
 	@scripts/bench-dhcp.sh

@@ -19,8 +19,16 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:ha
 step "module layering"
 if $MAKE --no-print-directory check-layers; then echo "layers 1 0 0" >>"$VMDHCP_SUMMARY"
 else echo "layers 0 1 0 check-layers" >>"$VMDHCP_SUMMARY"; status=1; fi
+step "unit tests under valgrind (memory errors and leaks)"
+if command -v valgrind >/dev/null; then
+    $MAKE --no-print-directory valgrind || status=1
+else
+    echo "SKIP valgrind: not installed (scripts/install-deps installs it)"; echo "valgrind 0 0 1" >>"$VMDHCP_SUMMARY"
+fi
 step "short fuzz pass (checked-in corpus)"
-if command -v clang >/dev/null; then
+if ! ls tests/fuzz/fuzz-*.c >/dev/null 2>&1; then
+    echo "no fuzz targets yet"
+elif command -v clang >/dev/null; then
     if $MAKE --no-print-directory fuzz-short; then echo "fuzz 1 0 0" >>"$VMDHCP_SUMMARY"
     else echo "fuzz 0 1 0 fuzz-short" >>"$VMDHCP_SUMMARY"; status=1; fi
 else
