@@ -37,17 +37,17 @@ struct agent_binding {
 struct agent_config {
 	char pool_ns[254];
 	char pool_name[254];
-	char network[256];         /* canonical "namespace/name" */
+	char network[256]; /* canonical "namespace/name" */
 	bool paused;
-	uint32_t cidr;             /* network address */
+	uint32_t cidr; /* network address */
 	unsigned prefix;
 	uint32_t pool_start, pool_end;
-	uint32_t *exclude;         /* pool.exclude[] */
+	uint32_t *exclude; /* pool.exclude[] */
 	size_t n_exclude;
-	struct dhcp_options opts;  /* server_ip, prefix, router, ... (hostnames resolved) */
+	struct dhcp_options opts;	/* server_ip, prefix, router, ... (hostnames resolved) */
 	struct agent_binding *bindings; /* static bindings (VMNetCfg NICs with ipAddress) */
 	size_t n_bindings;
-	char *names;               /* NUL-separated hostname pool */
+	char *names; /* NUL-separated hostname pool */
 	size_t names_len, names_cap;
 };
 
@@ -56,8 +56,8 @@ struct agent_config {
  * pool when the file holds several. Returns 0 and a new config in *ret, or negative errno
  * with err filled ("FILE: document N (line L): FIELD: problem").
  */
-int agent_config_load(const char *path, const char *ippool_ref, struct agent_config **ret,
-    char *err, size_t errlen);
+int agent_config_load(
+    const char *path, const char *ippool_ref, struct agent_config **ret, char *err, size_t errlen);
 /* Same, from text in memory; name is used in messages. */
 int agent_config_parse(const char *name, const char *text, size_t len, const char *ippool_ref,
     struct agent_config **ret, char *err, size_t errlen);
@@ -77,8 +77,9 @@ const char *agent_config_hostname(const struct agent_config *c, const struct age
 struct leasefile;
 
 /*
- * Opens path (created when missing; NULL keeps the leases in memory only): loads its leases, rewrites it compacted, opens the
- * journal. Returns 0 and a new object in *ret, or negative errno with err filled.
+ * Opens path (created when missing; NULL keeps the leases in memory only): loads its leases,
+ * rewrites it compacted, opens the journal. Returns 0 and a new object in *ret, or negative errno
+ * with err filled.
  */
 int leasefile_open(const char *path, struct leasefile **ret, char *err, size_t errlen);
 /* Flushes, closes and frees. Accepts NULL; returns NULL. */
@@ -103,22 +104,22 @@ size_t leasefile_loaded(const struct leasefile *lf);
 
 struct agent_link_state {
 	bool exists;
-	bool up;       /* IFF_UP */
+	bool up; /* IFF_UP */
 	int ifindex;
 	uint8_t hwaddr[6];
 };
 
 struct agent_link;
 /* Called on the event loop whenever the watched interface's state changes (borrowed). */
-typedef void (*agent_link_fn)(void *userdata, const struct agent_link_state *old,
-    const struct agent_link_state *now);
+typedef void (*agent_link_fn)(
+    void *userdata, const struct agent_link_state *old, const struct agent_link_state *now);
 
 /*
  * Watches ifname (borrowed; copied) through a libnl cache manager whose fd is on base.
  * Returns 0 and a new object in *ret, or negative errno.
  */
-int agent_link_new(struct event_base *base, const char *ifname, agent_link_fn fn,
-    void *userdata, struct agent_link **ret);
+int agent_link_new(struct event_base *base, const char *ifname, agent_link_fn fn, void *userdata,
+    struct agent_link **ret);
 struct agent_link *agent_link_free(struct agent_link *l);
 const struct agent_link_state *agent_link_state(const struct agent_link *l);
 const char *agent_link_name(const struct agent_link *l);
@@ -132,7 +133,7 @@ struct agent_opts {
 	const char *ippool_ref;
 	const char *ifname;
 	const char *lease_path; /* NULL: leases kept in memory only */
-	const char *listen;     /* NULL: no HTTP */
+	const char *listen;	/* NULL: no HTTP */
 	bool dynamic;
 	bool assign_server_ip;
 };
@@ -154,8 +155,8 @@ int agent_reload(struct agent *a);
  * (sync_begin/end). Exposed for tests. dyn may be NULL (no --dynamic).
  */
 struct agent_dynamic;
-int agent_dynamic_new(const struct agent_config *cfg, struct leasefile *lf,
-    struct agent_dynamic **ret);
+int agent_dynamic_new(
+    const struct agent_config *cfg, struct leasefile *lf, struct agent_dynamic **ret);
 struct agent_dynamic *agent_dynamic_free(struct agent_dynamic *d);
 /* Allocation for an unknown MAC: sticky (leasefile), else lowest free. -ENOSPC when full. */
 int agent_dynamic_allocate(struct agent_dynamic *d, const uint8_t mac[6], uint32_t *ret_ip);
@@ -164,8 +165,8 @@ int agent_dynamic_allocate(struct agent_dynamic *d, const uint8_t mac[6], uint32
  * taken and mac moves to the lowest free address (*ret_ip, recorded in the lease file).
  * -ENOENT when ip is not mac's dynamic lease, -ENOSPC when the pool is full.
  */
-int agent_dynamic_decline(struct agent_dynamic *d, const uint8_t mac[6], uint32_t ip,
-    uint32_t *ret_ip);
+int agent_dynamic_decline(
+    struct agent_dynamic *d, const uint8_t mac[6], uint32_t ip, uint32_t *ret_ip);
 /* Free addresses left in the pool range. */
 size_t agent_dynamic_available(const struct agent_dynamic *d);
 /*

@@ -46,10 +46,10 @@ prune_one(void *userdata, const uint8_t mac[6], uint32_t ip)
 	if (p->n_static > 0 && bsearch(mac, p->static_macs, p->n_static, 6, cmp_mac6) != NULL)
 		why = "the MAC now has a static binding";
 	else if ((r = ipam_pool_allocate_addr(p->d->pool, ip)) < 0)
-		why = r == -ERANGE ? "outside the pool range" :
-		    r == -EPERM	   ? "excluded or reserved" :
-		    r == -EEXIST   ? "bound to another MAC" :
-					   "cannot be marked";
+		why = r == -ERANGE   ? "outside the pool range"
+		      : r == -EPERM  ? "excluded or reserved"
+		      : r == -EEXIST ? "bound to another MAC"
+				     : "cannot be marked";
 	if (why == NULL)
 		return;
 	mac_format(mac, m);
@@ -62,7 +62,7 @@ int
 agent_dynamic_new(const struct agent_config *cfg, struct leasefile *lf, struct agent_dynamic **ret)
 {
 	struct agent_dynamic *d = calloc(1, sizeof(*d));
-	struct prune p = { 0 };
+	struct prune p = {0};
 	uint8_t(*macs)[6] = NULL;
 	int r;
 
@@ -144,8 +144,7 @@ agent_dynamic_allocate(struct agent_dynamic *d, const uint8_t mac[6], uint32_t *
 }
 
 int
-agent_dynamic_decline(struct agent_dynamic *d, const uint8_t mac[6], uint32_t ip,
-    uint32_t *ret_ip)
+agent_dynamic_decline(struct agent_dynamic *d, const uint8_t mac[6], uint32_t ip, uint32_t *ret_ip)
 {
 	uint32_t cur, nip;
 	int r;
@@ -192,11 +191,11 @@ apply_lease(void *userdata, const uint8_t mac[6], uint32_t ip)
 }
 
 int
-agent_apply_config(struct dhcp_server *s, const struct agent_config *cfg,
-    struct agent_dynamic *dyn, char *err, size_t errlen)
+agent_apply_config(struct dhcp_server *s, const struct agent_config *cfg, struct agent_dynamic *dyn,
+    char *err, size_t errlen)
 {
 	size_t *retry = NULL, n_retry = 0, removed;
-	struct apply ap = { .s = s };
+	struct apply ap = {.s = s};
 	char m[MAC_STRLEN], a[IPV4_STRLEN];
 	int r;
 
@@ -210,7 +209,8 @@ agent_apply_config(struct dhcp_server *s, const struct agent_config *cfg,
 		r = dhcp_server_set_binding(s, b->mac, b->ip, agent_config_hostname(cfg, b));
 		if (r == -EEXIST) {
 			/* the address is still held by a binding this resync removes */
-			if (retry == NULL && (retry = malloc(cfg->n_bindings * sizeof(*retry))) == NULL)
+			if (retry == NULL &&
+			    (retry = malloc(cfg->n_bindings * sizeof(*retry))) == NULL)
 				goto nomem;
 			retry[n_retry++] = i;
 		} else if (r < 0) {
@@ -226,8 +226,8 @@ agent_apply_config(struct dhcp_server *s, const struct agent_config *cfg,
 		if (r < 0) {
 			mac_format(b->mac, m);
 			ipv4_format(b->ip, a);
-			snprintf(err, errlen, "binding %s -> %s refused by the DHCP engine: %s", m, a,
-			    strerror(-r));
+			snprintf(err, errlen, "binding %s -> %s refused by the DHCP engine: %s", m,
+			    a, strerror(-r));
 			free(retry);
 			return r;
 		}

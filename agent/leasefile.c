@@ -36,9 +36,9 @@ struct leasefile {
 	char *path;
 	int fd; /* journal, O_APPEND; -1 when closed */
 	struct slot *slots;
-	size_t cap;   /* power of two */
-	size_t n;     /* used */
-	size_t ndel;  /* tombstones */
+	size_t cap;  /* power of two */
+	size_t n;    /* used */
+	size_t ndel; /* tombstones */
 	size_t loaded;
 	char *pending; /* journal lines not yet written */
 	size_t pending_len, pending_cap;
@@ -244,8 +244,8 @@ leasefile_compact(struct leasefile *lf)
 	len = (size_t)snprintf(text, cap, "%s", LEASEFILE_HEADER);
 	for (size_t i = 0; i < lf->cap; i++)
 		if (lf->slots[i].state == SLOT_USED)
-			len += (size_t)format_line(text + len, cap - len, lf->slots[i].mac,
-			    lf->slots[i].ip);
+			len += (size_t)format_line(
+			    text + len, cap - len, lf->slots[i].mac, lf->slots[i].ip);
 	r = write_file_atomic(lf->path, text, len, 0644);
 	free(text);
 	if (r < 0)

@@ -29,7 +29,7 @@ struct agent_link {
 	char name[IFNAMSIZ];
 	struct nl_cache_mngr *mngr;
 	struct nl_cache *cache; /* route/link, owned by mngr */
-	struct nl_sock *req;    /* requests (address add, refill) */
+	struct nl_sock *req;	/* requests (address add, refill) */
 	struct event *ev;
 	struct agent_link_state st;
 	agent_link_fn fn;
@@ -43,10 +43,16 @@ nlerr_to_errno(int e)
 	static const struct {
 		int nle, err;
 	} map[] = {
-		{ NLE_EXIST, EEXIST }, { NLE_NOMEM, ENOMEM }, { NLE_PERM, EPERM },
-		{ NLE_NODEV, ENODEV }, { NLE_OBJ_NOTFOUND, ENOENT }, { NLE_INVAL, EINVAL },
-		{ NLE_NOACCESS, EACCES }, { NLE_AGAIN, EAGAIN }, { NLE_BUSY, EBUSY },
-		{ NLE_OPNOTSUPP, EOPNOTSUPP },
+	    {NLE_EXIST, EEXIST},
+	    {NLE_NOMEM, ENOMEM},
+	    {NLE_PERM, EPERM},
+	    {NLE_NODEV, ENODEV},
+	    {NLE_OBJ_NOTFOUND, ENOENT},
+	    {NLE_INVAL, EINVAL},
+	    {NLE_NOACCESS, EACCES},
+	    {NLE_AGAIN, EAGAIN},
+	    {NLE_BUSY, EBUSY},
+	    {NLE_OPNOTSUPP, EOPNOTSUPP},
 	};
 
 	if (e < 0)
@@ -88,7 +94,7 @@ change_cb(struct nl_cache *cache, struct nl_object *obj, int action, void *arg)
 {
 	struct agent_link *l = arg;
 	struct rtnl_link *link = (struct rtnl_link *)obj;
-	struct agent_link_state now = { 0 };
+	struct agent_link_state now = {0};
 	const char *name;
 	int ifindex;
 
@@ -117,7 +123,7 @@ change_cb(struct nl_cache *cache, struct nl_object *obj, int action, void *arg)
 static int
 refresh(struct agent_link *l)
 {
-	struct agent_link_state now = { 0 };
+	struct agent_link_state now = {0};
 	struct rtnl_link *link;
 	int r;
 
@@ -145,8 +151,7 @@ readable_cb(evutil_socket_t fd, short what, void *arg)
 		/* most likely an overrun (ENOBUFS): notifications were lost, re-read */
 		log_warn("%s: netlink: %s; re-reading the link table", l->name, nl_geterror(r));
 		if ((r = refresh(l)) < 0)
-			log_error("%s: netlink: cannot re-read links: %s", l->name,
-			    strerror(-r));
+			log_error("%s: netlink: cannot re-read links: %s", l->name, strerror(-r));
 	}
 }
 
@@ -182,8 +187,8 @@ agent_link_new(struct event_base *base, const char *ifname, agent_link_fn fn, vo
 		r = nlerr_to_errno(r);
 		goto fail;
 	}
-	l->ev = event_new(base, nl_cache_mngr_get_fd(l->mngr), EV_READ | EV_PERSIST, readable_cb,
-	    l);
+	l->ev =
+	    event_new(base, nl_cache_mngr_get_fd(l->mngr), EV_READ | EV_PERSIST, readable_cb, l);
 	if (l->ev == NULL || event_add(l->ev, NULL) < 0) {
 		r = -ENOMEM;
 		goto fail;

@@ -42,28 +42,28 @@ static const struct flag {
 	const char *arg;
 	const char *help;
 } flags[] = {
-	{ { "config", required_argument, NULL, OPT_CONFIG }, "FILE",
-	    "local mode: IPPool and VirtualMachineNetworkConfig YAML documents" },
-	{ { "interface", required_argument, NULL, OPT_INTERFACE }, "IF",
-	    "interface to serve (default eth1)" },
-	{ { "dynamic", no_argument, NULL, OPT_DYNAMIC }, NULL,
-	    "local mode: also serve unknown MACs from the pool range (sticky per MAC)" },
-	{ { "lease-file", required_argument, NULL, OPT_LEASE_FILE }, "FILE",
-	    "with --dynamic: where leases are kept across restarts (default: memory only)" },
-	{ { "listen", required_argument, NULL, OPT_LISTEN }, "ADDR",
-	    "HTTP /healthz /readyz /metrics on HOST:PORT or :PORT (default: off)" },
-	{ { "assign-server-ip", no_argument, NULL, OPT_ASSIGN }, NULL,
-	    "add the pool's serverIP/prefix to the interface (netlink)" },
-	{ { "dry-run", no_argument, NULL, OPT_DRY_RUN }, NULL,
-	    "load and check the configuration, print a summary, exit" },
-	{ { "log-level", required_argument, NULL, OPT_LOG_LEVEL }, "LEVEL",
-	    "error, warn, info (default) or debug" },
-	{ { "ippool-ref", required_argument, NULL, OPT_IPPOOL_REF }, "NS/NAME",
-	    "the IPPool to serve (picks one when the --config file has several)" },
-	{ { "kubeconfig", required_argument, NULL, OPT_KUBECONFIG }, "FILE",
-	    "Kubernetes mode (not available in this build; use --config)" },
-	{ { "help", no_argument, NULL, OPT_HELP }, NULL, "this text" },
-	{ { "version", no_argument, NULL, OPT_VERSION }, NULL, "print the version" },
+    {{"config", required_argument, NULL, OPT_CONFIG}, "FILE",
+	"local mode: IPPool and VirtualMachineNetworkConfig YAML documents"},
+    {{"interface", required_argument, NULL, OPT_INTERFACE}, "IF",
+	"interface to serve (default eth1)"},
+    {{"dynamic", no_argument, NULL, OPT_DYNAMIC}, NULL,
+	"local mode: also serve unknown MACs from the pool range (sticky per MAC)"},
+    {{"lease-file", required_argument, NULL, OPT_LEASE_FILE}, "FILE",
+	"with --dynamic: where leases are kept across restarts (default: memory only)"},
+    {{"listen", required_argument, NULL, OPT_LISTEN}, "ADDR",
+	"HTTP /healthz /readyz /metrics on HOST:PORT or :PORT (default: off)"},
+    {{"assign-server-ip", no_argument, NULL, OPT_ASSIGN}, NULL,
+	"add the pool's serverIP/prefix to the interface (netlink)"},
+    {{"dry-run", no_argument, NULL, OPT_DRY_RUN}, NULL,
+	"load and check the configuration, print a summary, exit"},
+    {{"log-level", required_argument, NULL, OPT_LOG_LEVEL}, "LEVEL",
+	"error, warn, info (default) or debug"},
+    {{"ippool-ref", required_argument, NULL, OPT_IPPOOL_REF}, "NS/NAME",
+	"the IPPool to serve (picks one when the --config file has several)"},
+    {{"kubeconfig", required_argument, NULL, OPT_KUBECONFIG}, "FILE",
+	"Kubernetes mode (not available in this build; use --config)"},
+    {{"help", no_argument, NULL, OPT_HELP}, NULL, "this text"},
+    {{"version", no_argument, NULL, OPT_VERSION}, NULL, "print the version"},
 };
 
 static void
@@ -152,12 +152,12 @@ int
 main(int argc, char **argv)
 {
 	struct option longopts[ELEMENTSOF(flags) + 1];
-	struct agent_opts opts = { .ifname = "eth1" };
+	struct agent_opts opts = {.ifname = "eth1"};
 	struct agent_config *cfg = NULL;
 	struct event_base *base = NULL;
 	struct agent *agent = NULL;
-	struct event *sigs[3] = { NULL };
-	static const int signums[3] = { SIGHUP, SIGTERM, SIGINT };
+	struct event *sigs[3] = {NULL};
+	static const int signums[3] = {SIGHUP, SIGTERM, SIGINT};
 	enum log_level level = LOG_LEVEL_INFO;
 	const char *kubeconfig = NULL;
 	bool dry = false;
@@ -170,15 +170,33 @@ main(int argc, char **argv)
 	memset(&longopts[ELEMENTSOF(flags)], 0, sizeof(longopts[0]));
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
-		case OPT_CONFIG: opts.config_path = optarg; break;
-		case OPT_INTERFACE: opts.ifname = optarg; break;
-		case OPT_DYNAMIC: opts.dynamic = true; break;
-		case OPT_LEASE_FILE: opts.lease_path = optarg; break;
-		case OPT_LISTEN: opts.listen = optarg; break;
-		case OPT_ASSIGN: opts.assign_server_ip = true; break;
-		case OPT_DRY_RUN: dry = true; break;
-		case OPT_IPPOOL_REF: opts.ippool_ref = optarg; break;
-		case OPT_KUBECONFIG: kubeconfig = optarg; break;
+		case OPT_CONFIG:
+			opts.config_path = optarg;
+			break;
+		case OPT_INTERFACE:
+			opts.ifname = optarg;
+			break;
+		case OPT_DYNAMIC:
+			opts.dynamic = true;
+			break;
+		case OPT_LEASE_FILE:
+			opts.lease_path = optarg;
+			break;
+		case OPT_LISTEN:
+			opts.listen = optarg;
+			break;
+		case OPT_ASSIGN:
+			opts.assign_server_ip = true;
+			break;
+		case OPT_DRY_RUN:
+			dry = true;
+			break;
+		case OPT_IPPOOL_REF:
+			opts.ippool_ref = optarg;
+			break;
+		case OPT_KUBECONFIG:
+			kubeconfig = optarg;
+			break;
 		case OPT_LOG_LEVEL:
 			if (log_level_from_string(optarg, &level) < 0) {
 				log_error("--log-level: \"%s\" is not error, warn, info or debug",
@@ -187,9 +205,15 @@ main(int argc, char **argv)
 			}
 			break;
 		case 'h':
-		case OPT_HELP: usage(stdout); return 0;
-		case OPT_VERSION: printf("vm-dhcp-agent %s\n", VMDHCP_VERSION); return 0;
-		default: usage(stderr); return EXIT_USAGE;
+		case OPT_HELP:
+			usage(stdout);
+			return 0;
+		case OPT_VERSION:
+			printf("vm-dhcp-agent %s\n", VMDHCP_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
 		}
 	}
 	log_set_level(level);
@@ -199,16 +223,18 @@ main(int argc, char **argv)
 	}
 	if (opts.config_path == NULL) {
 		if (opts.ippool_ref != NULL || kubeconfig != NULL)
-			log_error("Kubernetes mode (--ippool-ref without --config%s) is not available "
-				  "in this build yet; run in local mode with --config FILE",
+			log_error(
+			    "Kubernetes mode (--ippool-ref without --config%s) is not available "
+			    "in this build yet; run in local mode with --config FILE",
 			    kubeconfig != NULL ? ", --kubeconfig" : "");
 		else
 			log_error("--config FILE is required (try --help)");
 		return EXIT_USAGE;
 	}
 	if (kubeconfig != NULL) {
-		log_error("--kubeconfig is for Kubernetes mode, which is not available in this build "
-			  "yet; drop it to run in local mode from --config");
+		log_error(
+		    "--kubeconfig is for Kubernetes mode, which is not available in this build "
+		    "yet; drop it to run in local mode from --config");
 		return EXIT_USAGE;
 	}
 	if (opts.lease_path != NULL && !opts.dynamic) {

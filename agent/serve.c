@@ -55,7 +55,7 @@ struct agent {
 static const char *type_labels[_DHCP_MSG_MAX - 1];
 static const char *drop_labels[_DHCP_DROP_MAX];
 static double latency_bounds[DHCP_LATENCY_BUCKETS - 1];
-static const char *const reload_labels[] = { "ok", "error" };
+static const char *const reload_labels[] = {"ok", "error"};
 
 static void
 collect(void *userdata)
@@ -70,8 +70,8 @@ collect(void *userdata)
 	for (size_t d = 0; d < _DHCP_DROP_MAX; d++)
 		metric_set(a->m_drops, d, (double)st->drops[d]);
 	metric_set(a->m_declines, 0, (double)st->declines);
-	(void)metric_hist_set(a->m_latency, 0, st->latency, DHCP_LATENCY_BUCKETS,
-	    (double)st->latency_sum_usec / 1e6);
+	(void)metric_hist_set(
+	    a->m_latency, 0, st->latency, DHCP_LATENCY_BUCKETS, (double)st->latency_sum_usec / 1e6);
 	metric_set(a->m_bindings, 0, (double)dhcp_server_n_bindings(a->dhcp));
 	metric_set(a->m_dynamic, 0, a->lf != NULL ? (double)leasefile_count(a->lf) : 0);
 	metric_set(a->m_available, 0, a->dyn != NULL ? (double)agent_dynamic_available(a->dyn) : 0);
@@ -94,8 +94,8 @@ metrics_setup(struct agent *a)
 		return r;
 	m = a->metrics;
 	a->m_rx = metrics_add(m, METRIC_COUNTER, "vmdhcp_agent_packets_received_total",
-	    "DHCP messages received, by message type", "type", type_labels,
-	    ELEMENTSOF(type_labels), NULL, 0);
+	    "DHCP messages received, by message type", "type", type_labels, ELEMENTSOF(type_labels),
+	    NULL, 0);
 	a->m_tx = metrics_add(m, METRIC_COUNTER, "vmdhcp_agent_replies_sent_total",
 	    "DHCP replies sent, by message type", "type", type_labels, ELEMENTSOF(type_labels),
 	    NULL, 0);
@@ -167,8 +167,8 @@ dhcp_readable(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	r = dhcp_server_on_readable(a->dhcp, fd, now);
 	if (r < 0 && r != -EAGAIN && r != -EINTR)
-		log_ratelimited(&rl_read, now, LOG_LEVEL_WARN, "%s: receive: %s", a->opts.ifname,
-		    strerror(-r));
+		log_ratelimited(
+		    &rl_read, now, LOG_LEVEL_WARN, "%s: receive: %s", a->opts.ifname, strerror(-r));
 	if (a->lf != NULL && (r = leasefile_flush(a->lf)) < 0) {
 		metric_inc(a->m_lease_errors, 0);
 		log_ratelimited(&rl_lease, now, LOG_LEVEL_ERROR, "%s: cannot append lease: %s",
@@ -254,7 +254,7 @@ update_sockets(struct agent *a, bool force)
 	if (a->open && !force && a->open_ifindex == st->ifindex)
 		return;
 	if (open_sockets(a) < 0) {
-		struct timeval tv = { .tv_sec = REOPEN_RETRY_SEC };
+		struct timeval tv = {.tv_sec = REOPEN_RETRY_SEC};
 		evtimer_add(a->ev_retry, &tv);
 	} else {
 		evtimer_del(a->ev_retry);
@@ -270,8 +270,7 @@ retry_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 static void
-link_changed(void *userdata, const struct agent_link_state *old,
-    const struct agent_link_state *now)
+link_changed(void *userdata, const struct agent_link_state *old, const struct agent_link_state *now)
 {
 	struct agent *a = userdata;
 	const char *ifname = a->opts.ifname;
@@ -348,17 +347,20 @@ on_decline(void *userdata, const uint8_t mac[6], uint32_t ip)
 			ipv4_format(nip, n);
 			log_ratelimited(&rl_decline, now, LOG_LEVEL_WARN,
 			    "DHCPDECLINE from %s for %s: the address is in use on the network; "
-			    "%s moved to %s", m, s, m, n);
+			    "%s moved to %s",
+			    m, s, m, n);
 			return;
 		}
 		log_ratelimited(&rl_decline, now, LOG_LEVEL_WARN,
 		    "DHCPDECLINE from %s for %s: the address is in use on the network; no other "
-		    "address for it: %s", m, s, strerror(-r));
+		    "address for it: %s",
+		    m, s, strerror(-r));
 		return;
 	}
 	log_ratelimited(&rl_decline, now, LOG_LEVEL_WARN,
 	    "DHCPDECLINE from %s for %s: the address is in use on the network; not offered to "
-	    "it again until its binding changes", m, s);
+	    "it again until its binding changes",
+	    m, s);
 }
 
 static void
@@ -440,7 +442,7 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
     struct agent **ret, char *err, size_t errlen)
 {
 	struct agent *a = calloc(1, sizeof(*a));
-	struct dhcp_callbacks cb = { 0 };
+	struct dhcp_callbacks cb = {0};
 	int r;
 
 	if (a == NULL) {
@@ -460,7 +462,8 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 		if (r < 0)
 			goto fail;
 		if ((r = agent_dynamic_new(cfg, a->lf, &a->dyn)) < 0) {
-			snprintf(err, errlen, "%s: pool range: %s", opts->config_path, strerror(-r));
+			snprintf(
+			    err, errlen, "%s: pool range: %s", opts->config_path, strerror(-r));
 			goto fail;
 		}
 		if (opts->lease_path != NULL && (r = leasefile_compact(a->lf)) < 0) {

@@ -100,7 +100,7 @@ names_add(struct agent_config *c, const char *s)
 static int
 resolve_ipv4(const char *s, uint32_t *ret, char *why, size_t whylen)
 {
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_DGRAM };
+	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM};
 	struct addrinfo *res = NULL;
 	int r;
 
@@ -129,7 +129,8 @@ convert_pool(struct loader *ld, size_t doc, unsigned line, const struct ippool *
 
 	snprintf(c->pool_ns, sizeof(c->pool_ns), "%s",
 	    p->meta.namespace != NULL ? p->meta.namespace : "default");
-	snprintf(c->pool_name, sizeof(c->pool_name), "%s", p->meta.name != NULL ? p->meta.name : "");
+	snprintf(
+	    c->pool_name, sizeof(c->pool_name), "%s", p->meta.name != NULL ? p->meta.name : "");
 	snprintf(c->network, sizeof(c->network), "%s", sp->network_name);
 	c->paused = sp->paused;
 	c->prefix = sp->prefix;
@@ -149,8 +150,8 @@ convert_pool(struct loader *ld, size_t doc, unsigned line, const struct ippool *
 	o->prefix = (uint8_t)sp->prefix;
 	o->router = sp->router;
 	if (sp->n_dns > DHCP_MAX_DNS)
-		return doc_error(ld, doc, line, "spec.ipv4Config.dns: at most %d servers",
-		    DHCP_MAX_DNS);
+		return doc_error(
+		    ld, doc, line, "spec.ipv4Config.dns: at most %d servers", DHCP_MAX_DNS);
 	memcpy(o->dns, sp->dns, sp->n_dns * sizeof(o->dns[0]));
 	o->n_dns = sp->n_dns;
 	for (size_t i = 0; i < sp->n_ntp && i < DHCP_MAX_NTP; i++) {
@@ -173,15 +174,15 @@ convert_pool(struct loader *ld, size_t doc, unsigned line, const struct ippool *
 		    DHCP_MAX_SEARCH);
 	for (size_t i = 0; i < sp->n_domain_search; i++) {
 		if (strlen(sp->domain_search[i]) >= sizeof(o->search[0]))
-			return doc_error(ld, doc, line, "spec.ipv4Config.domainSearch[%zu]: too long",
-			    i);
+			return doc_error(
+			    ld, doc, line, "spec.ipv4Config.domainSearch[%zu]: too long", i);
 		snprintf(o->search[i], sizeof(o->search[i]), "%s", sp->domain_search[i]);
 	}
 	o->n_search = sp->n_domain_search;
 	o->mtu = (uint16_t)sp->mtu;
 	if (sp->n_routes > DHCP_MAX_ROUTES)
-		return doc_error(ld, doc, line, "spec.ipv4Config.routes: at most %d routes",
-		    DHCP_MAX_ROUTES);
+		return doc_error(
+		    ld, doc, line, "spec.ipv4Config.routes: at most %d routes", DHCP_MAX_ROUTES);
 	for (size_t i = 0; i < sp->n_routes; i++) {
 		o->routes[i].destination = sp->routes[i].destination;
 		o->routes[i].prefix = (uint8_t)sp->routes[i].prefix;
@@ -220,8 +221,8 @@ struct nicrec {
 	uint64_t net;
 	uint32_t ip;
 	uint32_t hostname; /* offset in cfg->names */
-	uint32_t doc;      /* 0-based document index */
-	uint16_t nic;      /* index in spec.networkConfig */
+	uint32_t doc;	   /* 0-based document index */
+	uint16_t nic;	   /* index in spec.networkConfig */
 	uint8_t mac[6];
 };
 
@@ -248,7 +249,7 @@ stream_doc(struct stream *st, json_t *doc, unsigned line)
 {
 	struct loader *ld = st->ld;
 	size_t i = st->n_docs;
-	struct crd_error cerr = { 0 };
+	struct crd_error cerr = {0};
 	const char *kind;
 	char ref[600];
 	int r;
@@ -320,7 +321,8 @@ stream_doc(struct stream *st, json_t *doc, unsigned line)
 			}
 			n = &st->nics[st->n_nics];
 			if (mac_parse(nic->mac, n->mac) < 0) {
-				r = doc_error(ld, i, line, "spec.networkConfig[%zu].macAddress: bad MAC", k);
+				r = doc_error(
+				    ld, i, line, "spec.networkConfig[%zu].macAddress: bad MAC", k);
 				break;
 			}
 			n->net = net_hash(nic->network_name);
@@ -336,8 +338,8 @@ stream_doc(struct stream *st, json_t *doc, unsigned line)
 		vmnetcfg_free(v);
 		return r;
 	}
-	return doc_error(ld, i, line, "kind: \"%s\" is not %s or %s", kind, IPPOOL_KIND,
-	    VMNETCFG_KIND);
+	return doc_error(
+	    ld, i, line, "kind: \"%s\" is not %s or %s", kind, IPPOOL_KIND, VMNETCFG_KIND);
 }
 
 /* Where each binding came from, for duplicate messages. */
@@ -393,7 +395,7 @@ stream_bindings(struct stream *st, struct origin **ret_origins)
 		memcpy(b->mac, nr->mac, 6);
 		b->ip = nr->ip;
 		b->hostname = nr->hostname;
-		origins[c->n_bindings] = (struct origin){ .doc = nr->doc, .nic = nr->nic };
+		origins[c->n_bindings] = (struct origin){.doc = nr->doc, .nic = nr->nic};
 		c->n_bindings++;
 	}
 	*ret_origins = origins;
@@ -452,7 +454,8 @@ check_duplicates(struct loader *ld, const struct origin *origins, const unsigned
 			if (pass == 0 && memcmp(a->mac, b->mac, 6) == 0) {
 				mac_format(b->mac, s);
 				r = doc_error(ld, ob->doc, lines[ob->doc],
-				    "spec.networkConfig[%u].macAddress: %s is already bound on this "
+				    "spec.networkConfig[%u].macAddress: %s is already bound on "
+				    "this "
 				    "network by document %u (line %u)",
 				    ob->nic, s, oa->doc + 1, lines[oa->doc]);
 				break;
@@ -460,7 +463,8 @@ check_duplicates(struct loader *ld, const struct origin *origins, const unsigned
 			if (pass == 1 && a->ip == b->ip) {
 				ipv4_format(b->ip, s);
 				r = doc_error(ld, ob->doc, lines[ob->doc],
-				    "spec.networkConfig[%u].ipAddress: %s is already bound to another "
+				    "spec.networkConfig[%u].ipAddress: %s is already bound to "
+				    "another "
 				    "MAC by document %u (line %u)",
 				    ob->nic, s, oa->doc + 1, lines[oa->doc]);
 				break;
@@ -504,8 +508,8 @@ int
 agent_config_parse(const char *name, const char *text, size_t len, const char *ippool_ref,
     struct agent_config **ret, char *err, size_t errlen)
 {
-	struct loader ld = { .name = name, .err = err, .errlen = errlen };
-	struct stream st = { .ld = &ld, .ippool_ref = ippool_ref, .pool_doc = SIZE_MAX };
+	struct loader ld = {.name = name, .err = err, .errlen = errlen};
+	struct stream st = {.ld = &ld, .ippool_ref = ippool_ref, .pool_doc = SIZE_MAX};
 	struct origin *origins = NULL;
 	const char *p = text, *end = text + len;
 	unsigned line0 = 1;
@@ -517,7 +521,7 @@ agent_config_parse(const char *name, const char *text, size_t len, const char *i
 		goto fail;
 	}
 	while (p < end && r == 0) {
-		struct yaml_error yerr = { 0 };
+		struct yaml_error yerr = {0};
 		unsigned n_lines, *lines = NULL;
 		size_t clen = chunk_len(p, end, &n_lines);
 		json_t **docs = NULL;
@@ -557,8 +561,9 @@ agent_config_parse(const char *name, const char *text, size_t len, const char *i
 		goto fail;
 	}
 	if (ippool_ref == NULL && st.n_pools > 1) {
-		snprintf(err, errlen, "%s: %zu %s documents; pick one with --ippool-ref NAMESPACE/NAME",
-		    name, st.n_pools, IPPOOL_KIND);
+		snprintf(err, errlen,
+		    "%s: %zu %s documents; pick one with --ippool-ref NAMESPACE/NAME", name,
+		    st.n_pools, IPPOOL_KIND);
 		r = -EINVAL;
 		goto fail;
 	}
@@ -591,8 +596,8 @@ fail:
 }
 
 int
-agent_config_load(const char *path, const char *ippool_ref, struct agent_config **ret,
-    char *err, size_t errlen)
+agent_config_load(
+    const char *path, const char *ippool_ref, struct agent_config **ret, char *err, size_t errlen)
 {
 	char *text = NULL;
 	size_t len = 0;

@@ -14,43 +14,43 @@
 #include "lib/util.h"
 #include "tests/runner.h"
 
-#define POOL_DOC                                                   \
-	"apiVersion: network.harvesterhci.io/v1alpha1\n"           \
-	"kind: IPPool\n"                                           \
-	"metadata:\n"                                              \
-	"  name: net1\n"                                           \
-	"  namespace: default\n"                                   \
-	"spec:\n"                                                  \
-	"  networkName: net1\n"                                    \
-	"  ipv4Config:\n"                                          \
-	"    serverIP: 10.0.0.2\n"                                 \
-	"    cidr: 10.0.0.0/24\n"                                  \
-	"    pool:\n"                                              \
-	"      start: 10.0.0.1\n"                                  \
-	"      end: 10.0.0.20\n"                                   \
-	"      exclude: [10.0.0.4]\n"                              \
-	"    router: 10.0.0.1\n"                                   \
-	"    dns: [10.0.0.53, 1.1.1.1]\n"                          \
-	"    ntp: [localhost, 10.0.0.123]\n"                       \
-	"    domainName: example.test\n"                           \
-	"    domainSearch: [example.test, svc.example.test]\n"     \
-	"    mtu: 1400\n"                                          \
-	"    routes:\n"                                            \
-	"      - destination: 192.168.0.0/16\n"                    \
+#define POOL_DOC                                                                                   \
+	"apiVersion: network.harvesterhci.io/v1alpha1\n"                                           \
+	"kind: IPPool\n"                                                                           \
+	"metadata:\n"                                                                              \
+	"  name: net1\n"                                                                           \
+	"  namespace: default\n"                                                                   \
+	"spec:\n"                                                                                  \
+	"  networkName: net1\n"                                                                    \
+	"  ipv4Config:\n"                                                                          \
+	"    serverIP: 10.0.0.2\n"                                                                 \
+	"    cidr: 10.0.0.0/24\n"                                                                  \
+	"    pool:\n"                                                                              \
+	"      start: 10.0.0.1\n"                                                                  \
+	"      end: 10.0.0.20\n"                                                                   \
+	"      exclude: [10.0.0.4]\n"                                                              \
+	"    router: 10.0.0.1\n"                                                                   \
+	"    dns: [10.0.0.53, 1.1.1.1]\n"                                                          \
+	"    ntp: [localhost, 10.0.0.123]\n"                                                       \
+	"    domainName: example.test\n"                                                           \
+	"    domainSearch: [example.test, svc.example.test]\n"                                     \
+	"    mtu: 1400\n"                                                                          \
+	"    routes:\n"                                                                            \
+	"      - destination: 192.168.0.0/16\n"                                                    \
 	"        gateway: 10.0.0.254\n"
 
-#define VM_DOC(name, net, mac, ip)                                 \
-	"---\n"                                                    \
-	"apiVersion: network.harvesterhci.io/v1alpha1\n"           \
-	"kind: VirtualMachineNetworkConfig\n"                      \
-	"metadata:\n"                                              \
-	"  name: " name "\n"                                       \
-	"  namespace: default\n"                                   \
-	"spec:\n"                                                  \
-	"  vmName: " name "\n"                                     \
-	"  networkConfig:\n"                                       \
-	"    - networkName: " net "\n"                             \
-	"      macAddress: \"" mac "\"\n"                          \
+#define VM_DOC(name, net, mac, ip)                                                                 \
+	"---\n"                                                                                    \
+	"apiVersion: network.harvesterhci.io/v1alpha1\n"                                           \
+	"kind: VirtualMachineNetworkConfig\n"                                                      \
+	"metadata:\n"                                                                              \
+	"  name: " name "\n"                                                                       \
+	"  namespace: default\n"                                                                   \
+	"spec:\n"                                                                                  \
+	"  vmName: " name "\n"                                                                     \
+	"  networkConfig:\n"                                                                       \
+	"    - networkName: " net "\n"                                                             \
+	"      macAddress: \"" mac "\"\n"                                                          \
 	"      ipAddress: " ip "\n"
 
 static struct agent_config *
@@ -164,12 +164,14 @@ test_errors_name_the_field(void)
 	    "spec.networkConfig[0].ipAddress: 10.0.0.2 is the pool's serverIP");
 	parse_fails(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.10")
 			VM_DOC("vm-b", "net1", "52:54:00:00:00:0A", "10.0.0.11"),
-	    NULL, "document 3 (line 37): spec.networkConfig[0].macAddress: 52:54:00:00:00:0a is "
-		  "already bound on this network by document 2 (line 25)");
+	    NULL,
+	    "document 3 (line 37): spec.networkConfig[0].macAddress: 52:54:00:00:00:0a is "
+	    "already bound on this network by document 2 (line 25)");
 	parse_fails(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.10")
 			VM_DOC("vm-b", "net1", "52:54:00:00:00:0b", "10.0.0.10"),
-	    NULL, "document 3 (line 37): spec.networkConfig[0].ipAddress: 10.0.0.10 is already "
-		  "bound to another MAC by document 2 (line 25)");
+	    NULL,
+	    "document 3 (line 37): spec.networkConfig[0].ipAddress: 10.0.0.10 is already "
+	    "bound to another MAC by document 2 (line 25)");
 	parse_fails(POOL_DOC "---\nkind: Pod\nmetadata: {name: x}\n", NULL,
 	    "document 2 (line 25): kind: \"Pod\" is not IPPool or VirtualMachineNetworkConfig");
 	parse_fails(POOL_DOC "---\napiVersion: network.harvesterhci.io/v1alpha1\nkind: IPpool\n",
@@ -177,8 +179,8 @@ test_errors_name_the_field(void)
 	parse_fails(VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.10"), NULL,
 	    "pool.yaml: no IPPool document");
 	parse_fails("kind: IPPool\nspec: [unclosed\n", NULL, "pool.yaml: line ");
-	parse_fails(POOL_DOC "---\n" POOL_DOC, NULL,
-	    "2 IPPool documents; pick one with --ippool-ref");
+	parse_fails(
+	    POOL_DOC "---\n" POOL_DOC, NULL, "2 IPPool documents; pick one with --ippool-ref");
 	parse_fails(POOL_DOC, "default/other", "no IPPool named default/other");
 }
 
@@ -186,11 +188,11 @@ static void
 test_other_groups_ignored(void)
 {
 	/* a manifest with the NAD and a VM beside our objects loads */
-	struct agent_config *c = parse_ok(
-	    "apiVersion: k8s.cni.cncf.io/v1\nkind: NetworkAttachmentDefinition\n"
-	    "metadata: {name: net1}\n---\n" POOL_DOC "---\napiVersion: kubevirt.io/v1\n"
-	    "kind: VirtualMachine\nmetadata: {name: vm-a}\n"
-	    VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.10"));
+	struct agent_config *c =
+	    parse_ok("apiVersion: k8s.cni.cncf.io/v1\nkind: NetworkAttachmentDefinition\n"
+		     "metadata: {name: net1}\n---\n" POOL_DOC "---\napiVersion: kubevirt.io/v1\n"
+		     "kind: VirtualMachine\nmetadata: {name: vm-a}\n" VM_DOC(
+			 "vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.10"));
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	CU_ASSERT_EQUAL(c->n_bindings, 1u);
@@ -208,8 +210,8 @@ test_ippool_ref_picks(void)
 	second = strstr(text + 10, "  name: net1");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(second);
 	memcpy(second, "  name: net2", 12);
-	CU_ASSERT_EQUAL(agent_config_parse("p.yaml", text, strlen(text), "default/net2", &c, err,
-			    sizeof(err)),
+	CU_ASSERT_EQUAL(
+	    agent_config_parse("p.yaml", text, strlen(text), "default/net2", &c, err, sizeof(err)),
 	    0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	CU_ASSERT_STRING_EQUAL(c->pool_name, "net2");
@@ -227,7 +229,7 @@ test_dynamic_lowest_free_and_sticky(void)
 	struct leasefile *lf = NULL;
 	struct agent_dynamic *d = NULL;
 	char err[AGENT_ERR_MAX];
-	uint8_t m1[6] = { 2, 0, 0, 0, 0, 1 }, m2[6] = { 2, 0, 0, 0, 0, 2 };
+	uint8_t m1[6] = {2, 0, 0, 0, 0, 1}, m2[6] = {2, 0, 0, 0, 0, 2};
 	uint32_t ip = 0;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
@@ -245,7 +247,7 @@ test_dynamic_lowest_free_and_sticky(void)
 	agent_dynamic_free(d);
 	CU_ASSERT_EQUAL_FATAL(agent_dynamic_new(c, lf, &d), 0);
 	{
-		uint8_t m3[6] = { 2, 0, 0, 0, 0, 3 };
+		uint8_t m3[6] = {2, 0, 0, 0, 0, 3};
 		CU_ASSERT_EQUAL(agent_dynamic_allocate(d, m3, &ip), 0);
 		CU_ASSERT_EQUAL(ip, 0x0a000007u);
 	}
@@ -269,7 +271,7 @@ test_dynamic_exhaustion(void)
 	CU_ASSERT_EQUAL_FATAL(leasefile_open(NULL, &lf, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL_FATAL(agent_dynamic_new(c, lf, &d), 0);
 	for (unsigned i = 0; i < 100 && r == 0; i++) {
-		uint8_t m[6] = { 2, 0, 0, 0, 1, (uint8_t)i };
+		uint8_t m[6] = {2, 0, 0, 0, 1, (uint8_t)i};
 		r = agent_dynamic_allocate(d, m, &ip);
 		if (r == 0)
 			n++;
@@ -290,7 +292,7 @@ test_dynamic_decline_moves_the_mac(void)
 	struct leasefile *lf = NULL;
 	struct agent_dynamic *d = NULL;
 	char err[AGENT_ERR_MAX];
-	uint8_t m1[6] = { 2, 0, 0, 0, 0, 1 }, m2[6] = { 2, 0, 0, 0, 0, 2 };
+	uint8_t m1[6] = {2, 0, 0, 0, 0, 1}, m2[6] = {2, 0, 0, 0, 0, 2};
 	uint32_t ip = 0, nip = 0;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
@@ -338,9 +340,9 @@ test_apply_and_resync(void)
 	struct leasefile *lf = NULL;
 	struct agent_dynamic *d = NULL;
 	char err[AGENT_ERR_MAX] = "";
-	uint8_t dyn_mac[6] = { 2, 0, 0, 0, 0, 9 }, a[6], b[6];
+	uint8_t dyn_mac[6] = {2, 0, 0, 0, 0, 9}, a[6], b[6];
 	uint32_t ip = 0;
-	struct seen seen = { 0 };
+	struct seen seen = {0};
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	CU_ASSERT_EQUAL(mac_parse("52:54:00:00:00:0a", a), 0);
@@ -381,24 +383,24 @@ test_apply_and_resync(void)
 }
 
 static const struct test_case config_tests[] = {
-	{ "IPPool options converted", test_options_converted },
-	{ "bindings from VMNetCfg NICs on the pool's network", test_bindings_from_vmnetcfgs },
-	{ "errors name file, document, line and field", test_errors_name_the_field },
-	{ "--ippool-ref picks one of several pools", test_ippool_ref_picks },
-	{ "objects of other API groups are skipped", test_other_groups_ignored },
-	{ NULL, NULL },
+    {"IPPool options converted", test_options_converted},
+    {"bindings from VMNetCfg NICs on the pool's network", test_bindings_from_vmnetcfgs},
+    {"errors name file, document, line and field", test_errors_name_the_field},
+    {"--ippool-ref picks one of several pools", test_ippool_ref_picks},
+    {"objects of other API groups are skipped", test_other_groups_ignored},
+    {NULL, NULL},
 };
 
 static const struct test_case dynamic_tests[] = {
-	{ "lowest free, sticky, survives a rebuild", test_dynamic_lowest_free_and_sticky },
-	{ "pool exhaustion is ENOSPC", test_dynamic_exhaustion },
-	{ "DECLINE moves the MAC, the address stays taken", test_dynamic_decline_moves_the_mac },
-	{ "apply and resync into the engine", test_apply_and_resync },
-	{ NULL, NULL },
+    {"lowest free, sticky, survives a rebuild", test_dynamic_lowest_free_and_sticky},
+    {"pool exhaustion is ENOSPC", test_dynamic_exhaustion},
+    {"DECLINE moves the MAC, the address stays taken", test_dynamic_decline_moves_the_mac},
+    {"apply and resync into the engine", test_apply_and_resync},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "agent-config", .tests = config_tests },
-	{ .name = "agent-dynamic", .tests = dynamic_tests },
-	{ .name = NULL },
+    {.name = "agent-config", .tests = config_tests},
+    {.name = "agent-dynamic", .tests = dynamic_tests},
+    {.name = NULL},
 };

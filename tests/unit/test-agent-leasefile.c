@@ -61,7 +61,7 @@ slurp(const char *p)
 static void
 mac_n(uint8_t mac[6], unsigned n)
 {
-	static const uint8_t base[6] = { 0x52, 0x54, 0x00, 0, 0, 0 };
+	static const uint8_t base[6] = {0x52, 0x54, 0x00, 0, 0, 0};
 
 	memcpy(mac, base, 6);
 	mac[3] = (uint8_t)(n >> 16);
@@ -185,11 +185,11 @@ test_corrupt_file_errors(void)
 		const char *text;
 		const char *want;
 	} cases[] = {
-		{ "52:54:00:00:00:01 10.0.0.1\nzz:54:00:00:00:01 10.0.0.2\n",
-		    "line 2: \"zz:54:00:00:00:01\" is not a MAC address" },
-		{ "52:54:00:00:00:01 10.0.0.300\n", "line 1: \"10.0.0.300\" is not an IPv4 address" },
-		{ "# c\n52:54:00:00:00:01\n", "line 2: expected \"MAC IP\"" },
-		{ "52:54:00:00:00:01 10.0.0.1 extra\n", "line 1: expected \"MAC IP\"" },
+	    {"52:54:00:00:00:01 10.0.0.1\nzz:54:00:00:00:01 10.0.0.2\n",
+		"line 2: \"zz:54:00:00:00:01\" is not a MAC address"},
+	    {"52:54:00:00:00:01 10.0.0.300\n", "line 1: \"10.0.0.300\" is not an IPv4 address"},
+	    {"# c\n52:54:00:00:00:01\n", "line 2: expected \"MAC IP\""},
+	    {"52:54:00:00:00:01 10.0.0.1 extra\n", "line 1: expected \"MAC IP\""},
 	};
 
 	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -258,17 +258,19 @@ test_many_removals_keep_table_usable(void)
 }
 
 static const struct test_case leasefile_tests[] = {
-	{ "round trip through the journal", test_round_trip },
-	{ "compaction writes a new file and renames it", test_compaction_is_atomic_rename },
-	{ "torn last line is ignored", test_torn_last_line_ignored },
-	{ "corrupt file names the line", test_corrupt_file_errors },
-	{ "memory only without a path", test_memory_only },
-	{ "churn with removals", test_many_removals_keep_table_usable },
-	{ NULL, NULL },
+    {"round trip through the journal", test_round_trip},
+    {"compaction writes a new file and renames it", test_compaction_is_atomic_rename},
+    {"torn last line is ignored", test_torn_last_line_ignored},
+    {"corrupt file names the line", test_corrupt_file_errors},
+    {"memory only without a path", test_memory_only},
+    {"churn with removals", test_many_removals_keep_table_usable},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "agent-leasefile", .init = suite_init, .cleanup = suite_cleanup,
-	    .tests = leasefile_tests },
-	{ .name = NULL },
+    {.name = "agent-leasefile",
+	.init = suite_init,
+	.cleanup = suite_cleanup,
+	.tests = leasefile_tests},
+    {.name = NULL},
 };

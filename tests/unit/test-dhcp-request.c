@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* dhcp/: message rules and destinations, through dhcp_handle_message() (no sockets). */
+/* dhcp/: message rules, replies and destinations, through the message handler (no sockets). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +7,7 @@
 
 #include "dhcp/dhcp-internal.h"
 #include "lib/buf.h"
+#include "lib/util.h"
 #include "tests/runner.h"
 
 #define SERVER_IP 0x0a000001u /* 10.0.0.1 */
@@ -17,6 +18,9 @@
 static const uint8_t vm_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
 static const uint8_t other_mac[6] = { 0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc };
 static const uint8_t hw[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+static const uint8_t prl_std[] = { DHCP_OPT_PRL, 6, 1, 3, 6, 12, 15, 51 };
+
+/* --- helpers ------------------------------------------------------------------------------- */
 
 /* A request, built as a packed struct literal plus an options byte string. */
 struct req {
@@ -44,10 +48,24 @@ build(struct req *r, uint8_t type, const uint8_t mac[6], uint32_t ciaddr, uint32
 	r->opts[n++] = DHCP_OPT_MESSAGE_TYPE;
 	r->opts[n++] = 1;
 	r->opts[n++] = type;
-	memcpy(r->opts + n, opts, opts_len);
+	if (opts_len > 0)
+		memcpy(r->opts + n, opts, opts_len);
 	n += opts_len;
 	r->opts[n++] = DHCP_OPT_END;
 	return sizeof(struct dhcp_msg) + 4 + n;
+}
+
+static void
+base_options(struct dhcp_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->server_ip = SERVER_IP;
+	o->prefix = 24;
+	o->router = ROUTER_IP;
+	o->dns[0] = 0x08080808;
+	o->n_dns = 1;
+	strcpy(o->domain_name, "example.org");
+	o->lease_time = 3600;
 }
 
 static struct dhcp_server *
@@ -56,18 +74,18 @@ server(void)
 	struct dhcp_server *s = NULL;
 	struct dhcp_options o;
 
-	memset(&o, 0, sizeof(o));
-	o.server_ip = SERVER_IP;
-	o.prefix = 24;
-	o.router = ROUTER_IP;
-	o.dns[0] = 0x08080808;
-	o.n_dns = 1;
-	o.lease_time = 3600;
+	base_options(&o);
 	CU_ASSERT_FATAL(dhcp_server_new(&s) == 0);
 	CU_ASSERT_FATAL(dhcp_server_set_options(s, &o) == 0);
 	CU_ASSERT_FATAL(dhcp_server_set_binding(s, vm_mac, VM_IP, "vm-one") == 0);
 	memcpy(s->hwaddr, hw, 6);
 	return s;
+}
+
+static int
+handle(struct dhcp_server *s, const struct req *r, size_t len, struct dhcp_reply *rep)
+{
+	return dhcp_handle_message(s, (const uint8_t *)r, len, 1, rep);
 }
 
 /* Looks an option up in a built reply. */
@@ -81,6 +99,126 @@ reply_opt(const struct dhcp_reply *r, uint8_t code, size_t *len)
 	return dhcp_option_get(&t, code, len);
 }
 
+/* The option codes of a reply in wire order (no PAD/END); returns how many. */
+static size_t
+reply_codes(const struct dhcp_reply *r, uint8_t *codes, size_t max)
+{
+	const uint8_t *p = r->payload + DHCP_FIXED_LEN + 4;
+	size_t left = r->payload_len - DHCP_FIXED_LEN - 4, n = 0;
+
+	while (left > 0 && p[0] != DHCP_OPT_END) {
+		if (p[0] == DHCP_OPT_PAD) {
+			p++;
+			left--;
+			continue;
+		}
+		if (left < 2 || left < 2u + p[1])
+			return 0;
+		if (n < max)
+			codes[n++] = p[0];
+		left -= 2u + p[1];
+		p += 2u + p[1];
+	}
+	return n;
+}
+
+static const struct dhcp_msg *
+reply_msg(const struct dhcp_reply *r)
+{
+	return (const struct dhcp_msg *)r->payload;
+}
+
+/*
+ * Loads tests/data/NAME: hex bytes separated by white space, '#' comments, "zeros:N" for N
+ * zero bytes and "padto:N" to zero-fill up to N bytes. Returns the length, 0 on error.
+ */
+static size_t
+load_hex(const char *name, uint8_t *out, size_t cap)
+{
+	char path[512], tok[256];
+	size_t n = 0;
+	FILE *f;
+	int c;
+
+	snprintf(path, sizeof(path), "%s/%s", test_data_dir(), name);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return 0;
+	for (;;) {
+		size_t tl = 0;
+
+		c = fgetc(f);
+		if (c == EOF)
+			break;
+		if (c == '#') {
+			while (c != '\n' && c != EOF)
+				c = fgetc(f);
+			continue;
+		}
+		if (c == ' ' || c == '\n' || c == '\t' || c == '\r')
+			continue;
+		while (c != EOF && c != ' ' && c != '\n' && c != '\t' && c != '\r' &&
+		    tl < sizeof(tok) - 1) {
+			tok[tl++] = (char)c;
+			c = fgetc(f);
+		}
+		tok[tl] = '\0';
+		if (strncmp(tok, "zeros:", 6) == 0 || strncmp(tok, "padto:", 6) == 0) {
+			size_t k = strtoul(tok + 6, NULL, 10);
+			size_t end = tok[0] == 'z' ? n + k : k;
+
+			if (end > cap)
+				goto fail;
+			while (n < end)
+				out[n++] = 0;
+			continue;
+		}
+		if (tl % 2 != 0)
+			goto fail;
+		for (size_t i = 0; i < tl; i += 2) {
+			unsigned v;
+
+			if (sscanf(tok + i, "%2x", &v) != 1 || n >= cap)
+				goto fail;
+			out[n++] = (uint8_t)v;
+		}
+	}
+	fclose(f);
+	return n;
+fail:
+	fclose(f);
+	return 0;
+}
+
+/* Independent RFC 1071 check of a built frame's IPv4 and UDP checksums. */
+static unsigned
+ones_sum(const uint8_t *p, size_t n, unsigned long acc)
+{
+	for (size_t i = 0; i + 1 < n; i += 2)
+		acc += (unsigned long)(p[i] * 256 + p[i + 1]);
+	if (n & 1)
+		acc += (unsigned long)p[n - 1] * 256;
+	while (acc > 0xffff)
+		acc = (acc & 0xffff) + (acc >> 16);
+	return (unsigned)acc;
+}
+
+static bool
+frame_checksums_ok(const uint8_t *f, size_t len)
+{
+	const uint8_t *ip = f + 14, *udp = f + 34;
+	size_t ulen = (size_t)udp[4] * 256 + udp[5];
+	unsigned long pseudo = 17 + ulen;
+
+	if (len < 42 || ones_sum(ip, 20, 0) != 0xffff || 34 + ulen != len)
+		return false;
+	for (int i = 12; i < 20; i += 2)
+		pseudo += (unsigned long)(ip[i] * 256 + ip[i + 1]);
+	return ones_sum(udp, ulen, pseudo) == 0xffff;
+}
+
+/* --- basic rules --------------------------------------------------------------------------- */
+
 static void
 test_discover_offer(void)
 {
@@ -88,19 +226,20 @@ test_discover_offer(void)
 	struct dhcp_reply rep;
 	struct req r;
 	size_t len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0), olen = 0;
-	const struct dhcp_msg *m;
 	const uint8_t *v;
 
-	CU_ASSERT_EQUAL(dhcp_handle_message(s, (uint8_t *)&r, len, 1, &rep), DHCP_MSG_OFFER);
-	m = (const struct dhcp_msg *)rep.payload;
-	CU_ASSERT_EQUAL(m->op, BOOTREPLY);
-	CU_ASSERT_EQUAL(be32_get(m->yiaddr), VM_IP);
-	CU_ASSERT_EQUAL(be32_get(m->xid), 0x11223344u);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_EQUAL(rep.type, DHCP_MSG_OFFER);
+	CU_ASSERT_EQUAL(reply_msg(&rep)->op, BOOTREPLY);
+	CU_ASSERT_EQUAL(be32_get(reply_msg(&rep)->yiaddr), VM_IP);
+	CU_ASSERT_EQUAL(be32_get(reply_msg(&rep)->xid), 0x11223344u);
 	CU_ASSERT(rep.payload_len >= DHCP_MIN_MESSAGE);
 	v = reply_opt(&rep, DHCP_OPT_MESSAGE_TYPE, &olen);
 	CU_ASSERT(v != NULL && olen == 1 && v[0] == DHCP_MSG_OFFER);
 	v = reply_opt(&rep, DHCP_OPT_SERVER_ID, &olen);
 	CU_ASSERT(v != NULL && olen == 4 && be32_get(v) == SERVER_IP);
+	v = reply_opt(&rep, DHCP_OPT_LEASE_TIME, &olen);
+	CU_ASSERT(v != NULL && olen == 4 && be32_get(v) == 3600);
 	v = reply_opt(&rep, DHCP_OPT_HOSTNAME, &olen);
 	CU_ASSERT(v != NULL && olen == 6 && memcmp(v, "vm-one", 6) == 0);
 	CU_ASSERT_EQUAL(s->stats.rx[DHCP_MSG_DISCOVER], 1);
@@ -116,71 +255,693 @@ test_request_ack_nak(void)
 	uint8_t good[] = { DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 100, DHCP_OPT_SERVER_ID, 4, 10, 0,
 		0, 1 };
 	uint8_t bad[] = { DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 101 };
+	uint8_t reboot[] = { DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 100 };
 	size_t len;
 
+	/* SELECTING */
 	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0, 0, 0, good, sizeof(good));
-	CU_ASSERT_EQUAL(dhcp_handle_message(s, (uint8_t *)&r, len, 1, &rep), DHCP_MSG_ACK);
-	CU_ASSERT_EQUAL(be32_get(((struct dhcp_msg *)rep.payload)->yiaddr), VM_IP);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_ACK);
+	CU_ASSERT_EQUAL(be32_get(reply_msg(&rep)->yiaddr), VM_IP);
+	/* INIT-REBOOT, right and wrong */
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0, 0, 0, reboot, sizeof(reboot));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_ACK);
 	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0, 0, 0, bad, sizeof(bad));
-	CU_ASSERT_EQUAL(dhcp_handle_message(s, (uint8_t *)&r, len, 1, &rep), DHCP_MSG_NAK);
-	CU_ASSERT_EQUAL(be32_get(((struct dhcp_msg *)rep.payload)->yiaddr), 0);
-	/* renewing: ciaddr */
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_NAK);
+	CU_ASSERT_EQUAL(be32_get(reply_msg(&rep)->yiaddr), 0);
+	CU_ASSERT_EQUAL(be32_get(reply_msg(&rep)->ciaddr), 0);
+	/* RENEWING: ciaddr */
 	len = build(&r, DHCP_MSG_REQUEST, vm_mac, VM_IP, 0, 0, NULL, 0);
-	CU_ASSERT_EQUAL(dhcp_handle_message(s, (uint8_t *)&r, len, 1, &rep), DHCP_MSG_ACK);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_ACK);
+	CU_ASSERT_EQUAL(be32_get(reply_msg(&rep)->ciaddr), VM_IP);
 	len = build(&r, DHCP_MSG_REQUEST, vm_mac, VM_IP + 1, 0, 0, NULL, 0);
-	CU_ASSERT_EQUAL(dhcp_handle_message(s, (uint8_t *)&r, len, 1, &rep), DHCP_MSG_NAK);
-	/* unknown MAC: silent, counted */
-	len = build(&r, DHCP_MSG_REQUEST, other_mac, 0, 0, 0, good, sizeof(good));
-	CU_ASSERT_EQUAL(dhcp_handle_message(s, (uint8_t *)&r, len, 1, &rep), 0);
-	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_UNKNOWN_MAC], 1);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_NAK);
+	/* neither 50 nor ciaddr */
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_NAK);
+	CU_ASSERT_EQUAL(s->stats.rx[DHCP_MSG_REQUEST], 6);
 	dhcp_server_free(s);
+}
+
+static void
+test_other_server(void)
+{
+	struct dhcp_server *s = server();
+	struct dhcp_reply rep;
+	struct req r;
+	uint8_t other[] = { DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 100, DHCP_OPT_SERVER_ID, 4, 10, 0,
+		0, 2 };
+	size_t len;
+
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0, 0, 0, other, sizeof(other));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_OTHER_SERVER], 1);
+	len = build(&r, DHCP_MSG_DECLINE, vm_mac, 0, 0, 0, other, sizeof(other));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_OTHER_SERVER], 2);
+	CU_ASSERT_EQUAL(s->stats.declines, 0);
+	dhcp_server_free(s);
+}
+
+static unsigned unknown_calls, decline_calls, release_calls;
+static uint32_t cb_ip;
+static uint8_t cb_mac[6];
+
+static int
+on_unknown(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
+{
+	unknown_calls++;
+	if (mac[5] == 0xcc) {
+		*ret_ip = *(uint32_t *)userdata;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static void
+on_decline(void *userdata, const uint8_t mac[6], uint32_t ip)
+{
+	decline_calls++;
+	memcpy(cb_mac, mac, 6);
+	cb_ip = ip;
+}
+
+static void
+on_release(void *userdata, const uint8_t mac[6], uint32_t ip)
+{
+	release_calls++;
+	memcpy(cb_mac, mac, 6);
+	cb_ip = ip;
+}
+
+static void
+test_unknown_mac(void)
+{
+	static const uint8_t stranger[6] = { 0x52, 0x54, 0x00, 0, 0, 1 };
+	struct dhcp_server *s = server();
+	uint32_t dyn_ip = 0x0a0000c8, ip = 0; /* 10.0.0.200 */
+	struct dhcp_callbacks cb = { .on_unknown = on_unknown, .userdata = &dyn_ip };
+	struct dhcp_reply rep;
+	struct req r;
+	size_t len;
+
+	/* no callback: silent, counted */
+	len = build(&r, DHCP_MSG_DISCOVER, other_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_UNKNOWN_MAC], 1);
+	/* INFORM from an unknown MAC: silent, counted, the callback is not asked */
+	dhcp_server_set_callbacks(s, &cb);
+	unknown_calls = 0;
+	len = build(&r, DHCP_MSG_INFORM, other_mac, 0x0a000063, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(unknown_calls, 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_UNKNOWN_MAC], 2);
+	/* the callback binds it: offered, and in the table */
+	len = build(&r, DHCP_MSG_DISCOVER, other_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_EQUAL(unknown_calls, 1);
+	CU_ASSERT_EQUAL(be32_get(reply_msg(&rep)->yiaddr), dyn_ip);
+	CU_ASSERT_EQUAL(dhcp_server_get_binding(s, other_mac, &ip), 0);
+	CU_ASSERT_EQUAL(ip, dyn_ip);
+	CU_ASSERT_EQUAL(dhcp_server_n_bindings(s), 2);
+	/* the callback refuses: silent, counted */
+	len = build(&r, DHCP_MSG_DISCOVER, stranger, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(unknown_calls, 2);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_UNKNOWN_MAC], 3);
+	/* the callback returns an address bound to another MAC: silent, counted */
+	dhcp_server_remove_binding(s, other_mac);
+	dyn_ip = VM_IP;
+	len = build(&r, DHCP_MSG_DISCOVER, other_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_UNKNOWN_MAC], 4);
+	dhcp_server_free(s);
+}
+
+static void
+test_inform(void)
+{
+	struct dhcp_server *s = server();
+	struct dhcp_reply rep;
+	struct req r;
+	size_t len, n = 0;
+
+	len = build(&r, DHCP_MSG_INFORM, vm_mac, VM_IP, 0, 0, prl_std, sizeof(prl_std));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_ACK);
+	CU_ASSERT_EQUAL(be32_get(reply_msg(&rep)->yiaddr), 0);
+	CU_ASSERT_EQUAL(be32_get(reply_msg(&rep)->ciaddr), VM_IP);
+	CU_ASSERT_PTR_NULL(reply_opt(&rep, DHCP_OPT_LEASE_TIME, &n));
+	CU_ASSERT_PTR_NULL(reply_opt(&rep, DHCP_OPT_T1, &n));
+	CU_ASSERT_PTR_NULL(reply_opt(&rep, DHCP_OPT_T2, &n));
+	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_ROUTER, &n));
+	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_SERVER_ID, &n));
+	/* §4.3.5: straight to ciaddr */
+	CU_ASSERT_FALSE(rep.dest.raw);
+	CU_ASSERT_EQUAL(rep.dest.ip, VM_IP);
+	CU_ASSERT_EQUAL(rep.dest.port, 68);
+	CU_ASSERT_EQUAL(s->stats.rx[DHCP_MSG_INFORM], 1);
+	dhcp_server_free(s);
+}
+
+static void
+test_decline(void)
+{
+	struct dhcp_server *s = server();
+	struct dhcp_callbacks cb = { .on_decline = on_decline };
+	uint8_t declined[] = { DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 100, DHCP_OPT_SERVER_ID, 4, 10,
+		0, 0, 1 };
+	uint8_t req_new[] = { DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 101 };
+	struct dhcp_reply rep;
+	struct req r;
+	size_t len;
+
+	dhcp_server_set_callbacks(s, &cb);
+	decline_calls = 0;
+	len = build(&r, DHCP_MSG_DECLINE, vm_mac, 0, 0, 0, declined, sizeof(declined));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.declines, 1);
+	CU_ASSERT_EQUAL(s->stats.rx[DHCP_MSG_DECLINE], 1);
+	CU_ASSERT_EQUAL(decline_calls, 1);
+	CU_ASSERT_EQUAL(cb_ip, VM_IP);
+	CU_ASSERT(memcmp(cb_mac, vm_mac, 6) == 0);
+	/* not offered again: silence, counted */
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_DECLINED], 1);
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0, 0, 0, declined, sizeof(declined));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_DECLINED], 2);
+	/* refreshing the same binding (a resync) keeps the mark */
+	CU_ASSERT_EQUAL(dhcp_server_set_binding(s, vm_mac, VM_IP, "vm-one"), 0);
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_DECLINED], 3);
+	/* the binding changes: offered again */
+	CU_ASSERT_EQUAL(dhcp_server_set_binding(s, vm_mac, VM_IP + 1, "vm-one"), 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_EQUAL(be32_get(reply_msg(&rep)->yiaddr), VM_IP + 1);
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0, 0, 0, req_new, sizeof(req_new));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_ACK);
+	/* a DECLINE without option 50 is malformed */
+	len = build(&r, DHCP_MSG_DECLINE, vm_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_MALFORMED], 1);
+	CU_ASSERT_EQUAL(decline_calls, 1);
+	dhcp_server_free(s);
+}
+
+static void
+test_release(void)
+{
+	struct dhcp_server *s = server();
+	struct dhcp_callbacks cb = { .on_release = on_release };
+	struct dhcp_reply rep;
+	struct req r;
+	uint32_t ip = 0;
+	size_t len;
+
+	dhcp_server_set_callbacks(s, &cb);
+	release_calls = 0;
+	len = build(&r, DHCP_MSG_RELEASE, vm_mac, VM_IP, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(release_calls, 1);
+	CU_ASSERT_EQUAL(cb_ip, VM_IP);
+	CU_ASSERT_EQUAL(s->stats.rx[DHCP_MSG_RELEASE], 1);
+	/* the binding belongs to the control plane: unchanged */
+	CU_ASSERT_EQUAL(dhcp_server_get_binding(s, vm_mac, &ip), 0);
+	CU_ASSERT_EQUAL(ip, VM_IP);
+	dhcp_server_free(s);
+}
+
+static void
+test_unsupported_and_not_serving(void)
+{
+	struct dhcp_server *s = server(), *idle = NULL;
+	struct dhcp_reply rep;
+	struct req r;
+	size_t len;
+
+	len = build(&r, DHCP_MSG_OFFER, vm_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_UNSUPPORTED], 1);
+	len = build(&r, DHCP_MSG_ACK, vm_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_UNSUPPORTED], 2);
+	/* no option set yet */
+	CU_ASSERT_FATAL(dhcp_server_new(&idle) == 0);
+	CU_ASSERT_EQUAL(dhcp_server_set_binding(idle, vm_mac, VM_IP, NULL), 0);
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(idle, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(dhcp_server_stats(idle)->drops[DHCP_DROP_NOT_SERVING], 1);
+	dhcp_server_free(idle);
+	dhcp_server_free(s);
+}
+
+static void
+test_malformed(void)
+{
+	struct dhcp_server *s = server();
+	const struct dhcp_stats *st = dhcp_server_stats(s);
+	uint8_t overrun[] = { DHCP_OPT_HOSTNAME, 200, 'x' };
+	uint8_t bad50[] = { DHCP_OPT_REQUESTED_IP, 3, 10, 0, 0 };
+	struct dhcp_reply rep;
+	struct req r;
+	size_t len;
+
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, 100, &rep), 0); /* truncated header */
+	CU_ASSERT_EQUAL(handle(s, &r, DHCP_FIXED_LEN + 3, &rep), 0); /* no full cookie */
+	CU_ASSERT_EQUAL(st->drops[DHCP_DROP_MALFORMED], 2);
+	r.cookie[0] = 0x64; /* bad magic cookie */
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(st->drops[DHCP_DROP_MALFORMED], 3);
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0);
+	r.m.hlen = 17;
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(st->drops[DHCP_DROP_MALFORMED], 4);
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, overrun, sizeof(overrun));
+	CU_ASSERT_EQUAL(handle(s, &r, len - 1, &rep), 0); /* without END: runs off the end */
+	CU_ASSERT_EQUAL(st->drops[DHCP_DROP_MALFORMED], 5);
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0, 0, 0, bad50, sizeof(bad50));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(st->drops[DHCP_DROP_MALFORMED], 6);
+	/* non-Ethernet, wrong hlen, BOOTREPLY */
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0);
+	r.m.htype = 6;
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	r.m.htype = 1;
+	r.m.hlen = 8;
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	r.m.hlen = 6;
+	r.m.op = BOOTREPLY;
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(st->drops[DHCP_DROP_NOT_REQUEST], 3);
+	/* no / bad option 53 */
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0);
+	r.opts[0] = DHCP_OPT_PAD;
+	r.opts[1] = DHCP_OPT_PAD;
+	r.opts[2] = DHCP_OPT_PAD;
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	len = build(&r, 9, vm_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	len = build(&r, 0, vm_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(st->drops[DHCP_DROP_NO_TYPE], 3);
+	/* none of these reached the message rules */
+	CU_ASSERT_EQUAL(st->rx[DHCP_MSG_DISCOVER], 0);
+	dhcp_server_free(s);
+}
+
+/* --- reply contents ------------------------------------------------------------------------ */
+
+static void
+expect_bytes(const char *file, const struct dhcp_reply *rep)
+{
+	static uint8_t want[2048];
+	size_t n = load_hex(file, want, sizeof(want));
+
+	CU_ASSERT_FATAL(n > 0);
+	CU_ASSERT_EQUAL(rep->payload_len, n);
+	if (rep->payload_len == n && memcmp(rep->payload, want, n) != 0) {
+		for (size_t i = 0; i < n; i++)
+			if (rep->payload[i] != want[i]) {
+				fprintf(stderr, "%s: first difference at byte %zu: %02x, want %02x\n",
+				    file, i, rep->payload[i], want[i]);
+				break;
+			}
+		CU_FAIL("reply bytes differ");
+	}
+}
+
+static void
+test_bytes(void)
+{
+	struct dhcp_server *s = server();
+	uint8_t nak[] = { DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 101, DHCP_OPT_SERVER_ID, 4, 10, 0,
+		0, 1, DHCP_OPT_PRL, 6, 1, 3, 6, 12, 15, 51 };
+	struct dhcp_reply rep;
+	struct req r;
+	size_t len;
+
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, prl_std, sizeof(prl_std));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	expect_bytes("dhcp-reply-offer.hex", &rep);
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, VM_IP, 0, 0, prl_std, sizeof(prl_std));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_ACK);
+	expect_bytes("dhcp-reply-ack.hex", &rep);
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0, 0, 0, nak, sizeof(nak));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_NAK);
+	expect_bytes("dhcp-reply-nak.hex", &rep);
+	len = build(&r, DHCP_MSG_INFORM, vm_mac, VM_IP, 0, 0, prl_std, sizeof(prl_std));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_ACK);
+	expect_bytes("dhcp-reply-inform.hex", &rep);
+	dhcp_server_free(s);
+}
+
+static void
+test_prl_order(void)
+{
+	struct dhcp_server *s = server();
+	uint8_t prl[] = { DHCP_OPT_PRL, 7, 6, 51, 3, 99, 6, 1, 54 };
+	static const uint8_t want[] = { 53, 6, 51, 3, 1, 54, 58, 59, 12, 15 };
+	uint8_t codes[64];
+	struct dhcp_reply rep;
+	struct req r;
+	size_t len, n;
+
+	/* 99 is unknown (skipped), 6 twice (once); then the mandatory ones, then defaults */
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, prl, sizeof(prl));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	n = reply_codes(&rep, codes, sizeof(codes));
+	CU_ASSERT_EQUAL(n, sizeof(want));
+	CU_ASSERT(n == sizeof(want) && memcmp(codes, want, n) == 0);
+	dhcp_server_free(s);
+}
+
+static void
+big_options(struct dhcp_options *o)
+{
+	base_options(o);
+	for (size_t i = 0; i < DHCP_MAX_SEARCH; i++)
+		snprintf(o->search[i], sizeof(o->search[i]),
+		    "zone%02zu.a-long-label-to-fill-it.example%02zu.org", i, i);
+	o->n_search = DHCP_MAX_SEARCH;
+	for (size_t i = 0; i < DHCP_MAX_ROUTES; i++)
+		o->routes[i] = (struct dhcp_route){ 0xac100000u + ((uint32_t)i << 8), 24, ROUTER_IP };
+	o->n_routes = DHCP_MAX_ROUTES;
+}
+
+static void
+test_max_message_size(void)
+{
+	struct dhcp_server *s = server();
+	struct dhcp_options o;
+	uint8_t prl[] = { DHCP_OPT_PRL, 5, 1, 3, 119, 121, 6 };
+	uint8_t prl57[] = { DHCP_OPT_PRL, 5, 1, 3, 119, 121, 6, DHCP_OPT_MAX_SIZE, 2, 0x05, 0xdc };
+	uint8_t prl57_small[] = { DHCP_OPT_PRL, 5, 1, 3, 119, 121, 6, DHCP_OPT_MAX_SIZE, 2, 0x01,
+		0x00 };
+	struct dhcp_reply rep;
+	struct req r;
+	size_t len, n = 0;
+
+	big_options(&o);
+	CU_ASSERT_FATAL(dhcp_server_set_options(s, &o) == 0);
+	CU_ASSERT(s->optset->len[119] + s->optset->len[121] > 600);
+	/* no 57: 576-byte datagrams, so at most 548 DHCP bytes; what does not fit is left out
+	 * from the end, the mandatory options stay */
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, prl, sizeof(prl));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT(rep.payload_len <= 576 - 28);
+	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_SUBNET_MASK, &n));
+	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_SERVER_ID, &n));
+	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_LEASE_TIME, &n));
+	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_T2, &n));
+	CU_ASSERT_PTR_NULL(reply_opt(&rep, DHCP_OPT_CLASSLESS_ROUTES, &n));
+	/* 57 = 1500: everything fits */
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, prl57, sizeof(prl57));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT(rep.payload_len > 576 && rep.payload_len <= 1500 - 28);
+	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_DOMAIN_SEARCH, &n));
+	CU_ASSERT(n > 255); /* split over several instances, concatenated by the parser */
+	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_CLASSLESS_ROUTES, &n));
+	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_DNS, &n));
+	/* 57 below 576 counts as 576 */
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, prl57_small, sizeof(prl57_small));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT(rep.payload_len <= 576 - 28 && rep.payload_len >= 300);
+	dhcp_server_free(s);
+}
+
+static void
+test_relay_agent_echo(void)
+{
+	struct dhcp_server *s = server();
+	uint8_t o82[] = { DHCP_OPT_RELAY_AGENT, 8, 1, 2, 'p', '1', 2, 2, 'r', '1' };
+	uint8_t nak[] = { DHCP_OPT_RELAY_AGENT, 8, 1, 2, 'p', '1', 2, 2, 'r', '1',
+		DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 9 };
+	uint8_t codes[64];
+	struct dhcp_reply rep;
+	struct req r;
+	size_t len, n = 0, nc;
+	const uint8_t *v;
+
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, RELAY_IP, 0, o82, sizeof(o82));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	v = reply_opt(&rep, DHCP_OPT_RELAY_AGENT, &n);
+	CU_ASSERT(v != NULL && n == 8 && memcmp(v, o82 + 2, 8) == 0);
+	nc = reply_codes(&rep, codes, sizeof(codes));
+	CU_ASSERT(nc > 0 && codes[nc - 1] == DHCP_OPT_RELAY_AGENT); /* last */
+	CU_ASSERT_EQUAL(be32_get(reply_msg(&rep)->giaddr), RELAY_IP);
+	/* a NAK through a relay: echoed too, to the relay, with the broadcast bit */
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0, RELAY_IP, 0, nak, sizeof(nak));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_NAK);
+	v = reply_opt(&rep, DHCP_OPT_RELAY_AGENT, &n);
+	CU_ASSERT(v != NULL && n == 8 && memcmp(v, o82 + 2, 8) == 0);
+	CU_ASSERT_EQUAL(be16_get(reply_msg(&rep)->flags), DHCP_FLAG_BROADCAST);
+	CU_ASSERT_FALSE(rep.dest.raw);
+	CU_ASSERT_EQUAL(rep.dest.ip, RELAY_IP);
+	CU_ASSERT_EQUAL(rep.dest.port, 67);
+	/* no 82 in, none out */
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, RELAY_IP, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_PTR_NULL(reply_opt(&rep, DHCP_OPT_RELAY_AGENT, &n));
+	dhcp_server_free(s);
+}
+
+static void
+test_option_swap(void)
+{
+	struct dhcp_server *s = server();
+	struct dhcp_options o;
+	struct dhcp_reply rep;
+	struct req r;
+	size_t len, n = 0;
+	const uint8_t *v;
+
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, prl_std, sizeof(prl_std));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	v = reply_opt(&rep, DHCP_OPT_DNS, &n);
+	CU_ASSERT(v != NULL && n == 4 && be32_get(v) == 0x08080808);
+	base_options(&o);
+	o.dns[0] = 0x01010101;
+	o.dns[1] = 0x01000001;
+	o.n_dns = 2;
+	o.lease_time = 600;
+	CU_ASSERT_EQUAL(dhcp_server_set_options(s, &o), 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	v = reply_opt(&rep, DHCP_OPT_DNS, &n);
+	CU_ASSERT(v != NULL && n == 8 && be32_get(v) == 0x01010101);
+	v = reply_opt(&rep, DHCP_OPT_LEASE_TIME, &n);
+	CU_ASSERT(v != NULL && be32_get(v) == 600);
+	/* an invalid set is refused and the current one stays */
+	o.prefix = 40;
+	CU_ASSERT_EQUAL(dhcp_server_set_options(s, &o), -EINVAL);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	v = reply_opt(&rep, DHCP_OPT_LEASE_TIME, &n);
+	CU_ASSERT(v != NULL && be32_get(v) == 600);
+	dhcp_server_free(s);
+}
+
+/* --- destinations (RFC 2131 §4.1) ---------------------------------------------------------- */
+
+static void
+check_frame(const struct dhcp_reply *rep, const uint8_t mac[6], uint32_t ip)
+{
+	const uint8_t *f = rep->frame;
+
+	CU_ASSERT_FATAL(f != NULL);
+	CU_ASSERT_EQUAL(rep->frame_len, rep->payload_len + 42);
+	CU_ASSERT(memcmp(f, mac, 6) == 0);        /* Ethernet destination */
+	CU_ASSERT(memcmp(f + 6, hw, 6) == 0);     /* Ethernet source: our interface */
+	CU_ASSERT_EQUAL(be32_get(f + 26), SERVER_IP);
+	CU_ASSERT_EQUAL(be32_get(f + 30), ip);
+	CU_ASSERT_EQUAL(be16_get(f + 34), 67);
+	CU_ASSERT_EQUAL(be16_get(f + 36), 68);
+	CU_ASSERT(frame_checksums_ok(f, rep->frame_len));
+	CU_ASSERT(memcmp(f + 42, rep->payload, rep->payload_len) == 0);
 }
 
 static void
 test_destinations(void)
 {
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	struct dhcp_server *s = server();
+	uint8_t bad[] = { DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 9 };
 	struct dhcp_reply rep;
 	struct req r;
 	size_t len;
 
-	/* relay: giaddr port 67 via UDP */
-	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, RELAY_IP, 0, NULL, 0);
-	CU_ASSERT_EQUAL(dhcp_handle_message(s, (uint8_t *)&r, len, 1, &rep), DHCP_MSG_OFFER);
+	/* giaddr: the relay's server port, through the UDP socket */
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, RELAY_IP, DHCP_FLAG_BROADCAST, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
 	CU_ASSERT_FALSE(rep.dest.raw);
 	CU_ASSERT_EQUAL(rep.dest.ip, RELAY_IP);
 	CU_ASSERT_EQUAL(rep.dest.port, 67);
-	/* broadcast flag */
-	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, DHCP_FLAG_BROADCAST, NULL, 0);
-	CU_ASSERT_EQUAL(dhcp_handle_message(s, (uint8_t *)&r, len, 1, &rep), DHCP_MSG_OFFER);
-	CU_ASSERT_TRUE(rep.dest.raw);
-	CU_ASSERT_EQUAL(rep.dest.ip, 0xffffffffu);
-	CU_ASSERT_EQUAL(rep.dest.mac[0], 0xff);
-	CU_ASSERT_EQUAL(rep.dest.port, 68);
-	/* chaddr unicast */
-	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0);
-	CU_ASSERT_EQUAL(dhcp_handle_message(s, (uint8_t *)&r, len, 1, &rep), DHCP_MSG_OFFER);
-	CU_ASSERT_TRUE(rep.dest.raw);
-	CU_ASSERT_EQUAL(rep.dest.ip, VM_IP);
-	CU_ASSERT(memcmp(rep.dest.mac, vm_mac, 6) == 0);
-	CU_ASSERT(rep.frame != NULL && rep.frame_len == rep.payload_len + 42);
-	/* ciaddr */
-	len = build(&r, DHCP_MSG_REQUEST, vm_mac, VM_IP, 0, 0, NULL, 0);
-	CU_ASSERT_EQUAL(dhcp_handle_message(s, (uint8_t *)&r, len, 1, &rep), DHCP_MSG_ACK);
+	CU_ASSERT_PTR_NULL(rep.frame);
+	/* ciaddr: unicast to ciaddr:68 through the UDP socket */
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, VM_IP, 0, DHCP_FLAG_BROADCAST, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_ACK);
 	CU_ASSERT_FALSE(rep.dest.raw);
 	CU_ASSERT_EQUAL(rep.dest.ip, VM_IP);
 	CU_ASSERT_EQUAL(rep.dest.port, 68);
+	/* broadcast bit: 255.255.255.255 at ff:ff:ff:ff:ff:ff */
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, DHCP_FLAG_BROADCAST, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_TRUE(rep.dest.raw);
+	check_frame(&rep, bcast, 0xffffffffu);
+	/* else yiaddr at chaddr */
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_TRUE(rep.dest.raw);
+	check_frame(&rep, vm_mac, VM_IP);
+	/* a NAK without giaddr is always broadcast, even with ciaddr and no broadcast bit */
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0x0a000009, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_NAK);
+	CU_ASSERT_TRUE(rep.dest.raw);
+	check_frame(&rep, bcast, 0xffffffffu);
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0, 0, 0, bad, sizeof(bad));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_NAK);
+	check_frame(&rep, bcast, 0xffffffffu);
 	dhcp_server_free(s);
+}
+
+/* --- bindings through the server API -------------------------------------------------------- */
+
+static void
+collect(void *userdata, const uint8_t mac[6], uint32_t ip, const char *hostname)
+{
+	(*(unsigned *)userdata)++;
+}
+
+static void
+test_sync(void)
+{
+	struct dhcp_server *s = server();
+	uint32_t ip = 0;
+	unsigned seen = 0;
+	struct dhcp_reply rep;
+	struct req r;
+	size_t len;
+
+	CU_ASSERT_EQUAL(dhcp_server_set_binding(s, other_mac, VM_IP + 1, NULL), 0);
+	CU_ASSERT_EQUAL(dhcp_server_set_binding(s, other_mac, VM_IP, NULL), -EEXIST);
+	CU_ASSERT_EQUAL(dhcp_server_n_bindings(s), 2);
+	dhcp_server_sync_begin(s);
+	CU_ASSERT_EQUAL(dhcp_server_set_binding(s, other_mac, VM_IP + 1, "other"), 0);
+	CU_ASSERT_EQUAL(dhcp_server_sync_end(s), 1);
+	CU_ASSERT_EQUAL(dhcp_server_n_bindings(s), 1);
+	CU_ASSERT_EQUAL(dhcp_server_get_binding(s, vm_mac, &ip), -ENOENT);
+	CU_ASSERT_EQUAL(dhcp_server_get_binding(s, other_mac, &ip), 0);
+	CU_ASSERT_EQUAL(ip, VM_IP + 1);
+	dhcp_server_foreach_binding(s, collect, &seen);
+	CU_ASSERT_EQUAL(seen, 1);
+	/* the removed MAC is now unknown */
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_UNKNOWN_MAC], 1);
+	/* and its address is free for someone else */
+	CU_ASSERT_EQUAL(dhcp_server_set_binding(s, vm_mac, VM_IP + 1, NULL), -EEXIST);
+	CU_ASSERT_EQUAL(dhcp_server_set_binding(s, vm_mac, VM_IP, NULL), 0);
+	CU_ASSERT_EQUAL(dhcp_server_remove_binding(s, vm_mac), 0);
+	CU_ASSERT_EQUAL(dhcp_server_remove_binding(s, vm_mac), -ENOENT);
+	dhcp_server_free(s);
+}
+
+/* --- real client frames (tests/data, captured from busybox udhcpc, dhclient, dhcpcd) --------- */
+
+static void
+test_captured_frames(void)
+{
+	struct dhcp_server *s = server();
+	struct dhcp_callbacks cb = { .on_decline = on_decline };
+	static uint8_t f[2048];
+	struct dhcp_reply rep;
+	size_t n, olen = 0;
+
+	dhcp_server_set_callbacks(s, &cb);
+	n = load_hex("dhcp-udhcpc-discover.hex", f, sizeof(f));
+	CU_ASSERT_FATAL(n > 0);
+	CU_ASSERT_EQUAL(dhcp_handle_frame(s, f, n, false, 1, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_SERVER_ID, &olen));
+	CU_ASSERT_TRUE(rep.dest.raw); /* no broadcast bit: to yiaddr at chaddr */
+	CU_ASSERT_EQUAL(rep.dest.ip, VM_IP);
+	CU_ASSERT(memcmp(rep.dest.mac, vm_mac, 6) == 0);
+	n = load_hex("dhcp-udhcpc-request.hex", f, sizeof(f));
+	CU_ASSERT_EQUAL(dhcp_handle_frame(s, f, n, false, 1, &rep), DHCP_MSG_ACK);
+	n = load_hex("dhcp-dhclient-discover.hex", f, sizeof(f));
+	CU_ASSERT_EQUAL(dhcp_handle_frame(s, f, n, false, 1, &rep), DHCP_MSG_OFFER);
+	/* dhclient does not set the broadcast bit: unicast to yiaddr at chaddr */
+	CU_ASSERT_TRUE(rep.dest.raw);
+	CU_ASSERT_EQUAL(rep.dest.ip, VM_IP);
+	n = load_hex("dhcp-dhclient-request.hex", f, sizeof(f));
+	CU_ASSERT_EQUAL(dhcp_handle_frame(s, f, n, false, 1, &rep), DHCP_MSG_ACK);
+	n = load_hex("dhcp-dhclient-inform.hex", f, sizeof(f));
+	CU_ASSERT_EQUAL(dhcp_handle_frame(s, f, n, false, 1, &rep), DHCP_MSG_ACK);
+	CU_ASSERT_EQUAL(be32_get(reply_msg(&rep)->yiaddr), 0);
+	n = load_hex("dhcp-dhcpcd-request.hex", f, sizeof(f));
+	CU_ASSERT_EQUAL(dhcp_handle_frame(s, f, n, false, 1, &rep), DHCP_MSG_ACK);
+	/* a flipped bit: bad UDP checksum, unless the kernel says it is not filled in */
+	f[300] ^= 0x01;
+	CU_ASSERT_EQUAL(dhcp_handle_frame(s, f, n, false, 1, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_BAD_CHECKSUM], 1);
+	f[300] ^= 0x01;
+	n = load_hex("dhcp-dhcpcd-decline.hex", f, sizeof(f));
+	decline_calls = 0;
+	CU_ASSERT_EQUAL(dhcp_handle_frame(s, f, n, false, 1, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.declines, 1);
+	CU_ASSERT_EQUAL(decline_calls, 1);
+	CU_ASSERT_EQUAL(cb_ip, VM_IP);
+	n = load_hex("dhcp-dhcpcd-discover.hex", f, sizeof(f));
+	CU_ASSERT_EQUAL(dhcp_handle_frame(s, f, n, false, 1, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_DECLINED], 1);
+	CU_ASSERT_EQUAL(s->stats.rx[DHCP_MSG_DISCOVER], 3);
+	CU_ASSERT_EQUAL(s->stats.rx[DHCP_MSG_REQUEST], 3);
+	CU_ASSERT_EQUAL(s->stats.rx[DHCP_MSG_INFORM], 1);
+	/* truncated frame */
+	CU_ASSERT_EQUAL(dhcp_handle_frame(s, f, 40, false, 1, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_MALFORMED], 1);
+	dhcp_server_free(s);
+}
+
+static void
+test_names(void)
+{
+	CU_ASSERT_STRING_EQUAL(dhcp_message_type_name(DHCP_MSG_DISCOVER), "discover");
+	CU_ASSERT_STRING_EQUAL(dhcp_message_type_name(DHCP_MSG_INFORM), "inform");
+	CU_ASSERT_STRING_EQUAL(dhcp_message_type_name(0), "unknown");
+	CU_ASSERT_STRING_EQUAL(dhcp_message_type_name(9), "unknown");
+	for (int i = 0; i < _DHCP_DROP_MAX; i++)
+		CU_ASSERT_STRING_NOT_EQUAL(dhcp_drop_reason_name((enum dhcp_drop_reason)i), "unknown");
+	CU_ASSERT_STRING_EQUAL(dhcp_drop_reason_name(_DHCP_DROP_MAX), "unknown");
 }
 
 static const struct test_case request_tests[] = {
 	{ "discover gets an offer", test_discover_offer },
 	{ "request gets ack or nak", test_request_ack_nak },
+	{ "option 54 of another server", test_other_server },
+	{ "unknown MAC", test_unknown_mac },
+	{ "inform", test_inform },
+	{ "decline marks until the binding changes", test_decline },
+	{ "release", test_release },
+	{ "unsupported types, not serving", test_unsupported_and_not_serving },
+	{ "malformed requests", test_malformed },
+	{ "names", test_names },
+	{ NULL, NULL },
+};
+
+static const struct test_case reply_tests[] = {
+	{ "OFFER/ACK/NAK/INFORM bytes", test_bytes },
+	{ "PRL order", test_prl_order },
+	{ "option 57", test_max_message_size },
+	{ "option 82 echo", test_relay_agent_echo },
+	{ "option set swap", test_option_swap },
 	{ "destination rules", test_destinations },
+	{ "sync and bindings", test_sync },
+	{ "captured client frames", test_captured_frames },
 	{ NULL, NULL },
 };
 
 const struct test_suite test_suites[] = {
 	{ .name = "dhcp-request", .tests = request_tests },
+	{ .name = "dhcp-reply", .tests = reply_tests },
 	{ .name = NULL },
 };
