@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
@@ -23,6 +24,7 @@
 #define LEASEFILE_MAX_SIZE (256u << 20)
 #define LEASEFILE_HEADER "# vm-dhcp-agent leases v1: MAC IP, one per line, later lines win\n"
 #define LINE_MAX_LEN (MAC_STRLEN + IPV4_STRLEN + 2)
+#define JOURNAL_WINDOW (256u << 10) /* mapped tail of the file; slides as it fills */
 
 enum { SLOT_EMPTY = 0, SLOT_USED = 1, SLOT_DELETED = 2 };
 
@@ -40,8 +42,18 @@ struct leasefile {
 	size_t n;    /* used */
 	size_t ndel; /* tombstones */
 	size_t loaded;
-	char *pending; /* journal lines not yet written */
+	char *pending; /* journal lines not yet written (when the file is not mapped) */
 	size_t pending_len, pending_cap;
+	/*
+	 * The journal is normally a shared mapping of the file's tail: appending a lease is a
+	 * memcpy into the page cache (no system call per lease), which survives the process
+	 * being killed. The space is reserved with fallocate (so a full disk is an error here,
+	 * never a SIGBUS later) and filled with spaces, which load ignores (a torn line is
+	 * never followed by a newline, so it stays incomplete and is dropped).
+	 */
+	char *map;	/* JOURNAL_WINDOW bytes of the file from win_off */
+	size_t win_off; /* page-aligned file offset of the window */
+	size_t map_off; /* file offset of the end of the data */
 };
 
 static size_t
@@ -177,6 +189,43 @@ format_line(char *out, size_t n, const uint8_t mac[6], uint32_t ip)
 	return snprintf(out, n, "%s %s\n", m, a);
 }
 
+/* Drops the mapping and cuts the file back to its data. */
+static void
+unmap_journal(struct leasefile *lf)
+{
+	if (lf->map == NULL)
+		return;
+	munmap(lf->map, JOURNAL_WINDOW);
+	lf->map = NULL;
+	if (lf->fd >= 0 && ftruncate(lf->fd, (off_t)lf->map_off) < 0)
+		log_warn("%s: cannot trim the lease file: %s", lf->path, strerror(errno));
+}
+
+/*
+ * Maps the window of the journal fd that holds file offset off (the end of the data),
+ * reserving it on disk first. Only the window counts in the process' memory.
+ */
+static int
+map_journal(struct leasefile *lf, size_t off)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), win = off & ~(page - 1);
+	void *m;
+
+	if (fallocate(lf->fd, 0, 0, (off_t)(win + JOURNAL_WINDOW)) < 0)
+		return -errno;
+	m = mmap(NULL, JOURNAL_WINDOW, PROT_READ | PROT_WRITE, MAP_SHARED, lf->fd, (off_t)win);
+	if (m == MAP_FAILED)
+		return -errno;
+	if (lf->map != NULL)
+		munmap(lf->map, JOURNAL_WINDOW);
+	/* spaces, not NULs: the file stays text for cat and grep; load ignores them */
+	memset((char *)m + (off - win), ' ', JOURNAL_WINDOW - (off - win));
+	lf->map = m;
+	lf->win_off = win;
+	lf->map_off = off;
+	return 0;
+}
+
 int
 leasefile_add(struct leasefile *lf, const uint8_t mac[6], uint32_t ip)
 {
@@ -188,6 +237,14 @@ leasefile_add(struct leasefile *lf, const uint8_t mac[6], uint32_t ip)
 	if (lf->path == NULL)
 		return 0; /* in memory only */
 	len = format_line(line, sizeof(line), mac, ip);
+	if (lf->map != NULL && lf->map_off + (size_t)len > lf->win_off + JOURNAL_WINDOW &&
+	    map_journal(lf, lf->map_off) < 0)
+		unmap_journal(lf); /* e.g. disk full: fall back to write() */
+	if (lf->map != NULL) {
+		memcpy(lf->map + (lf->map_off - lf->win_off), line, (size_t)len);
+		lf->map_off += (size_t)len;
+		return 0;
+	}
 	if (lf->pending_len + (size_t)len > lf->pending_cap) {
 		size_t ncap = lf->pending_cap == 0 ? 4096 : lf->pending_cap * 2;
 		char *p = realloc(lf->pending, ncap);
@@ -250,15 +307,25 @@ leasefile_compact(struct leasefile *lf)
 	free(text);
 	if (r < 0)
 		return r;
-	/* everything queued is in the snapshot now */
+	/* everything queued or mapped is in the snapshot now */
 	lf->pending_len = 0;
+	if (lf->map != NULL) {
+		munmap(lf->map, JOURNAL_WINDOW);
+		lf->map = NULL;
+	}
 	/* the journal must follow the new inode */
-	fd = open(lf->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	fd = open(lf->path, O_RDWR | O_APPEND | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (lf->fd >= 0)
 		close(lf->fd);
 	lf->fd = fd;
+	if ((r = map_journal(lf, len)) < 0) {
+		if (ftruncate(fd, (off_t)len) < 0) /* undo a reservation that could not be mapped */
+			return -errno;
+		log_debug(
+		    "%s: journal not mapped (%s): one write() per lease", lf->path, strerror(-r));
+	}
 	return 0;
 }
 
@@ -266,7 +333,8 @@ leasefile_compact(struct leasefile *lf)
 static int
 parse(struct leasefile *lf, const char *text, size_t len, char *err, size_t errlen)
 {
-	const char *p = text, *end = text + len;
+	const char *p = text,
+		   *end = text + strnlen(text, len); /* a NUL (never ours) ends the data */
 	unsigned lineno = 0;
 	int r;
 
@@ -279,8 +347,12 @@ parse(struct leasefile *lf, const char *text, size_t len, char *err, size_t errl
 
 		lineno++;
 		if (nl == NULL) {
-			log_warn("%s: line %u: ignoring incomplete last line (interrupted write)",
-			    lf->path, lineno);
+			size_t rest = (size_t)(end - p);
+			/* the journal's reserved space is spaces; anything else was torn */
+			if (strspn(p, " ") < rest)
+				log_warn("%s: line %u: ignoring incomplete last line (interrupted "
+					 "write)",
+				    lf->path, lineno);
 			break;
 		}
 		n = (size_t)(nl - p);
@@ -362,6 +434,7 @@ leasefile_free(struct leasefile *lf)
 {
 	if (lf == NULL)
 		return NULL;
+	unmap_journal(lf);
 	if (lf->fd >= 0) {
 		int r = leasefile_flush(lf);
 		if (r < 0)

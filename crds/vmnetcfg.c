@@ -215,6 +215,8 @@ static const struct crd_field nic_status_children[] = {
 	.max_length = CRD_NETWORK_NAME_MAX,
 	.decode = dec_st_network},
     {.key = "state", .type = CRD_STRING, .enum_values = state_enum, .decode = dec_st_state},
+    /* The Go project names this field "status"; both are written, either is read. */
+    {.key = "status", .type = CRD_STRING, .enum_values = state_enum, .decode = dec_st_state},
     {.key = NULL},
 };
 static const struct crd_field nic_status_item = {
@@ -449,9 +451,13 @@ vmnetcfg_status_encode(const struct vmnetcfg_status *st)
 			if (ns->network_name[0])
 				r |= json_object_set_new(
 				    n, "networkName", json_string(ns->network_name));
-			if (ns->state != VMNETCFG_STATE_NONE)
+			if (ns->state != VMNETCFG_STATE_NONE) {
 				r |= json_object_set_new(
 				    n, "state", json_string(vmnetcfg_state_string(ns->state)));
+				/* harvester/vm-dhcp-controller clients read "status" */
+				r |= json_object_set_new(
+				    n, "status", json_string(vmnetcfg_state_string(ns->state)));
+			}
 		}
 		r |= json_object_set_new(o, "networkConfig", a);
 	}

@@ -36,6 +36,7 @@ struct dhcp_request {
 	size_t prl_len;
 	const uint8_t *relay_info;    /* option 82, echoed unchanged */
 	size_t relay_info_len;
+	const struct dhcp_rx_meta *meta; /* frame addresses; NULL when handed a bare message */
 	struct dhcp_option_table opts;
 };
 
@@ -73,6 +74,13 @@ struct dhcp_server {
 
 	int ifindex;
 	uint8_t hwaddr[6];
+	/*
+	 * Relay (giaddr) and ciaddr replies: false (default) sends them as frames to the
+	 * Ethernet source of the request (the relay, router or client that handed it to us),
+	 * which skips the kernel's UDP/IP output path; true sends them through the UDP socket
+	 * (the kernel routes and ARPs). Bare messages (no frame) always use the UDP socket.
+	 */
+	bool unicast_via_udp;
 	int packet_fd, udp_fd;
 
 	struct dhcp_request req;      /* scratch: the request being handled */
@@ -120,7 +128,7 @@ void dhcp_reply_frame(const struct dhcp_server *s, const struct dhcp_request *re
 /* socket.c */
 int dhcp_socket_open_packet(int ifindex);
 int dhcp_socket_open_udp(const char *ifname);
-/* Reads up to DHCP_BATCH frames; ret_len[i] lengths, ret_csum[i] CSUMNOTREADY. */
+/* Reads up to DHCP_BATCH frames; ret_len[i] lengths (0: skip), ret_csum[i] CSUMNOTREADY. */
 int dhcp_socket_recv_packets(int fd, uint8_t (*bufs)[DHCP_RX_BUF], size_t n, size_t *ret_len,
     bool *ret_csum);
 /* Discards everything pending on fd; returns datagrams discarded. */

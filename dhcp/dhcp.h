@@ -99,7 +99,8 @@ struct dhcp_stats {
  * Callbacks. All optional. Called on the per-packet path: they must be quick.
  * on_unknown: a DISCOVER/REQUEST from a MAC with no binding. Return 0 and fill *ret_ip to
  *   bind it now (the engine inserts it into its table and carries on), or negative errno to
- *   stay silent (counted as DHCP_DROP_UNKNOWN_MAC). Used by the agent's --dynamic mode.
+ *   stay silent (counted as DHCP_DROP_UNKNOWN_MAC; so is an *ret_ip already bound to another
+ *   MAC). Used by the agent's --dynamic mode. Not asked for INFORM (unknown: silent).
  * on_decline: a DECLINE for mac/ip (after the engine marked the address declined).
  * on_release: a RELEASE for mac/ip.
  */
@@ -128,7 +129,7 @@ int dhcp_server_set_options(struct dhcp_server *s, const struct dhcp_options *o)
 int dhcp_server_set_binding(struct dhcp_server *s, const uint8_t mac[6], uint32_t ip,
     const char *hostname);
 int dhcp_server_remove_binding(struct dhcp_server *s, const uint8_t mac[6]);
-/* Looks a MAC up; returns 0 and fills ret_ip (and hostname copy if non-NULL) or -ENOENT. */
+/* Looks a MAC up; returns 0 and fills ret_ip (may be NULL), or -ENOENT. */
 int dhcp_server_get_binding(const struct dhcp_server *s, const uint8_t mac[6], uint32_t *ret_ip);
 size_t dhcp_server_n_bindings(const struct dhcp_server *s);
 /*
@@ -152,7 +153,13 @@ void dhcp_server_foreach_binding(const struct dhcp_server *s,
 int dhcp_server_open(struct dhcp_server *s, int ifindex, const char *ifname,
     const uint8_t hwaddr[6]);
 void dhcp_server_close(struct dhcp_server *s);
-/* Up to 2 fds to watch for readability; returns how many were written into fds. */
+/*
+ * Up to 2 fds to watch for readability; returns how many were written into fds. Requests
+ * are read from the packet socket; the UDP socket has a drop-all filter (it exists so the
+ * kernel does not answer with ICMP port-unreachable) and is drained if it ever is readable.
+ * Replies to a relay (giaddr) or to ciaddr go as frames to the Ethernet source of the
+ * request; broadcast and chaddr unicast as frames too; we build the IPv4/UDP headers.
+ */
 size_t dhcp_server_fds(const struct dhcp_server *s, int fds[2]);
 /* Drain fd: read every pending datagram, answer each. Returns datagrams handled or -errno. */
 int dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now);

@@ -128,10 +128,11 @@ static int
 put_route(uint32_t dst, uint8_t prefix, uint32_t gw, uint8_t *out, size_t cap)
 {
 	size_t sig = (prefix + 7u) / 8u, n = 0;
-	uint32_t masked = dst & ipv4_prefix_mask(prefix);
+	uint32_t masked;
 
 	if (prefix > 32)
 		return -EINVAL;
+	masked = dst & ipv4_prefix_mask(prefix);
 	if (1 + sig + 4 > cap)
 		return -ENOBUFS;
 	out[n++] = prefix;

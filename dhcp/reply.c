@@ -203,9 +203,10 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
  *    DHCPOFFER and DHCPACK messages to the client's hardware address and 'yiaddr'
  *    address. In all cases, when 'giaddr' is zero, the server broadcasts any DHCPNAK
  *    messages to 0xffffffff."
- * Relay and ciaddr destinations go through the UDP socket (the kernel routes and ARPs);
- * broadcast and chaddr unicast are link-layer frames we build (the client has no address
- * yet, so the kernel could not ARP for it).
+ * Broadcast and chaddr unicast are link-layer frames we build (the client has no address
+ * yet, so the kernel could not ARP for it). Relay and ciaddr destinations are unicast IP:
+ * through the UDP socket (the kernel routes and ARPs), or, by default, as frames to the
+ * Ethernet source of the request (see dhcp_reply_frame).
  */
 void
 dhcp_reply_destination(const struct dhcp_request *req, int type, uint32_t yiaddr,
@@ -242,6 +243,11 @@ dhcp_reply_frame(const struct dhcp_server *s, const struct dhcp_request *req,
 	uint32_t yiaddr = be32_get(((const struct dhcp_msg *)r->payload)->yiaddr);
 
 	dhcp_reply_destination(req, r->type, yiaddr, &r->dest);
+	if (!r->dest.raw && !s->unicast_via_udp && req->meta != NULL) {
+		/* the L2 neighbour that handed us the request forwards the reply */
+		r->dest.raw = true;
+		memcpy(r->dest.mac, req->meta->src_mac, 6);
+	}
 	if (!r->dest.raw) {
 		r->frame = NULL;
 		r->frame_len = 0;

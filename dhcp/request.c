@@ -249,6 +249,7 @@ dhcp_process(struct dhcp_server *s, const uint8_t *data, size_t len,
 		log_debug("dhcp: dropped a datagram (%s)", dhcp_drop_reason_name(reason));
 		return drop(s, reason);
 	}
+	req->meta = meta;
 	s->stats.rx[req->type]++;
 	return processors[req->type](s, req, txbuf, ret);
 }

@@ -334,6 +334,8 @@ dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now)
 		for (int i = 0; i < n; i++) {
 			struct dhcp_tx_slot *slot = &s->tx[s->n_tx];
 
+			if (lens[i] == 0)
+				continue;
 			if (handle_frame(s, s->rx[i], lens[i], csum[i], now, slot->buf,
 			    &slot->reply) > 0) {
 				slot->rx_time = now;

@@ -165,9 +165,10 @@ dhcp_socket_recv_packets(int fd, uint8_t (*bufs)[DHCP_RX_BUF], size_t n, size_t 
 		struct msghdr *mh = &msgs[i].msg_hdr;
 
 		ret_csum[i] = false;
+		/* a truncated frame keeps its captured length: its IP length then overruns it and
+		 * it is dropped as malformed */
 		ret_len[i] = msgs[i].msg_len;
-		if (mh->msg_flags & MSG_TRUNC)
-			ret_len[i] = 0; /* larger than any DHCP frame we accept: dropped as malformed */
+		/* our own output (the filter drops it already): length 0 = skip, not counted */
 		if (from[i].sll_pkttype == PACKET_OUTGOING)
 			ret_len[i] = 0;
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c != NULL; c = CMSG_NXTHDR(mh, c)) {

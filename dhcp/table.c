@@ -8,41 +8,62 @@
 
 #include "lib/util.h"
 
+/*
+ * An index slot holds a record number (low 24 bits) and 8 bits of the key's hash (tag), so
+ * a probe only touches the record when the tags match: a miss costs no record cache misses.
+ */
 #define EMPTY UINT32_MAX
+#define REC_MASK 0x00ffffffu
+#define MAX_RECS (REC_MASK - 1)
 #define MIN_CAP 64u
 #define HOSTNAME_MAX 63u
 
 struct dhcp_table {
 	struct dhcp_binding *recs; /* dense: 0..n-1 */
 	size_t n, recs_cap;
-	uint32_t *by_mac;          /* index slots -> record index, EMPTY */
+	uint32_t *by_mac;          /* index slots: tag << 24 | record number, or EMPTY */
 	uint32_t *by_ip;
-	size_t cap;                /* slots per index, power of two */
+	size_t cap;                /* slots per index (any size: homes by multiply-shift) */
 	char *pool;                /* hostnames, NUL-terminated; offset 0 unused */
 	size_t pool_len, pool_cap, pool_garbage;
 };
 
+/* Maps a 64-bit hash onto [0, cap) with its high bits (Lemire's multiply-shift). */
 static inline size_t
-mac_home(const struct dhcp_table *t, const uint8_t mac[6])
+reduce(uint64_t h, size_t cap)
 {
-	return (size_t)hash_mac(mac) & (t->cap - 1);
+	return (size_t)(((h >> 32) * (uint64_t)cap) >> 32);
 }
 
 static inline size_t
-ip_home(const struct dhcp_table *t, uint32_t ip)
+next_slot(const struct dhcp_table *t, size_t i)
+{
+	return i + 1 == t->cap ? 0 : i + 1;
+}
+
+static inline uint64_t
+hash_ip(uint32_t ip)
 {
 	uint64_t v = ip;
 
 	v = (v ^ (v >> 16)) * UINT64_C(0x45d9f3b3335b369);
 	v ^= v >> 29;
 	v *= UINT64_C(0xbf58476d1ce4e5b9);
-	return (size_t)(v ^ (v >> 32)) & (t->cap - 1);
+	return v ^ (v >> 32);
+}
+
+static inline uint32_t
+tag_of(uint64_t h)
+{
+	return (uint32_t)(h & 0xff) << 24;
 }
 
 static size_t
-home_of(const struct dhcp_table *t, const uint32_t *index, uint32_t rec)
+home_of(const struct dhcp_table *t, const uint32_t *index, uint32_t entry)
 {
-	return index == t->by_mac ? mac_home(t, t->recs[rec].mac) : ip_home(t, t->recs[rec].ip);
+	const struct dhcp_binding *b = &t->recs[entry & REC_MASK];
+
+	return reduce(index == t->by_mac ? hash_mac(b->mac) : hash_ip(b->ip), t->cap);
 }
 
 int
@@ -78,44 +99,53 @@ dhcp_table_free(struct dhcp_table *t)
 	return NULL;
 }
 
-/* Slot of the record matching mac, or EMPTY-terminated probe position via *ret_free. */
+/*
+ * Slot holding mac (*found) or the empty slot where it would go; *ret_tag gets the tag to
+ * store with it.
+ */
 static size_t
-find_mac_slot(const struct dhcp_table *t, const uint8_t mac[6], bool *found)
+find_mac_slot(const struct dhcp_table *t, const uint8_t mac[6], bool *found, uint32_t *ret_tag)
 {
-	size_t mask = t->cap - 1, i = mac_home(t, mac);
+	uint64_t h = hash_mac(mac);
+	uint32_t tag = tag_of(h);
+	size_t i = reduce(h, t->cap);
 
+	*ret_tag = tag;
 	for (;;) {
-		uint32_t r = t->by_mac[i];
+		uint32_t e = t->by_mac[i];
 
-		if (r == EMPTY) {
+		if (e == EMPTY) {
 			*found = false;
 			return i;
 		}
-		if (memcmp(t->recs[r].mac, mac, 6) == 0) {
+		if ((e & ~REC_MASK) == tag && memcmp(t->recs[e & REC_MASK].mac, mac, 6) == 0) {
 			*found = true;
 			return i;
 		}
-		i = (i + 1) & mask;
+		i = next_slot(t, i);
 	}
 }
 
 static size_t
-find_ip_slot(const struct dhcp_table *t, uint32_t ip, bool *found)
+find_ip_slot(const struct dhcp_table *t, uint32_t ip, bool *found, uint32_t *ret_tag)
 {
-	size_t mask = t->cap - 1, i = ip_home(t, ip);
+	uint64_t h = hash_ip(ip);
+	uint32_t tag = tag_of(h);
+	size_t i = reduce(h, t->cap);
 
+	*ret_tag = tag;
 	for (;;) {
-		uint32_t r = t->by_ip[i];
+		uint32_t e = t->by_ip[i];
 
-		if (r == EMPTY) {
+		if (e == EMPTY) {
 			*found = false;
 			return i;
 		}
-		if (t->recs[r].ip == ip) {
+		if ((e & ~REC_MASK) == tag && t->recs[e & REC_MASK].ip == ip) {
 			*found = true;
 			return i;
 		}
-		i = (i + 1) & mask;
+		i = next_slot(t, i);
 	}
 }
 
@@ -123,12 +153,12 @@ find_ip_slot(const struct dhcp_table *t, uint32_t ip, bool *found)
 static void
 index_delete(struct dhcp_table *t, uint32_t *index, size_t i)
 {
-	size_t mask = t->cap - 1, j = i;
+	size_t j = i;
 
 	for (;;) {
 		size_t k;
 
-		j = (j + 1) & mask;
+		j = next_slot(t, j);
 		if (index[j] == EMPTY)
 			break;
 		k = home_of(t, index, index[j]);
@@ -145,10 +175,11 @@ index_delete(struct dhcp_table *t, uint32_t *index, size_t i)
 static size_t
 slot_of(const struct dhcp_table *t, const uint32_t *index, uint32_t rec)
 {
-	size_t mask = t->cap - 1, i = home_of(t, index, rec);
+	size_t i = reduce(index == t->by_mac ? hash_mac(t->recs[rec].mac) : hash_ip(t->recs[rec].ip),
+	    t->cap);
 
-	while (index[i] != rec)
-		i = (i + 1) & mask;
+	while ((index[i] & REC_MASK) != rec)
+		i = next_slot(t, i);
 	return i;
 }
 
@@ -170,10 +201,14 @@ rehash(struct dhcp_table *t, size_t cap)
 	t->by_ip = bi;
 	t->cap = cap;
 	for (uint32_t r = 0; r < t->n; r++) {
+		uint32_t tag;
 		bool found;
+		size_t i;
 
-		t->by_mac[find_mac_slot(t, t->recs[r].mac, &found)] = r;
-		t->by_ip[find_ip_slot(t, t->recs[r].ip, &found)] = r;
+		i = find_mac_slot(t, t->recs[r].mac, &found, &tag);
+		t->by_mac[i] = tag | r;
+		i = find_ip_slot(t, t->recs[r].ip, &found, &tag);
+		t->by_ip[i] = tag | r;
 	}
 	return 0;
 }
@@ -215,7 +250,7 @@ pool_add(struct dhcp_table *t, const char *s, size_t n, uint32_t *ret_off)
 		char *np;
 
 		while (cap < t->pool_len + n + 1)
-			cap *= 2;
+			cap += cap / 4;
 		if (cap > UINT32_MAX)
 			return -ENOMEM;
 		np = realloc(t->pool, cap);
@@ -259,16 +294,17 @@ dhcp_table_set(struct dhcp_table *t, const uint8_t mac[6], uint32_t ip, const ch
 	struct dhcp_binding *b;
 	size_t mslot, islot;
 	bool mfound, ifound;
+	uint32_t mtag, itag;
 	int r;
 
 	if (ip == 0 || hlen > HOSTNAME_MAX)
 		return -EINVAL;
-	islot = find_ip_slot(t, ip, &ifound);
-	if (ifound && memcmp(t->recs[t->by_ip[islot]].mac, mac, 6) != 0)
+	islot = find_ip_slot(t, ip, &ifound, &itag);
+	if (ifound && memcmp(t->recs[t->by_ip[islot] & REC_MASK].mac, mac, 6) != 0)
 		return -EEXIST;
-	mslot = find_mac_slot(t, mac, &mfound);
+	mslot = find_mac_slot(t, mac, &mfound, &mtag);
 	if (mfound) {
-		uint32_t rec = t->by_mac[mslot];
+		uint32_t rec = t->by_mac[mslot] & REC_MASK;
 
 		b = &t->recs[rec];
 		r = set_hostname(t, b, hostname, hlen);
@@ -277,17 +313,18 @@ dhcp_table_set(struct dhcp_table *t, const uint8_t mac[6], uint32_t ip, const ch
 		if (b->ip != ip) {
 			index_delete(t, t->by_ip, slot_of(t, t->by_ip, rec));
 			b->ip = ip;
-			t->by_ip[find_ip_slot(t, ip, &ifound)] = rec;
+			islot = find_ip_slot(t, ip, &ifound, &itag);
+			t->by_ip[islot] = itag | rec;
 			b->flags &= (uint8_t)~DHCP_BINDING_DECLINED;
 		}
 		b->flags &= (uint8_t)~DHCP_BINDING_STALE;
 		pool_compact(t);
 		return 0;
 	}
-	if (t->n >= UINT32_MAX - 1)
+	if (t->n >= MAX_RECS)
 		return -ENOMEM;
 	if (t->n == t->recs_cap) {
-		size_t cap = t->recs_cap < 64 ? 64 : t->recs_cap + t->recs_cap / 2;
+		size_t cap = t->recs_cap < 64 ? 64 : t->recs_cap + t->recs_cap / 4;
 		struct dhcp_binding *nr = realloc(t->recs, cap * sizeof(*nr));
 
 		if (nr == NULL)
@@ -295,8 +332,9 @@ dhcp_table_set(struct dhcp_table *t, const uint8_t mac[6], uint32_t ip, const ch
 		t->recs = nr;
 		t->recs_cap = cap;
 	}
-	if ((t->n + 1) * 4 > t->cap * 3) {
-		r = rehash(t, t->cap * 2);
+	/* load factor at most 0.8; grow by half */
+	if ((t->n + 1) * 5 > t->cap * 4) {
+		r = rehash(t, t->cap + t->cap / 2);
 		if (r < 0)
 			return r;
 	}
@@ -307,8 +345,10 @@ dhcp_table_set(struct dhcp_table *t, const uint8_t mac[6], uint32_t ip, const ch
 	r = set_hostname(t, b, hostname, hlen);
 	if (r < 0)
 		return r;
-	t->by_mac[find_mac_slot(t, mac, &mfound)] = (uint32_t)t->n;
-	t->by_ip[find_ip_slot(t, ip, &ifound)] = (uint32_t)t->n;
+	mslot = find_mac_slot(t, mac, &mfound, &mtag);
+	t->by_mac[mslot] = mtag | (uint32_t)t->n;
+	islot = find_ip_slot(t, ip, &ifound, &itag);
+	t->by_ip[islot] = itag | (uint32_t)t->n;
 	t->n++;
 	return 0;
 }
@@ -328,8 +368,8 @@ remove_rec(struct dhcp_table *t, uint32_t rec)
 		size_t ms = slot_of(t, t->by_mac, last), is = slot_of(t, t->by_ip, last);
 
 		t->recs[rec] = t->recs[last];
-		t->by_mac[ms] = rec;
-		t->by_ip[is] = rec;
+		t->by_mac[ms] = (t->by_mac[ms] & ~REC_MASK) | rec;
+		t->by_ip[is] = (t->by_ip[is] & ~REC_MASK) | rec;
 	}
 	t->n--;
 }
@@ -337,12 +377,13 @@ remove_rec(struct dhcp_table *t, uint32_t rec)
 int
 dhcp_table_remove(struct dhcp_table *t, const uint8_t mac[6])
 {
+	uint32_t tag;
 	bool found;
-	size_t slot = find_mac_slot(t, mac, &found);
+	size_t slot = find_mac_slot(t, mac, &found, &tag);
 
 	if (!found)
 		return -ENOENT;
-	remove_rec(t, t->by_mac[slot]);
+	remove_rec(t, t->by_mac[slot] & REC_MASK);
 	pool_compact(t);
 	return 0;
 }
@@ -350,19 +391,21 @@ dhcp_table_remove(struct dhcp_table *t, const uint8_t mac[6])
 struct dhcp_binding *
 dhcp_table_lookup(const struct dhcp_table *t, const uint8_t mac[6])
 {
+	uint32_t tag;
 	bool found;
-	size_t slot = find_mac_slot(t, mac, &found);
+	size_t slot = find_mac_slot(t, mac, &found, &tag);
 
-	return found ? &t->recs[t->by_mac[slot]] : NULL;
+	return found ? &t->recs[t->by_mac[slot] & REC_MASK] : NULL;
 }
 
 struct dhcp_binding *
 dhcp_table_lookup_ip(const struct dhcp_table *t, uint32_t ip)
 {
+	uint32_t tag;
 	bool found;
-	size_t slot = find_ip_slot(t, ip, &found);
+	size_t slot = find_ip_slot(t, ip, &found, &tag);
 
-	return found ? &t->recs[t->by_ip[slot]] : NULL;
+	return found ? &t->recs[t->by_ip[slot] & REC_MASK] : NULL;
 }
 
 const char *

@@ -16,7 +16,11 @@ struct kube_client {
 	struct kube_config *cfg;
 	struct kube_http *http;
 	struct kube_http_call **capture; /* the next request's handle goes here */
+	struct retry_ctx *retries;       /* read-modify-write loops in progress */
 };
+
+struct retry_ctx;
+static void retry_unlink_free(struct retry_ctx *r);
 
 int
 kube_client_new(struct event_base *base, struct kube_config *cfg, struct kube_client **ret)
@@ -45,7 +49,9 @@ kube_client_free(struct kube_client *c)
 {
 	if (!c)
 		return NULL;
-	kube_http_free(c->http);
+	kube_http_free(c->http); /* no callbacks: the retry loops just stop */
+	while (c->retries)
+		retry_unlink_free(c->retries);
 	free(c);
 	return NULL;
 }
@@ -486,6 +492,7 @@ kube_delete(struct kube_client *c, const struct kube_resource *res, const char *
 /* --- read-modify-write with retry ---------------------------------------------------------- */
 
 struct retry_ctx {
+	struct retry_ctx *next, *prev;
 	struct kube_client *c;
 	const struct kube_resource *res;
 	char *ns, *name;
@@ -499,12 +506,24 @@ struct retry_ctx {
 static void retry_got(void *userdata, const struct kube_result *res);
 
 static void
-retry_finish(struct retry_ctx *r, const struct kube_result *res)
+retry_unlink_free(struct retry_ctx *r)
 {
-	r->done(r->userdata, res);
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		r->c->retries = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
 	free(r->ns);
 	free(r->name);
 	free(r);
+}
+
+static void
+retry_finish(struct retry_ctx *r, const struct kube_result *res)
+{
+	r->done(r->userdata, res);
+	retry_unlink_free(r);
 }
 
 static void
@@ -582,12 +601,13 @@ kube_update_retry(struct kube_client *c, const struct kube_resource *res, const 
 		free(r);
 		return -ENOMEM;
 	}
+	r->next = c->retries;
+	if (c->retries)
+		c->retries->prev = r;
+	c->retries = r;
 	rc = kube_get(c, res, ns, name, retry_got, r);
-	if (rc < 0) {
-		free(r->ns);
-		free(r->name);
-		free(r);
-	}
+	if (rc < 0)
+		retry_unlink_free(r);
 	return rc;
 }
 

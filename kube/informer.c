@@ -56,6 +56,7 @@ struct kube_informer {
 	char *continue_token;
 	struct kube_watch *watch;
 	struct kube_http_call *list_call; /* a list page in flight */
+	uint64_t watch_started;
 	struct event *backoff_timer;
 	struct event *resync_timer;
 	struct kube_informer_stats stats;
@@ -267,7 +268,7 @@ backoff_fired(evutil_socket_t fd, short what, void *arg)
 }
 
 static void
-schedule_retry(struct kube_informer *inf, bool relist)
+schedule_retry(struct kube_informer *inf, bool relist, bool count_error)
 {
 	uint64_t d = kube_backoff_delay(inf->backoff_base, inf->backoff_max, inf->attempt,
 	    &inf->seed);
@@ -276,7 +277,8 @@ schedule_retry(struct kube_informer *inf, bool relist)
 
 	if (inf->attempt < 32)
 		inf->attempt++;
-	inf->stats.errors++;
+	if (count_error)
+		inf->stats.errors++;
 	inf->state = INF_BACKOFF;
 	inf->backoff_relist = relist;
 	evtimer_add(inf->backoff_timer, &tv);
@@ -347,7 +349,7 @@ list_done(void *userdata, const struct kube_result *res)
 		free(inf->continue_token);
 		inf->continue_token = NULL;
 		inf->seen = kube_store_free(inf->seen);
-		schedule_retry(inf, true);
+		schedule_retry(inf, true, true);
 		return;
 	}
 	inf->stats.pages++;
@@ -362,13 +364,19 @@ list_done(void *userdata, const struct kube_result *res)
 		inf->continue_token = strdup(cont);
 		if (!inf->continue_token) {
 			inf->seen = kube_store_free(inf->seen);
-			schedule_retry(inf, true);
+			schedule_retry(inf, true, true);
 			return;
 		}
 		list_page(inf);
 		return;
 	}
 	set_rv(inf, json_string_value(json_object_get(meta, "resourceVersion")));
+	if (!inf->rv[0]) {
+		/* nothing to watch from: list again later rather than spin */
+		inf->seen = kube_store_free(inf->seen);
+		schedule_retry(inf, true, true);
+		return;
+	}
 	finish_list(inf);
 }
 
@@ -384,7 +392,7 @@ list_page(struct kube_informer *inf)
 
 	if (kube_list_call(inf->c, inf->res, inf->ns, &lo, list_done, inf, &inf->list_call) < 0) {
 		inf->seen = kube_store_free(inf->seen);
-		schedule_retry(inf, true);
+		schedule_retry(inf, true, true);
 	}
 }
 
@@ -395,7 +403,7 @@ start_list(struct kube_informer *inf)
 	kube_store_free(inf->seen);
 	inf->seen = NULL;
 	if (kube_store_new(noop_destroy, &inf->seen) < 0) {
-		schedule_retry(inf, true);
+		schedule_retry(inf, true, true);
 		return;
 	}
 	free(inf->continue_token);
@@ -436,7 +444,10 @@ watch_end(void *userdata, int error, const char *message)
 	struct kube_informer *inf = userdata;
 
 	inf->watch = kube_watch_free(inf->watch);
-	if (error == 0) {
+	if (error == 0 && clock_now_usec() - inf->watch_started < USEC_PER_SEC) {
+		/* closed as soon as opened (a proxy, an overloaded server): do not spin */
+		schedule_retry(inf, false, false);
+	} else if (error == 0) {
 		inf->attempt = 0;
 		start_watch(inf);
 	} else if (error == -EKEYEXPIRED) {
@@ -444,7 +455,7 @@ watch_end(void *userdata, int error, const char *message)
 		inf->rv[0] = '\0';
 		start_list(inf);
 	} else {
-		schedule_retry(inf, false);
+		schedule_retry(inf, false, true);
 	}
 }
 
@@ -475,10 +486,11 @@ start_watch(struct kube_informer *inf)
 		wo.timeout_seconds = (unsigned)jitter;
 	}
 	inf->state = INF_WATCHING;
+	inf->watch_started = clock_now_usec();
 	if (kube_watch_start(inf->c, inf->res, inf->ns, &wo, watch_event, watch_end, inf,
 		&inf->watch) < 0) {
 		inf->watch = NULL;
-		schedule_retry(inf, false);
+		schedule_retry(inf, false, true);
 		return;
 	}
 	inf->stats.watches++;

@@ -29,7 +29,14 @@
  *
  * Callbacks: every asynchronous call reports exactly once through its callback, from the
  * event loop (never from inside the call that started it), unless the owning object is
- * freed or the call cancelled first, in which case it never reports.
+ * freed or the call cancelled first, in which case it never reports. Callbacks may start
+ * new requests; they must not free the client, or the informer/leader/recorder that is
+ * calling them (a watch may free itself from its own callbacks).
+ *
+ * Transport: libcurl multi on the caller's event_base (HTTP/2 when the server offers it,
+ * keep-alive pool of at most 32 connections per host, 10 s connect and 30 s request timeouts
+ * by default, watches without a total timeout), TLS verified against the configured CA
+ * unless insecure-skip-tls-verify.
  */
 
 #include <stdbool.h>
@@ -254,7 +261,7 @@ typedef void (*kube_destroy_fn)(void *item);
 /* Index function: calls emit(ctx, value) once for each index value of item. */
 typedef void (*kube_index_emit_fn)(void *ctx, const char *value);
 typedef void (*kube_index_fn)(const void *item, kube_index_emit_fn emit, void *ctx);
-/* Iteration callback; return non-zero to stop. */
+/* Iteration callback; return non-zero to stop. It must not change the store. */
 typedef int (*kube_store_visit_fn)(void *userdata, const char *key, const void *item);
 
 struct kube_store;
@@ -388,8 +395,14 @@ struct kube_reconcile_result {
 /* key borrowed for the call (and until complete for PENDING). */
 typedef struct kube_reconcile_result (*kube_reconcile_fn)(void *userdata, const char *key);
 
+/*
+ * With metrics, the controller registers kube_<name>_workqueue_depth (gauge),
+ * kube_<name>_reconcile_total, kube_<name>_reconcile_errors_total,
+ * kube_<name>_workqueue_retries_total (counters) and kube_<name>_reconcile_duration_seconds
+ * (histogram). Their names live in the controller: render the registry only while it exists.
+ */
 struct kube_controller_opts {
-	const char *name; /* metric label value; static */
+	const char *name; /* [a-z_]+, unique per registry; static */
 	struct event_base *base;
 	const struct kube_clock *clock;
 	struct metrics *metrics; /* borrowed; NULL = none */

@@ -211,6 +211,11 @@ write_done(void *userdata, const struct kube_result *res)
 	struct kube_leader *l = userdata;
 
 	l->call = NULL;
+	if (l->releasing) {
+		/* acquired or renewed while releasing: the release that follows clears it */
+		l->in_flight = false;
+		return;
+	}
 	if (res->error < 0) {
 		attempt_failed(l);
 		return;
@@ -351,6 +356,8 @@ kube_leader_start(struct kube_leader *l)
 		return -EALREADY;
 	if (!l->timer)
 		l->timer = evtimer_new(base, attempt, l);
+	else
+		event_assign(l->timer, base, -1, 0, attempt, l); /* release re-purposed it */
 	if (!l->deadline)
 		l->deadline = evtimer_new(base, deadline_cb, l);
 	if (!l->timer || !l->deadline)

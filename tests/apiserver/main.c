@@ -67,7 +67,7 @@ parse_args(int argc, char **argv, struct args *a)
 	*a = (struct args){.listen = "127.0.0.1:0",
 	    .token = "test-token",
 	    .history = 10000,
-	    .history_bytes = 256 << 20,
+	    .history_bytes = 64 << 20,
 	    .bookmark_secs = 5,
 	    .max_watch_buffer = 64 << 20,
 	    .level = LOG_LEVEL_INFO};

@@ -752,7 +752,7 @@ handle_patch(struct server *srv, struct evhttp_request *req, struct route *rt)
 }
 
 static void
-handle_delete(struct server *srv, struct evhttp_request *req, struct route *rt)
+handle_delete(struct server *srv, struct evhttp_request *req, struct route *rt, struct evkeyvalq *q)
 {
 	bool bad;
 	json_t *body = read_body(req, true, &bad), *obj;
@@ -763,6 +763,14 @@ handle_delete(struct server *srv, struct evhttp_request *req, struct route *rt)
 		send_status(req, 400, "BadRequest", "the request body is not valid JSON", rt->res,
 		    rt->name);
 		return;
+	}
+	if (query_get(q, "propagationPolicy") != NULL) {
+		if (!json_is_object(body)) {
+			json_decref(body);
+			body = json_object();
+		}
+		json_object_set_new(
+		    body, "propagationPolicy", json_string(query_get(q, "propagationPolicy")));
 	}
 	if (store_delete(srv->st, rt->res, rt->ns, rt->name, body, &obj, &err) < 0)
 		send_err(req, &err, rt->res, rt->name);
@@ -1159,7 +1167,7 @@ dispatch(struct server *srv, struct evhttp_request *req)
 			send_status(
 			    req, 405, "MethodNotAllowed", "method not allowed", rt.res, rt.name);
 		else
-			handle_delete(srv, req, &rt);
+			handle_delete(srv, req, &rt, &q);
 		break;
 	default:
 		send_status(req, 405, "MethodNotAllowed", "method not allowed", rt.res, rt.name);

@@ -18,6 +18,7 @@
 
 struct store {
 	struct hmap *resources; /* id -> struct resource */
+	struct hmap *owners;	/* owner uid -> number of ownerReferences to it (as a pointer) */
 	struct resource **reslist;
 	size_t nres;
 	uint64_t rv;
@@ -280,6 +281,7 @@ store_new(size_t history, size_t history_bytes)
 	if (st == NULL)
 		abort();
 	st->resources = hmap_new();
+	st->owners = hmap_new();
 	st->hist_cap = history;
 	st->hist_max_bytes = history_bytes;
 	st->hist = calloc(history > 0 ? history : 1, sizeof(*st->hist));
@@ -351,6 +353,7 @@ store_free(struct store *st)
 	}
 	free(st->reslist);
 	hmap_free(st->resources);
+	hmap_free(st->owners);
 	free(st);
 	return NULL;
 }
@@ -497,6 +500,36 @@ valid_name(const char *n)
 	return n[0] != '-' && n[0] != '.' && n[len - 1] != '-' && n[len - 1] != '.';
 }
 
+static json_t *
+owner_refs(json_t *obj)
+{
+	return json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
+}
+
+/* Count (delta +1) or uncount (-1) the ownerReferences of obj. */
+static void
+owners_count(struct store *st, json_t *obj, int delta)
+{
+	json_t *ref;
+	size_t i;
+
+	json_array_foreach(owner_refs(obj), i, ref)
+	{
+		const char *uid = json_string_value(json_object_get(ref, "uid"));
+		uintptr_t n;
+
+		if (uid == NULL)
+			continue;
+		n = (uintptr_t)hmap_get(st->owners, uid);
+		if (delta > 0)
+			hmap_put(st->owners, uid, (void *)(n + 1));
+		else if (n <= 1)
+			hmap_del(st->owners, uid);
+		else
+			hmap_put(st->owners, uid, (void *)(n - 1));
+	}
+}
+
 static void
 insert_object(struct store *st, struct resource *res, const char *key, json_t *obj)
 {
@@ -509,11 +542,14 @@ insert_object(struct store *st, struct resource *res, const char *key, json_t *o
 	hmap_put(res->objs, key, o);
 	res->dirty = true;
 	st->nobjects++;
+	owners_count(st, obj, +1);
 }
 
 static void
-replace_object(struct object *o, json_t *obj)
+replace_object(struct store *st, struct object *o, json_t *obj)
 {
+	owners_count(st, o->json, -1);
+	owners_count(st, obj, +1);
 	json_decref(o->json);
 	o->json = obj;
 	free(o->ser);
@@ -523,10 +559,86 @@ replace_object(struct object *o, json_t *obj)
 static void
 remove_object(struct store *st, struct resource *res, struct object *o)
 {
+	owners_count(st, o->json, -1);
 	hmap_del(res->objs, o->key);
 	res->dirty = true;
 	st->nobjects--;
 	object_free(o);
+}
+
+struct dependent {
+	struct resource *res;
+	char *key;
+};
+
+/*
+ * Background garbage collection, done at once: the object with this uid is gone, so every
+ * object whose only ownerReference points at it is deleted (finalizers honoured). Dependents
+ * with other owners are left alone. ns (borrowed) is the owner's namespace, NULL when it was
+ * cluster-scoped (its dependents may then be anywhere).
+ */
+static void
+collect_garbage(struct store *st, const char *uid, const char *ns)
+{
+	struct dependent *deps = NULL;
+	size_t ndeps = 0;
+
+	if (uid == NULL || hmap_get(st->owners, uid) == NULL)
+		return;
+	for (size_t r = 0; r < st->nres; r++) {
+		struct resource *res = st->reslist[r];
+		struct hmap_iter it = {0};
+		void *v;
+
+		if (ns != NULL && !res->namespaced)
+			continue;
+		while (hmap_next(res->objs, &it, NULL, &v)) {
+			struct object *o = v;
+			json_t *refs = owner_refs(o->json);
+			char ons[256];
+
+			if (json_array_size(refs) != 1 ||
+			    json_string_value(json_object_get(json_array_get(refs, 0), "uid")) ==
+				NULL ||
+			    strcmp(
+				json_string_value(json_object_get(json_array_get(refs, 0), "uid")),
+				uid) != 0)
+				continue;
+			key_namespace(o->key, ons, sizeof(ons));
+			if (ns != NULL && strcmp(ons, ns) != 0)
+				continue;
+			deps = realloc(deps, (ndeps + 1) * sizeof(*deps));
+			if (deps == NULL)
+				abort();
+			deps[ndeps].res = res;
+			deps[ndeps].key = xstrdup(o->key);
+			ndeps++;
+		}
+	}
+	for (size_t i = 0; i < ndeps; i++) {
+		const char *slash = strchr(deps[i].key, '/');
+		char dns[256];
+		struct api_err err;
+		json_t *obj = NULL;
+
+		key_namespace(deps[i].key, dns, sizeof(dns));
+		if (store_delete(st, deps[i].res, slash != NULL ? dns : NULL,
+			slash != NULL ? slash + 1 : deps[i].key, NULL, &obj, &err) == 0)
+			json_decref(obj);
+		free(deps[i].key);
+	}
+	free(deps);
+}
+
+/* After an object is removed: delete its dependents unless told to orphan them. */
+static void
+object_gone(struct store *st, struct resource *res, json_t *obj, bool orphan)
+{
+	json_t *meta = json_object_get(obj, "metadata");
+
+	if (!orphan)
+		collect_garbage(st, json_string_value(json_object_get(meta, "uid")),
+		    res->namespaced ? json_string_value(json_object_get(meta, "namespace")) : NULL);
 }
 
 static void
@@ -735,6 +847,22 @@ finalizers_empty(json_t *obj)
 	       0;
 }
 
+/*
+ * A new document for a write: a new top level and a private copy of metadata (the only parts
+ * the store changes), every other subtree shared with src. Stored documents are never
+ * changed in place, so sharing their subtrees (and those of request bodies, which nothing
+ * changes either) is safe and saves deep copies of large specs and statuses.
+ */
+static json_t *
+copy_shared(json_t *src)
+{
+	json_t *obj = json_copy(src), *meta = json_object_get(src, "metadata");
+
+	json_object_set_new(
+	    obj, "metadata", json_is_object(meta) ? json_deep_copy(meta) : json_object());
+	return obj;
+}
+
 /* Server-owned metadata is kept from the stored object. */
 static const char *const server_meta[] = {
     "uid",
@@ -789,19 +917,15 @@ update_object(struct store *st, struct resource *res, struct object *o, json_t *
 	}
 	if (status) {
 		json_t *s = json_object_get(body, "status");
-		obj = json_deep_copy(old);
+		obj = copy_shared(old);
 		if (s != NULL)
-			json_object_set_new(obj, "status", json_deep_copy(s));
+			json_object_set(obj, "status", s);
 		else
 			json_object_del(obj, "status");
 	} else {
 		json_t *nmeta;
-		obj = json_deep_copy(body);
+		obj = copy_shared(body);
 		nmeta = json_object_get(obj, "metadata");
-		if (!json_is_object(nmeta)) {
-			nmeta = json_object();
-			json_object_set_new(obj, "metadata", nmeta);
-		}
 		for (size_t i = 0; i < ELEMENTSOF(server_meta); i++) {
 			json_t *v = json_object_get(ometa, server_meta[i]);
 			if (v != NULL)
@@ -813,7 +937,7 @@ update_object(struct store *st, struct resource *res, struct object *o, json_t *
 		if (res->status_sub) {
 			json_t *s = json_object_get(old, "status");
 			if (s != NULL)
-				json_object_set_new(obj, "status", json_deep_copy(s));
+				json_object_set(obj, "status", s);
 			else
 				json_object_del(obj, "status");
 		}
@@ -858,11 +982,12 @@ update_object(struct store *st, struct resource *res, struct object *o, json_t *
 		remove_object(st, res, o);
 		emit(st, res, EVENT_DELETED, key, json_incref(obj), prev);
 		free(key);
+		object_gone(st, res, obj, false);
 		*ret = obj;
 		return 0;
 	}
 	json_incref(old);
-	replace_object(o, obj);
+	replace_object(st, o, obj);
 	emit(st, res, EVENT_MODIFIED, o->key, json_incref(obj), old);
 	*ret = json_incref(obj);
 	return 0;
@@ -890,14 +1015,11 @@ store_patch(struct store *st, struct resource *res, const char *ns, const char *
 	if (store_get(st, res, ns, name, &o, err) < 0)
 		return -1;
 	if (type == PATCH_MERGE) {
-		json_t *m;
 		if (!json_is_object(patch)) {
 			set_err(err, 400, "BadRequest", "a merge patch must be a JSON object");
 			return -1;
 		}
-		m = merge_patch(o->json, patch);
-		doc = json_deep_copy(m);
-		json_decref(m);
+		doc = merge_patch(o->json, patch);
 	} else {
 		r = json_patch(o->json, patch, &doc);
 		if (r == -EBADMSG) {
@@ -958,7 +1080,7 @@ store_delete(struct store *st, struct resource *res, const char *ns, const char 
 			*ret = json_incref(o->json);
 			return 0;
 		}
-		obj = json_deep_copy(o->json);
+		obj = copy_shared(o->json);
 		meta = json_object_get(obj, "metadata");
 		now_rfc3339(now);
 		json_object_set_new(meta, "deletionTimestamp", json_string(now));
@@ -966,12 +1088,12 @@ store_delete(struct store *st, struct resource *res, const char *ns, const char 
 		st->rv++;
 		set_rv(obj, st->rv);
 		json_t *old = json_incref(o->json);
-		replace_object(o, obj);
+		replace_object(st, o, obj);
 		emit(st, res, EVENT_MODIFIED, o->key, json_incref(obj), old);
 		*ret = json_incref(obj);
 		return 0;
 	}
-	obj = json_deep_copy(o->json);
+	obj = copy_shared(o->json);
 	st->rv++;
 	set_rv(obj, st->rv);
 	{
@@ -980,6 +1102,10 @@ store_delete(struct store *st, struct resource *res, const char *ns, const char 
 		remove_object(st, res, o);
 		emit(st, res, EVENT_DELETED, key, json_incref(obj), prev);
 		free(key);
+	}
+	{
+		const char *policy = json_string_value(json_object_get(opts, "propagationPolicy"));
+		object_gone(st, res, obj, policy != NULL && strcmp(policy, "Orphan") == 0);
 	}
 	*ret = obj;
 	return 0;

@@ -182,16 +182,17 @@ resolv_has() { grep -Eq -- "$2" "/etc/netns/$TAG-$1/resolv.conf"; }
 check_applied() {
     local vm=$1 want=$2 who=${3:-$1}
     check "$who: address $want on eth0" wait_for 5 has_addr "$vm" "$want"
-    check "$who: default route via $NET.1" has_route "$vm" "^default via $NET.1 "
-    check "$who: classless route (121) 10.200.0.0/16 via $NET.254" has_route "$vm" "^10.200.0.0/16 via $NET.254 "
+    check "$who: default route via $NET.1" wait_for 5 has_route "$vm" "^default via $NET.1 "
+    check "$who: classless route (121) 10.200.0.0/16 via $NET.254" wait_for 5 has_route "$vm" "^10.200.0.0/16 via $NET.254 "
     if [ "${MTU_ON:-link}" = route ]; then
         # dhcpcd 9 applies option 26 as the MTU of the routes it adds, not of the link
         check "$who: MTU 1400 on its routes" has_route "$vm" "^default via $NET.1 .* mtu 1400"
     else
         check "$who: MTU 1400 on eth0" test "$(vm_mtu "$vm")" = 1400
     fi
-    check "$who: resolv.conf nameserver ${DNS:-$NET.53}" resolv_has "$vm" "^nameserver ${DNS:-$NET.53}\$"
-    check "$who: resolv.conf search vm.test svc.vm.test" resolv_has "$vm" "^search vm\.test\.? svc\.vm\.test\.?\$"
+    # the client's hook writes resolv.conf after it configured the interface
+    check "$who: resolv.conf nameserver ${DNS:-$NET.53}" wait_for 5 resolv_has "$vm" "^nameserver ${DNS:-$NET.53}\$"
+    check "$who: resolv.conf search vm.test svc.vm.test" wait_for 5 resolv_has "$vm" "^search vm\.test\.? svc\.vm\.test\.?\$"
 }
 
 show_logs() { # on failure, the evidence

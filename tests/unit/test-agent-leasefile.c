@@ -53,7 +53,7 @@ slurp(const char *p)
 	char *text = NULL;
 	size_t len;
 
-	if (read_file(p, 1 << 20, &text, &len) < 0)
+	if (read_file(p, 64 << 20, &text, &len) < 0)
 		return NULL;
 	return text;
 }
@@ -213,6 +213,72 @@ test_corrupt_file_errors(void)
 }
 
 static void
+test_journal_grows_and_survives(void)
+{
+	struct leasefile *lf = NULL, *lf2 = NULL;
+	char err[AGENT_ERR_MAX] = "";
+	uint8_t mac[6];
+	uint32_t ip = 0;
+	struct stat st;
+	size_t data_len;
+	char *text;
+
+	unlink(path);
+	CU_ASSERT_EQUAL_FATAL(leasefile_open(path, &lf, err, sizeof(err)), 0);
+	/* 60 000 lines are ~1.8 MB: past the first reserved journal space */
+	for (unsigned i = 0; i < 60000; i++) {
+		mac_n(mac, i);
+		CU_ASSERT_EQUAL_FATAL(leasefile_add(lf, mac, 0x0a000000u + i), 0);
+	}
+	/* while open, the file is text: its reserved tail is spaces, not NULs */
+	CU_ASSERT_EQUAL_FATAL(stat(path, &st), 0);
+	text = slurp(path);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	CU_ASSERT_EQUAL(strlen(text), (size_t)st.st_size);
+	CU_ASSERT(text[st.st_size - 1] == ' ');
+	free(text);
+	/* no flush, no free: what a kill -9 leaves is what another process reads */
+	CU_ASSERT_EQUAL_FATAL(leasefile_open(path, &lf2, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(leasefile_loaded(lf2), 60000u);
+	mac_n(mac, 59999);
+	CU_ASSERT_EQUAL(leasefile_lookup(lf2, mac, &ip), 0);
+	CU_ASSERT_EQUAL(ip, 0x0a000000u + 59999);
+	leasefile_free(lf2);
+	leasefile_free(lf);
+	/* a clean close leaves no reserved space behind: the file ends with its last line */
+	CU_ASSERT_EQUAL_FATAL(stat(path, &st), 0);
+	text = slurp(path);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	data_len = strlen(text);
+	CU_ASSERT_EQUAL((size_t)st.st_size, data_len);
+	CU_ASSERT(data_len > 0 && text[data_len - 1] == '\n');
+	free(text);
+}
+
+static void
+test_reserved_space_and_torn_line(void)
+{
+	static const char data[] = "52:54:00:00:00:01 10.0.0.1\n52:54:00:00:00:02 10.0";
+	struct leasefile *lf = NULL;
+	char err[AGENT_ERR_MAX] = "";
+	uint8_t mac[6];
+	uint32_t ip;
+	FILE *f = fopen(path, "w");
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fwrite(data, 1, sizeof(data) - 1, f);
+	for (int i = 0; i < 5000; i++)
+		fputc(0, f); /* the zeros of a reserved, never written journal tail */
+	fclose(f);
+	CU_ASSERT_EQUAL_FATAL(leasefile_open(path, &lf, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(leasefile_count(lf), 1u);
+	mac_n(mac, 1);
+	CU_ASSERT_EQUAL(leasefile_lookup(lf, mac, &ip), 0);
+	CU_ASSERT_EQUAL(ip, 0x0a000001u);
+	leasefile_free(lf);
+}
+
+static void
 test_memory_only(void)
 {
 	struct leasefile *lf = NULL;
@@ -262,6 +328,8 @@ static const struct test_case leasefile_tests[] = {
     {"compaction writes a new file and renames it", test_compaction_is_atomic_rename},
     {"torn last line is ignored", test_torn_last_line_ignored},
     {"corrupt file names the line", test_corrupt_file_errors},
+    {"journal grows past its reserve, readable after kill -9", test_journal_grows_and_survives},
+    {"reserved NUL tail and a torn line", test_reserved_space_and_torn_line},
     {"memory only without a path", test_memory_only},
     {"churn with removals", test_many_removals_keep_table_usable},
     {NULL, NULL},

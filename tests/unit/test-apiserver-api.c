@@ -995,6 +995,74 @@ test_methods_and_odd_requests(void)
 	json_decref(j);
 }
 
+static json_t *
+create_owned(const char *name, const char *owner_uids[], size_t n, const char *extra)
+{
+	char body[2048];
+	size_t off;
+	long code;
+	json_t *o;
+
+	off = (size_t)snprintf(body, sizeof(body),
+	    "{\"metadata\":{\"name\":\"%s\",%s\"ownerReferences\":[", name,
+	    extra != NULL ? extra : "");
+	for (size_t i = 0; i < n; i++)
+		off += (size_t)snprintf(body + off, sizeof(body) - off,
+		    "%s{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"o\",\"uid\":\"%"
+		    "s\"}",
+		    i > 0 ? "," : "", owner_uids[i]);
+	snprintf(body + off, sizeof(body) - off, "]}}");
+	o = req("POST", NULL, body, &code, POOLS, "gc");
+	CU_ASSERT_EQUAL(code, 201);
+	return o;
+}
+
+static long
+get_code(const char *name)
+{
+	long code;
+	json_t *j = req("GET", NULL, NULL, &code, POOLS "/%s", "gc", name);
+
+	json_decref(j);
+	return code;
+}
+
+static void
+test_garbage_collection(void)
+{
+	long code;
+	json_t *owner, *owner2, *j;
+	const char *uids[2];
+
+	owner = req("POST", NULL, "{\"metadata\":{\"name\":\"owner\"}}", &code,
+	    "/api/v1/namespaces/gc/configmaps");
+	owner2 = req("POST", NULL, "{\"metadata\":{\"name\":\"owner2\"}}", &code,
+	    "/api/v1/namespaces/gc/configmaps");
+	uids[0] = meta_str(owner, "uid");
+	uids[1] = meta_str(owner2, "uid");
+	json_decref(create_owned("dep", uids, 1, NULL));
+	json_decref(create_owned("dep-fin", uids, 1, "\"finalizers\":[\"x/y\"],"));
+	json_decref(create_owned("dep-two", uids, 2, NULL));
+	json_decref(create_owned("dep-orphan", uids + 1, 1, NULL));
+	j = req("DELETE", NULL, NULL, &code, "/api/v1/namespaces/gc/configmaps/owner");
+	CU_ASSERT_EQUAL(code, 200);
+	json_decref(j);
+	CU_ASSERT_EQUAL(get_code("dep"), 404);
+	j = req("GET", NULL, NULL, &code, POOLS "/dep-fin", "gc");
+	CU_ASSERT_EQUAL(code, 200); /* kept by its finalizer, but being deleted */
+	CU_ASSERT_PTR_NOT_NULL(meta_str(j, "deletionTimestamp"));
+	json_decref(j);
+	CU_ASSERT_EQUAL(get_code("dep-two"), 200); /* another owner remains */
+	/* orphaning leaves the dependent */
+	j = req("DELETE", NULL, NULL, &code,
+	    "/api/v1/namespaces/gc/configmaps/owner2?propagationPolicy=Orphan");
+	CU_ASSERT_EQUAL(code, 200);
+	json_decref(j);
+	CU_ASSERT_EQUAL(get_code("dep-orphan"), 200);
+	json_decref(owner);
+	json_decref(owner2);
+}
+
 /* A client that gives up during an injected delay must not upset the server. */
 static void
 test_client_gone_during_delay(void)
@@ -1048,6 +1116,7 @@ static const struct test_case api_tests[] = {
     {"fault injection and stats", test_faults},
     {"restart keeps data", test_restart_keeps_data},
     {"methods and odd requests", test_methods_and_odd_requests},
+    {"garbage collection of dependents", test_garbage_collection},
     {"client gone during a delay", test_client_gone_during_delay},
     {"server exits cleanly", test_clean_exit},
     {NULL, NULL},

@@ -24,9 +24,9 @@ static const char full_cfg[] =
     "  {\"networkName\": \"lab/net-49\", \"macAddress\": \"52:54:00:aa:bb:02\"}]},"
     " \"status\": {\"networkConfig\": ["
     "  {\"allocatedIPAddress\": \"192.168.48.100\", \"macAddress\": \"52:54:00:aa:bb:01\","
-    "   \"networkName\": \"default/net-48\", \"state\": \"Allocated\"},"
+    "   \"networkName\": \"default/net-48\", \"state\": \"Allocated\", \"status\": \"Allocated\"},"
     "  {\"macAddress\": \"52:54:00:aa:bb:02\", \"networkName\": \"lab/net-49\","
-    "   \"state\": \"Pending\"}],"
+    "   \"state\": \"Pending\", \"status\": \"Pending\"}],"
     "  \"conditions\": [{\"type\": \"Allocated\", \"status\": \"False\","
     "   \"reason\": \"NoPool\", \"message\": \"no IPPool for lab/net-49\","
     "   \"lastUpdateTime\": \"2024-05-01T10:00:00Z\","
@@ -40,6 +40,28 @@ load(const char *text)
 	if (!j)
 		abort();
 	return j;
+}
+
+/* harvester/vm-dhcp-controller writes the NIC state as "status" only. */
+static void
+test_go_project_status_field(void)
+{
+	json_t *j = load("{\"apiVersion\": \"network.harvesterhci.io/v1alpha1\","
+	    " \"kind\": \"VirtualMachineNetworkConfig\","
+	    " \"metadata\": {\"name\": \"vm1\", \"namespace\": \"default\"},"
+	    " \"spec\": {\"vmName\": \"vm1\", \"networkConfig\": ["
+	    "  {\"networkName\": \"default/net-48\", \"macAddress\": \"52:54:00:AA:BB:01\"}]},"
+	    " \"status\": {\"networkConfig\": [{\"allocatedIPAddress\": \"192.168.48.7\","
+	    "  \"macAddress\": \"52:54:00:aa:bb:01\", \"networkName\": \"default/net-48\","
+	    "  \"status\": \"Allocated\"}]}}");
+	struct vmnetcfg *c = NULL;
+	struct crd_error err;
+
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_decode(j, &c, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(c->status.n_nics, 1);
+	CU_ASSERT_EQUAL(c->status.nics[0].state, VMNETCFG_STATE_ALLOCATED);
+	vmnetcfg_free(c);
+	json_decref(j);
 }
 
 static void
@@ -361,6 +383,7 @@ test_long_bare_network_round_trip(void)
 
 static const struct test_case vmnetcfg_tests[] = {
     {"decode and round trip", test_decode_and_round_trip},
+    {"Go project NIC \"status\" field is read", test_go_project_status_field},
     {"MAC and network canonical forms", test_canonical},
     {"every validation error names its path", test_errors},
     {"32 NICs allowed, 33 refused", test_limits},

@@ -902,6 +902,46 @@ test_captured_frames(void)
 	dhcp_server_free(s);
 }
 
+/* Through the frame path, relay and ciaddr replies go to the request's Ethernet source. */
+static void
+test_unicast_via_frame_source(void)
+{
+	static const uint8_t relay_mac[6] = { 0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee };
+	struct dhcp_server *s = server();
+	static uint8_t f[2048];
+	struct dhcp_reply rep;
+	struct req r;
+	size_t len, n;
+
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, RELAY_IP, 0, NULL, 0);
+	memcpy(f + 42, &r, len);
+	n = dhcp_frame_build(f + 42, len, relay_mac, hw, RELAY_IP, SERVER_IP, 67, 67);
+	CU_ASSERT_EQUAL(dhcp_handle_frame(s, f, n, false, 1, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_TRUE(rep.dest.raw);
+	CU_ASSERT_EQUAL(rep.dest.ip, RELAY_IP);
+	CU_ASSERT_EQUAL(rep.dest.port, 67);
+	CU_ASSERT_FATAL(rep.frame != NULL);
+	CU_ASSERT(memcmp(rep.frame, relay_mac, 6) == 0);
+	CU_ASSERT_EQUAL(be32_get(rep.frame + 30), RELAY_IP);
+	CU_ASSERT_EQUAL(be16_get(rep.frame + 36), 67);
+	CU_ASSERT(frame_checksums_ok(rep.frame, rep.frame_len));
+	/* renewal from the client itself */
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, VM_IP, 0, 0, NULL, 0);
+	memcpy(f + 42, &r, len);
+	n = dhcp_frame_build(f + 42, len, vm_mac, hw, VM_IP, SERVER_IP, 68, 67);
+	CU_ASSERT_EQUAL(dhcp_handle_frame(s, f, n, false, 1, &rep), DHCP_MSG_ACK);
+	CU_ASSERT_TRUE(rep.dest.raw);
+	CU_ASSERT(memcmp(rep.frame, vm_mac, 6) == 0);
+	CU_ASSERT_EQUAL(be32_get(rep.frame + 30), VM_IP);
+	CU_ASSERT_EQUAL(be16_get(rep.frame + 36), 68);
+	/* the UDP socket instead, when asked */
+	s->unicast_via_udp = true;
+	CU_ASSERT_EQUAL(dhcp_handle_frame(s, f, n, false, 1, &rep), DHCP_MSG_ACK);
+	CU_ASSERT_FALSE(rep.dest.raw);
+	CU_ASSERT_PTR_NULL(rep.frame);
+	dhcp_server_free(s);
+}
+
 static void
 test_names(void)
 {
@@ -935,6 +975,7 @@ static const struct test_case reply_tests[] = {
 	{ "option 82 echo", test_relay_agent_echo },
 	{ "option set swap", test_option_swap },
 	{ "destination rules", test_destinations },
+	{ "relay/ciaddr replies to the frame source", test_unicast_via_frame_source },
 	{ "sync and bindings", test_sync },
 	{ "captured client frames", test_captured_frames },
 	{ NULL, NULL },

@@ -91,6 +91,13 @@ configmap(const char *name, const char *app, const char *value)
 	    "namespace", "t", "labels", "app", app, "data", "v", value);
 }
 
+static json_t *
+configmap_in(const char *ns, const char *name)
+{
+	return json_pack("{s:{s:s, s:s}, s:{s:s}}", "metadata", "name", name, "namespace", ns,
+	    "data", "v", "1");
+}
+
 /* --- tests ----------------------------------------------------------------------------------- */
 
 static void
@@ -585,6 +592,147 @@ test_conflict_retry_writes(void)
 	answer_reset(&c.a);
 }
 
+/* --- raw watch streams ---------------------------------------------------------------------- */
+
+struct wstate {
+	int events[5];
+	char last_name[64];
+	bool ended;
+	int end_error;
+	char end_message[256];
+	struct kube_watch *w;
+	bool free_on_event;
+};
+
+static void
+w_event(void *userdata, enum kube_watch_type type, json_t *obj)
+{
+	struct wstate *s = userdata;
+
+	s->events[type]++;
+	snprintf(s->last_name, sizeof(s->last_name), "%s",
+	    kube_obj_name(obj) ? kube_obj_name(obj) : "");
+	if (s->free_on_event) {
+		s->w = kube_watch_free(s->w); /* stopping from inside its own callback */
+		s->ended = true;
+	}
+}
+
+static void
+w_end(void *userdata, int error, const char *message)
+{
+	struct wstate *s = userdata;
+
+	s->ended = true;
+	s->end_error = error;
+	snprintf(s->end_message, sizeof(s->end_message), "%s", message);
+	s->w = kube_watch_free(s->w);
+}
+
+static bool
+w_got_added(struct wstate *s)
+{
+	return s->events[KUBE_WATCH_ADDED] > 0;
+}
+
+static void
+run_until_cond(bool (*cond)(struct wstate *), struct wstate *s, long ms)
+{
+	bool flag = false;
+	long loops = ms / 50;
+
+	while (!(flag = cond(s)) && loops-- > 0) {
+		bool never = false;
+
+		kube_run_until(base, &never, 50);
+	}
+}
+
+static void
+test_watch_timeout_and_events(void)
+{
+	struct wstate s = { 0 };
+	struct answer a = { 0 };
+	struct kube_watch_opts wo = { .timeout_seconds = 1, .bookmarks = true };
+	json_t *cm = configmap_in("wt", "watched");
+	char rv[32];
+
+	/* start from the collection's current resourceVersion */
+	CU_ASSERT_EQUAL_FATAL(wait_answer(&a, kube_list(client, &kube_res_configmaps, "wt", NULL,
+						  answer_cb, &a)),
+	    0);
+	snprintf(rv, sizeof(rv), "%s",
+	    json_string_value(json_object_get(json_object_get(a.obj, "metadata"),
+		"resourceVersion")));
+	answer_reset(&a);
+	wo.resource_version = rv;
+	CU_ASSERT_EQUAL_FATAL(kube_watch_start(client, &kube_res_configmaps, "wt", &wo, w_event,
+				  w_end, &s, &s.w),
+	    0);
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "wt", cm,
+					    answer_cb, &a)),
+	    0);
+	answer_reset(&a);
+	run_until_cond(w_got_added, &s, 10000);
+	CU_ASSERT_EQUAL(s.events[KUBE_WATCH_ADDED], 1);
+	CU_ASSERT_STRING_EQUAL(s.last_name, "watched");
+	/* the server's timeoutSeconds ends the stream cleanly: error 0 */
+	CU_ASSERT_EQUAL(kube_run_until(base, &s.ended, 10000), 0);
+	CU_ASSERT_EQUAL(s.end_error, 0);
+	CU_ASSERT_PTR_NULL(s.w);
+	json_decref(cm);
+}
+
+static void
+test_watch_expired(void)
+{
+	struct wstate s = { 0 };
+	struct kube_watch_opts wo = { .resource_version = "1" };
+	json_t *cm = configmap_in("wt", "expire-me");
+	struct answer a = { 0 };
+
+	/* history before now is compacted away: resuming from "1" is 410 */
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "wt", cm,
+					    answer_cb, &a)),
+	    0);
+	answer_reset(&a);
+	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "compact"), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_watch_start(client, &kube_res_configmaps, "wt", &wo, w_event,
+				  w_end, &s, &s.w),
+	    0);
+	CU_ASSERT_EQUAL(kube_run_until(base, &s.ended, 10000), 0);
+	CU_ASSERT_EQUAL(s.end_error, -EKEYEXPIRED);
+	CU_ASSERT_TRUE(strlen(s.end_message) > 0);
+	json_decref(cm);
+}
+
+static void
+test_watch_free_in_callback(void)
+{
+	struct wstate s = { .free_on_event = true };
+	struct kube_watch_opts wo = { 0 };
+	struct answer a = { 0 };
+	json_t *cm = configmap_in("wt", "stop-on-me");
+
+	CU_ASSERT_EQUAL_FATAL(kube_watch_start(client, &kube_res_configmaps, "wt", &wo, w_event,
+				  w_end, &s, &s.w),
+	    0);
+	/* without a resourceVersion the stream starts with ADDED for what exists */
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "wt", cm,
+					    answer_cb, &a)),
+	    0);
+	answer_reset(&a);
+	CU_ASSERT_EQUAL(kube_run_until(base, &s.ended, 10000), 0);
+	CU_ASSERT_PTR_NULL(s.w);
+	CU_ASSERT_EQUAL(s.events[KUBE_WATCH_ADDED], 1); /* nothing after the free */
+	/* the client keeps working */
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "wt", "stop-on-me",
+					    answer_cb, &a)),
+	    0);
+	answer_reset(&a);
+	json_decref(cm);
+}
+
 static const struct test_case client_tests[] = {
 	{ "create, get, AlreadyExists, NotFound", test_create_get },
 	{ "list with label and field selectors", test_list_selectors },
@@ -599,6 +747,9 @@ static const struct test_case client_tests[] = {
 	{ "unreachable server", test_unreachable },
 	{ "pagination of 5000 objects", test_pagination_5000 },
 	{ "retry on conflict", test_conflict_retry_writes },
+	{ "watch events and server timeout", test_watch_timeout_and_events },
+	{ "watch from a compacted resourceVersion", test_watch_expired },
+	{ "watch freed from its own callback", test_watch_free_in_callback },
 	{ NULL, NULL },
 };
 

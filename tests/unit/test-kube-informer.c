@@ -428,6 +428,50 @@ test_server_restart(void)
 	kube_informer_free(inf);
 }
 
+static int resync_same;
+
+static void
+on_update_resync(void *userdata, const char *key, const void *old, const void *item)
+{
+	if (old == item)
+		resync_same++;
+}
+
+static void
+test_resync(void)
+{
+	struct seen s = { 0 };
+	struct kube_informer_handlers h = { .on_update = on_update_resync };
+	struct kube_informer *inf;
+	struct inf_wait w;
+	char sel[] = "grp=sy";
+	struct kube_informer_opts o = {
+		.res = &kube_res_configmaps,
+		.ns = "sy",
+		.label_selector = sel,
+		.resync_usec = 200 * 1000,
+		.transform = cm_transform,
+		.destroy = cm_destroy,
+	};
+
+	create_cm("sy", "s1", "sy", "a", 1);
+	create_cm("sy", "s2", "sy", "a", 2);
+	CU_ASSERT_EQUAL_FATAL(kube_informer_new(client, &o, &inf), 0);
+	h.userdata = &s;
+	kube_informer_add_handlers(inf, &h);
+	h = (struct kube_informer_handlers){ .on_add = on_add, .on_update = on_update,
+		.userdata = &s };
+	kube_informer_add_handlers(inf, &h);
+	resync_same = 0;
+	CU_ASSERT_EQUAL_FATAL(kube_informer_start(inf), 0);
+	/* no writes at all: periodic resync delivers every cached item as an update */
+	w = (struct inf_wait){ .inf = inf, .s = &s, .adds = 2, .updates = 4 };
+	CU_ASSERT_TRUE(wait_for(counts_reached, &w, 20000));
+	CU_ASSERT_TRUE(resync_same >= 4);
+	CU_ASSERT_EQUAL(s.adds, 2);
+	kube_informer_free(inf);
+}
+
 /* --- 100 000 events through framer + informer: no growth --------------------------------------- */
 
 static void
@@ -480,6 +524,7 @@ static const struct test_case informer_tests[] = {
 	{ "changes while disconnected", test_relist_after_410 },
 	{ "relist after 410 Gone", test_forced_410 },
 	{ "reconnect after API server restart", test_server_restart },
+	{ "periodic resync", test_resync },
 	{ "no per-event leak over 100000 events", test_no_per_event_leak },
 	{ NULL, NULL },
 };

@@ -187,20 +187,26 @@ test_handover_on_release(void)
 	CU_ASSERT_TRUE(one_leads(pair));
 	leader = kube_leader_is_leader(a.l) ? &a : &b;
 	other = leader == &a ? &b : &a;
-	CU_ASSERT_EQUAL(leader->started, 1);
-	CU_ASSERT_EQUAL(other->started, 0);
+	/* (a very slow run, e.g. under valgrind, may lose and regain it: never both at once) */
+	CU_ASSERT_TRUE(leader->started >= 1);
+	CU_ASSERT_EQUAL(leader->stopped, leader->started - 1);
 	CU_ASSERT_STRING_EQUAL(other->seen_leader, leader->id);
 
 	/* graceful hand-over: the leader releases, the other takes the Lease quickly */
 	t0 = clock_now_usec();
 	CU_ASSERT_EQUAL(kube_leader_release(leader->l, release_done, leader), 0);
 	CU_ASSERT_FALSE(kube_leader_is_leader(leader->l)); /* stops acting at once */
-	CU_ASSERT_EQUAL(leader->stopped, 1);
+	CU_ASSERT_EQUAL(leader->stopped, leader->started);
 	CU_ASSERT_TRUE(run(&a, true, &b, true, released, leader, 10 * USEC_PER_SEC));
 	CU_ASSERT_TRUE(run(&a, true, &b, true, leads, other, 10 * USEC_PER_SEC));
 	CU_ASSERT_TRUE(other->started_at >= t0);
 	CU_ASSERT_TRUE(other->started_at - t0 < LEASE_US);
 	CU_ASSERT_STRING_EQUAL(other->seen_leader, other->id);
+	/* the old leader competes again: it follows while the other holds a live lease */
+	CU_ASSERT_EQUAL(kube_leader_start(leader->l), 0);
+	run(&a, true, &b, true, NULL, NULL, 4 * RETRY_US);
+	CU_ASSERT_FALSE(kube_leader_is_leader(leader->l));
+	CU_ASSERT_TRUE(kube_leader_is_leader(other->l));
 	CU_ASSERT_EQUAL(overlap, 0);
 	elector_fini(&a);
 	elector_fini(&b);
@@ -236,7 +242,7 @@ test_takeover_after_stall(void)
 	run(&a, true, &b, true, NULL, NULL, 4 * RETRY_US);
 	CU_ASSERT_FALSE(kube_leader_is_leader(a.l));
 	CU_ASSERT_TRUE(kube_leader_is_leader(b.l));
-	CU_ASSERT_EQUAL(a.stopped, 1);
+	CU_ASSERT_EQUAL(a.stopped, a.started);
 	CU_ASSERT_STRING_EQUAL(a.seen_leader, "ctl-b");
 	CU_ASSERT_EQUAL(overlap, 0);
 

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+
 #include "kube/kube.h"
 #include "lib/clock.h"
 #include "lib/metrics.h"
@@ -330,6 +332,49 @@ test_controller_results(void)
 	metrics_free(m);
 }
 
+/* The same loop driven by an event_base: notify -> reconcile, evtimer -> delayed retry. */
+struct loop_state {
+	int calls;
+	bool done;
+};
+
+static struct kube_reconcile_result
+reconcile_flaky(void *userdata, const char *key)
+{
+	struct loop_state *s = userdata;
+
+	if (++s->calls < 3)
+		return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_ERROR, .error = -EIO };
+	s->done = true;
+	return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_OK };
+}
+
+static void
+test_controller_on_event_loop(void)
+{
+	struct event_base *base = event_base_new();
+	struct loop_state s = { 0 };
+	struct kube_controller_opts o = {
+		.name = "loop",
+		.base = base,
+		.reconcile = reconcile_flaky,
+		.userdata = &s,
+		.queue = { .base_delay_usec = 1000, .qps = 1e6, .burst = 1000 },
+	};
+	struct kube_controller *ctl = NULL;
+	struct kube_controller_stats st;
+
+	CU_ASSERT_EQUAL_FATAL(kube_controller_new(&o, &ctl), 0);
+	kube_controller_enqueue(ctl, "ns/x");
+	CU_ASSERT_EQUAL(kube_run_until(base, &s.done, 10000), 0);
+	kube_controller_get_stats(ctl, &st);
+	CU_ASSERT_EQUAL(s.calls, 3);
+	CU_ASSERT_EQUAL(st.errors, 2);
+	CU_ASSERT_EQUAL(kube_workqueue_num_requeues(kube_controller_queue(ctl), "ns/x"), 0);
+	kube_controller_free(ctl);
+	event_base_free(base);
+}
+
 static const struct test_case wq_tests[] = {
 	{ "dedup and order", test_dedup_and_order },
 	{ "never twice at once", test_never_twice_at_once },
@@ -343,6 +388,7 @@ static const struct test_case wq_tests[] = {
 
 static const struct test_case ctl_tests[] = {
 	{ "reconcile results", test_controller_results },
+	{ "on an event loop", test_controller_on_event_loop },
 	{ NULL, NULL },
 };
 

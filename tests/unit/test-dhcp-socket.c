@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * dhcp/socket.c and the I/O path of dhcp_server_on_readable(), on a veth pair inside a
+ * network namespace this test process creates for itself (unshare(CLONE_NEWNET): it goes
+ * away with the process). Needs root; skips otherwise. A raw packet socket on the peer end
+ * plays the client or relay.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "dhcp/dhcp-internal.h"
+#include "lib/buf.h"
+#include "tests/runner.h"
+
+#define SERVER_IP 0x0a000001u
+#define VM_IP 0x0a000064u
+#define RELAY_IP 0x0a000002u
+
+static const char *netns_skip; /* reason, when the namespace could not be set up */
+static int s_ifindex, c_ifindex;
+static uint8_t s_mac[6], c_mac[6];
+static const uint8_t vm_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+
+static int
+get_mac(const char *ifname, uint8_t mac[6])
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r;
+
+	if (fd < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	r = ioctl(fd, SIOCGIFHWADDR, &ifr);
+	close(fd);
+	if (r < 0)
+		return -errno;
+	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	return 0;
+}
+
+static int
+suite_init(void)
+{
+	if (geteuid() != 0) {
+		netns_skip = "needs root (network namespace, raw sockets)";
+		return 0;
+	}
+	if (unshare(CLONE_NEWNET) < 0) {
+		netns_skip = "unshare(CLONE_NEWNET) not permitted";
+		return 0;
+	}
+	/* from here on this process (and what it runs) lives in its own empty namespace */
+	if (system("ip link set lo up && ip link add s0 type veth peer name c0 && "
+		   "ip link set s0 up && ip link set c0 up && ip addr add 10.0.0.1/24 dev s0 && "
+		   "sysctl -qw net.ipv6.conf.all.disable_ipv6=1") != 0) {
+		netns_skip = "cannot create the veth pair (iproute2 missing?)";
+		return 0;
+	}
+	s_ifindex = (int)if_nametoindex("s0");
+	c_ifindex = (int)if_nametoindex("c0");
+	if (s_ifindex <= 0 || c_ifindex <= 0 || get_mac("s0", s_mac) < 0 || get_mac("c0", c_mac) < 0)
+		netns_skip = "cannot read the veth pair";
+	return 0;
+}
+
+static bool
+skip(void)
+{
+	if (test_require_root())
+		return true;
+	if (netns_skip != NULL) {
+		test_skip("%s", netns_skip);
+		return true;
+	}
+	return false;
+}
+
+static struct dhcp_server *
+server(void)
+{
+	struct dhcp_server *s = NULL;
+	struct dhcp_options o;
+	int r;
+
+	memset(&o, 0, sizeof(o));
+	o.server_ip = SERVER_IP;
+	o.prefix = 24;
+	o.router = SERVER_IP;
+	o.lease_time = 600;
+	CU_ASSERT_FATAL(dhcp_server_new(&s) == 0);
+	CU_ASSERT_FATAL(dhcp_server_set_options(s, &o) == 0);
+	CU_ASSERT_FATAL(dhcp_server_set_binding(s, vm_mac, VM_IP, "vm") == 0);
+	r = dhcp_server_open(s, s_ifindex, "s0", s_mac);
+	CU_ASSERT_EQUAL_FATAL(r, 0);
+	return s;
+}
+
+static int
+client_socket(void)
+{
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP),
+		.sll_ifindex = c_ifindex };
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_IP));
+
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_FATAL(bind(fd, (struct sockaddr *)&sll, sizeof(sll)) == 0);
+	return fd;
+}
+
+struct req {
+	struct dhcp_msg m;
+	uint8_t cookie[4];
+	uint8_t opts[64];
+} __attribute__((packed));
+
+/* Sends a DHCP request frame from c0 (Ethernet source c0's MAC). */
+static void
+send_request(int fd, uint8_t type, uint16_t flags, uint32_t giaddr, uint32_t src_ip,
+    uint16_t sport, uint32_t dst_ip, uint16_t dport, const uint8_t dst_mac[6])
+{
+	uint8_t f[DHCP_TX_BUF];
+	struct req *r = (struct req *)(f + DHCP_FRAME_HEADROOM);
+	struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP),
+		.sll_ifindex = c_ifindex, .sll_halen = 6 };
+	size_t n;
+
+	memset(r, 0, sizeof(*r));
+	r->m.op = BOOTREQUEST;
+	r->m.htype = 1;
+	r->m.hlen = 6;
+	be32_put(r->m.xid, 0xabcdef01);
+	be16_put(r->m.flags, flags);
+	be32_put(r->m.giaddr, giaddr);
+	memcpy(r->m.chaddr, vm_mac, 6);
+	be32_put(r->cookie, DHCP_MAGIC_COOKIE);
+	memcpy(r->opts, (const uint8_t[]){ 53, 1, type, 255 }, 4);
+	n = dhcp_frame_build((uint8_t *)r, sizeof(*r), c_mac, dst_mac, src_ip, dst_ip, sport, dport);
+	memcpy(to.sll_addr, dst_mac, 6);
+	CU_ASSERT_EQUAL(sendto(fd, f, n, 0, (struct sockaddr *)&to, sizeof(to)), (ssize_t)n);
+}
+
+/* Waits (bounded, not timed) for the server's packet socket and handles what is there. */
+static int
+serve(struct dhcp_server *s)
+{
+	int fds[2];
+	size_t n = dhcp_server_fds(s, fds);
+	struct pollfd p = { .fd = fds[0], .events = POLLIN };
+
+	CU_ASSERT_EQUAL(n, 2);
+	if (poll(&p, 1, 5000) != 1)
+		return -ETIMEDOUT;
+	return dhcp_server_on_readable(s, fds[0], 1);
+}
+
+/* Reads the next IPv4 frame the server sent to c0 (skips c0's own output). */
+static ssize_t
+recv_reply(int fd, uint8_t *buf, size_t cap)
+{
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct sockaddr_ll from;
+		socklen_t fl = sizeof(from);
+		ssize_t n;
+
+		if (poll(&p, 1, 5000) != 1)
+			return -ETIMEDOUT;
+		n = recvfrom(fd, buf, cap, 0, (struct sockaddr *)&from, &fl);
+		if (n < 0)
+			return -errno;
+		if (from.sll_pkttype == PACKET_OUTGOING)
+			continue;
+		return n;
+	}
+}
+
+static void
+check_reply(const uint8_t *f, ssize_t n, const uint8_t dst_mac[6], uint32_t dst_ip,
+    uint16_t dport, uint8_t type)
+{
+	struct dhcp_rx_meta meta;
+	const uint8_t *p;
+	size_t plen;
+	enum dhcp_drop_reason why;
+	struct dhcp_option_table t;
+	const uint8_t *v;
+	size_t vlen = 0;
+	uint8_t copy[DHCP_RX_BUF];
+
+	CU_ASSERT_FATAL(n > 42);
+	CU_ASSERT(memcmp(f, dst_mac, 6) == 0);
+	CU_ASSERT(memcmp(f + 6, s_mac, 6) == 0);
+	CU_ASSERT_EQUAL(be32_get(f + 26), SERVER_IP);
+	CU_ASSERT_EQUAL(be32_get(f + 30), dst_ip);
+	CU_ASSERT_EQUAL(be16_get(f + 34), 67);
+	CU_ASSERT_EQUAL(be16_get(f + 36), dport);
+	/* our own verifier checks both checksums; it wants port 67, so relabel a copy */
+	memcpy(copy, f, (size_t)n);
+	if (dport != 67) {
+		uint32_t sum;
+
+		be16_put(copy + 36, 67);
+		/* adjust the UDP checksum for the port change (RFC 1624) */
+		sum = (uint32_t)(uint16_t)~be16_get(copy + 40) + (uint16_t)~dport + 67;
+		be16_put(copy + 40, inet_fold(sum));
+	}
+	CU_ASSERT_EQUAL(dhcp_frame_verify(copy, (size_t)n, false, &meta, &p, &plen, &why), 0);
+	CU_ASSERT_FATAL(dhcp_option_parse(&t, f + 42, (size_t)n - 42) == 0);
+	v = dhcp_option_get(&t, DHCP_OPT_MESSAGE_TYPE, &vlen);
+	CU_ASSERT(v != NULL && vlen == 1 && v[0] == type);
+	CU_ASSERT_EQUAL(be32_get(f + 42 + 4), 0xabcdef01); /* xid */
+}
+
+static void
+test_broadcast_offer(void)
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	struct dhcp_server *s;
+	uint8_t buf[DHCP_RX_BUF];
+	ssize_t n;
+	int c;
+
+	if (skip())
+		return;
+	s = server();
+	c = client_socket();
+	send_request(c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67, bcast);
+	CU_ASSERT_EQUAL(serve(s), 1);
+	n = recv_reply(c, buf, sizeof(buf));
+	check_reply(buf, n, bcast, 0xffffffff, 68, DHCP_MSG_OFFER);
+	CU_ASSERT_EQUAL(be32_get(buf + 42 + 16), VM_IP); /* yiaddr */
+	CU_ASSERT_EQUAL(dhcp_server_stats(s)->tx[DHCP_MSG_OFFER], 1);
+	CU_ASSERT_EQUAL(dhcp_server_stats(s)->rx[DHCP_MSG_DISCOVER], 1);
+	close(c);
+	dhcp_server_free(s);
+}
+
+static void
+test_unicast_chaddr(void)
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	struct dhcp_server *s;
+	uint8_t buf[DHCP_RX_BUF];
+	ssize_t n;
+	int c;
+
+	if (skip())
+		return;
+	s = server();
+	c = client_socket();
+	send_request(c, DHCP_MSG_DISCOVER, 0, 0, 0, 68, 0xffffffff, 67, bcast);
+	CU_ASSERT_EQUAL(serve(s), 1);
+	n = recv_reply(c, buf, sizeof(buf));
+	check_reply(buf, n, vm_mac, VM_IP, 68, DHCP_MSG_OFFER);
+	close(c);
+	dhcp_server_free(s);
+}
+
+static void
+test_relay(void)
+{
+	struct dhcp_server *s;
+	uint8_t buf[DHCP_RX_BUF];
+	ssize_t n;
+	int c;
+
+	if (skip())
+		return;
+	s = server();
+	c = client_socket();
+	/* a relay at 10.0.0.2 (c0's MAC) unicasts to the server from port 67 */
+	send_request(c, DHCP_MSG_DISCOVER, 0, RELAY_IP, RELAY_IP, 67, SERVER_IP, 67, s_mac);
+	CU_ASSERT_EQUAL(serve(s), 1);
+	n = recv_reply(c, buf, sizeof(buf));
+	check_reply(buf, n, c_mac, RELAY_IP, 67, DHCP_MSG_OFFER);
+	close(c);
+	dhcp_server_free(s);
+}
+
+static void
+test_filter(void)
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	struct dhcp_server *s;
+	uint8_t buf[DHCP_RX_BUF];
+	int c, fds[2];
+	ssize_t n;
+
+	if (skip())
+		return;
+	s = server();
+	c = client_socket();
+	/* not port 67: the BPF filter keeps it out of the socket */
+	send_request(c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 53, bcast);
+	/* then a real one: the only datagram the server reads */
+	send_request(c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67, bcast);
+	CU_ASSERT_EQUAL(serve(s), 1);
+	n = recv_reply(c, buf, sizeof(buf));
+	check_reply(buf, n, bcast, 0xffffffff, 68, DHCP_MSG_OFFER);
+	CU_ASSERT_EQUAL(dhcp_server_stats(s)->drops[DHCP_DROP_NOT_FOR_US], 0);
+	/* nothing pending now; the UDP socket never holds anything (drop-all filter) */
+	CU_ASSERT_EQUAL(dhcp_server_fds(s, fds), 2);
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, fds[0], 1), 0);
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, fds[1], 1), 0);
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, 12345, 1), -EBADF);
+	/* reopen closes the old sockets first; close twice is harmless */
+	CU_ASSERT_EQUAL(dhcp_server_open(s, s_ifindex, "s0", s_mac), 0);
+	dhcp_server_close(s);
+	dhcp_server_close(s);
+	CU_ASSERT_EQUAL(dhcp_server_fds(s, fds), 0);
+	CU_ASSERT_EQUAL(dhcp_server_open(s, 0, "s0", s_mac), -EINVAL);
+	close(c);
+	dhcp_server_free(s);
+}
+
+static uint64_t fake_now;
+
+static uint64_t
+fake_clock(void *userdata)
+{
+	return fake_now;
+}
+
+static void
+test_batch_and_latency(void)
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	struct dhcp_server *s;
+	const struct dhcp_stats *st;
+	uint8_t buf[DHCP_RX_BUF];
+	uint64_t total = 0;
+	int c, fds[2], got = 0;
+
+	if (skip())
+		return;
+	s = server();
+	st = dhcp_server_stats(s);
+	dhcp_server_set_clock(s, fake_clock, NULL);
+	c = client_socket();
+	/* more than one receive batch, handled by one call (the socket queues them all) */
+	for (int i = 0; i < DHCP_BATCH + 8; i++)
+		send_request(c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67,
+		    bcast);
+	dhcp_server_fds(s, fds);
+	fake_now = 1000 + 30; /* the clock says 30 us after `now` */
+	{
+		struct pollfd p = { .fd = fds[0], .events = POLLIN };
+
+		CU_ASSERT_FATAL(poll(&p, 1, 5000) == 1);
+	}
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, fds[0], 1000), DHCP_BATCH + 8);
+	while (got < DHCP_BATCH + 8 && recv_reply(c, buf, sizeof(buf)) > 0)
+		got++;
+	CU_ASSERT_EQUAL(got, DHCP_BATCH + 8);
+	CU_ASSERT_EQUAL(st->tx[DHCP_MSG_OFFER], DHCP_BATCH + 8);
+	for (int b = 0; b < DHCP_LATENCY_BUCKETS; b++)
+		total += st->latency[b];
+	CU_ASSERT_EQUAL(total, DHCP_BATCH + 8);
+	CU_ASSERT_EQUAL(st->latency[3], DHCP_BATCH + 8); /* (25, 50] us */
+	CU_ASSERT_EQUAL(st->latency_sum_usec, 30u * (DHCP_BATCH + 8));
+	close(c);
+	dhcp_server_free(s);
+}
+
+static const struct test_case socket_tests[] = {
+	{ "broadcast OFFER", test_broadcast_offer },
+	{ "unicast to chaddr", test_unicast_chaddr },
+	{ "relay reply", test_relay },
+	{ "BPF filter, fds, reopen", test_filter },
+	{ "batches and latency histogram", test_batch_and_latency },
+	{ NULL, NULL },
+};
+
+const struct test_suite test_suites[] = {
+	{ .name = "dhcp-socket", .init = suite_init, .tests = socket_tests },
+	{ .name = NULL },
+};
