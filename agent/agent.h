@@ -198,6 +198,10 @@ struct agent_opts {
 	const char *listen;	/* NULL: no HTTP */
 	bool dynamic;
 	bool assign_server_ip;
+	/* Kubernetes mode: the pool ippool_ref is watched through the API server; no config */
+	bool kube;
+	const char *kubeconfig; /* NULL: $KUBECONFIG, else in-cluster */
+	bool dry_run;           /* sync (and serve /readyz, /metrics) without sockets or netlink */
 };
 
 struct agent;
@@ -205,6 +209,7 @@ struct agent;
 /*
  * Builds the agent from a loaded config (takes cfg): engine, bindings, dynamic pool,
  * lease file, link watcher, HTTP endpoint, signal handlers. err is filled on failure.
+ * In Kubernetes mode (opts->kube) cfg is NULL: the IPPool source is started instead.
  */
 int agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_config *cfg,
     struct agent **ret, char *err, size_t errlen);
