@@ -240,3 +240,4 @@ bench-kube: $(BUILD)/bench-kube $(APISERVER)
 	@scripts/bench-kube.sh $(BUILD)/bench-kube
 
 
+

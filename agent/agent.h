@@ -65,6 +65,68 @@ struct agent_config *agent_config_free(struct agent_config *c);
 /* Hostname of binding b (borrowed) or NULL. */
 const char *agent_config_hostname(const struct agent_config *c, const struct agent_binding *b);
 
+/* ---- source-kube.c: Kubernetes mode ----------------------------------------------------- */
+
+struct kube_client;
+
+enum agent_kube_state {
+	AGENT_KUBE_WAITING, /* first list not done */
+	AGENT_KUBE_ABSENT,  /* listed: no such IPPool (never created, or deleted) */
+	AGENT_KUBE_INVALID, /* only malformed versions seen so far */
+	AGENT_KUBE_ACTIVE,  /* a valid version is in the engine */
+};
+
+struct agent_kube_stats {
+	bool synced;             /* a valid version is in the engine */
+	uint64_t applied;        /* versions pushed into the engine */
+	uint64_t malformed;      /* versions refused (decode, conversion); previous one kept */
+	uint64_t apply_errors;   /* versions the engine refused (no memory) */
+	uint64_t deleted;        /* IPPool deletions seen */
+	uint64_t last_sync_usec; /* wall clock (CLOCK_REALTIME) of the last apply; 0 = never */
+	size_t bindings;         /* bindings in the engine */
+	/* from the informer */
+	uint64_t watch_reconnects; /* watch streams opened after the first */
+	uint64_t lists;            /* full lists (1 + relists) */
+	uint64_t relists_410;      /* relists forced by 410 Gone */
+	uint64_t errors;           /* failed list/watch attempts */
+	uint64_t dropped;          /* objects dropped by the informer (no memory, no key) */
+};
+
+/* Called after each change (borrowed config; NULL when the pool is gone or never valid). */
+typedef void (*agent_kube_fn)(void *userdata, const struct agent_config *cfg);
+
+struct agent_kube_opts {
+	const char *ippool_ref;      /* "namespace/name" (borrowed; copied) */
+	agent_kube_fn on_change;     /* may be NULL */
+	void *userdata;
+	uint64_t backoff_base_usec;  /* informer reconnect backoff (0 = its defaults) */
+	uint64_t backoff_max_usec;
+	unsigned watch_timeout_s;    /* server-side watch timeout (0 = informer default) */
+};
+
+struct agent_kube;
+
+/*
+ * Follows one IPPool through an informer on c (borrowed; must outlive the source) and keeps
+ * s (borrowed) in sync with it through agent_apply_config(): options and bindings of each
+ * valid version; a malformed version is counted and logged and the previous one kept; a
+ * deletion clears the bindings. Returns 0 and a new object in *ret (not started), or
+ * negative errno with err filled.
+ */
+int agent_kube_new(struct kube_client *c, struct dhcp_server *s, const struct agent_kube_opts *opts,
+    struct agent_kube **ret, char *err, size_t errlen);
+int agent_kube_start(struct agent_kube *k);
+/* Accepts NULL; returns NULL. */
+struct agent_kube *agent_kube_free(struct agent_kube *k);
+enum agent_kube_state agent_kube_get_state(const struct agent_kube *k);
+/* The applied version (borrowed; bindings not kept: the engine has them) or NULL. */
+const struct agent_config *agent_kube_config(const struct agent_kube *k);
+/* Whether the DHCP sockets should be open: a valid version applied and not paused. */
+bool agent_kube_serving(const struct agent_kube *k);
+/* Ready: the first full sync done, the pool present, valid and not paused; else reason. */
+bool agent_kube_ready(const struct agent_kube *k, char *reason, size_t len);
+void agent_kube_get_stats(const struct agent_kube *k, struct agent_kube_stats *ret);
+
 /* ---- leasefile.c: dynamic leases ---------------------------------------------------- */
 
 /*
@@ -136,6 +198,10 @@ struct agent_opts {
 	const char *listen;	/* NULL: no HTTP */
 	bool dynamic;
 	bool assign_server_ip;
+	/* Kubernetes mode: the pool ippool_ref is watched through the API server; no config */
+	bool kube;
+	const char *kubeconfig; /* NULL: $KUBECONFIG, else in-cluster */
+	bool dry_run;           /* sync (and serve /readyz, /metrics) without sockets or netlink */
 };
 
 struct agent;
@@ -143,6 +209,7 @@ struct agent;
 /*
  * Builds the agent from a loaded config (takes cfg): engine, bindings, dynamic pool,
  * lease file, link watcher, HTTP endpoint, signal handlers. err is filled on failure.
+ * In Kubernetes mode (opts->kube) cfg is NULL: the IPPool source is started instead.
  */
 int agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_config *cfg,
     struct agent **ret, char *err, size_t errlen);

@@ -55,13 +55,15 @@ static const struct flag {
     {{"assign-server-ip", no_argument, NULL, OPT_ASSIGN}, NULL,
 	"add the pool's serverIP/prefix to the interface (netlink)"},
     {{"dry-run", no_argument, NULL, OPT_DRY_RUN}, NULL,
-	"load and check the configuration, print a summary, exit"},
+	"local mode: check the file, print a summary, exit; Kubernetes mode: follow the pool "
+	"without sockets or netlink"},
     {{"log-level", required_argument, NULL, OPT_LOG_LEVEL}, "LEVEL",
 	"error, warn, info (default) or debug"},
     {{"ippool-ref", required_argument, NULL, OPT_IPPOOL_REF}, "NS/NAME",
-	"the IPPool to serve (picks one when the --config file has several)"},
+	"the IPPool to serve: without --config, watched through the API server (Kubernetes "
+	"mode); with it, picks one when the file has several"},
     {{"kubeconfig", required_argument, NULL, OPT_KUBECONFIG}, "FILE",
-	"Kubernetes mode (not available in this build; use --config)"},
+	"Kubernetes mode: kubeconfig file (default $KUBECONFIG, else in-cluster)"},
     {{"help", no_argument, NULL, OPT_HELP}, NULL, "this text"},
     {{"version", no_argument, NULL, OPT_VERSION}, NULL, "print the version"},
 };
@@ -69,14 +71,17 @@ static const struct flag {
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: vm-dhcp-agent --config FILE [--interface IF] [options]\n\n");
+	fprintf(f, "usage: vm-dhcp-agent --config FILE [--interface IF] [options]\n"
+		   "       vm-dhcp-agent --ippool-ref NS/NAME [--kubeconfig FILE] [--interface IF] "
+		   "[options]\n\n");
 	for (size_t i = 0; i < ELEMENTSOF(flags); i++) {
 		char left[64];
 		snprintf(left, sizeof(left), "--%s%s%s", flags[i].opt.name, flags[i].arg ? " " : "",
 		    flags[i].arg ? flags[i].arg : "");
 		fprintf(f, "  %-26s %s\n", left, flags[i].help);
 	}
-	fprintf(f, "\nSignals: SIGHUP reloads the --config file; SIGTERM/SIGINT stop.\n"
+	fprintf(f, "\nKubernetes mode sets the pool's serverIP/prefix on the interface itself.\n"
+		   "Signals: SIGHUP reloads the --config file; SIGTERM/SIGINT stop.\n"
 		   "Exit status: 0 ok, 1 runtime failure, 2 bad usage or configuration.\n");
 }
 
@@ -222,19 +227,32 @@ main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (opts.config_path == NULL) {
-		if (opts.ippool_ref != NULL || kubeconfig != NULL)
-			log_error(
-			    "Kubernetes mode (--ippool-ref without --config%s) is not available "
-			    "in this build yet; run in local mode with --config FILE",
-			    kubeconfig != NULL ? ", --kubeconfig" : "");
-		else
-			log_error("--config FILE is required (try --help)");
-		return EXIT_USAGE;
-	}
-	if (kubeconfig != NULL) {
-		log_error(
-		    "--kubeconfig is for Kubernetes mode, which is not available in this build "
-		    "yet; drop it to run in local mode from --config");
+		if (opts.ippool_ref == NULL) {
+			log_error("--config FILE (local mode) or --ippool-ref NS/NAME (Kubernetes "
+				  "mode) is required (try --help)");
+			return EXIT_USAGE;
+		}
+		if (opts.dynamic || opts.lease_path != NULL) {
+			log_error("--dynamic and --lease-file are for local mode (--config); in "
+				  "Kubernetes mode the bindings come from the IPPool");
+			return EXIT_USAGE;
+		}
+		{
+			const char *slash = strchr(opts.ippool_ref, '/');
+			if (slash == NULL || slash == opts.ippool_ref || slash[1] == '\0' ||
+			    strchr(slash + 1, '/') != NULL) {
+				log_error("--ippool-ref \"%s\": expected NAMESPACE/NAME",
+				    opts.ippool_ref);
+				return EXIT_USAGE;
+			}
+		}
+		/* Kubernetes mode: the agent always sets serverIP/prefix on its interface */
+		opts.kube = true;
+		opts.kubeconfig = kubeconfig;
+		opts.dry_run = dry;
+		opts.assign_server_ip = true;
+	} else if (kubeconfig != NULL) {
+		log_error("--kubeconfig is for Kubernetes mode (--ippool-ref without --config)");
 		return EXIT_USAGE;
 	}
 	if (opts.lease_path != NULL && !opts.dynamic) {
@@ -242,12 +260,12 @@ main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	r = agent_config_load(opts.config_path, opts.ippool_ref, &cfg, err, sizeof(err));
-	if (r < 0) {
+	if (!opts.kube &&
+	    (r = agent_config_load(opts.config_path, opts.ippool_ref, &cfg, err, sizeof(err))) < 0) {
 		log_error("%s", err);
 		return EXIT_USAGE;
 	}
-	if (dry) {
+	if (dry && !opts.kube) {
 		dry_run(cfg);
 		agent_config_free(cfg);
 		return 0;

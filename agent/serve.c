@@ -16,6 +16,7 @@
 #include <event2/event.h>
 
 #include "agent/agent.h"
+#include "kube/kube.h"
 #include "lib/clock.h"
 #include "lib/httpd.h"
 #include "lib/log.h"
@@ -46,11 +47,25 @@ struct agent {
 	int open_ifindex;
 	bool address_added;
 
+	/* Kubernetes mode (opts.kube): the pool comes from the API server; cfg stays NULL */
+	struct kube_config *kcfg;
+	struct kube_client *kc;
+	struct agent_kube *ksrc;
+
 	struct metrics *metrics;
 	struct httpd *httpd;
+	struct metric *m_kube_synced, *m_kube_last_sync, *m_kube_reconnects, *m_kube_errors,
+	    *m_kube_relists, *m_kube_malformed;
 	struct metric *m_rx, *m_tx, *m_drops, *m_declines, *m_latency, *m_bindings, *m_dynamic,
 	    *m_available, *m_reloads, *m_serving, *m_link_events, *m_lease_errors;
 };
+
+/* The configuration being served: the file's, or the IPPool's last valid version (or NULL). */
+static const struct agent_config *
+cur_cfg(const struct agent *a)
+{
+	return a->ksrc != NULL ? agent_kube_config(a->ksrc) : a->cfg;
+}
 
 /* ---- metrics -------------------------------------------------------------------------- */
 
@@ -78,6 +93,43 @@ collect(void *userdata)
 	metric_set(a->m_dynamic, 0, a->lf != NULL ? (double)leasefile_count(a->lf) : 0);
 	metric_set(a->m_available, 0, a->dyn != NULL ? (double)agent_dynamic_available(a->dyn) : 0);
 	metric_set(a->m_serving, 0, a->open ? 1 : 0);
+	if (a->ksrc != NULL) {
+		struct agent_kube_stats ks;
+		agent_kube_get_stats(a->ksrc, &ks);
+		metric_set(a->m_kube_synced, 0, ks.synced ? 1 : 0);
+		metric_set(a->m_kube_last_sync, 0, (double)ks.last_sync_usec / 1e6);
+		metric_set(a->m_kube_reconnects, 0, (double)ks.watch_reconnects);
+		metric_set(a->m_kube_errors, 0, (double)ks.errors);
+		metric_set(a->m_kube_relists, 0, (double)ks.relists_410);
+		metric_set(a->m_kube_malformed, 0, (double)ks.malformed);
+	}
+}
+
+static int
+kube_metrics_setup(struct agent *a)
+{
+	struct metrics *m = a->metrics;
+
+	a->m_kube_synced = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_kube_synced",
+	    "1 while a valid version of the IPPool is in the table");
+	a->m_kube_last_sync = metrics_add_simple(m, METRIC_GAUGE,
+	    "vmdhcp_agent_kube_last_sync_timestamp_seconds",
+	    "Unix time of the last IPPool version applied to the table");
+	a->m_kube_reconnects = metrics_add_simple(m, METRIC_COUNTER,
+	    "vmdhcp_agent_kube_watch_reconnects_total",
+	    "IPPool watch streams opened after the first");
+	a->m_kube_errors = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_kube_errors_total",
+	    "Failed IPPool list or watch attempts (retried with backoff)");
+	a->m_kube_relists = metrics_add_simple(m, METRIC_COUNTER,
+	    "vmdhcp_agent_kube_relists_total", "IPPool relists forced by 410 Gone");
+	a->m_kube_malformed = metrics_add_simple(m, METRIC_COUNTER,
+	    "vmdhcp_agent_kube_malformed_total",
+	    "IPPool versions refused as malformed (the previous one kept)");
+	if (a->m_kube_synced == NULL || a->m_kube_last_sync == NULL ||
+	    a->m_kube_reconnects == NULL || a->m_kube_errors == NULL ||
+	    a->m_kube_relists == NULL || a->m_kube_malformed == NULL)
+		return -ENOMEM;
+	return 0;
 }
 
 static int
@@ -137,14 +189,20 @@ static bool
 ready(void *userdata, char *reason, size_t len)
 {
 	struct agent *a = userdata;
-	const struct agent_link_state *st = agent_link_state(a->link);
+	const struct agent_link_state *st;
 
-	if (a->cfg->paused) {
+	if (a->ksrc != NULL) {
+		if (!agent_kube_ready(a->ksrc, reason, len))
+			return false;
+		if (a->opts.dry_run)
+			return true; /* synced; no sockets in a dry run */
+	} else if (a->cfg->paused) {
 		snprintf(reason, len, "pool %s/%s is paused", a->cfg->pool_ns, a->cfg->pool_name);
 		return false;
 	}
 	if (a->open)
 		return true;
+	st = agent_link_state(a->link);
 	if (!st->exists)
 		snprintf(reason, len, "interface %s does not exist", a->opts.ifname);
 	else if (!st->up)
@@ -194,20 +252,21 @@ static int
 open_sockets(struct agent *a)
 {
 	const struct agent_link_state *st = agent_link_state(a->link);
+	const struct agent_config *cfg = cur_cfg(a);
 	int fds[2], r;
 	size_t n;
 
 	close_sockets(a);
 	if (a->opts.assign_server_ip) {
 		char ip[IPV4_STRLEN];
-		ipv4_format(a->cfg->opts.server_ip, ip);
-		r = agent_link_add_address(a->link, a->cfg->opts.server_ip, a->cfg->prefix);
+		ipv4_format(cfg->opts.server_ip, ip);
+		r = agent_link_add_address(a->link, cfg->opts.server_ip, cfg->prefix);
 		if (r < 0) {
-			log_error("%s: cannot add %s/%u: %s", a->opts.ifname, ip, a->cfg->prefix,
+			log_error("%s: cannot add %s/%u: %s", a->opts.ifname, ip, cfg->prefix,
 			    strerror(-r));
 			return r;
 		}
-		log_info("%s: address %s/%u present", a->opts.ifname, ip, a->cfg->prefix);
+		log_info("%s: address %s/%u present", a->opts.ifname, ip, cfg->prefix);
 	}
 	r = dhcp_server_open(a->dhcp, st->ifindex, a->opts.ifname, st->hwaddr);
 	if (r < 0) {
@@ -237,8 +296,8 @@ open_sockets(struct agent *a)
 		}
 		a->n_fd = i + 1;
 	}
-	log_info("%s: serving pool %s/%s (ifindex %d)", a->opts.ifname, a->cfg->pool_ns,
-	    a->cfg->pool_name, st->ifindex);
+	log_info("%s: serving pool %s/%s (ifindex %d)", a->opts.ifname, cfg->pool_ns,
+	    cfg->pool_name, st->ifindex);
 	return 0;
 }
 
@@ -246,8 +305,16 @@ open_sockets(struct agent *a)
 static void
 update_sockets(struct agent *a, bool force)
 {
-	const struct agent_link_state *st = agent_link_state(a->link);
-	bool want = st->exists && st->up && !a->cfg->paused;
+	const struct agent_link_state *st;
+	bool want;
+
+	if (a->link == NULL)
+		return; /* dry run: no sockets */
+	st = agent_link_state(a->link);
+	if (a->ksrc != NULL)
+		want = st->exists && st->up && agent_kube_serving(a->ksrc);
+	else
+		want = st->exists && st->up && !a->cfg->paused;
 
 	if (!want) {
 		if (a->open) {
@@ -410,10 +477,15 @@ agent_reload(struct agent *a)
 	char err[AGENT_ERR_MAX];
 	struct agent_config *cfg = NULL;
 	struct agent_dynamic *dyn = NULL;
-	bool was_paused = a->cfg->paused;
-	uint32_t old_server = a->cfg->opts.server_ip;
+	bool was_paused = a->cfg != NULL && a->cfg->paused;
+	uint32_t old_server;
 	int r;
 
+	if (a->ksrc != NULL) {
+		log_info("reload: nothing to re-read in Kubernetes mode (the IPPool is watched)");
+		return 0;
+	}
+	old_server = a->cfg->opts.server_ip;
 	r = agent_config_load(a->opts.config_path, a->opts.ippool_ref, &cfg, err, sizeof(err));
 	if (r < 0) {
 		log_error("reload: %s; keeping the previous configuration", err);
@@ -449,6 +521,41 @@ agent_reload(struct agent *a)
 	return 0;
 }
 
+/* Kubernetes mode: a new valid IPPool version, a pause, a deletion: open or close. */
+static void
+kube_changed(void *userdata, const struct agent_config *cfg)
+{
+	(void)cfg;
+	update_sockets(userdata, false);
+}
+
+static int
+kube_setup(struct agent *a, char *err, size_t errlen)
+{
+	struct agent_kube_opts ko = {
+		.ippool_ref = a->opts.ippool_ref,
+		.on_change = kube_changed,
+		.userdata = a,
+	};
+	int r;
+
+	if ((r = kube_config_load(a->opts.kubeconfig, &a->kcfg, err, errlen)) < 0)
+		return r;
+	if ((r = kube_client_new(a->base, a->kcfg, &a->kc)) < 0) {
+		snprintf(err, errlen, "Kubernetes client: %s", strerror(-r));
+		return r;
+	}
+	if ((r = agent_kube_new(a->kc, a->dhcp, &ko, &a->ksrc, err, errlen)) < 0)
+		return r;
+	if ((r = kube_metrics_setup(a)) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return r;
+	}
+	log_info("Kubernetes mode: IPPool %s from %s%s", a->opts.ippool_ref,
+	    kube_config_server(a->kcfg), a->opts.dry_run ? " (dry run: no sockets)" : "");
+	return 0;
+}
+
 int
 agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_config *cfg,
     struct agent **ret, char *err, size_t errlen)
@@ -469,6 +576,8 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
+	if (opts->kube && (r = kube_setup(a, err, errlen)) < 0)
+		goto fail;
 	if (opts->dynamic) {
 		r = leasefile_open(opts->lease_path, &a->lf, err, errlen);
 		if (r < 0)
@@ -488,11 +597,13 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 	cb.on_decline = on_decline;
 	cb.userdata = a;
 	dhcp_server_set_callbacks(a->dhcp, &cb);
-	r = agent_apply_config(a->dhcp, cfg, a->dyn, err, errlen);
-	if (r < 0)
-		goto fail;
-	log_config(a, "loaded", 0);
-	shrink_config(a->cfg);
+	if (!opts->kube) {
+		r = agent_apply_config(a->dhcp, cfg, a->dyn, err, errlen);
+		if (r < 0)
+			goto fail;
+		log_config(a, "loaded", 0);
+		shrink_config(a->cfg);
+	}
 
 	a->ev_retry = evtimer_new(base, retry_cb, a);
 	if (a->ev_retry == NULL) {
@@ -500,13 +611,13 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	r = agent_link_new(base, opts->ifname, link_changed, a, &a->link);
+	r = opts->dry_run ? 0 : agent_link_new(base, opts->ifname, link_changed, a, &a->link);
 	if (r < 0) {
 		snprintf(err, errlen, "%s: cannot watch the interface (netlink): %s", opts->ifname,
 		    strerror(-r));
 		goto fail;
 	}
-	{
+	if (a->link != NULL) {
 		const struct agent_link_state *st = agent_link_state(a->link);
 		if (!st->exists)
 			log_warn("%s: no such interface yet; waiting for it", opts->ifname);
@@ -524,6 +635,10 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 		httpd_set_ready(a->httpd, ready, a);
 		log_info("HTTP /healthz /readyz /metrics on %s (port %d)", opts->listen,
 		    httpd_port(a->httpd));
+	}
+	if (a->ksrc != NULL && (r = agent_kube_start(a->ksrc)) < 0) {
+		snprintf(err, errlen, "IPPool informer: %s", strerror(-r));
+		goto fail;
 	}
 	*ret = a;
 	return 0;
@@ -548,6 +663,9 @@ agent_free(struct agent *a)
 		log_error("%s: cannot write lease file: %s", a->opts.lease_path, strerror(-r));
 	agent_dynamic_free(a->dyn);
 	leasefile_free(a->lf);
+	agent_kube_free(a->ksrc);
+	kube_client_free(a->kc);
+	kube_config_free(a->kcfg);
 	dhcp_server_free(a->dhcp);
 	metrics_free(a->metrics);
 	agent_config_free(a->cfg);
