@@ -241,3 +241,12 @@ bench-kube: $(BUILD)/bench-kube $(APISERVER)
 
 
 
+
+# --- end-to-end tests (tests/e2e) and the controller / end-to-end benchmarks ------------------
+# tests/e2e/yaml2json.c: crds/*.yaml and examples/*.yaml to JSON lines for the scripts' POSTs.
+$(BUILD)/e2e/yaml2json: $(BUILD)/obj/tests/e2e/yaml2json.o $(ARCHIVES)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(ARCHIVES) $(LIBS)
+
+e2e-test: $(BUILD)/e2e/yaml2json
