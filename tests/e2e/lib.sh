@@ -178,6 +178,7 @@ timeout 20;
 retry 1;
 supersede dhcp-renewal-time ${T1:-2};
 supersede dhcp-rebinding-time ${T2:-4};
+${CLIENT_LEASE:+supersede dhcp-lease-time $CLIENT_LEASE;}
 EOF
 }
 
@@ -203,3 +204,25 @@ e2e_finish() {
     [ "$CHECKS_FAIL" -eq 0 ] || show_logs
     finish
 }
+
+# setup_bound VM MAC: API server, CRDs, NAD + IPPool "testnet" on $NET, controller, agent on br0,
+# the VM's VMNetCfg (same name) and its dhclient bound to the allocated address ($BOUND_IP).
+setup_bound() {
+    local vm=$1 mac=$2
+    add_vm "$vm" "$mac"
+    start_api || { fail "API server" "did not start"; e2e_finish; }
+    pass "API server started"
+    apply_crds
+    create_nad testnet
+    create_pool testnet $NET
+    check "controller ready" start_controller
+    check "agent ready after its first sync" start_kagent testnet br0 $HTTP_PORT
+    create_cfg "$vm" "$mac" testnet
+    check "controller allocated an address to $vm" wait_for 20 cfg_has_ip "$vm"
+    BOUND_IP=$(cfg_ip "$vm"); BOUND_IP=${BOUND_IP%%/*}
+    run_dhclient "$vm"
+    check "$vm: dhclient bound to $BOUND_IP/24" wait_for 20 has_addr "$vm" "$BOUND_IP/24"
+    [ "$CHECKS_FAIL" -eq 0 ] || e2e_finish
+}
+# acked VM: number of DHCPACKs in its dhclient log
+acked() { count_log "$1" '^DHCPACK of '; }
