@@ -250,3 +250,8 @@ $(BUILD)/e2e/yaml2json: $(BUILD)/obj/tests/e2e/yaml2json.o $(ARCHIVES)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(ARCHIVES) $(LIBS)
 
 e2e-test: $(BUILD)/e2e/yaml2json
+
+# Controller benchmark: 10 000 NICs in one pool bound end to end against build/test-apiserver
+# (loopback); writes the "Controller" section of docs/benchmarks.md.
+bench-controller: programs $(BUILD)/e2e/yaml2json
+	@scripts/bench-controller.sh
