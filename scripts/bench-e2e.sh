@@ -60,6 +60,9 @@ p50=$(pct 50) p90=$(pct 90) p99=$(pct 99)
 lmin=$(head -n1 "$TMP/lat.sorted" | awk '{ printf "%.1f ms", $1 / 1000 }')
 lmax=$(tail -n1 "$TMP/lat.sorted" | awk '{ printf "%.1f ms", $1 / 1000 }')
 echo "latency over $n runs ($fails failed): min $lmin, median $p50, p90 $p90, p99 $p99, max $lmax"
+st=/proc/${AGENTS[testnet]}/status
+base_rss=$(awk '$1 == "VmRSS:" { print $2 }' $st) base_anon=$(awk '$1 == "RssAnon:" { print $2 }' $st)
+base_file=$(awk '$1 == "RssFile:" { print $2 }' $st)
 stop_pid "${AGENTS[testnet]}"; unset 'AGENTS[testnet]'
 stop_pid "$CTRL_PID"; CTRL_PID=
 
@@ -95,6 +98,17 @@ code=$(api PATCH "$POOLS/big" '{"spec":{"ipv4Config":{"dns":["10.70.0.54"]}}}')
 sleep 2
 rss2=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$apid/status")
 hwm2=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$apid/status")
+# diagnosis: how much of that RSS is heap already freed but kept by malloc (gdb, when present)
+rss3=
+if command -v gdb >/dev/null; then
+    gdb -p "$apid" -batch -ex 'call (int)malloc_trim(0)' >/dev/null 2>&1
+    rss3=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$apid/status")
+    anon3=$(awk '$1 == "RssAnon:" { print $2 }' "/proc/$apid/status")
+    file3=$(awk '$1 == "RssFile:" { print $2 }' "/proc/$apid/status")
+    inuse=$(gdb -p "$apid" -batch -ex 'print (long)mallinfo2().uordblks' 2>/dev/null | sed -n 's/^\$1 = //p')
+    inuse=${inuse:-0}
+    echo "after malloc_trim(0) in the agent (gdb): VmRSS $rss3 KiB"
+fi
 echo "agent with $BINDINGS bindings: synced in $t_sync ms, VmRSS $rss KiB, VmHWM $hwm KiB; after one MODIFIED: VmRSS $rss2 KiB, VmHWM $hwm2 KiB"
 
 {
@@ -111,6 +125,9 @@ echo "agent with $BINDINGS bindings: synced in $t_sync ms, VmRSS $rss KiB, VmHWM
     echo "| agent with $BINDINGS bindings synced from the API server (one /16 IPPool): VmRSS | **$((rss / 1024)) MiB** ($rss KiB); bar < 8 MiB |"
     echo "| same, peak (VmHWM) during the initial list | $((hwm / 1024)) MiB ($hwm KiB) |"
     echo "| after one more IPPool change (MODIFIED event carrying all $BINDINGS again): VmRSS / VmHWM | $rss2 KiB / $hwm2 KiB |"
+    [ -n "$rss3" ] && echo "| diagnosis: VmRSS after \\`malloc_trim(0)\\` called in the agent with gdb (freed heap returned) | **$((rss3 / 1024)) MiB** ($rss3 KiB: $anon3 KiB anonymous, $file3 KiB file-backed) |"
+    echo "| agent's own heap in use after the sync (mallinfo2 uordblks, gdb) | $((inuse / 1024)) KiB |"
+    echo "| baseline: the small pool's agent before (VmRSS, anonymous / file-backed) | $base_rss KiB ($base_anon / $base_file KiB) |"
     echo "| agent start to $BINDINGS bindings served (list + decode + table) | $t_sync ms |"
 } >"$TMP/result.md"
 cat "$TMP/result.md"
