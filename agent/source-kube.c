@@ -299,7 +299,10 @@ ntp_timer_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Fills kp->message and returns -EINVAL. */
-static int __attribute__((format(printf, 2, 3))) refuse(struct kpool *kp, const char *fmt, ...)
+static int refuse(struct kpool *kp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int
+refuse(struct kpool *kp, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -651,6 +654,7 @@ agent_kube_new(struct kube_client *c, struct dhcp_server *s, const struct agent_
 	io.backoff_base_usec = opts->backoff_base_usec;
 	io.backoff_max_usec = opts->backoff_max_usec;
 	io.watch_timeout_s = opts->watch_timeout_s;
+	/* no periodic resync: a store item gives its bindings to the engine once applied */
 	io.transform = kpool_transform;
 	io.destroy = kpool_destroy;
 	io.transform_userdata = k;
