@@ -23,7 +23,8 @@
 #include "lib/metrics.h"
 #include "lib/util.h"
 
-#define REOPEN_RETRY_SEC 2
+#define REOPEN_RETRY_SEC 2	/* first retry after a failed open; doubles */
+#define REOPEN_RETRY_MAX_SEC 60 /* up to this */
 /*
  * Receive buffer of the DHCP sockets: a burst while the agent is not scheduled (a busy node)
  * must queue, not drop. 4 MiB holds ~2 000 queued requests (skb truesize ~2 KiB each).
@@ -41,6 +42,7 @@ struct agent {
 	struct event *ev_fd[2];
 	size_t n_fd;
 	struct event *ev_retry;
+	unsigned retry_sec; /* next retry delay; 0 after a success */
 	bool open;
 	int open_ifindex;
 	bool address_added;
@@ -268,7 +270,11 @@ open_sockets(struct agent *a)
 	}
 	r = dhcp_server_open(a->dhcp, st->ifindex, a->opts.ifname, st->hwaddr);
 	if (r < 0) {
-		log_error("%s: cannot open DHCP sockets: %s", a->opts.ifname, strerror(-r));
+		log_error("%s: cannot open DHCP sockets: %s%s", a->opts.ifname, strerror(-r),
+		    r == -EACCES || r == -EPERM
+			? " (needs CAP_NET_RAW for the packet socket and CAP_NET_BIND_SERVICE "
+			  "for UDP port 67)"
+			: "");
 		return r;
 	}
 	a->open = true;
@@ -316,15 +322,21 @@ update_sockets(struct agent *a, bool force)
 			log_info("%s: DHCP sockets closed; waiting", a->opts.ifname);
 		}
 		evtimer_del(a->ev_retry);
+		a->retry_sec = 0;
 		return;
 	}
 	if (a->open && !force && a->open_ifindex == st->ifindex)
 		return;
 	if (open_sockets(a) < 0) {
-		struct timeval tv = {.tv_sec = REOPEN_RETRY_SEC};
+		struct timeval tv;
+		a->retry_sec = a->retry_sec == 0 ? REOPEN_RETRY_SEC
+						 : MIN(a->retry_sec * 2, REOPEN_RETRY_MAX_SEC);
+		tv = (struct timeval){.tv_sec = a->retry_sec};
+		log_info("%s: retrying in %u s", a->opts.ifname, a->retry_sec);
 		evtimer_add(a->ev_retry, &tv);
 	} else {
 		evtimer_del(a->ev_retry);
+		a->retry_sec = 0;
 	}
 }
 

@@ -21,6 +21,7 @@
 #define DEFAULT_REQUEST_MS 30000
 #define DEFAULT_CONNECT_MS 10000
 #define MAX_BODY (256u << 20)
+#define MAX_ACTIVE 64 /* plain requests in flight at once; watches are not counted */
 
 struct kube_http {
 	struct event_base *base;
@@ -28,7 +29,9 @@ struct kube_http {
 	CURLM *multi;
 	struct event *timer;
 	struct event *reaper;
-	struct kube_http_call *calls; /* all live calls */
+	struct kube_http_call *calls, *tail; /* all live calls, oldest first */
+	unsigned active;                    /* non-stream calls in the multi handle */
+	unsigned max_active;
 	long request_ms, connect_ms;
 	bool in_check;
 };
@@ -42,6 +45,9 @@ struct kube_http_call {
 	char *method;
 	char *body;
 	size_t body_len;
+	char *content_type;
+	long timeout_ms;
+	bool counted; /* holds one of the max_active slots */
 	char *resp;
 	size_t resp_len, resp_cap;
 	bool stream;
@@ -74,6 +80,12 @@ call_free(struct kube_http_call *call)
 		h->calls = call->next;
 	if (call->next)
 		call->next->prev = call->prev;
+	else
+		h->tail = call->prev;
+	if (call->counted) {
+		h->active--;
+		event_active(h->reaper, EV_TIMEOUT, 0); /* admit a waiting call */
+	}
 	if (call->easy) {
 		if (call->added)
 			curl_multi_remove_handle(h->multi, call->easy);
@@ -85,10 +97,18 @@ call_free(struct kube_http_call *call)
 	free(call->url);
 	free(call->method);
 	free(call->body);
+	free(call->content_type);
 	free(call->resp);
 	free(call);
 }
 
+static int call_start(struct kube_http_call *call);
+
+/*
+ * Deferred work, from the loop: free cancelled calls and start waiting ones in order (curl
+ * refuses adds from inside its callbacks). At most max_active plain requests run at once,
+ * so a burst of writes queues here as small records instead of as curl handles.
+ */
 static void
 reaper_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -99,16 +119,17 @@ reaper_cb(evutil_socket_t fd, short what, void *arg)
 		next = call->next;
 		if (call->cancelled) {
 			call_free(call);
-		} else if (!call->added) {
-			call->added = true;
-			if (curl_multi_add_handle(h->multi, call->easy) != CURLM_OK) {
-				call->added = false;
-				call->cancelled = true;
-				call->reported = true;
-				snprintf(call->errbuf, sizeof(call->errbuf), "cannot start transfer");
-				call->on_done(call->userdata, -ENOMEM, 0, "", 0, call->errbuf);
-				call_free(call);
-			}
+			continue;
+		}
+		if (call->added || (!call->stream && h->active >= h->max_active))
+			continue;
+		if (call_start(call) < 0) {
+			call->cancelled = true;
+			call->reported = true;
+			snprintf(call->errbuf, sizeof(call->errbuf), "%s %s: cannot start transfer",
+			    call->method, call->url);
+			call->on_done(call->userdata, -ENOMEM, 0, "", 0, call->errbuf);
+			call_free(call);
 		}
 	}
 }
@@ -225,7 +246,7 @@ check_multi_info(struct kube_http *h)
 			err = -ECANCELED;
 			snprintf(message, sizeof(message), "%s %s: aborted", call->method, call->url);
 		}
-		/* Take it off the list first: the callback may submit or cancel others. */
+		/* Detach from curl before reporting: the callback may submit or cancel others. */
 		curl_multi_remove_handle(h->multi, call->easy);
 		curl_easy_cleanup(call->easy);
 		call->easy = NULL;
@@ -293,6 +314,7 @@ kube_http_new(struct event_base *base, struct kube_config *cfg, struct kube_http
 	h->base = base;
 	h->cfg = cfg;
 	h->request_ms = DEFAULT_REQUEST_MS;
+	h->max_active = MAX_ACTIVE;
 	h->connect_ms = DEFAULT_CONNECT_MS;
 	h->multi = curl_multi_init();
 	h->timer = evtimer_new(base, timer_cb, h);
@@ -380,21 +402,85 @@ setup_tls(struct kube_http_call *call, struct kube_config *cfg)
 	return 0;
 }
 
+/* Creates the curl handle of a waiting call and adds it to the multi handle. */
+static int
+call_start(struct kube_http_call *call)
+{
+	struct kube_http *h = call->http;
+	struct curl_slist *hl;
+	const char *token;
+	CURL *e;
+
+	e = call->easy = curl_easy_init();
+	if (!e)
+		return -ENOMEM;
+	hl = curl_slist_append(NULL, "Accept: application/json");
+	if (!hl)
+		return -ENOMEM;
+	call->headers = hl;
+	if (call->content_type) {
+		char line[160];
+
+		snprintf(line, sizeof(line), "Content-Type: %s", call->content_type);
+		if (!curl_slist_append(hl, line))
+			return -ENOMEM;
+	}
+	token = kube_config_token(h->cfg); /* read now: a rotated token is used at once */
+	if (token) {
+		char *line;
+
+		if (asprintf(&line, "Authorization: Bearer %s", token) < 0)
+			return -ENOMEM;
+		if (!curl_slist_append(hl, line)) {
+			free(line);
+			return -ENOMEM;
+		}
+		free(line);
+	}
+
+	curl_easy_setopt(e, CURLOPT_URL, call->url);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, call);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, call->errbuf);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, call->headers);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, call);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "vm-dhcp/kube");
+	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+	curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, h->connect_ms);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
+	    call->timeout_ms ? call->timeout_ms : (call->stream ? 0L : h->request_ms));
+	if (strcmp(call->method, "GET") != 0)
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, call->method);
+	if (call->body) {
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, call->body);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)call->body_len);
+	}
+	setup_tls(call, h->cfg);
+	if (curl_multi_add_handle(h->multi, e) != CURLM_OK)
+		return -ENOMEM;
+	call->added = true;
+	if (!call->stream) {
+		call->counted = true;
+		h->active++;
+	}
+	return 0;
+}
+
 int
 kube_http_submit(struct kube_http *h, const struct kube_http_request *req,
     struct kube_http_call **ret)
 {
 	struct kube_http_call *call;
-	const char *token;
-	struct curl_slist *hl;
-	long timeout;
-	int rc = -ENOMEM;
 
 	call = calloc(1, sizeof(*call));
 	if (!call)
 		return -ENOMEM;
 	call->http = h;
 	call->stream = req->stream;
+	call->timeout_ms = req->timeout_ms;
 	call->on_data = req->on_data;
 	call->on_done = req->on_done;
 	call->release = req->release;
@@ -402,8 +488,9 @@ kube_http_submit(struct kube_http *h, const struct kube_http_request *req,
 	call->method = strdup(req->method);
 	if (asprintf(&call->url, "%s%s", h->cfg->server, req->path) < 0)
 		call->url = NULL;
-	call->easy = curl_easy_init();
-	if (!call->method || !call->url || !call->easy)
+	if (req->content_type)
+		call->content_type = strdup(req->content_type);
+	if (!call->method || !call->url || (req->content_type && !call->content_type))
 		goto fail;
 	if (req->body) {
 		call->body = malloc(req->body_len + 1);
@@ -413,70 +500,22 @@ kube_http_submit(struct kube_http *h, const struct kube_http_request *req,
 		call->body[req->body_len] = '\0';
 		call->body_len = req->body_len;
 	}
-
-	hl = curl_slist_append(NULL, "Accept: application/json");
-	if (hl && req->content_type) {
-		char line[128];
-
-		snprintf(line, sizeof(line), "Content-Type: %s", req->content_type);
-		hl = curl_slist_append(hl, line) ? hl : NULL;
-	}
-	token = kube_config_token(h->cfg);
-	if (hl && token) {
-		char *line;
-
-		if (asprintf(&line, "Authorization: Bearer %s", token) < 0)
-			goto fail_hl;
-		if (!curl_slist_append(hl, line)) {
-			free(line);
-			goto fail_hl;
-		}
-		free(line);
-	}
-	if (!hl)
-		goto fail;
-	call->headers = hl;
-
-	curl_easy_setopt(call->easy, CURLOPT_URL, call->url);
-	curl_easy_setopt(call->easy, CURLOPT_PRIVATE, call);
-	curl_easy_setopt(call->easy, CURLOPT_ERRORBUFFER, call->errbuf);
-	curl_easy_setopt(call->easy, CURLOPT_HTTPHEADER, call->headers);
-	curl_easy_setopt(call->easy, CURLOPT_WRITEFUNCTION, write_cb);
-	curl_easy_setopt(call->easy, CURLOPT_WRITEDATA, call);
-	curl_easy_setopt(call->easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(call->easy, CURLOPT_USERAGENT, "vm-dhcp/kube");
-	curl_easy_setopt(call->easy, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-	curl_easy_setopt(call->easy, CURLOPT_PIPEWAIT, 1L);
-	curl_easy_setopt(call->easy, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(call->easy, CURLOPT_CONNECTTIMEOUT_MS, h->connect_ms);
-	timeout = req->timeout_ms ? req->timeout_ms : (req->stream ? 0 : h->request_ms);
-	curl_easy_setopt(call->easy, CURLOPT_TIMEOUT_MS, timeout);
-	if (strcmp(req->method, "GET") != 0)
-		curl_easy_setopt(call->easy, CURLOPT_CUSTOMREQUEST, call->method);
-	if (call->body) {
-		curl_easy_setopt(call->easy, CURLOPT_POSTFIELDS, call->body);
-		curl_easy_setopt(call->easy, CURLOPT_POSTFIELDSIZE, (long)call->body_len);
-	}
-	setup_tls(call, h->cfg);
-
-	call->next = h->calls;
-	if (h->calls)
-		h->calls->prev = call;
-	h->calls = call;
-	/* Added from the loop: curl refuses adds from inside its own callbacks. */
+	/* append: calls start in the order they were made */
+	call->prev = h->tail;
+	if (h->tail)
+		h->tail->next = call;
+	else
+		h->calls = call;
+	h->tail = call;
 	event_active(h->reaper, EV_TIMEOUT, 0);
 	if (ret)
 		*ret = call;
 	return 0;
-
-fail_hl:
-	curl_slist_free_all(hl);
 fail:
-	if (call->easy)
-		curl_easy_cleanup(call->easy);
 	free(call->method);
 	free(call->url);
+	free(call->content_type);
 	free(call->body);
 	free(call);
-	return rc;
+	return -ENOMEM;
 }

@@ -528,3 +528,36 @@ kube_informer_start(struct kube_informer *inf)
 	start_list(inf);
 	return 0;
 }
+
+static void
+wait_tick(evutil_socket_t fd, short what, void *arg)
+{
+}
+
+int
+kube_informers_wait_synced(struct kube_informer *const *infs, size_t n, long timeout_ms)
+{
+	struct event_base *base;
+	struct event *tick;
+	struct timeval tv = { 0, 50000 };
+	uint64_t end = clock_now_usec() + (uint64_t)timeout_ms * USEC_PER_MSEC;
+	bool all;
+
+	if (n == 0)
+		return 0;
+	base = kube_client_base(infs[0]->c);
+	tick = event_new(base, -1, EV_PERSIST, wait_tick, NULL);
+	if (!tick)
+		return -ENOMEM;
+	evtimer_add(tick, &tv);
+	for (;;) {
+		all = true;
+		for (size_t i = 0; i < n; i++)
+			all = all && infs[i]->synced;
+		if (all || clock_now_usec() >= end)
+			break;
+		event_base_loop(base, EVLOOP_ONCE);
+	}
+	event_free(tick);
+	return all ? 0 : -ETIMEDOUT;
+}

@@ -34,7 +34,8 @@
  * calling them (a watch may free itself from its own callbacks).
  *
  * Transport: libcurl multi on the caller's event_base (HTTP/2 when the server offers it,
- * keep-alive pool of at most 32 connections per host, 10 s connect and 30 s request timeouts
+ * keep-alive pool of at most 32 connections per host, at most 64 plain requests in flight
+ * (more wait in order, as small records), 10 s connect and 30 s request timeouts
  * by default, watches without a total timeout), TLS verified against the configured CA
  * unless insecure-skip-tls-verify.
  */
@@ -333,6 +334,9 @@ int kube_informer_add_index(struct kube_informer *inf, const char *name, kube_in
 int kube_informer_add_handlers(struct kube_informer *inf, const struct kube_informer_handlers *h);
 int kube_informer_start(struct kube_informer *inf);
 bool kube_informer_has_synced(const struct kube_informer *inf);
+/* Start-up helper (client-go's WaitForCacheSync): runs the loop until every informer has
+ * synced (0) or timeout_ms passes (-ETIMEDOUT). Never from inside a callback. */
+int kube_informers_wait_synced(struct kube_informer *const *infs, size_t n, long timeout_ms);
 /* Borrowed. */
 struct kube_store *kube_informer_store(struct kube_informer *inf);
 void kube_informer_get_stats(const struct kube_informer *inf, struct kube_informer_stats *ret);

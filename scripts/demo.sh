@@ -43,7 +43,8 @@ stop_pid() {
 
 cleanup() {
     local rc=$? p n
-    trap - EXIT INT TERM
+    trap - EXIT
+    trap "" INT TERM # a second Ctrl-C must not cut the teardown short
     set +e
     say "tearing down"
     for p in "${CLIENT_PIDS[@]}"; do stop_pid "$p"; done

@@ -555,8 +555,10 @@ handle_list(struct server *srv, struct evhttp_request *req, struct route *rt, st
 	struct selector *labels, *fields;
 	struct list_result lr;
 	struct api_err err;
-	uint64_t limit = 0;
+	uint64_t limit = 0, at_rv = 0;
 	const char *l = query_get(q, "limit");
+	const char *rvs = query_get(q, "resourceVersion");
+	const char *match = query_get(q, "resourceVersionMatch");
 
 	srv->counts[VERB_LIST]++;
 	if (l != NULL && l[0] != '\0' && parse_uint(l, 0, UINT32_MAX, &limit) < 0) {
@@ -565,7 +567,17 @@ handle_list(struct server *srv, struct evhttp_request *req, struct route *rt, st
 	}
 	if (parse_selectors(req, q, &labels, &fields) < 0)
 		return;
-	if (store_list(srv->st, rt->res, rt->ns, labels, fields, (size_t)limit,
+	if (rvs != NULL && rvs[0] != '\0' && parse_uint(rvs, 0, UINT64_MAX, &at_rv) < 0) {
+		send_status(req, 400, "BadRequest", "invalid resourceVersion", NULL, NULL);
+		selector_free(labels);
+		selector_free(fields);
+		return;
+	}
+	/* resourceVersionMatch=Exact reads the past; otherwise (NotOlderThan, or "0" = any)
+	 * the latest state qualifies unless the version is still in the future. */
+	if (match == NULL || strcmp(match, "Exact") != 0)
+		at_rv = at_rv > store_rv(srv->st) ? at_rv : 0;
+	if (store_list(srv->st, rt->res, rt->ns, labels, fields, (size_t)limit, at_rv,
 		query_get(q, "continue"), &lr, &err) < 0)
 		send_err(req, &err, rt->res, NULL);
 	else
@@ -633,7 +645,8 @@ handle_watch(struct server *srv, struct evhttp_request *req, struct route *rt, s
 	evhttp_connection_set_closecb(w->evcon, watch_closecb, w);
 	if (from_now) {
 		struct list_result lr;
-		if (store_list(srv->st, rt->res, w->ns, labels, fields, 0, NULL, &lr, &err) == 0) {
+		if (store_list(srv->st, rt->res, w->ns, labels, fields, 0, 0, NULL, &lr, &err) ==
+		    0) {
 			for (size_t i = 0; i < lr.n; i++) {
 				const char *s = store_object_ser(lr.items[i].obj);
 				size_t n = strlen(s) + 32;
@@ -794,7 +807,7 @@ handle_deletecollection(
 		json_decref(items);
 		return;
 	}
-	if (store_list(srv->st, rt->res, rt->ns, labels, fields, 0, NULL, &lr, &err) == 0) {
+	if (store_list(srv->st, rt->res, rt->ns, labels, fields, 0, 0, NULL, &lr, &err) == 0) {
 		/* names first: deleting invalidates the list's object pointers */
 		size_t n = lr.n;
 		char **keys = calloc(n + 1, sizeof(*keys));

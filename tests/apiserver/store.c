@@ -1240,8 +1240,8 @@ push_item(struct list_result *lr, size_t *cap, struct object *o, json_t *json)
 
 int
 store_list(struct store *st, struct resource *res, const char *ns, const struct selector *labels,
-    const struct selector *fields, size_t limit, const char *cont, struct list_result *ret,
-    struct api_err *err)
+    const struct selector *fields, size_t limit, uint64_t at_rv, const char *cont,
+    struct list_result *ret, struct api_err *err)
 {
 	uint64_t rv = st->rv;
 	char *after = NULL, prefix[300];
@@ -1270,6 +1270,21 @@ store_list(struct store *st, struct resource *res, const char *ns, const struct 
 			free(after);
 			return -1;
 		}
+	} else if (at_rv > 0) {
+		if (at_rv > st->rv) {
+			set_err(err, 504, "Timeout",
+			    "Timeout: Too large resource version: %llu, current: %llu",
+			    (unsigned long long)at_rv, (unsigned long long)st->rv);
+			return -1;
+		}
+		if (at_rv < st->compacted_rv) {
+			set_err(err, 410, "Expired", "too old resource version: %llu (%llu)",
+			    (unsigned long long)at_rv, (unsigned long long)st->compacted_rv);
+			return -1;
+		}
+		rv = at_rv;
+	}
+	if (rv != st->rv) {
 		/* Objects changed since rv: their state at rv is the prev of the first later
 		 * event. */
 		overrides = hmap_new();
@@ -1277,7 +1292,8 @@ store_list(struct store *st, struct resource *res, const char *ns, const struct 
 			struct event *ev = &st->hist[(st->hist_start + h) % st->hist_cap];
 			if (ev->rv <= rv || ev->res != res || hmap_get(overrides, ev->key) != NULL)
 				continue;
-			if (strncmp(ev->key, prefix, plen) != 0 || strcmp(ev->key, after) <= 0)
+			if (strncmp(ev->key, prefix, plen) != 0 ||
+			    (after != NULL && strcmp(ev->key, after) <= 0))
 				continue;
 			pasts = realloc(pasts, (npasts + 1) * sizeof(*pasts));
 			if (pasts == NULL)

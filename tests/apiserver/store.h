@@ -124,10 +124,12 @@ struct list_result {
 	uint64_t rv;
 	char *cont; /* continue token or NULL */
 };
-/* ns NULL = every namespace. limit 0 = no limit. cont (borrowed) may be NULL. */
+/* ns NULL = every namespace. limit 0 = no limit. at_rv: 0 = now, else the state at that
+ * resourceVersion (410 when older than the history, 504 when in the future). cont (borrowed,
+ * may be NULL) continues an earlier page at its version. */
 int store_list(struct store *st, struct resource *res, const char *ns,
-    const struct selector *labels, const struct selector *fields, size_t limit, const char *cont,
-    struct list_result *ret, struct api_err *err);
+    const struct selector *labels, const struct selector *fields, size_t limit, uint64_t at_rv,
+    const char *cont, struct list_result *ret, struct api_err *err);
 void list_result_clear(struct list_result *lr);
 
 /* Events after rv for res, in order: returns -1 (410 in err) when rv is too old. */

@@ -7,18 +7,16 @@
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
-
-extern char **environ;
 
 #define MAX_ARGS 64
 
@@ -69,6 +67,7 @@ spawn(struct test_apiserver *a, int port)
 	char *argv[MAX_ARGS + 1], listen[64], portfile[PATH_MAX + 8], *copy = NULL, *save = NULL;
 	char *wcopy = NULL;
 	const char *wrapper;
+	pid_t parent;
 	int argc = 0, r;
 	struct timespec ts = {0, 10 * 1000 * 1000};
 
@@ -99,12 +98,23 @@ spawn(struct test_apiserver *a, int port)
 			argv[argc++] = t;
 	}
 	argv[argc] = NULL;
-	r = posix_spawnp(&a->pid, argv[0], NULL, NULL, argv, environ);
+	parent = getpid();
+	a->pid = fork();
+	if (a->pid == 0) {
+		/* The server must not outlive a test binary that crashes or is killed. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(127);
+		execvp(argv[0], argv);
+		fprintf(stderr, "test-apiserver: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	r = a->pid < 0 ? -errno : 0;
 	free(copy);
 	free(wcopy);
-	if (r != 0) {
+	if (r < 0) {
 		a->pid = 0;
-		return -r;
+		return r;
 	}
 	/* Ready when DIR/port exists (written last, atomically); valgrind is slow. */
 	for (int i = 0; i < 6000; i++) {

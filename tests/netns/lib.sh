@@ -61,6 +61,7 @@ stop_pid() { # PID: TERM, wait up to 5 s, then KILL (only processes we started)
 
 cleanup() {
     local p n
+    trap '' INT TERM # a second Ctrl-C must not cut the teardown short
     for p in "${PIDS[@]}"; do stop_pid "$p"; done
     [ -n "$AGENT_PID" ] && stop_pid "$AGENT_PID"
     for n in "${NSES[@]}"; do

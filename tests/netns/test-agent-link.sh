@@ -3,6 +3,7 @@
 #   - the bridge deleted: sockets closed, /readyz 503, the agent keeps running;
 #   - the bridge re-created (new ifindex): serverIP re-added, sockets reopened, a client binds;
 #   - the bridge set down then up: sockets reopened, a client binds;
+#   - a pool paused by SIGHUP is not served (not ready), unpaused it is served again;
 #   - started before its interface exists: waits (not ready), serves once it appears.
 # A bad configuration file at start is one clear error and exit status 2.
 . "$(dirname "$0")/lib.sh"
@@ -67,6 +68,19 @@ check "bridge up: /readyz ok again" wait_for 10 agent_ready
 udhcpc_once vm1
 check "bridge up: client binds again" has_addr vm1 $NET.11/24
 
+# a paused pool: not served, not ready; unpaused by SIGHUP: served again
+sed -i 's#^  networkName: .*#&\n  paused: true#' "$cfg"
+kill -HUP "$AGENT_PID"
+paused() { ip netns exec "$SRV" curl -s "http://127.0.0.1:$HTTP_PORT/readyz" | grep -q "paused"; }
+check "paused pool: /readyz says paused" wait_for 5 paused
+ip -n "$TAG-vm1" -4 addr flush dev eth0
+ip netns exec "$TAG-vm1" busybox udhcpc -f -n -q -i eth0 -t 2 -T 1 -s "$TMP/apply.sh" >>"$TMP/udhcpc.log" 2>&1
+check "paused pool: client gets nothing" test -z "$(vm_addr vm1)"
+sed -i '/^  paused: true$/d' "$cfg"
+kill -HUP "$AGENT_PID"
+check "unpaused: /readyz ok" wait_for 5 agent_ready
+udhcpc_once vm1
+check "unpaused: client binds" has_addr vm1 $NET.11/24
 check "agent still running" kill -0 "$AGENT_PID"
 
 # an interface that does not exist yet (a Multus eth1 plugged late): wait, then serve

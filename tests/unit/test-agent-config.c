@@ -199,6 +199,71 @@ test_other_groups_ignored(void)
 	agent_config_free(c);
 }
 
+/* Deterministic corruptions of a valid file: every result is a config or one clear error. */
+static void
+test_corrupted_files_never_crash(void)
+{
+	/* no ntp: a corrupted name must not send the test to a DNS server */
+	static const char base[] =
+	    "apiVersion: network.harvesterhci.io/v1alpha1\n"
+	    "kind: IPPool\n"
+	    "metadata: {name: net1, namespace: default}\n"
+	    "spec:\n"
+	    "  networkName: net1\n"
+	    "  ipv4Config:\n"
+	    "    serverIP: 10.0.0.2\n"
+	    "    cidr: 10.0.0.0/24\n"
+	    "    pool: {start: 10.0.0.10, end: 10.0.0.20, exclude: [10.0.0.11]}\n"
+	    "    router: 10.0.0.1\n"
+	    "    dns: [10.0.0.53]\n"
+	    "    domainSearch: [a.test, b.test]\n"
+	    "    routes: [{destination: 192.168.0.0/16, gateway: 10.0.0.254}]\n"
+	    "    mtu: 1400\n" VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.30")
+		VM_DOC("vm-b", "net1", "52:54:00:00:00:0b", "10.0.0.31");
+	static const char junk[] = ":-[]{}#&*!|>'\"%@`, \n\t0123456789abcdef./";
+	char buf[sizeof(base)];
+	uint64_t rnd = 0x9e3779b97f4a7c15ull;
+	unsigned ok = 0, bad = 0;
+
+	for (int iter = 0; iter < 3000; iter++) {
+		struct agent_config *c = NULL;
+		char err[AGENT_ERR_MAX] = "";
+		size_t len = sizeof(base) - 1;
+		int edits, r;
+
+		memcpy(buf, base, sizeof(base));
+		rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+		edits = 1 + (int)((rnd >> 60) & 3);
+		for (int e = 0; e < edits; e++) {
+			size_t at;
+
+			rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+			at = (size_t)(rnd >> 33) % len;
+			if ((rnd >> 20) & 1) {
+				buf[at] = junk[(rnd >> 8) % (sizeof(junk) - 1)];
+			} else { /* delete a byte */
+				memmove(buf + at, buf + at + 1, len - at);
+				len--;
+			}
+		}
+		r = agent_config_parse("fuzz.yaml", buf, len, NULL, &c, err, sizeof(err));
+		CU_ASSERT(r == 0 || r == -EINVAL);
+		if (r == 0) {
+			CU_ASSERT_PTR_NOT_NULL(c);
+			ok++;
+		} else {
+			CU_ASSERT_PTR_NULL(c);
+			CU_ASSERT_EQUAL(strncmp(err, "fuzz.yaml: ", 11), 0);
+			CU_ASSERT_PTR_NULL(strchr(err, '\n'));
+			bad++;
+		}
+		agent_config_free(c);
+	}
+	/* both outcomes happen: the corruptions are neither all harmless nor all fatal */
+	CU_ASSERT(ok > 0);
+	CU_ASSERT(bad > 0);
+}
+
 static void
 test_ippool_ref_picks(void)
 {
@@ -388,6 +453,7 @@ static const struct test_case config_tests[] = {
     {"errors name file, document, line and field", test_errors_name_the_field},
     {"--ippool-ref picks one of several pools", test_ippool_ref_picks},
     {"objects of other API groups are skipped", test_other_groups_ignored},
+    {"corrupted files: a config or one error line", test_corrupted_files_never_crash},
     {NULL, NULL},
 };
 

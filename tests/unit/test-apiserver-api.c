@@ -1063,6 +1063,64 @@ test_garbage_collection(void)
 	json_decref(owner2);
 }
 
+static void
+test_list_at_resource_version(void)
+{
+	long code;
+	json_t *a, *l, *e;
+	unsigned long long rv0;
+
+	a = create_pool("exact", "a", "\"v\":\"0\"", &code);
+	json_decref(create_pool("exact", "b", NULL, &code));
+	l = req("GET", NULL, NULL, &code, POOLS, "exact");
+	rv0 = strtoull(
+	    json_string_value(json_object_get(json_object_get(l, "metadata"), "resourceVersion")),
+	    NULL, 10);
+	json_decref(l);
+	json_decref(req("PATCH", MERGE, "{\"metadata\":{\"labels\":{\"v\":\"1\"}}}", &code,
+	    POOLS "/a", "exact"));
+	json_decref(req("DELETE", NULL, NULL, &code, POOLS "/b", "exact"));
+	json_decref(create_pool("exact", "c", NULL, &code));
+
+	/* Exact: the state at rv0 */
+	l = req("GET", NULL, NULL, &code, POOLS "?resourceVersion=%llu&resourceVersionMatch=Exact",
+	    "exact", rv0);
+	CU_ASSERT_EQUAL(code, 200);
+	CU_ASSERT_EQUAL(json_array_size(json_object_get(l, "items")), 2);
+	CU_ASSERT_STRING_EQUAL(
+	    meta_str(json_array_get(json_object_get(l, "items"), 0), "name"), "a");
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(
+		json_object_get(
+		    json_object_get(json_array_get(json_object_get(l, "items"), 0), "metadata"),
+		    "labels"),
+		"v")),
+	    "0");
+	CU_ASSERT_STRING_EQUAL(
+	    meta_str(json_array_get(json_object_get(l, "items"), 1), "name"), "b");
+	json_decref(l);
+	/* NotOlderThan (the default) and "0": the latest */
+	l = req("GET", NULL, NULL, &code, POOLS "?resourceVersion=%llu", "exact", rv0);
+	CU_ASSERT_EQUAL(code, 200);
+	CU_ASSERT_EQUAL(json_array_size(json_object_get(l, "items")), 2); /* a, c */
+	CU_ASSERT_STRING_EQUAL(
+	    meta_str(json_array_get(json_object_get(l, "items"), 1), "name"), "c");
+	json_decref(l);
+	l = req("GET", NULL, NULL, &code, POOLS "?resourceVersion=0", "exact");
+	CU_ASSERT_EQUAL(code, 200);
+	json_decref(l);
+	/* the future: 504; before the history: 410 */
+	e = req("GET", NULL, NULL, &code, POOLS "?resourceVersion=99999999", "exact");
+	check_status(e, code, 504, "Timeout");
+	json_decref(e);
+	CU_ASSERT_EQUAL(test_apiserver_fault(srv, "compact"), 0);
+	e = req("GET", NULL, NULL, &code, POOLS "?resourceVersion=%llu&resourceVersionMatch=Exact",
+	    "exact", rv0);
+	check_status(e, code, 410, "Expired");
+	json_decref(e);
+	json_decref(a);
+}
+
 /* A client that gives up during an injected delay must not upset the server. */
 static void
 test_client_gone_during_delay(void)
@@ -1115,6 +1173,7 @@ static const struct test_case api_tests[] = {
     {"pagination of 5000 objects", test_pagination_5000},
     {"fault injection and stats", test_faults},
     {"restart keeps data", test_restart_keeps_data},
+    {"list at a resourceVersion", test_list_at_resource_version},
     {"methods and odd requests", test_methods_and_odd_requests},
     {"garbage collection of dependents", test_garbage_collection},
     {"client gone during a delay", test_client_gone_during_delay},

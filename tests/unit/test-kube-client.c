@@ -411,6 +411,44 @@ test_unauthorized(void)
 }
 
 static void
+test_token_rotation(void)
+{
+	struct kube_config *c2 = NULL;
+	struct kube_client *c = NULL;
+	struct answer a = { 0 };
+	char err[512], kc[1024], path[600], tok[600];
+	const char *tok_text;
+
+	snprintf(tok, sizeof(tok), "%s/rotating-token", test_apiserver_dir(srv));
+	snprintf(path, sizeof(path), "%s/rotating.yaml", test_apiserver_dir(srv));
+	snprintf(kc, sizeof(kc),
+	    "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+	    "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+	    "clusters: [{name: k, cluster: {server: '%s', certificate-authority: '%s'}}]\n"
+	    "users: [{name: u, user: {tokenFile: '%s'}}]\n",
+	    test_apiserver_url(srv), test_apiserver_ca_file(srv), tok);
+	tok_text = "expired-token\n";
+	CU_ASSERT_EQUAL_FATAL(write_file_atomic(tok, tok_text, strlen(tok_text), 0600), 0);
+	CU_ASSERT_EQUAL_FATAL(write_file_atomic(path, kc, strlen(kc), 0600), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_config_from_kubeconfig(path, NULL, &c2, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, c2, &c), 0);
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "db1", answer_cb,
+					    &a)),
+	    -EACCES);
+	answer_reset(&a);
+	/* the token file is replaced (as the kubelet does): the next request uses it */
+	CU_ASSERT_EQUAL_FATAL(write_file_atomic(tok, test_apiserver_token(srv),
+				  strlen(test_apiserver_token(srv)), 0600),
+	    0);
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "db1", answer_cb,
+					    &a)),
+	    0);
+	answer_reset(&a);
+	kube_client_free(c);
+	kube_config_free(c2);
+}
+
+static void
 test_tls_verified(void)
 {
 	/* A CA that did not sign the server's certificate: TLS failure, not a silent pass. */
@@ -743,6 +781,7 @@ static const struct test_case client_tests[] = {
 	{ "Invalid -> EINVAL", test_invalid },
 	{ "500/429/503 and timeout", test_injected_faults },
 	{ "wrong token -> EACCES", test_unauthorized },
+	{ "rotated token file picked up", test_token_rotation },
 	{ "TLS verified against the CA", test_tls_verified },
 	{ "unreachable server", test_unreachable },
 	{ "pagination of 5000 objects", test_pagination_5000 },

@@ -264,7 +264,7 @@ test_sync_and_events(void)
 	CU_ASSERT_FALSE(kube_informer_has_synced(inf));
 	CU_ASSERT_EQUAL_FATAL(kube_informer_start(inf), 0);
 	CU_ASSERT_EQUAL(kube_informer_start(inf), -EALREADY);
-	CU_ASSERT_TRUE_FATAL(wait_for(synced, inf, 20000));
+	CU_ASSERT_EQUAL_FATAL(kube_informers_wait_synced(&inf, 1, 20000), 0);
 	store = kube_informer_store(inf);
 	CU_ASSERT_EQUAL(kube_store_len(store), 250);
 	CU_ASSERT_EQUAL(s.adds, 250);
