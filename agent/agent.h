@@ -102,6 +102,8 @@ struct agent_kube_opts {
 	uint64_t backoff_base_usec;  /* informer reconnect backoff (0 = its defaults) */
 	uint64_t backoff_max_usec;
 	unsigned watch_timeout_s;    /* server-side watch timeout (0 = informer default) */
+	uint64_t ntp_refresh_usec;   /* NTP hostnames resolved again this often (0 = 60 s) */
+	const char *resolv_conf;     /* for NTP hostnames (NULL = /etc/resolv.conf) */
 };
 
 struct agent_kube;
@@ -110,8 +112,9 @@ struct agent_kube;
  * Follows one IPPool through an informer on c (borrowed; must outlive the source) and keeps
  * s (borrowed) in sync with it through agent_apply_config(): options and bindings of each
  * valid version; a malformed version is counted and logged and the previous one kept; a
- * deletion clears the bindings. Returns 0 and a new object in *ret (not started), or
- * negative errno with err filled.
+ * deletion clears the bindings. NTP hostnames are resolved asynchronously on c's event
+ * loop and the options pushed again when they resolve. Returns 0 and a new object in *ret
+ * (not started), or negative errno with err filled.
  */
 int agent_kube_new(struct kube_client *c, struct dhcp_server *s, const struct agent_kube_opts *opts,
     struct agent_kube **ret, char *err, size_t errlen);

@@ -12,10 +12,14 @@
  *   API server unreachable -> nothing changes here: the engine serves from memory while the
  *                             informer reconnects with backoff (and relists after a 410)
  *
+ * NTP hostnames are resolved asynchronously (evdns: /etc/hosts, then resolv.conf's servers),
+ * never on the serving path: a version is applied at once with the addresses known so far, and
+ * the options are pushed again when a name resolves or its address changes (names are
+ * resolved again every ntp_refresh, so a failed one is retried).
+ *
  * Hostnames (option 12): status.ipv4.allocated carries no VM name, so bindings have none.
  */
 #include <errno.h>
-#include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +29,10 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <event2/util.h>
 
 #include "agent/agent.h"
 #include "crds/ippool.h"
@@ -40,18 +48,47 @@ static const struct kube_resource res_ippools = {
     .namespaced = true,
 };
 
+#define NTP_REFRESH_USEC_DEFAULT (60 * 1000000ull)
+/* the names of the applied version and of the one being decoded fit */
+#define NTP_CACHE_MAX (2 * IPPOOL_NTP_MAX)
+
+/* spec.ipv4Config.ntp as written (IPv4 literals or hostnames). */
+struct ntp_names {
+	char name[IPPOOL_NTP_MAX][IPPOOL_NTP_LEN_MAX + 1];
+	size_t n;
+};
+
 /* What the store keeps for one version of the IPPool: a config, or why there is none. */
 struct kpool {
 	struct agent_config *cfg; /* NULL when the version was refused */
+	struct ntp_names ntp;
 	int error;
 	char message[AGENT_ERR_MAX];
 };
 
-/* The NTP names last resolved, so getaddrinfo runs only when spec.ntp changes. */
-struct ntp_cache {
-	char name[IPPOOL_NTP_MAX][IPPOOL_NTP_LEN_MAX + 1];
-	uint32_t addr[IPPOOL_NTP_MAX];
-	size_t n;
+enum ntp_state {
+	NTP_UNUSED,
+	NTP_UNKNOWN, /* first resolution under way */
+	NTP_OK,
+	NTP_FAILED,
+};
+
+struct ntp_entry;
+
+/* One resolution under way; the callback frees it. e is NULL once nobody waits for it. */
+struct ntp_req {
+	struct ntp_entry *e;
+};
+
+/* One NTP hostname and what it resolved to. */
+struct ntp_entry {
+	struct agent_kube *k;
+	char name[IPPOOL_NTP_LEN_MAX + 1];
+	enum ntp_state state;
+	uint32_t addr;			       /* last known (also kept while FAILED) */
+	struct evdns_getaddrinfo_request *req; /* pending resolution, or NULL */
+	struct ntp_req *rq;		       /* its context */
+	bool starting;			       /* inside evdns_getaddrinfo (may answer at once) */
 };
 
 struct agent_kube {
@@ -65,45 +102,207 @@ struct agent_kube {
 
 	enum agent_kube_state state;
 	struct agent_config *cur; /* last applied version, bindings dropped; NULL before */
+	struct ntp_names cur_ntp; /* its NTP entries as written */
 	struct agent_kube_stats stats;
-	struct ntp_cache ntp;
+
+	struct event_base *base; /* borrowed (the client's) */
+	struct evdns_base *dns;
+	struct event *ntp_timer;
+	uint64_t ntp_refresh_usec;
+	struct ntp_entry ntp[NTP_CACHE_MAX];
 };
 
 /* ---- IPPool -> agent_config ------------------------------------------------------------- */
 
-static int
-resolve_ntp(struct agent_kube *k, const char *s, uint32_t *ret, char *why, size_t whylen)
+/* ---- NTP names ------------------------------------------------------------------------- */
+
+static struct ntp_entry *
+ntp_find(struct agent_kube *k, const char *name)
 {
-	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM};
-	struct addrinfo *res = NULL;
+	for (size_t i = 0; i < NTP_CACHE_MAX; i++)
+		if (k->ntp[i].state != NTP_UNUSED && strcmp(k->ntp[i].name, name) == 0)
+			return &k->ntp[i];
+	return NULL;
+}
+
+static bool
+names_have(const struct ntp_names *n, const char *name)
+{
+	for (size_t i = 0; i < n->n; i++)
+		if (strcmp(n->name[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* names (borrowed) -> o->ntp: literals, and the hostnames with an address so far, in order. */
+static void
+ntp_fill(struct agent_kube *k, const struct ntp_names *names, struct dhcp_options *o)
+{
+	o->n_ntp = 0;
+	for (size_t i = 0; i < names->n && o->n_ntp < DHCP_MAX_NTP; i++) {
+		const struct ntp_entry *e;
+		uint32_t a;
+
+		if (ipv4_parse(names->name[i], &a) == 0) {
+			o->ntp[o->n_ntp++] = a;
+			continue;
+		}
+		e = ntp_find(k, names->name[i]);
+		if (e != NULL && e->addr != 0)
+			o->ntp[o->n_ntp++] = e->addr;
+	}
+}
+
+/* The applied version's NTP option again, after a name resolved or changed address. */
+static void
+ntp_reapply(struct agent_kube *k)
+{
+	struct dhcp_options *o;
 	int r;
 
-	if (ipv4_parse(s, ret) == 0)
-		return 0;
-	for (size_t i = 0; i < k->ntp.n; i++)
-		if (strcmp(k->ntp.name[i], s) == 0) {
-			*ret = k->ntp.addr[i];
-			return 0;
-		}
-	/* blocking, but only when the set of names changes (a new pool version with new names) */
-	r = getaddrinfo(s, NULL, &hints, &res);
-	if (r != 0 || res == NULL) {
-		snprintf(why, whylen, "%s", r == EAI_SYSTEM ? strerror(errno) : gai_strerror(r));
+	if (k->state != AGENT_KUBE_ACTIVE)
+		return;
+	o = &k->cur->opts;
+	ntp_fill(k, &k->cur_ntp, o);
+	if ((r = dhcp_server_set_options(k->dhcp, o)) < 0)
+		log_error(
+		    "IPPool %s/%s: NTP servers not updated: %s", k->ns, k->name, strerror(-r));
+	else
+		log_info("IPPool %s/%s: NTP servers updated (%zu)", k->ns, k->name, o->n_ntp);
+}
+
+static void
+ntp_resolved(int result, struct evutil_addrinfo *res, void *arg)
+{
+	struct ntp_req *rq = arg;
+	struct ntp_entry *e = rq->e;
+	struct agent_kube *k;
+	uint32_t old, addr = 0;
+	char a[IPV4_STRLEN];
+
+	free(rq);
+	if (e == NULL || result == EVUTIL_EAI_CANCEL) {
 		if (res != NULL)
-			freeaddrinfo(res);
-		return -EHOSTUNREACH;
+			evutil_freeaddrinfo(res);
+		return;
 	}
-	*ret = ntohl(((const struct sockaddr_in *)(const void *)res->ai_addr)->sin_addr.s_addr);
-	freeaddrinfo(res);
-	if (k->ntp.n < IPPOOL_NTP_MAX) {
-		snprintf(k->ntp.name[k->ntp.n], sizeof(k->ntp.name[0]), "%s", s);
-		k->ntp.addr[k->ntp.n++] = *ret;
+	e->req = NULL;
+	e->rq = NULL;
+	k = e->k;
+	old = e->addr;
+	for (const struct evutil_addrinfo *ai = res; result == 0 && ai != NULL; ai = ai->ai_next)
+		if (ai->ai_family == AF_INET) {
+			const struct sockaddr_in *sin = (const void *)ai->ai_addr;
+			addr = ntohl(sin->sin_addr.s_addr);
+			break;
+		}
+	if (res != NULL)
+		evutil_freeaddrinfo(res);
+	if (addr == 0) {
+		/* a last known address is kept: a resolver hiccup must not drop a working server */
+		if (e->state != NTP_FAILED)
+			log_warn("IPPool %s/%s: NTP server \"%s\": cannot resolve (%s)%s", k->ns,
+			    k->name, e->name,
+			    result != 0 ? evutil_gai_strerror(result) : "no IPv4 address",
+			    old != 0 ? "; keeping its last address"
+				     : "; not sent until it resolves");
+		e->state = NTP_FAILED;
+		return;
 	}
-	return 0;
+	e->state = NTP_OK;
+	e->addr = addr;
+	if (addr == old)
+		return;
+	ipv4_format(addr, a);
+	log_info("IPPool %s/%s: NTP server \"%s\" is %s", k->ns, k->name, e->name, a);
+	/* answered at once: the version being decoded picks it up itself */
+	if (!e->starting && names_have(&k->cur_ntp, e->name))
+		ntp_reapply(k);
+}
+
+static void
+ntp_resolve(struct agent_kube *k, struct ntp_entry *e)
+{
+	struct evutil_addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM};
+	struct evdns_getaddrinfo_request *req;
+	struct ntp_req *rq;
+
+	if (e->rq != NULL || k->dns == NULL)
+		return;
+	if ((rq = calloc(1, sizeof(*rq))) == NULL)
+		return; /* tried again at the next refresh */
+	rq->e = e;
+	e->rq = rq;
+	e->starting = true;
+	/* NULL when it answered at once (hosts file, error): the callback has run, rq is gone */
+	req = evdns_getaddrinfo(k->dns, e->name, NULL, &hints, ntp_resolved, rq);
+	e->starting = false;
+	if (req != NULL)
+		e->req = req;
+}
+
+/* Forgets e; returns whether a resolution was cancelled (its callback comes from the loop). */
+static bool
+ntp_drop(struct ntp_entry *e)
+{
+	bool pending = e->req != NULL;
+
+	if (pending) {
+		e->rq->e = NULL;
+		evdns_getaddrinfo_cancel(e->req); /* ntp_resolved(CANCEL), deferred */
+	}
+	e->req = NULL;
+	e->rq = NULL;
+	e->state = NTP_UNUSED;
+	e->name[0] = '\0';
+	e->addr = 0;
+	return pending;
+}
+
+/* Makes sure every hostname of names (borrowed) is known or being resolved. */
+static void
+ntp_want(struct agent_kube *k, const struct ntp_names *names)
+{
+	for (size_t i = 0; i < names->n; i++) {
+		const char *name = names->name[i];
+		struct ntp_entry *e = NULL;
+		uint32_t a;
+
+		if (ipv4_parse(name, &a) == 0 || ntp_find(k, name) != NULL)
+			continue;
+		/* a free slot, or one neither this version nor the applied one uses */
+		for (size_t j = 0; j < NTP_CACHE_MAX && e == NULL; j++)
+			if (k->ntp[j].state == NTP_UNUSED ||
+			    (!names_have(names, k->ntp[j].name) &&
+				!names_have(&k->cur_ntp, k->ntp[j].name)))
+				e = &k->ntp[j];
+		if (e == NULL)
+			continue; /* cannot happen: 2 x IPPOOL_NTP_MAX slots */
+		(void)ntp_drop(e);
+		snprintf(e->name, sizeof(e->name), "%s", name);
+		e->state = NTP_UNKNOWN;
+		ntp_resolve(k, e);
+	}
+}
+
+/* Every NTP hostname in use is resolved again (a failed one retried, a moved one followed). */
+static void
+ntp_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent_kube *k = arg;
+
+	(void)fd;
+	(void)what;
+	for (size_t i = 0; i < NTP_CACHE_MAX; i++)
+		if (k->ntp[i].state != NTP_UNUSED && names_have(&k->cur_ntp, k->ntp[i].name))
+			ntp_resolve(k, &k->ntp[i]);
 }
 
 /* Fills kp->message and returns -EINVAL. */
-static int __attribute__((format(printf, 2, 3))) refuse(struct kpool *kp, const char *fmt, ...)
+static int refuse(struct kpool *kp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int
+refuse(struct kpool *kp, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -119,7 +318,6 @@ convert_spec(struct agent_kube *k, struct kpool *kp, const struct ippool *p)
 	const struct ippool_spec *sp = &p->spec;
 	struct agent_config *c = kp->cfg;
 	struct dhcp_options *o = &c->opts;
-	char why[256];
 
 	snprintf(c->pool_ns, sizeof(c->pool_ns), "%s", k->ns);
 	snprintf(c->pool_name, sizeof(c->pool_name), "%s", k->name);
@@ -144,17 +342,14 @@ convert_spec(struct agent_kube *k, struct kpool *kp, const struct ippool *p)
 		return refuse(kp, "spec.ipv4Config.dns: at most %d servers", DHCP_MAX_DNS);
 	memcpy(o->dns, sp->dns, sp->n_dns * sizeof(o->dns[0]));
 	o->n_dns = sp->n_dns;
-	for (size_t i = 0; i < sp->n_ntp && o->n_ntp < DHCP_MAX_NTP; i++) {
-		/* a name that does not resolve must not stop DHCP: skip it, say so */
-		if (resolve_ntp(k, sp->ntp[i], &o->ntp[o->n_ntp], why, sizeof(why)) < 0) {
-			log_warn(
-			    "IPPool %s/%s: spec.ipv4Config.ntp[%zu]: cannot resolve \"%s\" (%s); "
-			    "not sent until a later version resolves it",
-			    k->ns, k->name, i, sp->ntp[i], why);
-			continue;
-		}
-		o->n_ntp++;
+	for (size_t i = 0; i < sp->n_ntp && i < IPPOOL_NTP_MAX; i++) {
+		if (strlen(sp->ntp[i]) >= sizeof(kp->ntp.name[0]))
+			return refuse(kp, "spec.ipv4Config.ntp[%zu]: too long", i);
+		snprintf(kp->ntp.name[kp->ntp.n++], sizeof(kp->ntp.name[0]), "%s", sp->ntp[i]);
 	}
+	/* hostnames resolve in the background: those known now are sent, the others later */
+	ntp_want(k, &kp->ntp);
+	ntp_fill(k, &kp->ntp, o);
 	if (sp->domain_name != NULL) {
 		if (strlen(sp->domain_name) >= sizeof(o->domain_name))
 			return refuse(kp, "spec.ipv4Config.domainName: too long");
@@ -351,6 +546,7 @@ apply(struct agent_kube *k, const struct kpool *kp)
 
 	agent_config_free(k->cur);
 	k->cur = copy;
+	k->cur_ntp = kp->ntp;
 	k->state = AGENT_KUBE_ACTIVE;
 	k->stats.applied++;
 	k->stats.last_sync_usec = wall_usec();
@@ -388,6 +584,7 @@ on_delete(void *userdata, const char *key, const void *item)
 	k->stats.deleted++;
 	k->state = AGENT_KUBE_ABSENT;
 	k->cur = agent_config_free(k->cur);
+	k->cur_ntp.n = 0;
 	log_warn(
 	    "IPPool %s/%s: deleted; %zu bindings dropped, not serving", k->ns, k->name, removed);
 	changed(k);
@@ -426,6 +623,30 @@ agent_kube_new(struct kube_client *c, struct dhcp_server *s, const struct agent_
 		return -EINVAL;
 	}
 	snprintf(k->field_selector, sizeof(k->field_selector), "metadata.name=%s", k->name);
+	for (size_t i = 0; i < NTP_CACHE_MAX; i++)
+		k->ntp[i].k = k;
+	k->ntp_refresh_usec =
+	    opts->ntp_refresh_usec != 0 ? opts->ntp_refresh_usec : NTP_REFRESH_USEC_DEFAULT;
+	k->base = kube_client_base(c);
+	/* /etc/hosts and resolv.conf's servers (a missing file means 127.0.0.1, as libc does) */
+	if (opts->resolv_conf == NULL)
+		k->dns = evdns_base_new(
+		    k->base, EVDNS_BASE_INITIALIZE_NAMESERVERS | EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+	else if ((k->dns = evdns_base_new(k->base, EVDNS_BASE_DISABLE_WHEN_INACTIVE)) != NULL &&
+		 evdns_base_resolv_conf_parse(k->dns, DNS_OPTIONS_ALL, opts->resolv_conf) != 0) {
+		snprintf(err, errlen, "%s: cannot be used for name resolution", opts->resolv_conf);
+		agent_kube_free(k);
+		return -EINVAL;
+	}
+	if (k->dns == NULL) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	k->ntp_timer = event_new(k->base, -1, EV_PERSIST, ntp_timer_cb, k);
+	if (k->ntp_timer == NULL) {
+		r = -ENOMEM;
+		goto fail;
+	}
 
 	io.res = &res_ippools;
 	io.ns = k->ns;
@@ -433,6 +654,7 @@ agent_kube_new(struct kube_client *c, struct dhcp_server *s, const struct agent_
 	io.backoff_base_usec = opts->backoff_base_usec;
 	io.backoff_max_usec = opts->backoff_max_usec;
 	io.watch_timeout_s = opts->watch_timeout_s;
+	/* no periodic resync: a store item gives its bindings to the engine once applied */
 	io.transform = kpool_transform;
 	io.destroy = kpool_destroy;
 	io.transform_userdata = k;
@@ -455,15 +677,36 @@ fail:
 int
 agent_kube_start(struct agent_kube *k)
 {
+	struct timeval tv = {
+	    .tv_sec = (time_t)(k->ntp_refresh_usec / 1000000u),
+	    .tv_usec = (suseconds_t)(k->ntp_refresh_usec % 1000000u),
+	};
+
+	if (event_add(k->ntp_timer, &tv) < 0)
+		return -ENOMEM;
 	return kube_informer_start(k->inf);
 }
 
 struct agent_kube *
 agent_kube_free(struct agent_kube *k)
 {
+	bool pending = false;
+
 	if (k == NULL)
 		return NULL;
 	kube_informer_free(k->inf);
+	if (k->ntp_timer != NULL)
+		event_free(k->ntp_timer);
+	for (size_t i = 0; i < NTP_CACHE_MAX; i++)
+		pending |= ntp_drop(&k->ntp[i]);
+	/*
+	 * evdns reports a cancelled resolution from the loop (and leaks it if the loop never runs
+	 * again): one non-blocking pass lets those callbacks free their contexts.
+	 */
+	if (pending)
+		(void)event_base_loop(k->base, EVLOOP_NONBLOCK);
+	if (k->dns != NULL)
+		evdns_base_free(k->dns, 0);
 	agent_config_free(k->cur);
 	free(k);
 	return NULL;

@@ -10,6 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <event2/event.h>
 
@@ -29,6 +36,10 @@ static struct test_apiserver *srv;
 static struct event_base *base;
 static struct kube_config *kcfg;
 static struct kube_client *client;
+
+/* src_start() passes these when set (the NTP test's resolver) */
+static const char *resolv_conf;
+static uint64_t ntp_refresh_usec;
 
 static const uint8_t mac1[6] = {0x52, 0x54, 0x00, 0x00, 0x00, 0x01};
 static const uint8_t mac2[6] = {0x52, 0x54, 0x00, 0x00, 0x00, 0x02};
@@ -190,6 +201,8 @@ src_start(struct src *s, const char *name)
 	    .userdata = s,
 	    .backoff_base_usec = 20000,
 	    .backoff_max_usec = 100000,
+	    .resolv_conf = resolv_conf,
+	    .ntp_refresh_usec = ntp_refresh_usec,
 	};
 	static const uint8_t hw[6] = {0x02, 0, 0, 0, 0, 0x01};
 
@@ -719,6 +732,167 @@ test_malformed_first(void)
 	delete_pool("p-bad1");
 }
 
+/* ---- a DNS server for the NTP names (UDP on 127.0.0.1, on the test's loop) ------------------- */
+
+struct dns_name {
+	const char *name;
+	uint32_t addr; /* 0: NXDOMAIN */
+	bool silent;   /* never answered */
+};
+
+static struct dns_name dns_names[] = {
+    {"time1.example.test", 0, false},
+    {"missing.example.test", 0, false},
+    {"silent.example.test", 0, true},
+};
+static unsigned dns_queries;
+
+static void
+dns_cb(evutil_socket_t fd, short what, void *arg)
+{
+	uint8_t q[512], a[600];
+	struct sockaddr_in from;
+	socklen_t flen = sizeof(from);
+	char name[256];
+	size_t nlen = 0, p = 12, alen;
+	ssize_t n;
+	uint32_t addr = 0;
+	bool silent = false;
+
+	(void)what;
+	(void)arg;
+	n = recvfrom(fd, q, sizeof(q), 0, (struct sockaddr *)&from, &flen);
+	if (n < 12)
+		return;
+	dns_queries++;
+	/* QNAME labels -> dotted name */
+	while (p < (size_t)n && q[p] != 0 && nlen + q[p] + 1 < sizeof(name)) {
+		if (nlen > 0)
+			name[nlen++] = '.';
+		if (p + 1 + q[p] > (size_t)n)
+			return;
+		memcpy(name + nlen, q + p + 1, q[p]);
+		nlen += q[p];
+		p += 1u + q[p];
+	}
+	name[nlen] = '\0';
+	p += 1 + 4; /* root label, QTYPE, QCLASS */
+	if (p > (size_t)n)
+		return;
+	for (size_t i = 0; i < ELEMENTSOF(dns_names); i++)
+		if (strcasecmp(dns_names[i].name, name) == 0) { /* evdns randomises case */
+			addr = dns_names[i].addr;
+			silent = dns_names[i].silent;
+		}
+	if (silent)
+		return;
+	memcpy(a, q, p);
+	a[2] = 0x81;			/* QR, RD */
+	a[3] = addr != 0 ? 0x80 : 0x83; /* RA; NOERROR or NXDOMAIN */
+	a[6] = 0;
+	a[7] = addr != 0; /* ANCOUNT */
+	a[8] = a[9] = a[10] = a[11] = 0;
+	alen = p;
+	if (addr != 0) {
+		static const uint8_t rr[] = {0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4};
+		memcpy(a + alen, rr, sizeof(rr));
+		alen += sizeof(rr);
+		be32_put(a + alen, addr);
+		alen += 4;
+	}
+	(void)sendto(fd, a, alen, 0, (struct sockaddr *)&from, flen);
+}
+
+struct ntp_wait {
+	struct src *s;
+	uint32_t want[4];
+	size_t n;
+};
+
+/* The OFFER's option 42 is exactly want[0..n). */
+static bool
+ntp_is(void *arg)
+{
+	struct ntp_wait *w = arg;
+	uint8_t b[64];
+	int len = offer_option(w->s, mac1, DHCP_OPT_NTP, b, sizeof(b));
+
+	if (len != (int)(4 * w->n))
+		return false;
+	for (size_t i = 0; i < w->n; i++)
+		if (be32_get(b + 4 * i) != w->want[i])
+			return false;
+	return true;
+}
+
+static void
+test_ntp_hostnames(void)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	socklen_t slen = sizeof(sin);
+	char path[] = "/tmp/vmdhcp-resolv-XXXXXX", line[64];
+	struct ntp_wait w = {0};
+	struct event *ev;
+	struct src s;
+	int fd, tfd;
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_FATAL(bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0);
+	CU_ASSERT_FATAL(getsockname(fd, (struct sockaddr *)&sin, &slen) == 0);
+	ev = event_new(base, fd, EV_READ | EV_PERSIST, dns_cb, NULL);
+	CU_ASSERT_FATAL(ev != NULL && event_add(ev, NULL) == 0);
+	tfd = mkstemp(path);
+	CU_ASSERT_FATAL(tfd >= 0);
+	snprintf(line, sizeof(line), "nameserver 127.0.0.1:%u\n", ntohs(sin.sin_port));
+	CU_ASSERT(write(tfd, line, strlen(line)) == (ssize_t)strlen(line));
+	close(tfd);
+	dns_names[0].addr = IP(192, 0, 2, 123);
+
+	create_pool("p-ntp",
+	    "\"ntp\":[\"10.0.0.123\",\"missing.example.test\",\"time1.example.test\","
+	    "\"localhost\"]",
+	    ALLOC_2);
+	resolv_conf = path;
+	ntp_refresh_usec = 100000;
+	src_start(&s, "p-ntp");
+	resolv_conf = NULL;
+	ntp_refresh_usec = 0;
+	CU_ASSERT_FATAL(wait_for(is_ready, &s, WAIT_MS));
+	/* served at once; the names arrive from the resolver without a new version */
+	w.s = &s;
+	w.want[w.n++] = IP(10, 0, 0, 123);
+	w.want[w.n++] = IP(192, 0, 2, 123);
+	w.want[w.n++] = IP(127, 0, 0, 1); /* /etc/hosts */
+	CU_ASSERT(wait_for(ntp_is, &w, WAIT_MS));
+	CU_ASSERT_EQUAL(stats(&s).applied, 1);
+	CU_ASSERT(dns_queries >= 2);
+	/* the name moves: followed at the next refresh */
+	dns_names[0].addr = IP(192, 0, 2, 124);
+	w.want[1] = IP(192, 0, 2, 124);
+	CU_ASSERT(wait_for(ntp_is, &w, WAIT_MS));
+	/* a name that did not resolve is retried by the refresh too */
+	dns_names[1].addr = IP(192, 0, 2, 200);
+	w.want[1] = IP(192, 0, 2, 200);
+	w.want[2] = IP(192, 0, 2, 124);
+	w.want[w.n++] = IP(127, 0, 0, 1);
+	CU_ASSERT(wait_for(ntp_is, &w, WAIT_MS));
+	/* a new version with other names; one never answered: still pending when freed */
+	EXPECT_APPLY(&s, patch_pool("p-ntp", NULL,
+			     "{\"spec\":{\"ipv4Config\":{\"ntp\":[\"silent.example.test\","
+			     "\"time1.example.test\"]}}}"));
+	w.n = 0;
+	w.want[w.n++] = IP(192, 0, 2, 124);
+	CU_ASSERT(wait_for(ntp_is, &w, WAIT_MS));
+	src_stop(&s);
+	delete_pool("p-ntp");
+	event_free(ev);
+	close(fd);
+	unlink(path);
+	dns_names[0].addr = dns_names[1].addr = 0;
+}
+
 static void
 test_bad_ref(void)
 {
@@ -748,6 +922,7 @@ static const struct test_case kube_tests[] = {
     {"deleted: not serving, not ready", test_deleted},
     {"malformed version: counted, previous kept", test_malformed},
     {"malformed first version: not ready", test_malformed_first},
+    {"NTP hostnames resolved in the background, followed", test_ntp_hostnames},
     {"bad --ippool-ref", test_bad_ref},
     {NULL, NULL},
 };
