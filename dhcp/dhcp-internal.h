@@ -18,23 +18,26 @@
 #include "dhcp/packet.h"
 #include "dhcp/proto.h"
 #include "dhcp/table.h"
+#include "lib/log.h"
 
-#define DHCP_BATCH 32          /* datagrams per recvmmsg / sendmmsg */
-#define DHCP_RX_BUF 2048       /* one received frame */
-#define DHCP_TX_BUF 1600       /* one reply: headroom + at most 1472 DHCP bytes */
-#define DHCP_MAX_PAYLOAD 1472  /* 1500 MTU - IPv4 - UDP */
+#define DHCP_BATCH 32	      /* datagrams per recvmmsg / sendmmsg */
+#define DHCP_RX_BUF 2048      /* one received frame */
+#define DHCP_TX_BUF 1600      /* one reply: headroom + at most 1472 DHCP bytes */
+#define DHCP_MAX_PAYLOAD 1472 /* 1500 MTU - IPv4 - UDP */
 
 /* A parsed request. Pointers borrow the received datagram. */
 struct dhcp_request {
-	const struct dhcp_msg *msg;   /* borrowed */
-	size_t len;                   /* DHCP message length */
-	uint8_t type;                 /* option 53 */
-	uint32_t ciaddr, giaddr;      /* host order */
+	const struct dhcp_msg *msg; /* borrowed */
+	size_t len;		    /* DHCP message length */
+	uint8_t type;		    /* option 53 */
+	uint32_t ciaddr, giaddr;    /* host order */
 	uint16_t flags;
-	uint16_t max_size;            /* option 57 clamped, IP datagram bytes */
-	const uint8_t *prl;           /* option 55, borrowed */
+	uint16_t max_size;  /* option 57 clamped, IP datagram bytes */
+	const uint8_t *prl; /* option 55, borrowed */
 	size_t prl_len;
-	const uint8_t *relay_info;    /* option 82, echoed unchanged */
+	const uint8_t *client_id; /* option 61, echoed unchanged (RFC 6842) */
+	size_t client_id_len;
+	const uint8_t *relay_info; /* option 82, echoed unchanged */
 	size_t relay_info_len;
 	const struct dhcp_rx_meta *meta; /* frame addresses; NULL when handed a bare message */
 	struct dhcp_option_table opts;
@@ -42,19 +45,19 @@ struct dhcp_request {
 
 /* Where a reply goes (RFC 2131 §4.1). */
 struct dhcp_dest {
-	bool raw;          /* true: AF_PACKET frame to mac; false: UDP socket to ip:port */
-	uint8_t mac[6];    /* link-layer destination (raw only) */
-	uint32_t ip;       /* host order */
+	bool raw;	/* true: AF_PACKET frame to mac; false: UDP socket to ip:port */
+	uint8_t mac[6]; /* link-layer destination (raw only) */
+	uint32_t ip;	/* host order */
 	uint16_t port;
 };
 
 /* A built reply. Pointers borrow the server's transmit buffer. */
 struct dhcp_reply {
-	int type;              /* DHCP_MSG_OFFER / ACK / NAK */
+	int type; /* DHCP_MSG_OFFER / ACK / NAK */
 	struct dhcp_dest dest;
-	uint8_t *payload;      /* DHCP message */
+	uint8_t *payload; /* DHCP message */
 	size_t payload_len;
-	uint8_t *frame;        /* Ethernet frame (raw destinations only), else NULL */
+	uint8_t *frame; /* Ethernet frame (raw destinations only), else NULL */
 	size_t frame_len;
 };
 
@@ -65,7 +68,7 @@ struct dhcp_tx_slot {
 };
 
 struct dhcp_server {
-	struct dhcp_optset *optset;   /* NULL until set_options; swapped whole */
+	struct dhcp_optset *optset; /* NULL until set_options; swapped whole */
 	struct dhcp_table *table;
 	struct dhcp_callbacks cb;
 	struct dhcp_stats stats;
@@ -81,12 +84,17 @@ struct dhcp_server {
 	 * (the kernel routes and ARPs). Bare messages (no frame) always use the UDP socket.
 	 */
 	bool unicast_via_udp;
+	/* largest DHCP message a reply may be: the interface MTU - IPv4 - UDP, at most
+	 * DHCP_MAX_PAYLOAD, at least 548 (0 = DHCP_MAX_PAYLOAD, before open) */
+	size_t max_payload;
 	int packet_fd, udp_fd;
 
-	struct dhcp_request req;      /* scratch: the request being handled */
+	struct dhcp_request req;       /* scratch: the request being handled */
+	uint64_t now;		       /* receive time of the datagram being handled */
+	struct log_ratelimit drop_log; /* debug lines about drops */
 	/* receive and transmit batches, preallocated */
-	uint8_t (*rx)[DHCP_RX_BUF];   /* DHCP_BATCH buffers */
-	struct dhcp_tx_slot *tx;      /* DHCP_BATCH slots */
+	uint8_t (*rx)[DHCP_RX_BUF]; /* DHCP_BATCH buffers */
+	struct dhcp_tx_slot *tx;    /* DHCP_BATCH slots */
 	size_t n_tx;
 };
 
@@ -99,21 +107,24 @@ struct dhcp_server {
 int dhcp_process(struct dhcp_server *s, const uint8_t *data, size_t len,
     const struct dhcp_rx_meta *meta, uint64_t now, uint8_t *txbuf, struct dhcp_reply *ret);
 
+/* Counts a drop (and logs it at debug level, rate-limited). Returns 0 (no reply). */
+int dhcp_count_drop(struct dhcp_server *s, enum dhcp_drop_reason reason);
+
 /* dhcp_process into the first transmit slot (tests). */
-int dhcp_handle_message(struct dhcp_server *s, const uint8_t *data, size_t len, uint64_t now,
-    struct dhcp_reply *ret);
+int dhcp_handle_message(
+    struct dhcp_server *s, const uint8_t *data, size_t len, uint64_t now, struct dhcp_reply *ret);
 /* Verifies an Ethernet frame first (drops counted), then dhcp_handle_message. */
-int dhcp_handle_frame(struct dhcp_server *s, const uint8_t *frame, size_t len,
-    bool csum_not_ready, uint64_t now, struct dhcp_reply *ret);
+int dhcp_handle_frame(struct dhcp_server *s, const uint8_t *frame, size_t len, bool csum_not_ready,
+    uint64_t now, struct dhcp_reply *ret);
 
 /* request.c: parse the fixed header and options into *req. Returns 0, or -EBADMSG and
  * the drop reason in *ret_reason. */
-int dhcp_request_parse(struct dhcp_request *req, const uint8_t *data, size_t len,
-    enum dhcp_drop_reason *ret_reason);
+int dhcp_request_parse(
+    struct dhcp_request *req, const uint8_t *data, size_t len, enum dhcp_drop_reason *ret_reason);
 
 /* reply.c */
-void dhcp_reply_destination(const struct dhcp_request *req, int type, uint32_t yiaddr,
-    struct dhcp_dest *ret);
+void dhcp_reply_destination(
+    const struct dhcp_request *req, int type, uint32_t yiaddr, struct dhcp_dest *ret);
 /*
  * Builds the DHCP message of a reply at out (cap bytes): fixed header from req, options in
  * PRL order then the mandatory ones, option 82 echoed last, limited by option 57, padded to
@@ -122,15 +133,17 @@ void dhcp_reply_destination(const struct dhcp_request *req, int type, uint32_t y
 int dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, int type,
     uint32_t yiaddr, const char *hostname, uint8_t *out, size_t cap);
 /* Fills in dest and, for raw destinations, the frame headers. */
-void dhcp_reply_frame(const struct dhcp_server *s, const struct dhcp_request *req,
-    struct dhcp_reply *r);
+void dhcp_reply_frame(
+    const struct dhcp_server *s, const struct dhcp_request *req, struct dhcp_reply *r);
 
 /* socket.c */
 int dhcp_socket_open_packet(int ifindex);
 int dhcp_socket_open_udp(const char *ifname);
 /* Reads up to DHCP_BATCH frames; ret_len[i] lengths (0: skip), ret_csum[i] CSUMNOTREADY. */
-int dhcp_socket_recv_packets(int fd, uint8_t (*bufs)[DHCP_RX_BUF], size_t n, size_t *ret_len,
-    bool *ret_csum);
+int dhcp_socket_recv_packets(
+    int fd, uint8_t (*bufs)[DHCP_RX_BUF], size_t n, size_t *ret_len, bool *ret_csum);
+/* MTU of ifname (queried through fd), or negative errno. */
+int dhcp_socket_mtu(int fd, const char *ifname);
 /* Discards everything pending on fd; returns datagrams discarded. */
 int dhcp_socket_drain(int fd);
 /* Sends the replies (raw ones on packet_fd, others on udp_fd); returns how many were sent. */

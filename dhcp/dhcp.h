@@ -25,7 +25,7 @@ struct dhcp_server;
 
 struct dhcp_route {
 	uint32_t destination; /* network address */
-	uint8_t prefix;       /* 0..32 */
+	uint8_t prefix;	      /* 0..32 */
 	uint32_t gateway;
 };
 
@@ -34,36 +34,36 @@ struct dhcp_route {
  * (dhcp_server_set_options copies it): the next reply sees the new set.
  */
 struct dhcp_options {
-	uint32_t server_ip;     /* option 54 and the IP source address; required */
-	uint8_t prefix;         /* subnet prefix length -> option 1 (and 28 = broadcast) */
-	uint32_t router;        /* option 3; 0 = none */
+	uint32_t server_ip;	    /* option 54 and the IP source address; required */
+	uint8_t prefix;		    /* subnet prefix length -> option 1 (and 28 = broadcast) */
+	uint32_t router;	    /* option 3; 0 = none */
 	uint32_t dns[DHCP_MAX_DNS]; /* option 6 */
 	size_t n_dns;
 	uint32_t ntp[DHCP_MAX_NTP]; /* option 42 (already resolved) */
 	size_t n_ntp;
-	char domain_name[256];  /* option 15; "" = none */
+	char domain_name[256];		   /* option 15; "" = none */
 	char search[DHCP_MAX_SEARCH][256]; /* option 119 (RFC 1035 compression) */
 	size_t n_search;
-	uint16_t mtu;           /* option 26; 0 = none */
+	uint16_t mtu;				   /* option 26; 0 = none */
 	struct dhcp_route routes[DHCP_MAX_ROUTES]; /* option 121 (router added as 0/0) */
 	size_t n_routes;
-	uint32_t lease_time;    /* option 51 seconds (0 = 3600, UINT32_MAX = infinite);
-				 * T1 = 50 %, T2 = 87.5 % (58, 59) */
+	uint32_t lease_time; /* option 51 seconds (0 = 3600, UINT32_MAX = infinite);
+			      * T1 = 50 %, T2 = 87.5 % (58, 59) */
 };
 
 /* Reasons a received datagram was dropped (counted, rate-limited log). */
 enum dhcp_drop_reason {
-	DHCP_DROP_MALFORMED,     /* bad lengths, truncated, bad cookie, option overrun */
-	DHCP_DROP_NOT_REQUEST,   /* op != BOOTREQUEST, bad htype/hlen */
-	DHCP_DROP_NO_TYPE,       /* no/invalid option 53 */
-	DHCP_DROP_UNKNOWN_MAC,   /* no binding for chaddr */
-	DHCP_DROP_OTHER_SERVER,  /* option 54 names another server */
-	DHCP_DROP_BAD_CHECKSUM,  /* IPv4 or UDP checksum */
-	DHCP_DROP_NOT_FOR_US,    /* not UDP to port 67, fragment, ... */
-	DHCP_DROP_UNSUPPORTED,   /* message type a server does not answer */
-	DHCP_DROP_SEND_FAILED,   /* reply could not be sent */
-	DHCP_DROP_NOT_SERVING,   /* no options set yet / stopped */
-	DHCP_DROP_DECLINED,      /* the MAC declined its bound address; silent until it changes */
+	DHCP_DROP_MALFORMED,	/* bad lengths, truncated, bad cookie, option overrun */
+	DHCP_DROP_NOT_REQUEST,	/* op != BOOTREQUEST, bad htype/hlen */
+	DHCP_DROP_NO_TYPE,	/* no/invalid option 53 */
+	DHCP_DROP_UNKNOWN_MAC,	/* no binding for chaddr */
+	DHCP_DROP_OTHER_SERVER, /* option 54 names another server */
+	DHCP_DROP_BAD_CHECKSUM, /* IPv4 or UDP checksum */
+	DHCP_DROP_NOT_FOR_US,	/* not UDP to port 67, fragment, ... */
+	DHCP_DROP_UNSUPPORTED,	/* message type a server does not answer */
+	DHCP_DROP_SEND_FAILED,	/* reply could not be sent */
+	DHCP_DROP_NOT_SERVING,	/* no options set yet / stopped */
+	DHCP_DROP_DECLINED,	/* the MAC declined its bound address; silent until it changes */
 	_DHCP_DROP_MAX,
 };
 const char *dhcp_drop_reason_name(enum dhcp_drop_reason r);
@@ -87,8 +87,8 @@ const char *dhcp_message_type_name(int type); /* "discover", ...; "unknown" */
 extern const uint64_t dhcp_latency_bounds_usec[DHCP_LATENCY_BUCKETS - 1];
 
 struct dhcp_stats {
-	uint64_t rx[_DHCP_MSG_MAX];        /* received, by message type */
-	uint64_t tx[_DHCP_MSG_MAX];        /* sent, by message type */
+	uint64_t rx[_DHCP_MSG_MAX]; /* received, by message type */
+	uint64_t tx[_DHCP_MSG_MAX]; /* sent, by message type */
 	uint64_t drops[_DHCP_DROP_MAX];
 	uint64_t declines;
 	uint64_t latency[DHCP_LATENCY_BUCKETS]; /* receive -> reply sent, non-cumulative */
@@ -122,12 +122,13 @@ void dhcp_server_set_callbacks(struct dhcp_server *s, const struct dhcp_callback
 int dhcp_server_set_options(struct dhcp_server *s, const struct dhcp_options *o);
 
 /*
- * Bindings. hostname (option 12, the VM name) may be NULL; it is copied.
+ * Bindings. hostname (option 12, the VM name) may be NULL; it is copied (truncated to
+ * DHCP_HOSTNAME_MAX bytes). ip 0 is -EINVAL.
  * Setting a binding that changes a MAC's address clears that MAC's DECLINE mark.
  * -EEXIST if ip is already bound to another MAC (the caller decides), -ENOMEM.
  */
-int dhcp_server_set_binding(struct dhcp_server *s, const uint8_t mac[6], uint32_t ip,
-    const char *hostname);
+int dhcp_server_set_binding(
+    struct dhcp_server *s, const uint8_t mac[6], uint32_t ip, const char *hostname);
 int dhcp_server_remove_binding(struct dhcp_server *s, const uint8_t mac[6]);
 /* Looks a MAC up; returns 0 and fills ret_ip (may be NULL), or -ENOENT. */
 int dhcp_server_get_binding(const struct dhcp_server *s, const uint8_t mac[6], uint32_t *ret_ip);
@@ -150,8 +151,8 @@ void dhcp_server_foreach_binding(const struct dhcp_server *s,
  * Ethernet source of replies). Needs CAP_NET_RAW (+ CAP_NET_BIND_SERVICE for :67).
  * Reopening closes the old sockets first.
  */
-int dhcp_server_open(struct dhcp_server *s, int ifindex, const char *ifname,
-    const uint8_t hwaddr[6]);
+int dhcp_server_open(
+    struct dhcp_server *s, int ifindex, const char *ifname, const uint8_t hwaddr[6]);
 void dhcp_server_close(struct dhcp_server *s);
 /*
  * Up to 2 fds to watch for readability; returns how many were written into fds. Requests
@@ -171,7 +172,7 @@ const struct dhcp_stats *dhcp_server_stats(const struct dhcp_server *s);
  * latency histogram measures receive (the `now` given to on_readable) -> send. Without it
  * the engine never reads a clock and latencies are recorded as 0.
  */
-void dhcp_server_set_clock(struct dhcp_server *s, uint64_t (*now_usec)(void *userdata),
-    void *userdata);
+void dhcp_server_set_clock(
+    struct dhcp_server *s, uint64_t (*now_usec)(void *userdata), void *userdata);
 
 #endif

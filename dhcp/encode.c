@@ -102,7 +102,8 @@ dhcp_encode_search(const char (*names)[256], size_t n, uint8_t *out, size_t cap)
 				goto out;
 			}
 			if (pos < 0x3fff)
-				sfx[n_sfx++] = (struct suffix){ .off = (uint16_t)pos, .s = p, .len = rest };
+				sfx[n_sfx++] =
+				    (struct suffix){.off = (uint16_t)pos, .s = p, .len = rest};
 			if (pos + 1 + llen > cap)
 				goto nobufs;
 			out[pos++] = (uint8_t)llen;
@@ -143,8 +144,8 @@ put_route(uint32_t dst, uint8_t prefix, uint32_t gw, uint8_t *out, size_t cap)
 }
 
 int
-dhcp_encode_routes(const struct dhcp_route *routes, size_t n, uint32_t default_router,
-    uint8_t *out, size_t cap)
+dhcp_encode_routes(
+    const struct dhcp_route *routes, size_t n, uint32_t default_router, uint8_t *out, size_t cap)
 {
 	bool have_default = false;
 	size_t pos = 0;
@@ -288,19 +289,19 @@ static const struct {
 	uint8_t code;
 	optset_encoder encode;
 } optset_encoders[] = {
-	{ DHCP_OPT_SUBNET_MASK, enc_subnet },
-	{ DHCP_OPT_ROUTER, enc_router },
-	{ DHCP_OPT_DNS, enc_dns },
-	{ DHCP_OPT_DOMAIN_NAME, enc_domain },
-	{ DHCP_OPT_MTU, enc_mtu },
-	{ DHCP_OPT_BROADCAST, enc_broadcast },
-	{ DHCP_OPT_NTP, enc_ntp },
-	{ DHCP_OPT_LEASE_TIME, enc_lease },
-	{ DHCP_OPT_SERVER_ID, enc_server_id },
-	{ DHCP_OPT_T1, enc_t1 },
-	{ DHCP_OPT_T2, enc_t2 },
-	{ DHCP_OPT_DOMAIN_SEARCH, enc_search },
-	{ DHCP_OPT_CLASSLESS_ROUTES, enc_routes },
+    {DHCP_OPT_SUBNET_MASK, enc_subnet},
+    {DHCP_OPT_ROUTER, enc_router},
+    {DHCP_OPT_DNS, enc_dns},
+    {DHCP_OPT_DOMAIN_NAME, enc_domain},
+    {DHCP_OPT_MTU, enc_mtu},
+    {DHCP_OPT_BROADCAST, enc_broadcast},
+    {DHCP_OPT_NTP, enc_ntp},
+    {DHCP_OPT_LEASE_TIME, enc_lease},
+    {DHCP_OPT_SERVER_ID, enc_server_id},
+    {DHCP_OPT_T1, enc_t1},
+    {DHCP_OPT_T2, enc_t2},
+    {DHCP_OPT_DOMAIN_SEARCH, enc_search},
+    {DHCP_OPT_CLASSLESS_ROUTES, enc_routes},
 };
 
 static bool

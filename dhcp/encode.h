@@ -17,9 +17,9 @@
 #define DHCP_OPTSET_BLOB 8192
 
 struct dhcp_optset {
-	struct dhcp_options o;       /* the validated source */
-	uint16_t off[256];           /* TLV bytes of option `code` start at blob + off[code] */
-	uint16_t len[256];           /* ... and are len[code] long (header(s) included); 0 = none */
+	struct dhcp_options o; /* the validated source */
+	uint16_t off[256];     /* TLV bytes of option `code` start at blob + off[code] */
+	uint16_t len[256];     /* ... and are len[code] long (header(s) included); 0 = none */
 	size_t blob_len;
 	uint8_t blob[DHCP_OPTSET_BLOB];
 };
@@ -39,8 +39,8 @@ int dhcp_encode_search(const char (*names)[256], size_t n, uint8_t *out, size_t 
  * appended as the default route (a client that gets 121 ignores option 3).
  * Returns the length, -EINVAL (prefix > 32) or -ENOBUFS.
  */
-int dhcp_encode_routes(const struct dhcp_route *routes, size_t n, uint32_t default_router,
-    uint8_t *out, size_t cap);
+int dhcp_encode_routes(
+    const struct dhcp_route *routes, size_t n, uint32_t default_router, uint8_t *out, size_t cap);
 
 /*
  * Writes option code with data as one or more TLVs (RFC 3396 split above 255 bytes).

@@ -17,9 +17,9 @@
 #define DHCP_OPTION_SCRATCH 1024
 
 struct dhcp_option_table {
-	uint8_t present[32];          /* bitmap by code; the only part cleared per packet */
-	uint16_t len[256];            /* valid when present */
-	const uint8_t *val[256];      /* borrowed; valid when present */
+	uint8_t present[32];	 /* bitmap by code; the only part cleared per packet */
+	uint16_t len[256];	 /* valid when present */
+	const uint8_t *val[256]; /* borrowed; valid when present */
 	size_t scratch_used;
 	uint8_t scratch[DHCP_OPTION_SCRATCH]; /* RFC 3396 concatenations */
 };

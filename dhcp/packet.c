@@ -37,14 +37,12 @@ inet_fold(uint32_t sum)
 static uint32_t
 pseudo_sum(uint32_t src, uint32_t dst, uint16_t udp_len)
 {
-	return (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) + IPPROTO_UDP_ +
-	    udp_len;
+	return (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) + IPPROTO_UDP_ + udp_len;
 }
 
 int
-dhcp_frame_verify(const uint8_t *frame, size_t len, bool csum_not_ready,
-    struct dhcp_rx_meta *meta, const uint8_t **ret_payload, size_t *ret_len,
-    enum dhcp_drop_reason *ret_reason)
+dhcp_frame_verify(const uint8_t *frame, size_t len, bool csum_not_ready, struct dhcp_rx_meta *meta,
+    const uint8_t **ret_payload, size_t *ret_len, enum dhcp_drop_reason *ret_reason)
 {
 	const struct eth_hdr *eth = (const void *)frame;
 	const struct ipv4_hdr *ip;

@@ -16,7 +16,7 @@
 /* What the frame's headers said about a received datagram. */
 struct dhcp_rx_meta {
 	uint8_t src_mac[6];
-	uint32_t src_ip;   /* host order */
+	uint32_t src_ip; /* host order */
 	uint32_t dst_ip;
 	uint16_t src_port;
 };

@@ -12,7 +12,7 @@ struct item {
 	const uint8_t *tlv; /* borrowed: header(s) + data */
 	uint16_t len;
 	uint8_t code;
-	bool mandatory;     /* never dropped to respect option 57 */
+	bool mandatory; /* never dropped to respect option 57 */
 };
 
 struct item_list {
@@ -33,15 +33,15 @@ item_add(struct item_list *l, uint8_t code, const uint8_t *tlv, size_t len, bool
 	if (tlv == NULL || len == 0 || item_added(l, code) || l->n == ELEMENTSOF(l->items))
 		return;
 	l->added[code >> 3] |= (uint8_t)(1u << (code & 7));
-	l->items[l->n++] = (struct item){ .tlv = tlv, .len = (uint16_t)len, .code = code,
-		.mandatory = mandatory };
+	l->items[l->n++] =
+	    (struct item){.tlv = tlv, .len = (uint16_t)len, .code = code, .mandatory = mandatory};
 }
 
 /* Options sent even when not requested: RFC 2131 table 3 MUSTs first, then defaults. */
-static const uint8_t lease_mandatory[] = { DHCP_OPT_SERVER_ID, DHCP_OPT_LEASE_TIME, DHCP_OPT_T1,
-	DHCP_OPT_T2 };
-static const uint8_t defaults[] = { DHCP_OPT_SUBNET_MASK, DHCP_OPT_ROUTER, DHCP_OPT_DNS,
-	DHCP_OPT_HOSTNAME, DHCP_OPT_DOMAIN_NAME };
+static const uint8_t lease_mandatory[] = {
+    DHCP_OPT_SERVER_ID, DHCP_OPT_LEASE_TIME, DHCP_OPT_T1, DHCP_OPT_T2};
+static const uint8_t defaults[] = {
+    DHCP_OPT_SUBNET_MASK, DHCP_OPT_ROUTER, DHCP_OPT_DNS, DHCP_OPT_HOSTNAME, DHCP_OPT_DOMAIN_NAME};
 
 static bool
 is_lease_option(uint8_t code)
@@ -67,6 +67,15 @@ option_tlv(const struct dhcp_optset *set, uint8_t code, bool with_lease, const u
 	return set->blob + set->off[code];
 }
 
+/* Bytes an echoed option takes (RFC 3396 split), 0 when absent. */
+static size_t
+echo_size(const uint8_t *val, size_t len)
+{
+	if (val == NULL)
+		return 0;
+	return len + 2 * (len == 0 ? 1 : (len + 254) / 255);
+}
+
 int
 dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, int type,
     uint32_t yiaddr, const char *hostname, uint8_t *out, size_t cap)
@@ -74,7 +83,7 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
 	const struct dhcp_msg *in = req->msg;
 	struct dhcp_msg *m = (struct dhcp_msg *)out;
 	struct item_list l;
-	uint8_t type_tlv[3] = { DHCP_OPT_MESSAGE_TYPE, 1, (uint8_t)type };
+	uint8_t type_tlv[3] = {DHCP_OPT_MESSAGE_TYPE, 1, (uint8_t)type};
 	uint8_t host_tlv[2 + 255];
 	size_t host_len = 0, max_len, room, total = 0, pos;
 	bool nak = type == DHCP_MSG_NAK;
@@ -96,8 +105,8 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
 
 	item_add(&l, DHCP_OPT_MESSAGE_TYPE, type_tlv, sizeof(type_tlv), true);
 	if (nak) {
-		/* RFC 2131 table 3: a DHCPNAK carries 53, 54 and nothing else (but 82, §2.2 of
-		 * RFC 3046) */
+		/* RFC 2131 table 3: a DHCPNAK carries 53, 54 and nothing else, but the echoes of
+		 * 61 (RFC 6842) and 82 (RFC 3046 §2.2) */
 		item_add(&l, DHCP_OPT_SERVER_ID, set->blob + set->off[DHCP_OPT_SERVER_ID],
 		    set->len[DHCP_OPT_SERVER_ID], true);
 	} else {
@@ -105,7 +114,8 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
 		for (size_t i = 0; i < req->prl_len; i++) {
 			uint8_t code = req->prl[i];
 			size_t len;
-			const uint8_t *tlv = option_tlv(set, code, with_lease, host_tlv, host_len, &len);
+			const uint8_t *tlv =
+			    option_tlv(set, code, with_lease, host_tlv, host_len, &len);
 
 			item_add(&l, code, tlv, len,
 			    code == DHCP_OPT_SERVER_ID || is_lease_option(code));
@@ -113,14 +123,16 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
 		for (size_t i = 0; i < ELEMENTSOF(lease_mandatory); i++) {
 			uint8_t code = lease_mandatory[i];
 			size_t len;
-			const uint8_t *tlv = option_tlv(set, code, with_lease, host_tlv, host_len, &len);
+			const uint8_t *tlv =
+			    option_tlv(set, code, with_lease, host_tlv, host_len, &len);
 
 			item_add(&l, code, tlv, len, true);
 		}
 		for (size_t i = 0; i < ELEMENTSOF(defaults); i++) {
 			uint8_t code = defaults[i];
 			size_t len;
-			const uint8_t *tlv = option_tlv(set, code, with_lease, host_tlv, host_len, &len);
+			const uint8_t *tlv =
+			    option_tlv(set, code, with_lease, host_tlv, host_len, &len);
 
 			item_add(&l, code, tlv, len, false);
 		}
@@ -134,24 +146,36 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
 	if (max_len < DHCP_FIXED_LEN + 4 + 1 + 3)
 		return -ENOBUFS;
 	room = max_len - DHCP_FIXED_LEN - 4 - 1; /* header, cookie, END */
-	/* RFC 3046 §2.2: the relay agent information is echoed unchanged, last. */
-	if (req->relay_info != NULL) {
-		size_t need = req->relay_info_len + 2 * ((req->relay_info_len + 254) / 255 + 1);
-
-		room = room > need ? room - need : 0;
-	}
+	/* RFC 6842: the client identifier is echoed unchanged; RFC 3046 §2.2: the relay agent
+	 * information too, last. */
+	room = room > echo_size(req->client_id, req->client_id_len)
+		   ? room - echo_size(req->client_id, req->client_id_len)
+		   : 0;
+	room = room > echo_size(req->relay_info, req->relay_info_len)
+		   ? room - echo_size(req->relay_info, req->relay_info_len)
+		   : 0;
+	/*
+	 * Mandatory options always go; optional ones in list order (PRL first) as long as they
+	 * fit, so one large option (119, 121) left out does not push out the small ones after it.
+	 */
 	for (size_t i = 0; i < l.n; i++)
-		total += l.items[i].len;
-	/* Over the limit: leave out optional options from the end of the list. */
-	for (size_t i = l.n; total > room && i-- > 0;) {
 		if (l.items[i].mandatory)
-			continue;
-		total -= l.items[i].len;
-		memmove(&l.items[i], &l.items[i + 1], (l.n - i - 1) * sizeof(l.items[0]));
-		l.n--;
-	}
+			total += l.items[i].len;
 	if (total > room)
 		return -ENOBUFS;
+	{
+		size_t kept = 0;
+
+		for (size_t i = 0; i < l.n; i++) {
+			if (!l.items[i].mandatory) {
+				if (l.items[i].len > room - total)
+					continue;
+				total += l.items[i].len;
+			}
+			l.items[kept++] = l.items[i];
+		}
+		l.n = kept;
+	}
 
 	memset(m, 0, sizeof(*m));
 	m->op = BOOTREPLY;
@@ -173,6 +197,14 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
 	for (size_t i = 0; i < l.n; i++) {
 		memcpy(out + pos, l.items[i].tlv, l.items[i].len);
 		pos += l.items[i].len;
+	}
+	if (req->client_id != NULL) {
+		int n = dhcp_encode_tlv(DHCP_OPT_CLIENT_ID, req->client_id, req->client_id_len,
+		    out + pos, max_len - 1 - pos);
+
+		if (n < 0)
+			return n;
+		pos += (size_t)n;
 	}
 	if (req->relay_info != NULL) {
 		int n = dhcp_encode_tlv(DHCP_OPT_RELAY_AGENT, req->relay_info, req->relay_info_len,
@@ -209,10 +241,10 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
  * Ethernet source of the request (see dhcp_reply_frame).
  */
 void
-dhcp_reply_destination(const struct dhcp_request *req, int type, uint32_t yiaddr,
-    struct dhcp_dest *ret)
+dhcp_reply_destination(
+    const struct dhcp_request *req, int type, uint32_t yiaddr, struct dhcp_dest *ret)
 {
-	static const uint8_t bcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t bcast_mac[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 	memset(ret, 0, sizeof(*ret));
 	if (req->giaddr != 0) {
@@ -237,8 +269,7 @@ dhcp_reply_destination(const struct dhcp_request *req, int type, uint32_t yiaddr
 }
 
 void
-dhcp_reply_frame(const struct dhcp_server *s, const struct dhcp_request *req,
-    struct dhcp_reply *r)
+dhcp_reply_frame(const struct dhcp_server *s, const struct dhcp_request *req, struct dhcp_reply *r)
 {
 	uint32_t yiaddr = be32_get(((const struct dhcp_msg *)r->payload)->yiaddr);
 

@@ -16,8 +16,8 @@ bad(enum dhcp_drop_reason *ret_reason, enum dhcp_drop_reason reason)
 }
 
 int
-dhcp_request_parse(struct dhcp_request *req, const uint8_t *data, size_t len,
-    enum dhcp_drop_reason *ret_reason)
+dhcp_request_parse(
+    struct dhcp_request *req, const uint8_t *data, size_t len, enum dhcp_drop_reason *ret_reason)
 {
 	const struct dhcp_msg *m = (const struct dhcp_msg *)data;
 	const uint8_t *v;
@@ -47,6 +47,9 @@ dhcp_request_parse(struct dhcp_request *req, const uint8_t *data, size_t len,
 	req->prl = dhcp_option_get(&req->opts, DHCP_OPT_PRL, &req->prl_len);
 	if (req->prl == NULL)
 		req->prl_len = 0;
+	req->client_id = dhcp_option_get(&req->opts, DHCP_OPT_CLIENT_ID, &req->client_id_len);
+	if (req->client_id == NULL)
+		req->client_id_len = 0;
 	req->relay_info = dhcp_option_get(&req->opts, DHCP_OPT_RELAY_AGENT, &req->relay_info_len);
 	if (req->relay_info == NULL)
 		req->relay_info_len = 0;
@@ -56,8 +59,7 @@ dhcp_request_parse(struct dhcp_request *req, const uint8_t *data, size_t len,
 static int
 drop(struct dhcp_server *s, enum dhcp_drop_reason reason)
 {
-	s->stats.drops[reason]++;
-	return 0;
+	return dhcp_count_drop(s, reason);
 }
 
 /* Option 54 present and naming another server? (-1: malformed) */
@@ -87,24 +89,30 @@ binding_for(struct dhcp_server *s, const struct dhcp_request *req, bool ask)
 
 	if (b != NULL)
 		return b;
-	if (!ask || s->cb.on_unknown == NULL ||
-	    s->cb.on_unknown(s->cb.userdata, mac, &ip) < 0 || ip == 0 ||
-	    dhcp_table_set(s->table, mac, ip, NULL) < 0) {
-		drop(s, DHCP_DROP_UNKNOWN_MAC);
-		return NULL;
-	}
+	if (!ask || s->cb.on_unknown == NULL || s->cb.on_unknown(s->cb.userdata, mac, &ip) < 0 ||
+	    ip == 0)
+		goto unknown;
+	/* the callback may have bound it itself (perhaps with a hostname): keep that */
+	b = dhcp_table_lookup(s->table, mac);
+	if (b != NULL)
+		return b;
+	if (dhcp_table_set(s->table, mac, ip, NULL) < 0)
+		goto unknown;
 	return dhcp_table_lookup(s->table, mac);
+unknown:
+	drop(s, DHCP_DROP_UNKNOWN_MAC);
+	return NULL;
 }
 
 static int
-reply(struct dhcp_server *s, const struct dhcp_request *req, int type,
-    const struct dhcp_binding *b, uint32_t yiaddr, uint8_t *txbuf, struct dhcp_reply *ret)
+reply(struct dhcp_server *s, const struct dhcp_request *req, int type, const struct dhcp_binding *b,
+    uint32_t yiaddr, uint8_t *txbuf, struct dhcp_reply *ret)
 {
 	const char *hostname = b != NULL ? dhcp_table_hostname(s->table, b) : NULL;
 	int n;
 
 	n = dhcp_reply_build(s->optset, req, type, yiaddr, hostname, txbuf + DHCP_FRAME_HEADROOM,
-	    DHCP_TX_BUF - DHCP_FRAME_HEADROOM);
+	    s->max_payload != 0 ? s->max_payload : DHCP_TX_BUF - DHCP_FRAME_HEADROOM);
 	if (n < 0)
 		return drop(s, DHCP_DROP_SEND_FAILED);
 	ret->type = type;
@@ -115,8 +123,8 @@ reply(struct dhcp_server *s, const struct dhcp_request *req, int type,
 }
 
 static int
-process_discover(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf,
-    struct dhcp_reply *ret)
+process_discover(
+    struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf, struct dhcp_reply *ret)
 {
 	const struct dhcp_binding *b = binding_for(s, req, true);
 
@@ -134,8 +142,8 @@ process_discover(struct dhcp_server *s, const struct dhcp_request *req, uint8_t 
  * must be the MAC's binding, else DHCPNAK.
  */
 static int
-process_request(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf,
-    struct dhcp_reply *ret)
+process_request(
+    struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf, struct dhcp_reply *ret)
 {
 	const struct dhcp_binding *b;
 	uint32_t requested = 0;
@@ -163,8 +171,8 @@ process_request(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *
 
 /* RFC 2131 §4.3.5: configuration only, no yiaddr, no lease time. */
 static int
-process_inform(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf,
-    struct dhcp_reply *ret)
+process_inform(
+    struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf, struct dhcp_reply *ret)
 {
 	const struct dhcp_binding *b = binding_for(s, req, false);
 
@@ -175,8 +183,8 @@ process_inform(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *t
 
 /* RFC 2131 §4.3.3: the client found the address in use. */
 static int
-process_decline(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf,
-    struct dhcp_reply *ret)
+process_decline(
+    struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf, struct dhcp_reply *ret)
 {
 	struct dhcp_binding *b;
 	uint32_t ip = 0;
@@ -202,8 +210,8 @@ process_decline(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *
 
 /* RFC 2131 §4.3.4. The binding belongs to the control plane: count and report only. */
 static int
-process_release(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf,
-    struct dhcp_reply *ret)
+process_release(
+    struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf, struct dhcp_reply *ret)
 {
 	if (other_server(s, req) > 0)
 		return drop(s, DHCP_DROP_OTHER_SERVER);
@@ -213,24 +221,24 @@ process_release(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *
 }
 
 static int
-process_unsupported(struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf,
-    struct dhcp_reply *ret)
+process_unsupported(
+    struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf, struct dhcp_reply *ret)
 {
 	return drop(s, DHCP_DROP_UNSUPPORTED);
 }
 
-typedef int (*process_fn)(struct dhcp_server *s, const struct dhcp_request *req,
-    uint8_t *txbuf, struct dhcp_reply *ret);
+typedef int (*process_fn)(
+    struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf, struct dhcp_reply *ret);
 
 static const process_fn processors[_DHCP_MSG_MAX] = {
-	[DHCP_MSG_DISCOVER] = process_discover,
-	[DHCP_MSG_OFFER] = process_unsupported,
-	[DHCP_MSG_REQUEST] = process_request,
-	[DHCP_MSG_DECLINE] = process_decline,
-	[DHCP_MSG_ACK] = process_unsupported,
-	[DHCP_MSG_NAK] = process_unsupported,
-	[DHCP_MSG_RELEASE] = process_release,
-	[DHCP_MSG_INFORM] = process_inform,
+    [DHCP_MSG_DISCOVER] = process_discover,
+    [DHCP_MSG_OFFER] = process_unsupported,
+    [DHCP_MSG_REQUEST] = process_request,
+    [DHCP_MSG_DECLINE] = process_decline,
+    [DHCP_MSG_ACK] = process_unsupported,
+    [DHCP_MSG_NAK] = process_unsupported,
+    [DHCP_MSG_RELEASE] = process_release,
+    [DHCP_MSG_INFORM] = process_inform,
 };
 
 int
@@ -242,13 +250,12 @@ dhcp_process(struct dhcp_server *s, const uint8_t *data, size_t len,
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
+	s->now = now;
 	if (s->optset == NULL)
 		return drop(s, DHCP_DROP_NOT_SERVING);
 	r = dhcp_request_parse(req, data, len, &reason);
-	if (r < 0) {
-		log_debug("dhcp: dropped a datagram (%s)", dhcp_drop_reason_name(reason));
+	if (r < 0)
 		return drop(s, reason);
-	}
 	req->meta = meta;
 	s->stats.rx[req->type]++;
 	return processors[req->type](s, req, txbuf, ret);

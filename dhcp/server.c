@@ -12,32 +12,42 @@
 #define MAX_BATCHES_PER_CALL 64
 
 const uint64_t dhcp_latency_bounds_usec[DHCP_LATENCY_BUCKETS - 1] = {
-	5, 10, 25, 50, 100, 250, 500, 1000, 2500, 10000, 100000,
+    5,
+    10,
+    25,
+    50,
+    100,
+    250,
+    500,
+    1000,
+    2500,
+    10000,
+    100000,
 };
 
 static const char *const drop_names[_DHCP_DROP_MAX] = {
-	[DHCP_DROP_MALFORMED] = "malformed",
-	[DHCP_DROP_NOT_REQUEST] = "not_request",
-	[DHCP_DROP_NO_TYPE] = "no_type",
-	[DHCP_DROP_UNKNOWN_MAC] = "unknown_mac",
-	[DHCP_DROP_OTHER_SERVER] = "other_server",
-	[DHCP_DROP_BAD_CHECKSUM] = "bad_checksum",
-	[DHCP_DROP_NOT_FOR_US] = "not_for_us",
-	[DHCP_DROP_UNSUPPORTED] = "unsupported",
-	[DHCP_DROP_SEND_FAILED] = "send_failed",
-	[DHCP_DROP_NOT_SERVING] = "not_serving",
-	[DHCP_DROP_DECLINED] = "declined",
+    [DHCP_DROP_MALFORMED] = "malformed",
+    [DHCP_DROP_NOT_REQUEST] = "not_request",
+    [DHCP_DROP_NO_TYPE] = "no_type",
+    [DHCP_DROP_UNKNOWN_MAC] = "unknown_mac",
+    [DHCP_DROP_OTHER_SERVER] = "other_server",
+    [DHCP_DROP_BAD_CHECKSUM] = "bad_checksum",
+    [DHCP_DROP_NOT_FOR_US] = "not_for_us",
+    [DHCP_DROP_UNSUPPORTED] = "unsupported",
+    [DHCP_DROP_SEND_FAILED] = "send_failed",
+    [DHCP_DROP_NOT_SERVING] = "not_serving",
+    [DHCP_DROP_DECLINED] = "declined",
 };
 
 static const char *const msg_names[_DHCP_MSG_MAX] = {
-	[DHCP_MSG_DISCOVER] = "discover",
-	[DHCP_MSG_OFFER] = "offer",
-	[DHCP_MSG_REQUEST] = "request",
-	[DHCP_MSG_DECLINE] = "decline",
-	[DHCP_MSG_ACK] = "ack",
-	[DHCP_MSG_NAK] = "nak",
-	[DHCP_MSG_RELEASE] = "release",
-	[DHCP_MSG_INFORM] = "inform",
+    [DHCP_MSG_DISCOVER] = "discover",
+    [DHCP_MSG_OFFER] = "offer",
+    [DHCP_MSG_REQUEST] = "request",
+    [DHCP_MSG_DECLINE] = "decline",
+    [DHCP_MSG_ACK] = "ack",
+    [DHCP_MSG_NAK] = "nak",
+    [DHCP_MSG_RELEASE] = "release",
+    [DHCP_MSG_INFORM] = "inform",
 };
 
 const char *
@@ -65,6 +75,7 @@ dhcp_server_new(struct dhcp_server **ret)
 	if (s == NULL)
 		return -ENOMEM;
 	s->packet_fd = s->udp_fd = -1;
+	s->drop_log = (struct log_ratelimit)LOG_RATELIMIT_INIT(10 * 1000000, 10);
 	s->rx = calloc(DHCP_BATCH, sizeof(*s->rx));
 	s->tx = calloc(DHCP_BATCH, sizeof(*s->tx));
 	if (s->rx == NULL || s->tx == NULL) {
@@ -104,8 +115,7 @@ dhcp_server_set_callbacks(struct dhcp_server *s, const struct dhcp_callbacks *cb
 }
 
 void
-dhcp_server_set_clock(struct dhcp_server *s, uint64_t (*now_usec)(void *userdata),
-    void *userdata)
+dhcp_server_set_clock(struct dhcp_server *s, uint64_t (*now_usec)(void *userdata), void *userdata)
 {
 	s->clock = now_usec;
 	s->clock_userdata = userdata;
@@ -134,8 +144,8 @@ dhcp_server_set_options(struct dhcp_server *s, const struct dhcp_options *o)
 }
 
 int
-dhcp_server_set_binding(struct dhcp_server *s, const uint8_t mac[6], uint32_t ip,
-    const char *hostname)
+dhcp_server_set_binding(
+    struct dhcp_server *s, const uint8_t mac[6], uint32_t ip, const char *hostname)
 {
 	return dhcp_table_set(s->table, mac, ip, hostname);
 }
@@ -193,10 +203,9 @@ dhcp_server_stats(const struct dhcp_server *s)
 /* --- sockets ------------------------------------------------------------------------------ */
 
 int
-dhcp_server_open(struct dhcp_server *s, int ifindex, const char *ifname,
-    const uint8_t hwaddr[6])
+dhcp_server_open(struct dhcp_server *s, int ifindex, const char *ifname, const uint8_t hwaddr[6])
 {
-	int fd;
+	int fd, mtu;
 
 	if (ifindex <= 0 || hwaddr == NULL)
 		return -EINVAL;
@@ -213,6 +222,12 @@ dhcp_server_open(struct dhcp_server *s, int ifindex, const char *ifname,
 	s->udp_fd = fd;
 	s->ifindex = ifindex;
 	memcpy(s->hwaddr, hwaddr, 6);
+	/* replies must fit the link: an overlay's 1450 leaves 1422 DHCP bytes */
+	mtu = dhcp_socket_mtu(fd, ifname);
+	s->max_payload = DHCP_MAX_PAYLOAD;
+	if (mtu > 0 && (size_t)mtu - DHCP_IP_UDP_LEN < DHCP_MAX_PAYLOAD)
+		s->max_payload =
+		    MAX((size_t)mtu - DHCP_IP_UDP_LEN, (size_t)DHCP_MIN_MAX_SIZE - DHCP_IP_UDP_LEN);
 	return 0;
 }
 
@@ -224,6 +239,7 @@ dhcp_server_close(struct dhcp_server *s)
 	if (s->udp_fd >= 0)
 		close(s->udp_fd);
 	s->packet_fd = s->udp_fd = -1;
+	s->drop_log = (struct log_ratelimit)LOG_RATELIMIT_INIT(10 * 1000000, 10);
 }
 
 size_t
@@ -240,6 +256,16 @@ dhcp_server_fds(const struct dhcp_server *s, int fds[2])
 
 /* --- the per-packet path ------------------------------------------------------------------ */
 
+int
+dhcp_count_drop(struct dhcp_server *s, enum dhcp_drop_reason reason)
+{
+	s->stats.drops[reason]++;
+	if (log_get_level() >= LOG_LEVEL_DEBUG)
+		log_ratelimited(&s->drop_log, s->now, LOG_LEVEL_DEBUG,
+		    "dhcp: dropped a datagram: %s", dhcp_drop_reason_name(reason));
+	return 0;
+}
+
 static int
 handle_frame(struct dhcp_server *s, const uint8_t *frame, size_t len, bool csum_not_ready,
     uint64_t now, uint8_t *txbuf, struct dhcp_reply *ret)
@@ -250,16 +276,15 @@ handle_frame(struct dhcp_server *s, const uint8_t *frame, size_t len, bool csum_
 	size_t plen;
 
 	memset(ret, 0, sizeof(*ret));
-	if (dhcp_frame_verify(frame, len, csum_not_ready, &meta, &payload, &plen, &reason) < 0) {
-		s->stats.drops[reason]++;
-		return 0;
-	}
+	s->now = now;
+	if (dhcp_frame_verify(frame, len, csum_not_ready, &meta, &payload, &plen, &reason) < 0)
+		return dhcp_count_drop(s, reason);
 	return dhcp_process(s, payload, plen, &meta, now, txbuf, ret);
 }
 
 int
-dhcp_handle_message(struct dhcp_server *s, const uint8_t *data, size_t len, uint64_t now,
-    struct dhcp_reply *ret)
+dhcp_handle_message(
+    struct dhcp_server *s, const uint8_t *data, size_t len, uint64_t now, struct dhcp_reply *ret)
 {
 	return dhcp_process(s, data, len, NULL, now, s->tx[0].buf, ret);
 }
@@ -293,17 +318,16 @@ flush(struct dhcp_server *s)
 		return;
 	for (size_t i = 0; i < s->n_tx; i++)
 		replies[i] = &s->tx[i].reply;
-	dhcp_socket_send(s->packet_fd, s->udp_fd, s->ifindex, s->optset->o.server_ip, replies,
-	    s->n_tx, sent);
+	dhcp_socket_send(
+	    s->packet_fd, s->udp_fd, s->ifindex, s->optset->o.server_ip, replies, s->n_tx, sent);
 	t = s->clock != NULL ? s->clock(s->clock_userdata) : 0;
 	for (size_t i = 0; i < s->n_tx; i++) {
 		if (!sent[i]) {
-			s->stats.drops[DHCP_DROP_SEND_FAILED]++;
+			dhcp_count_drop(s, DHCP_DROP_SEND_FAILED);
 			continue;
 		}
 		s->stats.tx[s->tx[i].reply.type]++;
-		observe_latency(&s->stats,
-		    t > s->tx[i].rx_time ? t - s->tx[i].rx_time : 0);
+		observe_latency(&s->stats, t > s->tx[i].rx_time ? t - s->tx[i].rx_time : 0);
 	}
 	s->n_tx = 0;
 }
@@ -336,8 +360,8 @@ dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now)
 
 			if (lens[i] == 0)
 				continue;
-			if (handle_frame(s, s->rx[i], lens[i], csum[i], now, slot->buf,
-			    &slot->reply) > 0) {
+			if (handle_frame(
+				s, s->rx[i], lens[i], csum[i], now, slot->buf, &slot->reply) > 0) {
 				slot->rx_time = now;
 				s->n_tx++;
 			}

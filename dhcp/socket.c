@@ -13,7 +13,9 @@
 #include <linux/if_packet.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -27,57 +29,57 @@
 
 /* IPv4, UDP, not a fragment, destination port 67, not our own output. */
 static const struct sock_filter dhcp_bpf[] = {
-	/* 0: A = packet type (ancillary data) */
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE),
-	/* 1: our own transmissions (relay replies to port 67 would loop) -> drop */
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, DROP - 2, 0),
-	/* 2: unicast to another host (promiscuous port) -> drop */
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OTHERHOST, DROP - 3, 0),
-	/* 3: A = Ethernet type */
-	BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
-	/* 4: IPv4? else drop */
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, 0, DROP - 5),
-	/* 5: A = IP version/IHL byte */
-	BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14),
-	/* 6: keep the version nibble */
-	BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf0),
-	/* 7: version 4? else drop */
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40, 0, DROP - 8),
-	/* 8: A = IP protocol */
-	BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14 + 9),
-	/* 9: UDP? else drop */
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, DROP - 10),
-	/* 10: A = IP flags + fragment offset */
-	BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 14 + 6),
-	/* 11: MF set or offset non-zero: a fragment -> drop */
-	BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x3fff, DROP - 12, 0),
-	/* 12: X = IP header length (4 * IHL, BPF_MSH) */
-	BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 14),
-	/* 13: A = UDP destination port (Ethernet 14 + IHL + 2) */
-	BPF_STMT(BPF_LD | BPF_H | BPF_IND, 14 + 2),
-	/* 14: port 67? else drop */
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, DHCP_PORT_SERVER, 0, DROP - 15),
-	/* 15: accept the whole frame */
-	BPF_STMT(BPF_RET | BPF_K, 0xffff),
-	/* 16 (DROP): drop */
-	BPF_STMT(BPF_RET | BPF_K, 0),
+    /* 0: A = packet type (ancillary data) */
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE),
+    /* 1: our own transmissions (relay replies to port 67 would loop) -> drop */
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, DROP - 2, 0),
+    /* 2: unicast to another host (promiscuous port) -> drop */
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OTHERHOST, DROP - 3, 0),
+    /* 3: A = Ethernet type */
+    BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
+    /* 4: IPv4? else drop */
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, 0, DROP - 5),
+    /* 5: A = IP version/IHL byte */
+    BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14),
+    /* 6: keep the version nibble */
+    BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf0),
+    /* 7: version 4? else drop */
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40, 0, DROP - 8),
+    /* 8: A = IP protocol */
+    BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14 + 9),
+    /* 9: UDP? else drop */
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, DROP - 10),
+    /* 10: A = IP flags + fragment offset */
+    BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 14 + 6),
+    /* 11: MF set or offset non-zero: a fragment -> drop */
+    BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x3fff, DROP - 12, 0),
+    /* 12: X = IP header length (4 * IHL, BPF_MSH) */
+    BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 14),
+    /* 13: A = UDP destination port (Ethernet 14 + IHL + 2) */
+    BPF_STMT(BPF_LD | BPF_H | BPF_IND, 14 + 2),
+    /* 14: port 67? else drop */
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, DHCP_PORT_SERVER, 0, DROP - 15),
+    /* 15: accept the whole frame */
+    BPF_STMT(BPF_RET | BPF_K, 0xffff),
+    /* 16 (DROP): drop */
+    BPF_STMT(BPF_RET | BPF_K, 0),
 };
 _Static_assert(sizeof(dhcp_bpf) / sizeof(dhcp_bpf[0]) == DROP + 1, "DROP is the last insn");
 
 static const struct sock_filter drop_all[] = {
-	/* 0: drop everything (the UDP socket exists, but we read the packet socket) */
-	BPF_STMT(BPF_RET | BPF_K, 0),
+    /* 0: drop everything (the UDP socket exists, but we read the packet socket) */
+    BPF_STMT(BPF_RET | BPF_K, 0),
 };
 
 int
 dhcp_socket_open_packet(int ifindex)
 {
-	struct sock_fprog prog = { .len = sizeof(dhcp_bpf) / sizeof(dhcp_bpf[0]),
-		.filter = (struct sock_filter *)dhcp_bpf };
+	struct sock_fprog prog = {.len = sizeof(dhcp_bpf) / sizeof(dhcp_bpf[0]),
+	    .filter = (struct sock_filter *)dhcp_bpf};
 	struct sockaddr_ll sll = {
-		.sll_family = AF_PACKET,
-		.sll_protocol = htons(ETH_P_IP),
-		.sll_ifindex = ifindex,
+	    .sll_family = AF_PACKET,
+	    .sll_protocol = htons(ETH_P_IP),
+	    .sll_ifindex = ifindex,
 	};
 	int fd, one = 1, r;
 
@@ -103,11 +105,11 @@ fail:
 int
 dhcp_socket_open_udp(const char *ifname)
 {
-	struct sock_fprog prog = { .len = 1, .filter = (struct sock_filter *)drop_all };
+	struct sock_fprog prog = {.len = 1, .filter = (struct sock_filter *)drop_all};
 	struct sockaddr_in sin = {
-		.sin_family = AF_INET,
-		.sin_port = htons(DHCP_PORT_SERVER),
-		.sin_addr.s_addr = htonl(INADDR_ANY),
+	    .sin_family = AF_INET,
+	    .sin_port = htons(DHCP_PORT_SERVER),
+	    .sin_addr.s_addr = htonl(INADDR_ANY),
 	};
 	int fd, one = 1, r;
 
@@ -118,7 +120,8 @@ dhcp_socket_open_udp(const char *ifname)
 	    setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &one, sizeof(one)) < 0)
 		goto fail;
 	if (ifname != NULL && ifname[0] != '\0' &&
-	    setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, (socklen_t)strnlen(ifname, IFNAMSIZ)) < 0)
+	    setsockopt(
+		fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, (socklen_t)strnlen(ifname, IFNAMSIZ)) < 0)
 		goto fail;
 	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0)
 		goto fail;
@@ -132,8 +135,8 @@ fail:
 }
 
 int
-dhcp_socket_recv_packets(int fd, uint8_t (*bufs)[DHCP_RX_BUF], size_t n, size_t *ret_len,
-    bool *ret_csum)
+dhcp_socket_recv_packets(
+    int fd, uint8_t (*bufs)[DHCP_RX_BUF], size_t n, size_t *ret_len, bool *ret_csum)
 {
 	struct mmsghdr msgs[DHCP_BATCH];
 	struct iovec iov[DHCP_BATCH];
@@ -147,14 +150,14 @@ dhcp_socket_recv_packets(int fd, uint8_t (*bufs)[DHCP_RX_BUF], size_t n, size_t 
 	if (n > DHCP_BATCH)
 		n = DHCP_BATCH;
 	for (size_t i = 0; i < n; i++) {
-		iov[i] = (struct iovec){ .iov_base = bufs[i], .iov_len = DHCP_RX_BUF };
+		iov[i] = (struct iovec){.iov_base = bufs[i], .iov_len = DHCP_RX_BUF};
 		msgs[i].msg_hdr = (struct msghdr){
-			.msg_name = &from[i],
-			.msg_namelen = sizeof(from[i]),
-			.msg_iov = &iov[i],
-			.msg_iovlen = 1,
-			.msg_control = ctl[i].buf,
-			.msg_controllen = sizeof(ctl[i].buf),
+		    .msg_name = &from[i],
+		    .msg_namelen = sizeof(from[i]),
+		    .msg_iov = &iov[i],
+		    .msg_iovlen = 1,
+		    .msg_control = ctl[i].buf,
+		    .msg_controllen = sizeof(ctl[i].buf),
 		};
 		msgs[i].msg_len = 0;
 	}
@@ -186,6 +189,20 @@ dhcp_socket_recv_packets(int fd, uint8_t (*bufs)[DHCP_RX_BUF], size_t n, size_t 
 }
 
 int
+dhcp_socket_mtu(int fd, const char *ifname)
+{
+	struct ifreq ifr;
+
+	if (ifname == NULL || ifname[0] == '\0')
+		return -EINVAL;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(fd, SIOCGIFMTU, &ifr) < 0)
+		return -errno;
+	return ifr.ifr_mtu;
+}
+
+int
 dhcp_socket_drain(int fd)
 {
 	uint8_t buf[DHCP_BATCH][64];
@@ -197,8 +214,8 @@ dhcp_socket_drain(int fd)
 		int r;
 
 		for (size_t i = 0; i < DHCP_BATCH; i++) {
-			iov[i] = (struct iovec){ .iov_base = buf[i], .iov_len = sizeof(buf[i]) };
-			msgs[i].msg_hdr = (struct msghdr){ .msg_iov = &iov[i], .msg_iovlen = 1 };
+			iov[i] = (struct iovec){.iov_base = buf[i], .iov_len = sizeof(buf[i])};
+			msgs[i].msg_hdr = (struct msghdr){.msg_iov = &iov[i], .msg_iovlen = 1};
 		}
 		r = recvmmsg(fd, msgs, DHCP_BATCH, MSG_DONTWAIT, NULL);
 		if (r < 0)
@@ -258,27 +275,34 @@ dhcp_socket_send(int packet_fd, int udp_fd, int ifindex, uint32_t src_ip,
 			size_t k = n_raw++;
 
 			lls[k] = (struct sockaddr_ll){
-				.sll_family = AF_PACKET,
-				.sll_protocol = htons(ETH_P_IP),
-				.sll_ifindex = ifindex,
-				.sll_halen = ETH_ALEN,
+			    .sll_family = AF_PACKET,
+			    .sll_protocol = htons(ETH_P_IP),
+			    .sll_ifindex = ifindex,
+			    .sll_halen = ETH_ALEN,
 			};
 			memcpy(lls[k].sll_addr, r->dest.mac, 6);
-			raw_iov[k] = (struct iovec){ .iov_base = r->frame, .iov_len = r->frame_len };
-			raw[k].msg_hdr = (struct msghdr){ .msg_name = &lls[k],
-				.msg_namelen = sizeof(lls[k]), .msg_iov = &raw_iov[k], .msg_iovlen = 1 };
+			raw_iov[k] = (struct iovec){.iov_base = r->frame, .iov_len = r->frame_len};
+			raw[k].msg_hdr = (struct msghdr){.msg_name = &lls[k],
+			    .msg_namelen = sizeof(lls[k]),
+			    .msg_iov = &raw_iov[k],
+			    .msg_iovlen = 1};
 			raw_idx[k] = i;
 		} else {
 			size_t k = n_udp++;
 			struct cmsghdr *c;
-			struct in_pktinfo pi = { .ipi_spec_dst.s_addr = htonl(src_ip) };
+			struct in_pktinfo pi = {.ipi_spec_dst.s_addr = htonl(src_ip)};
 
-			sins[k] = (struct sockaddr_in){ .sin_family = AF_INET,
-				.sin_port = htons(r->dest.port), .sin_addr.s_addr = htonl(r->dest.ip) };
-			udp_iov[k] = (struct iovec){ .iov_base = r->payload, .iov_len = r->payload_len };
-			udp[k].msg_hdr = (struct msghdr){ .msg_name = &sins[k],
-				.msg_namelen = sizeof(sins[k]), .msg_iov = &udp_iov[k], .msg_iovlen = 1,
-				.msg_control = ctl[k].buf, .msg_controllen = sizeof(ctl[k].buf) };
+			sins[k] = (struct sockaddr_in){.sin_family = AF_INET,
+			    .sin_port = htons(r->dest.port),
+			    .sin_addr.s_addr = htonl(r->dest.ip)};
+			udp_iov[k] =
+			    (struct iovec){.iov_base = r->payload, .iov_len = r->payload_len};
+			udp[k].msg_hdr = (struct msghdr){.msg_name = &sins[k],
+			    .msg_namelen = sizeof(sins[k]),
+			    .msg_iov = &udp_iov[k],
+			    .msg_iovlen = 1,
+			    .msg_control = ctl[k].buf,
+			    .msg_controllen = sizeof(ctl[k].buf)};
 			/* source address = our server identifier */
 			c = CMSG_FIRSTHDR(&udp[k].msg_hdr);
 			c->cmsg_level = IPPROTO_IP;

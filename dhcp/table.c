@@ -21,10 +21,10 @@
 struct dhcp_table {
 	struct dhcp_binding *recs; /* dense: 0..n-1 */
 	size_t n, recs_cap;
-	uint32_t *by_mac;          /* index slots: tag << 24 | record number, or EMPTY */
+	uint32_t *by_mac; /* index slots: tag << 24 | record number, or EMPTY */
 	uint32_t *by_ip;
-	size_t cap;                /* slots per index (any size: homes by multiply-shift) */
-	char *pool;                /* hostnames, NUL-terminated; offset 0 unused */
+	size_t cap; /* slots per index (any size: homes by multiply-shift) */
+	char *pool; /* hostnames, NUL-terminated; offset 0 unused */
 	size_t pool_len, pool_cap, pool_garbage;
 };
 
@@ -175,8 +175,8 @@ index_delete(struct dhcp_table *t, uint32_t *index, size_t i)
 static size_t
 slot_of(const struct dhcp_table *t, const uint32_t *index, uint32_t rec)
 {
-	size_t i = reduce(index == t->by_mac ? hash_mac(t->recs[rec].mac) : hash_ip(t->recs[rec].ip),
-	    t->cap);
+	size_t i = reduce(
+	    index == t->by_mac ? hash_mac(t->recs[rec].mac) : hash_ip(t->recs[rec].ip), t->cap);
 
 	while ((index[i] & REC_MASK) != rec)
 		i = next_slot(t, i);
@@ -272,8 +272,7 @@ set_hostname(struct dhcp_table *t, struct dhcp_binding *b, const char *hostname,
 	uint32_t off = 0;
 	int r;
 
-	if (b->hostname_len == n &&
-	    (n == 0 || memcmp(t->pool + b->hostname_off, hostname, n) == 0))
+	if (b->hostname_len == n && (n == 0 || memcmp(t->pool + b->hostname_off, hostname, n) == 0))
 		return 0;
 	if (n > 0) {
 		r = pool_add(t, hostname, n, &off);
@@ -297,8 +296,10 @@ dhcp_table_set(struct dhcp_table *t, const uint8_t mac[6], uint32_t ip, const ch
 	uint32_t mtag, itag;
 	int r;
 
-	if (ip == 0 || hlen > HOSTNAME_MAX)
+	if (ip == 0)
 		return -EINVAL;
+	if (hlen > HOSTNAME_MAX)
+		hlen = HOSTNAME_MAX; /* option 12 carries one label's worth: truncate */
 	islot = find_ip_slot(t, ip, &ifound, &itag);
 	if (ifound && memcmp(t->recs[t->by_ip[islot] & REC_MASK].mac, mac, 6) != 0)
 		return -EEXIST;
@@ -456,5 +457,5 @@ size_t
 dhcp_table_memory(const struct dhcp_table *t)
 {
 	return t->recs_cap * sizeof(struct dhcp_binding) + 2 * t->cap * sizeof(uint32_t) +
-	    t->pool_cap;
+	       t->pool_cap;
 }

@@ -13,14 +13,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DHCP_BINDING_STALE 0x01    /* set by sync_begin, cleared by set */
+#define DHCP_BINDING_STALE 0x01	   /* set by sync_begin, cleared by set */
 #define DHCP_BINDING_DECLINED 0x02 /* the client declined ip; cleared when ip changes */
 
 struct dhcp_binding {
 	uint8_t mac[6];
-	uint8_t flags;         /* DHCP_BINDING_* */
+	uint8_t flags;	       /* DHCP_BINDING_* */
 	uint8_t hostname_len;  /* 0 = none */
-	uint32_t ip;           /* host order */
+	uint32_t ip;	       /* host order */
 	uint32_t hostname_off; /* into the pool; NUL-terminated there */
 };
 _Static_assert(sizeof(struct dhcp_binding) == 16, "binding records are 16 bytes");
@@ -33,9 +33,9 @@ int dhcp_table_new(struct dhcp_table **ret);
 struct dhcp_table *dhcp_table_free(struct dhcp_table *t);
 
 /*
- * Inserts or updates mac -> ip (hostname borrowed and copied, may be NULL; at most
+ * Inserts or updates mac -> ip (hostname borrowed and copied, may be NULL; truncated to
  * 63 bytes). Clears the STALE mark; clears the DECLINED mark when ip changes.
- * Returns 0, -EINVAL (ip 0, hostname too long), -EEXIST (ip bound to another MAC), -ENOMEM.
+ * Returns 0, -EINVAL (ip 0), -EEXIST (ip bound to another MAC), -ENOMEM.
  */
 int dhcp_table_set(struct dhcp_table *t, const uint8_t mac[6], uint32_t ip, const char *hostname);
 /* Returns 0 or -ENOENT. */

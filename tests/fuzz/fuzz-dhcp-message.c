@@ -49,10 +49,10 @@ on_event(void *userdata, const uint8_t mac[6], uint32_t ip)
 static void
 setup(void)
 {
-	static const struct dhcp_callbacks cb = { .on_unknown = on_unknown,
-		.on_decline = on_event, .on_release = on_event };
-	static const uint8_t vm[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
-	static const uint8_t hw[6] = { 0x02, 0, 0, 0, 0, 1 };
+	static const struct dhcp_callbacks cb = {
+	    .on_unknown = on_unknown, .on_decline = on_event, .on_release = on_event};
+	static const uint8_t vm[6] = {0x52, 0x54, 0x00, 0x12, 0x34, 0x56};
+	static const uint8_t hw[6] = {0x02, 0, 0, 0, 0, 1};
 
 	memset(&opts_a, 0, sizeof(opts_a));
 	opts_a.server_ip = 0x0a000001;
@@ -69,8 +69,8 @@ setup(void)
 	strcpy(opts_a.search[2], "a.very.long.label.chain.example.org");
 	opts_a.n_search = 3;
 	opts_a.mtu = 1450;
-	opts_a.routes[0] = (struct dhcp_route){ 0xac100000, 12, 0x0a0000fe };
-	opts_a.routes[1] = (struct dhcp_route){ 0xc0a80100, 24, 0x0a0000fd };
+	opts_a.routes[0] = (struct dhcp_route){0xac100000, 12, 0x0a0000fe};
+	opts_a.routes[1] = (struct dhcp_route){0xc0a80100, 24, 0x0a0000fd};
 	opts_a.n_routes = 2;
 	opts_a.lease_time = 3600;
 	opts_b = opts_a;

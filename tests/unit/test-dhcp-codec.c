@@ -33,7 +33,7 @@ static struct dhcp_option_table tbl;
 static void
 test_parse_basic(void)
 {
-	static const uint8_t o[] = { 53, 1, 1, 0, 0, 55, 3, 1, 3, 6, 12, 2, 'v', 'm', 255, 99 };
+	static const uint8_t o[] = {53, 1, 1, 0, 0, 55, 3, 1, 3, 6, 12, 2, 'v', 'm', 255, 99};
 	struct msg m;
 	size_t len = msg_init(&m, o, sizeof(o)), n = 0;
 	const uint8_t *v;
@@ -53,9 +53,9 @@ test_parse_basic(void)
 static void
 test_parse_malformed(void)
 {
-	static const uint8_t overrun[] = { 53, 1, 1, 12, 10, 'a', 'b' };
-	static const uint8_t no_len[] = { 53, 1, 1, 12 };
-	static const uint8_t no_end[] = { 53, 1, 1 };
+	static const uint8_t overrun[] = {53, 1, 1, 12, 10, 'a', 'b'};
+	static const uint8_t no_len[] = {53, 1, 1, 12};
+	static const uint8_t no_end[] = {53, 1, 1};
 	struct msg m;
 	size_t len;
 
@@ -78,8 +78,8 @@ static void
 test_parse_concat(void)
 {
 	/* RFC 3396: two instances of 15 are one value */
-	static const uint8_t o[] = { 15, 4, 'e', 'x', 'a', 'm', 53, 1, 3, 15, 3, 'p', 'l', 'e',
-		15, 4, '.', 'o', 'r', 'g', 255 };
+	static const uint8_t o[] = {15, 4, 'e', 'x', 'a', 'm', 53, 1, 3, 15, 3, 'p', 'l', 'e', 15,
+	    4, '.', 'o', 'r', 'g', 255};
 	struct msg m;
 	size_t len = msg_init(&m, o, sizeof(o)), n = 0;
 	const uint8_t *v;
@@ -92,18 +92,18 @@ test_parse_concat(void)
 static void
 test_parse_overload(void)
 {
-	static const uint8_t both[] = { 53, 1, 1, 52, 1, 3, 15, 3, 'e', 'x', 'a', 255 };
-	static const uint8_t file_only[] = { 53, 1, 1, 52, 1, 1, 255 };
-	static const uint8_t bad[] = { 53, 1, 1, 52, 1, 4, 255 };
-	static const uint8_t bad_len[] = { 53, 1, 1, 52, 2, 1, 1, 255 };
+	static const uint8_t both[] = {53, 1, 1, 52, 1, 3, 15, 3, 'e', 'x', 'a', 255};
+	static const uint8_t file_only[] = {53, 1, 1, 52, 1, 1, 255};
+	static const uint8_t bad[] = {53, 1, 1, 52, 1, 4, 255};
+	static const uint8_t bad_len[] = {53, 1, 1, 52, 2, 1, 1, 255};
 	struct msg m;
 	size_t len, n = 0;
 	const uint8_t *v;
 
 	/* options field, then file, then sname (RFC 2131 §4.1); 15 continues across areas */
 	len = msg_init(&m, both, sizeof(both));
-	memcpy(m.m.file, (const uint8_t[]){ 15, 2, 'm', 'p', 12, 2, 'v', 'm', 255 }, 9);
-	memcpy(m.m.sname, (const uint8_t[]){ 15, 2, 'l', 'e', 50, 4, 10, 0, 0, 9 }, 10);
+	memcpy(m.m.file, (const uint8_t[]){15, 2, 'm', 'p', 12, 2, 'v', 'm', 255}, 9);
+	memcpy(m.m.sname, (const uint8_t[]){15, 2, 'l', 'e', 50, 4, 10, 0, 0, 9}, 10);
 	CU_ASSERT_EQUAL(dhcp_option_parse(&tbl, (uint8_t *)&m, len), 0);
 	v = dhcp_option_get(&tbl, 15, &n);
 	CU_ASSERT(v != NULL && n == 7 && memcmp(v, "example", 7) == 0);
@@ -114,8 +114,8 @@ test_parse_overload(void)
 
 	/* loop attempt: 52 inside file says "sname too"; only the options field's 52 counts */
 	len = msg_init(&m, file_only, sizeof(file_only));
-	memcpy(m.m.file, (const uint8_t[]){ 52, 1, 3, 12, 1, 'x', 255 }, 7);
-	memcpy(m.m.sname, (const uint8_t[]){ 52, 1, 3, 15, 1, 'y', 255 }, 7);
+	memcpy(m.m.file, (const uint8_t[]){52, 1, 3, 12, 1, 'x', 255}, 7);
+	memcpy(m.m.sname, (const uint8_t[]){52, 1, 3, 15, 1, 'y', 255}, 7);
 	CU_ASSERT_EQUAL(dhcp_option_parse(&tbl, (uint8_t *)&m, len), 0);
 	CU_ASSERT_TRUE(dhcp_option_has(&tbl, 12));
 	CU_ASSERT_FALSE(dhcp_option_has(&tbl, 15));
@@ -141,16 +141,16 @@ test_max_size(void)
 	struct msg m;
 	size_t len;
 
-	len = msg_init(&m, (const uint8_t[]){ 53, 1, 1, 255 }, 4);
+	len = msg_init(&m, (const uint8_t[]){53, 1, 1, 255}, 4);
 	CU_ASSERT_EQUAL(dhcp_option_parse(&tbl, (uint8_t *)&m, len), 0);
 	CU_ASSERT_EQUAL(dhcp_option_max_size(&tbl), 576);
-	len = msg_init(&m, (const uint8_t[]){ 57, 2, 0x05, 0xdc, 255 }, 5);
+	len = msg_init(&m, (const uint8_t[]){57, 2, 0x05, 0xdc, 255}, 5);
 	CU_ASSERT_EQUAL(dhcp_option_parse(&tbl, (uint8_t *)&m, len), 0);
 	CU_ASSERT_EQUAL(dhcp_option_max_size(&tbl), 1500);
-	len = msg_init(&m, (const uint8_t[]){ 57, 2, 0x00, 0x64, 255 }, 5);
+	len = msg_init(&m, (const uint8_t[]){57, 2, 0x00, 0x64, 255}, 5);
 	CU_ASSERT_EQUAL(dhcp_option_parse(&tbl, (uint8_t *)&m, len), 0);
 	CU_ASSERT_EQUAL(dhcp_option_max_size(&tbl), 576); /* below the legal minimum */
-	len = msg_init(&m, (const uint8_t[]){ 57, 3, 0x05, 0xdc, 0, 255 }, 6);
+	len = msg_init(&m, (const uint8_t[]){57, 3, 0x05, 0xdc, 0, 255}, 6);
 	CU_ASSERT_EQUAL(dhcp_option_parse(&tbl, (uint8_t *)&m, len), 0);
 	CU_ASSERT_EQUAL(dhcp_option_max_size(&tbl), 576); /* bad length */
 }
@@ -161,9 +161,9 @@ static void
 test_search_rfc3397(void)
 {
 	/* RFC 3397 §4 example */
-	static const char names[2][256] = { "eng.apple.com.", "marketing.apple.com." };
-	static const uint8_t want[] = { 3, 'e', 'n', 'g', 5, 'a', 'p', 'p', 'l', 'e', 3, 'c', 'o',
-		'm', 0, 9, 'm', 'a', 'r', 'k', 'e', 't', 'i', 'n', 'g', 0xc0, 0x04 };
+	static const char names[2][256] = {"eng.apple.com.", "marketing.apple.com."};
+	static const uint8_t want[] = {3, 'e', 'n', 'g', 5, 'a', 'p', 'p', 'l', 'e', 3, 'c', 'o',
+	    'm', 0, 9, 'm', 'a', 'r', 'k', 'e', 't', 'i', 'n', 'g', 0xc0, 0x04};
 	uint8_t out[128];
 	int n = dhcp_encode_search(names, 2, out, sizeof(out));
 
@@ -178,9 +178,9 @@ static void
 test_search_rfc1035(void)
 {
 	/* RFC 1035 §4.1.4: F.ISI.ARPA, FOO.F.ISI.ARPA, ARPA (offsets from the option start) */
-	static const char names[3][256] = { "F.ISI.ARPA", "FOO.F.ISI.ARPA", "arpa" };
-	static const uint8_t want[] = { 1, 'F', 3, 'I', 'S', 'I', 4, 'A', 'R', 'P', 'A', 0, 3, 'F',
-		'O', 'O', 0xc0, 0x00, 0xc0, 0x06 };
+	static const char names[3][256] = {"F.ISI.ARPA", "FOO.F.ISI.ARPA", "arpa"};
+	static const uint8_t want[] = {1, 'F', 3, 'I', 'S', 'I', 4, 'A', 'R', 'P', 'A', 0, 3, 'F',
+	    'O', 'O', 0xc0, 0x00, 0xc0, 0x06};
 	uint8_t out[64];
 	int n = dhcp_encode_search(names, 3, out, sizeof(out));
 
@@ -195,12 +195,15 @@ test_search_invalid(void)
 	uint8_t out[512];
 
 	strcpy(names[0], "a..b");
-	CU_ASSERT_EQUAL(dhcp_encode_search((const char(*)[256])names, 1, out, sizeof(out)), -EINVAL);
+	CU_ASSERT_EQUAL(
+	    dhcp_encode_search((const char(*)[256])names, 1, out, sizeof(out)), -EINVAL);
 	strcpy(names[0], "");
-	CU_ASSERT_EQUAL(dhcp_encode_search((const char(*)[256])names, 1, out, sizeof(out)), -EINVAL);
+	CU_ASSERT_EQUAL(
+	    dhcp_encode_search((const char(*)[256])names, 1, out, sizeof(out)), -EINVAL);
 	memset(names[0], 'a', 64);
 	strcpy(names[0] + 64, ".com");
-	CU_ASSERT_EQUAL(dhcp_encode_search((const char(*)[256])names, 1, out, sizeof(out)), -EINVAL);
+	CU_ASSERT_EQUAL(
+	    dhcp_encode_search((const char(*)[256])names, 1, out, sizeof(out)), -EINVAL);
 	names[0][1] = '.'; /* label of 62 now: fine */
 	CU_ASSERT(dhcp_encode_search((const char(*)[256])names, 1, out, sizeof(out)) > 0);
 }
@@ -210,22 +213,67 @@ test_routes_rfc3442(void)
 {
 	/* the destination descriptors of RFC 3442 §5's table, each via gateway 10.0.0.1 */
 	static const struct dhcp_route r[] = {
-		{ 0x00000000, 0, 0x0a000001 },
-		{ 0x0a000000, 8, 0x0a000001 },
-		{ 0x0a000000, 24, 0x0a000001 },
-		{ 0x0a110000, 16, 0x0a000001 },
-		{ 0x0a1b8100, 24, 0x0a000001 },
-		{ 0x0ae50080, 25, 0x0a000001 },
-		{ 0x0ac67a2f, 32, 0x0a000001 },
+	    {0x00000000, 0, 0x0a000001},
+	    {0x0a000000, 8, 0x0a000001},
+	    {0x0a000000, 24, 0x0a000001},
+	    {0x0a110000, 16, 0x0a000001},
+	    {0x0a1b8100, 24, 0x0a000001},
+	    {0x0ae50080, 25, 0x0a000001},
+	    {0x0ac67a2f, 32, 0x0a000001},
 	};
 	static const uint8_t want[] = {
-		0, 10, 0, 0, 1,
-		8, 10, 10, 0, 0, 1,
-		24, 10, 0, 0, 10, 0, 0, 1,
-		16, 10, 17, 10, 0, 0, 1,
-		24, 10, 27, 129, 10, 0, 0, 1,
-		25, 10, 229, 0, 128, 10, 0, 0, 1,
-		32, 10, 198, 122, 47, 10, 0, 0, 1,
+	    0,
+	    10,
+	    0,
+	    0,
+	    1,
+	    8,
+	    10,
+	    10,
+	    0,
+	    0,
+	    1,
+	    24,
+	    10,
+	    0,
+	    0,
+	    10,
+	    0,
+	    0,
+	    1,
+	    16,
+	    10,
+	    17,
+	    10,
+	    0,
+	    0,
+	    1,
+	    24,
+	    10,
+	    27,
+	    129,
+	    10,
+	    0,
+	    0,
+	    1,
+	    25,
+	    10,
+	    229,
+	    0,
+	    128,
+	    10,
+	    0,
+	    0,
+	    1,
+	    32,
+	    10,
+	    198,
+	    122,
+	    47,
+	    10,
+	    0,
+	    0,
+	    1,
 	};
 	uint8_t out[128];
 	int n;
@@ -241,9 +289,9 @@ static void
 test_routes_default_router(void)
 {
 	/* host bits beyond the prefix are masked; the router becomes 0.0.0.0/0 */
-	static const struct dhcp_route r[] = { { 0xac10ffff, 12, 0x0a0000fd } };
-	static const uint8_t want[] = { 12, 172, 16, 10, 0, 0, 253, 0, 10, 0, 0, 254 };
-	static const struct dhcp_route bad[] = { { 0, 33, 1 } };
+	static const struct dhcp_route r[] = {{0xac10ffff, 12, 0x0a0000fd}};
+	static const uint8_t want[] = {12, 172, 16, 10, 0, 0, 253, 0, 10, 0, 0, 254};
+	static const struct dhcp_route bad[] = {{0, 33, 1}};
 	uint8_t out[64];
 	int n = dhcp_encode_routes(r, 1, 0x0a0000fe, out, sizeof(out));
 
@@ -400,13 +448,13 @@ static uint8_t frame[DHCP_TX_BUF];
 static size_t
 build_frame(size_t payload_len, uint16_t dport)
 {
-	static const uint8_t src[6] = { 2, 0, 0, 0, 0, 1 }, dst[6] = { 0xff, 0xff, 0xff, 0xff,
-		0xff, 0xff };
+	static const uint8_t src[6] = {2, 0, 0, 0, 0, 1},
+			     dst[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 	for (size_t i = 0; i < payload_len; i++)
 		frame[DHCP_FRAME_HEADROOM + i] = (uint8_t)(i * 7 + 3);
-	return dhcp_frame_build(frame + DHCP_FRAME_HEADROOM, payload_len, src, dst, 0x0a000001,
-	    0xffffffff, 68, dport);
+	return dhcp_frame_build(
+	    frame + DHCP_FRAME_HEADROOM, payload_len, src, dst, 0x0a000001, 0xffffffff, 68, dport);
 }
 
 static void
@@ -419,12 +467,12 @@ test_frame_build(void)
 	CU_ASSERT_EQUAL(frame[12], 0x08);
 	CU_ASSERT_EQUAL(frame[13], 0x00);
 	CU_ASSERT_EQUAL(frame[14], 0x45);
-	CU_ASSERT_EQUAL(be16_get(frame + 16), 329);   /* IP total length */
+	CU_ASSERT_EQUAL(be16_get(frame + 16), 329); /* IP total length */
 	CU_ASSERT_EQUAL(frame[23], 17);
 	CU_ASSERT_EQUAL(be32_get(frame + 26), 0x0a000001);
 	CU_ASSERT_EQUAL(be32_get(frame + 30), 0xffffffff);
 	CU_ASSERT_EQUAL(be16_get(frame + 36), 68);
-	CU_ASSERT_EQUAL(be16_get(frame + 38), 309);   /* UDP length */
+	CU_ASSERT_EQUAL(be16_get(frame + 38), 309); /* UDP length */
 	n = build_frame(300, 68);
 	CU_ASSERT(frame_checksums_ok(frame, n));
 }
@@ -512,26 +560,26 @@ test_frame_not_for_us(void)
 }
 
 static const struct test_case codec_tests[] = {
-	{ "parse basic", test_parse_basic },
-	{ "parse malformed", test_parse_malformed },
-	{ "parse RFC 3396 concatenation", test_parse_concat },
-	{ "parse overload 52 incl. loops", test_parse_overload },
-	{ "option 57", test_max_size },
-	{ "119 RFC 3397 example", test_search_rfc3397 },
-	{ "119 RFC 1035 example", test_search_rfc1035 },
-	{ "119 invalid names", test_search_invalid },
-	{ "121 RFC 3442 vectors", test_routes_rfc3442 },
-	{ "121 router as default", test_routes_default_router },
-	{ "TLV split", test_tlv_split },
-	{ "option set", test_optset },
-	{ "option set validation", test_optset_invalid },
-	{ "frame build checksums", test_frame_build },
-	{ "frame verify", test_frame_verify },
-	{ "frame not for us", test_frame_not_for_us },
-	{ NULL, NULL },
+    {"parse basic", test_parse_basic},
+    {"parse malformed", test_parse_malformed},
+    {"parse RFC 3396 concatenation", test_parse_concat},
+    {"parse overload 52 incl. loops", test_parse_overload},
+    {"option 57", test_max_size},
+    {"119 RFC 3397 example", test_search_rfc3397},
+    {"119 RFC 1035 example", test_search_rfc1035},
+    {"119 invalid names", test_search_invalid},
+    {"121 RFC 3442 vectors", test_routes_rfc3442},
+    {"121 router as default", test_routes_default_router},
+    {"TLV split", test_tlv_split},
+    {"option set", test_optset},
+    {"option set validation", test_optset_invalid},
+    {"frame build checksums", test_frame_build},
+    {"frame verify", test_frame_verify},
+    {"frame not for us", test_frame_not_for_us},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "dhcp-codec", .tests = codec_tests },
-	{ .name = NULL },
+    {.name = "dhcp-codec", .tests = codec_tests},
+    {.name = NULL},
 };

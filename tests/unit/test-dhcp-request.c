@@ -15,10 +15,10 @@
 #define VM_IP 0x0a000064u     /* 10.0.0.100 */
 #define RELAY_IP 0xc0a80001u  /* 192.168.0.1 */
 
-static const uint8_t vm_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
-static const uint8_t other_mac[6] = { 0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc };
-static const uint8_t hw[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
-static const uint8_t prl_std[] = { DHCP_OPT_PRL, 6, 1, 3, 6, 12, 15, 51 };
+static const uint8_t vm_mac[6] = {0x52, 0x54, 0x00, 0x12, 0x34, 0x56};
+static const uint8_t other_mac[6] = {0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc};
+static const uint8_t hw[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x01};
+static const uint8_t prl_std[] = {DHCP_OPT_PRL, 6, 1, 3, 6, 12, 15, 51};
 
 /* --- helpers ------------------------------------------------------------------------------- */
 
@@ -158,7 +158,7 @@ load_hex(const char *name, uint8_t *out, size_t cap)
 		if (c == ' ' || c == '\n' || c == '\t' || c == '\r')
 			continue;
 		while (c != EOF && c != ' ' && c != '\n' && c != '\t' && c != '\r' &&
-		    tl < sizeof(tok) - 1) {
+		       tl < sizeof(tok) - 1) {
 			tok[tl++] = (char)c;
 			c = fgetc(f);
 		}
@@ -252,10 +252,10 @@ test_request_ack_nak(void)
 	struct dhcp_server *s = server();
 	struct dhcp_reply rep;
 	struct req r;
-	uint8_t good[] = { DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 100, DHCP_OPT_SERVER_ID, 4, 10, 0,
-		0, 1 };
-	uint8_t bad[] = { DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 101 };
-	uint8_t reboot[] = { DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 100 };
+	uint8_t good[] = {
+	    DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 100, DHCP_OPT_SERVER_ID, 4, 10, 0, 0, 1};
+	uint8_t bad[] = {DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 101};
+	uint8_t reboot[] = {DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 100};
 	size_t len;
 
 	/* SELECTING */
@@ -288,8 +288,8 @@ test_other_server(void)
 	struct dhcp_server *s = server();
 	struct dhcp_reply rep;
 	struct req r;
-	uint8_t other[] = { DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 100, DHCP_OPT_SERVER_ID, 4, 10, 0,
-		0, 2 };
+	uint8_t other[] = {
+	    DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 100, DHCP_OPT_SERVER_ID, 4, 10, 0, 0, 2};
 	size_t len;
 
 	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0, 0, 0, other, sizeof(other));
@@ -336,10 +336,10 @@ on_release(void *userdata, const uint8_t mac[6], uint32_t ip)
 static void
 test_unknown_mac(void)
 {
-	static const uint8_t stranger[6] = { 0x52, 0x54, 0x00, 0, 0, 1 };
+	static const uint8_t stranger[6] = {0x52, 0x54, 0x00, 0, 0, 1};
 	struct dhcp_server *s = server();
 	uint32_t dyn_ip = 0x0a0000c8, ip = 0; /* 10.0.0.200 */
-	struct dhcp_callbacks cb = { .on_unknown = on_unknown, .userdata = &dyn_ip };
+	struct dhcp_callbacks cb = {.on_unknown = on_unknown, .userdata = &dyn_ip};
 	struct dhcp_reply rep;
 	struct req r;
 	size_t len;
@@ -377,6 +377,36 @@ test_unknown_mac(void)
 	dhcp_server_free(s);
 }
 
+static struct dhcp_server *cb_server;
+
+static int
+on_unknown_binds(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
+{
+	*ret_ip = 0x0a0000c9;
+	return dhcp_server_set_binding(cb_server, mac, *ret_ip, "dyn-vm");
+}
+
+/* A callback that binds the MAC itself (with a hostname) is not overridden. */
+static void
+test_unknown_mac_bound_by_callback(void)
+{
+	struct dhcp_server *s = server();
+	struct dhcp_callbacks cb = {.on_unknown = on_unknown_binds};
+	struct dhcp_reply rep;
+	struct req r;
+	size_t len, n = 0;
+	const uint8_t *v;
+
+	cb_server = s;
+	dhcp_server_set_callbacks(s, &cb);
+	len = build(&r, DHCP_MSG_DISCOVER, other_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_EQUAL(be32_get(reply_msg(&rep)->yiaddr), 0x0a0000c9);
+	v = reply_opt(&rep, DHCP_OPT_HOSTNAME, &n);
+	CU_ASSERT(v != NULL && n == 6 && memcmp(v, "dyn-vm", 6) == 0);
+	dhcp_server_free(s);
+}
+
 static void
 test_inform(void)
 {
@@ -406,10 +436,10 @@ static void
 test_decline(void)
 {
 	struct dhcp_server *s = server();
-	struct dhcp_callbacks cb = { .on_decline = on_decline };
-	uint8_t declined[] = { DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 100, DHCP_OPT_SERVER_ID, 4, 10,
-		0, 0, 1 };
-	uint8_t req_new[] = { DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 101 };
+	struct dhcp_callbacks cb = {.on_decline = on_decline};
+	uint8_t declined[] = {
+	    DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 100, DHCP_OPT_SERVER_ID, 4, 10, 0, 0, 1};
+	uint8_t req_new[] = {DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 101};
 	struct dhcp_reply rep;
 	struct req r;
 	size_t len;
@@ -453,7 +483,7 @@ static void
 test_release(void)
 {
 	struct dhcp_server *s = server();
-	struct dhcp_callbacks cb = { .on_release = on_release };
+	struct dhcp_callbacks cb = {.on_release = on_release};
 	struct dhcp_reply rep;
 	struct req r;
 	uint32_t ip = 0;
@@ -501,14 +531,14 @@ test_malformed(void)
 {
 	struct dhcp_server *s = server();
 	const struct dhcp_stats *st = dhcp_server_stats(s);
-	uint8_t overrun[] = { DHCP_OPT_HOSTNAME, 200, 'x' };
-	uint8_t bad50[] = { DHCP_OPT_REQUESTED_IP, 3, 10, 0, 0 };
+	uint8_t overrun[] = {DHCP_OPT_HOSTNAME, 200, 'x'};
+	uint8_t bad50[] = {DHCP_OPT_REQUESTED_IP, 3, 10, 0, 0};
 	struct dhcp_reply rep;
 	struct req r;
 	size_t len;
 
 	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0);
-	CU_ASSERT_EQUAL(handle(s, &r, 100, &rep), 0); /* truncated header */
+	CU_ASSERT_EQUAL(handle(s, &r, 100, &rep), 0);		     /* truncated header */
 	CU_ASSERT_EQUAL(handle(s, &r, DHCP_FIXED_LEN + 3, &rep), 0); /* no full cookie */
 	CU_ASSERT_EQUAL(st->drops[DHCP_DROP_MALFORMED], 2);
 	r.cookie[0] = 0x64; /* bad magic cookie */
@@ -564,8 +594,9 @@ expect_bytes(const char *file, const struct dhcp_reply *rep)
 	if (rep->payload_len == n && memcmp(rep->payload, want, n) != 0) {
 		for (size_t i = 0; i < n; i++)
 			if (rep->payload[i] != want[i]) {
-				fprintf(stderr, "%s: first difference at byte %zu: %02x, want %02x\n",
-				    file, i, rep->payload[i], want[i]);
+				fprintf(stderr,
+				    "%s: first difference at byte %zu: %02x, want %02x\n", file, i,
+				    rep->payload[i], want[i]);
 				break;
 			}
 		CU_FAIL("reply bytes differ");
@@ -576,8 +607,8 @@ static void
 test_bytes(void)
 {
 	struct dhcp_server *s = server();
-	uint8_t nak[] = { DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 101, DHCP_OPT_SERVER_ID, 4, 10, 0,
-		0, 1, DHCP_OPT_PRL, 6, 1, 3, 6, 12, 15, 51 };
+	uint8_t nak[] = {DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 101, DHCP_OPT_SERVER_ID, 4, 10, 0, 0,
+	    1, DHCP_OPT_PRL, 6, 1, 3, 6, 12, 15, 51};
 	struct dhcp_reply rep;
 	struct req r;
 	size_t len;
@@ -601,8 +632,8 @@ static void
 test_prl_order(void)
 {
 	struct dhcp_server *s = server();
-	uint8_t prl[] = { DHCP_OPT_PRL, 7, 6, 51, 3, 99, 6, 1, 54 };
-	static const uint8_t want[] = { 53, 6, 51, 3, 1, 54, 58, 59, 12, 15 };
+	uint8_t prl[] = {DHCP_OPT_PRL, 7, 6, 51, 3, 99, 6, 1, 54};
+	static const uint8_t want[] = {53, 6, 51, 3, 1, 54, 58, 59, 12, 15};
 	uint8_t codes[64];
 	struct dhcp_reply rep;
 	struct req r;
@@ -626,7 +657,7 @@ big_options(struct dhcp_options *o)
 		    "zone%02zu.a-long-label-to-fill-it.example%02zu.org", i, i);
 	o->n_search = DHCP_MAX_SEARCH;
 	for (size_t i = 0; i < DHCP_MAX_ROUTES; i++)
-		o->routes[i] = (struct dhcp_route){ 0xac100000u + ((uint32_t)i << 8), 24, ROUTER_IP };
+		o->routes[i] = (struct dhcp_route){0xac100000u + ((uint32_t)i << 8), 24, ROUTER_IP};
 	o->n_routes = DHCP_MAX_ROUTES;
 }
 
@@ -635,10 +666,11 @@ test_max_message_size(void)
 {
 	struct dhcp_server *s = server();
 	struct dhcp_options o;
-	uint8_t prl[] = { DHCP_OPT_PRL, 5, 1, 3, 119, 121, 6 };
-	uint8_t prl57[] = { DHCP_OPT_PRL, 5, 1, 3, 119, 121, 6, DHCP_OPT_MAX_SIZE, 2, 0x05, 0xdc };
-	uint8_t prl57_small[] = { DHCP_OPT_PRL, 5, 1, 3, 119, 121, 6, DHCP_OPT_MAX_SIZE, 2, 0x01,
-		0x00 };
+	uint8_t prl[] = {DHCP_OPT_PRL, 5, 1, 3, 119, 121, 6};
+	uint8_t prl_no121[] = {DHCP_OPT_PRL, 4, 1, 3, 119, 6};
+	uint8_t prl57[] = {DHCP_OPT_PRL, 5, 1, 3, 119, 121, 6, DHCP_OPT_MAX_SIZE, 2, 0x05, 0xdc};
+	uint8_t prl57_small[] = {
+	    DHCP_OPT_PRL, 5, 1, 3, 119, 121, 6, DHCP_OPT_MAX_SIZE, 2, 0x01, 0x00};
 	struct dhcp_reply rep;
 	struct req r;
 	size_t len, n = 0;
@@ -646,16 +678,28 @@ test_max_message_size(void)
 	big_options(&o);
 	CU_ASSERT_FATAL(dhcp_server_set_options(s, &o) == 0);
 	CU_ASSERT(s->optset->len[119] + s->optset->len[121] > 600);
-	/* no 57: 576-byte datagrams, so at most 548 DHCP bytes; what does not fit is left out
-	 * from the end, the mandatory options stay */
+	/* no 57: 576-byte datagrams, so at most 548 DHCP bytes; the mandatory options stay,
+	 * 119 (too big) is left out, and the small ones after it still go in PRL order */
 	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, prl, sizeof(prl));
 	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
 	CU_ASSERT(rep.payload_len <= 576 - 28);
 	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_SUBNET_MASK, &n));
+	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_ROUTER, &n));
 	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_SERVER_ID, &n));
 	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_LEASE_TIME, &n));
 	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_T2, &n));
-	CU_ASSERT_PTR_NULL(reply_opt(&rep, DHCP_OPT_CLASSLESS_ROUTES, &n));
+	CU_ASSERT_PTR_NULL(reply_opt(&rep, DHCP_OPT_DOMAIN_SEARCH, &n));
+	/* 121 (265 bytes) fits in what is left; the options after it (6, 12, 15) do not */
+	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_CLASSLESS_ROUTES, &n));
+	CU_ASSERT_PTR_NULL(reply_opt(&rep, DHCP_OPT_DNS, &n));
+	/* PRL without 121: 6, 12 and 15 fit instead */
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, prl_no121, sizeof(prl_no121));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT(rep.payload_len <= 576 - 28);
+	CU_ASSERT_PTR_NULL(reply_opt(&rep, DHCP_OPT_DOMAIN_SEARCH, &n));
+	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_DNS, &n));
+	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_HOSTNAME, &n));
+	CU_ASSERT_PTR_NOT_NULL(reply_opt(&rep, DHCP_OPT_DOMAIN_NAME, &n));
 	/* 57 = 1500: everything fits */
 	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, prl57, sizeof(prl57));
 	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
@@ -675,9 +719,9 @@ static void
 test_relay_agent_echo(void)
 {
 	struct dhcp_server *s = server();
-	uint8_t o82[] = { DHCP_OPT_RELAY_AGENT, 8, 1, 2, 'p', '1', 2, 2, 'r', '1' };
-	uint8_t nak[] = { DHCP_OPT_RELAY_AGENT, 8, 1, 2, 'p', '1', 2, 2, 'r', '1',
-		DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 9 };
+	uint8_t o82[] = {DHCP_OPT_RELAY_AGENT, 8, 1, 2, 'p', '1', 2, 2, 'r', '1'};
+	uint8_t nak[] = {DHCP_OPT_RELAY_AGENT, 8, 1, 2, 'p', '1', 2, 2, 'r', '1',
+	    DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 9};
 	uint8_t codes[64];
 	struct dhcp_reply rep;
 	struct req r;
@@ -704,6 +748,39 @@ test_relay_agent_echo(void)
 	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, RELAY_IP, 0, NULL, 0);
 	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
 	CU_ASSERT_PTR_NULL(reply_opt(&rep, DHCP_OPT_RELAY_AGENT, &n));
+	dhcp_server_free(s);
+}
+
+/* RFC 6842: the client identifier comes back unchanged, in ACK and NAK alike, before 82. */
+static void
+test_client_id_echo(void)
+{
+	struct dhcp_server *s = server();
+	uint8_t opts[] = {DHCP_OPT_CLIENT_ID, 7, 1, 0x52, 0x54, 0x00, 0x12, 0x34, 0x56,
+	    DHCP_OPT_RELAY_AGENT, 3, 1, 1, 'x'};
+	uint8_t nak[] = {DHCP_OPT_CLIENT_ID, 7, 1, 0x52, 0x54, 0x00, 0x12, 0x34, 0x56,
+	    DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 9};
+	uint8_t codes[64];
+	struct dhcp_reply rep;
+	struct req r;
+	size_t len, n = 0, nc;
+	const uint8_t *v;
+
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, VM_IP, RELAY_IP, 0, opts, sizeof(opts));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_ACK);
+	v = reply_opt(&rep, DHCP_OPT_CLIENT_ID, &n);
+	CU_ASSERT(v != NULL && n == 7 && memcmp(v, opts + 2, 7) == 0);
+	nc = reply_codes(&rep, codes, sizeof(codes));
+	CU_ASSERT(nc >= 2 && codes[nc - 2] == DHCP_OPT_CLIENT_ID &&
+		  codes[nc - 1] == DHCP_OPT_RELAY_AGENT);
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0, 0, 0, nak, sizeof(nak));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_NAK);
+	v = reply_opt(&rep, DHCP_OPT_CLIENT_ID, &n);
+	CU_ASSERT(v != NULL && n == 7 && memcmp(v, opts + 2, 7) == 0);
+	/* none in, none out */
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_PTR_NULL(reply_opt(&rep, DHCP_OPT_CLIENT_ID, &n));
 	dhcp_server_free(s);
 }
 
@@ -750,8 +827,8 @@ check_frame(const struct dhcp_reply *rep, const uint8_t mac[6], uint32_t ip)
 
 	CU_ASSERT_FATAL(f != NULL);
 	CU_ASSERT_EQUAL(rep->frame_len, rep->payload_len + 42);
-	CU_ASSERT(memcmp(f, mac, 6) == 0);        /* Ethernet destination */
-	CU_ASSERT(memcmp(f + 6, hw, 6) == 0);     /* Ethernet source: our interface */
+	CU_ASSERT(memcmp(f, mac, 6) == 0);    /* Ethernet destination */
+	CU_ASSERT(memcmp(f + 6, hw, 6) == 0); /* Ethernet source: our interface */
 	CU_ASSERT_EQUAL(be32_get(f + 26), SERVER_IP);
 	CU_ASSERT_EQUAL(be32_get(f + 30), ip);
 	CU_ASSERT_EQUAL(be16_get(f + 34), 67);
@@ -763,9 +840,9 @@ check_frame(const struct dhcp_reply *rep, const uint8_t mac[6], uint32_t ip)
 static void
 test_destinations(void)
 {
-	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 	struct dhcp_server *s = server();
-	uint8_t bad[] = { DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 9 };
+	uint8_t bad[] = {DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 9};
 	struct dhcp_reply rep;
 	struct req r;
 	size_t len;
@@ -852,7 +929,7 @@ static void
 test_captured_frames(void)
 {
 	struct dhcp_server *s = server();
-	struct dhcp_callbacks cb = { .on_decline = on_decline };
+	struct dhcp_callbacks cb = {.on_decline = on_decline};
 	static uint8_t f[2048];
 	struct dhcp_reply rep;
 	size_t n, olen = 0;
@@ -906,7 +983,7 @@ test_captured_frames(void)
 static void
 test_unicast_via_frame_source(void)
 {
-	static const uint8_t relay_mac[6] = { 0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee };
+	static const uint8_t relay_mac[6] = {0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee};
 	struct dhcp_server *s = server();
 	static uint8_t f[2048];
 	struct dhcp_reply rep;
@@ -950,39 +1027,42 @@ test_names(void)
 	CU_ASSERT_STRING_EQUAL(dhcp_message_type_name(0), "unknown");
 	CU_ASSERT_STRING_EQUAL(dhcp_message_type_name(9), "unknown");
 	for (int i = 0; i < _DHCP_DROP_MAX; i++)
-		CU_ASSERT_STRING_NOT_EQUAL(dhcp_drop_reason_name((enum dhcp_drop_reason)i), "unknown");
+		CU_ASSERT_STRING_NOT_EQUAL(
+		    dhcp_drop_reason_name((enum dhcp_drop_reason)i), "unknown");
 	CU_ASSERT_STRING_EQUAL(dhcp_drop_reason_name(_DHCP_DROP_MAX), "unknown");
 }
 
 static const struct test_case request_tests[] = {
-	{ "discover gets an offer", test_discover_offer },
-	{ "request gets ack or nak", test_request_ack_nak },
-	{ "option 54 of another server", test_other_server },
-	{ "unknown MAC", test_unknown_mac },
-	{ "inform", test_inform },
-	{ "decline marks until the binding changes", test_decline },
-	{ "release", test_release },
-	{ "unsupported types, not serving", test_unsupported_and_not_serving },
-	{ "malformed requests", test_malformed },
-	{ "names", test_names },
-	{ NULL, NULL },
+    {"discover gets an offer", test_discover_offer},
+    {"request gets ack or nak", test_request_ack_nak},
+    {"option 54 of another server", test_other_server},
+    {"unknown MAC", test_unknown_mac},
+    {"unknown MAC bound by the callback", test_unknown_mac_bound_by_callback},
+    {"inform", test_inform},
+    {"decline marks until the binding changes", test_decline},
+    {"release", test_release},
+    {"unsupported types, not serving", test_unsupported_and_not_serving},
+    {"malformed requests", test_malformed},
+    {"names", test_names},
+    {NULL, NULL},
 };
 
 static const struct test_case reply_tests[] = {
-	{ "OFFER/ACK/NAK/INFORM bytes", test_bytes },
-	{ "PRL order", test_prl_order },
-	{ "option 57", test_max_message_size },
-	{ "option 82 echo", test_relay_agent_echo },
-	{ "option set swap", test_option_swap },
-	{ "destination rules", test_destinations },
-	{ "relay/ciaddr replies to the frame source", test_unicast_via_frame_source },
-	{ "sync and bindings", test_sync },
-	{ "captured client frames", test_captured_frames },
-	{ NULL, NULL },
+    {"OFFER/ACK/NAK/INFORM bytes", test_bytes},
+    {"PRL order", test_prl_order},
+    {"option 57", test_max_message_size},
+    {"option 82 echo", test_relay_agent_echo},
+    {"option 61 echo", test_client_id_echo},
+    {"option set swap", test_option_swap},
+    {"destination rules", test_destinations},
+    {"relay/ciaddr replies to the frame source", test_unicast_via_frame_source},
+    {"sync and bindings", test_sync},
+    {"captured client frames", test_captured_frames},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "dhcp-request", .tests = request_tests },
-	{ .name = "dhcp-reply", .tests = reply_tests },
-	{ .name = NULL },
+    {.name = "dhcp-request", .tests = request_tests},
+    {.name = "dhcp-reply", .tests = reply_tests},
+    {.name = NULL},
 };

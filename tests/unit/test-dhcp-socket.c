@@ -30,7 +30,7 @@
 static const char *netns_skip; /* reason, when the namespace could not be set up */
 static int s_ifindex, c_ifindex;
 static uint8_t s_mac[6], c_mac[6];
-static const uint8_t vm_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+static const uint8_t vm_mac[6] = {0x52, 0x54, 0x00, 0x12, 0x34, 0x56};
 
 static int
 get_mac(const char *ifname, uint8_t mac[6])
@@ -62,15 +62,19 @@ suite_init(void)
 		return 0;
 	}
 	/* from here on this process (and what it runs) lives in its own empty namespace */
-	if (system("ip link set lo up && ip link add s0 type veth peer name c0 && "
-		   "ip link set s0 up && ip link set c0 up && ip addr add 10.0.0.1/24 dev s0 && "
-		   "sysctl -qw net.ipv6.conf.all.disable_ipv6=1") != 0) {
+	/* no IPv6 chatter on the pair (best effort) */
+	(void)!system("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 "
+		      "net.ipv6.conf.default.disable_ipv6=1 2>/dev/null");
+	if (system(
+		"ip link set lo up && ip link add s0 type veth peer name c0 && "
+		"ip link set s0 up && ip link set c0 up && ip addr add 10.0.0.1/24 dev s0") != 0) {
 		netns_skip = "cannot create the veth pair (iproute2 missing?)";
 		return 0;
 	}
 	s_ifindex = (int)if_nametoindex("s0");
 	c_ifindex = (int)if_nametoindex("c0");
-	if (s_ifindex <= 0 || c_ifindex <= 0 || get_mac("s0", s_mac) < 0 || get_mac("c0", c_mac) < 0)
+	if (s_ifindex <= 0 || c_ifindex <= 0 || get_mac("s0", s_mac) < 0 ||
+	    get_mac("c0", c_mac) < 0)
 		netns_skip = "cannot read the veth pair";
 	return 0;
 }
@@ -110,8 +114,8 @@ server(void)
 static int
 client_socket(void)
 {
-	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP),
-		.sll_ifindex = c_ifindex };
+	struct sockaddr_ll sll = {
+	    .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP), .sll_ifindex = c_ifindex};
 	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_IP));
 
 	CU_ASSERT_FATAL(fd >= 0);
@@ -122,18 +126,21 @@ client_socket(void)
 struct req {
 	struct dhcp_msg m;
 	uint8_t cookie[4];
-	uint8_t opts[64];
+	uint8_t opts[128];
 } __attribute__((packed));
 
-/* Sends a DHCP request frame from c0 (Ethernet source c0's MAC). */
+/* Sends a DHCP request frame from c0 (Ethernet source c0's MAC), extra options after 53. */
 static void
-send_request(int fd, uint8_t type, uint16_t flags, uint32_t giaddr, uint32_t src_ip,
-    uint16_t sport, uint32_t dst_ip, uint16_t dport, const uint8_t dst_mac[6])
+send_request_opts(int fd, uint8_t type, uint16_t flags, uint32_t giaddr, uint32_t src_ip,
+    uint16_t sport, uint32_t dst_ip, uint16_t dport, const uint8_t dst_mac[6], const uint8_t *extra,
+    size_t extra_len)
 {
 	uint8_t f[DHCP_TX_BUF];
 	struct req *r = (struct req *)(f + DHCP_FRAME_HEADROOM);
-	struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP),
-		.sll_ifindex = c_ifindex, .sll_halen = 6 };
+	struct sockaddr_ll to = {.sll_family = AF_PACKET,
+	    .sll_protocol = htons(ETH_P_IP),
+	    .sll_ifindex = c_ifindex,
+	    .sll_halen = 6};
 	size_t n;
 
 	memset(r, 0, sizeof(*r));
@@ -145,10 +152,21 @@ send_request(int fd, uint8_t type, uint16_t flags, uint32_t giaddr, uint32_t src
 	be32_put(r->m.giaddr, giaddr);
 	memcpy(r->m.chaddr, vm_mac, 6);
 	be32_put(r->cookie, DHCP_MAGIC_COOKIE);
-	memcpy(r->opts, (const uint8_t[]){ 53, 1, type, 255 }, 4);
-	n = dhcp_frame_build((uint8_t *)r, sizeof(*r), c_mac, dst_mac, src_ip, dst_ip, sport, dport);
+	memcpy(r->opts, (const uint8_t[]){53, 1, type}, 3);
+	if (extra_len > 0)
+		memcpy(r->opts + 3, extra, extra_len);
+	r->opts[3 + extra_len] = 255;
+	n = dhcp_frame_build(
+	    (uint8_t *)r, sizeof(*r), c_mac, dst_mac, src_ip, dst_ip, sport, dport);
 	memcpy(to.sll_addr, dst_mac, 6);
 	CU_ASSERT_EQUAL(sendto(fd, f, n, 0, (struct sockaddr *)&to, sizeof(to)), (ssize_t)n);
+}
+
+static void
+send_request(int fd, uint8_t type, uint16_t flags, uint32_t giaddr, uint32_t src_ip, uint16_t sport,
+    uint32_t dst_ip, uint16_t dport, const uint8_t dst_mac[6])
+{
+	send_request_opts(fd, type, flags, giaddr, src_ip, sport, dst_ip, dport, dst_mac, NULL, 0);
 }
 
 /* Waits (bounded, not timed) for the server's packet socket and handles what is there. */
@@ -157,7 +175,7 @@ serve(struct dhcp_server *s)
 {
 	int fds[2];
 	size_t n = dhcp_server_fds(s, fds);
-	struct pollfd p = { .fd = fds[0], .events = POLLIN };
+	struct pollfd p = {.fd = fds[0], .events = POLLIN};
 
 	CU_ASSERT_EQUAL(n, 2);
 	if (poll(&p, 1, 5000) != 1)
@@ -170,7 +188,7 @@ static ssize_t
 recv_reply(int fd, uint8_t *buf, size_t cap)
 {
 	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct pollfd p = {.fd = fd, .events = POLLIN};
 		struct sockaddr_ll from;
 		socklen_t fl = sizeof(from);
 		ssize_t n;
@@ -187,8 +205,8 @@ recv_reply(int fd, uint8_t *buf, size_t cap)
 }
 
 static void
-check_reply(const uint8_t *f, ssize_t n, const uint8_t dst_mac[6], uint32_t dst_ip,
-    uint16_t dport, uint8_t type)
+check_reply(const uint8_t *f, ssize_t n, const uint8_t dst_mac[6], uint32_t dst_ip, uint16_t dport,
+    uint8_t type)
 {
 	struct dhcp_rx_meta meta;
 	const uint8_t *p;
@@ -226,7 +244,7 @@ check_reply(const uint8_t *f, ssize_t n, const uint8_t dst_mac[6], uint32_t dst_
 static void
 test_broadcast_offer(void)
 {
-	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 	struct dhcp_server *s;
 	uint8_t buf[DHCP_RX_BUF];
 	ssize_t n;
@@ -250,7 +268,7 @@ test_broadcast_offer(void)
 static void
 test_unicast_chaddr(void)
 {
-	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 	struct dhcp_server *s;
 	uint8_t buf[DHCP_RX_BUF];
 	ssize_t n;
@@ -292,7 +310,7 @@ test_relay(void)
 static void
 test_filter(void)
 {
-	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 	struct dhcp_server *s;
 	uint8_t buf[DHCP_RX_BUF];
 	int c, fds[2];
@@ -325,6 +343,67 @@ test_filter(void)
 	dhcp_server_free(s);
 }
 
+static bool
+reply_has(const uint8_t *f, ssize_t n, uint8_t code)
+{
+	struct dhcp_option_table t;
+
+	return n > 42 && dhcp_option_parse(&t, f + 42, (size_t)n - 42) == 0 &&
+	       dhcp_option_has(&t, code);
+}
+
+/* Replies never exceed the interface MTU, even when option 57 allows more. */
+static void
+test_mtu(void)
+{
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	static const uint8_t extra[] = {
+	    DHCP_OPT_PRL, 3, 119, 6, 1, DHCP_OPT_MAX_SIZE, 2, 0x05, 0xdc};
+	struct dhcp_server *s;
+	struct dhcp_options o;
+	uint8_t buf[DHCP_RX_BUF];
+	ssize_t n;
+	int c;
+
+	if (skip())
+		return;
+	s = server();
+	memset(&o, 0, sizeof(o));
+	o.server_ip = SERVER_IP;
+	o.prefix = 24;
+	o.lease_time = 600;
+	for (size_t i = 0; i < DHCP_MAX_SEARCH; i++)
+		snprintf(o.search[i], sizeof(o.search[i]),
+		    "zone%02zu.a-much-longer-filler-label-here.example%02zu.org", i, i);
+	o.n_search = DHCP_MAX_SEARCH;
+	CU_ASSERT_FATAL(dhcp_server_set_options(s, &o) == 0);
+	CU_ASSERT(s->optset->len[DHCP_OPT_DOMAIN_SEARCH] > 700);
+	c = client_socket();
+	/* MTU 1500: the search list goes in */
+	send_request_opts(c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67,
+	    bcast, extra, sizeof(extra));
+	CU_ASSERT_EQUAL(serve(s), 1);
+	n = recv_reply(c, buf, sizeof(buf));
+	check_reply(buf, n, bcast, 0xffffffff, 68, DHCP_MSG_OFFER);
+	CU_ASSERT(n - 14 > 700);
+	CU_ASSERT_TRUE(reply_has(buf, n, DHCP_OPT_DOMAIN_SEARCH));
+	/* MTU 700 (read when the sockets open): left out, the datagram fits */
+	CU_ASSERT_FATAL(system("ip link set s0 mtu 700") == 0);
+	CU_ASSERT_EQUAL(dhcp_server_open(s, s_ifindex, "s0", s_mac), 0);
+	send_request_opts(c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67,
+	    bcast, extra, sizeof(extra));
+	CU_ASSERT_EQUAL(serve(s), 1);
+	n = recv_reply(c, buf, sizeof(buf));
+	check_reply(buf, n, bcast, 0xffffffff, 68, DHCP_MSG_OFFER);
+	CU_ASSERT(n - 14 <= 700);
+	CU_ASSERT_FALSE(reply_has(buf, n, DHCP_OPT_DOMAIN_SEARCH));
+	CU_ASSERT_TRUE(reply_has(buf, n, DHCP_OPT_SUBNET_MASK));
+	CU_ASSERT_EQUAL(dhcp_server_stats(s)->drops[DHCP_DROP_SEND_FAILED], 0);
+	close(c);
+	dhcp_server_free(s);
+	CU_ASSERT(system("ip link set s0 mtu 1500") == 0);
+}
+
 static uint64_t fake_now;
 
 static uint64_t
@@ -336,7 +415,7 @@ fake_clock(void *userdata)
 static void
 test_batch_and_latency(void)
 {
-	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 	struct dhcp_server *s;
 	const struct dhcp_stats *st;
 	uint8_t buf[DHCP_RX_BUF];
@@ -351,12 +430,12 @@ test_batch_and_latency(void)
 	c = client_socket();
 	/* more than one receive batch, handled by one call (the socket queues them all) */
 	for (int i = 0; i < DHCP_BATCH + 8; i++)
-		send_request(c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67,
-		    bcast);
+		send_request(
+		    c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67, bcast);
 	dhcp_server_fds(s, fds);
 	fake_now = 1000 + 30; /* the clock says 30 us after `now` */
 	{
-		struct pollfd p = { .fd = fds[0], .events = POLLIN };
+		struct pollfd p = {.fd = fds[0], .events = POLLIN};
 
 		CU_ASSERT_FATAL(poll(&p, 1, 5000) == 1);
 	}
@@ -375,15 +454,16 @@ test_batch_and_latency(void)
 }
 
 static const struct test_case socket_tests[] = {
-	{ "broadcast OFFER", test_broadcast_offer },
-	{ "unicast to chaddr", test_unicast_chaddr },
-	{ "relay reply", test_relay },
-	{ "BPF filter, fds, reopen", test_filter },
-	{ "batches and latency histogram", test_batch_and_latency },
-	{ NULL, NULL },
+    {"broadcast OFFER", test_broadcast_offer},
+    {"unicast to chaddr", test_unicast_chaddr},
+    {"relay reply", test_relay},
+    {"BPF filter, fds, reopen", test_filter},
+    {"batches and latency histogram", test_batch_and_latency},
+    {"replies fit the interface MTU", test_mtu},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "dhcp-socket", .init = suite_init, .tests = socket_tests },
-	{ .name = NULL },
+    {.name = "dhcp-socket", .init = suite_init, .tests = socket_tests},
+    {.name = NULL},
 };
