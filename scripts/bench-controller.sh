@@ -136,7 +136,7 @@ cat "$TMP/result.md"
 
 doc=docs/benchmarks.md
 [ -f "$doc" ] || printf '# Benchmarks\n' >"$doc"
-awk '/^## Controller$/ { skip = 1; next } skip && /^## / { skip = 0 } !skip { print }' "$doc" >"$TMP/doc"
+awk '/^## Controller$/ { skip = 1; next } skip && /^(## |<!--)/ { skip = 0 } !skip { print }' "$doc" >"$TMP/doc"
 { cat "$TMP/doc"; printf '\n## Controller\n\n'; cat "$TMP/result.md"; } | cat -s >"$doc"
 echo "bench-controller: results written to $doc"
 [ "$ok1" = 0 ] && [ "$ok2" = 0 ] && [ "$dup" = 0 ]

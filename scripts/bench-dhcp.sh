@@ -45,6 +45,30 @@ lat_line=$(latency_run agent "$BENCH/servers/vm-dhcp-agent.sh" "$AGENT")
 kea_lat_line=$(latency_run kea "$BENCH/servers/kea.sh" mem)
 printf '%s\n%s\n' "${lat_line:-agent latency run failed}" "${kea_lat_line:-kea latency run failed}" | tee "$OUT/latency.txt"
 
+# --- 2b. where drops happen: the agent's own counters at the fixed rate ------------------
+# Same topology as run-perfdhcp.sh (dsrv / dcl-perf), agent with --listen: every request the
+# agent received and every reply it sent, against what perfdhcp sent and received.
+acct_line=
+if "$BENCH/netns-up.sh" perf >/dev/null 2>&1; then
+    mkdir -p "$OUT/acct"
+    sed -n '/^cat >/,/^YAML$/p' "$BENCH/servers/vm-dhcp-agent.sh" |
+        sed -e '1d' -e '$d' -e 's/\${SRV_IP:-10.77.0.1}/10.77.0.1/' >"$OUT/acct/pool.yaml"
+    ip netns exec dsrv taskset -c 1 "$AGENT" --config "$OUT/acct/pool.yaml" --interface br0 \
+        --dynamic --lease-file "$OUT/acct/leases" --listen 127.0.0.1:9182 >"$OUT/acct/agent.log" 2>&1 &
+    APID=$!
+    for _ in $(seq 100); do ip netns exec dsrv curl -sf -o /dev/null http://127.0.0.1:9182/readyz && break; sleep 0.1; done
+    ip netns exec dcl-perf taskset -c 0 perfdhcp -4 -l 10.77.0.2 -r "$RATE" -p "$DUR" -R 60000 -g single \
+        10.77.0.1 >"$OUT/acct/perfdhcp.txt" 2>&1 || true
+    ip netns exec dsrv curl -sf http://127.0.0.1:9182/metrics >"$OUT/acct/metrics.txt" || true
+    kill "$APID" 2>/dev/null; wait "$APID" 2>/dev/null || true
+    m() { awk -v k="$1" '$1 == k { print $2 }' "$OUT/acct/metrics.txt"; }
+    p_sent=($(awk '/^sent packets:/ { print $3 }' "$OUT/acct/perfdhcp.txt"))
+    p_rcvd=($(awk '/^received packets:/ { print $3 }' "$OUT/acct/perfdhcp.txt"))
+    drops=$(awk '/^vmdhcp_agent_drops_total/ { s += $2 } END { print s + 0 }' "$OUT/acct/metrics.txt")
+    acct_line="perfdhcp sent ${p_sent[0]:-NA} DISCOVER / ${p_sent[1]:-NA} REQUEST; the agent received $(m 'vmdhcp_agent_packets_received_total{type="discover"}') / $(m 'vmdhcp_agent_packets_received_total{type="request"}'), sent $(m 'vmdhcp_agent_replies_sent_total{type="offer"}') OFFER / $(m 'vmdhcp_agent_replies_sent_total{type="ack"}') ACK, dropped $drops; perfdhcp received ${p_rcvd[0]:-NA} OFFER / ${p_rcvd[1]:-NA} ACK"
+fi
+echo "accounting: ${acct_line:-not measured}" | tee "$OUT/acct.txt"
+
 # --- 3. RSS with BINDINGS static bindings -------------------------------------------------
 gen_bindings() { # N -> YAML: one /16 pool + N VMNetCfgs with static addresses
     awk -v n="$1" 'BEGIN {
@@ -120,6 +144,9 @@ Latency ($LAT_RATE offered DORA/s with perfdhcp's \`-x t\` per-exchange timers, 
 perfdhcp's own capacity, so the compare.sh rate of $RATE/s is out of its reach; one run each):
 agent DISCOVER→OFFER p99 ${do_p99:-NA} ms, REQUEST→ACK p99 ${ra_p99:-NA} ms, drops ${lat_drop:-NA};
 Kea ${k_do_p99:-NA} / ${k_ra_p99:-NA} ms, drops ${k_lat_drop:-NA}.
+
+Where requests and replies go at $RATE/s for $DUR s (agent with \`--listen\`, its counters against
+perfdhcp's): ${acct_line:-not measured}.
 
 RSS with $BINDINGS static bindings (local mode, $BINDINGS VirtualMachineNetworkConfig NICs,
 generated YAML, after load): VmRSS ${rss_kb} KiB, peak (VmHWM, during YAML load) ${hwm_kb} KiB;

@@ -132,7 +132,7 @@ echo "agent with $BINDINGS bindings: synced in $t_sync ms, VmRSS $rss KiB, VmHWM
 } >"$TMP/result.md"
 cat "$TMP/result.md"
 [ -f "$DOC" ] || printf '# Benchmarks\n' >"$DOC"
-awk '/^## End to end$/ { skip = 1; next } skip && /^## / { skip = 0 } !skip { print }' "$DOC" >"$TMP/doc"
+awk '/^## End to end$/ { skip = 1; next } skip && /^(## |<!--)/ { skip = 0 } !skip { print }' "$DOC" >"$TMP/doc"
 { cat "$TMP/doc"; printf '\n## End to end\n\n'; cat "$TMP/result.md"; } | cat -s >"$DOC"
 echo "bench-e2e: results written to $DOC"
 [ "$fails" = 0 ]
