@@ -223,6 +223,11 @@ bench-ipam: $(BUILD)/bench/bench-ipam
 # starts BUILD/test-apiserver: build the server before the tests.
 $(UNIT_BINS) $(NETNS_BINS): | $(APISERVER)
 
+# Controller scale run (SPEC §5): 10 000 NICs bound in one pool against the test API server
+# (in-process; `make bench-controller` below is the out-of-process end-to-end figure).
+bench-controller-scale: $(BUILD)/tests/test-controller-scale $(APISERVER)
+	@VMDHCP_CONTROLLER_SCALE=$${VMDHCP_CONTROLLER_SCALE:-10000} $(BUILD)/tests/test-controller-scale
+
 # The test API server itself under valgrind: its harness puts valgrind in front of it and the
 # tests assert that it exits with status 0.
 APISERVER_TESTS := $(filter $(BUILD)/tests/test-apiserver-%,$(UNIT_BINS))
@@ -239,8 +244,8 @@ $(BUILD)/bench-kube: $(BUILD)/obj/tests/bench/bench-kube.o $(HELPER_OBJS) $(ARCH
 bench-kube: $(BUILD)/bench-kube $(APISERVER)
 	@scripts/bench-kube.sh $(BUILD)/bench-kube
 
-
-
+# The program's own test runs the controller binary.
+$(BUILD)/tests/test-controller-main: | $(CONTROLLER)
 
 # --- end-to-end tests (tests/e2e) and the controller / end-to-end benchmarks ------------------
 # tests/e2e/yaml2json.c: crds/*.yaml and examples/*.yaml to JSON lines for the scripts' POSTs.

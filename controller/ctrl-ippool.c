@@ -132,6 +132,15 @@ ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt)
 		goto fail;
 	}
 	ref = ctrl_event_ref(it->ns, it->name, it->uid);
+	if (it->status_error != NULL) {
+		/* its bindings could not be read: only the VMNetCfg statuses count */
+		log_warn("ippool %s: status ignored: %s", rt->key, it->status_error);
+		if (ref != NULL)
+			kube_record_event(c->recorder, ref, CRD_API_VERSION, IPPOOL_KIND, "Warning",
+			    "InvalidStatus", "status ignored and rewritten: %s", it->status_error);
+		snprintf(rt->conflicts, sizeof(rt->conflicts), "status ignored (%s)",
+		    it->status_error);
+	}
 	for (int i = 0; i < n; i++) {
 		const struct netpool_source *a = &g.src[conf[i].first], *b = &g.src[conf[i].second];
 		char ip[IPV4_STRLEN], mac_a[MAC_STRLEN], mac_b[MAC_STRLEN], line[200];
@@ -153,7 +162,7 @@ ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt)
 	}
 	json_decref(ref);
 	free(conf);
-	rt->n_conflicts = (size_t)n;
+	rt->n_conflicts = (size_t)n + (it->status_error != NULL);
 	rt->np = np;
 	rt->build_error = 0;
 	rt->range_hash = range_hash(&pool->spec);
@@ -485,6 +494,9 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 	json_t *desired = NULL;
 	int r;
 
+	/* no backpressure gate here: at most one write per pool is in flight, and pool status
+	 * writes (what agents serve from) must not wait behind a burst of VMNetCfgs */
+
 	if (it == NULL) { /* gone (without our finalizer): forget, remove the agent */
 		if (rt != NULL)
 			rt_forget(c, key);
@@ -518,12 +530,15 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 	f.paused = it->pool->spec.paused;
 	ensure_ipam(c, key, it, &rt, &f, cache_msg, sizeof(cache_msg));
 
-	/* placement */
-	if (f.paused) {
+	/* placement: none while paused, nor for a second pool on an already served network */
+	if (f.paused || (f.cache_reason != NULL && strcmp(f.cache_reason, "DuplicateNetwork") == 0)) {
 		if (agent != NULL && !agent->deleting)
 			return delete_agent(c, key, agent);
-		agent = NULL;
-		return write_status(c, key, it, rt, agent, &f);
+		if (!f.paused) {
+			f.registered_reason = "DuplicateNetwork";
+			f.agent_reason = "DuplicateNetwork";
+		}
+		return write_status(c, key, it, rt, NULL, &f);
 	}
 	nad = kube_store_get(kube_informer_store(c->inf_nad), it->pool->spec.network_name);
 	if (nad == NULL) {

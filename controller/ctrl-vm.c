@@ -13,42 +13,48 @@
 #include "controller/vm.h"
 #include "lib/log.h"
 
+json_t *
+ctrl_vm_desired(const struct vm_item *vm)
+{
+	json_t *spec = vmnetcfg_spec_encode(&vm->want);
+
+	if (spec == NULL)
+		return NULL;
+	return json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:[{s:s, s:s, s:s, s:s, s:b, s:b}]},"
+			 " s:o}",
+	    "apiVersion", CRD_API_VERSION, "kind", VMNETCFG_KIND, "metadata", "name", vm->name,
+	    "namespace", vm->ns, "labels", KIND_LABEL_VM_NAME, vm->name, "ownerReferences",
+	    "apiVersion", VM_API_VERSION, "kind", VM_KIND, "name", vm->name, "uid", vm->uid,
+	    "controller", 1, "blockOwnerDeletion", 1, "spec", spec);
+}
+
 /* Does the cached VMNetCfg already say what the VM asks for? */
 static bool
 cfg_matches(const struct cfg_item *it, const struct vm_item *vm)
 {
-	json_t *spec = kind_get(vm->desired, "spec", NULL);
-	struct vmnetcfg_spec want;
-	struct crd_error err;
+	const struct vmnetcfg_spec *want = &vm->want;
 	bool same;
 
 	if (it->cfg == NULL || !it->has_label || it->owner_uid == NULL)
 		return false;
-	if (vmnetcfg_spec_decode(spec, &want, &err) < 0)
-		return false;
-	same = strcmp(want.vm_name, it->cfg->spec.vm_name) == 0 &&
-	    want.n_nics == it->cfg->spec.n_nics;
-	for (size_t i = 0; same && i < want.n_nics; i++) {
-		const struct vmnetcfg_nic *a = &want.nics[i], *b = &it->cfg->spec.nics[i];
+	same = want->vm_name != NULL && it->cfg->spec.vm_name != NULL &&
+	    strcmp(want->vm_name, it->cfg->spec.vm_name) == 0 && want->n_nics == it->cfg->spec.n_nics;
+	for (size_t i = 0; same && i < want->n_nics; i++) {
+		const struct vmnetcfg_nic *a = &want->nics[i], *b = &it->cfg->spec.nics[i];
 
 		same = strcmp(a->network_name, b->network_name) == 0 && strcmp(a->mac, b->mac) == 0 &&
 		    a->ip_address == b->ip_address;
 	}
-	vmnetcfg_spec_clear(&want);
 	return same;
 }
 
-struct vm_update {
-	struct ctrl_op *op;
-	json_t *desired;
-};
-
+/* kube_mutate_fn: userdata is the op, its payload the desired VMNetCfg. */
 static int
 vm_mutate(void *userdata, json_t *obj)
 {
-	struct vm_update *u = userdata;
+	struct ctrl_op *op = userdata;
 	json_t *upd = NULL;
-	int r = vm_vmnetcfg_update(obj, u->desired, &upd);
+	int r = vm_vmnetcfg_update(obj, op->payload, &upd);
 
 	if (r <= 0)
 		return r == 0 ? 1 : r; /* nothing to write, or refuse */
@@ -56,16 +62,6 @@ vm_mutate(void *userdata, json_t *obj)
 	r = json_object_update(obj, upd) < 0 ? -ENOMEM : 0;
 	json_decref(upd);
 	return r;
-}
-
-static void
-vm_update_done(void *userdata, const struct kube_result *res)
-{
-	struct vm_update *u = userdata;
-
-	json_decref(u->desired);
-	ctrl_op_done(u->op, res);
-	free(u);
 }
 
 struct kube_reconcile_result
@@ -78,6 +74,9 @@ ctrl_reconcile_vm(void *userdata, const char *key)
 	size_t n_nics;
 	int r;
 
+	if (!ctrl_gate(c, c->c_vm, key))
+		return ctrl_pending(); /* requeued when a write slot frees */
+
 	if (vm == NULL || vm->deleting)
 		return ctrl_ok(); /* the VMNetCfg goes with its owner */
 	if (vm->n_skipped > 0) {
@@ -88,16 +87,24 @@ ctrl_reconcile_vm(void *userdata, const char *key)
 			    "Warning", "NICSkipped", "no DHCP binding for NIC %s", vm->skipped[i]);
 		json_decref(ref);
 	}
-	n_nics = json_array_size(kind_get(vm->desired, "spec", VMNETCFG_FIELD_NICS, NULL));
+	n_nics = vm->want.n_nics;
 	cfg = kube_store_get(kube_informer_store(c->inf_cfg), key);
 	if (cfg == NULL) {
 		if (n_nics == 0)
 			return ctrl_ok(); /* nothing to bind: no object needed */
+		json_t *obj = ctrl_vm_desired(vm);
+
+		/* born with the VMNetCfg finalizer: saves that reconciler a write */
+		if (obj == NULL || kube_obj_add_finalizer(obj, CTRL_FINALIZER_VMNETCFG) < 0) {
+			json_decref(obj);
+			return ctrl_error(-ENOMEM);
+		}
 		op = ctrl_op_new(c, c->c_vm, key, "create vmnetcfg for vm");
 		log_info("vm %s: creating its VirtualMachineNetworkConfig (%zu NICs)", key, n_nics);
-		r = op != NULL ? kube_create(c->client, &ctrl_res_vmnetcfgs, vm->ns, vm->desired,
+		r = op != NULL ? kube_create(c->client, &ctrl_res_vmnetcfgs, vm->ns, obj,
 				     ctrl_op_done, op) :
 				 -ENOMEM;
+		json_decref(obj);
 		return ctrl_op_started(op, r);
 	}
 	if (cfg->deleting)
@@ -108,21 +115,14 @@ ctrl_reconcile_vm(void *userdata, const char *key)
 	}
 	if (cfg_matches(cfg, vm))
 		return ctrl_ok();
-	{
-		struct vm_update *u = calloc(1, sizeof(*u));
-
-		if (u == NULL)
-			return ctrl_error(-ENOMEM);
-		u->op = op = ctrl_op_new(c, c->c_vm, key, "update vmnetcfg for vm");
-		u->desired = json_incref(vm->desired);
-		log_info("vm %s: updating its VirtualMachineNetworkConfig (%zu NICs)", key, n_nics);
-		r = op != NULL ? kube_update_retry(c->client, &ctrl_res_vmnetcfgs, vm->ns, vm->name,
-				     false, 0, vm_mutate, vm_update_done, u) :
-				 -ENOMEM;
-		if (r < 0 || op == NULL) {
-			json_decref(u->desired);
-			free(u);
-		}
-		return ctrl_op_started(op, r);
-	}
+	op = ctrl_op_new(c, c->c_vm, key, "update vmnetcfg for vm");
+	if (op == NULL)
+		return ctrl_error(-ENOMEM);
+	op->payload = ctrl_vm_desired(vm);
+	if (op->payload == NULL)
+		return ctrl_op_started(op, -ENOMEM);
+	log_info("vm %s: updating its VirtualMachineNetworkConfig (%zu NICs)", key, n_nics);
+	r = kube_update_retry(c->client, &ctrl_res_vmnetcfgs, vm->ns, vm->name, false, 0,
+	    vm_mutate, ctrl_op_done, op);
+	return ctrl_op_started(op, r);
 }

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <malloc.h>
+
 #include <event2/event.h>
 
 #include "controller/placement.h"
@@ -53,6 +55,7 @@ pool_item_free(void *p)
 		return;
 	ippool_free(it->pool);
 	free(it->error);
+	free(it->status_error);
 	free(it->ns);
 	free(it->name);
 	free(it->uid);
@@ -80,8 +83,19 @@ pool_transform(void *userdata, json_t *obj)
 		return NULL;
 	}
 	if (ippool_decode(obj, &it->pool, &err) < 0) {
+		/* a broken status is ours to rewrite: keep the spec, report the status */
+		json_t *copy = json_object_get(obj, "status") != NULL ? json_copy(obj) : NULL;
+		struct crd_error err2 = { 0 };
+
 		it->pool = NULL;
-		it->error = strdup(err.message[0] ? err.message : "cannot decode");
+		if (copy != NULL && json_object_del(copy, "status") == 0 &&
+		    ippool_decode(copy, &it->pool, &err2) == 0) {
+			it->status_error = strdup(err.message[0] ? err.message : "cannot decode");
+		} else {
+			it->pool = NULL;
+			it->error = strdup(err.message[0] ? err.message : "cannot decode");
+		}
+		json_decref(copy);
 	}
 	return it;
 }
@@ -93,12 +107,14 @@ cfg_item_free(void *p)
 
 	if (it == NULL)
 		return;
+	if (it->cfg == NULL) { /* else ns/name/uid/rv point into cfg->meta */
+		free(it->ns);
+		free(it->name);
+		free(it->uid);
+		free(it->rv);
+	}
 	vmnetcfg_free(it->cfg);
 	free(it->error);
-	free(it->ns);
-	free(it->name);
-	free(it->uid);
-	free(it->rv);
 	free(it->owner_uid);
 	free(it);
 }
@@ -113,10 +129,6 @@ cfg_transform(void *userdata, json_t *obj)
 
 	if (it == NULL)
 		return NULL;
-	it->ns = xstrdup(kube_obj_namespace(obj));
-	it->name = xstrdup(kube_obj_name(obj));
-	it->uid = xstrdup(kube_obj_uid(obj));
-	it->rv = xstrdup(kube_obj_resource_version(obj));
 	it->deleting = kube_obj_is_deleting(obj);
 	it->has_finalizer = kube_obj_has_finalizer(obj, CTRL_FINALIZER_VMNETCFG);
 	it->has_label = kube_obj_label(obj, VMNETCFG_LABEL_VM_NAME) != NULL;
@@ -124,17 +136,29 @@ cfg_transform(void *userdata, json_t *obj)
 		if (json_is_true(json_object_get(ref, "controller")))
 			it->owner_uid = xstrdup(json_string_value(json_object_get(ref, "uid")));
 	}
-	if (it->ns == NULL || it->name == NULL) {
-		cfg_item_free(it);
-		return NULL;
-	}
 	if (vmnetcfg_decode(obj, &it->cfg, &err) < 0) {
 		it->cfg = NULL;
 		it->error = strdup(err.message[0] ? err.message : "cannot decode");
+		it->ns = xstrdup(kube_obj_namespace(obj));
+		it->name = xstrdup(kube_obj_name(obj));
+		it->uid = xstrdup(kube_obj_uid(obj));
+		it->rv = xstrdup(kube_obj_resource_version(obj));
 	} else {
+		/* 10 000 of these are cached: share the decoded metadata's strings */
+		it->ns = it->cfg->meta.namespace;
+		it->name = it->cfg->meta.name;
+		it->uid = it->cfg->meta.uid;
+		it->rv = it->cfg->meta.resource_version;
+		/* labels and annotations are not needed past this point: drop the json_t */
+		it->cfg->meta.labels = (json_decref(it->cfg->meta.labels), NULL);
+		it->cfg->meta.annotations = (json_decref(it->cfg->meta.annotations), NULL);
 		for (size_t n = 0; n < it->cfg->status.n_nics; n++)
 			if (it->cfg->status.nics[n].state == VMNETCFG_STATE_PENDING)
 				it->pending = true;
+	}
+	if (it->ns == NULL || it->name == NULL) {
+		cfg_item_free(it);
+		return NULL;
 	}
 	return it;
 }
@@ -146,7 +170,7 @@ vm_item_free(void *p)
 
 	if (it == NULL)
 		return;
-	json_decref(it->desired);
+	vmnetcfg_spec_clear(&it->want);
 	free(it->ns);
 	free(it->name);
 	free(it->uid);
@@ -160,6 +184,7 @@ static void *
 vm_transform(void *userdata, json_t *obj)
 {
 	struct vm_item *it = calloc(1, sizeof(*it));
+	struct crd_error err;
 	struct vm_plan plan;
 
 	if (it == NULL)
@@ -168,8 +193,12 @@ vm_transform(void *userdata, json_t *obj)
 		free(it);
 		return NULL; /* no name, namespace or uid: not an object we can own anything for */
 	}
-	it->desired = plan.vmnetcfg;
-	plan.vmnetcfg = NULL;
+	/* keep the spec as a struct: a json_t per VM would cost kilobytes at 10 000 VMs */
+	if (vmnetcfg_spec_decode(kind_get(plan.vmnetcfg, "spec", NULL), &it->want, &err) < 0) {
+		vm_plan_clear(&plan);
+		free(it);
+		return NULL;
+	}
 	it->ns = xstrdup(kube_obj_namespace(obj));
 	it->name = xstrdup(kube_obj_name(obj));
 	it->uid = xstrdup(kube_obj_uid(obj));
@@ -447,6 +476,18 @@ pool_on_update(void *userdata, const char *key, const void *old, const void *ite
 }
 
 static void
+pool_on_delete(void *userdata, const char *key, const void *item)
+{
+	struct ctrl *c = userdata;
+	const struct pool_item *it = item;
+
+	ctrl_enqueue_pool(c, key);
+	/* its VMNetCfgs now have no IPPool: say so in their status */
+	if (it->pool != NULL && c->reconciling)
+		ctrl_enqueue_cfgs_of_network(c, it->pool->spec.network_name, false);
+}
+
+static void
 cfg_on_add(void *userdata, const char *key, const void *item)
 {
 	ctrl_enqueue_cfg(userdata, key);
@@ -586,16 +627,61 @@ ctrl_op_new(struct ctrl *c, struct kube_controller *ctl, const char *key, const 
 	if (c->ops != NULL)
 		c->ops->prev = op;
 	c->ops = op;
+	c->inflight++;
 	return op;
+}
+
+bool
+ctrl_gate(struct ctrl *c, struct kube_controller *ctl, const char *key)
+{
+	struct ctrl_parked *p;
+
+	if (c->inflight < CTRL_MAX_INFLIGHT)
+		return true;
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return true; /* no memory to wait: go ahead */
+	p->ctl = ctl;
+	snprintf(p->key, sizeof(p->key), "%s", key);
+	if (c->parked_tail == NULL)
+		c->parked_tail = &c->parked;
+	*c->parked_tail = p;
+	c->parked_tail = &p->next;
+	return false;
+}
+
+/*
+ * Write slots are free: send the oldest parked reconciles back to their queues, one per free
+ * slot. Called when a write completes and after every reconcile (one that wrote nothing
+ * leaves its slot free).
+ */
+static void
+unpark(struct ctrl *c)
+{
+	size_t n = c->inflight < CTRL_MAX_INFLIGHT ? CTRL_MAX_INFLIGHT - c->inflight : 0;
+
+	while (n-- > 0 && c->parked != NULL) {
+		struct ctrl_parked *p = c->parked;
+
+		c->parked = p->next;
+		if (c->parked == NULL)
+			c->parked_tail = &c->parked;
+		kube_controller_complete(p->ctl, p->key,
+		    (struct kube_reconcile_result){ .action = KUBE_RECONCILE_REQUEUE_AFTER });
+		free(p);
+	}
 }
 
 /* Writes of freed controllers whose answers have not come (yet). */
 static struct ctrl_op *orphans;
 
+static void unpark(struct ctrl *c);
+
 static void
 op_free(struct ctrl_op *op)
 {
-	struct ctrl_op **head = op->c != NULL ? &op->c->ops : &orphans;
+	struct ctrl *c = op->c;
+	struct ctrl_op **head = c != NULL ? &c->ops : &orphans;
 
 	if (op->prev != NULL)
 		op->prev->next = op->next;
@@ -603,7 +689,12 @@ op_free(struct ctrl_op *op)
 		*head = op->next;
 	if (op->next != NULL)
 		op->next->prev = op->prev;
+	json_decref(op->payload);
 	free(op);
+	if (c != NULL) {
+		c->inflight--;
+		unpark(c);
+	}
 }
 
 void
@@ -717,6 +808,19 @@ enqueue_vm_all_visit(void *userdata, const char *key, const void *item)
 	return 0;
 }
 
+/* Every reconcile goes through here: after it, free write slots go to parked keys. */
+#define RECONCILE_WRAPPER(wrapper, fn)                                                         \
+	static struct kube_reconcile_result wrapper(void *userdata, const char *key)           \
+	{                                                                                      \
+		struct kube_reconcile_result r = fn(userdata, key);                            \
+                                                                                               \
+		unpark(userdata);                                                              \
+		return r;                                                                      \
+	}
+RECONCILE_WRAPPER(reconcile_pool, ctrl_reconcile_pool)
+RECONCILE_WRAPPER(reconcile_cfg, ctrl_reconcile_cfg)
+RECONCILE_WRAPPER(reconcile_vm, ctrl_reconcile_vm)
+
 static int
 start_controllers(struct ctrl *c)
 {
@@ -725,9 +829,9 @@ start_controllers(struct ctrl *c)
 		kube_reconcile_fn fn;
 		size_t off;
 	} table[] = {
-		{ "ippool", ctrl_reconcile_pool, offsetof(struct ctrl, c_pool) },
-		{ "vmnetcfg", ctrl_reconcile_cfg, offsetof(struct ctrl, c_cfg) },
-		{ "vm", ctrl_reconcile_vm, offsetof(struct ctrl, c_vm) },
+		{ "ippool", reconcile_pool, offsetof(struct ctrl, c_pool) },
+		{ "vmnetcfg", reconcile_cfg, offsetof(struct ctrl, c_cfg) },
+		{ "vm", reconcile_vm, offsetof(struct ctrl, c_vm) },
 	};
 
 	for (size_t i = 0; i < ELEMENTSOF(table); i++) {
@@ -809,6 +913,13 @@ count_bindings(void *userdata, const char *key, const void *item)
 	return 0;
 }
 
+/* Give freed heap (list pages, large status bodies) back to the system now and then. */
+static void
+trim_cb(evutil_socket_t fd, short what, void *arg)
+{
+	malloc_trim(0);
+}
+
 static void
 collect(void *userdata)
 {
@@ -881,7 +992,7 @@ ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *me
 {
 	const struct informer_def defs[] = {
 		{ &ctrl_res_ippools, false, NULL, pool_transform, pool_item_free, "network",
-		    pool_index_network, { pool_on_add, pool_on_update, pool_on_add, NULL },
+		    pool_index_network, { pool_on_add, pool_on_update, pool_on_delete, NULL },
 		    offsetof(struct ctrl, inf_pool) },
 		{ &ctrl_res_vmnetcfgs, false, NULL, cfg_transform, cfg_item_free, "network",
 		    cfg_index_network, { cfg_on_add, cfg_on_update, cfg_on_delete, NULL },
@@ -928,7 +1039,8 @@ ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *me
 	    (r = add_metrics(c)) < 0)
 		goto fail;
 	c->sync_ev = event_new(base, -1, EV_PERSIST, sync_cb, c);
-	if (c->sync_ev == NULL) {
+	c->trim_ev = event_new(base, -1, EV_PERSIST, trim_cb, c);
+	if (c->sync_ev == NULL || c->trim_ev == NULL) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -963,8 +1075,10 @@ ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *me
 	}
 	{
 		struct timeval tv = { .tv_sec = 0, .tv_usec = 100000 };
+		struct timeval trim = { .tv_sec = 5, .tv_usec = 0 };
 
 		event_add(c->sync_ev, &tv);
+		event_add(c->trim_ev, &trim);
 	}
 	*ret = c;
 	return 0;
@@ -992,6 +1106,12 @@ ctrl_free(struct ctrl *c)
 			orphans->prev = op;
 		orphans = op;
 	}
+	while (c->parked != NULL) {
+		struct ctrl_parked *p = c->parked;
+
+		c->parked = p->next;
+		free(p);
+	}
 	kube_controller_free(c->c_pool);
 	kube_controller_free(c->c_cfg);
 	kube_controller_free(c->c_vm);
@@ -1004,6 +1124,8 @@ ctrl_free(struct ctrl *c)
 	kube_informer_free(c->inf_agent);
 	if (c->sync_ev != NULL)
 		event_free(c->sync_ev);
+	if (c->trim_ev != NULL)
+		event_free(c->trim_ev);
 	kube_recorder_free(c->recorder);
 	for (rt = c->pools; rt != NULL; rt = next) {
 		next = rt->next;

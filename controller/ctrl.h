@@ -45,6 +45,7 @@ extern const struct kube_resource ctrl_res_deployments;
 struct pool_item {
 	struct ippool *pool; /* NULL when the object does not decode */
 	char *error;	     /* decode error (owned) or NULL */
+	char *status_error;  /* the status did not decode (ignored, rewritten) or NULL */
 	char *ns, *name, *uid, *rv;
 	bool deleting;
 	bool has_finalizer;
@@ -62,8 +63,9 @@ struct cfg_item {
 	bool pending; /* some status NIC is Pending */
 };
 
+/* A VM reduced to what it asks for: the VMNetCfg spec (compact, no json_t kept). */
 struct vm_item {
-	json_t *desired; /* the VMNetCfg the VM asks for (new reference) */
+	struct vmnetcfg_spec want; /* the VMNetCfg spec the VM asks for (owned) */
 	char *ns, *name, *uid;
 	bool deleting;
 	char **skipped; /* "nic: reason" (owned) */
@@ -107,6 +109,15 @@ struct pool_rt {
 	struct pool_rt *next;
 };
 
+/* At most this many writes in flight; further reconciles wait (backpressure). */
+#define CTRL_MAX_INFLIGHT 32
+
+struct ctrl_parked {
+	struct ctrl_parked *next;
+	struct kube_controller *ctl;
+	char key[KIND_REF_MAX];
+};
+
 struct ctrl_opts {
 	const char *namespace;	     /* the controller's namespace (agents go there) */
 	const char *agent_image;     /* required */
@@ -127,9 +138,12 @@ struct ctrl {
 	struct kube_informer *inf_pool, *inf_cfg, *inf_vm, *inf_nad, *inf_node, *inf_agent;
 	struct kube_controller *c_pool, *c_cfg, *c_vm;
 	struct event *sync_ev;
+	struct event *trim_ev;
 
 	struct pool_rt *pools;
 	struct ctrl_op *ops; /* writes in flight */
+	size_t inflight;
+	struct ctrl_parked *parked, **parked_tail; /* reconciles waiting for a write slot */
 	bool leading;	  /* allowed to reconcile */
 	bool reconciling; /* controllers started */
 
@@ -179,6 +193,7 @@ struct ctrl_op {
 	struct kube_controller *ctl;
 	struct ctrl_op *prev, *next;
 	const char *what; /* static, for logs */
+	json_t *payload;  /* optional, owned (freed with the op) */
 	char key[KIND_REF_MAX];
 };
 /* New op for key (copied); NULL on ENOMEM. */
@@ -186,6 +201,11 @@ struct ctrl_op *ctrl_op_new(struct ctrl *c, struct kube_controller *ctl, const c
     const char *what);
 /* kube_done_fn: completes the reconcile by the result and frees the op. */
 void ctrl_op_done(void *userdata, const struct kube_result *res);
+/*
+ * Backpressure: true when a write slot is free. Else the key is parked (the reconcile must
+ * return PENDING at once) and requeued when a write completes.
+ */
+bool ctrl_gate(struct ctrl *c, struct kube_controller *ctl, const char *key);
 /* After starting a call with op: rc >= 0 → PENDING; rc < 0 → the op is freed, ERROR. */
 struct kube_reconcile_result ctrl_op_started(struct ctrl_op *op, int rc);
 
@@ -202,6 +222,12 @@ ctrl_error(int err)
 }
 
 static inline struct kube_reconcile_result
+ctrl_pending(void)
+{
+	return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_PENDING };
+}
+
+static inline struct kube_reconcile_result
 ctrl_after(uint64_t usec)
 {
 	return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_REQUEUE_AFTER,
@@ -213,6 +239,8 @@ struct kube_reconcile_result ctrl_reconcile_cfg(void *userdata, const char *key)
 struct kube_reconcile_result ctrl_reconcile_vm(void *userdata, const char *key);
 /* On a VMNetCfg gone without passing its finalizer: release what it held. */
 void ctrl_cfg_forget(struct ctrl *c, const char *key, const struct cfg_item *item);
+/* The desired VMNetCfg object of a VM item (new reference, or NULL). */
+json_t *ctrl_vm_desired(const struct vm_item *vm);
 /* Build (or rebuild) the netpool of a pool item from the caches. */
 int ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt);
 

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,6 +200,10 @@ main(int argc, char **argv)
 	int r;
 
 	parse_args(argc, argv, &a);
+	/* large, short-lived buffers (list pages, pool status bodies) go back to the system */
+	mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+	mallopt(M_TRIM_THRESHOLD, 256 * 1024);
+	mallopt(M_ARENA_MAX, 1); /* one thread does the work; resolver threads share the heap */
 	log_init("vm-dhcp-controller", a.level);
 	signal(SIGPIPE, SIG_IGN);
 

@@ -311,14 +311,35 @@ event_with_reason(struct env *e, const void *arg)
 	return ok;
 }
 
+static bool
+agent_affinity_is(struct env *e, const void *arg)
+{
+	json_t *dep = get(e, DEPLOYS "/default-net-1-agent");
+	json_t *expr = json_array_get(
+	    json_object_get(json_array_get(kind_get(dep, "spec", "template", "spec", "affinity",
+					       "nodeAffinity",
+					       "requiredDuringSchedulingIgnoredDuringExecution",
+					       "nodeSelectorTerms", NULL),
+				0),
+		"matchExpressions"),
+	    0);
+	const char *key = kind_get_str(expr, "key", NULL);
+	bool ok = key != NULL && strcmp(key, (const char *)arg) == 0;
+
+	json_decref(dep);
+	return ok;
+}
+
 /* --- set-up ------------------------------------------------------------------------------ */
+
+static const char *agent_image = "registry.example/vm-dhcp-agent:v1";
 
 static int
 ctrl_start(struct env *e)
 {
 	struct ctrl_opts o = {
 		.namespace = CTRL_NS,
-		.agent_image = "registry.example/vm-dhcp-agent:v1",
+		.agent_image = agent_image,
 		.agent_sa = "vm-dhcp-agent",
 		.requeue_usec = 200000,
 	};
@@ -327,6 +348,12 @@ ctrl_start(struct env *e)
 	if (r == 0)
 		ctrl_lead(e->ctrl);
 	return r;
+}
+
+static bool
+no_writes_in_flight(struct env *e, const void *arg)
+{
+	return e->ctrl == NULL || e->ctrl->inflight == 0;
 }
 
 static bool
@@ -362,6 +389,9 @@ env_start(struct env *e)
 static void
 env_stop(struct env *e)
 {
+	/* let the last writes answer, so nothing is dropped with the client */
+	if (e->ctrl != NULL)
+		wait_for(e, no_writes_in_flight, NULL);
 	e->ctrl = ctrl_free(e->ctrl);
 	kube_client_free(e->client);
 	ctrl_reap_orphans();
@@ -454,6 +484,18 @@ test_vm_to_binding_and_agent(void)
 	    200);
 	CU_ASSERT_TRUE(wait_for(&e, cond_is,
 	    &(struct cond_want){ POOLS "/net-1", IPPOOL_COND_AGENT_READY, "True" }));
+
+	/* a second IPPool on the same network: refused, no second agent */
+	create_pool(&e, "dup", "default/net-1", "10.0.0.0/24", "10.0.0.2", "10.0.0.30",
+	    "10.0.0.40");
+	CU_ASSERT_TRUE(wait_for(&e, cond_is,
+	    &(struct cond_want){ POOLS "/dup", IPPOOL_COND_CACHE_READY, "False" }));
+	CU_ASSERT_TRUE(wait_for(&e, cond_is,
+	    &(struct cond_want){ POOLS "/dup", IPPOOL_COND_REGISTERED, "False" }));
+	CU_ASSERT_TRUE(path_absent(&e, DEPLOYS "/default-dup-agent"));
+	/* and the first pool is unaffected */
+	CU_ASSERT_TRUE(wait_for(&e,
+	    alloc_is, &(struct alloc_want){ "net-1", "10.0.0.10", "02:aa:00:00:00:01" }));
 out:
 	env_stop(&e);
 }
@@ -564,12 +606,17 @@ test_delete_paths(void)
 	CU_ASSERT_TRUE(wait_for(&e, cond_is,
 	    &(struct cond_want){ POOLS "/net-2", IPPOOL_COND_STOPPED, "True" }));
 
-	/* IPPool deleted: agent removed, finalizer released, object gone */
+	/* IPPool deleted: agent removed, finalizer released, object gone; its NICs Pending */
+	create_vm(&e, "vm-y", "default/net-1", "02:00:00:00:02:02", NULL);
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-y", "Allocated", NULL, NULL }));
 	CU_ASSERT_TRUE(wait_for(&e, path_present, DEPLOYS "/default-net-1-agent"));
 	json_decref(api(&e, "DELETE", POOLS "/net-1", NULL, NULL, &code));
 	CU_ASSERT_EQUAL(code, 200);
 	CU_ASSERT_TRUE(wait_for(&e, path_absent, DEPLOYS "/default-net-1-agent"));
 	CU_ASSERT_TRUE(wait_for(&e, path_absent, POOLS "/net-1"));
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-y", "Pending", NULL, NULL }));
+	CU_ASSERT_TRUE(wait_for(&e, cond_is,
+	    &(struct cond_want){ CFGS "/vm-y", VMNETCFG_COND_ALLOCATED, "False" }));
 out:
 	env_stop(&e);
 }
@@ -631,7 +678,169 @@ out:
 	env_stop(&e);
 }
 
+/* A VMNetCfg (with our finalizer) whose status already claims ip for mac on default/net-1. */
+static void
+create_cfg_with_status(struct env *e, const char *name, const char *mac, const char *ip)
+{
+	char path[256];
+
+	CU_ASSERT_EQUAL(post(e, CFGS,
+			    json_pack("{s:s, s:s, s:{s:s, s:s, s:[s]}, s:{s:s, s:[{s:s, s:s}]}}",
+				"apiVersion", CRD_API_VERSION, "kind", VMNETCFG_KIND, "metadata",
+				"name", name, "namespace", NS, "finalizers", CTRL_FINALIZER_VMNETCFG,
+				"spec", "vmName", name, VMNETCFG_FIELD_NICS, "networkName",
+				"default/net-1", "macAddress", mac)),
+	    201);
+	snprintf(path, sizeof(path), CFGS "/%s/status", name);
+	CU_ASSERT_EQUAL(merge_patch(e, path,
+			    json_pack("{s:{s:[{s:s, s:s, s:s, s:s}]}}", "status",
+				VMNETCFG_FIELD_NICS, "networkName", "default/net-1", "macAddress",
+				mac, "allocatedIPAddress", ip, "state", "Allocated")),
+	    200);
+}
+
+static bool
+cache_ready_conflicts(struct env *e, const void *arg)
+{
+	json_t *o = get(e, POOLS "/net-1"), *c;
+	bool ok = false;
+	size_t i;
+
+	json_array_foreach(kind_get(o, "status", "conditions", NULL), i, c) {
+		const char *t = kind_get_str(c, "type", NULL), *r = kind_get_str(c, "reason", NULL);
+		const char *m = kind_get_str(c, "message", NULL);
+
+		if (t && r && m && strcmp(t, IPPOOL_COND_CACHE_READY) == 0 &&
+		    strcmp(r, "Conflicts") == 0 && strstr(m, "duplicate-ip") != NULL)
+			ok = true;
+	}
+	json_decref(o);
+	return ok;
+}
+
+/* Existing bindings that contradict each other: reported (Event, condition), never two MACs
+ * on one address, and a binding known only from the IPPool status stays reserved. */
+static void
+test_rebuild_conflicts_reported(void)
+{
+	struct env e;
+
+	if (!env_start(&e))
+		goto out;
+	create_nad(&e, "net-1", "mgmt");
+	create_pool(&e, "net-1", "default/net-1", "10.0.0.0/24", "10.0.0.2", "10.0.0.10",
+	    "10.0.0.20");
+	CU_ASSERT_EQUAL(merge_patch(&e, POOLS "/net-1/status",
+			    json_pack("{s:{s:{s:{s:s}, s:i, s:i}}}", "status", "ipv4", "allocated",
+				"10.0.0.13", "02:00:00:00:04:0c", "used", 1, "available", 9)),
+	    200);
+	/* a second pool whose status does not decode (no "used"): ignored, reported, rewritten */
+	create_nad(&e, "net-2", NULL);
+	create_pool(&e, "net-2", "default/net-2", "10.2.0.0/24", "10.2.0.2", "10.2.0.100",
+	    "10.2.0.200");
+	CU_ASSERT_EQUAL(merge_patch(&e, POOLS "/net-2/status",
+			    json_pack("{s:{s:{s:{s:s}}}}", "status", "ipv4", "allocated",
+				"10.2.0.150", "02:00:00:00:04:ff")),
+	    200);
+	create_cfg_with_status(&e, "c-a", "02:00:00:00:04:0a", "10.0.0.12");
+	create_cfg_with_status(&e, "c-b", "02:00:00:00:04:0b", "10.0.0.12");
+	CU_ASSERT_EQUAL_FATAL(ctrl_start(&e), 0);
+	CU_ASSERT_TRUE(wait_for(&e, ctrl_is_ready, NULL));
+
+	CU_ASSERT_TRUE(wait_for(&e, cache_ready_conflicts, NULL));
+	CU_ASSERT_TRUE(wait_for(&e, event_with_reason, "IPAMConflict"));
+	/* the first claim keeps the address; the other NIC is bound elsewhere, never .12 */
+	CU_ASSERT_TRUE(wait_for(&e, nic_is,
+	    &(struct nic_want){ "c-a", "Allocated", "10.0.0.12", NULL }));
+	CU_ASSERT_TRUE(wait_for(&e, nic_is,
+	    &(struct nic_want){ "c-b", "Allocated", "10.0.0.10", NULL }));
+	CU_ASSERT_TRUE(wait_for(&e,
+	    alloc_is, &(struct alloc_want){ "net-1", "10.0.0.12", "02:00:00:00:04:0a" }));
+	/* .13 is held by a MAC known only from the pool status: not handed out */
+	create_vm(&e, "vm-n", "default/net-1", "02:00:00:00:04:0d", NULL);
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-n", "Allocated", "10.0.0.11", NULL }));
+	create_vm(&e, "vm-m", "default/net-1", "02:00:00:00:04:0e", NULL);
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-m", "Allocated", "10.0.0.14", NULL }));
+	CU_ASSERT_TRUE(wait_for(&e,
+	    alloc_is, &(struct alloc_want){ "net-1", "10.0.0.13", "02:00:00:00:04:0c" }));
+
+	CU_ASSERT_TRUE(wait_for(&e, event_with_reason, "InvalidStatus"));
+	CU_ASSERT_TRUE(wait_for(&e, pool_used_is, &(struct alloc_want){ "net-2", NULL, "0" }));
+out:
+	env_stop(&e);
+}
+
+struct image_want {
+	const char *deploy;
+	const char *image;
+};
+
+static bool
+agent_image_is(struct env *e, const void *arg)
+{
+	const struct image_want *w = arg;
+	json_t *o = get(e, DEPLOYS "/%s", w->deploy);
+	const char *img = placement_image(o);
+	bool ok = img != NULL && strcmp(img, w->image) == 0;
+
+	json_decref(o);
+	return ok;
+}
+
+/* A new agent image re-places the agents, except for a pool holding agent upgrades. */
+static void
+test_replacement_and_hold(void)
+{
+	struct env e;
+	json_t *dep;
+	char *rv;
+
+	agent_image = "registry.example/vm-dhcp-agent:v1";
+	if (!world(&e))
+		goto out;
+	CU_ASSERT_TRUE(wait_for(&e, agent_image_is,
+	    &(struct image_want){ "default-net-1-agent", "registry.example/vm-dhcp-agent:v1" }));
+	CU_ASSERT_TRUE(wait_for(&e, agent_image_is,
+	    &(struct image_want){ "default-net-2-agent", "registry.example/vm-dhcp-agent:v1" }));
+	CU_ASSERT_EQUAL(merge_patch(&e, POOLS "/net-2",
+			    json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
+				PLACEMENT_ANNOT_HOLD, "true")),
+	    200);
+	dep = get(&e, DEPLOYS "/default-net-2-agent");
+	rv = strdup(kube_obj_resource_version(dep) ? kube_obj_resource_version(dep) : "");
+	json_decref(dep);
+
+	/* upgrade: a controller with a new agent image */
+	CU_ASSERT_TRUE(wait_for(&e, no_writes_in_flight, NULL));
+	e.ctrl = ctrl_free(e.ctrl);
+	agent_image = "registry.example/vm-dhcp-agent:v2";
+	CU_ASSERT_EQUAL_FATAL(ctrl_start(&e), 0);
+	CU_ASSERT_TRUE(wait_for(&e, ctrl_is_ready, NULL));
+	CU_ASSERT_TRUE(wait_for(&e, agent_image_is,
+	    &(struct image_want){ "default-net-1-agent", "registry.example/vm-dhcp-agent:v2" }));
+	/* the held pool keeps its agent untouched */
+	CU_ASSERT_TRUE(wait_for(&e, cond_is,
+	    &(struct cond_want){ POOLS "/net-1", IPPOOL_COND_REGISTERED, "True" }));
+	dep = get(&e, DEPLOYS "/default-net-2-agent");
+	CU_ASSERT_STRING_EQUAL(placement_image(dep), "registry.example/vm-dhcp-agent:v1");
+	CU_ASSERT_STRING_EQUAL(kube_obj_resource_version(dep), rv);
+	json_decref(dep);
+	free(rv);
+
+	/* the NAD moves to another cluster network: re-placed with the new affinity */
+	CU_ASSERT_EQUAL(merge_patch(&e, NADS "/net-1",
+			    json_pack("{s:{s:{s:s}}}", "metadata", "labels",
+				KIND_LABEL_CLUSTER_NETWORK, "vlan-net")),
+	    200);
+	CU_ASSERT_TRUE(wait_for(&e, agent_affinity_is, "network.harvesterhci.io/vlan-net"));
+out:
+	agent_image = "registry.example/vm-dhcp-agent:v1";
+	env_stop(&e);
+}
+
 static const struct test_case apiserver_tests[] = {
+	{ "re-placement and hold", test_replacement_and_hold },
+	{ "rebuild conflicts reported", test_rebuild_conflicts_reported },
 	{ "VM to binding and agent", test_vm_to_binding_and_agent },
 	{ "static IP, duplicate MAC, NIC move", test_static_duplicate_and_move },
 	{ "restart rebuilds IPAM", test_restart_rebuilds },
