@@ -93,6 +93,10 @@ sleep 1
 apid=${AGENTS[big]}
 rss=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$apid/status")
 hwm=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$apid/status")
+anon=$(awk '$1 == "RssAnon:" { print $2 }' "/proc/$apid/status")
+file=$(awk '$1 == "RssFile:" { print $2 }' "/proc/$apid/status")
+priv=$(awk '$1 ~ /^Private_(Clean|Dirty):$/ { s += $2 } END { print s }' "/proc/$apid/smaps_rollup")
+pss=$(awk '$1 == "Pss:" { print $2 }' "/proc/$apid/smaps_rollup")
 # one more change through the watch (a MODIFIED event carrying all the bindings again)
 code=$(api PATCH "$POOLS/big" '{"spec":{"ipv4Config":{"dns":["10.70.0.54"]}}}')
 sleep 2
@@ -123,9 +127,11 @@ echo "agent with $BINDINGS bindings: synced in $t_sync ms, VmRSS $rss KiB, VmHWM
     echo "|---|---|"
     echo "| POST VMNetCfg -> client holds the ACK for the allocated address, $n runs ($fails failed) | median **$p50**, p90 $p90, p99 **$p99** (min $lmin, max $lmax); bar < 2 s |"
     echo "| agent with $BINDINGS bindings synced from the API server (one /16 IPPool): VmRSS | **$((rss / 1024)) MiB** ($rss KiB); bar < 8 MiB |"
+    echo "| same: anonymous / file-backed (shared libraries: libcrypto, libcurl and its dependencies) | $anon KiB / $file KiB |"
+    echo "| same: private to the agent (Private_Clean + Private_Dirty) / PSS | **$((priv / 1024)) MiB** ($priv KiB) / $pss KiB |"
     echo "| same, peak (VmHWM) during the initial list | $((hwm / 1024)) MiB ($hwm KiB) |"
     echo "| after one more IPPool change (MODIFIED event carrying all $BINDINGS again): VmRSS / VmHWM | $rss2 KiB / $hwm2 KiB |"
-    [ -n "$rss3" ] && echo "| diagnosis: VmRSS after \\`malloc_trim(0)\\` called in the agent with gdb (freed heap returned) | **$((rss3 / 1024)) MiB** ($rss3 KiB: $anon3 KiB anonymous, $file3 KiB file-backed) |"
+    [ -n "$rss3" ] && echo "| diagnosis: VmRSS after malloc_trim(0) called in the agent with gdb (freed heap returned) | **$((rss3 / 1024)) MiB** ($rss3 KiB: $anon3 KiB anonymous, $file3 KiB file-backed) |"
     echo "| agent's own heap in use after the sync (mallinfo2 uordblks, gdb) | $((inuse / 1024)) KiB |"
     echo "| baseline: the small pool's agent before (VmRSS, anonymous / file-backed) | $base_rss KiB ($base_anon / $base_file KiB) |"
     echo "| agent start to $BINDINGS bindings served (list + decode + table) | $t_sync ms |"
