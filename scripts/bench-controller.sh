@@ -79,6 +79,7 @@ batch $((N + 1)) $((2 * N)) >"$TMP/b2.curl"
 # --- 1. burst with the controller running ---------------------------------------------------
 start_ctrl
 sleep 1 # informers synced (empty)
+base_rss=$(rss "$CTRL_PID" VmRSS) base_anon=$(rss "$CTRL_PID" RssAnon) base_file=$(rss "$CTRL_PID" RssFile)
 s0=$(stats)
 t0=$(now)
 curl --parallel --parallel-max 50 -K "$TMP/b1.curl" >"$TMP/codes1" 2>>"$TMP/curl.log"
@@ -89,6 +90,7 @@ t_bound=$(since "$t0")
 s1=$(stats)
 bound1=$(allocated)
 hwm1=$(rss "$CTRL_PID" VmHWM) rss1=$(rss "$CTRL_PID" VmRSS)
+anon1=$(rss "$CTRL_PID" RssAnon) file1=$(rss "$CTRL_PID" RssFile)
 writes=$(jq -n --argjson a "$s0" --argjson b "$s1" '$b.writes - $a.writes')
 creates=$(jq -n --argjson a "$s0" --argjson b "$s1" '$b.requests.create - $a.requests.create')
 patches=$(jq -n --argjson a "$s0" --argjson b "$s1" '$b.requests.patch - $a.requests.patch')
@@ -128,9 +130,22 @@ bound2=$(allocated)
     echo "| burst: first create to all $N NICs Allocated + IPPool status used=$used (bar < 30 s) | **${t_bound} s** ($bound1 distinct addresses Allocated$([ $ok1 = 0 ] || echo ', INCOMPLETE')) |"
     echo "| API writes during the burst (stats.writes), minus the $creates creates | $((writes - creates)) = $(awk -v w=$((writes - creates)) -v n="$N" 'BEGIN { printf "%.2f", w / n }') per binding ($patches patches, $updates updates) |"
     echo "| controller peak RSS (VmHWM) after binding $N (bar < 32 MiB) | **$((hwm1 / 1024)) MiB** ($hwm1 KiB; VmRSS $rss1 KiB) |"
+    echo "| controller RSS after binding $N: anonymous / file-backed (shared libraries) | $anon1 KiB / $file1 KiB |"
+    echo "| controller RSS idle before the burst (0 VMNetCfgs): total / anonymous / file-backed | $base_rss / $base_anon / $base_file KiB |"
     echo "| restart with $N bound: start to a new NIC bound (lists, IPAM rebuild, reconcile) | ${t_restart} s (probe got $probe_ip, $((dup)) VMNetCfg held it before: must be 0) |"
     echo "| then $N more created and bound (pool at $((2 * N + 1))) | ${t_bound2} s ($bound2 Allocated$([ $ok2 = 0 ] || echo ', INCOMPLETE')), $(awk -v w="$writes2" -v n="$N" 'BEGIN { printf "%.2f", (w - n - 1) / n }') writes per binding |"
     echo "| controller peak RSS with $((2 * N + 1)) bindings | $((hwm2 / 1024)) MiB ($hwm2 KiB) |"
+    echo
+    echo "Notes."
+    echo "- Writes per binding: one merge patch (the VMNetCfg finalizer) and one status update per"
+    echo "  VMNetCfg; IPPool status writes are coalesced (a few hundred for the whole burst)."
+    echo "- RSS: about $((file1 / 1024)) MiB of it are file-backed pages of the shared libraries (libcrypto,"
+    echo "  libssl, libcurl and its dependencies, libevent, jansson, libnl, libyaml), the same when idle;"
+    echo "  the controller's own (anonymous) memory goes from $((base_anon / 1024)) MiB idle to $((anon1 / 1024)) MiB with"
+    echo "  $N bindings: the informer caches (compact transformed items), the netpool, and heap that"
+    echo "  malloc keeps after the burst. The work queue runs at most 128 reconciles with a write in"
+    echo "  flight (kube_controller_opts.max_pending): without that bound a burst queued one write"
+    echo "  (request body, op) per VMNetCfg and the peak was 41 MiB at 10 000."
 } >"$TMP/result.md"
 cat "$TMP/result.md"
 
