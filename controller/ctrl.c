@@ -843,9 +843,6 @@ start_controllers(struct ctrl *c)
 			.reconcile = table[i].fn,
 			.userdata = c,
 			.queue = { .qps = 500, .burst = 1000, .max_delay_usec = 60 * USEC_PER_SEC },
-			/* twice the HTTP layer's 64 requests in flight: the pipe stays full while
-			 * a burst of 10 000 VMNetCfgs does not queue 10 000 writes (and bodies) */
-			.max_pending = 128,
 		};
 		struct kube_controller **slot =
 		    (struct kube_controller **)((char *)c + table[i].off);
