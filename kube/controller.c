@@ -27,8 +27,6 @@ struct kube_controller {
 	struct kube_workqueue *queue;
 	struct event *run_ev;
 	unsigned max_per_pass;
-	unsigned max_pending; /* 0 = no limit */
-	unsigned pending;     /* PENDING reconciles not yet completed */
 	struct kube_controller_stats stats;
 	struct metric *m_depth, *m_total, *m_errors, *m_latency, *m_requeues;
 	char metric_names[5][96]; /* borrowed by the registry */
@@ -45,8 +43,7 @@ run_cb(evutil_socket_t fd, short what, void *arg)
 	struct kube_controller *ctl = arg;
 
 	kube_controller_run_pending(ctl, ctl->max_per_pass);
-	/* at the pending limit, kube_controller_complete starts the next pass */
-	if (kube_workqueue_len(ctl->queue) && (ctl->max_pending == 0 || ctl->pending < ctl->max_pending))
+	if (kube_workqueue_len(ctl->queue))
 		event_active(ctl->run_ev, EV_TIMEOUT, 0); /* yield to I/O, then continue */
 }
 
@@ -78,7 +75,6 @@ kube_controller_new(const struct kube_controller_opts *opts, struct kube_control
 	ctl->reconcile = opts->reconcile;
 	ctl->userdata = opts->userdata;
 	ctl->max_per_pass = opts->max_per_pass ? opts->max_per_pass : 64;
-	ctl->max_pending = opts->max_pending;
 	qo = opts->queue;
 	qo.base = opts->base;
 	qo.clock = opts->clock;
@@ -204,10 +200,6 @@ kube_controller_complete(struct kube_controller *ctl, const char *key,
 {
 	char *copy = strdup(key); /* key may be the queue's own string */
 
-	if (ctl->pending > 0)
-		ctl->pending--;
-	if (ctl->run_ev && kube_workqueue_len(ctl->queue))
-		event_active(ctl->run_ev, EV_TIMEOUT, 0);
 	if (!copy)
 		return;
 	if (res.action == KUBE_RECONCILE_PENDING)
@@ -224,8 +216,7 @@ kube_controller_run_pending(struct kube_controller *ctl, unsigned max)
 	unsigned n = 0;
 	const char *key;
 
-	while (n < max && (ctl->max_pending == 0 || ctl->pending < ctl->max_pending) &&
-	    kube_workqueue_get(ctl->queue, &key) == 0) {
+	while (n < max && kube_workqueue_get(ctl->queue, &key) == 0) {
 		uint64_t t0 = kube_clock_now(&ctl->clock);
 		struct kube_reconcile_result res = ctl->reconcile(ctl->userdata, key);
 		uint64_t t1 = kube_clock_now(&ctl->clock);
@@ -236,10 +227,8 @@ kube_controller_run_pending(struct kube_controller *ctl, unsigned max)
 			metric_inc(ctl->m_total, 0);
 			metric_observe(ctl->m_latency, 0, (double)(t1 - t0) / (double)USEC_PER_SEC);
 		}
-		if (res.action == KUBE_RECONCILE_PENDING) {
-			ctl->pending++;
+		if (res.action == KUBE_RECONCILE_PENDING)
 			continue;
-		}
 		apply_result(ctl, key, res);
 		kube_workqueue_done(ctl->queue, key);
 	}

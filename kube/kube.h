@@ -414,8 +414,6 @@ struct kube_controller_opts {
 	void *userdata;
 	struct kube_workqueue_opts queue; /* base/clock taken from above */
 	unsigned max_per_pass;            /* reconciles per loop pass (0 = 64) */
-	unsigned max_pending;             /* PENDING reconciles at once (0 = no limit): bounds
-					   * the writes queued, and their memory, in a burst */
 };
 
 struct kube_controller_stats {
