@@ -138,6 +138,18 @@ metric_get(const struct metric *mt, size_t idx)
 	return mt->values[idx];
 }
 
+int
+metric_hist_set(struct metric *mt, size_t idx, const uint64_t *counts, size_t n_counts,
+    double sum)
+{
+	if (mt == NULL || idx >= mt->n_series || mt->type != METRIC_HISTOGRAM ||
+	    n_counts != mt->n_buckets + 1)
+		return -EINVAL;
+	memcpy(mt->counts + idx * (mt->n_buckets + 1), counts, n_counts * sizeof(*counts));
+	mt->values[idx] = sum;
+	return 0;
+}
+
 uint64_t
 metric_hist_count(const struct metric *mt, size_t idx)
 {

@@ -49,6 +49,13 @@ void metric_add(struct metric *mt, size_t idx, double v);
 void metric_set(struct metric *mt, size_t idx, double v);
 void metric_observe(struct metric *mt, size_t idx, double v);
 double metric_get(const struct metric *mt, size_t idx);
+/*
+ * Histogram: replace series idx with counts[0..n_buckets] (non-cumulative, the last one the
+ * +Inf bucket; n_counts must be n_buckets + 1) and sum. For programs that copy a histogram
+ * kept elsewhere (e.g. the DHCP engine's stats). Returns 0 or -EINVAL.
+ */
+int metric_hist_set(struct metric *mt, size_t idx, const uint64_t *counts, size_t n_counts,
+    double sum);
 /* Histogram: number of observations in series idx. */
 uint64_t metric_hist_count(const struct metric *mt, size_t idx);
 

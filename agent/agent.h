@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef VMDHCP_AGENT_AGENT_H
+#define VMDHCP_AGENT_AGENT_H
+
+/*
+ * vm-dhcp-agent: shared context of the program's parts (agent/ only).
+ *
+ *   link.c         libnl: interface state (ifindex, MAC, up), serverIP/prefix, link events
+ *   source-file.c  local mode: YAML IPPool/VMNetCfg documents -> struct agent_config
+ *   leasefile.c    local-mode dynamic leases: snapshot (atomic) + append journal
+ *   serve.c        glue: dhcp_server fds <-> libevent, dynamic allocation, readiness, metrics
+ *   main.c         flags, start-up, signals
+ *
+ * Fallible functions return negative errno; those that take `err` fill it with one line
+ * fit for the user (naming the file and line or field) on failure.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dhcp/dhcp.h"
+
+struct event_base;
+struct ipam_pool;
+
+#define AGENT_ERR_MAX 512
+
+/* ---- source-file.c: local-mode configuration ---------------------------------------- */
+
+struct agent_binding {
+	uint8_t mac[6];
+	uint32_t ip;
+	uint32_t hostname; /* offset into agent_config.names, or UINT32_MAX for none */
+};
+
+struct agent_config {
+	char pool_ns[254];
+	char pool_name[254];
+	char network[256]; /* canonical "namespace/name" */
+	bool paused;
+	uint32_t cidr; /* network address */
+	unsigned prefix;
+	uint32_t pool_start, pool_end;
+	uint32_t *exclude; /* pool.exclude[] */
+	size_t n_exclude;
+	struct dhcp_options opts;	/* server_ip, prefix, router, ... (hostnames resolved) */
+	struct agent_binding *bindings; /* static bindings (VMNetCfg NICs with ipAddress) */
+	size_t n_bindings;
+	char *names; /* NUL-separated hostname pool */
+	size_t names_len, names_cap;
+};
+
+/*
+ * Reads and validates the YAML file at path. ippool_ref ("ns/name", may be NULL) picks the
+ * pool when the file holds several. Returns 0 and a new config in *ret, or negative errno
+ * with err filled ("FILE: document N (line L): FIELD: problem").
+ */
+int agent_config_load(
+    const char *path, const char *ippool_ref, struct agent_config **ret, char *err, size_t errlen);
+/* Same, from text in memory; name is used in messages. */
+int agent_config_parse(const char *name, const char *text, size_t len, const char *ippool_ref,
+    struct agent_config **ret, char *err, size_t errlen);
+struct agent_config *agent_config_free(struct agent_config *c);
+/* Hostname of binding b (borrowed) or NULL. */
+const char *agent_config_hostname(const struct agent_config *c, const struct agent_binding *b);
+
+/* ---- source-kube.c: Kubernetes mode ----------------------------------------------------- */
+
+struct kube_client;
+
+enum agent_kube_state {
+	AGENT_KUBE_WAITING, /* first list not done */
+	AGENT_KUBE_ABSENT,  /* listed: no such IPPool (never created, or deleted) */
+	AGENT_KUBE_INVALID, /* only malformed versions seen so far */
+	AGENT_KUBE_ACTIVE,  /* a valid version is in the engine */
+};
+
+struct agent_kube_stats {
+	bool synced;             /* a valid version is in the engine */
+	uint64_t applied;        /* versions pushed into the engine */
+	uint64_t malformed;      /* versions refused (decode, conversion); previous one kept */
+	uint64_t apply_errors;   /* versions the engine refused (no memory) */
+	uint64_t deleted;        /* IPPool deletions seen */
+	uint64_t last_sync_usec; /* wall clock (CLOCK_REALTIME) of the last apply; 0 = never */
+	size_t bindings;         /* bindings in the engine */
+	/* from the informer */
+	uint64_t watch_reconnects; /* watch streams opened after the first */
+	uint64_t lists;            /* full lists (1 + relists) */
+	uint64_t relists_410;      /* relists forced by 410 Gone */
+	uint64_t errors;           /* failed list/watch attempts */
+	uint64_t dropped;          /* objects dropped by the informer (no memory, no key) */
+};
+
+/* Called after each change (borrowed config; NULL when the pool is gone or never valid). */
+typedef void (*agent_kube_fn)(void *userdata, const struct agent_config *cfg);
+
+struct agent_kube_opts {
+	const char *ippool_ref;      /* "namespace/name" (borrowed; copied) */
+	agent_kube_fn on_change;     /* may be NULL */
+	void *userdata;
+	uint64_t backoff_base_usec;  /* informer reconnect backoff (0 = its defaults) */
+	uint64_t backoff_max_usec;
+	unsigned watch_timeout_s;    /* server-side watch timeout (0 = informer default) */
+	uint64_t ntp_refresh_usec;   /* NTP hostnames resolved again this often (0 = 60 s) */
+	const char *resolv_conf;     /* for NTP hostnames (NULL = /etc/resolv.conf) */
+};
+
+struct agent_kube;
+
+/*
+ * Follows one IPPool through an informer on c (borrowed; must outlive the source) and keeps
+ * s (borrowed) in sync with it through agent_apply_config(): options and bindings of each
+ * valid version; a malformed version is counted and logged and the previous one kept; a
+ * deletion clears the bindings. NTP hostnames are resolved asynchronously on c's event
+ * loop and the options pushed again when they resolve. Returns 0 and a new object in *ret
+ * (not started), or negative errno with err filled.
+ */
+int agent_kube_new(struct kube_client *c, struct dhcp_server *s, const struct agent_kube_opts *opts,
+    struct agent_kube **ret, char *err, size_t errlen);
+int agent_kube_start(struct agent_kube *k);
+/* Accepts NULL; returns NULL. */
+struct agent_kube *agent_kube_free(struct agent_kube *k);
+enum agent_kube_state agent_kube_get_state(const struct agent_kube *k);
+/* The applied version (borrowed; bindings not kept: the engine has them) or NULL. */
+const struct agent_config *agent_kube_config(const struct agent_kube *k);
+/* Whether the DHCP sockets should be open: a valid version applied and not paused. */
+bool agent_kube_serving(const struct agent_kube *k);
+/* Ready: the first full sync done, the pool present, valid and not paused; else reason. */
+bool agent_kube_ready(const struct agent_kube *k, char *reason, size_t len);
+void agent_kube_get_stats(const struct agent_kube *k, struct agent_kube_stats *ret);
+
+/* ---- leasefile.c: dynamic leases ---------------------------------------------------- */
+
+/*
+ * The lease file is a text file, one "MAC IP" line per lease; a later line for the same MAC
+ * wins. It is written whole, atomically (temp + fsync + rename), at start, on reload and at
+ * exit; in between, each new lease is appended as one complete line (leasefile_flush, called
+ * before the reply is sent), so a crash or kill -9 loses nothing that was answered. A torn last
+ * line (no newline) is ignored with a warning; any other bad line is an error.
+ */
+struct leasefile;
+
+/*
+ * Opens path (created when missing; NULL keeps the leases in memory only): loads its leases,
+ * rewrites it compacted, opens the journal. Returns 0 and a new object in *ret, or negative errno
+ * with err filled.
+ */
+int leasefile_open(const char *path, struct leasefile **ret, char *err, size_t errlen);
+/* Flushes, closes and frees. Accepts NULL; returns NULL. */
+struct leasefile *leasefile_free(struct leasefile *lf);
+/* Records mac -> ip in memory and queues a journal line. -ENOMEM. */
+int leasefile_add(struct leasefile *lf, const uint8_t mac[6], uint32_t ip);
+/* Forgets mac (persisted at the next compaction). -ENOENT when absent. */
+int leasefile_remove(struct leasefile *lf, const uint8_t mac[6]);
+/* 0 and *ret_ip, or -ENOENT. */
+int leasefile_lookup(const struct leasefile *lf, const uint8_t mac[6], uint32_t *ret_ip);
+size_t leasefile_count(const struct leasefile *lf);
+void leasefile_foreach(const struct leasefile *lf,
+    void (*fn)(void *userdata, const uint8_t mac[6], uint32_t ip), void *userdata);
+/* Writes queued journal lines (one write()). Returns 0 or negative errno. */
+int leasefile_flush(struct leasefile *lf);
+/* Rewrites the whole file atomically from memory and reopens the journal. */
+int leasefile_compact(struct leasefile *lf);
+/* Number of leases read from the file at open (for logs/tests). */
+size_t leasefile_loaded(const struct leasefile *lf);
+
+/* ---- link.c: the served interface ---------------------------------------------------- */
+
+struct agent_link_state {
+	bool exists;
+	bool up; /* IFF_UP */
+	int ifindex;
+	uint8_t hwaddr[6];
+};
+
+struct agent_link;
+/* Called on the event loop whenever the watched interface's state changes (borrowed). */
+typedef void (*agent_link_fn)(
+    void *userdata, const struct agent_link_state *old, const struct agent_link_state *now);
+
+/*
+ * Watches ifname (borrowed; copied) through a libnl cache manager whose fd is on base.
+ * Returns 0 and a new object in *ret, or negative errno.
+ */
+int agent_link_new(struct event_base *base, const char *ifname, agent_link_fn fn, void *userdata,
+    struct agent_link **ret);
+struct agent_link *agent_link_free(struct agent_link *l);
+const struct agent_link_state *agent_link_state(const struct agent_link *l);
+const char *agent_link_name(const struct agent_link *l);
+/* Adds ip/prefix to the interface (already present is fine). Negative errno. */
+int agent_link_add_address(struct agent_link *l, uint32_t ip, unsigned prefix);
+
+/* ---- serve.c ------------------------------------------------------------------------ */
+
+struct agent_opts {
+	const char *config_path;
+	const char *ippool_ref;
+	const char *ifname;
+	const char *lease_path; /* NULL: leases kept in memory only */
+	const char *listen;	/* NULL: no HTTP */
+	bool dynamic;
+	bool assign_server_ip;
+	/* Kubernetes mode: the pool ippool_ref is watched through the API server; no config */
+	bool kube;
+	const char *kubeconfig; /* NULL: $KUBECONFIG, else in-cluster */
+	bool dry_run;           /* sync (and serve /readyz, /metrics) without sockets or netlink */
+};
+
+struct agent;
+
+/*
+ * Builds the agent from a loaded config (takes cfg): engine, bindings, dynamic pool,
+ * lease file, link watcher, HTTP endpoint, signal handlers. err is filled on failure.
+ * In Kubernetes mode (opts->kube) cfg is NULL: the IPPool source is started instead.
+ */
+int agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_config *cfg,
+    struct agent **ret, char *err, size_t errlen);
+struct agent *agent_free(struct agent *a);
+/* Re-reads the config file; a bad file is logged and the old config kept. */
+int agent_reload(struct agent *a);
+
+/*
+ * Applies cfg to the engine: options, static bindings and dynamic leases resynced
+ * (sync_begin/end). Exposed for tests. dyn may be NULL (no --dynamic).
+ */
+struct agent_dynamic;
+int agent_dynamic_new(
+    const struct agent_config *cfg, struct leasefile *lf, struct agent_dynamic **ret);
+struct agent_dynamic *agent_dynamic_free(struct agent_dynamic *d);
+/* Allocation for an unknown MAC: sticky (leasefile), else lowest free. -ENOSPC when full. */
+int agent_dynamic_allocate(struct agent_dynamic *d, const uint8_t mac[6], uint32_t *ret_ip);
+/*
+ * A DECLINE of mac's dynamic lease ip: the address is in use on the network, so it stays
+ * taken and mac moves to the lowest free address (*ret_ip, recorded in the lease file).
+ * -ENOENT when ip is not mac's dynamic lease, -ENOSPC when the pool is full.
+ */
+int agent_dynamic_decline(
+    struct agent_dynamic *d, const uint8_t mac[6], uint32_t ip, uint32_t *ret_ip);
+/* Free addresses left in the pool range. */
+size_t agent_dynamic_available(const struct agent_dynamic *d);
+/*
+ * Pushes cfg (borrowed) into the engine: options, then a full binding resync of the static
+ * bindings plus every dynamic lease not shadowed by a static one. Returns the number of
+ * bindings removed by the resync, or negative errno with err filled.
+ */
+int agent_apply_config(struct dhcp_server *s, const struct agent_config *cfg,
+    struct agent_dynamic *dyn, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The served interface, through libnl-route: its ifindex, MAC and IFF_UP, followed with a
+ * cache manager whose netlink socket sits on the event loop; and the server address added
+ * to it (--assign-server-ip). No shell commands.
+ *
+ * Every link notification is applied in order, so a delete + re-create (new ifindex) or a
+ * down -> up that arrive in one batch are both seen as transitions.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <netlink/addr.h>
+#include <netlink/cache.h>
+#include <netlink/errno.h>
+#include <netlink/netlink.h>
+#include <netlink/object.h>
+#include <netlink/route/addr.h>
+#include <netlink/route/link.h>
+
+#include "agent/agent.h"
+#include "lib/log.h"
+#include "lib/util.h"
+
+struct agent_link {
+	char name[IFNAMSIZ];
+	struct nl_cache_mngr *mngr;
+	struct nl_cache *cache; /* route/link, owned by mngr */
+	struct nl_sock *req;	/* requests (address add, refill) */
+	struct event *ev;
+	struct agent_link_state st;
+	agent_link_fn fn;
+	void *userdata;
+};
+
+/* libnl error (positive NLE_*) -> errno */
+static int
+nlerr_to_errno(int e)
+{
+	static const struct {
+		int nle, err;
+	} map[] = {
+	    {NLE_EXIST, EEXIST},
+	    {NLE_NOMEM, ENOMEM},
+	    {NLE_PERM, EPERM},
+	    {NLE_NODEV, ENODEV},
+	    {NLE_OBJ_NOTFOUND, ENOENT},
+	    {NLE_INVAL, EINVAL},
+	    {NLE_NOACCESS, EACCES},
+	    {NLE_AGAIN, EAGAIN},
+	    {NLE_BUSY, EBUSY},
+	    {NLE_OPNOTSUPP, EOPNOTSUPP},
+	};
+
+	if (e < 0)
+		e = -e;
+	for (size_t i = 0; i < ELEMENTSOF(map); i++)
+		if (map[i].nle == e)
+			return -map[i].err;
+	return -EIO;
+}
+
+static void
+state_from_link(struct rtnl_link *link, struct agent_link_state *st)
+{
+	struct nl_addr *a = rtnl_link_get_addr(link);
+
+	memset(st, 0, sizeof(*st));
+	st->exists = true;
+	st->ifindex = rtnl_link_get_ifindex(link);
+	st->up = (rtnl_link_get_flags(link) & IFF_UP) != 0;
+	if (a != NULL && nl_addr_get_len(a) == 6)
+		memcpy(st->hwaddr, nl_addr_get_binary_addr(a), 6);
+}
+
+static void
+transition(struct agent_link *l, const struct agent_link_state *now)
+{
+	struct agent_link_state old = l->st;
+
+	if (old.exists == now->exists && old.up == now->up && old.ifindex == now->ifindex &&
+	    memcmp(old.hwaddr, now->hwaddr, 6) == 0)
+		return;
+	l->st = *now;
+	if (l->fn != NULL)
+		l->fn(l->userdata, &old, now);
+}
+
+static void
+change_cb(struct nl_cache *cache, struct nl_object *obj, int action, void *arg)
+{
+	struct agent_link *l = arg;
+	struct rtnl_link *link = (struct rtnl_link *)obj;
+	struct agent_link_state now = {0};
+	const char *name;
+	int ifindex;
+
+	(void)cache;
+	if (strcmp(nl_object_get_type(obj), "route/link") != 0)
+		return;
+	name = rtnl_link_get_name(link);
+	ifindex = rtnl_link_get_ifindex(link);
+	if (name == NULL || strcmp(name, l->name) != 0) {
+		/* our interface renamed away: it is gone for us */
+		if (l->st.exists && ifindex == l->st.ifindex)
+			transition(l, &now);
+		return;
+	}
+	if (action == NL_ACT_DEL) {
+		if (l->st.exists && ifindex != l->st.ifindex)
+			return; /* a stale object of an older incarnation */
+		transition(l, &now);
+		return;
+	}
+	state_from_link(link, &now);
+	transition(l, &now);
+}
+
+/* Re-reads the whole link table (start-up, or after a netlink overrun). */
+static int
+refresh(struct agent_link *l)
+{
+	struct agent_link_state now = {0};
+	struct rtnl_link *link;
+	int r;
+
+	if ((r = nl_cache_refill(l->req, l->cache)) < 0)
+		return nlerr_to_errno(r);
+	link = rtnl_link_get_by_name(l->cache, l->name);
+	if (link != NULL) {
+		state_from_link(link, &now);
+		rtnl_link_put(link);
+	}
+	transition(l, &now);
+	return 0;
+}
+
+static void
+readable_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent_link *l = arg;
+	int r;
+
+	(void)fd;
+	(void)what;
+	r = nl_cache_mngr_data_ready(l->mngr);
+	if (r < 0) {
+		/* most likely an overrun (ENOBUFS): notifications were lost, re-read */
+		log_warn("%s: netlink: %s; re-reading the link table", l->name, nl_geterror(r));
+		if ((r = refresh(l)) < 0)
+			log_error("%s: netlink: cannot re-read links: %s", l->name, strerror(-r));
+	}
+}
+
+int
+agent_link_new(struct event_base *base, const char *ifname, agent_link_fn fn, void *userdata,
+    struct agent_link **ret)
+{
+	struct agent_link *l;
+	int r;
+
+	if (strlen(ifname) == 0 || strlen(ifname) >= IFNAMSIZ)
+		return -EINVAL;
+	l = calloc(1, sizeof(*l));
+	if (l == NULL)
+		return -ENOMEM;
+	snprintf(l->name, sizeof(l->name), "%s", ifname);
+	l->fn = fn;
+	l->userdata = userdata;
+	l->req = nl_socket_alloc();
+	if (l->req == NULL) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if ((r = nl_connect(l->req, NETLINK_ROUTE)) < 0) {
+		r = nlerr_to_errno(r);
+		goto fail;
+	}
+	if ((r = nl_cache_mngr_alloc(NULL, NETLINK_ROUTE, NL_AUTO_PROVIDE, &l->mngr)) < 0) {
+		r = nlerr_to_errno(r);
+		goto fail;
+	}
+	if ((r = nl_cache_mngr_add(l->mngr, "route/link", change_cb, l, &l->cache)) < 0) {
+		r = nlerr_to_errno(r);
+		goto fail;
+	}
+	l->ev =
+	    event_new(base, nl_cache_mngr_get_fd(l->mngr), EV_READ | EV_PERSIST, readable_cb, l);
+	if (l->ev == NULL || event_add(l->ev, NULL) < 0) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	/* initial state without callback: the caller reads agent_link_state() */
+	{
+		struct rtnl_link *link = rtnl_link_get_by_name(l->cache, l->name);
+		if (link != NULL) {
+			state_from_link(link, &l->st);
+			rtnl_link_put(link);
+		}
+	}
+	*ret = l;
+	return 0;
+fail:
+	agent_link_free(l);
+	return r;
+}
+
+struct agent_link *
+agent_link_free(struct agent_link *l)
+{
+	if (l == NULL)
+		return NULL;
+	if (l->ev != NULL)
+		event_free(l->ev);
+	if (l->mngr != NULL)
+		nl_cache_mngr_free(l->mngr);
+	if (l->req != NULL)
+		nl_socket_free(l->req);
+	free(l);
+	return NULL;
+}
+
+const struct agent_link_state *
+agent_link_state(const struct agent_link *l)
+{
+	return &l->st;
+}
+
+const char *
+agent_link_name(const struct agent_link *l)
+{
+	return l->name;
+}
+
+int
+agent_link_add_address(struct agent_link *l, uint32_t ip, unsigned prefix)
+{
+	struct rtnl_addr *addr = NULL;
+	struct nl_addr *local = NULL;
+	uint8_t be[4];
+	int r;
+
+	if (!l->st.exists)
+		return -ENODEV;
+	be[0] = (uint8_t)(ip >> 24);
+	be[1] = (uint8_t)(ip >> 16);
+	be[2] = (uint8_t)(ip >> 8);
+	be[3] = (uint8_t)ip;
+	addr = rtnl_addr_alloc();
+	local = nl_addr_build(AF_INET, be, 4);
+	if (addr == NULL || local == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	nl_addr_set_prefixlen(local, (int)prefix);
+	rtnl_addr_set_ifindex(addr, l->st.ifindex);
+	rtnl_addr_set_family(addr, AF_INET);
+	if ((r = rtnl_addr_set_local(addr, local)) < 0) {
+		r = nlerr_to_errno(r);
+		goto out;
+	}
+	rtnl_addr_set_prefixlen(addr, (int)prefix);
+	r = rtnl_addr_add(l->req, addr, 0);
+	if (r < 0) {
+		r = nlerr_to_errno(r);
+		if (r == -EEXIST)
+			r = 0;
+	}
+out:
+	if (local != NULL)
+		nl_addr_put(local);
+	if (addr != NULL)
+		rtnl_addr_put(addr);
+	return r;
+}

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * vm-dhcp-agent: answers DHCPv4 for one IPPool on one L2 interface.
+ * One event_base, one thread: DHCP sockets, netlink link events, HTTP, signals.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "agent/agent.h"
+#include "lib/log.h"
+#include "lib/util.h"
+
+#ifndef VMDHCP_VERSION
+#define VMDHCP_VERSION "0.1.0"
+#endif
+
+#define EXIT_USAGE 2
+
+enum {
+	OPT_CONFIG = 256,
+	OPT_INTERFACE,
+	OPT_DYNAMIC,
+	OPT_LEASE_FILE,
+	OPT_LISTEN,
+	OPT_ASSIGN,
+	OPT_DRY_RUN,
+	OPT_LOG_LEVEL,
+	OPT_IPPOOL_REF,
+	OPT_KUBECONFIG,
+	OPT_HELP,
+	OPT_VERSION,
+};
+
+static const struct flag {
+	struct option opt;
+	const char *arg;
+	const char *help;
+} flags[] = {
+    {{"config", required_argument, NULL, OPT_CONFIG}, "FILE",
+	"local mode: IPPool and VirtualMachineNetworkConfig YAML documents"},
+    {{"interface", required_argument, NULL, OPT_INTERFACE}, "IF",
+	"interface to serve (default eth1)"},
+    {{"dynamic", no_argument, NULL, OPT_DYNAMIC}, NULL,
+	"local mode: also serve unknown MACs from the pool range (sticky per MAC)"},
+    {{"lease-file", required_argument, NULL, OPT_LEASE_FILE}, "FILE",
+	"with --dynamic: where leases are kept across restarts (default: memory only)"},
+    {{"listen", required_argument, NULL, OPT_LISTEN}, "ADDR",
+	"HTTP /healthz /readyz /metrics on HOST:PORT or :PORT (default: off)"},
+    {{"assign-server-ip", no_argument, NULL, OPT_ASSIGN}, NULL,
+	"add the pool's serverIP/prefix to the interface (netlink)"},
+    {{"dry-run", no_argument, NULL, OPT_DRY_RUN}, NULL,
+	"local mode: check the file, print a summary, exit; Kubernetes mode: follow the pool "
+	"without sockets or netlink"},
+    {{"log-level", required_argument, NULL, OPT_LOG_LEVEL}, "LEVEL",
+	"error, warn, info (default) or debug"},
+    {{"ippool-ref", required_argument, NULL, OPT_IPPOOL_REF}, "NS/NAME",
+	"the IPPool to serve: without --config, watched through the API server (Kubernetes "
+	"mode); with it, picks one when the file has several"},
+    {{"kubeconfig", required_argument, NULL, OPT_KUBECONFIG}, "FILE",
+	"Kubernetes mode: kubeconfig file (default $KUBECONFIG, else in-cluster)"},
+    {{"help", no_argument, NULL, OPT_HELP}, NULL, "this text"},
+    {{"version", no_argument, NULL, OPT_VERSION}, NULL, "print the version"},
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: vm-dhcp-agent --config FILE [--interface IF] [options]\n"
+		   "       vm-dhcp-agent --ippool-ref NS/NAME [--kubeconfig FILE] [--interface IF] "
+		   "[options]\n\n");
+	for (size_t i = 0; i < ELEMENTSOF(flags); i++) {
+		char left[64];
+		snprintf(left, sizeof(left), "--%s%s%s", flags[i].opt.name, flags[i].arg ? " " : "",
+		    flags[i].arg ? flags[i].arg : "");
+		fprintf(f, "  %-26s %s\n", left, flags[i].help);
+	}
+	fprintf(f, "\nKubernetes mode sets the pool's serverIP/prefix on the interface itself.\n"
+		   "Signals: SIGHUP reloads the --config file; SIGTERM/SIGINT stop.\n"
+		   "Exit status: 0 ok, 1 runtime failure, 2 bad usage or configuration.\n");
+}
+
+static void
+dry_run(const struct agent_config *c)
+{
+	const struct dhcp_options *o = &c->opts;
+	char a[IPV4_STRLEN], b[IPV4_STRLEN];
+
+	printf("pool        %s/%s (network %s)%s\n", c->pool_ns, c->pool_name, c->network,
+	    c->paused ? " paused" : "");
+	ipv4_format(c->cidr, a);
+	printf("cidr        %s/%u\n", a, c->prefix);
+	ipv4_format(o->server_ip, a);
+	printf("server      %s\n", a);
+	ipv4_format(c->pool_start, a);
+	ipv4_format(c->pool_end, b);
+	printf("range       %s - %s (%zu excluded)\n", a, b, c->n_exclude);
+	if (o->router) {
+		ipv4_format(o->router, a);
+		printf("router      %s\n", a);
+	}
+	for (size_t i = 0; i < o->n_dns; i++) {
+		ipv4_format(o->dns[i], a);
+		printf("dns         %s\n", a);
+	}
+	for (size_t i = 0; i < o->n_ntp; i++) {
+		ipv4_format(o->ntp[i], a);
+		printf("ntp         %s\n", a);
+	}
+	if (o->domain_name[0])
+		printf("domain      %s\n", o->domain_name);
+	for (size_t i = 0; i < o->n_search; i++)
+		printf("search      %s\n", o->search[i]);
+	if (o->mtu)
+		printf("mtu         %u\n", o->mtu);
+	for (size_t i = 0; i < o->n_routes; i++) {
+		ipv4_format(o->routes[i].destination, a);
+		ipv4_format(o->routes[i].gateway, b);
+		printf("route       %s/%u via %s\n", a, o->routes[i].prefix, b);
+	}
+	printf("lease time  %u s\n", o->lease_time);
+	printf("bindings    %zu\n", c->n_bindings);
+	for (size_t i = 0; i < c->n_bindings && i < 20; i++) {
+		char m[MAC_STRLEN];
+		const char *h = agent_config_hostname(c, &c->bindings[i]);
+		mac_format(c->bindings[i].mac, m);
+		ipv4_format(c->bindings[i].ip, a);
+		printf("  %s %-15s %s\n", m, a, h ? h : "");
+	}
+	if (c->n_bindings > 20)
+		printf("  ... %zu more\n", c->n_bindings - 20);
+}
+
+static struct event_base *loop_base;
+
+static void
+signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct agent *a = arg;
+	(void)what;
+
+	if (sig == SIGHUP) {
+		log_info("SIGHUP: reloading the configuration");
+		(void)agent_reload(a);
+		return;
+	}
+	log_info("%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	event_base_loopbreak(loop_base);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct option longopts[ELEMENTSOF(flags) + 1];
+	struct agent_opts opts = {.ifname = "eth1"};
+	struct agent_config *cfg = NULL;
+	struct event_base *base = NULL;
+	struct agent *agent = NULL;
+	struct event *sigs[3] = {NULL};
+	static const int signums[3] = {SIGHUP, SIGTERM, SIGINT};
+	enum log_level level = LOG_LEVEL_INFO;
+	const char *kubeconfig = NULL;
+	bool dry = false;
+	char err[AGENT_ERR_MAX];
+	int c, r, status = 0;
+
+	log_init("vm-dhcp-agent", LOG_LEVEL_INFO);
+	for (size_t i = 0; i < ELEMENTSOF(flags); i++)
+		longopts[i] = flags[i].opt;
+	memset(&longopts[ELEMENTSOF(flags)], 0, sizeof(longopts[0]));
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_CONFIG:
+			opts.config_path = optarg;
+			break;
+		case OPT_INTERFACE:
+			opts.ifname = optarg;
+			break;
+		case OPT_DYNAMIC:
+			opts.dynamic = true;
+			break;
+		case OPT_LEASE_FILE:
+			opts.lease_path = optarg;
+			break;
+		case OPT_LISTEN:
+			opts.listen = optarg;
+			break;
+		case OPT_ASSIGN:
+			opts.assign_server_ip = true;
+			break;
+		case OPT_DRY_RUN:
+			dry = true;
+			break;
+		case OPT_IPPOOL_REF:
+			opts.ippool_ref = optarg;
+			break;
+		case OPT_KUBECONFIG:
+			kubeconfig = optarg;
+			break;
+		case OPT_LOG_LEVEL:
+			if (log_level_from_string(optarg, &level) < 0) {
+				log_error("--log-level: \"%s\" is not error, warn, info or debug",
+				    optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+		case OPT_HELP:
+			usage(stdout);
+			return 0;
+		case OPT_VERSION:
+			printf("vm-dhcp-agent %s\n", VMDHCP_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	log_set_level(level);
+	if (optind < argc) {
+		log_error("unexpected argument \"%s\" (try --help)", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (opts.config_path == NULL) {
+		if (opts.ippool_ref == NULL) {
+			log_error("--config FILE (local mode) or --ippool-ref NS/NAME (Kubernetes "
+				  "mode) is required (try --help)");
+			return EXIT_USAGE;
+		}
+		if (opts.dynamic || opts.lease_path != NULL) {
+			log_error("--dynamic and --lease-file are for local mode (--config); in "
+				  "Kubernetes mode the bindings come from the IPPool");
+			return EXIT_USAGE;
+		}
+		{
+			const char *slash = strchr(opts.ippool_ref, '/');
+			if (slash == NULL || slash == opts.ippool_ref || slash[1] == '\0' ||
+			    strchr(slash + 1, '/') != NULL) {
+				log_error("--ippool-ref \"%s\": expected NAMESPACE/NAME",
+				    opts.ippool_ref);
+				return EXIT_USAGE;
+			}
+		}
+		/* Kubernetes mode: the agent always sets serverIP/prefix on its interface */
+		opts.kube = true;
+		opts.kubeconfig = kubeconfig;
+		opts.dry_run = dry;
+		opts.assign_server_ip = true;
+	} else if (kubeconfig != NULL) {
+		log_error("--kubeconfig is for Kubernetes mode (--ippool-ref without --config)");
+		return EXIT_USAGE;
+	}
+	if (opts.lease_path != NULL && !opts.dynamic) {
+		log_error("--lease-file needs --dynamic (static bindings come from --config)");
+		return EXIT_USAGE;
+	}
+
+	if (!opts.kube &&
+	    (r = agent_config_load(opts.config_path, opts.ippool_ref, &cfg, err, sizeof(err))) < 0) {
+		log_error("%s", err);
+		return EXIT_USAGE;
+	}
+	if (dry && !opts.kube) {
+		dry_run(cfg);
+		agent_config_free(cfg);
+		return 0;
+	}
+
+	/* a peer closing our HTTP connection must not kill us */
+	signal(SIGPIPE, SIG_IGN);
+	base = event_base_new();
+	if (base == NULL) {
+		log_error("cannot create the event loop");
+		agent_config_free(cfg);
+		return 1;
+	}
+	loop_base = base;
+	r = agent_new(base, &opts, cfg, &agent, err, sizeof(err));
+	if (r < 0) {
+		log_error("%s", err);
+		event_base_free(base);
+		return r == -EINVAL ? EXIT_USAGE : 1;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(sigs); i++) {
+		sigs[i] = evsignal_new(base, signums[i], signal_cb, agent);
+		if (sigs[i] == NULL || event_add(sigs[i], NULL) < 0) {
+			log_error("cannot install signal handlers");
+			status = 1;
+			goto out;
+		}
+	}
+	if (event_base_dispatch(base) < 0) {
+		log_error("event loop failed");
+		status = 1;
+	}
+out:
+	for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
+		if (sigs[i] != NULL)
+			event_free(sigs[i]);
+	agent_free(agent);
+	event_base_free(base);
+	libevent_global_shutdown();
+	return status;
+}

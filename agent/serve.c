@@ -1,0 +1,674 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The running agent: the DHCP engine's sockets on the event loop, opened and closed as the
+ * interface comes and goes (link.c), the configuration pushed into the engine (and again on
+ * reload), --dynamic allocation through the engine's on_unknown callback, and the
+ * /healthz /readyz /metrics endpoint.
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sys/socket.h>
+
+#include <event2/event.h>
+
+#include "agent/agent.h"
+#include "kube/kube.h"
+#include "lib/clock.h"
+#include "lib/httpd.h"
+#include "lib/log.h"
+#include "lib/metrics.h"
+#include "lib/util.h"
+
+#define REOPEN_RETRY_SEC 2	/* first retry after a failed open; doubles */
+#define REOPEN_RETRY_MAX_SEC 60 /* up to this */
+/*
+ * Receive buffer of the DHCP sockets: a burst while the agent is not scheduled (a busy node)
+ * must queue, not drop. 4 MiB holds ~2 000 queued requests (skb truesize ~2 KiB each).
+ */
+#define DHCP_RCVBUF (4 << 20)
+
+struct agent {
+	struct event_base *base;
+	struct agent_opts opts;
+	struct agent_config *cfg;
+	struct dhcp_server *dhcp;
+	struct leasefile *lf;
+	struct agent_dynamic *dyn;
+	struct agent_link *link;
+	struct event *ev_fd[2];
+	size_t n_fd;
+	struct event *ev_retry;
+	unsigned retry_sec; /* next retry delay; 0 after a success */
+	bool open;
+	int open_ifindex;
+	bool address_added;
+
+	/* Kubernetes mode (opts.kube): the pool comes from the API server; cfg stays NULL */
+	struct kube_config *kcfg;
+	struct kube_client *kc;
+	struct agent_kube *ksrc;
+
+	struct metrics *metrics;
+	struct httpd *httpd;
+	struct metric *m_kube_synced, *m_kube_last_sync, *m_kube_reconnects, *m_kube_errors,
+	    *m_kube_relists, *m_kube_malformed;
+	struct metric *m_rx, *m_tx, *m_drops, *m_declines, *m_latency, *m_bindings, *m_dynamic,
+	    *m_available, *m_reloads, *m_serving, *m_link_events, *m_lease_errors;
+};
+
+/* The configuration being served: the file's, or the IPPool's last valid version (or NULL). */
+static const struct agent_config *
+cur_cfg(const struct agent *a)
+{
+	return a->ksrc != NULL ? agent_kube_config(a->ksrc) : a->cfg;
+}
+
+/* ---- metrics -------------------------------------------------------------------------- */
+
+static const char *type_labels[_DHCP_MSG_MAX - 1];
+static const char *drop_labels[_DHCP_DROP_MAX];
+static double latency_bounds[DHCP_LATENCY_BUCKETS - 1];
+static const char *const reload_labels[] = {"ok", "error"};
+
+static void
+collect(void *userdata)
+{
+	struct agent *a = userdata;
+	const struct dhcp_stats *st = dhcp_server_stats(a->dhcp);
+
+	for (size_t t = 1; t < _DHCP_MSG_MAX; t++) {
+		metric_set(a->m_rx, t - 1, (double)st->rx[t]);
+		metric_set(a->m_tx, t - 1, (double)st->tx[t]);
+	}
+	for (size_t d = 0; d < _DHCP_DROP_MAX; d++)
+		metric_set(a->m_drops, d, (double)st->drops[d]);
+	metric_set(a->m_declines, 0, (double)st->declines);
+	(void)metric_hist_set(
+	    a->m_latency, 0, st->latency, DHCP_LATENCY_BUCKETS, (double)st->latency_sum_usec / 1e6);
+	metric_set(a->m_bindings, 0, (double)dhcp_server_n_bindings(a->dhcp));
+	metric_set(a->m_dynamic, 0, a->lf != NULL ? (double)leasefile_count(a->lf) : 0);
+	metric_set(a->m_available, 0, a->dyn != NULL ? (double)agent_dynamic_available(a->dyn) : 0);
+	metric_set(a->m_serving, 0, a->open ? 1 : 0);
+	if (a->ksrc != NULL) {
+		struct agent_kube_stats ks;
+		agent_kube_get_stats(a->ksrc, &ks);
+		metric_set(a->m_kube_synced, 0, ks.synced ? 1 : 0);
+		metric_set(a->m_kube_last_sync, 0, (double)ks.last_sync_usec / 1e6);
+		metric_set(a->m_kube_reconnects, 0, (double)ks.watch_reconnects);
+		metric_set(a->m_kube_errors, 0, (double)ks.errors);
+		metric_set(a->m_kube_relists, 0, (double)ks.relists_410);
+		metric_set(a->m_kube_malformed, 0, (double)ks.malformed);
+	}
+}
+
+static int
+kube_metrics_setup(struct agent *a)
+{
+	struct metrics *m = a->metrics;
+
+	a->m_kube_synced = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_kube_synced",
+	    "1 while a valid version of the IPPool is in the table");
+	a->m_kube_last_sync = metrics_add_simple(m, METRIC_GAUGE,
+	    "vmdhcp_agent_kube_last_sync_timestamp_seconds",
+	    "Unix time of the last IPPool version applied to the table");
+	a->m_kube_reconnects = metrics_add_simple(m, METRIC_COUNTER,
+	    "vmdhcp_agent_kube_watch_reconnects_total",
+	    "IPPool watch streams opened after the first");
+	a->m_kube_errors = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_kube_errors_total",
+	    "Failed IPPool list or watch attempts (retried with backoff)");
+	a->m_kube_relists = metrics_add_simple(m, METRIC_COUNTER,
+	    "vmdhcp_agent_kube_relists_total", "IPPool relists forced by 410 Gone");
+	a->m_kube_malformed = metrics_add_simple(m, METRIC_COUNTER,
+	    "vmdhcp_agent_kube_malformed_total",
+	    "IPPool versions refused as malformed (the previous one kept)");
+	if (a->m_kube_synced == NULL || a->m_kube_last_sync == NULL ||
+	    a->m_kube_reconnects == NULL || a->m_kube_errors == NULL ||
+	    a->m_kube_relists == NULL || a->m_kube_malformed == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+static int
+metrics_setup(struct agent *a)
+{
+	struct metrics *m;
+	int r;
+
+	for (size_t t = 1; t < _DHCP_MSG_MAX; t++)
+		type_labels[t - 1] = dhcp_message_type_name((int)t);
+	for (size_t d = 0; d < _DHCP_DROP_MAX; d++)
+		drop_labels[d] = dhcp_drop_reason_name((enum dhcp_drop_reason)d);
+	for (size_t b = 0; b < DHCP_LATENCY_BUCKETS - 1; b++)
+		latency_bounds[b] = (double)dhcp_latency_bounds_usec[b] / 1e6;
+	if ((r = metrics_new(&a->metrics)) < 0)
+		return r;
+	m = a->metrics;
+	a->m_rx = metrics_add(m, METRIC_COUNTER, "vmdhcp_agent_packets_received_total",
+	    "DHCP messages received, by message type", "type", type_labels, ELEMENTSOF(type_labels),
+	    NULL, 0);
+	a->m_tx = metrics_add(m, METRIC_COUNTER, "vmdhcp_agent_replies_sent_total",
+	    "DHCP replies sent, by message type", "type", type_labels, ELEMENTSOF(type_labels),
+	    NULL, 0);
+	a->m_drops = metrics_add(m, METRIC_COUNTER, "vmdhcp_agent_drops_total",
+	    "Received datagrams not answered, by reason", "reason", drop_labels,
+	    ELEMENTSOF(drop_labels), NULL, 0);
+	a->m_declines = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_declines_total",
+	    "DHCPDECLINE messages (address in use on the network)");
+	a->m_latency = metrics_add(m, METRIC_HISTOGRAM, "vmdhcp_agent_reply_latency_seconds",
+	    "Time from receiving a request to sending its reply", NULL, NULL, 0, latency_bounds,
+	    ELEMENTSOF(latency_bounds));
+	a->m_bindings = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_bindings",
+	    "MAC to address bindings in the table (static and dynamic)");
+	a->m_dynamic = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_dynamic_leases",
+	    "Leases handed out to unknown MACs (--dynamic)");
+	a->m_available = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_pool_available",
+	    "Free addresses left in the pool range for --dynamic");
+	a->m_reloads = metrics_add(m, METRIC_COUNTER, "vmdhcp_agent_config_reloads_total",
+	    "Configuration reloads (SIGHUP), by result", "result", reload_labels,
+	    ELEMENTSOF(reload_labels), NULL, 0);
+	a->m_serving = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_serving",
+	    "1 while the DHCP sockets are open on the interface");
+	a->m_link_events = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_link_events_total",
+	    "Changes of the served interface (deleted, re-created, down, up)");
+	a->m_lease_errors = metrics_add_simple(m, METRIC_COUNTER,
+	    "vmdhcp_agent_lease_file_errors_total", "Failed writes of the lease file");
+	if (a->m_rx == NULL || a->m_tx == NULL || a->m_drops == NULL || a->m_declines == NULL ||
+	    a->m_latency == NULL || a->m_bindings == NULL || a->m_dynamic == NULL ||
+	    a->m_available == NULL || a->m_reloads == NULL || a->m_serving == NULL ||
+	    a->m_link_events == NULL || a->m_lease_errors == NULL)
+		return -ENOMEM;
+	metrics_set_collect(m, collect, a);
+	return 0;
+}
+
+static bool
+ready(void *userdata, char *reason, size_t len)
+{
+	struct agent *a = userdata;
+	const struct agent_link_state *st;
+
+	if (a->ksrc != NULL) {
+		if (!agent_kube_ready(a->ksrc, reason, len))
+			return false;
+		if (a->opts.dry_run)
+			return true; /* synced; no sockets in a dry run */
+	} else if (a->cfg->paused) {
+		snprintf(reason, len, "pool %s/%s is paused", a->cfg->pool_ns, a->cfg->pool_name);
+		return false;
+	}
+	if (a->open)
+		return true;
+	st = agent_link_state(a->link);
+	if (!st->exists)
+		snprintf(reason, len, "interface %s does not exist", a->opts.ifname);
+	else if (!st->up)
+		snprintf(reason, len, "interface %s is down", a->opts.ifname);
+	else
+		snprintf(reason, len, "DHCP sockets on %s are not open", a->opts.ifname);
+	return false;
+}
+
+/* ---- serving --------------------------------------------------------------------------- */
+
+static struct log_ratelimit rl_read = LOG_RATELIMIT_INIT(10 * USEC_PER_SEC, 5);
+static struct log_ratelimit rl_lease = LOG_RATELIMIT_INIT(10 * USEC_PER_SEC, 5);
+
+static void
+dhcp_readable(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+	uint64_t now = clock_now_usec();
+	int r;
+
+	(void)what;
+	r = dhcp_server_on_readable(a->dhcp, fd, now);
+	if (r < 0 && r != -EAGAIN && r != -EINTR)
+		log_ratelimited(
+		    &rl_read, now, LOG_LEVEL_WARN, "%s: receive: %s", a->opts.ifname, strerror(-r));
+	if (a->lf != NULL && (r = leasefile_flush(a->lf)) < 0) {
+		metric_inc(a->m_lease_errors, 0);
+		log_ratelimited(&rl_lease, now, LOG_LEVEL_ERROR, "%s: cannot append lease: %s",
+		    a->opts.lease_path, strerror(-r));
+	}
+}
+
+static void
+close_sockets(struct agent *a)
+{
+	for (size_t i = 0; i < a->n_fd; i++)
+		event_free(a->ev_fd[i]);
+	a->n_fd = 0;
+	if (a->open)
+		dhcp_server_close(a->dhcp);
+	a->open = false;
+	a->open_ifindex = 0;
+}
+
+static int
+open_sockets(struct agent *a)
+{
+	const struct agent_link_state *st = agent_link_state(a->link);
+	const struct agent_config *cfg = cur_cfg(a);
+	int fds[2], r;
+	size_t n;
+
+	close_sockets(a);
+	if (a->opts.assign_server_ip) {
+		char ip[IPV4_STRLEN];
+		ipv4_format(cfg->opts.server_ip, ip);
+		r = agent_link_add_address(a->link, cfg->opts.server_ip, cfg->prefix);
+		if (r < 0) {
+			log_error("%s: cannot add %s/%u: %s", a->opts.ifname, ip, cfg->prefix,
+			    strerror(-r));
+			return r;
+		}
+		log_info("%s: address %s/%u present", a->opts.ifname, ip, cfg->prefix);
+	}
+	r = dhcp_server_open(a->dhcp, st->ifindex, a->opts.ifname, st->hwaddr);
+	if (r < 0) {
+		log_error("%s: cannot open DHCP sockets: %s%s", a->opts.ifname, strerror(-r),
+		    r == -EACCES || r == -EPERM
+			? " (needs CAP_NET_RAW for the packet socket and CAP_NET_BIND_SERVICE "
+			  "for UDP port 67)"
+			: "");
+		return r;
+	}
+	a->open = true;
+	a->open_ifindex = st->ifindex;
+	n = dhcp_server_fds(a->dhcp, fds);
+	for (size_t i = 0; i < n; i++) {
+		int sz = DHCP_RCVBUF;
+		/* SO_RCVBUFFORCE passes rmem_max with CAP_NET_ADMIN; else the capped SO_RCVBUF */
+		if (setsockopt(fds[i], SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
+			(void)setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+		a->ev_fd[i] = event_new(a->base, fds[i], EV_READ | EV_PERSIST, dhcp_readable, a);
+		if (a->ev_fd[i] == NULL || event_add(a->ev_fd[i], NULL) < 0) {
+			if (a->ev_fd[i] != NULL)
+				event_free(a->ev_fd[i]);
+			a->n_fd = i;
+			close_sockets(a);
+			log_error("%s: cannot watch DHCP sockets", a->opts.ifname);
+			return -ENOMEM;
+		}
+		a->n_fd = i + 1;
+	}
+	log_info("%s: serving pool %s/%s (ifindex %d)", a->opts.ifname, cfg->pool_ns,
+	    cfg->pool_name, st->ifindex);
+	return 0;
+}
+
+/* Brings the sockets to what the interface and the pool ask for; force reopens. */
+static void
+update_sockets(struct agent *a, bool force)
+{
+	const struct agent_link_state *st;
+	bool want;
+
+	if (a->link == NULL)
+		return; /* dry run: no sockets */
+	st = agent_link_state(a->link);
+	if (a->ksrc != NULL)
+		want = st->exists && st->up && agent_kube_serving(a->ksrc);
+	else
+		want = st->exists && st->up && !a->cfg->paused;
+
+	if (!want) {
+		if (a->open) {
+			close_sockets(a);
+			log_info("%s: DHCP sockets closed; waiting", a->opts.ifname);
+		}
+		evtimer_del(a->ev_retry);
+		a->retry_sec = 0;
+		return;
+	}
+	if (a->open && !force && a->open_ifindex == st->ifindex)
+		return;
+	if (open_sockets(a) < 0) {
+		struct timeval tv;
+		a->retry_sec = a->retry_sec == 0 ? REOPEN_RETRY_SEC
+						 : MIN(a->retry_sec * 2, REOPEN_RETRY_MAX_SEC);
+		tv = (struct timeval){.tv_sec = a->retry_sec};
+		log_info("%s: retrying in %u s", a->opts.ifname, a->retry_sec);
+		evtimer_add(a->ev_retry, &tv);
+	} else {
+		evtimer_del(a->ev_retry);
+		a->retry_sec = 0;
+	}
+}
+
+static void
+retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	update_sockets(arg, true);
+}
+
+static void
+link_changed(void *userdata, const struct agent_link_state *old, const struct agent_link_state *now)
+{
+	struct agent *a = userdata;
+	const char *ifname = a->opts.ifname;
+	bool force = false;
+
+	metric_inc(a->m_link_events, 0);
+	if (!now->exists) {
+		log_warn("%s: interface deleted", ifname);
+	} else if (!old->exists) {
+		log_info("%s: interface appeared (ifindex %d, %s)", ifname, now->ifindex,
+		    now->up ? "up" : "down");
+		force = true;
+	} else if (old->ifindex != now->ifindex) {
+		log_info("%s: interface re-created (ifindex %d -> %d)", ifname, old->ifindex,
+		    now->ifindex);
+		force = true;
+	} else if (old->up && !now->up) {
+		log_warn("%s: interface down", ifname);
+	} else if (!old->up && now->up) {
+		log_info("%s: interface up", ifname);
+		force = true;
+	} else if (memcmp(old->hwaddr, now->hwaddr, 6) != 0) {
+		char m[MAC_STRLEN];
+		mac_format(now->hwaddr, m);
+		log_info("%s: MAC address changed to %s", ifname, m);
+		force = true;
+	}
+	update_sockets(a, force);
+}
+
+/*
+ * The engine asks before it builds the OFFER/ACK; replies leave at the end of the batch. The
+ * lease line is written here, so it is in the file (page cache) before the reply is sent: a
+ * kill -9 can never lose a lease a client was told about.
+ */
+static int
+on_unknown(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
+{
+	struct agent *a = userdata;
+	int r;
+
+	if (a->dyn == NULL)
+		return -ENOENT;
+	if ((r = agent_dynamic_allocate(a->dyn, mac, ret_ip)) < 0)
+		return r;
+	if ((r = leasefile_flush(a->lf)) < 0) {
+		metric_inc(a->m_lease_errors, 0);
+		log_ratelimited(&rl_lease, clock_now_usec(), LOG_LEVEL_ERROR,
+		    "%s: cannot append lease: %s", a->opts.lease_path, strerror(-r));
+	}
+	return 0;
+}
+
+static struct log_ratelimit rl_decline = LOG_RATELIMIT_INIT(10 * USEC_PER_SEC, 10);
+
+static void
+on_decline(void *userdata, const uint8_t mac[6], uint32_t ip)
+{
+	struct agent *a = userdata;
+	char m[MAC_STRLEN], s[IPV4_STRLEN], n[IPV4_STRLEN];
+	uint64_t now = clock_now_usec();
+	uint32_t nip;
+	int r;
+
+	mac_format(mac, m);
+	ipv4_format(ip, s);
+	if (a->dyn != NULL && (r = agent_dynamic_decline(a->dyn, mac, ip, &nip)) != -ENOENT) {
+		/* a dynamic lease: move the MAC; the engine clears its DECLINE mark */
+		if (r == 0)
+			r = dhcp_server_set_binding(a->dhcp, mac, nip, NULL);
+		if (r == 0 && leasefile_flush(a->lf) < 0)
+			metric_inc(a->m_lease_errors, 0);
+		if (r == 0) {
+			ipv4_format(nip, n);
+			log_ratelimited(&rl_decline, now, LOG_LEVEL_WARN,
+			    "DHCPDECLINE from %s for %s: the address is in use on the network; "
+			    "%s moved to %s",
+			    m, s, m, n);
+			return;
+		}
+		log_ratelimited(&rl_decline, now, LOG_LEVEL_WARN,
+		    "DHCPDECLINE from %s for %s: the address is in use on the network; no other "
+		    "address for it: %s",
+		    m, s, strerror(-r));
+		return;
+	}
+	log_ratelimited(&rl_decline, now, LOG_LEVEL_WARN,
+	    "DHCPDECLINE from %s for %s: the address is in use on the network; not offered to "
+	    "it again until its binding changes",
+	    m, s);
+}
+
+static void
+log_config(const struct agent *a, const char *what, int removed)
+{
+	char sip[IPV4_STRLEN], net[IPV4_STRLEN], st[IPV4_STRLEN], en[IPV4_STRLEN];
+
+	ipv4_format(a->cfg->opts.server_ip, sip);
+	ipv4_format(a->cfg->cidr, net);
+	ipv4_format(a->cfg->pool_start, st);
+	ipv4_format(a->cfg->pool_end, en);
+	log_info("%s %s: pool %s/%s network %s, %s/%u server %s range %s-%s, %zu static "
+		 "bindings, %zu dynamic leases%s, %d removed",
+	    what, a->opts.config_path, a->cfg->pool_ns, a->cfg->pool_name, a->cfg->network, net,
+	    a->cfg->prefix, sip, st, en, a->cfg->n_bindings, a->lf ? leasefile_count(a->lf) : 0,
+	    a->cfg->paused ? " (paused)" : "", removed);
+}
+
+/* The static binding array is not needed once the engine has it; options and pool are. */
+static void
+shrink_config(struct agent_config *c)
+{
+	free(c->bindings);
+	c->bindings = NULL;
+	c->n_bindings = 0;
+	free(c->names);
+	c->names = NULL;
+	c->names_len = c->names_cap = 0;
+	malloc_trim(0);
+}
+
+int
+agent_reload(struct agent *a)
+{
+	char err[AGENT_ERR_MAX];
+	struct agent_config *cfg = NULL;
+	struct agent_dynamic *dyn = NULL;
+	bool was_paused = a->cfg != NULL && a->cfg->paused;
+	uint32_t old_server;
+	int r;
+
+	if (a->ksrc != NULL) {
+		log_info("reload: nothing to re-read in Kubernetes mode (the IPPool is watched)");
+		return 0;
+	}
+	old_server = a->cfg->opts.server_ip;
+	r = agent_config_load(a->opts.config_path, a->opts.ippool_ref, &cfg, err, sizeof(err));
+	if (r < 0) {
+		log_error("reload: %s; keeping the previous configuration", err);
+		metric_inc(a->m_reloads, 1);
+		return r;
+	}
+	if (a->opts.dynamic && (r = agent_dynamic_new(cfg, a->lf, &dyn)) < 0) {
+		log_error("reload: %s: pool range: %s; keeping the previous configuration",
+		    a->opts.config_path, strerror(-r));
+		agent_config_free(cfg);
+		metric_inc(a->m_reloads, 1);
+		return r;
+	}
+	r = agent_apply_config(a->dhcp, cfg, dyn, err, sizeof(err));
+	if (r < 0) {
+		log_error("reload: %s: %s", a->opts.config_path, err);
+		agent_dynamic_free(dyn);
+		agent_config_free(cfg);
+		metric_inc(a->m_reloads, 1);
+		return r;
+	}
+	agent_dynamic_free(a->dyn);
+	a->dyn = dyn;
+	agent_config_free(a->cfg);
+	a->cfg = cfg;
+	log_config(a, "reloaded", r);
+	shrink_config(a->cfg);
+	if (a->lf != NULL && (r = leasefile_compact(a->lf)) < 0)
+		log_error("%s: cannot write lease file: %s", a->opts.lease_path, strerror(-r));
+	metric_inc(a->m_reloads, 0);
+	if (was_paused != a->cfg->paused || old_server != a->cfg->opts.server_ip)
+		update_sockets(a, true);
+	return 0;
+}
+
+/* Kubernetes mode: a new valid IPPool version, a pause, a deletion: open or close. */
+static void
+kube_changed(void *userdata, const struct agent_config *cfg)
+{
+	(void)cfg;
+	update_sockets(userdata, false);
+}
+
+static int
+kube_setup(struct agent *a, char *err, size_t errlen)
+{
+	struct agent_kube_opts ko = {
+		.ippool_ref = a->opts.ippool_ref,
+		.on_change = kube_changed,
+		.userdata = a,
+	};
+	int r;
+
+	if ((r = kube_config_load(a->opts.kubeconfig, &a->kcfg, err, errlen)) < 0)
+		return r;
+	if ((r = kube_client_new(a->base, a->kcfg, &a->kc)) < 0) {
+		snprintf(err, errlen, "Kubernetes client: %s", strerror(-r));
+		return r;
+	}
+	if ((r = agent_kube_new(a->kc, a->dhcp, &ko, &a->ksrc, err, errlen)) < 0)
+		return r;
+	if ((r = kube_metrics_setup(a)) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return r;
+	}
+	log_info("Kubernetes mode: IPPool %s from %s%s", a->opts.ippool_ref,
+	    kube_config_server(a->kcfg), a->opts.dry_run ? " (dry run: no sockets)" : "");
+	return 0;
+}
+
+int
+agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_config *cfg,
+    struct agent **ret, char *err, size_t errlen)
+{
+	struct agent *a = calloc(1, sizeof(*a));
+	struct dhcp_callbacks cb = {0};
+	int r;
+
+	if (a == NULL) {
+		agent_config_free(cfg);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	a->base = base;
+	a->opts = *opts;
+	a->cfg = cfg;
+	if ((r = dhcp_server_new(&a->dhcp)) < 0 || (r = metrics_setup(a)) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	if (opts->kube && (r = kube_setup(a, err, errlen)) < 0)
+		goto fail;
+	if (opts->dynamic) {
+		r = leasefile_open(opts->lease_path, &a->lf, err, errlen);
+		if (r < 0)
+			goto fail;
+		if ((r = agent_dynamic_new(cfg, a->lf, &a->dyn)) < 0) {
+			snprintf(
+			    err, errlen, "%s: pool range: %s", opts->config_path, strerror(-r));
+			goto fail;
+		}
+		if (opts->lease_path != NULL && (r = leasefile_compact(a->lf)) < 0) {
+			snprintf(err, errlen, "%s: cannot write lease file: %s", opts->lease_path,
+			    strerror(-r));
+			goto fail;
+		}
+	}
+	cb.on_unknown = on_unknown;
+	cb.on_decline = on_decline;
+	cb.userdata = a;
+	dhcp_server_set_callbacks(a->dhcp, &cb);
+	if (!opts->kube) {
+		r = agent_apply_config(a->dhcp, cfg, a->dyn, err, errlen);
+		if (r < 0)
+			goto fail;
+		log_config(a, "loaded", 0);
+		shrink_config(a->cfg);
+	}
+
+	a->ev_retry = evtimer_new(base, retry_cb, a);
+	if (a->ev_retry == NULL) {
+		r = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	r = opts->dry_run ? 0 : agent_link_new(base, opts->ifname, link_changed, a, &a->link);
+	if (r < 0) {
+		snprintf(err, errlen, "%s: cannot watch the interface (netlink): %s", opts->ifname,
+		    strerror(-r));
+		goto fail;
+	}
+	if (a->link != NULL) {
+		const struct agent_link_state *st = agent_link_state(a->link);
+		if (!st->exists)
+			log_warn("%s: no such interface yet; waiting for it", opts->ifname);
+		else if (!st->up)
+			log_warn("%s: interface is down; waiting for it to come up", opts->ifname);
+	}
+	update_sockets(a, true);
+
+	if (opts->listen != NULL) {
+		r = httpd_new(base, opts->listen, a->metrics, &a->httpd);
+		if (r < 0) {
+			snprintf(err, errlen, "--listen %s: %s", opts->listen, strerror(-r));
+			goto fail;
+		}
+		httpd_set_ready(a->httpd, ready, a);
+		log_info("HTTP /healthz /readyz /metrics on %s (port %d)", opts->listen,
+		    httpd_port(a->httpd));
+	}
+	if (a->ksrc != NULL && (r = agent_kube_start(a->ksrc)) < 0) {
+		snprintf(err, errlen, "IPPool informer: %s", strerror(-r));
+		goto fail;
+	}
+	*ret = a;
+	return 0;
+fail:
+	agent_free(a);
+	return r;
+}
+
+struct agent *
+agent_free(struct agent *a)
+{
+	int r;
+
+	if (a == NULL)
+		return NULL;
+	httpd_free(a->httpd);
+	close_sockets(a);
+	if (a->ev_retry != NULL)
+		event_free(a->ev_retry);
+	agent_link_free(a->link);
+	if (a->lf != NULL && a->opts.lease_path != NULL && (r = leasefile_compact(a->lf)) < 0)
+		log_error("%s: cannot write lease file: %s", a->opts.lease_path, strerror(-r));
+	agent_dynamic_free(a->dyn);
+	leasefile_free(a->lf);
+	agent_kube_free(a->ksrc);
+	kube_client_free(a->kc);
+	kube_config_free(a->kcfg);
+	dhcp_server_free(a->dhcp);
+	metrics_free(a->metrics);
+	agent_config_free(a->cfg);
+	free(a);
+	return NULL;
+}

@@ -1,0 +1,614 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Local mode: the configuration file holds IPPool and VirtualMachineNetworkConfig objects as
+ * YAML documents, exactly what a user would `kubectl apply`. One IPPool is served (picked by
+ * --ippool-ref when there are several); every VMNetCfg NIC on that pool's network with an
+ * ipAddress is a static binding, its hostname the VM name.
+ *
+ * Errors name the file, the document and its first line, and the field:
+ *   pool.yaml: document 1 (line 3): spec.ipv4Config.cidr: "10.0.0/8" is not an IPv4 CIDR
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "agent/agent.h"
+#include "crds/ippool.h"
+#include "crds/vmnetcfg.h"
+#include "kube/yaml.h"
+#include "lib/log.h"
+#include "lib/util.h"
+
+#define CONFIG_MAX_SIZE (512u << 20)
+
+struct loader {
+	const char *name; /* file name for messages */
+	char *err;
+	size_t errlen;
+	struct agent_config *cfg;
+};
+
+static int __attribute__((format(printf, 4, 5)))
+doc_error(struct loader *ld, size_t doc, unsigned line, const char *fmt, ...)
+{
+	char msg[AGENT_ERR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (line > 0)
+		snprintf(ld->err, ld->errlen, "%s: document %zu (line %u): %s", ld->name, doc + 1,
+		    line, msg);
+	else
+		snprintf(ld->err, ld->errlen, "%s: document %zu: %s", ld->name, doc + 1, msg);
+	return -EINVAL;
+}
+
+struct agent_config *
+agent_config_free(struct agent_config *c)
+{
+	if (c == NULL)
+		return NULL;
+	free(c->exclude);
+	free(c->bindings);
+	free(c->names);
+	free(c);
+	return NULL;
+}
+
+const char *
+agent_config_hostname(const struct agent_config *c, const struct agent_binding *b)
+{
+	if (b->hostname == UINT32_MAX || c->names == NULL)
+		return NULL;
+	return c->names + b->hostname;
+}
+
+/* Stores a hostname (truncated to an option 12 label of 63 bytes); UINT32_MAX on failure. */
+static uint32_t
+names_add(struct agent_config *c, const char *s)
+{
+	size_t n = strnlen(s, DHCP_HOSTNAME_MAX);
+	uint32_t off;
+
+	if (c->names_len + n + 1 > c->names_cap) {
+		size_t ncap = c->names_cap == 0 ? 4096 : c->names_cap * 2;
+		while (ncap < c->names_len + n + 1)
+			ncap *= 2;
+		char *p = realloc(c->names, ncap);
+		if (p == NULL)
+			return UINT32_MAX;
+		c->names = p;
+		c->names_cap = ncap;
+	}
+	off = (uint32_t)c->names_len;
+	memcpy(c->names + off, s, n);
+	c->names[off + n] = '\0';
+	c->names_len += n + 1;
+	return off;
+}
+
+/* Resolves an NTP entry (IPv4 literal or hostname) to an address. */
+static int
+resolve_ipv4(const char *s, uint32_t *ret, char *why, size_t whylen)
+{
+	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM};
+	struct addrinfo *res = NULL;
+	int r;
+
+	if (ipv4_parse(s, ret) == 0)
+		return 0;
+	r = getaddrinfo(s, NULL, &hints, &res);
+	if (r != 0 || res == NULL) {
+		snprintf(why, whylen, "%s", r == EAI_SYSTEM ? strerror(errno) : gai_strerror(r));
+		if (res != NULL)
+			freeaddrinfo(res);
+		return -EHOSTUNREACH;
+	}
+	*ret = ntohl(((const struct sockaddr_in *)(const void *)res->ai_addr)->sin_addr.s_addr);
+	freeaddrinfo(res);
+	return 0;
+}
+
+/* IPPool spec -> engine options and pool range. */
+static int
+convert_pool(struct loader *ld, size_t doc, unsigned line, const struct ippool *p)
+{
+	const struct ippool_spec *sp = &p->spec;
+	struct agent_config *c = ld->cfg;
+	struct dhcp_options *o = &c->opts;
+	char why[256];
+
+	snprintf(c->pool_ns, sizeof(c->pool_ns), "%s",
+	    p->meta.namespace != NULL ? p->meta.namespace : "default");
+	snprintf(
+	    c->pool_name, sizeof(c->pool_name), "%s", p->meta.name != NULL ? p->meta.name : "");
+	snprintf(c->network, sizeof(c->network), "%s", sp->network_name);
+	c->paused = sp->paused;
+	c->prefix = sp->prefix;
+	c->cidr = sp->cidr_addr & ipv4_prefix_mask(sp->prefix);
+	c->pool_start = sp->start;
+	c->pool_end = sp->end;
+	if (sp->n_exclude > 0) {
+		c->exclude = malloc(sp->n_exclude * sizeof(*c->exclude));
+		if (c->exclude == NULL)
+			return -ENOMEM;
+		memcpy(c->exclude, sp->exclude, sp->n_exclude * sizeof(*c->exclude));
+		c->n_exclude = sp->n_exclude;
+	}
+
+	memset(o, 0, sizeof(*o));
+	o->server_ip = sp->server_ip;
+	o->prefix = (uint8_t)sp->prefix;
+	o->router = sp->router;
+	if (sp->n_dns > DHCP_MAX_DNS)
+		return doc_error(
+		    ld, doc, line, "spec.ipv4Config.dns: at most %d servers", DHCP_MAX_DNS);
+	memcpy(o->dns, sp->dns, sp->n_dns * sizeof(o->dns[0]));
+	o->n_dns = sp->n_dns;
+	for (size_t i = 0; i < sp->n_ntp && i < DHCP_MAX_NTP; i++) {
+		/* a name that does not resolve now must not stop DHCP: skip it, say so */
+		if (resolve_ipv4(sp->ntp[i], &o->ntp[o->n_ntp], why, sizeof(why)) < 0) {
+			log_warn("%s: document %zu (line %u): spec.ipv4Config.ntp[%zu]: cannot "
+				 "resolve \"%s\" (%s); not sent until a reload resolves it",
+			    ld->name, doc + 1, line, i, sp->ntp[i], why);
+			continue;
+		}
+		o->n_ntp++;
+	}
+	if (sp->domain_name != NULL) {
+		if (strlen(sp->domain_name) >= sizeof(o->domain_name))
+			return doc_error(ld, doc, line, "spec.ipv4Config.domainName: too long");
+		snprintf(o->domain_name, sizeof(o->domain_name), "%s", sp->domain_name);
+	}
+	if (sp->n_domain_search > DHCP_MAX_SEARCH)
+		return doc_error(ld, doc, line, "spec.ipv4Config.domainSearch: at most %d domains",
+		    DHCP_MAX_SEARCH);
+	for (size_t i = 0; i < sp->n_domain_search; i++) {
+		if (strlen(sp->domain_search[i]) >= sizeof(o->search[0]))
+			return doc_error(
+			    ld, doc, line, "spec.ipv4Config.domainSearch[%zu]: too long", i);
+		snprintf(o->search[i], sizeof(o->search[i]), "%s", sp->domain_search[i]);
+	}
+	o->n_search = sp->n_domain_search;
+	o->mtu = (uint16_t)sp->mtu;
+	if (sp->n_routes > DHCP_MAX_ROUTES)
+		return doc_error(
+		    ld, doc, line, "spec.ipv4Config.routes: at most %d routes", DHCP_MAX_ROUTES);
+	for (size_t i = 0; i < sp->n_routes; i++) {
+		o->routes[i].destination = sp->routes[i].destination;
+		o->routes[i].prefix = (uint8_t)sp->routes[i].prefix;
+		o->routes[i].gateway = sp->routes[i].gateway;
+	}
+	o->n_routes = sp->n_routes;
+	o->lease_time = sp->lease_time != 0 ? sp->lease_time : IPPOOL_LEASE_TIME_DEFAULT;
+	return 0;
+}
+
+static const char *
+doc_kind(const json_t *doc)
+{
+	const json_t *k = json_object_get(doc, "kind");
+
+	return json_is_string(k) ? json_string_value(k) : NULL;
+}
+
+/* "ns/name" of a document (namespace default "default"). */
+static void
+doc_ref(const json_t *doc, char *out, size_t n)
+{
+	const json_t *md = json_object_get(doc, "metadata");
+	const char *ns = json_string_value(json_object_get(md, "namespace"));
+	const char *name = json_string_value(json_object_get(md, "name"));
+
+	snprintf(out, n, "%s/%s", ns != NULL && ns[0] ? ns : "default", name != NULL ? name : "");
+}
+
+/*
+ * A NIC seen in a VMNetCfg document, kept compactly until the served pool is known (a pool
+ * document may come after the VMNetCfgs). net is hash64 of the canonical network name: the
+ * NICs of the pool's network are those with its hash (64 bits: no collision in practice).
+ */
+struct nicrec {
+	uint64_t net;
+	uint32_t ip;
+	uint32_t hostname; /* offset in cfg->names */
+	uint32_t doc;	   /* 0-based document index */
+	uint16_t nic;	   /* index in spec.networkConfig */
+	uint8_t mac[6];
+};
+
+static uint64_t
+net_hash(const char *canonical)
+{
+	return hash64(canonical, strlen(canonical), 0x766d6468637000ull);
+}
+
+struct stream {
+	struct loader *ld;
+	const char *ippool_ref;
+	struct nicrec *nics;
+	size_t n_nics, cap_nics;
+	unsigned *lines; /* first line of each document */
+	size_t n_docs, cap_docs;
+	size_t n_pools;
+	struct ippool *pool; /* the served one */
+	size_t pool_doc;
+};
+
+static int
+stream_doc(struct stream *st, json_t *doc, unsigned line)
+{
+	struct loader *ld = st->ld;
+	size_t i = st->n_docs;
+	struct crd_error cerr = {0};
+	const char *kind;
+	char ref[600];
+	int r;
+
+	if (st->n_docs == st->cap_docs) {
+		size_t ncap = st->cap_docs == 0 ? 64 : st->cap_docs * 2;
+		unsigned *l = realloc(st->lines, ncap * sizeof(*l));
+		if (l == NULL)
+			return -ENOMEM;
+		st->lines = l;
+		st->cap_docs = ncap;
+	}
+	st->lines[st->n_docs++] = line;
+	if (!json_is_object(doc))
+		return doc_error(ld, i, line, "not a mapping (expected an object with kind)");
+	kind = doc_kind(doc);
+	if (kind == NULL)
+		return doc_error(ld, i, line, "kind: missing");
+	if (strcmp(kind, IPPOOL_KIND) == 0) {
+		struct ippool *pool = NULL;
+		bool pick;
+
+		st->n_pools++;
+		r = ippool_decode(doc, &pool, &cerr);
+		if (r < 0)
+			return r == -EINVAL ? doc_error(ld, i, line, "%s", cerr.message) : r;
+		doc_ref(doc, ref, sizeof(ref));
+		pick = st->ippool_ref == NULL ? st->pool == NULL : strcmp(ref, st->ippool_ref) == 0;
+		if (pick && st->pool == NULL) {
+			st->pool = pool;
+			st->pool_doc = i;
+		} else {
+			ippool_free(pool);
+		}
+		return 0;
+	}
+	if (strcmp(kind, VMNETCFG_KIND) != 0) {
+		/* objects of other API groups (a NetworkAttachmentDefinition, a VirtualMachine)
+		 * may sit in the same manifest: not ours, skipped; a typo in ours is an error */
+		const char *av = json_string_value(json_object_get(doc, "apiVersion"));
+		size_t glen = strlen(CRD_GROUP);
+		if (av != NULL && !(strncmp(av, CRD_GROUP, glen) == 0 && av[glen] == '/')) {
+			log_info("%s: document %zu (line %u): ignoring %s (%s)", ld->name, i + 1,
+			    line, kind, av);
+			return 0;
+		}
+	}
+	if (strcmp(kind, VMNETCFG_KIND) == 0) {
+		struct vmnetcfg *v = NULL;
+
+		r = vmnetcfg_decode(doc, &v, &cerr);
+		if (r < 0)
+			return r == -EINVAL ? doc_error(ld, i, line, "%s", cerr.message) : r;
+		for (size_t k = 0; k < v->spec.n_nics && r == 0; k++) {
+			const struct vmnetcfg_nic *nic = &v->spec.nics[k];
+			struct nicrec *n;
+
+			if (nic->ip_address == 0)
+				continue; /* no static address: --dynamic may serve it */
+			if (st->n_nics == st->cap_nics) {
+				size_t ncap = st->cap_nics == 0 ? 64 : st->cap_nics * 2;
+				n = realloc(st->nics, ncap * sizeof(*n));
+				if (n == NULL) {
+					r = -ENOMEM;
+					break;
+				}
+				st->nics = n;
+				st->cap_nics = ncap;
+			}
+			n = &st->nics[st->n_nics];
+			if (mac_parse(nic->mac, n->mac) < 0) {
+				r = doc_error(
+				    ld, i, line, "spec.networkConfig[%zu].macAddress: bad MAC", k);
+				break;
+			}
+			n->net = net_hash(nic->network_name);
+			n->ip = nic->ip_address;
+			n->doc = (uint32_t)i;
+			n->nic = (uint16_t)k;
+			n->hostname = names_add(ld->cfg, v->spec.vm_name);
+			if (n->hostname == UINT32_MAX)
+				r = -ENOMEM;
+			else
+				st->n_nics++;
+		}
+		vmnetcfg_free(v);
+		return r;
+	}
+	return doc_error(
+	    ld, i, line, "kind: \"%s\" is not %s or %s", kind, IPPOOL_KIND, VMNETCFG_KIND);
+}
+
+/* Where each binding came from, for duplicate messages. */
+struct origin {
+	uint32_t doc;
+	uint16_t nic;
+};
+
+/* The served pool's NICs become bindings (checked against the pool). */
+static int
+stream_bindings(struct stream *st, struct origin **ret_origins)
+{
+	struct loader *ld = st->ld;
+	struct agent_config *c = ld->cfg;
+	uint64_t net = net_hash(c->network);
+	struct origin *origins = NULL;
+	char a[IPV4_STRLEN], cidr[IPV4_STRLEN];
+	size_t n = 0;
+
+	for (size_t i = 0; i < st->n_nics; i++)
+		n += st->nics[i].net == net;
+	if (n > 0) {
+		c->bindings = malloc(n * sizeof(*c->bindings));
+		origins = malloc(n * sizeof(*origins));
+		if (c->bindings == NULL || origins == NULL) {
+			free(origins);
+			return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < st->n_nics; i++) {
+		const struct nicrec *nr = &st->nics[i];
+		struct agent_binding *b;
+		unsigned line;
+
+		if (nr->net != net)
+			continue;
+		line = st->lines[nr->doc];
+		ipv4_format(nr->ip, a);
+		if ((nr->ip & ipv4_prefix_mask(c->prefix)) != c->cidr) {
+			ipv4_format(c->cidr, cidr);
+			free(origins);
+			return doc_error(ld, nr->doc, line,
+			    "spec.networkConfig[%u].ipAddress: %s is outside the pool's CIDR %s/%u",
+			    nr->nic, a, cidr, c->prefix);
+		}
+		if (nr->ip == c->opts.server_ip || nr->ip == c->opts.router) {
+			free(origins);
+			return doc_error(ld, nr->doc, line,
+			    "spec.networkConfig[%u].ipAddress: %s is the pool's %s", nr->nic, a,
+			    nr->ip == c->opts.server_ip ? "serverIP" : "router");
+		}
+		b = &c->bindings[c->n_bindings];
+		memcpy(b->mac, nr->mac, 6);
+		b->ip = nr->ip;
+		b->hostname = nr->hostname;
+		origins[c->n_bindings] = (struct origin){.doc = nr->doc, .nic = nr->nic};
+		c->n_bindings++;
+	}
+	*ret_origins = origins;
+	return 0;
+}
+
+/* Sort index by MAC or by IP to find duplicates. */
+static const struct agent_binding *sort_base;
+
+static int
+cmp_mac(const void *x, const void *y)
+{
+	const struct agent_binding *a = &sort_base[*(const uint32_t *)x];
+	const struct agent_binding *b = &sort_base[*(const uint32_t *)y];
+	int d = memcmp(a->mac, b->mac, 6);
+
+	if (d != 0)
+		return d;
+	return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
+}
+
+static int
+cmp_ip(const void *x, const void *y)
+{
+	const struct agent_binding *a = &sort_base[*(const uint32_t *)x];
+	const struct agent_binding *b = &sort_base[*(const uint32_t *)y];
+
+	if (a->ip != b->ip)
+		return a->ip < b->ip ? -1 : 1;
+	return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
+}
+
+static int
+check_duplicates(struct loader *ld, const struct origin *origins, const unsigned *lines)
+{
+	const struct agent_config *c = ld->cfg;
+	uint32_t *idx;
+	int r = 0;
+
+	if (c->n_bindings < 2)
+		return 0;
+	idx = malloc(c->n_bindings * sizeof(*idx));
+	if (idx == NULL)
+		return -ENOMEM;
+	sort_base = c->bindings;
+	for (int pass = 0; pass < 2 && r == 0; pass++) {
+		for (size_t i = 0; i < c->n_bindings; i++)
+			idx[i] = (uint32_t)i;
+		qsort(idx, c->n_bindings, sizeof(*idx), pass == 0 ? cmp_mac : cmp_ip);
+		for (size_t i = 1; i < c->n_bindings; i++) {
+			const struct agent_binding *a = &c->bindings[idx[i - 1]];
+			const struct agent_binding *b = &c->bindings[idx[i]];
+			const struct origin *oa = &origins[idx[i - 1]], *ob = &origins[idx[i]];
+			char s[MAC_STRLEN > IPV4_STRLEN ? MAC_STRLEN : IPV4_STRLEN];
+
+			if (pass == 0 && memcmp(a->mac, b->mac, 6) == 0) {
+				mac_format(b->mac, s);
+				r = doc_error(ld, ob->doc, lines[ob->doc],
+				    "spec.networkConfig[%u].macAddress: %s is already bound on "
+				    "this "
+				    "network by document %u (line %u)",
+				    ob->nic, s, oa->doc + 1, lines[oa->doc]);
+				break;
+			}
+			if (pass == 1 && a->ip == b->ip) {
+				ipv4_format(b->ip, s);
+				r = doc_error(ld, ob->doc, lines[ob->doc],
+				    "spec.networkConfig[%u].ipAddress: %s is already bound to "
+				    "another "
+				    "MAC by document %u (line %u)",
+				    ob->nic, s, oa->doc + 1, lines[oa->doc]);
+				break;
+			}
+		}
+	}
+	sort_base = NULL;
+	free(idx);
+	return r;
+}
+
+/* Length of the document chunk at p: up to the next line that is a "---" marker. */
+static size_t
+chunk_len(const char *p, const char *end, unsigned *ret_lines)
+{
+	const char *q = p;
+	unsigned lines = 0;
+	bool first = true;
+
+	while (q < end) {
+		const char *nl = memchr(q, '\n', (size_t)(end - q));
+		size_t n = nl != NULL ? (size_t)(nl - q) : (size_t)(end - q);
+
+		/* YAML forbids "---" at column 0 inside scalars: it always starts a document */
+		if (!first && n >= 3 && memcmp(q, "---", 3) == 0 &&
+		    (n == 3 || q[3] == ' ' || q[3] == '\t' || q[3] == '\r'))
+			break;
+		first = false;
+		lines++;
+		q = nl != NULL ? nl + 1 : end;
+	}
+	*ret_lines = lines;
+	return (size_t)(q - p);
+}
+
+/*
+ * Parses one document at a time (split at "---" lines), so a file of 65 000 objects never
+ * exists as 65 000 JSON trees at once.
+ */
+int
+agent_config_parse(const char *name, const char *text, size_t len, const char *ippool_ref,
+    struct agent_config **ret, char *err, size_t errlen)
+{
+	struct loader ld = {.name = name, .err = err, .errlen = errlen};
+	struct stream st = {.ld = &ld, .ippool_ref = ippool_ref, .pool_doc = SIZE_MAX};
+	struct origin *origins = NULL;
+	const char *p = text, *end = text + len;
+	unsigned line0 = 1;
+	int r = 0;
+
+	ld.cfg = calloc(1, sizeof(*ld.cfg));
+	if (ld.cfg == NULL) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	while (p < end && r == 0) {
+		struct yaml_error yerr = {0};
+		unsigned n_lines, *lines = NULL;
+		size_t clen = chunk_len(p, end, &n_lines);
+		json_t **docs = NULL;
+		int n;
+
+		n = yaml_parse_documents(p, clen, &docs, &lines, &yerr);
+		if (n < 0) {
+			if (n == -ENOMEM) {
+				r = -ENOMEM;
+			} else {
+				if (yerr.line > 0)
+					snprintf(err, errlen, "%s: line %u, column %u: %s", name,
+					    yerr.line + line0 - 1, yerr.column,
+					    yerr.message[0] ? yerr.message : "invalid YAML");
+				else
+					snprintf(err, errlen, "%s: %s", name,
+					    yerr.message[0] ? yerr.message : "invalid YAML");
+				r = -EINVAL;
+			}
+			break;
+		}
+		for (int k = 0; k < n; k++) {
+			if (r == 0)
+				r = stream_doc(&st, docs[k], lines[k] + line0 - 1);
+			json_decref(docs[k]);
+		}
+		free(docs);
+		free(lines);
+		p += clen;
+		line0 += n_lines;
+	}
+	if (r < 0)
+		goto fail;
+	if (st.n_pools == 0) {
+		snprintf(err, errlen, "%s: no %s document", name, IPPOOL_KIND);
+		r = -EINVAL;
+		goto fail;
+	}
+	if (ippool_ref == NULL && st.n_pools > 1) {
+		snprintf(err, errlen,
+		    "%s: %zu %s documents; pick one with --ippool-ref NAMESPACE/NAME", name,
+		    st.n_pools, IPPOOL_KIND);
+		r = -EINVAL;
+		goto fail;
+	}
+	if (st.pool == NULL) {
+		snprintf(err, errlen, "%s: no %s named %s", name, IPPOOL_KIND, ippool_ref);
+		r = -EINVAL;
+		goto fail;
+	}
+	if ((r = convert_pool(&ld, st.pool_doc, st.lines[st.pool_doc], st.pool)) < 0)
+		goto fail;
+	if ((r = stream_bindings(&st, &origins)) < 0)
+		goto fail;
+	if ((r = check_duplicates(&ld, origins, st.lines)) < 0)
+		goto fail;
+	free(origins);
+	free(st.nics);
+	free(st.lines);
+	ippool_free(st.pool);
+	*ret = ld.cfg;
+	return 0;
+fail:
+	if (r == -ENOMEM)
+		snprintf(err, errlen, "%s: out of memory", name);
+	free(origins);
+	free(st.nics);
+	free(st.lines);
+	ippool_free(st.pool);
+	agent_config_free(ld.cfg);
+	return r;
+}
+
+int
+agent_config_load(
+    const char *path, const char *ippool_ref, struct agent_config **ret, char *err, size_t errlen)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int r;
+
+	r = read_file(path, CONFIG_MAX_SIZE, &text, &len);
+	if (r < 0) {
+		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(-r));
+		return r;
+	}
+	r = agent_config_parse(path, text, len, ippool_ref, ret, err, errlen);
+	free(text);
+	return r;
+}

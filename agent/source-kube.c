@@ -1,0 +1,788 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Kubernetes mode: an informer on exactly one IPPool (namespace NS, field selector
+ * metadata.name=NAME). Each version of the object is turned, by the informer's transform
+ * hook, into the same struct agent_config local mode builds (spec options + the bindings of
+ * status.ipv4.allocated, EXCLUDED/RESERVED marks skipped), so the json_t is never kept; the
+ * handlers push it into the engine through agent_apply_config(), the path local mode uses.
+ *
+ *   add/update, valid      -> options + full binding resync; the next reply sees them
+ *   add/update, malformed  -> counted and logged; the engine keeps the previous version
+ *   delete (or gone at a relist) -> bindings cleared, not serving, not ready
+ *   API server unreachable -> nothing changes here: the engine serves from memory while the
+ *                             informer reconnects with backoff (and relists after a 410)
+ *
+ * NTP hostnames are resolved asynchronously (evdns: /etc/hosts, then resolv.conf's servers),
+ * never on the serving path: a version is applied at once with the addresses known so far, and
+ * the options are pushed again when a name resolves or its address changes (names are
+ * resolved again every ntp_refresh, so a failed one is retried).
+ *
+ * Hostnames (option 12): status.ipv4.allocated carries no VM name, so bindings have none.
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <event2/util.h>
+
+#include "agent/agent.h"
+#include "crds/ippool.h"
+#include "kube/kube.h"
+#include "lib/log.h"
+#include "lib/util.h"
+
+static const struct kube_resource res_ippools = {
+    .group = CRD_GROUP,
+    .version = CRD_VERSION,
+    .resource = IPPOOL_PLURAL,
+    .kind = IPPOOL_KIND,
+    .namespaced = true,
+};
+
+#define NTP_REFRESH_USEC_DEFAULT (60 * 1000000ull)
+/* the names of the applied version and of the one being decoded fit */
+#define NTP_CACHE_MAX (2 * IPPOOL_NTP_MAX)
+
+/* spec.ipv4Config.ntp as written (IPv4 literals or hostnames). */
+struct ntp_names {
+	char name[IPPOOL_NTP_MAX][IPPOOL_NTP_LEN_MAX + 1];
+	size_t n;
+};
+
+/* What the store keeps for one version of the IPPool: a config, or why there is none. */
+struct kpool {
+	struct agent_config *cfg; /* NULL when the version was refused */
+	struct ntp_names ntp;
+	int error;
+	char message[AGENT_ERR_MAX];
+};
+
+enum ntp_state {
+	NTP_UNUSED,
+	NTP_UNKNOWN, /* first resolution under way */
+	NTP_OK,
+	NTP_FAILED,
+};
+
+struct ntp_entry;
+
+/* One resolution under way; the callback frees it. e is NULL once nobody waits for it. */
+struct ntp_req {
+	struct ntp_entry *e;
+};
+
+/* One NTP hostname and what it resolved to. */
+struct ntp_entry {
+	struct agent_kube *k;
+	char name[IPPOOL_NTP_LEN_MAX + 1];
+	enum ntp_state state;
+	uint32_t addr;			       /* last known (also kept while FAILED) */
+	struct evdns_getaddrinfo_request *req; /* pending resolution, or NULL */
+	struct ntp_req *rq;		       /* its context */
+	bool starting;			       /* inside evdns_getaddrinfo (may answer at once) */
+};
+
+struct agent_kube {
+	struct dhcp_server *dhcp; /* borrowed */
+	struct kube_informer *inf;
+	char ns[254];
+	char name[254];
+	char field_selector[300];
+	agent_kube_fn on_change;
+	void *userdata;
+
+	enum agent_kube_state state;
+	struct agent_config *cur; /* last applied version, bindings dropped; NULL before */
+	struct ntp_names cur_ntp; /* its NTP entries as written */
+	struct agent_kube_stats stats;
+
+	struct event_base *base; /* borrowed (the client's) */
+	struct evdns_base *dns;
+	struct event *ntp_timer;
+	uint64_t ntp_refresh_usec;
+	struct ntp_entry ntp[NTP_CACHE_MAX];
+};
+
+/* ---- IPPool -> agent_config ------------------------------------------------------------- */
+
+/* ---- NTP names ------------------------------------------------------------------------- */
+
+static struct ntp_entry *
+ntp_find(struct agent_kube *k, const char *name)
+{
+	for (size_t i = 0; i < NTP_CACHE_MAX; i++)
+		if (k->ntp[i].state != NTP_UNUSED && strcmp(k->ntp[i].name, name) == 0)
+			return &k->ntp[i];
+	return NULL;
+}
+
+static bool
+names_have(const struct ntp_names *n, const char *name)
+{
+	for (size_t i = 0; i < n->n; i++)
+		if (strcmp(n->name[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* names (borrowed) -> o->ntp: literals, and the hostnames with an address so far, in order. */
+static void
+ntp_fill(struct agent_kube *k, const struct ntp_names *names, struct dhcp_options *o)
+{
+	o->n_ntp = 0;
+	for (size_t i = 0; i < names->n && o->n_ntp < DHCP_MAX_NTP; i++) {
+		const struct ntp_entry *e;
+		uint32_t a;
+
+		if (ipv4_parse(names->name[i], &a) == 0) {
+			o->ntp[o->n_ntp++] = a;
+			continue;
+		}
+		e = ntp_find(k, names->name[i]);
+		if (e != NULL && e->addr != 0)
+			o->ntp[o->n_ntp++] = e->addr;
+	}
+}
+
+/* The applied version's NTP option again, after a name resolved or changed address. */
+static void
+ntp_reapply(struct agent_kube *k)
+{
+	struct dhcp_options *o;
+	int r;
+
+	if (k->state != AGENT_KUBE_ACTIVE)
+		return;
+	o = &k->cur->opts;
+	ntp_fill(k, &k->cur_ntp, o);
+	if ((r = dhcp_server_set_options(k->dhcp, o)) < 0)
+		log_error(
+		    "IPPool %s/%s: NTP servers not updated: %s", k->ns, k->name, strerror(-r));
+	else
+		log_info("IPPool %s/%s: NTP servers updated (%zu)", k->ns, k->name, o->n_ntp);
+}
+
+static void
+ntp_resolved(int result, struct evutil_addrinfo *res, void *arg)
+{
+	struct ntp_req *rq = arg;
+	struct ntp_entry *e = rq->e;
+	struct agent_kube *k;
+	uint32_t old, addr = 0;
+	char a[IPV4_STRLEN];
+
+	free(rq);
+	if (e == NULL || result == EVUTIL_EAI_CANCEL) {
+		if (res != NULL)
+			evutil_freeaddrinfo(res);
+		return;
+	}
+	e->req = NULL;
+	e->rq = NULL;
+	k = e->k;
+	old = e->addr;
+	for (const struct evutil_addrinfo *ai = res; result == 0 && ai != NULL; ai = ai->ai_next)
+		if (ai->ai_family == AF_INET) {
+			const struct sockaddr_in *sin = (const void *)ai->ai_addr;
+			addr = ntohl(sin->sin_addr.s_addr);
+			break;
+		}
+	if (res != NULL)
+		evutil_freeaddrinfo(res);
+	if (addr == 0) {
+		/* a last known address is kept: a resolver hiccup must not drop a working server */
+		if (e->state != NTP_FAILED)
+			log_warn("IPPool %s/%s: NTP server \"%s\": cannot resolve (%s)%s", k->ns,
+			    k->name, e->name,
+			    result != 0 ? evutil_gai_strerror(result) : "no IPv4 address",
+			    old != 0 ? "; keeping its last address"
+				     : "; not sent until it resolves");
+		e->state = NTP_FAILED;
+		return;
+	}
+	e->state = NTP_OK;
+	e->addr = addr;
+	if (addr == old)
+		return;
+	ipv4_format(addr, a);
+	log_info("IPPool %s/%s: NTP server \"%s\" is %s", k->ns, k->name, e->name, a);
+	/* answered at once: the version being decoded picks it up itself */
+	if (!e->starting && names_have(&k->cur_ntp, e->name))
+		ntp_reapply(k);
+}
+
+static void
+ntp_resolve(struct agent_kube *k, struct ntp_entry *e)
+{
+	struct evutil_addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM};
+	struct evdns_getaddrinfo_request *req;
+	struct ntp_req *rq;
+
+	if (e->rq != NULL || k->dns == NULL)
+		return;
+	if ((rq = calloc(1, sizeof(*rq))) == NULL)
+		return; /* tried again at the next refresh */
+	rq->e = e;
+	e->rq = rq;
+	e->starting = true;
+	/* NULL when it answered at once (hosts file, error): the callback has run, rq is gone */
+	req = evdns_getaddrinfo(k->dns, e->name, NULL, &hints, ntp_resolved, rq);
+	e->starting = false;
+	if (req != NULL)
+		e->req = req;
+}
+
+/* Forgets e; returns whether a resolution was cancelled (its callback comes from the loop). */
+static bool
+ntp_drop(struct ntp_entry *e)
+{
+	bool pending = e->req != NULL;
+
+	if (pending) {
+		e->rq->e = NULL;
+		evdns_getaddrinfo_cancel(e->req); /* ntp_resolved(CANCEL), deferred */
+	}
+	e->req = NULL;
+	e->rq = NULL;
+	e->state = NTP_UNUSED;
+	e->name[0] = '\0';
+	e->addr = 0;
+	return pending;
+}
+
+/* Makes sure every hostname of names (borrowed) is known or being resolved. */
+static void
+ntp_want(struct agent_kube *k, const struct ntp_names *names)
+{
+	for (size_t i = 0; i < names->n; i++) {
+		const char *name = names->name[i];
+		struct ntp_entry *e = NULL;
+		uint32_t a;
+
+		if (ipv4_parse(name, &a) == 0 || ntp_find(k, name) != NULL)
+			continue;
+		/* a free slot, or one neither this version nor the applied one uses */
+		for (size_t j = 0; j < NTP_CACHE_MAX && e == NULL; j++)
+			if (k->ntp[j].state == NTP_UNUSED ||
+			    (!names_have(names, k->ntp[j].name) &&
+				!names_have(&k->cur_ntp, k->ntp[j].name)))
+				e = &k->ntp[j];
+		if (e == NULL)
+			continue; /* cannot happen: 2 x IPPOOL_NTP_MAX slots */
+		(void)ntp_drop(e);
+		snprintf(e->name, sizeof(e->name), "%s", name);
+		e->state = NTP_UNKNOWN;
+		ntp_resolve(k, e);
+	}
+}
+
+/* Every NTP hostname in use is resolved again (a failed one retried, a moved one followed). */
+static void
+ntp_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent_kube *k = arg;
+
+	(void)fd;
+	(void)what;
+	for (size_t i = 0; i < NTP_CACHE_MAX; i++)
+		if (k->ntp[i].state != NTP_UNUSED && names_have(&k->cur_ntp, k->ntp[i].name))
+			ntp_resolve(k, &k->ntp[i]);
+}
+
+/* Fills kp->message and returns -EINVAL. */
+static int refuse(struct kpool *kp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int
+refuse(struct kpool *kp, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(kp->message, sizeof(kp->message), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int
+convert_spec(struct agent_kube *k, struct kpool *kp, const struct ippool *p)
+{
+	const struct ippool_spec *sp = &p->spec;
+	struct agent_config *c = kp->cfg;
+	struct dhcp_options *o = &c->opts;
+
+	snprintf(c->pool_ns, sizeof(c->pool_ns), "%s", k->ns);
+	snprintf(c->pool_name, sizeof(c->pool_name), "%s", k->name);
+	snprintf(c->network, sizeof(c->network), "%s", sp->network_name);
+	c->paused = sp->paused;
+	c->prefix = sp->prefix;
+	c->cidr = sp->cidr_addr & ipv4_prefix_mask(sp->prefix);
+	c->pool_start = sp->start;
+	c->pool_end = sp->end;
+	if (sp->n_exclude > 0) {
+		c->exclude = malloc(sp->n_exclude * sizeof(*c->exclude));
+		if (c->exclude == NULL)
+			return -ENOMEM;
+		memcpy(c->exclude, sp->exclude, sp->n_exclude * sizeof(*c->exclude));
+		c->n_exclude = sp->n_exclude;
+	}
+
+	o->server_ip = sp->server_ip;
+	o->prefix = (uint8_t)sp->prefix;
+	o->router = sp->router;
+	if (sp->n_dns > DHCP_MAX_DNS)
+		return refuse(kp, "spec.ipv4Config.dns: at most %d servers", DHCP_MAX_DNS);
+	memcpy(o->dns, sp->dns, sp->n_dns * sizeof(o->dns[0]));
+	o->n_dns = sp->n_dns;
+	for (size_t i = 0; i < sp->n_ntp && i < IPPOOL_NTP_MAX; i++) {
+		if (strlen(sp->ntp[i]) >= sizeof(kp->ntp.name[0]))
+			return refuse(kp, "spec.ipv4Config.ntp[%zu]: too long", i);
+		snprintf(kp->ntp.name[kp->ntp.n++], sizeof(kp->ntp.name[0]), "%s", sp->ntp[i]);
+	}
+	/* hostnames resolve in the background: those known now are sent, the others later */
+	ntp_want(k, &kp->ntp);
+	ntp_fill(k, &kp->ntp, o);
+	if (sp->domain_name != NULL) {
+		if (strlen(sp->domain_name) >= sizeof(o->domain_name))
+			return refuse(kp, "spec.ipv4Config.domainName: too long");
+		snprintf(o->domain_name, sizeof(o->domain_name), "%s", sp->domain_name);
+	}
+	if (sp->n_domain_search > DHCP_MAX_SEARCH)
+		return refuse(
+		    kp, "spec.ipv4Config.domainSearch: at most %d domains", DHCP_MAX_SEARCH);
+	for (size_t i = 0; i < sp->n_domain_search; i++) {
+		if (strlen(sp->domain_search[i]) >= sizeof(o->search[0]))
+			return refuse(kp, "spec.ipv4Config.domainSearch[%zu]: too long", i);
+		snprintf(o->search[i], sizeof(o->search[i]), "%s", sp->domain_search[i]);
+	}
+	o->n_search = sp->n_domain_search;
+	o->mtu = (uint16_t)sp->mtu;
+	if (sp->n_routes > DHCP_MAX_ROUTES)
+		return refuse(kp, "spec.ipv4Config.routes: at most %d routes", DHCP_MAX_ROUTES);
+	for (size_t i = 0; i < sp->n_routes; i++) {
+		o->routes[i].destination = sp->routes[i].destination;
+		o->routes[i].prefix = (uint8_t)sp->routes[i].prefix;
+		o->routes[i].gateway = sp->routes[i].gateway;
+	}
+	o->n_routes = sp->n_routes;
+	o->lease_time = sp->lease_time != 0 ? sp->lease_time : IPPOOL_LEASE_TIME_DEFAULT;
+	return 0;
+}
+
+/* status.ipv4.allocated IP -> MAC entries become bindings; the marks are skipped. */
+static int
+convert_status(struct kpool *kp, const struct ippool *p)
+{
+	const struct ippool_status *st = &p->status;
+	struct agent_config *c = kp->cfg;
+	char a[IPV4_STRLEN];
+	size_t n = 0;
+
+	for (size_t i = 0; i < st->n_allocated; i++)
+		n += st->allocated[i].kind == IPPOOL_ALLOC_MAC;
+	if (n == 0)
+		return 0;
+	c->bindings = malloc(n * sizeof(*c->bindings));
+	if (c->bindings == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->n_allocated; i++) {
+		const struct ippool_alloc *al = &st->allocated[i];
+		struct agent_binding *b;
+
+		if (al->kind != IPPOOL_ALLOC_MAC)
+			continue;
+		ipv4_format(al->addr, a);
+		if ((al->addr & ipv4_prefix_mask(c->prefix)) != c->cidr)
+			return refuse(kp, "status.ipv4.allocated[%s]: outside the pool's CIDR", a);
+		if (al->addr == c->opts.server_ip || al->addr == c->opts.router)
+			return refuse(kp, "status.ipv4.allocated[%s]: the pool's %s bound to a MAC",
+			    a, al->addr == c->opts.server_ip ? "serverIP" : "router");
+		b = &c->bindings[c->n_bindings++];
+		memcpy(b->mac, al->mac, 6);
+		b->ip = al->addr;
+		b->hostname = UINT32_MAX; /* the VM name is not in the IPPool */
+	}
+	return 0;
+}
+
+static void
+kpool_destroy(void *item)
+{
+	struct kpool *kp = item;
+
+	if (kp == NULL)
+		return;
+	agent_config_free(kp->cfg);
+	free(kp);
+}
+
+/* The informer's transform: obj (borrowed) -> new struct kpool; NULL only without memory. */
+static void *
+kpool_transform(void *userdata, json_t *obj)
+{
+	struct agent_kube *k = userdata;
+	struct crd_error cerr = {0};
+	struct ippool *p = NULL;
+	struct kpool *kp = calloc(1, sizeof(*kp));
+	int r;
+
+	if (kp == NULL)
+		return NULL;
+	r = ippool_decode(obj, &p, &cerr);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			goto nomem;
+		kp->error = r;
+		snprintf(kp->message, sizeof(kp->message), "%s", cerr.message);
+		return kp;
+	}
+	kp->cfg = calloc(1, sizeof(*kp->cfg));
+	if (kp->cfg == NULL)
+		goto nomem;
+	r = convert_spec(k, kp, p);
+	if (r == 0)
+		r = convert_status(kp, p);
+	ippool_free(p);
+	if (r == -ENOMEM) {
+		kpool_destroy(kp);
+		return NULL;
+	}
+	if (r < 0) {
+		kp->error = r;
+		kp->cfg = agent_config_free(kp->cfg);
+	}
+	return kp;
+nomem:
+	ippool_free(p);
+	kpool_destroy(kp);
+	return NULL;
+}
+
+/* ---- applying -------------------------------------------------------------------------------- */
+
+static void
+changed(struct agent_kube *k)
+{
+	if (k->on_change != NULL)
+		k->on_change(k->userdata, k->state == AGENT_KUBE_ACTIVE ? k->cur : NULL);
+}
+
+/* A copy of cfg (borrowed) without its bindings: what the agent needs between versions. */
+static struct agent_config *
+config_copy(const struct agent_config *cfg)
+{
+	struct agent_config *c = malloc(sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	*c = *cfg;
+	c->bindings = NULL;
+	c->n_bindings = 0;
+	c->names = NULL;
+	c->names_len = c->names_cap = 0;
+	c->exclude = NULL;
+	if (cfg->n_exclude > 0) {
+		c->exclude = malloc(cfg->n_exclude * sizeof(*c->exclude));
+		if (c->exclude == NULL) {
+			free(c);
+			return NULL;
+		}
+		memcpy(c->exclude, cfg->exclude, cfg->n_exclude * sizeof(*c->exclude));
+	}
+	return c;
+}
+
+static uint64_t
+wall_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+#define TRIM_BINDINGS 4096
+
+static void
+trim_heap(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	malloc_trim(0);
+}
+
+static void
+apply(struct agent_kube *k, const struct kpool *kp)
+{
+	struct agent_config *copy;
+	char err[AGENT_ERR_MAX];
+	int removed;
+
+	if (kp->cfg == NULL) {
+		k->stats.malformed++;
+		log_error("IPPool %s/%s: %s; %s", k->ns, k->name, kp->message,
+		    k->state == AGENT_KUBE_ACTIVE ? "keeping the previous version"
+						  : "nothing to serve yet");
+		if (k->state != AGENT_KUBE_ACTIVE)
+			k->state = AGENT_KUBE_INVALID;
+		return;
+	}
+	copy = config_copy(kp->cfg);
+	if (copy == NULL) {
+		k->stats.apply_errors++;
+		log_error(
+		    "IPPool %s/%s: out of memory; keeping the previous version", k->ns, k->name);
+		return;
+	}
+	removed = agent_apply_config(k->dhcp, kp->cfg, NULL, err, sizeof(err));
+	if (removed < 0) {
+		k->stats.apply_errors++;
+		log_error("IPPool %s/%s: %s", k->ns, k->name, err);
+		agent_config_free(copy);
+		return;
+	}
+	/* the engine holds the bindings now; the store keeps options only */
+	free(kp->cfg->bindings);
+	kp->cfg->bindings = NULL;
+	kp->cfg->n_bindings = 0;
+
+	agent_config_free(k->cur);
+	k->cur = copy;
+	k->cur_ntp = kp->ntp;
+	k->state = AGENT_KUBE_ACTIVE;
+	k->stats.applied++;
+	k->stats.last_sync_usec = wall_usec();
+	log_info("IPPool %s/%s: applied: %zu bindings (%d removed)%s", k->ns, k->name,
+	    dhcp_server_n_bindings(k->dhcp), removed, copy->paused ? ", paused" : "");
+	changed(k);
+	/* Decoding a large version (65 000 bindings: a 2.6 MB JSON) leaves ~20 MiB of freed
+	 * heap that glibc keeps; hand it back once the informer has dropped the object. */
+	if (dhcp_server_n_bindings(k->dhcp) >= TRIM_BINDINGS)
+		(void)event_base_once(k->base, -1, EV_TIMEOUT, trim_heap, NULL, &(struct timeval){ 0, 0 });
+}
+
+static void
+on_add(void *userdata, const char *key, const void *item)
+{
+	(void)key;
+	apply(userdata, item);
+}
+
+static void
+on_update(void *userdata, const char *key, const void *old, const void *item)
+{
+	(void)key;
+	(void)old;
+	apply(userdata, item);
+}
+
+static void
+on_delete(void *userdata, const char *key, const void *item)
+{
+	struct agent_kube *k = userdata;
+	size_t removed;
+
+	(void)key;
+	(void)item;
+	/* the pool's addresses may be handed to another pool now: forget them */
+	dhcp_server_sync_begin(k->dhcp);
+	removed = dhcp_server_sync_end(k->dhcp);
+	k->stats.deleted++;
+	k->state = AGENT_KUBE_ABSENT;
+	k->cur = agent_config_free(k->cur);
+	k->cur_ntp.n = 0;
+	log_warn(
+	    "IPPool %s/%s: deleted; %zu bindings dropped, not serving", k->ns, k->name, removed);
+	changed(k);
+}
+
+/* ---- object ---------------------------------------------------------------------------------- */
+
+int
+agent_kube_new(struct kube_client *c, struct dhcp_server *s, const struct agent_kube_opts *opts,
+    struct agent_kube **ret, char *err, size_t errlen)
+{
+	struct agent_kube *k;
+	struct kube_informer_opts io = {0};
+	struct kube_informer_handlers h = {0};
+	int r;
+
+	if (opts->ippool_ref == NULL || strchr(opts->ippool_ref, '/') == NULL) {
+		snprintf(err, errlen, "--ippool-ref \"%s\": expected NAMESPACE/NAME",
+		    opts->ippool_ref != NULL ? opts->ippool_ref : "");
+		return -EINVAL;
+	}
+	k = calloc(1, sizeof(*k));
+	if (k == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	k->dhcp = s;
+	k->on_change = opts->on_change;
+	k->userdata = opts->userdata;
+	k->state = AGENT_KUBE_WAITING;
+	r = kube_key_split(opts->ippool_ref, k->ns, sizeof(k->ns), k->name, sizeof(k->name));
+	if (r < 0 || k->ns[0] == '\0' || k->name[0] == '\0') {
+		snprintf(
+		    err, errlen, "--ippool-ref \"%s\": expected NAMESPACE/NAME", opts->ippool_ref);
+		free(k);
+		return -EINVAL;
+	}
+	snprintf(k->field_selector, sizeof(k->field_selector), "metadata.name=%s", k->name);
+	for (size_t i = 0; i < NTP_CACHE_MAX; i++)
+		k->ntp[i].k = k;
+	k->ntp_refresh_usec =
+	    opts->ntp_refresh_usec != 0 ? opts->ntp_refresh_usec : NTP_REFRESH_USEC_DEFAULT;
+	k->base = kube_client_base(c);
+	/* /etc/hosts and resolv.conf's servers (a missing file means 127.0.0.1, as libc does) */
+	if (opts->resolv_conf == NULL)
+		k->dns = evdns_base_new(
+		    k->base, EVDNS_BASE_INITIALIZE_NAMESERVERS | EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+	else if ((k->dns = evdns_base_new(k->base, EVDNS_BASE_DISABLE_WHEN_INACTIVE)) != NULL &&
+		 evdns_base_resolv_conf_parse(k->dns, DNS_OPTIONS_ALL, opts->resolv_conf) != 0) {
+		snprintf(err, errlen, "%s: cannot be used for name resolution", opts->resolv_conf);
+		agent_kube_free(k);
+		return -EINVAL;
+	}
+	if (k->dns == NULL) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	k->ntp_timer = event_new(k->base, -1, EV_PERSIST, ntp_timer_cb, k);
+	if (k->ntp_timer == NULL) {
+		r = -ENOMEM;
+		goto fail;
+	}
+
+	io.res = &res_ippools;
+	io.ns = k->ns;
+	io.field_selector = k->field_selector;
+	io.backoff_base_usec = opts->backoff_base_usec;
+	io.backoff_max_usec = opts->backoff_max_usec;
+	io.watch_timeout_s = opts->watch_timeout_s;
+	/* no periodic resync: a store item gives its bindings to the engine once applied */
+	io.transform = kpool_transform;
+	io.destroy = kpool_destroy;
+	io.transform_userdata = k;
+	if ((r = kube_informer_new(c, &io, &k->inf)) < 0)
+		goto fail;
+	h.on_add = on_add;
+	h.on_update = on_update;
+	h.on_delete = on_delete;
+	h.userdata = k;
+	if ((r = kube_informer_add_handlers(k->inf, &h)) < 0)
+		goto fail;
+	*ret = k;
+	return 0;
+fail:
+	snprintf(err, errlen, "IPPool informer: %s", strerror(-r));
+	agent_kube_free(k);
+	return r;
+}
+
+int
+agent_kube_start(struct agent_kube *k)
+{
+	struct timeval tv = {
+	    .tv_sec = (time_t)(k->ntp_refresh_usec / 1000000u),
+	    .tv_usec = (suseconds_t)(k->ntp_refresh_usec % 1000000u),
+	};
+
+	if (event_add(k->ntp_timer, &tv) < 0)
+		return -ENOMEM;
+	return kube_informer_start(k->inf);
+}
+
+struct agent_kube *
+agent_kube_free(struct agent_kube *k)
+{
+	bool pending = false;
+
+	if (k == NULL)
+		return NULL;
+	kube_informer_free(k->inf);
+	if (k->ntp_timer != NULL)
+		event_free(k->ntp_timer);
+	for (size_t i = 0; i < NTP_CACHE_MAX; i++)
+		pending |= ntp_drop(&k->ntp[i]);
+	/*
+	 * evdns reports a cancelled resolution from the loop (and leaks it if the loop never runs
+	 * again): one non-blocking pass lets those callbacks free their contexts.
+	 */
+	if (pending)
+		(void)event_base_loop(k->base, EVLOOP_NONBLOCK);
+	if (k->dns != NULL)
+		evdns_base_free(k->dns, 0);
+	agent_config_free(k->cur);
+	free(k);
+	return NULL;
+}
+
+enum agent_kube_state
+agent_kube_get_state(const struct agent_kube *k)
+{
+	if (k->state == AGENT_KUBE_WAITING && kube_informer_has_synced(k->inf))
+		return AGENT_KUBE_ABSENT; /* listed: no such object */
+	return k->state;
+}
+
+const struct agent_config *
+agent_kube_config(const struct agent_kube *k)
+{
+	return k->state == AGENT_KUBE_ACTIVE ? k->cur : NULL;
+}
+
+bool
+agent_kube_serving(const struct agent_kube *k)
+{
+	return k->state == AGENT_KUBE_ACTIVE && !k->cur->paused;
+}
+
+bool
+agent_kube_ready(const struct agent_kube *k, char *reason, size_t len)
+{
+	switch (agent_kube_get_state(k)) {
+	case AGENT_KUBE_WAITING:
+		snprintf(reason, len, "IPPool %s/%s: first sync not done", k->ns, k->name);
+		return false;
+	case AGENT_KUBE_ABSENT:
+		snprintf(reason, len, "IPPool %s/%s: not found", k->ns, k->name);
+		return false;
+	case AGENT_KUBE_INVALID:
+		snprintf(reason, len, "IPPool %s/%s: no valid version yet", k->ns, k->name);
+		return false;
+	case AGENT_KUBE_ACTIVE:
+		break;
+	}
+	if (k->cur->paused) {
+		snprintf(reason, len, "IPPool %s/%s: paused", k->ns, k->name);
+		return false;
+	}
+	return true;
+}
+
+void
+agent_kube_get_stats(const struct agent_kube *k, struct agent_kube_stats *ret)
+{
+	struct kube_informer_stats is;
+
+	kube_informer_get_stats(k->inf, &is);
+	*ret = k->stats;
+	ret->synced = k->state == AGENT_KUBE_ACTIVE;
+	ret->bindings = k->state == AGENT_KUBE_ACTIVE ? dhcp_server_n_bindings(k->dhcp) : 0;
+	ret->watch_reconnects = is.watches > 0 ? is.watches - 1 : 0;
+	ret->lists = is.lists;
+	ret->relists_410 = is.relists_410;
+	ret->errors = is.errors;
+	ret->dropped = is.dropped;
+}

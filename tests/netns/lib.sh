@@ -1,0 +1,207 @@
+#!/bin/bash
+# tests/netns/lib.sh - shared pieces of the agent's network-namespace tests (sourced).
+#
+# Topology (every name carries this shell's PID, so parallel runs never collide):
+#   $SRV   network namespace with bridge br0; the agent serves br0 (--assign-server-ip)
+#   $TAG-<vm>  one namespace per "VM": eth0 (MAC given) <== veth ==> p-<vm> on br0
+# Nothing is created in the host namespace; /etc/netns/<ns>/resolv.conf is the VM's resolver
+# file (ip netns exec bind-mounts it over /etc/resolv.conf), so the host's is never touched.
+# Each check prints "PASS name" or "FAIL name: why"; finish() exits 0 / 1; 77 = skipped.
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+AGENT=${AGENT:-$ROOT/build/vm-dhcp-agent}
+TAG=vt$$
+SRV=$TAG-srv
+NET=10.66.0
+SERVER_IP=$NET.1
+HTTP_PORT=9180
+TMP=
+AGENT_PID=
+PIDS=()
+NSES=()
+CHECKS_PASS=0
+CHECKS_FAIL=0
+
+skip() { echo "SKIP: $*"; exit 77; }
+
+require() {
+    [ "$(id -u)" = 0 ] || skip "needs root (network namespaces, raw sockets)"
+    local c
+    for c in ip curl "$@"; do
+        command -v "$c" >/dev/null 2>&1 || skip "$c is not installed (scripts/install-deps installs it)"
+    done
+    [ -x "$AGENT" ] || { echo "FAIL: $AGENT not built (make)"; exit 1; }
+    ip netns add "$TAG-probe" 2>/dev/null || skip "cannot create network namespaces here"
+    ip netns del "$TAG-probe"
+    TMP=$(mktemp -d "/tmp/vmdhcp-netns.$TAG.XXXXXX")
+    trap cleanup EXIT
+    trap 'exit 130' INT TERM
+}
+
+pass() { echo "PASS $1"; CHECKS_PASS=$((CHECKS_PASS + 1)); }
+fail() { echo "FAIL $1: $2"; CHECKS_FAIL=$((CHECKS_FAIL + 1)); }
+# check NAME CMD... : PASS when CMD succeeds
+check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n" "$*"; fi; }
+
+finish() {
+    echo "$(basename "$0"): $CHECKS_PASS passed, $CHECKS_FAIL failed, 0 skipped"
+    [ "$CHECKS_FAIL" -eq 0 ]
+    exit $?
+}
+
+stop_pid() { # PID: TERM, wait up to 5 s, then KILL (only processes we started)
+    local p=$1 i
+    kill -0 "$p" 2>/dev/null || return 0
+    kill -TERM "$p" 2>/dev/null
+    for i in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null
+    wait "$p" 2>/dev/null
+    return 0
+}
+
+cleanup() {
+    local p n
+    trap '' INT TERM # a second Ctrl-C must not cut the teardown short
+    for p in "${PIDS[@]}"; do stop_pid "$p"; done
+    [ -n "$AGENT_PID" ] && stop_pid "$AGENT_PID"
+    for n in "${NSES[@]}"; do
+        ip netns del "$n" 2>/dev/null
+        rm -rf "/etc/netns/$n"
+    done
+    if [ -n "$TMP" ] && [ "${KEEP_LOGS:-0}" != 1 ]; then rm -rf "$TMP"; fi
+}
+
+# make_server: $SRV with lo and br0 (no STP: ports forward at once)
+make_server() {
+    ip netns add "$SRV"; NSES+=("$SRV")
+    ip -n "$SRV" link set lo up
+    ip -n "$SRV" link add br0 type bridge stp_state 0 forward_delay 0
+    ip -n "$SRV" link set br0 up
+}
+
+# add_vm NAME MAC: namespace $TAG-NAME with eth0 plugged into br0
+add_vm() {
+    local name=$1 mac=$2 ns=$TAG-$1
+    ip netns add "$ns"; NSES+=("$ns")
+    mkdir -p "/etc/netns/$ns"; : >"/etc/netns/$ns/resolv.conf"
+    ip -n "$ns" link set lo up
+    ip -n "$SRV" link add "p-$name" type veth peer name eth0 netns "$ns"
+    ip -n "$ns" link set eth0 address "$mac"
+    ip -n "$SRV" link set "p-$name" master br0 up
+    ip -n "$ns" link set eth0 up
+}
+
+# write_pool FILE [extra VMNetCfg YAML appended]: the pool every test uses
+write_pool() {
+    local f=$1 dns=${DNS:-$NET.53}
+    cat >"$f" <<EOF
+apiVersion: network.harvesterhci.io/v1alpha1
+kind: IPPool
+metadata:
+  name: testnet
+  namespace: default
+spec:
+  networkName: default/testnet
+  ipv4Config:
+    serverIP: $SERVER_IP
+    cidr: $NET.0/24
+    pool:
+      start: $NET.100
+      end: $NET.200
+    router: $NET.1
+    dns:
+      - $dns
+    domainName: vm.test
+    domainSearch:
+      - vm.test
+      - svc.vm.test
+    mtu: 1400
+    routes:
+      - destination: 10.200.0.0/16
+        gateway: $NET.254
+    leaseTime: ${LEASE_TIME:-120}
+EOF
+}
+
+# vmnetcfg FILE VMNAME MAC IP: append a static binding
+vmnetcfg() {
+    cat >>"$1" <<EOF
+---
+apiVersion: network.harvesterhci.io/v1alpha1
+kind: VirtualMachineNetworkConfig
+metadata:
+  name: $2
+  namespace: default
+spec:
+  vmName: $2
+  networkConfig:
+    - networkName: testnet
+      macAddress: "$3"
+      ipAddress: $4
+EOF
+}
+
+# start_agent CONFIG [ARGS...]: agent on br0 in $SRV, HTTP on 127.0.0.1:$HTTP_PORT, waits for /readyz
+start_agent() {
+    local cfg=$1 i; shift
+    ip netns exec "$SRV" "$AGENT" --config "$cfg" --interface br0 --assign-server-ip \
+        --listen "127.0.0.1:$HTTP_PORT" --log-level debug "$@" >>"$TMP/agent.log" 2>&1 &
+    AGENT_PID=$!
+    for i in $(seq 100); do
+        agent_ready && return 0
+        kill -0 "$AGENT_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "agent did not become ready; its log:"; sed 's/^/  | /' "$TMP/agent.log"
+    return 1
+}
+
+agent_ready() { ip netns exec "$SRV" curl -sf -o /dev/null "http://127.0.0.1:$HTTP_PORT/readyz"; }
+
+# metric 'name{label="x"}' -> value (0 when absent)
+metric() {
+    ip netns exec "$SRV" curl -sf "http://127.0.0.1:$HTTP_PORT/metrics" |
+        awk -v k="$1" '$1 == k { v = $2 } END { print (v == "" ? 0 : v) }'
+}
+
+# wait_for SECONDS CMD...: poll CMD every 0.2 s
+wait_for() {
+    local t=$1 i; shift
+    for i in $(seq $((t * 5))); do "$@" && return 0; sleep 0.2; done
+    "$@"
+}
+
+# Facts read back from a VM namespace (what the client really configured).
+vm_addr() { ip -n "$TAG-$1" -4 -o addr show dev eth0 | awk '{ print $4 }' | head -n1; }
+has_addr() { [ "$(vm_addr "$1")" = "$2" ]; }
+has_route() { ip -n "$TAG-$1" -4 route show | grep -q -- "$2"; }
+vm_mtu() { ip -n "$TAG-$1" link show dev eth0 | sed -n 's/.* mtu \([0-9]*\).*/\1/p'; }
+resolv() { cat "/etc/netns/$TAG-$1/resolv.conf"; }
+resolv_has() { grep -Eq -- "$2" "/etc/netns/$TAG-$1/resolv.conf"; }
+
+# check_applied VM IP/PREFIX: address, default + 121 route, MTU, resolv.conf
+check_applied() {
+    local vm=$1 want=$2 who=${3:-$1}
+    check "$who: address $want on eth0" wait_for 5 has_addr "$vm" "$want"
+    check "$who: default route via $NET.1" wait_for 5 has_route "$vm" "^default via $NET.1 "
+    check "$who: classless route (121) 10.200.0.0/16 via $NET.254" wait_for 5 has_route "$vm" "^10.200.0.0/16 via $NET.254 "
+    if [ "${MTU_ON:-link}" = route ]; then
+        # dhcpcd 9 applies option 26 as the MTU of the routes it adds, not of the link
+        check "$who: MTU 1400 on its routes" has_route "$vm" "^default via $NET.1 .* mtu 1400"
+    else
+        check "$who: MTU 1400 on eth0" test "$(vm_mtu "$vm")" = 1400
+    fi
+    # the client's hook writes resolv.conf after it configured the interface
+    check "$who: resolv.conf nameserver ${DNS:-$NET.53}" wait_for 5 resolv_has "$vm" "^nameserver ${DNS:-$NET.53}\$"
+    check "$who: resolv.conf search vm.test svc.vm.test" wait_for 5 resolv_has "$vm" "^search vm\.test\.? svc\.vm\.test\.?\$"
+}
+
+show_logs() { # on failure, the evidence
+    local f
+    for f in "$TMP"/*.log; do echo "--- $f"; tail -n 40 "$f"; done
+    for n in "${NSES[@]}"; do
+        [ "$n" = "$SRV" ] && continue
+        echo "--- $n"; ip -n "$n" -4 addr show dev eth0 2>/dev/null; ip -n "$n" -4 route 2>/dev/null
+        cat "/etc/netns/$n/resolv.conf" 2>/dev/null
+    done
+}

@@ -1,0 +1,472 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * agent/source-file.c and agent/dynamic.c: local-mode YAML -> options and bindings, errors
+ * that name file/document/line/field, dynamic allocation (lowest free, sticky, restart),
+ * resync into the engine.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "dhcp/dhcp.h"
+#include "lib/util.h"
+#include "tests/runner.h"
+
+#define POOL_DOC                                                                                   \
+	"apiVersion: network.harvesterhci.io/v1alpha1\n"                                           \
+	"kind: IPPool\n"                                                                           \
+	"metadata:\n"                                                                              \
+	"  name: net1\n"                                                                           \
+	"  namespace: default\n"                                                                   \
+	"spec:\n"                                                                                  \
+	"  networkName: net1\n"                                                                    \
+	"  ipv4Config:\n"                                                                          \
+	"    serverIP: 10.0.0.2\n"                                                                 \
+	"    cidr: 10.0.0.0/24\n"                                                                  \
+	"    pool:\n"                                                                              \
+	"      start: 10.0.0.1\n"                                                                  \
+	"      end: 10.0.0.20\n"                                                                   \
+	"      exclude: [10.0.0.4]\n"                                                              \
+	"    router: 10.0.0.1\n"                                                                   \
+	"    dns: [10.0.0.53, 1.1.1.1]\n"                                                          \
+	"    ntp: [localhost, 10.0.0.123]\n"                                                       \
+	"    domainName: example.test\n"                                                           \
+	"    domainSearch: [example.test, svc.example.test]\n"                                     \
+	"    mtu: 1400\n"                                                                          \
+	"    routes:\n"                                                                            \
+	"      - destination: 192.168.0.0/16\n"                                                    \
+	"        gateway: 10.0.0.254\n"
+
+#define VM_DOC(name, net, mac, ip)                                                                 \
+	"---\n"                                                                                    \
+	"apiVersion: network.harvesterhci.io/v1alpha1\n"                                           \
+	"kind: VirtualMachineNetworkConfig\n"                                                      \
+	"metadata:\n"                                                                              \
+	"  name: " name "\n"                                                                       \
+	"  namespace: default\n"                                                                   \
+	"spec:\n"                                                                                  \
+	"  vmName: " name "\n"                                                                     \
+	"  networkConfig:\n"                                                                       \
+	"    - networkName: " net "\n"                                                             \
+	"      macAddress: \"" mac "\"\n"                                                          \
+	"      ipAddress: " ip "\n"
+
+static struct agent_config *
+parse_ok(const char *text)
+{
+	struct agent_config *c = NULL;
+	char err[AGENT_ERR_MAX] = "";
+	int r = agent_config_parse("pool.yaml", text, strlen(text), NULL, &c, err, sizeof(err));
+
+	if (r != 0)
+		fprintf(stderr, "unexpected error: %s\n", err);
+	CU_ASSERT_EQUAL(r, 0);
+	return c;
+}
+
+/* Parses text expecting failure; err must contain want. */
+static void
+parse_fails(const char *text, const char *ref, const char *want)
+{
+	struct agent_config *c = NULL;
+	char err[AGENT_ERR_MAX] = "";
+	int r = agent_config_parse("pool.yaml", text, strlen(text), ref, &c, err, sizeof(err));
+
+	CU_ASSERT_EQUAL(r, -EINVAL);
+	CU_ASSERT_PTR_NULL(c);
+	if (strstr(err, want) == NULL)
+		fprintf(stderr, "want \"%s\"\n got \"%s\"\n", want, err);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, want));
+	/* one line */
+	CU_ASSERT_PTR_NULL(strchr(err, '\n'));
+	agent_config_free(c);
+}
+
+static void
+test_options_converted(void)
+{
+	struct agent_config *c = parse_ok(POOL_DOC);
+	const struct dhcp_options *o;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	o = &c->opts;
+	CU_ASSERT_STRING_EQUAL(c->pool_ns, "default");
+	CU_ASSERT_STRING_EQUAL(c->pool_name, "net1");
+	CU_ASSERT_STRING_EQUAL(c->network, "default/net1");
+	CU_ASSERT_EQUAL(o->server_ip, 0x0a000002u);
+	CU_ASSERT_EQUAL(o->prefix, 24);
+	CU_ASSERT_EQUAL(c->cidr, 0x0a000000u);
+	CU_ASSERT_EQUAL(o->router, 0x0a000001u);
+	CU_ASSERT_EQUAL(o->n_dns, 2u);
+	CU_ASSERT_EQUAL(o->dns[0], 0x0a000035u);
+	CU_ASSERT_EQUAL(o->dns[1], 0x01010101u);
+	/* NTP hostnames are resolved at load */
+	CU_ASSERT_EQUAL(o->n_ntp, 2u);
+	CU_ASSERT_EQUAL(o->ntp[0], 0x7f000001u);
+	CU_ASSERT_EQUAL(o->ntp[1], 0x0a00007bu);
+	CU_ASSERT_STRING_EQUAL(o->domain_name, "example.test");
+	CU_ASSERT_EQUAL(o->n_search, 2u);
+	CU_ASSERT_STRING_EQUAL(o->search[1], "svc.example.test");
+	CU_ASSERT_EQUAL(o->mtu, 1400);
+	CU_ASSERT_EQUAL(o->n_routes, 1u);
+	CU_ASSERT_EQUAL(o->routes[0].destination, 0xc0a80000u);
+	CU_ASSERT_EQUAL(o->routes[0].prefix, 16);
+	CU_ASSERT_EQUAL(o->routes[0].gateway, 0x0a0000feu);
+	CU_ASSERT_EQUAL(o->lease_time, 3600u); /* default */
+	CU_ASSERT_EQUAL(c->pool_start, 0x0a000001u);
+	CU_ASSERT_EQUAL(c->pool_end, 0x0a000014u);
+	CU_ASSERT_EQUAL(c->n_exclude, 1u);
+	CU_ASSERT_EQUAL(c->n_bindings, 0u);
+	agent_config_free(c);
+}
+
+static void
+test_bindings_from_vmnetcfgs(void)
+{
+	static const char text[] = POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0A", "10.0.0.10")
+	    VM_DOC("vm-b", "default/net1", "52:54:00:00:00:0b", "10.0.0.11")
+	    /* another network: ignored */
+	    VM_DOC("vm-c", "other", "52:54:00:00:00:0c", "10.9.0.11");
+	struct agent_config *c = parse_ok(text);
+	uint8_t mac[6];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL_FATAL(c->n_bindings, 2u);
+	CU_ASSERT_EQUAL(mac_parse("52:54:00:00:00:0a", mac), 0);
+	CU_ASSERT_EQUAL(memcmp(c->bindings[0].mac, mac, 6), 0);
+	CU_ASSERT_EQUAL(c->bindings[0].ip, 0x0a00000au);
+	CU_ASSERT_STRING_EQUAL(agent_config_hostname(c, &c->bindings[0]), "vm-a");
+	CU_ASSERT_EQUAL(c->bindings[1].ip, 0x0a00000bu);
+	CU_ASSERT_STRING_EQUAL(agent_config_hostname(c, &c->bindings[1]), "vm-b");
+	agent_config_free(c);
+}
+
+static void
+test_errors_name_the_field(void)
+{
+	char text[4096];
+
+	/* the example of the issue: a bad CIDR in document 1 */
+	snprintf(text, sizeof(text), "%s", POOL_DOC);
+	memcpy(strstr(text, "cidr: 10.0.0.0/24"), "cidr: 10.0.0/8   ", 17);
+	parse_fails(text, NULL, "pool.yaml: document 1 (line 1): spec.ipv4Config.cidr");
+
+	/* a bad MAC in document 2, whose first line is 25 (after the "---") */
+	parse_fails(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:zz", "10.0.0.10"), NULL,
+	    "pool.yaml: document 2 (line 25): spec.networkConfig[0].macAddress");
+
+	parse_fails(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.1.0.10"), NULL,
+	    "document 2 (line 25): spec.networkConfig[0].ipAddress: 10.1.0.10 is outside the "
+	    "pool's CIDR 10.0.0.0/24");
+	parse_fails(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.2"), NULL,
+	    "spec.networkConfig[0].ipAddress: 10.0.0.2 is the pool's serverIP");
+	parse_fails(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.10")
+			VM_DOC("vm-b", "net1", "52:54:00:00:00:0A", "10.0.0.11"),
+	    NULL,
+	    "document 3 (line 37): spec.networkConfig[0].macAddress: 52:54:00:00:00:0a is "
+	    "already bound on this network by document 2 (line 25)");
+	parse_fails(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.10")
+			VM_DOC("vm-b", "net1", "52:54:00:00:00:0b", "10.0.0.10"),
+	    NULL,
+	    "document 3 (line 37): spec.networkConfig[0].ipAddress: 10.0.0.10 is already "
+	    "bound to another MAC by document 2 (line 25)");
+	parse_fails(POOL_DOC "---\nkind: Pod\nmetadata: {name: x}\n", NULL,
+	    "document 2 (line 25): kind: \"Pod\" is not IPPool or VirtualMachineNetworkConfig");
+	parse_fails(POOL_DOC "---\napiVersion: network.harvesterhci.io/v1alpha1\nkind: IPpool\n",
+	    NULL, "document 2 (line 25): kind: \"IPpool\" is not IPPool");
+	parse_fails(VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.10"), NULL,
+	    "pool.yaml: no IPPool document");
+	parse_fails("kind: IPPool\nspec: [unclosed\n", NULL, "pool.yaml: line ");
+	parse_fails(
+	    POOL_DOC "---\n" POOL_DOC, NULL, "2 IPPool documents; pick one with --ippool-ref");
+	parse_fails(POOL_DOC, "default/other", "no IPPool named default/other");
+}
+
+static void
+test_other_groups_ignored(void)
+{
+	/* a manifest with the NAD and a VM beside our objects loads */
+	struct agent_config *c =
+	    parse_ok("apiVersion: k8s.cni.cncf.io/v1\nkind: NetworkAttachmentDefinition\n"
+		     "metadata: {name: net1}\n---\n" POOL_DOC "---\napiVersion: kubevirt.io/v1\n"
+		     "kind: VirtualMachine\nmetadata: {name: vm-a}\n" VM_DOC(
+			 "vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.10"));
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL(c->n_bindings, 1u);
+	agent_config_free(c);
+}
+
+/* Deterministic corruptions of a valid file: every result is a config or one clear error. */
+static void
+test_corrupted_files_never_crash(void)
+{
+	/* no ntp: a corrupted name must not send the test to a DNS server */
+	static const char base[] =
+	    "apiVersion: network.harvesterhci.io/v1alpha1\n"
+	    "kind: IPPool\n"
+	    "metadata: {name: net1, namespace: default}\n"
+	    "spec:\n"
+	    "  networkName: net1\n"
+	    "  ipv4Config:\n"
+	    "    serverIP: 10.0.0.2\n"
+	    "    cidr: 10.0.0.0/24\n"
+	    "    pool: {start: 10.0.0.10, end: 10.0.0.20, exclude: [10.0.0.11]}\n"
+	    "    router: 10.0.0.1\n"
+	    "    dns: [10.0.0.53]\n"
+	    "    domainSearch: [a.test, b.test]\n"
+	    "    routes: [{destination: 192.168.0.0/16, gateway: 10.0.0.254}]\n"
+	    "    mtu: 1400\n" VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.30")
+		VM_DOC("vm-b", "net1", "52:54:00:00:00:0b", "10.0.0.31");
+	static const char junk[] = ":-[]{}#&*!|>'\"%@`, \n\t0123456789abcdef./";
+	char buf[sizeof(base)];
+	uint64_t rnd = 0x9e3779b97f4a7c15ull;
+	unsigned ok = 0, bad = 0;
+
+	for (int iter = 0; iter < 3000; iter++) {
+		struct agent_config *c = NULL;
+		char err[AGENT_ERR_MAX] = "";
+		size_t len = sizeof(base) - 1;
+		int edits, r;
+
+		memcpy(buf, base, sizeof(base));
+		rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+		edits = 1 + (int)((rnd >> 60) & 3);
+		for (int e = 0; e < edits; e++) {
+			size_t at;
+
+			rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+			at = (size_t)(rnd >> 33) % len;
+			if ((rnd >> 20) & 1) {
+				buf[at] = junk[(rnd >> 8) % (sizeof(junk) - 1)];
+			} else { /* delete a byte */
+				memmove(buf + at, buf + at + 1, len - at);
+				len--;
+			}
+		}
+		r = agent_config_parse("fuzz.yaml", buf, len, NULL, &c, err, sizeof(err));
+		CU_ASSERT(r == 0 || r == -EINVAL);
+		if (r == 0) {
+			CU_ASSERT_PTR_NOT_NULL(c);
+			ok++;
+		} else {
+			CU_ASSERT_PTR_NULL(c);
+			CU_ASSERT_EQUAL(strncmp(err, "fuzz.yaml: ", 11), 0);
+			CU_ASSERT_PTR_NULL(strchr(err, '\n'));
+			bad++;
+		}
+		agent_config_free(c);
+	}
+	/* both outcomes happen: the corruptions are neither all harmless nor all fatal */
+	CU_ASSERT(ok > 0);
+	CU_ASSERT(bad > 0);
+}
+
+static void
+test_ippool_ref_picks(void)
+{
+	struct agent_config *c = NULL;
+	char text[8192], err[AGENT_ERR_MAX] = "";
+	char *second;
+
+	snprintf(text, sizeof(text), "%s---\n%s", POOL_DOC, POOL_DOC);
+	second = strstr(text + 10, "  name: net1");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(second);
+	memcpy(second, "  name: net2", 12);
+	CU_ASSERT_EQUAL(
+	    agent_config_parse("p.yaml", text, strlen(text), "default/net2", &c, err, sizeof(err)),
+	    0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_STRING_EQUAL(c->pool_name, "net2");
+	agent_config_free(c);
+}
+
+/* ---- dynamic ---------------------------------------------------------------------------- */
+
+static void
+test_dynamic_lowest_free_and_sticky(void)
+{
+	/* range .1-.20: .1 router (reserved), .2 server (reserved), .4 excluded, .10 static */
+	struct agent_config *c =
+	    parse_ok(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.3"));
+	struct leasefile *lf = NULL;
+	struct agent_dynamic *d = NULL;
+	char err[AGENT_ERR_MAX];
+	uint8_t m1[6] = {2, 0, 0, 0, 0, 1}, m2[6] = {2, 0, 0, 0, 0, 2};
+	uint32_t ip = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL_FATAL(leasefile_open(NULL, &lf, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(agent_dynamic_new(c, lf, &d), 0);
+	CU_ASSERT_EQUAL(agent_dynamic_allocate(d, m1, &ip), 0);
+	CU_ASSERT_EQUAL(ip, 0x0a000005u); /* .3 static, .4 excluded */
+	CU_ASSERT_EQUAL(agent_dynamic_allocate(d, m2, &ip), 0);
+	CU_ASSERT_EQUAL(ip, 0x0a000006u);
+	/* sticky */
+	CU_ASSERT_EQUAL(agent_dynamic_allocate(d, m1, &ip), 0);
+	CU_ASSERT_EQUAL(ip, 0x0a000005u);
+	CU_ASSERT_EQUAL(leasefile_count(lf), 2u);
+	/* a new pool built over the same leases (restart) keeps them and allocates past them */
+	agent_dynamic_free(d);
+	CU_ASSERT_EQUAL_FATAL(agent_dynamic_new(c, lf, &d), 0);
+	{
+		uint8_t m3[6] = {2, 0, 0, 0, 0, 3};
+		CU_ASSERT_EQUAL(agent_dynamic_allocate(d, m3, &ip), 0);
+		CU_ASSERT_EQUAL(ip, 0x0a000007u);
+	}
+	agent_dynamic_free(d);
+	leasefile_free(lf);
+	agent_config_free(c);
+}
+
+static void
+test_dynamic_exhaustion(void)
+{
+	struct agent_config *c = parse_ok(POOL_DOC);
+	struct leasefile *lf = NULL;
+	struct agent_dynamic *d = NULL;
+	char err[AGENT_ERR_MAX];
+	uint32_t ip;
+	int r = 0;
+	unsigned n = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL_FATAL(leasefile_open(NULL, &lf, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(agent_dynamic_new(c, lf, &d), 0);
+	for (unsigned i = 0; i < 100 && r == 0; i++) {
+		uint8_t m[6] = {2, 0, 0, 0, 1, (uint8_t)i};
+		r = agent_dynamic_allocate(d, m, &ip);
+		if (r == 0)
+			n++;
+	}
+	/* 20 addresses - router - server - 1 excluded */
+	CU_ASSERT_EQUAL(n, 17u);
+	CU_ASSERT_EQUAL(r, -ENOSPC);
+	CU_ASSERT_EQUAL(agent_dynamic_available(d), 0u);
+	agent_dynamic_free(d);
+	leasefile_free(lf);
+	agent_config_free(c);
+}
+
+static void
+test_dynamic_decline_moves_the_mac(void)
+{
+	struct agent_config *c = parse_ok(POOL_DOC);
+	struct leasefile *lf = NULL;
+	struct agent_dynamic *d = NULL;
+	char err[AGENT_ERR_MAX];
+	uint8_t m1[6] = {2, 0, 0, 0, 0, 1}, m2[6] = {2, 0, 0, 0, 0, 2};
+	uint32_t ip = 0, nip = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL_FATAL(leasefile_open(NULL, &lf, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(agent_dynamic_new(c, lf, &d), 0);
+	CU_ASSERT_EQUAL(agent_dynamic_allocate(d, m1, &ip), 0);
+	CU_ASSERT_EQUAL(ip, 0x0a000003u);
+	/* not this MAC's lease: nothing moves */
+	CU_ASSERT_EQUAL(agent_dynamic_decline(d, m1, 0x0a000009u, &nip), -ENOENT);
+	CU_ASSERT_EQUAL(agent_dynamic_decline(d, m2, 0x0a000003u, &nip), -ENOENT);
+	CU_ASSERT_EQUAL(agent_dynamic_decline(d, m1, 0x0a000003u, &nip), 0);
+	CU_ASSERT_EQUAL(nip, 0x0a000005u); /* .4 is excluded */
+	CU_ASSERT_EQUAL(leasefile_lookup(lf, m1, &ip), 0);
+	CU_ASSERT_EQUAL(ip, 0x0a000005u);
+	/* the declined address is never handed to the next MAC */
+	CU_ASSERT_EQUAL(agent_dynamic_allocate(d, m2, &ip), 0);
+	CU_ASSERT_EQUAL(ip, 0x0a000006u);
+	agent_dynamic_free(d);
+	leasefile_free(lf);
+	agent_config_free(c);
+}
+
+struct seen {
+	size_t n;
+	uint32_t last_ip;
+};
+
+static void
+count_binding(void *userdata, const uint8_t mac[6], uint32_t ip, const char *hostname)
+{
+	struct seen *s = userdata;
+	(void)mac;
+	(void)hostname;
+	s->n++;
+	s->last_ip = ip;
+}
+
+static void
+test_apply_and_resync(void)
+{
+	struct agent_config *c = parse_ok(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a",
+	    "10.0.0.10") VM_DOC("vm-b", "net1", "52:54:00:00:00:0b", "10.0.0.11"));
+	struct agent_config *c2 = NULL;
+	struct dhcp_server *s = NULL;
+	struct leasefile *lf = NULL;
+	struct agent_dynamic *d = NULL;
+	char err[AGENT_ERR_MAX] = "";
+	uint8_t dyn_mac[6] = {2, 0, 0, 0, 0, 9}, a[6], b[6];
+	uint32_t ip = 0;
+	struct seen seen = {0};
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL(mac_parse("52:54:00:00:00:0a", a), 0);
+	CU_ASSERT_EQUAL(mac_parse("52:54:00:00:00:0b", b), 0);
+	CU_ASSERT_EQUAL_FATAL(dhcp_server_new(&s), 0);
+	CU_ASSERT_EQUAL_FATAL(leasefile_open(NULL, &lf, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(agent_dynamic_new(c, lf, &d), 0);
+	CU_ASSERT_EQUAL(agent_dynamic_allocate(d, dyn_mac, &ip), 0);
+	CU_ASSERT_EQUAL(ip, 0x0a000003u);
+	CU_ASSERT_EQUAL(agent_apply_config(s, c, d, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(dhcp_server_n_bindings(s), 3u);
+	CU_ASSERT_EQUAL(dhcp_server_get_binding(s, dyn_mac, &ip), 0);
+	CU_ASSERT_EQUAL(ip, 0x0a000003u);
+
+	/* reload: vm-b gone, vm-a moved onto the dynamic lease's address .3, dynamic MAC now
+	 * static: its lease is dropped and it keeps a static address */
+	c2 = parse_ok(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.3")
+		VM_DOC("vm-d", "net1", "02:00:00:00:00:09", "10.0.0.12"));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c2);
+	agent_dynamic_free(d);
+	CU_ASSERT_EQUAL_FATAL(agent_dynamic_new(c2, lf, &d), 0);
+	CU_ASSERT_EQUAL(leasefile_count(lf), 0u);
+	CU_ASSERT(agent_apply_config(s, c2, d, err, sizeof(err)) >= 1);
+	CU_ASSERT_EQUAL(dhcp_server_n_bindings(s), 2u);
+	CU_ASSERT_EQUAL(dhcp_server_get_binding(s, a, &ip), 0);
+	CU_ASSERT_EQUAL(ip, 0x0a000003u);
+	CU_ASSERT_EQUAL(dhcp_server_get_binding(s, b, &ip), -ENOENT);
+	CU_ASSERT_EQUAL(dhcp_server_get_binding(s, dyn_mac, &ip), 0);
+	CU_ASSERT_EQUAL(ip, 0x0a00000cu);
+	dhcp_server_foreach_binding(s, count_binding, &seen);
+	CU_ASSERT_EQUAL(seen.n, 2u);
+
+	agent_dynamic_free(d);
+	leasefile_free(lf);
+	dhcp_server_free(s);
+	agent_config_free(c);
+	agent_config_free(c2);
+}
+
+static const struct test_case config_tests[] = {
+    {"IPPool options converted", test_options_converted},
+    {"bindings from VMNetCfg NICs on the pool's network", test_bindings_from_vmnetcfgs},
+    {"errors name file, document, line and field", test_errors_name_the_field},
+    {"--ippool-ref picks one of several pools", test_ippool_ref_picks},
+    {"objects of other API groups are skipped", test_other_groups_ignored},
+    {"corrupted files: a config or one error line", test_corrupted_files_never_crash},
+    {NULL, NULL},
+};
+
+static const struct test_case dynamic_tests[] = {
+    {"lowest free, sticky, survives a rebuild", test_dynamic_lowest_free_and_sticky},
+    {"pool exhaustion is ENOSPC", test_dynamic_exhaustion},
+    {"DECLINE moves the MAC, the address stays taken", test_dynamic_decline_moves_the_mac},
+    {"apply and resync into the engine", test_apply_and_resync},
+    {NULL, NULL},
+};
+
+const struct test_suite test_suites[] = {
+    {.name = "agent-config", .tests = config_tests},
+    {.name = "agent-dynamic", .tests = dynamic_tests},
+    {.name = NULL},
+};
