@@ -1050,6 +1050,8 @@ ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *me
 			.ns = defs[i].in_namespace ? c->namespace : NULL,
 			.label_selector = defs[i].label_selector,
 			.resync_usec = opts->resync_usec,
+			/* a page of big objects is decoded at once: small pages keep the peak low */
+			.page_size = CTRL_LIST_PAGE,
 			.transform = defs[i].transform,
 			.destroy = defs[i].destroy,
 			.transform_userdata = c,

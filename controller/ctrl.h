@@ -109,6 +109,9 @@ struct pool_rt {
 	struct pool_rt *next;
 };
 
+/* Informer list page size (objects decoded at once while listing). */
+#define CTRL_LIST_PAGE 100
+
 /* At most this many writes in flight; further reconciles wait (backpressure). */
 #define CTRL_MAX_INFLIGHT 32
 
