@@ -146,6 +146,33 @@ pack_str(struct pack *p, const char *s)
 	return d;
 }
 
+/*
+ * Strings most cached VMNetCfgs repeat (finalizer, condition types and reasons) point to one
+ * static copy: the block is freed as a whole, never string by string.
+ */
+static char *
+pack_intern(struct pack *p, const char *s)
+{
+	static const char *const common[] = {
+		CTRL_FINALIZER_VMNETCFG,
+		VMNETCFG_COND_ALLOCATED,
+		VMNETCFG_COND_DISABLED,
+		VMNETCFG_COND_IN_SYNCED,
+		VMNETCFG_REASON_NO_IPPOOL,
+		VMNETCFG_REASON_NOT_READY,
+		VMNETCFG_REASON_DUPLICATE_MAC,
+		VMNETCFG_REASON_STATIC_CONFLICT,
+		VMNETCFG_REASON_STATIC_UNAVAILABLE,
+		VMNETCFG_REASON_EXHAUSTED,
+		VMNETCFG_REASON_PAUSED,
+	};
+
+	for (size_t i = 0; s != NULL && i < ELEMENTSOF(common); i++)
+		if (strcmp(s, common[i]) == 0)
+			return (char *)common[i];
+	return pack_str(p, s);
+}
+
 /* Runs layout(p, arg) twice; returns the new block (NULL on ENOMEM). */
 static void *
 pack_new(void (*layout)(struct pack *, const void *), const void *arg)
@@ -181,8 +208,8 @@ cfg_item_layout(struct pack *p, const void *arg)
 	char *vm_name = pack_str(p, src->spec.vm_name), *owner = pack_str(p, in->owner_uid);
 
 	for (size_t i = 0; i < cs->n; i++) {
-		char *type = pack_str(p, cs->items[i].type);
-		char *reason = pack_str(p, cs->items[i].reason);
+		char *type = pack_intern(p, cs->items[i].type);
+		char *reason = pack_intern(p, cs->items[i].reason);
 		char *message = pack_str(p, cs->items[i].message);
 
 		if (conds != NULL) {
@@ -192,7 +219,7 @@ cfg_item_layout(struct pack *p, const void *arg)
 		}
 	}
 	for (size_t i = 0; i < src->meta.n_finalizers; i++) {
-		char *f = pack_str(p, src->meta.finalizers[i]);
+		char *f = pack_intern(p, src->meta.finalizers[i]);
 
 		if (fins != NULL)
 			fins[i] = f;
@@ -769,14 +796,16 @@ bool
 ctrl_gate(struct ctrl *c, struct kube_controller *ctl, const char *key)
 {
 	struct ctrl_parked *p;
+	size_t len = strlen(key) + 1;
 
 	if (c->inflight < CTRL_MAX_INFLIGHT)
 		return true;
-	p = calloc(1, sizeof(*p));
+	p = malloc(sizeof(*p) + len);
 	if (p == NULL)
 		return true; /* no memory to wait: go ahead */
+	p->next = NULL;
 	p->ctl = ctl;
-	snprintf(p->key, sizeof(p->key), "%s", key);
+	memcpy(p->key, key, len);
 	if (c->parked_tail == NULL)
 		c->parked_tail = &c->parked;
 	*c->parked_tail = p;

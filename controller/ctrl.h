@@ -118,7 +118,7 @@ struct pool_rt {
 struct ctrl_parked {
 	struct ctrl_parked *next;
 	struct kube_controller *ctl;
-	char key[KIND_REF_MAX];
+	char key[]; /* thousands wait during a burst: sized to the key */
 };
 
 struct ctrl_opts {
