@@ -100,6 +100,149 @@ pool_transform(void *userdata, json_t *obj)
 	return it;
 }
 
+/*
+ * Cached items are packed into one allocation (item, decoded object, arrays, strings): at
+ * 10 000 VMs the ~20 malloc chunks of a decoded VMNetCfg (16 bytes of header and rounding
+ * each) cost more than their contents. A layout function runs twice: with base NULL it only
+ * sizes, then it fills a block of that size.
+ */
+struct pack {
+	char *base;
+	size_t off;
+};
+
+static void *
+pack_take(struct pack *p, size_t n, size_t align)
+{
+	size_t off = (p->off + align - 1) & ~(align - 1);
+
+	p->off = off + n;
+	return p->base != NULL && n > 0 ? p->base + off : NULL;
+}
+
+/* Copy of n bytes of src (8-byte aligned); NULL while sizing or when n is 0. */
+static void *
+pack_mem(struct pack *p, const void *src, size_t n)
+{
+	void *d = pack_take(p, n, 8);
+
+	if (d != NULL)
+		memcpy(d, src, n);
+	return d;
+}
+
+static char *
+pack_str(struct pack *p, const char *s)
+{
+	size_t n;
+	char *d;
+
+	if (s == NULL)
+		return NULL;
+	n = strlen(s) + 1;
+	d = pack_take(p, n, 1);
+	if (d != NULL)
+		memcpy(d, s, n);
+	return d;
+}
+
+/*
+ * Strings most cached VMNetCfgs repeat (finalizer, condition types and reasons) point to one
+ * static copy: the block is freed as a whole, never string by string.
+ */
+static char *
+pack_intern(struct pack *p, const char *s)
+{
+	static const char *const common[] = {
+		CTRL_FINALIZER_VMNETCFG,
+		VMNETCFG_COND_ALLOCATED,
+		VMNETCFG_COND_DISABLED,
+		VMNETCFG_COND_IN_SYNCED,
+		VMNETCFG_REASON_NO_IPPOOL,
+		VMNETCFG_REASON_NOT_READY,
+		VMNETCFG_REASON_DUPLICATE_MAC,
+		VMNETCFG_REASON_STATIC_CONFLICT,
+		VMNETCFG_REASON_STATIC_UNAVAILABLE,
+		VMNETCFG_REASON_EXHAUSTED,
+		VMNETCFG_REASON_PAUSED,
+	};
+
+	for (size_t i = 0; s != NULL && i < ELEMENTSOF(common); i++)
+		if (strcmp(s, common[i]) == 0)
+			return (char *)common[i];
+	return pack_str(p, s);
+}
+
+/* Runs layout(p, arg) twice; returns the new block (NULL on ENOMEM). */
+static void *
+pack_new(void (*layout)(struct pack *, const void *), const void *arg)
+{
+	struct pack p = { 0 };
+
+	layout(&p, arg);
+	p.base = malloc(p.off > 0 ? p.off : 1);
+	if (p.base == NULL)
+		return NULL;
+	p.off = 0;
+	layout(&p, arg);
+	return p.base;
+}
+
+/* cfg_item with a decoded cfg (labels and annotations dropped: not needed past decode). */
+static void
+cfg_item_layout(struct pack *p, const void *arg)
+{
+	const struct cfg_item *in = arg;
+	const struct vmnetcfg *src = in->cfg;
+	const struct crd_conditions *cs = &src->status.conditions;
+	struct cfg_item *it = pack_take(p, sizeof(*it), 8);
+	struct vmnetcfg *cfg = pack_take(p, sizeof(*cfg), 8);
+	struct crd_condition *conds = pack_mem(p, cs->items, cs->n * sizeof(*cs->items));
+	char **fins = pack_mem(p, src->meta.finalizers, src->meta.n_finalizers * sizeof(char *));
+	struct vmnetcfg_nic *nics = pack_mem(p, src->spec.nics,
+	    src->spec.n_nics * sizeof(*src->spec.nics));
+	struct vmnetcfg_nic_status *st = pack_mem(p, src->status.nics,
+	    src->status.n_nics * sizeof(*src->status.nics));
+	char *ns = pack_str(p, src->meta.namespace), *name = pack_str(p, src->meta.name);
+	char *uid = pack_str(p, src->meta.uid), *rv = pack_str(p, src->meta.resource_version);
+	char *vm_name = pack_str(p, src->spec.vm_name), *owner = pack_str(p, in->owner_uid);
+
+	for (size_t i = 0; i < cs->n; i++) {
+		char *type = pack_intern(p, cs->items[i].type);
+		char *reason = pack_intern(p, cs->items[i].reason);
+		char *message = pack_str(p, cs->items[i].message);
+
+		if (conds != NULL) {
+			conds[i].type = type;
+			conds[i].reason = reason;
+			conds[i].message = message;
+		}
+	}
+	for (size_t i = 0; i < src->meta.n_finalizers; i++) {
+		char *f = pack_intern(p, src->meta.finalizers[i]);
+
+		if (fins != NULL)
+			fins[i] = f;
+	}
+	if (it == NULL)
+		return;
+	*it = *in;
+	*cfg = *src;
+	cfg->meta.namespace = it->ns = ns;
+	cfg->meta.name = it->name = name;
+	cfg->meta.uid = it->uid = uid;
+	cfg->meta.resource_version = it->rv = rv;
+	cfg->meta.labels = cfg->meta.annotations = NULL;
+	cfg->meta.finalizers = fins;
+	cfg->spec.vm_name = vm_name;
+	cfg->spec.nics = nics;
+	cfg->status.nics = st;
+	cfg->status.conditions.items = conds;
+	it->cfg = cfg;
+	it->owner_uid = owner;
+	it->error = NULL;
+}
+
 static void
 cfg_item_free(void *p)
 {
@@ -107,22 +250,21 @@ cfg_item_free(void *p)
 
 	if (it == NULL)
 		return;
-	if (it->cfg == NULL) { /* else ns/name/uid/rv point into cfg->meta */
+	if (it->cfg == NULL) { /* else the item is one block (cfg_item_layout) */
 		free(it->ns);
 		free(it->name);
 		free(it->uid);
 		free(it->rv);
+		free(it->error);
+		free(it->owner_uid);
 	}
-	vmnetcfg_free(it->cfg);
-	free(it->error);
-	free(it->owner_uid);
 	free(it);
 }
 
 static void *
 cfg_transform(void *userdata, json_t *obj)
 {
-	struct cfg_item *it = calloc(1, sizeof(*it));
+	struct cfg_item *it = calloc(1, sizeof(*it)), *packed;
 	struct crd_error err = { 0 };
 	json_t *refs = kind_get(obj, "metadata", "ownerReferences", NULL), *ref;
 	size_t i;
@@ -143,75 +285,94 @@ cfg_transform(void *userdata, json_t *obj)
 		it->name = xstrdup(kube_obj_name(obj));
 		it->uid = xstrdup(kube_obj_uid(obj));
 		it->rv = xstrdup(kube_obj_resource_version(obj));
-	} else {
-		/* 10 000 of these are cached: share the decoded metadata's strings */
-		it->ns = it->cfg->meta.namespace;
-		it->name = it->cfg->meta.name;
-		it->uid = it->cfg->meta.uid;
-		it->rv = it->cfg->meta.resource_version;
-		/* labels and annotations are not needed past this point: drop the json_t */
-		it->cfg->meta.labels = (json_decref(it->cfg->meta.labels), NULL);
-		it->cfg->meta.annotations = (json_decref(it->cfg->meta.annotations), NULL);
-		for (size_t n = 0; n < it->cfg->status.n_nics; n++)
-			if (it->cfg->status.nics[n].state == VMNETCFG_STATE_PENDING)
-				it->pending = true;
+		if (it->ns == NULL || it->name == NULL) {
+			cfg_item_free(it);
+			return NULL;
+		}
+		return it;
 	}
-	if (it->ns == NULL || it->name == NULL) {
-		cfg_item_free(it);
-		return NULL;
+	for (size_t n = 0; n < it->cfg->status.n_nics; n++)
+		if (it->cfg->status.nics[n].state == VMNETCFG_STATE_PENDING)
+			it->pending = true;
+	/* 10 000 of these are cached: one block each */
+	packed = it->cfg->meta.namespace != NULL && it->cfg->meta.name != NULL
+	    ? pack_new(cfg_item_layout, it)
+	    : NULL;
+	vmnetcfg_free(it->cfg);
+	free(it->owner_uid);
+	free(it);
+	return packed;
+}
+
+/* A vm_item with its spec (want), strings and skipped list in one block. */
+static void
+vm_item_layout(struct pack *p, const void *arg)
+{
+	const struct vm_item *in = arg;
+	struct vm_item *it = pack_take(p, sizeof(*it), 8);
+	struct vmnetcfg_nic *nics = pack_mem(p, in->want.nics,
+	    in->want.n_nics * sizeof(*in->want.nics));
+	char **skipped = pack_mem(p, in->skipped, in->n_skipped * sizeof(char *));
+	char *ns = pack_str(p, in->ns), *name = pack_str(p, in->name);
+	char *uid = pack_str(p, in->uid), *vm_name = pack_str(p, in->want.vm_name);
+
+	for (size_t i = 0; i < in->n_skipped; i++) {
+		char *sk = pack_str(p, in->skipped[i]);
+
+		if (skipped != NULL)
+			skipped[i] = sk;
 	}
-	return it;
+	if (it == NULL)
+		return;
+	*it = *in;
+	it->want.nics = nics;
+	it->want.vm_name = vm_name;
+	it->ns = ns;
+	it->name = name;
+	it->uid = uid;
+	it->skipped = skipped;
 }
 
 static void
 vm_item_free(void *p)
 {
-	struct vm_item *it = p;
-
-	if (it == NULL)
-		return;
-	vmnetcfg_spec_clear(&it->want);
-	free(it->ns);
-	free(it->name);
-	free(it->uid);
-	for (size_t i = 0; i < it->n_skipped; i++)
-		free(it->skipped[i]);
-	free(it->skipped);
-	free(it);
+	free(p); /* one block (vm_item_layout) */
 }
 
 static void *
 vm_transform(void *userdata, json_t *obj)
 {
-	struct vm_item *it = calloc(1, sizeof(*it));
+	struct vm_item it = { 0 }, *packed = NULL;
 	struct crd_error err;
 	struct vm_plan plan;
 
-	if (it == NULL)
-		return NULL;
-	if (vm_plan_build(obj, &plan) < 0) {
-		free(it);
+	if (vm_plan_build(obj, &plan) < 0)
 		return NULL; /* no name, namespace or uid: not an object we can own anything for */
-	}
 	/* keep the spec as a struct: a json_t per VM would cost kilobytes at 10 000 VMs */
-	if (vmnetcfg_spec_decode(kind_get(plan.vmnetcfg, "spec", NULL), &it->want, &err) < 0) {
+	if (vmnetcfg_spec_decode(kind_get(plan.vmnetcfg, "spec", NULL), &it.want, &err) < 0) {
 		vm_plan_clear(&plan);
-		free(it);
 		return NULL;
 	}
-	it->ns = xstrdup(kube_obj_namespace(obj));
-	it->name = xstrdup(kube_obj_name(obj));
-	it->uid = xstrdup(kube_obj_uid(obj));
-	it->deleting = kube_obj_is_deleting(obj);
+	/* borrowed from obj until packed */
+	it.ns = (char *)kube_obj_namespace(obj);
+	it.name = (char *)kube_obj_name(obj);
+	it.uid = (char *)kube_obj_uid(obj);
+	it.deleting = kube_obj_is_deleting(obj);
 	if (plan.n_skipped > 0)
-		it->skipped = calloc(plan.n_skipped, sizeof(char *));
-	for (size_t i = 0; it->skipped != NULL && i < plan.n_skipped; i++) {
-		if (asprintf(&it->skipped[it->n_skipped], "%s: %s", plan.skipped[i].nic,
+		it.skipped = calloc(plan.n_skipped, sizeof(char *));
+	for (size_t i = 0; it.skipped != NULL && i < plan.n_skipped; i++) {
+		if (asprintf(&it.skipped[it.n_skipped], "%s: %s", plan.skipped[i].nic,
 			plan.skipped[i].reason) >= 0)
-			it->n_skipped++;
+			it.n_skipped++;
 	}
+	if (plan.n_skipped == 0 || it.skipped != NULL)
+		packed = pack_new(vm_item_layout, &it);
+	for (size_t i = 0; i < it.n_skipped; i++)
+		free(it.skipped[i]);
+	free(it.skipped);
+	vmnetcfg_spec_clear(&it.want);
 	vm_plan_clear(&plan);
-	return it;
+	return packed;
 }
 
 static void
@@ -635,14 +796,16 @@ bool
 ctrl_gate(struct ctrl *c, struct kube_controller *ctl, const char *key)
 {
 	struct ctrl_parked *p;
+	size_t len = strlen(key) + 1;
 
 	if (c->inflight < CTRL_MAX_INFLIGHT)
 		return true;
-	p = calloc(1, sizeof(*p));
+	p = malloc(sizeof(*p) + len);
 	if (p == NULL)
 		return true; /* no memory to wait: go ahead */
+	p->next = NULL;
 	p->ctl = ctl;
-	snprintf(p->key, sizeof(p->key), "%s", key);
+	memcpy(p->key, key, len);
 	if (c->parked_tail == NULL)
 		c->parked_tail = &c->parked;
 	*c->parked_tail = p;
@@ -1050,6 +1213,8 @@ ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *me
 			.ns = defs[i].in_namespace ? c->namespace : NULL,
 			.label_selector = defs[i].label_selector,
 			.resync_usec = opts->resync_usec,
+			/* a page of big objects is decoded at once: small pages keep the peak low */
+			.page_size = CTRL_LIST_PAGE,
 			.transform = defs[i].transform,
 			.destroy = defs[i].destroy,
 			.transform_userdata = c,

@@ -109,13 +109,16 @@ struct pool_rt {
 	struct pool_rt *next;
 };
 
+/* Informer list page size (objects decoded at once while listing). */
+#define CTRL_LIST_PAGE 100
+
 /* At most this many writes in flight; further reconciles wait (backpressure). */
 #define CTRL_MAX_INFLIGHT 32
 
 struct ctrl_parked {
 	struct ctrl_parked *next;
 	struct kube_controller *ctl;
-	char key[KIND_REF_MAX];
+	char key[]; /* thousands wait during a burst: sized to the key */
 };
 
 struct ctrl_opts {

@@ -15,6 +15,7 @@
 
 #include <curl/curl.h>
 #include <event2/event.h>
+#include <openssl/ssl.h>
 
 #include "kube/kube-internal.h"
 
@@ -361,10 +362,20 @@ kube_http_set_timeouts(struct kube_http *h, long request_ms, long connect_ms)
 		h->connect_ms = connect_ms;
 }
 
+/* Idle pooled connections give their TLS read/write buffers (~34 KiB each) back. */
+static CURLcode
+ssl_ctx_cb(CURL *curl, void *ssl_ctx, void *userdata)
+{
+	SSL_CTX_set_mode((SSL_CTX *)ssl_ctx, SSL_MODE_RELEASE_BUFFERS);
+	return CURLE_OK;
+}
+
 static int
 setup_tls(struct kube_http_call *call, struct kube_config *cfg)
 {
 	CURL *e = call->easy;
+
+	curl_easy_setopt(e, CURLOPT_SSL_CTX_FUNCTION, ssl_ctx_cb);
 
 	if (cfg->insecure) {
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
@@ -449,6 +460,14 @@ call_start(struct kube_http_call *call)
 	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
 	curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	/*
+	 * Memory per transfer in flight: request bodies are sent from memory, so the upload
+	 * buffer (64 KiB by default) can be curl's minimum; the answers to writes are one
+	 * object, so a small receive buffer does (lists and watches keep the default).
+	 */
+	curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, 16384L);
+	if (call->body)
+		curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 4096L);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, h->connect_ms);
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
 	    call->timeout_ms ? call->timeout_ms : (call->stream ? 0L : h->request_ms));

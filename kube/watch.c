@@ -144,8 +144,8 @@ kube_watch_framer_feed(struct kube_watch_framer *f, const char *data, size_t len
 		data = nl + 1;
 		len -= n + 1;
 	}
-	/* Give back a big buffer once a huge line is done. */
-	if (f->len == 0 && f->cap > (1u << 20)) {
+	/* Give back a big buffer once a huge line (e.g. a big IPPool status) is done. */
+	if (f->len == 0 && f->cap > (64u << 10)) {
 		free(f->buf);
 		f->buf = NULL;
 		f->cap = 0;
