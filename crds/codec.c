@@ -93,24 +93,29 @@ crd_pattern_match(const char *pattern, const char *s)
 }
 
 static const char *const type_names[] = {
-	[CRD_STRING] = "a string",
-	[CRD_INTEGER] = "an integer",
-	[CRD_BOOLEAN] = "a boolean",
-	[CRD_ARRAY] = "an array",
-	[CRD_OBJECT] = "an object",
-	[CRD_MAP] = "an object",
+    [CRD_STRING] = "a string",
+    [CRD_INTEGER] = "an integer",
+    [CRD_BOOLEAN] = "a boolean",
+    [CRD_ARRAY] = "an array",
+    [CRD_OBJECT] = "an object",
+    [CRD_MAP] = "an object",
 };
 
 static bool
 type_ok(const json_t *v, enum crd_type t)
 {
 	switch (t) {
-	case CRD_STRING: return json_is_string(v);
-	case CRD_INTEGER: return json_is_integer(v);
-	case CRD_BOOLEAN: return json_is_boolean(v);
-	case CRD_ARRAY: return json_is_array(v);
+	case CRD_STRING:
+		return json_is_string(v);
+	case CRD_INTEGER:
+		return json_is_integer(v);
+	case CRD_BOOLEAN:
+		return json_is_boolean(v);
+	case CRD_ARRAY:
+		return json_is_array(v);
 	case CRD_OBJECT:
-	case CRD_MAP: return json_is_object(v);
+	case CRD_MAP:
+		return json_is_object(v);
 	}
 	return false;
 }
@@ -139,8 +144,7 @@ quote(char *out, size_t size, const char *s)
 }
 
 static int
-validate_string(const json_t *v, const char *path, const struct crd_field *f,
-    struct crd_error *err)
+validate_string(const json_t *v, const char *path, const struct crd_field *f, struct crd_error *err)
 {
 	const char *s = json_string_value(v);
 	size_t len = json_string_length(v);
@@ -152,13 +156,13 @@ validate_string(const json_t *v, const char *path, const struct crd_field *f,
 	quote(q, sizeof(q), s);
 	if (strlen(s) != len)
 		return crd_error_set(err, path, "contains a NUL character");
-	if (f->max_length && (long long)len > f->max_length)
-		return crd_error_set(err, path, "%s is longer than %lld characters", q,
-		    f->max_length);
 	if (f->format && strcmp(f->format, "ipv4") == 0 && ipv4_parse(s, &a) < 0)
 		return crd_error_set(err, path, "%s is not an IPv4 address", q);
 	if (f->format && strcmp(f->format, "date-time") == 0 && crd_time_parse(s, &t) < 0)
 		return crd_error_set(err, path, "%s is not an RFC 3339 date-time", q);
+	if (f->max_length && (long long)len > f->max_length)
+		return crd_error_set(
+		    err, path, "%s is longer than %lld characters", q, f->max_length);
 	if (f->enum_values) {
 		bool found = false;
 
@@ -193,8 +197,8 @@ validate_string(const json_t *v, const char *path, const struct crd_field *f,
 }
 
 int
-crd_validate_value(const json_t *v, const char *path, const struct crd_field *f,
-    struct crd_error *err)
+crd_validate_value(
+    const json_t *v, const char *path, const struct crd_field *f, struct crd_error *err)
 {
 	char sub[128];
 	int r;
@@ -208,19 +212,19 @@ crd_validate_value(const json_t *v, const char *path, const struct crd_field *f,
 		long long n = json_integer_value(v);
 
 		if (f->has_minimum && n < f->minimum)
-			return crd_error_set(err, path, "%lld is below the minimum %lld", n,
-			    f->minimum);
+			return crd_error_set(
+			    err, path, "%lld is below the minimum %lld", n, f->minimum);
 		if (f->has_maximum && n > f->maximum)
-			return crd_error_set(err, path, "%lld is above the maximum %lld", n,
-			    f->maximum);
+			return crd_error_set(
+			    err, path, "%lld is above the maximum %lld", n, f->maximum);
 		return 0;
 	}
 	case CRD_ARRAY: {
 		size_t n = json_array_size(v);
 
 		if (f->max_items && (long long)n > f->max_items)
-			return crd_error_set(err, path, "at most %lld items (got %zu)",
-			    f->max_items, n);
+			return crd_error_set(
+			    err, path, "at most %lld items (got %zu)", f->max_items, n);
 		if (f->items && f->items->type != CRD_OBJECT)
 			for (size_t i = 0; i < n; i++) {
 				crd_path_index(sub, sizeof(sub), path, i);
@@ -236,7 +240,8 @@ crd_validate_value(const json_t *v, const char *path, const struct crd_field *f,
 
 		if (!f->items)
 			return 0;
-		json_object_foreach((json_t *)v, k, x) {
+		json_object_foreach((json_t *)v, k, x)
+		{
 			snprintf(sub, sizeof(sub), "%s[%s]", path, k);
 			r = crd_validate_value(x, sub, f->items, err);
 			if (r < 0)
@@ -259,8 +264,8 @@ find_field(const struct crd_field *fields, const char *key)
 }
 
 int
-crd_decode_object(const json_t *obj, const char *path, const struct crd_field *fields,
-    bool strict, void *ctx, struct crd_error *err)
+crd_decode_object(const json_t *obj, const char *path, const struct crd_field *fields, bool strict,
+    void *ctx, struct crd_error *err)
 {
 	char sub[128];
 	const char *k;
@@ -270,7 +275,8 @@ crd_decode_object(const json_t *obj, const char *path, const struct crd_field *f
 	if (!json_is_object(obj))
 		return crd_error_set(err, path[0] ? path : "(root)", "must be an object");
 	if (strict)
-		json_object_foreach((json_t *)obj, k, v) {
+		json_object_foreach((json_t *)obj, k, v)
+		{
 			if (!find_field(fields, k)) {
 				crd_path_key(sub, sizeof(sub), path, k);
 				return crd_error_set(err, sub, "unknown field");

@@ -33,14 +33,14 @@ int
 crd_time_parse(const char *s, time_t *ret)
 {
 	int y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0;
-	struct tm tm = { 0 };
+	struct tm tm = {0};
 	const char *p;
 	time_t t;
 
-	if (strlen(s) < 20 || digits(s, 4, &y) < 0 || s[4] != '-' ||
-	    digits(s + 5, 2, &mo) < 0 || s[7] != '-' || digits(s + 8, 2, &d) < 0 ||
-	    (s[10] != 'T' && s[10] != 't') || digits(s + 11, 2, &h) < 0 || s[13] != ':' ||
-	    digits(s + 14, 2, &mi) < 0 || s[16] != ':' || digits(s + 17, 2, &sec) < 0)
+	if (strlen(s) < 20 || digits(s, 4, &y) < 0 || s[4] != '-' || digits(s + 5, 2, &mo) < 0 ||
+	    s[7] != '-' || digits(s + 8, 2, &d) < 0 || (s[10] != 'T' && s[10] != 't') ||
+	    digits(s + 11, 2, &h) < 0 || s[13] != ':' || digits(s + 14, 2, &mi) < 0 ||
+	    s[16] != ':' || digits(s + 17, 2, &sec) < 0)
 		return -EINVAL;
 	p = s + 19;
 	if (*p == '.') {
@@ -61,8 +61,7 @@ crd_time_parse(const char *s, time_t *ret)
 	} else {
 		return -EINVAL;
 	}
-	if (*p != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
-	    sec > 60)
+	if (*p != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
 		return -EINVAL;
 	tm.tm_year = y - 1900;
 	tm.tm_mon = mo - 1;
@@ -124,6 +123,15 @@ crd_network_name_canonicalize(const char *s, char out[CRD_NETWORK_NAME_MAX + 1])
 	return 0;
 }
 
+const char *
+crd_network_name_spec_form(const char *canonical)
+{
+	if (strlen(canonical) > CRD_NETWORK_NAME_INPUT_MAX &&
+	    strncmp(canonical, "default/", 8) == 0)
+		return canonical + 8;
+	return canonical;
+}
+
 /* --- metadata ----------------------------------------------------------------------- */
 
 static int
@@ -168,9 +176,8 @@ meta_map(const json_t *md, const char *key, json_t **dst, struct crd_error *err)
 	snprintf(path, sizeof(path), "metadata.%s", key);
 	if (!json_is_object(v))
 		return crd_error_set(err, path, "must be an object");
-	json_object_foreach(v, k, x)
-		if (!json_is_string(x))
-			return crd_error_set(err, path, "value of \"%s\" must be a string", k);
+	json_object_foreach(v, k, x) if (!json_is_string(x)) return crd_error_set(
+	    err, path, "value of \"%s\" must be a string", k);
 	*dst = json_deep_copy(v);
 	return *dst ? 0 : -ENOMEM;
 }
@@ -260,11 +267,11 @@ crd_meta_encode(const struct crd_meta *meta)
 	if (meta->generation)
 		r |= json_object_set_new(o, "generation", json_integer(meta->generation));
 	if (meta->creation_timestamp)
-		r |= json_object_set_new(o, "creationTimestamp",
-		    time_json(meta->creation_timestamp));
+		r |= json_object_set_new(
+		    o, "creationTimestamp", time_json(meta->creation_timestamp));
 	if (meta->deletion_timestamp)
-		r |= json_object_set_new(o, "deletionTimestamp",
-		    time_json(meta->deletion_timestamp));
+		r |= json_object_set_new(
+		    o, "deletionTimestamp", time_json(meta->deletion_timestamp));
 	if (meta->labels)
 		r |= json_object_set_new(o, "labels", json_deep_copy(meta->labels));
 	if (meta->annotations)
@@ -301,9 +308,9 @@ crd_meta_clear(struct crd_meta *meta)
 /* --- conditions --------------------------------------------------------------------- */
 
 static const char *const cond_status_names[] = {
-	[CRD_COND_UNKNOWN] = "Unknown",
-	[CRD_COND_TRUE] = "True",
-	[CRD_COND_FALSE] = "False",
+    [CRD_COND_UNKNOWN] = "Unknown",
+    [CRD_COND_TRUE] = "True",
+    [CRD_COND_FALSE] = "False",
 };
 
 const char *
@@ -330,8 +337,8 @@ str_eq(const char *a, const char *b)
 }
 
 int
-crd_conditions_set(struct crd_conditions *conds, const char *type,
-    enum crd_cond_status status, const char *reason, const char *message, time_t now)
+crd_conditions_set(struct crd_conditions *conds, const char *type, enum crd_cond_status status,
+    const char *reason, const char *message, time_t now)
 {
 	struct crd_condition *c = (struct crd_condition *)crd_conditions_get(conds, type);
 	char *nr = NULL, *nm = NULL;
@@ -344,8 +351,8 @@ crd_conditions_set(struct crd_conditions *conds, const char *type,
 	if (r < 0)
 		goto fail;
 	if (!c) {
-		struct crd_condition *items = realloc(conds->items,
-		    (conds->n + 1) * sizeof(*items));
+		struct crd_condition *items =
+		    realloc(conds->items, (conds->n + 1) * sizeof(*items));
 		char *t;
 
 		if (!items)
@@ -355,8 +362,8 @@ crd_conditions_set(struct crd_conditions *conds, const char *type,
 		if (!t)
 			goto nomem;
 		c = &conds->items[conds->n++];
-		*c = (struct crd_condition){ .type = t, .status = status,
-			.last_transition_time = now };
+		*c = (struct crd_condition){
+		    .type = t, .status = status, .last_transition_time = now};
 	} else if (c->status != status) {
 		c->status = status;
 		c->last_transition_time = now;
@@ -492,31 +499,33 @@ dec_cond_update(const json_t *v, const char *path, void *ctx, struct crd_error *
 static int
 dec_cond_transition(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 {
-	return dec_cond_time(v, path, &((struct crd_condition *)ctx)->last_transition_time,
-	    err);
+	return dec_cond_time(v, path, &((struct crd_condition *)ctx)->last_transition_time, err);
 }
 
-static const char *const cond_status_enum[] = { "True", "False", "Unknown", NULL };
+static const char *const cond_status_enum[] = {"True", "False", "Unknown", NULL};
 
 static const struct crd_field condition_children[] = {
-	{ .key = "type", .type = CRD_STRING, .required = true, .decode = dec_cond_type },
-	{ .key = "status", .type = CRD_STRING, .required = true,
-	  .enum_values = cond_status_enum, .decode = dec_cond_status },
-	{ .key = "reason", .type = CRD_STRING, .decode = dec_cond_reason },
-	{ .key = "message", .type = CRD_STRING, .decode = dec_cond_message },
-	{ .key = "lastUpdateTime", .type = CRD_STRING, .decode = dec_cond_update },
-	{ .key = "lastTransitionTime", .type = CRD_STRING, .decode = dec_cond_transition },
-	{ .key = NULL },
+    {.key = "type", .type = CRD_STRING, .required = true, .decode = dec_cond_type},
+    {.key = "status",
+	.type = CRD_STRING,
+	.required = true,
+	.enum_values = cond_status_enum,
+	.decode = dec_cond_status},
+    {.key = "reason", .type = CRD_STRING, .decode = dec_cond_reason},
+    {.key = "message", .type = CRD_STRING, .decode = dec_cond_message},
+    {.key = "lastUpdateTime", .type = CRD_STRING, .decode = dec_cond_update},
+    {.key = "lastTransitionTime", .type = CRD_STRING, .decode = dec_cond_transition},
+    {.key = NULL},
 };
 
 const struct crd_field crd_condition_item = {
-	.type = CRD_OBJECT,
-	.children = condition_children,
+    .type = CRD_OBJECT,
+    .children = condition_children,
 };
 
 int
-crd_conditions_decode(const json_t *array, const char *path, struct crd_conditions *conds,
-    struct crd_error *err)
+crd_conditions_decode(
+    const json_t *array, const char *path, struct crd_conditions *conds, struct crd_error *err)
 {
 	size_t n;
 	char sub[128];
@@ -537,8 +546,8 @@ crd_conditions_decode(const json_t *array, const char *path, struct crd_conditio
 		struct crd_condition *c = &conds->items[conds->n];
 
 		crd_path_index(sub, sizeof(sub), path, i);
-		r = crd_decode_object(json_array_get(array, i), sub, condition_children, false,
-		    c, err);
+		r = crd_decode_object(
+		    json_array_get(array, i), sub, condition_children, false, c, err);
 		conds->n++;
 		if (r == 0) {
 			for (size_t j = 0; j + 1 < conds->n; j++)
@@ -571,16 +580,16 @@ crd_conditions_encode(const struct crd_conditions *conds)
 		if (!o)
 			goto fail;
 		r |= json_object_set_new(o, "type", json_string(c->type));
-		r |= json_object_set_new(o, "status",
-		    json_string(crd_cond_status_string(c->status)));
+		r |= json_object_set_new(
+		    o, "status", json_string(crd_cond_status_string(c->status)));
 		r |= set_str(o, "reason", c->reason);
 		r |= set_str(o, "message", c->message);
 		if (c->last_update_time)
-			r |= json_object_set_new(o, "lastUpdateTime",
-			    time_json(c->last_update_time));
+			r |= json_object_set_new(
+			    o, "lastUpdateTime", time_json(c->last_update_time));
 		if (c->last_transition_time)
-			r |= json_object_set_new(o, "lastTransitionTime",
-			    time_json(c->last_transition_time));
+			r |= json_object_set_new(
+			    o, "lastTransitionTime", time_json(c->last_transition_time));
 		if (json_array_append_new(a, o) < 0 || r)
 			goto fail;
 	}

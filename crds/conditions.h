@@ -34,7 +34,7 @@ struct crd_error {
 
 /* Fill err (may be NULL) with path and message "path: <fmt…>". Returns -EINVAL. */
 int crd_error_set(struct crd_error *err, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* The subset of metadata the controller and the agent use. */
 struct crd_meta {
@@ -45,9 +45,9 @@ struct crd_meta {
 	long long generation;
 	time_t creation_timestamp;
 	time_t deletion_timestamp; /* 0 when not being deleted */
-	json_t *labels;            /* new reference (object) or NULL */
-	json_t *annotations;       /* new reference (object) or NULL */
-	char **finalizers;         /* n_finalizers owned strings */
+	json_t *labels;		   /* new reference (object) or NULL */
+	json_t *annotations;	   /* new reference (object) or NULL */
+	char **finalizers;	   /* n_finalizers owned strings */
 	size_t n_finalizers;
 };
 
@@ -92,8 +92,8 @@ struct crd_conditions {
 #define VMNETCFG_COND_IN_SYNCED "InSynced"
 
 /* Borrowed pointer to the condition of that type, or NULL. */
-const struct crd_condition *crd_conditions_get(const struct crd_conditions *conds,
-    const char *type);
+const struct crd_condition *crd_conditions_get(
+    const struct crd_conditions *conds, const char *type);
 
 /*
  * Set (add or update) the condition `type` (reason, message borrowed, may be NULL).
@@ -101,12 +101,12 @@ const struct crd_condition *crd_conditions_get(const struct crd_conditions *cond
  * Otherwise lastUpdateTime = now, and lastTransitionTime = now only when the status
  * changes (or the condition is new); returns 1. Returns -ENOMEM on failure.
  */
-int crd_conditions_set(struct crd_conditions *conds, const char *type,
-    enum crd_cond_status status, const char *reason, const char *message, time_t now);
+int crd_conditions_set(struct crd_conditions *conds, const char *type, enum crd_cond_status status,
+    const char *reason, const char *message, time_t now);
 
 /* "status.conditions" array (borrowed, may be NULL) -> *conds. path names errors. */
-int crd_conditions_decode(const json_t *array, const char *path, struct crd_conditions *conds,
-    struct crd_error *err);
+int crd_conditions_decode(
+    const json_t *array, const char *path, struct crd_conditions *conds, struct crd_error *err);
 /* New reference: JSON array. */
 json_t *crd_conditions_encode(const struct crd_conditions *conds);
 /* New deep copy into *dst (zeroed first). 0 or -ENOMEM. */
@@ -126,5 +126,11 @@ void crd_time_format(time_t t, char out[21]);
 #define CRD_NETWORK_NAME_INPUT_MAX 64
 #define CRD_NETWORK_NAME_MAX (CRD_NETWORK_NAME_INPUT_MAX + 8) /* "default/" + 64 */
 int crd_network_name_canonicalize(const char *s, char out[CRD_NETWORK_NAME_MAX + 1]);
+/*
+ * The form to write back into a spec (borrowed pointer into canonical): the canonical
+ * form, or the bare name when "default/<name>" would exceed the 64 characters the schema
+ * allows.
+ */
+const char *crd_network_name_spec_form(const char *canonical);
 
 #endif

@@ -37,34 +37,33 @@ enum crd_type {
 /* Route destination: prefix 0..32. */
 #define CRD_PATTERN_ROUTE_CIDR "^" CRD_RE_IPV4 "/([0-9]|[12][0-9]|3[0-2])$"
 /* aa:bb:cc:dd:ee:ff, aa-bb-cc-dd-ee-ff (any case) or aabb.ccdd.eeff */
-#define CRD_PATTERN_MAC                                                             \
-	"^(([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}|([0-9A-Fa-f]{2}-){5}[0-9A-Fa-f]{2}|" \
+#define CRD_PATTERN_MAC                                                                            \
+	"^(([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}|([0-9A-Fa-f]{2}-){5}[0-9A-Fa-f]{2}|"                 \
 	"([0-9A-Fa-f]{4}\\.){2}[0-9A-Fa-f]{4})$"
 /* DNS label / name (RFC 1123; '_' tolerated, trailing dot allowed). */
 #define CRD_RE_LABEL "[A-Za-z0-9_]([-A-Za-z0-9_]{0,61}[A-Za-z0-9_])?"
 #define CRD_PATTERN_DOMAIN "^" CRD_RE_LABEL "(\\." CRD_RE_LABEL ")*\\.?$"
 /* NTP server: an IPv4 address, or a host name whose last label is not all digits. */
-#define CRD_PATTERN_NTP                                                    \
-	"^(" CRD_RE_IPV4 "|(" CRD_RE_LABEL "\\.)*[0-9]*[A-Za-z_]([-A-Za-z0-9_]{0,61}" \
+#define CRD_PATTERN_NTP                                                                            \
+	"^(" CRD_RE_IPV4 "|(" CRD_RE_LABEL "\\.)*[0-9]*[A-Za-z_]([-A-Za-z0-9_]{0,61}"              \
 	"[A-Za-z0-9_])?\\.?)$"
 /* networkName: "namespace/name" or "name" (Kubernetes object names). */
-#define CRD_PATTERN_NETWORK_NAME \
-	"^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
+#define CRD_PATTERN_NETWORK_NAME "^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
 
 struct crd_field {
-	const char *key;     /* property name; NULL ends a table */
+	const char *key; /* property name; NULL ends a table */
 	enum crd_type type;
 	bool required;
-	bool immutable;      /* schema: x-kubernetes-validations rule self == oldSelf */
-	bool strict;         /* objects: unknown properties are an error */
-	const char *format;  /* strings: "ipv4", "date-time" or NULL */
-	const char *pattern; /* strings: CRD_PATTERN_* or NULL */
+	bool immutable;			/* schema: x-kubernetes-validations rule self == oldSelf */
+	bool strict;			/* objects: unknown properties are an error */
+	const char *format;		/* strings: "ipv4", "date-time" or NULL */
+	const char *pattern;		/* strings: CRD_PATTERN_* or NULL */
 	const char *const *enum_values; /* strings: NULL-terminated allowed values, or NULL */
-	long long max_length; /* strings: 0 = none */
+	long long max_length;		/* strings: 0 = none */
 	bool has_minimum, has_maximum, has_default;
 	long long minimum, maximum, dflt; /* integers */
-	long long max_items;              /* arrays: 0 = none */
-	const struct crd_field *items;    /* arrays, maps: the element's description */
+	long long max_items;		  /* arrays: 0 = none */
+	const struct crd_field *items;	  /* arrays, maps: the element's description */
 	const struct crd_field *children; /* objects: properties (NULL = not described) */
 	/*
 	 * Store the (already validated) value v into ctx. path is the field's own path.
@@ -87,8 +86,8 @@ extern const struct crd_field crd_condition_item;
 int crd_decode_object(const json_t *obj, const char *path, const struct crd_field *fields,
     bool strict, void *ctx, struct crd_error *err);
 /* Validate one value against f (type, format, pattern, limits, items; not children). */
-int crd_validate_value(const json_t *v, const char *path, const struct crd_field *f,
-    struct crd_error *err);
+int crd_validate_value(
+    const json_t *v, const char *path, const struct crd_field *f, struct crd_error *err);
 /* Whole-string match of a CRD_PATTERN_* (compiled once and cached). 1, 0, or -ENOMEM. */
 int crd_pattern_match(const char *pattern, const char *s);
 

@@ -44,8 +44,8 @@ dec_cidr(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 	struct ippool_spec *s = ctx;
 
 	if (ipv4_cidr_parse(json_string_value(v), &s->cidr_addr, &s->prefix) < 0)
-		return crd_error_set(err, path, "\"%.40s\" is not an IPv4 CIDR",
-		    json_string_value(v));
+		return crd_error_set(
+		    err, path, "\"%.40s\" is not an IPv4 CIDR", json_string_value(v));
 	return 0;
 }
 
@@ -162,11 +162,11 @@ dec_route_dest(const json_t *v, const char *path, void *ctx, struct crd_error *e
 	struct ippool_route *rt = ctx;
 
 	if (ipv4_cidr_parse(json_string_value(v), &rt->destination, &rt->prefix) < 0)
-		return crd_error_set(err, path, "\"%.40s\" is not an IPv4 CIDR",
-		    json_string_value(v));
+		return crd_error_set(
+		    err, path, "\"%.40s\" is not an IPv4 CIDR", json_string_value(v));
 	if (rt->destination & ~ipv4_prefix_mask(rt->prefix))
-		return crd_error_set(err, path, "\"%.40s\" has host bits set",
-		    json_string_value(v));
+		return crd_error_set(
+		    err, path, "\"%.40s\" has host bits set", json_string_value(v));
 	return 0;
 }
 
@@ -177,15 +177,23 @@ dec_route_gw(const json_t *v, const char *path, void *ctx, struct crd_error *err
 }
 
 static const struct crd_field route_children[] = {
-	{ .key = "destination", .type = CRD_STRING, .required = true,
-	  .pattern = CRD_PATTERN_ROUTE_CIDR, .decode = dec_route_dest },
-	{ .key = "gateway", .type = CRD_STRING, .required = true, .format = "ipv4",
-	  .decode = dec_route_gw },
-	{ .key = NULL },
+    {.key = "destination",
+	.type = CRD_STRING,
+	.required = true,
+	.pattern = CRD_PATTERN_ROUTE_CIDR,
+	.decode = dec_route_dest},
+    {.key = "gateway",
+	.type = CRD_STRING,
+	.required = true,
+	.format = "ipv4",
+	.decode = dec_route_gw},
+    {.key = NULL},
 };
 
 static const struct crd_field route_item = {
-	.type = CRD_OBJECT, .strict = true, .children = route_children,
+    .type = CRD_OBJECT,
+    .strict = true,
+    .children = route_children,
 };
 
 static int
@@ -203,8 +211,8 @@ dec_routes(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		crd_path_index(sub, sizeof(sub), path, i);
-		r = crd_decode_object(json_array_get(v, i), sub, route_children, true,
-		    &s->routes[i], err);
+		r = crd_decode_object(
+		    json_array_get(v, i), sub, route_children, true, &s->routes[i], err);
 		if (r < 0)
 			return r;
 		s->n_routes++;
@@ -212,59 +220,114 @@ dec_routes(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 	return 0;
 }
 
-static const struct crd_field ipv4_item = { .type = CRD_STRING, .format = "ipv4" };
+static const struct crd_field ipv4_item = {.type = CRD_STRING, .format = "ipv4"};
 static const struct crd_field domain_item = {
-	.type = CRD_STRING, .pattern = CRD_PATTERN_DOMAIN, .max_length = 253,
+    .type = CRD_STRING,
+    .pattern = CRD_PATTERN_DOMAIN,
+    .max_length = 253,
 };
 static const struct crd_field ntp_item = {
-	.type = CRD_STRING, .pattern = CRD_PATTERN_NTP, .max_length = IPPOOL_NTP_LEN_MAX,
+    .type = CRD_STRING,
+    .pattern = CRD_PATTERN_NTP,
+    .max_length = IPPOOL_NTP_LEN_MAX,
 };
 
 static const struct crd_field pool_children[] = {
-	{ .key = "start", .type = CRD_STRING, .required = true, .format = "ipv4",
-	  .decode = dec_start },
-	{ .key = "end", .type = CRD_STRING, .required = true, .format = "ipv4",
-	  .decode = dec_end },
-	{ .key = "exclude", .type = CRD_ARRAY, .items = &ipv4_item,
-	  .max_items = IPPOOL_EXCLUDE_MAX, .decode = dec_exclude },
-	{ .key = NULL },
+    {.key = "start", .type = CRD_STRING, .required = true, .format = "ipv4", .decode = dec_start},
+    {.key = "end", .type = CRD_STRING, .required = true, .format = "ipv4", .decode = dec_end},
+    {.key = "exclude",
+	.type = CRD_ARRAY,
+	.items = &ipv4_item,
+	.max_items = IPPOOL_EXCLUDE_MAX,
+	.decode = dec_exclude},
+    {.key = NULL},
 };
 
 static const struct crd_field ipv4_config_children[] = {
-	{ .key = "serverIP", .type = CRD_STRING, .required = true, .immutable = true,
-	  .format = "ipv4", .decode = dec_server_ip },
-	{ .key = "cidr", .type = CRD_STRING, .required = true, .immutable = true,
-	  .pattern = CRD_PATTERN_CIDR, .decode = dec_cidr },
-	{ .key = "pool", .type = CRD_OBJECT, .required = true, .strict = true,
-	  .children = pool_children },
-	{ .key = "router", .type = CRD_STRING, .immutable = true, .format = "ipv4",
-	  .decode = dec_router },
-	{ .key = "dns", .type = CRD_ARRAY, .items = &ipv4_item, .max_items = IPPOOL_DNS_MAX,
-	  .decode = dec_dns },
-	{ .key = "domainName", .type = CRD_STRING, .pattern = CRD_PATTERN_DOMAIN,
-	  .max_length = 253, .decode = dec_domain_name },
-	{ .key = "domainSearch", .type = CRD_ARRAY, .items = &domain_item,
-	  .max_items = IPPOOL_DOMAIN_SEARCH_MAX, .decode = dec_domain_search },
-	{ .key = "ntp", .type = CRD_ARRAY, .items = &ntp_item, .max_items = IPPOOL_NTP_MAX,
-	  .decode = dec_ntp },
-	{ .key = "leaseTime", .type = CRD_INTEGER, .has_minimum = true,
-	  .minimum = IPPOOL_LEASE_TIME_MIN, .has_maximum = true, .maximum = UINT32_MAX,
-	  .has_default = true, .dflt = IPPOOL_LEASE_TIME_DEFAULT, .decode = dec_lease_time },
-	{ .key = "mtu", .type = CRD_INTEGER, .has_minimum = true, .minimum = IPPOOL_MTU_MIN,
-	  .has_maximum = true, .maximum = IPPOOL_MTU_MAX, .decode = dec_mtu },
-	{ .key = "routes", .type = CRD_ARRAY, .items = &route_item,
-	  .max_items = IPPOOL_ROUTES_MAX, .decode = dec_routes },
-	{ .key = NULL },
+    {.key = "serverIP",
+	.type = CRD_STRING,
+	.required = true,
+	.immutable = true,
+	.format = "ipv4",
+	.max_length = 15,
+	.decode = dec_server_ip},
+    {.key = "cidr",
+	.type = CRD_STRING,
+	.required = true,
+	.immutable = true,
+	.pattern = CRD_PATTERN_CIDR,
+	.max_length = 18,
+	.decode = dec_cidr},
+    {.key = "pool",
+	.type = CRD_OBJECT,
+	.required = true,
+	.strict = true,
+	.children = pool_children},
+    {.key = "router",
+	.type = CRD_STRING,
+	.immutable = true,
+	.format = "ipv4",
+	.max_length = 15,
+	.decode = dec_router},
+    {.key = "dns",
+	.type = CRD_ARRAY,
+	.items = &ipv4_item,
+	.max_items = IPPOOL_DNS_MAX,
+	.decode = dec_dns},
+    {.key = "domainName",
+	.type = CRD_STRING,
+	.pattern = CRD_PATTERN_DOMAIN,
+	.max_length = 253,
+	.decode = dec_domain_name},
+    {.key = "domainSearch",
+	.type = CRD_ARRAY,
+	.items = &domain_item,
+	.max_items = IPPOOL_DOMAIN_SEARCH_MAX,
+	.decode = dec_domain_search},
+    {.key = "ntp",
+	.type = CRD_ARRAY,
+	.items = &ntp_item,
+	.max_items = IPPOOL_NTP_MAX,
+	.decode = dec_ntp},
+    {.key = "leaseTime",
+	.type = CRD_INTEGER,
+	.has_minimum = true,
+	.minimum = IPPOOL_LEASE_TIME_MIN,
+	.has_maximum = true,
+	.maximum = UINT32_MAX,
+	.has_default = true,
+	.dflt = IPPOOL_LEASE_TIME_DEFAULT,
+	.decode = dec_lease_time},
+    {.key = "mtu",
+	.type = CRD_INTEGER,
+	.has_minimum = true,
+	.minimum = IPPOOL_MTU_MIN,
+	.has_maximum = true,
+	.maximum = IPPOOL_MTU_MAX,
+	.decode = dec_mtu},
+    {.key = "routes",
+	.type = CRD_ARRAY,
+	.items = &route_item,
+	.max_items = IPPOOL_ROUTES_MAX,
+	.decode = dec_routes},
+    {.key = NULL},
 };
 
 static const struct crd_field spec_children[] = {
-	{ .key = "networkName", .type = CRD_STRING, .required = true, .immutable = true,
-	  .max_length = CRD_NETWORK_NAME_INPUT_MAX, .pattern = CRD_PATTERN_NETWORK_NAME,
-	  .decode = dec_network_name },
-	{ .key = "paused", .type = CRD_BOOLEAN, .decode = dec_paused },
-	{ .key = "ipv4Config", .type = CRD_OBJECT, .required = true, .strict = true,
-	  .children = ipv4_config_children },
-	{ .key = NULL },
+    {.key = "networkName",
+	.type = CRD_STRING,
+	.required = true,
+	.immutable = true,
+	.max_length = CRD_NETWORK_NAME_INPUT_MAX,
+	.pattern = CRD_PATTERN_NETWORK_NAME,
+	.decode = dec_network_name},
+    {.key = "paused", .type = CRD_BOOLEAN, .decode = dec_paused},
+    {.key = "ipv4Config",
+	.type = CRD_OBJECT,
+	.required = true,
+	.strict = true,
+	.children = ipv4_config_children},
+    {.key = NULL},
 };
 
 /* --- decode hooks: status (ctx: struct ippool_status) -------------------------------- */
@@ -291,7 +354,8 @@ dec_allocated(const json_t *v, const char *path, void *ctx, struct crd_error *er
 	st->allocated = calloc(n, sizeof(*st->allocated));
 	if (!st->allocated)
 		return -ENOMEM;
-	json_object_foreach((json_t *)v, k, x) {
+	json_object_foreach((json_t *)v, k, x)
+	{
 		struct ippool_alloc *a = &st->allocated[i];
 		const char *val = json_string_value(x);
 
@@ -305,8 +369,8 @@ dec_allocated(const json_t *v, const char *path, void *ctx, struct crd_error *er
 		else if (mac_parse(val, a->mac) == 0)
 			a->kind = IPPOOL_ALLOC_MAC;
 		else
-			return crd_error_set(err, sub,
-			    "\"%.40s\" is not a MAC address, EXCLUDED or RESERVED", val);
+			return crd_error_set(
+			    err, sub, "\"%.40s\" is not a MAC address, EXCLUDED or RESERVED", val);
 		i++;
 	}
 	st->n_allocated = i;
@@ -328,14 +392,13 @@ dec_available(const json_t *v, const char *path, void *ctx, struct crd_error *er
 	return 0;
 }
 
-static const struct crd_field mac_value_item = { .type = CRD_STRING };
+static const struct crd_field mac_value_item = {.type = CRD_STRING};
 
 static const struct crd_field ipv4_status_children[] = {
-	{ .key = "allocated", .type = CRD_MAP, .items = &mac_value_item,
-	  .decode = dec_allocated },
-	{ .key = "used", .type = CRD_INTEGER, .required = true, .decode = dec_used },
-	{ .key = "available", .type = CRD_INTEGER, .required = true, .decode = dec_available },
-	{ .key = NULL },
+    {.key = "allocated", .type = CRD_MAP, .items = &mac_value_item, .decode = dec_allocated},
+    {.key = "used", .type = CRD_INTEGER, .required = true, .decode = dec_used},
+    {.key = "available", .type = CRD_INTEGER, .required = true, .decode = dec_available},
+    {.key = NULL},
 };
 
 static int
@@ -347,15 +410,14 @@ dec_ipv4_status(const json_t *v, const char *path, void *ctx, struct crd_error *
 	return crd_decode_object(v, path, ipv4_status_children, false, st, err);
 }
 
-#define POD_REF_HOOK(fn, member)                                                   \
-	static int fn(const json_t *v, const char *path, void *ctx,              \
-	    struct crd_error *err)                                                  \
-	{                                                                           \
-		struct ippool_status *st = ctx;                                     \
-		int r = 0;                                                          \
-		free(st->agent_pod_ref.member);                                     \
-		st->agent_pod_ref.member = crd_strdup(json_string_value(v), &r);    \
-		return r;                                                           \
+#define POD_REF_HOOK(fn, member)                                                                   \
+	static int fn(const json_t *v, const char *path, void *ctx, struct crd_error *err)         \
+	{                                                                                          \
+		struct ippool_status *st = ctx;                                                    \
+		int r = 0;                                                                         \
+		free(st->agent_pod_ref.member);                                                    \
+		st->agent_pod_ref.member = crd_strdup(json_string_value(v), &r);                   \
+		return r;                                                                          \
 	}
 POD_REF_HOOK(dec_pod_ns, namespace)
 POD_REF_HOOK(dec_pod_name, name)
@@ -363,11 +425,11 @@ POD_REF_HOOK(dec_pod_image, image)
 POD_REF_HOOK(dec_pod_uid, uid)
 
 static const struct crd_field pod_ref_children[] = {
-	{ .key = "namespace", .type = CRD_STRING, .decode = dec_pod_ns },
-	{ .key = "name", .type = CRD_STRING, .decode = dec_pod_name },
-	{ .key = "image", .type = CRD_STRING, .decode = dec_pod_image },
-	{ .key = "uid", .type = CRD_STRING, .decode = dec_pod_uid },
-	{ .key = NULL },
+    {.key = "namespace", .type = CRD_STRING, .decode = dec_pod_ns},
+    {.key = "name", .type = CRD_STRING, .decode = dec_pod_name},
+    {.key = "image", .type = CRD_STRING, .decode = dec_pod_image},
+    {.key = "uid", .type = CRD_STRING, .decode = dec_pod_uid},
+    {.key = NULL},
 };
 
 static int
@@ -394,15 +456,17 @@ dec_conditions(const json_t *v, const char *path, void *ctx, struct crd_error *e
 }
 
 static const struct crd_field status_children[] = {
-	{ .key = "ipv4", .type = CRD_OBJECT, .children = ipv4_status_children,
-	  .decode = dec_ipv4_status },
-	{ .key = "agentPodRef", .type = CRD_OBJECT, .children = pod_ref_children,
-	  .decode = dec_pod_ref },
-	{ .key = "lastUpdate", .type = CRD_STRING, .format = "date-time",
-	  .decode = dec_last_update },
-	{ .key = "conditions", .type = CRD_ARRAY, .items = &crd_condition_item,
-	  .decode = dec_conditions },
-	{ .key = NULL },
+    {.key = "ipv4",
+	.type = CRD_OBJECT,
+	.children = ipv4_status_children,
+	.decode = dec_ipv4_status},
+    {.key = "agentPodRef", .type = CRD_OBJECT, .children = pod_ref_children, .decode = dec_pod_ref},
+    {.key = "lastUpdate", .type = CRD_STRING, .format = "date-time", .decode = dec_last_update},
+    {.key = "conditions",
+	.type = CRD_ARRAY,
+	.items = &crd_condition_item,
+	.decode = dec_conditions},
+    {.key = NULL},
 };
 
 /* --- root (ctx: struct ippool) ------------------------------------------------------- */
@@ -411,8 +475,8 @@ static int
 dec_api_version(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 {
 	if (strcmp(json_string_value(v), CRD_API_VERSION) != 0)
-		return crd_error_set(err, path, "\"%.60s\" is not " CRD_API_VERSION,
-		    json_string_value(v));
+		return crd_error_set(
+		    err, path, "\"%.60s\" is not " CRD_API_VERSION, json_string_value(v));
 	return 0;
 }
 
@@ -420,8 +484,8 @@ static int
 dec_kind(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 {
 	if (strcmp(json_string_value(v), IPPOOL_KIND) != 0)
-		return crd_error_set(err, path, "\"%.60s\" is not " IPPOOL_KIND,
-		    json_string_value(v));
+		return crd_error_set(
+		    err, path, "\"%.60s\" is not " IPPOOL_KIND, json_string_value(v));
 	return 0;
 }
 
@@ -446,19 +510,22 @@ dec_spec(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 static int
 dec_status(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 {
-	return crd_decode_object(v, path, status_children, false,
-	    &((struct ippool *)ctx)->status, err);
+	return crd_decode_object(
+	    v, path, status_children, false, &((struct ippool *)ctx)->status, err);
 }
 
 const struct crd_field ippool_fields[] = {
-	{ .key = "apiVersion", .type = CRD_STRING, .decode = dec_api_version },
-	{ .key = "kind", .type = CRD_STRING, .decode = dec_kind },
-	{ .key = "metadata", .type = CRD_OBJECT, .decode = dec_metadata },
-	{ .key = "spec", .type = CRD_OBJECT, .required = true, .strict = true,
-	  .children = spec_children, .decode = dec_spec },
-	{ .key = "status", .type = CRD_OBJECT, .children = status_children,
-	  .decode = dec_status },
-	{ .key = NULL },
+    {.key = "apiVersion", .type = CRD_STRING, .decode = dec_api_version},
+    {.key = "kind", .type = CRD_STRING, .decode = dec_kind},
+    {.key = "metadata", .type = CRD_OBJECT, .decode = dec_metadata},
+    {.key = "spec",
+	.type = CRD_OBJECT,
+	.required = true,
+	.strict = true,
+	.children = spec_children,
+	.decode = dec_spec},
+    {.key = "status", .type = CRD_OBJECT, .children = status_children, .decode = dec_status},
+    {.key = NULL},
 };
 
 /* --- cross-field checks --------------------------------------------------------------- */
@@ -473,7 +540,7 @@ spec_check(const struct ippool_spec *s, struct crd_error *err)
 
 	ipv4_format(net, a);
 	snprintf(cidr, sizeof(cidr), "%s/%u", a, s->prefix);
-#define OUTSIDE(addr) (((addr) & mask) != net)
+#define OUTSIDE(addr) (((addr)&mask) != net)
 	ipv4_format(s->server_ip, a);
 	if (OUTSIDE(s->server_ip))
 		return crd_error_set(err, "spec.ipv4Config.serverIP", "%s is outside %s", a, cidr);
@@ -485,14 +552,14 @@ spec_check(const struct ippool_spec *s, struct crd_error *err)
 		return crd_error_set(err, "spec.ipv4Config.router", "%s is outside %s", a, cidr);
 	ipv4_format(s->start, a);
 	if (OUTSIDE(s->start))
-		return crd_error_set(err, "spec.ipv4Config.pool.start", "%s is outside %s", a,
-		    cidr);
+		return crd_error_set(
+		    err, "spec.ipv4Config.pool.start", "%s is outside %s", a, cidr);
 	ipv4_format(s->end, b);
 	if (OUTSIDE(s->end))
 		return crd_error_set(err, "spec.ipv4Config.pool.end", "%s is outside %s", b, cidr);
 	if (s->start > s->end)
-		return crd_error_set(err, "spec.ipv4Config.pool.end",
-		    "%s is before pool.start %s", b, a);
+		return crd_error_set(
+		    err, "spec.ipv4Config.pool.end", "%s is before pool.start %s", b, a);
 	for (size_t i = 0; i < s->n_exclude; i++)
 		if (OUTSIDE(s->exclude[i])) {
 			ipv4_format(s->exclude[i], a);
@@ -530,8 +597,7 @@ ippool_spec_decode(const json_t *spec_json, struct ippool_spec *spec, struct crd
 }
 
 int
-ippool_status_decode(const json_t *status_json, struct ippool_status *status,
-    struct crd_error *err)
+ippool_status_decode(const json_t *status_json, struct ippool_status *status, struct crd_error *err)
 {
 	int r;
 
@@ -632,8 +698,8 @@ ippool_spec_encode(const struct ippool_spec *s)
 	if (s->domain_name)
 		r |= json_object_set_new(v4, "domainName", json_string(s->domain_name));
 	if (s->n_domain_search)
-		r |= json_object_set_new(v4, "domainSearch",
-		    str_array(s->domain_search, s->n_domain_search));
+		r |= json_object_set_new(
+		    v4, "domainSearch", str_array(s->domain_search, s->n_domain_search));
 	if (s->n_ntp)
 		r |= json_object_set_new(v4, "ntp", str_array(s->ntp, s->n_ntp));
 	if (s->lease_time_set)
@@ -655,7 +721,8 @@ ippool_spec_encode(const struct ippool_spec *s)
 		}
 		r |= json_object_set_new(v4, "routes", a);
 	}
-	r |= json_object_set_new(spec, "networkName", json_string(s->network_name));
+	r |= json_object_set_new(
+	    spec, "networkName", json_string(crd_network_name_spec_form(s->network_name)));
 	if (s->paused)
 		r |= json_object_set_new(spec, "paused", json_true());
 	r |= json_object_set_new(spec, "ipv4Config", v4);
@@ -714,7 +781,8 @@ ippool_status_encode(const struct ippool_status *st)
 
 		if (p) {
 			if (ref->namespace)
-				r |= json_object_set_new(p, "namespace", json_string(ref->namespace));
+				r |= json_object_set_new(
+				    p, "namespace", json_string(ref->namespace));
 			if (ref->name)
 				r |= json_object_set_new(p, "name", json_string(ref->name));
 			if (ref->image)
@@ -798,8 +866,7 @@ ippool_free(struct ippool *p)
 }
 
 int
-ippool_status_set_allocated(struct ippool_status *st, const struct ippool_alloc *allocs,
-    size_t n)
+ippool_status_set_allocated(struct ippool_status *st, const struct ippool_alloc *allocs, size_t n)
 {
 	struct ippool_alloc *v = NULL;
 
@@ -824,7 +891,7 @@ ippool_status_set_allocated(struct ippool_status *st, const struct ippool_alloc 
 const struct ippool_alloc *
 ippool_status_find(const struct ippool_status *st, uint32_t addr)
 {
-	struct ippool_alloc key = { .addr = addr };
+	struct ippool_alloc key = {.addr = addr};
 
 	if (!st->n_allocated)
 		return NULL;

@@ -31,10 +31,10 @@
 #define IPPOOL_LEASE_TIME_DEFAULT 3600
 #define IPPOOL_MTU_MIN 68
 #define IPPOOL_MTU_MAX 65535
-#define IPPOOL_ROUTES_MAX 64      /* fits one option 121 with the router route */
-#define IPPOOL_EXCLUDE_MAX 65536  /* schema maxItems; bounds decode work */
+#define IPPOOL_ROUTES_MAX 64	 /* fits one option 121 with the router route */
+#define IPPOOL_EXCLUDE_MAX 65536 /* schema maxItems; bounds decode work */
 #define IPPOOL_DOMAIN_SEARCH_MAX 32
-#define IPPOOL_NTP_LEN_MAX 253    /* a hostname */
+#define IPPOOL_NTP_LEN_MAX 253 /* a hostname */
 
 /* Marks used in status.ipv4.allocated instead of a MAC. */
 #define IPPOOL_ALLOCATED_EXCLUDED "EXCLUDED"
@@ -50,24 +50,24 @@ struct ippool_spec {
 	char network_name[CRD_NETWORK_NAME_MAX + 1]; /* canonical "namespace/name" */
 	bool paused;
 	/* ipv4Config */
-	uint32_t cidr_addr;  /* as written (host bits may be set, as net.ParseCIDR allows) */
-	unsigned prefix;     /* 8..32 */
-	uint32_t server_ip;  /* required; inside the CIDR, not its network/broadcast address */
-	uint32_t router;     /* 0 = unset; inside the CIDR */
-	uint32_t start;      /* pool.start <= pool.end, both inside the CIDR */
+	uint32_t cidr_addr; /* as written (host bits may be set, as net.ParseCIDR allows) */
+	unsigned prefix;    /* 8..32 */
+	uint32_t server_ip; /* required; inside the CIDR, not its network/broadcast address */
+	uint32_t router;    /* 0 = unset; inside the CIDR */
+	uint32_t start;	    /* pool.start <= pool.end, both inside the CIDR */
 	uint32_t end;
-	uint32_t *exclude;   /* pool.exclude[], n_exclude items, each inside the CIDR */
+	uint32_t *exclude; /* pool.exclude[], n_exclude items, each inside the CIDR */
 	size_t n_exclude;
 	uint32_t dns[IPPOOL_DNS_MAX];
 	size_t n_dns;
-	char *domain_name;   /* NULL = unset */
+	char *domain_name; /* NULL = unset */
 	char **domain_search;
 	size_t n_domain_search;
 	char *ntp[IPPOOL_NTP_MAX]; /* IPv4 literals or hostnames, as written */
 	size_t n_ntp;
-	uint32_t lease_time;  /* seconds, >= 60; IPPOOL_LEASE_TIME_DEFAULT when absent */
-	bool lease_time_set;  /* whether leaseTime was written (encode writes it back only then) */
-	uint32_t mtu;         /* 0 = unset, else 68..65535 */
+	uint32_t lease_time; /* seconds, >= 60; IPPOOL_LEASE_TIME_DEFAULT when absent */
+	bool lease_time_set; /* whether leaseTime was written (encode writes it back only then) */
+	uint32_t mtu;	     /* 0 = unset, else 68..65535 */
 	struct ippool_route *routes;
 	size_t n_routes;
 };
@@ -81,8 +81,8 @@ enum ippool_alloc_kind {
 /* One status.ipv4.allocated entry: 12 bytes, so 65 536 entries take 768 KiB. */
 struct ippool_alloc {
 	uint32_t addr;
-	uint8_t kind;             /* enum ippool_alloc_kind */
-	uint8_t mac[MAC_LEN];     /* when kind == IPPOOL_ALLOC_MAC */
+	uint8_t kind;	      /* enum ippool_alloc_kind */
+	uint8_t mac[MAC_LEN]; /* when kind == IPPOOL_ALLOC_MAC */
 };
 
 struct ippool_agent_pod_ref {
@@ -93,7 +93,7 @@ struct ippool_agent_pod_ref {
 };
 
 struct ippool_status {
-	bool has_ipv4;                 /* status.ipv4 present */
+	bool has_ipv4;			/* status.ipv4 present */
 	struct ippool_alloc *allocated; /* sorted by addr, unique; n_allocated items */
 	size_t n_allocated;
 	long long used;
@@ -122,8 +122,8 @@ int ippool_decode(const json_t *obj, struct ippool **ret, struct crd_error *err)
 /* Only the spec object (borrowed) into *spec (zeroed first; clear with ippool_spec_clear). */
 int ippool_spec_decode(const json_t *spec_json, struct ippool_spec *spec, struct crd_error *err);
 /* Only the status object (borrowed, may be NULL). */
-int ippool_status_decode(const json_t *status_json, struct ippool_status *status,
-    struct crd_error *err);
+int ippool_status_decode(
+    const json_t *status_json, struct ippool_status *status, struct crd_error *err);
 
 /* New references. The whole object (apiVersion, kind, metadata, spec, status). */
 json_t *ippool_encode(const struct ippool *pool);
@@ -140,8 +140,8 @@ struct ippool *ippool_free(struct ippool *pool);
  * Replace status->allocated with a copy of allocs[0..n) (borrowed), sorted by address.
  * Returns 0, -EEXIST when an address appears twice, -ENOMEM.
  */
-int ippool_status_set_allocated(struct ippool_status *status, const struct ippool_alloc *allocs,
-    size_t n);
+int ippool_status_set_allocated(
+    struct ippool_status *status, const struct ippool_alloc *allocs, size_t n);
 
 /* Binary search in status->allocated; borrowed pointer or NULL. */
 const struct ippool_alloc *ippool_status_find(const struct ippool_status *status, uint32_t addr);

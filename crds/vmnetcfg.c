@@ -13,12 +13,12 @@
 #include "lib/util.h"
 
 static const char *const state_names[] = {
-	[VMNETCFG_STATE_NONE] = "",
-	[VMNETCFG_STATE_ALLOCATED] = "Allocated",
-	[VMNETCFG_STATE_PENDING] = "Pending",
-	[VMNETCFG_STATE_STALE] = "Stale",
+    [VMNETCFG_STATE_NONE] = "",
+    [VMNETCFG_STATE_ALLOCATED] = "Allocated",
+    [VMNETCFG_STATE_PENDING] = "Pending",
+    [VMNETCFG_STATE_STALE] = "Stale",
 };
-static const char *const state_enum[] = { "Allocated", "Pending", "Stale", NULL };
+static const char *const state_enum[] = {"Allocated", "Pending", "Stale", NULL};
 
 const char *
 vmnetcfg_state_string(enum vmnetcfg_state state)
@@ -58,8 +58,8 @@ dec_nic_mac(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 	struct vmnetcfg_nic *nic = ctx;
 
 	if (mac_canonicalize(json_string_value(v), nic->mac) < 0)
-		return crd_error_set(err, path, "\"%.40s\" is not a MAC address",
-		    json_string_value(v));
+		return crd_error_set(
+		    err, path, "\"%.40s\" is not a MAC address", json_string_value(v));
 	return 0;
 }
 
@@ -70,16 +70,24 @@ dec_nic_ip(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 }
 
 static const struct crd_field nic_children[] = {
-	{ .key = "networkName", .type = CRD_STRING, .required = true,
-	  .max_length = CRD_NETWORK_NAME_INPUT_MAX, .pattern = CRD_PATTERN_NETWORK_NAME,
-	  .decode = dec_nic_network },
-	{ .key = "macAddress", .type = CRD_STRING, .required = true, .pattern = CRD_PATTERN_MAC,
-	  .decode = dec_nic_mac },
-	{ .key = "ipAddress", .type = CRD_STRING, .format = "ipv4", .decode = dec_nic_ip },
-	{ .key = NULL },
+    {.key = "networkName",
+	.type = CRD_STRING,
+	.required = true,
+	.max_length = CRD_NETWORK_NAME_INPUT_MAX,
+	.pattern = CRD_PATTERN_NETWORK_NAME,
+	.decode = dec_nic_network},
+    {.key = "macAddress",
+	.type = CRD_STRING,
+	.required = true,
+	.pattern = CRD_PATTERN_MAC,
+	.decode = dec_nic_mac},
+    {.key = "ipAddress", .type = CRD_STRING, .format = "ipv4", .decode = dec_nic_ip},
+    {.key = NULL},
 };
 static const struct crd_field nic_item = {
-	.type = CRD_OBJECT, .strict = true, .children = nic_children,
+    .type = CRD_OBJECT,
+    .strict = true,
+    .children = nic_children,
 };
 
 /* --- spec (ctx: struct vmnetcfg_spec) ------------------------------------------------- */
@@ -139,12 +147,19 @@ dec_nics(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 }
 
 static const struct crd_field spec_children[] = {
-	{ .key = "vmName", .type = CRD_STRING, .required = true, .immutable = true,
-	  .max_length = VMNETCFG_VM_NAME_MAX, .decode = dec_vm_name },
-	{ .key = "paused", .type = CRD_BOOLEAN, .decode = dec_paused },
-	{ .key = "networkConfig", .type = CRD_ARRAY, .items = &nic_item,
-	  .max_items = VMNETCFG_NICS_MAX, .decode = dec_nics },
-	{ .key = NULL },
+    {.key = "vmName",
+	.type = CRD_STRING,
+	.required = true,
+	.immutable = true,
+	.max_length = VMNETCFG_VM_NAME_MAX,
+	.decode = dec_vm_name},
+    {.key = "paused", .type = CRD_BOOLEAN, .decode = dec_paused},
+    {.key = "networkConfig",
+	.type = CRD_ARRAY,
+	.items = &nic_item,
+	.max_items = VMNETCFG_NICS_MAX,
+	.decode = dec_nics},
+    {.key = NULL},
 };
 
 /* --- status (ctx: struct vmnetcfg_status; items: struct vmnetcfg_nic_status) --------- */
@@ -174,38 +189,37 @@ dec_st_mac(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 	struct vmnetcfg_nic_status *ns = ctx;
 
 	if (mac_canonicalize(json_string_value(v), ns->mac) < 0)
-		return crd_error_set(err, path, "\"%.40s\" is not a MAC address",
-		    json_string_value(v));
+		return crd_error_set(
+		    err, path, "\"%.40s\" is not a MAC address", json_string_value(v));
 	return 0;
 }
 
 static int
 dec_st_ip(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 {
-	return ipv4_parse(json_string_value(v),
-	    &((struct vmnetcfg_nic_status *)ctx)->allocated_ip);
+	return ipv4_parse(json_string_value(v), &((struct vmnetcfg_nic_status *)ctx)->allocated_ip);
 }
 
 static int
 dec_st_state(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 {
-	return vmnetcfg_state_parse(json_string_value(v),
-	    &((struct vmnetcfg_nic_status *)ctx)->state);
+	return vmnetcfg_state_parse(
+	    json_string_value(v), &((struct vmnetcfg_nic_status *)ctx)->state);
 }
 
 static const struct crd_field nic_status_children[] = {
-	{ .key = "allocatedIPAddress", .type = CRD_STRING, .format = "ipv4",
-	  .decode = dec_st_ip },
-	{ .key = "macAddress", .type = CRD_STRING, .pattern = CRD_PATTERN_MAC,
-	  .decode = dec_st_mac },
-	{ .key = "networkName", .type = CRD_STRING, .max_length = CRD_NETWORK_NAME_MAX,
-	  .decode = dec_st_network },
-	{ .key = "state", .type = CRD_STRING, .enum_values = state_enum,
-	  .decode = dec_st_state },
-	{ .key = NULL },
+    {.key = "allocatedIPAddress", .type = CRD_STRING, .format = "ipv4", .decode = dec_st_ip},
+    {.key = "macAddress", .type = CRD_STRING, .pattern = CRD_PATTERN_MAC, .decode = dec_st_mac},
+    {.key = "networkName",
+	.type = CRD_STRING,
+	.max_length = CRD_NETWORK_NAME_MAX,
+	.decode = dec_st_network},
+    {.key = "state", .type = CRD_STRING, .enum_values = state_enum, .decode = dec_st_state},
+    {.key = NULL},
 };
 static const struct crd_field nic_status_item = {
-	.type = CRD_OBJECT, .children = nic_status_children,
+    .type = CRD_OBJECT,
+    .children = nic_status_children,
 };
 
 static int
@@ -223,8 +237,8 @@ dec_st_nics(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		crd_path_index(sub, sizeof(sub), path, i);
-		r = crd_decode_object(json_array_get(v, i), sub, nic_status_children, false,
-		    &st->nics[i], err);
+		r = crd_decode_object(
+		    json_array_get(v, i), sub, nic_status_children, false, &st->nics[i], err);
 		if (r < 0)
 			return r;
 		st->n_nics++;
@@ -235,16 +249,20 @@ dec_st_nics(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 static int
 dec_conditions(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 {
-	return crd_conditions_decode(v, path, &((struct vmnetcfg_status *)ctx)->conditions,
-	    err);
+	return crd_conditions_decode(v, path, &((struct vmnetcfg_status *)ctx)->conditions, err);
 }
 
 static const struct crd_field status_children[] = {
-	{ .key = "networkConfig", .type = CRD_ARRAY, .items = &nic_status_item,
-	  .max_items = VMNETCFG_NICS_MAX, .decode = dec_st_nics },
-	{ .key = "conditions", .type = CRD_ARRAY, .items = &crd_condition_item,
-	  .decode = dec_conditions },
-	{ .key = NULL },
+    {.key = "networkConfig",
+	.type = CRD_ARRAY,
+	.items = &nic_status_item,
+	.max_items = VMNETCFG_NICS_MAX,
+	.decode = dec_st_nics},
+    {.key = "conditions",
+	.type = CRD_ARRAY,
+	.items = &crd_condition_item,
+	.decode = dec_conditions},
+    {.key = NULL},
 };
 
 /* --- root (ctx: struct vmnetcfg) ------------------------------------------------------ */
@@ -253,8 +271,8 @@ static int
 dec_api_version(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 {
 	if (strcmp(json_string_value(v), CRD_API_VERSION) != 0)
-		return crd_error_set(err, path, "\"%.60s\" is not " CRD_API_VERSION,
-		    json_string_value(v));
+		return crd_error_set(
+		    err, path, "\"%.60s\" is not " CRD_API_VERSION, json_string_value(v));
 	return 0;
 }
 
@@ -262,8 +280,8 @@ static int
 dec_kind(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 {
 	if (strcmp(json_string_value(v), VMNETCFG_KIND) != 0)
-		return crd_error_set(err, path, "\"%.60s\" is not " VMNETCFG_KIND,
-		    json_string_value(v));
+		return crd_error_set(
+		    err, path, "\"%.60s\" is not " VMNETCFG_KIND, json_string_value(v));
 	return 0;
 }
 
@@ -274,16 +292,16 @@ dec_metadata(const json_t *v, const char *path, void *ctx, struct crd_error *err
 }
 
 static int
-spec_decode_strict(const json_t *v, const char *path, struct vmnetcfg_spec *s,
-    struct crd_error *err)
+spec_decode_strict(
+    const json_t *v, const char *path, struct vmnetcfg_spec *s, struct crd_error *err)
 {
 	char sub[128];
 
 	/* SPEC.md calls the list networkConfigs; the wire name (Go project) is singular. */
 	if (json_is_object(v) && json_object_get(v, "networkConfigs")) {
 		crd_path_key(sub, sizeof(sub), path, "networkConfigs");
-		return crd_error_set(err, sub,
-		    "unknown field; the NIC list is \"networkConfig\" (singular)");
+		return crd_error_set(
+		    err, sub, "unknown field; the NIC list is \"networkConfig\" (singular)");
 	}
 	return crd_decode_object(v, path, spec_children, true, s, err);
 }
@@ -297,26 +315,28 @@ dec_spec(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 static int
 dec_status(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 {
-	return crd_decode_object(v, path, status_children, false,
-	    &((struct vmnetcfg *)ctx)->status, err);
+	return crd_decode_object(
+	    v, path, status_children, false, &((struct vmnetcfg *)ctx)->status, err);
 }
 
 const struct crd_field vmnetcfg_fields[] = {
-	{ .key = "apiVersion", .type = CRD_STRING, .decode = dec_api_version },
-	{ .key = "kind", .type = CRD_STRING, .decode = dec_kind },
-	{ .key = "metadata", .type = CRD_OBJECT, .decode = dec_metadata },
-	{ .key = "spec", .type = CRD_OBJECT, .required = true, .strict = true,
-	  .children = spec_children, .decode = dec_spec },
-	{ .key = "status", .type = CRD_OBJECT, .children = status_children,
-	  .decode = dec_status },
-	{ .key = NULL },
+    {.key = "apiVersion", .type = CRD_STRING, .decode = dec_api_version},
+    {.key = "kind", .type = CRD_STRING, .decode = dec_kind},
+    {.key = "metadata", .type = CRD_OBJECT, .decode = dec_metadata},
+    {.key = "spec",
+	.type = CRD_OBJECT,
+	.required = true,
+	.strict = true,
+	.children = spec_children,
+	.decode = dec_spec},
+    {.key = "status", .type = CRD_OBJECT, .children = status_children, .decode = dec_status},
+    {.key = NULL},
 };
 
 /* --- public --------------------------------------------------------------------------- */
 
 int
-vmnetcfg_spec_decode(const json_t *spec_json, struct vmnetcfg_spec *spec,
-    struct crd_error *err)
+vmnetcfg_spec_decode(const json_t *spec_json, struct vmnetcfg_spec *spec, struct crd_error *err)
 {
 	int r;
 
@@ -328,8 +348,8 @@ vmnetcfg_spec_decode(const json_t *spec_json, struct vmnetcfg_spec *spec,
 }
 
 int
-vmnetcfg_status_decode(const json_t *status_json, struct vmnetcfg_status *status,
-    struct crd_error *err)
+vmnetcfg_status_decode(
+    const json_t *status_json, struct vmnetcfg_status *status, struct crd_error *err)
 {
 	int r;
 
@@ -385,7 +405,8 @@ vmnetcfg_spec_encode(const struct vmnetcfg_spec *s)
 
 		if (json_array_append_new(a, n) < 0)
 			goto fail;
-		r |= json_object_set_new(n, "networkName", json_string(nic->network_name));
+		r |= json_object_set_new(
+		    n, "networkName", json_string(crd_network_name_spec_form(nic->network_name)));
 		r |= json_object_set_new(n, "macAddress", json_string(nic->mac));
 		if (nic->ip_address)
 			r |= json_object_set_new(n, "ipAddress", ip_json(nic->ip_address));
@@ -421,16 +442,16 @@ vmnetcfg_status_encode(const struct vmnetcfg_status *st)
 				break;
 			}
 			if (ns->allocated_ip)
-				r |= json_object_set_new(n, "allocatedIPAddress",
-				    ip_json(ns->allocated_ip));
+				r |= json_object_set_new(
+				    n, "allocatedIPAddress", ip_json(ns->allocated_ip));
 			if (ns->mac[0])
 				r |= json_object_set_new(n, "macAddress", json_string(ns->mac));
 			if (ns->network_name[0])
-				r |= json_object_set_new(n, "networkName",
-				    json_string(ns->network_name));
+				r |= json_object_set_new(
+				    n, "networkName", json_string(ns->network_name));
 			if (ns->state != VMNETCFG_STATE_NONE)
-				r |= json_object_set_new(n, "state",
-				    json_string(vmnetcfg_state_string(ns->state)));
+				r |= json_object_set_new(
+				    n, "state", json_string(vmnetcfg_state_string(ns->state)));
 		}
 		r |= json_object_set_new(o, "networkConfig", a);
 	}

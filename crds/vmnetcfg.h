@@ -33,8 +33,8 @@
 
 struct vmnetcfg_nic {
 	char network_name[CRD_NETWORK_NAME_MAX + 1]; /* canonical "namespace/name" */
-	char mac[MAC_STRLEN];                         /* canonical */
-	uint32_t ip_address;                          /* static binding; 0 = none */
+	char mac[MAC_STRLEN];			     /* canonical */
+	uint32_t ip_address;			     /* static binding; 0 = none */
 };
 
 enum vmnetcfg_state {
@@ -80,10 +80,10 @@ struct vmnetcfg {
  * Unknown spec fields are refused. Returns 0 and *ret (new), -EINVAL (err), -ENOMEM.
  */
 int vmnetcfg_decode(const json_t *obj, struct vmnetcfg **ret, struct crd_error *err);
-int vmnetcfg_spec_decode(const json_t *spec_json, struct vmnetcfg_spec *spec,
-    struct crd_error *err);
-int vmnetcfg_status_decode(const json_t *status_json, struct vmnetcfg_status *status,
-    struct crd_error *err);
+int vmnetcfg_spec_decode(
+    const json_t *spec_json, struct vmnetcfg_spec *spec, struct crd_error *err);
+int vmnetcfg_status_decode(
+    const json_t *status_json, struct vmnetcfg_status *status, struct crd_error *err);
 
 /* New references. */
 json_t *vmnetcfg_encode(const struct vmnetcfg *cfg);

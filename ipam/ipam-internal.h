@@ -54,8 +54,8 @@ ipam_tail_mask(uint32_t size)
 }
 
 /* Fill the range part of p (bitmaps, reserved, excludes) for [start, end]. */
-int ipam_pool_init_range(struct ipam_pool *p, uint32_t start, uint32_t end,
-    const uint32_t *excludes, size_t n_excludes);
+int ipam_pool_init_range(
+    struct ipam_pool *p, uint32_t start, uint32_t end, const uint32_t *excludes, size_t n_excludes);
 
 /* Recompute every summary bit from used|blocked (after bulk changes). */
 void ipam_pool_summary_rebuild(struct ipam_pool *p);

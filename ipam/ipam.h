@@ -25,6 +25,11 @@
  * per-word summary of non-full words (128 bytes for a /16) lets the scan skip 64 full words
  * at a time, so churn on a nearly full pool stays cheap too.
  *
+ * From a decoded IPPool (crds/ippool.h) the pool is simply
+ *   ipam_pool_new(spec.cidr_addr, spec.prefix, spec.start, spec.end, spec.server_ip,
+ *       spec.router, spec.exclude, spec.n_exclude, &pool);
+ * and a spec change of pool.start/end/exclude is ipam_pool_set_range() with the same fields.
+ *
  * All addresses are in host byte order (as lib/util.h's ipv4_parse returns them); 0 means
  * "none" where an address is optional. Functions return 0 (or a count) on success and a
  * negative errno on failure; outputs are written only on success unless stated otherwise.
@@ -93,8 +98,8 @@ bool ipam_pool_is_free(const struct ipam_pool *pool, uint32_t addr);
 int ipam_pool_state(const struct ipam_pool *pool, uint32_t addr);
 
 struct ipam_counts {
-	uint32_t size;      /* end - start + 1 */
-	uint32_t used;      /* USED */
+	uint32_t size;	    /* end - start + 1 */
+	uint32_t used;	    /* USED */
 	uint32_t available; /* FREE */
 	uint32_t excluded;  /* EXCLUDED */
 	uint32_t reserved;  /* RESERVED */
@@ -117,8 +122,8 @@ unsigned ipam_pool_prefix(const struct ipam_pool *pool);
 #define IPAM_MASK(s) (1u << (s))
 #define IPAM_MASK_ALL (IPAM_MASK(IPAM_USED) | IPAM_MASK(IPAM_EXCLUDED) | IPAM_MASK(IPAM_RESERVED))
 typedef int (*ipam_foreach_fn)(uint32_t addr, enum ipam_state state, void *userdata);
-int ipam_pool_foreach(const struct ipam_pool *pool, unsigned state_mask, ipam_foreach_fn cb,
-    void *userdata);
+int ipam_pool_foreach(
+    const struct ipam_pool *pool, unsigned state_mask, ipam_foreach_fn cb, void *userdata);
 
 /*
  * Change the range and the exclude list (server IP, router and CIDR are fixed for a pool's
@@ -146,17 +151,17 @@ struct ipam_binding {
 
 enum ipam_conflict_kind {
 	IPAM_CONFLICT_DUPLICATE_IP = 1, /* two MACs on one address: first keeps it */
-	IPAM_CONFLICT_DUPLICATE_MAC,    /* one MAC on two addresses: both stay USED */
-	IPAM_CONFLICT_OUTSIDE,          /* address outside [start, end]: not marked */
-	IPAM_CONFLICT_EXCLUDED,         /* address is EXCLUDED: not marked */
-	IPAM_CONFLICT_RESERVED,         /* address is RESERVED: not marked */
+	IPAM_CONFLICT_DUPLICATE_MAC,	/* one MAC on two addresses: both stay USED */
+	IPAM_CONFLICT_OUTSIDE,		/* address outside [start, end]: not marked */
+	IPAM_CONFLICT_EXCLUDED,		/* address is EXCLUDED: not marked */
+	IPAM_CONFLICT_RESERVED,		/* address is RESERVED: not marked */
 };
 
 struct ipam_conflict {
 	enum ipam_conflict_kind kind;
-	uint32_t addr;  /* the contested address (the second one for DUPLICATE_MAC) */
-	size_t first;   /* index in bindings[] of the earlier binding (== second when alone) */
-	size_t second;  /* index in bindings[] of the binding that conflicts */
+	uint32_t addr; /* the contested address (the second one for DUPLICATE_MAC) */
+	size_t first;  /* index in bindings[] of the earlier binding (== second when alone) */
+	size_t second; /* index in bindings[] of the binding that conflicts */
 };
 
 /*

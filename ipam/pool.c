@@ -82,8 +82,8 @@ add_reserved(struct ipam_pool *p, uint32_t addr)
  * Leaves p's previous bitmaps alone (the caller owns them); on failure nothing is kept.
  */
 int
-ipam_pool_init_range(struct ipam_pool *p, uint32_t start, uint32_t end,
-    const uint32_t *excludes, size_t n_excludes)
+ipam_pool_init_range(
+    struct ipam_pool *p, uint32_t start, uint32_t end, const uint32_t *excludes, size_t n_excludes)
 {
 	uint64_t *used, *blocked, *nonfull;
 	size_t nwords, nsummary;
@@ -148,9 +148,8 @@ ipam_pool_init_range(struct ipam_pool *p, uint32_t start, uint32_t end,
 }
 
 int
-ipam_pool_new(uint32_t cidr_addr, unsigned prefix, uint32_t start, uint32_t end,
-    uint32_t server_ip, uint32_t router, const uint32_t *excludes, size_t n_excludes,
-    struct ipam_pool **ret)
+ipam_pool_new(uint32_t cidr_addr, unsigned prefix, uint32_t start, uint32_t end, uint32_t server_ip,
+    uint32_t router, const uint32_t *excludes, size_t n_excludes, struct ipam_pool **ret)
 {
 	struct ipam_pool *p;
 	int r;
@@ -311,15 +310,15 @@ ipam_pool_prefix(const struct ipam_pool *pool)
 }
 
 int
-ipam_pool_foreach(const struct ipam_pool *pool, unsigned state_mask, ipam_foreach_fn cb,
-    void *userdata)
+ipam_pool_foreach(
+    const struct ipam_pool *pool, unsigned state_mask, ipam_foreach_fn cb, void *userdata)
 {
 	bool want_used = state_mask & IPAM_MASK(IPAM_USED);
 	bool want_blocked = state_mask & (IPAM_MASK(IPAM_EXCLUDED) | IPAM_MASK(IPAM_RESERVED));
 
 	for (size_t w = 0; w < pool->nwords; w++) {
-		uint64_t bits = (want_used ? pool->used[w] : 0) |
-		    (want_blocked ? pool->blocked[w] : 0);
+		uint64_t bits =
+		    (want_used ? pool->used[w] : 0) | (want_blocked ? pool->blocked[w] : 0);
 
 		if (w == pool->nwords - 1)
 			bits &= ~ipam_tail_mask(pool->size);
@@ -341,8 +340,8 @@ ipam_pool_foreach(const struct ipam_pool *pool, unsigned state_mask, ipam_foreac
 }
 
 int
-ipam_pool_set_range(struct ipam_pool *pool, uint32_t start, uint32_t end,
-    const uint32_t *excludes, size_t n_excludes, uint32_t *ret_conflict)
+ipam_pool_set_range(struct ipam_pool *pool, uint32_t start, uint32_t end, const uint32_t *excludes,
+    size_t n_excludes, uint32_t *ret_conflict)
 {
 	struct ipam_pool next = *pool;
 	bool conflict = false;

@@ -58,8 +58,7 @@ struct conflicts {
 };
 
 static int
-push(struct conflicts *c, enum ipam_conflict_kind kind, uint32_t addr, size_t first,
-    size_t second)
+push(struct conflicts *c, enum ipam_conflict_kind kind, uint32_t addr, size_t first, size_t second)
 {
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 8;
@@ -71,7 +70,10 @@ push(struct conflicts *c, enum ipam_conflict_kind kind, uint32_t addr, size_t fi
 		c->cap = cap;
 	}
 	c->v[c->n++] = (struct ipam_conflict){
-		.kind = kind, .addr = addr, .first = first, .second = second,
+	    .kind = kind,
+	    .addr = addr,
+	    .first = first,
+	    .second = second,
 	};
 	return 0;
 }
@@ -80,7 +82,7 @@ int
 ipam_pool_rebuild(struct ipam_pool *pool, const struct ipam_binding *bindings, size_t n,
     struct ipam_conflict **ret_conflicts)
 {
-	struct conflicts c = { 0 };
+	struct conflicts c = {0};
 	struct sort_ctx *idx = NULL;
 	bool *marked = NULL;
 	uint64_t *used = NULL;
@@ -97,7 +99,7 @@ ipam_pool_rebuild(struct ipam_pool *pool, const struct ipam_binding *bindings, s
 			goto fail;
 	}
 	for (size_t i = 0; i < n; i++)
-		idx[i] = (struct sort_ctx){ .b = &bindings[i], .i = i };
+		idx[i] = (struct sort_ctx){.b = &bindings[i], .i = i};
 
 	/* Pass 1: by address. */
 	if (n > 0)
@@ -198,11 +200,11 @@ fail:
 }
 
 static const char *const conflict_names[] = {
-	[IPAM_CONFLICT_DUPLICATE_IP] = "duplicate-ip",
-	[IPAM_CONFLICT_DUPLICATE_MAC] = "duplicate-mac",
-	[IPAM_CONFLICT_OUTSIDE] = "outside-range",
-	[IPAM_CONFLICT_EXCLUDED] = "excluded",
-	[IPAM_CONFLICT_RESERVED] = "reserved",
+    [IPAM_CONFLICT_DUPLICATE_IP] = "duplicate-ip",
+    [IPAM_CONFLICT_DUPLICATE_MAC] = "duplicate-mac",
+    [IPAM_CONFLICT_OUTSIDE] = "outside-range",
+    [IPAM_CONFLICT_EXCLUDED] = "excluded",
+    [IPAM_CONFLICT_RESERVED] = "reserved",
 };
 
 const char *

@@ -52,7 +52,8 @@ main(int argc, char **argv)
 	if (ipam_pool_new(net, 16, start, end, net + 1, net + 1, NULL, 0, &p) < 0)
 		return 1;
 	after = mallinfo2();
-	printf("pool /16 (65536 addresses): ipam_pool_memory = %zu bytes; heap growth = %zu bytes\n",
+	printf(
+	    "pool /16 (65536 addresses): ipam_pool_memory = %zu bytes; heap growth = %zu bytes\n",
 	    ipam_pool_memory(p), (size_t)(after.uordblks - before.uordblks));
 
 	for (int r = 0; r < rounds; r++) {

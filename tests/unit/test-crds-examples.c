@@ -72,7 +72,7 @@ test_examples_decode(void)
 		n_files++;
 		for (int i = 0; i < n; i++) {
 			const char *kind = json_string_value(json_object_get(docs[i], "kind"));
-			struct crd_error err = { 0 };
+			struct crd_error err = {0};
 			int r = 0;
 
 			if (kind && strcmp(kind, IPPOOL_KIND) == 0) {
@@ -111,11 +111,11 @@ test_examples_decode(void)
 }
 
 static const struct test_case examples_tests[] = {
-	{ "every example document decodes", test_examples_decode },
-	{ NULL, NULL },
+    {"every example document decodes", test_examples_decode},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "crds-examples", .tests = examples_tests },
-	{ .name = NULL },
+    {.name = "crds-examples", .tests = examples_tests},
+    {.name = NULL},
 };

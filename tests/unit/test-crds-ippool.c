@@ -113,7 +113,7 @@ test_decode_full(void)
 {
 	json_t *j = load(full_pool);
 	struct ippool *p = NULL;
-	struct crd_error err = { 0 };
+	struct crd_error err = {0};
 	const struct crd_condition *c;
 	const struct ippool_alloc *a;
 
@@ -218,20 +218,24 @@ test_defaults_and_canonical(void)
 	spec = ippool_spec_encode(&p->spec);
 	/* Defaults are not written back; the CIDR is kept as written. */
 	CU_ASSERT_PTR_NULL(json_object_get(json_object_get(spec, "ipv4Config"), "leaseTime"));
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(spec,
-	    "ipv4Config"), "cidr")), "10.0.0.77/24");
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(spec, "networkName")),
-	    "default/net");
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(json_object_get(spec, "ipv4Config"), "cidr")),
+	    "10.0.0.77/24");
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(spec, "networkName")), "default/net");
 	json_decref(spec);
 	ippool_free(p);
 
 	/* MACs in status are canonicalised. */
-	set_path(j, "status", load("{\"ipv4\": {\"allocated\": {\"10.0.0.11\": "
-	    "\"AA-BB-CC-00-11-22\"}, \"used\": 1, \"available\": 9}}"));
+	set_path(j, "status",
+	    load("{\"ipv4\": {\"allocated\": {\"10.0.0.11\": "
+		 "\"AA-BB-CC-00-11-22\"}, \"used\": 1, \"available\": 9}}"));
 	CU_ASSERT_EQUAL_FATAL(ippool_decode(j, &p, &err), 0);
 	spec = ippool_status_encode(&p->status);
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(json_object_get(
-	    spec, "ipv4"), "allocated"), "10.0.0.11")), "aa:bb:cc:00:11:22");
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(
+		json_object_get(json_object_get(spec, "ipv4"), "allocated"), "10.0.0.11")),
+	    "aa:bb:cc:00:11:22");
 	json_decref(spec);
 	ippool_free(p);
 	json_decref(j);
@@ -244,117 +248,120 @@ struct bad_case {
 };
 
 static const struct bad_case bad_cases[] = {
-	{ "spec.ipv4Config.pool.start", "\"10.0.0.300\"",
-	  "spec.ipv4Config.pool.start: \"10.0.0.300\" is not an IPv4 address" },
-	{ "spec.ipv4Config.pool.end", "\"010.0.0.20\"",
-	  "spec.ipv4Config.pool.end: \"010.0.0.20\" is not an IPv4 address" },
-	{ "spec.ipv4Config.pool.start", NULL, "spec.ipv4Config.pool.start: required" },
-	{ "spec.ipv4Config.pool", NULL, "spec.ipv4Config.pool: required" },
-	{ "spec.ipv4Config.serverIP", NULL, "spec.ipv4Config.serverIP: required" },
-	{ "spec.ipv4Config.cidr", NULL, "spec.ipv4Config.cidr: required" },
-	{ "spec.ipv4Config", NULL, "spec.ipv4Config: required" },
-	{ "spec.networkName", NULL, "spec.networkName: required" },
-	{ "spec", NULL, "spec: required" },
-	{ "spec.ipv4Config.cidr", "\"10.0.0.0/33\"",
-	  "spec.ipv4Config.cidr: \"10.0.0.0/33\" is not an IPv4 CIDR (a.b.c.d/8..32)" },
-	{ "spec.ipv4Config.cidr", "\"10.0.0.0/7\"",
-	  "spec.ipv4Config.cidr: \"10.0.0.0/7\" is not an IPv4 CIDR (a.b.c.d/8..32)" },
-	{ "spec.ipv4Config.cidr", "\"10.0.0.0\"",
-	  "spec.ipv4Config.cidr: \"10.0.0.0\" is not an IPv4 CIDR (a.b.c.d/8..32)" },
-	{ "spec.ipv4Config.cidr", "24", "spec.ipv4Config.cidr: must be a string" },
-	{ "spec.ipv4Config.serverIP", "\"10.0.1.2\"",
-	  "spec.ipv4Config.serverIP: 10.0.1.2 is outside 10.0.0.0/24" },
-	{ "spec.ipv4Config.serverIP", "\"10.0.0.255\"",
-	  "spec.ipv4Config.serverIP: 10.0.0.255 is the network or broadcast address of "
-	  "10.0.0.0/24" },
-	{ "spec.ipv4Config.router", "\"10.0.1.1\"",
-	  "spec.ipv4Config.router: 10.0.1.1 is outside 10.0.0.0/24" },
-	{ "spec.ipv4Config.router", "\"router\"",
-	  "spec.ipv4Config.router: \"router\" is not an IPv4 address" },
-	{ "spec.ipv4Config.pool.start", "\"10.0.1.10\"",
-	  "spec.ipv4Config.pool.start: 10.0.1.10 is outside 10.0.0.0/24" },
-	{ "spec.ipv4Config.pool.end", "\"10.0.0.5\"",
-	  "spec.ipv4Config.pool.end: 10.0.0.5 is before pool.start 10.0.0.10" },
-	{ "spec.ipv4Config.pool.exclude", "[\"10.0.0.11\", \"10.0.5.1\"]",
-	  "spec.ipv4Config.pool.exclude[1]: 10.0.5.1 is outside 10.0.0.0/24" },
-	{ "spec.ipv4Config.pool.exclude", "[\"10.0.0.11\", \"x\"]",
-	  "spec.ipv4Config.pool.exclude[1]: \"x\" is not an IPv4 address" },
-	{ "spec.ipv4Config.pool.exclude", "\"10.0.0.11\"",
-	  "spec.ipv4Config.pool.exclude: must be an array" },
-	{ "spec.ipv4Config.dns", "[\"1.1.1.1\", \"1.0.0.1\", \"8.8.8.8\", \"8.8.4.4\"]",
-	  "spec.ipv4Config.dns: at most 3 items (got 4)" },
-	{ "spec.ipv4Config.dns", "[\"1.1.1\"]",
-	  "spec.ipv4Config.dns[0]: \"1.1.1\" is not an IPv4 address" },
-	{ "spec.ipv4Config.ntp", "[\"a\", \"b\", \"c\", \"d\", \"e\"]",
-	  "spec.ipv4Config.ntp: at most 4 items (got 5)" },
-	{ "spec.ipv4Config.ntp", "[\"300.1.1.1\"]",
-	  "spec.ipv4Config.ntp[0]: \"300.1.1.1\" is not an IPv4 address or host name" },
-	{ "spec.ipv4Config.ntp", "[\"-bad.example\"]",
-	  "spec.ipv4Config.ntp[0]: \"-bad.example\" is not an IPv4 address or host name" },
-	{ "spec.ipv4Config.domainName", "\"exa mple.com\"",
-	  "spec.ipv4Config.domainName: \"exa mple.com\" is not a domain name" },
-	{ "spec.ipv4Config.domainSearch", "[\"ok.example\", \"bad..example\"]",
-	  "spec.ipv4Config.domainSearch[1]: \"bad..example\" is not a domain name" },
-	{ "spec.ipv4Config.leaseTime", "59",
-	  "spec.ipv4Config.leaseTime: 59 is below the minimum 60" },
-	{ "spec.ipv4Config.leaseTime", "4294967296",
-	  "spec.ipv4Config.leaseTime: 4294967296 is above the maximum 4294967295" },
-	{ "spec.ipv4Config.leaseTime", "\"3600\"", "spec.ipv4Config.leaseTime: must be an integer" },
-	{ "spec.ipv4Config.leaseTime", "3600.5", "spec.ipv4Config.leaseTime: must be an integer" },
-	{ "spec.ipv4Config.mtu", "67", "spec.ipv4Config.mtu: 67 is below the minimum 68" },
-	{ "spec.ipv4Config.mtu", "65536", "spec.ipv4Config.mtu: 65536 is above the maximum 65535" },
-	{ "spec.ipv4Config.routes", "[{\"destination\": \"10.1.0.0/16\"}]",
-	  "spec.ipv4Config.routes[0].gateway: required" },
-	{ "spec.ipv4Config.routes", "[{\"destination\": \"10.1.0.1/16\", \"gateway\": \"10.0.0.1\"}]",
-	  "spec.ipv4Config.routes[0].destination: \"10.1.0.1/16\" has host bits set" },
-	{ "spec.ipv4Config.routes", "[{\"destination\": \"10.1.0.0/33\", \"gateway\": \"10.0.0.1\"}]",
-	  "spec.ipv4Config.routes[0].destination: \"10.1.0.0/33\" is not an IPv4 CIDR" },
-	{ "spec.ipv4Config.routes",
-	  "[{\"destination\": \"10.1.0.0/16\", \"gateway\": \"10.0.0.1\", \"metric\": 1}]",
-	  "spec.ipv4Config.routes[0].metric: unknown field" },
-	{ "spec.ipv4Config.routes", "[\"10.1.0.0/16\"]",
-	  "spec.ipv4Config.routes[0]: must be an object" },
-	{ "spec.networkName", "\"a/b/c\"",
-	  "spec.networkName: \"a/b/c\" is not a \"namespace/name\" or \"name\"" },
-	{ "spec.networkName", "\"Default/Net\"",
-	  "spec.networkName: \"Default/Net\" is not a \"namespace/name\" or \"name\"" },
-	{ "spec.networkName",
-	  "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"",
-	  "spec.networkName: \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\" is "
-	  "longer than 64 characters" },
-	{ "spec.paused", "\"yes\"", "spec.paused: must be a boolean" },
-	{ "spec.ipv4Config.leasetime", "3600", "spec.ipv4Config.leasetime: unknown field" },
-	{ "spec.ipv4Config.pool.excludes", "[]", "spec.ipv4Config.pool.excludes: unknown field" },
-	{ "spec.networkname", "\"x\"", "spec.networkname: unknown field" },
-	{ "spec", "[]", "spec: must be an object" },
-	{ "apiVersion", "\"network.harvesterhci.io/v1\"",
-	  "apiVersion: \"network.harvesterhci.io/v1\" is not network.harvesterhci.io/v1alpha1" },
-	{ "kind", "\"VirtualMachineNetworkConfig\"",
-	  "kind: \"VirtualMachineNetworkConfig\" is not IPPool" },
-	{ "metadata.name", "7", "metadata.name: must be a string" },
-	{ "metadata.labels", "{\"a\": 1}", "metadata.labels: value of \"a\" must be a string" },
-	{ "status", "{\"ipv4\": {\"used\": 1}}", "status.ipv4.available: required" },
-	{ "status", "{\"ipv4\": {\"used\": 1, \"available\": 2, \"allocated\": {\"10.0.0.x\": "
-	  "\"EXCLUDED\"}}}", "status.ipv4.allocated[10.0.0.x]: key is not an IPv4 address" },
-	{ "status", "{\"ipv4\": {\"used\": 1, \"available\": 2, \"allocated\": {\"10.0.0.11\": "
-	  "\"excluded\"}}}",
-	  "status.ipv4.allocated[10.0.0.11]: \"excluded\" is not a MAC address, EXCLUDED or "
-	  "RESERVED" },
-	{ "status", "{\"ipv4\": {\"used\": 1, \"available\": 2, \"allocated\": {\"10.0.0.11\": 5}}}",
-	  "status.ipv4.allocated[10.0.0.11]: must be a string" },
-	{ "status", "{\"lastUpdate\": \"yesterday\"}",
-	  "status.lastUpdate: \"yesterday\" is not an RFC 3339 date-time" },
-	{ "status", "{\"conditions\": [{\"type\": \"Registered\"}]}",
-	  "status.conditions[0].status: required" },
-	{ "status", "{\"conditions\": [{\"type\": \"Registered\", \"status\": \"yes\"}]}",
-	  "status.conditions[0].status: \"yes\" is not one of the allowed values" },
-	{ "status", "{\"conditions\": [{\"type\": \"A\", \"status\": \"True\"}, "
-	  "{\"type\": \"A\", \"status\": \"False\"}]}",
-	  "status.conditions[1]: condition type \"A\" appears twice" },
-	{ "status", "{\"conditions\": [{\"type\": \"A\", \"status\": \"True\", "
-	  "\"lastTransitionTime\": \"2024-13-01T00:00:00Z\"}]}",
-	  "status.conditions[0].lastTransitionTime: \"2024-13-01T00:00:00Z\" is not an RFC 3339 "
-	  "date-time" },
+    {"spec.ipv4Config.pool.start", "\"10.0.0.300\"",
+	"spec.ipv4Config.pool.start: \"10.0.0.300\" is not an IPv4 address"},
+    {"spec.ipv4Config.pool.end", "\"010.0.0.20\"",
+	"spec.ipv4Config.pool.end: \"010.0.0.20\" is not an IPv4 address"},
+    {"spec.ipv4Config.pool.start", NULL, "spec.ipv4Config.pool.start: required"},
+    {"spec.ipv4Config.pool", NULL, "spec.ipv4Config.pool: required"},
+    {"spec.ipv4Config.serverIP", NULL, "spec.ipv4Config.serverIP: required"},
+    {"spec.ipv4Config.cidr", NULL, "spec.ipv4Config.cidr: required"},
+    {"spec.ipv4Config", NULL, "spec.ipv4Config: required"},
+    {"spec.networkName", NULL, "spec.networkName: required"},
+    {"spec", NULL, "spec: required"},
+    {"spec.ipv4Config.cidr", "\"10.0.0.0/33\"",
+	"spec.ipv4Config.cidr: \"10.0.0.0/33\" is not an IPv4 CIDR (a.b.c.d/8..32)"},
+    {"spec.ipv4Config.cidr", "\"10.0.0.0/7\"",
+	"spec.ipv4Config.cidr: \"10.0.0.0/7\" is not an IPv4 CIDR (a.b.c.d/8..32)"},
+    {"spec.ipv4Config.cidr", "\"10.0.0.0\"",
+	"spec.ipv4Config.cidr: \"10.0.0.0\" is not an IPv4 CIDR (a.b.c.d/8..32)"},
+    {"spec.ipv4Config.cidr", "24", "spec.ipv4Config.cidr: must be a string"},
+    {"spec.ipv4Config.serverIP", "\"10.0.1.2\"",
+	"spec.ipv4Config.serverIP: 10.0.1.2 is outside 10.0.0.0/24"},
+    {"spec.ipv4Config.serverIP", "\"10.0.0.255\"",
+	"spec.ipv4Config.serverIP: 10.0.0.255 is the network or broadcast address of "
+	"10.0.0.0/24"},
+    {"spec.ipv4Config.router", "\"10.0.1.1\"",
+	"spec.ipv4Config.router: 10.0.1.1 is outside 10.0.0.0/24"},
+    {"spec.ipv4Config.router", "\"router\"",
+	"spec.ipv4Config.router: \"router\" is not an IPv4 address"},
+    {"spec.ipv4Config.pool.start", "\"10.0.1.10\"",
+	"spec.ipv4Config.pool.start: 10.0.1.10 is outside 10.0.0.0/24"},
+    {"spec.ipv4Config.pool.end", "\"10.0.0.5\"",
+	"spec.ipv4Config.pool.end: 10.0.0.5 is before pool.start 10.0.0.10"},
+    {"spec.ipv4Config.pool.exclude", "[\"10.0.0.11\", \"10.0.5.1\"]",
+	"spec.ipv4Config.pool.exclude[1]: 10.0.5.1 is outside 10.0.0.0/24"},
+    {"spec.ipv4Config.pool.exclude", "[\"10.0.0.11\", \"x\"]",
+	"spec.ipv4Config.pool.exclude[1]: \"x\" is not an IPv4 address"},
+    {"spec.ipv4Config.pool.exclude", "\"10.0.0.11\"",
+	"spec.ipv4Config.pool.exclude: must be an array"},
+    {"spec.ipv4Config.dns", "[\"1.1.1.1\", \"1.0.0.1\", \"8.8.8.8\", \"8.8.4.4\"]",
+	"spec.ipv4Config.dns: at most 3 items (got 4)"},
+    {"spec.ipv4Config.dns", "[\"1.1.1\"]",
+	"spec.ipv4Config.dns[0]: \"1.1.1\" is not an IPv4 address"},
+    {"spec.ipv4Config.ntp", "[\"a\", \"b\", \"c\", \"d\", \"e\"]",
+	"spec.ipv4Config.ntp: at most 4 items (got 5)"},
+    {"spec.ipv4Config.ntp", "[\"300.1.1.1\"]",
+	"spec.ipv4Config.ntp[0]: \"300.1.1.1\" is not an IPv4 address or host name"},
+    {"spec.ipv4Config.ntp", "[\"-bad.example\"]",
+	"spec.ipv4Config.ntp[0]: \"-bad.example\" is not an IPv4 address or host name"},
+    {"spec.ipv4Config.domainName", "\"exa mple.com\"",
+	"spec.ipv4Config.domainName: \"exa mple.com\" is not a domain name"},
+    {"spec.ipv4Config.domainSearch", "[\"ok.example\", \"bad..example\"]",
+	"spec.ipv4Config.domainSearch[1]: \"bad..example\" is not a domain name"},
+    {"spec.ipv4Config.leaseTime", "59", "spec.ipv4Config.leaseTime: 59 is below the minimum 60"},
+    {"spec.ipv4Config.leaseTime", "4294967296",
+	"spec.ipv4Config.leaseTime: 4294967296 is above the maximum 4294967295"},
+    {"spec.ipv4Config.leaseTime", "\"3600\"", "spec.ipv4Config.leaseTime: must be an integer"},
+    {"spec.ipv4Config.leaseTime", "3600.5", "spec.ipv4Config.leaseTime: must be an integer"},
+    {"spec.ipv4Config.mtu", "67", "spec.ipv4Config.mtu: 67 is below the minimum 68"},
+    {"spec.ipv4Config.mtu", "65536", "spec.ipv4Config.mtu: 65536 is above the maximum 65535"},
+    {"spec.ipv4Config.routes", "[{\"destination\": \"10.1.0.0/16\"}]",
+	"spec.ipv4Config.routes[0].gateway: required"},
+    {"spec.ipv4Config.routes", "[{\"destination\": \"10.1.0.1/16\", \"gateway\": \"10.0.0.1\"}]",
+	"spec.ipv4Config.routes[0].destination: \"10.1.0.1/16\" has host bits set"},
+    {"spec.ipv4Config.routes", "[{\"destination\": \"10.1.0.0/33\", \"gateway\": \"10.0.0.1\"}]",
+	"spec.ipv4Config.routes[0].destination: \"10.1.0.0/33\" is not an IPv4 CIDR"},
+    {"spec.ipv4Config.routes",
+	"[{\"destination\": \"10.1.0.0/16\", \"gateway\": \"10.0.0.1\", \"metric\": 1}]",
+	"spec.ipv4Config.routes[0].metric: unknown field"},
+    {"spec.ipv4Config.routes", "[\"10.1.0.0/16\"]", "spec.ipv4Config.routes[0]: must be an object"},
+    {"spec.networkName", "\"a/b/c\"",
+	"spec.networkName: \"a/b/c\" is not a \"namespace/name\" or \"name\""},
+    {"spec.networkName", "\"Default/Net\"",
+	"spec.networkName: \"Default/Net\" is not a \"namespace/name\" or \"name\""},
+    {"spec.networkName", "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"",
+	"spec.networkName: \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\" "
+	"is "
+	"longer than 64 characters"},
+    {"spec.paused", "\"yes\"", "spec.paused: must be a boolean"},
+    {"spec.ipv4Config.leasetime", "3600", "spec.ipv4Config.leasetime: unknown field"},
+    {"spec.ipv4Config.pool.excludes", "[]", "spec.ipv4Config.pool.excludes: unknown field"},
+    {"spec.networkname", "\"x\"", "spec.networkname: unknown field"},
+    {"spec", "[]", "spec: must be an object"},
+    {"apiVersion", "\"network.harvesterhci.io/v1\"",
+	"apiVersion: \"network.harvesterhci.io/v1\" is not network.harvesterhci.io/v1alpha1"},
+    {"kind", "\"VirtualMachineNetworkConfig\"",
+	"kind: \"VirtualMachineNetworkConfig\" is not IPPool"},
+    {"metadata.name", "7", "metadata.name: must be a string"},
+    {"metadata.labels", "{\"a\": 1}", "metadata.labels: value of \"a\" must be a string"},
+    {"status", "{\"ipv4\": {\"used\": 1}}", "status.ipv4.available: required"},
+    {"status",
+	"{\"ipv4\": {\"used\": 1, \"available\": 2, \"allocated\": {\"10.0.0.x\": "
+	"\"EXCLUDED\"}}}",
+	"status.ipv4.allocated[10.0.0.x]: key is not an IPv4 address"},
+    {"status",
+	"{\"ipv4\": {\"used\": 1, \"available\": 2, \"allocated\": {\"10.0.0.11\": "
+	"\"excluded\"}}}",
+	"status.ipv4.allocated[10.0.0.11]: \"excluded\" is not a MAC address, EXCLUDED or "
+	"RESERVED"},
+    {"status", "{\"ipv4\": {\"used\": 1, \"available\": 2, \"allocated\": {\"10.0.0.11\": 5}}}",
+	"status.ipv4.allocated[10.0.0.11]: must be a string"},
+    {"status", "{\"lastUpdate\": \"yesterday\"}",
+	"status.lastUpdate: \"yesterday\" is not an RFC 3339 date-time"},
+    {"status", "{\"conditions\": [{\"type\": \"Registered\"}]}",
+	"status.conditions[0].status: required"},
+    {"status", "{\"conditions\": [{\"type\": \"Registered\", \"status\": \"yes\"}]}",
+	"status.conditions[0].status: \"yes\" is not one of the allowed values"},
+    {"status",
+	"{\"conditions\": [{\"type\": \"A\", \"status\": \"True\"}, "
+	"{\"type\": \"A\", \"status\": \"False\"}]}",
+	"status.conditions[1]: condition type \"A\" appears twice"},
+    {"status",
+	"{\"conditions\": [{\"type\": \"A\", \"status\": \"True\", "
+	"\"lastTransitionTime\": \"2024-13-01T00:00:00Z\"}]}",
+	"status.conditions[0].lastTransitionTime: \"2024-13-01T00:00:00Z\" is not an RFC 3339 "
+	"date-time"},
 };
 
 static void
@@ -364,17 +371,17 @@ test_errors(void)
 		const struct bad_case *bc = &bad_cases[i];
 		json_t *j = load(minimal_pool);
 		struct ippool *p = (struct ippool *)0x1;
-		struct crd_error err = { 0 };
+		struct crd_error err = {0};
 		int r;
 
-		set_path(j, bc->path, bc->value ? json_loads(bc->value, JSON_DECODE_ANY, NULL) :
-		    NULL);
+		set_path(
+		    j, bc->path, bc->value ? json_loads(bc->value, JSON_DECODE_ANY, NULL) : NULL);
 		r = ippool_decode(j, &p, &err);
 		CU_ASSERT_EQUAL(r, -EINVAL);
 		CU_ASSERT_PTR_EQUAL(p, (struct ippool *)0x1);
 		if (r != -EINVAL || strcmp(err.message, bc->message) != 0) {
-			printf("\n  case %zu (%s): r=%d\n    got:  %s\n    want: %s\n", i, bc->path, r,
-			    err.message, bc->message);
+			printf("\n  case %zu (%s): r=%d\n    got:  %s\n    want: %s\n", i, bc->path,
+			    r, err.message, bc->message);
 			CU_FAIL("error message differs");
 		}
 		if (r == 0)
@@ -433,11 +440,11 @@ test_spec_status_only(void)
 static void
 test_set_allocated(void)
 {
-	struct ippool_status st = { 0 };
+	struct ippool_status st = {0};
 	struct ippool_alloc in[3] = {
-		{ .addr = A("10.0.0.12"), .kind = IPPOOL_ALLOC_MAC, .mac = { 2, 0, 0, 0, 0, 1 } },
-		{ .addr = A("10.0.0.10"), .kind = IPPOOL_ALLOC_RESERVED },
-		{ .addr = A("10.0.0.11"), .kind = IPPOOL_ALLOC_EXCLUDED },
+	    {.addr = A("10.0.0.12"), .kind = IPPOOL_ALLOC_MAC, .mac = {2, 0, 0, 0, 0, 1}},
+	    {.addr = A("10.0.0.10"), .kind = IPPOOL_ALLOC_RESERVED},
+	    {.addr = A("10.0.0.11"), .kind = IPPOOL_ALLOC_EXCLUDED},
 	};
 	json_t *enc;
 
@@ -449,12 +456,16 @@ test_set_allocated(void)
 	st.used = 1;
 	st.available = 5;
 	enc = ippool_status_encode(&st);
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(json_object_get(
-	    enc, "ipv4"), "allocated"), "10.0.0.12")), "02:00:00:00:00:01");
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(json_object_get(
-	    enc, "ipv4"), "allocated"), "10.0.0.10")), "RESERVED");
-	CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(enc, "ipv4"),
-	    "available")), 5);
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(
+		json_object_get(json_object_get(enc, "ipv4"), "allocated"), "10.0.0.12")),
+	    "02:00:00:00:00:01");
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(
+		json_object_get(json_object_get(enc, "ipv4"), "allocated"), "10.0.0.10")),
+	    "RESERVED");
+	CU_ASSERT_EQUAL(
+	    json_integer_value(json_object_get(json_object_get(enc, "ipv4"), "available")), 5);
 	json_decref(enc);
 	in[1].addr = in[0].addr;
 	CU_ASSERT_EQUAL(ippool_status_set_allocated(&st, in, 3), -EEXIST);
@@ -467,17 +478,17 @@ test_set_allocated(void)
 }
 
 static const struct test_case ippool_tests[] = {
-	{ "decode a full object", test_decode_full },
-	{ "round trip", test_round_trip },
-	{ "defaults and canonical forms", test_defaults_and_canonical },
-	{ "every validation error names its path", test_errors },
-	{ "error path field, NULL err, non-object", test_error_path_field },
-	{ "spec/status decode and encode alone", test_spec_status_only },
-	{ "status allocated helpers", test_set_allocated },
-	{ NULL, NULL },
+    {"decode a full object", test_decode_full},
+    {"round trip", test_round_trip},
+    {"defaults and canonical forms", test_defaults_and_canonical},
+    {"every validation error names its path", test_errors},
+    {"error path field, NULL err, non-object", test_error_path_field},
+    {"spec/status decode and encode alone", test_spec_status_only},
+    {"status allocated helpers", test_set_allocated},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "crds-ippool", .tests = ippool_tests },
-	{ .name = NULL },
+    {.name = "crds-ippool", .tests = ippool_tests},
+    {.name = NULL},
 };

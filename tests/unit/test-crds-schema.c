@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The CRD YAML files in crds/ against the C codec: every schema property is known to the codec and vice
- * versa, with the same type, required-ness, format, pattern, limits, default, enum and
+ * The CRD YAML files in crds/ against the C codec: every schema property is known to the codec and
+ * vice versa, with the same type, required-ness, format, pattern, limits, default, enum and
  * immutability; CRD names, scope, subresource and printer columns are as SPEC §1 says; and
  * on sample values the schema (evaluated here, patterns compiled from the YAML text) and the
  * codec accept and refuse the same things.
@@ -24,8 +24,7 @@
 
 static unsigned problems;
 
-static void __attribute__((format(printf, 1, 2)))
-problem(const char *fmt, ...)
+static void __attribute__((format(printf, 1, 2))) problem(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -78,12 +77,12 @@ crd_schema(json_t *crd)
 }
 
 static const char *const type_names[] = {
-	[CRD_STRING] = "string",
-	[CRD_INTEGER] = "integer",
-	[CRD_BOOLEAN] = "boolean",
-	[CRD_ARRAY] = "array",
-	[CRD_OBJECT] = "object",
-	[CRD_MAP] = "object",
+    [CRD_STRING] = "string",
+    [CRD_INTEGER] = "integer",
+    [CRD_BOOLEAN] = "boolean",
+    [CRD_ARRAY] = "array",
+    [CRD_OBJECT] = "object",
+    [CRD_MAP] = "object",
 };
 
 static bool
@@ -93,7 +92,8 @@ has_immutable_rule(const json_t *schema, const char *path)
 	size_t i;
 	bool found = false;
 
-	json_array_foreach(rules, i, r) {
+	json_array_foreach(rules, i, r)
+	{
 		const char *rule = json_string_value(json_object_get(r, "rule"));
 
 		if (!json_is_string(json_object_get(r, "message")))
@@ -134,7 +134,8 @@ compare_children(const json_t *schema, const struct crd_field *children, const c
 			problem("%s: schema describes properties, codec does not", path);
 		return;
 	}
-	json_object_foreach(props, k, v) {
+	json_object_foreach(props, k, v)
+	{
 		const struct crd_field *c = children;
 
 		while (c->key && strcmp(c->key, k) != 0)
@@ -150,15 +151,14 @@ compare_children(const json_t *schema, const struct crd_field *children, const c
 		bool in_req = false;
 
 		req = json_object_get(schema, "required");
-		json_array_foreach(req, i, v)
-			if (strcmp(json_string_value(v), c->key) == 0)
-				in_req = true;
+		json_array_foreach(req, i, v) if (strcmp(json_string_value(v), c->key) == 0)
+		    in_req = true;
 		crd_path_key(sub, sizeof(sub), path, c->key);
 		if (!json_object_get(props, c->key))
 			problem("%s: known to the codec, not in the schema", sub);
 		if (in_req != c->required)
-			problem("%s: required differs (codec %d, schema %d)", sub, c->required,
-			    in_req);
+			problem(
+			    "%s: required differs (codec %d, schema %d)", sub, c->required, in_req);
 	}
 }
 
@@ -200,8 +200,10 @@ compare(const json_t *schema, const struct crd_field *f, const char *path)
 			problem("%s: enum sizes differ", path);
 		for (size_t i = 0; i < n && i < json_array_size(en); i++)
 			if (!json_is_string(json_array_get(en, i)) ||
-			    strcmp(json_string_value(json_array_get(en, i)), f->enum_values[i]) != 0)
-				problem("%s: enum[%zu] differs (codec %s)", path, i, f->enum_values[i]);
+			    strcmp(json_string_value(json_array_get(en, i)), f->enum_values[i]) !=
+				0)
+				problem(
+				    "%s: enum[%zu] differs (codec %s)", path, i, f->enum_values[i]);
 	}
 	if (has_immutable_rule(schema, path) != f->immutable)
 		problem("%s: immutability differs (codec %d)", path, f->immutable);
@@ -235,7 +237,7 @@ static void
 check_fields(const char *file, const struct crd_field *root)
 {
 	json_t *crd = load_crd(file);
-	struct crd_field top = { .type = CRD_OBJECT, .children = root };
+	struct crd_field top = {.type = CRD_OBJECT, .children = root};
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(crd);
 	problems = 0;
@@ -269,34 +271,33 @@ check_crd(const char *file, const char *kind, const char *plural, const char *co
 	CU_ASSERT_PTR_NOT_NULL_FATAL(crd);
 	spec = json_object_get(crd, "spec");
 	names = json_object_get(spec, "names");
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(crd, "apiVersion")),
-	    "apiextensions.k8s.io/v1");
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(crd, "apiVersion")), "apiextensions.k8s.io/v1");
 	snprintf(name, sizeof(name), "%s.%s", plural, CRD_GROUP);
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(crd,
-	    "metadata"), "name")), name);
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(json_object_get(crd, "metadata"), "name")), name);
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(spec, "group")), CRD_GROUP);
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(spec, "scope")), "Namespaced");
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(names, "kind")), kind);
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(names, "plural")), plural);
 	a = json_object_get(names, "shortNames");
 	CU_ASSERT_EQUAL(json_array_size(a), 2);
-	json_array_foreach(a, i, v)
-		if (i < 2)
-			CU_ASSERT_STRING_EQUAL(json_string_value(v), shorts[i]);
+	json_array_foreach(a, i, v) if (i < 2)
+	    CU_ASSERT_STRING_EQUAL(json_string_value(v), shorts[i]);
 	CU_ASSERT_EQUAL_FATAL(json_array_size(json_object_get(spec, "versions")), 1);
 	ver = json_array_get(json_object_get(spec, "versions"), 0);
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(ver, "name")), CRD_VERSION);
 	CU_ASSERT_TRUE(json_is_true(json_object_get(ver, "served")));
 	CU_ASSERT_TRUE(json_is_true(json_object_get(ver, "storage")));
-	CU_ASSERT_TRUE(json_is_object(json_object_get(json_object_get(ver, "subresources"),
-	    "status")));
+	CU_ASSERT_TRUE(
+	    json_is_object(json_object_get(json_object_get(ver, "subresources"), "status")));
 	a = json_object_get(ver, "additionalPrinterColumns");
 	for (i = 0; columns[i]; i++) {
 		v = json_array_get(a, i);
 		CU_ASSERT_PTR_NOT_NULL(v);
 		if (v)
-			CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(v, "name")),
-			    columns[i]);
+			CU_ASSERT_STRING_EQUAL(
+			    json_string_value(json_object_get(v, "name")), columns[i]);
 	}
 	CU_ASSERT_EQUAL(json_array_size(a), i);
 	json_decref(crd);
@@ -305,16 +306,16 @@ check_crd(const char *file, const char *kind, const char *plural, const char *co
 static void
 test_crd_settings(void)
 {
-	static const char *const ippl_short[] = { "ippl", "ippls" };
-	static const char *const ippl_cols[] = { "NETWORK", "AVAILABLE", "USED", "REGISTERED",
-		"CACHEREADY", "AGENTREADY", "AGE", NULL };
-	static const char *const vm_short[] = { "vmnetcfg", "vmnetcfgs" };
-	static const char *const vm_cols[] = { "VMNAME", "ALLOCATED", "DISABLED", "INSYNCED",
-		"AGE", NULL };
+	static const char *const ippl_short[] = {"ippl", "ippls"};
+	static const char *const ippl_cols[] = {
+	    "NETWORK", "AVAILABLE", "USED", "REGISTERED", "CACHEREADY", "AGENTREADY", "AGE", NULL};
+	static const char *const vm_short[] = {"vmnetcfg", "vmnetcfgs"};
+	static const char *const vm_cols[] = {
+	    "VMNAME", "ALLOCATED", "DISABLED", "INSYNCED", "AGE", NULL};
 
 	check_crd("ippools.yaml", IPPOOL_KIND, IPPOOL_PLURAL, ippl_short, ippl_cols);
-	check_crd("virtualmachinenetworkconfigs.yaml", VMNETCFG_KIND, VMNETCFG_PLURAL, vm_short,
-	    vm_cols);
+	check_crd(
+	    "virtualmachinenetworkconfigs.yaml", VMNETCFG_KIND, VMNETCFG_PLURAL, vm_short, vm_cols);
 }
 
 /* --- sample values: schema verdict == codec verdict ------------------------------------ */
@@ -360,8 +361,8 @@ schema_accepts(const json_t *schema, const json_t *v)
 		if (en) {
 			bool ok = false;
 
-			json_array_foreach(en, i, x)
-				ok = ok || (json_is_string(x) && strcmp(json_string_value(x), s) == 0);
+			json_array_foreach(en, i, x) ok =
+			    ok || (json_is_string(x) && strcmp(json_string_value(x), s) == 0);
 			return ok;
 		}
 		return true;
@@ -383,18 +384,17 @@ schema_accepts(const json_t *schema, const json_t *v)
 		x = json_object_get(schema, "maxItems");
 		if (x && (long long)json_array_size(v) > json_integer_value(x))
 			return false;
-		json_array_foreach(v, i, sub)
-			if (!schema_accepts(json_object_get(schema, "items"), sub))
-				return false;
+		json_array_foreach(v, i,
+		    sub) if (!schema_accepts(json_object_get(schema, "items"), sub)) return false;
 		return true;
 	}
 	if (strcmp(type, "object") == 0) {
 		if (!json_is_object(v))
 			return false;
-		json_array_foreach(json_object_get(schema, "required"), i, x)
-			if (!json_object_get(v, json_string_value(x)))
-				return false;
-		json_object_foreach((json_t *)v, k, sub) {
+		json_array_foreach(json_object_get(schema, "required"), i,
+		    x) if (!json_object_get(v, json_string_value(x))) return false;
+		json_object_foreach((json_t *)v, k, sub)
+		{
 			json_t *ps = json_object_get(json_object_get(schema, "properties"), k);
 
 			if (!ps)
@@ -469,66 +469,65 @@ static const char ippool_base[] =
     " \"status\": {\"conditions\": [{\"type\": \"A\", \"status\": \"True\"}]}}";
 
 static const struct sample ippool_samples[] = {
-	{ "spec.ipv4Config.cidr", "\"10.0.0.0/24\"", true },
-	{ "spec.ipv4Config.cidr", "\"10.0.0.0/8\"", true },
-	{ "spec.ipv4Config.cidr", "\"10.0.0.0/7\"", false },
-	{ "spec.ipv4Config.cidr", "\"10.0.0.0/33\"", false },
-	{ "spec.ipv4Config.cidr", "\"10.0.0.0/024\"", false },
-	{ "spec.ipv4Config.cidr", "\"10.0.0.0\"", false },
-	{ "spec.ipv4Config.cidr", "\"10.0.0.0/24\\n\"", false },
-	{ "spec.ipv4Config.cidr", "\" 10.0.0.0/24\"", false },
-	{ "spec.ipv4Config.cidr", "\"10.00.0.0/24\"", false },
-	{ "spec.ipv4Config.cidr", "\"256.0.0.0/24\"", false },
-	{ "spec.ipv4Config.serverIP", "\"10.0.0.3\"", true },
-	{ "spec.ipv4Config.serverIP", "\"10.0.0.03\"", false },
-	{ "spec.ipv4Config.serverIP", "\"10.0.0\"", false },
-	{ "spec.networkName", "\"net\"", true },
-	{ "spec.networkName", "\"lab/net-1.a\"", true },
-	{ "spec.networkName", "\"a/b/c\"", false },
-	{ "spec.networkName", "\"NET\"", false },
-	{ "spec.networkName", "\"-net\"", false },
-	{ "spec.networkName", "\"ns/\"", false },
-	{ "spec.networkName",
-	  "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"", true },
-	{ "spec.networkName",
-	  "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"", false },
-	{ "spec.paused", "false", true },
-	{ "spec.paused", "\"false\"", false },
-	{ "spec.ipv4Config.leaseTime", "60", true },
-	{ "spec.ipv4Config.leaseTime", "59", false },
-	{ "spec.ipv4Config.leaseTime", "4294967295", true },
-	{ "spec.ipv4Config.leaseTime", "4294967296", false },
-	{ "spec.ipv4Config.mtu", "68", true },
-	{ "spec.ipv4Config.mtu", "67", false },
-	{ "spec.ipv4Config.mtu", "65535", true },
-	{ "spec.ipv4Config.mtu", "65536", false },
-	{ "spec.ipv4Config.dns", "[\"1.1.1.1\", \"1.0.0.1\", \"9.9.9.9\"]", true },
-	{ "spec.ipv4Config.dns", "[\"1.1.1.1\", \"1.0.0.1\", \"9.9.9.9\", \"8.8.8.8\"]", false },
-	{ "spec.ipv4Config.dns", "[\"1.1.1.256\"]", false },
-	{ "spec.ipv4Config.ntp", "[\"pool.ntp.org\", \"10.0.0.1\", \"ntp_1.lab\", \"ntp1\"]", true },
-	{ "spec.ipv4Config.ntp", "[\"0.pool.ntp.org.\"]", true },
-	{ "spec.ipv4Config.ntp", "[\"300.1.1.1\"]", false },
-	{ "spec.ipv4Config.ntp", "[\"a..b\"]", false },
-	{ "spec.ipv4Config.ntp", "[\"ntp-.lab\"]", false },
-	{ "spec.ipv4Config.ntp", "[\"a\", \"b\", \"c\", \"d\", \"e\"]", false },
-	{ "spec.ipv4Config.domainName", "\"example.com\"", true },
-	{ "spec.ipv4Config.domainName", "\"example.com.\"", true },
-	{ "spec.ipv4Config.domainName", "\"exa mple.com\"", false },
-	{ "spec.ipv4Config.domainName", "\".example.com\"", false },
-	{ "spec.ipv4Config.domainSearch", "[\"a.example\", \"b.example\"]", true },
-	{ "spec.ipv4Config.domainSearch", "[\"a.example\", \"b..example\"]", false },
-	{ "spec.ipv4Config.pool.exclude", "[\"10.0.0.11\"]", true },
-	{ "spec.ipv4Config.pool.exclude", "[\"10.0.0.x\"]", false },
-	{ "spec.ipv4Config.routes", "[{\"destination\": \"0.0.0.0/0\", \"gateway\": \"10.0.0.1\"}]",
-	  true },
-	{ "spec.ipv4Config.routes", "[{\"destination\": \"10.8.0.0/33\", \"gateway\": \"10.0.0.1\"}]",
-	  false },
-	{ "spec.ipv4Config.routes", "[{\"destination\": \"10.8.0.0/16\"}]", false },
-	{ "spec.ipv4Config.routes", "[{\"destination\": \"10.8.0.0/16\", \"gateway\": \"x\"}]",
-	  false },
-	{ "status.conditions[0].status", "\"Unknown\"", true },
-	{ "status.conditions[0].status", "\"true\"", false },
-	{ "status.lastUpdate", "\"2024-05-01T10:00:00Z\"", true },
+    {"spec.ipv4Config.cidr", "\"10.0.0.0/24\"", true},
+    {"spec.ipv4Config.cidr", "\"10.0.0.0/8\"", true},
+    {"spec.ipv4Config.cidr", "\"10.0.0.0/7\"", false},
+    {"spec.ipv4Config.cidr", "\"10.0.0.0/33\"", false},
+    {"spec.ipv4Config.cidr", "\"10.0.0.0/024\"", false},
+    {"spec.ipv4Config.cidr", "\"10.0.0.0\"", false},
+    {"spec.ipv4Config.cidr", "\"10.0.0.0/24\\n\"", false},
+    {"spec.ipv4Config.cidr", "\" 10.0.0.0/24\"", false},
+    {"spec.ipv4Config.cidr", "\"10.00.0.0/24\"", false},
+    {"spec.ipv4Config.cidr", "\"256.0.0.0/24\"", false},
+    {"spec.ipv4Config.serverIP", "\"10.0.0.3\"", true},
+    {"spec.ipv4Config.serverIP", "\"10.0.0.03\"", false},
+    {"spec.ipv4Config.serverIP", "\"10.0.0\"", false},
+    {"spec.networkName", "\"net\"", true},
+    {"spec.networkName", "\"lab/net-1.a\"", true},
+    {"spec.networkName", "\"a/b/c\"", false},
+    {"spec.networkName", "\"NET\"", false},
+    {"spec.networkName", "\"-net\"", false},
+    {"spec.networkName", "\"ns/\"", false},
+    {"spec.networkName", "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"",
+	true},
+    {"spec.networkName", "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"",
+	false},
+    {"spec.paused", "false", true},
+    {"spec.paused", "\"false\"", false},
+    {"spec.ipv4Config.leaseTime", "60", true},
+    {"spec.ipv4Config.leaseTime", "59", false},
+    {"spec.ipv4Config.leaseTime", "4294967295", true},
+    {"spec.ipv4Config.leaseTime", "4294967296", false},
+    {"spec.ipv4Config.mtu", "68", true},
+    {"spec.ipv4Config.mtu", "67", false},
+    {"spec.ipv4Config.mtu", "65535", true},
+    {"spec.ipv4Config.mtu", "65536", false},
+    {"spec.ipv4Config.dns", "[\"1.1.1.1\", \"1.0.0.1\", \"9.9.9.9\"]", true},
+    {"spec.ipv4Config.dns", "[\"1.1.1.1\", \"1.0.0.1\", \"9.9.9.9\", \"8.8.8.8\"]", false},
+    {"spec.ipv4Config.dns", "[\"1.1.1.256\"]", false},
+    {"spec.ipv4Config.ntp", "[\"pool.ntp.org\", \"10.0.0.1\", \"ntp_1.lab\", \"ntp1\"]", true},
+    {"spec.ipv4Config.ntp", "[\"0.pool.ntp.org.\"]", true},
+    {"spec.ipv4Config.ntp", "[\"300.1.1.1\"]", false},
+    {"spec.ipv4Config.ntp", "[\"a..b\"]", false},
+    {"spec.ipv4Config.ntp", "[\"ntp-.lab\"]", false},
+    {"spec.ipv4Config.ntp", "[\"a\", \"b\", \"c\", \"d\", \"e\"]", false},
+    {"spec.ipv4Config.domainName", "\"example.com\"", true},
+    {"spec.ipv4Config.domainName", "\"example.com.\"", true},
+    {"spec.ipv4Config.domainName", "\"exa mple.com\"", false},
+    {"spec.ipv4Config.domainName", "\".example.com\"", false},
+    {"spec.ipv4Config.domainSearch", "[\"a.example\", \"b.example\"]", true},
+    {"spec.ipv4Config.domainSearch", "[\"a.example\", \"b..example\"]", false},
+    {"spec.ipv4Config.pool.exclude", "[\"10.0.0.11\"]", true},
+    {"spec.ipv4Config.pool.exclude", "[\"10.0.0.x\"]", false},
+    {"spec.ipv4Config.routes", "[{\"destination\": \"0.0.0.0/0\", \"gateway\": \"10.0.0.1\"}]",
+	true},
+    {"spec.ipv4Config.routes", "[{\"destination\": \"10.8.0.0/33\", \"gateway\": \"10.0.0.1\"}]",
+	false},
+    {"spec.ipv4Config.routes", "[{\"destination\": \"10.8.0.0/16\"}]", false},
+    {"spec.ipv4Config.routes", "[{\"destination\": \"10.8.0.0/16\", \"gateway\": \"x\"}]", false},
+    {"status.conditions[0].status", "\"Unknown\"", true},
+    {"status.conditions[0].status", "\"true\"", false},
+    {"status.lastUpdate", "\"2024-05-01T10:00:00Z\"", true},
 };
 
 static const char vmnetcfg_base[] =
@@ -538,25 +537,25 @@ static const char vmnetcfg_base[] =
     "  \"conditions\": [{\"type\": \"A\", \"status\": \"True\"}]}}";
 
 static const struct sample vmnetcfg_samples[] = {
-	{ "spec.networkConfig[0].macAddress", "\"52:54:00:AA:BB:CC\"", true },
-	{ "spec.networkConfig[0].macAddress", "\"52-54-00-aa-bb-cc\"", true },
-	{ "spec.networkConfig[0].macAddress", "\"5254.00aa.bbcc\"", true },
-	{ "spec.networkConfig[0].macAddress", "\"52:54:00:aa:bb\"", false },
-	{ "spec.networkConfig[0].macAddress", "\"52:54-00:aa:bb:cc\"", false },
-	{ "spec.networkConfig[0].macAddress", "\"52:54:00:aa:bb:cg\"", false },
-	{ "spec.networkConfig[0].macAddress", "\"52:54:00:aa:bb:cc:dd\"", false },
-	{ "spec.networkConfig[0].networkName", "\"lab/net\"", true },
-	{ "spec.networkConfig[0].networkName", "\"lab/net/x\"", false },
-	{ "spec.networkConfig[0].ipAddress", "\"10.0.0.5\"", true },
-	{ "spec.networkConfig[0].ipAddress", "\"10.0.0.5/32\"", false },
-	{ "spec.vmName", "\"vm-1\"", true },
-	{ "spec.vmName", "7", false },
-	{ "status.networkConfig[0].state", "\"Stale\"", true },
-	{ "status.networkConfig[0].state", "\"stale\"", false },
-	{ "status.networkConfig[0].allocatedIPAddress", "\"10.0.0.5\"", true },
-	{ "status.networkConfig[0].allocatedIPAddress", "\"10.0.0.500\"", false },
-	{ "status.conditions[0].status", "\"False\"", true },
-	{ "status.conditions[0].status", "\"false\"", false },
+    {"spec.networkConfig[0].macAddress", "\"52:54:00:AA:BB:CC\"", true},
+    {"spec.networkConfig[0].macAddress", "\"52-54-00-aa-bb-cc\"", true},
+    {"spec.networkConfig[0].macAddress", "\"5254.00aa.bbcc\"", true},
+    {"spec.networkConfig[0].macAddress", "\"52:54:00:aa:bb\"", false},
+    {"spec.networkConfig[0].macAddress", "\"52:54-00:aa:bb:cc\"", false},
+    {"spec.networkConfig[0].macAddress", "\"52:54:00:aa:bb:cg\"", false},
+    {"spec.networkConfig[0].macAddress", "\"52:54:00:aa:bb:cc:dd\"", false},
+    {"spec.networkConfig[0].networkName", "\"lab/net\"", true},
+    {"spec.networkConfig[0].networkName", "\"lab/net/x\"", false},
+    {"spec.networkConfig[0].ipAddress", "\"10.0.0.5\"", true},
+    {"spec.networkConfig[0].ipAddress", "\"10.0.0.5/32\"", false},
+    {"spec.vmName", "\"vm-1\"", true},
+    {"spec.vmName", "7", false},
+    {"status.networkConfig[0].state", "\"Stale\"", true},
+    {"status.networkConfig[0].state", "\"stale\"", false},
+    {"status.networkConfig[0].allocatedIPAddress", "\"10.0.0.5\"", true},
+    {"status.networkConfig[0].allocatedIPAddress", "\"10.0.0.500\"", false},
+    {"status.conditions[0].status", "\"False\"", true},
+    {"status.conditions[0].status", "\"false\"", false},
 };
 
 static int
@@ -594,7 +593,7 @@ run_samples(const char *file, const char *base, const struct sample *samples, si
 		json_t *doc = json_loads(base, 0, NULL);
 		json_t *value = json_loads(s->value, JSON_DECODE_ANY, NULL);
 		json_t *node = schema_at(schema, s->path);
-		struct crd_error err = { 0 };
+		struct crd_error err = {0};
 		bool by_schema, by_codec;
 
 		if (!doc || !value || !node) {
@@ -621,8 +620,8 @@ run_samples(const char *file, const char *base, const struct sample *samples, si
 static void
 test_ippool_samples(void)
 {
-	run_samples("ippools.yaml", ippool_base, ippool_samples, ELEMENTSOF(ippool_samples),
-	    decode_ippool);
+	run_samples(
+	    "ippools.yaml", ippool_base, ippool_samples, ELEMENTSOF(ippool_samples), decode_ippool);
 }
 
 static void
@@ -637,18 +636,17 @@ test_checker_detects_drift(void)
 {
 	/* The comparison itself must notice a difference: a table with one extra field,
 	 * one missing pattern and a wrong limit against the real schema. */
-	static const struct crd_field ip_item = { .type = CRD_STRING, .format = "ipv4" };
+	static const struct crd_field ip_item = {.type = CRD_STRING, .format = "ipv4"};
 	static const struct crd_field pool_children[] = {
-		{ .key = "start", .type = CRD_STRING, .required = true, .format = "ipv4" },
-		{ .key = "end", .type = CRD_STRING, .required = true },
-		{ .key = "exclude", .type = CRD_ARRAY, .max_items = 10,
-		  .items = &ip_item },
-		{ .key = "step", .type = CRD_INTEGER },
-		{ .key = NULL },
+	    {.key = "start", .type = CRD_STRING, .required = true, .format = "ipv4"},
+	    {.key = "end", .type = CRD_STRING, .required = true},
+	    {.key = "exclude", .type = CRD_ARRAY, .max_items = 10, .items = &ip_item},
+	    {.key = "step", .type = CRD_INTEGER},
+	    {.key = NULL},
 	};
 	json_t *crd = load_crd("ippools.yaml");
 	json_t *pool;
-	struct crd_field top = { .type = CRD_OBJECT, .children = pool_children };
+	struct crd_field top = {.type = CRD_OBJECT, .children = pool_children};
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(crd);
 	pool = schema_at(crd_schema(crd), "spec.ipv4Config.pool");
@@ -661,16 +659,16 @@ test_checker_detects_drift(void)
 }
 
 static const struct test_case schema_tests[] = {
-	{ "IPPool: schema and codec fields agree", test_ippool_fields },
-	{ "VMNetCfg: schema and codec fields agree", test_vmnetcfg_fields },
-	{ "CRD names, scope, subresource, columns", test_crd_settings },
-	{ "IPPool: same verdicts on samples", test_ippool_samples },
-	{ "VMNetCfg: same verdicts on samples", test_vmnetcfg_samples },
-	{ "the comparison detects drift", test_checker_detects_drift },
-	{ NULL, NULL },
+    {"IPPool: schema and codec fields agree", test_ippool_fields},
+    {"VMNetCfg: schema and codec fields agree", test_vmnetcfg_fields},
+    {"CRD names, scope, subresource, columns", test_crd_settings},
+    {"IPPool: same verdicts on samples", test_ippool_samples},
+    {"VMNetCfg: same verdicts on samples", test_vmnetcfg_samples},
+    {"the comparison detects drift", test_checker_detects_drift},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "crds-schema", .tests = schema_tests },
-	{ .name = NULL },
+    {.name = "crds-schema", .tests = schema_tests},
+    {.name = NULL},
 };

@@ -79,9 +79,10 @@ test_decode_and_round_trip(void)
 static void
 test_canonical(void)
 {
-	json_t *j = load("{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [{\"networkName\": "
-	    "\"net\", \"macAddress\": \"52-54-00-AA-BB-0F\"}, {\"networkName\": \"net\", "
-	    "\"macAddress\": \"5254.00aa.bb10\"}]}}");
+	json_t *j =
+	    load("{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [{\"networkName\": "
+		 "\"net\", \"macAddress\": \"52-54-00-AA-BB-0F\"}, {\"networkName\": \"net\", "
+		 "\"macAddress\": \"5254.00aa.bb10\"}]}}");
 	struct vmnetcfg *c = NULL;
 	struct crd_error err;
 	json_t *spec;
@@ -91,8 +92,10 @@ test_canonical(void)
 	CU_ASSERT_STRING_EQUAL(c->spec.nics[0].mac, "52:54:00:aa:bb:0f");
 	CU_ASSERT_STRING_EQUAL(c->spec.nics[1].mac, "52:54:00:aa:bb:10");
 	spec = vmnetcfg_spec_encode(&c->spec);
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(json_object_get(
-	    spec, "networkConfig"), 0), "macAddress")), "52:54:00:aa:bb:0f");
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(
+		json_array_get(json_object_get(spec, "networkConfig"), 0), "macAddress")),
+	    "52:54:00:aa:bb:0f");
 	json_decref(spec);
 	vmnetcfg_free(c);
 	json_decref(j);
@@ -106,47 +109,51 @@ struct bad_case {
 #define NIC(net, mac) "{\"networkName\": \"" net "\", \"macAddress\": \"" mac "\"}"
 
 static const struct bad_case bad_cases[] = {
-	{ "{}", "spec: required" },
-	{ "{\"spec\": {}}", "spec.vmName: required" },
-	{ "{\"spec\": {\"vmName\": \"\"}}", "spec.vmName: must not be empty" },
-	{ "{\"spec\": {\"vmName\": 1}}", "spec.vmName: must be a string" },
-	{ "{\"spec\": {\"vmName\": \"v\", \"networkConfigs\": []}}",
-	  "spec.networkConfigs: unknown field; the NIC list is \"networkConfig\" (singular)" },
-	{ "{\"spec\": {\"vmName\": \"v\", \"nics\": []}}", "spec.nics: unknown field" },
-	{ "{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [" NIC("net", "zz") "]}}",
-	  "spec.networkConfig[0].macAddress: \"zz\" is not a MAC address" },
-	{ "{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [{\"networkName\": \"n\"}]}}",
-	  "spec.networkConfig[0].macAddress: required" },
-	{ "{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [{\"macAddress\": "
-	  "\"52:54:00:00:00:01\"}]}}", "spec.networkConfig[0].networkName: required" },
-	{ "{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [" NIC("a/b/c", "52:54:00:00:00:01")
-	  "]}}", "spec.networkConfig[0].networkName: \"a/b/c\" is not a \"namespace/name\" or "
-	  "\"name\"" },
-	{ "{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [{\"networkName\": \"n\", "
-	  "\"macAddress\": \"52:54:00:00:00:01\", \"ipAddress\": \"1.2.3\"}]}}",
-	  "spec.networkConfig[0].ipAddress: \"1.2.3\" is not an IPv4 address" },
-	{ "{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [{\"networkName\": \"n\", "
-	  "\"macAddress\": \"52:54:00:00:00:01\", \"ip\": \"1.2.3.4\"}]}}",
-	  "spec.networkConfig[0].ip: unknown field" },
-	{ "{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [" NIC("n", "52:54:00:00:00:01") ", "
-	  NIC("default/n", "52-54-00-00-00-01") "]}}",
-	  "spec.networkConfig[1].macAddress: 52:54:00:00:00:01 is already used on network "
-	  "default/n by networkConfig[0]" },
-	{ "{\"spec\": {\"vmName\": \"v\", \"networkConfig\": {}}}",
-	  "spec.networkConfig: must be an array" },
-	{ "{\"spec\": {\"vmName\": \"v\"}, \"status\": {\"networkConfig\": [{\"state\": "
-	  "\"Bound\"}]}}", "status.networkConfig[0].state: \"Bound\" is not one of the allowed "
-	  "values" },
-	{ "{\"spec\": {\"vmName\": \"v\"}, \"status\": {\"networkConfig\": [{\"macAddress\": "
-	  "\"x\"}]}}", "status.networkConfig[0].macAddress: \"x\" is not a MAC address" },
-	{ "{\"spec\": {\"vmName\": \"v\"}, \"status\": {\"conditions\": [{\"status\": "
-	  "\"True\"}]}}", "status.conditions[0].type: required" },
-	{ "{\"kind\": \"IPPool\", \"spec\": {\"vmName\": \"v\"}}",
-	  "kind: \"IPPool\" is not VirtualMachineNetworkConfig" },
-	{ "{\"metadata\": {\"finalizers\": [1]}, \"spec\": {\"vmName\": \"v\"}}",
-	  "metadata.finalizers[0]: must be a string" },
-	{ "{\"metadata\": {\"creationTimestamp\": \"now\"}, \"spec\": {\"vmName\": \"v\"}}",
-	  "metadata.creationTimestamp: is not an RFC 3339 date-time" },
+    {"{}", "spec: required"},
+    {"{\"spec\": {}}", "spec.vmName: required"},
+    {"{\"spec\": {\"vmName\": \"\"}}", "spec.vmName: must not be empty"},
+    {"{\"spec\": {\"vmName\": 1}}", "spec.vmName: must be a string"},
+    {"{\"spec\": {\"vmName\": \"v\", \"networkConfigs\": []}}",
+	"spec.networkConfigs: unknown field; the NIC list is \"networkConfig\" (singular)"},
+    {"{\"spec\": {\"vmName\": \"v\", \"nics\": []}}", "spec.nics: unknown field"},
+    {"{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [" NIC("net", "zz") "]}}",
+	"spec.networkConfig[0].macAddress: \"zz\" is not a MAC address"},
+    {"{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [{\"networkName\": \"n\"}]}}",
+	"spec.networkConfig[0].macAddress: required"},
+    {"{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [{\"macAddress\": "
+     "\"52:54:00:00:00:01\"}]}}",
+	"spec.networkConfig[0].networkName: required"},
+    {"{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [" NIC("a/b/c", "52:54:00:00:00:01") "]}}",
+	"spec.networkConfig[0].networkName: \"a/b/c\" is not a \"namespace/name\" or "
+	"\"name\""},
+    {"{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [{\"networkName\": \"n\", "
+     "\"macAddress\": \"52:54:00:00:00:01\", \"ipAddress\": \"1.2.3\"}]}}",
+	"spec.networkConfig[0].ipAddress: \"1.2.3\" is not an IPv4 address"},
+    {"{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [{\"networkName\": \"n\", "
+     "\"macAddress\": \"52:54:00:00:00:01\", \"ip\": \"1.2.3.4\"}]}}",
+	"spec.networkConfig[0].ip: unknown field"},
+    {"{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [" NIC("n", "52:54:00:00:00:01") ", " NIC(
+	 "default/n", "52-54-00-00-00-01") "]}}",
+	"spec.networkConfig[1].macAddress: 52:54:00:00:00:01 is already used on network "
+	"default/n by networkConfig[0]"},
+    {"{\"spec\": {\"vmName\": \"v\", \"networkConfig\": {}}}",
+	"spec.networkConfig: must be an array"},
+    {"{\"spec\": {\"vmName\": \"v\"}, \"status\": {\"networkConfig\": [{\"state\": "
+     "\"Bound\"}]}}",
+	"status.networkConfig[0].state: \"Bound\" is not one of the allowed "
+	"values"},
+    {"{\"spec\": {\"vmName\": \"v\"}, \"status\": {\"networkConfig\": [{\"macAddress\": "
+     "\"x\"}]}}",
+	"status.networkConfig[0].macAddress: \"x\" is not a MAC address"},
+    {"{\"spec\": {\"vmName\": \"v\"}, \"status\": {\"conditions\": [{\"status\": "
+     "\"True\"}]}}",
+	"status.conditions[0].type: required"},
+    {"{\"kind\": \"IPPool\", \"spec\": {\"vmName\": \"v\"}}",
+	"kind: \"IPPool\" is not VirtualMachineNetworkConfig"},
+    {"{\"metadata\": {\"finalizers\": [1]}, \"spec\": {\"vmName\": \"v\"}}",
+	"metadata.finalizers[0]: must be a string"},
+    {"{\"metadata\": {\"creationTimestamp\": \"now\"}, \"spec\": {\"vmName\": \"v\"}}",
+	"metadata.creationTimestamp: is not an RFC 3339 date-time"},
 };
 
 static void
@@ -155,14 +162,14 @@ test_errors(void)
 	for (size_t i = 0; i < ELEMENTSOF(bad_cases); i++) {
 		json_t *j = load(bad_cases[i].json);
 		struct vmnetcfg *c = NULL;
-		struct crd_error err = { 0 };
+		struct crd_error err = {0};
 		int r = vmnetcfg_decode(j, &c, &err);
 
 		CU_ASSERT_EQUAL(r, -EINVAL);
 		CU_ASSERT_PTR_NULL(c);
 		if (r != -EINVAL || strcmp(err.message, bad_cases[i].message) != 0) {
-			printf("\n  case %zu: r=%d\n    got:  %s\n    want: %s\n", i, r, err.message,
-			    bad_cases[i].message);
+			printf("\n  case %zu: r=%d\n    got:  %s\n    want: %s\n", i, r,
+			    err.message, bad_cases[i].message);
 			CU_FAIL("error message differs");
 		}
 		vmnetcfg_free(c);
@@ -183,14 +190,14 @@ test_limits(void)
 		char mac[MAC_STRLEN];
 
 		snprintf(mac, sizeof(mac), "52:54:00:00:00:%02x", i);
-		json_array_append_new(nics, json_pack("{s:s, s:s}", "networkName", "net",
-		    "macAddress", mac));
+		json_array_append_new(
+		    nics, json_pack("{s:s, s:s}", "networkName", "net", "macAddress", mac));
 	}
 	CU_ASSERT_EQUAL_FATAL(vmnetcfg_decode(j, &c, &err), 0);
 	CU_ASSERT_EQUAL(c->spec.n_nics, 32);
 	c = vmnetcfg_free(c);
-	json_array_append_new(nics, json_pack("{s:s, s:s}", "networkName", "net", "macAddress",
-	    "52:54:00:00:01:00"));
+	json_array_append_new(
+	    nics, json_pack("{s:s, s:s}", "networkName", "net", "macAddress", "52:54:00:00:01:00"));
 	CU_ASSERT_EQUAL(vmnetcfg_decode(j, &c, &err), -EINVAL);
 	CU_ASSERT_STRING_EQUAL(err.message, "spec.networkConfig: at most 32 items (got 33)");
 	json_decref(j);
@@ -214,30 +221,30 @@ test_states(void)
 static void
 test_condition_set(void)
 {
-	struct crd_conditions conds = { 0 };
+	struct crd_conditions conds = {0};
 	const struct crd_condition *c;
 
-	CU_ASSERT_EQUAL(crd_conditions_set(&conds, "Allocated", CRD_COND_FALSE, "Pending",
-	    "waiting", 100), 1);
+	CU_ASSERT_EQUAL(
+	    crd_conditions_set(&conds, "Allocated", CRD_COND_FALSE, "Pending", "waiting", 100), 1);
 	c = crd_conditions_get(&conds, "Allocated");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	CU_ASSERT_EQUAL(c->last_transition_time, 100);
 	CU_ASSERT_EQUAL(c->last_update_time, 100);
 	/* Same status, reason, message: nothing changes, not even lastUpdateTime. */
-	CU_ASSERT_EQUAL(crd_conditions_set(&conds, "Allocated", CRD_COND_FALSE, "Pending",
-	    "waiting", 200), 0);
+	CU_ASSERT_EQUAL(
+	    crd_conditions_set(&conds, "Allocated", CRD_COND_FALSE, "Pending", "waiting", 200), 0);
 	c = crd_conditions_get(&conds, "Allocated");
 	CU_ASSERT_EQUAL(c->last_update_time, 100);
 	/* New message, same status: update time moves, transition time stays. */
-	CU_ASSERT_EQUAL(crd_conditions_set(&conds, "Allocated", CRD_COND_FALSE, "Pending",
-	    "still waiting", 300), 1);
+	CU_ASSERT_EQUAL(crd_conditions_set(
+			    &conds, "Allocated", CRD_COND_FALSE, "Pending", "still waiting", 300),
+	    1);
 	c = crd_conditions_get(&conds, "Allocated");
 	CU_ASSERT_EQUAL(c->last_update_time, 300);
 	CU_ASSERT_EQUAL(c->last_transition_time, 100);
 	CU_ASSERT_STRING_EQUAL(c->message, "still waiting");
 	/* Status change: both move. */
-	CU_ASSERT_EQUAL(crd_conditions_set(&conds, "Allocated", CRD_COND_TRUE, NULL, NULL, 400),
-	    1);
+	CU_ASSERT_EQUAL(crd_conditions_set(&conds, "Allocated", CRD_COND_TRUE, NULL, NULL, 400), 1);
 	c = crd_conditions_get(&conds, "Allocated");
 	CU_ASSERT_EQUAL(c->last_transition_time, 400);
 	CU_ASSERT_EQUAL(c->status, CRD_COND_TRUE);
@@ -255,19 +262,20 @@ test_condition_set(void)
 static void
 test_condition_codec(void)
 {
-	struct crd_conditions conds = { 0 }, copy, back;
+	struct crd_conditions conds = {0}, copy, back;
 	struct crd_error err;
 	json_t *a;
 
-	crd_conditions_set(&conds, "Registered", CRD_COND_TRUE, "Placed", "agent on node1",
-	    1714557600);
+	crd_conditions_set(
+	    &conds, "Registered", CRD_COND_TRUE, "Placed", "agent on node1", 1714557600);
 	crd_conditions_set(&conds, "Stopped", CRD_COND_FALSE, NULL, NULL, 1714557601);
 	a = crd_conditions_encode(&conds);
 	CU_ASSERT_EQUAL_FATAL(json_array_size(a), 2);
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(a, 0),
-	    "lastTransitionTime")), "2024-05-01T10:00:00Z");
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(a, 1), "status")),
-	    "False");
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(json_array_get(a, 0), "lastTransitionTime")),
+	    "2024-05-01T10:00:00Z");
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(json_array_get(a, 1), "status")), "False");
 	CU_ASSERT_PTR_NULL(json_object_get(json_array_get(a, 1), "reason"));
 	CU_ASSERT_EQUAL_FATAL(crd_conditions_decode(a, "status.conditions", &back, &err), 0);
 	CU_ASSERT_EQUAL(back.n, 2);
@@ -321,27 +329,56 @@ test_network_name(void)
 	CU_ASSERT_EQUAL(crd_network_name_canonicalize("x/", out), -EINVAL);
 	CU_ASSERT_EQUAL(crd_network_name_canonicalize("a/b/c", out), -EINVAL);
 	CU_ASSERT_EQUAL(crd_network_name_canonicalize("Net", out), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(crd_network_name_spec_form("default/net"), "default/net");
+	CU_ASSERT_STRING_EQUAL(crd_network_name_spec_form("lab/net"), "lab/net");
+}
+
+static void
+test_long_bare_network_round_trip(void)
+{
+	/* A 60-character bare name is 68 characters canonical; the encoder must write a form
+	 * that decodes again (the schema's limit is 64). Found by fuzz-crds-vmnetcfg. */
+	char name[61];
+	json_t *j, *out;
+	struct vmnetcfg *c = NULL, *c2 = NULL;
+	struct crd_error err;
+
+	memset(name, 'n', 60);
+	name[60] = '\0';
+	j = json_pack("{s:{s:s, s:[{s:s, s:s}]}}", "spec", "vmName", "v", "networkConfig",
+	    "networkName", name, "macAddress", "52:54:00:00:00:01");
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_decode(j, &c, &err), 0);
+	CU_ASSERT_EQUAL(strlen(c->spec.nics[0].network_name), 68);
+	out = vmnetcfg_encode(c);
+	CU_ASSERT_EQUAL(vmnetcfg_decode(out, &c2, &err), 0);
+	if (c2)
+		CU_ASSERT_STRING_EQUAL(c2->spec.nics[0].network_name, c->spec.nics[0].network_name);
+	json_decref(out);
+	json_decref(j);
+	vmnetcfg_free(c2);
+	vmnetcfg_free(c);
 }
 
 static const struct test_case vmnetcfg_tests[] = {
-	{ "decode and round trip", test_decode_and_round_trip },
-	{ "MAC and network canonical forms", test_canonical },
-	{ "every validation error names its path", test_errors },
-	{ "32 NICs allowed, 33 refused", test_limits },
-	{ "NIC states", test_states },
-	{ NULL, NULL },
+    {"decode and round trip", test_decode_and_round_trip},
+    {"MAC and network canonical forms", test_canonical},
+    {"every validation error names its path", test_errors},
+    {"32 NICs allowed, 33 refused", test_limits},
+    {"long bare networkName round trip", test_long_bare_network_round_trip},
+    {"NIC states", test_states},
+    {NULL, NULL},
 };
 
 static const struct test_case conditions_tests[] = {
-	{ "set: transition time only on status change", test_condition_set },
-	{ "encode/decode/copy", test_condition_codec },
-	{ "RFC 3339 times", test_time },
-	{ "networkName canonical form", test_network_name },
-	{ NULL, NULL },
+    {"set: transition time only on status change", test_condition_set},
+    {"encode/decode/copy", test_condition_codec},
+    {"RFC 3339 times", test_time},
+    {"networkName canonical form", test_network_name},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "crds-vmnetcfg", .tests = vmnetcfg_tests },
-	{ .name = "crds-conditions", .tests = conditions_tests },
-	{ .name = NULL },
+    {.name = "crds-vmnetcfg", .tests = vmnetcfg_tests},
+    {.name = "crds-conditions", .tests = conditions_tests},
+    {.name = NULL},
 };

@@ -25,11 +25,11 @@ static struct ipam_pool *
 pool_24(void)
 {
 	/* 192.168.10.0/24, range .1-.20, server .1, router .254 (outside range), excl .5 .6 */
-	uint32_t ex[] = { A("192.168.10.5"), A("192.168.10.6"), A("192.168.10.6") };
+	uint32_t ex[] = {A("192.168.10.5"), A("192.168.10.6"), A("192.168.10.6")};
 	struct ipam_pool *p = NULL;
 
 	CU_ASSERT_FATAL(ipam_pool_new(A("192.168.10.0"), 24, A("192.168.10.1"), A("192.168.10.20"),
-	    A("192.168.10.1"), A("192.168.10.254"), ex, ELEMENTSOF(ex), &p) == 0);
+			    A("192.168.10.1"), A("192.168.10.254"), ex, ELEMENTSOF(ex), &p) == 0);
 	return p;
 }
 
@@ -38,24 +38,24 @@ test_new_errors(void)
 {
 	struct ipam_pool *p = (struct ipam_pool *)0x1;
 	uint32_t net = A("10.0.0.0");
-	uint32_t ex_out[] = { A("10.0.1.1") };
+	uint32_t ex_out[] = {A("10.0.1.1")};
 
 	CU_ASSERT_EQUAL(ipam_pool_new(net, 33, net, net + 10, 0, 0, NULL, 0, &p), -EINVAL);
 	CU_ASSERT_EQUAL(ipam_pool_new(net, 7, net, net + 10, 0, 0, NULL, 0, &p), -EINVAL);
 	CU_ASSERT_EQUAL(ipam_pool_new(net, 24, net + 10, net + 9, 0, 0, NULL, 0, &p), -EINVAL);
 	CU_ASSERT_EQUAL(ipam_pool_new(net, 24, net + 10, net + 256, 0, 0, NULL, 0, &p), -ERANGE);
 	CU_ASSERT_EQUAL(ipam_pool_new(net, 24, net - 1, net + 10, 0, 0, NULL, 0, &p), -ERANGE);
-	CU_ASSERT_EQUAL(ipam_pool_new(net, 24, net + 1, net + 10, A("10.0.1.1"), 0, NULL, 0, &p),
-	    -ERANGE);
-	CU_ASSERT_EQUAL(ipam_pool_new(net, 24, net + 1, net + 10, 0, A("10.0.2.1"), NULL, 0, &p),
-	    -ERANGE);
+	CU_ASSERT_EQUAL(
+	    ipam_pool_new(net, 24, net + 1, net + 10, A("10.0.1.1"), 0, NULL, 0, &p), -ERANGE);
+	CU_ASSERT_EQUAL(
+	    ipam_pool_new(net, 24, net + 1, net + 10, 0, A("10.0.2.1"), NULL, 0, &p), -ERANGE);
 	CU_ASSERT_EQUAL(ipam_pool_new(net, 24, net + 1, net + 10, 0, 0, ex_out, 1, &p), -ERANGE);
 	CU_ASSERT_EQUAL(ipam_pool_new(net, 24, net + 1, net + 10, 0, 0, NULL, 1, &p), -EINVAL);
 	/* *ret untouched on failure */
 	CU_ASSERT_PTR_EQUAL(p, (struct ipam_pool *)0x1);
 	/* The largest pool: a whole /8 (2 MiB per bitmap). */
-	CU_ASSERT_EQUAL_FATAL(ipam_pool_new(net, 8, A("10.0.0.0"), A("10.255.255.255"), 0, 0,
-	    NULL, 0, &p), 0);
+	CU_ASSERT_EQUAL_FATAL(
+	    ipam_pool_new(net, 8, A("10.0.0.0"), A("10.255.255.255"), 0, 0, NULL, 0, &p), 0);
 	CU_ASSERT(ipam_pool_memory(p) <= 4u * 1024 * 1024 + 64 * 1024);
 	p = ipam_pool_free(p);
 	CU_ASSERT_PTR_NULL(p);
@@ -70,8 +70,8 @@ test_marks_and_counts(void)
 
 	ipam_pool_counts(p, &c);
 	CU_ASSERT_EQUAL(c.size, 20);
-	CU_ASSERT_EQUAL(c.reserved, 1);  /* server .1 (network .0 and router outside range) */
-	CU_ASSERT_EQUAL(c.excluded, 2);  /* .5 .6, the repeat counted once */
+	CU_ASSERT_EQUAL(c.reserved, 1); /* server .1 (network .0 and router outside range) */
+	CU_ASSERT_EQUAL(c.excluded, 2); /* .5 .6, the repeat counted once */
 	CU_ASSERT_EQUAL(c.used, 0);
 	CU_ASSERT_EQUAL(c.available, 17);
 	CU_ASSERT_EQUAL(ipam_pool_state(p, A("192.168.10.1")), IPAM_RESERVED);
@@ -98,7 +98,7 @@ test_network_broadcast_reserved(void)
 
 	/* Whole /29 as the range, host bits of the CIDR address ignored, server = router. */
 	CU_ASSERT_FATAL(ipam_pool_new(A("10.9.9.3"), 29, A("10.9.9.0"), A("10.9.9.7"),
-	    A("10.9.9.1"), A("10.9.9.1"), NULL, 0, &p) == 0);
+			    A("10.9.9.1"), A("10.9.9.1"), NULL, 0, &p) == 0);
 	ipam_pool_counts(p, &c);
 	CU_ASSERT_EQUAL(c.reserved, 3); /* .0 .7 .1 */
 	CU_ASSERT_EQUAL(c.available, 5);
@@ -110,7 +110,7 @@ test_network_broadcast_reserved(void)
 
 	/* A /31 has no network/broadcast: both addresses are hosts (RFC 3021). */
 	CU_ASSERT_FATAL(ipam_pool_new(A("10.9.9.0"), 31, A("10.9.9.0"), A("10.9.9.1"),
-	    A("10.9.9.0"), 0, NULL, 0, &p) == 0);
+			    A("10.9.9.0"), 0, NULL, 0, &p) == 0);
 	CU_ASSERT_EQUAL(ipam_pool_allocate(p, &a), 0);
 	CU_ASSERT_EQUAL(a, A("10.9.9.1"));
 	CU_ASSERT_EQUAL(ipam_pool_allocate(p, &a), -ENOSPC);
@@ -123,7 +123,11 @@ test_allocate_lowest(void)
 	struct ipam_pool *p = pool_24();
 	uint32_t a = 0;
 	static const char *const expect[] = {
-		"192.168.10.2", "192.168.10.3", "192.168.10.4", "192.168.10.7", "192.168.10.8",
+	    "192.168.10.2",
+	    "192.168.10.3",
+	    "192.168.10.4",
+	    "192.168.10.7",
+	    "192.168.10.8",
 	};
 	struct ipam_counts c;
 
@@ -215,7 +219,7 @@ static void
 test_foreach(void)
 {
 	struct ipam_pool *p = pool_24();
-	struct seen s = { 0 };
+	struct seen s = {0};
 
 	CU_ASSERT_EQUAL(ipam_pool_allocate_addr(p, A("192.168.10.9")), 0);
 	CU_ASSERT_EQUAL(ipam_pool_allocate_addr(p, A("192.168.10.3")), 0);
@@ -250,32 +254,39 @@ test_set_range(void)
 {
 	struct ipam_pool *p = pool_24();
 	uint32_t conflict = 0, a;
-	uint32_t ex[] = { A("192.168.10.12") };
-	uint32_t ex_bad[] = { A("192.168.11.12") };
+	uint32_t ex[] = {A("192.168.10.12")};
+	uint32_t ex_bad[] = {A("192.168.11.12")};
 	struct ipam_counts c;
 
 	CU_ASSERT_EQUAL(ipam_pool_allocate_addr(p, A("192.168.10.12")), 0);
 	CU_ASSERT_EQUAL(ipam_pool_allocate_addr(p, A("192.168.10.15")), 0);
 	/* Shrinking below .15 strands it. */
-	CU_ASSERT_EQUAL(ipam_pool_set_range(p, A("192.168.10.1"), A("192.168.10.14"), NULL, 0,
-	    &conflict), -EBUSY);
+	CU_ASSERT_EQUAL(
+	    ipam_pool_set_range(p, A("192.168.10.1"), A("192.168.10.14"), NULL, 0, &conflict),
+	    -EBUSY);
 	CU_ASSERT_EQUAL(conflict, A("192.168.10.15"));
 	/* Moving the start above .12 strands .12 first (the lowest). */
-	CU_ASSERT_EQUAL(ipam_pool_set_range(p, A("192.168.10.13"), A("192.168.10.14"), NULL, 0,
-	    &conflict), -EBUSY);
+	CU_ASSERT_EQUAL(
+	    ipam_pool_set_range(p, A("192.168.10.13"), A("192.168.10.14"), NULL, 0, &conflict),
+	    -EBUSY);
 	CU_ASSERT_EQUAL(conflict, A("192.168.10.12"));
 	/* Excluding a bound address is refused. */
-	CU_ASSERT_EQUAL(ipam_pool_set_range(p, A("192.168.10.1"), A("192.168.10.20"), ex, 1,
-	    &conflict), -EBUSY);
+	CU_ASSERT_EQUAL(
+	    ipam_pool_set_range(p, A("192.168.10.1"), A("192.168.10.20"), ex, 1, &conflict),
+	    -EBUSY);
 	CU_ASSERT_EQUAL(conflict, A("192.168.10.12"));
-	CU_ASSERT_EQUAL(ipam_pool_set_range(p, A("192.168.10.1"), A("192.168.10.20"), ex_bad, 1,
-	    &conflict), -ERANGE);
-	CU_ASSERT_EQUAL(ipam_pool_set_range(p, A("192.168.10.9"), A("192.168.10.8"), NULL, 0,
-	    &conflict), -EINVAL);
-	CU_ASSERT_EQUAL(ipam_pool_set_range(p, A("192.168.10.9"), A("192.168.11.8"), NULL, 0,
-	    &conflict), -ERANGE);
-	CU_ASSERT_EQUAL(ipam_pool_set_range(p, A("192.168.10.9"), A("192.168.10.8"), NULL, 1,
-	    &conflict), -EINVAL);
+	CU_ASSERT_EQUAL(
+	    ipam_pool_set_range(p, A("192.168.10.1"), A("192.168.10.20"), ex_bad, 1, &conflict),
+	    -ERANGE);
+	CU_ASSERT_EQUAL(
+	    ipam_pool_set_range(p, A("192.168.10.9"), A("192.168.10.8"), NULL, 0, &conflict),
+	    -EINVAL);
+	CU_ASSERT_EQUAL(
+	    ipam_pool_set_range(p, A("192.168.10.9"), A("192.168.11.8"), NULL, 0, &conflict),
+	    -ERANGE);
+	CU_ASSERT_EQUAL(
+	    ipam_pool_set_range(p, A("192.168.10.9"), A("192.168.10.8"), NULL, 1, &conflict),
+	    -EINVAL);
 	/* Failures left the pool as it was. */
 	ipam_pool_counts(p, &c);
 	CU_ASSERT_EQUAL(c.size, 20);
@@ -286,7 +297,8 @@ test_set_range(void)
 	/* Growing to the whole /24 with new excludes: .254 router and .255 broadcast now
 	 * RESERVED, .5/.6 no longer excluded, bindings kept. */
 	CU_ASSERT_EQUAL(ipam_pool_set_range(p, A("192.168.10.0"), A("192.168.10.255"),
-	    (uint32_t[]){ A("192.168.10.100") }, 1, NULL), 0);
+			    (uint32_t[]){A("192.168.10.100")}, 1, NULL),
+	    0);
 	ipam_pool_counts(p, &c);
 	CU_ASSERT_EQUAL(c.size, 256);
 	CU_ASSERT_EQUAL(c.reserved, 4);
@@ -300,8 +312,8 @@ test_set_range(void)
 	CU_ASSERT_EQUAL(ipam_pool_allocate(p, &a), 0);
 	CU_ASSERT_EQUAL(a, A("192.168.10.2"));
 	/* Shrink exactly around the bindings: accepted. */
-	CU_ASSERT_EQUAL(ipam_pool_set_range(p, A("192.168.10.2"), A("192.168.10.15"), NULL, 0,
-	    &conflict), 0);
+	CU_ASSERT_EQUAL(
+	    ipam_pool_set_range(p, A("192.168.10.2"), A("192.168.10.15"), NULL, 0, &conflict), 0);
 	ipam_pool_counts(p, &c);
 	CU_ASSERT_EQUAL(c.size, 14);
 	CU_ASSERT_EQUAL(c.used, 3);
@@ -318,7 +330,7 @@ test_memory_slash16(void)
 	int ok = 1;
 
 	CU_ASSERT_FATAL(ipam_pool_new(A("10.20.0.0"), 16, A("10.20.0.0"), A("10.20.255.255"),
-	    A("10.20.0.1"), A("10.20.0.1"), NULL, 0, &p) == 0);
+			    A("10.20.0.1"), A("10.20.0.1"), NULL, 0, &p) == 0);
 	CU_ASSERT(ipam_pool_memory(p) <= 64 * 1024);
 	/* Filling returns strictly ascending addresses and ends with -ENOSPC. */
 	while (ipam_pool_allocate(p, &a) == 0) {
@@ -395,11 +407,20 @@ model_counts(const struct model *m, struct ipam_counts *c)
 	c->size = m->end - m->start + 1;
 	for (uint32_t a = m->start; a <= m->end; a++) {
 		switch (model_state(m, a)) {
-		case IPAM_USED: c->used++; break;
-		case IPAM_FREE: c->available++; break;
-		case IPAM_EXCLUDED: c->excluded++; break;
-		case IPAM_RESERVED: c->reserved++; break;
-		default: break;
+		case IPAM_USED:
+			c->used++;
+			break;
+		case IPAM_FREE:
+			c->available++;
+			break;
+		case IPAM_EXCLUDED:
+			c->excluded++;
+			break;
+		case IPAM_RESERVED:
+			c->reserved++;
+			break;
+		default:
+			break;
 		}
 	}
 }
@@ -433,7 +454,7 @@ random_range(const struct model *m, uint32_t *start, uint32_t *end, uint32_t *ex
 static struct ipam_pool *
 model_init(struct model *m)
 {
-	static const unsigned prefixes[] = { 22, 23, 24, 26, 29, 30, 31, 32 };
+	static const unsigned prefixes[] = {22, 23, 24, 26, 29, 30, 31, 32};
 	uint32_t ex[8];
 	size_t n_ex;
 	struct ipam_pool *p = NULL;
@@ -448,8 +469,8 @@ model_init(struct model *m)
 	for (size_t i = 0; i < n_ex; i++)
 		if (ex[i] >= m->start && ex[i] <= m->end)
 			m->excluded[ex[i] - m->network] = true;
-	CU_ASSERT_FATAL(ipam_pool_new(m->network, m->prefix, m->start, m->end, m->server,
-	    m->router, ex, n_ex, &p) == 0);
+	CU_ASSERT_FATAL(ipam_pool_new(m->network, m->prefix, m->start, m->end, m->server, m->router,
+			    ex, n_ex, &p) == 0);
 	return p;
 }
 
@@ -509,11 +530,19 @@ test_property(void)
 		} else if (op < 55) { /* allocate a specific address */
 			a = pick_addr(m);
 			switch (model_state(m, a)) {
-			case IPAM_FREE: want = 0; break;
-			case IPAM_USED: want = -EEXIST; break;
+			case IPAM_FREE:
+				want = 0;
+				break;
+			case IPAM_USED:
+				want = -EEXIST;
+				break;
 			case IPAM_EXCLUDED:
-			case IPAM_RESERVED: want = -EPERM; break;
-			default: want = -ERANGE; break;
+			case IPAM_RESERVED:
+				want = -EPERM;
+				break;
+			default:
+				want = -ERANGE;
+				break;
 			}
 			r = ipam_pool_allocate_addr(p, a);
 			if (r != want)
@@ -522,8 +551,9 @@ test_property(void)
 				m->used[a - m->network] = true;
 		} else if (op < 90) { /* release */
 			a = pick_addr(m);
-			want = model_state(m, a) == IPAM_USED ? 0 :
-			    model_state(m, a) == -ERANGE ? -ERANGE : -ENOENT;
+			want = model_state(m, a) == IPAM_USED ? 0
+			       : model_state(m, a) == -ERANGE ? -ERANGE
+							      : -ENOENT;
 			r = ipam_pool_release(p, a);
 			if (r != want)
 				failures++;
@@ -532,7 +562,7 @@ test_property(void)
 		} else { /* range change */
 			uint32_t s, e, ex[8], conflict = 0, got = 0;
 			size_t n_ex;
-			bool is_ex[MODEL_MAX] = { false };
+			bool is_ex[MODEL_MAX] = {false};
 
 			random_range(m, &s, &e, ex, &n_ex);
 			for (size_t i = 0; i < n_ex; i++)
@@ -571,25 +601,25 @@ test_property(void)
 }
 
 static const struct test_case pool_tests[] = {
-	{ "new refuses bad input", test_new_errors },
-	{ "marks and counts", test_marks_and_counts },
-	{ "network, broadcast, /31", test_network_broadcast_reserved },
-	{ "allocate lowest free", test_allocate_lowest },
-	{ "allocate specific", test_allocate_specific },
-	{ "release errors", test_release_errors },
-	{ "foreach", test_foreach },
-	{ "set_range refuses stranding", test_set_range },
-	{ "/16 memory and fill order", test_memory_slash16 },
-	{ NULL, NULL },
+    {"new refuses bad input", test_new_errors},
+    {"marks and counts", test_marks_and_counts},
+    {"network, broadcast, /31", test_network_broadcast_reserved},
+    {"allocate lowest free", test_allocate_lowest},
+    {"allocate specific", test_allocate_specific},
+    {"release errors", test_release_errors},
+    {"foreach", test_foreach},
+    {"set_range refuses stranding", test_set_range},
+    {"/16 memory and fill order", test_memory_slash16},
+    {NULL, NULL},
 };
 
 static const struct test_case property_tests[] = {
-	{ "200k random ops agree with a model", test_property },
-	{ NULL, NULL },
+    {"200k random ops agree with a model", test_property},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "ipam-pool", .tests = pool_tests },
-	{ .name = "ipam-property", .tests = property_tests },
-	{ .name = NULL },
+    {.name = "ipam-pool", .tests = pool_tests},
+    {.name = "ipam-property", .tests = property_tests},
+    {.name = NULL},
 };

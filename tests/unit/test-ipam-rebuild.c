@@ -19,9 +19,8 @@ A(const char *s)
 }
 
 static struct ipam_binding
-B(const char *ip, const char *mac)
-{
-	struct ipam_binding b = { .addr = A(ip) };
+B(const char *ip, const char *mac) {
+	struct ipam_binding b = {.addr = A(ip)};
 
 	if (mac_parse(mac, b.mac) < 0)
 		abort();
@@ -33,10 +32,10 @@ pool(void)
 {
 	/* 10.0.0.0/24, range .10-.50, server .10, router .1 (outside), exclude .20 */
 	struct ipam_pool *p = NULL;
-	uint32_t ex[] = { A("10.0.0.20") };
+	uint32_t ex[] = {A("10.0.0.20")};
 
 	CU_ASSERT_FATAL(ipam_pool_new(A("10.0.0.0"), 24, A("10.0.0.10"), A("10.0.0.50"),
-	    A("10.0.0.10"), A("10.0.0.1"), ex, 1, &p) == 0);
+			    A("10.0.0.10"), A("10.0.0.1"), ex, 1, &p) == 0);
 	return p;
 }
 
@@ -45,9 +44,8 @@ test_clean_rebuild(void)
 {
 	struct ipam_pool *p = pool();
 	struct ipam_binding b[] = {
-		B("10.0.0.12", "02:00:00:00:00:01"),
-		B("10.0.0.11", "02:00:00:00:00:02"),
-		B("10.0.0.12", "02:00:00:00:00:01"), /* same pair again (VMNetCfg + IPPool) */
+	    B("10.0.0.12", "02:00:00:00:00:01"), B("10.0.0.11", "02:00:00:00:00:02"),
+	    B("10.0.0.12", "02:00:00:00:00:01"), /* same pair again (VMNetCfg + IPPool) */
 	};
 	struct ipam_conflict *c = (struct ipam_conflict *)0x1;
 	struct ipam_counts k;
@@ -79,11 +77,10 @@ test_two_macs_one_ip(void)
 {
 	struct ipam_pool *p = pool();
 	struct ipam_binding b[] = {
-		B("10.0.0.30", "02:00:00:00:00:0a"),
-		B("10.0.0.31", "02:00:00:00:00:0b"),
-		B("10.0.0.30", "02:00:00:00:00:0c"), /* conflict with [0] */
-		B("10.0.0.30", "02:00:00:00:00:0a"), /* same as owner: fine */
-		B("10.0.0.30", "02:00:00:00:00:0d"), /* conflict with [0] */
+	    B("10.0.0.30", "02:00:00:00:00:0a"), B("10.0.0.31", "02:00:00:00:00:0b"),
+	    B("10.0.0.30", "02:00:00:00:00:0c"), /* conflict with [0] */
+	    B("10.0.0.30", "02:00:00:00:00:0a"), /* same as owner: fine */
+	    B("10.0.0.30", "02:00:00:00:00:0d"), /* conflict with [0] */
 	};
 	struct ipam_conflict *c = NULL;
 	struct ipam_counts k;
@@ -113,11 +110,10 @@ test_one_mac_two_ips(void)
 {
 	struct ipam_pool *p = pool();
 	struct ipam_binding b[] = {
-		B("10.0.0.33", "02:00:00:00:00:01"),
-		B("10.0.0.34", "02:00:00:00:00:02"),
-		B("10.0.0.35", "02:00:00:00:00:01"), /* same MAC, second address */
-		B("10.0.0.35", "02:00:00:00:00:01"), /* repeat: reported once */
-		B("10.0.0.33", "02:00:00:00:00:01"), /* its own address again: fine */
+	    B("10.0.0.33", "02:00:00:00:00:01"), B("10.0.0.34", "02:00:00:00:00:02"),
+	    B("10.0.0.35", "02:00:00:00:00:01"), /* same MAC, second address */
+	    B("10.0.0.35", "02:00:00:00:00:01"), /* repeat: reported once */
+	    B("10.0.0.33", "02:00:00:00:00:01"), /* its own address again: fine */
 	};
 	struct ipam_conflict *c = NULL;
 	int n;
@@ -140,10 +136,10 @@ test_invalid_addresses(void)
 {
 	struct ipam_pool *p = pool();
 	struct ipam_binding b[] = {
-		B("10.0.0.60", "02:00:00:00:00:01"), /* outside the range */
-		B("10.0.0.20", "02:00:00:00:00:02"), /* excluded */
-		B("10.0.0.10", "02:00:00:00:00:03"), /* server IP: reserved */
-		B("10.0.0.15", "02:00:00:00:00:04"),
+	    B("10.0.0.60", "02:00:00:00:00:01"), /* outside the range */
+	    B("10.0.0.20", "02:00:00:00:00:02"), /* excluded */
+	    B("10.0.0.10", "02:00:00:00:00:03"), /* server IP: reserved */
+	    B("10.0.0.15", "02:00:00:00:00:04"),
 	};
 	struct ipam_conflict *c = NULL;
 	struct ipam_counts k;
@@ -182,7 +178,7 @@ test_rebuild_many(void)
 
 	CU_ASSERT_FATAL(b != NULL);
 	CU_ASSERT_FATAL(ipam_pool_new(A("10.1.0.0"), 16, A("10.1.0.2"), A("10.1.255.254"),
-	    A("10.1.0.1"), 0, NULL, 0, &p) == 0);
+			    A("10.1.0.1"), 0, NULL, 0, &p) == 0);
 	for (size_t i = 0; i < n; i++) {
 		/* reverse order, skipping the 100th address */
 		uint32_t idx = (uint32_t)(n - i);
@@ -204,16 +200,116 @@ test_rebuild_many(void)
 	ipam_pool_free(p);
 }
 
+/* Randomised: rebuild's conflicts equal those of a naive O(n^2) reading of the rules. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint32_t
+rng_below(uint32_t n)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)(rng_state % n);
+}
+
+static int
+cmp_conf(const void *x, const void *y)
+{
+	const struct ipam_conflict *a = x, *b = y;
+
+	if (a->second != b->second)
+		return a->second < b->second ? -1 : 1;
+	return (int)a->kind - (int)b->kind;
+}
+
+static void
+test_rebuild_random(void)
+{
+	enum { N = 60, ROUNDS = 300 };
+	unsigned mismatches = 0;
+
+	for (int round = 0; round < ROUNDS; round++) {
+		struct ipam_pool *p = pool(); /* range .10-.50, server .10, exclude .20 */
+		struct ipam_binding b[N];
+		struct ipam_conflict want[2 * N], *got = NULL;
+		bool valid[N];
+		size_t n_want = 0, used = 0;
+		struct ipam_counts k;
+		int n;
+
+		for (size_t i = 0; i < N; i++) {
+			memset(&b[i], 0, sizeof(b[i]));
+			/* .5-.54: mostly inside, some outside, excluded or reserved */
+			b[i].addr = A("10.0.0.5") + rng_below(50);
+			b[i].mac[0] = 2;
+			b[i].mac[5] = (uint8_t)rng_below(25);
+		}
+		for (size_t i = 0; i < N; i++) {
+			int st = ipam_pool_state(p, b[i].addr);
+			size_t owner = SIZE_MAX, f = SIZE_MAX;
+			bool seen_pair = false;
+
+			valid[i] = false;
+			if (st < 0 || st == IPAM_EXCLUDED || st == IPAM_RESERVED) {
+				want[n_want++] = (struct ipam_conflict){
+				    .kind = st < 0		  ? IPAM_CONFLICT_OUTSIDE
+					    : st == IPAM_EXCLUDED ? IPAM_CONFLICT_EXCLUDED
+								  : IPAM_CONFLICT_RESERVED,
+				    .addr = b[i].addr,
+				    .first = i,
+				    .second = i};
+				continue;
+			}
+			valid[i] = true;
+			for (size_t j = 0; j < i; j++)
+				if (valid[j] && b[j].addr == b[i].addr && owner == SIZE_MAX)
+					owner = j;
+			if (owner == SIZE_MAX)
+				used++;
+			else if (memcmp(b[owner].mac, b[i].mac, MAC_LEN) != 0)
+				want[n_want++] =
+				    (struct ipam_conflict){.kind = IPAM_CONFLICT_DUPLICATE_IP,
+					.addr = b[i].addr,
+					.first = owner,
+					.second = i};
+			for (size_t j = 0; j < i; j++) {
+				if (!valid[j] || memcmp(b[j].mac, b[i].mac, MAC_LEN) != 0)
+					continue;
+				if (f == SIZE_MAX)
+					f = j;
+				if (b[j].addr == b[i].addr)
+					seen_pair = true;
+			}
+			if (f != SIZE_MAX && b[f].addr != b[i].addr && !seen_pair)
+				want[n_want++] =
+				    (struct ipam_conflict){.kind = IPAM_CONFLICT_DUPLICATE_MAC,
+					.addr = b[i].addr,
+					.first = f,
+					.second = i};
+		}
+		qsort(want, n_want, sizeof(want[0]), cmp_conf);
+		n = ipam_pool_rebuild(p, b, N, &got);
+		ipam_pool_counts(p, &k);
+		if (n != (int)n_want || k.used != used ||
+		    (n > 0 && memcmp(got, want, n_want * sizeof(want[0])) != 0))
+			mismatches++;
+		free(got);
+		ipam_pool_free(p);
+	}
+	CU_ASSERT_EQUAL(mismatches, 0);
+}
+
 static const struct test_case rebuild_tests[] = {
-	{ "clean rebuild", test_clean_rebuild },
-	{ "two MACs one IP reported", test_two_macs_one_ip },
-	{ "one MAC two IPs reported", test_one_mac_two_ips },
-	{ "outside/excluded/reserved reported", test_invalid_addresses },
-	{ "rebuild 60000 bindings", test_rebuild_many },
-	{ NULL, NULL },
+    {"clean rebuild", test_clean_rebuild},
+    {"two MACs one IP reported", test_two_macs_one_ip},
+    {"one MAC two IPs reported", test_one_mac_two_ips},
+    {"outside/excluded/reserved reported", test_invalid_addresses},
+    {"rebuild 60000 bindings", test_rebuild_many},
+    {"random bindings: conflicts match a naive model", test_rebuild_random},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "ipam-rebuild", .tests = rebuild_tests },
-	{ .name = NULL },
+    {.name = "ipam-rebuild", .tests = rebuild_tests},
+    {.name = NULL},
 };
