@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -138,6 +139,49 @@ split_listen(const char *listen, char *host, size_t hostlen, uint16_t *port)
 	return 0;
 }
 
+/*
+ * A listening TCP socket on a numeric address. We bind it ourselves rather than through
+ * evhttp_bind_socket(): libevent resolves with AI_ADDRCONFIG, which refuses 127.0.0.1 in a
+ * network namespace that has no non-loopback IPv4 address, and then reports a stale errno.
+ * Returns the fd or negative errno.
+ */
+static int
+listen_socket(const char *host, uint16_t port)
+{
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+	socklen_t len;
+	int fd, one = 1, r;
+
+	if (inet_pton(AF_INET, host, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		len = sizeof(*sin);
+	} else if (inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		len = sizeof(*sin6);
+	} else if (strcmp(host, "localhost") == 0) {
+		sin->sin_family = AF_INET;
+		sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		sin->sin_port = htons(port);
+		len = sizeof(*sin);
+	} else {
+		return -EINVAL; /* numeric addresses only */
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 128) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
 int
 httpd_new(struct event_base *base, const char *listen, struct metrics *metrics,
     struct httpd **ret)
@@ -145,7 +189,7 @@ httpd_new(struct event_base *base, const char *listen, struct metrics *metrics,
 	char host[128];
 	uint16_t port;
 	struct httpd *h;
-	int r;
+	int fd, r;
 
 	r = split_listen(listen, host, sizeof(host), &port);
 	if (r < 0)
@@ -163,17 +207,23 @@ httpd_new(struct event_base *base, const char *listen, struct metrics *metrics,
 	evhttp_set_cb(h->http, "/healthz", healthz_cb, h);
 	evhttp_set_cb(h->http, "/readyz", readyz_cb, h);
 	evhttp_set_cb(h->http, "/metrics", metrics_cb, h);
-	h->sock = evhttp_bind_socket_with_handle(h->http, host, port);
-	if (h->sock == NULL) {
-		r = errno ? -errno : -EADDRINUSE;
+	fd = listen_socket(host, port);
+	if (fd < 0) {
+		r = fd;
 		evhttp_free(h->http);
 		free(h);
 		return r;
 	}
+	h->sock = evhttp_accept_socket_with_handle(h->http, fd);
+	if (h->sock == NULL) {
+		evutil_closesocket(fd);
+		evhttp_free(h->http);
+		free(h);
+		return -ENOMEM;
+	}
 	{
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
-		evutil_socket_t fd = evhttp_bound_socket_get_fd(h->sock);
 		if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
 			if (ss.ss_family == AF_INET)
 				h->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);

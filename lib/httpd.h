@@ -15,7 +15,8 @@ struct httpd;
  *   GET /healthz  -> 200 "ok" while the loop runs
  *   GET /readyz   -> 200 "ok" when the ready callback says so, else 503 with its reason
  *   GET /metrics  -> Prometheus text of the registry
- * listen is "HOST:PORT", ":PORT" (all addresses) or "[V6]:PORT".
+ * listen is "HOST:PORT", ":PORT" (all IPv4 addresses) or "[V6]:PORT"; HOST is numeric (or
+ * "localhost" for 127.0.0.1).
  * Returns 0 and a new server in *ret, or negative errno (-EINVAL bad address,
  * -EADDRINUSE, ...). base and metrics are borrowed; metrics may be NULL.
  */

@@ -5,7 +5,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
 #include "lib/buf.h"
+#include "lib/httpd.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
 #include "lib/util.h"
@@ -181,7 +184,31 @@ test_ratelimit(void)
 	log_set_level(saved);
 }
 
+static void
+test_httpd_listen(void)
+{
+	struct event_base *base = event_base_new();
+	struct httpd *h = NULL, *h2 = NULL;
+	char addr[32];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(base);
+	CU_ASSERT_EQUAL(httpd_new(base, "127.0.0.1:0", NULL, &h), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+	CU_ASSERT_TRUE(httpd_port(h) > 0);
+	/* the same port again: in use, said as such */
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", httpd_port(h));
+	CU_ASSERT_EQUAL(httpd_new(base, addr, NULL, &h2), -EADDRINUSE);
+	CU_ASSERT_EQUAL(httpd_new(base, "nonsense", NULL, &h2), -EINVAL);
+	CU_ASSERT_EQUAL(httpd_new(base, "127.0.0.1:99999", NULL, &h2), -EINVAL);
+	CU_ASSERT_EQUAL(httpd_new(base, "example.org:80", NULL, &h2), -EINVAL);
+	CU_ASSERT_EQUAL(httpd_new(base, "[::1:80", NULL, &h2), -EINVAL);
+	CU_ASSERT_PTR_NULL(h2);
+	httpd_free(h);
+	event_base_free(base);
+}
+
 static const struct test_case lib_tests[] = {
+	{ "httpd binds numeric addresses, clear errors", test_httpd_listen },
 	{ "buf reader never reads past the end", test_reader_bounds },
 	{ "buf writer overflow is sticky", test_writer_overflow },
 	{ "MAC parse/canonicalise", test_mac },
