@@ -62,6 +62,14 @@ int agent_config_load(
 int agent_config_parse(const char *name, const char *text, size_t len, const char *ippool_ref,
     struct agent_config **ret, char *err, size_t errlen);
 struct agent_config *agent_config_free(struct agent_config *c);
+struct ippool_spec;
+/*
+ * config.c: an IPPool spec (borrowed) -> c's network, range, excludes and options, all but NTP
+ * (c->opts.ntp is cleared; the caller resolves spec NTP names). Returns 0, -ENOMEM, or -EINVAL
+ * with err naming the field.
+ */
+int agent_config_from_spec(struct agent_config *c, const struct ippool_spec *sp, char *err,
+    size_t errlen);
 /* Hostname of binding b (borrowed) or NULL. */
 const char *agent_config_hostname(const struct agent_config *c, const struct agent_binding *b);
 

@@ -318,31 +318,16 @@ convert_spec(struct agent_kube *k, struct kpool *kp, const struct ippool *p)
 {
 	const struct ippool_spec *sp = &p->spec;
 	struct agent_config *c = kp->cfg;
-	struct dhcp_options *o = &c->opts;
+	char why[256];
+	int r;
 
 	snprintf(c->pool_ns, sizeof(c->pool_ns), "%s", k->ns);
 	snprintf(c->pool_name, sizeof(c->pool_name), "%s", k->name);
-	snprintf(c->network, sizeof(c->network), "%s", sp->network_name);
-	c->paused = sp->paused;
-	c->prefix = sp->prefix;
-	c->cidr = sp->cidr_addr & ipv4_prefix_mask(sp->prefix);
-	c->pool_start = sp->start;
-	c->pool_end = sp->end;
-	if (sp->n_exclude > 0) {
-		c->exclude = malloc(sp->n_exclude * sizeof(*c->exclude));
-		if (c->exclude == NULL)
-			return -ENOMEM;
-		memcpy(c->exclude, sp->exclude, sp->n_exclude * sizeof(*c->exclude));
-		c->n_exclude = sp->n_exclude;
-	}
-
-	o->server_ip = sp->server_ip;
-	o->prefix = (uint8_t)sp->prefix;
-	o->router = sp->router;
-	if (sp->n_dns > DHCP_MAX_DNS)
-		return refuse(kp, "spec.ipv4Config.dns: at most %d servers", DHCP_MAX_DNS);
-	memcpy(o->dns, sp->dns, sp->n_dns * sizeof(o->dns[0]));
-	o->n_dns = sp->n_dns;
+	r = agent_config_from_spec(c, sp, why, sizeof(why));
+	if (r == -EINVAL)
+		return refuse(kp, "%s", why);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < sp->n_ntp && i < IPPOOL_NTP_MAX; i++) {
 		if (strlen(sp->ntp[i]) >= sizeof(kp->ntp.name[0]))
 			return refuse(kp, "spec.ipv4Config.ntp[%zu]: too long", i);
@@ -350,31 +335,7 @@ convert_spec(struct agent_kube *k, struct kpool *kp, const struct ippool *p)
 	}
 	/* hostnames resolve in the background: those known now are sent, the others later */
 	ntp_want(k, &kp->ntp);
-	ntp_fill(k, &kp->ntp, o);
-	if (sp->domain_name != NULL) {
-		if (strlen(sp->domain_name) >= sizeof(o->domain_name))
-			return refuse(kp, "spec.ipv4Config.domainName: too long");
-		snprintf(o->domain_name, sizeof(o->domain_name), "%s", sp->domain_name);
-	}
-	if (sp->n_domain_search > DHCP_MAX_SEARCH)
-		return refuse(
-		    kp, "spec.ipv4Config.domainSearch: at most %d domains", DHCP_MAX_SEARCH);
-	for (size_t i = 0; i < sp->n_domain_search; i++) {
-		if (strlen(sp->domain_search[i]) >= sizeof(o->search[0]))
-			return refuse(kp, "spec.ipv4Config.domainSearch[%zu]: too long", i);
-		snprintf(o->search[i], sizeof(o->search[i]), "%s", sp->domain_search[i]);
-	}
-	o->n_search = sp->n_domain_search;
-	o->mtu = (uint16_t)sp->mtu;
-	if (sp->n_routes > DHCP_MAX_ROUTES)
-		return refuse(kp, "spec.ipv4Config.routes: at most %d routes", DHCP_MAX_ROUTES);
-	for (size_t i = 0; i < sp->n_routes; i++) {
-		o->routes[i].destination = sp->routes[i].destination;
-		o->routes[i].prefix = (uint8_t)sp->routes[i].prefix;
-		o->routes[i].gateway = sp->routes[i].gateway;
-	}
-	o->n_routes = sp->n_routes;
-	o->lease_time = sp->lease_time != 0 ? sp->lease_time : IPPOOL_LEASE_TIME_DEFAULT;
+	ntp_fill(k, &kp->ntp, &c->opts);
 	return 0;
 }
 
