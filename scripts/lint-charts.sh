@@ -3,7 +3,8 @@
 # Debian 12): every non-template YAML file parses, Chart.yaml's fields, chart crds/ == crds/,
 # every .Values.X.Y a template uses exists in values.yaml, the controller's RBAC covers what
 # the controller does (from its sources), the Deployment passes only flags the controller
-# knows (from `vm-dhcp-controller --help`), with a value where one is needed, and every
+# knows (from `vm-dhcp-controller --help`), with a value where one is needed (one of the
+# listed choices when values.yaml fixes it, e.g. --log-level), and every
 # required one. With helm on PATH it also runs `helm lint` and `helm template`.
 # Prints what was and was not checked. Exit 0 when every check passed, 1 otherwise.
 # Needs jq and builds build/e2e/yaml2json and build/vm-dhcp-controller (make).
@@ -31,10 +32,12 @@ fi
 tmp=$(mktemp -d /tmp/lint-charts.XXXXXX) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-# A template with its {{ }} actions neutralised, so its YAML shape can be parsed: lines that
-# hold only an action (include | nindent, with, if, end) go, inline actions become "tmpl".
+# A template with its {{ }} actions neutralised, so its YAML shape can be parsed: a plain
+# {{ .Values.x.y }} becomes the scalar values.yaml gives it, lines that hold only an action
+# (include | nindent, with, if, end) go, other inline actions become "tmpl".
 detemplate() {
-    sed -E -e '/^[[:space:]]*\{\{.*\}\}[[:space:]]*$/d' -e 's/\{\{[^}]*\}\}/tmpl/g' "$1"
+    sed -E -f "$tmp/values.sed" -e '/^[[:space:]]*\{\{.*\}\}[[:space:]]*$/d' \
+        -e 's/\{\{[^}]*\}\}/tmpl/g' "$1"
 }
 
 echo "== YAML files parse (yaml2json)"
@@ -85,6 +88,11 @@ v=$(jq -r '.type // "application"' <<<"$chart")
 echo "== .Values keys used by the templates exist in values.yaml"
 values=$("$Y2J" "$CHART/values.yaml" 2>/dev/null | head -n 1)
 [ -n "$values" ] || values='{}'
+# sed script: {{ .Values.a.b }} -> the scalar (identifier-like values only; others stay)
+jq -r 'paths(scalars) as $p | [($p | map(tostring) | join(".")), (getpath($p) | tostring)] |
+    select(.[1] | test("^[A-Za-z0-9_.:/-]+$")) |
+    "s|\\{\\{-? *\\.Values\\.\(.[0] | gsub("\\."; "\\.")) *-?\\}\\}|\(.[1])|g"' \
+    <<<"$values" >"$tmp/values.sed"
 keys=$(grep -ohE '\.Values(\.[A-Za-z_][A-Za-z0-9_]*)+' "$CHART"/templates/* | sort -u)
 [ -n "$keys" ] || bad "no .Values reference found in $CHART/templates (grep broken?)"
 for k in $keys; do
@@ -172,6 +180,12 @@ for ((i = 0; i < n; i++)); do
         next=$(jq -r ".[$((i + 1))] // \"\"" <<<"$args")
         if [ -z "$next" ] || [[ $next == --* ]]; then
             bad "$flag takes a value, none follows"
+            continue
+        fi
+        # "--flag a|b|c": the value must be one of them (when the chart fixes it)
+        alts=$(sed -E -n "s/^[[:space:]]*$flag ([a-z]+(\|[a-z]+)+).*/\1/p" <<<"$help")
+        if [ -n "$alts" ] && [ "$next" != tmpl ] && ! grep -qxF -- "$next" <<<"${alts//|/$'\n'}"; then
+            bad "$flag $next: not one of $alts"
             continue
         fi
         ok "$flag $next"
