@@ -2,7 +2,9 @@
 /*
  * The vm-dhcp-controller program: flags, leader election through a Lease, /healthz, /readyz,
  * /metrics, and a clean stop on SIGTERM (the Lease is given up). Runs BUILD/vm-dhcp-controller
- * against the test API server.
+ * against the test API server. Two processes: exactly one holds the Lease and reconciles, the
+ * other stays idle until the leader is SIGKILLed, then takes the Lease over once it expired
+ * (15 s: the program has no lease flags) and binds what is created afterwards.
  */
 #include <errno.h>
 #include <libgen.h>
@@ -14,8 +16,10 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include <curl/curl.h>
 #include <jansson.h>
@@ -51,6 +55,7 @@ spawn(const char *log, char *const args[])
 
 		if (f == NULL || dup2(fileno(stdout), 2) < 0)
 			_exit(127);
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a crashed test */
 		execv(program, args);
 		_exit(127);
 	}
@@ -247,9 +252,396 @@ test_leader_health_metrics(void)
 	unlink(log);
 }
 
+/* --- two controllers: exactly one reconciles --------------------------------------------- */
+
+#define NS "default"
+#define POOLS "/apis/network.harvesterhci.io/v1alpha1/namespaces/" NS "/ippools"
+#define CFGS "/apis/network.harvesterhci.io/v1alpha1/namespaces/" NS "/virtualmachinenetworkconfigs"
+#define NADS "/apis/k8s.cni.cncf.io/v1/namespaces/" NS "/network-attachment-definitions"
+#define N_CFGS 5
+/* kube/leader.c defaults, the program has no flags for them */
+#define LEASE_S 15
+#define RETRY_S 2
+
+/* Value of the unlabelled series `name` in a /metrics body; -1 when absent. */
+static double
+metric_value(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = text;
+
+	while (p != NULL && *p != '\0') {
+		if (strncmp(p, name, n) == 0 && p[n] == ' ')
+			return strtod(p + n + 1, NULL);
+		p = strchr(p, '\n');
+		if (p != NULL)
+			p++;
+	}
+	return -1;
+}
+
+/* What one controller process reports about itself. */
+struct ctl_view {
+	bool up;	   /* answered /metrics */
+	double pools;	   /* IPPools with an IPAM: only a leader builds them */
+	double reconciles; /* ippool + vmnetcfg + vm reconciles */
+	double writes;	   /* API writes of the reconcilers */
+};
+
+static void
+ctl_view(int port, struct body *b, struct ctl_view *v)
+{
+	static const char *const loops[] = { "kube_ippool_reconcile_total",
+		"kube_vmnetcfg_reconcile_total", "kube_vm_reconcile_total" };
+
+	memset(v, 0, sizeof(*v));
+	if (http_get(port, "/metrics", b) != 200)
+		return;
+	v->up = true;
+	v->pools = metric_value(b->buf, "vmdhcp_controller_pools");
+	v->writes = metric_value(b->buf, "vmdhcp_controller_api_writes_total");
+	/* the reconcile loops (and their metrics) exist once the process leads */
+	for (size_t i = 0; i < ELEMENTSOF(loops); i++)
+		v->reconciles += MAX(metric_value(b->buf, loops[i]), 0);
+}
+
+/* pid in the Lease's holderIdentity (HOST_PID): 0 when released, -1 when no Lease. */
+static long
+lease_holder_pid(struct test_apiserver *api)
+{
+	char *h = lease_holder(api), *us;
+	long pid = -1;
+
+	if (h != NULL) {
+		us = strrchr(h, '_');
+		pid = us != NULL ? strtol(us + 1, NULL, 10) : 0;
+	}
+	free(h);
+	return pid;
+}
+
+struct duo {
+	struct test_apiserver *api;
+	struct body *b;
+	pid_t pid[2];
+	int port[2];
+	bool dead[2]; /* SIGKILLed by the test */
+	long leader;  /* pid that must hold the Lease (0: not known yet) */
+	unsigned samples;
+	unsigned both_leading;	/* samples where both processes had pool IPAMs */
+	unsigned foreign;	/* the Lease named another process, or moved from a live holder */
+	unsigned follower_busy; /* samples where the non-leader had reconciled or written */
+	struct ctl_view view[2];
+};
+
+/* One look at both processes and the Lease; counts every broken invariant. */
+static void
+duo_sample(struct duo *d)
+{
+	long holder;
+
+	/* the processes first, then the Lease: a process that leads already holds it */
+	for (int i = 0; i < 2; i++)
+		if (!d->dead[i])
+			ctl_view(d->port[i], d->b, &d->view[i]);
+		else
+			memset(&d->view[i], 0, sizeof(d->view[i]));
+	holder = lease_holder_pid(d->api);
+	/* the holder was killed: whoever took the Lease over is the leader from now on */
+	for (int i = 0; i < 2; i++)
+		if (d->leader == d->pid[i] && d->dead[i] && holder > 0 && holder != d->leader)
+			d->leader = holder;
+	d->samples++;
+	if (d->view[0].pools > 0 && d->view[1].pools > 0)
+		d->both_leading++;
+	if (holder > 0 && holder != d->pid[0] && holder != d->pid[1])
+		d->foreign++;
+	if (d->leader != 0 && holder > 0 && holder != d->leader && !d->dead[0] && !d->dead[1])
+		d->foreign++; /* the Lease moved while its holder was alive */
+	for (int i = 0; i < 2; i++)
+		if (d->leader != 0 && d->pid[i] != d->leader && d->view[i].up &&
+		    (d->view[i].reconciles > 0 || d->view[i].writes > 0 || d->view[i].pools > 0))
+			d->follower_busy++;
+}
+
+typedef bool (*duo_pred)(struct duo *d, const void *arg);
+
+/* Sample every 100 ms until pred holds, at most timeout_s. */
+static bool
+duo_wait(struct duo *d, duo_pred pred, const void *arg, int timeout_s)
+{
+	for (int i = 0; i < timeout_s * 10; i++) {
+		duo_sample(d);
+		if (pred(d, arg))
+			return true;
+		usleep(100000);
+	}
+	return false;
+}
+
+static json_t *
+api_get(struct test_apiserver *api, const char *path)
+{
+	char *out = NULL;
+	long code = 0;
+	json_t *j = NULL;
+
+	if (test_apiserver_request(api, "GET", path, NULL, NULL, &code, &out) == 0 && code == 200)
+		j = json_loads(out, 0, NULL);
+	free(out);
+	return j;
+}
+
+static long
+api_post(struct test_apiserver *api, const char *path, json_t *obj)
+{
+	char *text = json_dumps(obj, JSON_COMPACT), *out = NULL;
+	long code = 0;
+
+	if (text == NULL || test_apiserver_request(api, "POST", path, NULL, text, &code, &out) < 0)
+		code = 0;
+	free(text);
+	free(out);
+	json_decref(obj);
+	return code;
+}
+
+static long
+create_cfg(struct test_apiserver *api, int i)
+{
+	char name[32], mac[32];
+
+	snprintf(name, sizeof(name), "vm-%d", i);
+	snprintf(mac, sizeof(mac), "02:00:00:00:01:%02x", i);
+	return api_post(api, CFGS,
+	    json_pack("{s:s, s:s, s:{s:s, s:s, s:[s]}, s:{s:s, s:[{s:s, s:s}]}}", "apiVersion",
+		"network.harvesterhci.io/v1alpha1", "kind", "VirtualMachineNetworkConfig",
+		"metadata", "name", name, "namespace", NS, "finalizers",
+		"wrangler.cattle.io/vm-dhcp-vmnetcfg-controller", "spec", "vmName", name,
+		"networkConfig", "networkName", NS "/net-1", "macAddress", mac));
+}
+
+/* status.networkConfig[0] of vm-<i>: Allocated address (new string) or NULL. */
+static char *
+cfg_ip(struct test_apiserver *api, int i, char *rv, size_t rvlen)
+{
+	char path[256];
+	json_t *o, *nic;
+	const char *st, *ip, *ver;
+	char *out = NULL;
+
+	snprintf(path, sizeof(path), CFGS "/vm-%d", i);
+	o = api_get(api, path);
+	nic = json_array_get(json_object_get(json_object_get(o, "status"), "networkConfig"), 0);
+	st = json_string_value(json_object_get(nic, "state"));
+	ip = json_string_value(json_object_get(nic, "allocatedIPAddress"));
+	if (st != NULL && strcmp(st, "Allocated") == 0 && ip != NULL)
+		out = strdup(ip);
+	ver = json_string_value(json_object_get(json_object_get(o, "metadata"), "resourceVersion"));
+	if (rv != NULL)
+		snprintf(rv, rvlen, "%s", ver != NULL ? ver : "");
+	json_decref(o);
+	return out;
+}
+
+/* vm-0 .. vm-(*n - 1) all Allocated */
+static bool
+cfgs_allocated(struct duo *d, const void *arg)
+{
+	int n = *(const int *)arg;
+
+	for (int i = 0; i < n; i++) {
+		char *ip = cfg_ip(d->api, i, NULL, 0);
+
+		free(ip);
+		if (ip == NULL)
+			return false;
+	}
+	return true;
+}
+
+static bool
+lease_taken(struct duo *d, const void *arg)
+{
+	return lease_holder_pid(d->api) > 0;
+}
+
+static bool
+lease_held_by(struct duo *d, const void *arg)
+{
+	return lease_holder_pid(d->api) == *(const pid_t *)arg;
+}
+
+/* process i has built the pool's IPAM and reconciled (it leads) */
+static bool
+leading(struct duo *d, const void *arg)
+{
+	int i = *(const int *)arg;
+
+	return d->view[i].pools > 0 && d->view[i].reconciles > 0;
+}
+
+/* IPPool net-1: status.ipv4.used */
+static long long
+pool_used(struct test_apiserver *api)
+{
+	json_t *o = api_get(api, POOLS "/net-1");
+	long long used = json_integer_value(
+	    json_object_get(json_object_get(json_object_get(o, "status"), "ipv4"), "used"));
+
+	json_decref(o);
+	return used;
+}
+
+static void
+test_two_controllers(void)
+{
+	struct duo d = { 0 };
+	char listen[2][32], log[2][64];
+	char *ips[N_CFGS + 1] = { 0 }, rv[N_CFGS][32], rv2[32];
+	int n = N_CFGS, n1 = N_CFGS + 1, li = 0, fi = 1;
+	double leader_writes;
+	struct timespec t0, t1;
+	double took;
+
+	d.b = calloc(1, sizeof(*d.b));
+	if (find_program() < 0 || d.b == NULL) {
+		CU_FAIL("set-up");
+		free(d.b);
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(test_apiserver_start(&d.api, NULL), 0);
+	for (int i = 0; i < 2; i++) {
+		d.port[i] = free_port();
+		snprintf(listen[i], sizeof(listen[i]), "127.0.0.1:%d", d.port[i]);
+		snprintf(log[i], sizeof(log[i]), "/tmp/vmdhcp-ctl-duo-%d-%ld.log", i, (long)getpid());
+		char *args[] = { program, "--kubeconfig", (char *)test_apiserver_kubeconfig(d.api),
+			"--namespace", "vmdhcp", "--agent-image", "agent:v1", "--listen", listen[i],
+			NULL };
+
+		d.pid[i] = spawn(log[i], args);
+	}
+	/* both up and ready (the follower is ready too: caches synced, waiting warm) */
+	CU_ASSERT_TRUE(wait_http(d.port[0], "/readyz", 200, d.b));
+	CU_ASSERT_TRUE(wait_http(d.port[1], "/readyz", 200, d.b));
+	CU_ASSERT_TRUE(duo_wait(&d, lease_taken, NULL, 20));
+	d.leader = lease_holder_pid(d.api);
+	if (d.leader != d.pid[0] && d.leader != d.pid[1]) {
+		CU_FAIL("neither controller took the Lease");
+		goto out;
+	}
+	li = d.leader == d.pid[0] ? 0 : 1;
+	fi = 1 - li;
+
+	/* NAD, IPPool, VMNetCfgs */
+	CU_ASSERT_EQUAL(api_post(d.api, NADS,
+			    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion",
+				"k8s.cni.cncf.io/v1", "kind", "NetworkAttachmentDefinition",
+				"metadata", "name", "net-1", "namespace", NS, "spec", "config",
+				"{}")),
+	    201);
+	CU_ASSERT_EQUAL(api_post(d.api, POOLS,
+			    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:{s:s, s:s, s:{s:s, s:s}}}}",
+				"apiVersion", "network.harvesterhci.io/v1alpha1", "kind", "IPPool",
+				"metadata", "name", "net-1", "namespace", NS, "spec", "networkName",
+				NS "/net-1", "ipv4Config", "cidr", "10.0.0.0/24", "serverIP",
+				"10.0.0.2", "pool", "start", "10.0.0.10", "end", "10.0.0.20")),
+	    201);
+	for (int i = 0; i < N_CFGS; i++)
+		CU_ASSERT_EQUAL(create_cfg(d.api, i), 201);
+	CU_ASSERT_TRUE(duo_wait(&d, cfgs_allocated, &n, 30));
+	CU_ASSERT_TRUE(duo_wait(&d, leading, &li, 20));
+
+	/* only the leader reconciled and wrote; the bindings are distinct and in the pool */
+	CU_ASSERT_TRUE(d.view[li].reconciles > 0);
+	CU_ASSERT_TRUE(d.view[li].writes > 0);
+	CU_ASSERT_EQUAL(d.view[fi].reconciles, 0);
+	CU_ASSERT_EQUAL(d.view[fi].writes, 0);
+	CU_ASSERT_EQUAL(d.view[fi].pools, 0);
+	for (int i = 0; i < N_CFGS; i++) {
+		ips[i] = cfg_ip(d.api, i, rv[i], sizeof(rv[i]));
+		CU_ASSERT_PTR_NOT_NULL(ips[i]);
+		for (int j = 0; j < i; j++)
+			CU_ASSERT_FALSE(ips[i] && ips[j] && strcmp(ips[i], ips[j]) == 0);
+	}
+	CU_ASSERT_EQUAL(pool_used(d.api), N_CFGS);
+
+	/* settled: over two renew periods nobody writes the bindings again */
+	leader_writes = d.view[li].writes;
+	for (int k = 0; k < 2 * RETRY_S * 10; k++) {
+		duo_sample(&d);
+		usleep(100000);
+	}
+	CU_ASSERT_EQUAL(d.view[li].writes, leader_writes);
+	for (int i = 0; i < N_CFGS; i++) {
+		free(cfg_ip(d.api, i, rv2, sizeof(rv2)));
+		CU_ASSERT_STRING_EQUAL(rv2, rv[i]);
+	}
+
+	/* SIGKILL the leader: the follower takes the Lease once it expired */
+	kill(d.pid[li], SIGKILL);
+	CU_ASSERT_EQUAL(wait_exit(d.pid[li], 10), 128 + SIGKILL);
+	d.dead[li] = true;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CU_ASSERT_TRUE(duo_wait(&d, lease_held_by, &d.pid[fi], 3 * LEASE_S));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	/* a protocol bound, not speed: the last renew observed + lease duration, then the next
+	 * retry; one more retry period and 3 s of slack for a loaded 2-core machine */
+	CU_ASSERT_TRUE(took <= LEASE_S + 2 * RETRY_S + 3);
+	fprintf(stderr, "takeover %.1f s after the leader was killed\n", took);
+	d.leader = d.pid[fi];
+	CU_ASSERT_TRUE(duo_wait(&d, leading, &fi, 20));
+
+	/* the new leader rebuilt the IPAM from the API: the old bindings stay, a new one is
+	 * bound to a free address */
+	CU_ASSERT_EQUAL(create_cfg(d.api, N_CFGS), 201);
+	CU_ASSERT_TRUE(duo_wait(&d, cfgs_allocated, &n1, 30));
+	ips[N_CFGS] = cfg_ip(d.api, N_CFGS, NULL, 0);
+	CU_ASSERT_PTR_NOT_NULL(ips[N_CFGS]);
+	for (int i = 0; i < N_CFGS; i++) {
+		char *ip = cfg_ip(d.api, i, NULL, 0);
+
+		CU_ASSERT_TRUE(ip != NULL && ips[i] != NULL && strcmp(ip, ips[i]) == 0);
+		CU_ASSERT_FALSE(ips[N_CFGS] && ips[i] && strcmp(ips[N_CFGS], ips[i]) == 0);
+		free(ip);
+	}
+	CU_ASSERT_EQUAL(pool_used(d.api), N_CFGS + 1);
+	/* and it did not write the bindings the first leader made again */
+	for (int i = 0; i < N_CFGS; i++) {
+		free(cfg_ip(d.api, i, rv2, sizeof(rv2)));
+		CU_ASSERT_STRING_EQUAL(rv2, rv[i]);
+	}
+
+	/* never two leaders, never a stranger or a move while the holder lived, and the
+	 * follower idle while it followed */
+	CU_ASSERT_TRUE(d.samples > 50);
+	CU_ASSERT_EQUAL(d.both_leading, 0);
+	CU_ASSERT_EQUAL(d.foreign, 0);
+	CU_ASSERT_EQUAL(d.follower_busy, 0);
+
+	kill(d.pid[fi], SIGTERM);
+	CU_ASSERT_EQUAL(wait_exit(d.pid[fi], 20), 0);
+	d.dead[fi] = true;
+	CU_ASSERT_EQUAL(lease_holder_pid(d.api), 0);
+out:
+	for (int i = 0; i < 2; i++)
+		if (d.pid[i] > 0 && !d.dead[i]) {
+			kill(d.pid[i], SIGKILL);
+			waitpid(d.pid[i], NULL, 0);
+		}
+	for (int i = 0; i <= N_CFGS; i++)
+		free(ips[i]);
+	test_apiserver_stop(d.api);
+	free(d.b);
+	unlink(log[0]);
+	unlink(log[1]);
+}
+
 static const struct test_case main_tests[] = {
 	{ "flags", test_flags },
 	{ "leader, health, metrics, stop", test_leader_health_metrics },
+	{ "two controllers: exactly one reconciles", test_two_controllers },
 	{ NULL, NULL },
 };
 
