@@ -19,6 +19,9 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:ha
 step "module layering"
 if $MAKE --no-print-directory check-layers; then echo "layers 1 0 0" >>"$VMDHCP_SUMMARY"
 else echo "layers 0 1 0 check-layers" >>"$VMDHCP_SUMMARY"; status=1; fi
+step "Helm chart lint"
+if $MAKE --no-print-directory lint-charts; then echo "charts 1 0 0" >>"$VMDHCP_SUMMARY"
+else echo "charts 0 1 0 lint-charts" >>"$VMDHCP_SUMMARY"; status=1; fi
 step "unit tests under valgrind (memory errors and leaks)"
 if command -v valgrind >/dev/null; then
     $MAKE --no-print-directory valgrind || status=1
