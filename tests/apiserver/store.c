@@ -269,6 +269,11 @@ register_crd(struct store *st, json_t *crd)
 	}
 	if (json_object_get(json_object_get(spec, "subresources"), "status") != NULL)
 		res->status_sub = true;
+	/* kubectl resolves `kubectl get ippl` through discovery's shortNames */
+	json_decref(res->short_names);
+	res->short_names = json_is_array(json_object_get(names, "shortNames"))
+	    ? json_deep_copy(json_object_get(names, "shortNames"))
+	    : NULL;
 }
 
 /* --- store ----------------------------------------------------------------------------- */
@@ -295,6 +300,8 @@ store_new(size_t history, size_t history_bytes)
 		res->namespaced = k->namespaced;
 		res->status_sub = k->status_sub;
 		res->builtin = k->builtin;
+		if (strcmp(k->plural, "customresourcedefinitions") == 0)
+			res->short_names = json_pack("[s,s]", "crd", "crds");
 	}
 	return st;
 }
@@ -349,6 +356,7 @@ store_free(struct store *st)
 		free(res->plural);
 		free(res->kind);
 		free(res->version);
+		json_decref(res->short_names);
 		free(res);
 	}
 	free(st->reslist);
