@@ -122,7 +122,7 @@ AGENT_SO := $(BUILD)/vm-dhcp-agent-kube.so
 AGENT_SO_MODS := agent kube crds dhcp ipam lib
 AGENT_SO_OBJS := $(BUILD)/pic/agent/source-kube.o $(patsubst %.c,$(BUILD)/pic/%.o,$(call mod_srcs,kube))
 AGENT_SO_ARCHIVES := $(foreach m,$(AGENT_SO_MODS),$(BUILD)/pic/$(m).a)
-AGENT_SO_LDFLAGS := -shared -Wl,-Bsymbolic -Wl,-z,now $(if $(SAN),,-Wl,--no-undefined)
+AGENT_SO_LDFLAGS := -shared -Wl,-Bsymbolic $(if $(SAN),,-Wl,--no-undefined)
 
 $(BUILD)/pic/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
@@ -140,6 +140,8 @@ $(AGENT_SO): $(AGENT_SO_OBJS) $(AGENT_SO_ARCHIVES)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) $(AGENT_SO_LDFLAGS) -o $@ $(AGENT_SO_OBJS) $(AGENT_SO_ARCHIVES) \
 		-Wl,--as-needed $(LIBS)
+
+programs: $(if $(AGENT),$(AGENT_SO))
 
 $(BUILD)/vm-dhcp-agent: $(BUILD)/obj/agent/main.o $(ARCHIVES) | $(AGENT_SO)
 	@echo "  LD      $@"

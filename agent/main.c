@@ -143,7 +143,7 @@ kube_so_load(char *err, size_t errlen)
 	}
 	/* gnutls (through libldap/librtmp) must not initialise itself: curl uses OpenSSL */
 	setenv("GNUTLS_NO_IMPLICIT_INIT", "1", 0);
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
 	if (h == NULL) {
 		snprintf(err, errlen, "Kubernetes mode: cannot load %s: %s", path, dlerror());
 		return -ENOENT;
