@@ -111,9 +111,41 @@ $(BUILD)/$(1).a: $(call mod_objs,$(1))
 endef
 $(foreach m,$(MODULES),$(if $(call mod_srcs,$(m)),$(eval $(call archive_rule,$(m)))))
 
-$(BUILD)/vm-dhcp-agent: $(BUILD)/obj/agent/main.o $(ARCHIVES)
+# The agent: agent/main.c defines forwarding functions for the Kubernetes-mode entry points
+# that serve.c calls, so agent/source-kube.c and kube/ (but for kube/yaml.c) stay out of the
+# binary and libcurl, OpenSSL and their dependency tree are not mapped in local mode.
+# Kubernetes mode is $(BUILD)/vm-dhcp-agent-kube.so, beside the binary, dlopen()ed on first use;
+# it is built from position-independent copies of the modules and linked -Bsymbolic.
+AGENT_LIBS := -Wl,--as-needed $(shell pkg-config --libs jansson libevent libnl-3.0 \
+	libnl-route-3.0 yaml-0.1 2>/dev/null) -lm
+AGENT_SO := $(BUILD)/vm-dhcp-agent-kube.so
+AGENT_SO_MODS := agent kube crds dhcp ipam lib
+AGENT_SO_OBJS := $(BUILD)/pic/agent/source-kube.o $(patsubst %.c,$(BUILD)/pic/%.o,$(call mod_srcs,kube))
+AGENT_SO_ARCHIVES := $(foreach m,$(AGENT_SO_MODS),$(BUILD)/pic/$(m).a)
+AGENT_SO_LDFLAGS := -shared -Wl,-Bsymbolic $(if $(SAN),,-Wl,--no-undefined)
+
+$(BUILD)/pic/%.o: %.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	@$(if $(filter 0,$(V)),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -fPIC -MF $(@:.o=.d) -c -o $@ $<
+
+define pic_archive_rule
+$(BUILD)/pic/$(1).a: $(patsubst %.c,$(BUILD)/pic/%.o,$(call mod_srcs,$(1)))
+	@$$(if $$(filter 0,$$(V)),echo "  AR      $$@")
+	$$(Q)rm -f $$@ && ar rcs $$@ $$^
+endef
+$(foreach m,$(AGENT_SO_MODS),$(eval $(call pic_archive_rule,$(m))))
+
+$(AGENT_SO): $(AGENT_SO_OBJS) $(AGENT_SO_ARCHIVES)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(ARCHIVES) $(LIBS)
+	$(Q)$(CC) $(LDFLAGS_ALL) $(AGENT_SO_LDFLAGS) -o $@ $(AGENT_SO_OBJS) $(AGENT_SO_ARCHIVES) \
+		-Wl,--as-needed $(LIBS)
+
+programs: $(if $(AGENT),$(AGENT_SO))
+
+$(BUILD)/vm-dhcp-agent: $(BUILD)/obj/agent/main.o $(ARCHIVES) | $(AGENT_SO)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(ARCHIVES) $(AGENT_LIBS)
 
 $(BUILD)/vm-dhcp-controller: $(BUILD)/obj/controller/main.o $(ARCHIVES)
 	@echo "  LD      $@"
@@ -208,7 +240,7 @@ install-deps:
 clean:
 	rm -rf build
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/pic -name '*.d' 2>/dev/null)
 
 # IPAM benchmark: /16 memory, allocation cost amortised over filling a /16, rebuild.
 $(BUILD)/bench/bench-ipam: $(BUILD)/obj/tests/bench/bench-ipam.o $(ARCHIVES)

@@ -3,16 +3,23 @@
  * vm-dhcp-agent: answers DHCPv4 for one IPPool on one L2 interface.
  * One event_base, one thread: DHCP sockets, netlink link events, HTTP, signals.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <sys/mman.h>
 
 #include <event2/event.h>
 
 #include "agent/agent.h"
+#include "kube/kube.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
@@ -67,6 +74,265 @@ static const struct flag {
     {{"help", no_argument, NULL, OPT_HELP}, NULL, "this text"},
     {{"version", no_argument, NULL, OPT_VERSION}, NULL, "print the version"},
 };
+
+/*
+ * Kubernetes mode (agent/source-kube.c, kube/, libcurl and its dependency tree) lives in
+ * vm-dhcp-agent-kube.so beside the binary, loaded on first use: local mode never maps
+ * libcurl, OpenSSL, gnutls and the rest, whose constructors and relocations would touch
+ * megabytes of file-backed pages. The functions below have the names serve.c calls and
+ * forward to the shared object's (linked -Bsymbolic, so its own calls stay inside it).
+ * $VMDHCP_AGENT_KUBE_SO overrides the path.
+ */
+#define KUBE_SO_NAME "vm-dhcp-agent-kube.so"
+
+static const char *const kube_so_syms[] = {
+	"kube_config_load",
+	"kube_config_free",
+	"kube_config_server",
+	"kube_client_new",
+	"kube_client_free",
+	"agent_kube_new",
+	"agent_kube_start",
+	"agent_kube_free",
+	"agent_kube_config",
+	"agent_kube_serving",
+	"agent_kube_ready",
+	"agent_kube_get_stats",
+	"log_init",
+};
+enum {
+	KS_CONFIG_LOAD,
+	KS_CONFIG_FREE,
+	KS_CONFIG_SERVER,
+	KS_CLIENT_NEW,
+	KS_CLIENT_FREE,
+	KS_KUBE_NEW,
+	KS_KUBE_START,
+	KS_KUBE_FREE,
+	KS_KUBE_CONFIG,
+	KS_KUBE_SERVING,
+	KS_KUBE_READY,
+	KS_KUBE_STATS,
+	KS_LOG_INIT,
+	KS_N,
+};
+_Static_assert(ELEMENTSOF(kube_so_syms) == KS_N, "kube_so_syms and KS_* differ");
+static void *kube_so;
+static void *kube_fn[KS_N];
+
+/* Loads the shared object once. Returns 0, or -ENOENT with err filled. */
+static int
+kube_so_load(char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	const char *env = getenv("VMDHCP_AGENT_KUBE_SO");
+
+	if (kube_so != NULL)
+		return 0;
+	if (env != NULL && env[0] != '\0') {
+		snprintf(path, sizeof(path), "%s", env);
+	} else {
+		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+		char *slash;
+		if (n < 0 || (size_t)n >= sizeof(path) - sizeof(KUBE_SO_NAME)) {
+			snprintf(err, errlen, "cannot find the agent binary's directory: %s",
+			    n < 0 ? strerror(errno) : "path too long");
+			return -ENOENT;
+		}
+		path[n] = '\0';
+		slash = strrchr(path, '/');
+		snprintf(slash != NULL ? slash + 1 : path,
+		    sizeof(path) - (size_t)(slash != NULL ? slash + 1 - path : 0), "%s", KUBE_SO_NAME);
+	}
+	/* gnutls (through libldap/librtmp) must not initialise itself: curl uses OpenSSL */
+	setenv("GNUTLS_NO_IMPLICIT_INIT", "1", 0);
+	void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+	if (h == NULL) {
+		snprintf(err, errlen, "Kubernetes mode: cannot load %s: %s", path, dlerror());
+		return -ENOENT;
+	}
+	for (size_t i = 0; i < KS_N; i++) {
+		kube_fn[i] = dlsym(h, kube_so_syms[i]);
+		if (kube_fn[i] == NULL) {
+			snprintf(err, errlen, "Kubernetes mode: %s: no symbol %s", path,
+			    kube_so_syms[i]);
+			dlclose(h);
+			return -ENOENT;
+		}
+	}
+	kube_so = h;
+	/* the shared object has its own copy of lib/log.c */
+	((void (*)(const char *, enum log_level))kube_fn[KS_LOG_INIT])(
+	    "vm-dhcp-agent", log_get_level());
+	return 0;
+}
+
+#define KFN(idx, type) ((type)kube_fn[idx])
+
+/*
+ * Working-set trim after each IPPool change: loading libcurl, OpenSSL and their dependency tree,
+ * the TLS handshake and the first sync touch megabytes of library pages (relocations, symbol
+ * tables, OpenSSL's algorithm tables) that the watch never needs again. Half a second after a
+ * change, every private, read-only, file-backed mapping that holds no copied-on-write page
+ * (smaps "Anonymous: 0") is dropped with MADV_DONTNEED: its pages stay in the page cache and
+ * fault back in, identical, from the file when used; relocated (RELRO) mappings are left alone.
+ */
+static struct event *kube_trim_ev;
+static struct event_base *kube_base;
+static agent_kube_fn kube_user_fn;
+static void *kube_user_data;
+
+static void
+kube_trim_pages(evutil_socket_t fd, short what, void *arg)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	char line[512];
+	uintptr_t start = 0, end = 0;
+	bool candidate = false;
+	size_t dropped = 0;
+
+	(void)fd;
+	(void)what;
+	(void)arg;
+	if (f == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned long a, b, inode;
+		char perms[8];
+		unsigned long anon;
+
+		if (sscanf(line, "%lx-%lx %7s %*x %*x:%*x %lu", &a, &b, perms, &inode) == 4) {
+			start = a;
+			end = b;
+			candidate = inode != 0 && perms[0] == 'r' && perms[1] == '-' && perms[3] == 'p';
+		} else if (candidate && sscanf(line, "Anonymous: %lu kB", &anon) == 1) {
+			candidate = false;
+			if (anon == 0 && madvise((void *)start, end - start, MADV_DONTNEED) == 0)
+				dropped += end - start;
+		}
+	}
+	fclose(f);
+	log_debug("dropped %zu KiB of clean library mappings", dropped / 1024);
+}
+
+static void
+kube_changed_trim(void *userdata, const struct agent_config *cfg)
+{
+	static const struct timeval trim_delay = { 0, 500000 };
+	(void)userdata;
+	if (kube_user_fn != NULL)
+		kube_user_fn(kube_user_data, cfg);
+	if (kube_trim_ev != NULL)
+		evtimer_add(kube_trim_ev, &trim_delay);
+}
+
+int
+kube_config_load(const char *kubeconfig, struct kube_config **ret, char *err, size_t err_len)
+{
+	int r = kube_so_load(err, err_len);
+	if (r < 0)
+		return r;
+	return KFN(KS_CONFIG_LOAD, int (*)(const char *, struct kube_config **, char *, size_t))(
+	    kubeconfig, ret, err, err_len);
+}
+
+struct kube_config *
+kube_config_free(struct kube_config *cfg)
+{
+	if (cfg == NULL)
+		return NULL;
+	return KFN(KS_CONFIG_FREE, struct kube_config * (*)(struct kube_config *))(cfg);
+}
+
+const char *
+kube_config_server(const struct kube_config *cfg)
+{
+	return KFN(KS_CONFIG_SERVER, const char *(*)(const struct kube_config *))(cfg);
+}
+
+int
+kube_client_new(struct event_base *base, struct kube_config *cfg, struct kube_client **ret)
+{
+	kube_base = base;
+	return KFN(KS_CLIENT_NEW,
+	    int (*)(struct event_base *, struct kube_config *, struct kube_client **))(
+	    base, cfg, ret);
+}
+
+struct kube_client *
+kube_client_free(struct kube_client *c)
+{
+	if (c == NULL)
+		return NULL;
+	return KFN(KS_CLIENT_FREE, struct kube_client * (*)(struct kube_client *))(c);
+}
+
+int
+agent_kube_new(struct kube_client *c, struct dhcp_server *s, const struct agent_kube_opts *opts,
+    struct agent_kube **ret, char *err, size_t errlen)
+{
+	struct agent_kube_opts o = *opts;
+	int r = kube_so_load(err, errlen);
+	if (r < 0)
+		return r;
+	if (kube_trim_ev == NULL && kube_base != NULL) {
+		kube_trim_ev = evtimer_new(kube_base, kube_trim_pages, NULL);
+		if (kube_trim_ev == NULL) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+	}
+	kube_user_fn = opts->on_change;
+	kube_user_data = opts->userdata;
+	o.on_change = kube_changed_trim;
+	o.userdata = NULL;
+	return KFN(KS_KUBE_NEW,
+	    int (*)(struct kube_client *, struct dhcp_server *, const struct agent_kube_opts *,
+		struct agent_kube **, char *, size_t))(c, s, &o, ret, err, errlen);
+}
+
+int
+agent_kube_start(struct agent_kube *k)
+{
+	return KFN(KS_KUBE_START, int (*)(struct agent_kube *))(k);
+}
+
+struct agent_kube *
+agent_kube_free(struct agent_kube *k)
+{
+	if (kube_trim_ev != NULL) {
+		event_free(kube_trim_ev);
+		kube_trim_ev = NULL;
+	}
+	if (k == NULL)
+		return NULL;
+	return KFN(KS_KUBE_FREE, struct agent_kube * (*)(struct agent_kube *))(k);
+}
+
+const struct agent_config *
+agent_kube_config(const struct agent_kube *k)
+{
+	return KFN(KS_KUBE_CONFIG, const struct agent_config *(*)(const struct agent_kube *))(k);
+}
+
+bool
+agent_kube_serving(const struct agent_kube *k)
+{
+	return KFN(KS_KUBE_SERVING, bool (*)(const struct agent_kube *))(k);
+}
+
+bool
+agent_kube_ready(const struct agent_kube *k, char *reason, size_t len)
+{
+	return KFN(KS_KUBE_READY, bool (*)(const struct agent_kube *, char *, size_t))(
+	    k, reason, len);
+}
+
+void
+agent_kube_get_stats(const struct agent_kube *k, struct agent_kube_stats *ret)
+{
+	KFN(KS_KUBE_STATS, void (*)(const struct agent_kube *, struct agent_kube_stats *))(k, ret);
+}
 
 static void
 usage(FILE *f)
