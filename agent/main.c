@@ -14,7 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sys/mman.h>
 
 #include <event2/event.h>
 
@@ -169,63 +168,6 @@ kube_so_load(char *err, size_t errlen)
 
 #define KFN(idx, type) ((type)kube_fn[idx])
 
-/*
- * Working-set trim after each IPPool change: loading libcurl, OpenSSL and their dependency tree,
- * the TLS handshake and the first sync touch megabytes of library pages (relocations, symbol
- * tables, OpenSSL's algorithm tables) that the watch never needs again. Half a second after a
- * change, every private, read-only, file-backed mapping that holds no copied-on-write page
- * (smaps "Anonymous: 0") is dropped with MADV_DONTNEED: its pages stay in the page cache and
- * fault back in, identical, from the file when used; relocated (RELRO) mappings are left alone.
- */
-static struct event *kube_trim_ev;
-static struct event_base *kube_base;
-static agent_kube_fn kube_user_fn;
-static void *kube_user_data;
-
-static void
-kube_trim_pages(evutil_socket_t fd, short what, void *arg)
-{
-	FILE *f = fopen("/proc/self/smaps", "re");
-	char line[512];
-	uintptr_t start = 0, end = 0;
-	bool candidate = false;
-	size_t dropped = 0;
-
-	(void)fd;
-	(void)what;
-	(void)arg;
-	if (f == NULL)
-		return;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		unsigned long a, b, inode;
-		char perms[8];
-		unsigned long anon;
-
-		if (sscanf(line, "%lx-%lx %7s %*x %*x:%*x %lu", &a, &b, perms, &inode) == 4) {
-			start = a;
-			end = b;
-			candidate = inode != 0 && perms[0] == 'r' && perms[1] == '-' && perms[3] == 'p';
-		} else if (candidate && sscanf(line, "Anonymous: %lu kB", &anon) == 1) {
-			candidate = false;
-			if (anon == 0 && madvise((void *)start, end - start, MADV_DONTNEED) == 0)
-				dropped += end - start;
-		}
-	}
-	fclose(f);
-	log_debug("dropped %zu KiB of clean library mappings", dropped / 1024);
-}
-
-static void
-kube_changed_trim(void *userdata, const struct agent_config *cfg)
-{
-	static const struct timeval trim_delay = { 0, 500000 };
-	(void)userdata;
-	if (kube_user_fn != NULL)
-		kube_user_fn(kube_user_data, cfg);
-	if (kube_trim_ev != NULL)
-		evtimer_add(kube_trim_ev, &trim_delay);
-}
-
 int
 kube_config_load(const char *kubeconfig, struct kube_config **ret, char *err, size_t err_len)
 {
@@ -253,7 +195,6 @@ kube_config_server(const struct kube_config *cfg)
 int
 kube_client_new(struct event_base *base, struct kube_config *cfg, struct kube_client **ret)
 {
-	kube_base = base;
 	return KFN(KS_CLIENT_NEW,
 	    int (*)(struct event_base *, struct kube_config *, struct kube_client **))(
 	    base, cfg, ret);
@@ -271,24 +212,12 @@ int
 agent_kube_new(struct kube_client *c, struct dhcp_server *s, const struct agent_kube_opts *opts,
     struct agent_kube **ret, char *err, size_t errlen)
 {
-	struct agent_kube_opts o = *opts;
 	int r = kube_so_load(err, errlen);
 	if (r < 0)
 		return r;
-	if (kube_trim_ev == NULL && kube_base != NULL) {
-		kube_trim_ev = evtimer_new(kube_base, kube_trim_pages, NULL);
-		if (kube_trim_ev == NULL) {
-			snprintf(err, errlen, "out of memory");
-			return -ENOMEM;
-		}
-	}
-	kube_user_fn = opts->on_change;
-	kube_user_data = opts->userdata;
-	o.on_change = kube_changed_trim;
-	o.userdata = NULL;
 	return KFN(KS_KUBE_NEW,
 	    int (*)(struct kube_client *, struct dhcp_server *, const struct agent_kube_opts *,
-		struct agent_kube **, char *, size_t))(c, s, &o, ret, err, errlen);
+		struct agent_kube **, char *, size_t))(c, s, opts, ret, err, errlen);
 }
 
 int
@@ -300,10 +229,6 @@ agent_kube_start(struct agent_kube *k)
 struct agent_kube *
 agent_kube_free(struct agent_kube *k)
 {
-	if (kube_trim_ev != NULL) {
-		event_free(kube_trim_ev);
-		kube_trim_ev = NULL;
-	}
 	if (k == NULL)
 		return NULL;
 	return KFN(KS_KUBE_FREE, struct agent_kube * (*)(struct agent_kube *))(k);
