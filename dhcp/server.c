@@ -352,24 +352,17 @@ ring_frame(void *userdata, const uint8_t *frame, size_t len, bool csum_not_ready
 	}
 }
 
-/* Reads the ready blocks of the receive ring; replies leave after each block. */
+/* Reads the ready frames of the receive ring; replies leave in batches of DHCP_BATCH. */
 static int
 on_ring(struct dhcp_server *s, uint64_t now)
 {
 	struct ring_ctx c = {.s = s, .now = now};
-	int total = 0;
+	int n;
 
-	for (size_t b = 0; b < DHCP_RING_BLOCK_NR; b++) {
-		int n;
-
-		s->n_tx = 0;
-		n = dhcp_socket_ring_next(&s->ring, ring_frame, &c);
-		flush(s);
-		if (n < 0)
-			break;
-		total += n;
-	}
-	return total;
+	s->n_tx = 0;
+	n = dhcp_socket_ring_next(&s->ring, ring_frame, &c);
+	flush(s);
+	return n < 0 ? 0 : n;
 }
 
 int

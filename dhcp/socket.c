@@ -72,18 +72,17 @@ static const struct sock_filter drop_all[] = {
     BPF_STMT(BPF_RET | BPF_K, 0),
 };
 
-/* TPACKET_V3 ring before bind: the first frame already lands in it. Best effort. */
+/* TPACKET_V2 ring before bind: the first frame already lands in it. Best effort. */
 static void
 ring_setup(int fd, struct dhcp_ring *ring)
 {
-	struct tpacket_req3 req = {
+	struct tpacket_req req = {
 	    .tp_block_size = DHCP_RING_BLOCK_SIZE,
 	    .tp_block_nr = DHCP_RING_BLOCK_NR,
 	    .tp_frame_size = DHCP_RING_FRAME_SIZE,
-	    .tp_frame_nr = DHCP_RING_BLOCK_SIZE / DHCP_RING_FRAME_SIZE * DHCP_RING_BLOCK_NR,
-	    .tp_retire_blk_tov = DHCP_RING_TOV_MS,
+	    .tp_frame_nr = DHCP_RING_FRAME_NR,
 	};
-	int version = TPACKET_V3;
+	int version = TPACKET_V2;
 	void *m;
 
 	ring->map = NULL;
@@ -95,7 +94,7 @@ ring_setup(int fd, struct dhcp_ring *ring)
 	m = mmap(NULL, (size_t)DHCP_RING_BLOCK_SIZE * DHCP_RING_BLOCK_NR, PROT_READ | PROT_WRITE,
 	    MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED) {
-		req = (struct tpacket_req3){0};
+		req = (struct tpacket_req){0};
 		(void)setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req));
 		goto fallback;
 	}
@@ -118,31 +117,28 @@ dhcp_socket_ring_close(struct dhcp_ring *ring)
 int
 dhcp_socket_ring_next(struct dhcp_ring *ring, dhcp_ring_frame_fn fn, void *userdata)
 {
-	struct tpacket_block_desc *bd;
-	const uint8_t *p;
-	uint32_t n;
+	int n = 0;
 
 	if (ring->map == NULL)
 		return -EBADF;
-	bd = (struct tpacket_block_desc *)(ring->map + ring->cur * DHCP_RING_BLOCK_SIZE);
-	if ((__atomic_load_n(&bd->hdr.bh1.block_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER) == 0)
-		return -EAGAIN;
-	n = bd->hdr.bh1.num_pkts;
-	p = (const uint8_t *)bd + bd->hdr.bh1.offset_to_first_pkt;
-	for (uint32_t i = 0; i < n; i++) {
-		const struct tpacket3_hdr *h = (const struct tpacket3_hdr *)p;
-		const struct sockaddr_ll *sll =
-		    (const struct sockaddr_ll *)(p + TPACKET_ALIGN(sizeof(*h)));
+	while (n < (int)DHCP_RING_FRAME_NR) {
+		struct tpacket2_hdr *h =
+		    (struct tpacket2_hdr *)(ring->map + ring->cur * DHCP_RING_FRAME_SIZE);
+		uint32_t status = __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE);
+		const struct sockaddr_ll *sll;
 
+		if ((status & TP_STATUS_USER) == 0)
+			break;
+		sll = (const struct sockaddr_ll *)((const uint8_t *)h + TPACKET_ALIGN(sizeof(*h)));
 		/* our own output (the filter drops it already): skipped, not counted */
 		if (sll->sll_pkttype != PACKET_OUTGOING)
-			fn(userdata, p + h->tp_mac, h->tp_snaplen,
-			    (h->tp_status & TP_STATUS_CSUMNOTREADY) != 0);
-		p += h->tp_next_offset;
+			fn(userdata, (const uint8_t *)h + h->tp_mac, h->tp_snaplen,
+			    (status & TP_STATUS_CSUMNOTREADY) != 0);
+		__atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+		ring->cur = (ring->cur + 1) % DHCP_RING_FRAME_NR;
+		n++;
 	}
-	__atomic_store_n(&bd->hdr.bh1.block_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
-	ring->cur = (ring->cur + 1) % DHCP_RING_BLOCK_NR;
-	return (int)n;
+	return n > 0 ? n : -EAGAIN;
 }
 
 int
