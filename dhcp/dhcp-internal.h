@@ -67,6 +67,21 @@ struct dhcp_tx_slot {
 	uint8_t buf[DHCP_TX_BUF];
 };
 
+/*
+ * TPACKET_V2 receive ring of the packet socket: frames are read in place, without a read
+ * syscall, and an empty ring costs a memory load, not a syscall, so a caller may poll it.
+ * map == NULL: no ring (recvmmsg is used).
+ */
+#define DHCP_RING_BLOCK_SIZE (32u << 10)
+#define DHCP_RING_BLOCK_NR 32u
+#define DHCP_RING_FRAME_SIZE 2048u
+#define DHCP_RING_FRAME_NR (DHCP_RING_BLOCK_SIZE / DHCP_RING_FRAME_SIZE * DHCP_RING_BLOCK_NR)
+
+struct dhcp_ring {
+	uint8_t *map; /* DHCP_RING_BLOCK_NR blocks of DHCP_RING_BLOCK_SIZE bytes */
+	size_t cur;   /* next frame to read */
+};
+
 struct dhcp_server {
 	struct dhcp_optset *optset; /* NULL until set_options; swapped whole */
 	struct dhcp_table *table;
@@ -88,6 +103,7 @@ struct dhcp_server {
 	 * DHCP_MAX_PAYLOAD, at least 548 (0 = DHCP_MAX_PAYLOAD, before open) */
 	size_t max_payload;
 	int packet_fd, udp_fd;
+	struct dhcp_ring ring; /* on packet_fd */
 
 	struct dhcp_request req;       /* scratch: the request being handled */
 	uint64_t now;		       /* receive time of the datagram being handled */
@@ -137,7 +153,18 @@ void dhcp_reply_frame(
     const struct dhcp_server *s, const struct dhcp_request *req, struct dhcp_reply *r);
 
 /* socket.c */
-int dhcp_socket_open_packet(int ifindex);
+/* ring: when not NULL, a TPACKET_V2 receive ring is set up on the socket if the kernel can
+ * (ring->map stays NULL otherwise; the socket then works with recvmmsg). */
+int dhcp_socket_open_packet(int ifindex, struct dhcp_ring *ring);
+/* Unmaps the ring (the socket is closed by the caller). */
+void dhcp_socket_ring_close(struct dhcp_ring *ring);
+/* Called once per ready frame, in arrival order: frame (borrowed), its captured length,
+ * CSUMNOTREADY. */
+typedef void (*dhcp_ring_frame_fn)(
+    void *userdata, const uint8_t *frame, size_t len, bool csum_not_ready);
+/* Hands the ready frames (at most a ring's worth) to fn, each returned to the kernel after
+ * fn. Returns how many, or -EAGAIN when none is ready. */
+int dhcp_socket_ring_next(struct dhcp_ring *ring, dhcp_ring_frame_fn fn, void *userdata);
 int dhcp_socket_open_udp(const char *ifname);
 /* Reads up to DHCP_BATCH frames; ret_len[i] lengths (0: skip), ret_csum[i] CSUMNOTREADY. */
 int dhcp_socket_recv_packets(

@@ -210,7 +210,7 @@ dhcp_server_open(struct dhcp_server *s, int ifindex, const char *ifname, const u
 	if (ifindex <= 0 || hwaddr == NULL)
 		return -EINVAL;
 	dhcp_server_close(s);
-	fd = dhcp_socket_open_packet(ifindex);
+	fd = dhcp_socket_open_packet(ifindex, &s->ring);
 	if (fd < 0)
 		return fd;
 	s->packet_fd = fd;
@@ -234,6 +234,7 @@ dhcp_server_open(struct dhcp_server *s, int ifindex, const char *ifname, const u
 void
 dhcp_server_close(struct dhcp_server *s)
 {
+	dhcp_socket_ring_close(&s->ring);
 	if (s->packet_fd >= 0)
 		close(s->packet_fd);
 	if (s->udp_fd >= 0)
@@ -332,6 +333,38 @@ flush(struct dhcp_server *s)
 	s->n_tx = 0;
 }
 
+struct ring_ctx {
+	struct dhcp_server *s;
+	uint64_t now;
+};
+
+static void
+ring_frame(void *userdata, const uint8_t *frame, size_t len, bool csum_not_ready)
+{
+	struct ring_ctx *c = userdata;
+	struct dhcp_server *s = c->s;
+	struct dhcp_tx_slot *slot = &s->tx[s->n_tx];
+
+	if (handle_frame(s, frame, len, csum_not_ready, c->now, slot->buf, &slot->reply) > 0) {
+		slot->rx_time = c->now;
+		if (++s->n_tx == DHCP_BATCH)
+			flush(s);
+	}
+}
+
+/* Reads the ready frames of the receive ring; replies leave in batches of DHCP_BATCH. */
+static int
+on_ring(struct dhcp_server *s, uint64_t now)
+{
+	struct ring_ctx c = {.s = s, .now = now};
+	int n;
+
+	s->n_tx = 0;
+	n = dhcp_socket_ring_next(&s->ring, ring_frame, &c);
+	flush(s);
+	return n < 0 ? 0 : n;
+}
+
 int
 dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now)
 {
@@ -345,6 +378,8 @@ dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now)
 		return dhcp_socket_drain(fd);
 	if (fd != s->packet_fd)
 		return -EBADF;
+	if (s->ring.map != NULL)
+		return on_ring(s, now);
 	for (int batch = 0; batch < MAX_BATCHES_PER_CALL; batch++) {
 		int n = dhcp_socket_recv_packets(fd, s->rx, DHCP_BATCH, lens, csum);
 

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -71,8 +72,77 @@ static const struct sock_filter drop_all[] = {
     BPF_STMT(BPF_RET | BPF_K, 0),
 };
 
+/* TPACKET_V2 ring before bind: the first frame already lands in it. Best effort. */
+static void
+ring_setup(int fd, struct dhcp_ring *ring)
+{
+	struct tpacket_req req = {
+	    .tp_block_size = DHCP_RING_BLOCK_SIZE,
+	    .tp_block_nr = DHCP_RING_BLOCK_NR,
+	    .tp_frame_size = DHCP_RING_FRAME_SIZE,
+	    .tp_frame_nr = DHCP_RING_FRAME_NR,
+	};
+	int version = TPACKET_V2;
+	void *m;
+
+	ring->map = NULL;
+	ring->cur = 0;
+	if (setsockopt(fd, SOL_PACKET, PACKET_VERSION, &version, sizeof(version)) < 0)
+		return;
+	if (setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) < 0)
+		goto fallback;
+	m = mmap(NULL, (size_t)DHCP_RING_BLOCK_SIZE * DHCP_RING_BLOCK_NR, PROT_READ | PROT_WRITE,
+	    MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		req = (struct tpacket_req){0};
+		(void)setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req));
+		goto fallback;
+	}
+	ring->map = m;
+	return;
+fallback:
+	version = TPACKET_V1;
+	(void)setsockopt(fd, SOL_PACKET, PACKET_VERSION, &version, sizeof(version));
+}
+
+void
+dhcp_socket_ring_close(struct dhcp_ring *ring)
+{
+	if (ring->map != NULL)
+		munmap(ring->map, (size_t)DHCP_RING_BLOCK_SIZE * DHCP_RING_BLOCK_NR);
+	ring->map = NULL;
+	ring->cur = 0;
+}
+
 int
-dhcp_socket_open_packet(int ifindex)
+dhcp_socket_ring_next(struct dhcp_ring *ring, dhcp_ring_frame_fn fn, void *userdata)
+{
+	int n = 0;
+
+	if (ring->map == NULL)
+		return -EBADF;
+	while (n < (int)DHCP_RING_FRAME_NR) {
+		struct tpacket2_hdr *h =
+		    (struct tpacket2_hdr *)(ring->map + ring->cur * DHCP_RING_FRAME_SIZE);
+		uint32_t status = __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE);
+		const struct sockaddr_ll *sll;
+
+		if ((status & TP_STATUS_USER) == 0)
+			break;
+		sll = (const struct sockaddr_ll *)((const uint8_t *)h + TPACKET_ALIGN(sizeof(*h)));
+		/* our own output (the filter drops it already): skipped, not counted */
+		if (sll->sll_pkttype != PACKET_OUTGOING)
+			fn(userdata, (const uint8_t *)h + h->tp_mac, h->tp_snaplen,
+			    (status & TP_STATUS_CSUMNOTREADY) != 0);
+		__atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+		ring->cur = (ring->cur + 1) % DHCP_RING_FRAME_NR;
+		n++;
+	}
+	return n > 0 ? n : -EAGAIN;
+}
+
+int
+dhcp_socket_open_packet(int ifindex, struct dhcp_ring *ring)
 {
 	struct sock_fprog prog = {.len = sizeof(dhcp_bpf) / sizeof(dhcp_bpf[0]),
 	    .filter = (struct sock_filter *)dhcp_bpf};
@@ -91,6 +161,8 @@ dhcp_socket_open_packet(int ifindex)
 		goto fail;
 	if (setsockopt(fd, SOL_PACKET, PACKET_AUXDATA, &one, sizeof(one)) < 0)
 		goto fail;
+	if (ring != NULL)
+		ring_setup(fd, ring);
 	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0)
 		goto fail;
 	if (setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof(one)) < 0)
@@ -98,6 +170,8 @@ dhcp_socket_open_packet(int ifindex)
 	return fd;
 fail:
 	r = -errno;
+	if (ring != NULL)
+		dhcp_socket_ring_close(ring);
 	close(fd);
 	return r;
 }
