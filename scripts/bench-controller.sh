@@ -145,9 +145,8 @@ bound2=$(allocated)
     echo "  $N bindings: the informer caches (compact transformed items), the netpool, and heap that"
     echo "  malloc keeps after the burst. The controller keeps at most 32 writes in flight and parks"
     echo "  further reconciles (controller/ctrl.h), so a burst does not queue one request body per"
-    echo "  VMNetCfg. The peak sits at the 32 MiB bar (31.9 to 33.0 MiB over five runs on this"
-    echo "  machine): the bar is met for the controller's own memory, not always for RSS with the"
-    echo "  shared libraries counted."
+    echo "  VMNetCfg. Peak RSS, shared libraries included, is in the table against the 32 MiB bar;"
+    echo "  see also \"Controller memory at 10 000 VMs\" (make bench-controller-rss, KubeVirt VMs)."
 } >"$TMP/result.md"
 cat "$TMP/result.md"
 
