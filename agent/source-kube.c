@@ -38,6 +38,7 @@
 #include "agent/agent.h"
 #include "crds/ippool.h"
 #include "kube/kube.h"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
@@ -462,15 +463,6 @@ config_copy(const struct agent_config *cfg)
 	return c;
 }
 
-static uint64_t
-wall_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 #define TRIM_BINDINGS 4096
 
 static void
@@ -522,7 +514,7 @@ apply(struct agent_kube *k, const struct kpool *kp)
 	k->cur_ntp = kp->ntp;
 	k->state = AGENT_KUBE_ACTIVE;
 	k->stats.applied++;
-	k->stats.last_sync_usec = wall_usec();
+	k->stats.last_sync_usec = (uint64_t)clock_realtime_usec();
 	log_info("IPPool %s/%s: applied: %zu bindings (%d removed)%s", k->ns, k->name,
 	    dhcp_server_n_bindings(k->dhcp), removed, copy->paused ? ", paused" : "");
 	changed(k);

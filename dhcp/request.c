@@ -146,7 +146,7 @@ process_discover(
 static bool
 nak_unknown(const struct dhcp_server *s, const struct dhcp_request *req)
 {
-	uint32_t id, mask = s->optset->o.prefix == 0 ? 0 : UINT32_MAX << (32 - s->optset->o.prefix);
+	uint32_t id, mask = ipv4_prefix_mask(s->optset->o.prefix);
 	uint32_t server = s->optset->o.server_ip;
 
 	if (dhcp_option_get_addr(&req->opts, DHCP_OPT_SERVER_ID, &id) == 0)
