@@ -10,6 +10,11 @@ trap 'rm -f "$VMDHCP_SUMMARY"' EXIT
 MAKE=${MAKE:-make}
 status=0
 step() { echo; echo "== $1"; }
+# one_check GROUP TARGET: a make target that is one pass/fail check, recorded as GROUP
+one_check() {
+    if $MAKE --no-print-directory "$2"; then echo "$1 1 0 0" >>"$VMDHCP_SUMMARY"
+    else echo "$1 0 1 0 $2" >>"$VMDHCP_SUMMARY"; status=1; fi
+}
 
 step "unit tests"
 $MAKE --no-print-directory unit || status=1
@@ -17,11 +22,9 @@ step "unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     $MAKE --no-print-directory asan || status=1
 step "module layering"
-if $MAKE --no-print-directory check-layers; then echo "layers 1 0 0" >>"$VMDHCP_SUMMARY"
-else echo "layers 0 1 0 check-layers" >>"$VMDHCP_SUMMARY"; status=1; fi
+one_check layers check-layers
 step "Helm chart lint"
-if $MAKE --no-print-directory lint-charts; then echo "charts 1 0 0" >>"$VMDHCP_SUMMARY"
-else echo "charts 0 1 0 lint-charts" >>"$VMDHCP_SUMMARY"; status=1; fi
+one_check charts lint-charts
 step "unit tests under valgrind (memory errors and leaks)"
 if command -v valgrind >/dev/null; then
     $MAKE --no-print-directory valgrind || status=1
@@ -32,8 +35,7 @@ step "short fuzz pass (checked-in corpus)"
 if ! ls tests/fuzz/fuzz-*.c >/dev/null 2>&1; then
     echo "no fuzz targets yet"
 elif command -v clang >/dev/null; then
-    if $MAKE --no-print-directory fuzz-short; then echo "fuzz 1 0 0" >>"$VMDHCP_SUMMARY"
-    else echo "fuzz 0 1 0 fuzz-short" >>"$VMDHCP_SUMMARY"; status=1; fi
+    one_check fuzz fuzz-short
 else
     echo "SKIP fuzz: clang not installed (scripts/install-deps installs it)"; echo "fuzz 0 0 1" >>"$VMDHCP_SUMMARY"
 fi
