@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "kube/kube.h"
 
@@ -68,6 +69,37 @@ int kube_http_submit(struct kube_http *h, const struct kube_http_request *req,
 void kube_http_cancel(struct kube_http_call *call);
 /* curl error code -> negative errno. */
 int kube_curl_errno(int curl_code);
+
+/* --- HTTP/1.1 response parser (http-parse.c; used by http-mbedtls.c) -------------------- */
+
+struct kube_http_parser {
+	int state;
+	long status;       /* once the status line is read */
+	bool keep_alive;   /* the connection may carry another request after this answer */
+	bool header_done;  /* status and header complete (final, not 1xx) */
+	bool head_request; /* the answer to a HEAD has no body */
+	bool has_length, has_te, chunked;
+	uint64_t length; /* Content-Length left, or of the current chunk */
+	uint64_t header_bytes, body_bytes;
+	char *line; /* header or chunk-size line under construction */
+	size_t line_len, line_cap;
+};
+
+void kube_http_parser_init(struct kube_http_parser *p, bool head_request);
+void kube_http_parser_release(struct kube_http_parser *p);
+/*
+ * Feeds bytes of the answer. body (may be NULL) gets each piece of the body, de-chunked;
+ * returning false stops with -ECANCELED. Returns the bytes used: fewer than len once the
+ * answer is complete (the rest is not part of it). -EBADMSG on a malformed or over-long
+ * answer, -ENOMEM.
+ */
+ssize_t kube_http_parse(struct kube_http_parser *p, const char *data, size_t len,
+    bool (*body)(void *userdata, const char *data, size_t len), void *userdata);
+/* The connection ended: 0 when that completes the answer (body read to close), else -EIO. */
+int kube_http_parse_eof(struct kube_http_parser *p);
+bool kube_http_parser_done(const struct kube_http_parser *p);
+/* Any byte of the answer seen (a reused connection that fails before this may be retried). */
+bool kube_http_parser_started(const struct kube_http_parser *p);
 
 /* --- client internals ----------------------------------------------------------------- */
 
