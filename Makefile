@@ -28,7 +28,9 @@ OPT ?= -O2 -g
 CFLAGS_ALL := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 $(OPT) $(WARN) -I. \
 	-fno-strict-aliasing -MMD -MP $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS_ALL := $(EXTRA_LDFLAGS)
-LIBS := $(PKG_LIBS) -lm
+# mbed TLS 2.28 (Debian 12) ships no pkg-config file.
+MBEDTLS_LIBS := -lmbedtls -lmbedx509 -lmbedcrypto
+LIBS := $(PKG_LIBS) $(MBEDTLS_LIBS) -lm
 
 ifeq ($(SAN),asan)
 CFLAGS_ALL += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -54,7 +56,12 @@ MODULES := lib dhcp ipam crds kube agent controller
 # Link order: users before what they use.
 LINK_ORDER := controller agent crds kube dhcp ipam lib
 
-mod_srcs = $(filter-out $(1)/main.c,$(wildcard $(1)/*.c))
+# kube/ has two transports behind kube-internal.h's kube_http_*: kube/http.c (libcurl, HTTP/2
+# when offered: the controller) and kube/http-mbedtls.c (HTTP/1.1 over mbed TLS: the agent's
+# Kubernetes mode, where libcurl's dependency tree would cost more memory than the agent's
+# bar). The second stays out of kube.a and is linked by name where it is used.
+ALT_SRCS := kube/http-mbedtls.c
+mod_srcs = $(filter-out $(1)/main.c $(ALT_SRCS),$(wildcard $(1)/*.c))
 mod_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(call mod_srcs,$(1)))
 ARCHIVES := $(foreach m,$(LINK_ORDER),$(if $(call mod_srcs,$(m)),$(BUILD)/$(m).a))
 
@@ -78,6 +85,8 @@ E2E_SCRIPTS := $(wildcard tests/e2e/test-*.sh)
 # Per-test fakes that replace a real module file at link time (linked before the archives):
 #   FAKES_test-kube-informer := tests/fakes/fake-http.c
 # (add lines here)
+# The agent's Kubernetes mode runs on the mbed TLS transport (see ALT_SRCS above).
+FAKES_test-agent-kube := kube/http-mbedtls.c
 
 .SECONDARY:
 
@@ -119,8 +128,9 @@ $(foreach m,$(MODULES),$(if $(call mod_srcs,$(m)),$(eval $(call archive_rule,$(m
 AGENT_LIBS := -Wl,--as-needed $(shell pkg-config --libs jansson libevent libnl-3.0 \
 	libnl-route-3.0 yaml-0.1 2>/dev/null) -lm
 AGENT_SO := $(BUILD)/vm-dhcp-agent-kube.so
-AGENT_SO_MODS := agent kube crds dhcp ipam lib
-AGENT_SO_OBJS := $(BUILD)/pic/agent/source-kube.o $(patsubst %.c,$(BUILD)/pic/%.o,$(call mod_srcs,kube))
+AGENT_SO_MODS := agent crds dhcp ipam lib
+AGENT_SO_OBJS := $(BUILD)/pic/agent/source-kube.o \
+	$(patsubst %.c,$(BUILD)/pic/%.o,$(filter-out kube/http.c,$(call mod_srcs,kube)) kube/http-mbedtls.c)
 AGENT_SO_ARCHIVES := $(foreach m,$(AGENT_SO_MODS),$(BUILD)/pic/$(m).a)
 AGENT_SO_LDFLAGS := -shared -Wl,-Bsymbolic $(if $(SAN),,-Wl,--no-undefined)
 
@@ -139,7 +149,7 @@ $(foreach m,$(AGENT_SO_MODS),$(eval $(call pic_archive_rule,$(m))))
 $(AGENT_SO): $(AGENT_SO_OBJS) $(AGENT_SO_ARCHIVES)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) $(AGENT_SO_LDFLAGS) -o $@ $(AGENT_SO_OBJS) $(AGENT_SO_ARCHIVES) \
-		-Wl,--as-needed $(LIBS)
+		$(AGENT_LIBS) $(MBEDTLS_LIBS)
 
 programs: $(if $(AGENT),$(AGENT_SO))
 
@@ -171,6 +181,17 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(ARCHIVES)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(ARCHIVES) $(LIBS)
+
+# The kube/ suites that talk to the test API server run twice: as built (libcurl transport)
+# and as test-NAME-mbedtls, linked with kube/http-mbedtls.c instead.
+KUBE_MBEDTLS_TESTS := test-kube-client test-kube-watch test-kube-informer test-kube-leader
+UNIT_BINS += $(patsubst %,$(BUILD)/tests/%-mbedtls,$(filter $(KUBE_MBEDTLS_TESTS),$(patsubst tests/unit/%.c,%,$(UNIT_SRCS))))
+
+$(BUILD)/tests/%-mbedtls: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/kube/http-mbedtls.o $(BUILD)/obj/tests/runner.o $(FAKE_OBJS) $(HELPER_OBJS) $(ARCHIVES)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/obj/tests/runner.o $(BUILD)/obj/kube/http-mbedtls.o \
+		$(patsubst %.c,$(BUILD)/obj/%.o,$(FAKES_$*)) $(HELPER_OBJS) $(ARCHIVES) $(LIBS)
 
 tests: $(UNIT_BINS) $(NETNS_BINS) programs
 

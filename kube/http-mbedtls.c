@@ -1,0 +1,1242 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The kube_http transport of kube-internal.h over HTTP/1.1 and mbed TLS, on the caller's
+ * event_base: what vm-dhcp-agent's Kubernetes mode links instead of kube/http.c (libcurl).
+ * libcurl with OpenSSL maps ~30 libraries and its TLS start-up alone leaves ~4 MiB of
+ * libcrypto resident; this keeps the agent's whole footprint under its 8 MiB bar
+ * (docs/benchmarks.md, "End to end").
+ *
+ * One connection carries one request at a time; after a complete answer that allows it the
+ * connection goes to an idle pool (at most MAX_IDLE, closed after IDLE_MS or when the
+ * server closes it) and is reused by the next call. A reused connection that fails before
+ * the first byte of the answer is retried once on a new connection, as curl does. Answers
+ * are read by kube/http-parse.c; stream (watch) bodies go to on_data as they arrive.
+ *
+ * Host names are resolved with evdns (never blocking the loop); an IP-literal server is
+ * checked against the certificate's iPAddress names here (mbed TLS 2.28 checks DNS names
+ * only). Cancellation marks a call and lets a deferred event reap it, so it is safe from
+ * inside any callback.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/entropy.h>
+#include <mbedtls/error.h>
+#include <mbedtls/net_sockets.h>
+#include <mbedtls/oid.h>
+#include <mbedtls/pk.h>
+#include <mbedtls/ssl.h>
+#include <mbedtls/version.h>
+#include <mbedtls/x509_crt.h>
+
+#include "kube/kube-internal.h"
+
+#define DEFAULT_REQUEST_MS 30000
+#define DEFAULT_CONNECT_MS 10000
+#define MAX_BODY (256u << 20)
+#define MAX_ACTIVE 32 /* plain requests in flight (one connection each); watches not counted */
+#define MAX_IDLE MAX_ACTIVE /* a burst of requests finds its connections again */
+#define IDLE_MS 90000
+#define READ_CHUNK 16384
+#define SYSTEM_CA "/etc/ssl/certs/ca-certificates.crt"
+
+enum conn_state { C_RESOLVING, C_CONNECTING, C_HANDSHAKE, C_READY };
+
+struct conn {
+	struct kube_http *http;
+	struct conn *next; /* idle list */
+	struct kube_http_call *call;
+	enum conn_state state;
+	int fd;
+	struct event *ev, *timer;
+	struct evutil_addrinfo *ai, *ai_cur;
+	struct evdns_getaddrinfo_request *dns_req;
+	bool tls;
+	bool ssl_ready;
+	mbedtls_ssl_context ssl;
+	int sys_errno; /* last socket error seen by the TLS I/O callbacks */
+	unsigned uses;  /* requests started on this connection */
+};
+
+struct kube_http {
+	struct event_base *base;
+	struct kube_config *cfg; /* borrowed */
+	struct event *reaper;
+	struct kube_http_call *calls, *tail; /* all live calls, oldest first */
+	struct conn *idle;
+	unsigned n_idle, active, max_active;
+	long request_ms, connect_ms;
+	/* from cfg->server */
+	bool tls;
+	char *host;      /* without brackets */
+	char *authority; /* Host header */
+	char *prefix;    /* path prefix of the server URL ("" or "/k8s/clusters/x") */
+	char port[8];
+	bool host_is_ip;
+	unsigned char ip[16];
+	size_t ip_len;
+	struct evdns_base *dns;
+	/* TLS, set up on the first connection */
+	bool tls_loaded;
+	int tls_error;
+	char tls_message[256];
+	mbedtls_ssl_config conf;
+	mbedtls_x509_crt ca, own_cert;
+	mbedtls_pk_context own_key;
+	mbedtls_entropy_context entropy;
+	mbedtls_ctr_drbg_context drbg;
+};
+
+struct kube_http_call {
+	struct kube_http *http;
+	struct kube_http_call *next, *prev;
+	struct conn *conn;
+	struct event *timer;
+	char *url;
+	char *method;
+	char *target; /* request target: prefix + path */
+	char *body;
+	size_t body_len;
+	char *content_type;
+	long timeout_ms;
+	char *req; /* serialized request */
+	size_t req_len, req_off;
+	struct kube_http_parser parser;
+	bool started;
+	bool counted;
+	bool retried;
+	bool stream;
+	bool cancelled;
+	bool reported;
+	char *resp;
+	size_t resp_len, resp_cap;
+	bool (*on_data)(void *, const char *, size_t);
+	void (*on_done)(void *, int, long, const char *, size_t, const char *);
+	void (*release)(void *);
+	void *userdata;
+	int body_error; /* set by the body callback: -ECANCELED (on_data said stop), -EFBIG */
+};
+
+static void conn_io_cb(evutil_socket_t fd, short what, void *arg);
+static void conn_timer_cb(evutil_socket_t fd, short what, void *arg);
+static void conn_start_io(struct conn *c);
+static int call_attach(struct kube_http_call *call);
+
+/* --- connections ------------------------------------------------------------------------- */
+
+static void
+conn_close(struct conn *c)
+{
+	if (!c)
+		return;
+	if (c->dns_req)
+		evdns_getaddrinfo_cancel(c->dns_req); /* its callback sees the cancel and returns */
+	if (c->ev)
+		event_free(c->ev);
+	if (c->timer)
+		event_free(c->timer);
+	if (c->ssl_ready && c->state == C_READY && !c->call)
+		(void)mbedtls_ssl_close_notify(&c->ssl); /* best effort, non-blocking */
+	if (c->tls)
+		mbedtls_ssl_free(&c->ssl);
+	if (c->fd >= 0)
+		close(c->fd);
+	if (c->ai)
+		evutil_freeaddrinfo(c->ai);
+	free(c);
+}
+
+static void
+idle_remove(struct kube_http *h, struct conn *c)
+{
+	for (struct conn **p = &h->idle; *p; p = &(*p)->next)
+		if (*p == c) {
+			*p = c->next;
+			c->next = NULL;
+			h->n_idle--;
+			return;
+		}
+}
+
+/* mbed TLS I/O on the non-blocking socket (MSG_NOSIGNAL: no SIGPIPE on a closed peer). */
+static int
+tls_send(void *ctx, const unsigned char *buf, size_t len)
+{
+	struct conn *c = ctx;
+	ssize_t n = send(c->fd, buf, len, MSG_NOSIGNAL);
+
+	if (n >= 0)
+		return (int)n;
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+		return MBEDTLS_ERR_SSL_WANT_WRITE;
+	c->sys_errno = errno;
+	return (errno == EPIPE || errno == ECONNRESET) ? MBEDTLS_ERR_NET_CONN_RESET :
+							 MBEDTLS_ERR_NET_SEND_FAILED;
+}
+
+static int
+tls_recv(void *ctx, unsigned char *buf, size_t len)
+{
+	struct conn *c = ctx;
+	ssize_t n = recv(c->fd, buf, len, 0);
+
+	if (n >= 0)
+		return (int)n;
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+		return MBEDTLS_ERR_SSL_WANT_READ;
+	c->sys_errno = errno;
+	return errno == ECONNRESET ? MBEDTLS_ERR_NET_CONN_RESET : MBEDTLS_ERR_NET_RECV_FAILED;
+}
+
+/* --- TLS configuration ------------------------------------------------------------------- */
+
+/* An IP-literal server must be named by an iPAddress subjectAltName of its certificate. */
+static int
+verify_cb(void *ctx, mbedtls_x509_crt *crt, int depth, uint32_t *flags)
+{
+	struct kube_http *h = ctx;
+	const mbedtls_x509_sequence *san;
+
+	if (depth != 0 || !h->host_is_ip)
+		return 0;
+	for (san = &crt->subject_alt_names; san && san->buf.p; san = san->next)
+		if (san->buf.tag == (MBEDTLS_ASN1_CONTEXT_SPECIFIC | 7) &&
+		    san->buf.len == h->ip_len && memcmp(san->buf.p, h->ip, h->ip_len) == 0)
+			return 0;
+	*flags |= MBEDTLS_X509_BADCERT_CN_MISMATCH;
+	return 0;
+}
+
+static int
+tls_fail(struct kube_http *h, int err, const char *what, int mbed_err)
+{
+	char text[160] = "";
+
+	if (mbed_err)
+		mbedtls_strerror(mbed_err, text, sizeof(text));
+	snprintf(h->tls_message, sizeof(h->tls_message), "%s%s%s", what, text[0] ? ": " : "",
+	    text);
+	h->tls_error = err;
+	return err;
+}
+
+/* PEM from memory: mbed TLS wants the terminating NUL counted. */
+static int
+parse_crt(mbedtls_x509_crt *crt, const char *data, size_t len, const char *file)
+{
+	if (data) {
+		unsigned char *copy = malloc(len + 1);
+		int r;
+
+		if (!copy)
+			return MBEDTLS_ERR_X509_ALLOC_FAILED;
+		memcpy(copy, data, len);
+		copy[len] = '\0';
+		r = mbedtls_x509_crt_parse(crt, copy, len + 1);
+		free(copy);
+		return r;
+	}
+	return mbedtls_x509_crt_parse_file(crt, file);
+}
+
+static int
+parse_key(struct kube_http *h, const char *data, size_t len, const char *file)
+{
+#if MBEDTLS_VERSION_MAJOR >= 3
+#define PK_RNG , mbedtls_ctr_drbg_random, &h->drbg
+#else
+#define PK_RNG
+#endif
+	if (data) {
+		unsigned char *copy = malloc(len + 1);
+		int r;
+
+		if (!copy)
+			return MBEDTLS_ERR_PK_ALLOC_FAILED;
+		memcpy(copy, data, len);
+		copy[len] = '\0';
+		r = mbedtls_pk_parse_key(&h->own_key, copy, len + 1, NULL, 0 PK_RNG);
+		mbedtls_platform_zeroize(copy, len);
+		free(copy);
+		return r;
+	}
+	return mbedtls_pk_parse_keyfile(&h->own_key, file, NULL PK_RNG);
+#undef PK_RNG
+}
+
+static int
+tls_load(struct kube_http *h)
+{
+	struct kube_config *cfg = h->cfg;
+	int r;
+
+	if (h->tls_loaded)
+		return h->tls_error;
+	h->tls_loaded = true;
+	r = mbedtls_ctr_drbg_seed(&h->drbg, mbedtls_entropy_func, &h->entropy,
+	    (const unsigned char *)"vm-dhcp/kube", 12);
+	if (r)
+		return tls_fail(h, -EIO, "TLS random generator", r);
+	r = mbedtls_ssl_config_defaults(&h->conf, MBEDTLS_SSL_IS_CLIENT,
+	    MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT);
+	if (r)
+		return tls_fail(h, -EIO, "TLS configuration", r);
+	mbedtls_ssl_conf_rng(&h->conf, mbedtls_ctr_drbg_random, &h->drbg);
+#if MBEDTLS_VERSION_MAJOR >= 3
+	mbedtls_ssl_conf_min_tls_version(&h->conf, MBEDTLS_SSL_VERSION_TLS1_2);
+#else
+	mbedtls_ssl_conf_min_version(&h->conf, MBEDTLS_SSL_MAJOR_VERSION_3,
+	    MBEDTLS_SSL_MINOR_VERSION_3);
+#endif
+	if (cfg->insecure) {
+		mbedtls_ssl_conf_authmode(&h->conf, MBEDTLS_SSL_VERIFY_NONE);
+	} else {
+		const char *file = cfg->ca_file ? cfg->ca_file : SYSTEM_CA;
+		char what[300];
+
+		r = parse_crt(&h->ca, cfg->ca_data, cfg->ca_data_len, file);
+		if (r) {
+			snprintf(what, sizeof(what), "certificate authority %s",
+			    cfg->ca_data ? "data" : file);
+			return tls_fail(h, -EPROTO, what, r < 0 ? r : 0);
+		}
+		mbedtls_ssl_conf_authmode(&h->conf, MBEDTLS_SSL_VERIFY_REQUIRED);
+		mbedtls_ssl_conf_ca_chain(&h->conf, &h->ca, NULL);
+		mbedtls_ssl_conf_verify(&h->conf, verify_cb, h);
+	}
+	if (cfg->cert_data || cfg->cert_file) {
+		char what[300];
+
+		r = parse_crt(&h->own_cert, cfg->cert_data, cfg->cert_data_len, cfg->cert_file);
+		if (r) {
+			snprintf(what, sizeof(what), "client certificate %s",
+			    cfg->cert_data ? "data" : cfg->cert_file);
+			return tls_fail(h, -EPROTO, what, r < 0 ? r : 0);
+		}
+		if (!cfg->key_data && !cfg->key_file)
+			return tls_fail(h, -EPROTO, "client certificate without a key", 0);
+		r = parse_key(h, cfg->key_data, cfg->key_data_len, cfg->key_file);
+		if (r) {
+			snprintf(what, sizeof(what), "client key %s",
+			    cfg->key_data ? "data" : cfg->key_file);
+			return tls_fail(h, -EPROTO, what, r);
+		}
+		r = mbedtls_ssl_conf_own_cert(&h->conf, &h->own_cert, &h->own_key);
+		if (r)
+			return tls_fail(h, -EPROTO, "client certificate", r);
+	}
+	return 0;
+}
+
+/* --- calls ------------------------------------------------------------------------------- */
+
+static void
+call_unlink(struct kube_http_call *call)
+{
+	struct kube_http *h = call->http;
+
+	if (call->prev)
+		call->prev->next = call->next;
+	else
+		h->calls = call->next;
+	if (call->next)
+		call->next->prev = call->prev;
+	else
+		h->tail = call->prev;
+	call->next = call->prev = NULL;
+}
+
+static void
+call_release_slot(struct kube_http_call *call)
+{
+	struct kube_http *h = call->http;
+
+	if (call->counted) {
+		call->counted = false;
+		h->active--;
+		event_active(h->reaper, EV_TIMEOUT, 0); /* admit a waiting call */
+	}
+}
+
+static void
+call_free(struct kube_http_call *call)
+{
+	call_unlink(call);
+	call_release_slot(call);
+	if (call->conn) {
+		call->conn->call = NULL;
+		conn_close(call->conn); /* mid-request: the connection cannot be reused */
+	}
+	if (call->timer)
+		event_free(call->timer);
+	if (!call->reported && call->release)
+		call->release(call->userdata);
+	kube_http_parser_release(&call->parser);
+	free(call->url);
+	free(call->method);
+	free(call->target);
+	free(call->body);
+	free(call->content_type);
+	free(call->req);
+	free(call->resp);
+	free(call);
+}
+
+/* Reports the outcome once and frees the call (the connection was detached or is closed). */
+static void
+call_finish(struct kube_http_call *call, int err, long status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void
+call_finish(struct kube_http_call *call, int err, long status, const char *fmt, ...)
+{
+	char message[600] = "";
+
+	if (fmt) {
+		int n = snprintf(message, sizeof(message), "%s %s: ", call->method, call->url);
+		va_list ap;
+
+		if (n < 0 || (size_t)n >= sizeof(message))
+			n = 0;
+		va_start(ap, fmt);
+		vsnprintf(message + n, sizeof(message) - (size_t)n, fmt, ap);
+		va_end(ap);
+		for (char *p = message; *p; p++)
+			if (*p == '\n' || *p == '\r')
+				*p = ' ';
+	}
+	call_release_slot(call);
+	call->cancelled = true; /* no second report; the reaper skips it */
+	call->reported = true;
+	call->on_done(call->userdata, err, status, call->resp ? call->resp : "", call->resp_len,
+	    message);
+	call_free(call);
+}
+
+/* Fails a call whose connection broke: closes it, retries once if nothing was answered yet. */
+static void
+call_conn_failed(struct kube_http_call *call, int err, const char *what)
+{
+	struct conn *c = call->conn;
+	bool reused = c && c->uses > 1;
+
+	call->conn = NULL;
+	if (c) {
+		c->call = NULL;
+		conn_close(c);
+	}
+	if (reused && !call->retried && !kube_http_parser_started(&call->parser)) {
+		call->retried = true;
+		call->req_off = 0;
+		if (call_attach(call) == 0)
+			return;
+	}
+	call_finish(call, err, 0, "%s", what);
+}
+
+static bool
+body_cb(void *userdata, const char *data, size_t len)
+{
+	struct kube_http_call *call = userdata;
+	long status = call->parser.status;
+
+	if (call->stream && status >= 200 && status < 300) {
+		if (!call->on_data(call->userdata, data, len)) {
+			call->body_error = -ECANCELED;
+			return false;
+		}
+		return !call->cancelled;
+	}
+	if (call->resp_len + len + 1 > call->resp_cap) {
+		size_t cap = call->resp_cap ? call->resp_cap : 4096;
+		char *p;
+
+		while (cap < call->resp_len + len + 1)
+			cap *= 2;
+		if (cap > MAX_BODY) {
+			call->body_error = -EFBIG;
+			return false;
+		}
+		p = realloc(call->resp, cap);
+		if (!p) {
+			call->body_error = -ENOMEM;
+			return false;
+		}
+		call->resp = p;
+		call->resp_cap = cap;
+	}
+	memcpy(call->resp + call->resp_len, data, len);
+	call->resp_len += len;
+	call->resp[call->resp_len] = '\0';
+	return true;
+}
+
+/* The answer is complete: the connection goes back to the pool when it may, then report. */
+static void
+call_complete(struct kube_http_call *call, bool reusable)
+{
+	struct kube_http *h = call->http;
+	struct conn *c = call->conn;
+
+	call->conn = NULL;
+	c->call = NULL;
+	if (reusable && call->parser.keep_alive && h->n_idle < MAX_IDLE) {
+		struct timeval tv = { .tv_sec = IDLE_MS / 1000, .tv_usec = (IDLE_MS % 1000) * 1000 };
+
+		c->next = h->idle;
+		h->idle = c;
+		h->n_idle++;
+		/* watch for the server closing it while idle */
+		event_del(c->ev);
+		event_assign(c->ev, h->base, c->fd, EV_READ, conn_io_cb, c);
+		event_add(c->ev, NULL);
+		evtimer_add(c->timer, &tv);
+	} else {
+		conn_close(c);
+	}
+	call_finish(call, 0, call->parser.status, NULL);
+}
+
+static void
+call_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct kube_http_call *call = arg;
+	long ms = call->timeout_ms ? call->timeout_ms : call->http->request_ms;
+
+	if (call->cancelled)
+		return;
+	if (call->conn) {
+		call->conn->call = NULL;
+		conn_close(call->conn);
+		call->conn = NULL;
+	}
+	call->resp_len = 0;
+	call_finish(call, -ETIMEDOUT, 0, "Operation timed out after %ld milliseconds", ms);
+}
+
+/* --- connection I/O ------------------------------------------------------------------------ */
+
+static void
+conn_arm(struct conn *c, short what)
+{
+	event_del(c->ev);
+	event_assign(c->ev, c->http->base, c->fd, what, conn_io_cb, c);
+	event_add(c->ev, NULL);
+}
+
+static const char *
+tls_text(int r, char *buf, size_t len)
+{
+	mbedtls_strerror(r, buf, len);
+	return buf;
+}
+
+/* Sends what is left of the request, then reads the answer. */
+static void
+conn_exchange(struct conn *c)
+{
+	struct kube_http_call *call = c->call;
+	char buf[READ_CHUNK], text[200];
+
+	while (call->req_off < call->req_len) {
+		size_t n = call->req_len - call->req_off;
+		ssize_t w;
+
+		if (c->tls) {
+			int r = mbedtls_ssl_write(&c->ssl,
+			    (const unsigned char *)call->req + call->req_off, n);
+
+			if (r == MBEDTLS_ERR_SSL_WANT_WRITE || r == MBEDTLS_ERR_SSL_WANT_READ) {
+				conn_arm(c, r == MBEDTLS_ERR_SSL_WANT_WRITE ? EV_WRITE : EV_READ);
+				return;
+			}
+			if (r < 0) {
+				char what[260];
+
+				snprintf(what, sizeof(what), "Send failure: %s",
+				    tls_text(r, text, sizeof(text)));
+				call_conn_failed(call, -EIO, what);
+				return;
+			}
+			w = r;
+		} else {
+			w = send(c->fd, call->req + call->req_off, n, MSG_NOSIGNAL);
+			if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+				conn_arm(c, EV_WRITE);
+				return;
+			}
+			if (w < 0) {
+				char what[260];
+
+				snprintf(what, sizeof(what), "Send failure: %s", strerror(errno));
+				call_conn_failed(call, -EIO, what);
+				return;
+			}
+		}
+		call->req_off += (size_t)w;
+	}
+
+	for (;;) {
+		ssize_t n, used;
+		int r;
+
+		if (c->tls) {
+			r = mbedtls_ssl_read(&c->ssl, (unsigned char *)buf, sizeof(buf));
+			if (r == MBEDTLS_ERR_SSL_WANT_READ || r == MBEDTLS_ERR_SSL_WANT_WRITE) {
+				conn_arm(c, r == MBEDTLS_ERR_SSL_WANT_READ ? EV_READ : EV_WRITE);
+				return;
+			}
+			if (r == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY || r == MBEDTLS_ERR_SSL_CONN_EOF)
+				r = 0;
+			if (r < 0) {
+				char what[260];
+
+				snprintf(what, sizeof(what), "Recv failure: %s",
+				    tls_text(r, text, sizeof(text)));
+				call_conn_failed(call, -EIO, what);
+				return;
+			}
+			n = r;
+		} else {
+			n = recv(c->fd, buf, sizeof(buf), 0);
+			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+				conn_arm(c, EV_READ);
+				return;
+			}
+			if (n < 0) {
+				char what[260];
+
+				snprintf(what, sizeof(what), "Recv failure: %s", strerror(errno));
+				call_conn_failed(call, -EIO, what);
+				return;
+			}
+		}
+		if (n == 0) { /* the server closed the connection */
+			if (kube_http_parse_eof(&call->parser) == 0) {
+				call_complete(call, false);
+				return;
+			}
+			call_conn_failed(call, -EIO,
+			    kube_http_parser_started(&call->parser) ?
+				"Transferred a partial file (connection closed in the answer)" :
+				"Empty reply from server");
+			return;
+		}
+		used = kube_http_parse(&call->parser, buf, (size_t)n, body_cb, call);
+		if (call->cancelled) /* on_data cancelled it: the reaper frees it */
+			return;
+		if (used < 0) {
+			int err = call->body_error ? call->body_error : (int)used;
+
+			if (err == -ECANCELED)
+				call_conn_failed(call, -ECANCELED, "aborted");
+			else if (err == -EFBIG)
+				call_conn_failed(call, -EIO, "answer larger than 256 MiB");
+			else if (err == -ENOMEM)
+				call_conn_failed(call, -ENOMEM, "out of memory");
+			else
+				call_conn_failed(call, -EIO, "malformed HTTP answer");
+			return;
+		}
+		if (kube_http_parser_done(&call->parser)) {
+			/* bytes after the answer: the server is confused, do not reuse */
+			bool extra = used < n || (c->tls && mbedtls_ssl_get_bytes_avail(&c->ssl));
+
+			call_complete(call, !extra);
+			return;
+		}
+	}
+}
+
+static void
+conn_handshake(struct conn *c)
+{
+	struct kube_http *h = c->http;
+	int r = mbedtls_ssl_handshake(&c->ssl);
+	char text[200], what[600];
+
+	if (r == MBEDTLS_ERR_SSL_WANT_READ || r == MBEDTLS_ERR_SSL_WANT_WRITE) {
+		conn_arm(c, r == MBEDTLS_ERR_SSL_WANT_READ ? EV_READ : EV_WRITE);
+		return;
+	}
+	if (r != 0) {
+		uint32_t flags = mbedtls_ssl_get_verify_result(&c->ssl);
+
+		if (r == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED && flags) {
+			char info[400];
+			size_t l;
+
+			mbedtls_x509_crt_verify_info(info, sizeof(info), "", flags);
+			l = strlen(info);
+			while (l && info[l - 1] == '\n')
+				info[--l] = '\0';
+			for (char *p = info; *p; p++)
+				if (*p == '\n')
+					*p = ';';
+			snprintf(what, sizeof(what),
+			    "SSL peer certificate or SSH remote key was not OK: %s", info);
+		} else {
+			snprintf(what, sizeof(what), "SSL connect error: %s%s%s",
+			    tls_text(r, text, sizeof(text)), c->sys_errno ? ": " : "",
+			    c->sys_errno ? strerror(c->sys_errno) : "");
+		}
+		call_conn_failed(c->call, -EPROTO, what);
+		return;
+	}
+	c->state = C_READY;
+	evtimer_del(c->timer);
+	(void)h;
+	conn_exchange(c);
+}
+
+static void conn_connect_next(struct conn *c);
+
+static void
+conn_io_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	struct kube_http *h = c->http;
+
+	if (!c->call) {
+		/* idle: the server closed it (or sent something unasked) */
+		idle_remove(h, c);
+		conn_close(c);
+		return;
+	}
+	if (c->call->cancelled)
+		return; /* the reaper frees the call and closes this connection */
+	switch (c->state) {
+	case C_RESOLVING:
+		break;
+	case C_CONNECTING: {
+		int err = 0;
+		socklen_t len = sizeof(err);
+
+		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+			err = errno;
+		if (err) {
+			c->sys_errno = err;
+			close(c->fd);
+			c->fd = -1;
+			c->ai_cur = c->ai_cur->ai_next;
+			conn_connect_next(c);
+			return;
+		}
+		conn_start_io(c);
+		break;
+	}
+	case C_HANDSHAKE:
+		conn_handshake(c);
+		break;
+	case C_READY:
+		conn_exchange(c);
+		break;
+	}
+}
+
+/* Connected: TLS handshake or straight to the exchange. */
+static void
+conn_start_io(struct conn *c)
+{
+	struct kube_http *h = c->http;
+	int one = 1, r;
+
+	(void)setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	(void)setsockopt(c->fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	if (!c->tls) {
+		c->state = C_READY;
+		evtimer_del(c->timer);
+		conn_exchange(c);
+		return;
+	}
+	mbedtls_ssl_init(&c->ssl);
+	r = mbedtls_ssl_setup(&c->ssl, &h->conf);
+	if (r == 0)
+		r = mbedtls_ssl_set_hostname(&c->ssl, h->host_is_ip ? NULL : h->host);
+	if (r) {
+		char text[200], what[260];
+
+		mbedtls_ssl_free(&c->ssl);
+		c->tls = false; /* nothing left to free */
+		snprintf(what, sizeof(what), "SSL connect error: %s", tls_text(r, text, sizeof(text)));
+		call_conn_failed(c->call, -EPROTO, what);
+		return;
+	}
+	mbedtls_ssl_set_bio(&c->ssl, c, tls_send, tls_recv, NULL);
+	c->ssl_ready = true;
+	c->state = C_HANDSHAKE;
+	conn_handshake(c);
+}
+
+/* Tries the addresses from ai_cur on; the last failure is reported. */
+static void
+conn_connect_next(struct conn *c)
+{
+	struct kube_http *h = c->http;
+
+	for (; c->ai_cur; c->ai_cur = c->ai_cur->ai_next) {
+		struct evutil_addrinfo *a = c->ai_cur;
+
+		c->fd = socket(a->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (c->fd < 0) {
+			c->sys_errno = errno;
+			continue;
+		}
+		if (connect(c->fd, a->ai_addr, a->ai_addrlen) == 0 || errno == EINPROGRESS) {
+			c->state = C_CONNECTING;
+			conn_arm(c, EV_WRITE);
+			return;
+		}
+		c->sys_errno = errno;
+		close(c->fd);
+		c->fd = -1;
+	}
+	{
+		char what[300];
+		int err = c->sys_errno;
+
+		snprintf(what, sizeof(what), "Failed to connect to %s port %s: %s", h->host, h->port,
+		    strerror(err ? err : ECONNREFUSED));
+		call_conn_failed(c->call,
+		    err == ETIMEDOUT ? -ETIMEDOUT :
+		    (err == ENETUNREACH || err == EHOSTUNREACH) ? -EHOSTUNREACH :
+								  -ECONNREFUSED,
+		    what);
+	}
+}
+
+static void
+dns_cb(int result, struct evutil_addrinfo *res, void *arg)
+{
+	struct conn *c = arg;
+	char what[300];
+
+	if (result == EVUTIL_EAI_CANCEL)
+		return; /* conn_close cancelled it: c is being freed */
+	c->dns_req = NULL;
+	if (result != 0) {
+		snprintf(what, sizeof(what), "Could not resolve host: %s (%s)", c->http->host,
+		    evutil_gai_strerror(result));
+		call_conn_failed(c->call, -EHOSTUNREACH, what);
+		return;
+	}
+	c->ai = c->ai_cur = res;
+	conn_connect_next(c);
+}
+
+static void
+conn_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	struct kube_http *h = c->http;
+	char msg[200];
+
+	if (!c->call) { /* idle too long */
+		idle_remove(h, c);
+		conn_close(c);
+		return;
+	}
+	if (c->call->cancelled)
+		return;
+	snprintf(msg, sizeof(msg), "%s to %s port %s timed out after %ld milliseconds",
+	    c->state == C_HANDSHAKE ? "TLS handshake" :
+	    c->state == C_RESOLVING ? "Resolving"
+				    : "Connection",
+	    h->host, h->port, h->connect_ms);
+	c->sys_errno = 0;
+	call_conn_failed(c->call, -ETIMEDOUT, msg);
+}
+
+/* A new connection for call: resolve, connect, handshake (each step from the loop). */
+static int
+conn_open(struct kube_http_call *call)
+{
+	struct kube_http *h = call->http;
+	struct timeval tv = { .tv_sec = h->connect_ms / 1000,
+		.tv_usec = (h->connect_ms % 1000) * 1000 };
+	struct evutil_addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+		.ai_protocol = IPPROTO_TCP };
+	struct conn *c;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->http = h;
+	c->fd = -1;
+	c->tls = h->tls;
+	c->ev = event_new(h->base, -1, 0, conn_io_cb, c);
+	c->timer = evtimer_new(h->base, conn_timer_cb, c);
+	if (!c->ev || !c->timer) {
+		conn_close(c);
+		return -ENOMEM;
+	}
+	c->call = call;
+	call->conn = c;
+	c->uses = 1;
+	c->state = C_RESOLVING;
+	evtimer_add(c->timer, &tv);
+	if (h->host_is_ip) {
+		hints.ai_flags = EVUTIL_AI_NUMERICHOST | EVUTIL_AI_NUMERICSERV;
+		if (evutil_getaddrinfo(h->host, h->port, &hints, &c->ai) != 0) {
+			call_conn_failed(call, -EINVAL, "bad server address");
+			return 0;
+		}
+		c->ai_cur = c->ai;
+		conn_connect_next(c);
+		return 0;
+	}
+	if (!h->dns) {
+		h->dns = evdns_base_new(h->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
+		if (!h->dns)
+			h->dns = evdns_base_new(h->base, 0); /* no resolv.conf: /etc/hosts only */
+		if (!h->dns) {
+			call->conn = NULL;
+			c->call = NULL;
+			conn_close(c);
+			return -ENOMEM;
+		}
+	}
+	hints.ai_flags = EVUTIL_AI_ADDRCONFIG;
+	/* may call dns_cb at once (hosts file, cache) and return NULL: c may be gone then */
+	{
+		struct evdns_getaddrinfo_request *req =
+		    evdns_getaddrinfo(h->dns, h->host, h->port, &hints, dns_cb, c);
+
+		if (req)
+			c->dns_req = req;
+	}
+	return 0;
+}
+
+/* Serializes the request and puts it on an idle or a new connection. */
+static int
+call_attach(struct kube_http_call *call)
+{
+	struct kube_http *h = call->http;
+	struct conn *c;
+
+	kube_http_parser_init(&call->parser, strcmp(call->method, "HEAD") == 0);
+	free(call->resp);
+	call->resp = NULL;
+	call->resp_len = call->resp_cap = 0;
+	if (h->tls) {
+		int r = tls_load(h);
+
+		if (r < 0) {
+			call_finish(call, r, 0, "%s", h->tls_message);
+			return 0;
+		}
+	}
+	while ((c = h->idle)) {
+		h->idle = c->next;
+		c->next = NULL;
+		h->n_idle--;
+		evtimer_del(c->timer);
+		c->call = call;
+		c->uses++;
+		call->conn = c;
+		conn_exchange(c);
+		return 0;
+	}
+	return conn_open(call);
+}
+
+static int
+call_start(struct kube_http_call *call)
+{
+	struct kube_http *h = call->http;
+	const char *token = kube_config_token(h->cfg); /* read now: a rotated token is used at once */
+	size_t cap;
+	int n;
+
+	if (token && strpbrk(token, "\r\n"))
+		return -EINVAL;
+	cap = strlen(call->method) + strlen(call->target) + strlen(h->authority) +
+	    (token ? strlen(token) : 0) + (call->content_type ? strlen(call->content_type) : 0) +
+	    256 + call->body_len;
+	call->req = malloc(cap);
+	if (!call->req)
+		return -ENOMEM;
+	n = snprintf(call->req, cap,
+	    "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: vm-dhcp/kube\r\n"
+	    "Accept: application/json\r\n%s%s%s%s%s%s",
+	    call->method, call->target, h->authority, token ? "Authorization: Bearer " : "",
+	    token ? token : "", token ? "\r\n" : "", call->content_type ? "Content-Type: " : "",
+	    call->content_type ? call->content_type : "", call->content_type ? "\r\n" : "");
+	if (n < 0 || (size_t)n >= cap)
+		return -ENOMEM;
+	if (call->body || strcmp(call->method, "POST") == 0 || strcmp(call->method, "PUT") == 0 ||
+	    strcmp(call->method, "PATCH") == 0)
+		n += snprintf(call->req + n, cap - (size_t)n, "Content-Length: %zu\r\n",
+		    call->body_len);
+	n += snprintf(call->req + n, cap - (size_t)n, "\r\n");
+	if (call->body_len)
+		memcpy(call->req + n, call->body, call->body_len);
+	call->req_len = (size_t)n + call->body_len;
+	free(call->body); /* the request holds it now */
+	call->body = NULL;
+
+	call->started = true;
+	if (!call->stream) {
+		call->counted = true;
+		h->active++;
+	}
+	{
+		long ms = call->timeout_ms ? call->timeout_ms : (call->stream ? 0 : h->request_ms);
+
+		call->timer = evtimer_new(h->base, call_timeout_cb, call);
+		if (!call->timer)
+			return -ENOMEM;
+		if (ms > 0) {
+			struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+
+			evtimer_add(call->timer, &tv);
+		}
+	}
+	return call_attach(call);
+}
+
+/*
+ * Deferred work, from the loop: free cancelled calls and start waiting ones in order. At most
+ * max_active plain requests run at once, so a burst of writes queues here as small records.
+ */
+static void
+reaper_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct kube_http *h = arg;
+	struct kube_http_call *call = h->calls, *next;
+
+	for (; call; call = next) {
+		next = call->next;
+		if (call->cancelled) {
+			call_free(call);
+			continue;
+		}
+		if (call->started || (!call->stream && h->active >= h->max_active))
+			continue;
+		{
+			int r = call_start(call);
+
+			if (r < 0 && !call->cancelled)
+				call_finish(call, r, 0, "%s",
+				    r == -EINVAL ? "bearer token holds a line break" :
+						   "cannot start transfer");
+		}
+		/* the list may have changed under callbacks: start over from the head */
+		next = h->calls;
+	}
+}
+
+void
+kube_http_cancel(struct kube_http_call *call)
+{
+	if (!call || call->cancelled)
+		return;
+	call->cancelled = true;
+	event_active(call->http->reaper, EV_TIMEOUT, 0);
+}
+
+/* --- setup ------------------------------------------------------------------------------- */
+
+/* https://host[:port][/prefix], http://..., [v6]:port */
+static int
+parse_server(struct kube_http *h, const char *url)
+{
+	const char *p, *end, *slash;
+	size_t hl;
+
+	if (strncmp(url, "https://", 8) == 0) {
+		h->tls = true;
+		p = url + 8;
+	} else if (strncmp(url, "http://", 7) == 0) {
+		p = url + 7;
+	} else {
+		return -EINVAL;
+	}
+	slash = strchr(p, '/');
+	end = slash ? slash : p + strlen(p);
+	h->authority = strndup(p, (size_t)(end - p));
+	h->prefix = strdup(slash ? slash : "");
+	if (!h->authority || !h->prefix)
+		return -ENOMEM;
+	if (h->prefix[0] && h->prefix[strlen(h->prefix) - 1] == '/')
+		h->prefix[strlen(h->prefix) - 1] = '\0';
+	if (*p == '[') {
+		const char *rb = memchr(p, ']', (size_t)(end - p));
+
+		if (!rb)
+			return -EINVAL;
+		h->host = strndup(p + 1, (size_t)(rb - p - 1));
+		p = rb + 1;
+	} else {
+		const char *colon = memchr(p, ':', (size_t)(end - p));
+
+		hl = (size_t)((colon ? colon : end) - p);
+		h->host = strndup(p, hl);
+		p += hl;
+	}
+	if (!h->host)
+		return -ENOMEM;
+	if (!h->host[0])
+		return -EINVAL;
+	if (p < end && *p == ':') {
+		size_t pl = (size_t)(end - p - 1);
+
+		if (pl == 0 || pl >= sizeof(h->port) || strspn(p + 1, "0123456789") < pl)
+			return -EINVAL;
+		memcpy(h->port, p + 1, pl);
+		h->port[pl] = '\0';
+	} else if (p != end) {
+		return -EINVAL;
+	} else {
+		strcpy(h->port, h->tls ? "443" : "80");
+	}
+	if (inet_pton(AF_INET, h->host, h->ip) == 1) {
+		h->host_is_ip = true;
+		h->ip_len = 4;
+	} else if (inet_pton(AF_INET6, h->host, h->ip) == 1) {
+		h->host_is_ip = true;
+		h->ip_len = 16;
+	}
+	return 0;
+}
+
+int
+kube_http_new(struct event_base *base, struct kube_config *cfg, struct kube_http **ret)
+{
+	struct kube_http *h;
+	int r;
+
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->base = base;
+	h->cfg = cfg;
+	h->request_ms = DEFAULT_REQUEST_MS;
+	h->connect_ms = DEFAULT_CONNECT_MS;
+	h->max_active = MAX_ACTIVE;
+	mbedtls_ssl_config_init(&h->conf);
+	mbedtls_x509_crt_init(&h->ca);
+	mbedtls_x509_crt_init(&h->own_cert);
+	mbedtls_pk_init(&h->own_key);
+	mbedtls_entropy_init(&h->entropy);
+	mbedtls_ctr_drbg_init(&h->drbg);
+	r = parse_server(h, cfg->server ? cfg->server : "");
+	if (r < 0) {
+		kube_http_free(h);
+		return r;
+	}
+	h->reaper = event_new(base, -1, 0, reaper_cb, h);
+	if (!h->reaper) {
+		kube_http_free(h);
+		return -ENOMEM;
+	}
+	*ret = h;
+	return 0;
+}
+
+struct kube_http *
+kube_http_free(struct kube_http *h)
+{
+	if (!h)
+		return NULL;
+	while (h->calls)
+		call_free(h->calls);
+	while (h->idle) {
+		struct conn *c = h->idle;
+
+		h->idle = c->next;
+		conn_close(c);
+	}
+	if (h->dns)
+		evdns_base_free(h->dns, 0);
+	if (h->reaper)
+		event_free(h->reaper);
+	mbedtls_ssl_config_free(&h->conf);
+	mbedtls_x509_crt_free(&h->ca);
+	mbedtls_x509_crt_free(&h->own_cert);
+	mbedtls_pk_free(&h->own_key);
+	mbedtls_ctr_drbg_free(&h->drbg);
+	mbedtls_entropy_free(&h->entropy);
+	free(h->host);
+	free(h->authority);
+	free(h->prefix);
+	free(h);
+	return NULL;
+}
+
+void
+kube_http_set_timeouts(struct kube_http *h, long request_ms, long connect_ms)
+{
+	if (request_ms > 0)
+		h->request_ms = request_ms;
+	if (connect_ms > 0)
+		h->connect_ms = connect_ms;
+}
+
+int
+kube_http_submit(struct kube_http *h, const struct kube_http_request *req,
+    struct kube_http_call **ret)
+{
+	struct kube_http_call *call;
+
+	call = calloc(1, sizeof(*call));
+	if (!call)
+		return -ENOMEM;
+	call->http = h;
+	call->stream = req->stream;
+	call->timeout_ms = req->timeout_ms;
+	call->on_data = req->on_data;
+	call->on_done = req->on_done;
+	call->release = req->release;
+	call->userdata = req->userdata;
+	call->method = strdup(req->method);
+	if (asprintf(&call->url, "%s%s", h->cfg->server, req->path) < 0)
+		call->url = NULL;
+	if (asprintf(&call->target, "%s%s", h->prefix, req->path) < 0)
+		call->target = NULL;
+	if (req->content_type)
+		call->content_type = strdup(req->content_type);
+	if (!call->method || !call->url || !call->target ||
+	    (req->content_type && !call->content_type))
+		goto fail;
+	if (req->body) {
+		call->body = malloc(req->body_len + 1);
+		if (!call->body)
+			goto fail;
+		memcpy(call->body, req->body, req->body_len);
+		call->body[req->body_len] = '\0';
+		call->body_len = req->body_len;
+	}
+	/* append: calls start in the order they were made */
+	call->prev = h->tail;
+	if (h->tail)
+		h->tail->next = call;
+	else
+		h->calls = call;
+	h->tail = call;
+	event_active(h->reaper, EV_TIMEOUT, 0);
+	if (ret)
+		*ret = call;
+	return 0;
+fail:
+	free(call->method);
+	free(call->url);
+	free(call->target);
+	free(call->content_type);
+	free(call->body);
+	free(call);
+	return -ENOMEM;
+}
