@@ -122,7 +122,7 @@ $(foreach m,$(MODULES),$(if $(call mod_srcs,$(m)),$(eval $(call archive_rule,$(m
 
 # The agent: agent/main.c defines forwarding functions for the Kubernetes-mode entry points
 # that serve.c calls, so agent/source-kube.c and kube/ (but for kube/yaml.c) stay out of the
-# binary and libcurl, OpenSSL and their dependency tree are not mapped in local mode.
+# binary and the Kubernetes client with mbed TLS is not mapped in local mode.
 # Kubernetes mode is $(BUILD)/vm-dhcp-agent-kube.so, beside the binary, dlopen()ed on first use;
 # it is built from position-independent copies of the modules and linked -Bsymbolic.
 AGENT_LIBS := -Wl,--as-needed $(shell pkg-config --libs jansson libevent libnl-3.0 \

@@ -75,10 +75,9 @@ static const struct flag {
 };
 
 /*
- * Kubernetes mode (agent/source-kube.c, kube/, libcurl and its dependency tree) lives in
+ * Kubernetes mode (agent/source-kube.c, kube/ with its mbed TLS transport) lives in
  * vm-dhcp-agent-kube.so beside the binary, loaded on first use: local mode never maps
- * libcurl, OpenSSL, gnutls and the rest, whose constructors and relocations would touch
- * megabytes of file-backed pages. The functions below have the names serve.c calls and
+ * mbed TLS or the Kubernetes client. The functions below have the names serve.c calls and
  * forward to the shared object's (linked -Bsymbolic, so its own calls stay inside it).
  * $VMDHCP_AGENT_KUBE_SO overrides the path.
  */
@@ -143,8 +142,6 @@ kube_so_load(char *err, size_t errlen)
 		snprintf(slash != NULL ? slash + 1 : path,
 		    sizeof(path) - (size_t)(slash != NULL ? slash + 1 - path : 0), "%s", KUBE_SO_NAME);
 	}
-	/* gnutls (through libldap/librtmp) must not initialise itself: curl uses OpenSSL */
-	setenv("GNUTLS_NO_IMPLICIT_INIT", "1", 0);
 	void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
 	if (h == NULL) {
 		snprintf(err, errlen, "Kubernetes mode: cannot load %s: %s", path, dlerror());

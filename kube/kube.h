@@ -33,11 +33,14 @@
  * new requests; they must not free the client, or the informer/leader/recorder that is
  * calling them (a watch may free itself from its own callbacks).
  *
- * Transport: libcurl multi on the caller's event_base (HTTP/2 when the server offers it,
- * keep-alive pool of at most 32 connections per host, at most 64 plain requests in flight
- * (more wait in order, as small records), 10 s connect and 30 s request timeouts
- * by default, watches without a total timeout), TLS verified against the configured CA
- * unless insecure-skip-tls-verify.
+ * Transport, one of two linked in (kube-internal.h's kube_http_*), both on the caller's
+ * event_base: kube/http.c, libcurl multi (HTTP/2 when the server offers it, keep-alive pool
+ * of at most 32 connections per host, at most 64 plain requests in flight); or
+ * kube/http-mbedtls.c, HTTP/1.1 over mbed TLS (one request per connection at a time, at most
+ * 32 plain requests in flight, as many idle connections kept for 90 s), used by the agent.
+ * Both: more requests wait in order as small records, 10 s connect and 30 s request
+ * timeouts by default, watches without a total timeout, TLS verified against the configured
+ * CA unless insecure-skip-tls-verify.
  */
 
 #include <stdbool.h>
