@@ -32,6 +32,7 @@ enum {
 	ST_DONE,
 };
 
+/* p is zeroed or was initialised before (its line buffer is freed). */
 void
 kube_http_parser_init(struct kube_http_parser *p, bool head_request)
 {
@@ -57,7 +58,8 @@ kube_http_parser_done(const struct kube_http_parser *p)
 bool
 kube_http_parser_started(const struct kube_http_parser *p)
 {
-	return p->state != ST_STATUS || p->line_len > 0;
+	/* header_bytes counts complete lines: an interim answer or a stray line end */
+	return p->state != ST_STATUS || p->line_len > 0 || p->header_bytes > 0;
 }
 
 /* Appends to the line under construction; -EBADMSG past max. */
@@ -93,11 +95,14 @@ parse_decimal(const char *s, size_t len, uint64_t *ret)
 	if (len == 0)
 		return -EBADMSG;
 	for (size_t i = 0; i < len; i++) {
+		uint64_t d;
+
 		if (s[i] < '0' || s[i] > '9')
 			return -EBADMSG;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-		if (v >= MAX_SIZE)
-			return -EBADMSG;
+		d = (uint64_t)(s[i] - '0');
+		if (v > (MAX_SIZE - 1 - d) / 10)
+			return -EBADMSG; /* checked before multiplying: no wrap-around */
+		v = v * 10 + d;
 	}
 	*ret = v;
 	return 0;
@@ -106,6 +111,8 @@ parse_decimal(const char *s, size_t len, uint64_t *ret)
 static int
 parse_status_line(struct kube_http_parser *p, const char *l, size_t len)
 {
+	long status;
+
 	/* HTTP/1.x SP 3DIGIT [SP reason] */
 	if (len < 12 || memcmp(l, "HTTP/1.", 7) != 0 || (l[7] != '0' && l[7] != '1') ||
 	    l[8] != ' ')
@@ -115,9 +122,10 @@ parse_status_line(struct kube_http_parser *p, const char *l, size_t len)
 			return -EBADMSG;
 	if (len > 12 && l[12] != ' ')
 		return -EBADMSG;
-	p->status = (l[9] - '0') * 100 + (l[10] - '0') * 10 + (l[11] - '0');
-	if (p->status < 100)
+	status = (l[9] - '0') * 100 + (l[10] - '0') * 10 + (l[11] - '0');
+	if (status < 100)
 		return -EBADMSG;
+	p->status = status;
 	p->keep_alive = l[7] == '1'; /* HTTP/1.0 closes unless told otherwise; we never ask */
 	return 0;
 }
@@ -223,8 +231,12 @@ header_end(struct kube_http_parser *p)
 		p->state = ST_DONE;
 	} else if (p->has_te) {
 		/* Transfer-Encoding overrides Content-Length; not chunked last: read to close */
+		/*
+		 * Both fields: smuggling territory (RFC 9112 6.3); use the answer but not the
+		 * connection.
+		 */
+		p->keep_alive = p->keep_alive && p->chunked && !p->has_length;
 		p->has_length = false;
-		p->keep_alive = p->keep_alive && p->chunked;
 		p->state = p->chunked ? ST_CHUNK_SIZE : ST_BODY_EOF;
 	} else if (p->has_length) {
 		p->state = p->length ? ST_BODY_LENGTH : ST_DONE;
@@ -253,9 +265,9 @@ parse_chunk_size(struct kube_http_parser *p, const char *l, size_t len)
 			d = c - 'A' + 10;
 		else
 			break;
+		if (v > (MAX_SIZE - 1 - (uint64_t)d) / 16)
+			return -EBADMSG; /* checked before multiplying: no wrap-around */
 		v = v * 16 + (uint64_t)d;
-		if (v >= MAX_SIZE)
-			return -EBADMSG;
 	}
 	if (i == 0)
 		return -EBADMSG;
