@@ -87,6 +87,10 @@ E2E_SCRIPTS := $(wildcard tests/e2e/test-*.sh)
 # (add lines here)
 # The agent's Kubernetes mode runs on the mbed TLS transport (see ALT_SRCS above).
 FAKES_test-agent-kube := kube/http-mbedtls.c
+FAKES_test-kube-http-mbedtls := kube/http-mbedtls.c
+# ... and each test binary depends on its fakes' objects (rebuilt when they change).
+$(foreach t,$(patsubst FAKES_%,%,$(filter FAKES_%,$(.VARIABLES))),$(eval \
+	$(BUILD)/tests/$(t): $(patsubst %.c,$(BUILD)/obj/%.o,$(FAKES_$(t)))))
 
 .SECONDARY:
 

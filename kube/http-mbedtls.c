@@ -333,6 +333,14 @@ tls_load(struct kube_http *h)
 			    cfg->key_data ? "data" : cfg->key_file);
 			return tls_fail(h, -EPROTO, what, r);
 		}
+#if MBEDTLS_VERSION_MAJOR >= 3
+		r = mbedtls_pk_check_pair(&h->own_cert.pk, &h->own_key, mbedtls_ctr_drbg_random,
+		    &h->drbg);
+#else
+		r = mbedtls_pk_check_pair(&h->own_cert.pk, &h->own_key);
+#endif
+		if (r)
+			return tls_fail(h, -EPROTO, "client certificate and key do not match", 0);
 		r = mbedtls_ssl_conf_own_cert(&h->conf, &h->own_cert, &h->own_key);
 		if (r)
 			return tls_fail(h, -EPROTO, "client certificate", r);
