@@ -92,6 +92,7 @@ struct agent_kube_stats {
 	uint64_t deleted;        /* IPPool deletions seen */
 	uint64_t last_sync_usec; /* wall clock (CLOCK_REALTIME) of the last apply; 0 = never */
 	size_t bindings;         /* bindings in the engine */
+	size_t duplicate_macs;   /* MACs under two or more addresses in the applied version */
 	/* from the informer */
 	uint64_t watch_reconnects; /* watch streams opened after the first */
 	uint64_t lists;            /* full lists (1 + relists) */

@@ -56,7 +56,7 @@ struct agent {
 	struct metrics *metrics;
 	struct httpd *httpd;
 	struct metric *m_kube_synced, *m_kube_last_sync, *m_kube_reconnects, *m_kube_errors,
-	    *m_kube_relists, *m_kube_malformed;
+	    *m_kube_relists, *m_kube_malformed, *m_kube_duplicate_macs;
 	struct metric *m_rx, *m_tx, *m_drops, *m_declines, *m_latency, *m_bindings, *m_dynamic,
 	    *m_available, *m_reloads, *m_serving, *m_link_events, *m_lease_errors;
 };
@@ -103,6 +103,7 @@ collect(void *userdata)
 		metric_set(a->m_kube_errors, 0, (double)ks.errors);
 		metric_set(a->m_kube_relists, 0, (double)ks.relists_410);
 		metric_set(a->m_kube_malformed, 0, (double)ks.malformed);
+		metric_set(a->m_kube_duplicate_macs, 0, (double)ks.duplicate_macs);
 	}
 }
 
@@ -126,9 +127,13 @@ kube_metrics_setup(struct agent *a)
 	a->m_kube_malformed = metrics_add_simple(m, METRIC_COUNTER,
 	    "vmdhcp_agent_kube_malformed_total",
 	    "IPPool versions refused as malformed (the previous one kept)");
+	a->m_kube_duplicate_macs = metrics_add_simple(m, METRIC_GAUGE,
+	    "vmdhcp_agent_kube_duplicate_macs",
+	    "MACs under more than one address in the IPPool's status (only the lowest is served)");
 	if (a->m_kube_synced == NULL || a->m_kube_last_sync == NULL ||
 	    a->m_kube_reconnects == NULL || a->m_kube_errors == NULL ||
-	    a->m_kube_relists == NULL || a->m_kube_malformed == NULL)
+	    a->m_kube_relists == NULL || a->m_kube_malformed == NULL ||
+	    a->m_kube_duplicate_macs == NULL)
 		return -ENOMEM;
 	return 0;
 }

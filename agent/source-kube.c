@@ -66,6 +66,8 @@ struct kpool {
 	struct ntp_names ntp;
 	int error;
 	char message[AGENT_ERR_MAX];
+	size_t duplicate_macs; /* MACs under two or more addresses: only the lowest is served */
+	char duplicate_example[80];
 };
 
 enum ntp_state {
@@ -340,6 +342,53 @@ convert_spec(struct agent_kube *k, struct kpool *kp, const struct ippool *p)
 	return 0;
 }
 
+static int
+binding_cmp(const void *x, const void *y)
+{
+	const struct agent_binding *a = x, *b = y;
+	int r = memcmp(a->mac, b->mac, 6);
+
+	if (r != 0)
+		return r;
+	return a->ip < b->ip ? -1 : a->ip > b->ip;
+}
+
+/*
+ * The same MAC under several addresses (a status edited by hand, or written by something else
+ * than the controller, which never does this): a DHCP server can hand out only one. Serve the
+ * lowest address, deterministically whatever the JSON order, and report the rest.
+ */
+static void
+drop_duplicate_macs(struct kpool *kp)
+{
+	struct agent_config *c = kp->cfg;
+	size_t out = 0;
+	bool counted = false;
+
+	if (c->n_bindings < 2)
+		return;
+	qsort(c->bindings, c->n_bindings, sizeof(*c->bindings), binding_cmp);
+	for (size_t i = 0; i < c->n_bindings; i++) {
+		if (out > 0 && memcmp(c->bindings[out - 1].mac, c->bindings[i].mac, 6) == 0) {
+			/* an extra address of the MAC kept just before */
+			if (!counted && kp->duplicate_macs++ == 0) {
+				char m[MAC_STRLEN], a1[IPV4_STRLEN], a2[IPV4_STRLEN];
+
+				mac_format(c->bindings[i].mac, m);
+				ipv4_format(c->bindings[out - 1].ip, a1);
+				ipv4_format(c->bindings[i].ip, a2);
+				snprintf(kp->duplicate_example, sizeof(kp->duplicate_example),
+				    "%s under %s and %s", m, a1, a2);
+			}
+			counted = true;
+			continue;
+		}
+		counted = false;
+		c->bindings[out++] = c->bindings[i];
+	}
+	c->n_bindings = out;
+}
+
 /* status.ipv4.allocated IP -> MAC entries become bindings; the marks are skipped. */
 static int
 convert_status(struct kpool *kp, const struct ippool *p)
@@ -373,6 +422,7 @@ convert_status(struct kpool *kp, const struct ippool *p)
 		b->ip = al->addr;
 		b->hostname = UINT32_MAX; /* the VM name is not in the IPPool */
 	}
+	drop_duplicate_macs(kp);
 	return 0;
 }
 
@@ -517,6 +567,11 @@ apply(struct agent_kube *k, const struct kpool *kp)
 	k->stats.last_sync_usec = (uint64_t)clock_realtime_usec();
 	log_info("IPPool %s/%s: applied: %zu bindings (%d removed)%s", k->ns, k->name,
 	    dhcp_server_n_bindings(k->dhcp), removed, copy->paused ? ", paused" : "");
+	k->stats.duplicate_macs = kp->duplicate_macs;
+	if (kp->duplicate_macs > 0)
+		log_warn("IPPool %s/%s: status.ipv4.allocated has %zu MAC(s) under more than one "
+			 "address (e.g. %s); each is served its lowest address only",
+		    k->ns, k->name, kp->duplicate_macs, kp->duplicate_example);
 	changed(k);
 	/* Decoding a large version (65 000 bindings: a 2.6 MB JSON) leaves ~20 MiB of freed
 	 * heap that glibc keeps; hand it back once the informer has dropped the object. */

@@ -520,6 +520,25 @@ test_binding_changes(void)
 	CU_ASSERT_EQUAL(offered(&s, mac1), IP(10, 0, 0, 22));
 	CU_ASSERT_EQUAL(offered(&s, mac3), IP(10, 0, 0, 20));
 	CU_ASSERT_EQUAL(stats(&s).malformed, 0);
+	CU_ASSERT_EQUAL(stats(&s).duplicate_macs, 0);
+
+	/* one MAC under two more addresses (written above and below its own): the lowest is
+	 * served whatever the order, the others are not, and the version is counted */
+	EXPECT_APPLY(&s, patch_pool("p-bind", "/status",
+			     "{\"status\":{\"ipv4\":{\"allocated\":"
+			     "{\"10.0.0.30\":\"52:54:00:00:00:03\","
+			     "\"10.0.0.15\":\"52:54:00:00:00:03\"}}}}"));
+	CU_ASSERT_EQUAL(dhcp_server_n_bindings(s.dhcp), 2);
+	CU_ASSERT_EQUAL(offered(&s, mac3), IP(10, 0, 0, 15));
+	CU_ASSERT_EQUAL(offered(&s, mac1), IP(10, 0, 0, 22));
+	CU_ASSERT_EQUAL(stats(&s).duplicate_macs, 1);
+	CU_ASSERT_EQUAL(stats(&s).malformed, 0);
+	/* cleared: the count follows the applied version */
+	EXPECT_APPLY(&s, patch_pool("p-bind", "/status",
+			     "{\"status\":{\"ipv4\":{\"allocated\":"
+			     "{\"10.0.0.30\":null,\"10.0.0.15\":null}}}}"));
+	CU_ASSERT_EQUAL(offered(&s, mac3), IP(10, 0, 0, 20));
+	CU_ASSERT_EQUAL(stats(&s).duplicate_macs, 0);
 	src_stop(&s);
 	delete_pool("p-bind");
 }
