@@ -6,13 +6,13 @@ cd "$(dirname "$0")/.."
 bad=0
 # module : allowed project modules : forbidden system headers (regex)
 rules=(
-  "lib:lib:curl/|jansson|yaml\\.h|netlink/"
-  "dhcp:lib:curl/|jansson|event2/|yaml\\.h|netlink/"
-  "ipam:lib:curl/|jansson|event2/|yaml\\.h|netlink/"
-  "crds:lib:curl/|event2/|netlink/"
+  "lib:lib:curl/|mbedtls/|jansson|yaml\\.h|netlink/"
+  "dhcp:lib:curl/|mbedtls/|jansson|event2/|yaml\\.h|netlink/"
+  "ipam:lib:curl/|mbedtls/|jansson|event2/|yaml\\.h|netlink/"
+  "crds:lib:curl/|mbedtls/|event2/|netlink/"
   "kube:lib:netlink/"
-  "controller:kube crds ipam lib:netlink/"
-  "agent:kube crds dhcp ipam lib:"
+  "controller:kube crds ipam lib:netlink/|mbedtls/"
+  "agent:kube crds dhcp ipam lib:curl/|mbedtls/"
 )
 for rule in "${rules[@]}"; do
     mod=${rule%%:*}; rest=${rule#*:}; allowed=${rest%%:*}; forbid=${rest#*:}
