@@ -566,7 +566,17 @@ test_two_controllers(void)
 	}
 	CU_ASSERT_EQUAL(pool_used(d.api), N_CFGS);
 
-	/* settled: over two renew periods nobody writes the bindings again */
+	/* settled: over two renew periods nobody writes the bindings again. The baseline is a
+	 * fresh sample once the count has stopped moving (the last sample of duo_wait may predate
+	 * the final status write that pool_used() just saw). */
+	duo_sample(&d);
+	for (int k = 0; k < 50; k++) {
+		leader_writes = d.view[li].writes;
+		usleep(200000);
+		duo_sample(&d);
+		if (d.view[li].writes == leader_writes)
+			break;
+	}
 	leader_writes = d.view[li].writes;
 	for (int k = 0; k < 2 * RETRY_S * 10; k++) {
 		duo_sample(&d);
