@@ -19,6 +19,7 @@ DOC=$PWD/docs/benchmarks.md
 [ -x "$CLIENT" ] || { echo "bench-e2e: $CLIENT not built (make bench-e2e)"; exit 1; }
 e2e_require
 now_ns() { date +%s%N; }
+mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 
 # --- 1. latency ---------------------------------------------------------------------------------
 add_vm vm1 52:54:00:be:00:00
@@ -126,12 +127,12 @@ echo "agent with $BINDINGS bindings: synced in $t_sync ms, VmRSS $rss KiB, VmHWM
     echo "| measurement | result |"
     echo "|---|---|"
     echo "| POST VMNetCfg -> client holds the ACK for the allocated address, $n runs ($fails failed) | median **$p50**, p90 $p90, p99 **$p99** (min $lmin, max $lmax); bar < 2 s |"
-    echo "| agent with $BINDINGS bindings synced from the API server (one /16 IPPool): VmRSS | **$((rss / 1024)) MiB** ($rss KiB); bar < 8 MiB |"
+    echo "| agent with $BINDINGS bindings synced from the API server (one /16 IPPool): VmRSS | **$(mib $rss) MiB** ($rss KiB); bar < 8 MiB |"
     echo "| same: anonymous / file-backed (mapped pages of the binary and shared libraries) | $anon KiB / $file KiB |"
-    echo "| same: private to the agent (Private_Clean + Private_Dirty) / PSS | **$((priv / 1024)) MiB** ($priv KiB) / $pss KiB |"
-    echo "| same, peak (VmHWM) during the initial list | $((hwm / 1024)) MiB ($hwm KiB) |"
+    echo "| same: private to the agent (Private_Clean + Private_Dirty) / PSS | **$(mib $priv) MiB** ($priv KiB) / $pss KiB |"
+    echo "| same, peak (VmHWM) during the initial list | $(mib $hwm) MiB ($hwm KiB) |"
     echo "| after one more IPPool change (MODIFIED event carrying all $BINDINGS again): VmRSS / VmHWM | $rss2 KiB / $hwm2 KiB |"
-    [ -n "$rss3" ] && echo "| diagnosis: VmRSS after malloc_trim(0) called in the agent with gdb (freed heap returned) | **$((rss3 / 1024)) MiB** ($rss3 KiB: $anon3 KiB anonymous, $file3 KiB file-backed) |"
+    [ -n "$rss3" ] && echo "| diagnosis: VmRSS after malloc_trim(0) called in the agent with gdb (freed heap returned) | **$(mib $rss3) MiB** ($rss3 KiB: $anon3 KiB anonymous, $file3 KiB file-backed) |"
     echo "| agent's own heap in use after the sync (mallinfo2 uordblks, gdb) | $((inuse / 1024)) KiB |"
     echo "| baseline: the small pool's agent before (VmRSS, anonymous / file-backed) | $base_rss KiB ($base_anon / $base_file KiB) |"
     echo "| agent start to $BINDINGS bindings served (list + decode + table) | $t_sync ms |"
