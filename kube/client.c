@@ -170,6 +170,14 @@ void
 kube_result_from_http(struct kube_result *res, int error, long status, const char *body,
     size_t len, const char *message, json_t **ret_obj)
 {
+	kube_result_from_http_decode(res, error, status, body, len, message, NULL, NULL, ret_obj);
+}
+
+void
+kube_result_from_http_decode(struct kube_result *res, int error, long status,
+    const char *body, size_t len, const char *message, kube_decode_fn decode,
+    void *decode_userdata, json_t **ret_obj)
+{
 	json_t *obj = NULL;
 
 	memset(res, 0, sizeof(*res));
@@ -181,7 +189,9 @@ kube_result_from_http(struct kube_result *res, int error, long status, const cha
 		res->error = error;
 		return;
 	}
-	if (len > 0)
+	if (len > 0 && decode && status >= 200 && status < 300)
+		obj = decode(decode_userdata, body, len);
+	else if (len > 0)
 		obj = json_loadb(body, len, JSON_DECODE_ANY, NULL);
 	res->object = obj;
 	*ret_obj = obj;
@@ -214,6 +224,8 @@ kube_result_from_http(struct kube_result *res, int error, long status, const cha
 struct req_ctx {
 	kube_done_fn done;
 	void *userdata;
+	kube_decode_fn decode;
+	void *decode_userdata;
 };
 
 static void
@@ -224,7 +236,8 @@ req_done(void *userdata, int error, long status, const char *body, size_t len,
 	struct kube_result res;
 	json_t *obj;
 
-	kube_result_from_http(&res, error, status, body, len, message, &obj);
+	kube_result_from_http_decode(&res, error, status, body, len, message, ctx->decode,
+	    ctx->decode_userdata, &obj);
 	ctx->done(ctx->userdata, &res);
 	json_decref(obj);
 	free(ctx);
@@ -232,7 +245,8 @@ req_done(void *userdata, int error, long status, const char *body, size_t len,
 
 static int
 submit_call(struct kube_client *c, const char *method, const char *path, const char *ctype,
-    const json_t *body, kube_done_fn done, void *userdata, struct kube_http_call **ret)
+    const json_t *body, kube_done_fn done, void *userdata, struct kube_http_call **ret,
+    kube_decode_fn decode, void *decode_userdata)
 {
 	struct kube_http_request req = {
 		.method = method,
@@ -252,6 +266,8 @@ submit_call(struct kube_client *c, const char *method, const char *path, const c
 		return -ENOMEM;
 	ctx->done = done;
 	ctx->userdata = userdata;
+	ctx->decode = decode;
+	ctx->decode_userdata = decode_userdata;
 	if (body) {
 		text = json_dumps(body, JSON_COMPACT);
 		if (!text) {
@@ -277,7 +293,7 @@ static int
 submit(struct kube_client *c, const char *method, const char *path, const char *ctype,
     const json_t *body, kube_done_fn done, void *userdata)
 {
-	return submit_call(c, method, path, ctype, body, done, userdata, NULL);
+	return submit_call(c, method, path, ctype, body, done, userdata, NULL, NULL, NULL);
 }
 
 /* A verb that fails before submitting must not leave a capture for the next one. */
@@ -341,7 +357,8 @@ kube_list_call(struct kube_client *c, const struct kube_resource *res, const cha
 			 opts->resource_version)) < 0)
 			return rc;
 	}
-	return submit_call(c, "GET", path, NULL, NULL, done, userdata, ret);
+	return submit_call(c, "GET", path, NULL, NULL, done, userdata, ret,
+	    opts ? opts->decode : NULL, opts ? opts->decode_userdata : NULL);
 }
 
 /* Ensures apiVersion/kind on a copy when missing (the API server requires them on writes). */

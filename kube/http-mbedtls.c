@@ -467,6 +467,12 @@ body_cb(void *userdata, const char *data, size_t len)
 		}
 		return !call->cancelled;
 	}
+	if (call->resp_cap == 0 && call->parser.has_length && call->parser.length < MAX_BODY) {
+		/* the whole body at once: no doubling past it (a 2.6 MB IPPool would take 4 MB) */
+		call->resp = malloc((size_t)call->parser.length + 1);
+		if (call->resp)
+			call->resp_cap = (size_t)call->parser.length + 1;
+	}
 	if (call->resp_len + len + 1 > call->resp_cap) {
 		size_t cap = call->resp_cap ? call->resp_cap : 4096;
 		char *p;

@@ -45,6 +45,8 @@ struct kube_informer {
 	uint64_t seed;
 	kube_transform_fn transform;
 	void *transform_userdata;
+	kube_decode_fn decode;
+	void *decode_userdata;
 	struct kube_store *store;
 	struct kube_store *seen; /* keys seen during the current list */
 	struct kube_informer_handlers handlers[MAX_HANDLERS];
@@ -97,6 +99,8 @@ kube_informer_new(struct kube_client *c, const struct kube_informer_opts *opts,
 	inf->seed = clock_now_usec() | 1;
 	inf->transform = opts->transform;
 	inf->transform_userdata = opts->transform_userdata;
+	inf->decode = opts->decode;
+	inf->decode_userdata = opts->decode_userdata;
 	rc = -ENOMEM;
 	if ((opts->ns && !(inf->ns = strdup(opts->ns))) ||
 	    (opts->label_selector && !(inf->label_selector = strdup(opts->label_selector))) ||
@@ -388,6 +392,8 @@ list_page(struct kube_informer *inf)
 		.field_selector = inf->field_selector,
 		.limit = inf->page_size,
 		.continue_token = inf->continue_token,
+		.decode = inf->decode,
+		.decode_userdata = inf->decode_userdata,
 	};
 
 	if (kube_list_call(inf->c, inf->res, inf->ns, &lo, list_done, inf, &inf->list_call) < 0) {
@@ -473,6 +479,8 @@ start_watch(struct kube_informer *inf)
 		.field_selector = inf->field_selector,
 		.resource_version = inf->rv,
 		.bookmarks = true,
+		.decode = inf->decode,
+		.decode_userdata = inf->decode_userdata,
 	};
 
 	if (!inf->rv[0]) {

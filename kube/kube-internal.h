@@ -121,6 +121,10 @@ int kube_query_add(char *out, size_t len, const char *k, const char *v);
 /* Fills a result from an HTTP answer; *ret_obj gets the parsed JSON (new ref, may be NULL). */
 void kube_result_from_http(struct kube_result *res, int error, long status, const char *body,
     size_t len, const char *message, json_t **ret_obj);
+/* The same, the body decoded by decode (NULL: json_loadb). */
+void kube_result_from_http_decode(struct kube_result *res, int error, long status,
+    const char *body, size_t len, const char *message, kube_decode_fn decode,
+    void *decode_userdata, json_t **ret_obj);
 
 /* Applies one watch event (obj borrowed) as if it came from the stream: tests, benchmarks. */
 void kube_informer_apply_event(struct kube_informer *inf, enum kube_watch_type type,
@@ -138,6 +142,8 @@ struct kube_watch_framer {
 	size_t max_line;
 	bool skipping; /* inside an over-long line */
 	uint64_t lines, dropped;
+	kube_decode_fn decode; /* NULL: json_loadb */
+	void *decode_userdata;
 };
 
 typedef void (*kube_framer_event_fn)(void *userdata, enum kube_watch_type type, json_t *object);
@@ -150,6 +156,9 @@ int kube_watch_framer_feed(struct kube_watch_framer *f, const char *data, size_t
 /* Decodes one line: returns 0 with type and object (new reference) or -EBADMSG. */
 int kube_watch_decode_line(const char *line, size_t len, enum kube_watch_type *ret_type,
     json_t **ret_object);
+/* The same with a decoder for the line (NULL: json_loadb). */
+int kube_watch_decode_line_with(kube_decode_fn decode, void *decode_userdata, const char *line,
+    size_t len, enum kube_watch_type *ret_type, json_t **ret_object);
 
 /* --- backoff ---------------------------------------------------------------------------- */
 

@@ -165,12 +165,22 @@ struct kube_result {
 };
 typedef void (*kube_done_fn)(void *userdata, const struct kube_result *res);
 
+/*
+ * Decodes one JSON text of an answer, a list page or a watch event line, in place of
+ * json_loadb: for resources whose objects have a compact form that a generic tree would
+ * waste memory on (crds/ippool.h's ippool_json_loadb). Returns a new reference, or NULL when
+ * the text is not JSON.
+ */
+typedef json_t *(*kube_decode_fn)(void *userdata, const char *text, size_t len);
+
 struct kube_list_opts {
 	const char *label_selector;
 	const char *field_selector;
 	unsigned limit;               /* 0: no limit */
 	const char *continue_token;   /* from the previous page's metadata.continue */
 	const char *resource_version; /* NULL: most recent */
+	kube_decode_fn decode;        /* NULL: json_loadb */
+	void *decode_userdata;
 };
 
 enum kube_patch_type {
@@ -236,6 +246,8 @@ struct kube_watch_opts {
 	const char *resource_version; /* resume point */
 	unsigned timeout_seconds;     /* server-side timeoutSeconds; 0 = server default */
 	bool bookmarks;               /* allowWatchBookmarks */
+	kube_decode_fn decode;        /* of each event line; NULL: json_loadb */
+	void *decode_userdata;
 };
 
 /* object borrowed for the duration of the call. For ERROR it is the Status. */
@@ -305,6 +317,8 @@ struct kube_informer_opts {
 	kube_transform_fn transform;
 	kube_destroy_fn destroy;
 	void *transform_userdata;
+	kube_decode_fn decode; /* list pages and watch lines; NULL: json_loadb */
+	void *decode_userdata;
 	const struct kube_clock *clock;
 };
 

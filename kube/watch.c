@@ -34,10 +34,17 @@ int
 kube_watch_decode_line(const char *line, size_t len, enum kube_watch_type *ret_type,
     json_t **ret_object)
 {
+	return kube_watch_decode_line_with(NULL, NULL, line, len, ret_type, ret_object);
+}
+
+int
+kube_watch_decode_line_with(kube_decode_fn decode, void *decode_userdata, const char *line,
+    size_t len, enum kube_watch_type *ret_type, json_t **ret_object)
+{
 	json_t *root, *obj;
 	const char *type;
 
-	root = json_loadb(line, len, 0, NULL);
+	root = decode ? decode(decode_userdata, line, len) : json_loadb(line, len, 0, NULL);
 	if (!root)
 		return -EBADMSG;
 	type = json_string_value(json_object_get(root, "type"));
@@ -85,7 +92,8 @@ emit_line(struct kube_watch_framer *f, const char *line, size_t len, kube_framer
 	if (len == 0)
 		return; /* blank keep-alive line */
 	f->lines++;
-	if (kube_watch_decode_line(line, len, &type, &obj) < 0) {
+	if (kube_watch_decode_line_with(f->decode, f->decode_userdata, line, len, &type, &obj) <
+	    0) {
 		f->dropped++;
 		return;
 	}
@@ -274,6 +282,10 @@ kube_watch_start(struct kube_client *c, const struct kube_resource *res, const c
 	if (!w)
 		return -ENOMEM;
 	kube_watch_framer_init(&w->framer, 0);
+	if (opts) {
+		w->framer.decode = opts->decode;
+		w->framer.decode_userdata = opts->decode_userdata;
+	}
 	w->on_event = on_event;
 	w->on_end = on_end;
 	w->userdata = userdata;

@@ -522,6 +522,88 @@ test_no_per_event_leak(void)
 	kube_informer_free(inf);
 }
 
+/* A decoder that parses like json_loadb, then appends "0" to each ConfigMap's data.v: the
+ * transform seeing ten times the value proves list pages and watch lines went through it. */
+struct dec_count {
+	int lists, lines;
+};
+
+static void
+times_ten(json_t *cm)
+{
+	json_t *data = json_object_get(cm, "data");
+	const char *v = json_string_value(json_object_get(data, "v"));
+	char buf[32];
+
+	if (v) {
+		snprintf(buf, sizeof(buf), "%s0", v);
+		json_object_set_new(data, "v", json_string(buf));
+	}
+}
+
+static json_t *
+decode_times_ten(void *userdata, const char *text, size_t len)
+{
+	struct dec_count *d = userdata;
+	json_t *root = json_loadb(text, len, JSON_DECODE_ANY, NULL), *items, *v;
+	size_t i;
+
+	items = json_object_get(root, "items");
+	if (json_is_array(items)) {
+		d->lists++;
+		json_array_foreach(items, i, v)
+			times_ten(v);
+	} else if (json_is_object(json_object_get(root, "object"))) {
+		d->lines++;
+		times_ten(json_object_get(root, "object"));
+	}
+	return root;
+}
+
+static void
+test_custom_decoder(void)
+{
+	struct seen s = { 0 };
+	struct dec_count d = { 0 };
+	struct kube_informer_opts o = {
+		.res = &kube_res_configmaps,
+		.ns = "dec",
+		.label_selector = "grp=dec",
+		.backoff_base_usec = 50000,
+		.backoff_max_usec = 500000,
+		.transform = cm_transform,
+		.destroy = cm_destroy,
+		.decode = decode_times_ten,
+		.decode_userdata = &d,
+	};
+	struct kube_informer_handlers h = {
+		.on_add = on_add,
+		.on_update = on_update,
+		.on_delete = on_delete,
+		.userdata = &s,
+	};
+	struct kube_informer *inf = NULL;
+	struct inf_wait w;
+
+	create_cm("dec", "d1", "dec", "a", 4);
+	CU_ASSERT_EQUAL_FATAL(kube_informer_new(client, &o, &inf), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_informer_add_handlers(inf, &h), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_informer_start(inf), 0);
+	CU_ASSERT_TRUE_FATAL(wait_for(synced, inf, 20000));
+	CU_ASSERT_TRUE(d.lists >= 1);
+	CU_ASSERT_EQUAL(s.adds, 1);
+	CU_ASSERT_EQUAL(s.last_value, 40);
+	w = (struct inf_wait){ .inf = inf, .s = &s, .adds = 1, .watches = 1 };
+	CU_ASSERT_TRUE(wait_for(counts_reached, &w, 20000));
+
+	create_cm("dec", "d2", "dec", "a", 5);
+	w.adds = 2;
+	CU_ASSERT_TRUE(wait_for(counts_reached, &w, 20000));
+	CU_ASSERT_TRUE(d.lines >= 1);
+	CU_ASSERT_EQUAL(s.last_value, 50);
+	kube_informer_free(inf);
+}
+
 static const struct test_case informer_tests[] = {
 	{ "paginated sync and watch events", test_sync_and_events },
 	{ "changes while disconnected", test_relist_after_410 },
@@ -529,6 +611,7 @@ static const struct test_case informer_tests[] = {
 	{ "reconnect after API server restart", test_server_restart },
 	{ "periodic resync", test_resync },
 	{ "no per-event leak over 100000 events", test_no_per_event_leak },
+	{ "a decoder for list pages and watch lines", test_custom_decoder },
 	{ NULL, NULL },
 };
 
