@@ -912,9 +912,11 @@ conn_open(struct kube_http_call *call)
 		return 0;
 	}
 	if (!h->dns) {
-		h->dns = evdns_base_new(h->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
-		if (!h->dns)
-			h->dns = evdns_base_new(h->base, 0); /* no resolv.conf: /etc/hosts only */
+		/* idle, it must not keep the loop alive */
+		h->dns = evdns_base_new(h->base,
+		    EVDNS_BASE_INITIALIZE_NAMESERVERS | EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+		if (!h->dns) /* no usable resolv.conf: /etc/hosts only */
+			h->dns = evdns_base_new(h->base, EVDNS_BASE_DISABLE_WHEN_INACTIVE);
 		if (!h->dns) {
 			call->conn = NULL;
 			c->call = NULL;
