@@ -83,40 +83,7 @@ static const struct flag {
  */
 #define KUBE_SO_NAME "vm-dhcp-agent-kube.so"
 
-static const char *const kube_so_syms[] = {
-	"kube_config_load",
-	"kube_config_free",
-	"kube_config_server",
-	"kube_client_new",
-	"kube_client_free",
-	"agent_kube_new",
-	"agent_kube_start",
-	"agent_kube_free",
-	"agent_kube_config",
-	"agent_kube_serving",
-	"agent_kube_ready",
-	"agent_kube_get_stats",
-	"log_init",
-};
-enum {
-	KS_CONFIG_LOAD,
-	KS_CONFIG_FREE,
-	KS_CONFIG_SERVER,
-	KS_CLIENT_NEW,
-	KS_CLIENT_FREE,
-	KS_KUBE_NEW,
-	KS_KUBE_START,
-	KS_KUBE_FREE,
-	KS_KUBE_CONFIG,
-	KS_KUBE_SERVING,
-	KS_KUBE_READY,
-	KS_KUBE_STATS,
-	KS_LOG_INIT,
-	KS_N,
-};
-_Static_assert(ELEMENTSOF(kube_so_syms) == KS_N, "kube_so_syms and KS_* differ");
-static void *kube_so;
-static void *kube_fn[KS_N];
+static const struct agent_kube_ops *kops; /* the loaded .so's table */
 
 /* Loads the shared object once. Returns 0, or -ENOENT with err filled. */
 static int
@@ -125,7 +92,7 @@ kube_so_load(char *err, size_t errlen)
 	char path[PATH_MAX];
 	const char *env = getenv("VMDHCP_AGENT_KUBE_SO");
 
-	if (kube_so != NULL)
+	if (kops != NULL)
 		return 0;
 	if (env != NULL && env[0] != '\0') {
 		snprintf(path, sizeof(path), "%s", env);
@@ -147,23 +114,19 @@ kube_so_load(char *err, size_t errlen)
 		snprintf(err, errlen, "Kubernetes mode: cannot load %s: %s", path, dlerror());
 		return -ENOENT;
 	}
-	for (size_t i = 0; i < KS_N; i++) {
-		kube_fn[i] = dlsym(h, kube_so_syms[i]);
-		if (kube_fn[i] == NULL) {
-			snprintf(err, errlen, "Kubernetes mode: %s: no symbol %s", path,
-			    kube_so_syms[i]);
-			dlclose(h);
-			return -ENOENT;
-		}
+	const struct agent_kube_ops *ops = dlsym(h, AGENT_KUBE_OPS_SYMBOL);
+	if (ops == NULL || ops->size != sizeof(*ops)) {
+		snprintf(err, errlen, "Kubernetes mode: %s: %s", path,
+		    ops == NULL ? "no " AGENT_KUBE_OPS_SYMBOL " table"
+				: "built for another agent version");
+		dlclose(h);
+		return -ENOENT;
 	}
-	kube_so = h;
+	kops = ops;
 	/* the shared object has its own copy of lib/log.c */
-	((void (*)(const char *, enum log_level))kube_fn[KS_LOG_INIT])(
-	    "vm-dhcp-agent", log_get_level());
+	kops->log_init("vm-dhcp-agent", log_get_level());
 	return 0;
 }
-
-#define KFN(idx, type) ((type)kube_fn[idx])
 
 int
 kube_config_load(const char *kubeconfig, struct kube_config **ret, char *err, size_t err_len)
@@ -171,8 +134,7 @@ kube_config_load(const char *kubeconfig, struct kube_config **ret, char *err, si
 	int r = kube_so_load(err, err_len);
 	if (r < 0)
 		return r;
-	return KFN(KS_CONFIG_LOAD, int (*)(const char *, struct kube_config **, char *, size_t))(
-	    kubeconfig, ret, err, err_len);
+	return kops->config_load(kubeconfig, ret, err, err_len);
 }
 
 struct kube_config *
@@ -180,21 +142,19 @@ kube_config_free(struct kube_config *cfg)
 {
 	if (cfg == NULL)
 		return NULL;
-	return KFN(KS_CONFIG_FREE, struct kube_config * (*)(struct kube_config *))(cfg);
+	return kops->config_free(cfg);
 }
 
 const char *
 kube_config_server(const struct kube_config *cfg)
 {
-	return KFN(KS_CONFIG_SERVER, const char *(*)(const struct kube_config *))(cfg);
+	return kops->config_server(cfg);
 }
 
 int
 kube_client_new(struct event_base *base, struct kube_config *cfg, struct kube_client **ret)
 {
-	return KFN(KS_CLIENT_NEW,
-	    int (*)(struct event_base *, struct kube_config *, struct kube_client **))(
-	    base, cfg, ret);
+	return kops->client_new(base, cfg, ret);
 }
 
 struct kube_client *
@@ -202,7 +162,7 @@ kube_client_free(struct kube_client *c)
 {
 	if (c == NULL)
 		return NULL;
-	return KFN(KS_CLIENT_FREE, struct kube_client * (*)(struct kube_client *))(c);
+	return kops->client_free(c);
 }
 
 int
@@ -212,15 +172,13 @@ agent_kube_new(struct kube_client *c, struct dhcp_server *s, const struct agent_
 	int r = kube_so_load(err, errlen);
 	if (r < 0)
 		return r;
-	return KFN(KS_KUBE_NEW,
-	    int (*)(struct kube_client *, struct dhcp_server *, const struct agent_kube_opts *,
-		struct agent_kube **, char *, size_t))(c, s, opts, ret, err, errlen);
+	return kops->kube_new(c, s, opts, ret, err, errlen);
 }
 
 int
 agent_kube_start(struct agent_kube *k)
 {
-	return KFN(KS_KUBE_START, int (*)(struct agent_kube *))(k);
+	return kops->kube_start(k);
 }
 
 struct agent_kube *
@@ -228,32 +186,31 @@ agent_kube_free(struct agent_kube *k)
 {
 	if (k == NULL)
 		return NULL;
-	return KFN(KS_KUBE_FREE, struct agent_kube * (*)(struct agent_kube *))(k);
+	return kops->kube_free(k);
 }
 
 const struct agent_config *
 agent_kube_config(const struct agent_kube *k)
 {
-	return KFN(KS_KUBE_CONFIG, const struct agent_config *(*)(const struct agent_kube *))(k);
+	return kops->kube_config(k);
 }
 
 bool
 agent_kube_serving(const struct agent_kube *k)
 {
-	return KFN(KS_KUBE_SERVING, bool (*)(const struct agent_kube *))(k);
+	return kops->kube_serving(k);
 }
 
 bool
 agent_kube_ready(const struct agent_kube *k, char *reason, size_t len)
 {
-	return KFN(KS_KUBE_READY, bool (*)(const struct agent_kube *, char *, size_t))(
-	    k, reason, len);
+	return kops->kube_ready(k, reason, len);
 }
 
 void
 agent_kube_get_stats(const struct agent_kube *k, struct agent_kube_stats *ret)
 {
-	KFN(KS_KUBE_STATS, void (*)(const struct agent_kube *, struct agent_kube_stats *))(k, ret);
+	kops->kube_get_stats(k, ret);
 }
 
 static void

@@ -67,7 +67,7 @@ struct conn {
 	bool ssl_ready;
 	mbedtls_ssl_context ssl;
 	int sys_errno; /* last socket error seen by the TLS I/O callbacks */
-	unsigned uses;  /* requests started on this connection */
+	unsigned uses; /* requests started on this connection */
 };
 
 struct kube_http {
@@ -80,9 +80,9 @@ struct kube_http {
 	long request_ms, connect_ms;
 	/* from cfg->server */
 	bool tls;
-	char *host;      /* without brackets */
+	char *host;	 /* without brackets */
 	char *authority; /* Host header */
-	char *prefix;    /* path prefix of the server URL ("" or "/k8s/clusters/x") */
+	char *prefix;	 /* path prefix of the server URL ("" or "/k8s/clusters/x") */
 	char port[8];
 	bool host_is_ip;
 	unsigned char ip[16];
@@ -182,8 +182,8 @@ tls_send(void *ctx, const unsigned char *buf, size_t len)
 	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 		return MBEDTLS_ERR_SSL_WANT_WRITE;
 	c->sys_errno = errno;
-	return (errno == EPIPE || errno == ECONNRESET) ? MBEDTLS_ERR_NET_CONN_RESET :
-							 MBEDTLS_ERR_NET_SEND_FAILED;
+	return (errno == EPIPE || errno == ECONNRESET) ? MBEDTLS_ERR_NET_CONN_RESET
+						       : MBEDTLS_ERR_NET_SEND_FAILED;
 }
 
 static int
@@ -226,8 +226,7 @@ tls_fail(struct kube_http *h, int err, const char *what, int mbed_err)
 
 	if (mbed_err)
 		mbedtls_strerror(mbed_err, text, sizeof(text));
-	snprintf(h->tls_message, sizeof(h->tls_message), "%s%s%s", what, text[0] ? ": " : "",
-	    text);
+	snprintf(h->tls_message, sizeof(h->tls_message), "%s%s%s", what, text[0] ? ": " : "", text);
 	h->tls_error = err;
 	return err;
 }
@@ -285,8 +284,8 @@ tls_load(struct kube_http *h)
 	if (h->tls_loaded)
 		return h->tls_error;
 	h->tls_loaded = true;
-	r = mbedtls_ctr_drbg_seed(&h->drbg, mbedtls_entropy_func, &h->entropy,
-	    (const unsigned char *)"vm-dhcp/kube", 12);
+	r = mbedtls_ctr_drbg_seed(
+	    &h->drbg, mbedtls_entropy_func, &h->entropy, (const unsigned char *)"vm-dhcp/kube", 12);
 	if (r)
 		return tls_fail(h, -EIO, "TLS random generator", r);
 	r = mbedtls_ssl_config_defaults(&h->conf, MBEDTLS_SSL_IS_CLIENT,
@@ -297,8 +296,8 @@ tls_load(struct kube_http *h)
 #if MBEDTLS_VERSION_MAJOR >= 3
 	mbedtls_ssl_conf_min_tls_version(&h->conf, MBEDTLS_SSL_VERSION_TLS1_2);
 #else
-	mbedtls_ssl_conf_min_version(&h->conf, MBEDTLS_SSL_MAJOR_VERSION_3,
-	    MBEDTLS_SSL_MINOR_VERSION_3);
+	mbedtls_ssl_conf_min_version(
+	    &h->conf, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
 #endif
 	if (cfg->insecure) {
 		mbedtls_ssl_conf_authmode(&h->conf, MBEDTLS_SSL_VERIFY_NONE);
@@ -334,8 +333,8 @@ tls_load(struct kube_http *h)
 			return tls_fail(h, -EPROTO, what, r);
 		}
 #if MBEDTLS_VERSION_MAJOR >= 3
-		r = mbedtls_pk_check_pair(&h->own_cert.pk, &h->own_key, mbedtls_ctr_drbg_random,
-		    &h->drbg);
+		r = mbedtls_pk_check_pair(
+		    &h->own_cert.pk, &h->own_key, mbedtls_ctr_drbg_random, &h->drbg);
 #else
 		r = mbedtls_pk_check_pair(&h->own_cert.pk, &h->own_key);
 #endif
@@ -403,8 +402,7 @@ call_free(struct kube_http_call *call)
 }
 
 /* Reports the outcome once and frees the call (the connection was detached or is closed). */
-static void
-call_finish(struct kube_http_call *call, int err, long status, const char *fmt, ...)
+static void call_finish(struct kube_http_call *call, int err, long status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 static void
@@ -428,8 +426,8 @@ call_finish(struct kube_http_call *call, int err, long status, const char *fmt, 
 	call_release_slot(call);
 	call->cancelled = true; /* no second report; the reaper skips it */
 	call->reported = true;
-	call->on_done(call->userdata, err, status, call->resp ? call->resp : "", call->resp_len,
-	    message);
+	call->on_done(
+	    call->userdata, err, status, call->resp ? call->resp : "", call->resp_len, message);
 	call_free(call);
 }
 
@@ -507,7 +505,7 @@ call_complete(struct kube_http_call *call, bool reusable)
 	call->conn = NULL;
 	c->call = NULL;
 	if (reusable && call->parser.keep_alive && h->n_idle < MAX_IDLE) {
-		struct timeval tv = { .tv_sec = IDLE_MS / 1000, .tv_usec = (IDLE_MS % 1000) * 1000 };
+		struct timeval tv = {.tv_sec = IDLE_MS / 1000, .tv_usec = (IDLE_MS % 1000) * 1000};
 
 		c->next = h->idle;
 		h->idle = c;
@@ -569,8 +567,8 @@ conn_exchange(struct conn *c)
 		ssize_t w;
 
 		if (c->tls) {
-			int r = mbedtls_ssl_write(&c->ssl,
-			    (const unsigned char *)call->req + call->req_off, n);
+			int r = mbedtls_ssl_write(
+			    &c->ssl, (const unsigned char *)call->req + call->req_off, n);
 
 			if (r == MBEDTLS_ERR_SSL_WANT_WRITE || r == MBEDTLS_ERR_SSL_WANT_READ) {
 				conn_arm(c, r == MBEDTLS_ERR_SSL_WANT_WRITE ? EV_WRITE : EV_READ);
@@ -643,9 +641,9 @@ conn_exchange(struct conn *c)
 				return;
 			}
 			call_conn_failed(call, -EIO,
-			    kube_http_parser_started(&call->parser) ?
-				"Transferred a partial file (connection closed in the answer)" :
-				"Empty reply from server");
+			    kube_http_parser_started(&call->parser)
+				? "Transferred a partial file (connection closed in the answer)"
+				: "Empty reply from server");
 			return;
 		}
 		used = kube_http_parse(&call->parser, buf, (size_t)n, body_cb, call);
@@ -784,7 +782,8 @@ conn_start_io(struct conn *c)
 
 		mbedtls_ssl_free(&c->ssl);
 		c->tls = false; /* nothing left to free */
-		snprintf(what, sizeof(what), "SSL connect error: %s", tls_text(r, text, sizeof(text)));
+		snprintf(
+		    what, sizeof(what), "SSL connect error: %s", tls_text(r, text, sizeof(text)));
 		call_conn_failed(c->call, -EPROTO, what);
 		return;
 	}
@@ -821,12 +820,12 @@ conn_connect_next(struct conn *c)
 		char what[300];
 		int err = c->sys_errno;
 
-		snprintf(what, sizeof(what), "Failed to connect to %s port %s: %s", h->host, h->port,
-		    strerror(err ? err : ECONNREFUSED));
+		snprintf(what, sizeof(what), "Failed to connect to %s port %s: %s", h->host,
+		    h->port, strerror(err ? err : ECONNREFUSED));
 		call_conn_failed(c->call,
-		    err == ETIMEDOUT ? -ETIMEDOUT :
-		    (err == ENETUNREACH || err == EHOSTUNREACH) ? -EHOSTUNREACH :
-								  -ECONNREFUSED,
+		    err == ETIMEDOUT				  ? -ETIMEDOUT
+		    : (err == ENETUNREACH || err == EHOSTUNREACH) ? -EHOSTUNREACH
+								  : -ECONNREFUSED,
 		    what);
 	}
 }
@@ -865,9 +864,9 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 	if (c->call->cancelled)
 		return;
 	snprintf(msg, sizeof(msg), "%s to %s port %s timed out after %ld milliseconds",
-	    c->state == C_HANDSHAKE ? "TLS handshake" :
-	    c->state == C_RESOLVING ? "Resolving"
-				    : "Connection",
+	    c->state == C_HANDSHAKE   ? "TLS handshake"
+	    : c->state == C_RESOLVING ? "Resolving"
+				      : "Connection",
 	    h->host, h->port, h->connect_ms);
 	c->sys_errno = 0;
 	call_conn_failed(c->call, -ETIMEDOUT, msg);
@@ -878,10 +877,10 @@ static int
 conn_open(struct kube_http_call *call)
 {
 	struct kube_http *h = call->http;
-	struct timeval tv = { .tv_sec = h->connect_ms / 1000,
-		.tv_usec = (h->connect_ms % 1000) * 1000 };
-	struct evutil_addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-		.ai_protocol = IPPROTO_TCP };
+	struct timeval tv = {
+	    .tv_sec = h->connect_ms / 1000, .tv_usec = (h->connect_ms % 1000) * 1000};
+	struct evutil_addrinfo hints = {
+	    .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_protocol = IPPROTO_TCP};
 	struct conn *c;
 
 	c = calloc(1, sizeof(*c));
@@ -913,8 +912,8 @@ conn_open(struct kube_http_call *call)
 	}
 	if (!h->dns) {
 		/* idle, it must not keep the loop alive */
-		h->dns = evdns_base_new(h->base,
-		    EVDNS_BASE_INITIALIZE_NAMESERVERS | EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+		h->dns = evdns_base_new(
+		    h->base, EVDNS_BASE_INITIALIZE_NAMESERVERS | EVDNS_BASE_DISABLE_WHEN_INACTIVE);
 		if (!h->dns) /* no usable resolv.conf: /etc/hosts only */
 			h->dns = evdns_base_new(h->base, EVDNS_BASE_DISABLE_WHEN_INACTIVE);
 		if (!h->dns) {
@@ -973,15 +972,16 @@ static int
 call_start(struct kube_http_call *call)
 {
 	struct kube_http *h = call->http;
-	const char *token = kube_config_token(h->cfg); /* read now: a rotated token is used at once */
+	const char *token =
+	    kube_config_token(h->cfg); /* read now: a rotated token is used at once */
 	size_t cap;
 	int n;
 
 	if (token && strpbrk(token, "\r\n"))
 		return -EINVAL;
 	cap = strlen(call->method) + strlen(call->target) + strlen(h->authority) +
-	    (token ? strlen(token) : 0) + (call->content_type ? strlen(call->content_type) : 0) +
-	    256 + call->body_len;
+	      (token ? strlen(token) : 0) + (call->content_type ? strlen(call->content_type) : 0) +
+	      256 + call->body_len;
 	call->req = malloc(cap);
 	if (!call->req)
 		return -ENOMEM;
@@ -995,8 +995,8 @@ call_start(struct kube_http_call *call)
 		return -ENOMEM;
 	if (call->body || strcmp(call->method, "POST") == 0 || strcmp(call->method, "PUT") == 0 ||
 	    strcmp(call->method, "PATCH") == 0)
-		n += snprintf(call->req + n, cap - (size_t)n, "Content-Length: %zu\r\n",
-		    call->body_len);
+		n += snprintf(
+		    call->req + n, cap - (size_t)n, "Content-Length: %zu\r\n", call->body_len);
 	n += snprintf(call->req + n, cap - (size_t)n, "\r\n");
 	if (call->body_len)
 		memcpy(call->req + n, call->body, call->body_len);
@@ -1016,7 +1016,7 @@ call_start(struct kube_http_call *call)
 		if (!call->timer)
 			return -ENOMEM;
 		if (ms > 0) {
-			struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+			struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
 
 			evtimer_add(call->timer, &tv);
 		}
@@ -1047,8 +1047,8 @@ reaper_cb(evutil_socket_t fd, short what, void *arg)
 
 			if (r < 0 && !call->cancelled)
 				call_finish(call, r, 0, "%s",
-				    r == -EINVAL ? "bearer token holds a line break" :
-						   "cannot start transfer");
+				    r == -EINVAL ? "bearer token holds a line break"
+						 : "cannot start transfer");
 		}
 		/* the list may have changed under callbacks: start over from the head */
 		next = h->calls;
@@ -1203,8 +1203,8 @@ kube_http_set_timeouts(struct kube_http *h, long request_ms, long connect_ms)
 }
 
 int
-kube_http_submit(struct kube_http *h, const struct kube_http_request *req,
-    struct kube_http_call **ret)
+kube_http_submit(
+    struct kube_http *h, const struct kube_http_request *req, struct kube_http_call **ret)
 {
 	struct kube_http_call *call;
 

@@ -114,8 +114,7 @@ parse_status_line(struct kube_http_parser *p, const char *l, size_t len)
 	long status;
 
 	/* HTTP/1.x SP 3DIGIT [SP reason] */
-	if (len < 12 || memcmp(l, "HTTP/1.", 7) != 0 || (l[7] != '0' && l[7] != '1') ||
-	    l[8] != ' ')
+	if (len < 12 || memcmp(l, "HTTP/1.", 7) != 0 || (l[7] != '0' && l[7] != '1') || l[8] != ' ')
 		return -EBADMSG;
 	for (int i = 9; i < 12; i++)
 		if (l[i] < '0' || l[i] > '9')
@@ -286,8 +285,7 @@ parse_chunk_size(struct kube_http_parser *p, const char *l, size_t len)
  * consumed; *complete tells whether the line ended (then p->line holds it, CR stripped).
  */
 static ssize_t
-take_line(struct kube_http_parser *p, const char *data, size_t len, size_t max,
-    bool *complete)
+take_line(struct kube_http_parser *p, const char *data, size_t len, size_t max, bool *complete)
 {
 	const char *nl = memchr(data, '\n', len);
 	size_t n = nl ? (size_t)(nl - data) : len;

@@ -205,15 +205,14 @@ test_stale_connection_retried(void)
 	 * connection is dead); the next request is retried on a new connection, not failed. */
 	struct kube_config *c = config_for(test_apiserver_url(srv), NULL);
 	struct kube_client *client = NULL;
-	struct answer a = { 0 };
+	struct answer a = {0};
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, c, &client), 0);
 	for (int round = 0; round < 3; round++) {
 		memset(&a, 0, sizeof(a));
-		CU_ASSERT_EQUAL(kube_get(client, &kube_res_configmaps, "default", "absent",
-				    answer_cb, &a),
-		    0);
+		CU_ASSERT_EQUAL(
+		    kube_get(client, &kube_res_configmaps, "default", "absent", answer_cb, &a), 0);
 		CU_ASSERT_EQUAL(kube_run_until(base, &a.done, 20000), 0);
 		CU_ASSERT_EQUAL(a.error, -ENOENT);
 		if (round < 2)
@@ -250,8 +249,7 @@ struct raw_call {
 };
 
 static void
-raw_done(void *userdata, int error, long status, const char *body, size_t len,
-    const char *message)
+raw_done(void *userdata, int error, long status, const char *body, size_t len, const char *message)
 {
 	struct raw_call *r = userdata;
 
@@ -277,7 +275,7 @@ static void
 run_for(long ms)
 {
 	bool fired = false;
-	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+	struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
 	struct event *t = evtimer_new(base, timeout_cb, &fired);
 
 	evtimer_add(t, &tv);
@@ -291,9 +289,10 @@ test_cancel_phases(void)
 {
 	struct kube_config *c = config_for(test_apiserver_url(srv), NULL);
 	struct kube_http *h = NULL;
-	struct kube_http_request req = { .method = "GET",
-		.path = "/api/v1/namespaces/default/configmaps/absent", .on_done = raw_done,
-		.release = raw_release };
+	struct kube_http_request req = {.method = "GET",
+	    .path = "/api/v1/namespaces/default/configmaps/absent",
+	    .on_done = raw_done,
+	    .release = raw_release};
 	struct kube_http_call *call;
 	struct raw_call r[4];
 
@@ -338,17 +337,16 @@ test_cancel_phases(void)
 }
 
 static const struct test_case tests[] = {
-	{ "host name: evdns and the certificate's DNS name", test_hostname },
-	{ "IP-literal server checked against iPAddress names", test_ip_address_names },
-	{ "client certificate and key; bad key; missing CA", test_client_certificate },
-	{ "stale pooled connection retried after a server restart", test_stale_connection_retried },
-	{ "server URL with a path prefix", test_path_prefix },
-	{ "cancel before start, in flight, and free with calls in flight", test_cancel_phases },
-	{ NULL, NULL },
+    {"host name: evdns and the certificate's DNS name", test_hostname},
+    {"IP-literal server checked against iPAddress names", test_ip_address_names},
+    {"client certificate and key; bad key; missing CA", test_client_certificate},
+    {"stale pooled connection retried after a server restart", test_stale_connection_retried},
+    {"server URL with a path prefix", test_path_prefix},
+    {"cancel before start, in flight, and free with calls in flight", test_cancel_phases},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "kube-http-mbedtls", .init = suite_init, .cleanup = suite_cleanup,
-	    .tests = tests },
-	{ .name = NULL },
+    {.name = "kube-http-mbedtls", .init = suite_init, .cleanup = suite_cleanup, .tests = tests},
+    {.name = NULL},
 };
