@@ -325,7 +325,7 @@ static bool
 value_char(char c)
 {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    c == ':' || c == '-' || c == '.';
+	       c == ':' || c == '-' || c == '.';
 }
 
 /* Next entry of the map: 1 and *a, 0 at the end (the iterator then ends at the span's end), -1. */
@@ -449,7 +449,8 @@ candidate(json_t *root, long cand)
 static int
 attach(json_t *root, const struct span *sp)
 {
-	json_t *ipv4 = json_object_get(json_object_get(candidate(root, sp->cand), "status"), "ipv4");
+	json_t *ipv4 =
+	    json_object_get(json_object_get(candidate(root, sp->cand), "status"), "ipv4");
 	json_t *alloc = json_object_get(ipv4, "allocated"), *packed;
 
 	if (!json_is_object(alloc) || json_object_size(alloc) != 0 ||

@@ -406,8 +406,8 @@ static const struct crd_field ipv4_status_children[] = {
  * struct ippool_alloc[n], sorted by address, unique. The "allocated" beside it must be empty.
  */
 static int
-dec_allocated_packed(const json_t *v, const char *path, struct ippool_status *st,
-    struct crd_error *err)
+dec_allocated_packed(
+    const json_t *v, const char *path, struct ippool_status *st, struct crd_error *err)
 {
 	const char *bytes = json_string_value(v);
 	size_t len = json_string_length(v), n = len / sizeof(struct ippool_alloc);

@@ -37,8 +37,8 @@ candidates(json_t *root, json_t **out)
 static void
 same_status(const struct ippool_status *a, const struct ippool_status *b)
 {
-	if (a->has_ipv4 != b->has_ipv4 || a->n_allocated != b->n_allocated ||
-	    a->used != b->used || a->available != b->available)
+	if (a->has_ipv4 != b->has_ipv4 || a->n_allocated != b->n_allocated || a->used != b->used ||
+	    a->available != b->available)
 		__builtin_trap();
 	for (size_t i = 0; i < a->n_allocated; i++) {
 		const struct ippool_alloc *x = &a->allocated[i], *y = &b->allocated[i];
@@ -87,7 +87,8 @@ check(const char *text, size_t len, size_t flags)
 		memset(&xb, 0, sizeof(xb));
 		ra = ippool_decode(ca[i], &pa, &xa);
 		rb = ippool_decode(cb[i], &pb, &xb);
-		if (ra != rb || strcmp(xa.message, xb.message) != 0 || strcmp(xa.path, xb.path) != 0)
+		if (ra != rb || strcmp(xa.message, xb.message) != 0 ||
+		    strcmp(xa.path, xb.path) != 0)
 			__builtin_trap();
 		if (ra == 0) {
 			json_t *ja = ippool_encode(pa), *jb = ippool_encode(pb);

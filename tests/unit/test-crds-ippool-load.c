@@ -63,8 +63,8 @@ candidates(json_t *root, json_t **out, size_t max)
 static bool
 same_status(const struct ippool_status *a, const struct ippool_status *b)
 {
-	if (a->has_ipv4 != b->has_ipv4 || a->n_allocated != b->n_allocated ||
-	    a->used != b->used || a->available != b->available)
+	if (a->has_ipv4 != b->has_ipv4 || a->n_allocated != b->n_allocated || a->used != b->used ||
+	    a->available != b->available)
 		return false;
 	for (size_t i = 0; i < a->n_allocated; i++) {
 		const struct ippool_alloc *x = &a->allocated[i], *y = &b->allocated[i];
@@ -238,9 +238,10 @@ test_marks_and_macs(void)
 static void
 test_duplicates_last_wins(void)
 {
-	static const char alloc[] = "{\"10.70.0.5\": \"EXCLUDED\", \"10.70.0.4\": \"RESERVED\","
-				    " \"10.70.0.5\": \"52:54:00:00:00:01\", \"10.70.0.4\": \"EXCLUDED\","
-				    " \"10.70.0.6\": \"RESERVED\", \"10.70.0.5\": \"52:54:00:00:00:02\"}";
+	static const char alloc[] =
+	    "{\"10.70.0.5\": \"EXCLUDED\", \"10.70.0.4\": \"RESERVED\","
+	    " \"10.70.0.5\": \"52:54:00:00:00:01\", \"10.70.0.4\": \"EXCLUDED\","
+	    " \"10.70.0.6\": \"RESERVED\", \"10.70.0.5\": \"52:54:00:00:00:02\"}";
 	char *pool = pool_with(alloc);
 	json_t *j = ippool_json_loadb(pool, strlen(pool), 0, NULL);
 	struct ippool *p = NULL;
@@ -328,20 +329,23 @@ test_path_ambiguities(void)
 {
 	static const char *const texts[] = {
 	    /* two allocated members in one ipv4 object (jansson keeps the last) */
-	    POOL_HEAD ", \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"},"
-		      " \"used\": 1, \"available\": 2, \"allocated\": {\"10.70.0.6\": \"RESERVED\"}}}}",
+	    POOL_HEAD
+	    ", \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"},"
+	    " \"used\": 1, \"available\": 2, \"allocated\": {\"10.70.0.6\": \"RESERVED\"}}}}",
 	    /* "allocated" spelled with an escape, alone and after a plain one */
-	    POOL_HEAD ", \"status\": {\"ipv4\": {\"allocat\\u0065d\": {\"10.70.0.5\": \"EXCLUDED\"},"
-		      " \"used\": 1, \"available\": 2}}}",
+	    POOL_HEAD
+	    ", \"status\": {\"ipv4\": {\"allocat\\u0065d\": {\"10.70.0.5\": \"EXCLUDED\"},"
+	    " \"used\": 1, \"available\": 2}}}",
 	    POOL_HEAD ", \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"},"
 		      " \"used\": 1, \"available\": 2, \"allocat\\u0065d\": {}}}}",
 	    /* status / ipv4 twice, or spelled with an escape */
 	    POOL_HEAD ", \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"},"
 		      " \"used\": 1, \"available\": 2}}, \"status\": {\"ipv4\": {\"allocated\": {},"
 		      " \"used\": 1, \"available\": 2}}}",
-	    POOL_HEAD ", \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"},"
-		      " \"used\": 1, \"available\": 2}}, \"st\\u0061tus\": {\"ipv4\": {\"allocated\":"
-		      " {}, \"used\": 1, \"available\": 2}}}",
+	    POOL_HEAD
+	    ", \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"},"
+	    " \"used\": 1, \"available\": 2}}, \"st\\u0061tus\": {\"ipv4\": {\"allocated\":"
+	    " {}, \"used\": 1, \"available\": 2}}}",
 	    POOL_HEAD ", \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"},"
 		      " \"used\": 1, \"available\": 2}, \"ipv\\u0034\": {\"allocated\": {},"
 		      " \"used\": 1, \"available\": 2}}}",
@@ -368,7 +372,8 @@ static void
 test_nested_decoys(void)
 {
 	static const char decoy[] =
-	    "{\"items\": [{\"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.7\": \"EXCLUDED\"}}}}],"
+	    "{\"items\": [{\"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.7\": "
+	    "\"EXCLUDED\"}}}}],"
 	    " \"object\": {\"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.8\": \"RESERVED\"}}}},"
 	    " \"s\": \"\\\"items\\\": [{\", \"q\": \"}]}\"}";
 	char text[4096];
@@ -396,8 +401,8 @@ test_nested_decoys(void)
 	o = check(text);
 	CU_ASSERT_EQUAL(o.n_packed, 1);
 	/* A watch event whose object carries a decoy list. */
-	snprintf(text, sizeof(text), "{\"type\": \"ADDED\", \"x\": %s, \"object\": %s}", decoy,
-	    decoy);
+	snprintf(
+	    text, sizeof(text), "{\"type\": \"ADDED\", \"x\": %s, \"object\": %s}", decoy, decoy);
 	o = check(text);
 	CU_ASSERT_EQUAL(o.n_packed, 0);
 }
@@ -435,14 +440,16 @@ big_pool(size_t n)
 	char *s = malloc(cap);
 
 	CU_ASSERT_FATAL(s != NULL);
-	o = (size_t)snprintf(s, cap, POOL_HEAD ", \"status\": {\"ipv4\": {\"used\": %zu,"
-					       " \"available\": %zu, \"allocated\": {",
+	o = (size_t)snprintf(s, cap,
+	    POOL_HEAD ", \"status\": {\"ipv4\": {\"used\": %zu,"
+		      " \"available\": %zu, \"allocated\": {",
 	    n, 65527 - n);
 	for (size_t i = 0; i < n; i++) {
 		size_t a = i + 10;
 
-		o += (size_t)snprintf(s + o, cap - o, "%s\"10.70.%zu.%zu\":\"52:54:01:%02zx:%02zx:%02zx\"",
-		    i ? "," : "", a / 256, a % 256, i / 65536, (i / 256) % 256, i % 256);
+		o += (size_t)snprintf(s + o, cap - o,
+		    "%s\"10.70.%zu.%zu\":\"52:54:01:%02zx:%02zx:%02zx\"", i ? "," : "", a / 256,
+		    a % 256, i / 65536, (i / 256) % 256, i % 256);
 	}
 	snprintf(s + o, cap - o, "}}}}");
 	return s;
@@ -474,15 +481,24 @@ static void
 test_not_json(void)
 {
 	static const char *const texts[] = {
-	    "", " ", "{", "}", "nope", "{\"status\": }", "{\"status\" {}}", "[1, 2",
+	    "",
+	    " ",
+	    "{",
+	    "}",
+	    "nope",
+	    "{\"status\": }",
+	    "{\"status\" {}}",
+	    "[1, 2",
 	    "{\"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"}}}",
 	    "{\"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"}}}}}",
 	    "{\"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"}]}}",
 	    "{\"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"}}}} x",
 	    "{\"a\": [1}, \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"}}}}",
 	    "{\"a\": tru, \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"}}}}",
-	    "{\"a\": 1\"b\", \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"}}}}",
-	    "{\"a\": \"\x01\", \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"}}}}",
+	    "{\"a\": 1\"b\", \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": "
+	    "\"EXCLUDED\"}}}}",
+	    "{\"a\": \"\x01\", \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": "
+	    "\"EXCLUDED\"}}}}",
 	    "{\"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\",}}}}",
 	    "{\"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\" \"EXCLUDED\"}}}}",
 	};
@@ -501,8 +517,9 @@ test_not_json(void)
 		json_t *j = ippool_json_loadb(t, strlen(t), JSON_DISABLE_EOF_CHECK, &e);
 
 		CU_ASSERT_PTR_NOT_NULL(j);
-		CU_ASSERT_PTR_NOT_NULL(json_object_get(
-		    json_object_get(json_object_get(j, "status"), "ipv4"), IPPOOL_ALLOCATED_PACKED));
+		CU_ASSERT_PTR_NOT_NULL(
+		    json_object_get(json_object_get(json_object_get(j, "status"), "ipv4"),
+			IPPOOL_ALLOCATED_PACKED));
 		json_decref(j);
 	}
 	/* A NUL byte inside the map. */
@@ -518,7 +535,8 @@ test_not_json(void)
 static void
 test_truncated(void)
 {
-	char *pool = pool_with("{\"10.70.0.5\": \"EXCLUDED\", \"10.70.0.6\": \"52:54:00:00:00:01\"}");
+	char *pool =
+	    pool_with("{\"10.70.0.5\": \"EXCLUDED\", \"10.70.0.6\": \"52:54:00:00:00:01\"}");
 	size_t n = strlen(pool), loaded = 0;
 
 	for (size_t len = 0; len <= n; len++)
@@ -532,16 +550,15 @@ test_truncated(void)
 /* --- the packed member in ippool_decode ------------------------------------------------- */
 
 static int
-decode_with_packed(
-    json_t *packed, const char *alloc, struct ippool **ret, struct crd_error *err)
+decode_with_packed(json_t *packed, const char *alloc, struct ippool **ret, struct crd_error *err)
 {
 	char *text = pool_with(alloc);
 	json_t *j = json_loads(text, 0, NULL);
 	int r;
 
 	CU_ASSERT_FATAL(j != NULL);
-	json_object_set_new(json_object_get(json_object_get(j, "status"), "ipv4"),
-	    IPPOOL_ALLOCATED_PACKED, packed);
+	json_object_set_new(
+	    json_object_get(json_object_get(j, "status"), "ipv4"), IPPOOL_ALLOCATED_PACKED, packed);
 	r = ippool_decode(j, ret, err);
 	json_decref(j);
 	free(text);
@@ -564,11 +581,9 @@ test_packed_decode(void)
 	s = json_stringn_nocheck((const char *)v, sizeof(v));
 	CU_ASSERT_EQUAL_FATAL(decode_with_packed(s, "{}", &p, &err), 0);
 	CU_ASSERT_EQUAL_FATAL(p->status.n_allocated, 3);
-	CU_ASSERT(same_status(&p->status, &(struct ippool_status){.has_ipv4 = true,
-					      .allocated = v,
-					      .n_allocated = 3,
-					      .used = 3,
-					      .available = 4}));
+	CU_ASSERT(same_status(&p->status,
+	    &(struct ippool_status){
+		.has_ipv4 = true, .allocated = v, .n_allocated = 3, .used = 3, .available = 4}));
 	p = ippool_free(p);
 	/* Empty packed, absent allocated. */
 	CU_ASSERT_EQUAL(decode_with_packed(json_string(""), "null", &p, &err), 0);
