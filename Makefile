@@ -335,3 +335,24 @@ bench-e2e: programs $(BUILD)/e2e/yaml2json $(BUILD)/bench/bench-e2e-client
 .PHONY: bench-controller-rss
 bench-controller-rss: programs
 	@controller/bench-rss.sh
+
+# IPPool loading with 65 000 bindings (the awk of scripts/bench-e2e.sh): json_loadb against
+# ippool_json_loadb, load and decode time and heap (peak during the load, held after it).
+$(BUILD)/bench/bench-ippool-load: $(BUILD)/obj/tests/bench/bench-ippool-load.o $(ARCHIVES)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(ARCHIVES) $(LIBS)
+
+bench-ippool-load: $(BUILD)/bench/bench-ippool-load
+	@awk -v n=$${BENCH_N:-65000} 'BEGIN { \
+	    printf "{\"apiVersion\":\"network.harvesterhci.io/v1alpha1\",\"kind\":\"IPPool\","; \
+	    printf "\"metadata\":{\"name\":\"big\",\"namespace\":\"default\"},\"spec\":{\"networkName\":"; \
+	    printf "\"default/big\",\"ipv4Config\":{\"serverIP\":\"10.70.0.1\",\"cidr\":\"10.70.0.0/16\","; \
+	    printf "\"pool\":{\"start\":\"10.70.0.10\",\"end\":\"10.70.255.250\"}}},"; \
+	    printf "\"status\":{\"ipv4\":{\"used\":%d,\"available\":%d,\"allocated\":{", n, 65527 - n; \
+	    for (i = 0; i < n; i++) { a = i + 10; \
+	        printf "%s\"10.70.%d.%d\":\"52:54:01:%02x:%02x:%02x\"", (i ? "," : ""), int(a / 256), \
+	            a % 256, int(i / 65536), int(i / 256) % 256, i % 256 } \
+	    printf "}}}}" }' >$(BUILD)/bench/ippool-65000.json
+	@$(BUILD)/bench/bench-ippool-load $(BUILD)/bench/ippool-65000.json
+.PHONY: bench-ippool-load

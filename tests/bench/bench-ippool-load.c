@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bench-ippool-load FILE [REPS]: load an IPPool JSON text with json_loadb and with
+ * ippool_json_loadb, then ippool_decode it. Prints, for each loader, the median load and
+ * decode times over REPS runs and the heap: peak during the load, held by the tree after it.
+ * The heap is counted by this program's own malloc family (usable sizes, glibc), which
+ * jansson's allocations go through too. The text itself is not counted.
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "crds/ippool.h"
+#include "lib/util.h"
+
+/* --- heap accounting ---------------------------------------------------------------------- */
+
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+extern void __libc_free(void *p);
+
+static long long heap_cur, heap_peak;
+
+static void
+account(void *p, long long sign)
+{
+	if (!p)
+		return;
+	heap_cur += sign * (long long)malloc_usable_size(p);
+	if (heap_cur > heap_peak)
+		heap_peak = heap_cur;
+}
+
+void *
+malloc(size_t n)
+{
+	void *p = __libc_malloc(n);
+
+	account(p, 1);
+	return p;
+}
+
+void *
+calloc(size_t n, size_t size)
+{
+	void *p = __libc_calloc(n, size);
+
+	account(p, 1);
+	return p;
+}
+
+void *
+realloc(void *p, size_t n)
+{
+	void *q;
+
+	account(p, -1);
+	q = __libc_realloc(p, n);
+	account(q ? q : p, 1);
+	return q;
+}
+
+void
+free(void *p)
+{
+	account(p, -1);
+	__libc_free(p);
+}
+
+/* --- the runs ---------------------------------------------------------------------------- */
+
+typedef json_t *(*loader_fn)(const char *text, size_t len, size_t flags, json_error_t *error);
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int
+cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static int
+run(const char *name, loader_fn load, const char *text, size_t len, int reps)
+{
+	double *t_load = calloc((size_t)reps, sizeof(double));
+	double *t_dec = calloc((size_t)reps, sizeof(double));
+	long long peak = 0, held = 0;
+	size_t n_alloc = 0;
+
+	if (!t_load || !t_dec)
+		return -ENOMEM;
+	for (int i = 0; i < reps; i++) {
+		long long base = heap_cur;
+		struct ippool *p = NULL;
+		struct crd_error err;
+		json_error_t jerr;
+		json_t *j;
+		double t0, t1, t2;
+
+		heap_peak = heap_cur;
+		t0 = now_ms();
+		j = load(text, len, 0, &jerr);
+		t1 = now_ms();
+		if (!j) {
+			fprintf(stderr, "%s: %s\n", name, jerr.text);
+			return -EINVAL;
+		}
+		peak = heap_peak - base;
+		held = heap_cur - base;
+		if (ippool_decode(j, &p, &err) < 0) {
+			fprintf(stderr, "%s: %s\n", name, err.message);
+			return -EINVAL;
+		}
+		t2 = now_ms();
+		n_alloc = p->status.n_allocated;
+		t_load[i] = t1 - t0;
+		t_dec[i] = t2 - t1;
+		ippool_free(p);
+		json_decref(j);
+	}
+	qsort(t_load, (size_t)reps, sizeof(double), cmp_double);
+	qsort(t_dec, (size_t)reps, sizeof(double), cmp_double);
+	printf("%-18s %zu entries: load %.2f ms, decode %.2f ms (medians of %d); heap peak during"
+	       " load %.2f MiB, held by the tree %.2f MiB\n",
+	    name, n_alloc, t_load[reps / 2], t_dec[reps / 2], reps, (double)peak / 1048576.0,
+	    (double)held / 1048576.0);
+	free(t_load);
+	free(t_dec);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	int reps = argc > 2 ? atoi(argv[2]) : 11;
+	char *text;
+	size_t len;
+
+	if (argc < 2 || reps < 1) {
+		fprintf(stderr, "usage: bench-ippool-load FILE [REPS]\n");
+		return 2;
+	}
+	if (read_file(argv[1], 256u << 20, &text, &len) < 0) {
+		fprintf(stderr, "bench-ippool-load: cannot read %s\n", argv[1]);
+		return 1;
+	}
+	printf("%s: %zu bytes\n", argv[1], len);
+	if (run("json_loadb", json_loadb, text, len, reps) < 0 ||
+	    run("ippool_json_loadb", ippool_json_loadb, text, len, reps) < 0) {
+		free(text);
+		return 1;
+	}
+	free(text);
+	return 0;
+}
