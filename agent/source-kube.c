@@ -437,6 +437,18 @@ kpool_destroy(void *item)
 	free(kp);
 }
 
+/*
+ * The informer's decoder: a list page or watch line with the pool's status.ipv4.allocated
+ * parsed straight into packed entries (crds/ippool.h), not into a jansson tree of 65 000
+ * strings; the transform's ippool_decode reads them from there.
+ */
+static json_t *
+kpool_decode(void *userdata, const char *text, size_t len)
+{
+	(void)userdata;
+	return ippool_json_loadb(text, len, 0, NULL);
+}
+
 /* The informer's transform: obj (borrowed) -> new struct kpool; NULL only without memory. */
 static void *
 kpool_transform(void *userdata, json_t *obj)
@@ -674,6 +686,7 @@ agent_kube_new(struct kube_client *c, struct dhcp_server *s, const struct agent_
 
 	io.res = &res_ippools;
 	io.ns = k->ns;
+	io.decode = kpool_decode;
 	io.field_selector = k->field_selector;
 	io.backoff_base_usec = opts->backoff_base_usec;
 	io.backoff_max_usec = opts->backoff_max_usec;
