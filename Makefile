@@ -105,7 +105,8 @@ programs: $(PROGRAMS) $(APISERVER)
 help:
 	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
 	@echo "Targets: all test unit asan netns-test fuzz fuzz-short valgrind check-layers demo"
-	@echo "         bench-dhcp bench-kube bench-controller bench-e2e lint-charts format clean"
+	@echo "         bench-dhcp bench-kube bench-ipam bench-controller bench-e2e bench-ippool-load"
+	@echo "         lint-charts format clean"
 
 $(FLAGS_STAMP):
 	@mkdir -p $(BUILD)
