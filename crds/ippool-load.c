@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crds/crds-internal.h"
 #include "crds/ippool.h"
 #include "lib/util.h"
 
@@ -358,13 +359,7 @@ map_next(struct map_iter *it, struct ippool_alloc *a)
 	memset(a, 0, sizeof(*a));
 	if (ipv4_parse(key, &a->addr) < 0)
 		return -1;
-	if (strcmp(val, IPPOOL_ALLOCATED_EXCLUDED) == 0)
-		a->kind = IPPOOL_ALLOC_EXCLUDED;
-	else if (strcmp(val, IPPOOL_ALLOCATED_RESERVED) == 0)
-		a->kind = IPPOOL_ALLOC_RESERVED;
-	else if (mac_parse(val, a->mac) == 0)
-		a->kind = IPPOOL_ALLOC_MAC;
-	else
+	if (ippool_alloc_value_parse(val, a) < 0)
 		return -1;
 	return 1;
 }

@@ -340,6 +340,20 @@ cmp_alloc(const void *x, const void *y)
 	return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
+int
+ippool_alloc_value_parse(const char *val, struct ippool_alloc *a)
+{
+	if (strcmp(val, IPPOOL_ALLOCATED_EXCLUDED) == 0)
+		a->kind = IPPOOL_ALLOC_EXCLUDED;
+	else if (strcmp(val, IPPOOL_ALLOCATED_RESERVED) == 0)
+		a->kind = IPPOOL_ALLOC_RESERVED;
+	else if (mac_parse(val, a->mac) == 0)
+		a->kind = IPPOOL_ALLOC_MAC;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 static int
 dec_allocated(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 {
@@ -362,13 +376,7 @@ dec_allocated(const json_t *v, const char *path, void *ctx, struct crd_error *er
 		snprintf(sub, sizeof(sub), "%s[%.40s]", path, k);
 		if (ipv4_parse(k, &a->addr) < 0)
 			return crd_error_set(err, sub, "key is not an IPv4 address");
-		if (strcmp(val, IPPOOL_ALLOCATED_EXCLUDED) == 0)
-			a->kind = IPPOOL_ALLOC_EXCLUDED;
-		else if (strcmp(val, IPPOOL_ALLOCATED_RESERVED) == 0)
-			a->kind = IPPOOL_ALLOC_RESERVED;
-		else if (mac_parse(val, a->mac) == 0)
-			a->kind = IPPOOL_ALLOC_MAC;
-		else
+		if (ippool_alloc_value_parse(val, a) < 0)
 			return crd_error_set(
 			    err, sub, "\"%.40s\" is not a MAC address, EXCLUDED or RESERVED", val);
 		i++;
