@@ -104,12 +104,8 @@ struct kube_http_call {
 	struct kube_http_call *next, *prev;
 	struct conn *conn;
 	struct event *timer;
-	char *url;
-	char *method;
-	char *target; /* request target: prefix + path */
-	char *body;
-	size_t body_len;
-	char *content_type;
+	struct kube_http_owned rq; /* method, url, content type, body */
+	char *target;		   /* request target: prefix + path */
 	long timeout_ms;
 	char *req; /* serialized request */
 	size_t req_len, req_off;
@@ -391,11 +387,8 @@ call_free(struct kube_http_call *call)
 	if (!call->reported && call->release)
 		call->release(call->userdata);
 	kube_http_parser_release(&call->parser);
-	free(call->url);
-	free(call->method);
+	kube_http_owned_release(&call->rq);
 	free(call->target);
-	free(call->body);
-	free(call->content_type);
 	free(call->req);
 	free(call->resp);
 	free(call);
@@ -411,7 +404,8 @@ call_finish(struct kube_http_call *call, int err, long status, const char *fmt, 
 	char message[600] = "";
 
 	if (fmt) {
-		int n = snprintf(message, sizeof(message), "%s %s: ", call->method, call->url);
+		int n =
+		    snprintf(message, sizeof(message), "%s %s: ", call->rq.method, call->rq.url);
 		va_list ap;
 
 		if (n < 0 || (size_t)n >= sizeof(message))
@@ -675,7 +669,6 @@ conn_exchange(struct conn *c)
 static void
 conn_handshake(struct conn *c)
 {
-	struct kube_http *h = c->http;
 	int r = mbedtls_ssl_handshake(&c->ssl);
 	char text[200], what[600];
 
@@ -709,7 +702,6 @@ conn_handshake(struct conn *c)
 	}
 	c->state = C_READY;
 	evtimer_del(c->timer);
-	(void)h;
 	conn_exchange(c);
 }
 
@@ -942,7 +934,7 @@ call_attach(struct kube_http_call *call)
 	struct kube_http *h = call->http;
 	struct conn *c;
 
-	kube_http_parser_init(&call->parser, strcmp(call->method, "HEAD") == 0);
+	kube_http_parser_init(&call->parser, strcmp(call->rq.method, "HEAD") == 0);
 	free(call->resp);
 	call->resp = NULL;
 	call->resp_len = call->resp_cap = 0;
@@ -979,30 +971,31 @@ call_start(struct kube_http_call *call)
 
 	if (token && strpbrk(token, "\r\n"))
 		return -EINVAL;
-	cap = strlen(call->method) + strlen(call->target) + strlen(h->authority) +
-	      (token ? strlen(token) : 0) + (call->content_type ? strlen(call->content_type) : 0) +
-	      256 + call->body_len;
+	cap = strlen(call->rq.method) + strlen(call->target) + strlen(h->authority) +
+	      (token ? strlen(token) : 0) +
+	      (call->rq.content_type ? strlen(call->rq.content_type) : 0) + 256 + call->rq.body_len;
 	call->req = malloc(cap);
 	if (!call->req)
 		return -ENOMEM;
 	n = snprintf(call->req, cap,
 	    "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: vm-dhcp/kube\r\n"
 	    "Accept: application/json\r\n%s%s%s%s%s%s",
-	    call->method, call->target, h->authority, token ? "Authorization: Bearer " : "",
-	    token ? token : "", token ? "\r\n" : "", call->content_type ? "Content-Type: " : "",
-	    call->content_type ? call->content_type : "", call->content_type ? "\r\n" : "");
+	    call->rq.method, call->target, h->authority, token ? "Authorization: Bearer " : "",
+	    token ? token : "", token ? "\r\n" : "", call->rq.content_type ? "Content-Type: " : "",
+	    call->rq.content_type ? call->rq.content_type : "",
+	    call->rq.content_type ? "\r\n" : "");
 	if (n < 0 || (size_t)n >= cap)
 		return -ENOMEM;
-	if (call->body || strcmp(call->method, "POST") == 0 || strcmp(call->method, "PUT") == 0 ||
-	    strcmp(call->method, "PATCH") == 0)
+	if (call->rq.body || strcmp(call->rq.method, "POST") == 0 ||
+	    strcmp(call->rq.method, "PUT") == 0 || strcmp(call->rq.method, "PATCH") == 0)
 		n += snprintf(
-		    call->req + n, cap - (size_t)n, "Content-Length: %zu\r\n", call->body_len);
+		    call->req + n, cap - (size_t)n, "Content-Length: %zu\r\n", call->rq.body_len);
 	n += snprintf(call->req + n, cap - (size_t)n, "\r\n");
-	if (call->body_len)
-		memcpy(call->req + n, call->body, call->body_len);
-	call->req_len = (size_t)n + call->body_len;
-	free(call->body); /* the request holds it now */
-	call->body = NULL;
+	if (call->rq.body_len)
+		memcpy(call->req + n, call->rq.body, call->rq.body_len);
+	call->req_len = (size_t)n + call->rq.body_len;
+	free(call->rq.body); /* the request holds it now */
+	call->rq.body = NULL;
 
 	call->started = true;
 	if (!call->stream) {
@@ -1218,23 +1211,11 @@ kube_http_submit(
 	call->on_done = req->on_done;
 	call->release = req->release;
 	call->userdata = req->userdata;
-	call->method = strdup(req->method);
-	if (asprintf(&call->url, "%s%s", h->cfg->server, req->path) < 0)
-		call->url = NULL;
-	if (asprintf(&call->target, "%s%s", h->prefix, req->path) < 0)
-		call->target = NULL;
-	if (req->content_type)
-		call->content_type = strdup(req->content_type);
-	if (!call->method || !call->url || !call->target ||
-	    (req->content_type && !call->content_type))
+	if (kube_http_request_copy(&call->rq, h->cfg->server, req) < 0)
 		goto fail;
-	if (req->body) {
-		call->body = malloc(req->body_len + 1);
-		if (!call->body)
-			goto fail;
-		memcpy(call->body, req->body, req->body_len);
-		call->body[req->body_len] = '\0';
-		call->body_len = req->body_len;
+	if (asprintf(&call->target, "%s%s", h->prefix, req->path) < 0) {
+		call->target = NULL;
+		goto fail;
 	}
 	/* append: calls start in the order they were made */
 	call->prev = h->tail;
@@ -1248,11 +1229,7 @@ kube_http_submit(
 		*ret = call;
 	return 0;
 fail:
-	free(call->method);
-	free(call->url);
-	free(call->target);
-	free(call->content_type);
-	free(call->body);
+	kube_http_owned_release(&call->rq);
 	free(call);
 	return -ENOMEM;
 }

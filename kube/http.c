@@ -42,11 +42,7 @@ struct kube_http_call {
 	struct kube_http_call *next, *prev;
 	CURL *easy;
 	struct curl_slist *headers;
-	char *url;
-	char *method;
-	char *body;
-	size_t body_len;
-	char *content_type;
+	struct kube_http_owned rq; /* method, url, content type, body */
 	long timeout_ms;
 	bool counted; /* holds one of the max_active slots */
 	char *resp;
@@ -95,10 +91,7 @@ call_free(struct kube_http_call *call)
 	if (!call->reported && call->release)
 		call->release(call->userdata);
 	curl_slist_free_all(call->headers);
-	free(call->url);
-	free(call->method);
-	free(call->body);
-	free(call->content_type);
+	kube_http_owned_release(&call->rq);
 	free(call->resp);
 	free(call);
 }
@@ -128,7 +121,7 @@ reaper_cb(evutil_socket_t fd, short what, void *arg)
 			call->cancelled = true;
 			call->reported = true;
 			snprintf(call->errbuf, sizeof(call->errbuf), "%s %s: cannot start transfer",
-			    call->method, call->url);
+			    call->rq.method, call->rq.url);
 			call->on_done(call->userdata, -ENOMEM, 0, "", 0, call->errbuf);
 			call_free(call);
 		}
@@ -239,13 +232,14 @@ check_multi_info(struct kube_http *h)
 		message[0] = '\0';
 		if (msg->data.result != CURLE_OK && !(call->aborted_by_cb)) {
 			err = kube_curl_errno(msg->data.result);
-			snprintf(message, sizeof(message), "%s %s: %s%s%s", call->method, call->url,
-			    curl_easy_strerror(msg->data.result), call->errbuf[0] ? ": " : "",
-			    call->errbuf);
+			snprintf(message, sizeof(message), "%s %s: %s%s%s", call->rq.method,
+			    call->rq.url, curl_easy_strerror(msg->data.result),
+			    call->errbuf[0] ? ": " : "", call->errbuf);
 			status = 0;
 		} else if (msg->data.result != CURLE_OK) {
 			err = -ECANCELED;
-			snprintf(message, sizeof(message), "%s %s: aborted", call->method, call->url);
+			snprintf(message, sizeof(message), "%s %s: aborted", call->rq.method,
+			    call->rq.url);
 		}
 		/* Detach from curl before reporting: the callback may submit or cancel others. */
 		curl_multi_remove_handle(h->multi, call->easy);
@@ -429,10 +423,10 @@ call_start(struct kube_http_call *call)
 	if (!hl)
 		return -ENOMEM;
 	call->headers = hl;
-	if (call->content_type) {
+	if (call->rq.content_type) {
 		char line[160];
 
-		snprintf(line, sizeof(line), "Content-Type: %s", call->content_type);
+		snprintf(line, sizeof(line), "Content-Type: %s", call->rq.content_type);
 		if (!curl_slist_append(hl, line))
 			return -ENOMEM;
 	}
@@ -449,7 +443,7 @@ call_start(struct kube_http_call *call)
 		free(line);
 	}
 
-	curl_easy_setopt(e, CURLOPT_URL, call->url);
+	curl_easy_setopt(e, CURLOPT_URL, call->rq.url);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, call);
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, call->errbuf);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, call->headers);
@@ -466,16 +460,16 @@ call_start(struct kube_http_call *call)
 	 * object, so a small receive buffer does (lists and watches keep the default).
 	 */
 	curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, 16384L);
-	if (call->body)
+	if (call->rq.body)
 		curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 4096L);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, h->connect_ms);
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
 	    call->timeout_ms ? call->timeout_ms : (call->stream ? 0L : h->request_ms));
-	if (strcmp(call->method, "GET") != 0)
-		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, call->method);
-	if (call->body) {
-		curl_easy_setopt(e, CURLOPT_POSTFIELDS, call->body);
-		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)call->body_len);
+	if (strcmp(call->rq.method, "GET") != 0)
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, call->rq.method);
+	if (call->rq.body) {
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, call->rq.body);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)call->rq.body_len);
 	}
 	setup_tls(call, h->cfg);
 	if (curl_multi_add_handle(h->multi, e) != CURLM_OK)
@@ -504,20 +498,9 @@ kube_http_submit(struct kube_http *h, const struct kube_http_request *req,
 	call->on_done = req->on_done;
 	call->release = req->release;
 	call->userdata = req->userdata;
-	call->method = strdup(req->method);
-	if (asprintf(&call->url, "%s%s", h->cfg->server, req->path) < 0)
-		call->url = NULL;
-	if (req->content_type)
-		call->content_type = strdup(req->content_type);
-	if (!call->method || !call->url || (req->content_type && !call->content_type))
-		goto fail;
-	if (req->body) {
-		call->body = malloc(req->body_len + 1);
-		if (!call->body)
-			goto fail;
-		memcpy(call->body, req->body, req->body_len);
-		call->body[req->body_len] = '\0';
-		call->body_len = req->body_len;
+	if (kube_http_request_copy(&call->rq, h->cfg->server, req) < 0) {
+		free(call);
+		return -ENOMEM;
 	}
 	/* append: calls start in the order they were made */
 	call->prev = h->tail;
@@ -530,11 +513,4 @@ kube_http_submit(struct kube_http *h, const struct kube_http_request *req,
 	if (ret)
 		*ret = call;
 	return 0;
-fail:
-	free(call->method);
-	free(call->url);
-	free(call->content_type);
-	free(call->body);
-	free(call);
-	return -ENOMEM;
 }

@@ -59,6 +59,19 @@ struct kube_http_request {
 	void (*release)(void *userdata);
 };
 
+/* A transport's own copy of a request (http-request.c). */
+struct kube_http_owned {
+	char *method;
+	char *url;	    /* server + path, for messages */
+	char *content_type; /* or NULL */
+	char *body;	    /* NUL-terminated copy, or NULL */
+	size_t body_len;
+};
+/* Copies req with server before its path: 0, or -ENOMEM with nothing kept. */
+int kube_http_request_copy(
+    struct kube_http_owned *o, const char *server, const struct kube_http_request *req);
+void kube_http_owned_release(struct kube_http_owned *o);
+
 int kube_http_new(struct event_base *base, struct kube_config *cfg, struct kube_http **ret);
 struct kube_http *kube_http_free(struct kube_http *h);
 void kube_http_set_timeouts(struct kube_http *h, long request_ms, long connect_ms);
