@@ -8,6 +8,8 @@
  *   link.c         libnl: interface state (ifindex, MAC, up), serverIP/prefix, link events
  *   source-file.c  local mode: YAML IPPool/VMNetCfg documents -> struct agent_config
  *   leasefile.c    local-mode dynamic leases: snapshot (atomic) + append journal
+ *   caps.c         capabilities: raised at start, dropped once the sockets are open
+ *   listen.c       where the HTTP endpoint may listen (never on the served interface)
  *   serve.c        glue: dhcp_server fds <-> libevent, dynamic allocation, readiness, metrics
  *   main.c         flags, start-up, signals
  *
@@ -229,6 +231,49 @@ const char *agent_link_name(const struct agent_link *l);
 /* Adds ip/prefix to the interface (already present is fine). Negative errno. */
 int agent_link_add_address(struct agent_link *l, uint32_t ip, unsigned prefix);
 
+/* ---- caps.c: capabilities ------------------------------------------------------------- */
+
+#define AGENT_CAP(cap) (UINT64_C(1) << (cap))
+
+/* The process's capability sets, one bit per capability (AGENT_CAP(CAP_NET_RAW), ...). */
+struct agent_caps {
+	uint64_t effective, permitted, inheritable, bounding;
+};
+
+/* Reads the calling thread's sets into *ret. Negative errno. */
+int agent_caps_get(struct agent_caps *ret);
+/*
+ * Makes every permitted capability effective (file capabilities set without the effective
+ * bit, "+p"). *ret_raised: the ones that were not. Negative errno.
+ */
+int agent_caps_raise(uint64_t *ret_raised);
+/*
+ * Drops for good every capability but those of keep that are permitted: permitted and
+ * effective = keep, inheritable and ambient empty; the rest leaves the bounding set too when
+ * CAP_SETPCAP is effective; no_new_privs set. The sets before and after go to *ret_before and
+ * *ret_after (either may be NULL) on success. Negative errno (-EPERM: the kernel did not
+ * leave exactly keep; -EBUSY: the process has other threads, which capset() would not reach).
+ */
+int agent_caps_drop(uint64_t keep, struct agent_caps *ret_before, struct agent_caps *ret_after);
+/*
+ * "NET_ADMIN, NET_RAW" (at most max_names names, then " and N more"), or "none", into buf;
+ * returns buf.
+ */
+const char *agent_caps_format(uint64_t mask, unsigned max_names, char *buf, size_t len);
+
+/* ---- listen.c: the HTTP endpoint's address ----------------------------------------------- */
+
+/*
+ * Checks --listen against the served interface ifname: an address of ifname, or server_ip
+ * (the pool's serverIP, host order; 0 = not known yet), is refused (-EINVAL); so is a
+ * wildcard in Kubernetes mode (kube). Returns 0 when fine, 1 when allowed with a warning
+ * (a wildcard in local mode), negative errno when refused; msg gets the warning or the error.
+ * *ret_ip is the listen address when it is IPv4 (host order), else 0, so the serverIP of a
+ * later pool version can be checked against it.
+ */
+int agent_listen_check(const char *listen, const char *ifname, bool kube, uint32_t server_ip,
+    uint32_t *ret_ip, char *msg, size_t msglen);
+
 /* ---- serve.c ------------------------------------------------------------------------ */
 
 struct agent_opts {
@@ -243,6 +288,13 @@ struct agent_opts {
 	bool kube;
 	const char *kubeconfig; /* NULL: $KUBECONFIG, else in-cluster */
 	bool dry_run;           /* sync (and serve /readyz, /metrics) without sockets or netlink */
+	/*
+	 * Once the DHCP sockets are open and the server address set, drop every capability but
+	 * CAP_NET_ADMIN (kept with assign_server_ip, to re-add the address after link events):
+	 * the sockets can then never be reopened, so a change that needs it ends the process.
+	 * Always on in Kubernetes mode; --drop-capabilities in local mode.
+	 */
+	bool drop_capabilities;
 };
 
 struct agent;
@@ -255,6 +307,11 @@ struct agent;
 int agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_config *cfg,
     struct agent **ret, char *err, size_t errlen);
 struct agent *agent_free(struct agent *a);
+/*
+ * 0 while the agent runs; non-zero once it broke the event loop because it must be
+ * restarted (its capabilities were dropped and its sockets need reopening): main's exit status.
+ */
+int agent_exit_status(const struct agent *a);
 /* Re-reads the config file; a bad file is logged and the old config kept. */
 int agent_reload(struct agent *a);
 

@@ -39,6 +39,7 @@ enum {
 	OPT_LOG_LEVEL,
 	OPT_IPPOOL_REF,
 	OPT_KUBECONFIG,
+	OPT_DROP_CAPS,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -57,7 +58,8 @@ static const struct flag {
     {{"lease-file", required_argument, NULL, OPT_LEASE_FILE}, "FILE",
 	"with --dynamic: where leases are kept across restarts (default: memory only)"},
     {{"listen", required_argument, NULL, OPT_LISTEN}, "ADDR",
-	"HTTP /healthz /readyz /metrics on HOST:PORT or :PORT (default: off)"},
+	"HTTP /healthz /readyz /metrics on HOST:PORT (default: off); never an address of the "
+	"served interface; Kubernetes mode: not :PORT either (--listen $(POD_IP):8080)"},
     {{"assign-server-ip", no_argument, NULL, OPT_ASSIGN}, NULL,
 	"add the pool's serverIP/prefix to the interface (netlink)"},
     {{"dry-run", no_argument, NULL, OPT_DRY_RUN}, NULL,
@@ -70,6 +72,9 @@ static const struct flag {
 	"mode); with it, picks one when the file has several"},
     {{"kubeconfig", required_argument, NULL, OPT_KUBECONFIG}, "FILE",
 	"Kubernetes mode: kubeconfig file (default $KUBECONFIG, else in-cluster)"},
+    {{"drop-capabilities", no_argument, NULL, OPT_DROP_CAPS}, NULL,
+	"local mode: once serving, drop every capability but CAP_NET_ADMIN (as Kubernetes "
+	"mode always does); the interface can then not be re-created under the agent"},
     {{"help", no_argument, NULL, OPT_HELP}, NULL, "this text"},
     {{"version", no_argument, NULL, OPT_VERSION}, NULL, "print the version"},
 };
@@ -79,7 +84,10 @@ static const struct flag {
  * vm-dhcp-agent-kube.so beside the binary, loaded on first use: local mode never maps
  * mbed TLS or the Kubernetes client. The functions below have the names serve.c calls and
  * forward to the shared object's (linked -Bsymbolic, so its own calls stay inside it).
- * $VMDHCP_AGENT_KUBE_SO overrides the path.
+ * $VMDHCP_AGENT_KUBE_SO overrides the path, read with secure_getenv(): the binary carries file
+ * capabilities, and a variable any user can set must not choose code that runs with
+ * CAP_NET_ADMIN (in a secure-execution process, AT_SECURE, it is ignored; the path beside the
+ * binary comes from /proc/self/exe, which the caller cannot redirect).
  */
 #define KUBE_SO_NAME "vm-dhcp-agent-kube.so"
 
@@ -90,7 +98,7 @@ static int
 kube_so_load(char *err, size_t errlen)
 {
 	char path[PATH_MAX];
-	const char *env = getenv("VMDHCP_AGENT_KUBE_SO");
+	const char *env = secure_getenv("VMDHCP_AGENT_KUBE_SO");
 
 	if (kops != NULL)
 		return 0;
@@ -225,9 +233,11 @@ usage(FILE *f)
 		    flags[i].arg ? flags[i].arg : "");
 		fprintf(f, "  %-26s %s\n", left, flags[i].help);
 	}
-	fprintf(f, "\nKubernetes mode sets the pool's serverIP/prefix on the interface itself.\n"
-		   "Signals: SIGHUP reloads the --config file; SIGTERM/SIGINT stop.\n"
-		   "Exit status: 0 ok, 1 runtime failure, 2 bad usage or configuration.\n");
+	fprintf(f,
+	    "\nKubernetes mode sets the pool's serverIP/prefix on the interface itself and, once\n"
+	    "serving, drops every capability but CAP_NET_ADMIN.\n"
+	    "Signals: SIGHUP reloads the --config file; SIGTERM/SIGINT stop.\n"
+	    "Exit status: 0 ok, 1 runtime failure, 2 bad usage or configuration.\n");
 }
 
 static void
@@ -347,6 +357,9 @@ main(int argc, char **argv)
 		case OPT_KUBECONFIG:
 			kubeconfig = optarg;
 			break;
+		case OPT_DROP_CAPS:
+			opts.drop_capabilities = true;
+			break;
 		case OPT_LOG_LEVEL:
 			if (log_level_from_string(optarg, &level) < 0) {
 				log_error("--log-level: \"%s\" is not error, warn, info or debug",
@@ -396,6 +409,7 @@ main(int argc, char **argv)
 		opts.kubeconfig = kubeconfig;
 		opts.dry_run = dry;
 		opts.assign_server_ip = true;
+		opts.drop_capabilities = true;
 	} else if (kubeconfig != NULL) {
 		log_error("--kubeconfig is for Kubernetes mode (--ippool-ref without --config)");
 		return EXIT_USAGE;
@@ -416,6 +430,20 @@ main(int argc, char **argv)
 		return 0;
 	}
 
+	/*
+	 * File capabilities set without the effective bit ("+p"): make them effective. The
+	 * agent drops them once its sockets are open (serve.c).
+	 */
+	{
+		uint64_t raised;
+		char names[96];
+		if ((r = agent_caps_raise(&raised)) < 0)
+			log_warn(
+			    "cannot make the permitted capabilities effective: %s", strerror(-r));
+		else if (raised != 0)
+			log_debug("capabilities made effective: %s",
+			    agent_caps_format(raised, 4, names, sizeof(names)));
+	}
 	/* a peer closing our HTTP connection must not kill us */
 	signal(SIGPIPE, SIG_IGN);
 	base = event_base_new();
@@ -443,6 +471,8 @@ main(int argc, char **argv)
 		log_error("event loop failed");
 		status = 1;
 	}
+	if (agent_exit_status(agent) != 0)
+		status = agent_exit_status(agent);
 out:
 	for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
 		if (sigs[i] != NULL)

@@ -4,8 +4,17 @@
  * interface comes and goes (link.c), the configuration pushed into the engine (and again on
  * reload), --dynamic allocation through the engine's on_unknown callback, and the
  * /healthz /readyz /metrics endpoint.
+ *
+ * With opts.drop_capabilities (always in Kubernetes mode), the first time the sockets are
+ * open and the server address is set, every capability goes but CAP_NET_ADMIN (caps.c).
+ * From then on the sockets are kept, never reopened: a link down -> up on the same ifindex
+ * keeps them (a packet socket bound to an ifindex survives it) and only re-adds the address;
+ * a change that needs new sockets (the interface re-created, serving again after the sockets
+ * were closed for a pause or a deletion, a new MAC address) ends the event loop with exit
+ * status 1, so the kubelet restarts the container with its capabilities.
  */
 #include <errno.h>
+#include <linux/capability.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +55,17 @@ struct agent {
 	unsigned retry_sec; /* next retry delay; 0 after a success */
 	bool open;
 	int open_ifindex;
-	bool address_added;
+	uint8_t open_hwaddr[6];
+
+	bool started;	     /* agent_new() done: the capabilities may go */
+	bool caps_dropped;   /* see the top of the file */
+	int dropped_ifindex; /* the ifindex the sockets were bound to at the drop */
+	bool kept_down;	     /* the sockets are kept while the interface is down (logged) */
+	uint32_t addr_ip;    /* the server address last added (--assign-server-ip) */
+	unsigned addr_prefix;
+	int exit_status;	    /* non-zero: the loop was broken, the process must restart */
+	uint32_t listen_ip;	    /* --listen's IPv4 address (host order) or 0 */
+	uint32_t refused_server_ip; /* a serverIP equal to listen_ip, already logged */
 
 	/* Kubernetes mode (opts.kube): the pool comes from the API server; cfg stays NULL */
 	struct kube_config *kcfg;
@@ -93,7 +112,8 @@ collect(void *userdata)
 	metric_set(a->m_bindings, 0, (double)dhcp_server_n_bindings(a->dhcp));
 	metric_set(a->m_dynamic, 0, a->lf != NULL ? (double)leasefile_count(a->lf) : 0);
 	metric_set(a->m_available, 0, a->dyn != NULL ? (double)agent_dynamic_available(a->dyn) : 0);
-	metric_set(a->m_serving, 0, a->open ? 1 : 0);
+	metric_set(
+	    a->m_serving, 0, a->open && a->link != NULL && agent_link_state(a->link)->up ? 1 : 0);
 	if (a->ksrc != NULL) {
 		struct agent_kube_stats ks;
 		agent_kube_get_stats(a->ksrc, &ks);
@@ -198,17 +218,26 @@ ready(void *userdata, char *reason, size_t len)
 	const struct agent_link_state *st;
 
 	if (a->ksrc != NULL) {
+		const struct agent_config *cfg;
 		if (!agent_kube_ready(a->ksrc, reason, len))
 			return false;
 		if (a->opts.dry_run)
 			return true; /* synced; no sockets in a dry run */
+		cfg = cur_cfg(a);
+		if (a->listen_ip != 0 && cfg != NULL && cfg->opts.server_ip == a->listen_ip) {
+			snprintf(reason, len,
+			    "IPPool %s/%s: its serverIP is the --listen address; not served",
+			    cfg->pool_ns, cfg->pool_name);
+			return false;
+		}
 	} else if (a->cfg->paused) {
 		snprintf(reason, len, "pool %s/%s is paused", a->cfg->pool_ns, a->cfg->pool_name);
 		return false;
 	}
-	if (a->open)
-		return true;
 	st = agent_link_state(a->link);
+	/* once the capabilities are dropped the sockets stay open while the link is down */
+	if (a->open && st->exists && st->up && st->ifindex == a->open_ifindex)
+		return true;
 	if (!st->exists)
 		snprintf(reason, len, "interface %s does not exist", a->opts.ifname);
 	else if (!st->up)
@@ -238,12 +267,26 @@ dhcp_readable(evutil_socket_t fd, short what, void *arg)
 {
 	struct agent *a = arg;
 	uint64_t now = clock_now_usec(), start = now;
+	bool first = true;
 	int r;
 
 	(void)what;
 	for (;;) {
 		int got = dhcp_server_on_readable(a->dhcp, fd, now);
 
+		if ((got == 0 || got == -EAGAIN) && first) {
+			/*
+			 * Woken with nothing to read: a socket error is pending, ENETDOWN when the
+			 * interface went down under sockets that are kept (see the top of the
+			 * file). Reading the packet ring does not clear it: it would keep the fd
+			 * readable (a busy loop) and fail the next reply sent, so clear it here.
+			 */
+			int e = 0;
+			socklen_t elen = sizeof(e);
+			if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) == 0 && e != 0)
+				log_debug("%s: DHCP socket: %s", a->opts.ifname, strerror(e));
+		}
+		first = false;
 		if (got < 0 && got != -EAGAIN && got != -EINTR)
 			log_ratelimited(&rl_read, now, LOG_LEVEL_WARN, "%s: receive: %s",
 			    a->opts.ifname, strerror(-got));
@@ -273,6 +316,29 @@ close_sockets(struct agent *a)
 	a->open_ifindex = 0;
 }
 
+/* With --assign-server-ip: serverIP/prefix on the interface (already there is fine). */
+static int
+add_address(struct agent *a)
+{
+	const struct agent_config *cfg = cur_cfg(a);
+	char ip[IPV4_STRLEN];
+	int r;
+
+	if (!a->opts.assign_server_ip)
+		return 0;
+	ipv4_format(cfg->opts.server_ip, ip);
+	r = agent_link_add_address(a->link, cfg->opts.server_ip, cfg->prefix);
+	if (r < 0) {
+		log_error("%s: cannot add %s/%u: %s%s", a->opts.ifname, ip, cfg->prefix,
+		    strerror(-r), r == -EPERM || r == -EACCES ? " (needs CAP_NET_ADMIN)" : "");
+		return r;
+	}
+	log_info("%s: address %s/%u present", a->opts.ifname, ip, cfg->prefix);
+	a->addr_ip = cfg->opts.server_ip;
+	a->addr_prefix = cfg->prefix;
+	return 0;
+}
+
 static int
 open_sockets(struct agent *a)
 {
@@ -282,28 +348,30 @@ open_sockets(struct agent *a)
 	size_t n;
 
 	close_sockets(a);
-	if (a->opts.assign_server_ip) {
-		char ip[IPV4_STRLEN];
-		ipv4_format(cfg->opts.server_ip, ip);
-		r = agent_link_add_address(a->link, cfg->opts.server_ip, cfg->prefix);
-		if (r < 0) {
-			log_error("%s: cannot add %s/%u: %s", a->opts.ifname, ip, cfg->prefix,
-			    strerror(-r));
-			return r;
-		}
-		log_info("%s: address %s/%u present", a->opts.ifname, ip, cfg->prefix);
-	}
+	if ((r = add_address(a)) < 0)
+		return r;
 	r = dhcp_server_open(a->dhcp, st->ifindex, a->opts.ifname, st->hwaddr);
 	if (r < 0) {
-		log_error("%s: cannot open DHCP sockets: %s%s", a->opts.ifname, strerror(-r),
-		    r == -EACCES || r == -EPERM
-			? " (needs CAP_NET_RAW for the packet socket and CAP_NET_BIND_SERVICE "
-			  "for UDP port 67)"
-			: "");
+		char hint[160] = "";
+		if (r == -EACCES || r == -EPERM) {
+			uint64_t need = AGENT_CAP(CAP_NET_RAW) | AGENT_CAP(CAP_NET_BIND_SERVICE);
+			struct agent_caps caps;
+			char names[64];
+			if (agent_caps_get(&caps) == 0 && (need & ~caps.effective) != 0)
+				snprintf(hint, sizeof(hint), " (missing capabilities: %s)",
+				    agent_caps_format(
+					need & ~caps.effective, 2, names, sizeof(names)));
+			else
+				snprintf(hint, sizeof(hint),
+				    " (needs CAP_NET_RAW for the packet socket, "
+				    "CAP_NET_BIND_SERVICE for UDP port 67)");
+		}
+		log_error("%s: cannot open DHCP sockets: %s%s", a->opts.ifname, strerror(-r), hint);
 		return r;
 	}
 	a->open = true;
 	a->open_ifindex = st->ifindex;
+	memcpy(a->open_hwaddr, st->hwaddr, 6);
 	n = dhcp_server_fds(a->dhcp, fds);
 	for (size_t i = 0; i < n; i++) {
 		int sz = DHCP_RCVBUF;
@@ -326,42 +394,189 @@ open_sockets(struct agent *a)
 	return 0;
 }
 
+/* Ends the event loop with exit status 1: the process must restart (see the top). */
+static void
+must_restart(struct agent *a, const char *what)
+{
+	log_error("%s: %s needs new DHCP sockets: capabilities were dropped after start-up; "
+		  "exiting so the container restarts with them",
+	    a->opts.ifname, what);
+	a->exit_status = 1;
+	evtimer_del(a->ev_retry);
+	event_base_loopbreak(a->base);
+}
+
+/*
+ * Drops every capability but CAP_NET_ADMIN (kept with --assign-server-ip to re-add the
+ * address; nothing is kept in a dry run), once: after agent_new() and the first open.
+ */
+static int
+drop_capabilities(struct agent *a)
+{
+	uint64_t keep = a->opts.assign_server_ip && !a->opts.dry_run ? AGENT_CAP(CAP_NET_ADMIN) : 0;
+	uint64_t sockets = AGENT_CAP(CAP_NET_RAW) | AGENT_CAP(CAP_NET_BIND_SERVICE), gone;
+	struct agent_caps before, after;
+	char kept[64], dropped[128];
+	int others, r;
+
+	if (!a->opts.drop_capabilities || a->caps_dropped || !a->started)
+		return 0;
+	if ((r = agent_caps_drop(keep, &before, &after)) < 0)
+		return r;
+	a->caps_dropped = true;
+	a->dropped_ifindex = a->open_ifindex;
+	/* the two the sockets needed by name, the others (uid 0 has them all) counted */
+	gone = before.permitted & ~after.permitted;
+	others = __builtin_popcountll(gone & ~sockets);
+	if ((gone & sockets) != 0 && others > 0) {
+		agent_caps_format(gone & sockets, 2, kept, sizeof(kept));
+		snprintf(dropped, sizeof(dropped), "%s and %d others", kept, others);
+	} else {
+		agent_caps_format(gone, 4, dropped, sizeof(dropped));
+	}
+	log_info("capabilities dropped: kept %s%s; dropped %s from the permitted, effective and "
+		 "inheritable sets%s; %s",
+	    agent_caps_format(after.permitted, 4, kept, sizeof(kept)),
+	    after.permitted != 0 ? " (re-adds the server address after link events)" : "", dropped,
+	    before.effective & AGENT_CAP(CAP_SETPCAP) ? " and the bounding set" : "",
+	    a->opts.dry_run ? "dry run: no sockets, no netlink"
+			    : "the DHCP sockets cannot be reopened from now on");
+	return 0;
+}
+
+/*
+ * A pool version whose serverIP is the --listen address is not served: the agent would add
+ * the address to the served interface and open /metrics to the VMs (listen.c). Logged once.
+ */
+static bool
+server_ip_refused(struct agent *a, const struct agent_config *cfg)
+{
+	char ip[IPV4_STRLEN];
+
+	if (a->listen_ip == 0 || cfg == NULL || cfg->opts.server_ip != a->listen_ip) {
+		a->refused_server_ip = 0;
+		return false;
+	}
+	if (a->refused_server_ip != cfg->opts.server_ip) {
+		ipv4_format(cfg->opts.server_ip, ip);
+		log_error("IPPool %s/%s: serverIP %s is the --listen address: not serving it on "
+			  "%s, the VMs would reach /metrics; listen on another address (the pod "
+			  "IP) or change the serverIP",
+		    cfg->pool_ns, cfg->pool_name, ip, a->opts.ifname);
+		a->refused_server_ip = cfg->opts.server_ip;
+	}
+	return true;
+}
+
+static void
+retry_later(struct agent *a)
+{
+	struct timeval tv;
+
+	a->retry_sec =
+	    a->retry_sec == 0 ? REOPEN_RETRY_SEC : MIN(a->retry_sec * 2, REOPEN_RETRY_MAX_SEC);
+	tv = (struct timeval){.tv_sec = a->retry_sec};
+	log_info("%s: retrying in %u s", a->opts.ifname, a->retry_sec);
+	evtimer_add(a->ev_retry, &tv);
+}
+
+/*
+ * After the drop: serving on the interface again. The sockets bound to it are kept (force:
+ * it came up again, or the serverIP changed: the address is re-added); anything else needs
+ * new sockets.
+ */
+static void
+serve_kept(struct agent *a, const struct agent_link_state *st, bool force)
+{
+	char what[96];
+
+	if (!a->open && st->ifindex != a->dropped_ifindex)
+		snprintf(what, sizeof(what), "the interface re-created (ifindex %d -> %d)",
+		    a->dropped_ifindex, st->ifindex);
+	else if (!a->open)
+		snprintf(what, sizeof(what),
+		    "serving again after the sockets were closed (pool paused, deleted or "
+		    "refused)");
+	else if (st->ifindex != a->open_ifindex)
+		snprintf(what, sizeof(what), "the interface re-created (ifindex %d -> %d)",
+		    a->open_ifindex, st->ifindex);
+	else if (memcmp(st->hwaddr, a->open_hwaddr, 6) != 0)
+		snprintf(what, sizeof(what), "a new MAC address");
+	else {
+		if (!force)
+			return;
+		if (add_address(a) < 0) {
+			retry_later(a);
+			return;
+		}
+		evtimer_del(a->ev_retry);
+		a->retry_sec = 0;
+		if (a->kept_down)
+			log_info("%s: serving again on the DHCP sockets kept (ifindex %d)",
+			    a->opts.ifname, st->ifindex);
+		a->kept_down = false;
+		return;
+	}
+	must_restart(a, what);
+}
+
 /* Brings the sockets to what the interface and the pool ask for; force reopens. */
 static void
 update_sockets(struct agent *a, bool force)
 {
 	const struct agent_link_state *st;
-	bool want;
+	bool pool, want;
+	int r;
 
-	if (a->link == NULL)
-		return; /* dry run: no sockets */
+	if (a->link == NULL || a->exit_status != 0)
+		return; /* dry run: no sockets; or on the way out */
 	st = agent_link_state(a->link);
 	if (a->ksrc != NULL)
-		want = st->exists && st->up && agent_kube_serving(a->ksrc);
+		pool = agent_kube_serving(a->ksrc) && !server_ip_refused(a, cur_cfg(a));
 	else
-		want = st->exists && st->up && !a->cfg->paused;
+		pool = !a->cfg->paused;
+	want = pool && st->exists && st->up;
+	/* a new serverIP/prefix (a new pool version): the address is added again */
+	if (want && a->open && a->opts.assign_server_ip &&
+	    (cur_cfg(a)->opts.server_ip != a->addr_ip || cur_cfg(a)->prefix != a->addr_prefix))
+		force = true;
 
 	if (!want) {
-		if (a->open) {
-			close_sockets(a);
-			log_info("%s: DHCP sockets closed; waiting", a->opts.ifname);
-		}
 		evtimer_del(a->ev_retry);
 		a->retry_sec = 0;
+		if (!a->open)
+			return;
+		if (a->caps_dropped && pool && st->exists && st->ifindex == a->open_ifindex) {
+			if (!a->kept_down)
+				log_info("%s: DHCP sockets kept while the interface is down "
+					 "(capabilities were dropped: they could not be reopened)",
+				    a->opts.ifname);
+			a->kept_down = true;
+			return;
+		}
+		close_sockets(a);
+		log_info("%s: DHCP sockets closed; waiting%s", a->opts.ifname,
+		    a->caps_dropped ? " (capabilities were dropped: serving again will need a "
+				      "restart)"
+				    : "");
+		return;
+	}
+	if (a->caps_dropped) {
+		serve_kept(a, st, force);
 		return;
 	}
 	if (a->open && !force && a->open_ifindex == st->ifindex)
 		return;
 	if (open_sockets(a) < 0) {
-		struct timeval tv;
-		a->retry_sec = a->retry_sec == 0 ? REOPEN_RETRY_SEC
-						 : MIN(a->retry_sec * 2, REOPEN_RETRY_MAX_SEC);
-		tv = (struct timeval){.tv_sec = a->retry_sec};
-		log_info("%s: retrying in %u s", a->opts.ifname, a->retry_sec);
-		evtimer_add(a->ev_retry, &tv);
-	} else {
-		evtimer_del(a->ev_retry);
-		a->retry_sec = 0;
+		retry_later(a);
+		return;
+	}
+	evtimer_del(a->ev_retry);
+	a->retry_sec = 0;
+	if ((r = drop_capabilities(a)) < 0) {
+		log_error("cannot drop capabilities: %s; exiting", strerror(-r));
+		a->exit_status = 1;
+		event_base_loopbreak(a->base);
 	}
 }
 
@@ -517,6 +732,14 @@ agent_reload(struct agent *a)
 		metric_inc(a->m_reloads, 1);
 		return r;
 	}
+	if (a->listen_ip != 0 && cfg->opts.server_ip == a->listen_ip) {
+		log_error("reload: %s: serverIP is the --listen address, which would open /metrics "
+			  "to the VMs on %s; keeping the previous configuration",
+		    a->opts.config_path, a->opts.ifname);
+		agent_config_free(cfg);
+		metric_inc(a->m_reloads, 1);
+		return -EINVAL;
+	}
 	if (a->opts.dynamic && (r = agent_dynamic_new(cfg, a->lf, &dyn)) < 0) {
 		log_error("reload: %s: pool range: %s; keeping the previous configuration",
 		    a->opts.config_path, strerror(-r));
@@ -649,9 +872,17 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 		else if (!st->up)
 			log_warn("%s: interface is down; waiting for it to come up", opts->ifname);
 	}
-	update_sockets(a, true);
 
 	if (opts->listen != NULL) {
+		char msg[AGENT_ERR_MAX];
+		r = agent_listen_check(opts->listen, opts->ifname, opts->kube,
+		    cfg != NULL ? cfg->opts.server_ip : 0, &a->listen_ip, msg, sizeof(msg));
+		if (r < 0) {
+			snprintf(err, errlen, "%s", msg); /* -EINVAL: exit status 2 */
+			goto fail;
+		}
+		if (r > 0)
+			log_warn("%s", msg);
 		r = httpd_new(base, opts->listen, a->metrics, &a->httpd);
 		if (r < 0) {
 			snprintf(err, errlen, "--listen %s: %s", opts->listen, strerror(-r));
@@ -661,8 +892,15 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 		log_info("HTTP /healthz /readyz /metrics on %s (port %d)", opts->listen,
 		    httpd_port(a->httpd));
 	}
+	update_sockets(a, true);
 	if (a->ksrc != NULL && (r = agent_kube_start(a->ksrc)) < 0) {
 		snprintf(err, errlen, "IPPool informer: %s", strerror(-r));
+		goto fail;
+	}
+	/* the capabilities go now if the sockets are open (local mode), else at the first open */
+	a->started = true;
+	if ((a->open || opts->dry_run) && (r = drop_capabilities(a)) < 0) {
+		snprintf(err, errlen, "cannot drop capabilities: %s", strerror(-r));
 		goto fail;
 	}
 	*ret = a;
@@ -670,6 +908,12 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 fail:
 	agent_free(a);
 	return r;
+}
+
+int
+agent_exit_status(const struct agent *a)
+{
+	return a != NULL ? a->exit_status : 0;
 }
 
 struct agent *

@@ -196,6 +196,14 @@ check_applied() {
     check "$who: resolv.conf search vm.test svc.vm.test" wait_for 5 resolv_has "$vm" "^search vm\.test\.? svc\.vm\.test\.?\$"
 }
 
+# proc_status PID FIELD: a field of /proc/PID/status (CapEff, CapPrm, CapBnd, NoNewPrivs, Uid...)
+proc_status() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null; }
+# Capability masks as /proc/PID/status prints them
+CAPS_NONE=0000000000000000
+CAPS_NET_ADMIN=0000000000001000              # CAP_NET_ADMIN (12)
+CAPS_NET_RAW_ADMIN=0000000000003000          # + CAP_NET_RAW (13)
+CAPS_NET_ALL=0000000000003400                # + CAP_NET_BIND_SERVICE (10)
+
 show_logs() { # on failure, the evidence
     local f
     for f in "$TMP"/*.log; do echo "--- $f"; tail -n 40 "$f"; done

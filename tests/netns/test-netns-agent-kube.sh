@@ -5,7 +5,10 @@
 #   - the agent sets serverIP/prefix on br0 itself and is ready only after the first sync;
 #   - a MAC in status.ipv4.allocated binds; a DNS change reaches the next renewal; a binding
 #     added to the status is served without a restart;
-#   - paused: sockets closed, not ready; unpaused: served again;
+#   - once serving it keeps only CAP_NET_ADMIN (root: the bounding set too);
+#   - paused: sockets closed, not ready; unpaused: new sockets are needed, which the dropped
+#     capabilities forbid: one clear error and exit status 1; restarted (as the kubelet would),
+#     served again;
 #   - the API server stopped: bindings still served from memory; restarted: the agent
 #     reconnects and a later change arrives;
 #   - IPPool deleted: not ready, not serving.
@@ -63,10 +66,17 @@ code=$(api PATCH $POOL/testnet/status '{"status":{"ipv4":{"used":1,"available":1
   "allocated":{"'$NET'.11":"'$MAC1'","'$NET'.1":"RESERVED"}}}}')
 check "IPPool status written ($code)" test "$code" = 200
 
-ip netns exec "$SRV" "$AGENT" --ippool-ref default/testnet --kubeconfig "$TMP/api/kubeconfig" \
-    --interface br0 --listen "127.0.0.1:$HTTP_PORT" --log-level debug >>"$TMP/agent.log" 2>&1 &
-AGENT_PID=$!
+start_kube_agent() {
+    ip netns exec "$SRV" "$AGENT" --ippool-ref default/testnet --kubeconfig "$TMP/api/kubeconfig" \
+        --interface br0 --listen "127.0.0.1:$HTTP_PORT" --log-level debug >>"$TMP/agent.log" 2>&1 &
+    AGENT_PID=$!
+}
+start_kube_agent
 check "agent: ready after the first sync" wait_for 20 agent_ready
+check "agent: only CAP_NET_ADMIN left (permitted, effective, bounding)" test \
+    "$(proc_status $AGENT_PID CapPrm)/$(proc_status $AGENT_PID CapEff)/$(proc_status $AGENT_PID CapBnd)" = \
+    "$CAPS_NET_ADMIN/$CAPS_NET_ADMIN/$CAPS_NET_ADMIN"
+check "agent: no_new_privs" test "$(proc_status $AGENT_PID NoNewPrivs)" = 1
 has_server_ip() { ip -n "$SRV" -4 -o addr show dev br0 | grep -q " $SERVER_IP/24 "; }
 check "agent: set $SERVER_IP/24 on br0 itself (netlink)" has_server_ip
 check "agent: synced metric 1" test "$(metric vmdhcp_agent_kube_synced)" = 1
@@ -113,7 +123,13 @@ check "paused: table kept" test "$(metric vmdhcp_agent_bindings)" = 2
 udhcpc_q vm2; rc=$?
 check "paused: vm2 gets no lease" test "$rc" -ne 0
 code=$(api PATCH $POOL/testnet '{"spec":{"paused":false}}')
-check "unpaused: ready again" wait_for 10 agent_ready
+exited() { ! kill -0 "$AGENT_PID" 2>/dev/null; }
+check "unpaused: the agent exits (new sockets needed, capabilities dropped)" wait_for 10 exited
+wait "$AGENT_PID"; rc=$?
+check "unpaused: exit status 1 (got $rc)" test "$rc" = 1
+check "unpaused: one clear error" grep -q "br0: serving again after the sockets were closed (pool paused, deleted or refused) needs new DHCP sockets: capabilities were dropped after start-up; exiting so the container restarts with them" "$TMP/agent.log"
+start_kube_agent
+check "unpaused: restarted, ready again" wait_for 20 agent_ready
 check "unpaused: vm2 bound again" wait_for 10 vm2_bound
 
 # 4. the API server goes away: served from memory; it comes back: changes arrive again
