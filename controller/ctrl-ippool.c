@@ -558,6 +558,7 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 			.namespace = c->namespace,
 			.image = c->agent_image,
 			.service_account = c->agent_sa,
+			.opts = &c->agent,
 		};
 		char hash[PLACEMENT_HASH_LEN];
 

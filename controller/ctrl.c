@@ -1191,10 +1191,12 @@ ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *me
 	c->opts.namespace = c->namespace;
 	c->opts.agent_image = c->agent_image;
 	c->opts.agent_sa = c->agent_sa;
+	c->opts.agent = &c->agent;
 	if (c->opts.requeue_usec == 0)
 		c->opts.requeue_usec = 2 * USEC_PER_SEC;
 	if (c->namespace == NULL || c->agent_image == NULL ||
-	    (opts->agent_sa != NULL && c->agent_sa == NULL)) {
+	    (opts->agent_sa != NULL && c->agent_sa == NULL) ||
+	    placement_opts_copy(&c->agent, opts->agent) < 0) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -1301,6 +1303,7 @@ ctrl_free(struct ctrl *c)
 	free(c->namespace);
 	free(c->agent_image);
 	free(c->agent_sa);
+	placement_opts_clear(&c->agent);
 	free(c);
 	return NULL;
 }

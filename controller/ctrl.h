@@ -20,6 +20,7 @@
 
 #include "controller/ippool.h"
 #include "controller/kinds.h"
+#include "controller/placement.h"
 #include "controller/vmnetcfg.h"
 #include "crds/ippool.h"
 #include "crds/vmnetcfg.h"
@@ -125,6 +126,7 @@ struct ctrl_opts {
 	const char *namespace;	     /* the controller's namespace (agents go there) */
 	const char *agent_image;     /* required */
 	const char *agent_sa;	     /* may be NULL */
+	const struct placement_opts *agent; /* the agents' knobs (copied); NULL: defaults */
 	uint64_t resync_usec;	     /* informer resync (0 = off) */
 	uint64_t requeue_usec;	     /* delay for retry-later cases (0 = 2 s) */
 	const struct kube_clock *clock;
@@ -137,6 +139,7 @@ struct ctrl {
 	struct metrics *metrics; /* borrowed */
 	struct ctrl_opts opts;
 	char *namespace, *agent_image, *agent_sa;
+	struct placement_opts agent; /* owned copy of opts.agent */
 
 	struct kube_informer *inf_pool, *inf_cfg, *inf_vm, *inf_nad, *inf_node, *inf_agent;
 	struct kube_controller *c_pool, *c_cfg, *c_vm;

@@ -3,8 +3,8 @@
  * vm-dhcp-controller: IPAM for IPPools, VMNetCfg bindings, agent placement.
  *
  *   vm-dhcp-controller --agent-image IMAGE [--namespace NS] [--kubeconfig FILE]
- *                      [--agent-service-account SA] [--no-leader-election]
- *                      [--listen HOST:PORT] [--log-level LEVEL]
+ *                      [--agent-service-account SA] [--agent-* knobs of the agent workload]
+ *                      [--no-leader-election] [--listen HOST:PORT] [--log-level LEVEL]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,6 +23,7 @@
 #include "lib/httpd.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
+#include "lib/util.h"
 
 #define LEASE_NAME "vm-dhcp-controller"
 
@@ -34,7 +35,24 @@ struct args {
 	const char *listen;
 	bool no_leader_election;
 	enum log_level level;
+	struct placement_opts agent; /* --agent-interface and the other knobs */
 };
+
+/* The flags of the agent workload's knobs (getopt codes past any character). */
+static const struct {
+	const char *name;
+	enum placement_opt opt;
+} agent_flags[] = {
+	{ "agent-interface", PLACEMENT_OPT_INTERFACE },
+	{ "agent-image-pull-policy", PLACEMENT_OPT_PULL_POLICY },
+	{ "agent-image-pull-secret", PLACEMENT_OPT_PULL_SECRET },
+	{ "agent-resources", PLACEMENT_OPT_RESOURCES },
+	{ "agent-node-selector", PLACEMENT_OPT_NODE_SELECTOR },
+	{ "agent-tolerations", PLACEMENT_OPT_TOLERATIONS },
+	{ "agent-priority-class", PLACEMENT_OPT_PRIORITY_CLASS },
+};
+#define AGENT_FLAG_BASE 0x100
+#define N_BASE_OPTS 8
 
 struct app {
 	struct event_base *base;
@@ -53,6 +71,18 @@ usage(FILE *f)
 	    "  --namespace NS                 namespace of the controller and its agents\n"
 	    "                                 (default: the service account's, or $POD_NAMESPACE)\n"
 	    "  --agent-service-account SA     service account of the agents\n"
+	    "  --agent-interface NAME         the agents' VM-facing interface, also the Multus\n"
+	    "                                 interface name (default eth1)\n"
+	    "  --agent-image-pull-policy Always|IfNotPresent|Never (default IfNotPresent)\n"
+	    "  --agent-image-pull-secret NAME imagePullSecrets of the agents (repeatable)\n"
+	    "  --agent-resources JSON         the agent container's core/v1 ResourceRequirements\n"
+	    "                                 (default {\"requests\":{\"cpu\":\"10m\",\"memory\":"
+	    "\"16Mi\"},\n"
+	    "                                 \"limits\":{\"memory\":\"64Mi\"}}; {} sets none)\n"
+	    "  --agent-node-selector JSON     nodeSelector of the agents, an object of strings\n"
+	    "                                 (beside the cluster-network node affinity)\n"
+	    "  --agent-tolerations JSON       array of tolerations added to the agents' own\n"
+	    "  --agent-priority-class NAME    priorityClassName of the agents\n"
 	    "  --kubeconfig FILE              kubeconfig (default: $KUBECONFIG, else in-cluster)\n"
 	    "  --no-leader-election           reconcile without taking the Lease\n"
 	    "  --listen HOST:PORT             /healthz /readyz /metrics (default :8080)\n"
@@ -63,7 +93,7 @@ usage(FILE *f)
 static void
 parse_args(int argc, char **argv, struct args *a)
 {
-	static const struct option opts[] = {
+	static const struct option base_opts[] = {
 		{ "kubeconfig", required_argument, NULL, 'k' },
 		{ "namespace", required_argument, NULL, 'n' },
 		{ "agent-image", required_argument, NULL, 'i' },
@@ -72,10 +102,17 @@ parse_args(int argc, char **argv, struct args *a)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		/* N_BASE_OPTS entries above; agent_flags go after them, then the terminator */
+		[N_BASE_OPTS + ELEMENTSOF(agent_flags)] = { NULL, 0, NULL, 0 },
 	};
+	struct option opts[ELEMENTSOF(base_opts)];
+	char err[256];
 	int ch;
 
+	memcpy(opts, base_opts, sizeof(opts));
+	for (size_t i = 0; i < ELEMENTSOF(agent_flags); i++)
+		opts[N_BASE_OPTS + i] = (struct option){ agent_flags[i].name, required_argument,
+			NULL, AGENT_FLAG_BASE + (int)i };
 	memset(a, 0, sizeof(*a));
 	a->listen = ":8080";
 	a->level = LOG_LEVEL_INFO;
@@ -109,6 +146,19 @@ parse_args(int argc, char **argv, struct args *a)
 			usage(stdout);
 			exit(0);
 		default:
+			if (ch >= AGENT_FLAG_BASE &&
+			    ch < AGENT_FLAG_BASE + (int)ELEMENTSOF(agent_flags)) {
+				size_t i = (size_t)(ch - AGENT_FLAG_BASE);
+				int r = placement_opts_set(&a->agent, agent_flags[i].opt, optarg,
+				    err, sizeof(err));
+
+				if (r < 0) {
+					fprintf(stderr, "vm-dhcp-controller: --%s: %s\n",
+					    agent_flags[i].name, r == -EINVAL ? err : strerror(-r));
+					exit(2);
+				}
+				break;
+			}
 			usage(stderr);
 			exit(2);
 		}
@@ -229,6 +279,7 @@ main(int argc, char **argv)
 	co.namespace = ns;
 	co.agent_image = a.agent_image;
 	co.agent_sa = a.agent_sa;
+	co.agent = &a.agent;
 	if ((r = ctrl_new(app.base, client, metrics, &co, &app.ctrl)) < 0)
 		fatalx("cannot start the controller: %s", strerror(-r));
 	log_info("server %s, namespace %s, agent image %s, listening on %s",
@@ -269,6 +320,7 @@ main(int argc, char **argv)
 	event_free(sigint);
 	kube_leader_free(app.leader);
 	ctrl_free(app.ctrl);
+	placement_opts_clear(&a.agent);
 	httpd_free(httpd);
 	kube_client_free(client);
 	ctrl_reap_orphans();

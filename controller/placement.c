@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +16,9 @@
 #include "lib/util.h"
 
 /* Bump when the manifest's shape changes so existing agents are re-placed once. */
-#define PLACEMENT_MANIFEST_VERSION "1"
+/* 2: non-root with file capabilities (NET_BIND_SERVICE added, allowPrivilegeEscalation),
+ * POD_IP and --listen $(POD_IP):PORT, the admin's knobs (struct placement_opts). */
+#define PLACEMENT_MANIFEST_VERSION "2"
 #define AGENT_SUFFIX "-agent"
 #define AGENT_UID 65532
 #define TOLERATION_SECONDS 30
@@ -75,6 +79,538 @@ label_value(const char *v, char out[PLACEMENT_NAME_MAX])
 	snprintf(out, PLACEMENT_NAME_MAX, "%.46s-%016" PRIx64, v, hash64(v, len, 0));
 }
 
+/* --- the admin's knobs (struct placement_opts) ---------------------------------------- */
+
+#define IFNAME_MAX 15 /* IFNAMSIZ - 1 */
+#define DNS_SUBDOMAIN_MAX 253
+#define LABEL_NAME_MAX 63
+
+static int fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Formats the one-line reason into err; returns -EINVAL. */
+static int
+fail(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err != NULL && len > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, len, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static bool
+is_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* DNS-1123 subdomain (object names: Secrets, PriorityClasses, label key prefixes). */
+static bool
+is_dns_subdomain(const char *s, size_t n)
+{
+	size_t i, start = 0;
+
+	if (n == 0 || n > DNS_SUBDOMAIN_MAX)
+		return false;
+	for (i = 0; i <= n; i++) {
+		if (i < n && s[i] != '.') {
+			if (!is_lower_alnum(s[i]) && s[i] != '-')
+				return false;
+			continue;
+		}
+		/* a label [a-z0-9]([-a-z0-9]*[a-z0-9])? ends at i */
+		if (i == start || !is_lower_alnum(s[start]) || !is_lower_alnum(s[i - 1]))
+			return false;
+		start = i + 1;
+	}
+	return true;
+}
+
+/* The name part of a label key, and a non-empty label value:
+ * ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9] */
+static bool
+is_label_name(const char *s, size_t n)
+{
+	if (n == 0 || n > LABEL_NAME_MAX || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+			return false;
+	return true;
+}
+
+/* A qualified name (label key, toleration key, extended resource name): [prefix/]name. */
+static bool
+is_qualified_name(const char *s)
+{
+	const char *slash = strchr(s, '/');
+
+	if (slash == NULL)
+		return is_label_name(s, strlen(s));
+	return is_dns_subdomain(s, (size_t)(slash - s)) &&
+	       is_label_name(slash + 1, strlen(slash + 1));
+}
+
+static bool
+is_label_value(const char *s)
+{
+	return s[0] == '\0' || is_label_name(s, strlen(s));
+}
+
+static bool
+one_of(const char *v, const char *const *set)
+{
+	for (; *set != NULL; set++)
+		if (strcmp(v, *set) == 0)
+			return true;
+	return false;
+}
+
+/* Linux accepts 1..15 bytes but for "." and "..", '/', ':' and white space. */
+static int
+check_ifname(const char *v, char *err, size_t len)
+{
+	size_t n = strlen(v);
+
+	if (n == 0 || n > IFNAME_MAX)
+		return fail(err, len, "an interface name has 1 to %d characters", IFNAME_MAX);
+	if (strcmp(v, ".") == 0 || strcmp(v, "..") == 0)
+		return fail(err, len, "'%s' is not an interface name", v);
+	for (size_t i = 0; i < n; i++)
+		if (v[i] <= ' ' || v[i] == 0x7f || v[i] == '/' || v[i] == ':')
+			return fail(err, len,
+			    "an interface name has no '/', ':', space or control character");
+	return 0;
+}
+
+/*
+ * A resource quantity (core/v1 Quantity, non-negative): a decimal number with an optional
+ * suffix (Ki Mi Gi Ti Pi Ei, n u m k M G T P E, or an exponent e<n>). *ret gets its value
+ * (approximate: enough to compare a request with a limit).
+ */
+static bool
+quantity_parse(const char *s, double *ret)
+{
+	static const struct {
+		const char *suffix;
+		double mult;
+	} suffixes[] = {
+		{ "Ki", 0x1p10 }, { "Mi", 0x1p20 }, { "Gi", 0x1p30 }, { "Ti", 0x1p40 },
+		{ "Pi", 0x1p50 }, { "Ei", 0x1p60 }, { "n", 1e-9 }, { "u", 1e-6 }, { "m", 1e-3 },
+		{ "", 1 }, { "k", 1e3 }, { "M", 1e6 }, { "G", 1e9 }, { "T", 1e12 }, { "P", 1e15 },
+		{ "E", 1e18 },
+	};
+	size_t digits = 0, dots = 0;
+	char num[64], *end;
+	const char *p;
+	long e;
+
+	for (p = s; (*p >= '0' && *p <= '9') || *p == '.'; p++) {
+		if (*p == '.')
+			dots++;
+		else
+			digits++;
+	}
+	if (digits == 0 || dots > 1 || (size_t)(p - s) >= sizeof(num))
+		return false;
+	memcpy(num, s, (size_t)(p - s));
+	num[p - s] = '\0';
+	*ret = strtod(num, NULL);
+	for (size_t i = 0; i < ELEMENTSOF(suffixes); i++)
+		if (strcmp(p, suffixes[i].suffix) == 0) {
+			*ret *= suffixes[i].mult;
+			return true;
+		}
+	/* decimal exponent: e<signed integer> */
+	if ((*p != 'e' && *p != 'E') || p[1] == '\0')
+		return false;
+	e = strtol(p + 1, &end, 10);
+	if (*end != '\0' || e < -30 || e > 30 ||
+	    !(p[1] == '+' || p[1] == '-' || (p[1] >= '0' && p[1] <= '9')))
+		return false;
+	*ret *= pow(10, (double)e);
+	return true;
+}
+
+/* A quantity as a JSON string or a non-negative JSON number (the API server takes both). */
+static bool
+quantity_value(const json_t *q, double *ret)
+{
+	if (json_is_number(q)) {
+		*ret = json_number_value(q);
+		return *ret >= 0;
+	}
+	return json_is_string(q) && quantity_parse(json_string_value(q), ret);
+}
+
+/* A container resource name: cpu, memory, ephemeral-storage, hugepages-<size>, or a/b. */
+static bool
+is_container_resource(const char *name)
+{
+	static const char *const std[] = { "cpu", "memory", "ephemeral-storage", NULL };
+
+	if (strchr(name, '/') != NULL)
+		return is_qualified_name(name);
+	if (strncmp(name, "hugepages-", 10) == 0) {
+		double size;
+
+		return quantity_parse(name + 10, &size) && size > 0;
+	}
+	return one_of(name, std);
+}
+
+/* The value of a flag that takes JSON: any JSON text, duplicate keys refused. */
+static int
+load_json(const char *value, json_t **ret, char *err, size_t len)
+{
+	json_error_t jerr;
+
+	*ret = json_loads(value, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+	if (*ret == NULL)
+		return fail(err, len, "not JSON: %s (column %d)", jerr.text, jerr.column);
+	return 0;
+}
+
+/* core/v1 ResourceRequirements: {"requests": {name: quantity}, "limits": {…}}. */
+static int
+check_resources(const json_t *v, char *err, size_t len)
+{
+	static const char *const keys[] = { "requests", "limits", NULL };
+	const char *k, *name;
+	json_t *m, *q;
+	double req, lim;
+
+	if (!json_is_object(v))
+		return fail(err, len,
+		    "must be a JSON object like "
+		    "{\"requests\":{\"cpu\":\"10m\"},\"limits\":{\"memory\":\"64Mi\"}}");
+	json_object_foreach((json_t *)v, k, m)
+	{
+		if (!one_of(k, keys))
+			return fail(err, len, "unknown field \"%s\" (requests, limits)", k);
+		if (!json_is_object(m))
+			return fail(err, len, "%s must be an object of quantities", k);
+		json_object_foreach(m, name, q)
+		{
+			if (!is_container_resource(name))
+				return fail(err, len,
+				    "%s: \"%s\" is not a container resource (cpu, memory, "
+				    "ephemeral-storage, hugepages-<size> or a domain/name)",
+				    k, name);
+			if (!quantity_value(q, &req))
+				return fail(err, len,
+				    "%s.%s: not a non-negative quantity (like 10m, 64Mi)", k, name);
+		}
+	}
+	/* the API server refuses a request above its limit */
+	json_object_foreach((json_t *)json_object_get(v, "requests"), name, q)
+	{
+		json_t *l = json_object_get(json_object_get(v, "limits"), name);
+
+		if (l != NULL && quantity_value(q, &req) && quantity_value(l, &lim) && req > lim)
+			return fail(err, len, "requests.%s is above limits.%s", name, name);
+	}
+	return 0;
+}
+
+/*
+ * Numbers in requests/limits become strings ("1", "0.5"): the API server reads both, but a
+ * real re-serialised at full precision (0.1 → 0.10000000000000001) would round up to 101m.
+ */
+static int
+quantities_as_strings(json_t *res)
+{
+	const char *k, *name;
+	json_t *m, *q;
+	char buf[64];
+
+	json_object_foreach(res, k, m)
+	{
+		json_object_foreach(m, name, q)
+		{
+			if (json_is_integer(q))
+				snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT,
+				    json_integer_value(q));
+			else if (json_is_real(q))
+				snprintf(buf, sizeof(buf), "%.15g", json_real_value(q));
+			else
+				continue;
+			if (json_object_set_new(m, name, json_string(buf)) < 0)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* {label key: label value}. */
+static int
+check_node_selector(const json_t *v, char *err, size_t len)
+{
+	const char *k;
+	json_t *val;
+
+	if (!json_is_object(v))
+		return fail(err, len,
+		    "must be a JSON object of strings like {\"kubernetes.io/os\":\"linux\"}");
+	json_object_foreach((json_t *)v, k, val)
+	{
+		if (!is_qualified_name(k))
+			return fail(err, len, "\"%s\" is not a label key", k);
+		if (!json_is_string(val))
+			return fail(err, len, "the value of \"%s\" must be a string", k);
+		if (!is_label_value(json_string_value(val)))
+			return fail(err, len, "the value of \"%s\" is not a label value", k);
+	}
+	return 0;
+}
+
+/* core/v1 Toleration[], with the rules the API server applies. */
+static int
+check_tolerations(const json_t *v, char *err, size_t len)
+{
+	static const char *const keys[] = {
+	    "key", "operator", "value", "effect", "tolerationSeconds", NULL};
+	static const char *const operators[] = { "Exists", "Equal", NULL };
+	static const char *const effects[] = {
+	    "", "NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
+	size_t i;
+	json_t *t;
+
+	if (!json_is_array(v))
+		return fail(err, len,
+		    "must be a JSON array like "
+		    "[{\"key\":\"k\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]");
+	json_array_foreach((json_t *)v, i, t)
+	{
+		const char *k, *key = "", *op = "Equal", *value = "", *effect = "";
+		json_t *f, *secs;
+
+		if (!json_is_object(t))
+			return fail(err, len, "[%zu] must be an object", i);
+		json_object_foreach(t, k, f)
+		{
+			if (!one_of(k, keys))
+				return fail(err, len,
+				    "[%zu]: unknown field \"%s\" (key, operator, value, effect, "
+				    "tolerationSeconds)",
+				    i, k);
+			if (strcmp(k, "tolerationSeconds") != 0 && !json_is_string(f))
+				return fail(err, len, "[%zu].%s must be a string", i, k);
+		}
+		if ((f = json_object_get(t, "key")) != NULL)
+			key = json_string_value(f);
+		if ((f = json_object_get(t, "operator")) != NULL && json_string_length(f) > 0)
+			op = json_string_value(f);
+		if ((f = json_object_get(t, "value")) != NULL)
+			value = json_string_value(f);
+		if ((f = json_object_get(t, "effect")) != NULL)
+			effect = json_string_value(f);
+		secs = json_object_get(t, "tolerationSeconds");
+		if (key[0] != '\0' && !is_qualified_name(key))
+			return fail(err, len, "[%zu]: key \"%s\" is not a label key", i, key);
+		if (!one_of(op, operators))
+			return fail(
+			    err, len, "[%zu]: operator \"%s\" is not Exists or Equal", i, op);
+		if (key[0] == '\0' && strcmp(op, "Exists") != 0)
+			return fail(err, len, "[%zu]: an empty key needs operator Exists", i);
+		if (strcmp(op, "Exists") == 0 && value[0] != '\0')
+			return fail(err, len, "[%zu]: operator Exists takes no value", i);
+		if (!is_label_value(value))
+			return fail(err, len, "[%zu]: value \"%s\" is not a label value", i, value);
+		if (!one_of(effect, effects))
+			return fail(err, len,
+			    "[%zu]: effect \"%s\" is not NoSchedule, PreferNoSchedule or NoExecute",
+			    i, effect);
+		if (secs != NULL && !json_is_integer(secs))
+			return fail(err, len, "[%zu].tolerationSeconds must be an integer", i);
+		if (secs != NULL && strcmp(effect, "NoExecute") != 0)
+			return fail(err, len, "[%zu]: tolerationSeconds needs effect NoExecute", i);
+	}
+	return 0;
+}
+
+/* *slot = a copy of s (the old value freed). */
+static int
+set_str(char **slot, const char *s)
+{
+	char *copy = strdup(s);
+
+	if (copy == NULL)
+		return -ENOMEM;
+	free(*slot);
+	*slot = copy;
+	return 0;
+}
+
+/* *slot = v (stolen; the old value released). An empty object or array means "none". */
+static void
+set_json(json_t **slot, json_t *v)
+{
+	json_decref(*slot);
+	*slot = v;
+	if ((json_is_object(v) && json_object_size(v) == 0) ||
+	    (json_is_array(v) && json_array_size(v) == 0)) {
+		json_decref(v);
+		*slot = NULL;
+	}
+}
+
+/* Appends {"name": name} to o->pull_secrets; a name given twice is refused. */
+static int
+add_pull_secret(struct placement_opts *o, const char *name, char *err, size_t len)
+{
+	size_t i;
+	json_t *s;
+
+	json_array_foreach(o->pull_secrets, i, s)
+	{
+		if (strcmp(kind_get_str(s, "name", NULL), name) == 0)
+			return fail(err, len, "\"%s\" is given twice", name);
+	}
+	if (o->pull_secrets == NULL && (o->pull_secrets = json_array()) == NULL)
+		return -ENOMEM;
+	if (json_array_append_new(o->pull_secrets, json_pack("{s:s}", "name", name)) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+int
+placement_opts_set(
+    struct placement_opts *o, enum placement_opt which, const char *value, char *err, size_t errlen)
+{
+	static const char *const policies[] = { "Always", "IfNotPresent", "Never", NULL };
+	json_t *v = NULL;
+	int r;
+
+	if (o == NULL || value == NULL)
+		return fail(err, errlen, "no value");
+	switch (which) {
+	case PLACEMENT_OPT_INTERFACE:
+		if ((r = check_ifname(value, err, errlen)) < 0)
+			return r;
+		return set_str(&o->interface, value);
+	case PLACEMENT_OPT_PULL_POLICY:
+		if (!one_of(value, policies))
+			return fail(
+			    err, errlen, "\"%s\" is not Always, IfNotPresent or Never", value);
+		return set_str(&o->pull_policy, value);
+	case PLACEMENT_OPT_PRIORITY_CLASS:
+	case PLACEMENT_OPT_PULL_SECRET:
+		if (!is_dns_subdomain(value, strlen(value)))
+			return fail(err, errlen,
+			    "\"%s\" is not an object name (lower-case DNS subdomain, at most %d "
+			    "characters)",
+			    value, DNS_SUBDOMAIN_MAX);
+		if (which == PLACEMENT_OPT_PRIORITY_CLASS)
+			return set_str(&o->priority_class, value);
+		return add_pull_secret(o, value, err, errlen);
+	case PLACEMENT_OPT_RESOURCES:
+	case PLACEMENT_OPT_NODE_SELECTOR:
+	case PLACEMENT_OPT_TOLERATIONS:
+		if ((r = load_json(value, &v, err, errlen)) < 0)
+			return r;
+		r = which == PLACEMENT_OPT_RESOURCES	   ? check_resources(v, err, errlen)
+		    : which == PLACEMENT_OPT_NODE_SELECTOR ? check_node_selector(v, err, errlen)
+							   : check_tolerations(v, err, errlen);
+		if (r < 0) {
+			json_decref(v);
+			return r;
+		}
+		if (which == PLACEMENT_OPT_RESOURCES) {
+			if (quantities_as_strings(v) < 0) {
+				json_decref(v);
+				return -ENOMEM;
+			}
+			/* {} is "no requests, no limits", not the default: keep it */
+			json_decref(o->resources);
+			o->resources = v;
+		} else {
+			set_json(which == PLACEMENT_OPT_NODE_SELECTOR ? &o->node_selector
+								      : &o->tolerations,
+			    v);
+		}
+		return 0;
+	}
+	return fail(err, errlen, "unknown option");
+}
+
+void
+placement_opts_clear(struct placement_opts *o)
+{
+	if (o == NULL)
+		return;
+	free(o->interface);
+	free(o->pull_policy);
+	free(o->priority_class);
+	json_decref(o->pull_secrets);
+	json_decref(o->resources);
+	json_decref(o->node_selector);
+	json_decref(o->tolerations);
+	memset(o, 0, sizeof(*o));
+}
+
+/* *dst = a copy of src; false on ENOMEM. */
+static bool
+copy_str(char **dst, const char *src)
+{
+	return src == NULL || (*dst = strdup(src)) != NULL;
+}
+
+static bool
+copy_json(json_t **dst, const json_t *src)
+{
+	return src == NULL || (*dst = json_deep_copy(src)) != NULL;
+}
+
+int
+placement_opts_copy(struct placement_opts *dst, const struct placement_opts *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	if (src == NULL)
+		return 0;
+	if (copy_str(&dst->interface, src->interface) &&
+	    copy_str(&dst->pull_policy, src->pull_policy) &&
+	    copy_str(&dst->priority_class, src->priority_class) &&
+	    copy_json(&dst->pull_secrets, src->pull_secrets) &&
+	    copy_json(&dst->resources, src->resources) &&
+	    copy_json(&dst->node_selector, src->node_selector) &&
+	    copy_json(&dst->tolerations, src->tolerations))
+		return 0;
+	placement_opts_clear(dst);
+	return -ENOMEM;
+}
+
+static const char *
+opt_interface(const struct placement_input *in)
+{
+	if (in->opts != NULL && in->opts->interface != NULL)
+		return in->opts->interface;
+	return PLACEMENT_INTERFACE;
+}
+
+static const char *
+opt_pull_policy(const struct placement_input *in)
+{
+	if (in->opts != NULL && in->opts->pull_policy != NULL)
+		return in->opts->pull_policy;
+	return PLACEMENT_PULL_POLICY;
+}
+
+/* The container's resources: the admin's, else ours. New reference or NULL. */
+static json_t *
+opt_resources(const struct placement_input *in)
+{
+	if (in->opts != NULL && in->opts->resources != NULL)
+		return json_deep_copy(in->opts->resources);
+	return json_pack("{s:{s:s, s:s}, s:{s:s}}", "requests", "cpu", "10m", "memory", "16Mi",
+	    "limits", "memory", "64Mi");
+}
+
+/* --- the manifest -------------------------------------------------------------------- */
+
 static bool
 input_ok(const struct placement_input *in)
 {
@@ -83,14 +619,36 @@ input_ok(const struct placement_input *in)
 	    in->image[0] != '\0' && in->namespace[0] != '\0';
 }
 
+/* h folded with v as canonical JSON ("" for NULL), the NUL ending it. 0 or -ENOMEM. */
+static int
+hash_json(uint64_t *h, const json_t *v)
+{
+	char *s;
+
+	if (v == NULL) {
+		*h = hash64("", 1, *h);
+		return 0;
+	}
+	s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	if (s == NULL)
+		return -ENOMEM;
+	*h = hash64(s, strlen(s) + 1, *h);
+	free(s);
+	return 0;
+}
+
 int
 placement_inputs_hash(const struct placement_input *in, char out[PLACEMENT_HASH_LEN])
 {
-	const char *parts[7];
+	const struct placement_opts *o;
+	const char *parts[10];
+	json_t *res;
 	uint64_t h = 0;
+	int r;
 
 	if (!input_ok(in))
 		return -EINVAL;
+	o = in->opts;
 	parts[0] = PLACEMENT_MANIFEST_VERSION;
 	parts[1] = in->image;
 	parts[2] = in->cluster_network != NULL ? in->cluster_network : "";
@@ -98,8 +656,20 @@ placement_inputs_hash(const struct placement_input *in, char out[PLACEMENT_HASH_
 	parts[4] = in->pool_ns;
 	parts[5] = in->pool_name;
 	parts[6] = in->service_account != NULL ? in->service_account : "";
+	parts[7] = opt_interface(in);
+	parts[8] = opt_pull_policy(in);
+	parts[9] = o != NULL && o->priority_class != NULL ? o->priority_class : "";
 	for (size_t i = 0; i < ELEMENTSOF(parts); i++)
 		h = hash64(parts[i], strlen(parts[i]) + 1, h); /* the NUL separates fields */
+	/* the effective resources: passing the defaults explicitly changes nothing */
+	if ((res = opt_resources(in)) == NULL)
+		return -ENOMEM;
+	r = hash_json(&h, res);
+	json_decref(res);
+	if (r < 0 || (r = hash_json(&h, o != NULL ? o->pull_secrets : NULL)) < 0 ||
+	    (r = hash_json(&h, o != NULL ? o->node_selector : NULL)) < 0 ||
+	    (r = hash_json(&h, o != NULL ? o->tolerations : NULL)) < 0)
+		return r;
 	snprintf(out, PLACEMENT_HASH_LEN, "%016" PRIx64, h);
 	return 0;
 }
@@ -115,12 +685,12 @@ build_labels(const struct placement_input *in)
 	    PLACEMENT_LABEL_POOL_NS, ns, PLACEMENT_LABEL_POOL_NAME, name);
 }
 
-/* Multus network selection: [{"namespace":…,"name":…,"interface":"eth1"}] as a string. */
+/* Multus network selection: [{"namespace":…,"name":…,"interface":ifname}] as a string. */
 static json_t *
-build_multus(const char *nad_ns, const char *nad_name)
+build_multus(const char *nad_ns, const char *nad_name, const char *ifname)
 {
-	json_t *sel = json_pack("[{s:s, s:s, s:s}]", "namespace", nad_ns, "name", nad_name,
-	    "interface", PLACEMENT_INTERFACE);
+	json_t *sel = json_pack(
+	    "[{s:s, s:s, s:s}]", "namespace", nad_ns, "name", nad_name, "interface", ifname);
 	char *s;
 	json_t *v;
 
@@ -149,46 +719,77 @@ build_affinity(const char *cluster_network)
 	    "matchExpressions", "key", key, "operator", "In", "values", "true");
 }
 
+/*
+ * Least privilege for the non-root agent. The image's binary carries the file capabilities
+ * cap_net_raw,cap_net_bind_service,cap_net_admin+ep and the container runs as 65532: the
+ * runtime puts the added capabilities in the bounding set only, and execve() raises them from
+ * the file capabilities. allowPrivilegeEscalation must therefore stay TRUE: false sets
+ * no_new_privs, under which execve() ignores file capabilities and the agent starts with
+ * none (no raw socket). Every other capability is dropped:
+ *   NET_RAW           the AF_PACKET socket that receives and sends DHCP frames
+ *   NET_BIND_SERVICE  the UDP socket on port 67 (keeps ICMP port-unreachable away)
+ *   NET_ADMIN         the pool's serverIP/prefix set on the interface (Kubernetes mode)
+ */
+static json_t *
+build_security_context(void)
+{
+	return json_pack("{s:b, s:i, s:i, s:b, s:b, s:{s:[s], s:[s,s,s]}}", "runAsNonRoot", 1,
+	    "runAsUser", AGENT_UID, "runAsGroup", AGENT_UID, "readOnlyRootFilesystem", 1,
+	    "allowPrivilegeEscalation", 1, "capabilities", "drop", "ALL", "add", "NET_RAW",
+	    "NET_BIND_SERVICE", "NET_ADMIN");
+}
+
 static json_t *
 build_container(const struct placement_input *in)
 {
-	char ref[KIND_REF_MAX], listen[16];
-	json_t *probe_ready, *probe_live;
+	char ref[KIND_REF_MAX], listen[32];
+	json_t *probe_ready, *probe_live, *sc, *res;
 
 	snprintf(ref, sizeof(ref), "%s/%s", in->pool_ns, in->pool_name);
-	snprintf(listen, sizeof(listen), ":%d", PLACEMENT_PORT);
+	/* the pod's own address (the kubelet expands $(POD_IP)): never the VM-facing side */
+	snprintf(listen, sizeof(listen), "$(POD_IP):%d", PLACEMENT_PORT);
 	probe_ready = json_pack("{s:{s:s, s:i}, s:i, s:i}", "httpGet", "path", "/readyz", "port",
 	    PLACEMENT_PORT, "periodSeconds", 5, "failureThreshold", 3);
 	probe_live = json_pack("{s:{s:s, s:i}, s:i, s:i, s:i}", "httpGet", "path", "/healthz",
 	    "port", PLACEMENT_PORT, "initialDelaySeconds", 5, "periodSeconds", 10,
 	    "failureThreshold", 3);
-	if (probe_ready == NULL || probe_live == NULL) {
+	sc = build_security_context();
+	res = opt_resources(in);
+	if (probe_ready == NULL || probe_live == NULL || sc == NULL || res == NULL) {
 		json_decref(probe_ready);
 		json_decref(probe_live);
+		json_decref(sc);
+		json_decref(res);
 		return NULL;
 	}
 	return json_pack("{s:s, s:s, s:s, s:[s,s,s,s,s,s],"
-			 " s:[{s:s, s:{s:{s:s}}}, {s:s, s:{s:{s:s}}}],"
+			 " s:[{s:s, s:{s:{s:s}}}, {s:s, s:{s:{s:s}}}, {s:s, s:{s:{s:s}}}],"
 			 " s:[{s:s, s:i, s:s}],"
-			 " s:{s:{s:s, s:s}, s:{s:s}},"
-			 " s:{s:b, s:b, s:{s:[s,s], s:[s]}},"
-			 " s:o, s:o}",
-	    "name", PLACEMENT_CONTAINER, "image", in->image, "imagePullPolicy", "IfNotPresent",
-	    "args", "--ippool-ref", ref, "--interface", PLACEMENT_INTERFACE, "--listen", listen,
+			 " s:o, s:o, s:o, s:o}",
+	    "name", PLACEMENT_CONTAINER, "image", in->image, "imagePullPolicy", opt_pull_policy(in),
+	    "args", "--ippool-ref", ref, "--interface", opt_interface(in), "--listen", listen,
 	    "env", "name", "POD_NAME", "valueFrom", "fieldRef", "fieldPath", "metadata.name",
 	    "name", "POD_NAMESPACE", "valueFrom", "fieldRef", "fieldPath", "metadata.namespace",
-	    "ports", "name", "http", "containerPort", PLACEMENT_PORT, "protocol", "TCP",
-	    "resources", "requests", "cpu", "10m", "memory", "16Mi", "limits", "memory", "64Mi",
-	    "securityContext", "runAsNonRoot", 1, "readOnlyRootFilesystem", 1, "capabilities",
-	    "add", "NET_RAW", "NET_ADMIN", "drop", "ALL",
-	    "readinessProbe", probe_ready, "livenessProbe", probe_live);
+	    "name", "POD_IP", "valueFrom", "fieldRef", "fieldPath", "status.podIP", "ports", "name",
+	    "http", "containerPort", PLACEMENT_PORT, "protocol", "TCP", "resources", res,
+	    "securityContext", sc, "readinessProbe", probe_ready, "livenessProbe", probe_live);
+}
+
+/* spec[key] = a copy of v when v is not NULL. 0 or -ENOMEM. */
+static int
+set_copy(json_t *spec, const char *key, const json_t *v)
+{
+	if (v == NULL)
+		return 0;
+	return json_object_set_new(spec, key, json_deep_copy(v)) < 0 ? -ENOMEM : 0;
 }
 
 static json_t *
 build_pod_spec(const struct placement_input *in)
 {
+	const struct placement_opts *o = in->opts;
 	json_t *container = build_container(in);
-	json_t *spec;
+	json_t *spec, *tol;
 
 	if (container == NULL)
 		return NULL;
@@ -213,6 +814,16 @@ build_pod_spec(const struct placement_input *in)
 	if (in->service_account != NULL && in->service_account[0] != '\0' &&
 	    json_object_set_new(spec, "serviceAccountName", json_string(in->service_account)) < 0)
 		goto fail;
+	if (o == NULL)
+		return spec;
+	/* the admin's knobs: tolerations after ours; the node selector ANDs with the affinity */
+	tol = json_object_get(spec, "tolerations");
+	if ((o->tolerations != NULL && json_array_extend(tol, o->tolerations) < 0) ||
+	    set_copy(spec, "nodeSelector", o->node_selector) < 0 ||
+	    set_copy(spec, "imagePullSecrets", o->pull_secrets) < 0 ||
+	    (o->priority_class != NULL &&
+		json_object_set_new(spec, "priorityClassName", json_string(o->priority_class)) < 0))
+		goto fail;
 	return spec;
 fail:
 	json_decref(spec);
@@ -236,7 +847,7 @@ placement_build(const struct placement_input *in, json_t **ret)
 		return r;
 	snprintf(ref, sizeof(ref), "%s/%s", in->pool_ns, in->pool_name);
 	labels = build_labels(in);
-	multus = build_multus(nad_ns, nad_name);
+	multus = build_multus(nad_ns, nad_name, opt_interface(in));
 	podspec = build_pod_spec(in);
 	if (labels == NULL || multus == NULL || podspec == NULL)
 		goto nomem;

@@ -9,15 +9,21 @@
  * Topology: the pool's NAD carries `network.harvesterhci.io/clusternetwork=<cn>`; nodes that
  * are wired to that cluster network carry `network.harvesterhci.io/<cn>=true`, so the agent
  * gets a required node affinity on that label. A NAD without the label (plain Multus) gives
- * no affinity. The Multus annotation attaches the NAD as `eth1`.
+ * no affinity. The Multus annotation attaches the NAD as `eth1` (or the interface the admin
+ * names with --agent-interface).
+ *
+ * Least privilege: the agent runs as uid/gid 65532 with every capability dropped but
+ * NET_RAW, NET_BIND_SERVICE and NET_ADMIN, which its binary holds as file capabilities.
  *
  * Re-placement is decided by comparing an annotation that records a hash of the inputs
- * (image, cluster network, NAD, pool, service account, manifest version) with the hash of the
- * current inputs, so a change of the NAD's cluster network or of the agent image re-places
- * the agent, unless the IPPool carries `network.harvesterhci.io/hold-ippool-agent-upgrade`.
+ * (image, cluster network, NAD, pool, service account, the admin's knobs of struct
+ * placement_opts, manifest version) with the hash of the current inputs, so a change of the
+ * NAD's cluster network, of the agent image or of a knob re-places the agent, unless the
+ * IPPool carries `network.harvesterhci.io/hold-ippool-agent-upgrade`.
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <jansson.h>
 
@@ -29,7 +35,8 @@
 #define PLACEMENT_ANNOT_HASH "network.harvesterhci.io/agent-inputs-hash"
 #define PLACEMENT_ANNOT_HOLD "network.harvesterhci.io/hold-ippool-agent-upgrade"
 #define PLACEMENT_NODE_LABEL_PREFIX "network.harvesterhci.io/"
-#define PLACEMENT_INTERFACE "eth1"
+#define PLACEMENT_INTERFACE "eth1" /* default of placement_opts.interface */
+#define PLACEMENT_PULL_POLICY "IfNotPresent"
 #define PLACEMENT_PORT 8080
 #define PLACEMENT_CONTAINER "agent"
 
@@ -37,6 +44,45 @@
 #define PLACEMENT_NAME_MAX 64
 /* Hex of a 64-bit hash + NUL. */
 #define PLACEMENT_HASH_LEN 17
+
+/*
+ * The admin's knobs of the agent workload (the controller's --agent-* flags), filled by
+ * placement_opts_set(); a zeroed struct means every default. Owned by the struct.
+ */
+struct placement_opts {
+	char *interface;       /* VM-facing interface = Multus interface name; NULL: eth1 */
+	char *pull_policy;     /* Always | IfNotPresent | Never; NULL: IfNotPresent */
+	char *priority_class;  /* priorityClassName, or NULL */
+	json_t *pull_secrets;  /* [{"name": …}] (core/v1 LocalObjectReference), or NULL */
+	json_t *resources;     /* core/v1 ResourceRequirements; NULL: the default requests/limits */
+	json_t *node_selector; /* {label: value} beside the cluster-network affinity, or NULL */
+	json_t *tolerations;   /* core/v1 Toleration[] appended to ours, or NULL */
+};
+
+enum placement_opt {
+	PLACEMENT_OPT_INTERFACE,      /* --agent-interface NAME */
+	PLACEMENT_OPT_PULL_POLICY,    /* --agent-image-pull-policy Always|IfNotPresent|Never */
+	PLACEMENT_OPT_PULL_SECRET,    /* --agent-image-pull-secret NAME (repeatable: appends) */
+	PLACEMENT_OPT_RESOURCES,      /* --agent-resources JSON object */
+	PLACEMENT_OPT_NODE_SELECTOR,  /* --agent-node-selector JSON object of strings */
+	PLACEMENT_OPT_TOLERATIONS,    /* --agent-tolerations JSON array */
+	PLACEMENT_OPT_PRIORITY_CLASS, /* --agent-priority-class NAME */
+};
+
+/*
+ * Validates value (borrowed) as the knob `which` and stores a copy in o (a pull secret is
+ * appended to those given before; any other knob replaces its earlier value; an empty JSON
+ * object or array of node selector or tolerations means none). Checks what the API
+ * server would refuse later (names, JSON shape, field names and enums, quantities, requests
+ * above limits) so a bad flag fails at start instead of every placement. Returns 0; -EINVAL
+ * with a one-line reason (no flag name, no newline) in err; -ENOMEM.
+ */
+int placement_opts_set(struct placement_opts *o, enum placement_opt which, const char *value,
+    char *err, size_t errlen);
+/* Deep copy of src (borrowed; NULL gives defaults) into dst (zeroed). 0 or -ENOMEM. */
+int placement_opts_copy(struct placement_opts *dst, const struct placement_opts *src);
+/* Frees what o holds and zeroes it; accepts NULL. */
+void placement_opts_clear(struct placement_opts *o);
 
 struct placement_input {
 	const char *pool_ns;	     /* borrowed: the IPPool's namespace */
@@ -46,6 +92,7 @@ struct placement_input {
 	const char *namespace;	     /* borrowed: the controller's namespace */
 	const char *image;	     /* borrowed: agent image */
 	const char *service_account; /* borrowed: may be NULL (namespace default) */
+	const struct placement_opts *opts; /* borrowed: may be NULL (every default) */
 };
 
 /*
@@ -55,7 +102,7 @@ struct placement_input {
 int placement_agent_name(const char *pool_ns, const char *pool_name,
     char out[PLACEMENT_NAME_MAX]);
 
-/* Hash of the inputs (hex) into out. Returns 0 or -EINVAL on missing inputs. */
+/* Hash of the inputs (hex) into out. Returns 0, -EINVAL on missing inputs, or -ENOMEM. */
 int placement_inputs_hash(const struct placement_input *in, char out[PLACEMENT_HASH_LEN]);
 
 /*

@@ -1,15 +1,22 @@
 #!/bin/bash
-# scripts/lint-charts.sh - check the Helm chart charts/vm-dhcp without helm (not packaged for
-# Debian 12): every non-template YAML file parses, Chart.yaml's fields, chart crds/ == crds/,
-# every .Values.X.Y a template uses exists in values.yaml, the controller's RBAC covers what
-# the controller does (from its sources), the Deployment passes only flags the controller
-# knows (from `vm-dhcp-controller --help`), with a value where one is needed (one of the
-# listed choices when values.yaml fixes it, e.g. --log-level), and every
-# required one. With helm on PATH it also runs `helm lint` and `helm template`.
+# scripts/lint-charts.sh - check the Helm chart charts/vm-dhcp. Without helm: every non-template
+# YAML file parses, Chart.yaml's fields, chart crds/ == crds/, every .Values.X.Y a template
+# uses exists in values.yaml, every values.yaml key is used and declared in values.schema.json,
+# the RBAC rules are exactly the API calls the code makes (both ways: no missing rule, no
+# unused verb; read from the controller's and the agent's C sources), the Deployment passes
+# only flags the controller knows (from `vm-dhcp-controller --help`), with a value where one is
+# needed (one of the listed choices when the chart fixes it), and every required one.
+# With helm (scripts/install-deps installs it): `helm lint` and `helm template` with the
+# default values and with ci/all-knobs-values.yaml (every knob), the rendered controller args
+# carry each knob (the JSON flags equal to the values) and are accepted by the controller,
+# names and label values fit 63 characters with the longest release name (53) and a 60-character
+# fullnameOverride, the schema rejects typo'd keys and bad enums, kubeVersion admits 1.20, the
+# PodDisruptionBudget and spreading, and the RBAC check again on the rendered objects.
 # Prints what was and was not checked. Exit 0 when every check passed, 1 otherwise.
-# Needs jq and builds build/e2e/yaml2json and build/vm-dhcp-controller (make).
+# Needs jq and perl; builds build/e2e/yaml2json and build/vm-dhcp-controller (make).
 # ok/bad always return 0, so "test && ok || bad" is an if/else; word lists are identifiers.
-# shellcheck disable=SC2015,SC2013
+# jq filters are single-quoted on purpose ($name is a jq variable).
+# shellcheck disable=SC2015,SC2013,SC2016
 set -u
 cd "$(dirname "$0")/.." || exit 1
 CHART=${CHART:-charts/vm-dhcp}
@@ -25,6 +32,7 @@ bad() { checks=$((checks + 1)); fails=$((fails + 1)); echo "  FAIL  $*"; }
 not_checked() { notes+=("$*"); }
 
 command -v jq >/dev/null || { echo "lint-charts: jq is required (scripts/install-deps)" >&2; exit 1; }
+command -v perl >/dev/null || { echo "lint-charts: perl is required" >&2; exit 1; }
 if ! make -s --no-print-directory "$Y2J" "$CTL" >/dev/null; then
     echo "lint-charts: cannot build $Y2J and $CTL" >&2
     exit 1
@@ -33,21 +41,31 @@ tmp=$(mktemp -d /tmp/lint-charts.XXXXXX) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
 # A template with its {{ }} actions neutralised, so its YAML shape can be parsed: a plain
-# {{ .Values.x.y }} becomes the scalar values.yaml gives it, lines that hold only an action
-# (include | nindent, with, if, end) go, other inline actions become "tmpl".
+# {{ .Values.x.y }} becomes the scalar values.yaml gives it, {{ include "vm-dhcp.xName" . }}
+# becomes x-x (x-controller, x-agent: the suffix tells the objects apart), lines that hold
+# only an action (include | nindent, with, if, end) go, other inline actions become "tmpl".
 detemplate() {
     sed -E -f "$tmp/values.sed" -e '/^[[:space:]]*\{\{.*\}\}[[:space:]]*$/d' \
+        -e 's/\{\{-? *include "vm-dhcp\.([a-z]+)Name" \. *-?\}\}/x-\1/g' \
         -e 's/\{\{[^}]*\}\}/tmpl/g' "$1"
 }
 
 echo "== YAML files parse (yaml2json)"
-for f in "$CHART"/Chart.yaml "$CHART"/values.yaml "$CHART"/crds/*.yaml; do
+for f in "$CHART"/Chart.yaml "$CHART"/values.yaml "$CHART"/ci/*.yaml "$CHART"/crds/*.yaml; do
+    [ -e "$f" ] || continue
     if "$Y2J" "$f" >"$tmp/out.json" 2>"$tmp/err"; then
         ok "$f"
     else
         bad "$f: $(cat "$tmp/err")"
     fi
 done
+SCHEMA=$CHART/values.schema.json
+if [ -e "$SCHEMA" ] && jq -e 'type == "object"' "$SCHEMA" >/dev/null 2>"$tmp/err"; then
+    ok "$SCHEMA parses (JSON)"
+else
+    bad "$SCHEMA missing or not JSON: $(cat "$tmp/err" 2>/dev/null)"
+    echo '{}' >"$tmp/schema.json" && SCHEMA=$tmp/schema.json
+fi
 
 echo "== chart crds/ holds the files of crds/"
 for f in crds/*.yaml; do
@@ -82,8 +100,15 @@ v=$(jq -r '.version // "" | tostring' <<<"$chart")
     bad "version '$v' is not SemVer 2"
 v=$(jq -r '.appVersion // "" | tostring' <<<"$chart")
 [ -n "$v" ] && ok "appVersion $v" || bad "appVersion missing"
+if [ -e VERSION ]; then
+    [ "$v" = "$(cat VERSION)" ] && ok "appVersion == VERSION (the images' tag)" ||
+        bad "appVersion '$v' differs from VERSION '$(cat VERSION)' (the default image tags)"
+fi
 v=$(jq -r '.type // "application"' <<<"$chart")
 [[ $v =~ ^(application|library)$ ]] && ok "type $v" || bad "type '$v'"
+v=$(jq -r '.kubeVersion // ""' <<<"$chart")
+[ -n "$v" ] && ok "kubeVersion $v (what it admits: under helm below)" ||
+    bad "kubeVersion missing (the CRDs and templates need a minimum Kubernetes)"
 
 echo "== .Values keys used by the templates exist in values.yaml"
 values=$("$Y2J" "$CHART/values.yaml" 2>/dev/null | head -n 1)
@@ -107,52 +132,304 @@ for k in $keys; do
     fi
 done
 
-echo "== controller RBAC covers what the controller does"
-# group|resource|verbs|the identifier that shows the controller uses it (controller/, kube/ users)
-rbac_table='network.harvesterhci.io|ippools|get list watch update patch|ctrl_res_ippools
-network.harvesterhci.io|ippools/status|update patch|kube_update_status(c->client, &ctrl_res_ippools
-network.harvesterhci.io|virtualmachinenetworkconfigs|get list watch create update patch|ctrl_res_vmnetcfgs
-network.harvesterhci.io|virtualmachinenetworkconfigs/status|update patch|kube_update_status(c->client, &ctrl_res_vmnetcfgs
-kubevirt.io|virtualmachines|get list watch|ctrl_res_vms
-k8s.cni.cncf.io|network-attachment-definitions|get list watch|ctrl_res_nads
-apps|deployments|get list watch create update delete|ctrl_res_deployments
-coordination.k8s.io|leases|get create update|kube_leader_new
-|events|create patch|kube_recorder_new
-|nodes|get list watch|kube_res_nodes
-|pods|get list watch|kube_res_pods'
+# every values.yaml leaf is used by a template (itself or an object above it, as with toYaml)
+used=$(grep -ohE '\.Values(\.[A-Za-z_][A-Za-z0-9_]*)+' "$CHART"/templates/* | sed 's/^\.Values\.//' | sort -u)
+unused=0
+for k in $(jq -r 'paths(type != "object" or length == 0) | map(tostring) | join(".")' <<<"$values" |
+    sed -E 's/\.[0-9]+(\..*)?$//' | sort -u); do
+    p=$k
+    while [ -n "$p" ] && ! grep -qxF -- "$p" <<<"$used"; do
+        [[ $p == *.* ]] && p=${p%.*} || p=
+    done
+    [ -n "$p" ] || { bad "values.yaml key $k is used by no template"; unused=1; }
+done
+[ $unused = 0 ] && ok "every values.yaml key is used by a template"
+# every values.yaml key is declared by the schema (properties, additionalProperties, $ref)
+undeclared=$(jq -rn --slurpfile s "$SCHEMA" --argjson v "$values" '
+    $s[0] as $root |
+    def deref: if type == "object" and has("$ref") then
+        .["$ref"] as $r | $root | getpath($r | ltrimstr("#/") | split("/")) | deref else . end;
+    def walk($node; $val; $path):
+        ($node | deref) as $n |
+        if ($val | type) == "object" then
+            $val | to_entries[] | .key as $k |
+            (if ($n.properties // {}) | has($k) then $n.properties[$k]
+             elif ($n.additionalProperties | type) == "object" then $n.additionalProperties
+             elif $n.additionalProperties == false then null
+             else {} end) as $sub |
+            if $sub == null then "\($path)\($k)" else walk($sub; .value; "\($path)\($k).") end
+        elif ($val | type) == "array" then
+            $val[] as $item | walk($n.items // {}; $item; $path)
+        else empty end;
+    walk($root; $v; "")' 2>&1 | sort -u)
+[ -z "$undeclared" ] && ok "every values.yaml key is declared in values.schema.json" ||
+    bad "values.yaml keys the schema does not declare: $(tr '\n' ' ' <<<"$undeclared")"
+for k in $(jq -r 'paths(type == "object" and (.properties? != null) and (.additionalProperties? != false)) | map(tostring) | join(".")' "$SCHEMA" | grep -v '^definitions\.[a-zA-Z]*$' | grep -v '^$'); do
+    bad "schema object $k allows unknown keys (additionalProperties false catches typos)"
+done
+jq -e '.additionalProperties == false' "$SCHEMA" >/dev/null &&
+    ok "schema: unknown top-level keys are refused" || bad "schema: top level allows unknown keys"
+
+# The API calls a program makes, from its C sources: "group|resource|verb|file:line" lines.
+rbac_from_code() {
+    perl - "$@" <<'PERL'
+# The Kubernetes API calls a program makes, read from its C sources: one line per
+# "group|resource|verb|where" (group empty for the core group). Usage:
+#   perl - PROGRAM FILE... (the program's own sources; kube/ files are added when reached)
+# Resources are the `struct kube_resource NAME = { group, version, resource, kind, … }`
+# definitions (string literals or #define'd names) of lib/ crds/ kube/ controller/ agent/.
+# A use of &NAME is classified by the call it is an argument of:
+#   kube_get get, kube_list(_call) list, kube_watch_start watch, kube_create create,
+#   kube_update update, kube_update_status update of NAME/status, kube_patch patch (of
+#   NAME/status when its subresource argument is "status"), kube_delete delete,
+#   kube_update_retry get + update (of NAME/status when its status argument is true),
+#   kube_informer_new list + watch;
+# inside an initializer ({ &NAME, … } or .res = &NAME) of a file that calls
+# kube_informer_new: list + watch. Anything else prints "?|…" (the caller fails).
+# A kube/*.c file that names a resource itself (leader.c: leases, event.c: events) is
+# analysed when the program calls a function it defines. An ownerReference with
+# blockOwnerDeletion set needs update on <owner resource>/finalizers.
+use strict;
+use warnings;
+
+my ($prog, @files) = @ARGV;
+
+sub slurp {
+	my ($path) = @_;
+	local $/;
+	open(my $fh, '<', $path) or die "$path: $!\n";
+	my $t = <$fh>;
+	close($fh);
+	# comments out, string literals kept (they may hold "/*")
+	$t =~ s{("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|/\*.*?\*/|//[^\n]*}
+	       {defined $1 ? $1 : ($& =~ s/[^\n]/ /gr)}gse;
+	return $t;
+}
+
+# the same text with the contents of string literals blanked (for bracket matching)
+sub mask {
+	my ($t) = @_;
+	$t =~ s{"((?:\\.|[^"\\\n])*)"}{'"' . ('x' x length($1)) . '"'}ge;
+	return $t;
+}
+
+my @all = map { glob($_) } qw(lib/*.[ch] crds/*.[ch] kube/*.[ch] controller/*.[ch] agent/*.[ch]);
+my (%text, %macro, %res);
+for my $f (@all) {
+	$text{$f} = slurp($f);
+	while ($text{$f} =~ /^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+"([^"]*)"/mg) {
+		$macro{$1} = $2;
+	}
+}
+sub value {
+	my ($tok) = @_;
+	$tok =~ s/^\s+|\s+$//g;
+	return $1 if $tok =~ /^"([^"]*)"$/;
+	return $macro{$tok} if defined $macro{$tok};
+	return undef;
+}
+for my $f (@all) {
+	while ($text{$f} =~ /struct\s+kube_resource\s+(\w+)\s*=\s*\{(.*?)\}\s*;/sg) {
+		my ($name, $body) = ($1, $2);
+		my %r;
+		if ($body =~ /\.\w+\s*=/) {
+			$r{$1} = value($2) while $body =~ /\.(\w+)\s*=\s*([^,]+)/g;
+		} else {
+			my @p = split(/,/, $body);
+			@r{qw(group version resource kind)} = map { value($_) } @p[0 .. 3];
+		}
+		$res{$name} = { group => $r{group}, resource => $r{resource}, kind => $r{kind} };
+	}
+}
+
+# the program's files, plus the kube/ files it reaches
+my %set = map { $_ => 1 } @files;
+for (my $changed = 1; $changed;) {
+	$changed = 0;
+	my $prog_text = join("\n", map { $text{$_} // slurp($_) } sort keys %set);
+	for my $f (grep { m{^kube/.*\.c$} && !$set{$_} } @all) {
+		next unless $text{$f} =~ /&kube_res_\w+/;
+		my @defs = $text{$f} =~ /^(kube_\w+)\(/mg;
+		if (grep { $prog_text =~ /\b\Q$_\E\s*\(/ } @defs) {
+			$set{$f} = 1;
+			$changed = 1;
+		}
+	}
+}
+
+my %verbs = (
+	kube_get => ['get'], kube_list => ['list'], kube_list_call => ['list'],
+	kube_watch_start => ['watch'], kube_create => ['create'], kube_update => ['update'],
+	kube_delete => ['delete'], kube_informer_new => ['list', 'watch'],
+);
+
+sub out {
+	my ($r, $sub, $verb, $where) = @_;
+	my $resource = $r->{resource} . ($sub ? "/$sub" : '');
+	print join('|', $r->{group} // '?', $resource, $verb, $where), "\n";
+}
+
+# top-level arguments of the call whose '(' is at $open
+sub args {
+	my ($orig, $masked, $open) = @_;
+	my ($depth, $start, @a) = (0, $open + 1);
+	for (my $i = $open + 1; $i < length($masked); $i++) {
+		my $c = substr($masked, $i, 1);
+		if ($c =~ /[({\[]/) {
+			$depth++;
+		} elsif ($c =~ /[)}\]]/) {
+			if ($depth == 0) {
+				push(@a, substr($orig, $start, $i - $start));
+				last;
+			}
+			$depth--;
+		} elsif ($c eq ',' && $depth == 0) {
+			push(@a, substr($orig, $start, $i - $start));
+			$start = $i + 1;
+		}
+	}
+	s/^\s+|\s+$//g for @a;
+	return @a;
+}
+
+for my $f (sort keys %set) {
+	my $t = $text{$f} // slurp($f);
+	my $m = mask($t);
+	my $informer = $t =~ /\bkube_informer_new\s*\(/;
+	while ($t =~ /&\s*(\w+)/g) {
+		my ($id, $pos) = ($1, $-[0]);
+		my $r = $res{$id} or next;
+		my $line = 1 + (substr($t, 0, $pos) =~ tr/\n//);
+		my $where = "$f:$line";
+		my ($paren, $brace) = (0, 0);
+		my $i;
+		for ($i = $pos - 1; $i >= 0; $i--) {
+			my $c = substr($m, $i, 1);
+			if ($c eq ')') { $paren++; }
+			elsif ($c eq '(') { last if $paren == 0; $paren--; }
+			elsif ($c eq '}') { $brace++; }
+			elsif ($c eq '{') { last if $brace == 0; $brace--; }
+			elsif ($c eq ';' && $paren == 0 && $brace == 0) { last; }
+		}
+		my $c = $i >= 0 ? substr($m, $i, 1) : ';';
+		if ($c ne '(') {
+			# an initializer or an assignment (.res = &x): an informer's resource
+			if ($informer && ($c eq '{' || substr($m, $i + 1, $pos - $i - 1) =~ /\.res\s*=\s*$/)) {
+				out($r, '', $_, $where) for qw(list watch);
+			} else {
+				print "?|$id|not an argument of a known call|$where\n";
+			}
+			next;
+		}
+		my ($call) = substr($m, 0, $i) =~ /(\w+)\s*$/;
+		$call //= '';
+		my @a = args($t, $m, $i);
+		if ($verbs{$call}) {
+			out($r, '', $_, $where) for @{$verbs{$call}};
+		} elsif ($call eq 'kube_update_status') {
+			out($r, 'status', 'update', $where);
+		} elsif ($call eq 'kube_patch' && @a >= 7 && $a[6] =~ /^(NULL|"status")$/) {
+			out($r, $a[6] eq 'NULL' ? '' : 'status', 'patch', $where);
+		} elsif ($call eq 'kube_update_retry' && @a >= 5 && $a[4] =~ /^(true|false)$/) {
+			out($r, '', 'get', $where);
+			out($r, $a[4] eq 'true' ? 'status' : '', 'update', $where);
+		} else {
+			print "?|$id|call $call not classified|$where\n";
+		}
+	}
+	# ownerReferences with blockOwnerDeletion: update on the owner's finalizers
+	while ($t =~ /"blockOwnerDeletion"\s*,\s*(1|true|json_true\(\))/g) {
+		my $pos = $-[0];
+		my $line = 1 + (substr($t, 0, $pos) =~ tr/\n//);
+		my $before = substr($t, 0, $pos);
+		my @api = $before =~ /"apiVersion"\s*,\s*(\w+|"[^"]*")/g;
+		my @kind = $before =~ /"kind"\s*,\s*(\w+|"[^"]*")/g;
+		my ($api, $kind) = (value($api[-1] // ''), value($kind[-1] // ''));
+		my ($group) = ($api // '') =~ m{^(?:(.*)/)?[^/]+$};
+		my @owner = grep { ($_->{kind} // '') eq ($kind // '') &&
+		    ($_->{group} // '') eq ($group // '') } values %res;
+		if (@owner && defined $api) {
+			out($owner[0], 'finalizers', 'update', "$f:$line (blockOwnerDeletion)");
+		} else {
+			print "?|ownerReference|blockOwnerDeletion owner not resolved|$f:$line\n";
+		}
+	}
+}
+PERL
+}
+
+# rbac_check WHO RULES_JSON EXPECTED_FILE: the rules (a JSON array) grant exactly the
+# (group, resource, verb) triples of EXPECTED_FILE, without wildcards.
+rbac_check() {
+    local who=$1 rules=$2 expected=$3 granted missing unused
+    if jq -e '[.[] | (.apiGroups // []) + (.resources // []) + (.verbs // []) | .[]] | index("*")' \
+        <<<"$rules" >/dev/null; then
+        bad "$who: a rule uses the wildcard \"*\""
+    fi
+    granted=$(jq -r '.[] | (.apiGroups // [])[] as $g | (.resources // [])[] as $r |
+        (.verbs // [])[] as $v | "\($g)|\($r)|\($v)"' <<<"$rules" | sort -u)
+    cut -d'|' -f1-3 "$expected" | sort -u >"$tmp/want"
+    missing=$(comm -23 "$tmp/want" <(printf '%s\n' "$granted" | sed '/^$/d'))
+    unused=$(comm -13 "$tmp/want" <(printf '%s\n' "$granted" | sed '/^$/d'))
+    # group|resource|verb -> "verb on group/resource" (core for the empty group)
+    say() { local gr=${1%|*}; [ "${gr%%|*}" ] || gr=core$gr; echo "${1##*|} on ${gr/|//}"; }
+    for m in $missing; do
+        bad "$who: no rule grants $(say "$m"), which the code calls ($(grep -F "$m|" "$expected" | cut -d'|' -f4 | head -n 2 | tr '\n' ' ' | sed 's/ $//'))"
+    done
+    for u in $unused; do
+        bad "$who: grants $(say "$u"), which the code never calls (unused verb)"
+    done
+    if [ -z "$missing" ] && [ -z "$unused" ]; then
+        ok "$who: rules == calls ($(awk -F'|' '{ r = ($1 == "" ? "core" : $1) "/" $2; v[r] = v[r] " " $3 }
+            END { for (k in v) printf "%s:%s; ", k, v[k] }' "$tmp/want" | sed 's/; $//'))"
+    fi
+}
+
+# rbac_objects LABEL JSON_LINES: RBAC checks over the Role/ClusterRole objects of a chart
+# rendering (names end in -controller / -agent).
+rbac_objects() {
+    local label=$1 docs=$2 rules cluster lease
+    for who in controller agent; do
+        rules=$(jq -cs --arg w "-$who" '[.[] | select(. != null) |
+            select((.kind == "ClusterRole" or .kind == "Role") and (.metadata.name | endswith($w))) |
+            .rules[]]' "$docs")
+        rbac_check "$label $who" "$rules" "$tmp/calls-$who"
+    done
+    # what the controller does in its own namespace only stays out of its ClusterRole
+    cluster=$(jq -rs '[.[] | select(. != null) | select(.kind == "ClusterRole") | .rules[] |
+        select(((.apiGroups // []) | index("apps")) and ((.resources // []) | index("deployments"))
+            or ((.apiGroups // []) | index("coordination.k8s.io")) and ((.resources // []) | index("leases")))] | length' "$docs")
+    [ "$cluster" = 0 ] && ok "$label: deployments and leases are granted in the namespace only (Role)" ||
+        bad "$label: a ClusterRole grants deployments or leases (the controller uses them in its namespace only)"
+    lease=$(sed -nE 's/^#define LEASE_NAME "([^"]*)".*/\1/p' controller/main.c)
+    if jq -es --arg l "$lease" '[.[] | select(. != null) | select(.kind == "Role") | .rules[] |
+        select((.resources // []) | index("leases")) | select(.resourceNames != null) |
+        .resourceNames | index($l)] | all(. != null)' "$docs" >/dev/null; then
+        ok "$label: leases resourceNames name the controller's Lease ($lease)"
+    else
+        bad "$label: a leases rule with resourceNames misses the Lease $lease (controller/main.c)"
+    fi
+}
+
+echo "== RBAC: the chart's rules are exactly the API calls of the code"
+rbac_from_code controller controller/*.c >"$tmp/calls-controller"
+rbac_from_code agent agent/*.c >"$tmp/calls-agent"
+for who in controller agent; do
+    if grep -q '^?' "$tmp/calls-$who"; then
+        bad "$who: API calls this script cannot classify (teach rbac_from_code): $(grep '^?' "$tmp/calls-$who" | tr '\n' ' ')"
+    elif [ -s "$tmp/calls-$who" ]; then
+        ok "$who: $(wc -l <"$tmp/calls-$who") API call sites read from the sources"
+    else
+        bad "$who: no API call found in the sources (analysis broken?)"
+    fi
+done
 detemplate "$CHART/templates/rbac.yaml" >"$tmp/rbac.yaml"
 if "$Y2J" "$tmp/rbac.yaml" >"$tmp/rbac.json" 2>"$tmp/err"; then
     ok "templates/rbac.yaml parses (actions neutralised)"
 else
     bad "templates/rbac.yaml does not parse: $(cat "$tmp/err")"
 fi
-# the rules of every Role/ClusterRole named <release>-controller
-rules=$(jq -cs '[.[] | select((.kind == "ClusterRole" or .kind == "Role") and
-    (.metadata.name | endswith("-controller"))) | .rules[]]' "$tmp/rbac.json" 2>/dev/null)
-[ -n "$rules" ] || rules='[]'
-sources=$(cat controller/*.c)
-while IFS='|' read -r group res verbs marker; do
-    if ! grep -qF -- "$marker" <<<"$sources"; then
-        ok "${group:-core}/$res: not used by the controller (no $marker in controller/), not required"
-        continue
-    fi
-    missing=$(jq -r --arg g "$group" --arg r "$res" --arg v "$verbs" '
-        . as $rules | ($v | split(" ")) - ([$rules[] |
-            select(((.apiGroups // []) | index($g) or index("*")) and
-                   ((.resources // []) | index($r) or index("*"))) |
-            .verbs[]] | if index("*") then ($v | split(" ")) else . end) | join(" ")' \
-        <<<"$rules")
-    if [ -z "$missing" ]; then
-        ok "${group:-core}/$res: $verbs"
-    else
-        bad "${group:-core}/$res: the controller role lacks verbs: $missing"
-    fi
-done <<<"$rbac_table"
-# a resource the controller uses that the table above does not know
-for id in $(grep -ohE '\b(ctrl|kube)_res_[a-z_]+\b' controller/*.c | sort -u); do
-    grep -qF "$id" <<<"$rbac_table" ||
-        bad "controller/ uses $id: add its RBAC rule to the chart and to this script's table"
-done
+rbac_objects "rbac.yaml" "$tmp/rbac.json"
 
 echo "== controller Deployment flags match vm-dhcp-controller --help"
 help=$("$CTL" --help 2>&1)
@@ -183,7 +460,7 @@ for ((i = 0; i < n; i++)); do
             continue
         fi
         # "--flag a|b|c": the value must be one of them (when the chart fixes it)
-        alts=$(sed -E -n "s/^[[:space:]]*$flag ([a-z]+(\|[a-z]+)+).*/\1/p" <<<"$help")
+        alts=$(sed -E -n "s/^[[:space:]]*$flag ([A-Za-z]+(\|[A-Za-z]+)+).*/\1/p" <<<"$help")
         if [ -n "$alts" ] && [ "$next" != tmpl ] && ! grep -qxF -- "$next" <<<"${alts//|/$'\n'}"; then
             bad "$flag $next: not one of $alts"
             continue
@@ -203,20 +480,179 @@ for p in /healthz /readyz; do
 done
 
 echo "== helm"
-if command -v helm >/dev/null; then
-    if helm lint "$CHART" >"$tmp/lint" 2>&1; then ok "helm lint"; else bad "helm lint:"; cat "$tmp/lint"; fi
-    if helm template t "$CHART" --namespace vmdhcp >"$tmp/rendered.yaml" 2>"$tmp/err" &&
-        "$Y2J" "$tmp/rendered.yaml" >/dev/null 2>>"$tmp/err"; then
-        ok "helm template renders parseable YAML"
+HELM=${HELM:-helm}
+if command -v "$HELM" >/dev/null; then
+    KNOBS=$CHART/ci/all-knobs-values.yaml
+    # render NAME ARGS...: helm template into $tmp/NAME.yaml and JSON lines $tmp/NAME.json
+    render() {
+        local name=$1
+        shift
+        "$HELM" template "$@" >"$tmp/$name.yaml" 2>"$tmp/$name.err" &&
+            "$Y2J" "$tmp/$name.yaml" >"$tmp/$name.json" 2>>"$tmp/$name.err"
+    }
+    ctl_args() { jq -c 'select(. != null and .kind == "Deployment") | .spec.template.spec.containers[] |
+        select(.name == "controller") | .args' "$tmp/$1.json" | head -n 1; }
+    # has NAME [jq args] FILTER: some rendered object of $tmp/NAME.json passes FILTER
+    has() {
+        local name=$1
+        shift
+        local filter=${*: -1}
+        jq -se "${@:1:$#-1}" "any(.[]; . != null and ($filter))" "$tmp/$name.json" >/dev/null
+    }
+    # the value after FLAG in the args (JSON array), or "" (the first one)
+    arg_of() { jq -r --arg f "$2" '. as $a | [range(length) | select($a[.] == $f) | $a[. + 1]][0] // ""' <<<"$1"; }
+    for f in "" "$KNOBS"; do
+        what=${f:+with $(basename "$f")}
+        if "$HELM" lint "$CHART" ${f:+-f "$f"} >"$tmp/lint" 2>&1; then
+            ok "helm lint ${what:-(default values)}"
+        else
+            bad "helm lint ${what:-(default values)}:"
+            cat "$tmp/lint"
+        fi
+    done
+    rendered=0
+    if render default t "$CHART" --namespace vmdhcp; then
+        rendered=$((rendered + 1))
+        ok "helm template renders parseable YAML (default values)"
     else
-        bad "helm template: $(cat "$tmp/err")"
+        bad "helm template (default values): $(grep -v 'symbolic link' "$tmp/default.err")"
     fi
+    if render knobs t "$CHART" --namespace vmdhcp -f "$KNOBS"; then
+        rendered=$((rendered + 1))
+        ok "helm template renders parseable YAML ($(basename "$KNOBS"))"
+    else
+        bad "helm template ($(basename "$KNOBS")): $(grep -v 'symbolic link' "$tmp/knobs.err")"
+    fi
+    if [ "$rendered" = 2 ]; then
+        rbac_objects "rendered" "$tmp/default.json"
+
+        # every knob reaches the controller (JSON flags equal to the values) and is accepted by it
+        kv=$("$Y2J" "$KNOBS" | head -n 1)
+        for name in default knobs; do
+            [ $name = default ] && v=$values || v=$kv
+            a=$(ctl_args "$name")
+            [ -n "$a" ] || { bad "$name: no controller args rendered"; continue; }
+            for pair in "--agent-resources:.agent.resources" "--agent-node-selector:.agent.nodeSelector" \
+                "--agent-tolerations:.agent.tolerations"; do
+                flag=${pair%%:*}
+                want=$(jq -cS "${pair#*:} // empty" <<<"$v")
+                got=$(arg_of "$a" "$flag" | jq -cS . 2>/dev/null)
+                case $flag in
+                    --agent-node-selector) [ -n "$want" ] || want='{}' ;;
+                    --agent-tolerations) [ -n "$want" ] || want='[]' ;;
+                esac
+                [ -n "$got" ] && [ "$got" = "$want" ] && ok "$name: $flag $got" ||
+                    bad "$name: $flag is '$(arg_of "$a" "$flag")', want JSON $want"
+            done
+            for pair in "--agent-interface:.agent.interface" "--agent-image-pull-policy:.agent.image.pullPolicy" \
+                "--agent-priority-class:.agent.priorityClassName"; do
+                flag=${pair%%:*}
+                want=$(jq -r "${pair#*:} // \"\"" <<<"$v")
+                got=$(arg_of "$a" "$flag")
+                [ "$got" = "$want" ] && ok "$name: $flag '$got'" || bad "$name: $flag '$got', want '$want'"
+            done
+            want=$(jq -r '[.imagePullSecrets[]?.name] | join(" ")' <<<"$v")
+            got=$(jq -r '. as $a | [range(length) | select($a[.] == "--agent-image-pull-secret") | $a[. + 1]] | join(" ")' <<<"$a")
+            [ "$got" = "$want" ] && ok "$name: --agent-image-pull-secret for each imagePullSecrets entry ($got)" ||
+                bad "$name: --agent-image-pull-secret '$got', want '$want'"
+            got=$(arg_of "$a" --agent-service-account)
+            [ -n "$got" ] && has "$name" --arg s "$got" '.kind == "ServiceAccount" and .metadata.name == $s' &&
+                has "$name" --arg s "$got" '.kind == "ClusterRoleBinding" and (.metadata.name | endswith("-agent")) and
+                    any(.subjects[]; .kind == "ServiceAccount" and .name == $s)' &&
+                ok "$name: --agent-service-account $got is a rendered ServiceAccount, bound to the agent ClusterRole" ||
+                bad "$name: --agent-service-account '$got' is not a rendered ServiceAccount bound to the agent ClusterRole"
+            # the controller parses every flag as rendered (knobs validated at start), then --help
+            mapfile -t argv < <(jq -r '.[]' <<<"$a")
+            if "$CTL" "${argv[@]}" --help >/dev/null 2>"$tmp/err"; then
+                ok "$name: vm-dhcp-controller accepts the rendered args"
+            else
+                bad "$name: vm-dhcp-controller refuses the rendered args: $(cat "$tmp/err")"
+            fi
+        done
+        img=$(jq -r 'select(. != null and .kind == "Deployment") | .spec.template.spec.containers[0].image' "$tmp/knobs.json")
+        agent_img=$(arg_of "$(ctl_args knobs)" --agent-image)
+        want_c=$(jq -r '.controller.image | "\(.repository)@\(.digest)"' <<<"$kv")
+        want_a=$(jq -r '.agent.image | "\(.repository)@\(.digest)"' <<<"$kv")
+        [ "$img" = "$want_c" ] && [ "$agent_img" = "$want_a" ] && ok "image digests: repository@sha256:… for both images" ||
+            bad "image digests: controller '$img' (want $want_c), agent '$agent_img' (want $want_a)"
+        got=$(jq -r 'select(. != null and .kind == "Deployment") | .spec.template.spec.imagePullSecrets // [] | map(.name) | join(" ")' "$tmp/knobs.json")
+        [ "$got" = "$(jq -r '[.imagePullSecrets[].name] | join(" ")' <<<"$kv")" ] &&
+            ok "imagePullSecrets on the controller pods ($got)" || bad "controller imagePullSecrets '$got'"
+
+        # the controller Deployment: spread, PDB, no privilege escalation
+        has default '.kind == "Deployment" and any(.spec.template.spec.topologySpreadConstraints[]?;
+            .topologyKey == "kubernetes.io/hostname" and .whenUnsatisfiable == "ScheduleAnyway")' &&
+            ok "controller replicas spread over nodes (hostname, ScheduleAnyway: one node still runs both)" ||
+            bad "no topologySpreadConstraints on kubernetes.io/hostname with ScheduleAnyway"
+        has default '.kind == "Deployment" and any(.spec.template.spec.containers[]; .name == "controller" and
+            .securityContext.allowPrivilegeEscalation == false)' && ok "controller: allowPrivilegeEscalation false" ||
+            bad "controller: allowPrivilegeEscalation is not false"
+        n=$(jq -s '[.[] | select(. != null and .kind == "PodDisruptionBudget" and .spec.minAvailable == 1)] | length' "$tmp/default.json")
+        [ "$n" = 1 ] && ok "PodDisruptionBudget minAvailable 1 with 2 replicas" || bad "$n PodDisruptionBudgets (minAvailable 1) with 2 replicas, want 1"
+        render one t "$CHART" --set controller.replicas=1 &&
+            n=$(jq -s '[.[] | select(. != null and .kind == "PodDisruptionBudget")] | length' "$tmp/one.json") || n=error
+        [ "$n" = 0 ] && ok "no PodDisruptionBudget with 1 replica" || bad "$n PodDisruptionBudgets with 1 replica, want 0"
+        # policy/v1 where the API server serves it (1.21+), policy/v1beta1 on 1.20
+        for av in "policy/v1beta1:1.20 (no policy/v1)" "policy/v1:policy/v1 served"; do
+            # shellcheck disable=SC2046
+            render pdb t "$CHART" $([ "${av%%:*}" = policy/v1 ] && echo --api-versions=policy/v1/PodDisruptionBudget) &&
+                v=$(jq -r 'select(. != null and .kind == "PodDisruptionBudget") | .apiVersion' "$tmp/pdb.json") || v=error
+            [ "$v" = "${av%%:*}" ] && ok "PodDisruptionBudget $v (${av#*:})" ||
+                bad "PodDisruptionBudget apiVersion '$v', want ${av%%:*} (${av#*:})"
+        done
+    else
+        bad "checks of the rendered objects not run: helm template failed above"
+    fi
+
+    # names and label values within 63 characters with the longest names helm allows
+    long53=$(printf 'r%.0s' $(seq 53))
+    long60=$(printf 'f%.0s' $(seq 60))
+    for case in "release name of 53 (helm's maximum):$long53" \
+        "fullnameOverride of 60:t --set fullnameOverride=$long60" \
+        "nameOverride of 60:$long53 --set nameOverride=$long60"; do
+        # shellcheck disable=SC2086
+        if render long ${case#*:} "$CHART" --namespace vmdhcp -f "$KNOBS" --set serviceAccount.controller= \
+            --set serviceAccount.agent=; then
+            over=$(jq -r 'select(. != null) | (.metadata.name, (.metadata.labels // {} | .[]),
+                (.spec.template.metadata.labels // {} | .[]), (.subjects // [] | .[].name),
+                (.roleRef.name // empty), (.spec.template.spec.serviceAccountName // empty)) |
+                select(length > 63)' "$tmp/long.json")
+            names=$(jq -r 'select(. != null) | "\(.kind)/\(.metadata.name)"' "$tmp/long.json" | sort)
+            dup=$(uniq -d <<<"$names")
+            [ -z "$over" ] && [ -z "$dup" ] && ok "${case%%:*}: every name and label value ≤ 63, names distinct" ||
+                bad "${case%%:*}: over 63: $over; duplicates: $dup"
+            got=$(arg_of "$(ctl_args long)" --agent-service-account)
+            has long --arg s "$got" '.kind == "ServiceAccount" and .metadata.name == $s' &&
+                ok "${case%%:*}: --agent-service-account $got is the rendered agent ServiceAccount" ||
+                bad "${case%%:*}: --agent-service-account $got is not rendered"
+        else
+            bad "${case%%:*}: helm template: $(grep -v 'symbolic link' "$tmp/long.err")"
+        fi
+    done
+    # the schema refuses typo'd keys and bad values
+    for set in agent.interfce=eth1 controller.imge.tag=x agent.image.pullPolicy=always \
+        agent.image.digest=sha256:abc controller.logLevel=verbose agent.tolerations[0].efect=NoSchedule \
+        agent.resources.request.cpu=1m metrics.service.enabld=false; do
+        if render bad t "$CHART" --set "$set"; then
+            bad "schema accepts --set $set"
+        elif grep -q "values don't meet the specifications of the schema" "$tmp/bad.err"; then
+            ok "schema refuses --set $set ($(grep -m1 '^- ' "$tmp/bad.err" | cut -c3-))"
+        else
+            bad "--set $set fails, but not by the schema: $(grep -v 'symbolic link' "$tmp/bad.err")"
+        fi
+    done
+    # kubeVersion: the CRDs need apiextensions.k8s.io/v1 (1.16+); the test cluster is 1.20
+    for kv_ok in 1.20.2 1.25.0; do
+        render kv t "$CHART" --kube-version "$kv_ok" && ok "kubeVersion admits Kubernetes $kv_ok" ||
+            bad "kubeVersion refuses Kubernetes $kv_ok: $(grep -v 'symbolic link' "$tmp/kv.err")"
+    done
+    render kv t "$CHART" --kube-version 1.19.16 && bad "kubeVersion admits 1.19.16" ||
+        ok "kubeVersion refuses Kubernetes 1.19.16"
 else
-    not_checked "helm lint / helm template: helm is not on PATH"
+    not_checked "helm lint / helm template: helm is not on PATH (scripts/install-deps installs it)"
 fi
-not_checked "template rendering itself (Go templates, include/toYaml/nindent output): needs helm"
 not_checked "rendered manifests against the Kubernetes OpenAPI schemas (no kubeconform/kubectl)"
-not_checked "NOTES.txt and _helpers.tpl beyond the .Values keys they use"
+not_checked "NOTES.txt and _helpers.tpl beyond the .Values keys they use and what they render"
 
 echo "== not checked"
 for n in "${notes[@]}"; do echo "  -     $n"; done

@@ -19,6 +19,7 @@
 #include "controller/placement.h"
 #include "controller/vm.h"
 #include "lib/log.h"
+#include "lib/util.h"
 #include "tests/helpers/apiserver.h"
 #include "tests/runner.h"
 
@@ -333,6 +334,7 @@ agent_affinity_is(struct env *e, const void *arg)
 /* --- set-up ------------------------------------------------------------------------------ */
 
 static const char *agent_image = "registry.example/vm-dhcp-agent:v1";
+static const struct placement_opts *agent_knobs; /* NULL: defaults */
 
 static int
 ctrl_start(struct env *e)
@@ -341,6 +343,7 @@ ctrl_start(struct env *e)
 		.namespace = CTRL_NS,
 		.agent_image = agent_image,
 		.agent_sa = "vm-dhcp-agent",
+		.agent = agent_knobs,
 		.requeue_usec = 200000,
 	};
 	int r = ctrl_new(e->base, e->client, NULL, &o, &e->ctrl);
@@ -787,7 +790,28 @@ agent_image_is(struct env *e, const void *arg)
 	return ok;
 }
 
-/* A new agent image re-places the agents, except for a pool holding agent upgrades. */
+/* The agent net-1 runs with the knobs of test_replacement_and_hold. */
+static bool
+agent_knobs_are(struct env *e, const void *arg)
+{
+	json_t *dep = get(e, DEPLOYS "/default-net-1-agent");
+	json_t *pod = kind_get(dep, "spec", "template", "spec", NULL);
+	const char *multus = kind_get_str(
+	    dep, "spec", "template", "metadata", "annotations", KIND_ANNOT_MULTUS_NETWORKS, NULL);
+	const char *pc = kind_get_str(pod, "priorityClassName", NULL);
+	const char *zone = kind_get_str(pod, "nodeSelector", "zone", NULL);
+	bool ok = pc != NULL && strcmp(pc, "vm-dhcp") == 0 && zone != NULL &&
+		  strcmp(zone, "a") == 0 && multus != NULL && strstr(multus, "\"br1\"") != NULL &&
+		  json_array_size(kind_get(pod, "tolerations", NULL)) == 3;
+
+	json_decref(dep);
+	return ok;
+}
+
+/*
+ * A new agent image, a new cluster network of the NAD or a new agent knob re-places the
+ * agents, except for a pool holding agent upgrades.
+ */
 static void
 test_replacement_and_hold(void)
 {
@@ -833,8 +857,41 @@ test_replacement_and_hold(void)
 				KIND_LABEL_CLUSTER_NETWORK, "vlan-net")),
 	    200);
 	CU_ASSERT_TRUE(wait_for(&e, agent_affinity_is, "network.harvesterhci.io/vlan-net"));
+
+	/* the controller restarted with agent knobs (flags): re-placed with them, net-2 held */
+	{
+		static const struct {
+			enum placement_opt which;
+			const char *value;
+		} knobs[] = {
+			{ PLACEMENT_OPT_INTERFACE, "br1" },
+			{ PLACEMENT_OPT_PRIORITY_CLASS, "vm-dhcp" },
+			{ PLACEMENT_OPT_NODE_SELECTOR, "{\"zone\":\"a\"}" },
+			{ PLACEMENT_OPT_TOLERATIONS,
+			    "[{\"key\":\"net\",\"operator\":\"Exists\"}]" },
+		};
+		struct placement_opts o = { 0 };
+		char err[256];
+
+		for (size_t i = 0; i < ELEMENTSOF(knobs); i++)
+			CU_ASSERT_EQUAL(placement_opts_set(
+					    &o, knobs[i].which, knobs[i].value, err, sizeof(err)),
+			    0);
+		CU_ASSERT_TRUE(wait_for(&e, no_writes_in_flight, NULL));
+		e.ctrl = ctrl_free(e.ctrl);
+		agent_knobs = &o;
+		CU_ASSERT_EQUAL(ctrl_start(&e), 0);
+		placement_opts_clear(&o); /* the controller holds its own copy */
+		agent_knobs = NULL;
+		CU_ASSERT_TRUE(wait_for(&e, agent_knobs_are, NULL));
+		dep = get(&e, DEPLOYS "/default-net-2-agent");
+		CU_ASSERT_PTR_NULL(
+		    kind_get(dep, "spec", "template", "spec", "priorityClassName", NULL));
+		json_decref(dep);
+	}
 out:
 	agent_image = "registry.example/vm-dhcp-agent:v1";
+	agent_knobs = NULL;
 	env_stop(&e);
 }
 

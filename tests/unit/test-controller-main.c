@@ -196,6 +196,84 @@ test_flags(void)
 	unlink(log);
 }
 
+/* The whole output of the last run (at most len - 1 bytes). */
+static void
+read_log(const char *log, char *text, size_t len)
+{
+	FILE *f = fopen(log, "r");
+	size_t n = 0;
+
+	if (f != NULL) {
+		n = fread(text, 1, len - 1, f);
+		fclose(f);
+	}
+	text[n] = '\0';
+}
+
+/* The agent knobs: valid values pass, each bad one exits 2 with one line naming the flag. */
+static void
+test_agent_flags(void)
+{
+	static const struct {
+		const char *flag, *value, *reason;
+	} bad[] = {
+		{ "--agent-interface", "eth1/x", "no '/'" },
+		{ "--agent-interface", "", "1 to 15" },
+		{ "--agent-image-pull-policy", "always", "not Always, IfNotPresent or Never" },
+		{ "--agent-image-pull-secret", "Reg_Cred", "not an object name" },
+		{ "--agent-resources", "{\"requests\":", "not JSON" },
+		{ "--agent-resources", "[]", "must be a JSON object" },
+		{ "--agent-resources", "{\"limits\":{\"memroy\":\"1Mi\"}}",
+		    "not a container resource" },
+		{ "--agent-node-selector", "{\"zone\":1}", "must be a string" },
+		{ "--agent-node-selector", "\"zone=a\"", "must be a JSON object" },
+		{ "--agent-tolerations", "{\"key\":\"a\"}", "must be a JSON array" },
+		{ "--agent-tolerations", "[{\"key\":\"a\",\"effect\":\"NoRun\"}]",
+		    "effect \"NoRun\"" },
+		{ "--agent-priority-class", "High", "not an object name" },
+	};
+	char *good[] = { program, "--agent-image", "a", "--agent-interface", "br-vm",
+		"--agent-image-pull-policy", "Never", "--agent-image-pull-secret", "a",
+		"--agent-image-pull-secret", "b", "--agent-resources",
+		"{\"requests\":{\"cpu\":\"5m\"},\"limits\":{\"memory\":\"32Mi\"}}",
+		"--agent-node-selector", "{\"kubernetes.io/os\":\"linux\"}", "--agent-tolerations",
+		"[{\"operator\":\"Exists\"}]", "--agent-priority-class", "system-node-critical",
+		"--help", NULL };
+	char *twice[] = { program, "--agent-image", "a", "--agent-image-pull-secret", "s",
+		"--agent-image-pull-secret", "s", NULL };
+	char log[] = "/tmp/vmdhcp-ctl-main-flags.log";
+	char text[4096], want[128];
+
+	if (find_program() < 0) {
+		CU_FAIL("build/vm-dhcp-controller not built");
+		return;
+	}
+	CU_ASSERT_EQUAL(wait_exit(spawn(log, good), 10), 0);
+	read_log(log, text, sizeof(text));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--agent-tolerations JSON"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--agent-image-pull-policy Always|IfNotPresent|Never"));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *args[] = {
+		    program, "--agent-image", "a", (char *)bad[i].flag, (char *)bad[i].value, NULL};
+		char *nl;
+
+		CU_ASSERT_EQUAL(wait_exit(spawn(log, args), 10), 2);
+		read_log(log, text, sizeof(text));
+		snprintf(want, sizeof(want), "vm-dhcp-controller: %s: ", bad[i].flag);
+		/* one line: the program, the flag, the reason; no usage dump */
+		nl = strchr(text, '\n');
+		CU_ASSERT_EQUAL(strncmp(text, want, strlen(want)), 0);
+		CU_ASSERT_PTR_NOT_NULL(strstr(text, bad[i].reason));
+		CU_ASSERT_TRUE(nl != NULL && nl[1] == '\0');
+		if (strncmp(text, want, strlen(want)) != 0 || strstr(text, bad[i].reason) == NULL)
+			fprintf(stderr, "%s %s: got \"%s\"\n", bad[i].flag, bad[i].value, text);
+	}
+	CU_ASSERT_EQUAL(wait_exit(spawn(log, twice), 10), 2);
+	read_log(log, text, sizeof(text));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--agent-image-pull-secret: \"s\" is given twice"));
+	unlink(log);
+}
+
 static void
 test_leader_health_metrics(void)
 {
@@ -650,6 +728,7 @@ out:
 
 static const struct test_case main_tests[] = {
 	{ "flags", test_flags },
+	{ "agent flags", test_agent_flags },
 	{ "leader, health, metrics, stop", test_leader_health_metrics },
 	{ "two controllers: exactly one reconciles", test_two_controllers },
 	{ NULL, NULL },

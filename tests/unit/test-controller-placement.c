@@ -75,7 +75,9 @@ test_manifest(void)
 	struct placement_input in = input();
 	json_t *dep = build(&in), *tmpl, *pod, *c, *caps, *expr, *tol, *multus;
 	const char *args[] = { "--ippool-ref", "default/net-1", "--interface", "eth1", "--listen",
-		":8080" };
+		"$(POD_IP):8080" };
+	const char *add[] = { "NET_RAW", "NET_BIND_SERVICE", "NET_ADMIN" };
+	json_t *env, *sc;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(dep);
 	CU_ASSERT_STRING_EQUAL(kind_get_str(dep, "kind", NULL), "Deployment");
@@ -132,17 +134,38 @@ test_manifest(void)
 	for (size_t i = 0; i < 6; i++)
 		CU_ASSERT_STRING_EQUAL(
 		    json_string_value(json_array_get(json_object_get(c, "args"), i)), args[i]);
-	caps = kind_get(c, "securityContext", "capabilities", NULL);
-	CU_ASSERT_EQUAL(json_array_size(json_object_get(caps, "add")), 2);
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_array_get(json_object_get(caps, "add"), 0)),
-	    "NET_RAW");
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_array_get(json_object_get(caps, "add"), 1)),
-	    "NET_ADMIN");
+	CU_ASSERT_STRING_EQUAL(kind_get_str(c, "imagePullPolicy", NULL), "IfNotPresent");
+	/* least privilege for a non-root agent with file capabilities */
+	sc = json_object_get(c, "securityContext");
+	caps = json_object_get(sc, "capabilities");
+	CU_ASSERT_EQUAL_FATAL(json_array_size(json_object_get(caps, "add")), 3);
+	for (size_t i = 0; i < 3; i++)
+		CU_ASSERT_STRING_EQUAL(
+		    json_string_value(json_array_get(json_object_get(caps, "add"), i)), add[i]);
+	CU_ASSERT_EQUAL(json_array_size(json_object_get(caps, "drop")), 1);
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_array_get(json_object_get(caps, "drop"), 0)),
 	    "ALL");
-	CU_ASSERT_TRUE(json_is_true(kind_get(c, "securityContext", "runAsNonRoot", NULL)));
+	CU_ASSERT_TRUE(json_is_true(json_object_get(sc, "runAsNonRoot")));
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(sc, "runAsUser")), 65532);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(sc, "runAsGroup")), 65532);
+	CU_ASSERT_TRUE(json_is_true(json_object_get(sc, "readOnlyRootFilesystem")));
+	/* false would set no_new_privs: the file capabilities would not apply */
+	CU_ASSERT_TRUE(json_is_true(json_object_get(sc, "allowPrivilegeEscalation")));
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(pod, "securityContext", "seccompProfile", "type", NULL), "RuntimeDefault");
+	/* $(POD_IP) of --listen comes from the downward API */
+	env = json_object_get(c, "env");
+	CU_ASSERT_EQUAL_FATAL(json_array_size(env), 3);
+	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(env, 2), "name", NULL), "POD_IP");
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(json_array_get(env, 2), "valueFrom", "fieldRef", "fieldPath", NULL),
+	    "status.podIP");
 	CU_ASSERT_STRING_EQUAL(kind_get_str(c, "resources", "requests", "memory", NULL), "16Mi");
-	CU_ASSERT_PTR_NOT_NULL(kind_get(c, "resources", "limits", "memory", NULL));
+	CU_ASSERT_STRING_EQUAL(kind_get_str(c, "resources", "requests", "cpu", NULL), "10m");
+	CU_ASSERT_STRING_EQUAL(kind_get_str(c, "resources", "limits", "memory", NULL), "64Mi");
+	CU_ASSERT_PTR_NULL(kind_get(pod, "nodeSelector", NULL));
+	CU_ASSERT_PTR_NULL(kind_get(pod, "imagePullSecrets", NULL));
+	CU_ASSERT_PTR_NULL(kind_get(pod, "priorityClassName", NULL));
 	CU_ASSERT_STRING_EQUAL(kind_get_str(c, "readinessProbe", "httpGet", "path", NULL),
 	    "/readyz");
 	CU_ASSERT_STRING_EQUAL(kind_get_str(c, "livenessProbe", "httpGet", "path", NULL),
@@ -270,12 +293,275 @@ test_replacement_decision(void)
 	json_decref(want);
 }
 
+/* Sets one knob, which must be accepted. */
+static void
+set_ok(struct placement_opts *o, enum placement_opt which, const char *value)
+{
+	char err[256] = "";
+	int r = placement_opts_set(o, which, value, err, sizeof(err));
+
+	if (r != 0)
+		fprintf(stderr, "unexpected refusal of %s: %s\n", value, err);
+	CU_ASSERT_EQUAL(r, 0);
+}
+
+/* The hash of in with one knob changed differs from base, and says UPDATE on have. */
+static void
+assert_replaces(const struct placement_input *in, json_t *have)
+{
+	json_t *want = build(in);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+	CU_ASSERT_STRING_NOT_EQUAL(kind_annotation(want, PLACEMENT_ANNOT_HASH),
+	    kind_annotation(have, PLACEMENT_ANNOT_HASH));
+	CU_ASSERT_EQUAL(placement_decide(have, want, false), PLACEMENT_UPDATE);
+	CU_ASSERT_EQUAL(placement_decide(have, want, true), PLACEMENT_KEEP);
+	json_decref(want);
+}
+
+static void
+test_knobs_manifest(void)
+{
+	struct placement_input in = input();
+	struct placement_opts o = { 0 }, copy;
+	json_t *dep, *pod, *c, *tol, *multus;
+
+	set_ok(&o, PLACEMENT_OPT_INTERFACE, "br-vms");
+	set_ok(&o, PLACEMENT_OPT_PULL_POLICY, "Always");
+	set_ok(&o, PLACEMENT_OPT_PULL_SECRET, "regcred");
+	set_ok(&o, PLACEMENT_OPT_PULL_SECRET, "mirror.example.com");
+	set_ok(&o, PLACEMENT_OPT_RESOURCES,
+	    "{\"requests\":{\"cpu\":\"50m\",\"memory\":\"32Mi\",\"ephemeral-storage\":0.1},"
+	    "\"limits\":{\"cpu\":1,\"memory\":\"0.125Gi\"}}");
+	set_ok(&o, PLACEMENT_OPT_NODE_SELECTOR,
+	    "{\"kubernetes.io/os\":\"linux\",\"example.com/dhcp\":\"\"}");
+	set_ok(&o, PLACEMENT_OPT_TOLERATIONS,
+	    "[{\"key\":\"dedicated\",\"operator\":\"Equal\",\"value\":\"net\",\"effect\":"
+	    "\"NoSchedule\"},{\"operator\":\"Exists\",\"effect\":\"NoExecute\","
+	    "\"tolerationSeconds\":10}]");
+	set_ok(&o, PLACEMENT_OPT_PRIORITY_CLASS, "system-node-critical");
+	/* the controller keeps its own copy */
+	CU_ASSERT_EQUAL_FATAL(placement_opts_copy(&copy, &o), 0);
+	placement_opts_clear(&o);
+	in.opts = &copy;
+	dep = build(&in);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dep);
+	pod = kind_get(dep, "spec", "template", "spec", NULL);
+	c = json_array_get(kind_get(pod, "containers", NULL), 0);
+
+	/* --agent-interface: the agent's --interface and the Multus interface name */
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_array_get(json_object_get(c, "args"), 3)), "br-vms");
+	multus = json_loads(kind_get_str(dep, "spec", "template", "metadata", "annotations",
+				KIND_ANNOT_MULTUS_NETWORKS, NULL),
+	    0, NULL);
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(json_array_get(multus, 0), "interface", NULL), "br-vms");
+	json_decref(multus);
+	CU_ASSERT_STRING_EQUAL(kind_get_str(c, "imagePullPolicy", NULL), "Always");
+	CU_ASSERT_EQUAL(json_array_size(kind_get(pod, "imagePullSecrets", NULL)), 2);
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(json_array_get(kind_get(pod, "imagePullSecrets", NULL), 1), "name", NULL),
+	    "mirror.example.com");
+	/* resources replaced whole: no default left behind */
+	CU_ASSERT_STRING_EQUAL(kind_get_str(c, "resources", "requests", "cpu", NULL), "50m");
+	CU_ASSERT_STRING_EQUAL(kind_get_str(c, "resources", "limits", "memory", NULL), "0.125Gi");
+	/* JSON numbers are written as quantity strings (0.1 stays 100m, not 101m) */
+	CU_ASSERT_STRING_EQUAL(kind_get_str(c, "resources", "limits", "cpu", NULL), "1");
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(c, "resources", "requests", "ephemeral-storage", NULL), "0.1");
+	/* node selector beside the cluster-network affinity (both apply) */
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(pod, "nodeSelector", "kubernetes.io/os", NULL), "linux");
+	CU_ASSERT_STRING_EQUAL(kind_get_str(pod, "nodeSelector", "example.com/dhcp", NULL), "");
+	CU_ASSERT_PTR_NOT_NULL(kind_get(pod, "affinity", "nodeAffinity", NULL));
+	/* tolerations: ours first, the admin's appended */
+	tol = kind_get(pod, "tolerations", NULL);
+	CU_ASSERT_EQUAL_FATAL(json_array_size(tol), 4);
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(json_array_get(tol, 0), "key", NULL), "node.kubernetes.io/not-ready");
+	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(tol, 2), "key", NULL), "dedicated");
+	CU_ASSERT_EQUAL(
+	    json_integer_value(kind_get(json_array_get(tol, 3), "tolerationSeconds", NULL)), 10);
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(pod, "priorityClassName", NULL), "system-node-critical");
+	json_decref(dep);
+	placement_opts_clear(&copy);
+	placement_opts_clear(&copy); /* twice: the struct is zeroed */
+}
+
+static void
+test_knobs_hash(void)
+{
+	struct placement_input in = input();
+	struct placement_opts o = { 0 };
+	json_t *base = build(&in), *dep;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(base);
+	/* the defaults given explicitly are the defaults: no re-placement */
+	set_ok(&o, PLACEMENT_OPT_INTERFACE, "eth1");
+	set_ok(&o, PLACEMENT_OPT_PULL_POLICY, "IfNotPresent");
+	set_ok(&o, PLACEMENT_OPT_RESOURCES,
+	    "{\"limits\":{\"memory\":\"64Mi\"},\"requests\":{\"memory\":\"16Mi\",\"cpu\":\"10m\"}"
+	    "}");
+	set_ok(&o, PLACEMENT_OPT_NODE_SELECTOR, "{}");
+	set_ok(&o, PLACEMENT_OPT_TOLERATIONS, "[]");
+	in.opts = &o;
+	dep = build(&in);
+	CU_ASSERT_STRING_EQUAL(kind_annotation(dep, PLACEMENT_ANNOT_HASH),
+	    kind_annotation(base, PLACEMENT_ANNOT_HASH));
+	CU_ASSERT_PTR_NULL(kind_get(dep, "spec", "template", "spec", "nodeSelector", NULL));
+	CU_ASSERT_EQUAL(
+	    json_array_size(kind_get(dep, "spec", "template", "spec", "tolerations", NULL)), 2);
+	CU_ASSERT_EQUAL(placement_decide(base, dep, false), PLACEMENT_KEEP);
+	json_decref(dep);
+
+	/* each knob re-places the agent (unless held) */
+	set_ok(&o, PLACEMENT_OPT_INTERFACE, "eth2");
+	assert_replaces(&in, base);
+	set_ok(&o, PLACEMENT_OPT_INTERFACE, "eth1");
+	set_ok(&o, PLACEMENT_OPT_PULL_POLICY, "Never");
+	assert_replaces(&in, base);
+	set_ok(&o, PLACEMENT_OPT_PULL_POLICY, "IfNotPresent");
+	set_ok(&o, PLACEMENT_OPT_RESOURCES, "{}"); /* explicit: no requests nor limits */
+	assert_replaces(&in, base);
+	dep = build(&in);
+	CU_ASSERT_EQUAL(
+	    json_object_size(kind_get(
+		json_array_get(kind_get(dep, "spec", "template", "spec", "containers", NULL), 0),
+		"resources", NULL)),
+	    0);
+	json_decref(dep);
+	set_ok(&o, PLACEMENT_OPT_RESOURCES, "{\"requests\":{\"cpu\":\"10m\",\"memory\":\"17Mi\"}}");
+	assert_replaces(&in, base);
+	json_decref(o.resources);
+	o.resources = NULL;
+	set_ok(&o, PLACEMENT_OPT_NODE_SELECTOR, "{\"zone\":\"a\"}");
+	assert_replaces(&in, base);
+	set_ok(&o, PLACEMENT_OPT_NODE_SELECTOR, "{}");
+	set_ok(&o, PLACEMENT_OPT_TOLERATIONS, "[{\"operator\":\"Exists\"}]");
+	assert_replaces(&in, base);
+	set_ok(&o, PLACEMENT_OPT_TOLERATIONS, "[]");
+	set_ok(&o, PLACEMENT_OPT_PRIORITY_CLASS, "high");
+	assert_replaces(&in, base);
+	free(o.priority_class);
+	o.priority_class = NULL;
+	set_ok(&o, PLACEMENT_OPT_PULL_SECRET, "regcred");
+	assert_replaces(&in, base);
+	placement_opts_clear(&o);
+	/* back to the defaults: same hash as at first */
+	dep = build(&in);
+	CU_ASSERT_STRING_EQUAL(kind_annotation(dep, PLACEMENT_ANNOT_HASH),
+	    kind_annotation(base, PLACEMENT_ANNOT_HASH));
+	json_decref(dep);
+	json_decref(base);
+}
+
+static void
+test_knobs_refused(void)
+{
+	static const struct {
+		enum placement_opt which;
+		const char *value;
+		const char *reason; /* a substring of the message */
+	} bad[] = {
+		{ PLACEMENT_OPT_INTERFACE, "", "1 to 15" },
+		{ PLACEMENT_OPT_INTERFACE, "a-very-long-name0", "1 to 15" },
+		{ PLACEMENT_OPT_INTERFACE, "eth/1", "no '/'" },
+		{ PLACEMENT_OPT_INTERFACE, "eth 1", "space" },
+		{ PLACEMENT_OPT_INTERFACE, "..", "not an interface name" },
+		{ PLACEMENT_OPT_PULL_POLICY, "always", "Always, IfNotPresent or Never" },
+		{ PLACEMENT_OPT_PULL_SECRET, "RegCred", "DNS subdomain" },
+		{ PLACEMENT_OPT_PULL_SECRET, "-x", "DNS subdomain" },
+		{ PLACEMENT_OPT_PRIORITY_CLASS, "high_prio", "DNS subdomain" },
+		{ PLACEMENT_OPT_PRIORITY_CLASS, "", "DNS subdomain" },
+		{ PLACEMENT_OPT_RESOURCES, "{", "not JSON" },
+		{ PLACEMENT_OPT_RESOURCES, "{\"a\":1,\"a\":2}", "not JSON" },
+		{ PLACEMENT_OPT_RESOURCES, "[]", "must be a JSON object" },
+		{ PLACEMENT_OPT_RESOURCES, "\"10m\"", "must be a JSON object" },
+		{ PLACEMENT_OPT_RESOURCES, "{\"request\":{}}", "unknown field \"request\"" },
+		{ PLACEMENT_OPT_RESOURCES, "{\"limits\":[]}", "limits must be an object" },
+		{ PLACEMENT_OPT_RESOURCES, "{\"limits\":{\"memroy\":\"1Mi\"}}", "\"memroy\"" },
+		{ PLACEMENT_OPT_RESOURCES, "{\"limits\":{\"memory\":\"64MB\"}}", "quantity" },
+		{ PLACEMENT_OPT_RESOURCES, "{\"limits\":{\"memory\":\"-1\"}}", "quantity" },
+		{ PLACEMENT_OPT_RESOURCES, "{\"limits\":{\"memory\":-1}}", "quantity" },
+		{ PLACEMENT_OPT_RESOURCES, "{\"limits\":{\"cpu\":\"1.2.3\"}}", "quantity" },
+		{ PLACEMENT_OPT_RESOURCES, "{\"limits\":{\"cpu\":true}}", "quantity" },
+		{ PLACEMENT_OPT_RESOURCES,
+		    "{\"requests\":{\"memory\":\"128Mi\"},\"limits\":{\"memory\":\"0.0625Gi\"}}",
+		    "requests.memory is above limits.memory" },
+		{ PLACEMENT_OPT_NODE_SELECTOR, "[]", "must be a JSON object of strings" },
+		{ PLACEMENT_OPT_NODE_SELECTOR, "{\"a\":1}", "must be a string" },
+		{ PLACEMENT_OPT_NODE_SELECTOR, "{\"a b\":\"c\"}", "not a label key" },
+		{ PLACEMENT_OPT_NODE_SELECTOR, "{\"a\":\"-c\"}", "not a label value" },
+		{ PLACEMENT_OPT_TOLERATIONS, "{}", "must be a JSON array" },
+		{ PLACEMENT_OPT_TOLERATIONS, "[1]", "[0] must be an object" },
+		{ PLACEMENT_OPT_TOLERATIONS, "[{\"operator\":\"Exists\"},{\"keys\":\"a\"}]",
+		    "[1]: unknown field \"keys\"" },
+		{ PLACEMENT_OPT_TOLERATIONS, "[{\"key\":\"a\",\"operator\":\"In\"}]",
+		    "not Exists or Equal" },
+		{ PLACEMENT_OPT_TOLERATIONS, "[{\"value\":\"a\"}]",
+		    "empty key needs operator Exists" },
+		{ PLACEMENT_OPT_TOLERATIONS,
+		    "[{\"key\":\"a\",\"operator\":\"Exists\",\"value\":\"b\"}]", "takes no value" },
+		{ PLACEMENT_OPT_TOLERATIONS, "[{\"key\":\"a\",\"effect\":\"NoRun\"}]",
+		    "effect \"NoRun\"" },
+		{ PLACEMENT_OPT_TOLERATIONS,
+		    "[{\"key\":\"a\",\"effect\":\"NoSchedule\","
+		    "\"tolerationSeconds\":5}]",
+		    "needs effect NoExecute" },
+		{ PLACEMENT_OPT_TOLERATIONS,
+		    "[{\"key\":\"a\",\"effect\":\"NoExecute\","
+		    "\"tolerationSeconds\":\"5\"}]",
+		    "must be an integer" },
+		{ PLACEMENT_OPT_TOLERATIONS, "[{\"key\":5}]", "must be a string" },
+	};
+	struct placement_opts o = { 0 };
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		CU_ASSERT_EQUAL(
+		    placement_opts_set(&o, bad[i].which, bad[i].value, err, sizeof(err)), -EINVAL);
+		if (strstr(err, bad[i].reason) == NULL) {
+			fprintf(stderr, "%s: got \"%s\", want \"%s\"\n", bad[i].value, err,
+			    bad[i].reason);
+			CU_FAIL("reason");
+		}
+		CU_ASSERT_PTR_NULL(strchr(err, '\n'));
+	}
+	/* nothing was kept from the refused values */
+	CU_ASSERT_PTR_NULL(o.interface);
+	CU_ASSERT_PTR_NULL(o.pull_policy);
+	CU_ASSERT_PTR_NULL(o.priority_class);
+	CU_ASSERT_PTR_NULL(o.pull_secrets);
+	CU_ASSERT_PTR_NULL(o.resources);
+	CU_ASSERT_PTR_NULL(o.node_selector);
+	CU_ASSERT_PTR_NULL(o.tolerations);
+	/* a repeated pull secret */
+	set_ok(&o, PLACEMENT_OPT_PULL_SECRET, "regcred");
+	CU_ASSERT_EQUAL(
+	    placement_opts_set(&o, PLACEMENT_OPT_PULL_SECRET, "regcred", err, sizeof(err)),
+	    -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "given twice"));
+	/* quantities the API server takes */
+	set_ok(&o, PLACEMENT_OPT_RESOURCES,
+	    "{\"requests\":{\"cpu\":\".5\",\"memory\":\"1e6\",\"hugepages-2Mi\":\"2Mi\","
+	    "\"example.com/dev\":\"1\",\"ephemeral-storage\":\"1G\"},\"limits\":{\"cpu\":\"500m\","
+	    "\"memory\":\"1E\",\"hugepages-2Mi\":\"2Mi\"}}");
+	set_ok(&o, PLACEMENT_OPT_RESOURCES, "{\"limits\":{\"memory\":\"1Ei\"}}");
+	placement_opts_clear(&o);
+}
+
 static const struct test_case placement_tests[] = {
 	{ "agent names", test_names },
 	{ "manifest", test_manifest },
 	{ "plain multus, bare network", test_plain_multus_and_bare_network },
 	{ "long label values", test_long_label_values },
 	{ "re-placement decision", test_replacement_decision },
+	{ "agent knobs in the manifest", test_knobs_manifest },
+	{ "agent knobs in the inputs hash", test_knobs_hash },
+	{ "agent knobs refused", test_knobs_refused },
 	{ NULL, NULL },
 };
 

@@ -1,21 +1,89 @@
+{{/*
+Names. Kubernetes names and label values are at most 63 characters: the release's full name
+is cut there, and a name with a suffix cuts the full name short enough to keep the suffix
+whole (a 60-character release name gives "<first 51>-controller", never two objects of one
+kind with the same name).
+*/}}
+{{- define "vm-dhcp.name" -}}
+{{- .Values.nameOverride | default .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "vm-dhcp.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := include "vm-dhcp.name" . -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "<fullname>-<suffix>" within 63 characters: (dict "ctx" . "suffix" "controller") */}}
+{{- define "vm-dhcp.suffixed" -}}
+{{- $max := sub 62 (len .suffix) | int -}}
+{{- printf "%s-%s" (include "vm-dhcp.fullname" .ctx | trunc $max | trimSuffix "-") .suffix -}}
+{{- end -}}
+
+{{- define "vm-dhcp.controllerName" -}}
+{{- include "vm-dhcp.suffixed" (dict "ctx" . "suffix" "controller") -}}
+{{- end -}}
+
+{{- define "vm-dhcp.agentName" -}}
+{{- include "vm-dhcp.suffixed" (dict "ctx" . "suffix" "agent") -}}
+{{- end -}}
+
+{{- define "vm-dhcp.metricsName" -}}
+{{- include "vm-dhcp.suffixed" (dict "ctx" . "suffix" "metrics") -}}
+{{- end -}}
+
+{{/* Service accounts: serviceAccount.{controller,agent} when set, else derived names. */}}
+{{- define "vm-dhcp.controllerServiceAccount" -}}
+{{- .Values.serviceAccount.controller | default (include "vm-dhcp.controllerName" .) -}}
+{{- end -}}
+
+{{- define "vm-dhcp.agentServiceAccount" -}}
+{{- .Values.serviceAccount.agent | default (include "vm-dhcp.agentName" .) -}}
+{{- end -}}
+
 {{- define "vm-dhcp.labels" -}}
-app.kubernetes.io/name: vm-dhcp
-app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/name: {{ include "vm-dhcp.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name | trunc 63 | trimSuffix "-" }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
-helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end -}}
 
 {{- define "vm-dhcp.selector" -}}
-app.kubernetes.io/name: vm-dhcp
-app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/name: {{ include "vm-dhcp.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name | trunc 63 | trimSuffix "-" }}
 app.kubernetes.io/component: controller
 {{- end -}}
 
+{{/* repository@digest when a digest is set, else repository:tag (tag defaults to appVersion). */}}
+{{- define "vm-dhcp.image" -}}
+{{- if .image.digest -}}
+{{- printf "%s@%s" .image.repository .image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .image.repository (.image.tag | default .ctx.Chart.AppVersion | toString) -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "vm-dhcp.controllerImage" -}}
-{{ .Values.controller.image.repository }}:{{ .Values.controller.image.tag | default .Chart.AppVersion }}
+{{- include "vm-dhcp.image" (dict "ctx" . "image" .Values.controller.image) -}}
 {{- end -}}
 
 {{- define "vm-dhcp.agentImage" -}}
-{{ .Values.agent.image.repository }}:{{ .Values.agent.image.tag | default .Chart.AppVersion }}
+{{- include "vm-dhcp.image" (dict "ctx" . "image" .Values.agent.image) -}}
+{{- end -}}
+
+{{/* policy/v1 PodDisruptionBudget from Kubernetes 1.21, policy/v1beta1 before (1.20). */}}
+{{- define "vm-dhcp.pdbApiVersion" -}}
+{{- if .Capabilities.APIVersions.Has "policy/v1/PodDisruptionBudget" -}}
+policy/v1
+{{- else -}}
+policy/v1beta1
+{{- end -}}
 {{- end -}}
