@@ -4,6 +4,7 @@
 #   make test       every test: unit (plain and ASan+UBSan), network-namespace integration
 #                   (as root; skipped with a message otherwise), short fuzz pass, layer check
 #   make demo       run the local-mode demo in throwaway network namespaces (root)
+#   make image      OCI images of the controller and the agent in build/images (root, buildah)
 #   make help       all targets
 #
 # Module sources are found by wildcard: every lib/*.c goes into build/lib.a, and so on for
@@ -15,6 +16,8 @@ BUILD ?= build
 SAN ?=
 CC ?= cc
 V ?= 0
+# The release version, from the file VERSION: compiled into both programs, the images' tags.
+VMDHCP_VERSION := $(shell cat VERSION 2>/dev/null)
 
 PKGS := libcurl jansson libevent libevent_openssl libnl-3.0 libnl-route-3.0 yaml-0.1 cunit openssl
 
@@ -106,7 +109,7 @@ help:
 	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
 	@echo "Targets: all test unit asan netns-test fuzz fuzz-short valgrind check-layers demo"
 	@echo "         bench-dhcp bench-kube bench-ipam bench-controller bench-e2e bench-ippool-load"
-	@echo "         lint-charts format clean"
+	@echo "         lint-charts format clean image image-test"
 
 $(FLAGS_STAMP):
 	@mkdir -p $(BUILD)
@@ -161,6 +164,12 @@ programs: $(if $(AGENT),$(AGENT_SO))
 $(BUILD)/vm-dhcp-agent: $(BUILD)/obj/agent/main.o $(ARCHIVES) | $(AGENT_SO)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(ARCHIVES) $(AGENT_LIBS)
+
+# VMDHCP_VERSION for both programs' main.c (vm-dhcp-agent --version); a change of VERSION
+# rebuilds them.
+$(BUILD)/obj/agent/main.o $(BUILD)/obj/controller/main.o: VERSION
+$(BUILD)/obj/agent/main.o $(BUILD)/obj/controller/main.o: \
+	CFLAGS_ALL += -DVMDHCP_VERSION='"$(VMDHCP_VERSION)"'
 
 $(BUILD)/vm-dhcp-controller: $(BUILD)/obj/controller/main.o $(ARCHIVES)
 	@echo "  LD      $@"
@@ -263,6 +272,16 @@ format:
 install-deps:
 	@scripts/install-deps
 
+# OCI images of the programs as built, and the test-only pause image of tests/cluster/, into
+# build/images (scripts/build-image.sh: buildah, offline, root; README "Images").
+# image-test: tests/image/test-image.sh (part of `make test`).
+image: programs
+	@BUILD=$(BUILD) CC="$(CC)" scripts/build-image.sh
+
+image-test: programs
+	@BUILD=$(BUILD) tests/run-tests.sh image tests/image/test-image.sh
+.PHONY: image image-test
+
 clean:
 	rm -rf build
 
@@ -357,3 +376,19 @@ bench-ippool-load: $(BUILD)/bench/bench-ippool-load
 	    printf "}}}}" }' >$(BUILD)/bench/ippool-65000.json
 	@$(BUILD)/bench/bench-ippool-load $(BUILD)/bench/ippool-65000.json
 .PHONY: bench-ippool-load
+
+# --- a real single-node Kubernetes (tests/cluster/) ------------------------------------------
+# k8s-up: etcd, kube-apiserver, controller-manager, scheduler, containerd + runc, kubelet and
+# CNI on this machine (root), Kubernetes built once from Debian's source package and cached in
+# /var/cache/vm-dhcp/k8s; the images of `make image` imported. k8s-down stops all of it by PID.
+# cluster-test: `make image`, then tests/cluster/test-cluster-e2e.sh (starts and stops the
+# cluster itself unless it is up). CI runs it after `make test`.
+k8s-up: image
+	@tests/cluster/k8s-up.sh build/images/*-$(VMDHCP_VERSION).tar
+
+k8s-down:
+	@tests/cluster/k8s-down.sh
+
+cluster-test: image
+	@tests/run-tests.sh cluster tests/cluster/test-cluster-e2e.sh
+.PHONY: k8s-up k8s-down cluster-test

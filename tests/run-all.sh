@@ -1,8 +1,9 @@
 #!/bin/bash
 # tests/run-all.sh - what `make test` runs (and CI): every test group, then one total line.
 # Groups: unit, unit under ASan+UBSan, layer check, short fuzz pass over the corpus,
-# network-namespace integration (root), end-to-end (root). A group that cannot run here
-# (no root, no clang) is reported as skipped with the reason, never silently dropped.
+# network-namespace integration (root), container images (root), end-to-end (root). A group
+# that cannot run here (no root, no clang) is reported as skipped with the reason, never
+# silently dropped.
 set -u
 cd "$(dirname "$0")/.."
 export VMDHCP_SUMMARY=$(mktemp /tmp/vmdhcp-summary.XXXXXX)
@@ -41,6 +42,8 @@ else
 fi
 step "network-namespace integration tests"
 $MAKE --no-print-directory netns-test || status=1
+step "container images (make image: unpacked, run as uid 65532, imported into containerd)"
+$MAKE --no-print-directory image-test || status=1
 if ls tests/e2e/test-*.sh >/dev/null 2>&1; then
     step "end-to-end tests"
     $MAKE --no-print-directory e2e-test || status=1

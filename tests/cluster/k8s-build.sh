@@ -7,6 +7,9 @@
 # /var/cache/vm-dhcp/k8s), in a folder named after the source version and the build flags, so
 # a second run returns at once. Built: kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubelet (CGO off, Go build tag `providerless`: no legacy cloud providers).
+# One fix is applied to the source: its vendored github.com/modern-go/reflect2 1.0.1 corrupts
+# memory with Go >= 1.18 (the API server dies with SIGSEGV in json-iterator's map encoder), so
+# it is replaced by Debian's golang-github-modern-go-reflect2-dev (1.0.2, which supports them).
 # On a fresh machine this takes about 20 minutes on 2 cores; the log is in the cache folder.
 #
 # Needs root (apt-get). Exit status: 0 with the folder on stdout, 1 on failure.
@@ -14,6 +17,7 @@ set -euo pipefail
 CACHE=${VMDHCP_K8S_CACHE:-/var/cache/vm-dhcp/k8s}
 WHAT="cmd/kube-apiserver cmd/kube-controller-manager cmd/kube-scheduler cmd/kubelet"
 GOTAGS=providerless
+PATCHES="reflect2-1.0.2" # part of the cache key
 BINS="kube-apiserver kube-controller-manager kube-scheduler kubelet"
 
 log() { echo "k8s-build: $*" >&2; }
@@ -39,7 +43,7 @@ if [ -z "$version" ]; then
     version=$(apt-cache showsrc kubernetes | sed -n 's/^Version: //p' | sort -V | tail -n 1)
 fi
 [ -n "$version" ] || { log "apt-cache knows no source package 'kubernetes'"; exit 1; }
-key="$version-$(printf '%s|%s' "$WHAT" "$GOTAGS" | sha256sum | cut -c1-12)"
+key="$version-$(printf '%s|%s|%s' "$WHAT" "$GOTAGS" "$PATCHES" | sha256sum | cut -c1-12)"
 out="$CACHE/$key"
 have=1
 for b in $BINS; do [ -x "$out/bin/$b" ] || have=0; done
@@ -51,7 +55,7 @@ fi
 
 log "building Kubernetes $version from Debian's source package (about 20 minutes on 2 cores)"
 need=()
-for p in golang-go dpkg-dev rsync jq; do
+for p in golang-go dpkg-dev rsync jq golang-github-modern-go-reflect2-dev; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -66,6 +70,10 @@ start=$(date +%s)
     { log "apt-get source failed:"; tail -n 20 "$out/build.log" >&2; exit 1; }
 src=$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'kubernetes-*' | head -n 1)
 [ -n "$src" ] || { log "no source tree in $work"; exit 1; }
+r2=/usr/share/gocode/src/github.com/modern-go/reflect2
+[ -f "$r2/go_above_118.go" ] || { log "$r2 is not reflect2 >= 1.0.2"; exit 1; }
+rm -f "$src"/vendor/github.com/modern-go/reflect2/*.go "$src"/vendor/github.com/modern-go/reflect2/*.s
+cp "$r2"/*.go "$r2"/*.s "$src/vendor/github.com/modern-go/reflect2/"
 mkdir -p "$src/.go/src/k8s.io" "$work/home"
 ln -sfn ../../.. "$src/.go/src/k8s.io/kubernetes"
 # The upstream build (hack/): generated files first, then the binaries.
