@@ -70,12 +70,21 @@ else
     done
 fi
 k() { kubectl "$@" 2>>"$TMP/kubectl.err"; }
+# wait_for SECONDS CMD...: poll CMD once a second until it succeeds or SECONDS have passed (the
+# netns one counts iterations, and one kubectl call takes a good part of a second here)
+wait_for() {
+    local end=$((SECONDS + $1)); shift
+    while [ $SECONDS -lt $end ]; do "$@" && return 0; sleep 1; done
+    "$@"
+}
+T0=$SECONDS
+mark() { echo "-- $1 at +$((SECONDS - T0)) s"; }
 node_ready() { [ "$(k get node $NODE -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]; }
 check "node $NODE Ready" node_ready
 
 # --- helm install ----------------------------------------------------------------------------------
-check "helm install" "$HELM" install $REL "$ROOT/charts/vm-dhcp" -n $NS --create-namespace --wait \
-    --timeout 5m >"$TMP/helm.log" 2>&1
+helm_() { "$HELM" "$@" >>"$TMP/helm.log" 2>&1 || { tail -n 5 "$TMP/helm.log"; return 1; }; }
+check "helm install" helm_ install $REL "$ROOT/charts/vm-dhcp" -n $NS --create-namespace --wait --timeout 5m
 ready_controllers() {
     [ "$(k -n $NS get deploy $REL-controller -o jsonpath='{.status.readyReplicas}')" = 2 ]
 }
@@ -85,6 +94,7 @@ leader() { k -n $NS get lease vm-dhcp-controller -o jsonpath='{.spec.holderIdent
 has_leader() { local l; l=$(leader) && [ -n "$l" ] && k -n $NS get pod "${l%_*}" >/dev/null; }
 check "one controller pod holds the Lease" wait_for 60 has_leader
 echo "leader: $(leader)"
+mark "chart installed, leader elected"
 check "controller pods run as uid 65532" bash -c \
     "[ \"\$(kubectl -n $NS get pods -l app.kubernetes.io/component=controller -o jsonpath='{.items[*].spec.securityContext.runAsUser}')\" = '65532 65532' ]"
 
@@ -151,6 +161,7 @@ agent_ready() {
 }
 check "agent pod scheduled on $NODE and Ready" wait_for 180 agent_ready
 POD=$(agent_pod)
+mark "agent pod Ready"
 check "agent pod is on $NODE" test "$(k -n $NS get pod "$POD" -o jsonpath='{.spec.nodeName}')" = $NODE
 # The agent process as the kubelet started it: uid, capabilities, read-only root.
 agent_host_pid() {
@@ -199,6 +210,7 @@ vm_addr() { ip -n "$TAG-vm1" -4 -o addr show dev eth0 | awk '{ print $4 }' | hea
 acks() { grep -c '^DHCPACK of ' "$TMP/dhclient-vm1.log" 2>/dev/null || true; }
 more_acks() { [ "$(acks)" -gt "$1" ]; }
 check "dhclient bound to exactly $IP/24" wait_for 90 bash -c "[ \"\$(ip -n $TAG-vm1 -4 -o addr show dev eth0 | awk '{ print \$4 }')\" = $IP/24 ]"
+mark "VM bound"
 check "default route via $VNET.1" bash -c "ip -n $TAG-vm1 route show default | grep -q 'via $VNET.1'"
 check "resolv.conf nameserver $VNET.53" grep -q "^nameserver $VNET.53\$" "/etc/netns/$TAG-vm1/resolv.conf"
 check "ACK came from the agent's server IP" grep -q "DHCPACK of $IP from $VNET.2" "$TMP/dhclient-vm1.log"
@@ -212,17 +224,19 @@ check "still bound to $IP after renewals" test "$(vm_addr)" = "$IP/24"
 check "agent pod $POD deleted" k -n $NS delete pod "$POD" --wait=true --timeout=60s
 new_agent() { local p; p=$(agent_pod) && [ -n "$p" ] && [ "$p" != "$POD" ] && agent_ready; }
 check "a new agent pod replaces it and becomes Ready" wait_for 180 new_agent
+mark "agent pod replaced"
 n=$(acks)
 check "renewals ACKed by the new agent pod" wait_for 60 more_acks "$n"
 check "still bound to $IP" test "$(vm_addr)" = "$IP/24"
 check "no DHCPNAK seen" bash -c "! grep -q DHCPNAK '$TMP/dhclient-vm1.log'"
 
 # --- helm uninstall ----------------------------------------------------------------------------------
-check "helm uninstall" "$HELM" uninstall $REL -n $NS --wait --timeout 3m >>"$TMP/helm.log" 2>&1
+check "helm uninstall" helm_ uninstall $REL -n $NS --timeout 3m
 no_agents() { [ -z "$(k -n $NS get deploy -l network.harvesterhci.io/vm-dhcp-controller=agent -o name)" ]; }
 check "no agent Deployment left" wait_for 60 no_agents
 no_pods() { [ -z "$(k -n $NS get pods -o name)" ]; }
 check "no pod left in $NS" wait_for 120 no_pods
 check "VMNetCfg deletion not stuck on a finalizer" k delete vmnetcfg vm1 --wait=true --timeout=60s
 check "IPPool deletion not stuck on a finalizer" k delete ippool vmnet --wait=true --timeout=60s
+mark "uninstalled"
 finish
