@@ -273,6 +273,12 @@ const char *agent_caps_format(uint64_t mask, unsigned max_names, char *buf, size
  */
 int agent_listen_check(const char *listen, const char *ifname, bool kube, uint32_t server_ip,
     uint32_t *ret_ip, char *msg, size_t msglen);
+/*
+ * The interface that holds the --listen address (a specific one, not a wildcard) into
+ * ifname (IF_NAMESIZE bytes): 0, or -ENOENT when no interface has it (or it is a wildcard),
+ * -EINVAL for an address httpd_new() does not take.
+ */
+int agent_listen_device(const char *listen, char *ifname, size_t len);
 
 /* ---- serve.c ------------------------------------------------------------------------ */
 

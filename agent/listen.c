@@ -157,3 +157,28 @@ agent_listen_check(const char *listen, const char *ifname, bool kube, uint32_t s
 	*ret_ip = ip;
 	return 0;
 }
+
+int
+agent_listen_device(const char *listen, char *ifname, size_t len)
+{
+	struct sockaddr_storage ss;
+	char host[INET6_ADDRSTRLEN + 8];
+	struct ifaddrs *list, *ifa;
+	int r = -ENOENT;
+
+	if (listen_addr(listen, &ss, host, sizeof(host)) < 0)
+		return -EINVAL;
+	if (getifaddrs(&list) < 0)
+		return -errno;
+	for (ifa = list; ifa != NULL; ifa = ifa->ifa_next) {
+		if (!same_addr(&ss, ifa->ifa_addr))
+			continue;
+		/* "eth0:1" (an IPv4 label) is device eth0 */
+		if (snprintf(ifname, len, "%.*s", (int)strcspn(ifa->ifa_name, ":"),
+			ifa->ifa_name) < (int)len)
+			r = 0;
+		break;
+	}
+	freeifaddrs(list);
+	return r;
+}

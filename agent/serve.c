@@ -14,6 +14,7 @@
  * status 1, so the kubelet restarts the container with its capabilities.
  */
 #include <errno.h>
+#include <net/if.h>
 #include <linux/capability.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -874,7 +875,7 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 	}
 
 	if (opts->listen != NULL) {
-		char msg[AGENT_ERR_MAX];
+		char msg[AGENT_ERR_MAX], dev[IF_NAMESIZE];
 		r = agent_listen_check(opts->listen, opts->ifname, opts->kube,
 		    cfg != NULL ? cfg->opts.server_ip : 0, &a->listen_ip, msg, sizeof(msg));
 		if (r < 0) {
@@ -891,6 +892,20 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 		httpd_set_ready(a->httpd, ready, a);
 		log_info("HTTP /healthz /readyz /metrics on %s (port %d)", opts->listen,
 		    httpd_port(a->httpd));
+		/* a VM could still reach that address through the served interface (Linux
+		 * takes any local address on any interface): accept on its own device only */
+		if (agent_listen_device(opts->listen, dev, sizeof(dev)) == 0) {
+			if ((r = httpd_bind_device(a->httpd, dev)) < 0) {
+				snprintf(err, errlen,
+				    "--listen %s: cannot restrict it to %s: %s (needs CAP_NET_RAW)",
+				    opts->listen, dev, strerror(-r));
+				if (opts->kube)
+					goto fail;
+				log_warn("%s; VMs on %s may reach it", err, opts->ifname);
+			} else {
+				log_info("HTTP accepts connections that arrive on %s only", dev);
+			}
+		}
 	}
 	update_sockets(a, true);
 	if (a->ksrc != NULL && (r = agent_kube_start(a->ksrc)) < 0) {

@@ -2,6 +2,7 @@
 #include "lib/httpd.h"
 
 #include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@ struct httpd {
 	httpd_ready_fn ready;
 	void *ready_userdata;
 	int port;
+	int fd; /* the listening socket (owned by sock) */
 };
 
 static void
@@ -214,6 +216,7 @@ httpd_new(struct event_base *base, const char *listen, struct metrics *metrics,
 		free(h);
 		return r;
 	}
+	h->fd = fd;
 	h->sock = evhttp_accept_socket_with_handle(h->http, fd);
 	if (h->sock == NULL) {
 		evutil_closesocket(fd);
@@ -262,4 +265,16 @@ int
 httpd_port(const struct httpd *h)
 {
 	return h->port;
+}
+
+int
+httpd_bind_device(struct httpd *h, const char *ifname)
+{
+	size_t len = strlen(ifname);
+
+	if (len == 0 || len >= IF_NAMESIZE)
+		return -EINVAL;
+	if (setsockopt(h->fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, (socklen_t)len + 1) < 0)
+		return -errno;
+	return 0;
 }

@@ -35,4 +35,12 @@ int httpd_add_handler(struct httpd *h, const char *path, httpd_handler_fn fn, vo
 /* The port actually bound (useful with ":0" in tests). */
 int httpd_port(const struct httpd *h);
 
+/*
+ * Accepts connections that arrive on interface ifname only (SO_BINDTODEVICE on the listening
+ * socket): Linux delivers a packet for any local address whatever interface it came in on,
+ * so an address alone does not keep the hosts of another interface out. Needs CAP_NET_RAW
+ * unless the socket has no device yet (Linux >= 5.7). Returns 0 or negative errno.
+ */
+int httpd_bind_device(struct httpd *h, const char *ifname);
+
 #endif

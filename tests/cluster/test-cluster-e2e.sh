@@ -211,6 +211,15 @@ acks() { grep -c '^DHCPACK of ' "$TMP/dhclient-vm1.log" 2>/dev/null || true; }
 more_acks() { [ "$(acks)" -gt "$1" ]; }
 check "dhclient bound to exactly $IP/24" wait_for 90 bash -c "[ \"\$(ip -n $TAG-vm1 -4 -o addr show dev eth0 | awk '{ print \$4 }')\" = $IP/24 ]"
 mark "VM bound"
+# The agent's HTTP endpoint is on the pod IP (eth0): the kubelet reaches it, a VM on eth1 must
+# not, even one that routes the pod IP through eth1 (Linux takes any local address on any
+# interface; the agent accepts on eth0 only).
+PODIP=$(k -n $NS get pod "$POD" -o jsonpath='{.status.podIP}')
+check "agent /readyz answers on the pod IP $PODIP" curl -sf -m 5 -o /dev/null "http://$PODIP:8080/readyz"
+ip -n "$TAG-vm1" route add "$PODIP/32" dev eth0
+check "a VM cannot reach the agent's /metrics through eth1" bash -c \
+    "! ip netns exec $TAG-vm1 curl -s -m 3 -o /dev/null http://$PODIP:8080/metrics"
+ip -n "$TAG-vm1" route del "$PODIP/32" dev eth0
 check "default route via $VNET.1" bash -c "ip -n $TAG-vm1 route show default | grep -q 'via $VNET.1'"
 check "resolv.conf nameserver $VNET.53" grep -q "^nameserver $VNET.53\$" "/etc/netns/$TAG-vm1/resolv.conf"
 check "ACK came from the agent's server IP" grep -q "DHCPACK of $IP from $VNET.2" "$TMP/dhclient-vm1.log"
