@@ -14,7 +14,7 @@
 #
 # Starts the cluster when it is not up and stops it at the end (KEEP_CLUSTER=1 keeps it).
 # Needs root, the images in build/images (make image) and helm (scripts/install-deps).
-. "$(dirname "$0")/../netns/lib.sh"
+. "$(dirname "$0")/../e2e/lib.sh" # check, stop_pid, dhclient_conf, run_dhclient
 VERSION=$(cat "$ROOT/VERSION" 2>/dev/null || echo 0.1.0)
 IMG=${IMAGES_DIR:-$ROOT/build/images}
 IMAGES=("$IMG/vm-dhcp-controller-$VERSION.tar" "$IMG/vm-dhcp-agent-$VERSION.tar" "$IMG/pause-$VERSION.tar")
@@ -192,20 +192,8 @@ ip link add "vmdhcp-$$" type veth peer name eth0 netns "$TAG-vm1"
 ip -n "$TAG-vm1" link set eth0 address $MAC
 ip link set "vmdhcp-$$" master vmdhcp-vm0 up
 ip -n "$TAG-vm1" link set eth0 up
-cat >"$TMP/dhclient.conf" <<EOF
-request subnet-mask, broadcast-address, routers, domain-name, domain-name-servers,
-        dhcp-lease-time, dhcp-renewal-time, dhcp-rebinding-time;
-timeout 60;
-retry 1;
-supersede dhcp-renewal-time 3;
-supersede dhcp-rebinding-time 6;
-EOF
-ip netns exec "$TAG-vm1" unshare -m sh -c '
-    mount -t tmpfs tmpfs /etc/dhcp/dhclient-exit-hooks.d &&
-    mount -t tmpfs tmpfs /etc/dhcp/dhclient-enter-hooks.d &&
-    exec dhclient -d -v -cf "$1/dhclient.conf" -lf "$1/vm1.leases" -pf "$1/vm1.pid" eth0' \
-    sh "$TMP" >>"$TMP/dhclient-vm1.log" 2>&1 &
-PIDS+=($!)
+T1=3 T2=6 dhclient_conf # renewals every 3 s, so they need no waiting
+run_dhclient vm1
 vm_addr() { ip -n "$TAG-vm1" -4 -o addr show dev eth0 | awk '{ print $4 }' | head -n1; }
 acks() { grep -c '^DHCPACK of ' "$TMP/dhclient-vm1.log" 2>/dev/null || true; }
 more_acks() { [ "$(acks)" -gt "$1" ]; }
