@@ -34,6 +34,8 @@ struct metric;
 #define CTRL_FINALIZER_IPPOOL "wrangler.cattle.io/vm-dhcp-ippool-controller"
 #define CTRL_FINALIZER_VMNETCFG "wrangler.cattle.io/vm-dhcp-vmnetcfg-controller"
 #define CTRL_COMPONENT "vm-dhcp-controller"
+/* The leader Lease in the controller's namespace (one release per cluster). */
+#define CTRL_LEASE_NAME "vm-dhcp-controller"
 
 extern const struct kube_resource ctrl_res_ippools;
 extern const struct kube_resource ctrl_res_vmnetcfgs;

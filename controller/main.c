@@ -5,6 +5,8 @@
  *   vm-dhcp-controller --agent-image IMAGE [--namespace NS] [--kubeconfig FILE]
  *                      [--agent-service-account SA] [--agent-* knobs of the agent workload]
  *                      [--no-leader-election] [--listen HOST:PORT] [--log-level LEVEL]
+ *   vm-dhcp-controller --uninstall [--uninstall-timeout SECONDS] [--namespace NS]
+ *                      [--kubeconfig FILE] [--log-level LEVEL]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,14 +20,13 @@
 #include <event2/event.h>
 
 #include "controller/ctrl.h"
+#include "controller/uninstall.h"
 #include "kube/kube.h"
 #include "lib/clock.h"
 #include "lib/httpd.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
 #include "lib/util.h"
-
-#define LEASE_NAME "vm-dhcp-controller"
 
 struct args {
 	const char *kubeconfig;
@@ -34,6 +35,8 @@ struct args {
 	const char *agent_sa;
 	const char *listen;
 	bool no_leader_election;
+	bool uninstall;
+	long uninstall_timeout_s; /* 0: not given */
 	enum log_level level;
 	struct placement_opts agent; /* --agent-interface and the other knobs */
 };
@@ -52,7 +55,9 @@ static const struct {
 	{ "agent-priority-class", PLACEMENT_OPT_PRIORITY_CLASS },
 };
 #define AGENT_FLAG_BASE 0x100
-#define N_BASE_OPTS 8
+#define N_BASE_OPTS 10
+#define UNINSTALL_TIMEOUT_DEFAULT_S 120
+#define UNINSTALL_TIMEOUT_MAX_S 86400
 
 struct app {
 	struct event_base *base;
@@ -67,6 +72,8 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: vm-dhcp-controller --agent-image IMAGE [options]\n"
+	    "       vm-dhcp-controller --uninstall [--uninstall-timeout SECONDS] [--namespace NS]\n"
+	    "                          [--kubeconfig FILE] [--log-level LEVEL]\n"
 	    "  --agent-image IMAGE            image of the per-pool DHCP agent (required)\n"
 	    "  --namespace NS                 namespace of the controller and its agents\n"
 	    "                                 (default: the service account's, or $POD_NAMESPACE)\n"
@@ -87,6 +94,13 @@ usage(FILE *f)
 	    "  --no-leader-election           reconcile without taking the Lease\n"
 	    "  --listen HOST:PORT             /healthz /readyz /metrics (default :8080)\n"
 	    "  --log-level error|warn|info|debug (default info)\n"
+	    "  --uninstall                    one-shot cleanup after the chart is removed (its\n"
+	    "                                 post-delete hook): wait until no controller holds\n"
+	    "                                 the Lease, delete the agent Deployments, remove the\n"
+	    "                                 controller's finalizers from every IPPool and\n"
+	    "                                 VirtualMachineNetworkConfig; exit 0 when done\n"
+	    "  --uninstall-timeout SECONDS    how long --uninstall waits for a running controller\n"
+	    "                                 to stop (default 120)\n"
 	    "  --help\n");
 }
 
@@ -102,6 +116,8 @@ parse_args(int argc, char **argv, struct args *a)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "uninstall", no_argument, NULL, 'U' },
+		{ "uninstall-timeout", required_argument, NULL, 'T' },
 		/* N_BASE_OPTS entries above; agent_flags go after them, then the terminator */
 		[N_BASE_OPTS + ELEMENTSOF(agent_flags)] = { NULL, 0, NULL, 0 },
 	};
@@ -145,6 +161,25 @@ parse_args(int argc, char **argv, struct args *a)
 		case 'h':
 			usage(stdout);
 			exit(0);
+		case 'U':
+			a->uninstall = true;
+			break;
+		case 'T': {
+			char *end;
+
+			errno = 0;
+			a->uninstall_timeout_s = strtol(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    a->uninstall_timeout_s < 1 ||
+			    a->uninstall_timeout_s > UNINSTALL_TIMEOUT_MAX_S) {
+				fprintf(stderr,
+				    "vm-dhcp-controller: --uninstall-timeout: \"%s\" is not a "
+				    "number of seconds from 1 to %d\n",
+				    optarg, UNINSTALL_TIMEOUT_MAX_S);
+				exit(2);
+			}
+			break;
+		}
 		default:
 			if (ch >= AGENT_FLAG_BASE &&
 			    ch < AGENT_FLAG_BASE + (int)ELEMENTSOF(agent_flags)) {
@@ -168,7 +203,11 @@ parse_args(int argc, char **argv, struct args *a)
 		usage(stderr);
 		exit(2);
 	}
-	if (a->agent_image == NULL || a->agent_image[0] == '\0') {
+	if (a->uninstall_timeout_s != 0 && !a->uninstall) {
+		fprintf(stderr, "vm-dhcp-controller: --uninstall-timeout needs --uninstall\n");
+		exit(2);
+	}
+	if (!a->uninstall && (a->agent_image == NULL || a->agent_image[0] == '\0')) {
 		fprintf(stderr, "vm-dhcp-controller: --agent-image is required\n");
 		usage(stderr);
 		exit(2);
@@ -234,6 +273,39 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	event_base_loopbreak(app->base);
 }
 
+/* --uninstall: the cleanup of uninstall.h, then exit (0 done, 1 failed). */
+static int
+run_uninstall(const struct args *a, struct kube_config *cfg, const char *ns)
+{
+	struct ctrl_uninstall_opts uo = {
+		.namespace = ns,
+		.lease_name = CTRL_LEASE_NAME,
+		.timeout_usec = (uint64_t)(a->uninstall_timeout_s != 0 ? a->uninstall_timeout_s
+								: UNINSTALL_TIMEOUT_DEFAULT_S) *
+		    USEC_PER_SEC,
+	};
+	struct kube_client *client = NULL;
+	struct event_base *base;
+	char err[1024] = "";
+	int r;
+
+	base = event_base_new();
+	if (base == NULL)
+		fatalx("cannot create the event loop");
+	if ((r = kube_client_new(base, cfg, &client)) < 0)
+		fatalx("cannot create the API client: %s", strerror(-r));
+	log_info("--uninstall: server %s, namespace %s", kube_config_server(cfg), ns);
+	r = ctrl_uninstall(client, &uo, err, sizeof(err));
+	/* before anything could run the loop again: a failed call may still be pending */
+	kube_client_free(client);
+	event_base_free(base);
+	if (r < 0) {
+		log_error("--uninstall: %s", err[0] != '\0' ? err : strerror(-r));
+		return 1;
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -264,6 +336,12 @@ main(int argc, char **argv)
 		ns = getenv("POD_NAMESPACE");
 	if (ns == NULL || ns[0] == '\0')
 		ns = kube_config_namespace(cfg);
+	if (a.uninstall) {
+		r = run_uninstall(&a, cfg, ns);
+		placement_opts_clear(&a.agent);
+		kube_config_free(cfg);
+		return r;
+	}
 
 	app.base = event_base_new();
 	if (app.base == NULL)
@@ -291,7 +369,7 @@ main(int argc, char **argv)
 	} else {
 		struct kube_leader_opts lo = {
 			.ns = ns,
-			.name = LEASE_NAME,
+			.name = CTRL_LEASE_NAME,
 			.identity = identity,
 			.on_started = on_started,
 			.on_stopped = on_stopped,

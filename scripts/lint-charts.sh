@@ -3,15 +3,20 @@
 # YAML file parses, Chart.yaml's fields, chart crds/ == crds/, every .Values.X.Y a template
 # uses exists in values.yaml, every values.yaml key is used and declared in values.schema.json,
 # the RBAC rules are exactly the API calls the code makes (both ways: no missing rule, no
-# unused verb; read from the controller's and the agent's C sources), the Deployment passes
-# only flags the controller knows (from `vm-dhcp-controller --help`), with a value where one is
-# needed (one of the listed choices when the chart fixes it), and every required one.
+# unused verb; read from the controller's and the agent's C sources, and for the post-delete
+# hook from controller/uninstall.c, the code of `vm-dhcp-controller --uninstall`), the
+# Deployment and the hook's Job pass only flags the controller knows (from
+# `vm-dhcp-controller --help`), with a value where one is needed (one of the listed choices when
+# the chart fixes it), and every required one.
 # With helm (scripts/install-deps installs it): `helm lint` and `helm template` with the
 # default values and with ci/all-knobs-values.yaml (every knob), the rendered controller args
 # carry each knob (the JSON flags equal to the values) and are accepted by the controller,
 # names and label values fit 63 characters with the longest release name (53) and a 60-character
 # fullnameOverride, the schema rejects typo'd keys and bad enums, kubeVersion admits 1.20, the
-# PodDisruptionBudget and spreading, and the RBAC check again on the rendered objects.
+# PodDisruptionBudget and spreading, the RBAC check again on the rendered objects, and the
+# uninstall hook: a post-delete Job running `--uninstall --namespace <release namespace>`
+# (accepted by the controller), hardened like the controller, its ServiceAccount and RBAC hooks
+# too and created before it, all deleted by policy; none of it with cleanupOnUninstall=false.
 # Prints what was and was not checked. Exit 0 when every check passed, 1 otherwise.
 # Needs jq and perl; builds build/e2e/yaml2json and build/vm-dhcp-controller (make).
 # ok/bad always return 0, so "test && ok || bad" is an if/else; word lists are identifiers.
@@ -386,10 +391,10 @@ rbac_check() {
 }
 
 # rbac_objects LABEL JSON_LINES: RBAC checks over the Role/ClusterRole objects of a chart
-# rendering (names end in -controller / -agent).
+# rendering (names end in -controller / -agent / -uninstall, the post-delete hook's).
 rbac_objects() {
     local label=$1 docs=$2 rules cluster lease
-    for who in controller agent; do
+    for who in controller agent uninstall; do
         rules=$(jq -cs --arg w "-$who" '[.[] | select(. != null) |
             select((.kind == "ClusterRole" or .kind == "Role") and (.metadata.name | endswith($w))) |
             .rules[]]' "$docs")
@@ -401,20 +406,34 @@ rbac_objects() {
             or ((.apiGroups // []) | index("coordination.k8s.io")) and ((.resources // []) | index("leases")))] | length' "$docs")
     [ "$cluster" = 0 ] && ok "$label: deployments and leases are granted in the namespace only (Role)" ||
         bad "$label: a ClusterRole grants deployments or leases (the controller uses them in its namespace only)"
-    lease=$(sed -nE 's/^#define LEASE_NAME "([^"]*)".*/\1/p' controller/main.c)
+    lease=$(sed -nE 's/^#define CTRL_LEASE_NAME "([^"]*)".*/\1/p' controller/ctrl.h)
+    [ -n "$lease" ] || bad "no CTRL_LEASE_NAME in controller/ctrl.h"
     if jq -es --arg l "$lease" '[.[] | select(. != null) | select(.kind == "Role") | .rules[] |
         select((.resources // []) | index("leases")) | select(.resourceNames != null) |
         .resourceNames | index($l)] | all(. != null)' "$docs" >/dev/null; then
         ok "$label: leases resourceNames name the controller's Lease ($lease)"
     else
-        bad "$label: a leases rule with resourceNames misses the Lease $lease (controller/main.c)"
+        bad "$label: a leases rule with resourceNames misses the Lease $lease (controller/ctrl.h)"
+    fi
+    # only create cannot name its object: every other verb on leases is for that one Lease
+    if jq -es '[.[] | select(. != null) | select(.kind == "Role" or .kind == "ClusterRole") |
+        .rules[] | select((.resources // []) | index("leases")) | select(.resourceNames == null) |
+        .verbs[] | select(. != "create")] | length == 0' "$docs" >/dev/null; then
+        ok "$label: leases verbs but create are restricted to the Lease (resourceNames)"
+    else
+        bad "$label: a leases rule grants more than create without resourceNames"
     fi
 }
 
 echo "== RBAC: the chart's rules are exactly the API calls of the code"
-rbac_from_code controller controller/*.c >"$tmp/calls-controller"
+# controller/uninstall.c is the --uninstall mode: the post-delete hook's RBAC, not the
+# controller's (main.c only calls it)
+ctl_srcs=()
+for f in controller/*.c; do [ "$f" = controller/uninstall.c ] || ctl_srcs+=("$f"); done
+rbac_from_code controller "${ctl_srcs[@]}" >"$tmp/calls-controller"
 rbac_from_code agent agent/*.c >"$tmp/calls-agent"
-for who in controller agent; do
+rbac_from_code uninstall controller/uninstall.c >"$tmp/calls-uninstall"
+for who in controller agent uninstall; do
     if grep -q '^?' "$tmp/calls-$who"; then
         bad "$who: API calls this script cannot classify (teach rbac_from_code): $(grep '^?' "$tmp/calls-$who" | tr '\n' ' ')"
     elif [ -s "$tmp/calls-$who" ]; then
@@ -423,15 +442,58 @@ for who in controller agent; do
         bad "$who: no API call found in the sources (analysis broken?)"
     fi
 done
-detemplate "$CHART/templates/rbac.yaml" >"$tmp/rbac.yaml"
-if "$Y2J" "$tmp/rbac.yaml" >"$tmp/rbac.json" 2>"$tmp/err"; then
-    ok "templates/rbac.yaml parses (actions neutralised)"
-else
-    bad "templates/rbac.yaml does not parse: $(cat "$tmp/err")"
-fi
-rbac_objects "rbac.yaml" "$tmp/rbac.json"
+for t in rbac uninstall; do
+    detemplate "$CHART/templates/$t.yaml" >"$tmp/$t.yaml"
+    if "$Y2J" "$tmp/$t.yaml" >"$tmp/$t.json" 2>"$tmp/err"; then
+        ok "templates/$t.yaml parses (actions neutralised)"
+    else
+        bad "templates/$t.yaml does not parse: $(cat "$tmp/err")"
+    fi
+done
+cat "$tmp/rbac.json" "$tmp/uninstall.json" >"$tmp/rbac-all.json" 2>/dev/null
+rbac_objects "rbac.yaml + uninstall.yaml" "$tmp/rbac-all.json"
 
-echo "== controller Deployment flags match vm-dhcp-controller --help"
+# check_args LABEL ARGS_JSON REQUIRED...: every flag in the args is one of `--help`, with a value
+# when it takes one (one of the listed choices when the chart fixes it), and each required one
+# is passed.
+check_args() {
+    local label=$1 args=$2 n i a flag line next alts req
+    shift 2
+    n=$(jq length <<<"$args")
+    for ((i = 0; i < n; i++)); do
+        a=$(jq -r ".[$i]" <<<"$args")
+        [[ $a == --* ]] || continue
+        flag=${a%%=*}
+        line=$(grep -E -- "^[[:space:]]*$flag( |$)" <<<"$help" | head -n 1)
+        if [ -z "$line" ]; then
+            bad "$label: $flag is not a flag of vm-dhcp-controller (--help)"
+            continue
+        fi
+        # "--flag ARG  text" (one space, then the argument): the flag takes a value
+        if [[ $line =~ ^[[:space:]]*--[a-z-]+\ [^\ ] ]] && [[ $a != *=* ]]; then
+            next=$(jq -r ".[$((i + 1))] // \"\"" <<<"$args")
+            if [ -z "$next" ] || [[ $next == --* ]]; then
+                bad "$label: $flag takes a value, none follows"
+                continue
+            fi
+            # "--flag a|b|c": the value must be one of them (when the chart fixes it)
+            alts=$(sed -E -n "s/^[[:space:]]*$flag ([A-Za-z]+(\|[A-Za-z]+)+).*/\1/p" <<<"$help")
+            if [ -n "$alts" ] && [ "$next" != tmpl ] && ! grep -qxF -- "$next" <<<"${alts//|/$'\n'}"; then
+                bad "$label: $flag $next: not one of $alts"
+                continue
+            fi
+            ok "$label: $flag $next"
+        else
+            ok "$label: $flag"
+        fi
+    done
+    for req in "$@"; do
+        jq -e --arg f "$req" 'index($f) != null' <<<"$args" >/dev/null &&
+            ok "$label: required $req is passed" || bad "$label: required $req is not passed"
+    done
+}
+
+echo "== controller Deployment and uninstall Job flags match vm-dhcp-controller --help"
 help=$("$CTL" --help 2>&1)
 detemplate "$CHART/templates/deployment.yaml" >"$tmp/deploy.yaml"
 if "$Y2J" "$tmp/deploy.yaml" >"$tmp/deploy.json" 2>"$tmp/err"; then
@@ -442,42 +504,69 @@ fi
 args=$(jq -c 'select(.kind == "Deployment") | .spec.template.spec.containers[] |
     select(.name == "controller") | .args // []' "$tmp/deploy.json" 2>/dev/null | head -n 1)
 [ -n "$args" ] || { bad "no controller container with args in the Deployment"; args='[]'; }
-n=$(jq length <<<"$args")
-for ((i = 0; i < n; i++)); do
-    a=$(jq -r ".[$i]" <<<"$args")
-    [[ $a == --* ]] || continue
-    flag=${a%%=*}
-    line=$(grep -E -- "^[[:space:]]*$flag( |$)" <<<"$help" | head -n 1)
-    if [ -z "$line" ]; then
-        bad "$flag is not a flag of vm-dhcp-controller (--help)"
-        continue
-    fi
-    # "--flag ARG  text" (one space, then the argument): the flag takes a value
-    if [[ $line =~ ^[[:space:]]*--[a-z-]+\ [^\ ] ]] && [[ $a != *=* ]]; then
-        next=$(jq -r ".[$((i + 1))] // \"\"" <<<"$args")
-        if [ -z "$next" ] || [[ $next == --* ]]; then
-            bad "$flag takes a value, none follows"
-            continue
-        fi
-        # "--flag a|b|c": the value must be one of them (when the chart fixes it)
-        alts=$(sed -E -n "s/^[[:space:]]*$flag ([A-Za-z]+(\|[A-Za-z]+)+).*/\1/p" <<<"$help")
-        if [ -n "$alts" ] && [ "$next" != tmpl ] && ! grep -qxF -- "$next" <<<"${alts//|/$'\n'}"; then
-            bad "$flag $next: not one of $alts"
-            continue
-        fi
-        ok "$flag $next"
-    else
-        ok "$flag"
-    fi
-done
-for req in $(sed -n 's/^usage: [^ ]* \(.*\)\[options\].*/\1/p' <<<"$help" | grep -oE -- '--[a-z-]+'); do
-    jq -e --arg f "$req" 'index($f) != null' <<<"$args" >/dev/null &&
-        ok "required $req is passed" || bad "required $req is not passed"
-done
+# shellcheck disable=SC2046
+check_args Deployment "$args" $(sed -n 's/^usage: [^ ]* \(.*\)\[options\].*/\1/p' <<<"$help" | grep -oE -- '--[a-z-]+')
+args=$(jq -c 'select(.kind == "Job") | .spec.template.spec.containers[0].args // []' \
+    "$tmp/uninstall.json" 2>/dev/null | head -n 1)
+[ -n "$args" ] || { bad "no Job with args in templates/uninstall.yaml"; args='[]'; }
+check_args "uninstall Job" "$args" --uninstall --namespace
 for p in /healthz /readyz; do
     grep -q "path: $p" "$CHART/templates/deployment.yaml" && grep -qF "$p" <<<"$help" &&
         ok "probe $p is served (--listen)" || bad "probe $p: not in the Deployment or not served"
 done
+
+# hook_checks LABEL JSON_LINES NAMESPACE: the objects named *-uninstall are the post-delete
+# hook: each a hook with both delete policies, the Job last (weight), run by the hook's own
+# ServiceAccount bound to the hook's Role and ClusterRole, hardened like the controller, a
+# small backoffLimit, a deadline, no ttlSecondsAfterFinished (alpha on 1.20), and its args
+# `--uninstall --namespace NAMESPACE`.
+hook_checks() {
+    local label=$1 docs=$2 ns=$3 hooks kinds sa
+    hooks=$(jq -cs '[.[] | select(. != null and (.metadata.name | endswith("-uninstall")))]' "$docs")
+    kinds=$(jq -r '[.[].kind] | sort | join(" ")' <<<"$hooks")
+    [ "$kinds" = "ClusterRole ClusterRoleBinding Job Role RoleBinding ServiceAccount" ] &&
+        ok "$label: hook objects: $kinds" || bad "$label: hook objects are '$kinds'"
+    jq -e 'length > 0 and all(.[]; .metadata.annotations["helm.sh/hook"] == "post-delete" and
+        ((.metadata.annotations["helm.sh/hook-delete-policy"] // "") | split(",") |
+            index("before-hook-creation") != null and index("hook-succeeded") != null))' \
+        <<<"$hooks" >/dev/null &&
+        ok "$label: each is a post-delete hook, deleted before re-creation and once succeeded" ||
+        bad "$label: a hook object lacks helm.sh/hook post-delete or the delete policies"
+    jq -e '([.[] | select(.kind != "Job") | .metadata.annotations["helm.sh/hook-weight"] // "0" | tonumber] | max) <
+        ([.[] | select(.kind == "Job") | .metadata.annotations["helm.sh/hook-weight"] // "0" | tonumber] | min)' \
+        <<<"$hooks" >/dev/null 2>&1 &&
+        ok "$label: the ServiceAccount and RBAC come before the Job (hook-weight)" ||
+        bad "$label: a ServiceAccount or RBAC hook weighs as much as the Job or more"
+    sa=$(jq -r '.[] | select(.kind == "Job") | .spec.template.spec.serviceAccountName // ""' <<<"$hooks")
+    jq -e --arg sa "$sa" '
+        def bound($k; $rk): any(.[]; .kind == $k and .roleRef.kind == $rk and
+            (.roleRef.name | endswith("-uninstall")) and
+            any(.subjects[]; .kind == "ServiceAccount" and .name == $sa));
+        any(.[]; .kind == "ServiceAccount" and .metadata.name == $sa) and
+        bound("RoleBinding"; "Role") and bound("ClusterRoleBinding"; "ClusterRole")' \
+        <<<"$hooks" >/dev/null &&
+        ok "$label: the Job runs as the hook's ServiceAccount $sa, bound to its Role and ClusterRole" ||
+        bad "$label: the Job's ServiceAccount '$sa' is not the hook's, bound to its Role and ClusterRole"
+    jq -e '.[] | select(.kind == "Job") | .apiVersion == "batch/v1" and
+        (.spec.backoffLimit // 6) <= 3 and (.spec.activeDeadlineSeconds // 0) > 0 and
+        (.spec.ttlSecondsAfterFinished == null) and
+        (.spec.template.spec.restartPolicy == "Never" or .spec.template.spec.restartPolicy == "OnFailure")' \
+        <<<"$hooks" >/dev/null &&
+        ok "$label: Job batch/v1, backoffLimit <= 3, activeDeadlineSeconds, no ttlSecondsAfterFinished" ||
+        bad "$label: Job apiVersion, backoffLimit, activeDeadlineSeconds, ttlSecondsAfterFinished or restartPolicy"
+    jq -e '.[] | select(.kind == "Job") | .spec.template.spec as $p | $p.securityContext.runAsNonRoot == true and
+        ($p.securityContext.runAsUser | tostring) == "65532" and $p.securityContext.seccompProfile.type == "RuntimeDefault" and
+        all($p.containers[]; .securityContext.allowPrivilegeEscalation == false and
+            .securityContext.readOnlyRootFilesystem == true and (.securityContext.capabilities.drop | index("ALL") != null))' \
+        <<<"$hooks" >/dev/null &&
+        ok "$label: Job pod: non-root 65532, seccomp RuntimeDefault, read-only root, drop ALL, no privilege escalation" ||
+        bad "$label: the Job pod is not hardened like the controller's"
+    jq -e --arg ns "$ns" '.[] | select(.kind == "Job") | .spec.template.spec.containers[0].args as $a |
+        ($a | index("--uninstall")) != null and $a[($a | index("--namespace")) + 1] == $ns' \
+        <<<"$hooks" >/dev/null &&
+        ok "$label: Job args --uninstall --namespace $ns" || bad "$label: Job args lack --uninstall or --namespace $ns"
+}
+hook_checks "uninstall.yaml" "$tmp/uninstall.json" tmpl
 
 echo "== helm"
 HELM=${HELM:-helm}
@@ -525,6 +614,29 @@ if command -v "$HELM" >/dev/null; then
     fi
     if [ "$rendered" = 2 ]; then
         rbac_objects "rendered" "$tmp/default.json"
+
+        # the uninstall hook as rendered: its Job's args accepted, the controller's image
+        hook_checks "rendered" "$tmp/default.json" vmdhcp
+        a=$(jq -c 'select(. != null and .kind == "Job") | .spec.template.spec.containers[0].args' "$tmp/default.json" | head -n 1)
+        mapfile -t argv < <(jq -r '.[]?' <<<"$a")
+        if [ -n "$a" ] && "$CTL" "${argv[@]}" --help >/dev/null 2>"$tmp/err"; then
+            ok "uninstall Job: vm-dhcp-controller accepts $(jq -r 'join(" ")' <<<"$a")"
+        else
+            bad "uninstall Job: vm-dhcp-controller refuses the rendered args '$a': $(cat "$tmp/err")"
+        fi
+        for name in default knobs; do
+            img=$(jq -r 'select(. != null and (.kind == "Deployment" or .kind == "Job")) |
+                .spec.template.spec.containers[0].image' "$tmp/$name.json" | sort -u)
+            [ "$(wc -l <<<"$img")" = 1 ] && ok "$name: the uninstall Job runs the controller image ($img)" ||
+                bad "$name: the uninstall Job and the controller run different images: $(tr '\n' ' ' <<<"$img")"
+        done
+        if render nohook t "$CHART" --namespace vmdhcp --set cleanupOnUninstall=false; then
+            n=$(jq -s '[.[] | select(. != null and (.kind == "Job" or (.metadata.name | endswith("-uninstall"))))] | length' "$tmp/nohook.json")
+            [ "$n" = 0 ] && ok "cleanupOnUninstall=false: no hook Job, ServiceAccount or RBAC" ||
+                bad "cleanupOnUninstall=false still renders $n hook objects"
+        else
+            bad "helm template --set cleanupOnUninstall=false: $(grep -v 'symbolic link' "$tmp/nohook.err")"
+        fi
 
         # every knob reaches the controller (JSON flags equal to the values) and is accepted by it
         kv=$("$Y2J" "$KNOBS" | head -n 1)
@@ -632,7 +744,7 @@ if command -v "$HELM" >/dev/null; then
     # the schema refuses typo'd keys and bad values
     for set in agent.interfce=eth1 controller.imge.tag=x agent.image.pullPolicy=always \
         agent.image.digest=sha256:abc controller.logLevel=verbose agent.tolerations[0].efect=NoSchedule \
-        agent.resources.request.cpu=1m metrics.service.enabld=false; do
+        agent.resources.request.cpu=1m metrics.service.enabld=false cleanupOnUninstall=yes; do
         if render bad t "$CHART" --set "$set"; then
             bad "schema accepts --set $set"
         elif grep -q "values don't meet the specifications of the schema" "$tmp/bad.err"; then

@@ -1315,7 +1315,8 @@ store_list(struct store *st, struct resource *res, const char *ns, const struct 
 		/* pointers into pasts were stored before realloc; re-point them */
 		for (size_t p = 0; p < npasts; p++)
 			hmap_put(overrides, pasts[p].key, &pasts[p]);
-		qsort(pasts, npasts, sizeof(*pasts), cmp_past);
+		if (npasts > 0) /* pasts is NULL when no later event falls in the range */
+			qsort(pasts, npasts, sizeof(*pasts), cmp_past);
 		for (size_t p = 0; p < npasts; p++)
 			hmap_put(overrides, pasts[p].key, &pasts[p]);
 	}

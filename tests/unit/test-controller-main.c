@@ -5,6 +5,9 @@
  * against the test API server. Two processes: exactly one holds the Lease and reconciles, the
  * other stays idle until the leader is SIGKILLed, then takes the Lease over once it expired
  * (15 s: the program has no lease flags) and binds what is created afterwards.
+ * --uninstall (the chart's post-delete hook): waits while a controller holds the Lease (and
+ * times out with one line), then deletes the agent Deployments of its namespace and removes
+ * the controller's finalizers, leaving foreign Deployments and finalizers alone.
  */
 #include <errno.h>
 #include <libgen.h>
@@ -726,11 +729,455 @@ out:
 	unlink(log[1]);
 }
 
+/* --- --uninstall: the chart's post-delete hook ------------------------------------------- */
+
+#define UNS "vmdhcp"
+#define LEASE_PATH "/apis/coordination.k8s.io/v1/namespaces/" UNS "/leases/vm-dhcp-controller"
+#define GROUP_PATH "/apis/network.harvesterhci.io/v1alpha1/namespaces/"
+#define FIN_POOL "wrangler.cattle.io/vm-dhcp-ippool-controller"
+#define FIN_CFG "wrangler.cattle.io/vm-dhcp-vmnetcfg-controller"
+#define FIN_KEEP "example.com/keep-me"
+#define AGENT_LABEL "network.harvesterhci.io/vm-dhcp-controller"
+
+static long
+api_delete(struct test_apiserver *api, const char *path)
+{
+	char *out = NULL;
+	long code = 0;
+
+	if (test_apiserver_request(api, "DELETE", path, NULL, NULL, &code, &out) < 0)
+		code = 0;
+	free(out);
+	return code;
+}
+
+/* HTTP status of GET path (404 once deleted). */
+static long
+api_status(struct test_apiserver *api, const char *path)
+{
+	char *out = NULL;
+	long code = 0;
+
+	if (test_apiserver_request(api, "GET", path, NULL, NULL, &code, &out) < 0)
+		code = 0;
+	free(out);
+	return code;
+}
+
+static long
+create_deployment(struct test_apiserver *api, const char *ns, const char *name, bool agent)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/apis/apps/v1/namespaces/%s/deployments", ns);
+	return api_post(api, path,
+	    json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{s:i}}", "apiVersion", "apps/v1", "kind",
+		"Deployment", "metadata", "name", name, "namespace", ns, "labels",
+		agent ? AGENT_LABEL : "app", agent ? "agent" : "other", "spec", "replicas", 1));
+}
+
+/* An IPPool (plural "ippools") or a VMNetCfg with the given finalizers (NULL-terminated). */
+static long
+create_finalized(struct test_apiserver *api, const char *plural, const char *ns,
+    const char *name, const char *const *fins)
+{
+	bool pool = strcmp(plural, "ippools") == 0;
+	char path[256], net[128];
+	json_t *obj, *list = json_array();
+
+	for (size_t i = 0; fins[i] != NULL; i++)
+		json_array_append_new(list, json_string(fins[i]));
+	snprintf(path, sizeof(path), GROUP_PATH "%s/%s", ns, plural);
+	snprintf(net, sizeof(net), "%s/net-%s", ns, name);
+	if (pool)
+		obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:o, s:{s:s}, s:{s:s}}, "
+				"s:{s:s, s:{s:s, s:s, s:{s:s, s:s}}}}",
+		    "apiVersion", "network.harvesterhci.io/v1alpha1", "kind", "IPPool", "metadata",
+		    "name", name, "namespace", ns, "finalizers", list, "labels", "team", "blue",
+		    "annotations", "note", "kept", "spec", "networkName", net, "ipv4Config", "cidr",
+		    "10.0.0.0/24", "serverIP", "10.0.0.2", "pool", "start", "10.0.0.10", "end",
+		    "10.0.0.20");
+	else
+		obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:o, s:{s:s}}, s:{s:s, s:[{s:s, s:s}]}}",
+		    "apiVersion", "network.harvesterhci.io/v1alpha1", "kind",
+		    "VirtualMachineNetworkConfig", "metadata", "name", name, "namespace", ns,
+		    "finalizers", list, "labels", "harvesterhci.io/vmName", name, "spec", "vmName",
+		    name, "networkConfig", "networkName", net, "macAddress", "02:00:00:00:02:01");
+	return api_post(api, path, obj);
+}
+
+/* The object without what --uninstall may change (finalizers, resourceVersion). */
+static json_t *
+api_get_unversioned(struct test_apiserver *api, const char *path)
+{
+	json_t *o = api_get(api, path), *m = json_object_get(o, "metadata");
+
+	json_object_del(m, "finalizers");
+	json_object_del(m, "resourceVersion");
+	return o;
+}
+
+/* metadata.finalizers joined with ',' ("" when none; "404" when the object is gone). */
+static void
+finalizers_of(struct test_apiserver *api, const char *path, char *out, size_t len)
+{
+	json_t *o = api_get(api, path), *v;
+	size_t i, n = 0;
+
+	out[0] = '\0';
+	if (o == NULL) {
+		snprintf(out, len, "404");
+		return;
+	}
+	json_array_foreach(json_object_get(json_object_get(o, "metadata"), "finalizers"), i, v)
+		n += (size_t)snprintf(out + n, len - MIN(n, len), "%s%s", i > 0 ? "," : "",
+		    json_string_value(v));
+	json_decref(o);
+}
+
+static size_t
+count_lines(const char *text, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = strstr(text, needle); p != NULL; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* The names of the Deployments in ns, sorted by the server, joined with ','. */
+static void
+deployments_in(struct test_apiserver *api, const char *ns, char *out, size_t len)
+{
+	char path[256];
+	json_t *list, *item;
+	size_t i, n = 0;
+
+	snprintf(path, sizeof(path), "/apis/apps/v1/namespaces/%s/deployments", ns);
+	list = api_get(api, path);
+	out[0] = '\0';
+	json_array_foreach(json_object_get(list, "items"), i, item)
+		n += (size_t)snprintf(out + n, len - MIN(n, len), "%s%s", i > 0 ? "," : "",
+		    json_string_value(
+			json_object_get(json_object_get(item, "metadata"), "name")));
+	json_decref(list);
+}
+
+static pid_t
+spawn_uninstall(struct test_apiserver *api, const char *log, const char *timeout)
+{
+	char *args[] = { program, "--uninstall", "--kubeconfig",
+		(char *)test_apiserver_kubeconfig(api), "--namespace", UNS,
+		timeout != NULL ? "--uninstall-timeout" : NULL, (char *)timeout, NULL };
+
+	return spawn(log, args);
+}
+
+/* An expired Lease, agents, foreign Deployments and finalizers: exit 0, ours gone, theirs kept */
+static void
+test_uninstall_cleanup(void)
+{
+	static const char *const ours_keep_pool[] = { FIN_POOL, FIN_KEEP, NULL };
+	static const char *const ours_pool[] = { FIN_POOL, NULL };
+	static const char *const ours_keep_cfg[] = { FIN_CFG, FIN_KEEP, NULL };
+	static const char *const ours_cfg[] = { FIN_CFG, NULL };
+	static const char *const keep[] = { FIN_KEEP, NULL };
+	struct test_apiserver *api = NULL;
+	char log[64], text[65536], got[1024], rv[32], rv2[32];
+	json_t *pool_before, *cfg_before, *after, *o;
+	int n_many = 12; /* more than a page of IPPools (10) */
+
+	snprintf(log, sizeof(log), "/tmp/vmdhcp-ctl-uninstall-%ld.log", (long)getpid());
+	if (find_program() < 0) {
+		CU_FAIL("build/vm-dhcp-controller not built");
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(test_apiserver_start(&api, NULL), 0);
+	/* the holder died an hour ago without releasing (leaseDurationSeconds 2) */
+	CU_ASSERT_EQUAL(api_post(api, "/apis/coordination.k8s.io/v1/namespaces/" UNS "/leases",
+			    json_pack("{s:{s:s}, s:{s:s, s:i, s:s, s:s}}", "metadata", "name",
+				"vm-dhcp-controller", "spec", "holderIdentity", "gone-pod_7",
+				"leaseDurationSeconds", 2, "renewTime",
+				"2020-01-01T00:00:00.000000Z", "acquireTime",
+				"2020-01-01T00:00:00.000000Z")),
+	    201);
+	CU_ASSERT_EQUAL(create_deployment(api, UNS, "default-net-1-agent", true), 201);
+	CU_ASSERT_EQUAL(create_deployment(api, UNS, "other-net-2-agent", true), 201);
+	CU_ASSERT_EQUAL(create_deployment(api, UNS, "unrelated", false), 201);
+	CU_ASSERT_EQUAL(create_deployment(api, "elsewhere", "default-net-9-agent", true), 201);
+	CU_ASSERT_EQUAL(create_finalized(api, "ippools", "default", "net-1", ours_keep_pool), 201);
+	CU_ASSERT_EQUAL(create_finalized(api, "ippools", "other", "net-2", ours_pool), 201);
+	CU_ASSERT_EQUAL(create_finalized(api, "ippools", "default", "net-3", keep), 201);
+	CU_ASSERT_EQUAL(create_finalized(api, "ippools", "default", "net-4", ours_pool), 201);
+	for (int i = 0; i < n_many; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "p-%02d", i);
+		CU_ASSERT_EQUAL(create_finalized(api, "ippools", "many", name, ours_pool), 201);
+	}
+	CU_ASSERT_EQUAL(create_finalized(api, "virtualmachinenetworkconfigs", "default", "vm-1",
+			    ours_keep_cfg),
+	    201);
+	CU_ASSERT_EQUAL(
+	    create_finalized(api, "virtualmachinenetworkconfigs", "other", "vm-2", ours_cfg), 201);
+	CU_ASSERT_EQUAL(create_finalized(api, "virtualmachinenetworkconfigs", "default", "vm-3",
+			    ours_cfg),
+	    201);
+	/* deleted while the controller was gone: stuck on our finalizer */
+	CU_ASSERT_EQUAL(api_delete(api, GROUP_PATH "default/ippools/net-4"), 200);
+	CU_ASSERT_EQUAL(api_delete(api, GROUP_PATH "default/virtualmachinenetworkconfigs/vm-3"),
+	    200);
+	CU_ASSERT_EQUAL(api_status(api, GROUP_PATH "default/ippools/net-4"), 200);
+	pool_before = api_get_unversioned(api, GROUP_PATH "default/ippools/net-1");
+	cfg_before =
+	    api_get_unversioned(api, GROUP_PATH "default/virtualmachinenetworkconfigs/vm-1");
+	o = api_get(api, GROUP_PATH "default/ippools/net-3");
+	snprintf(rv, sizeof(rv), "%s",
+	    json_string_value(json_object_get(json_object_get(o, "metadata"), "resourceVersion")));
+	json_decref(o);
+
+	CU_ASSERT_EQUAL(wait_exit(spawn_uninstall(api, log, NULL), 60), 0);
+	read_log(log, text, sizeof(text));
+
+	/* agents of this namespace gone; the others stay */
+	deployments_in(api, UNS, got, sizeof(got));
+	CU_ASSERT_STRING_EQUAL(got, "unrelated");
+	deployments_in(api, "elsewhere", got, sizeof(got));
+	CU_ASSERT_STRING_EQUAL(got, "default-net-9-agent");
+	/* our finalizers gone, the foreign one kept, nothing else written */
+	finalizers_of(api, GROUP_PATH "default/ippools/net-1", got, sizeof(got));
+	CU_ASSERT_STRING_EQUAL(got, FIN_KEEP);
+	finalizers_of(api, GROUP_PATH "other/ippools/net-2", got, sizeof(got));
+	CU_ASSERT_STRING_EQUAL(got, "");
+	finalizers_of(api, GROUP_PATH "default/ippools/net-3", got, sizeof(got));
+	CU_ASSERT_STRING_EQUAL(got, FIN_KEEP);
+	finalizers_of(api, GROUP_PATH "default/ippools/net-4", got, sizeof(got));
+	CU_ASSERT_STRING_EQUAL(got, "404"); /* its deletion completed */
+	for (int i = 0; i < n_many; i++) {
+		char path[128];
+
+		snprintf(path, sizeof(path), GROUP_PATH "many/ippools/p-%02d", i);
+		finalizers_of(api, path, got, sizeof(got));
+		CU_ASSERT_STRING_EQUAL(got, "");
+	}
+	finalizers_of(api, GROUP_PATH "default/virtualmachinenetworkconfigs/vm-1", got,
+	    sizeof(got));
+	CU_ASSERT_STRING_EQUAL(got, FIN_KEEP);
+	finalizers_of(api, GROUP_PATH "other/virtualmachinenetworkconfigs/vm-2", got, sizeof(got));
+	CU_ASSERT_STRING_EQUAL(got, "");
+	finalizers_of(api, GROUP_PATH "default/virtualmachinenetworkconfigs/vm-3", got,
+	    sizeof(got));
+	CU_ASSERT_STRING_EQUAL(got, "404");
+	after = api_get_unversioned(api, GROUP_PATH "default/ippools/net-1");
+	CU_ASSERT_TRUE(pool_before != NULL && json_equal(pool_before, after));
+	json_decref(after);
+	after = api_get_unversioned(api, GROUP_PATH "default/virtualmachinenetworkconfigs/vm-1");
+	CU_ASSERT_TRUE(cfg_before != NULL && json_equal(cfg_before, after));
+	json_decref(after);
+	o = api_get(api, GROUP_PATH "default/ippools/net-3");
+	snprintf(rv2, sizeof(rv2), "%s",
+	    json_string_value(json_object_get(json_object_get(o, "metadata"), "resourceVersion")));
+	json_decref(o);
+	CU_ASSERT_STRING_EQUAL(rv2, rv); /* not written at all */
+
+	/* one line per object changed, and a summary */
+	CU_ASSERT_EQUAL(count_lines(text, "deleted agent Deployment "), 2);
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(text, "deleted agent Deployment " UNS "/default-net-1-agent"));
+	CU_ASSERT_EQUAL(count_lines(text, "removed the finalizer " FIN_POOL " from IPPool "),
+	    3 + (size_t)n_many);
+	CU_ASSERT_EQUAL(count_lines(text, "removed the finalizer " FIN_CFG
+					  " from VirtualMachineNetworkConfig "),
+	    3);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "IPPool default/net-4 (it was being deleted"));
+	snprintf(got, sizeof(got),
+	    "uninstall: 2 agent Deployment(s) deleted, the finalizer removed from %d IPPool(s) "
+	    "and 3 VirtualMachineNetworkConfig(s)\n",
+	    3 + n_many);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, got));
+	CU_ASSERT_PTR_NULL(strstr(text, "Z error ")); /* log lines: TIME LEVEL PROG: */
+	if (strstr(text, got) == NULL)
+		fprintf(stderr, "--uninstall output:\n%s", text);
+
+	/* again without a Lease: nothing left to do */
+	CU_ASSERT_EQUAL(api_delete(api, LEASE_PATH), 200);
+	CU_ASSERT_EQUAL(wait_exit(spawn_uninstall(api, log, NULL), 60), 0);
+	read_log(log, text, sizeof(text));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "no Lease " UNS "/vm-dhcp-controller"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "uninstall: 0 agent Deployment(s) deleted, the "
+					    "finalizer removed from 0 IPPool(s) and 0 "
+					    "VirtualMachineNetworkConfig(s)"));
+	deployments_in(api, UNS, got, sizeof(got));
+	CU_ASSERT_STRING_EQUAL(got, "unrelated");
+
+	json_decref(pool_before);
+	json_decref(cfg_before);
+	CU_ASSERT_EQUAL(test_apiserver_terminate(api), 0);
+	test_apiserver_stop(api);
+	unlink(log);
+}
+
+/* Polls pred every 100 ms for at most timeout_s. */
+static bool
+wait_for(bool (*pred)(struct test_apiserver *api), struct test_apiserver *api, int timeout_s)
+{
+	for (int i = 0; i < timeout_s * 10; i++) {
+		if (pred(api))
+			return true;
+		usleep(100000);
+	}
+	return false;
+}
+
+static bool
+agent_placed(struct test_apiserver *api)
+{
+	char got[256];
+
+	deployments_in(api, UNS, got, sizeof(got));
+	finalizers_of(api, POOLS "/net-1", got + strlen(got) + 1, sizeof(got) - strlen(got) - 1);
+	return strcmp(got, "default-net-1-agent") == 0 &&
+	    strcmp(got + strlen(got) + 1, FIN_POOL) == 0;
+}
+
+/* NAD net-1 and its IPPool net-1 in NS: the status of the second POST (201 when both were). */
+static long
+create_net1(struct test_apiserver *api)
+{
+	long code = api_post(api, NADS,
+	    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion", "k8s.cni.cncf.io/v1",
+		"kind", "NetworkAttachmentDefinition", "metadata", "name", "net-1", "namespace", NS,
+		"spec", "config", "{}"));
+
+	if (code != 201)
+		return code;
+	return api_post(api, POOLS,
+	    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:{s:s, s:s, s:{s:s, s:s}}}}",
+		"apiVersion", "network.harvesterhci.io/v1alpha1", "kind", "IPPool", "metadata",
+		"name", "net-1", "namespace", NS, "spec", "networkName", NS "/net-1", "ipv4Config",
+		"cidr", "10.0.0.0/24", "serverIP", "10.0.0.2", "pool", "start", "10.0.0.10", "end",
+		"10.0.0.20"));
+}
+
+/*
+ * A running controller holds the Lease: --uninstall waits, times out with one line naming
+ * the holder and changes nothing; once the controller stops (SIGTERM, the Lease released)
+ * it cleans up what that controller made.
+ */
+static void
+test_uninstall_waits_for_controller(void)
+{
+	struct test_apiserver *api = NULL;
+	char log[64], ctl_log[64], text[65536], want[256], got[256], *last, *holder;
+	int port = free_port();
+	pid_t ctl = -1, un;
+
+	snprintf(log, sizeof(log), "/tmp/vmdhcp-ctl-uninstall-w-%ld.log", (long)getpid());
+	snprintf(ctl_log, sizeof(ctl_log), "/tmp/vmdhcp-ctl-uninstall-c-%ld.log", (long)getpid());
+	if (find_program() < 0 || port < 0) {
+		CU_FAIL("set-up");
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(test_apiserver_start(&api, NULL), 0);
+	{
+		char listen[32];
+		char *args[] = { program, "--kubeconfig", (char *)test_apiserver_kubeconfig(api),
+			"--namespace", UNS, "--agent-image", "agent:v1", "--listen", listen, NULL };
+
+		snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+		ctl = spawn(ctl_log, args);
+	}
+	CU_ASSERT_EQUAL(create_net1(api), 201);
+	/* the controller leads, placed the agent and put its finalizer on the pool */
+	CU_ASSERT_TRUE_FATAL(wait_for(agent_placed, api, 30));
+	holder = lease_holder(api);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(holder);
+
+	/* live holder: waits, then times out with one clear line; nothing changed */
+	CU_ASSERT_EQUAL(wait_exit(spawn_uninstall(api, log, "2"), 60), 1);
+	read_log(log, text, sizeof(text));
+	snprintf(want, sizeof(want),
+	    "Z error vm-dhcp-controller: --uninstall: timed out after 2 s waiting for the "
+	    "controller to stop: the Lease " UNS "/vm-dhcp-controller is held by %s (",
+	    holder);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
+	if (strstr(text, want) == NULL)
+		fprintf(stderr, "--uninstall output:\n%s", text);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "; nothing was changed\n"));
+	/* ... the only error, and the last line */
+	CU_ASSERT_EQUAL(count_lines(text, "Z error "), 1);
+	if (strlen(text) > 1)
+		text[strlen(text) - 1] = '\0';
+	last = strrchr(text, '\n');
+	CU_ASSERT_PTR_NOT_NULL(strstr(last != NULL ? last : text, "timed out after 2 s"));
+	CU_ASSERT_TRUE(agent_placed(api));
+	free(holder);
+
+	/* the controller stops (helm deleted its Deployment): the Lease is released and the
+	 * cleanup runs */
+	un = spawn_uninstall(api, log, NULL);
+	usleep(500000);
+	kill(ctl, SIGTERM);
+	CU_ASSERT_EQUAL(wait_exit(ctl, 20), 0);
+	ctl = -1;
+	CU_ASSERT_EQUAL(wait_exit(un, 60), 0);
+	read_log(log, text, sizeof(text));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "the Lease " UNS "/vm-dhcp-controller is released"));
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(text, "deleted agent Deployment " UNS "/default-net-1-agent"));
+	deployments_in(api, UNS, got, sizeof(got));
+	CU_ASSERT_STRING_EQUAL(got, "");
+	finalizers_of(api, POOLS "/net-1", got, sizeof(got));
+	CU_ASSERT_STRING_EQUAL(got, "");
+	if (strstr(text, "deleted agent Deployment") == NULL)
+		fprintf(stderr, "--uninstall output:\n%s", text);
+
+	if (ctl > 0) {
+		kill(ctl, SIGKILL);
+		waitpid(ctl, NULL, 0);
+	}
+	CU_ASSERT_EQUAL(test_apiserver_terminate(api), 0);
+	test_apiserver_stop(api);
+	unlink(log);
+	unlink(ctl_log);
+}
+
+/* Flags of the mode: --agent-image not needed, --uninstall-timeout only with --uninstall. */
+static void
+test_uninstall_flags(void)
+{
+	char *help[] = { program, "--uninstall", "--help", NULL };
+	char *lone[] = { program, "--uninstall-timeout", "5", "--agent-image", "a", NULL };
+	char *bad[] = { program, "--uninstall", "--uninstall-timeout", "5s", NULL };
+	char log[] = "/tmp/vmdhcp-ctl-main-uflags.log";
+	char text[8192];
+
+	if (find_program() < 0) {
+		CU_FAIL("build/vm-dhcp-controller not built");
+		return;
+	}
+	CU_ASSERT_EQUAL(wait_exit(spawn(log, help), 10), 0);
+	read_log(log, text, sizeof(text));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--uninstall-timeout SECONDS"));
+	CU_ASSERT_EQUAL(wait_exit(spawn(log, lone), 10), 2);
+	read_log(log, text, sizeof(text));
+	CU_ASSERT_STRING_EQUAL(text, "vm-dhcp-controller: --uninstall-timeout needs --uninstall\n");
+	CU_ASSERT_EQUAL(wait_exit(spawn(log, bad), 10), 2);
+	read_log(log, text, sizeof(text));
+	CU_ASSERT_STRING_EQUAL(text, "vm-dhcp-controller: --uninstall-timeout: \"5s\" is not a "
+				     "number of seconds from 1 to 86400\n");
+	unlink(log);
+}
+
 static const struct test_case main_tests[] = {
 	{ "flags", test_flags },
 	{ "agent flags", test_agent_flags },
 	{ "leader, health, metrics, stop", test_leader_health_metrics },
 	{ "two controllers: exactly one reconciles", test_two_controllers },
+	{ "uninstall: flags", test_uninstall_flags },
+	{ "uninstall: agents and finalizers removed, foreign ones kept", test_uninstall_cleanup },
+	{ "uninstall: waits for a running controller, times out",
+	    test_uninstall_waits_for_controller },
 	{ NULL, NULL },
 };
 

@@ -39,6 +39,11 @@ kind with the same name).
 {{- include "vm-dhcp.suffixed" (dict "ctx" . "suffix" "metrics") -}}
 {{- end -}}
 
+{{/* The post-delete hook's Job, ServiceAccount and RBAC (templates/uninstall.yaml). */}}
+{{- define "vm-dhcp.uninstallName" -}}
+{{- include "vm-dhcp.suffixed" (dict "ctx" . "suffix" "uninstall") -}}
+{{- end -}}
+
 {{/* Service accounts: serviceAccount.{controller,agent} when set, else derived names. */}}
 {{- define "vm-dhcp.controllerServiceAccount" -}}
 {{- .Values.serviceAccount.controller | default (include "vm-dhcp.controllerName" .) -}}
