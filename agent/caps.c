@@ -90,7 +90,8 @@ int
 agent_caps_get(struct agent_caps *ret)
 {
 	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
-	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+	/* zeroed: valgrind's capget wrapper marks only the first of the two words written */
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = {{0}};
 	struct agent_caps c = {0};
 
 	if (syscall(SYS_capget, &h, d) < 0)
