@@ -206,6 +206,15 @@ agent_apply_config(struct dhcp_server *s, const struct agent_config *cfg, struct
 	dhcp_server_sync_begin(s);
 	for (size_t i = 0; i < cfg->n_bindings; i++) {
 		const struct agent_binding *b = &cfg->bindings[i];
+		if (!dhcp_mac_bindable(b->mac)) {
+			/* the engine refuses it: one NIC's bad MAC must not stop the others */
+			mac_format(b->mac, m);
+			ipv4_format(b->ip, a);
+			log_warn("binding %s -> %s skipped: a broadcast, multicast or all-zero MAC "
+				 "is no NIC's address",
+			    m, a);
+			continue;
+		}
 		r = dhcp_server_set_binding(s, b->mac, b->ip, agent_config_hostname(cfg, b));
 		if (r == -EEXIST) {
 			/* the address is still held by a binding this resync removes */

@@ -10,7 +10,7 @@
  * From then on the sockets are kept, never reopened: a link down -> up on the same ifindex
  * keeps them (a packet socket bound to an ifindex survives it) and only re-adds the address;
  * a change that needs new sockets (the interface re-created, serving again after the sockets
- * were closed for a pause or a deletion, a new MAC address) ends the event loop with exit
+ * were closed for a pause or a deletion) ends the event loop with exit
  * status 1, so the kubelet restarts the container with its capabilities.
  */
 #include <errno.h>
@@ -263,6 +263,14 @@ static struct log_ratelimit rl_lease = LOG_RATELIMIT_INIT(10 * USEC_PER_SEC, 5);
 #define DHCP_POLL_USEC 200
 #define DHCP_POLL_MAX_USEC 10000
 
+/* The engine's send-time clock: vmdhcp_agent_reply_latency_seconds is receive -> send. */
+static uint64_t
+dhcp_clock(void *userdata)
+{
+	(void)userdata;
+	return clock_now_usec();
+}
+
 static void
 dhcp_readable(evutil_socket_t fd, short what, void *arg)
 {
@@ -501,9 +509,16 @@ serve_kept(struct agent *a, const struct agent_link_state *st, bool force)
 	else if (st->ifindex != a->open_ifindex)
 		snprintf(what, sizeof(what), "the interface re-created (ifindex %d -> %d)",
 		    a->open_ifindex, st->ifindex);
-	else if (memcmp(st->hwaddr, a->open_hwaddr, 6) != 0)
-		snprintf(what, sizeof(what), "a new MAC address");
 	else {
+		if (memcmp(st->hwaddr, a->open_hwaddr, 6) != 0) {
+			/* a bridge takes a port's MAC: the sockets stay, replies take the new one */
+			char m[MAC_STRLEN];
+			dhcp_server_set_hwaddr(a->dhcp, st->hwaddr);
+			memcpy(a->open_hwaddr, st->hwaddr, 6);
+			mac_format(st->hwaddr, m);
+			log_info("%s: replies now sent from %s (DHCP sockets kept)",
+			    a->opts.ifname, m);
+		}
 		if (!force)
 			return;
 		if (add_address(a) < 0) {
@@ -846,6 +861,7 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 	cb.on_decline = on_decline;
 	cb.userdata = a;
 	dhcp_server_set_callbacks(a->dhcp, &cb);
+	dhcp_server_set_clock(a->dhcp, dhcp_clock, NULL);
 	if (!opts->kube) {
 		r = agent_apply_config(a->dhcp, cfg, a->dyn, err, errlen);
 		if (r < 0)

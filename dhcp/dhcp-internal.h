@@ -70,17 +70,28 @@ struct dhcp_tx_slot {
 /*
  * TPACKET_V2 receive ring of the packet socket: frames are read in place, without a read
  * syscall, and an empty ring costs a memory load, not a syscall, so a caller may poll it.
+ * A frame slot holds the kernel's header and one whole frame of the interface's MTU (read
+ * when the socket opens, clamped to [DHCP_RING_MTU_MIN, DHCP_RING_MTU_MAX]): a 9000-MTU link
+ * gets 9 KiB slots, so a large request is not truncated. About DHCP_RING_MEM bytes in all.
  * map == NULL: no ring (recvmmsg is used).
  */
-#define DHCP_RING_BLOCK_SIZE (32u << 10)
-#define DHCP_RING_BLOCK_NR 32u
-#define DHCP_RING_FRAME_SIZE 2048u
-#define DHCP_RING_FRAME_NR (DHCP_RING_BLOCK_SIZE / DHCP_RING_FRAME_SIZE * DHCP_RING_BLOCK_NR)
+#define DHCP_RING_MEM (1u << 20)
+#define DHCP_RING_BLOCK_MIN (32u << 10)
+#define DHCP_RING_BLOCK_NR_MIN 16u
+#define DHCP_RING_MTU_MIN 1500u
+#define DHCP_RING_MTU_MAX 65535u
 
 struct dhcp_ring {
-	uint8_t *map; /* DHCP_RING_BLOCK_NR blocks of DHCP_RING_BLOCK_SIZE bytes */
-	size_t cur;   /* next frame to read */
+	uint8_t *map;	   /* block_nr blocks of block_size bytes */
+	size_t map_len;	   /* block_size * block_nr */
+	size_t block_size; /* a multiple of the page size */
+	size_t frame_size; /* a multiple of TPACKET_ALIGNMENT; frames do not span blocks */
+	size_t frames_per_block;
+	size_t frame_nr;
+	size_t cur; /* next frame to read */
 };
+/* Ring geometry for a link MTU (clamped as above); fills every field but map and cur. */
+void dhcp_ring_geometry(struct dhcp_ring *ring, unsigned mtu);
 
 struct dhcp_server {
 	struct dhcp_optset *optset; /* NULL until set_options; swapped whole */

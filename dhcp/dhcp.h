@@ -64,6 +64,7 @@ enum dhcp_drop_reason {
 	DHCP_DROP_SEND_FAILED,	/* reply could not be sent */
 	DHCP_DROP_NOT_SERVING,	/* no options set yet / stopped */
 	DHCP_DROP_DECLINED,	/* the MAC declined its bound address; silent until it changes */
+	DHCP_DROP_WRONG_SUBNET, /* relayed (giaddr) from a network outside the pool's subnet */
 	_DHCP_DROP_MAX,
 };
 const char *dhcp_drop_reason_name(enum dhcp_drop_reason r);
@@ -121,11 +122,16 @@ void dhcp_server_set_callbacks(struct dhcp_server *s, const struct dhcp_callback
 /* Validates and copies *o (borrowed); -EINVAL if server_ip is 0, prefix > 32, ... */
 int dhcp_server_set_options(struct dhcp_server *s, const struct dhcp_options *o);
 
+/* Can mac be bound? false for the all-zero MAC and for group (multicast, broadcast) MACs:
+ * the low bit of the first octet set. */
+bool dhcp_mac_bindable(const uint8_t mac[6]);
+
 /*
  * Bindings. hostname (option 12, the VM name) may be NULL; it is copied (truncated to
  * DHCP_HOSTNAME_MAX bytes). ip 0 is -EINVAL.
  * Setting a binding that changes a MAC's address clears that MAC's DECLINE mark.
- * -EEXIST if ip is already bound to another MAC (the caller decides), -ENOMEM.
+ * -EINVAL if mac cannot be a NIC's (dhcp_mac_bindable), -EEXIST if ip is already bound to
+ * another MAC (the caller decides), -ENOMEM.
  */
 int dhcp_server_set_binding(
     struct dhcp_server *s, const uint8_t mac[6], uint32_t ip, const char *hostname);
@@ -154,6 +160,11 @@ void dhcp_server_foreach_binding(const struct dhcp_server *s,
 int dhcp_server_open(
     struct dhcp_server *s, int ifindex, const char *ifname, const uint8_t hwaddr[6]);
 void dhcp_server_close(struct dhcp_server *s);
+/*
+ * The Ethernet source of replies from now on (the interface's MAC changed, e.g. a bridge
+ * whose ports changed): the sockets, bound to the ifindex, stay as they are.
+ */
+void dhcp_server_set_hwaddr(struct dhcp_server *s, const uint8_t hwaddr[6]);
 /*
  * Up to 2 fds to watch for readability; returns how many were written into fds. Requests
  * are read from the packet socket; the UDP socket has a drop-all filter (it exists so the

@@ -89,8 +89,9 @@ binding_for(struct dhcp_server *s, const struct dhcp_request *req, bool ask)
 
 	if (b != NULL)
 		return b;
-	if (!ask || s->cb.on_unknown == NULL || s->cb.on_unknown(s->cb.userdata, mac, &ip) < 0 ||
-	    ip == 0)
+	/* a group or all-zero chaddr is no NIC's: never handed an address */
+	if (!ask || s->cb.on_unknown == NULL || !dhcp_mac_bindable(mac) ||
+	    s->cb.on_unknown(s->cb.userdata, mac, &ip) < 0 || ip == 0)
 		return NULL;
 	/* the callback may have bound it itself (perhaps with a hostname): keep that */
 	b = dhcp_table_lookup(s->table, mac);
@@ -119,12 +120,27 @@ reply(struct dhcp_server *s, const struct dhcp_request *req, int type, const str
 	return type;
 }
 
+/*
+ * RFC 2131 §4.3.1: "the address [...] MUST be valid on the network of 'giaddr'". Our pool
+ * is one subnet (serverIP/prefix): a relay on any other network gets nothing from it.
+ */
+static bool
+wrong_subnet(const struct dhcp_server *s, const struct dhcp_request *req)
+{
+	uint32_t mask = ipv4_prefix_mask(s->optset->o.prefix);
+
+	return req->giaddr != 0 && (req->giaddr & mask) != (s->optset->o.server_ip & mask);
+}
+
 static int
 process_discover(
     struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf, struct dhcp_reply *ret)
 {
-	const struct dhcp_binding *b = binding_for(s, req, true);
+	const struct dhcp_binding *b;
 
+	if (wrong_subnet(s, req))
+		return drop(s, DHCP_DROP_WRONG_SUBNET);
+	b = binding_for(s, req, true);
 	if (b == NULL)
 		return drop(s, DHCP_DROP_UNKNOWN_MAC);
 	/* The client declined this address: never offer it again until the binding changes. */
@@ -174,6 +190,8 @@ process_request(
 		return drop(s, DHCP_DROP_MALFORMED);
 	if (r > 0)
 		return drop(s, DHCP_DROP_OTHER_SERVER);
+	if (wrong_subnet(s, req))
+		return drop(s, DHCP_DROP_WRONG_SUBNET);
 	r = dhcp_option_get_addr(&req->opts, DHCP_OPT_REQUESTED_IP, &requested);
 	if (r == -EBADMSG)
 		return drop(s, DHCP_DROP_MALFORMED);

@@ -37,6 +37,7 @@ static const char *const drop_names[_DHCP_DROP_MAX] = {
     [DHCP_DROP_SEND_FAILED] = "send_failed",
     [DHCP_DROP_NOT_SERVING] = "not_serving",
     [DHCP_DROP_DECLINED] = "declined",
+    [DHCP_DROP_WRONG_SUBNET] = "wrong_subnet",
 };
 
 static const char *const msg_names[_DHCP_MSG_MAX] = {
@@ -143,10 +144,20 @@ dhcp_server_set_options(struct dhcp_server *s, const struct dhcp_options *o)
 	return 0;
 }
 
+bool
+dhcp_mac_bindable(const uint8_t mac[6])
+{
+	static const uint8_t zero[6];
+
+	return (mac[0] & 0x01) == 0 && memcmp(mac, zero, 6) != 0;
+}
+
 int
 dhcp_server_set_binding(
     struct dhcp_server *s, const uint8_t mac[6], uint32_t ip, const char *hostname)
 {
+	if (!dhcp_mac_bindable(mac))
+		return -EINVAL;
 	return dhcp_table_set(s->table, mac, ip, hostname);
 }
 
@@ -201,6 +212,12 @@ dhcp_server_stats(const struct dhcp_server *s)
 }
 
 /* --- sockets ------------------------------------------------------------------------------ */
+
+void
+dhcp_server_set_hwaddr(struct dhcp_server *s, const uint8_t hwaddr[6])
+{
+	memcpy(s->hwaddr, hwaddr, 6);
+}
 
 int
 dhcp_server_open(struct dhcp_server *s, int ifindex, const char *ifname, const uint8_t hwaddr[6])

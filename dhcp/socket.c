@@ -72,27 +72,76 @@ static const struct sock_filter drop_all[] = {
     BPF_STMT(BPF_RET | BPF_K, 0),
 };
 
+static size_t
+align_up(size_t v, size_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+void
+dhcp_ring_geometry(struct dhcp_ring *ring, unsigned mtu)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (mtu < DHCP_RING_MTU_MIN)
+		mtu = DHCP_RING_MTU_MIN;
+	if (mtu > DHCP_RING_MTU_MAX)
+		mtu = DHCP_RING_MTU_MAX;
+	if (page == 0 || page > (64u << 10))
+		page = 4096;
+	/*
+	 * The kernel puts the network header at TPACKET_ALIGN(TPACKET2_HDRLEN + max(maclen, 16))
+	 * into the slot and truncates past its end (tp_snaplen < tp_len): room for that, an
+	 * Ethernet header with one VLAN tag, and mtu bytes of IP.
+	 */
+	ring->frame_size = TPACKET_ALIGN(TPACKET_ALIGN(TPACKET2_HDRLEN + ETH_HLEN + 4) + mtu);
+	if (ring->frame_size < 2048)
+		ring->frame_size = 2048;
+	ring->block_size = align_up(ring->frame_size, page);
+	if (ring->block_size < DHCP_RING_BLOCK_MIN)
+		ring->block_size = DHCP_RING_BLOCK_MIN;
+	ring->frames_per_block = ring->block_size / ring->frame_size;
+	ring->frame_nr = DHCP_RING_MEM / ring->block_size;
+	if (ring->frame_nr < DHCP_RING_BLOCK_NR_MIN)
+		ring->frame_nr = DHCP_RING_BLOCK_NR_MIN;
+	ring->map_len = ring->block_size * ring->frame_nr; /* frame_nr is block_nr here */
+	ring->frame_nr *= ring->frames_per_block;
+}
+
+/* MTU of the interface ifindex (queried through fd), or 0 when unknown. */
+static unsigned
+link_mtu(int fd, int ifindex)
+{
+	char name[IF_NAMESIZE];
+	int mtu;
+
+	if (if_indextoname((unsigned)ifindex, name) == NULL)
+		return 0;
+	mtu = dhcp_socket_mtu(fd, name);
+	return mtu > 0 ? (unsigned)mtu : 0;
+}
+
 /* TPACKET_V2 ring before bind: the first frame already lands in it. Best effort. */
 static void
-ring_setup(int fd, struct dhcp_ring *ring)
+ring_setup(int fd, struct dhcp_ring *ring, unsigned mtu)
 {
-	struct tpacket_req req = {
-	    .tp_block_size = DHCP_RING_BLOCK_SIZE,
-	    .tp_block_nr = DHCP_RING_BLOCK_NR,
-	    .tp_frame_size = DHCP_RING_FRAME_SIZE,
-	    .tp_frame_nr = DHCP_RING_FRAME_NR,
-	};
+	struct tpacket_req req;
 	int version = TPACKET_V2;
 	void *m;
 
-	ring->map = NULL;
-	ring->cur = 0;
+	memset(ring, 0, sizeof(*ring));
+	dhcp_ring_geometry(ring, mtu);
+	req = (struct tpacket_req){
+	    .tp_block_size = (unsigned)ring->block_size,
+	    .tp_block_nr = (unsigned)(ring->map_len / ring->block_size),
+	    .tp_frame_size = (unsigned)ring->frame_size,
+	    .tp_frame_nr = (unsigned)ring->frame_nr,
+	};
 	if (setsockopt(fd, SOL_PACKET, PACKET_VERSION, &version, sizeof(version)) < 0)
 		return;
 	if (setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) < 0)
 		goto fallback;
-	m = mmap(NULL, (size_t)DHCP_RING_BLOCK_SIZE * DHCP_RING_BLOCK_NR, PROT_READ | PROT_WRITE,
-	    MAP_SHARED, fd, 0);
+	m = mmap(NULL, ring->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED) {
 		req = (struct tpacket_req){0};
 		(void)setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req));
@@ -109,7 +158,7 @@ void
 dhcp_socket_ring_close(struct dhcp_ring *ring)
 {
 	if (ring->map != NULL)
-		munmap(ring->map, (size_t)DHCP_RING_BLOCK_SIZE * DHCP_RING_BLOCK_NR);
+		munmap(ring->map, ring->map_len);
 	ring->map = NULL;
 	ring->cur = 0;
 }
@@ -121,21 +170,25 @@ dhcp_socket_ring_next(struct dhcp_ring *ring, dhcp_ring_frame_fn fn, void *userd
 
 	if (ring->map == NULL)
 		return -EBADF;
-	while (n < (int)DHCP_RING_FRAME_NR) {
+	while (n < (int)ring->frame_nr) {
 		struct tpacket2_hdr *h =
-		    (struct tpacket2_hdr *)(ring->map + ring->cur * DHCP_RING_FRAME_SIZE);
+		    (struct tpacket2_hdr *)(ring->map +
+					    ring->cur / ring->frames_per_block * ring->block_size +
+					    ring->cur % ring->frames_per_block * ring->frame_size);
 		uint32_t status = __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE);
 		const struct sockaddr_ll *sll;
 
 		if ((status & TP_STATUS_USER) == 0)
 			break;
 		sll = (const struct sockaddr_ll *)((const uint8_t *)h + TPACKET_ALIGN(sizeof(*h)));
-		/* our own output (the filter drops it already): skipped, not counted */
+		/* our own output (the filter drops it already): skipped, not counted. A frame
+		 * longer than its slot keeps its captured length: its IP length then overruns it
+		 * and it is dropped as malformed. */
 		if (sll->sll_pkttype != PACKET_OUTGOING)
 			fn(userdata, (const uint8_t *)h + h->tp_mac, h->tp_snaplen,
 			    (status & TP_STATUS_CSUMNOTREADY) != 0);
 		__atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
-		ring->cur = (ring->cur + 1) % DHCP_RING_FRAME_NR;
+		ring->cur = (ring->cur + 1) % ring->frame_nr;
 		n++;
 	}
 	return n > 0 ? n : -EAGAIN;
@@ -162,7 +215,7 @@ dhcp_socket_open_packet(int ifindex, struct dhcp_ring *ring)
 	if (setsockopt(fd, SOL_PACKET, PACKET_AUXDATA, &one, sizeof(one)) < 0)
 		goto fail;
 	if (ring != NULL)
-		ring_setup(fd, ring);
+		ring_setup(fd, ring, link_mtu(fd, ifindex));
 	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0)
 		goto fail;
 	if (setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof(one)) < 0)

@@ -57,6 +57,11 @@ check "udhcpc: bound" wait_for 15 bound
 check_applied vm1 $NET.11/24 udhcpc
 check "udhcpc: hostname (option 12) vm1" grep -q '^bound .* hostname=vm1 ' "$TMP/vm1.events"
 check "udhcpc: lease 120 s" grep -q '^bound .* lease=120$' "$TMP/vm1.events"
+# the reply latency histogram measures receive -> send: the agent gives the engine its clock
+check "agent: reply latency histogram counted" \
+    test "$(metric vmdhcp_agent_reply_latency_seconds_count)" -gt 0
+latency_sum() { awk -v v="$(metric vmdhcp_agent_reply_latency_seconds_sum)" 'BEGIN { exit !(v + 0 > 0) }'; }
+check "agent: reply latency sum > 0 (was always 0)" latency_sum
 
 # 2. SIGUSR1: unicast renewal, ACKed
 acks_before=$(metric 'vmdhcp_agent_replies_sent_total{type="ack"}')

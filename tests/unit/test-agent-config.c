@@ -447,6 +447,31 @@ test_apply_and_resync(void)
 	agent_config_free(c2);
 }
 
+/* A NIC with a broadcast, multicast or all-zero MAC is skipped (logged); the others serve. */
+static void
+test_apply_skips_group_mac(void)
+{
+	struct agent_config *c = parse_ok(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a",
+	    "10.0.0.10") VM_DOC("vm-b", "net1", "ff:ff:ff:ff:ff:ff", "10.0.0.11")
+		VM_DOC("vm-c", "net1", "01:00:5e:00:00:01", "10.0.0.12")
+		    VM_DOC("vm-d", "net1", "00:00:00:00:00:00", "10.0.0.13"));
+	struct dhcp_server *s = NULL;
+	char err[AGENT_ERR_MAX] = "";
+	uint8_t a[6] = {0x52, 0x54, 0, 0, 0, 0x0a}, bc[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	uint32_t ip = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL_FATAL(dhcp_server_new(&s), 0);
+	CU_ASSERT_EQUAL(agent_apply_config(s, c, NULL, err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(err, "");
+	CU_ASSERT_EQUAL(dhcp_server_n_bindings(s), 1u);
+	CU_ASSERT_EQUAL(dhcp_server_get_binding(s, a, &ip), 0);
+	CU_ASSERT_EQUAL(ip, 0x0a00000au);
+	CU_ASSERT_EQUAL(dhcp_server_get_binding(s, bc, NULL), -ENOENT);
+	dhcp_server_free(s);
+	agent_config_free(c);
+}
+
 static const struct test_case config_tests[] = {
     {"IPPool options converted", test_options_converted},
     {"bindings from VMNetCfg NICs on the pool's network", test_bindings_from_vmnetcfgs},
@@ -462,6 +487,7 @@ static const struct test_case dynamic_tests[] = {
     {"pool exhaustion is ENOSPC", test_dynamic_exhaustion},
     {"DECLINE moves the MAC, the address stays taken", test_dynamic_decline_moves_the_mac},
     {"apply and resync into the engine", test_apply_and_resync},
+    {"apply skips broadcast, multicast and zero MACs", test_apply_skips_group_mac},
     {NULL, NULL},
 };
 

@@ -10,10 +10,11 @@
 #include "lib/util.h"
 #include "tests/runner.h"
 
-#define SERVER_IP 0x0a000001u /* 10.0.0.1 */
-#define ROUTER_IP 0x0a0000feu /* 10.0.0.254 */
-#define VM_IP 0x0a000064u     /* 10.0.0.100 */
-#define RELAY_IP 0xc0a80001u  /* 192.168.0.1 */
+#define SERVER_IP 0x0a000001u	 /* 10.0.0.1 */
+#define ROUTER_IP 0x0a0000feu	 /* 10.0.0.254 */
+#define VM_IP 0x0a000064u	 /* 10.0.0.100 */
+#define RELAY_IP 0x0a000002u	 /* 10.0.0.2: a relay on the pool's subnet */
+#define FAR_RELAY_IP 0xc0a80001u /* 192.168.0.1: a relay on another network */
 
 static const uint8_t vm_mac[6] = {0x52, 0x54, 0x00, 0x12, 0x34, 0x56};
 static const uint8_t other_mac[6] = {0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc};
@@ -442,6 +443,90 @@ test_unknown_mac_bound_by_callback(void)
 	CU_ASSERT_EQUAL(be32_get(reply_msg(&rep)->yiaddr), 0x0a0000c9);
 	v = reply_opt(&rep, DHCP_OPT_HOSTNAME, &n);
 	CU_ASSERT(v != NULL && n == 6 && memcmp(v, "dyn-vm", 6) == 0);
+	dhcp_server_free(s);
+}
+
+/*
+ * RFC 2131 §4.3.1: the address offered must be valid on the network of giaddr. A relay on
+ * another network than the pool's gets nothing from this pool: silence, counted as
+ * wrong_subnet, and --dynamic is not asked for an address.
+ */
+static void
+test_relay_wrong_subnet(void)
+{
+	struct dhcp_server *s = server();
+	struct dhcp_callbacks cb = {.on_unknown = on_unknown_binds};
+	uint8_t sel[] = {
+	    DHCP_OPT_SERVER_ID, 4, 10, 0, 0, 1, DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 100};
+	struct dhcp_reply rep;
+	struct req r;
+	size_t len;
+
+	cb_server = s;
+	dhcp_server_set_callbacks(s, &cb);
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, FAR_RELAY_IP, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_WRONG_SUBNET], 1);
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0, FAR_RELAY_IP, 0, sel, sizeof(sel));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_WRONG_SUBNET], 2);
+	/* renewing through a far relay (ciaddr): silent too, no NAK */
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, VM_IP, FAR_RELAY_IP, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_WRONG_SUBNET], 3);
+	/* an unknown MAC: the dynamic callback is not asked, nothing is bound */
+	len = build(&r, DHCP_MSG_DISCOVER, other_mac, 0, FAR_RELAY_IP, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_WRONG_SUBNET], 4);
+	CU_ASSERT_EQUAL(dhcp_server_get_binding(s, other_mac, NULL), -ENOENT);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_UNKNOWN_MAC], 0);
+	/* the pool's own subnet through a relay, and no relay: answered */
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, RELAY_IP, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_EQUAL(be32_get(reply_msg(&rep)->yiaddr), VM_IP);
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0, RELAY_IP, 0, sel, sizeof(sel));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_ACK);
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_WRONG_SUBNET], 4);
+	CU_ASSERT_STRING_EQUAL(dhcp_drop_reason_name(DHCP_DROP_WRONG_SUBNET), "wrong_subnet");
+	dhcp_server_free(s);
+}
+
+/* Broadcast, multicast and all-zero MACs are no NIC's: never bound, never served. */
+static void
+test_group_mac_refused(void)
+{
+	static const uint8_t bad[][6] = {
+	    {0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, /* broadcast */
+	    {0x01, 0x00, 0x5e, 0x00, 0x00, 0x01}, /* IPv4 multicast */
+	    {0x33, 0x33, 0x00, 0x00, 0x00, 0x01}, /* IPv6 multicast */
+	    {0x53, 0x54, 0x00, 0x12, 0x34, 0x56}, /* group bit on a 52:54:00 lookalike */
+	    {0x00, 0x00, 0x00, 0x00, 0x00, 0x00}, /* all zero */
+	};
+	struct dhcp_server *s = server();
+	struct dhcp_callbacks cb = {.on_unknown = on_unknown_binds};
+	struct dhcp_reply rep;
+	struct req r;
+	size_t len;
+
+	cb_server = s;
+	dhcp_server_set_callbacks(s, &cb);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CU_ASSERT_FALSE(dhcp_mac_bindable(bad[i]));
+		CU_ASSERT_EQUAL(
+		    dhcp_server_set_binding(s, bad[i], 0x0a000070u + (uint32_t)i, "x"), -EINVAL);
+		CU_ASSERT_EQUAL(dhcp_server_get_binding(s, bad[i], NULL), -ENOENT);
+		/* --dynamic is not asked for one either: silent, unknown */
+		len = build(&r, DHCP_MSG_DISCOVER, bad[i], 0, 0, DHCP_FLAG_BROADCAST, NULL, 0);
+		CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+		CU_ASSERT_EQUAL(dhcp_server_get_binding(s, bad[i], NULL), -ENOENT);
+	}
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_UNKNOWN_MAC], sizeof(bad) / sizeof(bad[0]));
+	CU_ASSERT_EQUAL(dhcp_server_n_bindings(s), 1);
+	/* locally administered unicast is fine */
+	CU_ASSERT_TRUE(dhcp_mac_bindable((const uint8_t[]){0x02, 0, 0, 0, 0, 1}));
+	CU_ASSERT_TRUE(dhcp_mac_bindable(vm_mac));
 	dhcp_server_free(s);
 }
 
@@ -1077,6 +1162,8 @@ static const struct test_case request_tests[] = {
     {"removed binding: renewal NAKed, INIT-REBOOT silent", test_removed_binding_nak},
     {"unknown MAC", test_unknown_mac},
     {"unknown MAC bound by the callback", test_unknown_mac_bound_by_callback},
+    {"relay on another subnet: silent", test_relay_wrong_subnet},
+    {"group and zero MACs refused", test_group_mac_refused},
     {"inform", test_inform},
     {"decline marks until the binding changes", test_decline},
     {"release", test_release},

@@ -453,6 +453,90 @@ test_batch_and_latency(void)
 	dhcp_server_free(s);
 }
 
+/*
+ * A request larger than the old 2048-byte ring slot on a 9000-MTU link: the ring is sized
+ * from the MTU when the sockets open, so the whole frame is read and answered (it was
+ * truncated and dropped as malformed).
+ */
+static void
+test_jumbo_request(void)
+{
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	static uint8_t f[DHCP_FRAME_HEADROOM + 4000];
+	struct dhcp_msg *m = (struct dhcp_msg *)(f + DHCP_FRAME_HEADROOM);
+	uint8_t *o = f + DHCP_FRAME_HEADROOM + sizeof(*m);
+	struct sockaddr_ll to = {.sll_family = AF_PACKET,
+	    .sll_protocol = htons(ETH_P_IP),
+	    .sll_ifindex = c_ifindex,
+	    .sll_halen = 6};
+	struct dhcp_server *s;
+	uint8_t buf[DHCP_RX_BUF];
+	ssize_t n;
+	size_t len;
+	int c;
+
+	if (skip())
+		return;
+	CU_ASSERT_FATAL(system("ip link set s0 mtu 9000 && ip link set c0 mtu 9000") == 0);
+	s = server();
+	c = client_socket();
+	memset(f, 0, sizeof(f));
+	m->op = BOOTREQUEST;
+	m->htype = 1;
+	m->hlen = 6;
+	be32_put(m->xid, 0xabcdef01);
+	be16_put(m->flags, DHCP_FLAG_BROADCAST);
+	memcpy(m->chaddr, vm_mac, 6);
+	be32_put(o, DHCP_MAGIC_COOKIE);
+	memcpy(o + 4, (const uint8_t[]){53, 1, DHCP_MSG_DISCOVER}, 3);
+	/* options padded with PAD (0) up to a 4000-byte DHCP message, END last */
+	f[sizeof(f) - 1] = DHCP_OPT_END;
+	len = dhcp_frame_build(f + DHCP_FRAME_HEADROOM, sizeof(f) - DHCP_FRAME_HEADROOM, c_mac,
+	    bcast, 0, 0xffffffff, 68, 67);
+	CU_ASSERT_FATAL(len > 4000); /* twice the old 2048-byte slot */
+	memcpy(to.sll_addr, bcast, 6);
+	CU_ASSERT_EQUAL(sendto(c, f, len, 0, (struct sockaddr *)&to, sizeof(to)), (ssize_t)len);
+	CU_ASSERT_EQUAL(serve(s), 1);
+	CU_ASSERT_EQUAL(dhcp_server_stats(s)->drops[DHCP_DROP_MALFORMED], 0);
+	CU_ASSERT_EQUAL(dhcp_server_stats(s)->rx[DHCP_MSG_DISCOVER], 1);
+	n = recv_reply(c, buf, sizeof(buf));
+	check_reply(buf, n, bcast, 0xffffffff, 68, DHCP_MSG_OFFER);
+	CU_ASSERT_EQUAL(be32_get(buf + 42 + 16), VM_IP); /* yiaddr */
+	close(c);
+	dhcp_server_free(s);
+	CU_ASSERT(system("ip link set s0 mtu 1500 && ip link set c0 mtu 1500") == 0);
+}
+
+/* Ring slots hold a whole frame of the MTU, within bounds, and never span blocks. */
+static void
+test_ring_geometry(void)
+{
+	static const unsigned mtus[] = {0, 576, 1500, 4000, 9000, 65535, 100000};
+	struct dhcp_ring r;
+
+	for (size_t i = 0; i < sizeof(mtus) / sizeof(mtus[0]); i++) {
+		unsigned mtu = mtus[i] < DHCP_RING_MTU_MIN   ? DHCP_RING_MTU_MIN
+			       : mtus[i] > DHCP_RING_MTU_MAX ? DHCP_RING_MTU_MAX
+							     : mtus[i];
+
+		memset(&r, 0, sizeof(r));
+		dhcp_ring_geometry(&r, mtus[i]);
+		/* the kernel's network offset in a slot is at most 80 bytes */
+		CU_ASSERT(r.frame_size >= 80 + mtu);
+		CU_ASSERT_EQUAL(r.frame_size % TPACKET_ALIGNMENT, 0);
+		CU_ASSERT_EQUAL(r.block_size % 4096, 0);
+		CU_ASSERT(r.frames_per_block >= 1);
+		CU_ASSERT(r.frames_per_block * r.frame_size <= r.block_size);
+		CU_ASSERT_EQUAL(r.map_len % r.block_size, 0);
+		CU_ASSERT_EQUAL(r.frame_nr, r.map_len / r.block_size * r.frames_per_block);
+		CU_ASSERT(r.frame_nr >= 16);
+		CU_ASSERT(r.map_len <= 2 * DHCP_RING_MEM);
+	}
+	dhcp_ring_geometry(&r, 1500);
+	CU_ASSERT_EQUAL(r.frame_size, 2048); /* the usual case is unchanged */
+	CU_ASSERT_EQUAL(r.frame_nr, 512);
+}
+
 static const struct test_case socket_tests[] = {
     {"broadcast OFFER", test_broadcast_offer},
     {"unicast to chaddr", test_unicast_chaddr},
@@ -460,6 +544,8 @@ static const struct test_case socket_tests[] = {
     {"BPF filter, fds, reopen", test_filter},
     {"batches and latency histogram", test_batch_and_latency},
     {"replies fit the interface MTU", test_mtu},
+    {"a 4000-byte request on a 9000-MTU link", test_jumbo_request},
+    {"receive ring geometry", test_ring_geometry},
     {NULL, NULL},
 };
 
