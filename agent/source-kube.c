@@ -772,9 +772,16 @@ agent_kube_serving(const struct agent_kube *k)
 bool
 agent_kube_ready(const struct agent_kube *k, char *reason, size_t len)
 {
+	char why[512];
+
 	switch (agent_kube_get_state(k)) {
 	case AGENT_KUBE_WAITING:
-		snprintf(reason, len, "IPPool %s/%s: first sync not done", k->ns, k->name);
+		/* say why: "IPPool informer: list failed: ... - 5 failures since 12:00:01Z" */
+		if (kube_informer_describe_failure(k->inf, why, sizeof(why)))
+			snprintf(reason, len, "IPPool %s/%s: first sync not done; %s", k->ns,
+			    k->name, why);
+		else
+			snprintf(reason, len, "IPPool %s/%s: first sync not done", k->ns, k->name);
 		return false;
 	case AGENT_KUBE_ABSENT:
 		snprintf(reason, len, "IPPool %s/%s: not found", k->ns, k->name);

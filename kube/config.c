@@ -79,6 +79,14 @@ trim_trailing_space(char *s)
 		s[--n] = '\0';
 }
 
+/* A token goes into an HTTP header line: CR or LF in it would end that line early. */
+static bool
+token_has_line_break(const char *t)
+{
+	return t && t[strcspn(t, "\r\n")] != '\0';
+}
+
+/* -EBADMSG: the file holds a line break inside the token (the old token is kept). */
 static int
 reload_token(struct kube_config *cfg)
 {
@@ -99,6 +107,11 @@ reload_token(struct kube_config *cfg)
 	if (rc < 0)
 		return rc;
 	trim_trailing_space(data);
+	if (token_has_line_break(data)) {
+		memset(data, 0, len);
+		free(data);
+		return -EBADMSG;
+	}
 	if (cfg->token) {
 		memset(cfg->token, 0, strlen(cfg->token));
 		free(cfg->token);
@@ -175,6 +188,68 @@ b64_decode(const char *in, char **ret, size_t *ret_len)
 	*ret = out;
 	*ret_len = o;
 	return 0;
+}
+
+/* --- certificate authority sanity check ----------------------------------------------- */
+
+#define PEM_BEGIN_CERT "-----BEGIN CERTIFICATE-----"
+#define PEM_END_CERT "-----END CERTIFICATE-----"
+
+/*
+ * True when text holds at least one BEGIN/END CERTIFICATE block whose body is base64 of
+ * something that starts like DER (a SEQUENCE). Not a certificate parser: it catches a
+ * garbage or truncated CA at start instead of at the first TLS handshake (the transports
+ * parse for real; the agent's must not pull OpenSSL into config.c).
+ */
+static bool
+pem_has_certificate(const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *b =
+		    memmem(p, (size_t)(end - p), PEM_BEGIN_CERT, strlen(PEM_BEGIN_CERT));
+		const char *body, *e;
+		char *copy, *der;
+		size_t der_len;
+		bool ok;
+
+		if (!b)
+			return false;
+		body = b + strlen(PEM_BEGIN_CERT);
+		e = memmem(body, (size_t)(end - body), PEM_END_CERT, strlen(PEM_END_CERT));
+		if (!e)
+			return false;
+		p = e + strlen(PEM_END_CERT);
+		copy = strndup(body, (size_t)(e - body));
+		if (!copy)
+			return false;
+		ok = b64_decode(copy, &der, &der_len) == 0;
+		free(copy);
+		if (ok) {
+			ok = der_len >= 64 && (unsigned char)der[0] == 0x30;
+			free(der);
+			if (ok)
+				return true;
+		}
+	}
+	return false;
+}
+
+/* 0, -EINVAL (not a PEM certificate), or the negative errno of reading path. */
+static int
+check_ca_file(const char *path)
+{
+	char *text = NULL;
+	size_t len;
+	int rc;
+
+	rc = read_file(path, CONFIG_FILE_MAX, &text, &len);
+	if (rc < 0)
+		return rc;
+	rc = pem_has_certificate(text, len) ? 0 : -EINVAL;
+	free(text);
+	return rc;
 }
 
 /* --- kubeconfig ---------------------------------------------------------------------- */
@@ -390,6 +465,20 @@ kube_config_from_json(const json_t *doc, const char *path, const char *context,
 	    (rc = data_field(cluster, "certificate-authority-data", "clusters", ci, &k,
 		 &cfg->ca_data, &cfg->ca_data_len)) < 0)
 		goto fail;
+	if (cfg->ca_data && !pem_has_certificate(cfg->ca_data, cfg->ca_data_len)) {
+		set_err(err, err_len,
+		    "kubeconfig %s: clusters[%d].cluster.certificate-authority-data: no PEM "
+		    "CERTIFICATE block",
+		    k.path, ci);
+		rc = -EINVAL;
+		goto fail;
+	}
+	if (cfg->ca_file && !cfg->ca_data && (rc = check_ca_file(cfg->ca_file)) < 0) {
+		set_err(err, err_len,
+		    "kubeconfig %s: clusters[%d].cluster.certificate-authority: %s: %s", k.path, ci,
+		    cfg->ca_file, rc == -EINVAL ? "no PEM CERTIFICATE block" : strerror(-rc));
+		goto fail;
+	}
 
 	if (user) {
 		if ((rc = file_field(user, "client-certificate", "users", ui, &k,
@@ -404,6 +493,13 @@ kube_config_from_json(const json_t *doc, const char *path, const char *context,
 		rc = opt_string(user, "token", "users", ui, &k, &s);
 		if (rc < 0)
 			goto fail;
+		if (token_has_line_break(s)) {
+			set_err(err, err_len,
+			    "kubeconfig %s: users[%d].user.token: contains a line break (CR or LF)",
+			    k.path, ui);
+			rc = -EINVAL;
+			goto fail;
+		}
 		if (s) {
 			cfg->token = strdup(s);
 			if (!cfg->token) {
@@ -414,8 +510,12 @@ kube_config_from_json(const json_t *doc, const char *path, const char *context,
 		if (cfg->token_file) {
 			rc = reload_token(cfg);
 			if (rc < 0) {
-				set_err(err, err_len, "kubeconfig %s: users[%d].user.tokenFile: %s: %s",
-				    k.path, ui, cfg->token_file, strerror(-rc));
+				set_err(err, err_len,
+				    "kubeconfig %s: users[%d].user.tokenFile: %s: %s", k.path, ui,
+				    cfg->token_file,
+				    rc == -EBADMSG ? "token contains a line break (CR or LF)"
+						   : strerror(-rc));
+				rc = -EINVAL;
 				goto fail;
 			}
 		}
@@ -534,12 +634,16 @@ kube_config_in_cluster(const char *root, struct kube_config **ret, char *err, si
 	}
 	rc = reload_token(cfg);
 	if (rc < 0) {
-		set_err(err, err_len, "in-cluster config: %s: %s", cfg->token_file, strerror(-rc));
+		set_err(err, err_len, "in-cluster config: %s: %s", cfg->token_file,
+		    rc == -EBADMSG ? "token contains a line break (CR or LF)" : strerror(-rc));
+		if (rc == -EBADMSG)
+			rc = -EINVAL;
 		goto fail;
 	}
-	if (access(cfg->ca_file, R_OK) < 0) {
-		rc = -errno;
-		set_err(err, err_len, "in-cluster config: %s: %s", cfg->ca_file, strerror(errno));
+	rc = check_ca_file(cfg->ca_file);
+	if (rc < 0) {
+		set_err(err, err_len, "in-cluster config: %s: %s", cfg->ca_file,
+		    rc == -EINVAL ? "no PEM CERTIFICATE block" : strerror(-rc));
 		goto fail;
 	}
 	{

@@ -9,6 +9,11 @@
  *        closed by the server        --> WATCH again at once
  *        410 Gone / Expired          --> LIST again (relist)
  *        other failure (refused ...) --> WATCH again after jittered exponential backoff
+ *        no byte for the idle timeout --> WATCH again at once (a stalled stream)
+ *
+ * Backoff is capped at 2 s until the first list succeeds, then at 30 s. Failures are logged
+ * (the first at warn, then at the 2nd, 4th, 8th ... and at most once per backoff cap) and the
+ * last one is kept for /readyz (kube_informer_describe_failure).
  *
  * Objects are transformed into the caller's compact struct as they arrive, and the json_t
  * is dropped; items whose resourceVersion did not change on relist are not transformed.
@@ -17,14 +22,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/event.h>
 
 #include "kube/kube-internal.h"
 #include "lib/clock.h"
+#include "lib/log.h"
 
 #define MAX_HANDLERS 8
 #define KEY_MAX 512
+#define UNSYNCED_BACKOFF_MAX (2 * USEC_PER_SEC)
+#define WATCH_IDLE_TIMEOUT (120 * USEC_PER_SEC)
 
 enum inf_state {
 	INF_IDLE,
@@ -40,7 +49,9 @@ struct kube_informer {
 	unsigned page_size;
 	uint64_t resync_usec;
 	unsigned watch_timeout_s;
-	uint64_t backoff_base, backoff_max;
+	uint64_t backoff_base, backoff_max, backoff_unsynced_max;
+	uint64_t watch_idle;
+	uint64_t last_log; /* of a failure line (monotonic, like the loop's timers) */
 	unsigned attempt;
 	uint64_t seed;
 	kube_transform_fn transform;
@@ -96,6 +107,13 @@ kube_informer_new(struct kube_client *c, const struct kube_informer_opts *opts,
 	inf->watch_timeout_s = opts->watch_timeout_s;
 	inf->backoff_base = opts->backoff_base_usec ? opts->backoff_base_usec : 800 * USEC_PER_MSEC;
 	inf->backoff_max = opts->backoff_max_usec ? opts->backoff_max_usec : 30 * USEC_PER_SEC;
+	inf->backoff_unsynced_max = opts->backoff_unsynced_max_usec
+					? opts->backoff_unsynced_max_usec
+					: UNSYNCED_BACKOFF_MAX;
+	if (inf->backoff_unsynced_max > inf->backoff_max)
+		inf->backoff_unsynced_max = inf->backoff_max;
+	inf->watch_idle =
+	    opts->watch_idle_timeout_usec ? opts->watch_idle_timeout_usec : WATCH_IDLE_TIMEOUT;
 	inf->seed = clock_now_usec() | 1;
 	inf->transform = opts->transform;
 	inf->transform_userdata = opts->transform_userdata;
@@ -174,6 +192,118 @@ kube_informer_get_stats(const struct kube_informer *inf, struct kube_informer_st
 {
 	*ret = inf->stats;
 	snprintf(ret->last_resource_version, sizeof(ret->last_resource_version), "%s", inf->rv);
+}
+
+/* For messages: the kind ("IPPool"), else the plural resource name. */
+static const char *
+inf_name(const struct kube_informer *inf)
+{
+	return inf->res->kind && *inf->res->kind ? inf->res->kind : inf->res->resource;
+}
+
+static void
+format_since(int64_t epoch, char out[16])
+{
+	time_t t = (time_t)epoch;
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || strftime(out, 16, "%H:%M:%SZ", &tm) == 0)
+		snprintf(out, 16, "?");
+}
+
+bool
+kube_informer_describe_failure(const struct kube_informer *inf, char *buf, size_t len)
+{
+	char since[16];
+
+	if (len)
+		buf[0] = '\0';
+	if (!inf->stats.failures)
+		return false;
+	format_since(inf->stats.failing_since, since);
+	snprintf(buf, len, "%s informer: %s - %llu failure%s since %s", inf_name(inf),
+	    inf->stats.last_error, (unsigned long long)inf->stats.failures,
+	    inf->stats.failures == 1 ? "" : "s", since);
+	return true;
+}
+
+/* --- failures -------------------------------------------------------------------------------- */
+
+static bool
+power_of_two(uint64_t n)
+{
+	return n && !(n & (n - 1));
+}
+
+/* "https://host:port" of the first URL in a transport message ("GET https://h:p/api/...: ..."),
+ * else the whole message. */
+static void
+message_origin(const char *message, char *out, size_t len)
+{
+	const char *scheme = strstr(message, "://"), *start, *end;
+
+	if (!scheme) {
+		snprintf(out, len, "%s", message);
+		return;
+	}
+	for (start = scheme; start > message && start[-1] != ' '; start--)
+		;
+	end = scheme + 3 + strcspn(scheme + 3, "/ ");
+	snprintf(out, len, "%.*s", (int)(end - start), start);
+}
+
+/*
+ * what: "list" or "watch"; status/reason of an HTTP answer (0/NULL for a transport error);
+ * message the full text (for the log). Keeps a short cause for /readyz and logs the first
+ * failure of a run at warn, then the 2nd, 4th, 8th ... and at least once per backoff cap.
+ */
+static void
+record_failure(struct kube_informer *inf, const char *what, int err, long status,
+    const char *reason, const char *message)
+{
+	struct kube_informer_stats *st = &inf->stats;
+	uint64_t now = clock_now_usec();
+	char desc[sizeof(st->last_error) + 128], where[200] = "";
+	const char *more;
+
+	if (!message)
+		message = "";
+	if (status) {
+		snprintf(st->last_error, sizeof(st->last_error), "%s failed: HTTP %ld %s", what,
+		    status, reason && *reason ? reason : kube_errno_name(err));
+	} else {
+		message_origin(message, where, sizeof(where));
+		snprintf(st->last_error, sizeof(st->last_error), "%s failed: %s%s%s%s", what,
+		    strerror(err < 0 ? -err : EIO), where[0] ? " (" : "", where,
+		    where[0] ? ")" : "");
+	}
+	more = *message && strcmp(where, message) != 0 ? message : NULL; /* the full text */
+	if (st->failures++ == 0) {
+		st->failing_since = (int64_t)time(NULL);
+		inf->last_log = now;
+		log_warn("%s informer: %s%s%s%s", inf_name(inf), st->last_error, more ? " [" : "",
+		    more ? more : "", more ? "]" : "");
+		return;
+	}
+	if (!power_of_two(st->failures) && now - inf->last_log < inf->backoff_max)
+		return;
+	inf->last_log = now;
+	kube_informer_describe_failure(inf, desc, sizeof(desc));
+	log_warn("%s%s%s%s", desc, more ? " [" : "", more ? more : "", more ? "]" : "");
+}
+
+static void
+record_success(struct kube_informer *inf, const char *what)
+{
+	struct kube_informer_stats *st = &inf->stats;
+
+	if (!st->failures)
+		return;
+	log_info("%s informer: %s works again after %llu failure%s", inf_name(inf), what,
+	    (unsigned long long)st->failures, st->failures == 1 ? "" : "s");
+	st->failures = 0;
+	st->failing_since = 0;
+	st->last_error[0] = '\0';
 }
 
 /* --- applying objects ----------------------------------------------------------------------- */
@@ -274,8 +404,8 @@ backoff_fired(evutil_socket_t fd, short what, void *arg)
 static void
 schedule_retry(struct kube_informer *inf, bool relist, bool count_error)
 {
-	uint64_t d = kube_backoff_delay(inf->backoff_base, inf->backoff_max, inf->attempt,
-	    &inf->seed);
+	uint64_t d = kube_backoff_delay(inf->backoff_base,
+	    inf->synced ? inf->backoff_max : inf->backoff_unsynced_max, inf->attempt, &inf->seed);
 	struct timeval tv = { .tv_sec = (time_t)(d / USEC_PER_SEC),
 		.tv_usec = (suseconds_t)(d % USEC_PER_SEC) };
 
@@ -283,6 +413,7 @@ schedule_retry(struct kube_informer *inf, bool relist, bool count_error)
 		inf->attempt++;
 	if (count_error)
 		inf->stats.errors++;
+	inf->stats.last_backoff_usec = d;
 	inf->state = INF_BACKOFF;
 	inf->backoff_relist = relist;
 	evtimer_add(inf->backoff_timer, &tv);
@@ -334,6 +465,7 @@ finish_list(struct kube_informer *inf)
 	inf->stats.lists++;
 	inf->synced = true;
 	inf->attempt = 0;
+	record_success(inf, "list");
 	start_watch(inf);
 }
 
@@ -350,6 +482,8 @@ list_done(void *userdata, const struct kube_result *res)
 
 	inf->list_call = NULL;
 	if (res->error < 0) {
+		record_failure(
+		    inf, "list", res->error, res->http_status, res->reason, res->message);
 		free(inf->continue_token);
 		inf->continue_token = NULL;
 		inf->seen = kube_store_free(inf->seen);
@@ -377,6 +511,8 @@ list_done(void *userdata, const struct kube_result *res)
 	set_rv(inf, json_string_value(json_object_get(meta, "resourceVersion")));
 	if (!inf->rv[0]) {
 		/* nothing to watch from: list again later rather than spin */
+		record_failure(
+		    inf, "list", -EBADMSG, 0, NULL, "no metadata.resourceVersion in the answer");
 		inf->seen = kube_store_free(inf->seen);
 		schedule_retry(inf, true, true);
 		return;
@@ -396,7 +532,10 @@ list_page(struct kube_informer *inf)
 		.decode_userdata = inf->decode_userdata,
 	};
 
-	if (kube_list_call(inf->c, inf->res, inf->ns, &lo, list_done, inf, &inf->list_call) < 0) {
+	int rc = kube_list_call(inf->c, inf->res, inf->ns, &lo, list_done, inf, &inf->list_call);
+
+	if (rc < 0) {
+		record_failure(inf, "list", rc, 0, NULL, "not started");
 		inf->seen = kube_store_free(inf->seen);
 		schedule_retry(inf, true, true);
 	}
@@ -440,6 +579,7 @@ watch_event(void *userdata, enum kube_watch_type type, json_t *obj)
 	case KUBE_WATCH_ERROR:
 		return; /* the stream ends; watch_end decides */
 	}
+	record_success(inf, "watch");
 	inf->stats.events++;
 	set_rv(inf, kube_obj_resource_version(obj));
 }
@@ -448,19 +588,32 @@ static void
 watch_end(void *userdata, int error, const char *message)
 {
 	struct kube_informer *inf = userdata;
+	bool quick = clock_now_usec() - inf->watch_started < USEC_PER_SEC;
+	char why[512];
 
+	/* message may live in the watch freed below */
+	snprintf(why, sizeof(why), "%s", message ? message : "");
+	message = why;
 	inf->watch = kube_watch_free(inf->watch);
-	if (error == 0 && clock_now_usec() - inf->watch_started < USEC_PER_SEC) {
+	if (error == 0 && quick) {
 		/* closed as soon as opened (a proxy, an overloaded server): do not spin */
 		schedule_retry(inf, false, false);
 	} else if (error == 0) {
 		inf->attempt = 0;
+		record_success(inf, "watch");
 		start_watch(inf);
 	} else if (error == -EKEYEXPIRED) {
 		inf->stats.relists_410++;
 		inf->rv[0] = '\0';
 		start_list(inf);
+	} else if (error == -ETIMEDOUT && !quick) {
+		/* silent for the idle timeout (or the connect timeout): watch again at once */
+		inf->stats.stalls++;
+		inf->stats.errors++;
+		record_failure(inf, "watch", error, 0, NULL, message);
+		start_watch(inf);
 	} else {
+		record_failure(inf, "watch", error, 0, NULL, message);
 		schedule_retry(inf, false, true);
 	}
 }
@@ -482,12 +635,14 @@ start_watch(struct kube_informer *inf)
 		.decode = inf->decode,
 		.decode_userdata = inf->decode_userdata,
 	};
+	int rc;
 
 	if (!inf->rv[0]) {
 		start_list(inf);
 		return;
 	}
 	wo.timeout_seconds = inf->watch_timeout_s;
+	wo.idle_timeout_ms = (unsigned)((inf->watch_idle + USEC_PER_MSEC - 1) / USEC_PER_MSEC);
 	if (!wo.timeout_seconds) {
 		uint64_t jitter = kube_backoff_delay(600, 600, 0, &inf->seed); /* 300..600 */
 
@@ -495,8 +650,10 @@ start_watch(struct kube_informer *inf)
 	}
 	inf->state = INF_WATCHING;
 	inf->watch_started = clock_now_usec();
-	if (kube_watch_start(inf->c, inf->res, inf->ns, &wo, watch_event, watch_end, inf,
-		&inf->watch) < 0) {
+	rc = kube_watch_start(
+	    inf->c, inf->res, inf->ns, &wo, watch_event, watch_end, inf, &inf->watch);
+	if (rc < 0) {
+		record_failure(inf, "watch", rc, 0, NULL, "not started");
 		inf->watch = NULL;
 		schedule_retry(inf, false, true);
 		return;

@@ -248,6 +248,9 @@ struct kube_watch_opts {
 	bool bookmarks;               /* allowWatchBookmarks */
 	kube_decode_fn decode;        /* of each event line; NULL: json_loadb */
 	void *decode_userdata;
+	/* No byte of the answer (events or bookmarks) for this long: the stream is stopped and
+	 * ends with -ETIMEDOUT. 0 = never (only the client-side guard past timeout_seconds). */
+	unsigned idle_timeout_ms;
 };
 
 /* object borrowed for the duration of the call. For ERROR it is the Status. */
@@ -314,6 +317,13 @@ struct kube_informer_opts {
 	unsigned watch_timeout_s;  /* server timeoutSeconds per watch (0 = 300..600 jittered) */
 	uint64_t backoff_base_usec; /* reconnect backoff (0 = 800 ms), doubling ... */
 	uint64_t backoff_max_usec;  /* ... up to this (0 = 30 s), jittered */
+	/* Until the first list succeeds the backoff is capped lower (0 = 2 s), so a process
+	 * that started while the API server was away syncs within seconds of its return. */
+	uint64_t backoff_unsynced_max_usec;
+	/* A watch that delivers no byte (events or bookmarks) for this long is stopped and
+	 * started again from the last resourceVersion (0 = 120 s: twice the API server's
+	 * one-minute bookmark period, well under its watch timeout). */
+	uint64_t watch_idle_timeout_usec;
 	kube_transform_fn transform;
 	kube_destroy_fn destroy;
 	void *transform_userdata;
@@ -338,7 +348,13 @@ struct kube_informer_stats {
 	uint64_t relists_410; /* relists forced by 410 Gone */
 	uint64_t errors;      /* failed list/watch attempts */
 	uint64_t dropped;     /* objects the transform dropped or without a key */
+	uint64_t stalls;      /* watches stopped for want of any byte (idle timeout) */
 	char last_resource_version[64];
+	/* The current run of failures (cleared by a successful list or a watch event): */
+	uint64_t failures;	    /* list/watch failures in a row, 0 when healthy */
+	int64_t failing_since;	    /* wall clock (epoch seconds) of the first of them */
+	uint64_t last_backoff_usec; /* delay of the last retry scheduled */
+	char last_error[320];	    /* "list failed: Connection refused (https://10.0.0.1:443)" */
 };
 
 struct kube_informer;
@@ -357,6 +373,12 @@ int kube_informers_wait_synced(struct kube_informer *const *infs, size_t n, long
 /* Borrowed. */
 struct kube_store *kube_informer_store(struct kube_informer *inf);
 void kube_informer_get_stats(const struct kube_informer *inf, struct kube_informer_stats *ret);
+/*
+ * While list/watch fails: "IPPool informer: list failed: Connection refused (https://h:443)
+ * - 5 failures since 12:00:01Z" into buf and true (for a /readyz reason); false and "" when
+ * healthy.
+ */
+bool kube_informer_describe_failure(const struct kube_informer *inf, char *buf, size_t len);
 
 /* --- work queue ------------------------------------------------------------------------ */
 

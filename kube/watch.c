@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+
 #include "kube/kube-internal.h"
 #include "lib/util.h"
 
@@ -175,7 +177,35 @@ struct kube_watch {
 	bool gone;      /* an ERROR event said 410 */
 	int error_err;  /* errno of an ERROR event */
 	char error_message[256];
+	struct event *idle_timer; /* no byte for idle_tv: the stream is stalled */
+	struct timeval idle_tv;
 };
+
+static void
+watch_destroy(struct kube_watch *w)
+{
+	if (w->idle_timer)
+		event_free(w->idle_timer);
+	kube_watch_framer_release(&w->framer);
+	free(w);
+}
+
+/* A silent stream (a half-open connection, a proxy holding it, a server stalled mid-line):
+ * stop it and report -ETIMEDOUT so the owner watches again from its last resourceVersion. */
+static void
+watch_idle_fired(evutil_socket_t fd, short what, void *arg)
+{
+	struct kube_watch *w = arg;
+
+	if (w->stopped || !w->call)
+		return;
+	kube_http_cancel(w->call);
+	w->call = NULL;
+	snprintf(w->error_message, sizeof(w->error_message),
+	    "watch: no data for %lld.%03lld s (stalled stream)", (long long)w->idle_tv.tv_sec,
+	    (long long)(w->idle_tv.tv_usec / 1000));
+	w->on_end(w->userdata, -ETIMEDOUT, w->error_message); /* may free w */
+}
 
 static void
 framed_event(void *userdata, enum kube_watch_type type, json_t *object)
@@ -203,11 +233,12 @@ watch_data(void *userdata, const char *data, size_t len)
 {
 	struct kube_watch *w = userdata;
 
+	if (w->idle_timer && !w->stopped)
+		evtimer_add(w->idle_timer, &w->idle_tv); /* any byte counts, bookmarks too */
 	if (kube_watch_framer_feed(&w->framer, data, len, framed_event, w) < 0)
 		return false;
 	if (w->free_later) {
-		kube_watch_framer_release(&w->framer);
-		free(w);
+		watch_destroy(w);
 		return false; /* the call was cancelled already */
 	}
 	/* An ERROR event ends the stream: the server closes it anyway. */
@@ -225,6 +256,8 @@ watch_done(void *userdata, int error, long status, const char *body, size_t len,
 	const char *msg = "";
 
 	w->call = NULL;
+	if (w->idle_timer)
+		evtimer_del(w->idle_timer);
 	if (w->error_err) {
 		err = w->error_err;
 		msg = w->error_message;
@@ -293,11 +326,22 @@ kube_watch_start(struct kube_client *c, const struct kube_resource *res, const c
 	req.on_data = watch_data;
 	req.on_done = watch_done;
 	req.userdata = w;
+	if (opts && opts->idle_timeout_ms) {
+		w->idle_tv.tv_sec = (time_t)(opts->idle_timeout_ms / 1000);
+		w->idle_tv.tv_usec = (suseconds_t)(opts->idle_timeout_ms % 1000) * 1000;
+		w->idle_timer = evtimer_new(kube_client_base(c), watch_idle_fired, w);
+		if (!w->idle_timer) {
+			watch_destroy(w);
+			return -ENOMEM;
+		}
+	}
 	rc = kube_http_submit(kube_client_http(c), &req, &w->call);
 	if (rc < 0) {
-		free(w);
+		watch_destroy(w);
 		return rc;
 	}
+	if (w->idle_timer)
+		evtimer_add(w->idle_timer, &w->idle_tv); /* the answer's first byte counts too */
 	*ret = w;
 	return 0;
 }
@@ -311,12 +355,13 @@ kube_watch_free(struct kube_watch *w)
 		kube_http_cancel(w->call);
 	w->call = NULL;
 	w->stopped = true;
+	if (w->idle_timer)
+		evtimer_del(w->idle_timer);
 	if (w->in_event) {
 		w->free_later = true; /* watch_data frees it when the handler returns */
 		return NULL;
 	}
-	kube_watch_framer_release(&w->framer);
-	free(w);
+	watch_destroy(w);
 	return NULL;
 }
 

@@ -67,6 +67,7 @@ struct watch {
 	struct selector *fields;
 	bool bookmarks;
 	bool dying;
+	bool stalled; /* fault injection: send nothing more, keep the stream open */
 	struct event *timeout_ev;
 	struct event *kill_ev;
 };
@@ -295,7 +296,7 @@ watch_send(struct watch *w, const char *line, size_t len)
 	struct evbuffer *b;
 	struct bufferevent *bev;
 
-	if (w->dying)
+	if (w->dying || w->stalled)
 		return;
 	b = evbuffer_new();
 	evbuffer_add(b, line, len);
@@ -980,6 +981,12 @@ handle_test(struct server *srv, struct evhttp_request *req, const char *what, st
 			n++;
 		}
 		send_json(req, 200, json_pack("{s:i}", "closed", n));
+	} else if (strcmp(what, "stall-watches") == 0) {
+		/* the open streams go silent (no events, no bookmarks) but stay open */
+		unsigned n = 0;
+		for (struct watch *w = srv->watches; w != NULL; w = w->next, n++)
+			w->stalled = true;
+		send_json(req, 200, json_pack("{s:i}", "stalled", n));
 	} else if (strcmp(what, "fail") == 0) {
 		uint64_t code = 500, count = 1;
 		const char *c = PARAM("code");

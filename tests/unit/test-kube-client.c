@@ -771,6 +771,47 @@ test_watch_free_in_callback(void)
 	json_decref(cm);
 }
 
+/* A stream that goes silent (stalled server, half-open connection) ends with -ETIMEDOUT
+ * after the idle timeout instead of hanging until the server's watch timeout. */
+static void
+test_watch_idle_timeout(void)
+{
+	struct wstate s = { 0 };
+	struct kube_watch_opts wo = { .idle_timeout_ms = 1000 };
+	json_t *cm = configmap_in("wi", "before-stall"), *cm2 = configmap_in("wi", "after-stall");
+	struct answer a = { 0 };
+	bool ok;
+
+	ok = kube_watch_start(client, &kube_res_configmaps, "wi", &wo, w_event, w_end, &s, &s.w) ==
+	    0;
+	CU_ASSERT_TRUE(ok);
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "wi", cm,
+					    answer_cb, &a)),
+	    0);
+	answer_reset(&a);
+	run_until_cond(w_got_added, &s, 10000);
+	CU_ASSERT_EQUAL(s.events[KUBE_WATCH_ADDED], 1);
+	CU_ASSERT_FALSE(s.ended);
+	ok = ok && test_apiserver_fault(srv, "stall-watches") == 0;
+	CU_ASSERT_TRUE(ok);
+	if (!ok) {
+		s.w = kube_watch_free(s.w);
+		goto out;
+	}
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "wi", cm2,
+					    answer_cb, &a)),
+	    0);
+	answer_reset(&a);
+	CU_ASSERT_EQUAL(kube_run_until(base, &s.ended, 20000), 0);
+	CU_ASSERT_EQUAL(s.end_error, -ETIMEDOUT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(s.end_message, "no data for 1.000 s"));
+	CU_ASSERT_EQUAL(s.events[KUBE_WATCH_ADDED], 1); /* nothing came on the stalled stream */
+	CU_ASSERT_PTR_NULL(s.w);
+out:
+	json_decref(cm);
+	json_decref(cm2);
+}
+
 static const struct test_case client_tests[] = {
 	{ "create, get, AlreadyExists, NotFound", test_create_get },
 	{ "list with label and field selectors", test_list_selectors },
@@ -789,6 +830,7 @@ static const struct test_case client_tests[] = {
 	{ "watch events and server timeout", test_watch_timeout_and_events },
 	{ "watch from a compacted resourceVersion", test_watch_expired },
 	{ "watch freed from its own callback", test_watch_free_in_callback },
+	{ "a silent watch ends after the idle timeout", test_watch_idle_timeout },
 	{ NULL, NULL },
 };
 

@@ -13,6 +13,20 @@
 
 static char tmpdir[256];
 
+/* The CA of tests/data/kube-kubeconfig-raw.yaml: a well-formed PEM certificate. */
+static const char ca_pem[] =
+	"-----BEGIN CERTIFICATE-----\n"
+	"MIIBhzCCAS2gAwIBAgIULXom7SLBJxpvAOHImkpwsOW19UowCgYIKoZIzj0EAwIw\n"
+	"GDEWMBQGA1UEAwwNa3ViZXJuZXRlcy1jYTAgFw0yNjExMjIxMTI1NDBaGA8yMTI2\n"
+	"MTAyOTExMjU0MFowGDEWMBQGA1UEAwwNa3ViZXJuZXRlcy1jYTBZMBMGByqGSM49\n"
+	"AgEGCCqGSM49AwEHA0IABI/e1rNBGkBuP/89ZNDht5Mp1+5QLDivJnsRfSNxGea5\n"
+	"42UEKN/ElDS9u106/SkaGp6XXms34v3yHAaWWLjfe5+jUzBRMB0GA1UdDgQWBBSz\n"
+	"lXnieHQ5QZ0hVjBeb2mgzNUZIDAfBgNVHSMEGDAWgBSzlXnieHQ5QZ0hVjBeb2mg\n"
+	"zNUZIDAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0gAMEUCIQChZ0BbCVYM\n"
+	"API1ELNQehPqCflqaUjjOubWtdUY7uF43AIgaem2bmoUDpfpEPTZRK9JhRdLaMNT\n"
+	"2iQGVSWafrfWkSs=\n"
+	"-----END CERTIFICATE-----\n";
+
 static int
 suite_init(void)
 {
@@ -108,7 +122,7 @@ test_files_relative(void)
 	struct kube_config *cfg = NULL;
 	char path[512], p2[512], err[512] = "";
 
-	write_text("ca.pem", "x", p2, sizeof(p2));
+	write_text("ca.pem", ca_pem, p2, sizeof(p2));
 	write_text("c.pem", "x", p2, sizeof(p2));
 	write_text("k.pem", "x", p2, sizeof(p2));
 	write_text("tok", "first-token\n", p2, sizeof(p2));
@@ -161,6 +175,30 @@ static const struct bad_case bad_cases[] = {
 	    "clusters:\n- name: a\n  cluster: {server: 'https://x'}\n"
 	    "users:\n- name: u\n  user: {client-certificate-data: aGVsbG8=, client-key-data: aGVsbG8=}\n",
 	    -EINVAL, "users[0].user.client-certificate-data: not a PEM block" },
+	{ "garbage CA file",
+	    "current-context: x\ncontexts:\n- name: x\n  context: {cluster: a}\n"
+	    "clusters:\n- name: a\n  cluster: {server: 'https://x', certificate-authority: @CA@}\n",
+	    -EINVAL, "clusters[0].cluster.certificate-authority: @CA@: no PEM CERTIFICATE block" },
+	{ "CA data that is PEM but not a certificate",
+	    "current-context: x\ncontexts:\n- name: x\n  context: {cluster: a}\n"
+	    "clusters:\n- name: a\n  cluster: {server: 'https://x', certificate-authority-data: "
+	    "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCmdhcmJhZ2UKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=}\n",
+	    -EINVAL, "clusters[0].cluster.certificate-authority-data: no PEM CERTIFICATE block" },
+	{ "token with LF",
+	    "current-context: x\ncontexts:\n- name: x\n  context: {cluster: a, user: u}\n"
+	    "clusters:\n- name: a\n  cluster: {server: 'https://x'}\n"
+	    "users:\n- name: u\n  user: {token: \"abc\\nX-Injected: 1\"}\n",
+	    -EINVAL, "users[0].user.token: contains a line break" },
+	{ "token with CR",
+	    "current-context: x\ncontexts:\n- name: x\n  context: {cluster: a, user: u}\n"
+	    "clusters:\n- name: a\n  cluster: {server: 'https://x'}\n"
+	    "users:\n- name: u\n  user: {token: \"abc\\rdef\"}\n",
+	    -EINVAL, "users[0].user.token: contains a line break" },
+	{ "token file with a line break inside",
+	    "current-context: x\ncontexts:\n- name: x\n  context: {cluster: a, user: u}\n"
+	    "clusters:\n- name: a\n  cluster: {server: 'https://x'}\n"
+	    "users:\n- name: u\n  user: {tokenFile: @TOK@}\n",
+	    -EINVAL, "users[0].user.tokenFile: @TOK@: token contains a line break" },
 	{ "missing file",
 	    "current-context: x\ncontexts:\n- name: x\n  context: {cluster: a}\n"
 	    "clusters:\n- name: a\n  cluster: {server: 'https://x', certificate-authority: /nonexistent/ca.crt}\n",
@@ -186,21 +224,51 @@ static const struct bad_case bad_cases[] = {
 	    -ENOTSUP, "exec/auth-provider" },
 };
 
+/* Copies in to out with @CA@ and @TOK@ replaced by the paths of the files they name. */
+static void
+expand(const char *in, const char *ca, const char *tok, char *out, size_t len)
+{
+	size_t o = 0;
+
+	while (*in && o + 1 < len) {
+		const char *with = NULL;
+
+		if (strncmp(in, "@CA@", 4) == 0)
+			with = ca;
+		else if (strncmp(in, "@TOK@", 5) == 0)
+			with = tok;
+		if (with) {
+			o += (size_t)snprintf(out + o, len - o, "%s", with);
+			in += with == ca ? 4 : 5;
+			continue;
+		}
+		out[o++] = *in++;
+	}
+	CU_ASSERT_FATAL(o + 1 < len);
+	out[o] = '\0';
+}
+
 static void
 test_malformed(void)
 {
+	char ca[512], tok[512];
+
+	write_text("garbage-ca.pem", "not a certificate\n", ca, sizeof(ca));
+	write_text("bad-token", "abc\nX-Injected: 1\n", tok, sizeof(tok));
 	for (size_t i = 0; i < ELEMENTSOF(bad_cases); i++) {
 		const struct bad_case *b = &bad_cases[i];
 		struct kube_config *cfg = NULL;
-		char path[512], err[512] = "";
+		char path[512], err[512] = "", yaml[2048], needle[1024];
 		int rc;
 
-		write_text("bad.yaml", b->yaml, path, sizeof(path));
+		expand(b->yaml, ca, tok, yaml, sizeof(yaml));
+		expand(b->needle, ca, tok, needle, sizeof(needle));
+		write_text("bad.yaml", yaml, path, sizeof(path));
 		rc = kube_config_from_kubeconfig(path, NULL, &cfg, err, sizeof(err));
-		if (rc != b->err || !strstr(err, b->needle) || !strstr(err, path))
+		if (rc != b->err || !strstr(err, needle) || !strstr(err, path))
 			fprintf(stderr, "case %s: rc %d err '%s'\n", b->name, rc, err);
 		CU_ASSERT_EQUAL(rc, b->err);
-		CU_ASSERT_PTR_NOT_NULL(strstr(err, b->needle));
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, needle));
 		CU_ASSERT_PTR_NOT_NULL(strstr(err, path)); /* names the file */
 		CU_ASSERT_PTR_NULL(cfg);
 	}
@@ -233,7 +301,20 @@ test_in_cluster(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "/sa/token"));
 
 	write_text("sa/token", "tok-1", p, sizeof(p));
+	/* a garbage ca.crt is an error at start, not at the first handshake */
+	write_text("sa/token", "tok-1", p, sizeof(p));
 	write_text("sa/ca.crt", "-----BEGIN CERTIFICATE-----\n", p, sizeof(p));
+	CU_ASSERT_EQUAL(kube_config_in_cluster(sa, &cfg, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "/sa/ca.crt: no PEM CERTIFICATE block"));
+	CU_ASSERT_PTR_NULL(cfg);
+	/* a token file with a line break inside the token would inject a header */
+	write_text("sa/ca.crt", ca_pem, p, sizeof(p));
+	write_text("sa/token", "tok-1\r\nX-Injected: 1\n", p, sizeof(p));
+	CU_ASSERT_EQUAL(kube_config_in_cluster(sa, &cfg, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "line break"));
+	CU_ASSERT_PTR_NULL(cfg);
+	write_text("sa/token", "tok-1", p, sizeof(p));
+
 	write_text("sa/namespace", "kube-system\n", p, sizeof(p));
 	CU_ASSERT_EQUAL_FATAL(kube_config_in_cluster(sa, &cfg, err, sizeof(err)), 0);
 	CU_ASSERT_STRING_EQUAL(kube_config_server(cfg), "https://10.96.0.1:443");

@@ -2,17 +2,22 @@
 /*
  * Informer against the in-memory API server: paginated initial sync, watch events into a
  * typed store, reconnect after a dropped stream and after a server restart, relist after
- * 410, and no per-event memory growth over 100 000 events.
+ * 410, and no per-event memory growth over 100 000 events. Failures are logged (rate
+ * limited) and described for /readyz; a stalled watch is replaced; the backoff before the
+ * first list is capped low.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
 #include "kube/kube-internal.h"
+#include "lib/util.h"
 #include "tests/helpers/apiserver.h"
 #include "tests/runner.h"
 
@@ -604,6 +609,220 @@ test_custom_decoder(void)
 	kube_informer_free(inf);
 }
 
+/* --- failures, stalls, start-up backoff ------------------------------------------------------ */
+
+static struct kube_informer *
+new_cm_informer(
+    struct kube_client *c, const char *ns, struct seen *s, const struct kube_informer_opts *tune)
+{
+	struct kube_informer_opts o = *tune;
+	struct kube_informer_handlers h = {
+	    .on_add = on_add,
+	    .on_update = on_update,
+	    .on_delete = on_delete,
+	    .userdata = s,
+	};
+	struct kube_informer *inf = NULL;
+
+	o.res = &kube_res_configmaps;
+	o.ns = ns;
+	o.transform = cm_transform;
+	o.destroy = cm_destroy;
+	CU_ASSERT_EQUAL_FATAL(kube_informer_new(c, &o, &inf), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_informer_add_handlers(inf, &h), 0);
+	return inf;
+}
+
+struct fail_wait {
+	struct kube_informer *inf;
+	uint64_t failures;
+};
+
+static bool
+failures_reached(void *arg)
+{
+	struct fail_wait *fw = arg;
+	struct kube_informer_stats st;
+
+	kube_informer_get_stats(fw->inf, &st);
+	return st.failures >= fw->failures;
+}
+
+static size_t
+count_lines_with(const char *text, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/*
+ * A server that refuses connections: each failure is counted and described (cause, URL,
+ * count, since when) for /readyz, and logged at warn: the first one, then rate limited
+ * (the 2nd, 4th, 8th, 16th ... here, all well inside the backoff cap).
+ */
+static void
+test_failures_described_and_logged(void)
+{
+	struct kube_informer_opts tune = {
+	    .backoff_base_usec = 1000,
+	    .backoff_unsynced_max_usec = 3000,
+	    .backoff_max_usec = 600 * 1000000ull, /* no time-based log line during the test */
+	};
+	struct kube_config *dead = NULL;
+	struct kube_client *c = NULL;
+	struct kube_informer *inf;
+	struct kube_informer_stats st;
+	struct seen s = {0};
+	struct fail_wait fw;
+	char err[512], desc[512], logpath[] = "/tmp/test-kube-informer-log-XXXXXX", *log = NULL;
+	int logfd, saved;
+	size_t loglen, lines;
+
+	CU_ASSERT_EQUAL_FATAL(kube_config_from_kubeconfig(
+				  test_apiserver_kubeconfig(srv), NULL, &dead, err, sizeof(err)),
+	    0);
+	free(dead->server);
+	dead->server = strdup("https://127.0.0.1:1"); /* nothing listens there */
+	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, dead, &c), 0);
+	inf = new_cm_informer(c, "dead", &s, &tune);
+	CU_ASSERT_FALSE(kube_informer_describe_failure(inf, desc, sizeof(desc)));
+	CU_ASSERT_STRING_EQUAL(desc, "");
+
+	logfd = mkstemp(logpath);
+	CU_ASSERT_FATAL(logfd >= 0);
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	dup2(logfd, STDERR_FILENO);
+	CU_ASSERT_EQUAL(kube_informer_start(inf), 0);
+	fw = (struct fail_wait){.inf = inf, .failures = 20};
+	CU_ASSERT_TRUE(wait_for(failures_reached, &fw, 20000));
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	close(logfd);
+
+	kube_informer_get_stats(inf, &st);
+	CU_ASSERT_FALSE(kube_informer_has_synced(inf));
+	CU_ASSERT_TRUE(st.failures >= 20);
+	CU_ASSERT_TRUE(st.errors >= st.failures);
+	CU_ASSERT_TRUE(st.failing_since > 0);
+	CU_ASSERT_STRING_EQUAL(
+	    st.last_error, "list failed: Connection refused (https://127.0.0.1:1)");
+	CU_ASSERT_TRUE(kube_informer_describe_failure(inf, desc, sizeof(desc)));
+	/* short enough for a /readyz reason, the count and time included */
+	CU_ASSERT_PTR_NOT_NULL(strstr(
+	    desc, "ConfigMap informer: list failed: Connection refused (https://127.0.0.1:1) - "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(desc, " failures since "));
+	CU_ASSERT_EQUAL(desc[strlen(desc) - 1], 'Z');
+	CU_ASSERT_TRUE(strlen(desc) < 140);
+
+	CU_ASSERT_EQUAL_FATAL(read_file(logpath, 1 << 20, &log, &loglen), 0);
+	unlink(logpath);
+	lines = count_lines_with(log, "ConfigMap informer: list failed: Connection refused");
+	if (lines < 1 || lines > 7)
+		fprintf(stderr, "%zu failure lines for %llu failures:\n%s", lines,
+		    (unsigned long long)st.failures, log);
+	CU_ASSERT_TRUE(lines >= 1);		      /* not silent */
+	CU_ASSERT_TRUE(lines <= 7);		      /* 1, 2, 4, 8, 16, 32, 64: rate limited */
+	CU_ASSERT_PTR_NOT_NULL(strstr(log, "warn ")); /* at warn, from the first one */
+	CU_ASSERT_PTR_NOT_NULL(strstr(log, "failures since"));
+	free(log);
+	kube_informer_free(inf);
+	kube_client_free(c);
+	kube_config_free(dead);
+}
+
+/*
+ * The API server answers 503 twelve times, then recovers: with the start-up cap, the first
+ * successful list follows within a cap of the recovery instead of after a backoff that grew
+ * toward the 30 s cap (10 ms doubled 11 times is 20 s): the last backoff stays at the cap. Afterwards the failure run is over.
+ */
+static void
+test_unsynced_backoff_cap(void)
+{
+	struct kube_informer_opts tune = {
+	    .backoff_base_usec = 10000,
+	    .backoff_unsynced_max_usec = 50000,
+	    .backoff_max_usec = 30 * 1000000ull,
+	};
+	struct kube_informer *inf;
+	struct kube_informer_stats st;
+	struct seen s = {0};
+	char desc[512];
+
+	create_cm("capped", "c1", "c", "a", 1);
+	inf = new_cm_informer(client, "capped", &s, &tune);
+	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "fail?code=503&count=12"), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_informer_start(inf), 0);
+	/* a generous bound (no cap would still sync, after about 41 s): what is asserted is the
+	 * backoff the informer chose, not how long it took */
+	CU_ASSERT_TRUE(wait_for(synced, inf, 120000));
+	kube_informer_get_stats(inf, &st);
+	CU_ASSERT_EQUAL(st.errors, 12);
+	CU_ASSERT_EQUAL(st.lists, 1);
+	CU_ASSERT_TRUE(st.last_backoff_usec <= 50000);
+	CU_ASSERT_TRUE(st.stalls == 0);
+	CU_ASSERT_EQUAL(s.adds, 1);
+	CU_ASSERT_EQUAL(st.failures, 0);
+	CU_ASSERT_STRING_EQUAL(st.last_error, "");
+	CU_ASSERT_FALSE(kube_informer_describe_failure(inf, desc, sizeof(desc)));
+	kube_informer_free(inf);
+	test_apiserver_fault(srv, "fail?count=0");
+}
+
+static bool
+stalled_once(void *arg)
+{
+	struct kube_informer_stats st;
+
+	kube_informer_get_stats(arg, &st);
+	return st.stalls >= 1;
+}
+
+/*
+ * The server keeps the watch open but sends nothing (a proxy holding a dead stream, a
+ * server stuck mid-line): after the idle timeout the informer watches again from its last
+ * resourceVersion (no relist) and gets what it missed.
+ */
+static void
+test_stalled_watch(void)
+{
+	struct kube_informer_opts tune = {
+	    .backoff_base_usec = 50000,
+	    .backoff_max_usec = 500000,
+	    .watch_idle_timeout_usec = 1500000,
+	};
+	struct kube_informer *inf;
+	struct kube_informer_stats st;
+	struct seen s = {0};
+	struct inf_wait w;
+
+	create_cm("stall", "s1", "s", "a", 1);
+	inf = new_cm_informer(client, "stall", &s, &tune);
+	CU_ASSERT_EQUAL_FATAL(kube_informer_start(inf), 0);
+	CU_ASSERT_TRUE_FATAL(wait_for(synced, inf, 20000));
+	w = (struct inf_wait){.inf = inf, .s = &s, .adds = 2, .watches = 1};
+	create_cm("stall", "s2", "s", "a", 2); /* proves the first watch is open */
+	CU_ASSERT_TRUE_FATAL(wait_for(counts_reached, &w, 20000));
+
+	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "stall-watches"), 0);
+	create_cm("stall", "s3", "s", "a", 3); /* not sent on the stalled stream */
+	w.adds = 3;
+	w.watches = 2;
+	CU_ASSERT_TRUE(wait_for(counts_reached, &w, 20000));
+	CU_ASSERT_STRING_EQUAL(s.last_key, "stall/s3");
+	CU_ASSERT_TRUE(wait_for(stalled_once, inf, 1000));
+	kube_informer_get_stats(inf, &st);
+	CU_ASSERT_TRUE(st.stalls >= 1);
+	CU_ASSERT_EQUAL(st.lists, 1); /* watched again from the last resourceVersion */
+	CU_ASSERT_EQUAL(st.relists_410, 0);
+	CU_ASSERT_EQUAL(st.failures, 0); /* the event on the new watch ended the failure run */
+	kube_informer_free(inf);
+}
+
 static const struct test_case informer_tests[] = {
 	{ "paginated sync and watch events", test_sync_and_events },
 	{ "changes while disconnected", test_relist_after_410 },
@@ -612,6 +831,9 @@ static const struct test_case informer_tests[] = {
 	{ "periodic resync", test_resync },
 	{ "no per-event leak over 100000 events", test_no_per_event_leak },
 	{ "a decoder for list pages and watch lines", test_custom_decoder },
+	{ "failures are described and logged, rate limited", test_failures_described_and_logged },
+	{ "start-up backoff capped until the first list", test_unsynced_backoff_cap },
+	{ "a stalled watch is replaced", test_stalled_watch },
 	{ NULL, NULL },
 };
 
