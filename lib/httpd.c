@@ -13,222 +13,22 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
-#include <event2/listener.h>
 #include <event2/util.h>
 
-#include "lib/clock.h"
-#include "lib/log.h"
 #include "lib/metrics.h"
 #include "lib/util.h"
 
-/*
- * Connection accounting. libevent 2.1 has no evhttp_set_max_connections() and no hook when
- * evhttp accepts or frees a connection, but it asks evhttp_set_bevcb() for the bufferevent of
- * every accepted connection. We hand it a pass-through filter over a socket bufferevent: the
- * filter's free_context callback runs when evhttp frees the connection (from a libevent
- * finaliser, so possibly after httpd_free(): the struct then lives until the last one).
- */
 struct httpd {
 	struct evhttp *http;
 	struct evhttp_bound_socket *sock;
-	struct evconnlistener *listener; /* owned by sock */
-	struct event *retry;		 /* re-enables the listener after an accept error */
 	struct metrics *metrics;
 	httpd_ready_fn ready;
 	void *ready_userdata;
 	int port;
-	int fd; /* the listening socket (owned by the listener) */
-	struct timeval timeout; /* of each connection's socket */
-	unsigned conns, max_conns;
-	bool accepting, backing_off;
-	bool closing; /* in httpd_free(): the listener is going */
-	bool freed;   /* httpd_free() returned: the last conn_closed() frees */
-	unsigned backoff_msec;
-	unsigned long accept_errors;
-	unsigned long errors_unlogged; /* since the last warning */
-	uint64_t last_log_usec;
-	struct httpd *next; /* in live_httpds */
+	int fd; /* the listening socket (owned by sock) */
 };
-
-/*
- * The listener's error callback gets the listener's user pointer, which evhttp_bind_listener()
- * sets to the struct evhttp: find our server by its listener instead (one loop, one thread).
- */
-static struct httpd *live_httpds;
-
-static struct httpd *
-httpd_of_listener(const struct evconnlistener *lev)
-{
-	for (struct httpd *h = live_httpds; h != NULL; h = h->next)
-		if (h->listener == lev)
-			return h;
-	return NULL;
-}
-
-static void
-listener_update(struct httpd *h)
-{
-	bool want = !h->backing_off && h->conns < h->max_conns;
-
-	if (h->closing || want == h->accepting)
-		return;
-	if (want)
-		evconnlistener_enable(h->listener);
-	else
-		evconnlistener_disable(h->listener);
-	h->accepting = want;
-}
-
-/*
- * One accepted connection. The filter passes data through unchanged, with a quirk: output
- * that evhttp adds while writing is disabled stays in the filter when evhttp then enables
- * writing (the filter only moves it on a write event of the socket below, and there is none
- * pending). So whenever output is added, kick one from the loop, after evhttp has enabled
- * writing.
- */
-struct httpd_conn {
-	struct httpd *h;
-	struct bufferevent *bev;  /* the filter */
-	struct bufferevent *sock; /* under it */
-	struct event *kick;
-	struct evbuffer_cb_entry *output_cb;
-};
-
-static void
-conn_kick(evutil_socket_t fd, short what, void *arg)
-{
-	struct httpd_conn *c = arg;
-
-	(void)fd;
-	(void)what;
-	/* what a write event of the socket would do: the filter moves its output down */
-	bufferevent_trigger(c->sock, EV_WRITE, BEV_TRIG_IGNORE_WATERMARKS);
-}
-
-static void
-conn_output_added(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
-{
-	struct httpd_conn *c = arg;
-
-	(void)buf;
-	if (info->n_added > 0)
-		event_active(c->kick, EV_TIMEOUT, 0);
-}
-
-static void
-conn_closed(void *arg)
-{
-	struct httpd_conn *c = arg;
-	struct httpd *h = c->h;
-
-	if (c->output_cb != NULL)
-		evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->output_cb);
-	event_free(c->kick);
-	free(c);
-	h->conns--;
-	if (h->freed) {
-		if (h->conns == 0)
-			free(h);
-		return;
-	}
-	listener_update(h);
-}
-
-static struct bufferevent *
-conn_bufferevent(struct event_base *base, void *arg)
-{
-	struct httpd *h = arg;
-	struct httpd_conn *c;
-	struct bufferevent *sock;
-
-	/* Only an accepted connection asks for one: accept() works again. */
-	h->backoff_msec = 0;
-	c = calloc(1, sizeof(*c));
-	if (c == NULL)
-		return NULL; /* evhttp makes its own (uncounted) */
-	c->h = h;
-	c->kick = event_new(base, -1, 0, conn_kick, c);
-	sock = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
-	if (c->kick == NULL || sock == NULL)
-		goto fail;
-	/*
-	 * The timeouts go on the socket, not on the filter (evhttp_set_timeout_tv() would put
-	 * them there): a filter's timer-based timeouts can be re-armed after evhttp has freed
-	 * it, and fire into freed memory (valgrind shows it). The socket reports a timeout
-	 * through the filter to evhttp, which drops the connection.
-	 */
-	bufferevent_set_timeouts(sock, &h->timeout, &h->timeout);
-	c->sock = sock;
-	c->bev = bufferevent_filter_new(sock, NULL, NULL, BEV_OPT_CLOSE_ON_FREE, conn_closed, c);
-	if (c->bev == NULL)
-		goto fail;
-	c->output_cb = evbuffer_add_cb(bufferevent_get_output(c->bev), conn_output_added, c);
-	if (c->output_cb == NULL) {
-		bufferevent_free(c->bev); /* conn_closed() runs, from a finaliser */
-		h->conns++;
-		return NULL;
-	}
-	h->conns++;
-	listener_update(h);
-	return c->bev;
-fail:
-	if (sock != NULL)
-		bufferevent_free(sock);
-	if (c->kick != NULL)
-		event_free(c->kick);
-	free(c);
-	return NULL;
-}
-
-static void
-accept_retry(evutil_socket_t fd, short what, void *arg)
-{
-	struct httpd *h = arg;
-
-	(void)fd;
-	(void)what;
-	h->backing_off = false;
-	listener_update(h);
-}
-
-/*
- * accept() failed with something that is not "try again" (EMFILE, ENFILE, ENOBUFS, ENOMEM,
- * ...). The pending connection keeps the socket readable, so without a pause libevent would
- * call accept() again at once, forever.
- */
-static void
-accept_error(struct evconnlistener *lev, void *arg)
-{
-	struct httpd *h = httpd_of_listener(lev);
-	int err = EVUTIL_SOCKET_ERROR();
-	uint64_t now = clock_now_usec();
-
-	(void)arg; /* the struct evhttp */
-	if (h == NULL) {
-		evconnlistener_disable(lev); /* cannot happen; never spin */
-		return;
-	}
-	h->accept_errors++;
-	h->errors_unlogged++;
-	h->backoff_msec = h->backoff_msec == 0
-	    ? HTTPD_ACCEPT_BACKOFF_MIN_MSEC
-	    : MIN(h->backoff_msec * 2, (unsigned)HTTPD_ACCEPT_BACKOFF_MAX_MSEC);
-	h->backing_off = true;
-	listener_update(h);
-	struct timeval tv = { .tv_sec = h->backoff_msec / 1000,
-		.tv_usec = (h->backoff_msec % 1000) * 1000 };
-	evtimer_add(h->retry, &tv);
-	if (h->last_log_usec == 0 || now - h->last_log_usec >= USEC_PER_SEC) {
-		log_warn("http :%d: accept: %s (%lu failures since the last report); "
-			 "pausing accepts for %u ms",
-		    h->port, strerror(err), h->errors_unlogged, h->backoff_msec);
-		h->errors_unlogged = 0;
-		h->last_log_usec = now ? now : 1;
-	}
-}
 
 static void
 reply_text(struct evhttp_request *req, int code, const char *reason, const char *body,
@@ -406,11 +206,6 @@ httpd_new(struct event_base *base, const char *listen, struct metrics *metrics,
 		return -ENOMEM;
 	}
 	evhttp_set_allowed_methods(h->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
-	evhttp_set_max_headers_size(h->http, HTTPD_MAX_HEADERS_SIZE);
-	evhttp_set_max_body_size(h->http, HTTPD_MAX_BODY_SIZE);
-	h->max_conns = HTTPD_MAX_CONNECTIONS;
-	httpd_set_timeout(h, HTTPD_TIMEOUT_MSEC);
-	evhttp_set_bevcb(h->http, conn_bufferevent, h);
 	evhttp_set_cb(h->http, "/healthz", healthz_cb, h);
 	evhttp_set_cb(h->http, "/readyz", readyz_cb, h);
 	evhttp_set_cb(h->http, "/metrics", metrics_cb, h);
@@ -422,28 +217,13 @@ httpd_new(struct event_base *base, const char *listen, struct metrics *metrics,
 		return r;
 	}
 	h->fd = fd;
-	h->retry = evtimer_new(base, accept_retry, h);
-	/* backlog 0: already listening; the callback is evhttp's (evhttp_bind_listener) */
-	h->listener = h->retry == NULL
-	    ? NULL
-	    : evconnlistener_new(base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE, 0, fd);
-	if (h->listener != NULL)
-		h->sock = evhttp_bind_listener(h->http, h->listener);
+	h->sock = evhttp_accept_socket_with_handle(h->http, fd);
 	if (h->sock == NULL) {
-		if (h->listener != NULL)
-			evconnlistener_free(h->listener);
-		else
-			evutil_closesocket(fd);
-		if (h->retry != NULL)
-			event_free(h->retry);
+		evutil_closesocket(fd);
 		evhttp_free(h->http);
 		free(h);
 		return -ENOMEM;
 	}
-	evconnlistener_set_error_cb(h->listener, accept_error);
-	h->accepting = true;
-	h->next = live_httpds;
-	live_httpds = h;
 	{
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
@@ -463,52 +243,9 @@ httpd_free(struct httpd *h)
 {
 	if (h == NULL)
 		return NULL;
-	for (struct httpd **p = &live_httpds; *p != NULL; p = &(*p)->next)
-		if (*p == h) {
-			*p = h->next;
-			break;
-		}
-	h->closing = true;
-	event_free(h->retry);
-	evhttp_free(h->http); /* and the listener, and the open connections */
-	h->freed = true;
-	if (h->conns == 0)
-		free(h);
-	/* else conn_closed() frees it when the last connection's finaliser has run */
+	evhttp_free(h->http);
+	free(h);
 	return NULL;
-}
-
-int
-httpd_set_timeout(struct httpd *h, unsigned msec)
-{
-	struct timeval tv = { .tv_sec = msec / 1000, .tv_usec = (msec % 1000) * 1000 };
-
-	if (msec == 0)
-		return -EINVAL;
-	h->timeout = tv; /* for connections accepted from now on */
-	return 0;
-}
-
-int
-httpd_set_max_connections(struct httpd *h, unsigned max)
-{
-	if (max == 0)
-		return -EINVAL;
-	h->max_conns = max;
-	listener_update(h);
-	return 0;
-}
-
-unsigned
-httpd_connections(const struct httpd *h)
-{
-	return h->conns;
-}
-
-unsigned long
-httpd_accept_errors(const struct httpd *h)
-{
-	return h->accept_errors;
 }
 
 void
