@@ -212,6 +212,13 @@ metrics_setup(struct agent *a)
 	return 0;
 }
 
+/* Whether cfg's serverIP is the --listen address (listen.c). */
+static bool
+server_ip_is_listen(const struct agent *a, const struct agent_config *cfg)
+{
+	return a->listen_ip != 0 && cfg != NULL && cfg->opts.server_ip == a->listen_ip;
+}
+
 static bool
 ready(void *userdata, char *reason, size_t len)
 {
@@ -225,7 +232,7 @@ ready(void *userdata, char *reason, size_t len)
 		if (a->opts.dry_run)
 			return true; /* synced; no sockets in a dry run */
 		cfg = cur_cfg(a);
-		if (a->listen_ip != 0 && cfg != NULL && cfg->opts.server_ip == a->listen_ip) {
+		if (server_ip_is_listen(a, cfg)) {
 			snprintf(reason, len,
 			    "IPPool %s/%s: its serverIP is the --listen address; not served",
 			    cfg->pool_ns, cfg->pool_name);
@@ -462,7 +469,7 @@ server_ip_refused(struct agent *a, const struct agent_config *cfg)
 {
 	char ip[IPV4_STRLEN];
 
-	if (a->listen_ip == 0 || cfg == NULL || cfg->opts.server_ip != a->listen_ip) {
+	if (!server_ip_is_listen(a, cfg)) {
 		a->refused_server_ip = 0;
 		return false;
 	}
@@ -499,16 +506,14 @@ serve_kept(struct agent *a, const struct agent_link_state *st, bool force)
 {
 	char what[96];
 
-	if (!a->open && st->ifindex != a->dropped_ifindex)
+	/* the sockets are never reopened after the drop: while open, they are on dropped_ifindex */
+	if (st->ifindex != a->dropped_ifindex)
 		snprintf(what, sizeof(what), "the interface re-created (ifindex %d -> %d)",
 		    a->dropped_ifindex, st->ifindex);
 	else if (!a->open)
 		snprintf(what, sizeof(what),
 		    "serving again after the sockets were closed (pool paused, deleted or "
 		    "refused)");
-	else if (st->ifindex != a->open_ifindex)
-		snprintf(what, sizeof(what), "the interface re-created (ifindex %d -> %d)",
-		    a->open_ifindex, st->ifindex);
 	else {
 		if (memcmp(st->hwaddr, a->open_hwaddr, 6) != 0) {
 			/* a bridge takes a port's MAC: the sockets stay, replies take the new one */
