@@ -284,6 +284,14 @@ run_for(long ms)
 	event_free(t);
 }
 
+/* Runs the loop until the call has been reported or released (at most 30 s). */
+static void
+run_until_ended(const struct raw_call *r)
+{
+	for (int i = 0; i < 600 && !r->done && !r->released; i++)
+		run_for(50);
+}
+
 static void
 test_cancel_phases(void)
 {
@@ -304,8 +312,9 @@ test_cancel_phases(void)
 	req.userdata = &r[0];
 	CU_ASSERT_EQUAL(kube_http_submit(h, &req, &call), 0);
 	kube_http_cancel(call);
-	/* 1: cancelled while the server sits on it (delay fault) */
-	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "delay?ms=800&count=1"), 0);
+	/* 1: cancelled while the server sits on it (delay fault, far longer than the 200 ms the
+	 * loop runs before the cancel, so a slow machine still cancels it in flight) */
+	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "delay?ms=3000&count=1"), 0);
 	req.userdata = &r[1];
 	CU_ASSERT_EQUAL(kube_http_submit(h, &req, &call), 0);
 	run_for(200);
@@ -314,7 +323,7 @@ test_cancel_phases(void)
 	/* 2: runs to the end after the others were cancelled */
 	req.userdata = &r[2];
 	CU_ASSERT_EQUAL(kube_http_submit(h, &req, NULL), 0);
-	run_for(1200);
+	run_until_ended(&r[2]);
 	CU_ASSERT_EQUAL(r[0].done, 0);
 	CU_ASSERT_EQUAL(r[0].released, 1);
 	CU_ASSERT_EQUAL(r[1].done, 0);
@@ -324,7 +333,7 @@ test_cancel_phases(void)
 	CU_ASSERT_EQUAL(r[2].released, 0);
 
 	/* 3: still in flight when the transport is freed: released, never reported */
-	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "delay?ms=500&count=1"), 0);
+	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "delay?ms=2000&count=1"), 0);
 	req.userdata = &r[3];
 	CU_ASSERT_EQUAL(kube_http_submit(h, &req, NULL), 0);
 	run_for(100);
@@ -332,7 +341,9 @@ test_cancel_phases(void)
 	CU_ASSERT_EQUAL(r[3].done, 0);
 	CU_ASSERT_EQUAL(r[3].released, 1);
 	/* the server's delayed answer finds the connection gone: nothing happens here */
-	run_for(600);
+	run_for(2100);
+	CU_ASSERT_EQUAL(r[3].done, 0);
+	CU_ASSERT_EQUAL(r[3].released, 1);
 	kube_config_free(c);
 }
 
