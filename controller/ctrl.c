@@ -165,6 +165,7 @@ pack_intern(struct pack *p, const char *s)
 		VMNETCFG_REASON_STATIC_UNAVAILABLE,
 		VMNETCFG_REASON_EXHAUSTED,
 		VMNETCFG_REASON_PAUSED,
+		VMNETCFG_REASON_INVALID_MAC,
 	};
 
 	for (size_t i = 0; s != NULL && i < ELEMENTSOF(common); i++)

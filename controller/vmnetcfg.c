@@ -188,6 +188,12 @@ bind_nic(struct compute *c, const struct vmnetcfg_nic *nic)
 
 	if (mac_parse(nic->mac, mac) < 0) /* the codec canonicalised it: cannot happen */
 		return -EINVAL;
+	if (!mac_is_nic(mac)) {
+		/* the schema's pattern lets these through; the agents would never serve them */
+		r = pending(c, nic, VMNETCFG_REASON_INVALID_MAC, true,
+		    "a broadcast, multicast or all-zero MAC: no NIC can have it, none is bound");
+		goto pend;
+	}
 	p = c->lookup(c->userdata, nic->network_name, &avail);
 	if (avail == NETPOOL_ABSENT || (avail == NETPOOL_READY && p == NULL)) {
 		r = pending(c, nic, VMNETCFG_REASON_NO_IPPOOL, false, "no IPPool for this network");

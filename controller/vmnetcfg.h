@@ -52,6 +52,7 @@ typedef struct netpool *(*vmnetcfg_lookup_fn)(void *userdata, const char *networ
 #define VMNETCFG_REASON_STATIC_UNAVAILABLE "StaticIPUnavailable"
 #define VMNETCFG_REASON_EXHAUSTED "PoolExhausted"
 #define VMNETCFG_REASON_PAUSED "Paused"
+#define VMNETCFG_REASON_INVALID_MAC "InvalidMAC"
 
 #define VMNETCFG_MESSAGE_MAX 256
 

@@ -147,9 +147,7 @@ dhcp_server_set_options(struct dhcp_server *s, const struct dhcp_options *o)
 bool
 dhcp_mac_bindable(const uint8_t mac[6])
 {
-	static const uint8_t zero[6];
-
-	return (mac[0] & 0x01) == 0 && memcmp(mac, zero, 6) != 0;
+	return mac_is_nic(mac);
 }
 
 int

@@ -63,6 +63,14 @@ mac_parse(const char *s, uint8_t ret[MAC_LEN])
 	return 0;
 }
 
+bool
+mac_is_nic(const uint8_t mac[MAC_LEN])
+{
+	static const uint8_t zero[MAC_LEN];
+
+	return (mac[0] & 0x01) == 0 && memcmp(mac, zero, MAC_LEN) != 0;
+}
+
 void
 mac_format(const uint8_t mac[MAC_LEN], char out[MAC_STRLEN])
 {

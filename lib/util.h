@@ -22,6 +22,9 @@ int mac_parse(const char *s, uint8_t ret[MAC_LEN]);
 void mac_format(const uint8_t mac[MAC_LEN], char out[MAC_STRLEN]);
 /* Canonicalise a MAC string (lower case, colon separated) into out. */
 int mac_canonicalize(const char *s, char out[MAC_STRLEN]);
+/* Can mac be a NIC's? false for the all-zero MAC and for group (multicast, broadcast) MACs:
+ * the low bit of the first octet set. Neither can hold a DHCP binding. */
+bool mac_is_nic(const uint8_t mac[MAC_LEN]);
 
 /*
  * IPv4 addresses in host byte order. Strict dotted quad: four decimal numbers 0..255, no

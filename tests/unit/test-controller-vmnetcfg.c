@@ -362,6 +362,38 @@ test_exhausted(void)
 	vmnetcfg_result_clear(&r);
 }
 
+/* A broadcast, multicast or all-zero MAC stays Pending (InvalidMAC, a Warning Event) and takes
+ * no address: the agents would never serve it. */
+static void
+test_group_mac(void)
+{
+	static const char *const bad[] = { "ff:ff:ff:ff:ff:ff", "01:00:5e:00:00:01",
+		"00:00:00:00:00:00" };
+	struct cfgbuf b;
+	struct vmnetcfg_result r;
+
+	reset();
+	cfg_init(&b, "vm-g");
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+		cfg_nic(&b, "default/net-1", bad[i], 0);
+	cfg_nic(&b, "default/net-1", "02:00:00:00:00:01", 0);
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-g", lookup, &w, 100, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(r.status.n_nics, 4);
+	CU_ASSERT_EQUAL_FATAL(r.n_events, ELEMENTSOF(bad));
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		CU_ASSERT_EQUAL(r.status.nics[i].state, VMNETCFG_STATE_PENDING);
+		CU_ASSERT_EQUAL(r.status.nics[i].allocated_ip, 0);
+		CU_ASSERT_STRING_EQUAL(r.events[i].reason, VMNETCFG_REASON_INVALID_MAC);
+		CU_ASSERT_PTR_NOT_NULL(strstr(r.events[i].message, bad[i]));
+		CU_ASSERT_PTR_NOT_NULL(strstr(r.events[i].message, "broadcast, multicast"));
+	}
+	/* the good NIC gets the lowest address: the bad ones took none */
+	CU_ASSERT_EQUAL(r.status.nics[3].state, VMNETCFG_STATE_ALLOCATED);
+	CU_ASSERT_EQUAL(r.status.nics[3].allocated_ip, IP(10, 0, 0, 10));
+	CU_ASSERT_TRUE(ipam_pool_is_free(netpool_ipam(w.net1), IP(10, 0, 0, 11)));
+	vmnetcfg_result_clear(&r);
+}
+
 static void
 test_paused(void)
 {
@@ -441,6 +473,7 @@ static const struct test_case vmnetcfg_tests[] = {
 	{ "NIC moves network, stale", test_move_network_and_stale },
 	{ "move to a static address", test_move_to_static },
 	{ "pool exhausted", test_exhausted },
+	{ "broadcast, multicast and zero MACs stay Pending", test_group_mac },
 	{ "paused", test_paused },
 	{ "release all", test_release_all },
 	{ NULL, NULL },
