@@ -333,6 +333,69 @@ test_leader_health_metrics(void)
 	unlink(log);
 }
 
+/* The API server is gone: /readyz says 503 and why (which informer, what failed), so
+ * `kubectl describe pod` shows the cause instead of a bare "not ready". */
+static void
+test_readyz_says_why(void)
+{
+	struct test_apiserver *api = NULL;
+	char listen[32], kc[] = "/tmp/vmdhcp-ctl-main-kcXXXXXX", log[] = "/tmp/vmdhcp-ctl-main-why.log";
+	struct body *b = calloc(1, sizeof(*b));
+	int port = free_port(), fd = -1;
+	bool said = false;
+	pid_t pid;
+
+	if (find_program() < 0 || b == NULL || port < 0 || (fd = mkstemp(kc)) < 0) {
+		CU_FAIL("set-up");
+		free(b);
+		return;
+	}
+	/* a kubeconfig for a server that answered once and is gone now: connection refused */
+	CU_ASSERT_EQUAL_FATAL(test_apiserver_start(&api, NULL), 0);
+	{
+		FILE *in = fopen(test_apiserver_kubeconfig(api), "r");
+		char buf[16384];
+		size_t n = in != NULL ? fread(buf, 1, sizeof(buf), in) : 0;
+
+		CU_ASSERT_TRUE(n > 0 && write(fd, buf, n) == (ssize_t)n);
+		if (in != NULL)
+			fclose(in);
+		close(fd);
+	}
+	test_apiserver_stop(api);
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	{
+		char *args[] = { program, "--kubeconfig", kc, "--namespace", "vmdhcp",
+			"--agent-image", "agent:v1", "--listen", listen, "--no-leader-election", NULL };
+
+		pid = spawn(log, args);
+	}
+	CU_ASSERT_TRUE(wait_http(port, "/healthz", 200, b));
+	for (int i = 0; i < 400 && !said; i++) { /* the first list fails within its backoff */
+		said = http_get(port, "/readyz", b) == 503 && strstr(b->buf, "list failed") != NULL;
+		if (!said)
+			usleep(50000);
+	}
+	CU_ASSERT_TRUE(said);
+	CU_ASSERT_PTR_NOT_NULL(strstr(b->buf, "IPPool informer: list failed: "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(b->buf, "Connection refused"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(b->buf, " since "));
+	if (!said || strstr(b->buf, "Connection refused") == NULL)
+		fprintf(stderr, "/readyz said: %s\n", b->buf);
+	kill(pid, SIGTERM);
+	CU_ASSERT_EQUAL(wait_exit(pid, 20), 0);
+	{
+		char text[8192];
+
+		/* and the log said it too, once per backoff step (not once per retry) */
+		read_log(log, text, sizeof(text));
+		CU_ASSERT_PTR_NOT_NULL(strstr(text, "informer: list failed: "));
+	}
+	unlink(kc);
+	unlink(log);
+	free(b);
+}
+
 /* --- two controllers: exactly one reconciles --------------------------------------------- */
 
 #define NS "default"
@@ -1173,6 +1236,7 @@ static const struct test_case main_tests[] = {
 	{ "flags", test_flags },
 	{ "agent flags", test_agent_flags },
 	{ "leader, health, metrics, stop", test_leader_health_metrics },
+	{ "/readyz says why when the API server is gone", test_readyz_says_why },
 	{ "two controllers: exactly one reconciles", test_two_controllers },
 	{ "uninstall: flags", test_uninstall_flags },
 	{ "uninstall: agents and finalizers removed, foreign ones kept", test_uninstall_cleanup },
