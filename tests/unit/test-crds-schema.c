@@ -4,7 +4,9 @@
  * vice versa, with the same type, required-ness, format, pattern, limits, default, enum and
  * immutability; CRD names, scope, subresource and printer columns are as SPEC §1 says; and
  * on sample values the schema (evaluated here, patterns compiled from the YAML text) and the
- * codec accept and refuse the same things.
+ * codec accept and refuse the same things. For the operator: every property has a description
+ * (what `kubectl explain` prints), both kinds are in the category vmdhcp, the -o wide columns
+ * point at real fields, and status.conditions is a list map keyed by type.
  */
 #include <errno.h>
 #include <regex.h>
@@ -121,6 +123,22 @@ compare_int(const json_t *schema, const char *key, bool has, long long want, con
 
 static void compare(const json_t *schema, const struct crd_field *f, const char *path);
 
+/*
+ * Schema properties the codec does not decode. The decoder reads these objects non-strictly
+ * (unknown keys ignored), which the samples below check with a value in place.
+ * observedGeneration: the controller will fill it later; the schema must allow it now.
+ */
+static const char *const schema_only[] = {"status.conditions[].observedGeneration", NULL};
+
+static bool
+listed(const char *const *list, const char *s)
+{
+	for (; *list; list++)
+		if (strcmp(*list, s) == 0)
+			return true;
+	return false;
+}
+
 static void
 compare_children(const json_t *schema, const struct crd_field *children, const char *path)
 {
@@ -142,7 +160,8 @@ compare_children(const json_t *schema, const struct crd_field *children, const c
 			c++;
 		crd_path_key(sub, sizeof(sub), path, k);
 		if (!c->key) {
-			problem("%s: in the schema, unknown to the codec", sub);
+			if (!listed(schema_only, sub))
+				problem("%s: in the schema, unknown to the codec", sub);
 			continue;
 		}
 		compare(v, c, sub);
@@ -260,11 +279,36 @@ test_vmnetcfg_fields(void)
 
 /* --- CRD-level settings --------------------------------------------------------------- */
 
+static json_t *schema_at(json_t *schema, const char *path);
+
+static const char *
+str_at(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : "(none)";
+}
+
+struct column {
+	const char *name;
+	const char *type;
+	const char *json_path;
+	int priority; /* 1: only with -o wide */
+};
+
+/* A plain path (".a.b[0].c"): not a filter, not metadata (the API server's, not ours). */
+static bool
+plain_field_path(const char *json_path)
+{
+	return json_path[0] == '.' && !strstr(json_path, "[?") &&
+	       strncmp(json_path, ".metadata.", 10) != 0;
+}
+
 static void
 check_crd(const char *file, const char *kind, const char *plural, const char *const *shorts,
-    const char *const *columns)
+    const struct column *columns)
 {
-	json_t *crd = load_crd(file), *spec, *names, *ver, *a, *v;
+	json_t *crd = load_crd(file), *spec, *names, *ver, *a, *v, *f;
 	char name[128];
 	size_t i;
 
@@ -292,30 +336,258 @@ check_crd(const char *file, const char *kind, const char *plural, const char *co
 	CU_ASSERT_TRUE(
 	    json_is_object(json_object_get(json_object_get(ver, "subresources"), "status")));
 	a = json_object_get(ver, "additionalPrinterColumns");
-	for (i = 0; columns[i]; i++) {
+	problems = 0;
+	for (i = 0; columns[i].name; i++) {
+		const struct column *c = &columns[i];
+		json_t *p;
+		json_int_t prio;
+
 		v = json_array_get(a, i);
-		CU_ASSERT_PTR_NOT_NULL(v);
-		if (v)
-			CU_ASSERT_STRING_EQUAL(
-			    json_string_value(json_object_get(v, "name")), columns[i]);
+		if (!v) {
+			problem("%s: column %zu %s missing", file, i, c->name);
+			continue;
+		}
+		p = json_object_get(v, "priority");
+		prio = json_is_integer(p) ? json_integer_value(p) : 0; /* absent: 0 */
+		if (strcmp(str_at(v, "name"), c->name) != 0 || strcmp(str_at(v, "type"), c->type) ||
+		    strcmp(str_at(v, "jsonPath"), c->json_path) != 0 || prio != c->priority)
+			problem("%s: column %zu is %s %s %s priority %lld, want %s %s %s priority "
+				"%d",
+			    file, i, str_at(v, "name"), str_at(v, "type"), str_at(v, "jsonPath"),
+			    (long long)prio, c->name, c->type, c->json_path, c->priority);
+		/* a column on a misspelt field is silently empty: the field must exist */
+		if (!plain_field_path(c->json_path))
+			continue;
+		f = schema_at(crd_schema(crd), c->json_path + 1);
+		if (!f)
+			problem(
+			    "%s: column %s: %s is not in the schema", file, c->name, c->json_path);
+		else if (strcmp(str_at(f, "type"), c->type) != 0)
+			problem("%s: column %s is %s, its field %s", file, c->name, c->type,
+			    str_at(f, "type"));
 	}
-	CU_ASSERT_EQUAL(json_array_size(a), i);
+	if (json_array_size(a) != i)
+		problem("%s: %zu columns, want %zu", file, json_array_size(a), i);
+	CU_ASSERT_EQUAL(problems, 0);
 	json_decref(crd);
 }
+
+static const struct column ippl_cols[] = {
+    {"NETWORK", "string", ".spec.networkName", 0},
+    {"AVAILABLE", "integer", ".status.ipv4.available", 0},
+    {"USED", "integer", ".status.ipv4.used", 0},
+    {"REGISTERED", "string", ".status.conditions[?(@.type=='Registered')].status", 0},
+    {"CACHEREADY", "string", ".status.conditions[?(@.type=='CacheReady')].status", 0},
+    {"AGENTREADY", "string", ".status.conditions[?(@.type=='AgentReady')].status", 0},
+    {"AGE", "date", ".metadata.creationTimestamp", 0},
+    {"CIDR", "string", ".spec.ipv4Config.cidr", 1},
+    {"SERVERIP", "string", ".spec.ipv4Config.serverIP", 1},
+    {"START", "string", ".spec.ipv4Config.pool.start", 1},
+    {"END", "string", ".spec.ipv4Config.pool.end", 1},
+    {NULL, NULL, NULL, 0},
+};
+
+static const struct column vm_cols[] = {
+    {"VMNAME", "string", ".spec.vmName", 0},
+    {"ALLOCATED", "string", ".status.conditions[?(@.type=='Allocated')].status", 0},
+    {"DISABLED", "string", ".status.conditions[?(@.type=='Disabled')].status", 0},
+    {"INSYNCED", "string", ".status.conditions[?(@.type=='InSynced')].status", 0},
+    {"AGE", "date", ".metadata.creationTimestamp", 0},
+    {"MAC", "string", ".status.networkConfig[0].macAddress", 1},
+    {"IP", "string", ".status.networkConfig[0].allocatedIPAddress", 1},
+    {NULL, NULL, NULL, 0},
+};
 
 static void
 test_crd_settings(void)
 {
 	static const char *const ippl_short[] = {"ippl", "ippls"};
-	static const char *const ippl_cols[] = {
-	    "NETWORK", "AVAILABLE", "USED", "REGISTERED", "CACHEREADY", "AGENTREADY", "AGE", NULL};
 	static const char *const vm_short[] = {"vmnetcfg", "vmnetcfgs"};
-	static const char *const vm_cols[] = {
-	    "VMNAME", "ALLOCATED", "DISABLED", "INSYNCED", "AGE", NULL};
 
 	check_crd("ippools.yaml", IPPOOL_KIND, IPPOOL_PLURAL, ippl_short, ippl_cols);
 	check_crd(
 	    "virtualmachinenetworkconfigs.yaml", VMNETCFG_KIND, VMNETCFG_PLURAL, vm_short, vm_cols);
+}
+
+/* `kubectl get vmdhcp -A` lists both kinds. */
+static void
+test_crd_category(void)
+{
+	static const char *const files[] = {"ippools.yaml", "virtualmachinenetworkconfigs.yaml"};
+
+	for (size_t f = 0; f < ELEMENTSOF(files); f++) {
+		json_t *crd = load_crd(files[f]), *v;
+		json_t *cats = json_object_get(
+		    json_object_get(json_object_get(crd, "spec"), "names"), "categories");
+		bool found = false;
+		size_t i;
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(crd);
+		json_array_foreach(cats, i, v) found =
+		    found || (json_is_string(v) && strcmp(json_string_value(v), "vmdhcp") == 0);
+		if (!found)
+			printf("\n  %s: no category vmdhcp in spec.names.categories", files[f]);
+		CU_ASSERT_TRUE(found);
+		json_decref(crd);
+	}
+}
+
+/* --- descriptions: what `kubectl explain` prints ---------------------------------------- */
+
+/*
+ * Properties that need no description: the root metadata, about which a structural schema
+ * may say nothing but name and generateName (the API server documents it as ObjectMeta).
+ */
+static const char *const undescribed_ok[] = {"metadata", NULL};
+static char offenders[1024]; /* the paths found without a description, space separated */
+
+static bool
+has_description(const json_t *schema)
+{
+	const char *d = json_string_value(json_object_get(schema, "description"));
+
+	return d && strspn(d, " \t\n") < strlen(d);
+}
+
+/* Walk properties, array items and map values; returns the number of properties seen. */
+static unsigned
+check_descriptions(json_t *schema, const char *path)
+{
+	json_t *v;
+	const char *k;
+	char sub[256];
+	unsigned n = 0;
+
+	json_object_foreach(json_object_get(schema, "properties"), k, v)
+	{
+		crd_path_key(sub, sizeof(sub), path, k);
+		n++;
+		if (!listed(undescribed_ok, sub) && !has_description(v)) {
+			problem("%s: no description", sub);
+			snprintf(offenders + strlen(offenders),
+			    sizeof(offenders) - strlen(offenders), "%s ", sub);
+		}
+		n += check_descriptions(v, sub);
+	}
+	if ((v = json_object_get(schema, "items"))) {
+		snprintf(sub, sizeof(sub), "%s[]", path);
+		n += check_descriptions(v, sub);
+	}
+	if (json_is_object(v = json_object_get(schema, "additionalProperties"))) {
+		snprintf(sub, sizeof(sub), "%s{}", path);
+		n += check_descriptions(v, sub);
+	}
+	return n;
+}
+
+static void
+check_described(const char *file, unsigned min_props)
+{
+	json_t *crd = load_crd(file), *schema;
+	unsigned n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(crd);
+	schema = crd_schema(crd);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(schema);
+	problems = 0;
+	offenders[0] = '\0';
+	if (!has_description(schema))
+		problem("%s: openAPIV3Schema (the kind) has no description", file);
+	n = check_descriptions(schema, "");
+	CU_ASSERT_EQUAL(problems, 0);
+	CU_ASSERT(n >= min_props); /* the walk did reach the nested properties */
+	json_decref(crd);
+}
+
+static void
+test_ippool_described(void)
+{
+	check_described("ippools.yaml", 40);
+}
+
+static void
+test_vmnetcfg_described(void)
+{
+	check_described("virtualmachinenetworkconfigs.yaml", 20);
+}
+
+static void
+test_description_check_detects(void)
+{
+	/* a blank description, one missing inside array items and one inside map values; the
+	 * root metadata is exempt */
+	json_t *s = json_loads(
+	    "{\"type\": \"object\", \"properties\": {\"metadata\": {\"type\": \"object\"},"
+	    " \"a\": {\"description\": \" \\n\", \"type\": \"string\"},"
+	    " \"b\": {\"description\": \"b\", \"type\": \"array\","
+	    "  \"items\": {\"type\": \"object\", \"properties\": {\"c\": {\"type\": \"string\"}}}},"
+	    " \"d\": {\"description\": \"d\", \"type\": \"object\", \"additionalProperties\":"
+	    "  {\"type\": \"object\", \"properties\": {\"e\": {\"type\": \"string\"},"
+	    "   \"f\": {\"description\": \"f\", \"type\": \"string\"}}}}}}",
+	    0, NULL);
+	unsigned n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	problems = 0;
+	offenders[0] = '\0';
+	printf("\n  (expected offenders follow)");
+	n = check_descriptions(s, "");
+	CU_ASSERT_EQUAL(n, 7);
+	CU_ASSERT_EQUAL(problems, 3);
+	CU_ASSERT_STRING_EQUAL(offenders, "a b[].c d{}.e ");
+	json_decref(s);
+}
+
+/* --- status.conditions: a list map keyed by type ------------------------------------------ */
+
+static void
+check_conditions_map(const char *file)
+{
+	json_t *crd = load_crd(file), *conds, *items, *keys, *k, *og;
+	size_t i;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(crd);
+	conds = schema_at(crd_schema(crd), "status.conditions");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(conds);
+	items = json_object_get(conds, "items");
+	problems = 0;
+	if (strcmp(str_at(conds, "x-kubernetes-list-type"), "map") != 0)
+		problem("%s: status.conditions: x-kubernetes-list-type %s, want map", file,
+		    str_at(conds, "x-kubernetes-list-type"));
+	keys = json_object_get(conds, "x-kubernetes-list-map-keys");
+	k = json_array_get(keys, 0);
+	if (json_array_size(keys) != 1 || !json_is_string(k) ||
+	    strcmp(json_string_value(k), "type") != 0)
+		problem("%s: status.conditions: x-kubernetes-list-map-keys is not [type]", file);
+	/* the API server requires every key to be a required scalar property of the items */
+	json_array_foreach(keys, i, k)
+	{
+		const char *key = json_string_value(k);
+		json_t *req = json_object_get(items, "required"), *r;
+		const char *t = str_at(
+		    json_object_get(json_object_get(items, "properties"), key ? key : ""), "type");
+		bool in_req = false;
+		size_t j;
+
+		json_array_foreach(req, j, r) in_req =
+		    in_req || (key && strcmp(json_string_value(r), key) == 0);
+		if (!in_req || (strcmp(t, "string") && strcmp(t, "integer")))
+			problem("%s: list map key %s: required %d, type %s", file,
+			    key ? key : "(not a string)", in_req, t);
+	}
+	og = schema_at(crd_schema(crd), "status.conditions[0].observedGeneration");
+	if (!og || strcmp(str_at(og, "type"), "integer") || strcmp(str_at(og, "format"), "int64"))
+		problem(
+		    "%s: status.conditions[].observedGeneration is not an integer (int64)", file);
+	CU_ASSERT_EQUAL(problems, 0);
+	json_decref(crd);
+}
+
+static void
+test_conditions_list_map(void)
+{
+	check_conditions_map("ippools.yaml");
+	check_conditions_map("virtualmachinenetworkconfigs.yaml");
 }
 
 /* --- sample values: schema verdict == codec verdict ------------------------------------ */
@@ -527,6 +799,7 @@ static const struct sample ippool_samples[] = {
     {"spec.ipv4Config.routes", "[{\"destination\": \"10.8.0.0/16\", \"gateway\": \"x\"}]", false},
     {"status.conditions[0].status", "\"Unknown\"", true},
     {"status.conditions[0].status", "\"true\"", false},
+    {"status.conditions[0].observedGeneration", "7", true},
     {"status.lastUpdate", "\"2024-05-01T10:00:00Z\"", true},
 };
 
@@ -556,6 +829,7 @@ static const struct sample vmnetcfg_samples[] = {
     {"status.networkConfig[0].allocatedIPAddress", "\"10.0.0.500\"", false},
     {"status.conditions[0].status", "\"False\"", true},
     {"status.conditions[0].status", "\"false\"", false},
+    {"status.conditions[0].observedGeneration", "7", true},
 };
 
 static int
@@ -661,7 +935,12 @@ test_checker_detects_drift(void)
 static const struct test_case schema_tests[] = {
     {"IPPool: schema and codec fields agree", test_ippool_fields},
     {"VMNetCfg: schema and codec fields agree", test_vmnetcfg_fields},
-    {"CRD names, scope, subresource, columns", test_crd_settings},
+    {"CRD names, scope, subresource, columns (-o wide too)", test_crd_settings},
+    {"CRD category vmdhcp on both kinds", test_crd_category},
+    {"IPPool: every property has a description", test_ippool_described},
+    {"VMNetCfg: every property has a description", test_vmnetcfg_described},
+    {"the description check detects omissions", test_description_check_detects},
+    {"status.conditions: list map keyed by type, observedGeneration", test_conditions_list_map},
     {"IPPool: same verdicts on samples", test_ippool_samples},
     {"VMNetCfg: same verdicts on samples", test_vmnetcfg_samples},
     {"the comparison detects drift", test_checker_detects_drift},
