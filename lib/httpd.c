@@ -13,22 +13,230 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/listener.h>
 #include <event2/util.h>
 
+#include "lib/clock.h"
+#include "lib/log.h"
 #include "lib/metrics.h"
 #include "lib/util.h"
+
+/*
+ * The limits are evhttp's own (evhttp_set_max_headers_size, _max_body_size, _timeout_tv), on
+ * evhttp's usual data path: a socket bufferevent per connection, nothing between it and
+ * evhttp. (70e5034 put a pass-through filter bufferevent there, to see connections go; evhttp
+ * takes "the filter's output is empty" for "the reply is written", so after a reply with
+ * Connection: close it freed the connection while the reply still sat in the socket
+ * bufferevent below, and shut the socket down: the kubelet's probes got an empty reply.)
+ *
+ * Connection accounting. libevent 2.1 has no evhttp_set_max_connections(); it has a close
+ * callback per evhttp_connection, called when evhttp frees (or resets) a connection that
+ * is still open, and evhttp_set_bevcb(), which evhttp calls for every accepted connection to
+ * get its bufferevent. We make that bufferevent (the one evhttp would make), count the
+ * connection, and, once evhttp has built the connection around it, register the close
+ * callback: from an event run right after the accept, because evhttp builds the
+ * evhttp_connection after asking for the bufferevent. evhttp passes its evhttp_connection as
+ * the argument of every callback it sets on the bufferevent; bufferevent_getcb() reads it,
+ * and evhttp_connection_get_bufferevent() confirms it.
+ */
+struct accepted {
+	struct bufferevent *bev; /* referenced until its close callback is registered */
+	struct accepted *next;
+};
 
 struct httpd {
 	struct evhttp *http;
 	struct evhttp_bound_socket *sock;
+	struct evconnlistener *listener; /* owned by sock */
+	struct event *retry;		 /* re-enables the listener after an accept error */
+	struct event *adopt;		 /* registers close callbacks for the list below */
+	struct accepted *accepted;	 /* counted, close callback not yet registered */
 	struct metrics *metrics;
 	httpd_ready_fn ready;
 	void *ready_userdata;
 	int port;
-	int fd; /* the listening socket (owned by sock) */
+	int fd; /* the listening socket (owned by the listener) */
+	unsigned conns, max_conns;
+	bool accepting, backing_off;
+	bool closing; /* in httpd_free(): the listener is gone */
+	unsigned backoff_msec;
+	unsigned long accept_errors;
+	unsigned long errors_unlogged; /* since the last warning */
+	uint64_t last_log_usec;
+	struct httpd *next; /* in live_httpds */
 };
+
+/*
+ * The listener's error callback gets the listener's user pointer, which evhttp_bind_listener()
+ * sets to the struct evhttp: find our server by its listener instead (one loop, one thread).
+ */
+static struct httpd *live_httpds;
+
+static struct httpd *
+httpd_of_listener(const struct evconnlistener *lev)
+{
+	for (struct httpd *h = live_httpds; h != NULL; h = h->next)
+		if (h->listener == lev)
+			return h;
+	return NULL;
+}
+
+static void
+listener_update(struct httpd *h)
+{
+	bool want = !h->backing_off && h->conns < h->max_conns;
+
+	if (h->closing || want == h->accepting)
+		return;
+	if (want)
+		evconnlistener_enable(h->listener);
+	else
+		evconnlistener_disable(h->listener);
+	h->accepting = want;
+}
+
+static void
+conn_gone(struct httpd *h)
+{
+	h->conns--;
+	listener_update(h);
+}
+
+/* evhttp frees or resets a connection: once per connection. */
+static void
+conn_closed(struct evhttp_connection *evcon, void *arg)
+{
+	(void)evcon;
+	conn_gone(arg);
+}
+
+static void
+adopt_accepted(evutil_socket_t fd, short what, void *arg)
+{
+	struct httpd *h = arg;
+	struct accepted *a;
+
+	(void)fd;
+	(void)what;
+	while ((a = h->accepted) != NULL) {
+		bufferevent_event_cb eventcb = NULL;
+		void *cbarg = NULL;
+
+		h->accepted = a->next;
+		bufferevent_getcb(a->bev, NULL, NULL, &eventcb, &cbarg);
+		if (eventcb == NULL) {
+			/* evhttp has let it go already (bufferevent_free() clears the callbacks) */
+			conn_gone(h);
+		} else if (cbarg == NULL ||
+		    evhttp_connection_get_bufferevent(cbarg) != a->bev ||
+		    evhttp_connection_get_server(cbarg) != h->http) {
+			/* not evhttp's connection: never the case with libevent 2.1 */
+			log_warn("http :%d: cannot track a connection: not counted", h->port);
+			conn_gone(h);
+		} else {
+			evhttp_connection_set_closecb(cbarg, conn_closed, h);
+		}
+		bufferevent_decref(a->bev);
+		free(a);
+	}
+}
+
+/* Drops the references of httpd_free(): evhttp_free() has let the bufferevents go. */
+static void
+drop_accepted(struct httpd *h)
+{
+	struct accepted *a;
+
+	while ((a = h->accepted) != NULL) {
+		h->accepted = a->next;
+		h->conns--;
+		bufferevent_decref(a->bev);
+		free(a);
+	}
+}
+
+static struct bufferevent *
+conn_bufferevent(struct event_base *base, void *arg)
+{
+	struct httpd *h = arg;
+	struct accepted *a;
+
+	/* Only an accepted connection asks for one: accept() works again. */
+	h->backoff_msec = 0;
+	a = calloc(1, sizeof(*a));
+	if (a == NULL)
+		return NULL; /* evhttp makes its own (uncounted) */
+	/* what evhttp makes itself when there is no bevcb */
+	a->bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	if (a->bev == NULL) {
+		free(a);
+		return NULL;
+	}
+	/*
+	 * evhttp keeps reading while it writes a reply (to see the peer close), into the
+	 * input buffer, which a client that pipelines requests and reads no reply would grow
+	 * without end: stop reading at this much; evhttp's parser drains it as it goes, and
+	 * needs no more than the header and body limits.
+	 */
+	bufferevent_setwatermark(a->bev, EV_READ, 0, HTTPD_READ_BUFFER_MAX);
+	bufferevent_incref(a->bev); /* valid until adopt_accepted(), whatever evhttp does */
+	a->next = h->accepted;
+	h->accepted = a;
+	event_active(h->adopt, EV_TIMEOUT, 0);
+	h->conns++;
+	listener_update(h);
+	return a->bev;
+}
+
+static void
+accept_retry(evutil_socket_t fd, short what, void *arg)
+{
+	struct httpd *h = arg;
+
+	(void)fd;
+	(void)what;
+	h->backing_off = false;
+	listener_update(h);
+}
+
+/*
+ * accept() failed with something that is not "try again" (EMFILE, ENFILE, ENOBUFS, ENOMEM,
+ * ...). The pending connection keeps the socket readable, so without a pause libevent would
+ * call accept() again at once, forever.
+ */
+static void
+accept_error(struct evconnlistener *lev, void *arg)
+{
+	struct httpd *h = httpd_of_listener(lev);
+	int err = EVUTIL_SOCKET_ERROR();
+	uint64_t now = clock_now_usec();
+
+	(void)arg; /* the struct evhttp */
+	if (h == NULL) {
+		evconnlistener_disable(lev); /* cannot happen; never spin */
+		return;
+	}
+	h->accept_errors++;
+	h->errors_unlogged++;
+	h->backoff_msec = h->backoff_msec == 0
+	    ? HTTPD_ACCEPT_BACKOFF_MIN_MSEC
+	    : MIN(h->backoff_msec * 2, (unsigned)HTTPD_ACCEPT_BACKOFF_MAX_MSEC);
+	h->backing_off = true;
+	listener_update(h);
+	struct timeval tv = { .tv_sec = h->backoff_msec / 1000,
+		.tv_usec = (h->backoff_msec % 1000) * 1000 };
+	evtimer_add(h->retry, &tv);
+	if (h->last_log_usec == 0 || now - h->last_log_usec >= USEC_PER_SEC) {
+		log_warn("http :%d: accept: %s (%lu failures since the last report); "
+			 "pausing accepts for %u ms",
+		    h->port, strerror(err), h->errors_unlogged, h->backoff_msec);
+		h->errors_unlogged = 0;
+		h->last_log_usec = now ? now : 1;
+	}
+}
 
 static void
 reply_text(struct evhttp_request *req, int code, const char *reason, const char *body,
@@ -206,6 +414,11 @@ httpd_new(struct event_base *base, const char *listen, struct metrics *metrics,
 		return -ENOMEM;
 	}
 	evhttp_set_allowed_methods(h->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
+	evhttp_set_max_headers_size(h->http, HTTPD_MAX_HEADERS_SIZE);
+	evhttp_set_max_body_size(h->http, HTTPD_MAX_BODY_SIZE);
+	h->max_conns = HTTPD_MAX_CONNECTIONS;
+	httpd_set_timeout(h, HTTPD_TIMEOUT_MSEC);
+	evhttp_set_bevcb(h->http, conn_bufferevent, h);
 	evhttp_set_cb(h->http, "/healthz", healthz_cb, h);
 	evhttp_set_cb(h->http, "/readyz", readyz_cb, h);
 	evhttp_set_cb(h->http, "/metrics", metrics_cb, h);
@@ -217,13 +430,31 @@ httpd_new(struct event_base *base, const char *listen, struct metrics *metrics,
 		return r;
 	}
 	h->fd = fd;
-	h->sock = evhttp_accept_socket_with_handle(h->http, fd);
+	h->retry = evtimer_new(base, accept_retry, h);
+	h->adopt = event_new(base, -1, 0, adopt_accepted, h);
+	/* backlog 0: already listening; the callback is evhttp's (evhttp_bind_listener) */
+	h->listener = h->retry == NULL || h->adopt == NULL
+	    ? NULL
+	    : evconnlistener_new(base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE, 0, fd);
+	if (h->listener != NULL)
+		h->sock = evhttp_bind_listener(h->http, h->listener);
 	if (h->sock == NULL) {
-		evutil_closesocket(fd);
+		if (h->listener != NULL)
+			evconnlistener_free(h->listener);
+		else
+			evutil_closesocket(fd);
+		if (h->retry != NULL)
+			event_free(h->retry);
+		if (h->adopt != NULL)
+			event_free(h->adopt);
 		evhttp_free(h->http);
 		free(h);
 		return -ENOMEM;
 	}
+	evconnlistener_set_error_cb(h->listener, accept_error);
+	h->accepting = true;
+	h->next = live_httpds;
+	live_httpds = h;
 	{
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
@@ -243,9 +474,52 @@ httpd_free(struct httpd *h)
 {
 	if (h == NULL)
 		return NULL;
+	for (struct httpd **p = &live_httpds; *p != NULL; p = &(*p)->next)
+		if (*p == h) {
+			*p = h->next;
+			break;
+		}
+	h->closing = true;
+	/* the listener, and the open connections (their close callbacks run here) */
 	evhttp_free(h->http);
+	drop_accepted(h);
+	event_free(h->adopt);
+	event_free(h->retry);
 	free(h);
 	return NULL;
+}
+
+int
+httpd_set_timeout(struct httpd *h, unsigned msec)
+{
+	struct timeval tv = { .tv_sec = msec / 1000, .tv_usec = (msec % 1000) * 1000 };
+
+	if (msec == 0)
+		return -EINVAL;
+	evhttp_set_timeout_tv(h->http, &tv); /* for connections accepted from now on */
+	return 0;
+}
+
+int
+httpd_set_max_connections(struct httpd *h, unsigned max)
+{
+	if (max == 0)
+		return -EINVAL;
+	h->max_conns = max;
+	listener_update(h);
+	return 0;
+}
+
+unsigned
+httpd_connections(const struct httpd *h)
+{
+	return h->conns;
+}
+
+unsigned long
+httpd_accept_errors(const struct httpd *h)
+{
+	return h->accept_errors;
 }
 
 void

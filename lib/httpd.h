@@ -24,11 +24,52 @@ int httpd_new(struct event_base *base, const char *listen, struct metrics *metri
     struct httpd **ret);
 struct httpd *httpd_free(struct httpd *h);
 
+/*
+ * Limits. The endpoint serves kubelet probes and Prometheus scrapes: one small GET at a time
+ * from a handful of clients, so everything beyond that is refused early and cheaply.
+ *
+ * HTTPD_MAX_HEADERS_SIZE  bytes of request line + headers; past it evhttp answers 400 and
+ *                         closes (it checks after each read, also within one endless line:
+ *                         the heap stays bounded).
+ * HTTPD_MAX_BODY_SIZE     bytes of request body (only GET and HEAD are served); past it: 413.
+ * HTTPD_READ_BUFFER_MAX   bytes read ahead of evhttp's parser (a client that pipelines requests
+ *                         and reads no reply): reading pauses there until the parser drains it.
+ * HTTPD_TIMEOUT_MSEC      read/write inactivity timeout of a connection: a request that stops
+ *                         making progress (a slow client) and an idle keep-alive connection
+ *                         are closed after it. It is an inactivity timeout, not a deadline:
+ *                         a client trickling one byte per interval keeps its connection until
+ *                         the header limit, but it holds only one of the connection slots.
+ * HTTPD_MAX_CONNECTIONS   concurrent connections; at the limit the listener stops accepting
+ *                         (new connections wait in the kernel's listen backlog, and are
+ *                         refused by it when that is full) until one closes.
+ * HTTPD_ACCEPT_BACKOFF_*  when accept() fails (EMFILE, ENFILE, ENOBUFS, ENOMEM) the listener
+ *                         is paused for an interval doubling from MIN to MAX, reset by the next
+ *                         successful accept; one warning per second at most, with the count.
+ */
+#define HTTPD_MAX_HEADERS_SIZE 8192
+#define HTTPD_MAX_BODY_SIZE 4096
+#define HTTPD_READ_BUFFER_MAX 16384
+#define HTTPD_TIMEOUT_MSEC 10000
+#define HTTPD_MAX_CONNECTIONS 64
+#define HTTPD_ACCEPT_BACKOFF_MIN_MSEC 100
+#define HTTPD_ACCEPT_BACKOFF_MAX_MSEC 1000
+
+/* Overrides of the defaults above (tests use short ones). msec and max must be > 0. */
+int httpd_set_timeout(struct httpd *h, unsigned msec);
+int httpd_set_max_connections(struct httpd *h, unsigned max);
+
+/* Open connections, and accept() failures since start (for tests and metrics). */
+unsigned httpd_connections(const struct httpd *h);
+unsigned long httpd_accept_errors(const struct httpd *h);
+
 /* ready(userdata, reason, reason_len) returns true when ready; else fills reason. */
 typedef bool (*httpd_ready_fn)(void *userdata, char *reason, size_t reason_len);
 void httpd_set_ready(struct httpd *h, httpd_ready_fn ready, void *userdata);
 
-/* Extra handler for an exact path (borrowed string). */
+/*
+ * Extra handler for an exact path (borrowed string). It must not set the close callback of
+ * the request's connection: lib/httpd counts connections with it.
+ */
 typedef void (*httpd_handler_fn)(struct evhttp_request *req, void *userdata);
 int httpd_add_handler(struct httpd *h, const char *path, httpd_handler_fn fn, void *userdata);
 
