@@ -175,21 +175,30 @@ extern const struct agent_kube_ops agent_kube_ops;
 /*
  * The lease file is a text file, one "MAC IP" line per lease; a later line for the same MAC
  * wins. It is written whole, atomically (temp + fsync + rename), at start, on reload and at
- * exit; in between, each new lease is appended as one complete line (leasefile_flush, called
- * before the reply is sent), so a crash or kill -9 loses nothing that was answered. A torn last
- * line (no newline) is ignored with a warning; any other bad line is an error.
+ * exit; in between, leasefile_add() appends each new lease as one complete line before it
+ * records it, so a crash or kill -9 loses nothing that was answered, and a lease that cannot be
+ * written (disk full, I/O error) is refused: never answered, never handed out twice after a
+ * restart. At open, a torn last line (no newline) is ignored with a warning; any other bad line
+ * (NUL byte, garbage, bad MAC or address, too long) is copied byte for byte to PATH.quarantine
+ * (appended, synced before the rewrite) and counted; the good leases around it are kept.
+ * CRLF line endings are accepted.
  */
 struct leasefile;
 
 /*
  * Opens path (created when missing; NULL keeps the leases in memory only): loads its leases,
- * rewrites it compacted, opens the journal. Returns 0 and a new object in *ret, or negative errno
- * with err filled.
+ * quarantines bad lines, rewrites it compacted, opens the journal. Returns 0 and a new object
+ * in *ret, or negative errno with err filled (unreadable file, no memory, the quarantine or the
+ * rewrite cannot be written; bad content is never an error).
  */
 int leasefile_open(const char *path, struct leasefile **ret, char *err, size_t errlen);
-/* Flushes, closes and frees. Accepts NULL; returns NULL. */
+/* Closes and frees. Accepts NULL; returns NULL. */
 struct leasefile *leasefile_free(struct leasefile *lf);
-/* Records mac -> ip in memory and queues a journal line. -ENOMEM. */
+/*
+ * Writes the line mac -> ip to the journal, then records it in memory. On failure (-ENOMEM,
+ * or the write's errno: -ENOSPC, -EIO, -EROFS, ...) nothing changes: not in memory, not in the
+ * file (an earlier lease of mac stays), and leasefile_append_errors() counts the write errors.
+ */
 int leasefile_add(struct leasefile *lf, const uint8_t mac[6], uint32_t ip);
 /* Forgets mac (persisted at the next compaction). -ENOENT when absent. */
 int leasefile_remove(struct leasefile *lf, const uint8_t mac[6]);
@@ -198,12 +207,16 @@ int leasefile_lookup(const struct leasefile *lf, const uint8_t mac[6], uint32_t 
 size_t leasefile_count(const struct leasefile *lf);
 void leasefile_foreach(const struct leasefile *lf,
     void (*fn)(void *userdata, const uint8_t mac[6], uint32_t ip), void *userdata);
-/* Writes queued journal lines (one write()). Returns 0 or negative errno. */
+/* Nothing is queued any more (leasefile_add writes): returns 0. Kept for its callers. */
 int leasefile_flush(struct leasefile *lf);
 /* Rewrites the whole file atomically from memory and reopens the journal. */
 int leasefile_compact(struct leasefile *lf);
 /* Number of leases read from the file at open (for logs/tests). */
 size_t leasefile_loaded(const struct leasefile *lf);
+/* Bad lines moved to PATH.quarantine at open. */
+size_t leasefile_rejected(const struct leasefile *lf);
+/* Leases refused by leasefile_add because their line could not be written. */
+uint64_t leasefile_append_errors(const struct leasefile *lf);
 
 /* ---- link.c: the served interface ---------------------------------------------------- */
 
@@ -301,6 +314,16 @@ struct agent_opts {
 	 * Always on in Kubernetes mode; --drop-capabilities in local mode.
 	 */
 	bool drop_capabilities;
+	/*
+	 * --dynamic: a lease not renewed (ACKed) for its lease time plus this grace is reclaimed.
+	 * AGENT_DEFAULT: half the pool's lease time.
+	 */
+	uint32_t lease_grace_s;
+	/*
+	 * Seconds a DECLINEd address is held before it is offered again (static and dynamic);
+	 * AGENT_DEFAULT: AGENT_DECLINE_HOLD_DEFAULT.
+	 */
+	uint32_t decline_hold_s;
 };
 
 struct agent;
@@ -322,24 +345,95 @@ int agent_exit_status(const struct agent *a);
 int agent_reload(struct agent *a);
 
 /*
- * Applies cfg to the engine: options, static bindings and dynamic leases resynced
- * (sync_begin/end). Exposed for tests. dyn may be NULL (no --dynamic).
+ * ---- dynamic.c: --dynamic leases -------------------------------------------------------
+ *
+ * Unknown MACs get the lowest free address of the pool range (sticky per MAC), recorded in the
+ * lease file. A lease lives for the pool's lease time plus a grace period after the last ACK
+ * the engine sent for it (agent_dynamic_renew from the engine's on_ack); leases loaded from the
+ * lease file start afresh (now + lease + grace: an address possibly in use is never handed out
+ * again early). An expired lease leaves the engine and the lease file and its address goes back
+ * to the pool; the MAC keeps an in-memory hint of it, so it gets that address again while it is
+ * free. A DECLINEd address is held for the hold-down period (RFC 2131 §3.1; Kea's probation
+ * period), at most AGENT_DECLINE_LIMIT DECLINEs per MAC are honoured per hold-down period, and
+ * at most half the addresses the range can hand out are held at once (the oldest hold is
+ * released first). Time is the monotonic microsecond clock of agent_dynamic_opts, the one the
+ * agent gives the engine too (dhcp_server_set_clock).
  */
+#define AGENT_DEFAULT UINT32_MAX	 /* an agent_opts / agent_dynamic_opts value not set */
+#define AGENT_DECLINE_HOLD_DEFAULT 86400 /* seconds: Kea's decline-probation-period */
+#define AGENT_DECLINE_LIMIT 4		 /* DECLINEs honoured per MAC per hold-down period */
+
+struct agent_dynamic_opts {
+	uint64_t (*clock)(void *userdata); /* monotonic usec; NULL: lib/clock.h clock_now_usec */
+	void *clock_userdata;
+	uint32_t grace_s;	 /* AGENT_DEFAULT: lease time / 2 */
+	uint32_t decline_hold_s; /* AGENT_DEFAULT: AGENT_DECLINE_HOLD_DEFAULT */
+};
+
 struct agent_dynamic;
+/* agent_dynamic_new_opts() with the default options and no previous state. */
 int agent_dynamic_new(
     const struct agent_config *cfg, struct leasefile *lf, struct agent_dynamic **ret);
+/*
+ * The dynamic pool of cfg (borrowed) over the leases of lf (borrowed; must outlive it): leases
+ * that no longer fit (outside the range, excluded, a static MAC, a taken address) are removed
+ * from lf. opts may be NULL (defaults). prev (may be NULL), the pool being replaced on a
+ * reload: its expiries, hints, held addresses and DECLINE counts carry over where they still
+ * fit; without it every lease gets now + lease time + grace. Negative errno.
+ */
+int agent_dynamic_new_opts(const struct agent_config *cfg, struct leasefile *lf,
+    const struct agent_dynamic_opts *opts, const struct agent_dynamic *prev,
+    struct agent_dynamic **ret);
 struct agent_dynamic *agent_dynamic_free(struct agent_dynamic *d);
-/* Allocation for an unknown MAC: sticky (leasefile), else lowest free. -ENOSPC when full. */
+/*
+ * Allocation for an unknown MAC: its lease, else its hint's address while free, else the
+ * lowest free address; recorded in the lease file with a fresh expiry. -ENOSPC when full.
+ */
 int agent_dynamic_allocate(struct agent_dynamic *d, const uint8_t mac[6], uint32_t *ret_ip);
 /*
- * A DECLINE of mac's dynamic lease ip: the address is in use on the network, so it stays
- * taken and mac moves to the lowest free address (*ret_ip, recorded in the lease file).
- * -ENOENT when ip is not mac's dynamic lease, -ENOSPC when the pool is full.
+ * A DECLINE of mac's dynamic lease ip: the address is in use on the network, so it is held for
+ * the hold-down period and mac moves to the lowest free address (*ret_ip, recorded in the lease
+ * file). -ENOENT when ip is not mac's dynamic lease, -EBUSY when mac already had
+ * AGENT_DECLINE_LIMIT DECLINEs honoured this hold-down period (nothing changes: the caller
+ * counts and ignores it), -ENOSPC when the pool is full.
  */
 int agent_dynamic_decline(
     struct agent_dynamic *d, const uint8_t mac[6], uint32_t ip, uint32_t *ret_ip);
+/* The engine ACKed mac on ip: if that is mac's lease, it now expires lease + grace from now. */
+int agent_dynamic_renew(struct agent_dynamic *d, const uint8_t mac[6], uint32_t ip);
+/*
+ * Reclaims what is due, looking at no more than budget table slots and held addresses (the
+ * rest waits for the next call): expired leases leave s (when s still binds mac to them; s
+ * may be NULL) and the lease file (leasefile_remove: the caller flushes or compacts), and
+ * their addresses go back to the pool; held addresses whose hold-down is over go back too.
+ * Returns the number of leases expired (so the caller knows to persist the lease file).
+ */
+size_t agent_dynamic_expire(struct agent_dynamic *d, struct dhcp_server *s, size_t budget);
 /* Free addresses left in the pool range. */
 size_t agent_dynamic_available(const struct agent_dynamic *d);
+/* DECLINEd addresses held now, and the most that may be held at once. */
+size_t agent_dynamic_held(const struct agent_dynamic *d);
+size_t agent_dynamic_held_max(const struct agent_dynamic *d);
+/* When mac's lease expires (the clock of opts; UINT64_MAX: never): 0, or -ENOENT. */
+int agent_dynamic_expiry(const struct agent_dynamic *d, const uint8_t mac[6], uint64_t *ret_usec);
+
+/*
+ * The engine's DECLINE marks of bindings that stay where they are (static bindings; dynamic
+ * ones whose DECLINE was not honoured): the engine answers such a MAC no more until its mark
+ * is cleared, which agent_marks_expire does once the hold-down is over; the engine itself
+ * clears it only when the binding's address changes, which a static binding's never does.
+ * A MAC is recorded once, at its first DECLINE (its hold-down is not extended by more).
+ */
+struct agent_marks;
+int agent_marks_new(uint32_t hold_s, struct agent_marks **ret);
+struct agent_marks *agent_marks_free(struct agent_marks *m);
+/* Records mac's mark on ip at now (a MAC already recorded keeps its time). -ENOMEM. */
+int agent_marks_add(struct agent_marks *m, const uint8_t mac[6], uint32_t ip, uint64_t now);
+/* Clears in s the marks whose hold-down is over at now (budget slots at most); returns how many. */
+size_t agent_marks_expire(
+    struct agent_marks *m, struct dhcp_server *s, uint64_t now, size_t budget);
+size_t agent_marks_count(const struct agent_marks *m);
+
 /*
  * Pushes cfg (borrowed) into the engine: options, then a full binding resync of the static
  * bindings plus every dynamic lease not shadowed by a static one. Returns the number of

@@ -4,21 +4,200 @@
  * bound statically, excluded or reserved (ipam/) goes to a new MAC; the MAC keeps it
  * (sticky) and it is recorded in the lease file, so a restart hands out the same address.
  * agent_apply_config() pushes a configuration and the leases into the engine.
+ *
+ * Leases end: each one expires lease time + grace after the last ACK (agent_dynamic_renew,
+ * from the engine's on_ack), and agent_dynamic_expire(), called from a timer, reclaims it. A
+ * DECLINEd address is held for the hold-down period, not for good. Per MAC the agent keeps one
+ * 32-byte entry (lease expiry, or the hint of an expired lease, and its DECLINE count) in an
+ * open-addressing table that the timer sweeps a bounded number of slots at a time; the held
+ * addresses are a FIFO (one hold-down for all, so the oldest is always first).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/agent.h"
 #include "ipam/ipam.h"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/util.h"
+
+/* ---- a MAC-keyed table (linear probing, backward-shift deletion) ----------------------- */
+
+enum { E_EMPTY = 0, E_LEASE, E_HINT, E_MARK };
+
+struct entry {
+	uint8_t mac[6];
+	uint8_t kind;	  /* E_* */
+	uint8_t declines; /* DECLINEs honoured since window */
+	uint32_t ip;	  /* the lease's, the hint's or the marked address */
+	uint64_t due;	  /* E_LEASE: expiry; E_HINT: when the lease expired; E_MARK: marked at */
+	uint64_t window;  /* start of the current DECLINE window */
+};
+
+struct mactab {
+	struct entry *e;
+	size_t cap; /* 0 or a power of two; at most half full */
+	size_t n;
+	size_t cursor; /* where the next sweep starts */
+};
+
+static size_t
+tab_home(const struct mactab *t, const uint8_t mac[6])
+{
+	return (size_t)hash_mac(mac) & (t->cap - 1);
+}
+
+/* Slot of mac, or of the empty slot where it would go (*found false). cap > 0. */
+static size_t
+tab_find(const struct mactab *t, const uint8_t mac[6], bool *found)
+{
+	size_t i = tab_home(t, mac);
+
+	while (t->e[i].kind != E_EMPTY) {
+		if (memcmp(t->e[i].mac, mac, 6) == 0) {
+			*found = true;
+			return i;
+		}
+		i = (i + 1) & (t->cap - 1);
+	}
+	*found = false;
+	return i;
+}
+
+static struct entry *
+tab_lookup(const struct mactab *t, const uint8_t mac[6])
+{
+	bool found;
+	size_t i;
+
+	if (t->n == 0)
+		return NULL;
+	i = tab_find(t, mac, &found);
+	return found ? &t->e[i] : NULL;
+}
+
+/* Room for one more entry: after it, tab_insert cannot fail. -ENOMEM. */
+static int
+tab_reserve(struct mactab *t)
+{
+	struct entry *old = t->e;
+	size_t old_cap = t->cap, cap;
+
+	if ((t->n + 1) * 2 <= t->cap)
+		return 0;
+	cap = t->cap == 0 ? 16 : t->cap * 2;
+	if ((t->e = calloc(cap, sizeof(*t->e))) == NULL) {
+		t->e = old;
+		return -ENOMEM;
+	}
+	t->cap = cap;
+	t->cursor = 0;
+	for (size_t k = 0; k < old_cap; k++) {
+		bool found;
+		if (old[k].kind != E_EMPTY)
+			t->e[tab_find(t, old[k].mac, &found)] = old[k];
+	}
+	free(old);
+	return 0;
+}
+
+/* mac's entry, new (kind set, the rest zero) when absent; tab_reserve() first. */
+static struct entry *
+tab_insert(struct mactab *t, const uint8_t mac[6], uint8_t kind)
+{
+	bool found;
+	size_t i = tab_find(t, mac, &found);
+
+	if (!found) {
+		memset(&t->e[i], 0, sizeof(t->e[i]));
+		memcpy(t->e[i].mac, mac, 6);
+		t->e[i].kind = kind;
+		t->n++;
+	}
+	return &t->e[i];
+}
+
+/* Empties slot i; an entry behind it may move into it (a sweep looks at i again). */
+static void
+tab_delete(struct mactab *t, size_t i)
+{
+	size_t j = i, mask = t->cap - 1;
+
+	for (;;) {
+		size_t k;
+
+		j = (j + 1) & mask;
+		if (t->e[j].kind == E_EMPTY)
+			break;
+		k = tab_home(t, t->e[j].mac);
+		/* move e[j] to the hole at i unless its home lies cyclically in (i, j] */
+		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+			t->e[i] = t->e[j];
+			i = j;
+		}
+	}
+	t->e[i].kind = E_EMPTY;
+	t->n--;
+}
+
+/*
+ * Calls fn on up to budget slots from the cursor on. fn returns true when it deleted the slot,
+ * which is then looked at again (an entry may have moved into it).
+ */
+static void
+tab_sweep(struct mactab *t, size_t budget, bool (*fn)(void *userdata, size_t i), void *userdata)
+{
+	for (size_t seen = 0; seen < budget && t->n > 0; seen++) {
+		size_t i = t->cursor;
+		if (t->e[i].kind != E_EMPTY && fn(userdata, i))
+			continue;
+		t->cursor = (i + 1) & (t->cap - 1);
+	}
+}
+
+static uint64_t
+add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* ---- the dynamic pool ---------------------------------------------------------------------- */
+
+struct hold {
+	uint32_t ip;
+	uint64_t since;
+};
 
 struct agent_dynamic {
 	struct ipam_pool *pool;
 	struct leasefile *lf; /* borrowed */
+	uint64_t (*clock)(void *userdata);
+	void *clock_userdata;
+	uint64_t life_usec; /* lease time + grace; UINT64_MAX: never expires */
+	uint64_t hold_usec;
+	uint32_t life_s; /* for logs */
+	struct mactab tab;
+	size_t n_hints, max_hints;
+	/* DECLINEd addresses, oldest first: a ring of hold_cap */
+	struct hold *holds;
+	size_t hold_cap, hold_head, n_held, max_held;
 };
+
+static uint64_t
+default_clock(void *userdata)
+{
+	(void)userdata;
+	return clock_now_usec();
+}
+
+static uint64_t
+now_usec(const struct agent_dynamic *d)
+{
+	return d->clock(d->clock_userdata);
+}
 
 static int
 cmp_mac6(const void *a, const void *b)
@@ -58,17 +237,139 @@ prune_one(void *userdata, const uint8_t mac[6], uint32_t ip)
 	memcpy(p->drop[p->n_drop++], mac, 6);
 }
 
+struct load {
+	struct agent_dynamic *d;
+	const struct agent_dynamic *prev;
+	uint64_t now;
+	int err;
+};
+
+/* A lease of the lease file: its expiry carried from prev (a reload), else a fresh one. */
+static void
+load_one(void *userdata, const uint8_t mac[6], uint32_t ip)
+{
+	struct load *l = userdata;
+	const struct entry *old = l->prev != NULL ? tab_lookup(&l->prev->tab, mac) : NULL;
+	struct entry *e;
+
+	if (l->err < 0 || (l->err = tab_reserve(&l->d->tab)) < 0)
+		return;
+	e = tab_insert(&l->d->tab, mac, E_LEASE);
+	e->ip = ip;
+	e->due = add_sat(l->now, l->d->life_usec);
+	if (old != NULL) {
+		/* what its clients were told at their last ACK, whatever the lease time is now */
+		if (old->kind == E_LEASE && old->ip == ip)
+			e->due = old->due;
+		e->declines = old->declines;
+		e->window = old->window;
+	}
+}
+
+/* Room for one more hold (the ring grows up to max_held). -ENOMEM. */
+static int
+hold_reserve(struct agent_dynamic *d)
+{
+	size_t cap;
+	struct hold *h;
+
+	if (d->n_held < d->hold_cap)
+		return 0;
+	cap = d->hold_cap == 0 ? MIN((size_t)16, d->max_held) : MIN(d->hold_cap * 2, d->max_held);
+	if (cap <= d->hold_cap || (h = malloc(cap * sizeof(*h))) == NULL)
+		return -ENOMEM;
+	for (size_t k = 0; k < d->n_held; k++)
+		h[k] = d->holds[(d->hold_head + k) % d->hold_cap];
+	free(d->holds);
+	d->holds = h;
+	d->hold_cap = cap;
+	d->hold_head = 0;
+	return 0;
+}
+
+/* Appends a hold; hold_reserve() first. */
+static void
+hold_push(struct agent_dynamic *d, uint32_t ip, uint64_t since)
+{
+	d->holds[(d->hold_head + d->n_held) % d->hold_cap] = (struct hold){ip, since};
+	d->n_held++;
+}
+
+static struct hold
+hold_pop(struct agent_dynamic *d)
+{
+	struct hold h = d->holds[d->hold_head];
+
+	d->hold_head = (d->hold_head + 1) % d->hold_cap;
+	d->n_held--;
+	return h;
+}
+
+/* What prev (the pool being replaced) knew beyond the lease file: hints and held addresses. */
+static int
+carry(struct agent_dynamic *d, const struct agent_dynamic *prev)
+{
+	size_t skip = prev->n_held > d->max_held ? prev->n_held - d->max_held : 0;
+	int r;
+
+	for (size_t k = 0; k < prev->tab.cap; k++) {
+		const struct entry *o = &prev->tab.e[k];
+		struct entry *e;
+
+		if (o->kind != E_HINT || d->n_hints >= d->max_hints ||
+		    tab_lookup(&d->tab, o->mac) != NULL || !ipam_pool_is_free(d->pool, o->ip))
+			continue;
+		if ((r = tab_reserve(&d->tab)) < 0)
+			return r;
+		e = tab_insert(&d->tab, o->mac, E_HINT);
+		*e = *o;
+		d->n_hints++;
+	}
+	/* the newest max_held holds, where the new range still has the address free */
+	for (size_t k = skip; k < prev->n_held; k++) {
+		const struct hold *h = &prev->holds[(prev->hold_head + k) % prev->hold_cap];
+
+		if ((r = hold_reserve(d)) < 0)
+			return r;
+		if (ipam_pool_allocate_addr(d->pool, h->ip) == 0)
+			hold_push(d, h->ip, h->since);
+	}
+	return 0;
+}
+
 int
 agent_dynamic_new(const struct agent_config *cfg, struct leasefile *lf, struct agent_dynamic **ret)
 {
+	return agent_dynamic_new_opts(cfg, lf, NULL, NULL, ret);
+}
+
+int
+agent_dynamic_new_opts(const struct agent_config *cfg, struct leasefile *lf,
+    const struct agent_dynamic_opts *opts, const struct agent_dynamic *prev,
+    struct agent_dynamic **ret)
+{
 	struct agent_dynamic *d = calloc(1, sizeof(*d));
 	struct prune p = {0};
+	struct load l = {0};
+	struct ipam_counts c;
 	uint8_t(*macs)[6] = NULL;
+	uint32_t lease_s, grace_s, hold_s;
 	int r;
 
 	if (d == NULL)
 		return -ENOMEM;
 	d->lf = lf;
+	d->clock = opts != NULL && opts->clock != NULL ? opts->clock : default_clock;
+	d->clock_userdata = opts != NULL ? opts->clock_userdata : NULL;
+	/* the engine's reading of lease_time: 0 is 3600 s, UINT32_MAX infinite */
+	lease_s = cfg->opts.lease_time != 0 ? cfg->opts.lease_time : 3600;
+	grace_s = opts != NULL && opts->grace_s != AGENT_DEFAULT ? opts->grace_s : lease_s / 2;
+	hold_s = opts != NULL && opts->decline_hold_s != AGENT_DEFAULT ? opts->decline_hold_s
+								       : AGENT_DECLINE_HOLD_DEFAULT;
+	d->life_s = (uint32_t)MIN((uint64_t)lease_s + grace_s, (uint64_t)UINT32_MAX);
+	d->life_usec =
+	    lease_s == UINT32_MAX ? UINT64_MAX : ((uint64_t)lease_s + grace_s) * USEC_PER_SEC;
+	d->hold_usec = (uint64_t)hold_s * USEC_PER_SEC;
 	r = ipam_pool_new(cfg->cidr, cfg->prefix, cfg->pool_start, cfg->pool_end,
 	    cfg->opts.server_ip, cfg->opts.router, cfg->exclude, cfg->n_exclude, &d->pool);
 	if (r < 0)
@@ -79,6 +380,14 @@ agent_dynamic_new(const struct agent_config *cfg, struct leasefile *lf, struct a
 		if (r < 0 && r != -ERANGE && r != -EPERM && r != -EEXIST)
 			goto fail;
 	}
+	/*
+	 * What --dynamic can ever hand out: at most half of it is held after DECLINEs (so made-up
+	 * MACs declining cannot take the range; a real network has a few squatters, not half of
+	 * it), and at most that many hints are kept.
+	 */
+	ipam_pool_counts(d->pool, &c);
+	d->max_held = MAX((size_t)c.available / 2, (size_t)1);
+	d->max_hints = MAX((size_t)c.available, (size_t)1);
 	/* leases: keep those still valid, drop the others */
 	if (leasefile_count(lf) > 0) {
 		if (cfg->n_bindings > 0) {
@@ -104,7 +413,14 @@ agent_dynamic_new(const struct agent_config *cfg, struct leasefile *lf, struct a
 			(void)leasefile_remove(lf, p.drop[i]);
 		free(p.drop);
 		free(macs);
+		macs = NULL;
 	}
+	l.d = d;
+	l.prev = prev;
+	l.now = now_usec(d);
+	leasefile_foreach(lf, load_one, &l);
+	if ((r = l.err) < 0 || (prev != NULL && (r = carry(d, prev)) < 0))
+		goto fail;
 	*ret = d;
 	return 0;
 fail:
@@ -119,6 +435,8 @@ agent_dynamic_free(struct agent_dynamic *d)
 	if (d == NULL)
 		return NULL;
 	ipam_pool_free(d->pool);
+	free(d->tab.e);
+	free(d->holds);
 	free(d);
 	return NULL;
 }
@@ -126,6 +444,7 @@ agent_dynamic_free(struct agent_dynamic *d)
 int
 agent_dynamic_allocate(struct agent_dynamic *d, const uint8_t mac[6], uint32_t *ret_ip)
 {
+	struct entry *e;
 	uint32_t ip;
 	int r;
 
@@ -133,12 +452,24 @@ agent_dynamic_allocate(struct agent_dynamic *d, const uint8_t mac[6], uint32_t *
 		*ret_ip = ip;
 		return 0;
 	}
-	if ((r = ipam_pool_allocate(d->pool, &ip)) < 0)
+	if ((r = tab_reserve(&d->tab)) < 0)
+		return r;
+	/* sticky past expiry: the MAC's last address while nobody else took it */
+	e = tab_lookup(&d->tab, mac);
+	if (e != NULL && e->kind == E_HINT && ipam_pool_allocate_addr(d->pool, e->ip) == 0)
+		ip = e->ip;
+	else if ((r = ipam_pool_allocate(d->pool, &ip)) < 0)
 		return r;
 	if ((r = leasefile_add(d->lf, mac, ip)) < 0) {
 		(void)ipam_pool_release(d->pool, ip);
 		return r;
 	}
+	if (e != NULL && e->kind == E_HINT)
+		d->n_hints--;
+	e = tab_insert(&d->tab, mac, E_LEASE);
+	e->kind = E_LEASE;
+	e->ip = ip;
+	e->due = add_sat(now_usec(d), d->life_usec);
 	*ret_ip = ip;
 	return 0;
 }
@@ -146,20 +477,153 @@ agent_dynamic_allocate(struct agent_dynamic *d, const uint8_t mac[6], uint32_t *
 int
 agent_dynamic_decline(struct agent_dynamic *d, const uint8_t mac[6], uint32_t ip, uint32_t *ret_ip)
 {
+	uint64_t now = now_usec(d);
+	char a[IPV4_STRLEN];
+	struct entry *e;
 	uint32_t cur, nip;
 	int r;
 
 	if (leasefile_lookup(d->lf, mac, &cur) < 0 || cur != ip)
 		return -ENOENT; /* not a dynamic lease of this MAC */
-	/* the declined address stays USED: something else on the network holds it */
+	if ((e = tab_lookup(&d->tab, mac)) == NULL || e->kind != E_LEASE || e->ip != ip) {
+		/* a lease without its entry (no memory when it was made): give it one now */
+		if ((r = tab_reserve(&d->tab)) < 0)
+			return r;
+		e = tab_insert(&d->tab, mac, E_LEASE);
+		if (e->kind == E_HINT)
+			d->n_hints--;
+		e->kind = E_LEASE;
+		e->ip = ip;
+		e->due = add_sat(now, d->life_usec);
+	}
+	/* one MAC cannot walk the range: AGENT_DECLINE_LIMIT per hold-down period */
+	if (e->declines > 0 && now - e->window >= d->hold_usec)
+		e->declines = 0;
+	if (e->declines >= AGENT_DECLINE_LIMIT)
+		return -EBUSY;
+	/* the bound on held addresses: the oldest hold ends early */
+	if (d->n_held >= d->max_held) {
+		struct hold h = hold_pop(d);
+		(void)ipam_pool_release(d->pool, h.ip);
+		ipv4_format(h.ip, a);
+		log_info("declined address %s back in the pool before its hold-down ended: %zu "
+			 "addresses are held already (half of what the range can hand out)",
+		    a, d->max_held);
+	}
+	if ((r = hold_reserve(d)) < 0)
+		return r;
+	/* the declined address stays USED (something else on the network holds it) */
 	if ((r = ipam_pool_allocate(d->pool, &nip)) < 0)
 		return r;
 	if ((r = leasefile_add(d->lf, mac, nip)) < 0) {
 		(void)ipam_pool_release(d->pool, nip);
 		return r;
 	}
+	hold_push(d, ip, now);
+	if (e->declines++ == 0)
+		e->window = now;
+	e->ip = nip;
+	e->due = add_sat(now, d->life_usec);
 	*ret_ip = nip;
 	return 0;
+}
+
+int
+agent_dynamic_renew(struct agent_dynamic *d, const uint8_t mac[6], uint32_t ip)
+{
+	struct entry *e = tab_lookup(&d->tab, mac);
+	uint32_t cur;
+
+	if (e == NULL || e->kind != E_LEASE || e->ip != ip) {
+		/* a lease without its entry (no memory when it was made): give it one now */
+		if (leasefile_lookup(d->lf, mac, &cur) < 0 || cur != ip || tab_reserve(&d->tab) < 0)
+			return -ENOENT;
+		e = tab_insert(&d->tab, mac, E_LEASE);
+		if (e->kind == E_HINT)
+			d->n_hints--;
+		e->kind = E_LEASE;
+		e->ip = ip;
+	}
+	e->due = add_sat(now_usec(d), d->life_usec);
+	return 0;
+}
+
+struct sweep {
+	struct agent_dynamic *d;
+	struct dhcp_server *s;
+	uint64_t now;
+	size_t expired;
+};
+
+/* One slot of the dynamic table: an expired lease is reclaimed, a stale hint forgotten. */
+static bool
+sweep_one(void *userdata, size_t i)
+{
+	struct sweep *sw = userdata;
+	struct agent_dynamic *d = sw->d;
+	struct entry *e = &d->tab.e[i];
+	char m[MAC_STRLEN], a[IPV4_STRLEN];
+	uint32_t cur, bound;
+
+	if (e->kind == E_HINT) {
+		/* a hint is good while its address is free; taken, it is of no use */
+		if (ipam_pool_is_free(d->pool, e->ip))
+			return false;
+		d->n_hints--;
+		tab_delete(&d->tab, i);
+		return true;
+	}
+	if (e->kind != E_LEASE || e->due > sw->now)
+		return false;
+	if (leasefile_lookup(d->lf, e->mac, &cur) < 0) {
+		/* the lease was withdrawn by its maker (an allocation undone): nothing to free */
+		tab_delete(&d->tab, i);
+		return true;
+	}
+	if (cur != e->ip) {
+		/* the lease file moved the MAC behind our back: start that lease's clock */
+		e->ip = cur;
+		e->due = add_sat(sw->now, d->life_usec);
+		return false;
+	}
+	if (sw->s != NULL && dhcp_server_get_binding(sw->s, e->mac, &bound) == 0 && bound == e->ip)
+		(void)dhcp_server_remove_binding(sw->s, e->mac);
+	(void)leasefile_remove(d->lf, e->mac);
+	(void)ipam_pool_release(d->pool, e->ip);
+	sw->expired++;
+	mac_format(e->mac, m);
+	ipv4_format(e->ip, a);
+	log_info("dynamic lease %s -> %s expired: not renewed for %u s (lease time + grace); "
+		 "the address is free again",
+	    m, a, d->life_s);
+	if (d->n_hints >= d->max_hints) {
+		tab_delete(&d->tab, i);
+		return true;
+	}
+	e->kind = E_HINT;
+	e->due = sw->now;
+	d->n_hints++;
+	return false;
+}
+
+size_t
+agent_dynamic_expire(struct agent_dynamic *d, struct dhcp_server *s, size_t budget)
+{
+	struct sweep sw = {.d = d, .s = s, .now = now_usec(d)};
+	char a[IPV4_STRLEN];
+
+	while (d->n_held > 0 && budget > 0 &&
+	       add_sat(d->holds[d->hold_head].since, d->hold_usec) <= sw.now) {
+		struct hold h = hold_pop(d);
+		(void)ipam_pool_release(d->pool, h.ip);
+		ipv4_format(h.ip, a);
+		log_info("declined address %s back in the pool: its hold-down (%" PRIu64
+			 " s) is over",
+		    a, d->hold_usec / USEC_PER_SEC);
+		budget--;
+	}
+	tab_sweep(&d->tab, budget, sweep_one, &sw);
+	return sw.expired;
 }
 
 size_t
@@ -169,6 +633,118 @@ agent_dynamic_available(const struct agent_dynamic *d)
 
 	ipam_pool_counts(d->pool, &c);
 	return c.available;
+}
+
+size_t
+agent_dynamic_held(const struct agent_dynamic *d)
+{
+	return d->n_held;
+}
+
+size_t
+agent_dynamic_held_max(const struct agent_dynamic *d)
+{
+	return d->max_held;
+}
+
+int
+agent_dynamic_expiry(const struct agent_dynamic *d, const uint8_t mac[6], uint64_t *ret_usec)
+{
+	const struct entry *e = tab_lookup(&d->tab, mac);
+
+	if (e == NULL || e->kind != E_LEASE)
+		return -ENOENT;
+	*ret_usec = e->due;
+	return 0;
+}
+
+/* ---- DECLINE marks of the engine ------------------------------------------------------- */
+
+struct agent_marks {
+	struct mactab tab;
+	uint64_t hold_usec;
+};
+
+int
+agent_marks_new(uint32_t hold_s, struct agent_marks **ret)
+{
+	struct agent_marks *m = calloc(1, sizeof(*m));
+
+	if (m == NULL)
+		return -ENOMEM;
+	m->hold_usec = (uint64_t)hold_s * USEC_PER_SEC;
+	*ret = m;
+	return 0;
+}
+
+struct agent_marks *
+agent_marks_free(struct agent_marks *m)
+{
+	if (m == NULL)
+		return NULL;
+	free(m->tab.e);
+	free(m);
+	return NULL;
+}
+
+int
+agent_marks_add(struct agent_marks *m, const uint8_t mac[6], uint32_t ip, uint64_t now)
+{
+	struct entry *e = tab_lookup(&m->tab, mac);
+	int r;
+
+	if (e == NULL) {
+		if ((r = tab_reserve(&m->tab)) < 0)
+			return r;
+		e = tab_insert(&m->tab, mac, E_MARK);
+	} else if (e->ip == ip) {
+		return 0; /* marked already: the hold-down runs from the first DECLINE */
+	}
+	e->ip = ip;
+	e->due = now;
+	return 0;
+}
+
+struct marks_sweep {
+	struct agent_marks *m;
+	struct dhcp_server *s;
+	uint64_t now;
+	size_t cleared;
+};
+
+static bool
+marks_one(void *userdata, size_t i)
+{
+	struct marks_sweep *ms = userdata;
+	struct entry *e = &ms->m->tab.e[i];
+	char m[MAC_STRLEN], a[IPV4_STRLEN];
+
+	if (add_sat(e->due, ms->m->hold_usec) > ms->now)
+		return false;
+	if (dhcp_server_clear_decline(ms->s, e->mac, e->ip) == 0) {
+		ms->cleared++;
+		mac_format(e->mac, m);
+		ipv4_format(e->ip, a);
+		log_info(
+		    "%s -> %s answered again: the hold-down after its DHCPDECLINE is over", m, a);
+	}
+	tab_delete(&ms->m->tab, i);
+	return true;
+}
+
+size_t
+agent_marks_expire(struct agent_marks *m, struct dhcp_server *s, uint64_t now, size_t budget)
+{
+	struct marks_sweep ms = {.m = m, .s = s, .now = now};
+
+	tab_sweep(&m->tab, budget, marks_one, &ms);
+	return ms.cleared;
+}
+
+size_t
+agent_marks_count(const struct agent_marks *m)
+{
+	return m->tab.n;
 }
 
 struct apply {

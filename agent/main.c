@@ -33,6 +33,8 @@ enum {
 	OPT_INTERFACE,
 	OPT_DYNAMIC,
 	OPT_LEASE_FILE,
+	OPT_LEASE_GRACE,
+	OPT_DECLINE_HOLD,
 	OPT_LISTEN,
 	OPT_ASSIGN,
 	OPT_DRY_RUN,
@@ -57,6 +59,11 @@ static const struct flag {
 	"local mode: also serve unknown MACs from the pool range (sticky per MAC)"},
     {{"lease-file", required_argument, NULL, OPT_LEASE_FILE}, "FILE",
 	"with --dynamic: where leases are kept across restarts (default: memory only)"},
+    {{"lease-grace", required_argument, NULL, OPT_LEASE_GRACE}, "SECONDS",
+	"with --dynamic: a lease not renewed for the lease time plus this is reclaimed "
+	"(default: half the lease time)"},
+    {{"decline-hold", required_argument, NULL, OPT_DECLINE_HOLD}, "SECONDS",
+	"a DHCPDECLINEd address is not offered again for this long (default 86400)"},
     {{"listen", required_argument, NULL, OPT_LISTEN}, "ADDR",
 	"HTTP /healthz /readyz /metrics on HOST:PORT (default: off); never an address of the "
 	"served interface; Kubernetes mode: not :PORT either (--listen $(POD_IP):8080)"},
@@ -312,7 +319,11 @@ int
 main(int argc, char **argv)
 {
 	struct option longopts[ELEMENTSOF(flags) + 1];
-	struct agent_opts opts = {.ifname = "eth1"};
+	struct agent_opts opts = {
+	    .ifname = "eth1",
+	    .lease_grace_s = AGENT_DEFAULT,
+	    .decline_hold_s = AGENT_DECLINE_HOLD_DEFAULT,
+	};
 	struct agent_config *cfg = NULL;
 	struct event_base *base = NULL;
 	struct agent *agent = NULL;
@@ -342,6 +353,22 @@ main(int argc, char **argv)
 		case OPT_LEASE_FILE:
 			opts.lease_path = optarg;
 			break;
+		case OPT_LEASE_GRACE:
+		case OPT_DECLINE_HOLD: {
+			uint64_t v;
+			/* AGENT_DEFAULT (UINT32_MAX) is not a value */
+			if (parse_uint(optarg, 0, UINT32_MAX - 1, &v) < 0) {
+				log_error("--%s: \"%s\" is not a number of seconds (0 to %u)",
+				    c == OPT_LEASE_GRACE ? "lease-grace" : "decline-hold", optarg,
+				    UINT32_MAX - 1);
+				return EXIT_USAGE;
+			}
+			if (c == OPT_LEASE_GRACE)
+				opts.lease_grace_s = (uint32_t)v;
+			else
+				opts.decline_hold_s = (uint32_t)v;
+			break;
+		}
 		case OPT_LISTEN:
 			opts.listen = optarg;
 			break;
@@ -416,6 +443,10 @@ main(int argc, char **argv)
 	}
 	if (opts.lease_path != NULL && !opts.dynamic) {
 		log_error("--lease-file needs --dynamic (static bindings come from --config)");
+		return EXIT_USAGE;
+	}
+	if (opts.lease_grace_s != AGENT_DEFAULT && !opts.dynamic) {
+		log_error("--lease-grace needs --dynamic (static bindings do not expire)");
 		return EXIT_USAGE;
 	}
 

@@ -41,6 +41,14 @@
  * must queue, not drop. 4 MiB holds ~2 000 queued requests (skb truesize ~2 KiB each).
  */
 #define DHCP_RCVBUF (4 << 20)
+/*
+ * --dynamic leases and DECLINE marks are reclaimed by a sweep this often, over at most
+ * EXPIRE_BUDGET table slots (and held addresses) each: a /16 of leases is swept in under a
+ * minute, in slices that keep the event loop responsive. Expiry is at most that late, next to
+ * a grace period of half the lease time by default.
+ */
+#define EXPIRE_TICK_SEC 5
+#define EXPIRE_BUDGET 16384
 
 struct agent {
 	struct event_base *base;
@@ -49,6 +57,9 @@ struct agent {
 	struct dhcp_server *dhcp;
 	struct leasefile *lf;
 	struct agent_dynamic *dyn;
+	struct agent_dynamic_opts dyn_opts;
+	struct agent_marks *marks; /* DECLINE marks held down in the engine (all modes) */
+	struct event *ev_expire;   /* the sweep of both, every EXPIRE_TICK_SEC */
 	struct agent_link *link;
 	struct event *ev_fd[2];
 	size_t n_fd;
@@ -78,7 +89,8 @@ struct agent {
 	struct metric *m_kube_synced, *m_kube_last_sync, *m_kube_reconnects, *m_kube_errors,
 	    *m_kube_relists, *m_kube_malformed, *m_kube_duplicate_macs;
 	struct metric *m_rx, *m_tx, *m_drops, *m_declines, *m_latency, *m_bindings, *m_dynamic,
-	    *m_available, *m_reloads, *m_serving, *m_link_events, *m_lease_errors;
+	    *m_available, *m_reloads, *m_serving, *m_link_events, *m_lease_errors, *m_expired,
+	    *m_held, *m_declines_ignored;
 };
 
 /* The configuration being served: the file's, or the IPPool's last valid version (or NULL). */
@@ -94,6 +106,8 @@ static const char *type_labels[_DHCP_MSG_MAX - 1];
 static const char *drop_labels[_DHCP_DROP_MAX];
 static double latency_bounds[DHCP_LATENCY_BUCKETS - 1];
 static const char *const reload_labels[] = {"ok", "error"};
+static const char *const ignored_labels[] = {"rate_limited", "not_bound"};
+enum { IGNORED_RATE_LIMITED, IGNORED_NOT_BOUND };
 
 static void
 collect(void *userdata)
@@ -113,6 +127,7 @@ collect(void *userdata)
 	metric_set(a->m_bindings, 0, (double)dhcp_server_n_bindings(a->dhcp));
 	metric_set(a->m_dynamic, 0, a->lf != NULL ? (double)leasefile_count(a->lf) : 0);
 	metric_set(a->m_available, 0, a->dyn != NULL ? (double)agent_dynamic_available(a->dyn) : 0);
+	metric_set(a->m_held, 0, a->dyn != NULL ? (double)agent_dynamic_held(a->dyn) : 0);
 	metric_set(
 	    a->m_serving, 0, a->open && a->link != NULL && agent_link_state(a->link)->up ? 1 : 0);
 	if (a->ksrc != NULL) {
@@ -203,10 +218,19 @@ metrics_setup(struct agent *a)
 	    "Changes of the served interface (deleted, re-created, down, up)");
 	a->m_lease_errors = metrics_add_simple(m, METRIC_COUNTER,
 	    "vmdhcp_agent_lease_file_errors_total", "Failed writes of the lease file");
+	a->m_expired = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_dynamic_expired_total",
+	    "Dynamic leases reclaimed: not renewed for the lease time plus the grace period");
+	a->m_held = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_declined_held",
+	    "Pool addresses held after a DHCPDECLINE until their hold-down ends (--dynamic)");
+	a->m_declines_ignored = metrics_add(m, METRIC_COUNTER,
+	    "vmdhcp_agent_declines_ignored_total",
+	    "DHCPDECLINE messages ignored: over the per-MAC limit, or not for the MAC's address",
+	    "reason", ignored_labels, ELEMENTSOF(ignored_labels), NULL, 0);
 	if (a->m_rx == NULL || a->m_tx == NULL || a->m_drops == NULL || a->m_declines == NULL ||
 	    a->m_latency == NULL || a->m_bindings == NULL || a->m_dynamic == NULL ||
 	    a->m_available == NULL || a->m_reloads == NULL || a->m_serving == NULL ||
-	    a->m_link_events == NULL || a->m_lease_errors == NULL)
+	    a->m_link_events == NULL || a->m_lease_errors == NULL || a->m_expired == NULL ||
+	    a->m_held == NULL || a->m_declines_ignored == NULL)
 		return -ENOMEM;
 	metrics_set_collect(m, collect, a);
 	return 0;
@@ -270,7 +294,10 @@ static struct log_ratelimit rl_lease = LOG_RATELIMIT_INIT(10 * USEC_PER_SEC, 5);
 #define DHCP_POLL_USEC 200
 #define DHCP_POLL_MAX_USEC 10000
 
-/* The engine's send-time clock: vmdhcp_agent_reply_latency_seconds is receive -> send. */
+/*
+ * The engine's send-time clock: vmdhcp_agent_reply_latency_seconds is receive -> send. Also the
+ * clock of the dynamic leases' expiry and of the DECLINE hold-downs.
+ */
 static uint64_t
 dhcp_clock(void *userdata)
 {
@@ -643,36 +670,56 @@ link_changed(void *userdata, const struct agent_link_state *old, const struct ag
 
 /*
  * The engine asks before it builds the OFFER/ACK; replies leave at the end of the batch. The
- * lease line is written here, so it is in the file (page cache) before the reply is sent: a
- * kill -9 can never lose a lease a client was told about.
+ * lease line is written here (leasefile_add, through agent_dynamic_allocate), so it is in the
+ * file (page cache) before the reply is sent: a kill -9 can never lose a lease a client was
+ * told about. When it cannot be written (disk full, I/O error) the allocation is undone and
+ * the request dropped (counted as unknown_mac): an address that is not in the file would go to
+ * another MAC after a restart. The next request tries again, so serving resumes with the space.
  */
 static int
 on_unknown(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
 {
 	struct agent *a = userdata;
+	uint64_t failed;
+	char m[MAC_STRLEN];
 	int r;
 
 	if (a->dyn == NULL)
 		return -ENOENT;
-	if ((r = agent_dynamic_allocate(a->dyn, mac, ret_ip)) < 0)
-		return r;
-	if ((r = leasefile_flush(a->lf)) < 0) {
+	failed = leasefile_append_errors(a->lf);
+	if ((r = agent_dynamic_allocate(a->dyn, mac, ret_ip)) < 0 &&
+	    leasefile_append_errors(a->lf) != failed) {
 		metric_inc(a->m_lease_errors, 0);
+		mac_format(mac, m);
 		log_ratelimited(&rl_lease, clock_now_usec(), LOG_LEVEL_ERROR,
-		    "%s: cannot append lease: %s", a->opts.lease_path, strerror(-r));
+		    "%s: cannot record a lease for %s: %s; not answered", a->opts.lease_path, m,
+		    strerror(-r));
 	}
-	return 0;
+	return r;
 }
 
 static struct log_ratelimit rl_decline = LOG_RATELIMIT_INIT(10 * USEC_PER_SEC, 10);
+
+/*
+ * The engine marked mac's binding declined and answers it no more: the mark is cleared once
+ * the hold-down is over (agent_marks_expire, from expire_cb).
+ */
+static void
+hold_mark(
+    struct agent *a, const uint8_t mac[6], uint32_t ip, uint64_t now, const char *m, const char *s)
+{
+	if (agent_marks_add(a->marks, mac, ip, now) < 0)
+		log_ratelimited(&rl_decline, now, LOG_LEVEL_ERROR,
+		    "%s -> %s: out of memory: its DHCPDECLINE mark stays until a restart", m, s);
+}
 
 static void
 on_decline(void *userdata, const uint8_t mac[6], uint32_t ip)
 {
 	struct agent *a = userdata;
 	char m[MAC_STRLEN], s[IPV4_STRLEN], n[IPV4_STRLEN];
-	uint64_t now = clock_now_usec();
-	uint32_t nip;
+	uint64_t now = dhcp_clock(NULL);
+	uint32_t nip, bound;
 	int r;
 
 	mac_format(mac, m);
@@ -687,20 +734,73 @@ on_decline(void *userdata, const uint8_t mac[6], uint32_t ip)
 			ipv4_format(nip, n);
 			log_ratelimited(&rl_decline, now, LOG_LEVEL_WARN,
 			    "DHCPDECLINE from %s for %s: the address is in use on the network; "
-			    "%s moved to %s",
-			    m, s, m, n);
+			    "%s moved to %s, %s held for %u s",
+			    m, s, m, n, s, a->opts.decline_hold_s);
+			return;
+		}
+		hold_mark(a, mac, ip, now, m, s);
+		if (r == -EBUSY) {
+			metric_inc(a->m_declines_ignored, IGNORED_RATE_LIMITED);
+			log_ratelimited(&rl_decline, now, LOG_LEVEL_WARN,
+			    "DHCPDECLINE from %s for %s ignored: %d DECLINEs of this MAC were "
+			    "honoured within %u s already; no reply to it until its lease "
+			    "expires or the hold-down ends",
+			    m, s, AGENT_DECLINE_LIMIT, a->opts.decline_hold_s);
 			return;
 		}
 		log_ratelimited(&rl_decline, now, LOG_LEVEL_WARN,
 		    "DHCPDECLINE from %s for %s: the address is in use on the network; no other "
-		    "address for it: %s",
-		    m, s, strerror(-r));
+		    "address for it: %s; no reply to it for %u s",
+		    m, s, strerror(-r), a->opts.decline_hold_s);
 		return;
 	}
+	/* the engine marks a binding only when the DECLINE names its address */
+	if (dhcp_server_get_binding(a->dhcp, mac, &bound) < 0 || bound != ip) {
+		metric_inc(a->m_declines_ignored, IGNORED_NOT_BOUND);
+		log_ratelimited(&rl_decline, now, LOG_LEVEL_WARN,
+		    "DHCPDECLINE from %s for %s ignored: not the address bound to it", m, s);
+		return;
+	}
+	hold_mark(a, mac, ip, now, m, s);
 	log_ratelimited(&rl_decline, now, LOG_LEVEL_WARN,
 	    "DHCPDECLINE from %s for %s: the address is in use on the network; not offered to "
-	    "it again until its binding changes",
-	    m, s);
+	    "it again for %u s (the hold-down) unless its binding changes",
+	    m, s, a->opts.decline_hold_s);
+}
+
+/* A lease granted or renewed: a dynamic one now lives lease time + grace from now. */
+static void
+on_ack(void *userdata, const uint8_t mac[6], uint32_t ip)
+{
+	struct agent *a = userdata;
+
+	if (a->dyn != NULL)
+		(void)agent_dynamic_renew(a->dyn, mac, ip);
+}
+
+/*
+ * Reclaims expired dynamic leases, held addresses and DECLINE marks, a bounded slice at a
+ * time. The lease file is rewritten when leases went: removals are not journaled, and an
+ * address given to another MAC must not meet its old lease line again after a crash.
+ */
+static void
+expire_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+	size_t n;
+	int r;
+
+	(void)fd;
+	(void)what;
+	(void)agent_marks_expire(a->marks, a->dhcp, dhcp_clock(NULL), EXPIRE_BUDGET);
+	if (a->dyn == NULL || (n = agent_dynamic_expire(a->dyn, a->dhcp, EXPIRE_BUDGET)) == 0)
+		return;
+	metric_add(a->m_expired, 0, (double)n);
+	if (a->opts.lease_path != NULL && (r = leasefile_compact(a->lf)) < 0) {
+		metric_inc(a->m_lease_errors, 0);
+		log_ratelimited(&rl_lease, clock_now_usec(), LOG_LEVEL_ERROR,
+		    "%s: cannot write lease file: %s", a->opts.lease_path, strerror(-r));
+	}
 }
 
 static void
@@ -761,7 +861,9 @@ agent_reload(struct agent *a)
 		metric_inc(a->m_reloads, 1);
 		return -EINVAL;
 	}
-	if (a->opts.dynamic && (r = agent_dynamic_new(cfg, a->lf, &dyn)) < 0) {
+	/* expiries, hints and held addresses carry over from the pool being replaced */
+	if (a->opts.dynamic &&
+	    (r = agent_dynamic_new_opts(cfg, a->lf, &a->dyn_opts, a->dyn, &dyn)) < 0) {
 		log_error("reload: %s: pool range: %s; keeping the previous configuration",
 		    a->opts.config_path, strerror(-r));
 		agent_config_free(cfg);
@@ -841,7 +943,15 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 	a->base = base;
 	a->opts = *opts;
 	a->cfg = cfg;
-	if ((r = dhcp_server_new(&a->dhcp)) < 0 || (r = metrics_setup(a)) < 0) {
+	if (a->opts.decline_hold_s == AGENT_DEFAULT)
+		a->opts.decline_hold_s = AGENT_DECLINE_HOLD_DEFAULT;
+	a->dyn_opts = (struct agent_dynamic_opts){
+	    .clock = dhcp_clock,
+	    .grace_s = a->opts.lease_grace_s,
+	    .decline_hold_s = a->opts.decline_hold_s,
+	};
+	if ((r = dhcp_server_new(&a->dhcp)) < 0 || (r = metrics_setup(a)) < 0 ||
+	    (r = agent_marks_new(a->opts.decline_hold_s, &a->marks)) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -851,7 +961,7 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 		r = leasefile_open(opts->lease_path, &a->lf, err, errlen);
 		if (r < 0)
 			goto fail;
-		if ((r = agent_dynamic_new(cfg, a->lf, &a->dyn)) < 0) {
+		if ((r = agent_dynamic_new_opts(cfg, a->lf, &a->dyn_opts, NULL, &a->dyn)) < 0) {
 			snprintf(
 			    err, errlen, "%s: pool range: %s", opts->config_path, strerror(-r));
 			goto fail;
@@ -864,6 +974,7 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 	}
 	cb.on_unknown = on_unknown;
 	cb.on_decline = on_decline;
+	cb.on_ack = on_ack;
 	cb.userdata = a;
 	dhcp_server_set_callbacks(a->dhcp, &cb);
 	dhcp_server_set_clock(a->dhcp, dhcp_clock, NULL);
@@ -876,7 +987,9 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 	}
 
 	a->ev_retry = evtimer_new(base, retry_cb, a);
-	if (a->ev_retry == NULL) {
+	a->ev_expire = event_new(base, -1, EV_PERSIST, expire_cb, a);
+	if (a->ev_retry == NULL || a->ev_expire == NULL ||
+	    event_add(a->ev_expire, &(struct timeval){.tv_sec = EXPIRE_TICK_SEC}) < 0) {
 		r = -ENOMEM;
 		snprintf(err, errlen, "out of memory");
 		goto fail;
@@ -963,10 +1076,13 @@ agent_free(struct agent *a)
 	close_sockets(a);
 	if (a->ev_retry != NULL)
 		event_free(a->ev_retry);
+	if (a->ev_expire != NULL)
+		event_free(a->ev_expire);
 	agent_link_free(a->link);
 	if (a->lf != NULL && a->opts.lease_path != NULL && (r = leasefile_compact(a->lf)) < 0)
 		log_error("%s: cannot write lease file: %s", a->opts.lease_path, strerror(-r));
 	agent_dynamic_free(a->dyn);
+	agent_marks_free(a->marks);
 	leasefile_free(a->lf);
 	agent_kube_free(a->ksrc);
 	kube_client_free(a->kc);

@@ -104,11 +104,15 @@ struct dhcp_stats {
  *   MAC). Used by the agent's --dynamic mode. Not asked for INFORM (unknown: silent).
  * on_decline: a DECLINE for mac/ip (after the engine marked the address declined).
  * on_release: a RELEASE for mac/ip.
+ * on_ack: a REQUEST of mac for its binding ip was answered with DHCPACK (a lease granted or
+ *   renewed; not the ACK of an INFORM), called when the ACK is built, before it is sent. The
+ *   agent's --dynamic leases are renewed by it.
  */
 struct dhcp_callbacks {
 	int (*on_unknown)(void *userdata, const uint8_t mac[6], uint32_t *ret_ip);
 	void (*on_decline)(void *userdata, const uint8_t mac[6], uint32_t ip);
 	void (*on_release)(void *userdata, const uint8_t mac[6], uint32_t ip);
+	void (*on_ack)(void *userdata, const uint8_t mac[6], uint32_t ip);
 	void *userdata;
 };
 
@@ -136,6 +140,12 @@ bool dhcp_mac_bindable(const uint8_t mac[6]);
 int dhcp_server_set_binding(
     struct dhcp_server *s, const uint8_t mac[6], uint32_t ip, const char *hostname);
 int dhcp_server_remove_binding(struct dhcp_server *s, const uint8_t mac[6]);
+/*
+ * Clears mac's DECLINE mark (the caller's hold-down of the declined address is over): the MAC
+ * is answered again. Only when its binding is still ip: 0, or -ENOENT (no such binding, or
+ * bound to another address, whose mark was already cleared when it changed).
+ */
+int dhcp_server_clear_decline(struct dhcp_server *s, const uint8_t mac[6], uint32_t ip);
 /* Looks a MAC up; returns 0 and fills ret_ip (may be NULL), or -ENOENT. */
 int dhcp_server_get_binding(const struct dhcp_server *s, const uint8_t mac[6], uint32_t *ret_ip);
 size_t dhcp_server_n_bindings(const struct dhcp_server *s);

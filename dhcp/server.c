@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "dhcp/dhcp-internal.h"
+#include "lib/buf.h"
 #include "lib/util.h"
 
 /* Datagram batches handled per on_readable call before returning to the event loop. */
@@ -166,6 +167,17 @@ dhcp_server_remove_binding(struct dhcp_server *s, const uint8_t mac[6])
 }
 
 int
+dhcp_server_clear_decline(struct dhcp_server *s, const uint8_t mac[6], uint32_t ip)
+{
+	struct dhcp_binding *b = dhcp_table_lookup(s->table, mac);
+
+	if (b == NULL || b->ip != ip)
+		return -ENOENT;
+	b->flags &= (uint8_t)~DHCP_BINDING_DECLINED;
+	return 0;
+}
+
+int
 dhcp_server_get_binding(const struct dhcp_server *s, const uint8_t mac[6], uint32_t *ret_ip)
 {
 	const struct dhcp_binding *b = dhcp_table_lookup(s->table, mac);
@@ -282,6 +294,19 @@ dhcp_count_drop(struct dhcp_server *s, enum dhcp_drop_reason reason)
 	return 0;
 }
 
+/* dhcp_process, then on_ack for a lease granted or renewed (an INFORM's ACK is neither). */
+static int
+process(struct dhcp_server *s, const uint8_t *data, size_t len, const struct dhcp_rx_meta *meta,
+    uint64_t now, uint8_t *txbuf, struct dhcp_reply *ret)
+{
+	int type = dhcp_process(s, data, len, meta, now, txbuf, ret);
+
+	if (type == DHCP_MSG_ACK && s->cb.on_ack != NULL && s->req.type == DHCP_MSG_REQUEST)
+		s->cb.on_ack(s->cb.userdata, s->req.msg->chaddr,
+		    be32_get(((const struct dhcp_msg *)ret->payload)->yiaddr));
+	return type;
+}
+
 static int
 handle_frame(struct dhcp_server *s, const uint8_t *frame, size_t len, bool csum_not_ready,
     uint64_t now, uint8_t *txbuf, struct dhcp_reply *ret)
@@ -295,14 +320,14 @@ handle_frame(struct dhcp_server *s, const uint8_t *frame, size_t len, bool csum_
 	s->now = now;
 	if (dhcp_frame_verify(frame, len, csum_not_ready, &meta, &payload, &plen, &reason) < 0)
 		return dhcp_count_drop(s, reason);
-	return dhcp_process(s, payload, plen, &meta, now, txbuf, ret);
+	return process(s, payload, plen, &meta, now, txbuf, ret);
 }
 
 int
 dhcp_handle_message(
     struct dhcp_server *s, const uint8_t *data, size_t len, uint64_t now, struct dhcp_reply *ret)
 {
-	return dhcp_process(s, data, len, NULL, now, s->tx[0].buf, ret);
+	return process(s, data, len, NULL, now, s->tx[0].buf, ret);
 }
 
 int

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* agent/leasefile.c: round trip, journal appends, atomic rewrite, torn and corrupt files. */
+/*
+ * agent/leasefile.c: round trip, journal appends, atomic rewrite, torn files, bad lines moved to
+ * the quarantine file, a full disk (a tmpfs in a private mount namespace; root).
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +19,7 @@
 
 static char dir[64];
 static char path[128];
+static char qpath[160]; /* path's quarantine file */
 
 static int
 suite_init(void)
@@ -22,6 +28,7 @@ suite_init(void)
 	if (mkdtemp(dir) == NULL)
 		return -1;
 	snprintf(path, sizeof(path), "%s/leases", dir);
+	snprintf(qpath, sizeof(qpath), "%s.quarantine", path);
 	return 0;
 }
 
@@ -31,8 +38,13 @@ suite_cleanup(void)
 	char tmp[160];
 
 	unlink(path);
+	unlink(qpath);
 	snprintf(tmp, sizeof(tmp), "%s/other", dir);
 	unlink(tmp);
+	/* a full-disk test stopped by a fatal assertion leaves its tmpfs */
+	snprintf(tmp, sizeof(tmp), "%s/small", dir);
+	(void)umount2(tmp, MNT_DETACH);
+	rmdir(tmp);
 	rmdir(dir);
 	return 0;
 }
@@ -179,40 +191,6 @@ test_torn_last_line_ignored(void)
 }
 
 static void
-test_corrupt_file_errors(void)
-{
-	static const struct {
-		const char *text;
-		const char *want;
-	} cases[] = {
-	    {"52:54:00:00:00:01 10.0.0.1\nzz:54:00:00:00:01 10.0.0.2\n",
-		"line 2: \"zz:54:00:00:00:01\" is not a MAC address"},
-	    {"52:54:00:00:00:01 10.0.0.300\n", "line 1: \"10.0.0.300\" is not an IPv4 address"},
-	    {"# c\n52:54:00:00:00:01\n", "line 2: expected \"MAC IP\""},
-	    {"52:54:00:00:00:01 10.0.0.1 extra\n", "line 1: expected \"MAC IP\""},
-	};
-
-	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-		struct leasefile *lf = NULL;
-		char err[AGENT_ERR_MAX] = "";
-		char *text;
-
-		write_text(path, cases[i].text);
-		CU_ASSERT_EQUAL(leasefile_open(path, &lf, err, sizeof(err)), -EINVAL);
-		CU_ASSERT_PTR_NULL(lf);
-		CU_ASSERT_PTR_NOT_NULL(strstr(err, path));
-		CU_ASSERT_PTR_NOT_NULL(strstr(err, cases[i].want));
-		if (strstr(err, cases[i].want) == NULL)
-			fprintf(stderr, "case %zu: got \"%s\"\n", i, err);
-		/* a corrupt file is left untouched for the operator */
-		text = slurp(path);
-		CU_ASSERT_PTR_NOT_NULL_FATAL(text);
-		CU_ASSERT_STRING_EQUAL(text, cases[i].text);
-		free(text);
-	}
-}
-
-static void
 test_journal_grows_and_survives(void)
 {
 	struct leasefile *lf = NULL, *lf2 = NULL;
@@ -323,15 +301,547 @@ test_many_removals_keep_table_usable(void)
 	leasefile_free(lf);
 }
 
+/* ---- bad lines: quarantined, never fatal ------------------------------------------------- */
+
+/* A lease file under construction: its text, the bytes that must be quarantined, good leases. */
+struct sample {
+	char text[16384];
+	size_t len;
+	char bad[16384];
+	size_t bad_len, bad_lines;
+	unsigned good[32];
+	size_t n_good;
+};
+
+static void
+sample_raw(struct sample *s, const void *p, size_t n)
+{
+	CU_ASSERT_FATAL(s->len + n <= sizeof(s->text));
+	memcpy(s->text + s->len, p, n);
+	s->len += n;
+}
+
+/* a lease line 52:54:00:00:00:KK 10.0.0.K (eol "\n" or "\r\n") */
+static void
+sample_good(struct sample *s, unsigned k, const char *eol)
+{
+	char line[64];
+	int n = snprintf(line, sizeof(line), "52:54:00:00:00:%02x 10.0.0.%u%s", k, k, eol);
+
+	sample_raw(s, line, (size_t)n);
+	s->good[s->n_good++] = k;
+}
+
+/* n bad bytes: one bad line (ending with '\n', or the last bytes of the file) */
+static void
+sample_bad(struct sample *s, const void *p, size_t n)
+{
+	sample_raw(s, p, n);
+	memcpy(s->bad + s->bad_len, p, n);
+	s->bad_len += n;
+	s->bad_lines++;
+}
+
+/*
+ * Random binary lines: every byte but '\n' (NULs included), each line's first byte >= 0x80
+ * (never blank, never a comment). Deterministic (xorshift).
+ */
+static void
+sample_garbage(struct sample *s, uint32_t seed, unsigned lines)
+{
+	char line[256];
+
+	for (unsigned l = 0; l < lines; l++) {
+		size_t n = 1 + (seed % 200);
+		for (size_t i = 0; i < n; i++) {
+			seed ^= seed << 13;
+			seed ^= seed >> 17;
+			seed ^= seed << 5;
+			line[i] = (char)(seed & 0xff);
+			if (line[i] == '\n')
+				line[i] = '\0';
+		}
+		line[0] = (char)(line[0] | 0x80);
+		line[n] = '\n';
+		sample_bad(s, line, n + 1);
+	}
+}
+
+static void
+unlink_quarantine(void)
+{
+	unlink(qpath);
+}
+
+/*
+ * Writes s as the lease file and opens it: opening succeeds, every good lease is there, the
+ * quarantine file got exactly the bad bytes (appended to what it held), the rewritten file has
+ * the good leases and no bad line.
+ */
+static void
+check_sample(const char *name, const struct sample *s)
+{
+	struct leasefile *lf = NULL, *lf2 = NULL;
+	char err[AGENT_ERR_MAX] = "", *before = NULL, *after = NULL;
+	size_t before_len = 0, after_len = 0;
+	uint8_t mac[6];
+	uint32_t ip;
+	FILE *f;
+
+	fprintf(stderr, "  [%s]\n", name);
+	(void)read_file(qpath, 1 << 20, &before, &before_len);
+	f = fopen(path, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT_EQUAL(fwrite(s->text, 1, s->len, f), s->len);
+	fclose(f);
+
+	CU_ASSERT_EQUAL(leasefile_open(path, &lf, err, sizeof(err)), 0);
+	if (lf == NULL) {
+		fprintf(stderr, "%s: %s\n", name, err);
+		free(before);
+		return;
+	}
+	CU_ASSERT_EQUAL(leasefile_count(lf), s->n_good);
+	CU_ASSERT_EQUAL(leasefile_rejected(lf), s->bad_lines);
+	for (size_t i = 0; i < s->n_good; i++) {
+		mac_n(mac, s->good[i]);
+		CU_ASSERT_EQUAL(leasefile_lookup(lf, mac, &ip), 0);
+		CU_ASSERT_EQUAL(ip, 0x0a000000u + s->good[i]);
+	}
+	leasefile_free(lf);
+
+	if (s->bad_len == 0 && before == NULL) {
+		CU_ASSERT_NOT_EQUAL(access(qpath, F_OK), 0); /* nothing bad: no side file */
+	} else {
+		CU_ASSERT_EQUAL_FATAL(read_file(qpath, 1 << 20, &after, &after_len), 0);
+		CU_ASSERT_EQUAL(after_len, before_len + s->bad_len);
+		if (after_len == before_len + s->bad_len) {
+			CU_ASSERT(before_len == 0 || memcmp(after, before, before_len) == 0);
+			CU_ASSERT(memcmp(after + before_len, s->bad, s->bad_len) == 0);
+		}
+		free(after);
+	}
+	free(before);
+
+	/* the rewrite kept the good leases and nothing else */
+	CU_ASSERT_EQUAL_FATAL(leasefile_open(path, &lf2, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(leasefile_loaded(lf2), s->n_good);
+	CU_ASSERT_EQUAL(leasefile_rejected(lf2), 0u);
+	leasefile_free(lf2);
+}
+
+static void
+test_nul_in_the_middle(void)
+{
+	static const char nul_in_ip[] = "52:54:00:00:00:02 10.0\0.0.2\n";
+	/* sscanf would stop at the NUL and read a lease; the bytes after it say otherwise */
+	static const char nul_after[] = "52:54:00:00:00:04 10.0.0.4\0"
+					"5\n";
+	static const char nuls[] = "\0\0\0\0\0\0\n";
+	struct sample *s = calloc(1, sizeof(*s));
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	unlink_quarantine();
+	sample_raw(s, "# header\n", 9);
+	sample_good(s, 1, "\n");
+	sample_bad(s, nul_in_ip, sizeof(nul_in_ip) - 1);
+	sample_good(s, 3, "\n");
+	sample_bad(s, nul_after, sizeof(nul_after) - 1);
+	sample_bad(s, nuls, sizeof(nuls) - 1);
+	sample_good(s, 6, "\n");
+	sample_good(s, 7, "\n");
+	check_sample("NUL in the middle", s);
+	free(s);
+}
+
+static void
+test_binary_garbage_between_good_lines(void)
+{
+	struct sample *s = calloc(1, sizeof(*s));
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	unlink_quarantine();
+	sample_good(s, 1, "\n");
+	sample_good(s, 2, "\n");
+	sample_garbage(s, 0x12345678u, 20);
+	sample_good(s, 3, "\n");
+	sample_garbage(s, 0x9abcdef1u, 5);
+	sample_good(s, 4, "\n");
+	check_sample("binary garbage between good lines", s);
+	free(s);
+}
+
+static void
+test_overlong_line(void)
+{
+	struct sample *s = calloc(1, sizeof(*s));
+	char line[1200];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	unlink_quarantine();
+	sample_good(s, 1, "\n");
+	memset(line, 'a', 1000);
+	line[1000] = '\n';
+	sample_bad(s, line, 1001);
+	/* a valid lease buried in a long line is still a bad line */
+	memset(line, 'b', 200);
+	memcpy(line + 200, " 52:54:00:00:00:09 10.0.0.9\n", 28);
+	sample_bad(s, line, 228);
+	/* spaces before a lease (a journal reserve that could not be cut) are no harm */
+	memset(line, ' ', 1000);
+	sample_raw(s, line, 1000);
+	sample_good(s, 2, "\n");
+	sample_good(s, 3, "\n");
+	check_sample("over-long line", s);
+	free(s);
+}
+
+static void
+test_bad_mac(void)
+{
+	static const char zz[] = "zz:54:00:00:00:02 10.0.0.2\n",
+			  five[] = "52:54:00:00:00 10.0.0.3\n", alone[] = "52:54:00:00:00:05\n";
+	struct sample *s = calloc(1, sizeof(*s));
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	unlink_quarantine();
+	sample_good(s, 1, "\n");
+	sample_bad(s, zz, sizeof(zz) - 1);
+	sample_bad(s, five, sizeof(five) - 1);
+	sample_good(s, 4, "\n");
+	sample_bad(s, alone, sizeof(alone) - 1);
+	sample_good(s, 6, "\n");
+	check_sample("bad MAC", s);
+	/* the same bad lines again: appended to the quarantine file, which keeps the first */
+	check_sample("bad MAC, again: the quarantine file is appended to", s);
+	free(s);
+}
+
+static void
+test_bad_ip(void)
+{
+	static const char big[] = "52:54:00:00:00:02 10.0.0.300\n",
+			  zero[] = "52:54:00:00:00:03 10.00.0.3\n",
+			  extra[] = "52:54:00:00:00:04 10.0.0.4 extra\n",
+			  v6[] = "52:54:00:00:00:05 fe80::1\n";
+	struct sample *s = calloc(1, sizeof(*s));
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	unlink_quarantine();
+	sample_good(s, 1, "\n");
+	sample_bad(s, big, sizeof(big) - 1);
+	sample_bad(s, zero, sizeof(zero) - 1);
+	sample_bad(s, extra, sizeof(extra) - 1);
+	sample_bad(s, v6, sizeof(v6) - 1);
+	sample_good(s, 6, "\n");
+	check_sample("bad IP", s);
+	free(s);
+}
+
+static void
+test_torn_line_not_quarantined(void)
+{
+	static const char torn[] = "52:54:00:00:00:03 10.0.";
+	struct sample *s = calloc(1, sizeof(*s));
+	char spaces[600];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	unlink_quarantine();
+	sample_good(s, 1, "\n");
+	sample_good(s, 2, "\n");
+	sample_raw(s, torn, sizeof(torn) - 1); /* interrupted write: ignored as before */
+	check_sample("torn last line", s);
+	/* the same inside the journal's reserve (spaces) */
+	memset(spaces, ' ', sizeof(spaces));
+	sample_raw(s, spaces, sizeof(spaces));
+	check_sample("torn last line in the reserve", s);
+	free(s);
+}
+
+static void
+test_crlf_accepted(void)
+{
+	struct sample *s = calloc(1, sizeof(*s));
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	unlink_quarantine();
+	/* an editor's CRLF is no corruption: the lines are read as they are meant */
+	sample_raw(s, "# edited on Windows\r\n", 21);
+	sample_good(s, 1, "\r\n");
+	sample_raw(s, "\r\n", 2);
+	sample_good(s, 2, "\r\n");
+	sample_good(s, 3, "\n");
+	check_sample("CRLF", s);
+	free(s);
+}
+
+static void
+test_entirely_garbage(void)
+{
+	static const char tail[] = "\xff\x01 not a lease";
+	struct sample *s = calloc(1, sizeof(*s));
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	unlink_quarantine();
+	sample_garbage(s, 0xdeadbeefu, 40);
+	/* no newline at the end, and no lease's start: not a torn line, so it is kept too */
+	sample_bad(s, tail, sizeof(tail) - 1);
+	CU_ASSERT_EQUAL(s->len, s->bad_len);
+	check_sample("entirely garbage", s);
+	free(s);
+}
+
+/* ---- a full disk: a lease not in the file is not recorded -------------------------------- */
+
+static char small[128];
+
+/* A tmpfs of size on dir/small, in a mount namespace of this process only. 0, or skipped. */
+static int
+mount_small(const char *size)
+{
+	static bool unshared;
+	char opts[64];
+
+	if (geteuid() != 0) {
+		test_skip("needs root (a mount namespace with a small tmpfs)");
+		return -1;
+	}
+	if (!unshared) {
+		/* private: the tmpfs is seen by this process only, and goes with it */
+		if (unshare(CLONE_NEWNS) < 0 ||
+		    mount("none", "/", "none", MS_REC | MS_PRIVATE, "") < 0) {
+			test_skip("no private mount namespace: %s", strerror(errno));
+			return -1;
+		}
+		unshared = true;
+	}
+	snprintf(small, sizeof(small), "%s/small", dir);
+	(void)mkdir(small, 0700);
+	snprintf(opts, sizeof(opts), "size=%s,mode=0700", size);
+	if (mount("tmpfs", small, "tmpfs", 0, opts) < 0) {
+		test_skip("cannot mount a tmpfs: %s", strerror(errno));
+		rmdir(small);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+umount_small(void)
+{
+	CU_ASSERT_EQUAL(umount2(small, MNT_DETACH), 0);
+	rmdir(small);
+}
+
+/* Fills the tmpfs with small/fill up to ENOSPC. */
+static void
+fill_disk(void)
+{
+	char fill[160], block[4096];
+	int fd, e = 0;
+
+	snprintf(fill, sizeof(fill), "%s/fill", small);
+	memset(block, 'x', sizeof(block));
+	fd = open(fill, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CU_ASSERT_FATAL(fd >= 0);
+	for (;;) {
+		if (write(fd, block, sizeof(block)) < 0) {
+			e = errno;
+			break;
+		}
+	}
+	close(fd);
+	CU_ASSERT_EQUAL(e, ENOSPC);
+}
+
+static void
+free_disk(void)
+{
+	char fill[160];
+
+	snprintf(fill, sizeof(fill), "%s/fill", small);
+	CU_ASSERT_EQUAL(unlink(fill), 0);
+}
+
+/*
+ * Adds leases 0, 1, ... to lf on a full disk until one fails: it fails with -ENOSPC and is not
+ * kept; once there is room, the refused one is added; the file holds all of them, whole.
+ */
+static void
+check_full_disk(const char *lpath, struct leasefile *lf)
+{
+	struct leasefile *lf2 = NULL;
+	char err[AGENT_ERR_MAX] = "";
+	unsigned i, ok;
+	uint8_t mac[6];
+	uint32_t ip;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r = 0;
+
+	fill_disk();
+	for (i = 0; i < 200000; i++) {
+		mac_n(mac, i);
+		if ((r = leasefile_add(lf, mac, 0x0a000000u + i)) == 0)
+			r = leasefile_flush(lf);
+		if (r < 0)
+			break;
+	}
+	ok = i;
+	CU_ASSERT_EQUAL(r, -ENOSPC);
+	CU_ASSERT_EQUAL(leasefile_append_errors(lf), 1u);
+	/* not recorded: never answered, nothing to hand out twice after a restart */
+	mac_n(mac, ok);
+	CU_ASSERT_EQUAL(leasefile_lookup(lf, mac, &ip), -ENOENT);
+	CU_ASSERT_EQUAL(leasefile_count(lf), ok);
+	/* a second try while still full fails the same way */
+	CU_ASSERT_EQUAL(leasefile_add(lf, mac, 0x0a000000u + ok), -ENOSPC);
+	CU_ASSERT_EQUAL(leasefile_lookup(lf, mac, &ip), -ENOENT);
+
+	/* room again: the next one is written (the disk is read as another process would) */
+	free_disk();
+	CU_ASSERT_EQUAL(leasefile_add(lf, mac, 0x0a000000u + ok), 0);
+	CU_ASSERT_EQUAL(leasefile_lookup(lf, mac, &ip), 0);
+	/* read a copy (opening rewrites, which needs room on the small disk) */
+	CU_ASSERT_EQUAL_FATAL(read_file(lpath, 64 << 20, &text, &len), 0);
+	f = fopen(path, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT_EQUAL(fwrite(text, 1, len, f), len);
+	fclose(f);
+	free(text);
+	unlink_quarantine();
+	CU_ASSERT_EQUAL_FATAL(leasefile_open(path, &lf2, err, sizeof(err)), 0);
+	/* every lease answered is in the file, whole: no piece of the refused line glued on */
+	CU_ASSERT_EQUAL(leasefile_loaded(lf2), ok + 1);
+	CU_ASSERT_EQUAL(leasefile_rejected(lf2), 0u);
+	for (i = 0; i <= ok; i++) {
+		mac_n(mac, i);
+		if (leasefile_lookup(lf2, mac, &ip) != 0 || ip != 0x0a000000u + i) {
+			CU_FAIL("a lease is missing from the file");
+			break;
+		}
+	}
+	leasefile_free(lf2);
+	CU_ASSERT_NOT_EQUAL(access(qpath, F_OK), 0); /* no bad line */
+}
+
+static void
+test_disk_full_write(void)
+{
+	struct leasefile *lf = NULL;
+	char err[AGENT_ERR_MAX] = "", lpath[160];
+
+	/* smaller than the journal's reserve: not mapped, one write() per lease */
+	if (mount_small("64k") < 0)
+		return;
+	snprintf(lpath, sizeof(lpath), "%s/leases", small);
+	CU_ASSERT_EQUAL_FATAL(leasefile_open(lpath, &lf, err, sizeof(err)), 0);
+	check_full_disk(lpath, lf);
+	leasefile_free(lf);
+	umount_small();
+}
+
+static void
+test_disk_full_mapped(void)
+{
+	struct leasefile *lf = NULL;
+	char err[AGENT_ERR_MAX] = "", lpath[160];
+	struct stat st;
+
+	/* room for the first reserve, not for the next: the window cannot slide */
+	if (mount_small("320k") < 0)
+		return;
+	snprintf(lpath, sizeof(lpath), "%s/leases", small);
+	CU_ASSERT_EQUAL_FATAL(leasefile_open(lpath, &lf, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(stat(lpath, &st), 0);
+	CU_ASSERT(st.st_size >= 256 << 10); /* mapped: the reserve is there */
+	check_full_disk(lpath, lf);
+	leasefile_free(lf);
+	umount_small();
+}
+
+#define DYN_POOL                                                                                   \
+	"apiVersion: network.harvesterhci.io/v1alpha1\n"                                           \
+	"kind: IPPool\n"                                                                           \
+	"metadata:\n"                                                                              \
+	"  name: net1\n"                                                                           \
+	"  namespace: default\n"                                                                   \
+	"spec:\n"                                                                                  \
+	"  networkName: net1\n"                                                                    \
+	"  ipv4Config:\n"                                                                          \
+	"    serverIP: 10.0.0.2\n"                                                                 \
+	"    cidr: 10.0.0.0/16\n"                                                                  \
+	"    pool:\n"                                                                              \
+	"      start: 10.0.1.0\n"                                                                  \
+	"      end: 10.0.40.255\n"                                                                 \
+	"    router: 10.0.0.1\n"
+
+static void
+test_disk_full_dynamic_undone(void)
+{
+	struct agent_config *c = NULL;
+	struct leasefile *lf = NULL;
+	struct agent_dynamic *d = NULL;
+	char err[AGENT_ERR_MAX] = "", lpath[160];
+	uint32_t ip = 0, last = 0;
+	uint8_t mac[6];
+	size_t avail;
+	unsigned i;
+	int r = 0;
+
+	if (mount_small("64k") < 0)
+		return;
+	snprintf(lpath, sizeof(lpath), "%s/leases", small);
+	CU_ASSERT_EQUAL_FATAL(
+	    agent_config_parse("pool.yaml", DYN_POOL, strlen(DYN_POOL), NULL, &c, err, sizeof(err)),
+	    0);
+	CU_ASSERT_EQUAL_FATAL(leasefile_open(lpath, &lf, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(agent_dynamic_new(c, lf, &d), 0);
+	fill_disk();
+	for (i = 0; i < 5000; i++) {
+		mac_n(mac, i);
+		avail = agent_dynamic_available(d);
+		if ((r = agent_dynamic_allocate(d, mac, &ip)) < 0)
+			break;
+		last = ip;
+	}
+	CU_ASSERT_EQUAL(r, -ENOSPC);
+	CU_ASSERT(i > 0 && i < 5000);
+	/* the address went back to the pool, the MAC got nothing */
+	CU_ASSERT_EQUAL(agent_dynamic_available(d), avail);
+	CU_ASSERT_EQUAL(leasefile_lookup(lf, mac, &ip), -ENOENT);
+	free_disk();
+	/* serving resumes: the same MAC gets the very address it was refused, the next free */
+	CU_ASSERT_EQUAL(agent_dynamic_allocate(d, mac, &ip), 0);
+	CU_ASSERT_EQUAL(ip, last + 1);
+	CU_ASSERT_EQUAL(agent_dynamic_available(d), avail - 1);
+	agent_dynamic_free(d);
+	leasefile_free(lf);
+	agent_config_free(c);
+	umount_small();
+}
+
 static const struct test_case leasefile_tests[] = {
     {"round trip through the journal", test_round_trip},
     {"compaction writes a new file and renames it", test_compaction_is_atomic_rename},
     {"torn last line is ignored", test_torn_last_line_ignored},
-    {"corrupt file names the line", test_corrupt_file_errors},
     {"journal grows past its reserve, readable after kill -9", test_journal_grows_and_survives},
     {"reserved NUL tail and a torn line", test_reserved_space_and_torn_line},
     {"memory only without a path", test_memory_only},
     {"churn with removals", test_many_removals_keep_table_usable},
+    {"NUL in the middle: quarantined, the leases after it kept", test_nul_in_the_middle},
+    {"binary garbage between good lines", test_binary_garbage_between_good_lines},
+    {"over-long line", test_overlong_line},
+    {"bad MAC", test_bad_mac},
+    {"bad IP", test_bad_ip},
+    {"torn last line ignored, not quarantined", test_torn_line_not_quarantined},
+    {"CRLF line endings accepted", test_crlf_accepted},
+    {"a file that is entirely garbage", test_entirely_garbage},
+    {"full disk, write(): the lease is refused, not kept", test_disk_full_write},
+    {"full disk, mapped window cannot slide: refused, not kept", test_disk_full_mapped},
+    {"full disk: the dynamic allocation is undone, resumes with room",
+	test_disk_full_dynamic_undone},
     {NULL, NULL},
 };
 

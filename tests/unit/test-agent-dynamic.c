@@ -1,0 +1,634 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * agent/dynamic.c: --dynamic leases end and DECLINEs are bounded. Leases expire lease time +
+ * grace after the last ACK and their addresses go back to the pool; a returning MAC gets its
+ * old address while it is free; DECLINEd addresses are held for the hold-down only, at most
+ * AGENT_DECLINE_LIMIT per MAC and half the range in all; a restart gives fresh expiries.
+ * Driven through the DHCP engine (dhcp_handle_message, wired as agent/serve.c wires it) on a
+ * fake clock: nothing sleeps.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "dhcp/dhcp-internal.h"
+#include "lib/buf.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "tests/runner.h"
+
+/* range .10-.250 of 10.0.0.0/24: 241 addresses; server .1, router .254 outside it */
+#define POOL_DOC(lease)                                                                            \
+	"apiVersion: network.harvesterhci.io/v1alpha1\n"                                           \
+	"kind: IPPool\n"                                                                           \
+	"metadata:\n"                                                                              \
+	"  name: net1\n"                                                                           \
+	"  namespace: default\n"                                                                   \
+	"spec:\n"                                                                                  \
+	"  networkName: net1\n"                                                                    \
+	"  ipv4Config:\n"                                                                          \
+	"    serverIP: 10.0.0.1\n"                                                                 \
+	"    cidr: 10.0.0.0/24\n"                                                                  \
+	"    router: 10.0.0.254\n"                                                                 \
+	"    leaseTime: " lease "\n"                                                               \
+	"    pool:\n"                                                                              \
+	"      start: 10.0.0.10\n"                                                                 \
+	"      end: 10.0.0.250\n"
+
+#define STATIC_DOC                                                                                 \
+	"---\n"                                                                                    \
+	"apiVersion: network.harvesterhci.io/v1alpha1\n"                                           \
+	"kind: VirtualMachineNetworkConfig\n"                                                      \
+	"metadata:\n"                                                                              \
+	"  name: vm-s\n"                                                                           \
+	"  namespace: default\n"                                                                   \
+	"spec:\n"                                                                                  \
+	"  vmName: vm-s\n"                                                                         \
+	"  networkConfig:\n"                                                                       \
+	"    - networkName: net1\n"                                                                \
+	"      macAddress: \"52:54:00:00:00:05\"\n"                                                \
+	"      ipAddress: 10.0.0.5\n"
+
+#define SERVER_IP 0x0a000001u
+#define IP(n) (0x0a000000u + (n))
+#define CAPACITY 241u
+#define LIFE_S (3600u + 1800u) /* lease time + the default grace (half of it) */
+#define HOLD_S 86400u	       /* AGENT_DECLINE_HOLD_DEFAULT */
+#define SEC(s) ((uint64_t)(s)*USEC_PER_SEC)
+#define T0 SEC(1000)
+
+static const uint8_t static_mac[6] = {0x52, 0x54, 0x00, 0x00, 0x00, 0x05};
+
+static uint64_t fake_now;
+
+static uint64_t
+fake_clock(void *userdata)
+{
+	(void)userdata;
+	return fake_now;
+}
+
+/* The agent's parts as agent/serve.c wires them: engine callbacks -> dynamic pool, marks. */
+struct rig {
+	struct agent_config *cfg;
+	struct leasefile *lf;
+	struct agent_dynamic *d;
+	struct agent_marks *marks;
+	struct dhcp_server *s;
+	struct agent_dynamic_opts opts;
+	size_t ignored; /* DECLINEs over the per-MAC limit */
+};
+
+static int
+rig_unknown(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
+{
+	struct rig *g = userdata;
+
+	return agent_dynamic_allocate(g->d, mac, ret_ip);
+}
+
+static void
+rig_ack(void *userdata, const uint8_t mac[6], uint32_t ip)
+{
+	struct rig *g = userdata;
+
+	(void)agent_dynamic_renew(g->d, mac, ip);
+}
+
+static void
+rig_decline(void *userdata, const uint8_t mac[6], uint32_t ip)
+{
+	struct rig *g = userdata;
+	uint32_t nip, bound;
+	int r = agent_dynamic_decline(g->d, mac, ip, &nip);
+
+	if (r == 0) {
+		CU_ASSERT_EQUAL(dhcp_server_set_binding(g->s, mac, nip, NULL), 0);
+		return;
+	}
+	if (r == -EBUSY)
+		g->ignored++;
+	/* the engine's mark stays: held down like a static binding's */
+	if (r != -ENOENT || (dhcp_server_get_binding(g->s, mac, &bound) == 0 && bound == ip))
+		CU_ASSERT_EQUAL(agent_marks_add(g->marks, mac, ip, fake_now), 0);
+}
+
+static struct agent_config *
+parse_ok(const char *text)
+{
+	struct agent_config *c = NULL;
+	char err[AGENT_ERR_MAX] = "";
+	int r = agent_config_parse("pool.yaml", text, strlen(text), NULL, &c, err, sizeof(err));
+
+	if (r != 0)
+		fprintf(stderr, "unexpected error: %s\n", err);
+	CU_ASSERT_EQUAL_FATAL(r, 0);
+	return c;
+}
+
+/* A pool over lease file path (NULL: memory), grace/hold as given (AGENT_DEFAULT: default). */
+static void
+rig_open(struct rig *g, const char *text, const char *path, uint32_t grace_s, uint32_t hold_s)
+{
+	struct dhcp_callbacks cb = {
+	    .on_unknown = rig_unknown,
+	    .on_decline = rig_decline,
+	    .on_ack = rig_ack,
+	    .userdata = g,
+	};
+	char err[AGENT_ERR_MAX] = "";
+	static const uint8_t hw[6] = {0x02, 0, 0, 0, 0, 0x01};
+
+	memset(g, 0, sizeof(*g));
+	g->opts = (struct agent_dynamic_opts){
+	    .clock = fake_clock, .grace_s = grace_s, .decline_hold_s = hold_s};
+	g->cfg = parse_ok(text);
+	CU_ASSERT_EQUAL_FATAL(leasefile_open(path, &g->lf, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(agent_dynamic_new_opts(g->cfg, g->lf, &g->opts, NULL, &g->d), 0);
+	CU_ASSERT_EQUAL_FATAL(
+	    agent_marks_new(
+		hold_s == AGENT_DEFAULT ? AGENT_DECLINE_HOLD_DEFAULT : hold_s, &g->marks),
+	    0);
+	CU_ASSERT_EQUAL_FATAL(dhcp_server_new(&g->s), 0);
+	dhcp_server_set_hwaddr(g->s, hw);
+	dhcp_server_set_callbacks(g->s, &cb);
+	dhcp_server_set_clock(g->s, fake_clock, NULL);
+	CU_ASSERT_EQUAL_FATAL(agent_apply_config(g->s, g->cfg, g->d, err, sizeof(err)), 0);
+}
+
+static void
+rig_close(struct rig *g)
+{
+	dhcp_server_free(g->s);
+	agent_marks_free(g->marks);
+	agent_dynamic_free(g->d);
+	leasefile_free(g->lf);
+	agent_config_free(g->cfg);
+}
+
+/* ---- messages ------------------------------------------------------------------------- */
+
+struct req {
+	struct dhcp_msg m;
+	uint8_t cookie[4];
+	uint8_t opts[64];
+} __attribute__((packed));
+
+/* type from mac; requested (option 50) and server id (54) when not 0; ciaddr. */
+static int
+send_msg(struct rig *g, uint8_t type, const uint8_t mac[6], uint32_t requested, uint32_t server,
+    uint32_t ciaddr, uint32_t *ret_yiaddr)
+{
+	struct req r;
+	struct dhcp_reply rep;
+	size_t n = 0;
+	int t;
+
+	memset(&r, 0, sizeof(r));
+	r.m.op = BOOTREQUEST;
+	r.m.htype = 1;
+	r.m.hlen = 6;
+	be32_put(r.m.xid, 0x11223344);
+	be32_put(r.m.ciaddr, ciaddr);
+	memcpy(r.m.chaddr, mac, 6);
+	be32_put(r.cookie, DHCP_MAGIC_COOKIE);
+	r.opts[n++] = DHCP_OPT_MESSAGE_TYPE;
+	r.opts[n++] = 1;
+	r.opts[n++] = type;
+	if (requested != 0) {
+		r.opts[n++] = DHCP_OPT_REQUESTED_IP;
+		r.opts[n++] = 4;
+		be32_put(r.opts + n, requested);
+		n += 4;
+	}
+	if (server != 0) {
+		r.opts[n++] = DHCP_OPT_SERVER_ID;
+		r.opts[n++] = 4;
+		be32_put(r.opts + n, server);
+		n += 4;
+	}
+	r.opts[n++] = DHCP_OPT_END;
+	t = dhcp_handle_message(
+	    g->s, (const uint8_t *)&r, sizeof(struct dhcp_msg) + 4 + n, fake_now, &rep);
+	if (ret_yiaddr != NULL)
+		*ret_yiaddr = t > 0 ? be32_get(((const struct dhcp_msg *)rep.payload)->yiaddr) : 0;
+	return t;
+}
+
+/* DISCOVER: the address offered, or 0 (silence). */
+static uint32_t
+discover(struct rig *g, const uint8_t mac[6])
+{
+	uint32_t ip = 0;
+
+	return send_msg(g, DHCP_MSG_DISCOVER, mac, 0, 0, 0, &ip) == DHCP_MSG_OFFER ? ip : 0;
+}
+
+/* DISCOVER, then REQUEST of the offer (SELECTING): the address ACKed, or 0. */
+static uint32_t
+bind_mac(struct rig *g, const uint8_t mac[6])
+{
+	uint32_t ip = discover(g, mac), acked = 0;
+
+	if (ip == 0 || send_msg(g, DHCP_MSG_REQUEST, mac, ip, SERVER_IP, 0, &acked) != DHCP_MSG_ACK)
+		return 0;
+	return acked;
+}
+
+/* RENEWING: unicast REQUEST with ciaddr, no option 50 or 54. True when ACKed. */
+static bool
+renew(struct rig *g, const uint8_t mac[6], uint32_t ip)
+{
+	return send_msg(g, DHCP_MSG_REQUEST, mac, 0, 0, ip, NULL) == DHCP_MSG_ACK;
+}
+
+static void
+decline(struct rig *g, const uint8_t mac[6], uint32_t ip)
+{
+	CU_ASSERT_EQUAL(send_msg(g, DHCP_MSG_DECLINE, mac, ip, SERVER_IP, 0, NULL), 0);
+}
+
+static void
+mac_n(uint8_t mac[6], unsigned n)
+{
+	uint8_t m[6] = {0x02, 0xaa, 0, 0, (uint8_t)(n >> 8), (uint8_t)n};
+
+	memcpy(mac, m, 6);
+}
+
+static uint32_t
+bound_ip(struct rig *g, const uint8_t mac[6])
+{
+	uint32_t ip = 0;
+
+	return dhcp_server_get_binding(g->s, mac, &ip) == 0 ? ip : 0;
+}
+
+/* ---- tests ------------------------------------------------------------------------------ */
+
+static void
+test_lease_expires_after_lease_and_grace(void)
+{
+	struct rig g;
+	uint8_t m1[6], m2[6];
+	uint64_t exp = 0;
+	uint32_t ip;
+
+	fake_now = T0;
+	rig_open(&g, POOL_DOC("3600"), NULL, AGENT_DEFAULT, AGENT_DEFAULT);
+	mac_n(m1, 1);
+	mac_n(m2, 2);
+	CU_ASSERT_EQUAL(bind_mac(&g, m1), IP(10));
+	CU_ASSERT_EQUAL(agent_dynamic_expiry(g.d, m1, &exp), 0);
+	CU_ASSERT_EQUAL(exp, T0 + SEC(LIFE_S));
+	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY - 1);
+
+	/* one microsecond before lease + grace: still the MAC's */
+	fake_now = T0 + SEC(LIFE_S) - 1;
+	CU_ASSERT_EQUAL(agent_dynamic_expire(g.d, g.s, 1u << 20), 0u);
+	CU_ASSERT_EQUAL(bound_ip(&g, m1), IP(10));
+	CU_ASSERT_EQUAL(discover(&g, m2), IP(11));
+
+	/* lease + grace: out of the engine and the lease file, the address free again */
+	fake_now = T0 + SEC(LIFE_S);
+	CU_ASSERT_EQUAL(agent_dynamic_expire(g.d, g.s, 1u << 20), 1u);
+	CU_ASSERT_EQUAL(dhcp_server_get_binding(g.s, m1, NULL), -ENOENT);
+	CU_ASSERT_EQUAL(leasefile_lookup(g.lf, m1, &ip), -ENOENT);
+	CU_ASSERT_EQUAL(agent_dynamic_expiry(g.d, m1, &exp), -ENOENT);
+	/* m2's offer (not ACKed) was made later: it has not expired */
+	CU_ASSERT_EQUAL(bound_ip(&g, m2), IP(11));
+	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY - 1);
+
+	/* lowest free: a new MAC gets the expired lease's address */
+	{
+		uint8_t m3[6];
+		mac_n(m3, 3);
+		CU_ASSERT_EQUAL(bind_mac(&g, m3), IP(10));
+	}
+	rig_close(&g);
+}
+
+static void
+test_returning_mac_gets_its_address_while_free(void)
+{
+	struct rig g;
+	uint8_t m1[6], m2[6], m3[6], m4[6];
+
+	fake_now = T0;
+	rig_open(&g, POOL_DOC("3600"), NULL, AGENT_DEFAULT, AGENT_DEFAULT);
+	mac_n(m1, 1);
+	mac_n(m2, 2);
+	mac_n(m3, 3);
+	mac_n(m4, 4);
+	CU_ASSERT_EQUAL(bind_mac(&g, m1), IP(10));
+	CU_ASSERT_EQUAL(bind_mac(&g, m2), IP(11));
+	CU_ASSERT_EQUAL(bind_mac(&g, m3), IP(12));
+	fake_now = T0 + SEC(3000);
+	CU_ASSERT_TRUE(renew(&g, m3, IP(12)));
+	fake_now = T0 + SEC(LIFE_S);
+	CU_ASSERT_EQUAL(agent_dynamic_expire(g.d, g.s, 1u << 20), 2u); /* m1, m2 */
+
+	/* m2 comes back: its old .11, although .10 is the lowest free */
+	CU_ASSERT_EQUAL(bind_mac(&g, m2), IP(11));
+	/* a new MAC takes .10, m1's old address; m1 then gets the lowest free one */
+	CU_ASSERT_EQUAL(bind_mac(&g, m4), IP(10));
+	CU_ASSERT_EQUAL(bind_mac(&g, m1), IP(13));
+	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY - 4);
+	rig_close(&g);
+}
+
+static void
+test_ack_renews_the_lease(void)
+{
+	struct rig g;
+	uint8_t m1[6];
+	uint64_t exp = 0;
+
+	fake_now = T0;
+	rig_open(&g, POOL_DOC("3600") STATIC_DOC, NULL, AGENT_DEFAULT, AGENT_DEFAULT);
+	mac_n(m1, 1);
+	CU_ASSERT_EQUAL(bind_mac(&g, m1), IP(10));
+	fake_now = T0 + SEC(3000);
+	CU_ASSERT_TRUE(renew(&g, m1, IP(10)));
+	CU_ASSERT_EQUAL(agent_dynamic_expiry(g.d, m1, &exp), 0);
+	CU_ASSERT_EQUAL(exp, T0 + SEC(3000 + LIFE_S));
+	/* a static binding's ACK is no lease: nothing to renew, nothing recorded */
+	CU_ASSERT_TRUE(renew(&g, static_mac, IP(5)));
+	CU_ASSERT_EQUAL(agent_dynamic_expiry(g.d, static_mac, &exp), -ENOENT);
+
+	/* the first lease + grace has passed: renewed, so kept */
+	fake_now = T0 + SEC(LIFE_S);
+	CU_ASSERT_EQUAL(agent_dynamic_expire(g.d, g.s, 1u << 20), 0u);
+	CU_ASSERT_EQUAL(bound_ip(&g, m1), IP(10));
+	fake_now = T0 + SEC(3000 + LIFE_S);
+	CU_ASSERT_EQUAL(agent_dynamic_expire(g.d, g.s, 1u << 20), 1u);
+	CU_ASSERT_EQUAL(bound_ip(&g, m1), 0u);
+	/* the static binding never expires */
+	CU_ASSERT_EQUAL(bound_ip(&g, static_mac), IP(5));
+	rig_close(&g);
+}
+
+static void
+test_grace_flag_and_budget(void)
+{
+	struct rig g;
+	uint8_t m[6];
+	size_t total = 0, calls = 0, n;
+
+	fake_now = T0;
+	log_set_level(LOG_LEVEL_WARN); /* one info line per lease expired */
+	rig_open(&g, POOL_DOC("600"), NULL, 0, AGENT_DEFAULT); /* --lease-grace 0 */
+	for (unsigned i = 0; i < 100; i++) {
+		mac_n(m, 100 + i);
+		CU_ASSERT_EQUAL(bind_mac(&g, m), IP(10 + i));
+	}
+	fake_now = T0 + SEC(600) - 1;
+	CU_ASSERT_EQUAL(agent_dynamic_expire(g.d, g.s, 1u << 20), 0u);
+	fake_now = T0 + SEC(600);
+	/* each call looks at 16 slots at most: several calls reclaim them all */
+	while ((n = agent_dynamic_expire(g.d, g.s, 16)) > 0 || total < 100) {
+		CU_ASSERT_FATAL(n <= 16);
+		total += n;
+		CU_ASSERT_FATAL(++calls < 1000);
+	}
+	CU_ASSERT_EQUAL(total, 100u);
+	CU_ASSERT(calls > 100 / 16);
+	CU_ASSERT_EQUAL(dhcp_server_n_bindings(g.s), 0u);
+	CU_ASSERT_EQUAL(leasefile_count(g.lf), 0u);
+	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY);
+	rig_close(&g);
+	log_set_level(LOG_LEVEL_INFO);
+}
+
+static void
+test_one_mac_declining_100_times(void)
+{
+	struct rig g;
+	uint8_t m1[6], m2[6];
+	uint32_t ip;
+
+	fake_now = T0;
+	rig_open(&g, POOL_DOC("3600"), NULL, AGENT_DEFAULT, AGENT_DEFAULT);
+	mac_n(m1, 1);
+	mac_n(m2, 2);
+	CU_ASSERT_EQUAL(bind_mac(&g, m1), IP(10));
+	for (unsigned i = 0; i < 100; i++) {
+		fake_now += SEC(10); /* RFC 2131 §3.1: a client waits 10 s after a DECLINE */
+		decline(&g, m1, bound_ip(&g, m1));
+	}
+	CU_ASSERT_EQUAL(agent_dynamic_held(g.d), (size_t)AGENT_DECLINE_LIMIT);
+	CU_ASSERT_EQUAL(g.ignored, 100u - AGENT_DECLINE_LIMIT);
+	/* the limit's worth of held addresses plus m1's own lease: the rest is free */
+	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY - AGENT_DECLINE_LIMIT - 1);
+	CU_ASSERT_EQUAL(leasefile_lookup(g.lf, m1, &ip), 0);
+	CU_ASSERT_EQUAL(ip, IP(10 + AGENT_DECLINE_LIMIT));
+	/* m1 is silent (its last DECLINE was not honoured); others are served */
+	CU_ASSERT_EQUAL(discover(&g, m1), 0u);
+	CU_ASSERT_EQUAL(bind_mac(&g, m2), IP(10 + AGENT_DECLINE_LIMIT + 1));
+	rig_close(&g);
+}
+
+static void
+test_made_up_macs_declining(void)
+{
+	struct rig g;
+	uint8_t m[6];
+	size_t max_held;
+	unsigned served = 0;
+
+	fake_now = T0;
+	log_set_level(LOG_LEVEL_WARN); /* one info line per lease expired, per hold ended early */
+	rig_open(&g, POOL_DOC("3600"), NULL, AGENT_DEFAULT, AGENT_DEFAULT);
+	max_held = agent_dynamic_held_max(g.d);
+	CU_ASSERT_EQUAL(max_held, CAPACITY / 2);
+	for (unsigned i = 0; i < 300; i++) {
+		uint32_t ip;
+		mac_n(m, 1000 + i);
+		if ((ip = bind_mac(&g, m)) == 0)
+			continue; /* the range is full of their leases */
+		served++;
+		decline(&g, m, ip);
+		CU_ASSERT_FATAL(agent_dynamic_held(g.d) <= max_held);
+	}
+	CU_ASSERT(served > max_held);
+	CU_ASSERT_EQUAL(agent_dynamic_held(g.d), max_held);
+	CU_ASSERT_EQUAL(g.ignored, 0u);
+	/* their leases are not renewed: once they expire, only the bound stays held */
+	fake_now += SEC(LIFE_S);
+	CU_ASSERT(agent_dynamic_expire(g.d, g.s, 1u << 20) > 0);
+	CU_ASSERT_EQUAL(agent_dynamic_held(g.d), max_held);
+	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY - max_held);
+	mac_n(m, 1);
+	CU_ASSERT_NOT_EQUAL(bind_mac(&g, m), 0u);
+	rig_close(&g);
+	log_set_level(LOG_LEVEL_INFO);
+}
+
+static void
+test_declined_addresses_come_back(void)
+{
+	struct rig g;
+	uint8_t m1[6], m2[6];
+	uint64_t t;
+
+	fake_now = T0;
+	/* --decline-hold 600 */
+	rig_open(&g, POOL_DOC("3600") STATIC_DOC, NULL, AGENT_DEFAULT, 600);
+	mac_n(m1, 1);
+	mac_n(m2, 2);
+	CU_ASSERT_EQUAL(bind_mac(&g, m1), IP(10));
+	CU_ASSERT_EQUAL(discover(&g, static_mac), IP(5));
+	t = fake_now = T0 + SEC(10);
+	decline(&g, m1, IP(10));
+	decline(&g, static_mac, IP(5));
+	CU_ASSERT_EQUAL(bound_ip(&g, m1), IP(11));
+	CU_ASSERT_EQUAL(agent_dynamic_held(g.d), 1u);
+	CU_ASSERT_EQUAL(agent_marks_count(g.marks), 1u);
+	CU_ASSERT_EQUAL(discover(&g, static_mac), 0u); /* its address is in use */
+
+	fake_now = t + SEC(600) - 1;
+	(void)agent_dynamic_expire(g.d, g.s, 1u << 20);
+	CU_ASSERT_EQUAL(agent_marks_expire(g.marks, g.s, fake_now, 1u << 20), 0u);
+	CU_ASSERT_EQUAL(agent_dynamic_held(g.d), 1u);
+	CU_ASSERT_EQUAL(discover(&g, static_mac), 0u);
+	CU_ASSERT_EQUAL(discover(&g, m2), IP(12));
+
+	/* the hold-down is over: .10 is the lowest free again, the static MAC is answered */
+	fake_now = t + SEC(600);
+	(void)agent_dynamic_expire(g.d, g.s, 1u << 20);
+	CU_ASSERT_EQUAL(agent_marks_expire(g.marks, g.s, fake_now, 1u << 20), 1u);
+	CU_ASSERT_EQUAL(agent_dynamic_held(g.d), 0u);
+	CU_ASSERT_EQUAL(agent_marks_count(g.marks), 0u);
+	CU_ASSERT_EQUAL(discover(&g, static_mac), IP(5));
+	{
+		uint8_t m3[6];
+		mac_n(m3, 3);
+		CU_ASSERT_EQUAL(bind_mac(&g, m3), IP(10));
+	}
+	rig_close(&g);
+}
+
+static void
+test_default_hold_down(void)
+{
+	struct rig g;
+	uint8_t m1[6];
+
+	fake_now = T0;
+	rig_open(&g, POOL_DOC("3600"), NULL, AGENT_DEFAULT, AGENT_DEFAULT);
+	mac_n(m1, 1);
+	CU_ASSERT_EQUAL(bind_mac(&g, m1), IP(10));
+	decline(&g, m1, IP(10));
+	CU_ASSERT_EQUAL(agent_dynamic_held(g.d), 1u);
+	fake_now = T0 + SEC(HOLD_S) - 1;
+	(void)agent_dynamic_expire(g.d, g.s, 1u << 20);
+	CU_ASSERT_EQUAL(agent_dynamic_held(g.d), 1u);
+	fake_now = T0 + SEC(HOLD_S);
+	(void)agent_dynamic_expire(g.d, g.s, 1u << 20);
+	CU_ASSERT_EQUAL(agent_dynamic_held(g.d), 0u);
+	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY);
+	rig_close(&g);
+}
+
+static void
+test_restart_gives_fresh_expiries(void)
+{
+	char dir[] = "/tmp/test-agent-dynamic-XXXXXX", path[64];
+	struct rig g;
+	uint8_t m1[6], m2[6];
+	uint64_t exp = 0;
+	uint32_t ip;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/leases", dir);
+	mac_n(m1, 1);
+	mac_n(m2, 2);
+	fake_now = T0;
+	rig_open(&g, POOL_DOC("3600"), path, AGENT_DEFAULT, AGENT_DEFAULT);
+	CU_ASSERT_EQUAL(bind_mac(&g, m1), IP(10));
+	CU_ASSERT_EQUAL(bind_mac(&g, m2), IP(11));
+	CU_ASSERT_EQUAL(leasefile_flush(g.lf), 0);
+	rig_close(&g);
+
+	/* down for longer than lease + grace: the leases start afresh, nothing is reassigned */
+	fake_now = T0 + SEC(10000);
+	rig_open(&g, POOL_DOC("3600"), path, AGENT_DEFAULT, AGENT_DEFAULT);
+	CU_ASSERT_EQUAL(leasefile_count(g.lf), 2u);
+	CU_ASSERT_EQUAL(agent_dynamic_expiry(g.d, m1, &exp), 0);
+	CU_ASSERT_EQUAL(exp, T0 + SEC(10000 + LIFE_S));
+	CU_ASSERT_EQUAL(agent_dynamic_expire(g.d, g.s, 1u << 20), 0u);
+	CU_ASSERT_EQUAL(bound_ip(&g, m1), IP(10));
+	CU_ASSERT_EQUAL(bound_ip(&g, m2), IP(11));
+
+	/*
+	 * A reload (the pool rebuilt from the running one) keeps expiries and held addresses,
+	 * even with a shorter lease time: the clients were told the old one at their last ACK.
+	 */
+	fake_now = T0 + SEC(12000);
+	CU_ASSERT_TRUE(renew(&g, m2, IP(11)));
+	decline(&g, m2, IP(11));
+	CU_ASSERT_EQUAL(bound_ip(&g, m2), IP(12));
+	fake_now = T0 + SEC(13000);
+	{
+		struct agent_config *c2 = parse_ok(POOL_DOC("600"));
+		struct agent_dynamic *d2 = NULL;
+		char err[AGENT_ERR_MAX];
+		CU_ASSERT_EQUAL_FATAL(agent_dynamic_new_opts(c2, g.lf, &g.opts, g.d, &d2), 0);
+		agent_dynamic_free(g.d);
+		agent_config_free(g.cfg);
+		g.d = d2;
+		g.cfg = c2;
+		CU_ASSERT(agent_apply_config(g.s, g.cfg, g.d, err, sizeof(err)) >= 0);
+	}
+	CU_ASSERT_EQUAL(agent_dynamic_expiry(g.d, m1, &exp), 0);
+	CU_ASSERT_EQUAL(exp, T0 + SEC(10000 + LIFE_S));
+	CU_ASSERT_EQUAL(agent_dynamic_expiry(g.d, m2, &exp), 0);
+	CU_ASSERT_EQUAL(exp, T0 + SEC(12000 + LIFE_S));
+	CU_ASSERT_EQUAL(agent_dynamic_held(g.d), 1u);
+	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY - 3);
+
+	fake_now = T0 + SEC(10000 + LIFE_S);
+	CU_ASSERT_EQUAL(agent_dynamic_expire(g.d, g.s, 1u << 20), 1u);
+	CU_ASSERT_EQUAL(leasefile_lookup(g.lf, m1, &ip), -ENOENT);
+	CU_ASSERT_EQUAL(leasefile_compact(g.lf), 0);
+	rig_close(&g);
+
+	/* the expired lease is gone from the file too */
+	fake_now = T0 + SEC(20000);
+	rig_open(&g, POOL_DOC("3600"), path, AGENT_DEFAULT, AGENT_DEFAULT);
+	CU_ASSERT_EQUAL(leasefile_lookup(g.lf, m1, &ip), -ENOENT);
+	CU_ASSERT_EQUAL(leasefile_lookup(g.lf, m2, &ip), 0);
+	CU_ASSERT_EQUAL(ip, IP(12));
+	rig_close(&g);
+	unlink(path);
+	rmdir(dir);
+}
+
+static const struct test_case expiry_tests[] = {
+    {"a lease expires after lease time + grace", test_lease_expires_after_lease_and_grace},
+    {"a returning MAC gets its old address while free",
+	test_returning_mac_gets_its_address_while_free},
+    {"an ACK pushes the expiry out", test_ack_renews_the_lease},
+    {"--lease-grace 0; bounded work per sweep", test_grace_flag_and_budget},
+    {"a restart gives fresh expiries; a reload keeps them", test_restart_gives_fresh_expiries},
+    {NULL, NULL},
+};
+
+static const struct test_case decline_tests[] = {
+    {"100 DECLINEs from one MAC hold the limit's worth", test_one_mac_declining_100_times},
+    {"made-up MACs declining hold at most half the range", test_made_up_macs_declining},
+    {"declined addresses and static marks come back after the hold-down",
+	test_declined_addresses_come_back},
+    {"the default hold-down is 86400 s", test_default_hold_down},
+    {NULL, NULL},
+};
+
+const struct test_suite test_suites[] = {
+    {.name = "dynamic-expiry", .tests = expiry_tests},
+    {.name = "dynamic-decline", .tests = decline_tests},
+    {.name = NULL},
+};
