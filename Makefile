@@ -21,6 +21,8 @@ CC ?= cc
 V ?= 0
 # The release version, from the file VERSION: compiled into both programs, the images' tags.
 VMDHCP_VERSION := $(shell cat VERSION 2>/dev/null)
+# The commit (vm-dhcp-controller --version, vmdhcp_build_info); "unknown" outside git.
+VMDHCP_REVISION := $(or $(shell git rev-parse --short HEAD 2>/dev/null),unknown)
 
 PKGS := libcurl jansson libevent libevent_openssl libnl-3.0 libnl-route-3.0 yaml-0.1 cunit openssl
 
@@ -170,9 +172,16 @@ $(BUILD)/vm-dhcp-agent: $(BUILD)/obj/agent/main.o $(ARCHIVES) | $(AGENT_SO)
 
 # VMDHCP_VERSION for both programs' main.c (vm-dhcp-agent --version); a change of VERSION
 # rebuilds them.
-$(BUILD)/obj/agent/main.o $(BUILD)/obj/controller/main.o: VERSION
+# VMDHCP_REVISION likewise; a new commit rebuilds them through the stamp.
+REVISION_STAMP := $(BUILD)/.revision-$(VMDHCP_REVISION)
+$(REVISION_STAMP):
+	@mkdir -p $(BUILD)
+	@rm -f $(BUILD)/.revision-*
+	@touch $@
+$(BUILD)/obj/agent/main.o $(BUILD)/obj/controller/main.o: VERSION $(REVISION_STAMP)
 $(BUILD)/obj/agent/main.o $(BUILD)/obj/controller/main.o: \
-	CFLAGS_ALL += -DVMDHCP_VERSION='"$(VMDHCP_VERSION)"'
+	CFLAGS_ALL += -DVMDHCP_VERSION='"$(VMDHCP_VERSION)"' \
+	-DVMDHCP_REVISION='"$(VMDHCP_REVISION)"'
 
 $(BUILD)/vm-dhcp-controller: $(BUILD)/obj/controller/main.o $(ARCHIVES)
 	@echo "  LD      $@"

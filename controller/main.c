@@ -5,8 +5,10 @@
  *   vm-dhcp-controller --agent-image IMAGE [--namespace NS] [--kubeconfig FILE]
  *                      [--agent-service-account SA] [--agent-* knobs of the agent workload]
  *                      [--no-leader-election] [--listen HOST:PORT] [--log-level LEVEL]
+ *                      [--log-format text|json]
  *   vm-dhcp-controller --uninstall [--uninstall-timeout SECONDS] [--namespace NS]
  *                      [--kubeconfig FILE] [--log-level LEVEL]
+ *   vm-dhcp-controller --version
  */
 #include <errno.h>
 #include <getopt.h>
@@ -28,6 +30,14 @@
 #include "lib/metrics.h"
 #include "lib/util.h"
 
+/* From the Makefile: the file VERSION and `git rev-parse --short HEAD`. */
+#ifndef VMDHCP_VERSION
+#define VMDHCP_VERSION "unknown"
+#endif
+#ifndef VMDHCP_REVISION
+#define VMDHCP_REVISION "unknown"
+#endif
+
 struct args {
 	const char *kubeconfig;
 	const char *namespace;
@@ -38,6 +48,7 @@ struct args {
 	bool uninstall;
 	long uninstall_timeout_s; /* 0: not given */
 	enum log_level level;
+	enum log_format log_format;
 	struct placement_opts agent; /* --agent-interface and the other knobs */
 };
 
@@ -55,7 +66,7 @@ static const struct {
 	{ "agent-priority-class", PLACEMENT_OPT_PRIORITY_CLASS },
 };
 #define AGENT_FLAG_BASE 0x100
-#define N_BASE_OPTS 10
+#define N_BASE_OPTS 12
 #define UNINSTALL_TIMEOUT_DEFAULT_S 120
 #define UNINSTALL_TIMEOUT_MAX_S 86400
 
@@ -94,6 +105,7 @@ usage(FILE *f)
 	    "  --no-leader-election           reconcile without taking the Lease\n"
 	    "  --listen HOST:PORT             /healthz /readyz /metrics (default :8080)\n"
 	    "  --log-level error|warn|info|debug (default info)\n"
+	    "  --log-format text|json         log lines as text (default) or one JSON object each\n"
 	    "  --uninstall                    one-shot cleanup after the chart is removed (its\n"
 	    "                                 post-delete hook): wait until no controller holds\n"
 	    "                                 the Lease, delete the agent Deployments, remove the\n"
@@ -101,6 +113,7 @@ usage(FILE *f)
 	    "                                 VirtualMachineNetworkConfig; exit 0 when done\n"
 	    "  --uninstall-timeout SECONDS    how long --uninstall waits for a running controller\n"
 	    "                                 to stop (default 120)\n"
+	    "  --version                      print the version and revision\n"
 	    "  --help\n");
 }
 
@@ -118,6 +131,8 @@ parse_args(int argc, char **argv, struct args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{ "uninstall", no_argument, NULL, 'U' },
 		{ "uninstall-timeout", required_argument, NULL, 'T' },
+		{ "log-format", required_argument, NULL, 'F' },
+		{ "version", no_argument, NULL, 'V' },
 		/* N_BASE_OPTS entries above; agent_flags go after them, then the terminator */
 		[N_BASE_OPTS + ELEMENTSOF(agent_flags)] = { NULL, 0, NULL, 0 },
 	};
@@ -132,6 +147,7 @@ parse_args(int argc, char **argv, struct args *a)
 	memset(a, 0, sizeof(*a));
 	a->listen = ":8080";
 	a->level = LOG_LEVEL_INFO;
+	a->log_format = LOG_FORMAT_TEXT;
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'k':
@@ -158,8 +174,19 @@ parse_args(int argc, char **argv, struct args *a)
 				exit(2);
 			}
 			break;
+		case 'F':
+			if (log_format_from_string(optarg, &a->log_format) < 0) {
+				fprintf(stderr,
+				    "vm-dhcp-controller: --log-format: \"%s\" is not text or json\n",
+				    optarg);
+				exit(2);
+			}
+			break;
 		case 'h':
 			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("vm-dhcp-controller %s (%s)\n", VMDHCP_VERSION, VMDHCP_REVISION);
 			exit(0);
 		case 'U':
 			a->uninstall = true;
@@ -347,7 +374,10 @@ main(int argc, char **argv)
 	mallopt(M_TRIM_THRESHOLD, 256 * 1024);
 	mallopt(M_ARENA_MAX, 1); /* one thread does the work; resolver threads share the heap */
 	log_init("vm-dhcp-controller", a.level);
+	log_set_format(a.log_format);
 	signal(SIGPIPE, SIG_IGN);
+	log_kv(LOG_LEVEL_INFO, LOG_KV("version", VMDHCP_VERSION, "revision", VMDHCP_REVISION),
+	    "vm-dhcp-controller %s (%s)", VMDHCP_VERSION, VMDHCP_REVISION);
 
 	if ((r = kube_config_load(a.kubeconfig, &cfg, err, sizeof(err))) < 0)
 		fatalx("cannot load the Kubernetes configuration: %s", err);
@@ -370,6 +400,9 @@ main(int argc, char **argv)
 		fatalx("cannot create the API client: %s", strerror(-r));
 	if ((r = metrics_new(&metrics)) < 0)
 		fatalx("cannot create metrics: %s", strerror(-r));
+	if (metrics_add_build_info(metrics, VMDHCP_VERSION, VMDHCP_REVISION) == NULL ||
+	    metrics_add_process(metrics) < 0)
+		fatalx("cannot create the build and process metrics");
 	if ((r = httpd_new(app.base, a.listen, metrics, &httpd)) < 0)
 		fatalx("cannot listen on %s: %s", a.listen, strerror(-r));
 	httpd_set_ready(httpd, ready_cb, &app);

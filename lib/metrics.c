@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "lib/metrics.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -8,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
 
 struct metric {
 	enum metric_type type;
@@ -20,14 +23,24 @@ struct metric {
 	size_t n_buckets;
 	double *values;     /* counter/gauge: n_series; histogram: sums, n_series */
 	uint64_t *counts;   /* histogram: n_series * (n_buckets + 1), non-cumulative */
+	char *const_labels; /* owned, escaped: a="x",b="y" before the label; NULL if none */
 	struct metric *next;
+};
+
+/* The process metrics, refreshed before each render. */
+struct proc_metrics {
+	struct metric *cpu, *rss, *vsz, *fds, *max_fds, *start;
+	double start_time; /* 0 until read once: it never changes */
 };
 
 struct metrics {
 	struct metric *head, *tail;
 	void (*collect)(void *);
 	void *collect_userdata;
+	struct proc_metrics *proc;
 };
+
+#define CONST_LABELS_MAX 256
 
 int
 metrics_new(struct metrics **ret)
@@ -49,8 +62,10 @@ metrics_free(struct metrics *m)
 		next = mt->next;
 		free(mt->values);
 		free(mt->counts);
+		free(mt->const_labels);
 		free(mt);
 	}
+	free(m->proc);
 	free(m);
 	return NULL;
 }
@@ -206,6 +221,10 @@ sbuf_printf(struct sbuf *s, const char *fmt, ...)
 	}
 }
 
+/*
+ * The shortest of %.15g, %.16g, %.17g that reads back as v (%.17g always does): "%.9g" would
+ * round a Unix time to 10 s. Integral values below 2^63 are written whole, without exponent.
+ */
 static void
 fmt_value(char *out, size_t n, double v)
 {
@@ -213,10 +232,16 @@ fmt_value(char *out, size_t n, double v)
 		snprintf(out, n, v > 0 ? "+Inf" : "-Inf");
 	else if (isnan(v))
 		snprintf(out, n, "NaN");
-	else if (v == (double)(int64_t)v && fabs(v) < 9e15)
-		snprintf(out, n, "%lld", (long long)v);
+	else if (v == 0)
+		snprintf(out, n, "0"); /* and not "-0" */
+	else if (v == trunc(v) && fabs(v) < 0x1p63)
+		snprintf(out, n, "%.0f", v);
 	else
-		snprintf(out, n, "%.9g", v);
+		for (int prec = 15; prec <= 17; prec++) {
+			snprintf(out, n, "%.*g", prec, v);
+			if (strtod(out, NULL) == v)
+				break;
+		}
 }
 
 static const char *const type_names[] = {
@@ -225,12 +250,197 @@ static const char *const type_names[] = {
 	[METRIC_HISTOGRAM] = "histogram",
 };
 
+/* Appends a="value" to s (len bytes used of cap), escaping '\', '"' and newlines as the
+ * text format wants; returns the new length, or cap when it does not fit. */
+static size_t
+put_label(char *s, size_t len, size_t cap, const char *name, const char *value)
+{
+	int n = snprintf(s + len, cap - len, "%s%s=\"", len > 0 ? "," : "", name);
+
+	if (n < 0 || (size_t)n >= cap - len)
+		return cap;
+	len += (size_t)n;
+	for (const char *p = value; *p != '\0'; p++) {
+		char c = *p == '\n' ? 'n' : *p;
+		bool esc = *p == '\\' || *p == '"' || *p == '\n';
+
+		if (len + esc + 3 > cap) /* the character(s), the quote, the NUL */
+			return cap;
+		if (esc)
+			s[len++] = '\\';
+		s[len++] = c;
+	}
+	s[len++] = '"';
+	s[len] = '\0';
+	return len;
+}
+
+struct metric *
+metrics_add_build_info(struct metrics *m, const char *version, const char *revision)
+{
+	char lbl[CONST_LABELS_MAX + 1], *copy;
+	size_t len = 0;
+	struct metric *mt;
+
+	if (m == NULL || version == NULL || revision == NULL)
+		return NULL;
+	len = put_label(lbl, len, sizeof(lbl), "version", version);
+	if (len < sizeof(lbl))
+		len = put_label(lbl, len, sizeof(lbl), "revision", revision);
+	if (len >= sizeof(lbl))
+		return NULL;
+	if ((copy = strdup(lbl)) == NULL)
+		return NULL;
+	mt = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_build_info",
+	    "The running build: version (the file VERSION) and revision (the commit); always 1.");
+	if (mt == NULL) {
+		free(copy);
+		return NULL;
+	}
+	mt->const_labels = copy; /* freed with mt by metrics_free() */
+	metric_set(mt, 0, 1);
+	return mt;
+}
+
+/* Fields of /proc/self/stat after "(comm) ": index 0 is field 3 (state). */
+#define STAT_UTIME 11
+#define STAT_STIME 12
+#define STAT_STARTTIME 19
+#define STAT_VSIZE 20
+#define STAT_RSS 21
+
+static int
+read_proc_stat(unsigned long long *f, size_t nf)
+{
+	char buf[1024], *p, *end;
+	size_t i, n;
+	FILE *fp = fopen("/proc/self/stat", "re");
+
+	if (fp == NULL)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	/* the command name may hold spaces and ')': the fields start after the last ')' */
+	p = strrchr(buf, ')');
+	if (p == NULL || p[1] != ' ')
+		return -EBADMSG;
+	p += 2;
+	for (i = 0; i < nf; i++) {
+		while (*p == ' ')
+			p++;
+		if (i == 0) { /* the state, a letter */
+			f[i] = 0;
+			p = strchr(p, ' ');
+			if (p == NULL)
+				return -EBADMSG;
+			continue;
+		}
+		f[i] = strtoull(p, &end, 10);
+		if (end == p)
+			return -EBADMSG;
+		p = end;
+	}
+	return 0;
+}
+
+/* The boot time (btime of /proc/stat, seconds since the epoch), 0 when unreadable. */
+static double
+boot_time(void)
+{
+	FILE *fp = fopen("/proc/stat", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	double t = 0;
+	unsigned long long v;
+
+	if (fp == NULL)
+		return 0;
+	while (getline(&line, &cap, fp) > 0)
+		if (sscanf(line, "btime %llu", &v) == 1) {
+			t = (double)v;
+			break;
+		}
+	free(line);
+	fclose(fp);
+	return t;
+}
+
+static void
+proc_collect(struct proc_metrics *pm)
+{
+	unsigned long long f[STAT_RSS + 1];
+	long tck = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	struct rlimit rl;
+	DIR *d;
+
+	if (tck > 0 && page > 0 && read_proc_stat(f, sizeof(f) / sizeof(f[0])) == 0) {
+		metric_set(pm->cpu, 0, (double)(f[STAT_UTIME] + f[STAT_STIME]) / (double)tck);
+		metric_set(pm->vsz, 0, (double)f[STAT_VSIZE]);
+		metric_set(pm->rss, 0, (double)f[STAT_RSS] * (double)page);
+		if (pm->start_time == 0) {
+			double bt = boot_time();
+
+			if (bt > 0)
+				pm->start_time = bt + (double)f[STAT_STARTTIME] / (double)tck;
+		}
+		metric_set(pm->start, 0, pm->start_time);
+	}
+	if ((d = opendir("/proc/self/fd")) != NULL) {
+		struct dirent *e;
+		double n = 0;
+
+		while ((e = readdir(d)) != NULL)
+			if (e->d_name[0] != '.' && atoi(e->d_name) != dirfd(d))
+				n++;
+		closedir(d);
+		metric_set(pm->fds, 0, n);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		metric_set(pm->max_fds, 0,
+		    rl.rlim_cur == RLIM_INFINITY ? INFINITY : (double)rl.rlim_cur);
+}
+
+int
+metrics_add_process(struct metrics *m)
+{
+	struct proc_metrics *pm;
+
+	if (m == NULL)
+		return -EINVAL;
+	if (m->proc != NULL)
+		return 0;
+	pm = calloc(1, sizeof(*pm));
+	if (pm == NULL)
+		return -ENOMEM;
+	pm->cpu = metrics_add_simple(m, METRIC_COUNTER, "process_cpu_seconds_total",
+	    "Total user and system CPU time spent in seconds.");
+	pm->rss = metrics_add_simple(m, METRIC_GAUGE, "process_resident_memory_bytes",
+	    "Resident memory size in bytes.");
+	pm->vsz = metrics_add_simple(m, METRIC_GAUGE, "process_virtual_memory_bytes",
+	    "Virtual memory size in bytes.");
+	pm->fds = metrics_add_simple(m, METRIC_GAUGE, "process_open_fds",
+	    "Number of open file descriptors.");
+	pm->max_fds = metrics_add_simple(m, METRIC_GAUGE, "process_max_fds",
+	    "Maximum number of open file descriptors.");
+	pm->start = metrics_add_simple(m, METRIC_GAUGE, "process_start_time_seconds",
+	    "Start time of the process since unix epoch in seconds.");
+	/* a family that could not be added is left out of the collection (metric_set(NULL)) */
+	m->proc = pm;
+	if (pm->cpu == NULL || pm->rss == NULL || pm->vsz == NULL || pm->fds == NULL ||
+	    pm->max_fds == NULL || pm->start == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
 int
 metrics_render(struct metrics *m, char **ret, size_t *ret_len)
 {
 	struct sbuf s = { .cap = 4096 };
 	char v[64];
 
+	if (m->proc != NULL)
+		proc_collect(m->proc);
 	if (m->collect != NULL)
 		m->collect(m->collect_userdata);
 	s.p = malloc(s.cap);
@@ -241,9 +451,14 @@ metrics_render(struct metrics *m, char **ret, size_t *ret_len)
 		sbuf_printf(&s, "# HELP %s %s\n# TYPE %s %s\n", mt->name, mt->help, mt->name,
 		    type_names[mt->type]);
 		for (size_t i = 0; i < mt->n_series; i++) {
-			char lbl[128] = "";
+			char lbl[CONST_LABELS_MAX + 128] = "";
 			if (mt->label != NULL)
-				snprintf(lbl, sizeof(lbl), "%s=\"%s\"", mt->label, mt->label_values[i]);
+				snprintf(lbl, sizeof(lbl), "%s%s%s=\"%s\"",
+				    mt->const_labels != NULL ? mt->const_labels : "",
+				    mt->const_labels != NULL ? "," : "", mt->label,
+				    mt->label_values[i]);
+			else if (mt->const_labels != NULL)
+				snprintf(lbl, sizeof(lbl), "%s", mt->const_labels);
 			if (mt->type != METRIC_HISTOGRAM) {
 				fmt_value(v, sizeof(v), mt->values[i]);
 				if (lbl[0])

@@ -11,6 +11,8 @@
  *
  * A metric family has at most one label; its series are indexed 0..n-1 in the order of
  * `label_values` (or a single series 0 when there is no label).
+ * Values are written as integers when they are integral (below 2^63), else in the shortest
+ * %g form that reads back as the same double (a Unix time keeps its milliseconds).
  */
 
 enum metric_type {
@@ -59,8 +61,25 @@ int metric_hist_set(struct metric *mt, size_t idx, const uint64_t *counts, size_
 /* Histogram: number of observations in series idx. */
 uint64_t metric_hist_count(const struct metric *mt, size_t idx);
 
-/* Called before rendering so a program can refresh gauges from its own state. */
+/* Called before rendering so a program can refresh gauges from its own state (one per
+ * registry; metrics_add_process() refreshes its own besides). */
 void metrics_set_collect(struct metrics *m, void (*collect)(void *userdata), void *userdata);
+
+/*
+ * vmdhcp_build_info{version="...",revision="..."} 1, a gauge: which build is running (the
+ * strings are copied and escaped). Returns the metric, or NULL on no memory or labels longer
+ * than 256 bytes.
+ */
+struct metric *metrics_add_build_info(struct metrics *m, const char *version,
+    const char *revision);
+
+/*
+ * The standard process metrics, read from /proc/self at each render: process_cpu_seconds_total,
+ * process_resident_memory_bytes, process_virtual_memory_bytes, process_open_fds,
+ * process_max_fds, process_start_time_seconds. A value that cannot be read keeps its last one.
+ * Returns 0 or -ENOMEM.
+ */
+int metrics_add_process(struct metrics *m);
 
 /* Renders the whole registry into a new NUL-terminated string (caller frees). */
 int metrics_render(struct metrics *m, char **ret, size_t *ret_len);

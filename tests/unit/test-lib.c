@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* lib/: bounded buffers, MAC/IPv4 parsing, metrics rendering, atomic files. */
+/* lib/: bounded buffers, MAC/IPv4 parsing, metrics rendering (values, build info, process
+ * metrics), atomic files. */
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -133,6 +137,154 @@ test_metrics_render(void)
 	metrics_free(m);
 }
 
+/* The text after "name " on the line of that series in a rendering, or NULL. */
+static const char *
+series(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = text;
+
+	while (p != NULL && *p != '\0') {
+		if (strncmp(p, name, n) == 0 && p[n] == ' ')
+			return p + n + 1;
+		p = strchr(p, '\n');
+		if (p != NULL)
+			p++;
+	}
+	return NULL;
+}
+
+/* Each value is written so that it reads back as the same double: a Unix time in ms is not
+ * rounded to 10 s ("%.9g" did), integers up to 2^63 carry no exponent. */
+static void
+test_metrics_values_round_trip(void)
+{
+	static const struct {
+		double v;
+		const char *want; /* NULL: any text that reads back as v */
+	} cases[] = {
+		{ 1764072000.123, "1764072000.123" },
+		{ 9007199254740992.0, "9007199254740992" }, /* 2^53 */
+		{ 18014398509481988.0, "18014398509481988" }, /* 2^54 + 4 */
+		{ -42, "-42" },
+		{ -0.0, "0" },
+		{ 0.1, "0.1" },
+		{ 1.0 / 3, NULL },
+		{ 1e-7, "1e-07" },
+		{ 5e-324, NULL },
+		{ 1.7976931348623157e308, NULL },
+		{ 0x1p63, NULL },
+		{ 123456789.987654321, NULL },
+	};
+	struct metrics *m = NULL;
+	struct metric *g;
+	char *text = NULL, *end;
+	const char *v;
+
+	CU_ASSERT_EQUAL_FATAL(metrics_new(&m), 0);
+	g = metrics_add_simple(m, METRIC_GAUGE, "x_value", "A value.");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		metric_set(g, 0, cases[i].v);
+		CU_ASSERT_EQUAL_FATAL(metrics_render(m, &text, NULL), 0);
+		v = series(text, "x_value");
+		CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+		CU_ASSERT_EQUAL(strtod(v, &end), cases[i].v);
+		CU_ASSERT_EQUAL(*end, '\n');
+		if (cases[i].want != NULL) {
+			CU_ASSERT_EQUAL(strncmp(v, cases[i].want, strlen(cases[i].want)), 0);
+			CU_ASSERT_EQUAL(v[strlen(cases[i].want)], '\n');
+		}
+		if (strtod(v, NULL) != cases[i].v || (cases[i].want != NULL &&
+		    strncmp(v, cases[i].want, strlen(cases[i].want)) != 0))
+			fprintf(stderr, "%.17g written as %.*s\n", cases[i].v,
+			    (int)strcspn(v, "\n"), v);
+		free(text);
+	}
+	/* what Prometheus wants for the special values */
+	metric_set(g, 0, INFINITY);
+	CU_ASSERT_EQUAL_FATAL(metrics_render(m, &text, NULL), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "x_value +Inf\n"));
+	free(text);
+	metric_set(g, 0, -INFINITY);
+	CU_ASSERT_EQUAL_FATAL(metrics_render(m, &text, NULL), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "x_value -Inf\n"));
+	free(text);
+	metric_set(g, 0, NAN);
+	CU_ASSERT_EQUAL_FATAL(metrics_render(m, &text, NULL), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "x_value NaN\n"));
+	free(text);
+	metrics_free(m);
+}
+
+static void
+test_metrics_build_info(void)
+{
+	struct metrics *m = NULL;
+	char *text = NULL, big[300];
+
+	CU_ASSERT_EQUAL_FATAL(metrics_new(&m), 0);
+	CU_ASSERT_PTR_NOT_NULL(metrics_add_build_info(m, "0.1.0", "ab\"c\\d\ne"));
+	/* labels that would not fit are refused, not cut */
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	CU_ASSERT_PTR_NULL(metrics_add_build_info(m, big, "r"));
+	CU_ASSERT_EQUAL_FATAL(metrics_render(m, &text, NULL), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "# TYPE vmdhcp_build_info gauge\n"));
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(text, "vmdhcp_build_info{version=\"0.1.0\",revision=\"ab\\\"c\\\\d\\ne\"} 1\n"));
+	CU_ASSERT_PTR_NULL(strstr(text, "xxx"));
+	free(text);
+	metrics_free(m);
+}
+
+/* From /proc/self at render time: present, typed, and plausible for this process. */
+static void
+test_metrics_process(void)
+{
+	struct metrics *m = NULL;
+	char *text = NULL;
+	const char *v;
+	double rss, vsz, fds, max_fds, start, cpu;
+	int fd;
+
+	CU_ASSERT_EQUAL_FATAL(metrics_new(&m), 0);
+	CU_ASSERT_EQUAL_FATAL(metrics_add_process(m), 0);
+	CU_ASSERT_EQUAL_FATAL(metrics_render(m, &text, NULL), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "# TYPE process_cpu_seconds_total counter\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "# TYPE process_resident_memory_bytes gauge\n"));
+	v = series(text, "process_cpu_seconds_total");
+	cpu = v != NULL ? strtod(v, NULL) : -1;
+	v = series(text, "process_resident_memory_bytes");
+	rss = v != NULL ? strtod(v, NULL) : -1;
+	v = series(text, "process_virtual_memory_bytes");
+	vsz = v != NULL ? strtod(v, NULL) : -1;
+	v = series(text, "process_open_fds");
+	fds = v != NULL ? strtod(v, NULL) : -1;
+	v = series(text, "process_max_fds");
+	max_fds = v != NULL ? strtod(v, NULL) : -1;
+	v = series(text, "process_start_time_seconds");
+	start = v != NULL ? strtod(v, NULL) : -1;
+	free(text);
+	CU_ASSERT_TRUE(cpu >= 0);
+	CU_ASSERT_TRUE(rss > 0);
+	CU_ASSERT_TRUE(vsz >= rss);
+	CU_ASSERT_TRUE(fds >= 3); /* stdin, stdout, stderr at least */
+	CU_ASSERT_TRUE(max_fds >= fds);
+	/* this process started within the last day, not in the future */
+	CU_ASSERT_TRUE(start > (double)time(NULL) - 86400);
+	CU_ASSERT_TRUE(start <= (double)time(NULL) + 1);
+	/* scrape time, not registration time: one more descriptor is seen at once */
+	fd = dup(0);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL_FATAL(metrics_render(m, &text, NULL), 0);
+	v = series(text, "process_open_fds");
+	CU_ASSERT_TRUE(v != NULL && strtod(v, NULL) == fds + 1);
+	free(text);
+	close(fd);
+	metrics_free(m);
+}
+
 static void
 test_atomic_file(void)
 {
@@ -214,6 +366,9 @@ static const struct test_case lib_tests[] = {
 	{ "MAC parse/canonicalise", test_mac },
 	{ "IPv4 and CIDR parsing is strict", test_ipv4 },
 	{ "metrics render Prometheus text", test_metrics_render },
+	{ "metrics values round-trip (Unix time in ms, 2^53)", test_metrics_values_round_trip },
+	{ "metrics: vmdhcp_build_info with escaped labels", test_metrics_build_info },
+	{ "metrics: process metrics from /proc/self", test_metrics_process },
 	{ "atomic file write and bounded read", test_atomic_file },
 	{ "parse_uint bounds", test_parse_uint },
 	{ "rate-limited logging", test_ratelimit },
