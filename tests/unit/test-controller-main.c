@@ -1232,6 +1232,90 @@ test_uninstall_flags(void)
 	unlink(log);
 }
 
+/* What an operator sees: --version; --log-format (a bad one exits 2, json gives one JSON
+ * object per line, the first saying version and revision); the build and process metrics on
+ * /metrics, which `promtool check metrics` accepts when promtool is installed. */
+static void
+test_version_log_format_metrics(void)
+{
+	char *version[] = { program, "--version", NULL };
+	char *bad[] = { program, "--agent-image", "a", "--log-format", "xml", NULL };
+	char log[] = "/tmp/vmdhcp-ctl-main-fmt.log", scrape[] = "/tmp/vmdhcp-ctl-main-fmt.prom";
+	struct test_apiserver *api = NULL;
+	struct body *b = calloc(1, sizeof(*b));
+	char *text = calloc(1, 1 << 20), listen[32], *line, *save = NULL;
+	int port = free_port(), lines = 0, bad_lines = 0, started = 0;
+	size_t n;
+	pid_t pid;
+
+	if (find_program() < 0 || b == NULL || text == NULL || port < 0) {
+		CU_FAIL("set-up");
+		free(b);
+		free(text);
+		return;
+	}
+	CU_ASSERT_EQUAL(wait_exit(spawn(log, version), 10), 0);
+	read_log(log, text, 1 << 20);
+	n = strlen(text);
+	/* "vm-dhcp-controller VERSION (REVISION)\n" */
+	CU_ASSERT_EQUAL(strncmp(text, "vm-dhcp-controller ", 19), 0);
+	CU_ASSERT_TRUE(n > 22 && strstr(text, " (") != NULL && strcmp(text + n - 2, ")\n") == 0);
+	CU_ASSERT_EQUAL(wait_exit(spawn(log, bad), 10), 2);
+	read_log(log, text, 1 << 20);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--log-format: \"xml\" is not text or json"));
+
+	CU_ASSERT_EQUAL_FATAL(test_apiserver_start(&api, NULL), 0);
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	{
+		char *args[] = { program, "--kubeconfig", (char *)test_apiserver_kubeconfig(api),
+			"--namespace", "vmdhcp", "--agent-image", "agent:v1", "--listen", listen,
+			"--no-leader-election", "--log-format", "json", NULL };
+
+		pid = spawn(log, args);
+	}
+	CU_ASSERT_TRUE(wait_http(port, "/metrics", 200, b));
+	CU_ASSERT_PTR_NOT_NULL(strstr(b->buf, "\nvmdhcp_build_info{version=\""));
+	CU_ASSERT_TRUE(metric_value(b->buf, "process_resident_memory_bytes") > 0);
+	CU_ASSERT_TRUE(metric_value(b->buf, "process_open_fds") > 0);
+	CU_ASSERT_TRUE(metric_value(b->buf, "process_start_time_seconds") > 0);
+	if (access("/usr/bin/promtool", X_OK) == 0) {
+		FILE *f = fopen(scrape, "w");
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+		fwrite(b->buf, 1, b->len, f);
+		fclose(f);
+		CU_ASSERT_EQUAL(system("/usr/bin/promtool check metrics "
+				       "</tmp/vmdhcp-ctl-main-fmt.prom >&2"),
+		    0);
+		unlink(scrape);
+	}
+	kill(pid, SIGTERM);
+	CU_ASSERT_EQUAL(wait_exit(pid, 20), 0);
+	test_apiserver_stop(api);
+	read_log(log, text, 1 << 20);
+	for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		json_t *j = json_loads(line, 0, NULL);
+
+		lines++;
+		if (!json_is_string(json_object_get(j, "ts")) ||
+		    !json_is_string(json_object_get(j, "level")) ||
+		    !json_is_string(json_object_get(j, "msg"))) {
+			fprintf(stderr, "not a JSON log line: %s\n", line);
+			bad_lines++;
+		}
+		if (json_is_string(json_object_get(j, "version")) &&
+		    json_is_string(json_object_get(j, "revision")))
+			started++;
+		json_decref(j);
+	}
+	CU_ASSERT_TRUE(lines > 1);
+	CU_ASSERT_EQUAL(bad_lines, 0);
+	CU_ASSERT_EQUAL(started, 1);
+	free(text);
+	free(b);
+	unlink(log);
+}
+
 static const struct test_case main_tests[] = {
 	{ "flags", test_flags },
 	{ "agent flags", test_agent_flags },
@@ -1242,6 +1326,7 @@ static const struct test_case main_tests[] = {
 	{ "uninstall: agents and finalizers removed, foreign ones kept", test_uninstall_cleanup },
 	{ "uninstall: waits for a running controller, times out",
 	    test_uninstall_waits_for_controller },
+	{ "version, --log-format, build and process metrics", test_version_log_format_metrics },
 	{ NULL, NULL },
 };
 
