@@ -151,6 +151,7 @@ void agent_kube_get_stats(const struct agent_kube *k, struct agent_kube_stats *r
 struct agent_kube_ops {
 	size_t size;
 	void (*log_init)(const char *prog, enum log_level level); /* the .so's own lib/log.c */
+	void (*log_set_format)(enum log_format format);
 	int (*config_load)(
 	    const char *kubeconfig, struct kube_config **ret, char *err, size_t err_len);
 	struct kube_config *(*config_free)(struct kube_config *cfg);
@@ -324,6 +325,8 @@ struct agent_opts {
 	 * AGENT_DEFAULT: AGENT_DECLINE_HOLD_DEFAULT.
 	 */
 	uint32_t decline_hold_s;
+	/* for vmdhcp_build_info; NULL: "unknown" */
+	const char *version, *revision;
 };
 
 struct agent;

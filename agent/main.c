@@ -25,6 +25,9 @@
 #ifndef VMDHCP_VERSION
 #define VMDHCP_VERSION "0.1.0"
 #endif
+#ifndef VMDHCP_REVISION
+#define VMDHCP_REVISION "unknown"
+#endif
 
 #define EXIT_USAGE 2
 
@@ -39,6 +42,7 @@ enum {
 	OPT_ASSIGN,
 	OPT_DRY_RUN,
 	OPT_LOG_LEVEL,
+	OPT_LOG_FORMAT,
 	OPT_IPPOOL_REF,
 	OPT_KUBECONFIG,
 	OPT_DROP_CAPS,
@@ -74,6 +78,8 @@ static const struct flag {
 	"without sockets or netlink"},
     {{"log-level", required_argument, NULL, OPT_LOG_LEVEL}, "LEVEL",
 	"error, warn, info (default) or debug"},
+    {{"log-format", required_argument, NULL, OPT_LOG_FORMAT}, "FORMAT",
+	"text (default) or json: one object per line with ts, level, msg and the line's keys"},
     {{"ippool-ref", required_argument, NULL, OPT_IPPOOL_REF}, "NS/NAME",
 	"the IPPool to serve: without --config, watched through the API server (Kubernetes "
 	"mode); with it, picks one when the file has several"},
@@ -140,6 +146,7 @@ kube_so_load(char *err, size_t errlen)
 	kops = ops;
 	/* the shared object has its own copy of lib/log.c */
 	kops->log_init("vm-dhcp-agent", log_get_level());
+	kops->log_set_format(log_get_format());
 	return 0;
 }
 
@@ -387,6 +394,16 @@ main(int argc, char **argv)
 		case OPT_DROP_CAPS:
 			opts.drop_capabilities = true;
 			break;
+		case OPT_LOG_FORMAT: {
+			enum log_format f;
+
+			if (log_format_from_string(optarg, &f) < 0) {
+				log_error("--log-format: \"%s\" is not text or json", optarg);
+				return EXIT_USAGE;
+			}
+			log_set_format(f);
+			break;
+		}
 		case OPT_LOG_LEVEL:
 			if (log_level_from_string(optarg, &level) < 0) {
 				log_error("--log-level: \"%s\" is not error, warn, info or debug",
@@ -484,6 +501,10 @@ main(int argc, char **argv)
 		return 1;
 	}
 	loop_base = base;
+	opts.version = VMDHCP_VERSION;
+	opts.revision = VMDHCP_REVISION;
+	log_kv(LOG_LEVEL_INFO, LOG_KV("version", VMDHCP_VERSION, "revision", VMDHCP_REVISION),
+	    "vm-dhcp-agent %s (%s)", VMDHCP_VERSION, VMDHCP_REVISION);
 	r = agent_new(base, &opts, cfg, &agent, err, sizeof(err));
 	if (r < 0) {
 		log_error("%s", err);

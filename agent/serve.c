@@ -189,6 +189,11 @@ metrics_setup(struct agent *a)
 	if ((r = metrics_new(&a->metrics)) < 0)
 		return r;
 	m = a->metrics;
+	if (metrics_add_build_info(m, a->opts.version ? a->opts.version : "unknown",
+		a->opts.revision ? a->opts.revision : "unknown") == NULL)
+		return -ENOMEM;
+	if ((r = metrics_add_process(m)) < 0)
+		return r;
 	a->m_rx = metrics_add(m, METRIC_COUNTER, "vmdhcp_agent_packets_received_total",
 	    "DHCP messages received, by message type", "type", type_labels, ELEMENTSOF(type_labels),
 	    NULL, 0);

@@ -818,6 +818,7 @@ agent_kube_get_stats(const struct agent_kube *k, struct agent_kube_stats *ret)
 const struct agent_kube_ops agent_kube_ops = {
     .size = sizeof(struct agent_kube_ops),
     .log_init = log_init,
+    .log_set_format = log_set_format,
     .config_load = kube_config_load,
     .config_free = kube_config_free,
     .config_server = kube_config_server,

@@ -133,10 +133,23 @@ n_events() { events | grep -c "^$1 ip=$NET.11\$"; }
 more_events() { [ "$(n_events "$1")" -gt "$2" ]; }
 
 # --- 1. the pod's credentials ---------------------------------------------------------------
-kube_agent agent1.log "$TMP/ep" --bounding-set=-all,$POD_CAPS -- --listen "127.0.0.1:$HTTP_PORT"
+kube_agent agent1.log "$TMP/ep" --bounding-set=-all,$POD_CAPS -- --listen "127.0.0.1:$HTTP_PORT" \
+    --log-format json
 check "uid 65532, file capabilities: ready after the first sync (the .so beside the binary loaded)" \
     wait_for 20 agent_ready
 pid=$AGENT_PID
+# --log-format json reaches the .so's own lib/log.c: every line one JSON object
+check "--log-format json: every log line is a JSON object with ts, level and msg" \
+    jq -e -s 'length > 5 and all(has("ts") and has("level") and has("msg"))' "$TMP/agent1.log"
+check "--log-format json: the first line names the version and revision" \
+    jq -e -s '.[0].version != null and .[0].revision != null' "$TMP/agent1.log"
+check "--log-format json: lines from the Kubernetes source (.so) too" \
+    jq -e -s 'any(.msg | test("^IPPool default/testnet: applied: "))' "$TMP/agent1.log"
+build_info() { ip netns exec "$SRV" curl -sf "http://127.0.0.1:$HTTP_PORT/metrics" |
+    grep -q '^vmdhcp_build_info{version="[^"]*",revision="[^"]*"} 1$'; }
+check "/metrics: vmdhcp_build_info" build_info
+check "/metrics: process_resident_memory_bytes > 0" \
+    test "$(metric process_resident_memory_bytes | cut -d. -f1)" -gt 0
 check "runs as uid 65532" test "$(proc_status $pid Uid)" = 65532
 check "the .so mapped from beside the binary" grep -q "$TMP/ep/vm-dhcp-agent-kube.so" "/proc/$pid/maps"
 check "CapPrm: NET_ADMIN only ($(proc_status $pid CapPrm))" test "$(proc_status $pid CapPrm)" = $CAPS_NET_ADMIN
