@@ -31,6 +31,13 @@
 #include "tests/helpers/apiserver.h"
 #include "tests/runner.h"
 
+/* /tmp/NAME with this process's pid: the unit, ASan and valgrind runs may overlap */
+static void
+tmpname(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "/tmp/%ld-%s", (long)getpid(), name);
+}
+
 static char program[PATH_MAX];
 
 static int
@@ -175,7 +182,8 @@ test_flags(void)
 	char *noimage[] = { program, "--namespace", "x", NULL };
 	char *badlevel[] = { program, "--agent-image", "a", "--log-level", "loud", NULL };
 	char *extra[] = { program, "--agent-image", "a", "stray", NULL };
-	char log[] = "/tmp/vmdhcp-ctl-main.log";
+	char log[80];
+	tmpname(log, sizeof(log), "vmdhcp-ctl-main.log");
 	char text[4096] = "";
 	FILE *f;
 
@@ -244,7 +252,8 @@ test_agent_flags(void)
 		"--help", NULL };
 	char *twice[] = { program, "--agent-image", "a", "--agent-image-pull-secret", "s",
 		"--agent-image-pull-secret", "s", NULL };
-	char log[] = "/tmp/vmdhcp-ctl-main-flags.log";
+	char log[80];
+	tmpname(log, sizeof(log), "vmdhcp-ctl-main-flags.log");
 	char text[4096], want[128];
 
 	if (find_program() < 0) {
@@ -281,7 +290,8 @@ static void
 test_leader_health_metrics(void)
 {
 	struct test_apiserver *api = NULL;
-	char listen[32], log[] = "/tmp/vmdhcp-ctl-main-run.log";
+	char listen[32], log[80];
+	tmpname(log, sizeof(log), "vmdhcp-ctl-main-run.log");
 	struct body *b = calloc(1, sizeof(*b));
 	int port = free_port();
 	char *holder;
@@ -339,7 +349,8 @@ static void
 test_readyz_says_why(void)
 {
 	struct test_apiserver *api = NULL;
-	char listen[32], kc[] = "/tmp/vmdhcp-ctl-main-kcXXXXXX", log[] = "/tmp/vmdhcp-ctl-main-why.log";
+	char listen[32], kc[] = "/tmp/vmdhcp-ctl-main-kcXXXXXX", log[80];
+	tmpname(log, sizeof(log), "vmdhcp-ctl-main-why.log");
 	struct body *b = calloc(1, sizeof(*b));
 	int port = free_port(), fd = -1;
 	bool said = false;
@@ -1212,7 +1223,8 @@ test_uninstall_flags(void)
 	char *help[] = { program, "--uninstall", "--help", NULL };
 	char *lone[] = { program, "--uninstall-timeout", "5", "--agent-image", "a", NULL };
 	char *bad[] = { program, "--uninstall", "--uninstall-timeout", "5s", NULL };
-	char log[] = "/tmp/vmdhcp-ctl-main-uflags.log";
+	char log[80];
+	tmpname(log, sizeof(log), "vmdhcp-ctl-main-uflags.log");
 	char text[8192];
 
 	if (find_program() < 0) {
@@ -1240,7 +1252,9 @@ test_version_log_format_metrics(void)
 {
 	char *version[] = { program, "--version", NULL };
 	char *bad[] = { program, "--agent-image", "a", "--log-format", "xml", NULL };
-	char log[] = "/tmp/vmdhcp-ctl-main-fmt.log", scrape[] = "/tmp/vmdhcp-ctl-main-fmt.prom";
+	char log[80], scrape[80];
+	tmpname(log, sizeof(log), "vmdhcp-ctl-main-fmt.log");
+	tmpname(scrape, sizeof(scrape), "vmdhcp-ctl-main-fmt.prom");
 	struct test_apiserver *api = NULL;
 	struct body *b = calloc(1, sizeof(*b));
 	char *text = calloc(1, 1 << 20), listen[32], *line, *save = NULL;
@@ -1280,13 +1294,13 @@ test_version_log_format_metrics(void)
 	CU_ASSERT_TRUE(metric_value(b->buf, "process_start_time_seconds") > 0);
 	if (access("/usr/bin/promtool", X_OK) == 0) {
 		FILE *f = fopen(scrape, "w");
+		char cmd[160];
 
 		CU_ASSERT_PTR_NOT_NULL_FATAL(f);
 		fwrite(b->buf, 1, b->len, f);
 		fclose(f);
-		CU_ASSERT_EQUAL(system("/usr/bin/promtool check metrics "
-				       "</tmp/vmdhcp-ctl-main-fmt.prom >&2"),
-		    0);
+		snprintf(cmd, sizeof(cmd), "/usr/bin/promtool check metrics <%s >&2", scrape);
+		CU_ASSERT_EQUAL(system(cmd), 0);
 		unlink(scrape);
 	}
 	kill(pid, SIGTERM);
