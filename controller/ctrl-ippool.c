@@ -300,7 +300,8 @@ status_equal(const struct ippool_status *a, const struct ippool_status *b)
 		const struct crd_condition *y = crd_conditions_get(&b->conditions, x->type);
 
 		if (y == NULL || x->status != y->status || !str_eq(x->reason, y->reason) ||
-		    !str_eq(x->message, y->message))
+		    !str_eq(x->message, y->message) ||
+		    x->observed_generation != y->observed_generation)
 			return false;
 	}
 	return true;
@@ -321,17 +322,22 @@ set_agent_ref(struct ippool_status *st, const struct agent_item *a)
 	return 0;
 }
 
-/* The one status write, when the status computed differs from the cached one. */
+/*
+ * The one status write, when the status computed differs from the cached one. The Normal
+ * Events of the transition (agent placed, pool ready) are recorded once that write succeeds.
+ */
 static struct kube_reconcile_result
 write_status(struct ctrl *c, const char *key, const struct pool_item *it,
     const struct pool_rt *rt, const struct agent_item *agent, const struct ippool_facts *f)
 {
 	const struct ippool_status *old = &it->pool->status;
 	time_t now = (time_t)clock_realtime_sec();
+	struct ippool_event ev[IPPOOL_EVENTS_MAX];
 	struct ippool_status st;
 	struct ippool tmp;
 	struct ctrl_op *op;
-	json_t *obj;
+	json_t *obj, *ref;
+	size_t n_ev;
 	int r;
 
 	memset(&st, 0, sizeof(st));
@@ -353,6 +359,7 @@ write_status(struct ctrl *c, const char *key, const struct pool_item *it,
 		return ctrl_ok();
 	}
 	st.last_update = now;
+	n_ev = ippool_status_events(old, &st, it->pool->spec.network_name, ev);
 	tmp = *it->pool; /* shallow: encode only reads */
 	tmp.status = st;
 	obj = ippool_encode(&tmp);
@@ -360,6 +367,11 @@ write_status(struct ctrl *c, const char *key, const struct pool_item *it,
 	if (obj == NULL)
 		return ctrl_error(-ENOMEM);
 	op = ctrl_op_new(c, c->c_pool, key, "update ippool status");
+	ref = op != NULL && n_ev > 0 ? ctrl_event_ref(it->ns, it->name, it->uid) : NULL;
+	for (size_t i = 0; ref != NULL && i < n_ev; i++)
+		(void)ctrl_op_defer_event(op, ref, IPPOOL_KIND, ev[i].type, ev[i].reason,
+		    ev[i].message);
+	json_decref(ref);
 	r = op != NULL ? kube_update_status(c->client, &ctrl_res_ippools, obj, ctrl_op_done, op) :
 			 -ENOMEM;
 	json_decref(obj);
@@ -527,6 +539,7 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 	if (!it->has_finalizer)
 		return patch_finalizer(c, key, it, true);
 
+	f.generation = it->pool->meta.generation;
 	f.paused = it->pool->spec.paused;
 	ensure_ipam(c, key, it, &rt, &f, cache_msg, sizeof(cache_msg));
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * VirtualMachineNetworkConfig reconciler: finalizer, per-NIC binding through the netpools,
- * Events for conflicts, and the status write (the commit point of a binding). The IPPools
- * whose bindings changed are enqueued, so their status writes coalesce in the IPPool queue.
+ * Events (Warning for conflicts, at once; Normal Allocated / Released once the status write
+ * that shows them succeeds), and the status write (the commit point of a binding). The
+ * IPPools whose bindings changed are enqueued, so their status writes coalesce in the IPPool
+ * queue.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,6 +30,30 @@ after_touch(struct ctrl *c, const struct vmnetcfg_result *res)
 	}
 }
 
+/* Record (and log) the Events of res of type `type` (NULL: all) on the VMNetCfg now. */
+static void
+record_events(struct ctrl *c, const char *key, const struct cfg_item *it,
+    const struct vmnetcfg_result *res, const char *type)
+{
+	json_t *ref;
+
+	if (res->n_events == 0 || (ref = ctrl_event_ref(it->ns, it->name, it->uid)) == NULL)
+		return;
+	for (size_t i = 0; i < res->n_events; i++) {
+		const struct vmnetcfg_event *e = &res->events[i];
+
+		if (type != NULL && strcmp(e->type, type) != 0)
+			continue;
+		if (strcmp(e->type, "Warning") == 0)
+			log_warn("vmnetcfg %s: %s: %s", key, e->reason, e->message);
+		else
+			log_info("vmnetcfg %s: %s: %s", key, e->reason, e->message);
+		kube_record_event(c->recorder, ref, CRD_API_VERSION, VMNETCFG_KIND, e->type,
+		    e->reason, "%s", e->message);
+	}
+	json_decref(ref);
+}
+
 void
 ctrl_cfg_forget(struct ctrl *c, const char *key, const struct cfg_item *it)
 {
@@ -37,6 +63,7 @@ ctrl_cfg_forget(struct ctrl *c, const char *key, const struct cfg_item *it)
 		return;
 	(void)vmnetcfg_release_all(it->cfg, key, ctrl_lookup, c, &res);
 	after_touch(c, &res);
+	record_events(c, key, it, &res, NULL); /* Released: the object is gone, no write */
 	vmnetcfg_result_clear(&res);
 }
 
@@ -90,6 +117,9 @@ ctrl_reconcile_cfg(void *userdata, const char *key)
 			return ctrl_ok();
 		r = vmnetcfg_release_all(it->cfg, key, ctrl_lookup, c, &res);
 		after_touch(c, &res);
+		/* now: a release happens once, and the finalizer patch that follows carries no
+		 * status to derive it from again */
+		record_events(c, key, it, &res, NULL);
 		vmnetcfg_result_clear(&res);
 		if (r == -EAGAIN)
 			return ctrl_after(c->opts.requeue_usec); /* a pool's IPAM is not built */
@@ -104,26 +134,25 @@ ctrl_reconcile_cfg(void *userdata, const char *key)
 	if (r < 0)
 		return ctrl_error(r);
 	after_touch(c, &res);
-	if (res.n_events > 0 && (ref = ctrl_event_ref(it->ns, it->name, it->uid)) != NULL) {
-		for (size_t i = 0; i < res.n_events; i++) {
-			log_warn("vmnetcfg %s: %s: %s", key, res.events[i].reason,
-			    res.events[i].message);
-			kube_record_event(c->recorder, ref, CRD_API_VERSION, VMNETCFG_KIND,
-			    "Warning", res.events[i].reason, "%s", res.events[i].message);
-		}
-		json_decref(ref);
-	}
-	if (!res.changed) {
+	/* Warnings report a state that lasts (the recorder folds the repeats): now */
+	record_events(c, key, it, &res, "Warning");
+	if (!res.changed) { /* no transition: no Normal Event either */
 		vmnetcfg_result_clear(&res);
 		return ctrl_ok();
 	}
 	tmp = *it->cfg; /* shallow: encode only reads */
 	tmp.status = res.status;
 	obj = vmnetcfg_encode(&tmp);
+	op = obj != NULL ? ctrl_op_new(c, c->c_cfg, key, "update vmnetcfg status") : NULL;
+	ref = op != NULL ? ctrl_event_ref(it->ns, it->name, it->uid) : NULL;
+	for (size_t i = 0; ref != NULL && i < res.n_events; i++)
+		if (strcmp(res.events[i].type, "Normal") == 0)
+			(void)ctrl_op_defer_event(op, ref, VMNETCFG_KIND, "Normal",
+			    res.events[i].reason, res.events[i].message);
+	json_decref(ref);
 	vmnetcfg_result_clear(&res);
 	if (obj == NULL)
 		return ctrl_error(-ENOMEM);
-	op = ctrl_op_new(c, c->c_cfg, key, "update vmnetcfg status");
 	r = op != NULL ? kube_update_status(c->client, &ctrl_res_vmnetcfgs, obj, ctrl_op_done, op) :
 			 -ENOMEM;
 	json_decref(obj);

@@ -166,6 +166,11 @@ pack_intern(struct pack *p, const char *s)
 		VMNETCFG_REASON_EXHAUSTED,
 		VMNETCFG_REASON_PAUSED,
 		VMNETCFG_REASON_INVALID_MAC,
+		VMNETCFG_REASON_ALLOCATED,
+		VMNETCFG_REASON_IN_SYNC,
+		VMNETCFG_REASON_PENDING,
+		VMNETCFG_REASON_STALE,
+		VMNETCFG_REASON_NOT_PAUSED,
 	};
 
 	for (size_t i = 0; s != NULL && i < ELEMENTSOF(common); i++)
@@ -774,6 +779,39 @@ ctrl_finalizer_patch(const char *rv, char *const *current, size_t n, bool add, c
 	    list);
 }
 
+int
+ctrl_op_defer_event(struct ctrl_op *op, const json_t *ref, const char *kind, const char *type,
+    const char *reason, const char *message)
+{
+	json_t *ev;
+
+	if (op->events == NULL && (op->events = json_array()) == NULL)
+		return -ENOMEM;
+	if (op->ev_ref == NULL)
+		op->ev_ref = json_incref((json_t *)ref);
+	op->ev_kind = kind;
+	ev = json_pack("{s:s, s:s, s:s}", "type", type, "reason", reason, "message", message);
+	return ev != NULL && json_array_append_new(op->events, ev) == 0 ? 0 : -ENOMEM;
+}
+
+/* The write of op succeeded: record the Events it commits. */
+static void
+op_record_events(struct ctrl_op *op)
+{
+	json_t *ev;
+	size_t i;
+
+	json_array_foreach(op->events, i, ev) {
+		const char *type = json_string_value(json_object_get(ev, "type"));
+		const char *reason = json_string_value(json_object_get(ev, "reason"));
+		const char *msg = json_string_value(json_object_get(ev, "message"));
+
+		log_info("%s %s: %s: %s", op->ev_kind, op->key, reason, msg);
+		kube_record_event(op->c->recorder, op->ev_ref, CRD_API_VERSION, op->ev_kind, type,
+		    reason, "%s", msg);
+	}
+}
+
 struct ctrl_op *
 ctrl_op_new(struct ctrl *c, struct kube_controller *ctl, const char *key, const char *what)
 {
@@ -854,6 +892,8 @@ op_free(struct ctrl_op *op)
 	if (op->next != NULL)
 		op->next->prev = op->prev;
 	json_decref(op->payload);
+	json_decref(op->ev_ref);
+	json_decref(op->events);
 	free(op);
 	if (c != NULL) {
 		c->inflight--;
@@ -881,6 +921,7 @@ ctrl_op_done(void *userdata, const struct kube_result *res)
 	switch (res->error) {
 	case 0:
 		log_debug("%s %s: done", op->what, op->key);
+		op_record_events(op);
 		break;
 	case -ESTALE:	/* 409 Conflict: re-read (the cache catches up) and retry */
 	case -EEXIST:	/* created meanwhile */

@@ -202,11 +202,23 @@ struct ctrl_op {
 	struct ctrl_op *prev, *next;
 	const char *what; /* static, for logs */
 	json_t *payload;  /* optional, owned (freed with the op) */
+	/* Events recorded once the write succeeds (see ctrl_op_defer_event); owned or NULL */
+	json_t *ev_ref;	     /* the involved object */
+	const char *ev_kind; /* static */
+	json_t *events;	     /* [{type, reason, message}] */
 	char key[KIND_REF_MAX];
 };
 /* New op for key (copied); NULL on ENOMEM. */
 struct ctrl_op *ctrl_op_new(struct ctrl *c, struct kube_controller *ctl, const char *key,
     const char *what);
+/*
+ * Record an Event on ref (borrowed; the same object for every call on op) of kind (static)
+ * when op's write succeeds, and log it. For the Events of a status transition: the status
+ * write commits it, and a write that fails is retried from a new computation that reports
+ * the transition again, so each is recorded once. 0 or -ENOMEM.
+ */
+int ctrl_op_defer_event(struct ctrl_op *op, const json_t *ref, const char *kind, const char *type,
+    const char *reason, const char *message);
 /* kube_done_fn: completes the reconcile by the result and frees the op. */
 void ctrl_op_done(void *userdata, const struct kube_result *res);
 /*

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * IPPool, pure part: the netpool (IPAM + MAC ownership), its rebuild from existing bindings,
- * range changes, the rendering of status.ipv4 and the pool's conditions.
+ * range changes, the rendering of status.ipv4, the pool's conditions and the Normal Events of
+ * its status transitions.
  */
 #include "controller/ippool.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -472,31 +475,106 @@ struct cond_row {
 	bool value;
 	const char *reason;
 	const char *message;
+	const char *if_true, *if_false; /* default reasons: an operator never sees an empty one */
 };
 
 int
 ippool_conditions_apply(struct crd_conditions *conds, const struct ippool_facts *f, time_t now)
 {
+	static const char paused_msg[] = "the pool is paused: no agent";
 	const struct cond_row rows[] = {
 		{ IPPOOL_COND_REGISTERED, !f->paused && f->registered,
-		    f->paused ? "Paused" : f->registered_reason,
-		    f->paused ? "the pool is paused: no agent" : f->registered_message },
-		{ IPPOOL_COND_CACHE_READY, f->cache_ready, f->cache_reason, f->cache_message },
+		    f->paused ? IPPOOL_REASON_PAUSED : f->registered_reason,
+		    f->paused ? paused_msg : f->registered_message, IPPOOL_REASON_AGENT_PLACED,
+		    IPPOOL_REASON_NOT_REGISTERED },
+		{ IPPOOL_COND_CACHE_READY, f->cache_ready, f->cache_reason, f->cache_message,
+		    IPPOOL_REASON_CACHE_BUILT, IPPOOL_REASON_NOT_INITIALIZED },
 		{ IPPOOL_COND_AGENT_READY, !f->paused && f->agent_ready,
-		    f->paused ? "Paused" : f->agent_reason,
-		    f->paused ? "the pool is paused: no agent" : f->agent_message },
-		{ IPPOOL_COND_STOPPED, f->paused, f->paused ? "Paused" : NULL, NULL },
+		    f->paused ? IPPOOL_REASON_PAUSED : f->agent_reason,
+		    f->paused ? paused_msg : f->agent_message, IPPOOL_REASON_AGENT_READY,
+		    IPPOOL_REASON_AGENT_NOT_READY },
+		{ IPPOOL_COND_STOPPED, f->paused, NULL, NULL, IPPOOL_REASON_PAUSED,
+		    IPPOOL_REASON_NOT_PAUSED },
 	};
 	int changed = 0;
 
 	for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
-		int r = crd_conditions_set(conds, rows[i].type,
-		    rows[i].value ? CRD_COND_TRUE : CRD_COND_FALSE, rows[i].reason,
-		    rows[i].message, now);
+		const char *reason = rows[i].reason;
+		int r;
 
+		if (reason == NULL || reason[0] == '\0')
+			reason = rows[i].value ? rows[i].if_true : rows[i].if_false;
+		r = crd_conditions_set(conds, rows[i].type,
+		    rows[i].value ? CRD_COND_TRUE : CRD_COND_FALSE, reason, rows[i].message,
+		    f->generation, now);
 		if (r < 0)
 			return r;
 		changed += r;
 	}
 	return changed;
+}
+
+/* --- Events of a status transition ------------------------------------------------------------ */
+
+static bool
+str_same(const char *a, const char *b)
+{
+	return strcmp(a != NULL ? a : "", b != NULL ? b : "") == 0;
+}
+
+static bool
+cond_true(const struct ippool_status *st, const char *type)
+{
+	const struct crd_condition *c = crd_conditions_get(&st->conditions, type);
+
+	return c != NULL && c->status == CRD_COND_TRUE;
+}
+
+static bool
+pool_ready(const struct ippool_status *st)
+{
+	return cond_true(st, IPPOOL_COND_REGISTERED) && cond_true(st, IPPOOL_COND_CACHE_READY) &&
+	    cond_true(st, IPPOOL_COND_AGENT_READY);
+}
+
+static void
+event_add(struct ippool_event *ev, size_t *n, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void
+event_add(struct ippool_event *ev, size_t *n, const char *reason, const char *fmt, ...)
+{
+	struct ippool_event *e = &ev[(*n)++];
+	va_list ap;
+
+	e->type = "Normal";
+	e->reason = reason;
+	va_start(ap, fmt);
+	if (vsnprintf(e->message, sizeof(e->message), fmt, ap) < 0)
+		e->message[0] = '\0';
+	va_end(ap);
+}
+
+size_t
+ippool_status_events(const struct ippool_status *old, const struct ippool_status *new,
+    const char *network, struct ippool_event ev[IPPOOL_EVENTS_MAX])
+{
+	const struct ippool_agent_pod_ref *o = &old->agent_pod_ref, *a = &new->agent_pod_ref;
+	size_t n = 0;
+
+	/* a placement change: the status names an agent it did not name before */
+	if (new->has_agent_pod_ref &&
+	    (!old->has_agent_pod_ref || !str_same(o->namespace, a->namespace) ||
+		!str_same(o->name, a->name) || !str_same(o->uid, a->uid) ||
+		!str_same(o->image, a->image)))
+		event_add(ev, &n, IPPOOL_EVENT_AGENT_PLACED,
+		    "agent %s/%s placed for network %s (image %s)",
+		    a->namespace != NULL ? a->namespace : "", a->name != NULL ? a->name : "",
+		    network, a->image != NULL ? a->image : "-");
+	if (pool_ready(new) && !pool_ready(old))
+		event_add(ev, &n, IPPOOL_EVENT_READY,
+		    "serving network %s: agent %s/%s ready, %lld addresses available", network,
+		    a->namespace != NULL ? a->namespace : "", a->name != NULL ? a->name : "",
+		    new->available);
+	return n;
 }

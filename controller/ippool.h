@@ -110,9 +110,13 @@ int netpool_render_status(const struct netpool *p, struct ippool_status *status)
 
 /*
  * IPPool conditions from the facts (SPEC §1): Registered (agent placed), CacheReady (IPAM
- * built), AgentReady (agent serving), Stopped (paused). Reasons and messages borrowed.
+ * built), AgentReady (agent serving), Stopped (paused). Reasons and messages borrowed; a NULL
+ * reason takes the condition's default below, so every condition carries a CamelCase reason,
+ * True or False. generation: the IPPool's metadata.generation the facts were computed from
+ * (each condition's observedGeneration).
  */
 struct ippool_facts {
+	long long generation;
 	bool paused;
 	bool cache_ready;
 	const char *cache_reason;
@@ -125,8 +129,41 @@ struct ippool_facts {
 	const char *agent_message;
 };
 
+/* Default reasons (True / False) when the facts give none; the Go project's where it has one. */
+#define IPPOOL_REASON_AGENT_PLACED "AgentPlaced"       /* Registered True */
+#define IPPOOL_REASON_NOT_REGISTERED "NotRegistered"   /* Registered False */
+#define IPPOOL_REASON_CACHE_BUILT "CacheBuilt"	       /* CacheReady True */
+#define IPPOOL_REASON_NOT_INITIALIZED "NotInitialized" /* CacheReady False (Go project) */
+#define IPPOOL_REASON_AGENT_READY "AgentReady"	       /* AgentReady True */
+#define IPPOOL_REASON_AGENT_NOT_READY "AgentNotReady"  /* AgentReady False */
+#define IPPOOL_REASON_PAUSED "Paused"		       /* Stopped True; the others False */
+#define IPPOOL_REASON_NOT_PAUSED "NotPaused"	       /* Stopped False */
+/* Normal Event reasons (IPPool). */
+#define IPPOOL_EVENT_AGENT_PLACED "AgentPlaced"
+#define IPPOOL_EVENT_READY "Ready"
+
 /* Returns the number of conditions that changed (0: nothing to write), or -ENOMEM. */
 int ippool_conditions_apply(struct crd_conditions *conds, const struct ippool_facts *f,
     time_t now);
+
+/* An Event to record on the IPPool. */
+#define IPPOOL_EVENT_MESSAGE_MAX 256
+#define IPPOOL_EVENTS_MAX 2
+struct ippool_event {
+	const char *type;   /* static: "Normal" or "Warning" */
+	const char *reason; /* static */
+	char message[IPPOOL_EVENT_MESSAGE_MAX];
+};
+
+/*
+ * The Normal Events of a status transition old → new (both borrowed) of the pool serving
+ * network: AgentPlaced when new names an agent that old did not (a first placement, another
+ * Deployment, or the same one re-placed with another image), Ready when the pool becomes ready
+ * (Registered, CacheReady and AgentReady all True in new, not all in old). Nothing when the
+ * status did not move that way: a resync that rewrites nothing, or rewrites the same facts,
+ * emits none. Fills ev[0..n) and returns n (<= IPPOOL_EVENTS_MAX).
+ */
+size_t ippool_status_events(const struct ippool_status *old, const struct ippool_status *new,
+    const char *network, struct ippool_event ev[IPPOOL_EVENTS_MAX]);
 
 #endif

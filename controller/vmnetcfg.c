@@ -37,18 +37,31 @@ touch(struct vmnetcfg_result *res, const char *network)
 }
 
 static int
-add_event(struct vmnetcfg_result *res, const char *reason, const char *msg)
+add_event(struct vmnetcfg_result *res, const char *type, const char *reason, const char *msg)
 {
 	struct vmnetcfg_event *e = realloc(res->events, (res->n_events + 1) * sizeof(*e));
 
 	if (e == NULL)
 		return -ENOMEM;
 	res->events = e;
+	e[res->n_events].type = type;
 	e[res->n_events].reason = reason;
 	if (snprintf(e[res->n_events].message, sizeof(e->message), "%s", msg) < 0)
 		e[res->n_events].message[0] = '\0';
 	res->n_events++;
 	return 0;
+}
+
+/* A Normal Event about one NIC's address: "<mac> on <network>: <verb> <address>". */
+static int
+nic_event(struct vmnetcfg_result *res, const char *reason, const char *verb, const char *network,
+    const char *mac, uint32_t addr)
+{
+	char ip[IPV4_STRLEN], line[VMNETCFG_MESSAGE_MAX];
+
+	ipv4_format(addr, ip);
+	snprintf(line, sizeof(line), "%s on %s: %s %s", mac, network, verb, ip);
+	return add_event(res, "Normal", reason, line);
 }
 
 static int
@@ -91,7 +104,7 @@ pending(struct compute *c, const struct vmnetcfg_nic *nic, const char *reason, b
 	if (snprintf(c->message + len, sizeof(c->message) - len, "%s%s", len > 0 ? "; " : "",
 		line) < 0)
 		c->message[len] = '\0';
-	return event ? add_event(c->res, reason, line) : 0;
+	return event ? add_event(c->res, "Warning", reason, line) : 0;
 }
 
 static bool
@@ -282,12 +295,63 @@ status_in_sync(const struct vmnetcfg_spec *spec, const struct vmnetcfg_status *s
 
 static int
 set_cond(struct crd_conditions *conds, const char *type, bool v, const char *reason,
-    const char *message, time_t now)
+    const char *message, long long generation, time_t now)
 {
-	int r = crd_conditions_set(conds, type, v ? CRD_COND_TRUE : CRD_COND_FALSE, reason,
-	    message, now);
+	int r = crd_conditions_set(
+	    conds, type, v ? CRD_COND_TRUE : CRD_COND_FALSE, reason, message, generation, now);
 
 	return r < 0 ? r : 0;
+}
+
+/* The entry of st for (network, mac), or NULL. */
+static const struct vmnetcfg_nic_status *
+status_nic(const struct vmnetcfg_status *st, const char *network, const char *mac)
+{
+	for (size_t i = 0; i < st->n_nics; i++)
+		if (strcmp(st->nics[i].network_name, network) == 0 &&
+		    strcmp(st->nics[i].mac, mac) == 0)
+			return &st->nics[i];
+	return NULL;
+}
+
+/*
+ * Normal Events of the transition old -> res->status, derived from the two statuses only (not
+ * from what this run did), so a run that changes nothing, or a retry of a status write that
+ * failed, reports exactly what the written status will show moved: an address a NIC held
+ * (in any state) and holds no more is Released; a NIC Allocated now and not Allocated at
+ * that address before is Allocated.
+ */
+static int
+transition_events(struct vmnetcfg_result *res, const struct vmnetcfg_status *old)
+{
+	const struct vmnetcfg_status *st = &res->status;
+	int r;
+
+	for (size_t i = 0; i < old->n_nics; i++) {
+		const struct vmnetcfg_nic_status *o = &old->nics[i];
+		const struct vmnetcfg_nic_status *n = status_nic(st, o->network_name, o->mac);
+
+		if (o->allocated_ip == 0 || (n != NULL && n->allocated_ip == o->allocated_ip))
+			continue;
+		r = nic_event(res, VMNETCFG_REASON_RELEASED, "released", o->network_name, o->mac,
+		    o->allocated_ip);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < st->n_nics; i++) {
+		const struct vmnetcfg_nic_status *n = &st->nics[i];
+		const struct vmnetcfg_nic_status *o = status_nic(old, n->network_name, n->mac);
+
+		if (n->state != VMNETCFG_STATE_ALLOCATED || n->allocated_ip == 0 ||
+		    (o != NULL && o->state == VMNETCFG_STATE_ALLOCATED &&
+			o->allocated_ip == n->allocated_ip))
+			continue;
+		r = nic_event(res, VMNETCFG_REASON_ALLOCATED, "allocated", n->network_name, n->mac,
+		    n->allocated_ip);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
 int
@@ -297,6 +361,7 @@ vmnetcfg_compute(const struct vmnetcfg *cfg, const char *key, vmnetcfg_lookup_fn
 	struct compute c = { .key = key, .lookup = lookup, .userdata = userdata, .res = ret };
 	struct vmnetcfg_status stale = { 0 };
 	struct crd_conditions *conds = &ret->status.conditions;
+	long long gen = cfg->meta.generation;
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
@@ -312,12 +377,13 @@ vmnetcfg_compute(const struct vmnetcfg *cfg, const char *key, vmnetcfg_lookup_fn
 			all = all && cfg->status.nics[i].state == VMNETCFG_STATE_ALLOCATED;
 		if ((r = append_status(&ret->status, &cfg->status)) < 0 ||
 		    (r = set_cond(conds, VMNETCFG_COND_DISABLED, true, VMNETCFG_REASON_PAUSED,
-			 "the network configuration is paused", now)) < 0 ||
+			 "the network configuration is paused", gen, now)) < 0 ||
 		    (r = set_cond(conds, VMNETCFG_COND_ALLOCATED, all && synced,
-			 all && synced ? NULL : VMNETCFG_REASON_PAUSED, NULL, now)) < 0 ||
+			 all && synced ? VMNETCFG_REASON_ALLOCATED : VMNETCFG_REASON_PAUSED, NULL,
+			 gen, now)) < 0 ||
 		    (r = set_cond(conds, VMNETCFG_COND_IN_SYNCED, synced,
-			 synced ? NULL : VMNETCFG_REASON_PAUSED,
-			 synced ? NULL : "paused before the spec was applied", now)) < 0)
+			 synced ? VMNETCFG_REASON_IN_SYNC : VMNETCFG_REASON_PAUSED,
+			 synced ? NULL : "paused before the spec was applied", gen, now)) < 0)
 			goto fail;
 		ret->changed = !vmnetcfg_status_equal(&ret->status, &cfg->status);
 		return 0;
@@ -331,15 +397,20 @@ vmnetcfg_compute(const struct vmnetcfg *cfg, const char *key, vmnetcfg_lookup_fn
 	if ((r = append_status(&ret->status, &stale)) < 0)
 		goto fail;
 
-	if ((r = set_cond(conds, VMNETCFG_COND_DISABLED, false, NULL, NULL, now)) < 0 ||
-	    (r = set_cond(conds, VMNETCFG_COND_ALLOCATED, c.n_pending == 0, c.first_reason,
-		 c.n_pending > 0 ? c.message : NULL, now)) < 0 ||
+	if ((r = set_cond(conds, VMNETCFG_COND_DISABLED, false, VMNETCFG_REASON_NOT_PAUSED, NULL,
+		 gen, now)) < 0 ||
+	    (r = set_cond(conds, VMNETCFG_COND_ALLOCATED, c.n_pending == 0,
+		 c.n_pending > 0 ? c.first_reason : VMNETCFG_REASON_ALLOCATED,
+		 c.n_pending > 0 ? c.message : NULL, gen, now)) < 0 ||
 	    (r = set_cond(conds, VMNETCFG_COND_IN_SYNCED, c.n_pending == 0 && c.n_stale == 0,
-		 c.n_pending > 0 ? "Pending" : c.n_stale > 0 ? "Stale" : NULL,
+		 c.n_pending > 0    ? VMNETCFG_REASON_PENDING :
+		     c.n_stale > 0 ? VMNETCFG_REASON_STALE :
+				     VMNETCFG_REASON_IN_SYNC,
 		 c.n_pending > 0	? "some NICs are pending" :
 		     c.n_stale > 0 ? "released NICs wait for their IPPool" :
 				     NULL,
-		 now)) < 0)
+		 gen, now)) < 0 ||
+	    (r = transition_events(ret, &cfg->status)) < 0)
 		goto fail;
 	vmnetcfg_status_clear(&stale);
 	ret->changed = !vmnetcfg_status_equal(&ret->status, &cfg->status);
@@ -368,7 +439,9 @@ vmnetcfg_release_all(const struct vmnetcfg *cfg, const char *key, vmnetcfg_looku
 						       cfg->spec.nics[i].mac;
 			enum netpool_avail avail = NETPOOL_ABSENT;
 			struct netpool *p = lookup(userdata, net, &avail);
+			const struct netpool_entry *e;
 			uint8_t mac[MAC_LEN];
+			uint32_t addr;
 
 			if (mac_parse(macs, mac) < 0 || avail == NETPOOL_ABSENT)
 				continue;
@@ -376,10 +449,14 @@ vmnetcfg_release_all(const struct vmnetcfg *cfg, const char *key, vmnetcfg_looku
 				again = true;
 				continue;
 			}
+			e = netpool_by_mac(p, mac);
+			addr = e != NULL ? e->addr : 0;
 			if (netpool_release(p, mac, key) != 0)
 				continue;
 			ret->released = true;
-			if ((r = touch(ret, net)) < 0) {
+			if ((r = touch(ret, net)) < 0 ||
+			    (r = nic_event(
+				 ret, VMNETCFG_REASON_RELEASED, "released", net, macs, addr)) < 0) {
 				vmnetcfg_result_clear(ret);
 				return r;
 			}
@@ -422,7 +499,8 @@ vmnetcfg_status_equal(const struct vmnetcfg_status *a, const struct vmnetcfg_sta
 		const struct crd_condition *y = crd_conditions_get(&b->conditions, x->type);
 
 		if (y == NULL || x->status != y->status || !str_eq(x->reason, y->reason) ||
-		    !str_eq(x->message, y->message))
+		    !str_eq(x->message, y->message) ||
+		    x->observed_generation != y->observed_generation)
 			return false;
 	}
 	return true;

@@ -19,9 +19,13 @@
  * network) release their address; when their pool is not ready they stay listed as Stale
  * until it is. A paused VMNetCfg changes nothing (bindings kept, no new ones): Disabled=True.
  * Conditions: Allocated (every NIC has an address), Disabled (paused), InSynced (the status
- * lists exactly the spec's NICs, none Pending or Stale).
- * Idempotent: computing again on the result binds and releases nothing and yields the same
- * status.
+ * lists exactly the spec's NICs, none Pending or Stale); each with a CamelCase reason, True or
+ * False, and observedGeneration = the VMNetCfg's metadata.generation.
+ * Normal Events come from the transition of the status (the object's → the computed one):
+ * Allocated for a NIC now Allocated at an address it was not Allocated at before, Released for
+ * an address a NIC held (in any state) and holds no more.
+ * Idempotent: computing again on the result binds and releases nothing, yields the same
+ * status and no Normal Event.
  */
 
 #include <stdbool.h>
@@ -45,6 +49,12 @@ typedef struct netpool *(*vmnetcfg_lookup_fn)(void *userdata, const char *networ
     enum netpool_avail *avail);
 
 /* Reasons (condition reasons and Event reasons). */
+#define VMNETCFG_REASON_ALLOCATED "Allocated"  /* Allocated True; Normal Event */
+#define VMNETCFG_REASON_RELEASED "Released"    /* Normal Event */
+#define VMNETCFG_REASON_IN_SYNC "InSync"       /* InSynced True */
+#define VMNETCFG_REASON_PENDING "Pending"      /* InSynced False: some NIC Pending */
+#define VMNETCFG_REASON_STALE "Stale"	       /* InSynced False: released NICs wait */
+#define VMNETCFG_REASON_NOT_PAUSED "NotPaused" /* Disabled False */
 #define VMNETCFG_REASON_NO_IPPOOL "NoIPPool"
 #define VMNETCFG_REASON_NOT_READY "IPPoolNotReady"
 #define VMNETCFG_REASON_DUPLICATE_MAC "DuplicateMAC"
@@ -56,8 +66,9 @@ typedef struct netpool *(*vmnetcfg_lookup_fn)(void *userdata, const char *networ
 
 #define VMNETCFG_MESSAGE_MAX 256
 
-/* A Warning Event to emit on the VMNetCfg. */
+/* An Event to emit on the VMNetCfg. */
 struct vmnetcfg_event {
+	const char *type;   /* static: "Normal" or "Warning" */
 	const char *reason; /* static */
 	char message[VMNETCFG_MESSAGE_MAX];
 };
@@ -84,7 +95,8 @@ int vmnetcfg_compute(const struct vmnetcfg *cfg, const char *key, vmnetcfg_looku
 
 /*
  * Release everything cfg holds (on delete): the NICs of its status and of its spec. Networks
- * touched are reported in *ret (only touched/n_touched are filled). Returns 0 or -ENOMEM;
+ * touched are reported in *ret, with a Normal Released Event per binding released (only
+ * touched/n_touched, events/n_events and released are filled). Returns 0 or -ENOMEM;
  * -EAGAIN when some network's pool is not ready (retry later, the finalizer stays).
  */
 int vmnetcfg_release_all(const struct vmnetcfg *cfg, const char *key, vmnetcfg_lookup_fn lookup,
@@ -92,7 +104,7 @@ int vmnetcfg_release_all(const struct vmnetcfg *cfg, const char *key, vmnetcfg_l
 
 void vmnetcfg_result_clear(struct vmnetcfg_result *r);
 
-/* Deep equality of two statuses, ignoring condition times. */
+/* Deep equality of two statuses, ignoring condition times (observedGeneration counts). */
 bool vmnetcfg_status_equal(const struct vmnetcfg_status *a, const struct vmnetcfg_status *b);
 
 #endif

@@ -338,13 +338,14 @@ str_eq(const char *a, const char *b)
 
 int
 crd_conditions_set(struct crd_conditions *conds, const char *type, enum crd_cond_status status,
-    const char *reason, const char *message, time_t now)
+    const char *reason, const char *message, long long generation, time_t now)
 {
 	struct crd_condition *c = (struct crd_condition *)crd_conditions_get(conds, type);
 	char *nr = NULL, *nm = NULL;
 	int r = 0;
 
-	if (c && c->status == status && str_eq(c->reason, reason) && str_eq(c->message, message))
+	if (c && c->status == status && str_eq(c->reason, reason) && str_eq(c->message, message) &&
+	    c->observed_generation == generation)
 		return 0;
 	nr = crd_strdup(reason && reason[0] ? reason : NULL, &r);
 	nm = crd_strdup(message && message[0] ? message : NULL, &r);
@@ -372,6 +373,7 @@ crd_conditions_set(struct crd_conditions *conds, const char *type, enum crd_cond
 	free(c->message);
 	c->reason = nr;
 	c->message = nm;
+	c->observed_generation = generation;
 	c->last_update_time = now;
 	return 1;
 nomem:
@@ -502,6 +504,13 @@ dec_cond_transition(const json_t *v, const char *path, void *ctx, struct crd_err
 	return dec_cond_time(v, path, &((struct crd_condition *)ctx)->last_transition_time, err);
 }
 
+static int
+dec_cond_generation(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	((struct crd_condition *)ctx)->observed_generation = json_integer_value(v);
+	return 0;
+}
+
 static const char *const cond_status_enum[] = {"True", "False", "Unknown", NULL};
 
 static const struct crd_field condition_children[] = {
@@ -515,6 +524,10 @@ static const struct crd_field condition_children[] = {
     {.key = "message", .type = CRD_STRING, .decode = dec_cond_message},
     {.key = "lastUpdateTime", .type = CRD_STRING, .decode = dec_cond_update},
     {.key = "lastTransitionTime", .type = CRD_STRING, .decode = dec_cond_transition},
+    {.key = "observedGeneration",
+	.type = CRD_INTEGER,
+	.format = "int64",
+	.decode = dec_cond_generation},
     {.key = NULL},
 };
 
@@ -590,6 +603,9 @@ crd_conditions_encode(const struct crd_conditions *conds)
 		if (c->last_transition_time)
 			r |= json_object_set_new(
 			    o, "lastTransitionTime", time_json(c->last_transition_time));
+		if (c->observed_generation)
+			r |= json_object_set_new(
+			    o, "observedGeneration", json_integer(c->observed_generation));
 		if (json_array_append_new(a, o) < 0 || r)
 			goto fail;
 	}

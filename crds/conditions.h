@@ -5,7 +5,8 @@
 /*
  * Shared pieces of the API codec (crds/): group/version, the decode error type, object
  * metadata, and status conditions (the shape of wrangler's genericcondition, which the
- * Go project writes: type, status, reason, message, lastUpdateTime, lastTransitionTime).
+ * Go project writes: type, status, reason, message, lastUpdateTime, lastTransitionTime;
+ * plus metav1.Condition's observedGeneration, which we write).
  *
  * Ownership: every struct here owns its strings (malloc'd, NUL-terminated, NULL when
  * absent) and json_t references; release with the matching _clear function.
@@ -75,6 +76,8 @@ struct crd_condition {
 	char *message;
 	time_t last_update_time;
 	time_t last_transition_time;
+	/* metadata.generation the condition was computed from; 0 = unset (not written) */
+	long long observed_generation;
 };
 
 struct crd_conditions {
@@ -96,13 +99,14 @@ const struct crd_condition *crd_conditions_get(
     const struct crd_conditions *conds, const char *type);
 
 /*
- * Set (add or update) the condition `type` (reason, message borrowed, may be NULL).
- * Nothing changes and 0 is returned when status, reason and message are already these.
- * Otherwise lastUpdateTime = now, and lastTransitionTime = now only when the status
- * changes (or the condition is new); returns 1. Returns -ENOMEM on failure.
+ * Set (add or update) the condition `type` (reason, message borrowed, may be NULL), computed
+ * from the object's metadata.generation `generation` (0: unknown, not written).
+ * Nothing changes and 0 is returned when status, reason, message and observedGeneration are
+ * already these. Otherwise lastUpdateTime = now, and lastTransitionTime = now only when the
+ * status changes (or the condition is new); returns 1. Returns -ENOMEM on failure.
  */
 int crd_conditions_set(struct crd_conditions *conds, const char *type, enum crd_cond_status status,
-    const char *reason, const char *message, time_t now);
+    const char *reason, const char *message, long long generation, time_t now);
 
 /* "status.conditions" array (borrowed, may be NULL) -> *conds. path names errors. */
 int crd_conditions_decode(

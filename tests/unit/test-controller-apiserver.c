@@ -7,6 +7,7 @@
  * asserts on speed.
  */
 #include <errno.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -308,6 +309,79 @@ event_with_reason(struct env *e, const void *arg)
 		if (r != NULL && strcmp(r, (const char *)arg) == 0)
 			ok = true;
 	}
+	json_decref(o);
+	return ok;
+}
+
+/* Events of an object with type and reason: how many Event objects, their summed count. */
+struct event_want {
+	const char *object;
+	const char *type;
+	const char *reason;
+	const char *message; /* a substring, or NULL */
+};
+
+static int
+events_of(struct env *e, const struct event_want *w, long long *count)
+{
+	json_t *o = get(e, EVENTS), *ev;
+	int n = 0;
+	size_t i;
+
+	*count = 0;
+	json_array_foreach(json_object_get(o, "items"), i, ev) {
+		const char *obj = kind_get_str(ev, "involvedObject", "name", NULL);
+		const char *t = kind_get_str(ev, "type", NULL), *r = kind_get_str(ev, "reason", NULL);
+		const char *m = kind_get_str(ev, "message", NULL);
+
+		if (obj && t && r && m && strcmp(obj, w->object) == 0 && strcmp(t, w->type) == 0 &&
+		    strcmp(r, w->reason) == 0 && (w->message == NULL || strstr(m, w->message))) {
+			n++;
+			*count += json_integer_value(json_object_get(ev, "count"));
+		}
+	}
+	json_decref(o);
+	return n;
+}
+
+static bool
+event_recorded(struct env *e, const void *arg)
+{
+	long long count;
+
+	return events_of(e, arg, &count) > 0;
+}
+
+/* Every condition of the object at path: a CamelCase reason, observedGeneration equal to
+ * its metadata.generation, which is at least arg's generation. */
+struct gen_want {
+	const char *path;
+	long long generation;
+	size_t n_conditions;
+};
+
+static bool
+conditions_current(struct env *e, const void *arg)
+{
+	const struct gen_want *w = arg;
+	json_t *o = get(e, "%s", w->path), *c;
+	json_t *conds = kind_get(o, "status", "conditions", NULL);
+	long long gen = json_integer_value(kind_get(o, "metadata", "generation", NULL));
+	bool ok = gen >= w->generation && json_array_size(conds) == w->n_conditions;
+	regex_t re;
+	size_t i;
+
+	if (regcomp(&re, "^[A-Z][A-Za-z0-9]*$", REG_EXTENDED | REG_NOSUB) != 0) {
+		json_decref(o);
+		return false;
+	}
+	json_array_foreach(conds, i, c) {
+		const char *r = kind_get_str(c, "reason", NULL);
+
+		ok = ok && r != NULL && regexec(&re, r, 0, NULL, 0) == 0 &&
+		    json_integer_value(json_object_get(c, "observedGeneration")) == gen;
+	}
+	regfree(&re);
 	json_decref(o);
 	return ok;
 }
@@ -895,6 +969,140 @@ out:
 	env_stop(&e);
 }
 
+/*
+ * What an operator sees: every condition with a reason and the generation it was computed
+ * from (a spec edit is acknowledged by a new observedGeneration), and Normal Events for the
+ * agent placed, the pool ready, a NIC's address allocated and released, each recorded once.
+ */
+static void
+test_conditions_and_normal_events(void)
+{
+	struct env e;
+	long long count;
+	long code = 0;
+
+	if (!world(&e))
+		goto out;
+	/* a VMNetCfg of its own (no VM: its spec is ours to edit below) */
+	CU_ASSERT_EQUAL(post(&e, CFGS,
+			    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:[{s:s, s:s}]}}",
+				"apiVersion", CRD_API_VERSION, "kind", VMNETCFG_KIND, "metadata",
+				"name", "c-ev", "namespace", NS, "spec", "vmName", "c-ev",
+				VMNETCFG_FIELD_NICS, "networkName", "default/net-1", "macAddress",
+				"02:00:00:00:05:01")),
+	    201);
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "c-ev", "Allocated", "10.0.0.10", NULL }));
+	CU_ASSERT_TRUE(wait_for(&e, event_recorded,
+	    &(struct event_want){ "c-ev", "Normal", "Allocated",
+		"02:00:00:00:05:01 on default/net-1: allocated 10.0.0.10" }));
+	CU_ASSERT_TRUE(wait_for(&e, event_recorded,
+	    &(struct event_want){ "net-1", "Normal", "AgentPlaced", "default-net-1-agent" }));
+	CU_ASSERT_EQUAL(events_of(&e, &(struct event_want){ "net-1", "Normal", "Ready", NULL },
+			    &count),
+	    0); /* the agent is not ready yet */
+	CU_ASSERT_EQUAL(merge_patch(&e, DEPLOYS "/default-net-1-agent/status",
+			    json_pack("{s:{s:i, s:i, s:i}}", "status", "observedGeneration", 1,
+				"readyReplicas", 1, "availableReplicas", 1)),
+	    200);
+	CU_ASSERT_TRUE(wait_for(&e, event_recorded,
+	    &(struct event_want){ "net-1", "Normal", "Ready", "default/net-1" }));
+	CU_ASSERT_TRUE(wait_for(&e, conditions_current,
+	    &(struct gen_want){ POOLS "/net-1", 1, 4 }));
+	CU_ASSERT_TRUE(wait_for(&e, conditions_current,
+	    &(struct gen_want){ CFGS "/c-ev", 1, 3 }));
+
+	/* spec edits that change no outcome: generation 2, conditions rewritten with it */
+	CU_ASSERT_EQUAL(merge_patch(&e, POOLS "/net-1",
+			    json_pack("{s:{s:{s:[s]}}}", "spec", "ipv4Config", "dns", "10.0.0.53")),
+	    200);
+	CU_ASSERT_TRUE(wait_for(&e, conditions_current,
+	    &(struct gen_want){ POOLS "/net-1", 2, 4 }));
+	CU_ASSERT_EQUAL(merge_patch(&e, CFGS "/c-ev", json_pack("{s:{s:s}}", "spec", "vmName", "c-ev2")),
+	    200);
+	CU_ASSERT_TRUE(wait_for(&e, conditions_current,
+	    &(struct gen_want){ CFGS "/c-ev", 2, 3 }));
+	CU_ASSERT_TRUE(wait_for(&e, no_writes_in_flight, NULL));
+	/* those rewrites were no transition: still one Event each, counted once */
+	CU_ASSERT_EQUAL(events_of(&e, &(struct event_want){ "c-ev", "Normal", "Allocated", NULL },
+			    &count),
+	    1);
+	CU_ASSERT_EQUAL(count, 1);
+	CU_ASSERT_EQUAL(events_of(&e, &(struct event_want){ "net-1", "Normal", "AgentPlaced", NULL },
+			    &count),
+	    1);
+	CU_ASSERT_EQUAL(count, 1);
+	CU_ASSERT_EQUAL(events_of(&e, &(struct event_want){ "net-1", "Normal", "Ready", NULL },
+			    &count),
+	    1);
+	CU_ASSERT_EQUAL(count, 1);
+
+	/* deleted: the finalizer gives the address back, Released */
+	json_decref(api(&e, "DELETE", CFGS "/c-ev", NULL, NULL, &code));
+	CU_ASSERT_EQUAL(code, 200);
+	CU_ASSERT_TRUE(wait_for(&e, path_absent, CFGS "/c-ev"));
+	CU_ASSERT_TRUE(wait_for(&e, event_recorded,
+	    &(struct event_want){ "c-ev", "Normal", "Released",
+		"02:00:00:00:05:01 on default/net-1: released 10.0.0.10" }));
+out:
+	env_stop(&e);
+}
+
+/* The controller's cache (not the API: a test request would take an injected fault) shows
+ * VMNetCfg arg with its NIC Allocated. */
+static bool
+cached_allocated(struct env *e, const void *arg)
+{
+	const struct cfg_item *it = kube_store_get(kube_informer_store(e->ctrl->inf_cfg), arg);
+
+	return it != NULL && it->cfg != NULL && it->cfg->status.n_nics == 1 &&
+	    it->cfg->status.nics[0].state == VMNETCFG_STATE_ALLOCATED;
+}
+
+/*
+ * A status write refused (409) is computed and written again: the Allocated Event is
+ * recorded once, when the write that shows the address succeeds, not once per attempt.
+ */
+static void
+test_normal_event_once_despite_conflict(void)
+{
+	struct env e;
+	long long count;
+	long code = 0;
+
+	if (!world(&e))
+		goto out;
+	CU_ASSERT_TRUE(wait_for(&e, event_recorded,
+	    &(struct event_want){ "net-1", "Normal", "AgentPlaced", NULL }));
+	CU_ASSERT_TRUE(wait_for(&e, no_writes_in_flight, NULL));
+	/* with our finalizer already: the controller's first request is the status write */
+	CU_ASSERT_EQUAL(post(&e, CFGS,
+			    json_pack("{s:s, s:s, s:{s:s, s:s, s:[s]}, s:{s:s, s:[{s:s, s:s}]}}",
+				"apiVersion", CRD_API_VERSION, "kind", VMNETCFG_KIND, "metadata",
+				"name", "c-409", "namespace", NS, "finalizers",
+				CTRL_FINALIZER_VMNETCFG, "spec", "vmName", "c-409",
+				VMNETCFG_FIELD_NICS, "networkName", "default/net-1", "macAddress",
+				"02:00:00:00:06:01")),
+	    201);
+	/* the loop does not run in between: the next two requests the controller makes (its
+	 * status write, then its retry or the pool's status write) fail with 409; the Event
+	 * create can only come after a write succeeded, so never takes one */
+	CU_ASSERT_EQUAL(test_apiserver_fault(e.api, "fail?code=409&count=2"), 0);
+	CU_ASSERT_TRUE(wait_for(&e, cached_allocated, NS "/c-409"));
+	CU_ASSERT_TRUE(wait_for(&e, event_recorded,
+	    &(struct event_want){ "c-409", "Normal", "Allocated", "allocated 10.0.0.10" }));
+	/* a later Event on the same object, so that anything recorded before it is in */
+	json_decref(api(&e, "DELETE", CFGS "/c-409", NULL, NULL, &code));
+	CU_ASSERT_EQUAL(code, 200);
+	CU_ASSERT_TRUE(wait_for(&e, event_recorded,
+	    &(struct event_want){ "c-409", "Normal", "Released", "released 10.0.0.10" }));
+	CU_ASSERT_EQUAL(events_of(&e, &(struct event_want){ "c-409", "Normal", "Allocated", NULL },
+			    &count),
+	    1);
+	CU_ASSERT_EQUAL(count, 1);
+out:
+	env_stop(&e);
+}
+
 static const struct test_case apiserver_tests[] = {
 	{ "re-placement and hold", test_replacement_and_hold },
 	{ "rebuild conflicts reported", test_rebuild_conflicts_reported },
@@ -903,6 +1111,8 @@ static const struct test_case apiserver_tests[] = {
 	{ "restart rebuilds IPAM", test_restart_rebuilds },
 	{ "delete paths and pause", test_delete_paths },
 	{ "injected 409s converge", test_conflicts_injected },
+	{ "conditions: reason, observedGeneration; Normal Events", test_conditions_and_normal_events },
+	{ "a refused status write: the Normal Event once", test_normal_event_once_despite_conflict },
 	{ NULL, NULL },
 };
 

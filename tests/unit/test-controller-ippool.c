@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* controller/ippool.c: netpool (IPAM + MAC ownership), rebuild, status.ipv4, conditions. */
 #include <errno.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,11 +325,41 @@ test_index_integrity(void)
 	netpool_free(p);
 }
 
+/* Every condition: a CamelCase reason, True or False, and the facts' generation. */
+static void
+check_conditions(const struct crd_conditions *conds, long long generation)
+{
+	regex_t re;
+
+	CU_ASSERT_EQUAL_FATAL(regcomp(&re, "^[A-Z][A-Za-z0-9]*$", REG_EXTENDED | REG_NOSUB), 0);
+	CU_ASSERT_EQUAL(conds->n, 4);
+	for (size_t i = 0; i < conds->n; i++) {
+		const struct crd_condition *c = &conds->items[i];
+
+		if (c->reason == NULL || regexec(&re, c->reason, 0, NULL, 0) != 0) {
+			printf("\n  condition %s=%s: reason \"%s\" is not CamelCase", c->type,
+			    crd_cond_status_string(c->status), c->reason ? c->reason : "(none)");
+			CU_FAIL("condition reason");
+		}
+		CU_ASSERT_EQUAL(c->observed_generation, generation);
+	}
+	regfree(&re);
+}
+
+static const char *
+reason_of(const struct crd_conditions *conds, const char *type)
+{
+	const struct crd_condition *c = crd_conditions_get(conds, type);
+
+	return c != NULL && c->reason != NULL ? c->reason : "";
+}
+
 static void
 test_conditions(void)
 {
 	struct crd_conditions conds = { 0 };
 	struct ippool_facts f = {
+		.generation = 1,
 		.cache_ready = true,
 		.registered = true,
 		.registered_reason = "AgentPlaced",
@@ -339,6 +370,9 @@ test_conditions(void)
 	const struct crd_condition *c;
 
 	CU_ASSERT_EQUAL(ippool_conditions_apply(&conds, &f, 1000), 4);
+	check_conditions(&conds, 1);
+	CU_ASSERT_STRING_EQUAL(reason_of(&conds, IPPOOL_COND_CACHE_READY), "CacheBuilt");
+	CU_ASSERT_STRING_EQUAL(reason_of(&conds, IPPOOL_COND_STOPPED), "NotPaused");
 	CU_ASSERT_EQUAL(ippool_conditions_apply(&conds, &f, 2000), 0); /* idempotent */
 	c = crd_conditions_get(&conds, IPPOOL_COND_AGENT_READY);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
@@ -354,10 +388,36 @@ test_conditions(void)
 	c = crd_conditions_get(&conds, IPPOOL_COND_AGENT_READY);
 	CU_ASSERT_EQUAL(c->status, CRD_COND_TRUE);
 	CU_ASSERT_EQUAL(c->last_transition_time, 3000);
+	check_conditions(&conds, 1);
+	CU_ASSERT_STRING_EQUAL(reason_of(&conds, IPPOOL_COND_AGENT_READY), "AgentReady");
+
+	/* registered without a reason given: the default, never empty */
+	f.registered_reason = NULL;
+	CU_ASSERT_EQUAL(ippool_conditions_apply(&conds, &f, 3500), 0); /* same: AgentPlaced */
+	f.registered = false;
+	f.cache_ready = false;
+	CU_ASSERT_EQUAL(ippool_conditions_apply(&conds, &f, 3600), 2);
+	check_conditions(&conds, 1);
+	CU_ASSERT_STRING_EQUAL(reason_of(&conds, IPPOOL_COND_REGISTERED), "NotRegistered");
+	CU_ASSERT_STRING_EQUAL(reason_of(&conds, IPPOOL_COND_CACHE_READY), "NotInitialized");
+	f.registered = true;
+	f.cache_ready = true;
+	CU_ASSERT_EQUAL(ippool_conditions_apply(&conds, &f, 3700), 2);
+
+	/* a new generation with the same facts: every condition rewritten once, with it;
+	 * lastTransitionTime kept */
+	f.generation = 2;
+	CU_ASSERT_EQUAL(ippool_conditions_apply(&conds, &f, 3800), 4);
+	check_conditions(&conds, 2);
+	c = crd_conditions_get(&conds, IPPOOL_COND_AGENT_READY);
+	CU_ASSERT_EQUAL(c->last_transition_time, 3000);
+	CU_ASSERT_EQUAL(c->last_update_time, 3800);
+	CU_ASSERT_EQUAL(ippool_conditions_apply(&conds, &f, 3900), 0);
 
 	/* paused: Stopped, no agent */
 	f.paused = true;
 	CU_ASSERT(ippool_conditions_apply(&conds, &f, 4000) >= 3);
+	check_conditions(&conds, 2);
 	CU_ASSERT_EQUAL(crd_conditions_get(&conds, IPPOOL_COND_STOPPED)->status, CRD_COND_TRUE);
 	CU_ASSERT_EQUAL(crd_conditions_get(&conds, IPPOOL_COND_REGISTERED)->status,
 	    CRD_COND_FALSE);
@@ -368,6 +428,81 @@ test_conditions(void)
 	crd_conditions_clear(&conds);
 }
 
+/* Fill st as the IPPool reconciler would: conditions from f, an agent reference or none. */
+static void
+status_of(struct ippool_status *st, const struct ippool_facts *f, const char *agent_uid,
+    const char *image, time_t now)
+{
+	memset(st, 0, sizeof(*st));
+	CU_ASSERT(ippool_conditions_apply(&st->conditions, f, now) >= 0);
+	st->has_ipv4 = true;
+	st->available = 9;
+	if (agent_uid != NULL) {
+		st->has_agent_pod_ref = true;
+		st->agent_pod_ref.namespace = strdup("vm-dhcp");
+		st->agent_pod_ref.name = strdup("default-net-1-agent");
+		st->agent_pod_ref.uid = strdup(agent_uid);
+		st->agent_pod_ref.image = strdup(image);
+	}
+}
+
+/* Normal Events of IPPool status transitions: AgentPlaced once per placement, Ready on the
+ * transition to ready, nothing when the status did not move (a resync). */
+static void
+test_status_events(void)
+{
+	struct ippool_facts f = { .generation = 1, .cache_ready = true };
+	struct ippool_status s0, s1, s2, s3, s4, s5;
+	struct ippool_event ev[IPPOOL_EVENTS_MAX];
+
+	status_of(&s0, &f, NULL, NULL, 100); /* IPAM built, no agent yet */
+	f.registered = true;
+	f.agent_reason = "AgentNotReady";
+	status_of(&s1, &f, "u-1", "agent:1", 200); /* placed, not ready */
+	f.agent_ready = true;
+	f.agent_reason = NULL;
+	status_of(&s2, &f, "u-1", "agent:1", 300); /* ready */
+	status_of(&s3, &f, "u-1", "agent:2", 400); /* re-placed with another image, ready */
+	f.paused = true;
+	status_of(&s4, &f, NULL, NULL, 500); /* paused: no agent */
+	f.paused = false;
+	status_of(&s5, &f, "u-2", "agent:2", 600); /* unpaused: a new agent, ready */
+
+	CU_ASSERT_EQUAL_FATAL(ippool_status_events(&s0, &s1, "default/net-1", ev), 1);
+	CU_ASSERT_STRING_EQUAL(ev[0].type, "Normal");
+	CU_ASSERT_STRING_EQUAL(ev[0].reason, "AgentPlaced");
+	CU_ASSERT_STRING_EQUAL(ev[0].message,
+	    "agent vm-dhcp/default-net-1-agent placed for network default/net-1 (image agent:1)");
+	CU_ASSERT_EQUAL_FATAL(ippool_status_events(&s1, &s2, "default/net-1", ev), 1);
+	CU_ASSERT_STRING_EQUAL(ev[0].type, "Normal");
+	CU_ASSERT_STRING_EQUAL(ev[0].reason, "Ready");
+	CU_ASSERT_PTR_NOT_NULL(strstr(ev[0].message, "default/net-1"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(ev[0].message, "9 addresses available"));
+	/* placed and ready in one write: both */
+	CU_ASSERT_EQUAL_FATAL(ippool_status_events(&s0, &s2, "default/net-1", ev), 2);
+	CU_ASSERT_STRING_EQUAL(ev[0].reason, "AgentPlaced");
+	CU_ASSERT_STRING_EQUAL(ev[1].reason, "Ready");
+	/* a resync: the same status, nothing */
+	CU_ASSERT_EQUAL(ippool_status_events(&s0, &s0, "default/net-1", ev), 0);
+	CU_ASSERT_EQUAL(ippool_status_events(&s1, &s1, "default/net-1", ev), 0);
+	CU_ASSERT_EQUAL(ippool_status_events(&s2, &s2, "default/net-1", ev), 0);
+	/* re-placed while ready: placed again, not "ready" again */
+	CU_ASSERT_EQUAL_FATAL(ippool_status_events(&s2, &s3, "default/net-1", ev), 1);
+	CU_ASSERT_STRING_EQUAL(ev[0].reason, "AgentPlaced");
+	CU_ASSERT_PTR_NOT_NULL(strstr(ev[0].message, "agent:2"));
+	/* paused: no Normal Event; back: placed and ready again */
+	CU_ASSERT_EQUAL(ippool_status_events(&s3, &s4, "default/net-1", ev), 0);
+	CU_ASSERT_EQUAL_FATAL(ippool_status_events(&s4, &s5, "default/net-1", ev), 2);
+	CU_ASSERT_STRING_EQUAL(ev[0].reason, "AgentPlaced");
+	CU_ASSERT_STRING_EQUAL(ev[1].reason, "Ready");
+	ippool_status_clear(&s0);
+	ippool_status_clear(&s1);
+	ippool_status_clear(&s2);
+	ippool_status_clear(&s3);
+	ippool_status_clear(&s4);
+	ippool_status_clear(&s5);
+}
+
 static const struct test_case netpool_tests[] = {
 	{ "bind and release", test_bind_release },
 	{ "exhaustion", test_exhaustion },
@@ -376,6 +511,7 @@ static const struct test_case netpool_tests[] = {
 	{ "range change", test_range_change },
 	{ "index integrity (10000)", test_index_integrity },
 	{ "conditions", test_conditions },
+	{ "Normal Events of status transitions", test_status_events },
 	{ NULL, NULL },
 };
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* controller/vmnetcfg.c: per-NIC bind / release, Pending reasons, Events, conditions. */
 #include <errno.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,7 @@ static void
 cfg_init(struct cfgbuf *b, const char *vm)
 {
 	memset(b, 0, sizeof(*b));
+	b->cfg.meta.generation = 1; /* as the API server starts it */
 	b->cfg.spec.vm_name = (char *)vm;
 	b->cfg.spec.nics = b->nics;
 }
@@ -103,6 +105,76 @@ cfg_nic(struct cfgbuf *b, const char *net, const char *mac, uint32_t ip)
 	snprintf(n->network_name, sizeof(n->network_name), "%s", net);
 	snprintf(n->mac, sizeof(n->mac), "%s", mac);
 	n->ip_address = ip;
+}
+
+/* A Kubernetes condition / Event reason: CamelCase, never empty. */
+static bool
+camel_case(const char *s)
+{
+	regex_t re;
+	bool ok;
+
+	if (s == NULL || regcomp(&re, "^[A-Z][A-Za-z0-9]*$", REG_EXTENDED | REG_NOSUB) != 0)
+		return false;
+	ok = regexec(&re, s, 0, NULL, 0) == 0;
+	regfree(&re);
+	return ok;
+}
+
+/* What every result keeps, whatever the scenario: each condition has a CamelCase reason
+ * (True or False) and the generation it was computed from; each Event a type and reason. */
+static void
+check_result(const struct vmnetcfg *cfg, const struct vmnetcfg_result *r)
+{
+	CU_ASSERT_EQUAL(r->status.conditions.n, 3);
+	for (size_t i = 0; i < r->status.conditions.n; i++) {
+		const struct crd_condition *c = &r->status.conditions.items[i];
+
+		if (!camel_case(c->reason)) {
+			printf("\n  condition %s=%s: reason \"%s\" is not CamelCase", c->type,
+			    crd_cond_status_string(c->status), c->reason ? c->reason : "(none)");
+			CU_FAIL("condition reason");
+		}
+		CU_ASSERT_EQUAL(c->observed_generation, cfg->meta.generation);
+	}
+	for (size_t i = 0; i < r->n_events; i++) {
+		CU_ASSERT_TRUE(strcmp(r->events[i].type, "Normal") == 0 ||
+		    strcmp(r->events[i].type, "Warning") == 0);
+		CU_ASSERT_TRUE(camel_case(r->events[i].reason));
+	}
+}
+
+static int
+compute(const struct vmnetcfg *cfg, const char *key, time_t now, struct vmnetcfg_result *r)
+{
+	int rc = vmnetcfg_compute(cfg, key, lookup, &w, now, r);
+
+	if (rc == 0)
+		check_result(cfg, r);
+	return rc;
+}
+
+/* Events of a type (and reason, NULL: any) in a result. */
+static size_t
+n_events(const struct vmnetcfg_result *r, const char *type, const char *reason)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->n_events; i++)
+		n += strcmp(r->events[i].type, type) == 0 &&
+		    (reason == NULL || strcmp(r->events[i].reason, reason) == 0);
+	return n;
+}
+
+/* The message of the index-th Event of type/reason, or "". */
+static const char *
+event_message(const struct vmnetcfg_result *r, const char *type, const char *reason, size_t index)
+{
+	for (size_t i = 0; i < r->n_events; i++)
+		if (strcmp(r->events[i].type, type) == 0 &&
+		    strcmp(r->events[i].reason, reason) == 0 && index-- == 0)
+			return r->events[i].message;
+	return "";
 }
 
 /* Feed a result's status back as the object's status (as the API write would). */
@@ -141,7 +213,7 @@ test_lowest_free_and_idempotent(void)
 	cfg_init(&b, "vm-a");
 	cfg_nic(&b, "default/net-1", "02:00:00:00:00:01", 0);
 	cfg_nic(&b, "default/net-2", "02:00:00:00:00:02", 0);
-	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-a", lookup, &w, 100, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-a", 100, &r), 0);
 	CU_ASSERT_TRUE(r.changed);
 	CU_ASSERT_EQUAL_FATAL(r.status.n_nics, 2);
 	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 0, 0, 10));
@@ -152,11 +224,11 @@ test_lowest_free_and_idempotent(void)
 	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_DISABLED), CRD_COND_FALSE);
 	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_IN_SYNCED), CRD_COND_TRUE);
 	CU_ASSERT_EQUAL(r.n_touched, 2);
-	CU_ASSERT_EQUAL(r.n_events, 0);
+	CU_ASSERT_EQUAL(n_events(&r, "Warning", NULL), 0);
 	cfg_take_status(&b, &r);
 
 	/* applying it twice changes nothing: same addresses, no pool touched, no write */
-	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-a", lookup, &w, 200, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-a", 200, &r), 0);
 	CU_ASSERT_FALSE(r.changed);
 	CU_ASSERT_EQUAL(r.n_touched, 0);
 	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 0, 0, 10));
@@ -175,7 +247,7 @@ test_static_and_conflicts(void)
 	reset();
 	cfg_init(&a, "vm-a");
 	cfg_nic(&a, "default/net-1", "02:00:00:00:00:01", IP(10, 0, 0, 13));
-	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&a.cfg, "ns/vm-a", lookup, &w, 100, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&a.cfg, "ns/vm-a", 100, &r), 0);
 	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 0, 0, 13));
 	CU_ASSERT_EQUAL(r.status.nics[0].state, VMNETCFG_STATE_ALLOCATED);
 	cfg_take_status(&a, &r);
@@ -187,7 +259,7 @@ test_static_and_conflicts(void)
 	cfg_nic(&b, "default/net-1", "02:00:00:00:00:01", 0);
 	/* an excluded static address: Pending without an Event */
 	cfg_nic(&b, "default/net-1", "02:00:00:00:00:03", IP(10, 0, 0, 12));
-	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-b", lookup, &w, 100, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-b", 100, &r), 0);
 	CU_ASSERT_EQUAL_FATAL(r.status.n_nics, 3);
 	CU_ASSERT_EQUAL(r.status.nics[0].state, VMNETCFG_STATE_PENDING);
 	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, 0);
@@ -226,7 +298,7 @@ test_independent_nics(void)
 	cfg_nic(&b, "default/none", "02:00:00:00:00:0a", 0); /* no IPPool */
 	cfg_nic(&b, "default/net-2", "02:00:00:00:00:0b", 0); /* IPAM not built */
 	cfg_nic(&b, "default/net-1", "02:00:00:00:00:0c", 0);
-	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-c", lookup, &w, 100, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-c", 100, &r), 0);
 	CU_ASSERT_EQUAL_FATAL(r.status.n_nics, 3);
 	CU_ASSERT_EQUAL(r.status.nics[0].state, VMNETCFG_STATE_PENDING);
 	CU_ASSERT_EQUAL(r.status.nics[1].state, VMNETCFG_STATE_PENDING);
@@ -240,15 +312,20 @@ test_independent_nics(void)
 		CU_ASSERT_PTR_NOT_NULL(strstr(c->message, "no IPPool"));
 		CU_ASSERT_PTR_NOT_NULL(strstr(c->message, "not built"));
 	}
-	CU_ASSERT_EQUAL(r.n_events, 0);
+	CU_ASSERT_EQUAL(n_events(&r, "Warning", NULL), 0);
+	CU_ASSERT_EQUAL(n_events(&r, "Normal", VMNETCFG_REASON_ALLOCATED), 1); /* net-1 only */
 	cfg_take_status(&b, &r);
 
 	/* the pool becomes ready: the pending NIC binds on the next run */
 	w.net2_ready = true;
-	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-c", lookup, &w, 200, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-c", 200, &r), 0);
 	CU_ASSERT_TRUE(r.changed);
 	CU_ASSERT_EQUAL(r.status.nics[1].state, VMNETCFG_STATE_ALLOCATED);
 	CU_ASSERT_EQUAL(r.status.nics[1].allocated_ip, IP(10, 2, 0, 100));
+	/* Pending -> Allocated: one Allocated Event, for that NIC only */
+	CU_ASSERT_EQUAL(r.n_events, 1);
+	CU_ASSERT_STRING_EQUAL(event_message(&r, "Normal", VMNETCFG_REASON_ALLOCATED, 0),
+	    "02:00:00:00:00:0b on default/net-2: allocated 10.2.0.100");
 	CU_ASSERT_EQUAL(r.status.nics[2].allocated_ip, IP(10, 0, 0, 10));
 	vmnetcfg_result_clear(&r);
 	vmnetcfg_status_clear(&b.cfg.status);
@@ -265,13 +342,13 @@ test_move_network_and_stale(void)
 	mac_parse("02:00:00:00:00:01", mac);
 	cfg_init(&b, "vm-d");
 	cfg_nic(&b, "default/net-1", "02:00:00:00:00:01", 0);
-	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-d", lookup, &w, 100, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-d", 100, &r), 0);
 	cfg_take_status(&b, &r);
 	CU_ASSERT_PTR_NOT_NULL(netpool_by_mac(w.net1, mac));
 
 	/* the NIC moves to net-2: the old address is released, a new one bound */
 	snprintf(b.nics[0].network_name, sizeof(b.nics[0].network_name), "default/net-2");
-	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-d", lookup, &w, 200, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-d", 200, &r), 0);
 	CU_ASSERT_PTR_NULL(netpool_by_mac(w.net1, mac));
 	CU_ASSERT_TRUE(ipam_pool_is_free(netpool_ipam(w.net1), IP(10, 0, 0, 10)));
 	CU_ASSERT_EQUAL_FATAL(r.status.n_nics, 1);
@@ -282,14 +359,17 @@ test_move_network_and_stale(void)
 	/* removed while its pool is not ready: listed as Stale until it is */
 	b.cfg.spec.n_nics = 0;
 	w.net2_ready = false;
-	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-d", lookup, &w, 300, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-d", 300, &r), 0);
 	CU_ASSERT_EQUAL_FATAL(r.status.n_nics, 1);
 	CU_ASSERT_EQUAL(r.status.nics[0].state, VMNETCFG_STATE_STALE);
 	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_IN_SYNCED), CRD_COND_FALSE);
+	CU_ASSERT_EQUAL(r.n_events, 0); /* Stale still holds its address */
 	cfg_take_status(&b, &r);
 	w.net2_ready = true;
-	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-d", lookup, &w, 400, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-d", 400, &r), 0);
 	CU_ASSERT_EQUAL(r.status.n_nics, 0);
+	CU_ASSERT_STRING_EQUAL(event_message(&r, "Normal", VMNETCFG_REASON_RELEASED, 0),
+	    "02:00:00:00:00:01 on default/net-2: released 10.2.0.100");
 	CU_ASSERT_PTR_NULL(netpool_by_mac(w.net2, mac));
 	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_IN_SYNCED), CRD_COND_TRUE);
 	vmnetcfg_result_clear(&r);
@@ -305,18 +385,18 @@ test_move_to_static(void)
 	reset();
 	cfg_init(&a, "vm-a");
 	cfg_nic(&a, "default/net-1", "02:00:00:00:00:01", 0);
-	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&a.cfg, "ns/vm-a", lookup, &w, 100, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&a.cfg, "ns/vm-a", 100, &r), 0);
 	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 0, 0, 10));
 	cfg_take_status(&a, &r);
 	cfg_init(&b, "vm-b");
 	cfg_nic(&b, "default/net-1", "02:00:00:00:00:02", 0);
-	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-b", lookup, &w, 100, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-b", 100, &r), 0);
 	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 0, 0, 11));
 	cfg_take_status(&b, &r);
 
 	/* vm-a asks for .11 (held by vm-b): keeps .10, Pending */
 	a.nics[0].ip_address = IP(10, 0, 0, 11);
-	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&a.cfg, "ns/vm-a", lookup, &w, 200, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&a.cfg, "ns/vm-a", 200, &r), 0);
 	CU_ASSERT_EQUAL(r.status.nics[0].state, VMNETCFG_STATE_PENDING);
 	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 0, 0, 10));
 	CU_ASSERT_EQUAL(r.n_events, 1);
@@ -328,10 +408,16 @@ test_move_to_static(void)
 	CU_ASSERT_EQUAL(vmnetcfg_release_all(&b.cfg, "ns/vm-b", lookup, &w, &r), 0);
 	CU_ASSERT_EQUAL(r.n_touched, 1);
 	vmnetcfg_result_clear(&r);
-	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&a.cfg, "ns/vm-a", lookup, &w, 300, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&a.cfg, "ns/vm-a", 300, &r), 0);
 	CU_ASSERT_EQUAL(r.status.nics[0].state, VMNETCFG_STATE_ALLOCATED);
 	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 0, 0, 11));
 	CU_ASSERT_TRUE(ipam_pool_is_free(netpool_ipam(w.net1), IP(10, 0, 0, 10)));
+	/* the held address goes, the static one comes */
+	CU_ASSERT_EQUAL(r.n_events, 2);
+	CU_ASSERT_STRING_EQUAL(event_message(&r, "Normal", VMNETCFG_REASON_RELEASED, 0),
+	    "02:00:00:00:00:01 on default/net-1: released 10.0.0.10");
+	CU_ASSERT_STRING_EQUAL(event_message(&r, "Normal", VMNETCFG_REASON_ALLOCATED, 0),
+	    "02:00:00:00:00:01 on default/net-1: allocated 10.0.0.11");
 	vmnetcfg_result_clear(&r);
 	vmnetcfg_status_clear(&a.cfg.status);
 	vmnetcfg_status_clear(&b.cfg.status);
@@ -350,12 +436,12 @@ test_exhausted(void)
 	cfg_nic(&b, "default/net-1", "02:00:00:00:00:02", 0);
 	cfg_nic(&b, "default/net-1", "02:00:00:00:00:03", 0);
 	cfg_nic(&b, "default/net-1", "02:00:00:00:00:04", 0);
-	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-e", lookup, &w, 100, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-e", 100, &r), 0);
 	CU_ASSERT_EQUAL(r.status.nics[3].allocated_ip, IP(10, 0, 0, 14));
 	vmnetcfg_result_clear(&r);
 	cfg_init(&b, "vm-f");
 	cfg_nic(&b, "default/net-1", "02:00:00:00:00:05", 0);
-	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-f", lookup, &w, 100, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-f", 100, &r), 0);
 	CU_ASSERT_EQUAL(r.status.nics[0].state, VMNETCFG_STATE_PENDING);
 	CU_ASSERT_EQUAL_FATAL(r.n_events, 1);
 	CU_ASSERT_STRING_EQUAL(r.events[0].reason, VMNETCFG_REASON_EXHAUSTED);
@@ -377,12 +463,13 @@ test_group_mac(void)
 	for (size_t i = 0; i < ELEMENTSOF(bad); i++)
 		cfg_nic(&b, "default/net-1", bad[i], 0);
 	cfg_nic(&b, "default/net-1", "02:00:00:00:00:01", 0);
-	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-g", lookup, &w, 100, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-g", 100, &r), 0);
 	CU_ASSERT_EQUAL_FATAL(r.status.n_nics, 4);
-	CU_ASSERT_EQUAL_FATAL(r.n_events, ELEMENTSOF(bad));
+	CU_ASSERT_EQUAL_FATAL(n_events(&r, "Warning", NULL), ELEMENTSOF(bad));
 	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
 		CU_ASSERT_EQUAL(r.status.nics[i].state, VMNETCFG_STATE_PENDING);
 		CU_ASSERT_EQUAL(r.status.nics[i].allocated_ip, 0);
+		CU_ASSERT_STRING_EQUAL(r.events[i].type, "Warning");
 		CU_ASSERT_STRING_EQUAL(r.events[i].reason, VMNETCFG_REASON_INVALID_MAC);
 		CU_ASSERT_PTR_NOT_NULL(strstr(r.events[i].message, bad[i]));
 		CU_ASSERT_PTR_NOT_NULL(strstr(r.events[i].message, "broadcast, multicast"));
@@ -403,13 +490,13 @@ test_paused(void)
 	reset();
 	cfg_init(&b, "vm-p");
 	cfg_nic(&b, "default/net-1", "02:00:00:00:00:01", 0);
-	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-p", lookup, &w, 100, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-p", 100, &r), 0);
 	cfg_take_status(&b, &r);
 
 	/* paused: Disabled, bindings kept, nothing new bound */
 	b.cfg.spec.paused = true;
 	cfg_nic(&b, "default/net-2", "02:00:00:00:00:02", 0);
-	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-p", lookup, &w, 200, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-p", 200, &r), 0);
 	CU_ASSERT_TRUE(r.changed);
 	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_DISABLED), CRD_COND_TRUE);
 	CU_ASSERT_STRING_EQUAL(cond_reason(&r.status, VMNETCFG_COND_DISABLED),
@@ -422,7 +509,7 @@ test_paused(void)
 	cfg_take_status(&b, &r);
 	/* unpaused: Disabled False, the new NIC binds */
 	b.cfg.spec.paused = false;
-	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-p", lookup, &w, 300, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-p", 300, &r), 0);
 	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_DISABLED), CRD_COND_FALSE);
 	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_IN_SYNCED), CRD_COND_TRUE);
 	CU_ASSERT_EQUAL(r.status.n_nics, 2);
@@ -440,7 +527,7 @@ test_release_all(void)
 	cfg_init(&b, "vm-r");
 	cfg_nic(&b, "default/net-1", "02:00:00:00:00:01", 0);
 	cfg_nic(&b, "default/net-2", "02:00:00:00:00:02", 0);
-	CU_ASSERT_EQUAL_FATAL(vmnetcfg_compute(&b.cfg, "ns/vm-r", lookup, &w, 100, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-r", 100, &r), 0);
 	cfg_take_status(&b, &r);
 	/* a pool not ready: the finalizer must stay */
 	w.net2_ready = false;
@@ -466,6 +553,125 @@ test_release_all(void)
 	vmnetcfg_status_clear(&b.cfg.status);
 }
 
+/* Normal Events on the transitions of the status only: Allocated when a NIC gets an address,
+ * Released when it gives one back; none on a second identical compute (a resync). */
+static void
+test_normal_events(void)
+{
+	struct cfgbuf b, retry;
+	struct vmnetcfg_result r;
+
+	reset();
+	cfg_init(&b, "vm-n");
+	cfg_nic(&b, "default/net-1", "02:00:00:00:00:01", 0);
+	cfg_nic(&b, "default/net-2", "02:00:00:00:00:02", 0);
+	retry = b;
+	retry.cfg.spec.nics = retry.nics;
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-n", 100, &r), 0);
+	CU_ASSERT_EQUAL(r.n_events, 2);
+	CU_ASSERT_EQUAL(n_events(&r, "Normal", VMNETCFG_REASON_ALLOCATED), 2);
+	CU_ASSERT_STRING_EQUAL(event_message(&r, "Normal", VMNETCFG_REASON_ALLOCATED, 0),
+	    "02:00:00:00:00:01 on default/net-1: allocated 10.0.0.10");
+	CU_ASSERT_STRING_EQUAL(event_message(&r, "Normal", VMNETCFG_REASON_ALLOCATED, 1),
+	    "02:00:00:00:00:02 on default/net-2: allocated 10.2.0.100");
+	cfg_take_status(&b, &r);
+
+	/* a resync: the same status again, no Event at all */
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-n", 200, &r), 0);
+	CU_ASSERT_FALSE(r.changed);
+	CU_ASSERT_EQUAL(r.n_events, 0);
+	vmnetcfg_result_clear(&r);
+
+	/* the status write failed: the object still shows no status though the bindings are
+	 * made; the retry reports the transition again (it is recorded once a write succeeds) */
+	CU_ASSERT_EQUAL_FATAL(compute(&retry.cfg, "ns/vm-n", 250, &r), 0);
+	CU_ASSERT_EQUAL(r.n_touched, 0); /* nothing bound this time */
+	CU_ASSERT_EQUAL(n_events(&r, "Normal", VMNETCFG_REASON_ALLOCATED), 2);
+	vmnetcfg_result_clear(&r);
+
+	/* the second NIC moves to net-1: released on net-2, allocated on net-1 */
+	snprintf(b.nics[1].network_name, sizeof(b.nics[1].network_name), "default/net-1");
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-n", 300, &r), 0);
+	CU_ASSERT_EQUAL(r.n_events, 2);
+	CU_ASSERT_STRING_EQUAL(event_message(&r, "Normal", VMNETCFG_REASON_RELEASED, 0),
+	    "02:00:00:00:00:02 on default/net-2: released 10.2.0.100");
+	CU_ASSERT_STRING_EQUAL(event_message(&r, "Normal", VMNETCFG_REASON_ALLOCATED, 0),
+	    "02:00:00:00:00:02 on default/net-1: allocated 10.0.0.11");
+	cfg_take_status(&b, &r);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-n", 400, &r), 0);
+	CU_ASSERT_EQUAL(r.n_events, 0);
+	vmnetcfg_result_clear(&r);
+
+	/* the first NIC leaves the spec: released */
+	b.nics[0] = b.nics[1];
+	b.cfg.spec.n_nics = 1;
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-n", 500, &r), 0);
+	CU_ASSERT_EQUAL(r.n_events, 1);
+	CU_ASSERT_STRING_EQUAL(event_message(&r, "Normal", VMNETCFG_REASON_RELEASED, 0),
+	    "02:00:00:00:00:01 on default/net-1: released 10.0.0.10");
+	cfg_take_status(&b, &r);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-n", 600, &r), 0);
+	CU_ASSERT_EQUAL(r.n_events, 0);
+	vmnetcfg_result_clear(&r);
+
+	/* deleted: one Released per binding given back, then none */
+	CU_ASSERT_EQUAL(vmnetcfg_release_all(&b.cfg, "ns/vm-n", lookup, &w, &r), 0);
+	CU_ASSERT_EQUAL(r.n_events, 1);
+	CU_ASSERT_STRING_EQUAL(event_message(&r, "Normal", VMNETCFG_REASON_RELEASED, 0),
+	    "02:00:00:00:00:02 on default/net-1: released 10.0.0.11");
+	vmnetcfg_result_clear(&r);
+	CU_ASSERT_EQUAL(vmnetcfg_release_all(&b.cfg, "ns/vm-n", lookup, &w, &r), 0);
+	CU_ASSERT_EQUAL(r.n_events, 0);
+	vmnetcfg_result_clear(&r);
+	vmnetcfg_status_clear(&b.cfg.status);
+}
+
+/* A new generation rewrites the conditions once, with the new observedGeneration. */
+static void
+test_generation_bump(void)
+{
+	struct cfgbuf b;
+	struct vmnetcfg_result r;
+	const struct crd_condition *c;
+
+	reset();
+	cfg_init(&b, "vm-g");
+	cfg_nic(&b, "default/net-1", "02:00:00:00:00:01", 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-g", 100, &r), 0);
+	cfg_take_status(&b, &r);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-g", 200, &r), 0);
+	CU_ASSERT_FALSE(r.changed);
+	vmnetcfg_result_clear(&r);
+
+	/* an edit that leaves the outcome as it was (say, a label): generation 2 */
+	b.cfg.meta.generation = 2;
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-g", 300, &r), 0);
+	CU_ASSERT_TRUE(r.changed);
+	CU_ASSERT_EQUAL(r.n_events, 0);
+	c = crd_conditions_get(&r.status.conditions, VMNETCFG_COND_ALLOCATED);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL(c->observed_generation, 2);
+	CU_ASSERT_EQUAL(c->last_update_time, 300);
+	CU_ASSERT_EQUAL(c->last_transition_time, 100); /* nothing transitioned */
+	CU_ASSERT_FALSE(vmnetcfg_status_equal(&r.status, &b.cfg.status));
+	cfg_take_status(&b, &r);
+	/* once */
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-g", 400, &r), 0);
+	CU_ASSERT_FALSE(r.changed);
+	vmnetcfg_result_clear(&r);
+
+	/* paused at generation 3: the frozen status carries it too */
+	b.cfg.meta.generation = 3;
+	b.cfg.spec.paused = true;
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-g", 500, &r), 0);
+	CU_ASSERT_TRUE(r.changed);
+	CU_ASSERT_EQUAL(crd_conditions_get(&r.status.conditions, VMNETCFG_COND_IN_SYNCED)
+			    ->observed_generation,
+	    3);
+	vmnetcfg_result_clear(&r);
+	vmnetcfg_status_clear(&b.cfg.status);
+}
+
 static const struct test_case vmnetcfg_tests[] = {
 	{ "lowest free, idempotent", test_lowest_free_and_idempotent },
 	{ "static IP, duplicate MAC, conflicts", test_static_and_conflicts },
@@ -476,6 +682,8 @@ static const struct test_case vmnetcfg_tests[] = {
 	{ "broadcast, multicast and zero MACs stay Pending", test_group_mac },
 	{ "paused", test_paused },
 	{ "release all", test_release_all },
+	{ "Normal Events on transitions only", test_normal_events },
+	{ "a new generation rewrites the conditions once", test_generation_bump },
 	{ NULL, NULL },
 };
 

@@ -35,7 +35,7 @@ static const char full_pool[] =
     "  \"lastUpdate\": \"2024-05-01T10:05:00Z\","
     "  \"conditions\": [{\"type\": \"Registered\", \"status\": \"True\", \"reason\": \"Placed\","
     "   \"message\": \"ok\", \"lastUpdateTime\": \"2024-05-01T10:01:00Z\","
-    "   \"lastTransitionTime\": \"2024-05-01T10:01:00Z\"},"
+    "   \"lastTransitionTime\": \"2024-05-01T10:01:00Z\", \"observedGeneration\": 3},"
     "   {\"type\": \"CacheReady\", \"status\": \"False\"}]}}";
 
 static const char minimal_pool[] =
@@ -163,10 +163,12 @@ test_decode_full(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	CU_ASSERT_EQUAL(c->status, CRD_COND_TRUE);
 	CU_ASSERT_STRING_EQUAL(c->reason, "Placed");
+	CU_ASSERT_EQUAL(c->observed_generation, 3);
 	c = crd_conditions_get(&p->status.conditions, IPPOOL_COND_CACHE_READY);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	CU_ASSERT_EQUAL(c->status, CRD_COND_FALSE);
 	CU_ASSERT_PTR_NULL(c->reason);
+	CU_ASSERT_EQUAL(c->observed_generation, 0); /* absent: unset */
 	ippool_free(p);
 	json_decref(j);
 }

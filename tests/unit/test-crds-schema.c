@@ -124,11 +124,10 @@ compare_int(const json_t *schema, const char *key, bool has, long long want, con
 static void compare(const json_t *schema, const struct crd_field *f, const char *path);
 
 /*
- * Schema properties the codec does not decode. The decoder reads these objects non-strictly
- * (unknown keys ignored), which the samples below check with a value in place.
- * observedGeneration: the controller will fill it later; the schema must allow it now.
+ * Schema properties the codec does not decode (none now). The decoder reads these objects
+ * non-strictly (unknown keys ignored), which the samples below check with a value in place.
  */
-static const char *const schema_only[] = {"status.conditions[].observedGeneration", NULL};
+static const char *const schema_only[] = {NULL};
 
 static bool
 listed(const char *const *list, const char *s)

@@ -247,34 +247,50 @@ test_condition_set(void)
 	const struct crd_condition *c;
 
 	CU_ASSERT_EQUAL(
-	    crd_conditions_set(&conds, "Allocated", CRD_COND_FALSE, "Pending", "waiting", 100), 1);
+	    crd_conditions_set(&conds, "Allocated", CRD_COND_FALSE, "Pending", "waiting", 0, 100),
+	    1);
 	c = crd_conditions_get(&conds, "Allocated");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	CU_ASSERT_EQUAL(c->last_transition_time, 100);
 	CU_ASSERT_EQUAL(c->last_update_time, 100);
 	/* Same status, reason, message: nothing changes, not even lastUpdateTime. */
 	CU_ASSERT_EQUAL(
-	    crd_conditions_set(&conds, "Allocated", CRD_COND_FALSE, "Pending", "waiting", 200), 0);
+	    crd_conditions_set(&conds, "Allocated", CRD_COND_FALSE, "Pending", "waiting", 0, 200),
+	    0);
 	c = crd_conditions_get(&conds, "Allocated");
 	CU_ASSERT_EQUAL(c->last_update_time, 100);
 	/* New message, same status: update time moves, transition time stays. */
-	CU_ASSERT_EQUAL(crd_conditions_set(
-			    &conds, "Allocated", CRD_COND_FALSE, "Pending", "still waiting", 300),
+	CU_ASSERT_EQUAL(crd_conditions_set(&conds, "Allocated", CRD_COND_FALSE, "Pending",
+			    "still waiting", 0, 300),
 	    1);
 	c = crd_conditions_get(&conds, "Allocated");
 	CU_ASSERT_EQUAL(c->last_update_time, 300);
 	CU_ASSERT_EQUAL(c->last_transition_time, 100);
 	CU_ASSERT_STRING_EQUAL(c->message, "still waiting");
 	/* Status change: both move. */
-	CU_ASSERT_EQUAL(crd_conditions_set(&conds, "Allocated", CRD_COND_TRUE, NULL, NULL, 400), 1);
+	CU_ASSERT_EQUAL(
+	    crd_conditions_set(&conds, "Allocated", CRD_COND_TRUE, NULL, NULL, 0, 400), 1);
 	c = crd_conditions_get(&conds, "Allocated");
 	CU_ASSERT_EQUAL(c->last_transition_time, 400);
 	CU_ASSERT_EQUAL(c->status, CRD_COND_TRUE);
 	CU_ASSERT_PTR_NULL(c->reason);
 	CU_ASSERT_PTR_NULL(c->message);
 	/* Another type is added alongside. */
-	CU_ASSERT_EQUAL(crd_conditions_set(&conds, "InSynced", CRD_COND_UNKNOWN, "", "", 500), 1);
+	CU_ASSERT_EQUAL(
+	    crd_conditions_set(&conds, "InSynced", CRD_COND_UNKNOWN, "", "", 0, 500), 1);
 	CU_ASSERT_EQUAL(conds.n, 2);
+	/* Same facts computed from a newer generation: observedGeneration and the update time
+	 * move (the status is written once more), the transition time stays; then idle. */
+	CU_ASSERT_EQUAL(
+	    crd_conditions_set(&conds, "Allocated", CRD_COND_TRUE, NULL, NULL, 2, 600), 1);
+	c = crd_conditions_get(&conds, "Allocated");
+	CU_ASSERT_EQUAL(c->observed_generation, 2);
+	CU_ASSERT_EQUAL(c->last_update_time, 600);
+	CU_ASSERT_EQUAL(c->last_transition_time, 400);
+	CU_ASSERT_EQUAL(
+	    crd_conditions_set(&conds, "Allocated", CRD_COND_TRUE, NULL, NULL, 2, 700), 0);
+	CU_ASSERT_EQUAL(crd_conditions_get(&conds, "Allocated")->last_update_time, 600);
+	CU_ASSERT_EQUAL(crd_conditions_get(&conds, "InSynced")->observed_generation, 0);
 	CU_ASSERT_PTR_NULL(crd_conditions_get(&conds, "Disabled"));
 	CU_ASSERT_STRING_EQUAL(crd_cond_status_string(CRD_COND_UNKNOWN), "Unknown");
 	crd_conditions_clear(&conds);
@@ -289,10 +305,14 @@ test_condition_codec(void)
 	json_t *a;
 
 	crd_conditions_set(
-	    &conds, "Registered", CRD_COND_TRUE, "Placed", "agent on node1", 1714557600);
-	crd_conditions_set(&conds, "Stopped", CRD_COND_FALSE, NULL, NULL, 1714557601);
+	    &conds, "Registered", CRD_COND_TRUE, "Placed", "agent on node1", 7, 1714557600);
+	crd_conditions_set(&conds, "Stopped", CRD_COND_FALSE, NULL, NULL, 0, 1714557601);
 	a = crd_conditions_encode(&conds);
 	CU_ASSERT_EQUAL_FATAL(json_array_size(a), 2);
+	/* observedGeneration written when known, left out when not (0) */
+	CU_ASSERT_EQUAL(
+	    json_integer_value(json_object_get(json_array_get(a, 0), "observedGeneration")), 7);
+	CU_ASSERT_PTR_NULL(json_object_get(json_array_get(a, 1), "observedGeneration"));
 	CU_ASSERT_STRING_EQUAL(
 	    json_string_value(json_object_get(json_array_get(a, 0), "lastTransitionTime")),
 	    "2024-05-01T10:00:00Z");
@@ -302,8 +322,11 @@ test_condition_codec(void)
 	CU_ASSERT_EQUAL_FATAL(crd_conditions_decode(a, "status.conditions", &back, &err), 0);
 	CU_ASSERT_EQUAL(back.n, 2);
 	CU_ASSERT_EQUAL(back.items[0].last_update_time, 1714557600);
+	CU_ASSERT_EQUAL(back.items[0].observed_generation, 7);
+	CU_ASSERT_EQUAL(back.items[1].observed_generation, 0);
 	CU_ASSERT_EQUAL(crd_conditions_copy(&copy, &back), 0);
 	CU_ASSERT_STRING_EQUAL(copy.items[0].message, "agent on node1");
+	CU_ASSERT_EQUAL(copy.items[0].observed_generation, 7);
 	crd_conditions_clear(&copy);
 	crd_conditions_clear(&back);
 	json_decref(a);
@@ -313,7 +336,44 @@ test_condition_codec(void)
 	CU_ASSERT_EQUAL(back.items[0].last_update_time, 0);
 	crd_conditions_clear(&back);
 	json_decref(a);
+	/* observedGeneration is an integer: anything else is refused with its path */
+	a = load("[{\"type\": \"A\", \"status\": \"True\", \"observedGeneration\": \"7\"}]");
+	CU_ASSERT_EQUAL(crd_conditions_decode(a, "status.conditions", &back, &err), -EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.path, "status.conditions[0].observedGeneration");
+	CU_ASSERT_EQUAL(back.n, 0);
+	json_decref(a);
 	crd_conditions_clear(&conds);
+}
+
+/* observedGeneration survives a whole object's decode and encode. */
+static void
+test_condition_generation_round_trip(void)
+{
+	json_t *j = load("{\"metadata\": {\"name\": \"vm1\", \"namespace\": \"default\","
+			 " \"generation\": 4},"
+			 " \"spec\": {\"vmName\": \"vm1\", \"networkConfig\": []},"
+			 " \"status\": {\"conditions\": [{\"type\": \"Allocated\","
+			 "  \"status\": \"True\", \"reason\": \"Allocated\","
+			 "  \"observedGeneration\": 3}]}}");
+	struct vmnetcfg *c = NULL, *c2 = NULL;
+	struct crd_error err;
+	json_t *out, *cond;
+
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_decode(j, &c, &err), 0);
+	CU_ASSERT_EQUAL(c->meta.generation, 4);
+	CU_ASSERT_EQUAL_FATAL(c->status.conditions.n, 1);
+	CU_ASSERT_EQUAL(c->status.conditions.items[0].observed_generation, 3);
+	out = vmnetcfg_encode(c);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+	cond = json_array_get(json_object_get(json_object_get(out, "status"), "conditions"), 0);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(cond, "observedGeneration")), 3);
+	CU_ASSERT_EQUAL(vmnetcfg_decode(out, &c2, &err), 0);
+	CU_ASSERT_TRUE(c2 != NULL && c2->status.conditions.n == 1 &&
+		       c2->status.conditions.items[0].observed_generation == 3);
+	vmnetcfg_free(c2);
+	vmnetcfg_free(c);
+	json_decref(out);
+	json_decref(j);
 }
 
 static void
@@ -395,6 +455,7 @@ static const struct test_case vmnetcfg_tests[] = {
 static const struct test_case conditions_tests[] = {
     {"set: transition time only on status change", test_condition_set},
     {"encode/decode/copy", test_condition_codec},
+    {"observedGeneration round trip (VMNetCfg)", test_condition_generation_round_trip},
     {"RFC 3339 times", test_time},
     {"networkName canonical form", test_network_name},
     {NULL, NULL},
