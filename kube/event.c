@@ -4,6 +4,11 @@
  * identified by (involved uid, type, reason, message). The first one is created; repeats
  * patch count and lastTimestamp of the same Event instead of creating new ones. A repeat
  * that arrives while the create is in flight is folded into one patch after it.
+ *
+ * Events are the least urgent writes a controller makes: at most EVENTS_IN_FLIGHT calls are
+ * in flight, the other Events wait in a FIFO of cache entries (so a burst of Events, one per
+ * NIC bound, never crowds out the status writes), and an entry evicted from the cache while it
+ * waits is dropped (counted), as client-go drops Events when its queue is full.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -16,6 +21,7 @@
 #include "lib/util.h"
 
 #define CACHE_SIZE 1024
+#define EVENTS_IN_FLIGHT 2
 
 struct ev_entry {
 	char *id; /* uid|type|reason|message */
@@ -24,7 +30,10 @@ struct ev_entry {
 	unsigned sent_count; /* count the API has (or is being sent) */
 	bool in_flight;
 	bool created;
-	uint64_t used; /* for eviction */
+	uint64_t used;	      /* for eviction */
+	json_t *ev;	      /* the Event to create, while it waits for its turn */
+	bool queued;	      /* in the recorder's FIFO */
+	struct ev_entry *qnext;
 };
 
 struct ev_req {
@@ -44,6 +53,8 @@ struct kube_recorder {
 	uint64_t tick;
 	uint64_t seq;
 	struct ev_req *reqs;
+	unsigned in_flight;
+	struct ev_entry *qhead, *qtail; /* entries waiting for a call */
 	struct kube_recorder_stats stats;
 };
 
@@ -70,11 +81,34 @@ kube_recorder_new(struct kube_client *c, const char *component, const char *host
 }
 
 static void
+unqueue(struct kube_recorder *r, struct ev_entry *e)
+{
+	struct ev_entry **pp = &r->qhead, *prev = NULL;
+
+	if (!e->queued)
+		return;
+	while (*pp && *pp != e) {
+		prev = *pp;
+		pp = &(*pp)->qnext;
+	}
+	if (*pp)
+		*pp = e->qnext;
+	if (r->qtail == e)
+		r->qtail = prev;
+	e->qnext = NULL;
+	e->queued = false;
+}
+
+static void
 entry_clear(struct kube_recorder *r, struct ev_entry *e)
 {
 	for (struct ev_req *q = r->reqs; q; q = q->next)
 		if (q->e == e)
 			q->e = NULL;
+	if (e->queued)
+		r->stats.dropped++;
+	unqueue(r, e);
+	json_decref(e->ev);
 	free(e->id);
 	free(e->ns);
 	free(e->name);
@@ -117,7 +151,8 @@ kube_recorder_get_stats(const struct kube_recorder *r, struct kube_recorder_stat
 	*ret = r->stats;
 }
 
-static int send_patch(struct kube_recorder *r, struct ev_entry *e);
+static int submit(struct kube_recorder *r, struct ev_entry *e);
+static void pump(struct kube_recorder *r);
 
 static void
 req_done(void *userdata, const struct kube_result *res)
@@ -127,6 +162,7 @@ req_done(void *userdata, const struct kube_result *res)
 	struct ev_entry *e = q->e;
 
 	q->call = NULL;
+	r->in_flight--;
 	if (res->error < 0)
 		r->stats.failed++;
 	else if (q->create)
@@ -146,7 +182,8 @@ req_done(void *userdata, const struct kube_result *res)
 	}
 	req_unlink(q);
 	if (e && e->created && e->count > e->sent_count)
-		send_patch(r, e);
+		submit(r, e);
+	pump(r);
 }
 
 static struct ev_req *
@@ -191,9 +228,69 @@ send_patch(struct kube_recorder *r, struct ev_entry *e)
 		req_unlink(q);
 		return rc;
 	}
+	if (++r->in_flight > r->stats.peak_in_flight)
+		r->stats.peak_in_flight = r->in_flight;
 	e->in_flight = true;
 	e->sent_count = e->count;
 	return 0;
+}
+
+static int
+send_create(struct kube_recorder *r, struct ev_entry *e)
+{
+	struct ev_req *q = req_new(r, e, true);
+	int rc;
+
+	if (!q)
+		return -ENOMEM;
+	/* repeats while it waited are in this first count */
+	json_object_set_new(e->ev, "count", json_integer(e->count));
+	kube_client_capture(r->c, &q->call);
+	rc = kube_create(r->c, &kube_res_events, e->ns, e->ev, req_done, q);
+	if (rc < 0) {
+		req_unlink(q);
+		return rc;
+	}
+	json_decref(e->ev);
+	e->ev = NULL;
+	if (++r->in_flight > r->stats.peak_in_flight)
+		r->stats.peak_in_flight = r->in_flight;
+	e->in_flight = true;
+	e->sent_count = e->count;
+	return 0;
+}
+
+/* Sends e's create (or its count patch) now, or queues it behind the calls in flight. */
+static int
+submit(struct kube_recorder *r, struct ev_entry *e)
+{
+	if (e->in_flight || e->queued)
+		return 0; /* folded into the call in flight, or into the one it waits for */
+	if (r->in_flight >= EVENTS_IN_FLIGHT) {
+		e->queued = true;
+		if (r->qtail)
+			r->qtail->qnext = e;
+		else
+			r->qhead = e;
+		r->qtail = e;
+		return 0;
+	}
+	return e->created ? send_patch(r, e) : send_create(r, e);
+}
+
+static void
+pump(struct kube_recorder *r)
+{
+	while (r->qhead && r->in_flight < EVENTS_IN_FLIGHT) {
+		struct ev_entry *e = r->qhead;
+
+		unqueue(r, e);
+		if (submit(r, e) < 0) {
+			r->stats.failed++;
+			json_decref(e->ev);
+			e->ev = NULL;
+		}
+	}
 }
 
 static struct ev_entry *
@@ -225,12 +322,10 @@ kube_record_event(struct kube_recorder *r, const json_t *involved, const char *a
 	const char *uid = kube_obj_uid(involved);
 	char message[1024], ts[32];
 	struct ev_entry *e;
-	struct ev_req *q;
 	json_t *ev;
 	bool found;
 	char *id;
 	va_list ap;
-	int rc;
 
 	if (!api_version)
 		api_version = json_string_value(json_object_get(involved, "apiVersion"));
@@ -252,10 +347,8 @@ kube_record_event(struct kube_recorder *r, const json_t *involved, const char *a
 	if (found) {
 		free(id);
 		e->count++;
-		if (e->created && !e->in_flight)
-			return send_patch(r, e);
-		if (e->in_flight)
-			return 0; /* folded into a patch after the call in flight */
+		if (e->created || e->in_flight || e->queued)
+			return submit(r, e); /* a patch, now or after the call in flight */
 		/* neither created nor in flight: the previous create failed; try again */
 	} else {
 		e->id = id;
@@ -284,19 +377,7 @@ kube_record_event(struct kube_recorder *r, const json_t *involved, const char *a
 		json_object_set_new(json_object_get(ev, "source"), "host", json_string(r->host));
 		json_object_set_new(ev, "reportingInstance", json_string(r->host));
 	}
-	q = req_new(r, e, true);
-	if (!q) {
-		json_decref(ev);
-		return -ENOMEM;
-	}
-	kube_client_capture(r->c, &q->call);
-	rc = kube_create(r->c, &kube_res_events, ns, ev, req_done, q);
-	json_decref(ev);
-	if (rc < 0) {
-		req_unlink(q);
-		return rc;
-	}
-	e->in_flight = true;
-	e->sent_count = e->count;
-	return 0;
+	json_decref(e->ev);
+	e->ev = ev;
+	return submit(r, e);
 }

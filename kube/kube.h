@@ -523,6 +523,8 @@ struct kube_recorder_stats {
 	uint64_t created;
 	uint64_t patched;
 	uint64_t failed;
+	uint64_t dropped;	/* evicted from the cache while waiting for a call */
+	unsigned peak_in_flight; /* most calls in flight at once */
 };
 void kube_recorder_get_stats(const struct kube_recorder *r, struct kube_recorder_stats *ret);
 

@@ -415,6 +415,77 @@ test_event_dedup(void)
 	event_base_free(base);
 }
 
+/* A burst of distinct Events: two calls in flight at most, the rest wait their turn; repeats
+ * of a waiting Event go into its first count (no patch); nothing is dropped or lost. */
+static void
+test_event_burst(void)
+{
+	struct event_base *base = event_base_new();
+	struct kube_client *c = NULL;
+	struct kube_recorder *r = NULL;
+	struct kube_recorder_stats st;
+	struct flag f = { 0 };
+	json_t *involved = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "apiVersion",
+	    "network.harvesterhci.io/v1alpha1", "kind", "VirtualMachineNetworkConfig", "metadata",
+	    "name", "vm-1", "namespace", "burst", "uid", "uid-2");
+	struct elector dummy = { 0 }, e = { .base = base };
+	struct recorder_wait w = { NULL, 40 };
+	size_t i;
+	json_t *item;
+	int repeated = 0;
+
+	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, cfg, &c), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_recorder_new(c, "vm-dhcp-controller", "node-1", &r), 0);
+	w.r = r;
+	for (int k = 0; k < 40; k++)
+		CU_ASSERT_EQUAL(kube_record_event(r, involved, NULL, NULL, "Normal", "Allocated",
+				    "02:00:00:00:00:%02x on default/net-1: allocated 10.0.0.%d", k,
+				    10 + k),
+		    0);
+	/* the last one waits behind the others: two repeats fold into its create */
+	for (int k = 0; k < 2; k++)
+		CU_ASSERT_EQUAL(kube_record_event(r, involved, NULL, NULL, "Normal", "Allocated",
+				    "02:00:00:00:00:%02x on default/net-1: allocated 10.0.0.%d", 39,
+				    49),
+		    0);
+	dummy.base = event_base_new();
+	e.tick = event_new(base, -1, EV_PERSIST, tick_cb, NULL);
+	{
+		struct timeval tv = { 0, 5000 };
+
+		evtimer_add(e.tick, &tv);
+	}
+	CU_ASSERT_TRUE(run(&e, true, &dummy, false, recorder_done, &w, 60 * USEC_PER_SEC));
+	event_free(e.tick);
+	event_base_free(dummy.base);
+	kube_recorder_get_stats(r, &st);
+	CU_ASSERT_EQUAL(st.created, 40);
+	CU_ASSERT_EQUAL(st.patched, 0);
+	CU_ASSERT_EQUAL(st.failed, 0);
+	CU_ASSERT_EQUAL(st.dropped, 0);
+	CU_ASSERT_EQUAL(st.peak_in_flight, 2);
+
+	CU_ASSERT_EQUAL_FATAL(kube_list(c, &kube_res_events, "burst", NULL, flag_cb, &f), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_run_until(base, &f.done, 10000), 0);
+	CU_ASSERT_EQUAL(json_array_size(json_object_get(f.obj, "items")), 40);
+	json_array_foreach(json_object_get(f.obj, "items"), i, item) {
+		json_int_t count = json_integer_value(json_object_get(item, "count"));
+
+		if (strstr(json_string_value(json_object_get(item, "message")), "10.0.0.49")) {
+			repeated++;
+			CU_ASSERT_EQUAL(count, 3);
+		} else {
+			CU_ASSERT_EQUAL(count, 1);
+		}
+	}
+	CU_ASSERT_EQUAL(repeated, 1);
+	json_decref(f.obj);
+	json_decref(involved);
+	kube_recorder_free(r);
+	kube_client_free(c);
+	event_base_free(base);
+}
+
 static const struct test_case leader_tests[] = {
 	{ "hand-over on release", test_handover_on_release },
 	{ "take-over after a stall, never two leaders", test_takeover_after_stall },
@@ -424,6 +495,7 @@ static const struct test_case leader_tests[] = {
 
 static const struct test_case event_tests[] = {
 	{ "de-duplication", test_event_dedup },
+	{ "a burst waits its turn: two calls in flight", test_event_burst },
 	{ NULL, NULL },
 };
 
