@@ -174,15 +174,34 @@ extern const struct agent_kube_ops agent_kube_ops;
 /* ---- leasefile.c: dynamic leases ---------------------------------------------------- */
 
 /*
- * The lease file is a text file, one "MAC IP" line per lease; a later line for the same MAC
- * wins. It is written whole, atomically (temp + fsync + rename), at start, on reload and at
- * exit; in between, leasefile_add() appends each new lease as one complete line before it
- * records it, so a crash or kill -9 loses nothing that was answered, and a lease that cannot be
+ * The key of a --dynamic lease (RFC 2131 §4.2, RFC 2132 §9.14): the client identifier (option
+ * 61) when the client sends one, else 0x01 (htype Ethernet) + its MAC, the form most clients
+ * that send an identifier derive from their MAC anyway (so the two are one key, and a lease file
+ * of v1, keyed by MAC, reads as it always did). An identifier shorter than AGENT_ID_MIN bytes
+ * (RFC 2132's minimum) is taken for none. Functions taking a key take (id, id_len, mac): the
+ * identifier, or NULL for 0x01 + mac.
+ */
+#define AGENT_ID_MIN 2
+#define AGENT_ID_MAX 255 /* option 61's length is one byte */
+/* Whether (id, id_len) sent from mac keys mac's own lease: none, too short, or 0x01 + mac. */
+bool agent_id_is_mac(const uint8_t mac[6], const uint8_t *id, size_t id_len);
+
+/*
+ * The lease file is a text file, one "MAC IP" or "MAC IP id=HEX" line per lease: the MAC the
+ * lease is bound to, its address and, for a lease keyed by a client identifier, that identifier
+ * in hex (header "v2"; "v1" files, without id=, are read as MAC-keyed leases). A later line
+ * wins over an earlier one with the same key; at open, of the leases left, a later line also
+ * wins over one with the same address, then over one with the same MAC (a lease moved to a new
+ * key of its MAC, an address expired and handed out again before a compaction). It is written
+ * whole, atomically (temp + fsync + rename), at start, on reload and at exit; in between,
+ * leasefile_add_id() appends each new or changed lease as one complete line before it records
+ * it, so a crash or kill -9 loses nothing that was answered, and a lease that cannot be
  * written (disk full, I/O error) is refused: never answered, never handed out twice after a
  * restart. At open, a torn last line (no newline) is ignored with a warning; any other bad line
- * (NUL byte, garbage, bad MAC or address, too long) is copied byte for byte to PATH.quarantine
- * (appended, synced before the rewrite) and counted; the good leases around it are kept.
- * CRLF line endings are accepted.
+ * (NUL byte, garbage, bad MAC, address or identifier, too long) is copied byte for byte to
+ * PATH.quarantine (appended, synced before the rewrite) and counted; the good leases around it
+ * are kept. CRLF line endings are accepted. Per lease: a 24-byte slot (at most half full), and
+ * the identifier's bytes for a lease keyed by one.
  */
 struct leasefile;
 
@@ -196,18 +215,37 @@ int leasefile_open(const char *path, struct leasefile **ret, char *err, size_t e
 /* Closes and frees. Accepts NULL; returns NULL. */
 struct leasefile *leasefile_free(struct leasefile *lf);
 /*
- * Writes the line mac -> ip to the journal, then records it in memory. On failure (-ENOMEM,
- * or the write's errno: -ENOSPC, -EIO, -EROFS, ...) nothing changes: not in memory, not in the
- * file (an earlier lease of mac stays), and leasefile_append_errors() counts the write errors.
+ * Writes the line key (id, id_len, mac) -> bound to mac, ip to the journal, then records it in
+ * memory, replacing the key's earlier lease. The caller keeps one lease per MAC and per address
+ * (it removes the one a new key replaces). On failure (-ENOMEM, -EINVAL for an identifier over
+ * AGENT_ID_MAX bytes, or the write's errno: -ENOSPC, -EIO, -EROFS, ...) nothing changes: not
+ * in memory, not in the file (an earlier lease of the key stays), and
+ * leasefile_append_errors() counts the write errors.
  */
+int leasefile_add_id(
+    struct leasefile *lf, const uint8_t *id, size_t id_len, const uint8_t mac[6], uint32_t ip);
+/* The lease of key (id, id_len, mac): 0 with the MAC it is bound to and its address (either
+ * output may be NULL), or -ENOENT. */
+int leasefile_lookup_id(const struct leasefile *lf, const uint8_t *id, size_t id_len,
+    const uint8_t mac[6], uint8_t ret_mac[6], uint32_t *ret_ip);
+/* Forgets the key's lease (persisted at the next compaction). -ENOENT when absent. */
+int leasefile_remove_id(
+    struct leasefile *lf, const uint8_t *id, size_t id_len, const uint8_t mac[6]);
+/* The same for the key 0x01 + mac (a lease keyed by its MAC). */
 int leasefile_add(struct leasefile *lf, const uint8_t mac[6], uint32_t ip);
-/* Forgets mac (persisted at the next compaction). -ENOENT when absent. */
 int leasefile_remove(struct leasefile *lf, const uint8_t mac[6]);
-/* 0 and *ret_ip, or -ENOENT. */
 int leasefile_lookup(const struct leasefile *lf, const uint8_t mac[6], uint32_t *ret_ip);
 size_t leasefile_count(const struct leasefile *lf);
+/* Every lease: the MAC it is bound to and its address. */
 void leasefile_foreach(const struct leasefile *lf,
     void (*fn)(void *userdata, const uint8_t mac[6], uint32_t ip), void *userdata);
+/*
+ * Every lease with its key: id (borrowed, id_len bytes), or NULL when it is keyed by 0x01 +
+ * mac. fn may remove the lease it is given (leasefile_remove_id), and change nothing else.
+ */
+void leasefile_foreach_id(const struct leasefile *lf,
+    void (*fn)(void *userdata, const uint8_t *id, size_t id_len, const uint8_t mac[6], uint32_t ip),
+    void *userdata);
 /* Nothing is queued any more (leasefile_add writes): returns 0. Kept for its callers. */
 int leasefile_flush(struct leasefile *lf);
 /* Rewrites the whole file atomically from memory and reopens the journal. */
@@ -350,13 +388,18 @@ int agent_reload(struct agent *a);
 /*
  * ---- dynamic.c: --dynamic leases -------------------------------------------------------
  *
- * Unknown MACs get the lowest free address of the pool range (sticky per MAC), recorded in the
- * lease file. A lease lives for the pool's lease time plus a grace period after the last ACK
- * the engine sent for it (agent_dynamic_renew from the engine's on_ack); leases loaded from the
+ * Unknown MACs get the lowest free address of the pool range (sticky per client), recorded in
+ * the lease file. A lease is keyed by the client identifier when the client sends one, else by
+ * 0x01 + MAC (see AGENT_ID_MIN), and bound to one MAC, the engine's binding: a known identifier
+ * from a MAC without a lease takes its lease to that MAC (the old MAC's binding goes); a MAC
+ * with a lease is served it whatever identifier it sends, and an ACK with another real
+ * identifier keys the lease by that one (agent_dynamic_renew_id). A lease lives for the pool's
+ * lease time plus a grace period after the last ACK
+ * the engine sent for it (agent_dynamic_renew_id from the engine's on_ack); leases loaded from the
  * lease file start afresh (now + lease + grace: an address possibly in use is never handed out
  * again early). An expired lease leaves the engine and the lease file and its address goes back
- * to the pool; the MAC keeps an in-memory hint of it, so it gets that address again while it is
- * free. A DECLINEd address is held for the hold-down period (RFC 2131 §3.1; Kea's probation
+ * to the pool; its last MAC keeps an in-memory hint of it, so it gets that address again while
+ * it is free. A DECLINEd address is held for the hold-down period (RFC 2131 §3.1; Kea's probation
  * period), at most AGENT_DECLINE_LIMIT DECLINEs per MAC are honoured per hold-down period, and
  * at most half the addresses the range can hand out are held at once (the oldest hold is
  * released first). Time is the monotonic microsecond clock of agent_dynamic_opts, the one the
@@ -389,12 +432,21 @@ int agent_dynamic_new_opts(const struct agent_config *cfg, struct leasefile *lf,
     struct agent_dynamic **ret);
 struct agent_dynamic *agent_dynamic_free(struct agent_dynamic *d);
 /*
- * Allocation for an unknown MAC: its lease, else its hint's address while free, else the
- * lowest free address; recorded in the lease file with a fresh expiry. -ENOSPC when full.
+ * Allocation for a MAC the engine has no binding for, whose request carried the client
+ * identifier (id, id_len) (NULL: none; dhcp_server_client_id): the MAC's lease if it has one;
+ * else the identifier's lease, moved to mac when it was bound to another MAC (whose binding
+ * leaves s, when s is not NULL and still binds it there; the caller's engine then binds mac);
+ * else mac's hint's address while free, else the lowest free address, recorded in the lease
+ * file with a fresh expiry. -ENOSPC when full, -EINVAL for an identifier over AGENT_ID_MAX
+ * bytes, or the lease file's error (nothing changed).
  */
+int agent_dynamic_allocate_id(struct agent_dynamic *d, struct dhcp_server *s, const uint8_t mac[6],
+    const uint8_t *id, size_t id_len, uint32_t *ret_ip);
+/* The same without an identifier (keyed by mac) and without an engine to update. */
 int agent_dynamic_allocate(struct agent_dynamic *d, const uint8_t mac[6], uint32_t *ret_ip);
 /*
- * A DECLINE of mac's dynamic lease ip: the address is in use on the network, so it is held for
+ * A DECLINE of mac's dynamic lease ip (the lease bound to mac, whatever its key: the engine's
+ * binding is the MAC's): the address is in use on the network, so it is held for
  * the hold-down period and mac moves to the lowest free address (*ret_ip, recorded in the lease
  * file). -ENOENT when ip is not mac's dynamic lease, -EBUSY when mac already had
  * AGENT_DECLINE_LIMIT DECLINEs honoured this hold-down period (nothing changes: the caller
@@ -402,7 +454,17 @@ int agent_dynamic_allocate(struct agent_dynamic *d, const uint8_t mac[6], uint32
  */
 int agent_dynamic_decline(
     struct agent_dynamic *d, const uint8_t mac[6], uint32_t ip, uint32_t *ret_ip);
-/* The engine ACKed mac on ip: if that is mac's lease, it now expires lease + grace from now. */
+/*
+ * The engine ACKed mac on ip for a request with the client identifier (id, id_len) (NULL:
+ * none): if that is the lease bound to mac, it now expires lease + grace from now, and when
+ * the identifier is a real one (not 0x01 + mac) that is not the lease's key and has no lease
+ * of its own, the lease is keyed by it from now on (a line in the lease file). 0; -ENOENT when
+ * ip is not mac's lease; the lease file's error when the new key could not be written (the
+ * lease is renewed and keeps its key).
+ */
+int agent_dynamic_renew_id(
+    struct agent_dynamic *d, const uint8_t mac[6], const uint8_t *id, size_t id_len, uint32_t ip);
+/* The same without an identifier: renews, keeps the key. */
 int agent_dynamic_renew(struct agent_dynamic *d, const uint8_t mac[6], uint32_t ip);
 /*
  * Reclaims what is due, looking at no more than budget table slots and held addresses (the
@@ -417,7 +479,7 @@ size_t agent_dynamic_available(const struct agent_dynamic *d);
 /* DECLINEd addresses held now, and the most that may be held at once. */
 size_t agent_dynamic_held(const struct agent_dynamic *d);
 size_t agent_dynamic_held_max(const struct agent_dynamic *d);
-/* When mac's lease expires (the clock of opts; UINT64_MAX: never): 0, or -ENOENT. */
+/* When the lease bound to mac expires (the clock of opts; UINT64_MAX: never): 0, or -ENOENT. */
 int agent_dynamic_expiry(const struct agent_dynamic *d, const uint8_t mac[6], uint64_t *ret_usec);
 
 /*

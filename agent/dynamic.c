@@ -1,16 +1,33 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * --dynamic: unknown MACs are served from the pool range. The lowest address that is not
- * bound statically, excluded or reserved (ipam/) goes to a new MAC; the MAC keeps it
+ * bound statically, excluded or reserved (ipam/) goes to a new client; the client keeps it
  * (sticky) and it is recorded in the lease file, so a restart hands out the same address.
  * agent_apply_config() pushes a configuration and the leases into the engine.
  *
- * Leases end: each one expires lease time + grace after the last ACK (agent_dynamic_renew,
+ * A lease is keyed by the client identifier (option 61) when the client sends one, else by
+ * 0x01 + MAC (RFC 2131 §4.2; the lease file holds the keys), and bound to one MAC, as the
+ * engine's table is keyed by MAC (chaddr). So:
+ *  - a known identifier from a MAC that has no lease takes its lease with it: the old MAC's
+ *    binding goes, the new MAC gets the same address (a VM whose NIC was re-created, with a new
+ *    MAC, keeps its address);
+ *  - a MAC that has a lease is served that lease whatever identifier it sends (the engine, which
+ *    holds one binding per MAC, does not even ask): firmware without an identifier, then an OS
+ *    with its DUID-based one (RFC 4361), is one NIC and gets one address, not two. When it is
+ *    ACKed with another real identifier (not 0x01 + its MAC), the lease is keyed by that one
+ *    from then on (unless that identifier has a lease of its own), so the identifier the client
+ *    uses now is the one that finds the lease from a new MAC.
+ * Identifiers must be unique (RFC 2132 §9.14): two live NICs sending one (cloned machine ids,
+ * one dhclient setting for all interfaces) are one client to the agent, and each request moves
+ * the lease to its MAC (logged).
+ *
+ * Leases end: each one expires lease time + grace after the last ACK (agent_dynamic_renew_id,
  * from the engine's on_ack), and agent_dynamic_expire(), called from a timer, reclaims it. A
- * DECLINEd address is held for the hold-down period, not for good. Per MAC the agent keeps one
- * 32-byte entry (lease expiry, or the hint of an expired lease, and its DECLINE count) in an
- * open-addressing table that the timer sweeps a bounded number of slots at a time; the held
- * addresses are a FIFO (one hold-down for all, so the oldest is always first).
+ * DECLINEd address is held for the hold-down period, not for good. Per bound MAC the agent
+ * keeps one 40-byte entry (lease expiry and key, or the hint of an expired lease, and its
+ * DECLINE count; a lease keyed by an identifier has a copy of its bytes) in an open-addressing
+ * table that the timer sweeps a bounded number of slots at a time; the held addresses are a FIFO
+ * (one hold-down for all, so the oldest is always first).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,12 +46,14 @@
 enum { E_EMPTY = 0, E_LEASE, E_HINT, E_MARK };
 
 struct entry {
-	uint8_t mac[6];
+	uint8_t mac[6];	  /* E_LEASE: the MAC it is bound to */
 	uint8_t kind;	  /* E_* */
 	uint8_t declines; /* DECLINEs honoured since window */
 	uint32_t ip;	  /* the lease's, the hint's or the marked address */
-	uint64_t due;	  /* E_LEASE: expiry; E_HINT: when the lease expired; E_MARK: marked at */
-	uint64_t window;  /* start of the current DECLINE window */
+	uint8_t id_len;
+	uint8_t *id;	 /* E_LEASE: its key's bytes (malloc); NULL: keyed by 0x01 + mac */
+	uint64_t due;	 /* E_LEASE: expiry; E_HINT: when the lease expired; E_MARK: marked at */
+	uint64_t window; /* start of the current DECLINE window */
 };
 
 struct mactab {
@@ -120,12 +139,16 @@ tab_insert(struct mactab *t, const uint8_t mac[6], uint8_t kind)
 	return &t->e[i];
 }
 
-/* Empties slot i; an entry behind it may move into it (a sweep looks at i again). */
+/*
+ * Empties slot i (freeing its key); an entry behind it may move into it (a sweep looks at i
+ * again).
+ */
 static void
 tab_delete(struct mactab *t, size_t i)
 {
 	size_t j = i, mask = t->cap - 1;
 
+	free(t->e[i].id);
 	for (;;) {
 		size_t k;
 
@@ -140,7 +163,17 @@ tab_delete(struct mactab *t, size_t i)
 		}
 	}
 	t->e[i].kind = E_EMPTY;
+	t->e[i].id = NULL; /* moved, or freed above */
 	t->n--;
+}
+
+static void
+tab_free(struct mactab *t)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->e[i].kind != E_EMPTY)
+			free(t->e[i].id);
+	free(t->e);
 }
 
 /*
@@ -162,6 +195,58 @@ static uint64_t
 add_sat(uint64_t a, uint64_t b)
 {
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* ---- lease keys ------------------------------------------------------------------------- */
+
+/* Whether lease e (bound to e->mac) is keyed by (id, id_len) sent from mac. */
+static bool
+entry_has_key(const struct entry *e, const uint8_t mac[6], const uint8_t *id, size_t id_len)
+{
+	if (agent_id_is_mac(mac, id, id_len)) { /* the key is 0x01 + mac */
+		if (e->id == NULL)
+			return memcmp(e->mac, mac, 6) == 0;
+		return e->id_len == 7 && e->id[0] == 1 && memcmp(e->id + 1, mac, 6) == 0;
+	}
+	if (e->id == NULL) /* e's key is 0x01 + e->mac */
+		return id_len == 7 && id[0] == 1 && memcmp(id + 1, e->mac, 6) == 0;
+	return e->id_len == id_len && memcmp(e->id, id, id_len) == 0;
+}
+
+/*
+ * What an entry bound to mac keeps of the key (id, id_len) sent from mac: a copy of the bytes,
+ * or NULL when the key is 0x01 + mac. -ENOMEM.
+ */
+static int
+id_copy(const uint8_t mac[6], const uint8_t *id, size_t id_len, uint8_t **ret)
+{
+	*ret = NULL;
+	if (agent_id_is_mac(mac, id, id_len))
+		return 0;
+	if ((*ret = malloc(id_len)) == NULL)
+		return -ENOMEM;
+	memcpy(*ret, id, id_len);
+	return 0;
+}
+
+/* " (client id HEX)" for a log line (cut after 24 bytes), or "" without an identifier. */
+static const char *
+id_note(const uint8_t *id, size_t id_len, char out[80])
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 0, show = MIN(id_len, (size_t)24);
+
+	if (id == NULL) {
+		out[0] = '\0';
+		return out;
+	}
+	n = (size_t)snprintf(out, 80, " (client id ");
+	for (size_t i = 0; i < show; i++) {
+		out[n++] = hex[id[i] >> 4];
+		out[n++] = hex[id[i] & 15];
+	}
+	snprintf(out + n, 80 - n, "%s)", show < id_len ? "..." : "");
+	return out;
 }
 
 /* ---- the dynamic pool ---------------------------------------------------------------------- */
@@ -209,16 +294,13 @@ struct prune {
 	struct agent_dynamic *d;
 	const uint8_t (*static_macs)[6];
 	size_t n_static;
-	uint8_t (*drop)[6];
-	size_t n_drop;
-	int err;
 };
 
 static void
-prune_one(void *userdata, const uint8_t mac[6], uint32_t ip)
+prune_one(void *userdata, const uint8_t *id, size_t id_len, const uint8_t mac[6], uint32_t ip)
 {
 	struct prune *p = userdata;
-	char m[MAC_STRLEN], a[IPV4_STRLEN];
+	char m[MAC_STRLEN], a[IPV4_STRLEN], note[80];
 	const char *why = NULL;
 	int r;
 
@@ -233,8 +315,8 @@ prune_one(void *userdata, const uint8_t mac[6], uint32_t ip)
 		return;
 	mac_format(mac, m);
 	ipv4_format(ip, a);
-	log_info("dynamic lease %s -> %s dropped: %s", m, a, why);
-	memcpy(p->drop[p->n_drop++], mac, 6);
+	log_info("dynamic lease %s -> %s%s dropped: %s", m, a, id_note(id, id_len, note), why);
+	(void)leasefile_remove_id(p->d->lf, id, id_len, mac); /* allowed from foreach_id */
 }
 
 struct load {
@@ -246,15 +328,32 @@ struct load {
 
 /* A lease of the lease file: its expiry carried from prev (a reload), else a fresh one. */
 static void
-load_one(void *userdata, const uint8_t mac[6], uint32_t ip)
+load_one(void *userdata, const uint8_t *id, size_t id_len, const uint8_t mac[6], uint32_t ip)
 {
 	struct load *l = userdata;
 	const struct entry *old = l->prev != NULL ? tab_lookup(&l->prev->tab, mac) : NULL;
+	char m[MAC_STRLEN], a[IPV4_STRLEN], note[80];
 	struct entry *e;
+	uint8_t *copy;
 
 	if (l->err < 0 || (l->err = tab_reserve(&l->d->tab)) < 0)
 		return;
+	if ((e = tab_lookup(&l->d->tab, mac)) != NULL && e->kind == E_LEASE) {
+		/* the engine binds a MAC once (the lease file keeps one lease per MAC at open) */
+		mac_format(mac, m);
+		ipv4_format(ip, a);
+		log_info("dynamic lease %s -> %s%s dropped: the MAC has another lease", m, a,
+		    id_note(id, id_len, note));
+		(void)ipam_pool_release(l->d->pool, ip);
+		(void)leasefile_remove_id(l->d->lf, id, id_len, mac);
+		return;
+	}
+	if ((l->err = id_copy(mac, id, id_len, &copy)) < 0)
+		return;
 	e = tab_insert(&l->d->tab, mac, E_LEASE);
+	e->kind = E_LEASE;
+	e->id = copy;
+	e->id_len = copy != NULL ? (uint8_t)id_len : 0;
 	e->ip = ip;
 	e->due = add_sat(l->now, l->d->life_usec);
 	if (old != NULL) {
@@ -323,6 +422,8 @@ carry(struct agent_dynamic *d, const struct agent_dynamic *prev)
 			return r;
 		e = tab_insert(&d->tab, o->mac, E_HINT);
 		*e = *o;
+		e->id = NULL; /* a hint has no key: it is its MAC's */
+		e->id_len = 0;
 		d->n_hints++;
 	}
 	/* the newest max_held holds, where the new range still has the address free */
@@ -403,22 +504,14 @@ agent_dynamic_new_opts(const struct agent_config *cfg, struct leasefile *lf,
 		p.d = d;
 		p.static_macs = (const uint8_t(*)[6])macs;
 		p.n_static = cfg->n_bindings;
-		p.drop = malloc(leasefile_count(lf) * sizeof(*p.drop));
-		if (p.drop == NULL) {
-			r = -ENOMEM;
-			goto fail;
-		}
-		leasefile_foreach(lf, prune_one, &p);
-		for (size_t i = 0; i < p.n_drop; i++)
-			(void)leasefile_remove(lf, p.drop[i]);
-		free(p.drop);
+		leasefile_foreach_id(lf, prune_one, &p);
 		free(macs);
 		macs = NULL;
 	}
 	l.d = d;
 	l.prev = prev;
 	l.now = now_usec(d);
-	leasefile_foreach(lf, load_one, &l);
+	leasefile_foreach_id(lf, load_one, &l);
 	if ((r = l.err) < 0 || (prev != NULL && (r = carry(d, prev)) < 0))
 		goto fail;
 	*ret = d;
@@ -435,43 +528,161 @@ agent_dynamic_free(struct agent_dynamic *d)
 	if (d == NULL)
 		return NULL;
 	ipam_pool_free(d->pool);
-	free(d->tab.e);
+	tab_free(&d->tab);
 	free(d->holds);
 	free(d);
 	return NULL;
 }
 
+/*
+ * Makes mac's entry the lease of ip keyed by copy (taken; NULL: 0x01 + mac), expiring at due;
+ * tab_reserve() first. A hint of mac gives way; its DECLINE count stays.
+ */
+static struct entry *
+lease_insert(struct agent_dynamic *d, const uint8_t mac[6], uint32_t ip, uint8_t *copy,
+    size_t id_len, uint64_t due)
+{
+	struct entry *e = tab_insert(&d->tab, mac, E_LEASE);
+
+	if (e->kind == E_HINT)
+		d->n_hints--;
+	free(e->id);
+	e->kind = E_LEASE;
+	e->ip = ip;
+	e->id = copy;
+	e->id_len = copy != NULL ? (uint8_t)id_len : 0;
+	e->due = due;
+	return e;
+}
+
+static struct log_ratelimit rl_move = LOG_RATELIMIT_INIT(10 * USEC_PER_SEC, 10);
+
+/*
+ * The lease of key (id, id_len) sent from to, bound to from, moves to to (which has none): a
+ * line for it first, then from's binding leaves the engine s (when it is still the lease's),
+ * then the entry moves, with its DECLINE count. tab_reserve() first. Negative errno: nothing
+ * changed.
+ */
+static int
+move_lease(struct agent_dynamic *d, struct dhcp_server *s, const uint8_t from[6],
+    const uint8_t to[6], const uint8_t *id, size_t id_len, uint32_t ip)
+{
+	char f[MAC_STRLEN], t[MAC_STRLEN], a[IPV4_STRLEN], note[80];
+	uint64_t now = now_usec(d), window = 0;
+	uint8_t declines = 0, *copy;
+	struct entry *e;
+	uint32_t bound;
+	int r;
+
+	if ((r = id_copy(to, id, id_len, &copy)) < 0)
+		return r;
+	if ((r = leasefile_add_id(d->lf, id, id_len, to, ip)) < 0) {
+		free(copy);
+		return r;
+	}
+	if (s != NULL && dhcp_server_get_binding(s, from, &bound) == 0 && bound == ip)
+		(void)dhcp_server_remove_binding(s, from);
+	if ((e = tab_lookup(&d->tab, from)) != NULL && e->kind == E_LEASE) {
+		declines = e->declines;
+		window = e->window;
+		tab_delete(&d->tab, (size_t)(e - d->tab.e));
+	}
+	e = lease_insert(d, to, ip, copy, id_len, add_sat(now, d->life_usec));
+	if (declines > e->declines) {
+		e->declines = declines;
+		e->window = window;
+	}
+	mac_format(from, f);
+	mac_format(to, t);
+	ipv4_format(ip, a);
+	log_ratelimited(&rl_move, now, LOG_LEVEL_INFO,
+	    "dynamic lease %s%s moved from %s to %s: the same client identifier from a new MAC", a,
+	    id_note(agent_id_is_mac(to, id, id_len) ? NULL : id, id_len, note), f, t);
+	return 0;
+}
+
 int
-agent_dynamic_allocate(struct agent_dynamic *d, const uint8_t mac[6], uint32_t *ret_ip)
+agent_dynamic_allocate_id(struct agent_dynamic *d, struct dhcp_server *s, const uint8_t mac[6],
+    const uint8_t *id, size_t id_len, uint32_t *ret_ip)
 {
 	struct entry *e;
+	uint8_t bound[6], *copy;
 	uint32_t ip;
 	int r;
 
-	if (leasefile_lookup(d->lf, mac, &ip) == 0) {
+	if (id != NULL && id_len > AGENT_ID_MAX)
+		return -EINVAL;
+	if ((r = tab_reserve(&d->tab)) < 0)
+		return r;
+	e = tab_lookup(&d->tab, mac);
+	/*
+	 * One binding per MAC, as the engine has: a MAC with a lease is served that lease,
+	 * whatever identifier it sends now (the engine does not ask for a MAC it has bound; this
+	 * is a MAC whose binding it lost).
+	 */
+	if (e != NULL && e->kind == E_LEASE) {
+		*ret_ip = e->ip;
+		return 0;
+	}
+	if (leasefile_lookup_id(d->lf, id, id_len, mac, bound, &ip) == 0) {
+		if (memcmp(bound, mac, 6) != 0) {
+			/* the identifier is known: its lease follows it to this MAC */
+			if ((r = move_lease(d, s, bound, mac, id, id_len, ip)) < 0)
+				return r;
+		} else {
+			/* a lease without its entry: give it one now */
+			if ((r = id_copy(mac, id, id_len, &copy)) < 0)
+				return r;
+			(void)lease_insert(
+			    d, mac, ip, copy, id_len, add_sat(now_usec(d), d->life_usec));
+		}
 		*ret_ip = ip;
 		return 0;
 	}
-	if ((r = tab_reserve(&d->tab)) < 0)
-		return r;
 	/* sticky past expiry: the MAC's last address while nobody else took it */
-	e = tab_lookup(&d->tab, mac);
 	if (e != NULL && e->kind == E_HINT && ipam_pool_allocate_addr(d->pool, e->ip) == 0)
 		ip = e->ip;
 	else if ((r = ipam_pool_allocate(d->pool, &ip)) < 0)
 		return r;
-	if ((r = leasefile_add(d->lf, mac, ip)) < 0) {
+	if ((r = id_copy(mac, id, id_len, &copy)) < 0 ||
+	    (r = leasefile_add_id(d->lf, id, id_len, mac, ip)) < 0) {
+		free(copy);
 		(void)ipam_pool_release(d->pool, ip);
 		return r;
 	}
-	if (e != NULL && e->kind == E_HINT)
-		d->n_hints--;
-	e = tab_insert(&d->tab, mac, E_LEASE);
-	e->kind = E_LEASE;
-	e->ip = ip;
-	e->due = add_sat(now_usec(d), d->life_usec);
+	(void)lease_insert(d, mac, ip, copy, id_len, add_sat(now_usec(d), d->life_usec));
 	*ret_ip = ip;
 	return 0;
+}
+
+int
+agent_dynamic_allocate(struct agent_dynamic *d, const uint8_t mac[6], uint32_t *ret_ip)
+{
+	return agent_dynamic_allocate_id(d, NULL, mac, NULL, 0, ret_ip);
+}
+
+/*
+ * mac's lease entry when it is the lease of ip (checked against the lease file too when verify:
+ * not on every ACK); a lease keyed by mac (0x01 + mac) that lost its entry gets one. NULL: none.
+ */
+static struct entry *
+lease_of(struct agent_dynamic *d, const uint8_t mac[6], uint32_t ip, bool verify)
+{
+	struct entry *e = tab_lookup(&d->tab, mac);
+	uint8_t bound[6];
+	uint32_t cur;
+
+	if (e != NULL && e->kind == E_LEASE && e->ip == ip) {
+		if (verify && (leasefile_lookup_id(d->lf, e->id, e->id_len, mac, bound, &cur) < 0 ||
+				  memcmp(bound, mac, 6) != 0 || cur != ip))
+			return NULL;
+		return e;
+	}
+	/* a lease without its entry (no memory when it was made): give it one now */
+	if (leasefile_lookup_id(d->lf, NULL, 0, mac, bound, &cur) < 0 ||
+	    memcmp(bound, mac, 6) != 0 || cur != ip || tab_reserve(&d->tab) < 0)
+		return NULL;
+	return lease_insert(d, mac, ip, NULL, 0, add_sat(now_usec(d), d->life_usec));
 }
 
 int
@@ -480,22 +691,12 @@ agent_dynamic_decline(struct agent_dynamic *d, const uint8_t mac[6], uint32_t ip
 	uint64_t now = now_usec(d);
 	char a[IPV4_STRLEN];
 	struct entry *e;
-	uint32_t cur, nip;
+	uint32_t nip;
 	int r;
 
-	if (leasefile_lookup(d->lf, mac, &cur) < 0 || cur != ip)
+	/* the engine's binding, so the lease bound to mac, whatever identifier the DECLINE has */
+	if ((e = lease_of(d, mac, ip, true)) == NULL)
 		return -ENOENT; /* not a dynamic lease of this MAC */
-	if ((e = tab_lookup(&d->tab, mac)) == NULL || e->kind != E_LEASE || e->ip != ip) {
-		/* a lease without its entry (no memory when it was made): give it one now */
-		if ((r = tab_reserve(&d->tab)) < 0)
-			return r;
-		e = tab_insert(&d->tab, mac, E_LEASE);
-		if (e->kind == E_HINT)
-			d->n_hints--;
-		e->kind = E_LEASE;
-		e->ip = ip;
-		e->due = add_sat(now, d->life_usec);
-	}
 	/* one MAC cannot walk the range: AGENT_DECLINE_LIMIT per hold-down period */
 	if (e->declines > 0 && now - e->window >= d->hold_usec)
 		e->declines = 0;
@@ -515,7 +716,7 @@ agent_dynamic_decline(struct agent_dynamic *d, const uint8_t mac[6], uint32_t ip
 	/* the declined address stays USED (something else on the network holds it) */
 	if ((r = ipam_pool_allocate(d->pool, &nip)) < 0)
 		return r;
-	if ((r = leasefile_add(d->lf, mac, nip)) < 0) {
+	if ((r = leasefile_add_id(d->lf, e->id, e->id_len, mac, nip)) < 0) {
 		(void)ipam_pool_release(d->pool, nip);
 		return r;
 	}
@@ -528,24 +729,60 @@ agent_dynamic_decline(struct agent_dynamic *d, const uint8_t mac[6], uint32_t ip
 	return 0;
 }
 
+/*
+ * Lease e of mac was ACKed for a request with another real identifier: from now on it is keyed
+ * by that one, unless that identifier has a lease of its own (bound elsewhere: it stays
+ * there). The new key's line goes first; at open it supersedes the old key's (same MAC and
+ * address). Negative errno: e keeps its key.
+ */
+static int
+rekey(struct agent_dynamic *d, struct entry *e, const uint8_t mac[6], const uint8_t *id,
+    size_t id_len)
+{
+	char m[MAC_STRLEN], a[IPV4_STRLEN], note[80];
+	uint8_t *copy;
+	int r;
+
+	if (leasefile_lookup_id(d->lf, id, id_len, mac, NULL, NULL) == 0)
+		return 0;
+	if ((r = id_copy(mac, id, id_len, &copy)) < 0)
+		return r;
+	if ((r = leasefile_add_id(d->lf, id, id_len, mac, e->ip)) < 0) {
+		free(copy);
+		return r;
+	}
+	(void)leasefile_remove_id(d->lf, e->id, e->id_len, mac);
+	free(e->id);
+	e->id = copy;
+	e->id_len = copy != NULL ? (uint8_t)id_len : 0;
+	mac_format(mac, m);
+	ipv4_format(e->ip, a);
+	log_debug("dynamic lease %s -> %s now keyed%s: the identifier of its last ACK", m, a,
+	    id_note(e->id, e->id_len, note));
+	return 0;
+}
+
+int
+agent_dynamic_renew_id(
+    struct agent_dynamic *d, const uint8_t mac[6], const uint8_t *id, size_t id_len, uint32_t ip)
+{
+	struct entry *e;
+
+	if (id != NULL && id_len > AGENT_ID_MAX)
+		return -EINVAL;
+	if ((e = lease_of(d, mac, ip, false)) == NULL)
+		return -ENOENT;
+	e->due = add_sat(now_usec(d), d->life_usec);
+	/* 0x01 + its own MAC (or none) says nothing the MAC does not: the key stays */
+	if (!agent_id_is_mac(mac, id, id_len) && !entry_has_key(e, mac, id, id_len))
+		return rekey(d, e, mac, id, id_len);
+	return 0;
+}
+
 int
 agent_dynamic_renew(struct agent_dynamic *d, const uint8_t mac[6], uint32_t ip)
 {
-	struct entry *e = tab_lookup(&d->tab, mac);
-	uint32_t cur;
-
-	if (e == NULL || e->kind != E_LEASE || e->ip != ip) {
-		/* a lease without its entry (no memory when it was made): give it one now */
-		if (leasefile_lookup(d->lf, mac, &cur) < 0 || cur != ip || tab_reserve(&d->tab) < 0)
-			return -ENOENT;
-		e = tab_insert(&d->tab, mac, E_LEASE);
-		if (e->kind == E_HINT)
-			d->n_hints--;
-		e->kind = E_LEASE;
-		e->ip = ip;
-	}
-	e->due = add_sat(now_usec(d), d->life_usec);
-	return 0;
+	return agent_dynamic_renew_id(d, mac, NULL, 0, ip);
 }
 
 struct sweep {
@@ -562,7 +799,8 @@ sweep_one(void *userdata, size_t i)
 	struct sweep *sw = userdata;
 	struct agent_dynamic *d = sw->d;
 	struct entry *e = &d->tab.e[i];
-	char m[MAC_STRLEN], a[IPV4_STRLEN];
+	char m[MAC_STRLEN], a[IPV4_STRLEN], note[80];
+	uint8_t owner[6];
 	uint32_t cur, bound;
 
 	if (e->kind == E_HINT) {
@@ -575,8 +813,9 @@ sweep_one(void *userdata, size_t i)
 	}
 	if (e->kind != E_LEASE || e->due > sw->now)
 		return false;
-	if (leasefile_lookup(d->lf, e->mac, &cur) < 0) {
-		/* the lease was withdrawn by its maker (an allocation undone): nothing to free */
+	if (leasefile_lookup_id(d->lf, e->id, e->id_len, e->mac, owner, &cur) < 0 ||
+	    memcmp(owner, e->mac, 6) != 0) {
+		/* withdrawn (an allocation undone), or another MAC's now: nothing to free */
 		tab_delete(&d->tab, i);
 		return true;
 	}
@@ -588,18 +827,22 @@ sweep_one(void *userdata, size_t i)
 	}
 	if (sw->s != NULL && dhcp_server_get_binding(sw->s, e->mac, &bound) == 0 && bound == e->ip)
 		(void)dhcp_server_remove_binding(sw->s, e->mac);
-	(void)leasefile_remove(d->lf, e->mac);
+	(void)leasefile_remove_id(d->lf, e->id, e->id_len, e->mac);
 	(void)ipam_pool_release(d->pool, e->ip);
 	sw->expired++;
 	mac_format(e->mac, m);
 	ipv4_format(e->ip, a);
-	log_info("dynamic lease %s -> %s expired: not renewed for %u s (lease time + grace); "
+	log_info("dynamic lease %s -> %s%s expired: not renewed for %u s (lease time + grace); "
 		 "the address is free again",
-	    m, a, d->life_s);
+	    m, a, id_note(e->id, e->id_len, note), d->life_s);
 	if (d->n_hints >= d->max_hints) {
 		tab_delete(&d->tab, i);
 		return true;
 	}
+	/* the hint is the MAC's: the key goes */
+	free(e->id);
+	e->id = NULL;
+	e->id_len = 0;
 	e->kind = E_HINT;
 	e->due = sw->now;
 	d->n_hints++;
@@ -682,7 +925,7 @@ agent_marks_free(struct agent_marks *m)
 {
 	if (m == NULL)
 		return NULL;
-	free(m->tab.e);
+	tab_free(&m->tab);
 	free(m);
 	return NULL;
 }

@@ -1,10 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Local-mode lease file: MAC -> IP of the leases handed out by --dynamic.
+ * Local-mode lease file: the leases handed out by --dynamic, each under its key (the client
+ * identifier, option 61, else 0x01 + MAC: RFC 2131 §4.2) with the MAC it is bound to and its
+ * address.
  *
- * Format (text, one lease per line, later lines win for the same MAC):
- *     # vm-dhcp-agent leases v1
+ * Format (text, one lease per line):
+ *     # vm-dhcp-agent leases v2
  *     52:54:00:12:34:56 10.0.0.10
+ *     52:54:00:ab:cd:ef 10.0.0.11 id=ff00000001000100012a3b4c5d525400abcdef
+ * A line without id= is keyed by its MAC (all of a v1 file's lines are). A later line wins over
+ * an earlier one with the same key; then, of the leases left, over one with the same address,
+ * then with the same MAC (so a lease that moved to a new MAC or to a new key, or an address
+ * expired and handed out again, reads back as it was last written, compaction or not).
  * The whole file is written atomically (write_file_atomic: temp + fsync + rename) when opened,
  * on reload and at exit; between those, leasefile_add() appends each new lease as a complete
  * line before it records it in memory, so before its reply is built: a lease that cannot be
@@ -21,35 +28,56 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
 #define LEASEFILE_MAX_SIZE (256u << 20)
-#define LEASEFILE_HEADER "# vm-dhcp-agent leases v1: MAC IP, one per line, later lines win\n"
-#define LINE_MAX_LEN (MAC_STRLEN + IPV4_STRLEN + 2)
+#define LEASEFILE_HEADER                                                                           \
+	"# vm-dhcp-agent leases v2: MAC IP [id=CLIENT-ID], one per line; a later line wins over "  \
+	"one with the same key (id, else MAC), address or MAC\n"
+/* "MAC IP\n", and " id=" and two hex digits per identifier byte */
+#define LINE_BASE_LEN (MAC_STRLEN + IPV4_STRLEN)
+#define LINE_MAX_LEN (LINE_BASE_LEN + 4 + 2 * AGENT_ID_MAX + 2)
 #define JOURNAL_WINDOW (256u << 10) /* mapped tail of the file; slides as it fills */
 #define QUARANTINE_SUFFIX ".quarantine"
 #define QUARANTINE_LOG_LINES 10 /* bad lines logged one by one (debug) */
 
 enum { SLOT_EMPTY = 0, SLOT_USED = 1, SLOT_DELETED = 2 };
 
+/*
+ * One lease: 24 bytes, and the identifier's bytes on the heap for a lease keyed by one (a
+ * lease keyed by its own MAC, 0x01 + mac, stores none).
+ */
 struct slot {
-	uint8_t mac[6];
-	uint8_t state;
+	uint8_t *id; /* the key's id_len bytes; NULL: the key is 0x01 + mac */
 	uint32_t ip;
+	uint32_t seq;	/* the line it was read from (which of two lines is later) */
+	uint8_t mac[6]; /* the MAC the lease is bound to */
+	uint8_t state;
+	uint8_t id_len;
+};
+
+/* A key as bytes: the client identifier, or 0x01 + MAC in buf. */
+struct key {
+	const uint8_t *p;
+	size_t len;
+	uint8_t buf[7];
 };
 
 struct leasefile {
 	char *path;
 	int fd; /* journal, O_APPEND; -1 when closed */
 	struct slot *slots;
-	size_t cap;  /* power of two */
-	size_t n;    /* used */
-	size_t ndel; /* tombstones */
+	uint64_t seed; /* of the key hash: identifiers come from the network */
+	size_t cap;    /* power of two */
+	size_t n;      /* used */
+	size_t ndel;   /* tombstones */
 	size_t loaded;
 	size_t rejected;	/* bad lines moved to the quarantine file at open */
 	uint64_t append_errors; /* leases refused because their line could not be written */
@@ -66,10 +94,40 @@ struct leasefile {
 	size_t map_off; /* file offset of the end of the data (while mapped) */
 };
 
-static size_t
-find_slot(const struct leasefile *lf, const uint8_t mac[6], bool *found)
+bool
+agent_id_is_mac(const uint8_t mac[6], const uint8_t *id, size_t id_len)
 {
-	size_t mask = lf->cap - 1, i = (size_t)hash_mac(mac) & mask, tomb = SIZE_MAX;
+	return id == NULL || id_len < AGENT_ID_MIN ||
+	       (id_len == 7 && id[0] == 1 && memcmp(id + 1, mac, 6) == 0);
+}
+
+static void
+key_init(struct key *k, const uint8_t *id, size_t id_len, const uint8_t mac[6])
+{
+	if (!agent_id_is_mac(mac, id, id_len)) {
+		k->p = id;
+		k->len = id_len;
+		return;
+	}
+	k->buf[0] = 1; /* htype: Ethernet */
+	memcpy(k->buf + 1, mac, 6);
+	k->p = k->buf;
+	k->len = 7;
+}
+
+static bool
+slot_has_key(const struct slot *s, const struct key *k)
+{
+	if (s->id == NULL)
+		return k->len == 7 && k->p[0] == 1 && memcmp(k->p + 1, s->mac, 6) == 0;
+	return s->id_len == k->len && memcmp(s->id, k->p, k->len) == 0;
+}
+
+static size_t
+find_slot(const struct leasefile *lf, const struct key *k, bool *found)
+{
+	size_t mask = lf->cap - 1, i = (size_t)hash64(k->p, k->len, lf->seed) & mask;
+	size_t tomb = SIZE_MAX;
 
 	for (;;) {
 		const struct slot *s = &lf->slots[i];
@@ -80,7 +138,7 @@ find_slot(const struct leasefile *lf, const uint8_t mac[6], bool *found)
 		if (s->state == SLOT_DELETED) {
 			if (tomb == SIZE_MAX)
 				tomb = i;
-		} else if (memcmp(s->mac, mac, 6) == 0) {
+		} else if (slot_has_key(s, k)) {
 			*found = true;
 			return i;
 		}
@@ -106,66 +164,143 @@ grow(struct leasefile *lf)
 	lf->cap = ncap;
 	lf->ndel = 0;
 	for (size_t i = 0; i < ocap; i++) {
+		struct key k;
 		bool found;
 		if (old[i].state != SLOT_USED)
 			continue;
-		lf->slots[find_slot(lf, old[i].mac, &found)] = old[i];
+		key_init(&k, old[i].id, old[i].id_len, old[i].mac);
+		lf->slots[find_slot(lf, &k, &found)] = old[i];
 	}
 	free(old);
 	return 0;
 }
 
+/* Room for one more slot: after it, table_put() cannot fail. -ENOMEM. */
 static int
-table_put(struct leasefile *lf, const uint8_t mac[6], uint32_t ip)
+table_reserve(struct leasefile *lf)
 {
-	bool found;
-	size_t i;
-	int r;
+	if ((lf->n + lf->ndel + 1) * 2 > lf->cap)
+		return grow(lf);
+	return 0;
+}
 
-	if ((lf->n + lf->ndel + 1) * 2 > lf->cap && (r = grow(lf)) < 0)
-		return r;
-	i = find_slot(lf, mac, &found);
+/*
+ * Records key k -> mac, ip (table_reserve() first). copy: k's bytes on the heap when the lease
+ * needs them (k is not 0x01 + mac) and the slot does not hold them yet; taken.
+ */
+static void
+table_put(struct leasefile *lf, const struct key *k, const uint8_t mac[6], uint32_t ip,
+    uint32_t seq, uint8_t *copy)
+{
+	bool found, own = agent_id_is_mac(mac, k->p, k->len);
+	size_t i = find_slot(lf, k, &found);
+	struct slot *s = &lf->slots[i];
+
 	if (!found) {
-		if (lf->slots[i].state == SLOT_DELETED)
+		if (s->state == SLOT_DELETED)
 			lf->ndel--;
-		memcpy(lf->slots[i].mac, mac, 6);
-		lf->slots[i].state = SLOT_USED;
+		s->state = SLOT_USED;
+		s->id = NULL;
+		s->id_len = 0;
 		lf->n++;
 	}
-	lf->slots[i].ip = ip;
+	if (own) {
+		/* the MAC form of its (new) MAC: no bytes to keep */
+		free(s->id);
+		s->id = NULL;
+		s->id_len = 0;
+	} else if (s->id == NULL) {
+		s->id = copy;
+		s->id_len = (uint8_t)k->len;
+		copy = NULL;
+	}
+	free(copy);
+	memcpy(s->mac, mac, 6);
+	s->ip = ip;
+	s->seq = seq;
+}
+
+/*
+ * The heap copy of k that table_put() will need for mac (NULL when none is needed): made
+ * before anything is written, so that a failure changes nothing. -ENOMEM.
+ */
+static int
+key_copy(const struct leasefile *lf, const struct key *k, const uint8_t mac[6], uint8_t **ret)
+{
+	bool found = false;
+	size_t i = 0;
+
+	*ret = NULL;
+	if (agent_id_is_mac(mac, k->p, k->len))
+		return 0;
+	if (lf->cap > 0)
+		i = find_slot(lf, k, &found);
+	if (found && lf->slots[i].id != NULL)
+		return 0;
+	if ((*ret = malloc(k->len)) == NULL)
+		return -ENOMEM;
+	memcpy(*ret, k->p, k->len);
+	return 0;
+}
+
+int
+leasefile_lookup_id(const struct leasefile *lf, const uint8_t *id, size_t id_len,
+    const uint8_t mac[6], uint8_t ret_mac[6], uint32_t *ret_ip)
+{
+	struct key k;
+	bool found;
+	size_t i;
+
+	if (lf->cap == 0)
+		return -ENOENT;
+	key_init(&k, id, id_len, mac);
+	i = find_slot(lf, &k, &found);
+	if (!found)
+		return -ENOENT;
+	if (ret_mac != NULL)
+		memcpy(ret_mac, lf->slots[i].mac, 6);
+	if (ret_ip != NULL)
+		*ret_ip = lf->slots[i].ip;
 	return 0;
 }
 
 int
 leasefile_lookup(const struct leasefile *lf, const uint8_t mac[6], uint32_t *ret_ip)
 {
+	return leasefile_lookup_id(lf, NULL, 0, mac, NULL, ret_ip);
+}
+
+static void
+slot_delete(struct leasefile *lf, size_t i)
+{
+	free(lf->slots[i].id);
+	lf->slots[i].id = NULL;
+	lf->slots[i].state = SLOT_DELETED;
+	lf->n--;
+	lf->ndel++;
+}
+
+int
+leasefile_remove_id(struct leasefile *lf, const uint8_t *id, size_t id_len, const uint8_t mac[6])
+{
+	struct key k;
 	bool found;
 	size_t i;
 
 	if (lf->cap == 0)
 		return -ENOENT;
-	i = find_slot(lf, mac, &found);
+	key_init(&k, id, id_len, mac);
+	i = find_slot(lf, &k, &found);
 	if (!found)
 		return -ENOENT;
-	*ret_ip = lf->slots[i].ip;
+	slot_delete(lf, i);
 	return 0;
 }
 
 int
 leasefile_remove(struct leasefile *lf, const uint8_t mac[6])
 {
-	bool found;
-	size_t i;
-
-	if (lf->cap == 0)
-		return -ENOENT;
-	i = find_slot(lf, mac, &found);
-	if (!found)
-		return -ENOENT;
-	lf->slots[i].state = SLOT_DELETED;
-	lf->n--;
-	lf->ndel++;
-	return 0;
+	return leasefile_remove_id(lf, NULL, 0, mac);
 }
 
 size_t
@@ -189,14 +324,41 @@ leasefile_foreach(const struct leasefile *lf,
 			fn(userdata, lf->slots[i].mac, lf->slots[i].ip);
 }
 
-static int
-format_line(char *out, size_t n, const uint8_t mac[6], uint32_t ip)
+void
+leasefile_foreach_id(const struct leasefile *lf,
+    void (*fn)(void *userdata, const uint8_t *id, size_t id_len, const uint8_t mac[6], uint32_t ip),
+    void *userdata)
 {
+	/* fn may remove its lease: that leaves a tombstone, nothing moves */
+	for (size_t i = 0; i < lf->cap; i++)
+		if (lf->slots[i].state == SLOT_USED)
+			fn(userdata, lf->slots[i].id, lf->slots[i].id_len, lf->slots[i].mac,
+			    lf->slots[i].ip);
+}
+
+/* "MAC IP\n", or "MAC IP id=HEX\n" for a lease keyed by a client identifier. */
+static int
+format_line(
+    char *out, size_t n, const uint8_t *id, size_t id_len, const uint8_t mac[6], uint32_t ip)
+{
+	static const char hex[] = "0123456789abcdef";
 	char m[MAC_STRLEN], a[IPV4_STRLEN];
+	int len;
 
 	mac_format(mac, m);
 	ipv4_format(ip, a);
-	return snprintf(out, n, "%s %s\n", m, a);
+	if (id == NULL)
+		return snprintf(out, n, "%s %s\n", m, a);
+	len = snprintf(out, n, "%s %s id=", m, a);
+	if (len < 0 || (size_t)len + 2 * id_len + 2 > n)
+		return -1;
+	for (size_t i = 0; i < id_len; i++) {
+		out[len++] = hex[id[i] >> 4];
+		out[len++] = hex[id[i] & 15];
+	}
+	out[len++] = '\n';
+	out[len] = '\0';
+	return len;
 }
 
 /* Drops the mapping and cuts the file back to its data. */
@@ -298,27 +460,43 @@ journal_append(struct leasefile *lf, const char *line, size_t len)
 }
 
 int
-leasefile_add(struct leasefile *lf, const uint8_t mac[6], uint32_t ip)
+leasefile_add_id(
+    struct leasefile *lf, const uint8_t *id, size_t id_len, const uint8_t mac[6], uint32_t ip)
 {
 	char line[LINE_MAX_LEN + 8];
+	uint8_t *copy;
+	struct key k;
 	int r, len;
 
+	if (id != NULL && id_len > AGENT_ID_MAX)
+		return -EINVAL;
+	key_init(&k, id, id_len, mac);
 	/* room first: once the line is in the file, recording it in memory must not fail */
-	if ((lf->n + lf->ndel + 1) * 2 > lf->cap && (r = grow(lf)) < 0)
+	if ((r = table_reserve(lf)) < 0 || (r = key_copy(lf, &k, mac, &copy)) < 0)
 		return r;
 	if (lf->path != NULL) {
 		/*
 		 * The file first: a lease that is not in it would be lost at the next start and
 		 * its address handed to another MAC while this one still uses it. On failure
-		 * nothing changes (an earlier lease of the MAC stays), so the caller can undo.
+		 * nothing changes (an earlier lease of the key stays), so the caller can undo.
 		 */
-		len = format_line(line, sizeof(line), mac, ip);
-		if ((r = journal_append(lf, line, (size_t)len)) < 0) {
+		len = agent_id_is_mac(mac, k.p, k.len)
+			  ? format_line(line, sizeof(line), NULL, 0, mac, ip)
+			  : format_line(line, sizeof(line), k.p, k.len, mac, ip);
+		if (len < 0 || (r = journal_append(lf, line, (size_t)len)) < 0) {
 			lf->append_errors++;
-			return r;
+			free(copy);
+			return len < 0 ? -EINVAL : r;
 		}
 	}
-	return table_put(lf, mac, ip); /* cannot fail: room was made above */
+	table_put(lf, &k, mac, ip, 0, copy); /* cannot fail: room was made above */
+	return 0;
+}
+
+int
+leasefile_add(struct leasefile *lf, const uint8_t mac[6], uint32_t ip)
+{
+	return leasefile_add_id(lf, NULL, 0, mac, ip);
 }
 
 int
@@ -344,20 +522,25 @@ leasefile_rejected(const struct leasefile *lf)
 int
 leasefile_compact(struct leasefile *lf)
 {
-	size_t cap = sizeof(LEASEFILE_HEADER) + lf->n * LINE_MAX_LEN, len;
+	size_t cap = sizeof(LEASEFILE_HEADER) + lf->n * LINE_BASE_LEN, len;
 	char *text;
 	int r, fd;
 
 	if (lf->path == NULL)
 		return 0;
+	for (size_t i = 0; i < lf->cap; i++)
+		if (lf->slots[i].state == SLOT_USED && lf->slots[i].id != NULL)
+			cap += 4 + 2 * (size_t)lf->slots[i].id_len;
 	text = malloc(cap);
 	if (text == NULL)
 		return -ENOMEM;
 	len = (size_t)snprintf(text, cap, "%s", LEASEFILE_HEADER);
-	for (size_t i = 0; i < lf->cap; i++)
-		if (lf->slots[i].state == SLOT_USED)
+	for (size_t i = 0; i < lf->cap; i++) {
+		const struct slot *sl = &lf->slots[i];
+		if (sl->state == SLOT_USED)
 			len += (size_t)format_line(
-			    text + len, cap - len, lf->slots[i].mac, lf->slots[i].ip);
+			    text + len, cap - len, sl->id, sl->id_len, sl->mac, sl->ip);
+	}
 	r = write_file_atomic(lf->path, text, len, 0644);
 	free(text);
 	if (r < 0)
@@ -454,14 +637,58 @@ quarantine_sync(struct quarantine *q)
 	return 0;
 }
 
+static int
+hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* "id=HEX": AGENT_ID_MIN..AGENT_ID_MAX bytes into id; their number, or -1. */
+static int
+parse_id(const char *s, uint8_t id[AGENT_ID_MAX])
+{
+	size_t n;
+
+	if (strncmp(s, "id=", 3) != 0)
+		return -1;
+	s += 3;
+	n = strlen(s);
+	if (n % 2 != 0 || n / 2 < AGENT_ID_MIN || n / 2 > AGENT_ID_MAX)
+		return -1;
+	for (size_t i = 0; i < n / 2; i++) {
+		int hi = hex_digit(s[2 * i]), lo = hex_digit(s[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return -1;
+		id[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return (int)(n / 2);
+}
+
+/* A lease line read: its key is id (id_len bytes) when id_len > 0, else 0x01 + mac. */
+struct line {
+	uint8_t mac[6];
+	uint32_t ip;
+	uint8_t id[AGENT_ID_MAX];
+	size_t id_len;
+};
+
 /*
  * One line (n bytes, without its newline): NULL when it is a lease (*lease set), a comment or
  * blank; else why it is bad. CRLF endings are accepted (the CR is trailing white space).
  */
 static const char *
-parse_line(const char *s, size_t n, uint8_t mac[6], uint32_t *ip, bool *lease)
+parse_line(const char *s, size_t n, struct line *l, bool *lease)
 {
-	char line[128], ms[64], is[64], extra[2];
+	char line[LINE_MAX_LEN + 16], ms[64], is[64], ids[576], extra[2];
+	int fields, r;
+
+	_Static_assert(LINE_MAX_LEN < sizeof(ids), "an id= field fits ids whole");
 
 	*lease = false;
 	/* never ours; and sscanf would stop at it, reading "10.0.0.1\0" "5" as 10.0.0.1 */
@@ -476,16 +703,24 @@ parse_line(const char *s, size_t n, uint8_t mac[6], uint32_t *ip, bool *lease)
 		n--;
 	if (n == 0 || *s == '#')
 		return NULL;
-	if (n >= sizeof(line))
+	if (n >= LINE_MAX_LEN)
 		return "line too long";
 	memcpy(line, s, n);
 	line[n] = '\0';
-	if (sscanf(line, "%63s %63s %1s", ms, is, extra) != 2)
-		return "expected \"MAC IP\"";
-	if (mac_parse(ms, mac) < 0)
+	/* ids holds a whole line: an id= field is never cut */
+	fields = sscanf(line, "%63s %63s %575s %1s", ms, is, ids, extra);
+	if (fields != 2 && fields != 3)
+		return "expected \"MAC IP [id=HEX]\"";
+	if (mac_parse(ms, l->mac) < 0)
 		return "not a MAC address";
-	if (ipv4_parse(is, ip) < 0)
+	if (ipv4_parse(is, &l->ip) < 0)
 		return "not an IPv4 address";
+	l->id_len = 0;
+	if (fields == 3) {
+		if ((r = parse_id(ids, l->id)) < 0)
+			return "not a client identifier (id= and 2 to 255 bytes in hex)";
+		l->id_len = (size_t)r;
+	}
 	*lease = true;
 	return NULL;
 }
@@ -501,7 +736,7 @@ torn_line(const char *s, size_t n)
 	if (n - k >= LINE_MAX_LEN)
 		return false;
 	for (; k < n; k++)
-		if (s[k] == '\0' || strchr("0123456789abcdefABCDEF:-. ", s[k]) == NULL)
+		if (s[k] == '\0' || strchr("0123456789abcdefABCDEF:-. i=", s[k]) == NULL)
 			return false;
 	return true;
 }
@@ -516,8 +751,9 @@ parse(struct leasefile *lf, const char *text, size_t len, struct quarantine *q)
 
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p)), *why;
-		uint8_t mac[6];
-		uint32_t ip;
+		struct line l;
+		struct key k;
+		uint8_t *copy;
 		bool lease;
 		size_t n;
 
@@ -538,13 +774,92 @@ parse(struct leasefile *lf, const char *text, size_t len, struct quarantine *q)
 			break;
 		}
 		n = (size_t)(nl - p);
-		if ((why = parse_line(p, n, mac, &ip, &lease)) != NULL)
+		if ((why = parse_line(p, n, &l, &lease)) != NULL) {
 			quarantine_add(lf, q, p, n + 1, lineno, why);
-		else if (lease && (r = table_put(lf, mac, ip)) < 0)
-			return r;
+		} else if (lease) {
+			key_init(&k, l.id_len > 0 ? l.id : NULL, l.id_len, l.mac);
+			if ((r = table_reserve(lf)) < 0 || (r = key_copy(lf, &k, l.mac, &copy)) < 0)
+				return r;
+			table_put(lf, &k, l.mac, l.ip, lineno, copy);
+		}
 		p = nl + 1;
 	}
 	return 0;
+}
+
+struct ref {
+	uint32_t ip;
+	uint32_t seq;
+	uint8_t mac[6];
+	size_t slot;
+};
+
+/* By address, then the latest line first. */
+static int
+cmp_ref_ip(const void *a, const void *b)
+{
+	const struct ref *x = a, *y = b;
+
+	if (x->ip != y->ip)
+		return x->ip < y->ip ? -1 : 1;
+	return x->seq > y->seq ? -1 : x->seq < y->seq;
+}
+
+/* By MAC, then the latest line first. */
+static int
+cmp_ref_mac(const void *a, const void *b)
+{
+	const struct ref *x = a, *y = b;
+	int c = memcmp(x->mac, y->mac, 6);
+
+	if (c != 0)
+		return c;
+	return x->seq > y->seq ? -1 : x->seq < y->seq;
+}
+
+/*
+ * After load: a lease that a later line superseded by its address (the address was handed out
+ * again: to another key after it expired, or to a new key of the same MAC), then by its MAC,
+ * is dropped. Each key has one lease already (later lines replaced earlier ones as they were
+ * read). Returns how many were dropped, or -ENOMEM.
+ */
+static int
+supersede(struct leasefile *lf)
+{
+	int (*cmp[2])(const void *, const void *) = {cmp_ref_ip, cmp_ref_mac};
+	struct ref *refs;
+	size_t n;
+	int dropped = 0;
+
+	if (lf->n < 2)
+		return 0;
+	if ((refs = malloc(lf->n * sizeof(*refs))) == NULL)
+		return -ENOMEM;
+	for (int pass = 0; pass < 2; pass++) {
+		n = 0;
+		for (size_t i = 0; i < lf->cap; i++) {
+			const struct slot *s = &lf->slots[i];
+			if (s->state != SLOT_USED)
+				continue;
+			refs[n].ip = s->ip;
+			refs[n].seq = s->seq;
+			memcpy(refs[n].mac, s->mac, 6);
+			refs[n++].slot = i;
+		}
+		qsort(refs, n, sizeof(*refs), cmp[pass]);
+		for (size_t i = 1; i < n; i++) {
+			bool same = pass == 0 ? refs[i].ip == refs[i - 1].ip
+					      : memcmp(refs[i].mac, refs[i - 1].mac, 6) == 0;
+			if (same) {
+				slot_delete(lf, refs[i].slot);
+				dropped++;
+				/* refs[i] stays the run's reference: same address or MAC */
+				refs[i] = refs[i - 1];
+			}
+		}
+	}
+	free(refs);
+	return dropped;
 }
 
 int
@@ -562,6 +877,8 @@ leasefile_open(const char *path, struct leasefile **ret, char *err, size_t errle
 		return -ENOMEM;
 	}
 	lf->fd = -1;
+	if (getrandom(&lf->seed, sizeof(lf->seed), GRND_NONBLOCK) != sizeof(lf->seed))
+		lf->seed = clock_now_usec() ^ (uint64_t)(uintptr_t)lf;
 	if (path == NULL) {
 		*ret = lf;
 		return 0;
@@ -582,6 +899,10 @@ leasefile_open(const char *path, struct leasefile **ret, char *err, size_t errle
 		strcat(q.path, QUARANTINE_SUFFIX);
 		r = parse(lf, text, len, &q);
 		free(text);
+		if (r >= 0 && (r = supersede(lf)) > 0)
+			log_info(
+			    "%s: %d leases superseded by later lines (the same address or MAC)",
+			    path, r);
 		if (r < 0) {
 			snprintf(err, errlen, "%s: out of memory", path);
 			goto out;
@@ -624,6 +945,9 @@ leasefile_free(struct leasefile *lf)
 	unmap_journal(lf);
 	if (lf->fd >= 0)
 		close(lf->fd);
+	for (size_t i = 0; i < lf->cap; i++)
+		if (lf->slots[i].state == SLOT_USED)
+			free(lf->slots[i].id);
 	free(lf->slots);
 	free(lf->path);
 	free(lf);

@@ -685,14 +685,18 @@ static int
 on_unknown(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
 {
 	struct agent *a = userdata;
+	const uint8_t *id;
 	uint64_t failed;
 	char m[MAC_STRLEN];
+	size_t id_len;
 	int r;
 
 	if (a->dyn == NULL)
 		return -ENOENT;
+	/* the lease is the client identifier's (option 61), else the MAC's: RFC 2131 §4.2 */
+	id = dhcp_server_client_id(a->dhcp, &id_len);
 	failed = leasefile_append_errors(a->lf);
-	if ((r = agent_dynamic_allocate(a->dyn, mac, ret_ip)) < 0 &&
+	if ((r = agent_dynamic_allocate_id(a->dyn, a->dhcp, mac, id, id_len, ret_ip)) < 0 &&
 	    leasefile_append_errors(a->lf) != failed) {
 		metric_inc(a->m_lease_errors, 0);
 		mac_format(mac, m);
@@ -773,14 +777,26 @@ on_decline(void *userdata, const uint8_t mac[6], uint32_t ip)
 	    m, s, a->opts.decline_hold_s);
 }
 
-/* A lease granted or renewed: a dynamic one now lives lease time + grace from now. */
+/*
+ * A lease granted or renewed: a dynamic one now lives lease time + grace from now, keyed by the
+ * request's client identifier when it brought a new one (a line in the lease file; when that
+ * cannot be written the lease keeps its key, and the error is counted).
+ */
 static void
 on_ack(void *userdata, const uint8_t mac[6], uint32_t ip)
 {
 	struct agent *a = userdata;
+	const uint8_t *id;
+	uint64_t failed;
+	size_t id_len;
 
-	if (a->dyn != NULL)
-		(void)agent_dynamic_renew(a->dyn, mac, ip);
+	if (a->dyn == NULL)
+		return;
+	id = dhcp_server_client_id(a->dhcp, &id_len);
+	failed = leasefile_append_errors(a->lf);
+	(void)agent_dynamic_renew_id(a->dyn, mac, id, id_len, ip);
+	if (leasefile_append_errors(a->lf) != failed)
+		metric_inc(a->m_lease_errors, 0);
 }
 
 /*

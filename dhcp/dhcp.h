@@ -107,6 +107,7 @@ struct dhcp_stats {
  * on_ack: a REQUEST of mac for its binding ip was answered with DHCPACK (a lease granted or
  *   renewed; not the ACK of an INFORM), called when the ACK is built, before it is sent. The
  *   agent's --dynamic leases are renewed by it.
+ * Inside any of them, dhcp_server_client_id() gives the request's client identifier.
  */
 struct dhcp_callbacks {
 	int (*on_unknown)(void *userdata, const uint8_t mac[6], uint32_t *ret_ip);
@@ -115,6 +116,15 @@ struct dhcp_callbacks {
 	void (*on_ack)(void *userdata, const uint8_t mac[6], uint32_t ip);
 	void *userdata;
 };
+
+/*
+ * Inside a callback: the client identifier (option 61, RFC 2132 §9.14) of the request it is
+ * called for, borrowed until the callback returns, and its length in *ret_len; NULL (and 0)
+ * when the request carries none, or outside a callback. The bindings stay keyed by MAC (chaddr);
+ * the identifier is for the callbacks' own leases (the agent's --dynamic ones are keyed by it).
+ * Replies echo it unchanged (RFC 6842).
+ */
+const uint8_t *dhcp_server_client_id(const struct dhcp_server *s, size_t *ret_len);
 
 /* Returns 0 and a new server in *ret (no sockets yet), or -ENOMEM. */
 int dhcp_server_new(struct dhcp_server **ret);

@@ -294,7 +294,11 @@ dhcp_count_drop(struct dhcp_server *s, enum dhcp_drop_reason reason)
 	return 0;
 }
 
-/* dhcp_process, then on_ack for a lease granted or renewed (an INFORM's ACK is neither). */
+/*
+ * dhcp_process, then on_ack for a lease granted or renewed (an INFORM's ACK is neither). The
+ * request's client identifier is forgotten after it: it borrows the received datagram, and
+ * dhcp_server_client_id() is only for the callbacks called here.
+ */
 static int
 process(struct dhcp_server *s, const uint8_t *data, size_t len, const struct dhcp_rx_meta *meta,
     uint64_t now, uint8_t *txbuf, struct dhcp_reply *ret)
@@ -304,7 +308,16 @@ process(struct dhcp_server *s, const uint8_t *data, size_t len, const struct dhc
 	if (type == DHCP_MSG_ACK && s->cb.on_ack != NULL && s->req.type == DHCP_MSG_REQUEST)
 		s->cb.on_ack(s->cb.userdata, s->req.msg->chaddr,
 		    be32_get(((const struct dhcp_msg *)ret->payload)->yiaddr));
+	s->req.client_id = NULL;
+	s->req.client_id_len = 0;
 	return type;
+}
+
+const uint8_t *
+dhcp_server_client_id(const struct dhcp_server *s, size_t *ret_len)
+{
+	*ret_len = s->req.client_id != NULL ? s->req.client_id_len : 0;
+	return s->req.client_id;
 }
 
 static int

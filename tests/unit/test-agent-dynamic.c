@@ -4,6 +4,8 @@
  * grace after the last ACK and their addresses go back to the pool; a returning MAC gets its
  * old address while it is free; DECLINEd addresses are held for the hold-down only, at most
  * AGENT_DECLINE_LIMIT per MAC and half the range in all; a restart gives fresh expiries.
+ * Leases are keyed by the client identifier (option 61) when the client sends one: it takes its
+ * lease to a new MAC; a MAC with a lease keeps it whatever identifier it sends.
  * Driven through the DHCP engine (dhcp_handle_message, wired as agent/serve.c wires it) on a
  * fake clock: nothing sleeps.
  */
@@ -72,6 +74,17 @@ fake_clock(void *userdata)
 	return fake_now;
 }
 
+/* A client identifier (option 61) a request carries: len bytes of b; len 0: none. */
+struct cid {
+	size_t len;
+	uint8_t b[255];
+};
+static const struct cid no_id;
+/* The identifier the next messages carry (send_msg); a test sets it, rig_open clears it. */
+static struct cid cur_id;
+/* The identifier echoed in the last reply (RFC 6842), as cur_id. */
+static struct cid echoed_id;
+
 /* The agent's parts as agent/serve.c wires them: engine callbacks -> dynamic pool, marks. */
 struct rig {
 	struct agent_config *cfg;
@@ -87,16 +100,20 @@ static int
 rig_unknown(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
 {
 	struct rig *g = userdata;
+	size_t id_len;
+	const uint8_t *id = dhcp_server_client_id(g->s, &id_len);
 
-	return agent_dynamic_allocate(g->d, mac, ret_ip);
+	return agent_dynamic_allocate_id(g->d, g->s, mac, id, id_len, ret_ip);
 }
 
 static void
 rig_ack(void *userdata, const uint8_t mac[6], uint32_t ip)
 {
 	struct rig *g = userdata;
+	size_t id_len;
+	const uint8_t *id = dhcp_server_client_id(g->s, &id_len);
 
-	(void)agent_dynamic_renew(g->d, mac, ip);
+	(void)agent_dynamic_renew_id(g->d, mac, id, id_len, ip);
 }
 
 static void
@@ -144,6 +161,7 @@ rig_open(struct rig *g, const char *text, const char *path, uint32_t grace_s, ui
 	static const uint8_t hw[6] = {0x02, 0, 0, 0, 0, 0x01};
 
 	memset(g, 0, sizeof(*g));
+	cur_id = no_id;
 	g->opts = (struct agent_dynamic_opts){
 	    .clock = fake_clock, .grace_s = grace_s, .decline_hold_s = hold_s};
 	g->cfg = parse_ok(text);
@@ -175,10 +193,10 @@ rig_close(struct rig *g)
 struct req {
 	struct dhcp_msg m;
 	uint8_t cookie[4];
-	uint8_t opts[64];
+	uint8_t opts[320];
 } __attribute__((packed));
 
-/* type from mac; requested (option 50) and server id (54) when not 0; ciaddr. */
+/* type from mac; requested (option 50) and server id (54) when not 0; ciaddr; cur_id. */
 static int
 send_msg(struct rig *g, uint8_t type, const uint8_t mac[6], uint32_t requested, uint32_t server,
     uint32_t ciaddr, uint32_t *ret_yiaddr)
@@ -211,11 +229,28 @@ send_msg(struct rig *g, uint8_t type, const uint8_t mac[6], uint32_t requested, 
 		be32_put(r.opts + n, server);
 		n += 4;
 	}
+	if (cur_id.len > 0) {
+		r.opts[n++] = DHCP_OPT_CLIENT_ID;
+		r.opts[n++] = (uint8_t)cur_id.len;
+		memcpy(r.opts + n, cur_id.b, cur_id.len);
+		n += cur_id.len;
+	}
 	r.opts[n++] = DHCP_OPT_END;
 	t = dhcp_handle_message(
 	    g->s, (const uint8_t *)&r, sizeof(struct dhcp_msg) + 4 + n, fake_now, &rep);
 	if (ret_yiaddr != NULL)
 		*ret_yiaddr = t > 0 ? be32_get(((const struct dhcp_msg *)rep.payload)->yiaddr) : 0;
+	echoed_id.len = 0;
+	if (t > 0) {
+		struct dhcp_option_table ot;
+		const uint8_t *v;
+		size_t vlen = 0;
+		CU_ASSERT_EQUAL_FATAL(dhcp_option_parse(&ot, rep.payload, rep.payload_len), 0);
+		if ((v = dhcp_option_get(&ot, DHCP_OPT_CLIENT_ID, &vlen)) != NULL) {
+			memcpy(echoed_id.b, v, vlen);
+			echoed_id.len = vlen;
+		}
+	}
 	return t;
 }
 
@@ -608,6 +643,328 @@ test_restart_gives_fresh_expiries(void)
 	rmdir(dir);
 }
 
+/* ---- client identifiers ------------------------------------------------------------------ */
+
+/* An identifier of RFC 4361's form: 0xff, IAID, DUID-LL (type 3, htype 1, a MAC); n picks it. */
+static struct cid
+duid(unsigned n)
+{
+	struct cid c = {.len = 15,
+	    .b = {0xff, 0, 0, 0, 1, 0, 3, 0, 1, 0x02, 0xdd, 0, 0, (uint8_t)(n >> 8), (uint8_t)n}};
+
+	return c;
+}
+
+/* 0x01 + mac: what udhcpc sends by default, and the key of a request without an identifier. */
+static struct cid
+mac_form(const uint8_t mac[6])
+{
+	struct cid c = {.len = 7, .b = {1}};
+
+	memcpy(c.b + 1, mac, 6);
+	return c;
+}
+
+/* The lease of identifier c: the MAC it is bound to and its address; false when none. */
+static bool
+id_lease(struct rig *g, const struct cid *c, uint8_t mac[6], uint32_t *ip)
+{
+	static const uint8_t any[6] = {0x02, 0, 0, 0, 0, 0xee};
+
+	return leasefile_lookup_id(g->lf, c->b, c->len, any, mac, ip) == 0;
+}
+
+static void
+test_client_id_takes_its_lease_to_a_new_mac(void)
+{
+	struct rig g;
+	struct cid a = duid(1), b = duid(2);
+	uint8_t m1[6], m2[6], m3[6], owner[6];
+	uint64_t exp = 0;
+	uint32_t ip = 0;
+	size_t len = 1;
+
+	fake_now = T0;
+	rig_open(&g, POOL_DOC("3600"), NULL, AGENT_DEFAULT, AGENT_DEFAULT);
+	mac_n(m1, 1);
+	mac_n(m2, 2);
+	mac_n(m3, 3);
+	cur_id = a;
+	CU_ASSERT_EQUAL(bind_mac(&g, m1), IP(10));
+	/* RFC 6842: echoed in the reply; the engine forgets it once the request is handled */
+	CU_ASSERT_EQUAL(echoed_id.len, a.len);
+	CU_ASSERT(memcmp(echoed_id.b, a.b, a.len) == 0);
+	CU_ASSERT_PTR_NULL(dhcp_server_client_id(g.s, &len));
+	CU_ASSERT_EQUAL(len, 0u);
+	cur_id = b;
+	CU_ASSERT_EQUAL(bind_mac(&g, m2), IP(11));
+
+	/* the NIC is re-created: a new MAC, the same identifier, the same address */
+	fake_now = T0 + SEC(100);
+	cur_id = a;
+	CU_ASSERT_EQUAL(discover(&g, m3), IP(10));
+	CU_ASSERT_EQUAL(dhcp_server_get_binding(g.s, m1, NULL), -ENOENT); /* the old MAC's: gone */
+	CU_ASSERT_EQUAL(bound_ip(&g, m3), IP(10));
+	CU_ASSERT_EQUAL(bind_mac(&g, m3), IP(10));
+	CU_ASSERT_TRUE(id_lease(&g, &a, owner, &ip));
+	CU_ASSERT(memcmp(owner, m3, 6) == 0);
+	CU_ASSERT_EQUAL(ip, IP(10));
+	CU_ASSERT_EQUAL(leasefile_count(g.lf), 2u);
+	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY - 2);
+	CU_ASSERT_EQUAL(agent_dynamic_expiry(g.d, m1, &exp), -ENOENT);
+	CU_ASSERT_EQUAL(agent_dynamic_expiry(g.d, m3, &exp), 0);
+	CU_ASSERT_EQUAL(exp, T0 + SEC(100 + LIFE_S));
+	CU_ASSERT_EQUAL(bound_ip(&g, m2), IP(11)); /* the other identifier's stays */
+
+	/* the old MAC without the identifier is another client: NAKed at its renewal */
+	cur_id = no_id;
+	CU_ASSERT_EQUAL(send_msg(&g, DHCP_MSG_REQUEST, m1, 0, 0, IP(10), NULL), DHCP_MSG_NAK);
+	CU_ASSERT_EQUAL(bind_mac(&g, m1), IP(12));
+	/* and a MAC with a lease keeps it, even when it sends an identifier leased elsewhere */
+	cur_id = a;
+	CU_ASSERT_EQUAL(bind_mac(&g, m1), IP(12));
+	CU_ASSERT_TRUE(id_lease(&g, &a, owner, &ip));
+	CU_ASSERT(memcmp(owner, m3, 6) == 0);
+	CU_ASSERT_EQUAL(bound_ip(&g, m3), IP(10));
+	rig_close(&g);
+}
+
+static void
+test_no_client_id_is_keyed_by_mac(void)
+{
+	char dir[] = "/tmp/test-agent-dynamic-XXXXXX", path[64];
+	struct rig g;
+	uint8_t m1[6], m2[6], m3[6];
+	uint32_t ip = 0;
+	char *text = NULL;
+	size_t len;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/leases", dir);
+	fake_now = T0;
+	rig_open(&g, POOL_DOC("3600"), path, AGENT_DEFAULT, AGENT_DEFAULT);
+	mac_n(m1, 1);
+	mac_n(m2, 2);
+	mac_n(m3, 3);
+	CU_ASSERT_EQUAL(bind_mac(&g, m1), IP(10));
+	/* 0x01 + its MAC is the same key (what udhcpc sends by default) */
+	cur_id = mac_form(m1);
+	CU_ASSERT_TRUE(renew(&g, m1, IP(10)));
+	CU_ASSERT_EQUAL(bind_mac(&g, m1), IP(10));
+	CU_ASSERT_EQUAL(leasefile_lookup(g.lf, m1, &ip), 0);
+	CU_ASSERT_EQUAL(ip, IP(10));
+	/* a new MAC (the NIC re-created) without an identifier is a new client, as always */
+	cur_id = no_id;
+	CU_ASSERT_EQUAL(bind_mac(&g, m2), IP(11));
+	cur_id = mac_form(m3);
+	CU_ASSERT_EQUAL(bind_mac(&g, m3), IP(12));
+	CU_ASSERT_EQUAL(bound_ip(&g, m1), IP(10));
+	CU_ASSERT_EQUAL(leasefile_count(g.lf), 3u);
+	rig_close(&g);
+	/* and on disk they are the lines of before: no id= */
+	CU_ASSERT_EQUAL_FATAL(read_file(path, 1 << 20, &text, &len), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "02:aa:00:00:00:01 10.0.0.10\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "02:aa:00:00:00:03 10.0.0.12\n"));
+	CU_ASSERT_PTR_NULL(strstr(text, " id=")); /* (the header says "[id=...]") */
+	free(text);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void
+test_one_mac_two_client_ids(void)
+{
+	struct rig g;
+	struct cid a = duid(1), b = duid(2);
+	uint8_t m1[6], m2[6], m3[6], owner[6];
+	uint32_t ip = 0;
+
+	fake_now = T0;
+	rig_open(&g, POOL_DOC("3600"), NULL, AGENT_DEFAULT, AGENT_DEFAULT);
+	mac_n(m1, 1);
+	mac_n(m2, 2);
+	mac_n(m3, 3);
+	cur_id = a;
+	CU_ASSERT_EQUAL(bind_mac(&g, m1), IP(10));
+	/* one NIC, another identifier (firmware, then the OS): its one binding, not a second */
+	cur_id = b;
+	CU_ASSERT_EQUAL(discover(&g, m1), IP(10));
+	CU_ASSERT_EQUAL(bind_mac(&g, m1), IP(10));
+	CU_ASSERT_EQUAL(leasefile_count(g.lf), 1u);
+	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY - 1);
+	/* ACKed with b: the lease is b's now */
+	CU_ASSERT_TRUE(id_lease(&g, &b, owner, &ip));
+	CU_ASSERT(memcmp(owner, m1, 6) == 0);
+	CU_ASSERT_EQUAL(ip, IP(10));
+	CU_ASSERT_FALSE(id_lease(&g, &a, owner, &ip));
+	/* no identifier, or 0x01 + the MAC, says nothing new: the key stays */
+	cur_id = no_id;
+	CU_ASSERT_TRUE(renew(&g, m1, IP(10)));
+	cur_id = mac_form(m1);
+	CU_ASSERT_TRUE(renew(&g, m1, IP(10)));
+	CU_ASSERT_TRUE(id_lease(&g, &b, owner, &ip));
+	CU_ASSERT_EQUAL(leasefile_count(g.lf), 1u);
+	/* so b from a new MAC takes it */
+	cur_id = b;
+	CU_ASSERT_EQUAL(bind_mac(&g, m2), IP(10));
+	CU_ASSERT_EQUAL(bound_ip(&g, m1), 0u);
+	/* an identifier with a lease on another MAC does not take over this MAC's lease */
+	cur_id = a;
+	CU_ASSERT_EQUAL(bind_mac(&g, m3), IP(11));
+	cur_id = b;
+	CU_ASSERT_TRUE(renew(&g, m3, IP(11)));
+	CU_ASSERT_TRUE(id_lease(&g, &b, owner, &ip));
+	CU_ASSERT(memcmp(owner, m2, 6) == 0);
+	CU_ASSERT_TRUE(id_lease(&g, &a, owner, &ip));
+	CU_ASSERT(memcmp(owner, m3, 6) == 0);
+	CU_ASSERT_EQUAL(ip, IP(11));
+	CU_ASSERT_EQUAL(leasefile_count(g.lf), 2u);
+	rig_close(&g);
+}
+
+static void
+test_client_id_lease_expires(void)
+{
+	struct rig g;
+	struct cid a = duid(1), b = duid(2);
+	uint8_t m1[6], m2[6], m3[6], owner[6];
+	uint64_t exp = 0;
+	uint32_t ip;
+
+	fake_now = T0;
+	rig_open(&g, POOL_DOC("3600"), NULL, AGENT_DEFAULT, AGENT_DEFAULT);
+	mac_n(m1, 1);
+	mac_n(m2, 2);
+	mac_n(m3, 3);
+	cur_id = a;
+	CU_ASSERT_EQUAL(bind_mac(&g, m1), IP(10));
+	/* moved to m2 and ACKed there: renewed */
+	fake_now = T0 + SEC(3000);
+	CU_ASSERT_EQUAL(bind_mac(&g, m2), IP(10));
+	CU_ASSERT_EQUAL(agent_dynamic_expiry(g.d, m2, &exp), 0);
+	CU_ASSERT_EQUAL(exp, T0 + SEC(3000 + LIFE_S));
+	fake_now = T0 + SEC(LIFE_S);
+	CU_ASSERT_EQUAL(agent_dynamic_expire(g.d, g.s, 1u << 20), 0u);
+	CU_ASSERT_EQUAL(bound_ip(&g, m2), IP(10));
+	/* lease + grace after its last ACK: out of the engine and the lease file */
+	fake_now = T0 + SEC(3000 + LIFE_S) - 1;
+	CU_ASSERT_EQUAL(agent_dynamic_expire(g.d, g.s, 1u << 20), 0u);
+	fake_now = T0 + SEC(3000 + LIFE_S);
+	CU_ASSERT_EQUAL(agent_dynamic_expire(g.d, g.s, 1u << 20), 1u);
+	CU_ASSERT_EQUAL(bound_ip(&g, m2), 0u);
+	CU_ASSERT_FALSE(id_lease(&g, &a, owner, &ip));
+	CU_ASSERT_EQUAL(leasefile_count(g.lf), 0u);
+	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY);
+	/* the address is free: the next new client gets it */
+	cur_id = b;
+	CU_ASSERT_EQUAL(bind_mac(&g, m3), IP(10));
+	rig_close(&g);
+}
+
+static void
+test_client_id_decline_hold_down(void)
+{
+	struct rig g;
+	struct cid a = duid(1), b = duid(2);
+	uint8_t m1[6], m2[6], m3[6], owner[6];
+	uint32_t ip = 0;
+	uint64_t t;
+
+	fake_now = T0;
+	rig_open(&g, POOL_DOC("3600"), NULL, AGENT_DEFAULT, 600); /* --decline-hold 600 */
+	mac_n(m1, 1);
+	mac_n(m2, 2);
+	mac_n(m3, 3);
+	cur_id = a;
+	CU_ASSERT_EQUAL(bind_mac(&g, m1), IP(10));
+	t = fake_now = T0 + SEC(10);
+	decline(&g, m1, IP(10));
+	CU_ASSERT_EQUAL(bound_ip(&g, m1), IP(11));
+	CU_ASSERT_EQUAL(agent_dynamic_held(g.d), 1u);
+	CU_ASSERT_TRUE(id_lease(&g, &a, owner, &ip));
+	CU_ASSERT_EQUAL(ip, IP(11));
+	/* the lease moves to a new MAC with its identifier; the declined address stays held */
+	CU_ASSERT_EQUAL(bind_mac(&g, m2), IP(11));
+	cur_id = b;
+	CU_ASSERT_EQUAL(bind_mac(&g, m3), IP(12));
+	/* its DECLINE count moved too: AGENT_DECLINE_LIMIT in all, the rest ignored */
+	cur_id = a;
+	for (unsigned i = 0; i < AGENT_DECLINE_LIMIT; i++) {
+		fake_now += SEC(10);
+		decline(&g, m2, bound_ip(&g, m2));
+	}
+	CU_ASSERT_EQUAL(agent_dynamic_held(g.d), (size_t)AGENT_DECLINE_LIMIT);
+	CU_ASSERT_EQUAL(g.ignored, 1u);
+	/* the hold-down is over: the held addresses are free again */
+	fake_now = t + SEC(600) + SEC(10 * AGENT_DECLINE_LIMIT);
+	(void)agent_dynamic_expire(g.d, g.s, 1u << 20);
+	CU_ASSERT_EQUAL(agent_dynamic_held(g.d), 0u);
+	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY - 2);
+	rig_close(&g);
+}
+
+static void
+test_client_id_leases_survive_a_restart(void)
+{
+	char dir[] = "/tmp/test-agent-dynamic-XXXXXX", path[64];
+	struct rig g;
+	struct cid a = duid(1), b = duid(2);
+	uint8_t m1[6], m2[6], m3[6], m4[6], owner[6];
+	uint32_t ip = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/leases", dir);
+	mac_n(m1, 1);
+	mac_n(m2, 2);
+	mac_n(m3, 3);
+	mac_n(m4, 4);
+	fake_now = T0;
+	rig_open(&g, POOL_DOC("3600"), path, AGENT_DEFAULT, AGENT_DEFAULT);
+	cur_id = a;
+	CU_ASSERT_EQUAL(bind_mac(&g, m1), IP(10));
+	cur_id = no_id;
+	CU_ASSERT_EQUAL(bind_mac(&g, m2), IP(11));
+	cur_id = a;
+	CU_ASSERT_EQUAL(bind_mac(&g, m3), IP(10)); /* moved */
+	cur_id = b;
+	CU_ASSERT_TRUE(renew(&g, m2, IP(11))); /* keyed by b from now on */
+	/* no compaction (kill -9): the journal's four lines alone say it */
+	rig_close(&g);
+
+	fake_now = T0 + SEC(100);
+	rig_open(&g, POOL_DOC("3600"), path, AGENT_DEFAULT, AGENT_DEFAULT);
+	CU_ASSERT_EQUAL(leasefile_count(g.lf), 2u);
+	CU_ASSERT_EQUAL(bound_ip(&g, m1), 0u);
+	CU_ASSERT_EQUAL(bound_ip(&g, m3), IP(10));
+	CU_ASSERT_EQUAL(bound_ip(&g, m2), IP(11));
+	CU_ASSERT_TRUE(id_lease(&g, &a, owner, &ip));
+	CU_ASSERT(memcmp(owner, m3, 6) == 0);
+	CU_ASSERT_TRUE(id_lease(&g, &b, owner, &ip));
+	CU_ASSERT(memcmp(owner, m2, 6) == 0);
+	CU_ASSERT_EQUAL(leasefile_lookup(g.lf, m2, &ip), -ENOENT);
+	/* the keys came back: b from a new MAC takes m2's lease */
+	cur_id = b;
+	CU_ASSERT_EQUAL(bind_mac(&g, m4), IP(11));
+	CU_ASSERT_EQUAL(bound_ip(&g, m2), 0u);
+	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY - 2);
+	rig_close(&g);
+	unlink(path);
+	rmdir(dir);
+}
+
+static const struct test_case client_id_tests[] = {
+    {"a client identifier takes its lease to a new MAC",
+	test_client_id_takes_its_lease_to_a_new_mac},
+    {"without one (or with 0x01 + MAC) leases are keyed by MAC", test_no_client_id_is_keyed_by_mac},
+    {"one MAC, two identifiers: one binding, keyed by the last ACKed",
+	test_one_mac_two_client_ids},
+    {"a client-id lease expires after its last ACK", test_client_id_lease_expires},
+    {"DECLINE hold-down and limit for a client-id lease", test_client_id_decline_hold_down},
+    {"client-id leases and moves survive a restart (journal only)",
+	test_client_id_leases_survive_a_restart},
+    {NULL, NULL},
+};
+
 static const struct test_case expiry_tests[] = {
     {"a lease expires after lease time + grace", test_lease_expires_after_lease_and_grace},
     {"a returning MAC gets its old address while free",
@@ -630,5 +987,6 @@ static const struct test_case decline_tests[] = {
 const struct test_suite test_suites[] = {
     {.name = "dynamic-expiry", .tests = expiry_tests},
     {.name = "dynamic-decline", .tests = decline_tests},
+    {.name = "dynamic-client-id", .tests = client_id_tests},
     {.name = NULL},
 };

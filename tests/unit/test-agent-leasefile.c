@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * agent/leasefile.c: round trip, journal appends, atomic rewrite, torn files, bad lines moved to
- * the quarantine file, a full disk (a tmpfs in a private mount namespace; root).
+ * the quarantine file, a full disk (a tmpfs in a private mount namespace; root); leases keyed by
+ * client identifiers (id=, v2), v1 files, which later line wins.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -822,6 +823,271 @@ test_disk_full_dynamic_undone(void)
 	umount_small();
 }
 
+/* ---- client identifiers (lease file v2) ----------------------------------------------- */
+
+#define IPN(n) (0x0a000000u + (n))
+
+/* The leases test_client_id_round_trip writes. */
+struct id_sample {
+	uint8_t duid[15], big[AGENT_ID_MAX], tiny[AGENT_ID_MIN], own[7];
+	uint8_t m[7][6];
+};
+
+static void
+id_sample_init(struct id_sample *x)
+{
+	static const uint8_t duid[15] = {0xff, 0, 0, 0, 1, 0, 3, 0, 1, 0x52, 0x54, 0, 0, 0, 1};
+
+	memcpy(x->duid, duid, sizeof(duid));
+	for (size_t i = 0; i < sizeof(x->big); i++)
+		x->big[i] = (uint8_t)(i * 7 + 3);
+	x->tiny[0] = 0;
+	x->tiny[1] = 0x2a;
+	for (unsigned i = 0; i < 7; i++)
+		mac_n(x->m[i], i);
+	x->own[0] = 1;
+	memcpy(x->own + 1, x->m[4], 6);
+}
+
+struct id_count {
+	size_t with, without;
+};
+
+static void
+count_ids(void *userdata, const uint8_t *id, size_t id_len, const uint8_t mac[6], uint32_t ip)
+{
+	struct id_count *c = userdata;
+
+	(void)mac;
+	(void)ip;
+	if (id != NULL) {
+		CU_ASSERT(id_len >= AGENT_ID_MIN && id_len <= AGENT_ID_MAX);
+		c->with++;
+	} else {
+		c->without++;
+	}
+}
+
+/* Whether key (id, id_len) has the lease mac -> ip in lf. */
+static bool
+has_id_lease(const struct leasefile *lf, const uint8_t *id, size_t id_len, const uint8_t mac[6],
+    uint32_t ip)
+{
+	static const uint8_t any[6] = {0x02, 0, 0, 0, 0, 0xee};
+	uint8_t owner[6];
+	uint32_t got;
+
+	return leasefile_lookup_id(lf, id, id_len, any, owner, &got) == 0 &&
+	       memcmp(owner, mac, 6) == 0 && got == ip;
+}
+
+static void
+check_id_leases(const struct leasefile *lf, const struct id_sample *x)
+{
+	struct id_count c = {0};
+	uint32_t ip = 0;
+
+	CU_ASSERT_EQUAL(leasefile_count(lf), 5u);
+	CU_ASSERT_TRUE(has_id_lease(lf, x->duid, sizeof(x->duid), x->m[6], IPN(1)));
+	CU_ASSERT_TRUE(has_id_lease(lf, x->big, sizeof(x->big), x->m[2], IPN(2)));
+	CU_ASSERT_TRUE(has_id_lease(lf, x->tiny, sizeof(x->tiny), x->m[3], IPN(3)));
+	/* 0x01 + its own MAC is the MAC's key: either way of asking finds it */
+	CU_ASSERT_TRUE(has_id_lease(lf, x->own, sizeof(x->own), x->m[4], IPN(4)));
+	CU_ASSERT_EQUAL(leasefile_lookup(lf, x->m[4], &ip), 0);
+	CU_ASSERT_EQUAL(ip, IPN(4));
+	CU_ASSERT_EQUAL(leasefile_lookup(lf, x->m[5], &ip), 0);
+	CU_ASSERT_EQUAL(ip, IPN(5));
+	/* keyed by the identifier, not by the MAC it was first bound to, nor the one it is on */
+	CU_ASSERT_EQUAL(leasefile_lookup(lf, x->m[1], &ip), -ENOENT);
+	CU_ASSERT_EQUAL(leasefile_lookup(lf, x->m[6], &ip), -ENOENT);
+	leasefile_foreach_id(lf, count_ids, &c);
+	CU_ASSERT_EQUAL(c.with, 3u);
+	CU_ASSERT_EQUAL(c.without, 2u);
+}
+
+static void
+test_client_id_round_trip(void)
+{
+	struct leasefile *lf = NULL, *lf2 = NULL;
+	char err[AGENT_ERR_MAX] = "";
+	struct id_sample x;
+	uint8_t too_long[AGENT_ID_MAX + 1] = {0};
+	char *text;
+
+	id_sample_init(&x);
+	unlink(path);
+	unlink_quarantine();
+	CU_ASSERT_EQUAL_FATAL(leasefile_open(path, &lf, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(leasefile_add_id(lf, x.duid, sizeof(x.duid), x.m[1], IPN(1)), 0);
+	CU_ASSERT_EQUAL(leasefile_add_id(lf, x.big, sizeof(x.big), x.m[2], IPN(2)), 0);
+	CU_ASSERT_EQUAL(leasefile_add_id(lf, x.tiny, sizeof(x.tiny), x.m[3], IPN(3)), 0);
+	CU_ASSERT_EQUAL(leasefile_add_id(lf, x.own, sizeof(x.own), x.m[4], IPN(4)), 0);
+	CU_ASSERT_EQUAL(leasefile_add(lf, x.m[5], IPN(5)), 0);
+	CU_ASSERT_EQUAL(leasefile_add_id(lf, too_long, sizeof(too_long), x.m[0], IPN(9)), -EINVAL);
+	/* the identifier from a new MAC: the same lease, bound to the new MAC */
+	CU_ASSERT_EQUAL(leasefile_add_id(lf, x.duid, sizeof(x.duid), x.m[6], IPN(1)), 0);
+	check_id_leases(lf, &x);
+	text = slurp(path);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(text, "\n52:54:00:00:00:06 10.0.0.1 id=ff0000000100030001525400000001\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n52:54:00:00:00:03 10.0.0.3 id=002a\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n52:54:00:00:00:04 10.0.0.4\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n52:54:00:00:00:05 10.0.0.5\n"));
+	free(text);
+	/* kill -9: the journal alone */
+	CU_ASSERT_EQUAL_FATAL(leasefile_open(path, &lf2, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(leasefile_rejected(lf2), 0u);
+	check_id_leases(lf2, &x);
+	leasefile_free(lf2);
+	/* the rewrite (compaction) */
+	CU_ASSERT_EQUAL(leasefile_compact(lf), 0);
+	CU_ASSERT_EQUAL_FATAL(leasefile_open(path, &lf2, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(leasefile_rejected(lf2), 0u);
+	check_id_leases(lf2, &x);
+	CU_ASSERT_EQUAL(leasefile_remove_id(lf2, x.duid, sizeof(x.duid), x.m[0]), 0);
+	CU_ASSERT_EQUAL(leasefile_remove_id(lf2, x.duid, sizeof(x.duid), x.m[0]), -ENOENT);
+	CU_ASSERT_EQUAL(leasefile_count(lf2), 4u);
+	leasefile_free(lf2);
+	leasefile_free(lf);
+	CU_ASSERT_NOT_EQUAL(access(qpath, F_OK), 0);
+}
+
+static void
+test_v1_file_read(void)
+{
+	struct leasefile *lf = NULL;
+	char err[AGENT_ERR_MAX] = "";
+	uint8_t m1[6], m2[6], own[7] = {1};
+	uint32_t ip = 0;
+	char *text;
+
+	unlink_quarantine();
+	write_text(path, "# vm-dhcp-agent leases v1: MAC IP, one per line, later lines win\n"
+			 "52:54:00:00:00:01 10.0.0.1\n"
+			 "52:54:00:00:00:02 10.0.0.2\n"
+			 "52:54:00:00:00:01 10.0.0.3\n");
+	mac_n(m1, 1);
+	mac_n(m2, 2);
+	memcpy(own + 1, m1, 6);
+	CU_ASSERT_EQUAL_FATAL(leasefile_open(path, &lf, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(leasefile_count(lf), 2u);
+	CU_ASSERT_EQUAL(leasefile_rejected(lf), 0u);
+	CU_ASSERT_EQUAL(leasefile_lookup(lf, m1, &ip), 0);
+	CU_ASSERT_EQUAL(ip, IPN(3));
+	CU_ASSERT_EQUAL(leasefile_lookup(lf, m2, &ip), 0);
+	CU_ASSERT_EQUAL(ip, IPN(2));
+	/* MAC-keyed: what a client sending 0x01 + its MAC as identifier finds */
+	CU_ASSERT_TRUE(has_id_lease(lf, own, sizeof(own), m1, IPN(3)));
+	leasefile_free(lf);
+	/* rewritten as v2, the lines as they were */
+	text = slurp(path);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	CU_ASSERT(strncmp(text, "# vm-dhcp-agent leases v2", 25) == 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n52:54:00:00:00:01 10.0.0.3\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n52:54:00:00:00:02 10.0.0.2\n"));
+	CU_ASSERT_PTR_NULL(strstr(text, " id="));
+	free(text);
+	CU_ASSERT_NOT_EQUAL(access(qpath, F_OK), 0);
+}
+
+/* Opens text as the lease file; checks it holds want leases. */
+static struct leasefile *
+open_text(const char *text, size_t want)
+{
+	struct leasefile *lf = NULL;
+	char err[AGENT_ERR_MAX] = "";
+
+	write_text(path, text);
+	CU_ASSERT_EQUAL_FATAL(leasefile_open(path, &lf, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(leasefile_count(lf), want);
+	CU_ASSERT_EQUAL(leasefile_rejected(lf), 0u);
+	return lf;
+}
+
+static void
+test_later_line_supersedes(void)
+{
+	static const uint8_t k1[2] = {0xff, 1}, k2[2] = {0xff, 2}, k3[2] = {0xff, 3},
+			     k4[2] = {0xff, 4}, k5[2] = {0xff, 5};
+	struct leasefile *lf;
+	uint8_t m[7][6];
+	uint32_t ip = 0;
+
+	unlink_quarantine();
+	for (unsigned i = 0; i < 7; i++)
+		mac_n(m[i], i);
+	lf = open_text("52:54:00:00:00:01 10.0.0.1 id=ff01\n"
+		       /* the same MAC and address under a new key: a rekey */
+		       "52:54:00:00:00:01 10.0.0.1 id=ff02\n"
+		       "52:54:00:00:00:02 10.0.0.2\n"
+		       /* the address expired and went to another MAC before a compaction */
+		       "52:54:00:00:00:03 10.0.0.2\n"
+		       "52:54:00:00:00:04 10.0.0.4 id=ff03\n"
+		       /* the same MAC, another key and address */
+		       "52:54:00:00:00:04 10.0.0.5 id=ff04\n"
+		       "52:54:00:00:00:05 10.0.0.6 id=ff05\n"
+		       /* the key moved to another MAC */
+		       "52:54:00:00:00:06 10.0.0.6 id=ff05\n",
+	    4);
+	CU_ASSERT_TRUE(has_id_lease(lf, k2, 2, m[1], IPN(1)));
+	CU_ASSERT_FALSE(has_id_lease(lf, k1, 2, m[1], IPN(1)));
+	CU_ASSERT_EQUAL(leasefile_lookup(lf, m[3], &ip), 0);
+	CU_ASSERT_EQUAL(ip, IPN(2));
+	CU_ASSERT_EQUAL(leasefile_lookup(lf, m[2], &ip), -ENOENT);
+	CU_ASSERT_TRUE(has_id_lease(lf, k4, 2, m[4], IPN(5)));
+	CU_ASSERT_FALSE(has_id_lease(lf, k3, 2, m[4], IPN(4)));
+	CU_ASSERT_TRUE(has_id_lease(lf, k5, 2, m[6], IPN(6)));
+	leasefile_free(lf);
+	/* the order of the lines decides, nothing else */
+	lf = open_text("52:54:00:00:00:01 10.0.0.1 id=ff02\n"
+		       "52:54:00:00:00:03 10.0.0.2\n"
+		       "52:54:00:00:00:04 10.0.0.5 id=ff04\n"
+		       "52:54:00:00:00:01 10.0.0.1 id=ff01\n"
+		       "52:54:00:00:00:02 10.0.0.2\n"
+		       "52:54:00:00:00:04 10.0.0.4 id=ff03\n",
+	    3);
+	CU_ASSERT_TRUE(has_id_lease(lf, k1, 2, m[1], IPN(1)));
+	CU_ASSERT_EQUAL(leasefile_lookup(lf, m[2], &ip), 0);
+	CU_ASSERT_EQUAL(ip, IPN(2));
+	CU_ASSERT_TRUE(has_id_lease(lf, k3, 2, m[4], IPN(4)));
+	leasefile_free(lf);
+	CU_ASSERT_NOT_EQUAL(access(qpath, F_OK), 0);
+}
+
+static void
+test_bad_client_id(void)
+{
+	static const char *const bad[] = {
+	    "52:54:00:00:00:02 10.0.0.2 id=zz\n",	 /* not hex */
+	    "52:54:00:00:00:03 10.0.0.3 id=01\n",	 /* one byte: RFC 2132's minimum is 2 */
+	    "52:54:00:00:00:04 10.0.0.4 id=abc\n",	 /* half a byte */
+	    "52:54:00:00:00:05 10.0.0.5 ID=0102\n",	 /* not id= */
+	    "52:54:00:00:00:06 10.0.0.6 id=0102 x\n", /* a fourth field */
+	    "52:54:00:00:00:07 10.0.0.7 id=\n",	 /* empty */
+	};
+	struct sample *s = calloc(1, sizeof(*s));
+	char line[600];
+	int n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	unlink_quarantine();
+	sample_good(s, 1, "\n");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		sample_bad(s, bad[i], strlen(bad[i]));
+	/* 256 bytes: one more than option 61 can carry */
+	n = snprintf(line, sizeof(line), "52:54:00:00:00:08 10.0.0.8 id=");
+	for (int i = 0; i < 256; i++)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, "ab");
+	line[n++] = '\n';
+	sample_bad(s, line, (size_t)n);
+	sample_good(s, 9, "\n");
+	/* an interrupted write of an id= line: torn, ignored, not quarantined */
+	sample_raw(s, "52:54:00:00:00:0a 10.0.0.10 id=ff00", 35);
+	check_sample("bad client identifiers", s);
+	free(s);
+}
+
 static const struct test_case leasefile_tests[] = {
     {"round trip through the journal", test_round_trip},
     {"compaction writes a new file and renames it", test_compaction_is_atomic_rename},
@@ -842,6 +1108,10 @@ static const struct test_case leasefile_tests[] = {
     {"full disk, mapped window cannot slide: refused, not kept", test_disk_full_mapped},
     {"full disk: the dynamic allocation is undone, resumes with room",
 	test_disk_full_dynamic_undone},
+    {"client identifiers: id= lines round trip (journal, compaction)", test_client_id_round_trip},
+    {"a v1 file (MAC IP) is read as MAC-keyed leases, rewritten as v2", test_v1_file_read},
+    {"a later line wins by key, then address, then MAC", test_later_line_supersedes},
+    {"bad client identifiers are quarantined", test_bad_client_id},
     {NULL, NULL},
 };
 
