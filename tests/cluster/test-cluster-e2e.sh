@@ -227,6 +227,15 @@ check "renewals ACKed by the new agent pod" wait_for 60 more_acks "$n"
 check "still bound to $IP" test "$(vm_addr)" = "$IP/24"
 check "no DHCPNAK seen" bash -c "! grep -q DHCPNAK '$TMP/dhclient-vm1.log'"
 
+# --- the kubelet's probes were answered all along -----------------------------------------------------
+# (a reply lost to 'Connection: close', as the kubelet sends, restarts the pods; a 503 before the
+# first sync is a probe's honest answer, an EOF or a reset is not)
+restarts() { k -n $NS get pods -o jsonpath='{range .items[*]}{range .status.containerStatuses[*]}{.restartCount}{"\n"}{end}{end}' | sort -u | tr '\n' ' '; }
+check "no container restarted (restart counts: $(restarts))" test "$(restarts)" = "0 "
+no_probe_errors() { ! k -n $NS get events -o jsonpath='{range .items[*]}{.reason} {.message}{"\n"}{end}' |
+    grep -E '^Unhealthy .*(EOF|connection reset)'; }
+check "no probe met an empty reply or a reset" no_probe_errors
+
 # --- helm uninstall ----------------------------------------------------------------------------------
 check "helm uninstall" helm_ uninstall $REL -n $NS --timeout 3m
 no_agents() { [ -z "$(k -n $NS get deploy -l network.harvesterhci.io/vm-dhcp-controller=agent -o name)" ]; }
