@@ -43,6 +43,7 @@ enum {
 	OPT_DRY_RUN,
 	OPT_LOG_LEVEL,
 	OPT_LOG_FORMAT,
+	OPT_LOG_DHCP,
 	OPT_IPPOOL_REF,
 	OPT_KUBECONFIG,
 	OPT_DROP_CAPS,
@@ -80,6 +81,9 @@ static const struct flag {
 	"error, warn, info (default) or debug"},
     {{"log-format", required_argument, NULL, OPT_LOG_FORMAT}, "FORMAT",
 	"text (default) or json: one object per line with ts, level, msg and the line's keys"},
+    {{"log-dhcp", required_argument, NULL, OPT_LOG_DHCP}, "WHAT",
+	"DHCP decision lines at info level (rate-limited): all (default), drops (dropped or "
+	"NAKed requests only) or none"},
     {{"ippool-ref", required_argument, NULL, OPT_IPPOOL_REF}, "NS/NAME",
 	"the IPPool to serve: without --config, watched through the API server (Kubernetes "
 	"mode); with it, picks one when the file has several"},
@@ -404,6 +408,12 @@ main(int argc, char **argv)
 			log_set_format(f);
 			break;
 		}
+		case OPT_LOG_DHCP:
+			if (agent_log_dhcp_from_string(optarg, &opts.log_dhcp) < 0) {
+				log_error("--log-dhcp: \"%s\" is not all, drops or none", optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		case OPT_LOG_LEVEL:
 			if (log_level_from_string(optarg, &level) < 0) {
 				log_error("--log-level: \"%s\" is not error, warn, info or debug",

@@ -27,10 +27,12 @@
 
 /* A parsed request. Pointers borrow the received datagram. */
 struct dhcp_request {
-	const struct dhcp_msg *msg; /* borrowed */
-	size_t len;		    /* DHCP message length */
-	uint8_t type;		    /* option 53 */
-	uint32_t ciaddr, giaddr;    /* host order */
+	/* borrowed; set (with len, and type 0) as soon as the fixed header names an Ethernet
+	 * chaddr, even when the options then fail to parse; NULL before */
+	const struct dhcp_msg *msg;
+	size_t len;		 /* DHCP message length */
+	uint8_t type;		 /* option 53 */
+	uint32_t ciaddr, giaddr; /* host order */
 	uint16_t flags;
 	uint16_t max_size;  /* option 57 clamped, IP datagram bytes */
 	const uint8_t *prl; /* option 55, borrowed */
@@ -116,8 +118,14 @@ struct dhcp_server {
 	int packet_fd, udp_fd;
 	struct dhcp_ring ring; /* on packet_fd */
 
-	struct dhcp_request req;       /* scratch: the request being handled */
-	uint64_t now;		       /* receive time of the datagram being handled */
+	struct dhcp_request req;    /* scratch: the request being handled */
+	uint64_t now;		    /* receive time of the datagram being handled */
+	bool dropped;		    /* the datagram being handled was dropped, for: */
+	enum dhcp_drop_reason drop; /* (on_decision reports both) */
+	/* when binding_looked: the binding the request was answered from (NULL: none), which
+	 * on_decision reports without a second lookup; no callback runs between the two */
+	const struct dhcp_binding *binding;
+	bool binding_looked;
 	struct log_ratelimit drop_log; /* debug lines about drops */
 	/* receive and transmit batches, preallocated */
 	uint8_t (*rx)[DHCP_RX_BUF]; /* DHCP_BATCH buffers */
@@ -145,7 +153,7 @@ int dhcp_handle_frame(struct dhcp_server *s, const uint8_t *frame, size_t len, b
     uint64_t now, struct dhcp_reply *ret);
 
 /* request.c: parse the fixed header and options into *req. Returns 0, or -EBADMSG and
- * the drop reason in *ret_reason. */
+ * the drop reason in *ret_reason (req->msg set when the chaddr was usable, see above). */
 int dhcp_request_parse(
     struct dhcp_request *req, const uint8_t *data, size_t len, enum dhcp_drop_reason *ret_reason);
 

@@ -107,14 +107,40 @@ struct dhcp_stats {
  * on_ack: a REQUEST of mac for its binding ip was answered with DHCPACK (a lease granted or
  *   renewed; not the ACK of an INFORM), called when the ACK is built, before it is sent. The
  *   agent's --dynamic leases are renewed by it.
+ * on_decision: what became of a request (struct dhcp_decision), once per request whose fixed
+ *   header names an Ethernet chaddr, answered or not (after on_unknown, on_decline and
+ *   on_release, before on_ack); the agent logs it.
+ *   Never for a datagram without a usable chaddr (bad frame, checksum, op, htype/hlen: those
+ *   are counted only) nor while not serving. A reply that then fails to send is counted as
+ *   send_failed afterwards, without a second call.
  * Inside any of them, dhcp_server_client_id() gives the request's client identifier.
  */
+struct dhcp_decision;
 struct dhcp_callbacks {
 	int (*on_unknown)(void *userdata, const uint8_t mac[6], uint32_t *ret_ip);
 	void (*on_decline)(void *userdata, const uint8_t mac[6], uint32_t ip);
 	void (*on_release)(void *userdata, const uint8_t mac[6], uint32_t ip);
 	void (*on_ack)(void *userdata, const uint8_t mac[6], uint32_t ip);
+	void (*on_decision)(void *userdata, const struct dhcp_decision *d);
 	void *userdata;
+};
+
+/*
+ * One request and what the engine did with it: a reply (OFFER, ACK, NAK), a drop and its
+ * reason, or neither (a DECLINE or RELEASE taken note of). Borrowed for the callback only.
+ */
+struct dhcp_decision {
+	uint64_t now;	      /* the receive time given to the engine */
+	const uint8_t *mac;   /* chaddr (6 bytes) */
+	const char *hostname; /* the MAC's binding's hostname (option 12, the VM name) or NULL */
+	uint32_t xid;
+	uint32_t ip;	    /* the address offered or ACKed (yiaddr); 0 for anything else */
+	uint32_t requested; /* the address the client named: option 50, else ciaddr; 0: none */
+	uint32_t giaddr;    /* the relay agent; 0: not relayed */
+	uint8_t type;	    /* the request's DHCP_MSG_*; 0: none (malformed options, no_type) */
+	uint8_t reply;	    /* DHCP_MSG_OFFER, DHCP_MSG_ACK or DHCP_MSG_NAK; 0: no reply */
+	bool dropped;	    /* not answered, for this reason: */
+	enum dhcp_drop_reason drop;
 };
 
 /*

@@ -32,13 +32,15 @@ dhcp_request_parse(
 	/* Bindings are keyed by an Ethernet chaddr. */
 	if (m->htype != DHCP_HTYPE_ETHER || m->hlen != 6)
 		return bad(ret_reason, DHCP_DROP_NOT_REQUEST);
+	/* from here the drop has a MAC: on_decision reports it */
+	req->msg = m;
+	req->len = len;
+	req->type = 0;
 	if (dhcp_option_parse(&req->opts, data, len) < 0)
 		return bad(ret_reason, DHCP_DROP_MALFORMED);
 	v = dhcp_option_get(&req->opts, DHCP_OPT_MESSAGE_TYPE, &vlen);
 	if (v == NULL || vlen != 1 || v[0] < DHCP_MSG_DISCOVER || v[0] > DHCP_MSG_INFORM)
 		return bad(ret_reason, DHCP_DROP_NO_TYPE);
-	req->msg = m;
-	req->len = len;
 	req->type = v[0];
 	req->ciaddr = be32_get(m->ciaddr);
 	req->giaddr = be32_get(m->giaddr);
@@ -81,7 +83,7 @@ other_server(const struct dhcp_server *s, const struct dhcp_request *req)
  * what it returns. NULL: no binding (the caller counts DHCP_DROP_UNKNOWN_MAC or answers).
  */
 static const struct dhcp_binding *
-binding_for(struct dhcp_server *s, const struct dhcp_request *req, bool ask)
+find_binding(struct dhcp_server *s, const struct dhcp_request *req, bool ask)
 {
 	const uint8_t *mac = req->msg->chaddr;
 	const struct dhcp_binding *b = dhcp_table_lookup(s->table, mac);
@@ -100,6 +102,15 @@ binding_for(struct dhcp_server *s, const struct dhcp_request *req, bool ask)
 	if (dhcp_table_set(s->table, mac, ip, NULL) < 0)
 		return NULL;
 	return dhcp_table_lookup(s->table, mac);
+}
+
+/* find_binding, remembered for on_decision (the VM name) */
+static const struct dhcp_binding *
+binding_for(struct dhcp_server *s, const struct dhcp_request *req, bool ask)
+{
+	s->binding = find_binding(s, req, ask);
+	s->binding_looked = true;
+	return s->binding;
 }
 
 static int
@@ -292,6 +303,7 @@ dhcp_process(struct dhcp_server *s, const uint8_t *data, size_t len,
 
 	memset(ret, 0, sizeof(*ret));
 	s->now = now;
+	req->msg = NULL;
 	if (s->optset == NULL)
 		return drop(s, DHCP_DROP_NOT_SERVING);
 	r = dhcp_request_parse(req, data, len, &reason);

@@ -288,6 +288,8 @@ int
 dhcp_count_drop(struct dhcp_server *s, enum dhcp_drop_reason reason)
 {
 	s->stats.drops[reason]++;
+	s->dropped = true;
+	s->drop = reason;
 	if (log_get_level() >= LOG_LEVEL_DEBUG)
 		log_ratelimited(&s->drop_log, s->now, LOG_LEVEL_DEBUG,
 		    "dhcp: dropped a datagram: %s", dhcp_drop_reason_name(reason));
@@ -295,19 +297,59 @@ dhcp_count_drop(struct dhcp_server *s, enum dhcp_drop_reason reason)
 }
 
 /*
- * dhcp_process, then on_ack for a lease granted or renewed (an INFORM's ACK is neither). The
- * request's client identifier is forgotten after it: it borrows the received datagram, and
- * dhcp_server_client_id() is only for the callbacks called here.
+ * Tells on_decision what became of the request just handled (type: the reply, 0 for none).
+ * A few loads (a table lookup for the VM name only when the request was not answered from a
+ * binding), no allocation: the caller's log decides whether to format anything.
+ */
+static void
+report(struct dhcp_server *s, int type, const struct dhcp_reply *ret)
+{
+	const struct dhcp_request *req = &s->req;
+	const struct dhcp_binding *b;
+	struct dhcp_decision d = {
+	    .now = s->now,
+	    .mac = req->msg->chaddr,
+	    .xid = be32_get(req->msg->xid),
+	    .giaddr = be32_get(req->msg->giaddr),
+	    .type = req->type,
+	    .reply = (uint8_t)type,
+	    .dropped = s->dropped,
+	    .drop = s->drop,
+	};
+
+	if (type == DHCP_MSG_OFFER || type == DHCP_MSG_ACK)
+		d.ip = be32_get(((const struct dhcp_msg *)ret->payload)->yiaddr);
+	/* option 50 is only read from options that parsed (type != 0) */
+	if (req->type == 0 ||
+	    dhcp_option_get_addr(&req->opts, DHCP_OPT_REQUESTED_IP, &d.requested) < 0)
+		d.requested = be32_get(req->msg->ciaddr);
+	b = s->binding_looked ? s->binding : dhcp_table_lookup(s->table, d.mac);
+	if (b != NULL)
+		d.hostname = dhcp_table_hostname(s->table, b);
+	s->cb.on_decision(s->cb.userdata, &d);
+}
+
+/*
+ * dhcp_process, then on_decision, then on_ack for a lease granted or renewed (an INFORM's ACK
+ * is neither). The request's client identifier is forgotten after it: it borrows the received
+ * datagram, and dhcp_server_client_id() is only for the callbacks called here.
  */
 static int
 process(struct dhcp_server *s, const uint8_t *data, size_t len, const struct dhcp_rx_meta *meta,
     uint64_t now, uint8_t *txbuf, struct dhcp_reply *ret)
 {
-	int type = dhcp_process(s, data, len, meta, now, txbuf, ret);
+	int type;
 
+	s->dropped = false;
+	s->binding_looked = false;
+	type = dhcp_process(s, data, len, meta, now, txbuf, ret);
+	/* before on_ack, which may change the table (s->binding must still be valid) */
+	if (s->cb.on_decision != NULL && s->req.msg != NULL)
+		report(s, type, ret);
 	if (type == DHCP_MSG_ACK && s->cb.on_ack != NULL && s->req.type == DHCP_MSG_REQUEST)
 		s->cb.on_ack(s->cb.userdata, s->req.msg->chaddr,
 		    be32_get(((const struct dhcp_msg *)ret->payload)->yiaddr));
+	s->req.msg = NULL;
 	s->req.client_id = NULL;
 	s->req.client_id_len = 0;
 	return type;

@@ -4,11 +4,13 @@
 #   - binds with router, DNS, domain, search list, MTU and a classless (121) route applied;
 #   - renews by unicast to the server and is ACKed (T1 forced to 3 s in dhclient.conf);
 #   - a DNS change made with SIGHUP reaches the client at its next renewal;
-#   - an INIT-REBOOT asking for a wrong address is NAKed, then the client binds correctly.
+#   - an INIT-REBOOT asking for a wrong address is NAKed, then the client binds correctly;
+#   - the agent logs each decision at info: OFFER, ACK and NAK lines with MAC, address and VM
+#     name, in text and (agent restarted with --log-format json, a fresh DORA) JSON with keys.
 # dhclient runs in a private mount namespace (hook dirs replaced, only the RFC 3442 hook kept)
 # with its own lease/pid files; the VM's resolv.conf is /etc/netns/<ns>/resolv.conf.
 . "$(dirname "$0")/lib.sh"
-require dhclient unshare
+require dhclient unshare jq
 [ -f /etc/dhcp/dhclient-exit-hooks.d/rfc3442-classless-routes ] ||
     skip "isc-dhcp-client's rfc3442-classless-routes hook is missing"
 
@@ -52,6 +54,12 @@ run_dhclient vm1
 check_applied vm1 $NET.11/24 dhclient
 check "dhclient: hostname (option 12) vm1 in the lease" grep -q 'option host-name "vm1"' "$TMP/vm1.leases"
 check "dhclient: lease time 120 s" grep -q 'option dhcp-lease-time 120;' "$TMP/vm1.leases"
+# the agent's decision lines (info, text): "DHCPACK IP to MAC (VM) for DHCPREQUEST xid=0x..."
+logged() { grep -Eq -- "$1" "$TMP/agent.log"; }
+check "agent log: DHCPDISCOVER -> DHCPOFFER line with MAC, IP, VM" logged \
+    " info  vm-dhcp-agent: DHCPOFFER $NET.11 to 52:54:00:aa:00:01 \(vm1\) for DHCPDISCOVER xid=0x[0-9a-f]{8}\$"
+check "agent log: DHCPREQUEST -> DHCPACK line with MAC, IP, VM" logged \
+    " info  vm-dhcp-agent: DHCPACK $NET.11 to 52:54:00:aa:00:01 \(vm1\) for DHCPREQUEST xid=0x[0-9a-f]{8}\$"
 
 # 2. unicast renewal, ACKed
 acks_before=$(metric 'vmdhcp_agent_replies_sent_total{type="ack"}')
@@ -92,6 +100,30 @@ more_naks() { [ "$(metric 'vmdhcp_agent_replies_sent_total{type="nak"}')" -gt "$
 check "agent: NAK counted" more_naks
 check "dhclient: then bound to its binding $NET.12" wait_for 15 has_addr vm2 $NET.12/24
 check "dhclient: never configured $NET.77" bash -c "! grep -q 'bound to $NET.77' '$TMP/dhclient-vm2.log'"
+check "agent log: DHCPNAK line with MAC, VM and the address refused" logged \
+    " info  vm-dhcp-agent: DHCPNAK to 52:54:00:aa:00:02 \(vm2\) for DHCPREQUEST of $NET.77 xid="
+
+# 5. the same decisions as JSON lines: the agent restarted with --log-format json, vm1 starts
+#    over without a lease (DISCOVER, OFFER, REQUEST, ACK)
+stop_pid "$PID_vm1"
+stop_pid "$AGENT_PID"
+json_from=$(($(wc -l <"$TMP/agent.log") + 1))
+start_agent "$cfg" --log-format json || fail "agent ready (--log-format json)" "did not start"
+ip -n "$TAG-vm1" -4 addr flush dev eth0
+rm -f "$TMP/vm1.leases"
+run_dhclient vm1
+check "dhclient (JSON run): bound again to $NET.11" wait_for 15 has_addr vm1 $NET.11/24
+jlog() { tail -n +"$json_from" "$TMP/agent.log"; }
+all_json() { jlog | jq -e -s 'length > 0 and all(type == "object")' >/dev/null; }
+check "agent JSON log: every line is a JSON object" all_json
+jline() { # jq condition: some info line matches it
+    jlog | jq -e -s --arg net "$NET" "map(select(.level == \"info\" and $1)) | length > 0" >/dev/null
+}
+vm1_keys='.mac == "52:54:00:aa:00:01" and .ip == "\($net).11" and .vm == "vm1" and .ippool == "default/testnet" and (.xid | test("^0x[0-9a-f]{8}$")) and (has("giaddr") | not) and (has("drop") | not)'
+check "agent JSON log: discover -> offer with mac, ip, vm, xid, ippool" \
+    jline ".type == \"discover\" and .reply == \"offer\" and $vm1_keys and (.msg | startswith(\"DHCPOFFER \"))"
+check "agent JSON log: request -> ack with mac, ip, vm, xid, ippool" \
+    jline ".type == \"request\" and .reply == \"ack\" and $vm1_keys"
 
 check "agent still running" kill -0 "$AGENT_PID"
 [ "$CHECKS_FAIL" -eq 0 ] || show_logs

@@ -5,10 +5,12 @@
 #     so this test's script applies every variable udhcpc exports);
 #   - SIGUSR1 renews by unicast and is ACKed;
 #   - an unknown MAC gets nothing (no --dynamic) and is counted as a drop;
+#   - the agent logs each decision at info, text and JSON: OFFER/ACK with MAC, address and VM
+#     name, the unknown MAC's DISCOVERs as drops with reason unknown_mac;
 #   - with --dynamic unknown MACs get the lowest free address, sticky per MAC, kept in the
 #     lease file across restarts (also kill -9); a DECLINEd dynamic address moves the MAC.
 . "$(dirname "$0")/lib.sh"
-require busybox
+require busybox jq
 UDHCPC=(busybox udhcpc)
 
 make_server
@@ -57,6 +59,11 @@ check "udhcpc: bound" wait_for 15 bound
 check_applied vm1 $NET.11/24 udhcpc
 check "udhcpc: hostname (option 12) vm1" grep -q '^bound .* hostname=vm1 ' "$TMP/vm1.events"
 check "udhcpc: lease 120 s" grep -q '^bound .* lease=120$' "$TMP/vm1.events"
+logged() { grep -Eq -- "$1" "$TMP/agent.log"; }
+check "agent log: DHCPDISCOVER -> DHCPOFFER line with MAC, IP, VM" logged \
+    " info  vm-dhcp-agent: DHCPOFFER $NET.11 to 52:54:00:bb:00:01 \(vm1\) for DHCPDISCOVER xid=0x[0-9a-f]{8}\$"
+check "agent log: DHCPREQUEST -> DHCPACK line with MAC, IP, VM" logged \
+    " info  vm-dhcp-agent: DHCPACK $NET.11 to 52:54:00:bb:00:01 \(vm1\) for DHCPREQUEST xid=0x[0-9a-f]{8}\$"
 # the reply latency histogram measures receive -> send: the agent gives the engine its clock
 check "agent: reply latency histogram counted" \
     test "$(metric vmdhcp_agent_reply_latency_seconds_count)" -gt 0
@@ -84,6 +91,29 @@ check "udhcpc (unknown MAC): no address configured" test -z "$(vm_addr vm3)"
 check "udhcpc (unknown MAC): no OFFER seen" bash -c "! grep -q '^bound' '$TMP/vm3.events' 2>/dev/null"
 more_drops() { [ "$(metric 'vmdhcp_agent_drops_total{reason="unknown_mac"}')" -gt "$drops_before" ]; }
 check "agent: unknown-MAC drops counted" more_drops
+check "agent log: the unknown MAC's DISCOVER dropped, reason unknown_mac" logged \
+    " info  vm-dhcp-agent: DHCPDISCOVER from 52:54:00:bb:00:99 dropped: unknown_mac xid=0x[0-9a-f]{8}\$"
+
+# 3b. the same as JSON lines: the agent restarted with --log-format json; vm1 renews (SIGUSR1),
+#     the unknown MAC tries again
+stop_pid "$AGENT_PID"
+json_from=$(($(wc -l <"$TMP/agent.log") + 1))
+start_agent "$cfg" --log-format json || fail "agent ready (--log-format json)" "did not start"
+: >"$TMP/vm1.events"
+kill -USR1 "$UPID"
+check "udhcpc (JSON run): renewal ACKed" wait_for 10 renewed
+ip netns exec "$TAG-vm3" env EVENTS="$TMP/vm3.events" "${UDHCPC[@]}" -f -n -q -i eth0 \
+    -s "$TMP/udhcpc.script" -t 2 -T 1 >>"$TMP/udhcpc-vm3.log" 2>&1
+jlog() { tail -n +"$json_from" "$TMP/agent.log"; }
+all_json() { jlog | jq -e -s 'length > 0 and all(type == "object")' >/dev/null; }
+check "agent JSON log: every line is a JSON object" all_json
+jline() { # jq condition: some info line matches it
+    jlog | jq -e -s --arg net "$NET" "map(select(.level == \"info\" and $1)) | length > 0" >/dev/null
+}
+check "agent JSON log: request -> ack with mac, ip, vm, xid, ippool" \
+    jline '.type == "request" and .reply == "ack" and .mac == "52:54:00:bb:00:01" and .ip == "\($net).11" and .vm == "vm1" and .ippool == "default/testnet" and (.xid | test("^0x[0-9a-f]{8}$"))'
+check "agent JSON log: unknown MAC's discover with drop unknown_mac" \
+    jline '.type == "discover" and .drop == "unknown_mac" and .mac == "52:54:00:bb:00:99" and (has("reply") | not) and (has("vm") | not) and .ippool == "default/testnet" and (.msg | contains("52:54:00:bb:00:99"))'
 
 # 4. --dynamic: unknown MACs get the lowest free address, sticky, kept in the lease file
 #    across restarts, including kill -9 (the journal line is written before the next batch)

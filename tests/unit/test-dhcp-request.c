@@ -1,12 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* dhcp/: message rules, replies and destinations, through the message handler (no sockets). */
+/*
+ * dhcp/: message rules, replies and destinations, through the message handler (no sockets);
+ * the on_decision hook, and the agent's decision log (agent/serve.c) it feeds.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <jansson.h>
+
+#include "agent/agent.h"
 #include "dhcp/dhcp-internal.h"
 #include "lib/buf.h"
+#include "lib/clock.h"
+#include "lib/log.h"
 #include "lib/util.h"
 #include "tests/runner.h"
 
@@ -1142,6 +1151,505 @@ test_unicast_via_frame_source(void)
 	dhcp_server_free(s);
 }
 
+/* --- on_decision, and the agent's decision log over it ----------------------------------- */
+
+/* What on_decision reported, copied (its pointers are borrowed for the call). */
+struct seen {
+	struct dhcp_decision d;
+	uint8_t mac[6];
+	char hostname[DHCP_HOSTNAME_MAX + 1];
+	bool has_hostname;
+};
+static struct seen seen[16];
+static size_t n_seen;
+
+static void
+on_decision_record(void *userdata, const struct dhcp_decision *d)
+{
+	struct seen *x;
+
+	(void)userdata;
+	if (n_seen >= ELEMENTSOF(seen)) {
+		n_seen++;
+		return;
+	}
+	x = &seen[n_seen++];
+	x->d = *d;
+	memcpy(x->mac, d->mac, 6);
+	x->has_hostname = d->hostname != NULL;
+	snprintf(x->hostname, sizeof(x->hostname), "%s", d->hostname ? d->hostname : "");
+}
+
+static int
+handle_at(struct dhcp_server *s, const struct req *r, size_t len, uint64_t now)
+{
+	struct dhcp_reply rep;
+
+	return dhcp_handle_message(s, (const uint8_t *)r, len, now, &rep);
+}
+
+/* Handles one request; on_decision must have been called exactly once for it: returns that. */
+static const struct seen *
+decide(struct dhcp_server *s, const struct req *r, size_t len, uint64_t now, int want_reply)
+{
+	size_t before = n_seen;
+
+	CU_ASSERT_EQUAL(handle_at(s, r, len, now), want_reply);
+	CU_ASSERT_EQUAL_FATAL(n_seen, before + 1);
+	CU_ASSERT_EQUAL(seen[before].d.now, now);
+	return &seen[before];
+}
+
+/* on_decision: once per request with a usable chaddr, with the right fields. */
+static void
+test_decision_hook(void)
+{
+	struct dhcp_server *s = server();
+	struct dhcp_callbacks cb = {.on_decision = on_decision_record};
+	uint8_t sel[] = {
+	    DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 100, DHCP_OPT_SERVER_ID, 4, 10, 0, 0, 1};
+	uint8_t wrong[] = {DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 77};
+	const struct seen *x;
+	struct req r;
+	size_t len;
+
+	dhcp_server_set_callbacks(s, &cb);
+	n_seen = 0;
+	/* DISCOVER -> OFFER */
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0);
+	x = decide(s, &r, len, 1000, DHCP_MSG_OFFER);
+	CU_ASSERT_EQUAL(x->d.type, DHCP_MSG_DISCOVER);
+	CU_ASSERT_EQUAL(x->d.reply, DHCP_MSG_OFFER);
+	CU_ASSERT_FALSE(x->d.dropped);
+	CU_ASSERT_EQUAL(memcmp(x->mac, vm_mac, 6), 0);
+	CU_ASSERT_EQUAL(x->d.ip, VM_IP);
+	CU_ASSERT_EQUAL(x->d.requested, 0);
+	CU_ASSERT_EQUAL(x->d.xid, 0x11223344u);
+	CU_ASSERT_EQUAL(x->d.giaddr, 0);
+	CU_ASSERT_TRUE(x->has_hostname);
+	CU_ASSERT_STRING_EQUAL(x->hostname, "vm-one");
+	/* REQUEST (SELECTING) -> ACK */
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0, 0, 0, sel, sizeof(sel));
+	be32_put(r.m.xid, 0xdeadbeef);
+	x = decide(s, &r, len, 1001, DHCP_MSG_ACK);
+	CU_ASSERT_EQUAL(x->d.type, DHCP_MSG_REQUEST);
+	CU_ASSERT_EQUAL(x->d.reply, DHCP_MSG_ACK);
+	CU_ASSERT_EQUAL(x->d.ip, VM_IP);
+	CU_ASSERT_EQUAL(x->d.requested, VM_IP);
+	CU_ASSERT_EQUAL(x->d.xid, 0xdeadbeefu);
+	CU_ASSERT_STRING_EQUAL(x->hostname, "vm-one");
+	/* INIT-REBOOT for another address -> NAK: no address given, the one asked for */
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0, 0, 0, wrong, sizeof(wrong));
+	x = decide(s, &r, len, 1002, DHCP_MSG_NAK);
+	CU_ASSERT_EQUAL(x->d.reply, DHCP_MSG_NAK);
+	CU_ASSERT_FALSE(x->d.dropped);
+	CU_ASSERT_EQUAL(x->d.ip, 0);
+	CU_ASSERT_EQUAL(x->d.requested, 0x0a00004d);
+	CU_ASSERT_STRING_EQUAL(x->hostname, "vm-one");
+	/* RENEWING (ciaddr) -> ACK, requested is ciaddr */
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, VM_IP, 0, 0, NULL, 0);
+	x = decide(s, &r, len, 1003, DHCP_MSG_ACK);
+	CU_ASSERT_EQUAL(x->d.requested, VM_IP);
+	/* unknown MAC: dropped, with its MAC and reason, no hostname */
+	len = build(&r, DHCP_MSG_DISCOVER, other_mac, 0, 0, 0, NULL, 0);
+	x = decide(s, &r, len, 1004, 0);
+	CU_ASSERT_TRUE(x->d.dropped);
+	CU_ASSERT_EQUAL(x->d.drop, DHCP_DROP_UNKNOWN_MAC);
+	CU_ASSERT_EQUAL(x->d.reply, 0);
+	CU_ASSERT_EQUAL(x->d.type, DHCP_MSG_DISCOVER);
+	CU_ASSERT_EQUAL(memcmp(x->mac, other_mac, 6), 0);
+	CU_ASSERT_FALSE(x->has_hostname);
+	CU_ASSERT_EQUAL(x->d.ip, 0);
+	/* relayed: giaddr reported, on the pool's subnet answered, elsewhere dropped */
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, RELAY_IP, 0, NULL, 0);
+	x = decide(s, &r, len, 1005, DHCP_MSG_OFFER);
+	CU_ASSERT_EQUAL(x->d.giaddr, RELAY_IP);
+	CU_ASSERT_EQUAL(x->d.ip, VM_IP);
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, FAR_RELAY_IP, 0, NULL, 0);
+	x = decide(s, &r, len, 1006, 0);
+	CU_ASSERT_TRUE(x->d.dropped);
+	CU_ASSERT_EQUAL(x->d.drop, DHCP_DROP_WRONG_SUBNET);
+	CU_ASSERT_EQUAL(x->d.giaddr, FAR_RELAY_IP);
+	/* INFORM: ACK without an address given; ciaddr is what the client has */
+	len = build(&r, DHCP_MSG_INFORM, vm_mac, VM_IP, 0, 0, NULL, 0);
+	x = decide(s, &r, len, 1007, DHCP_MSG_ACK);
+	CU_ASSERT_EQUAL(x->d.type, DHCP_MSG_INFORM);
+	CU_ASSERT_EQUAL(x->d.ip, 0);
+	CU_ASSERT_EQUAL(x->d.requested, VM_IP);
+	/* RELEASE: neither a reply nor a drop */
+	len = build(&r, DHCP_MSG_RELEASE, vm_mac, VM_IP, 0, 0, NULL, 0);
+	x = decide(s, &r, len, 1008, 0);
+	CU_ASSERT_EQUAL(x->d.type, DHCP_MSG_RELEASE);
+	CU_ASSERT_FALSE(x->d.dropped);
+	CU_ASSERT_EQUAL(x->d.reply, 0);
+	CU_ASSERT_EQUAL(x->d.requested, VM_IP);
+	/* no option 53: dropped as no_type, but the MAC is known */
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0);
+	r.opts[0] = r.opts[1] = r.opts[2] = DHCP_OPT_PAD;
+	x = decide(s, &r, len, 1009, 0);
+	CU_ASSERT_TRUE(x->d.dropped);
+	CU_ASSERT_EQUAL(x->d.drop, DHCP_DROP_NO_TYPE);
+	CU_ASSERT_EQUAL(x->d.type, 0);
+	CU_ASSERT_EQUAL(memcmp(x->mac, vm_mac, 6), 0);
+	/* no usable chaddr (hlen 16), or too short: counted, not reported */
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0);
+	r.m.hlen = 16;
+	CU_ASSERT_EQUAL(handle_at(s, &r, len, 1010), 0);
+	CU_ASSERT_EQUAL(handle_at(s, &r, 100, 1011), 0);
+	CU_ASSERT_EQUAL(n_seen, 10);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_NOT_REQUEST], 1);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_MALFORMED], 1);
+	dhcp_server_free(s);
+}
+
+/* stderr to a file from capture_begin() to capture_end() (the decision log's lines). */
+static int saved_stderr = -1;
+static char capture_path[64];
+
+static void
+capture_begin(void)
+{
+	int fd;
+
+	snprintf(capture_path, sizeof(capture_path), "/tmp/vmdhcp-test-declog-XXXXXX");
+	fd = mkstemp(capture_path);
+	CU_ASSERT_FATAL(fd >= 0);
+	fflush(stderr);
+	saved_stderr = dup(2);
+	CU_ASSERT_FATAL(saved_stderr >= 0 && dup2(fd, 2) == 2);
+	close(fd);
+}
+
+/* What was written since capture_begin() (caller frees). */
+static char *
+capture_end(void)
+{
+	char *text = NULL;
+	size_t n = 0;
+	FILE *f;
+
+	fflush(stderr);
+	dup2(saved_stderr, 2);
+	close(saved_stderr);
+	f = fopen(capture_path, "r");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT_FATAL(fseek(f, 0, SEEK_END) == 0);
+	n = (size_t)ftell(f);
+	rewind(f);
+	text = calloc(1, n + 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	CU_ASSERT_EQUAL(fread(text, 1, n, f), n);
+	fclose(f);
+	unlink(capture_path);
+	return text;
+}
+
+static size_t
+count_lines(const char *text, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *l = text; *l != '\0';) {
+		const char *e = strchr(l, '\n');
+		size_t len = e != NULL ? (size_t)(e - l) : strlen(l);
+
+		if (needle == NULL || memmem(l, len, needle, strlen(needle)) != NULL)
+			n++;
+		l += len + (e != NULL);
+	}
+	return n;
+}
+
+static struct agent_declog declog;
+static struct agent_config declog_cfg = {.pool_ns = "default", .pool_name = "net-48"};
+
+static void
+on_decision_log(void *userdata, const struct dhcp_decision *d)
+{
+	(void)userdata;
+	agent_declog_decision(&declog, d, &declog_cfg);
+}
+
+static struct dhcp_server *
+logging_server(enum agent_log_dhcp mode)
+{
+	struct dhcp_server *s = server();
+	struct dhcp_callbacks cb = {.on_decision = on_decision_log};
+
+	dhcp_server_set_callbacks(s, &cb);
+	agent_declog_init(&declog, mode);
+	log_set_level(LOG_LEVEL_INFO);
+	log_set_format(LOG_FORMAT_TEXT);
+	return s;
+}
+
+/* n DISCOVERs from mac at now (the engine's receive time: the log's clock). */
+static void
+discovers(struct dhcp_server *s, const uint8_t mac[6], size_t n, uint64_t now)
+{
+	struct req r;
+	size_t len = build(&r, DHCP_MSG_DISCOVER, mac, 0, 0, 0, NULL, 0);
+
+	for (size_t i = 0; i < n; i++)
+		handle_at(s, &r, len, now);
+}
+
+/*
+ * The token bucket: AGENT_DECLOG_BURST lines at once, AGENT_DECLOG_RATE a second after, the
+ * rest counted; one summary line by reply and drop reason once AGENT_DECLOG_SUMMARY_USEC
+ * passed since the first suppressed line. Time is the engine's receive time (no sleeping).
+ */
+static void
+test_declog_rate_limit(void)
+{
+	const uint64_t t0 = 1000 * USEC_PER_SEC;
+	struct dhcp_server *s = logging_server(AGENT_LOG_DHCP_ALL);
+	char *text;
+
+	CU_ASSERT_EQUAL_FATAL(AGENT_DECLOG_BURST, 100);
+	CU_ASSERT_EQUAL_FATAL(AGENT_DECLOG_RATE, 20);
+	capture_begin();
+	/* a storm at one instant: the first 100 lines, then counters only */
+	discovers(s, vm_mac, 1000, t0);
+	discovers(s, other_mac, 50, t0);
+	text = capture_end();
+	CU_ASSERT_EQUAL(count_lines(text, NULL), 100);
+	CU_ASSERT_EQUAL(
+	    count_lines(text, "DHCPOFFER 10.0.0.100 to 52:54:00:12:34:56 (vm-one)"), 100);
+	CU_ASSERT_EQUAL(declog.suppressed, 950);
+	CU_ASSERT_EQUAL(declog.by_reply[DHCP_MSG_OFFER], 900);
+	CU_ASSERT_EQUAL(declog.by_drop[DHCP_DROP_UNKNOWN_MAC], 50);
+	free(text);
+
+	/* one second later: 20 more lines, the rest counted; no summary yet (1 s < 10 s) */
+	capture_begin();
+	discovers(s, other_mac, 30, t0 + USEC_PER_SEC);
+	agent_declog_flush(&declog, t0 + 9 * USEC_PER_SEC, false);
+	text = capture_end();
+	CU_ASSERT_EQUAL(count_lines(text, NULL), 20);
+	CU_ASSERT_EQUAL(
+	    count_lines(text, "DHCPDISCOVER from 52:54:00:aa:bb:cc dropped: unknown_mac"), 20);
+	CU_ASSERT_EQUAL(count_lines(text, "suppressed"), 0);
+	CU_ASSERT_EQUAL(declog.suppressed, 960);
+	free(text);
+
+	/* 10 s after the first suppressed line: the summary, then the line itself */
+	capture_begin();
+	discovers(s, vm_mac, 1, t0 + 10 * USEC_PER_SEC);
+	text = capture_end();
+	CU_ASSERT_EQUAL(count_lines(text, NULL), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, " info  "));
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(text, ": suppressed 960 DHCP decision lines in the last 10 s: "
+			 "900 DHCPOFFER, 60 dropped (unknown_mac 60) "
+			 "suppressed=960\n"));
+	CU_ASSERT(strstr(text, "suppressed=960\n") < strstr(text, "DHCPOFFER 10.0.0.100"));
+	CU_ASSERT_EQUAL(declog.suppressed, 0);
+	free(text);
+
+	/* a storm that stops: the periodic flush writes its summary once the interval passed */
+	capture_begin();
+	discovers(s, vm_mac, 150, t0 + 20 * USEC_PER_SEC);
+	agent_declog_flush(&declog, t0 + 25 * USEC_PER_SEC, false);
+	text = capture_end();
+	CU_ASSERT_EQUAL(count_lines(text, NULL), 100);
+	free(text);
+	capture_begin();
+	agent_declog_flush(&declog, t0 + 30 * USEC_PER_SEC, false);
+	agent_declog_flush(&declog, t0 + 40 * USEC_PER_SEC, true); /* nothing left */
+	text = capture_end();
+	CU_ASSERT_EQUAL(count_lines(text, NULL), 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "suppressed 50 DHCP decision lines in the last 10 s: "
+					    "50 DHCPOFFER suppressed=50\n"));
+	free(text);
+	dhcp_server_free(s);
+}
+
+/* One request of each kind, as the tests below log them. */
+static void
+log_each_kind(struct dhcp_server *s)
+{
+	uint8_t wrong[] = {DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 77};
+	struct req r;
+	size_t len;
+
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0);
+	handle_at(s, &r, len, 1);
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, RELAY_IP, 0, NULL, 0);
+	handle_at(s, &r, len, 2);
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, 0, 0, 0, wrong, sizeof(wrong));
+	handle_at(s, &r, len, 3);
+	len = build(&r, DHCP_MSG_REQUEST, other_mac, 0, 0, 0, wrong, sizeof(wrong));
+	handle_at(s, &r, len, 4);
+	len = build(&r, DHCP_MSG_RELEASE, vm_mac, VM_IP, 0, 0, NULL, 0);
+	handle_at(s, &r, len, 5);
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0);
+	r.opts[0] = r.opts[1] = r.opts[2] = DHCP_OPT_PAD;
+	handle_at(s, &r, len, 6);
+}
+
+/* Text: the message says it all, only the xid follows (no key repeats the message). */
+static void
+test_declog_text(void)
+{
+	static const char *const want[] = {
+	    "DHCPOFFER 10.0.0.100 to 52:54:00:12:34:56 (vm-one) for DHCPDISCOVER xid=0x11223344",
+	    "DHCPOFFER 10.0.0.100 to 52:54:00:12:34:56 (vm-one) for DHCPDISCOVER via 10.0.0.2 "
+	    "xid=0x11223344",
+	    "DHCPNAK to 52:54:00:12:34:56 (vm-one) for DHCPREQUEST of 10.0.0.77 xid=0x11223344",
+	    "DHCPREQUEST from 52:54:00:aa:bb:cc for 10.0.0.77 dropped: unknown_mac xid=0x11223344",
+	    "DHCPRELEASE from 52:54:00:12:34:56 (vm-one) for 10.0.0.100 xid=0x11223344",
+	    "DHCP request from 52:54:00:12:34:56 (vm-one) dropped: no_type xid=0x11223344",
+	};
+	struct dhcp_server *s = logging_server(AGENT_LOG_DHCP_ALL);
+	const char *l;
+	char *text;
+	size_t i = 0;
+
+	capture_begin();
+	log_each_kind(s);
+	text = capture_end();
+	CU_ASSERT_EQUAL(count_lines(text, NULL), ELEMENTSOF(want));
+	for (l = text; *l != '\0' && i < ELEMENTSOF(want); i++) {
+		const char *e = strchr(l, '\n'), *m = strstr(l, " info  ");
+		char line[256];
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+		CU_ASSERT_FATAL(m != NULL && m < e && strstr(m, ": ") < e);
+		m = strstr(m, ": ") + 2;
+		snprintf(line, sizeof(line), "%.*s", (int)(e - m), m);
+		CU_ASSERT_STRING_EQUAL(line, want[i]);
+		l = e + 1;
+	}
+	free(text);
+	dhcp_server_free(s);
+}
+
+/* JSON: the same message, and every key (giaddr only when relayed). */
+static void
+test_declog_json(void)
+{
+	static const struct {
+		const char *msg, *type, *mac, *ip, *vm, *outcome, *value, *giaddr;
+	} want[] = {
+	    {"DHCPOFFER 10.0.0.100 to 52:54:00:12:34:56 (vm-one) for DHCPDISCOVER", "discover",
+		"52:54:00:12:34:56", "10.0.0.100", "vm-one", "reply", "offer", NULL},
+	    {"DHCPOFFER 10.0.0.100 to 52:54:00:12:34:56 (vm-one) for DHCPDISCOVER via 10.0.0.2",
+		"discover", "52:54:00:12:34:56", "10.0.0.100", "vm-one", "reply", "offer",
+		"10.0.0.2"},
+	    {"DHCPNAK to 52:54:00:12:34:56 (vm-one) for DHCPREQUEST of 10.0.0.77", "request",
+		"52:54:00:12:34:56", "10.0.0.77", "vm-one", "reply", "nak", NULL},
+	    {"DHCPREQUEST from 52:54:00:aa:bb:cc for 10.0.0.77 dropped: unknown_mac", "request",
+		"52:54:00:aa:bb:cc", "10.0.0.77", NULL, "drop", "unknown_mac", NULL},
+	    {"DHCPRELEASE from 52:54:00:12:34:56 (vm-one) for 10.0.0.100", "release",
+		"52:54:00:12:34:56", "10.0.0.100", "vm-one", "reply", "none", NULL},
+	    {"DHCP request from 52:54:00:12:34:56 (vm-one) dropped: no_type", "unknown",
+		"52:54:00:12:34:56", NULL, "vm-one", "drop", "no_type", NULL},
+	};
+	struct dhcp_server *s = logging_server(AGENT_LOG_DHCP_ALL);
+	const char *l;
+	char *text;
+	size_t i = 0;
+
+	log_set_format(LOG_FORMAT_JSON);
+	capture_begin();
+	log_each_kind(s);
+	text = capture_end();
+	log_set_format(LOG_FORMAT_TEXT);
+	CU_ASSERT_EQUAL(count_lines(text, NULL), ELEMENTSOF(want));
+	for (l = text; *l != '\0' && i < ELEMENTSOF(want); i++) {
+		const char *e = strchr(l, '\n');
+		json_error_t err;
+		json_t *j;
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+		j = json_loadb(l, (size_t)(e - l), 0, &err);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+#define STR(k) json_string_value(json_object_get(j, k))
+#define HAS(k) (json_object_get(j, k) != NULL)
+		CU_ASSERT(STR("level") != NULL && strcmp(STR("level"), "info") == 0);
+		CU_ASSERT(STR("msg") != NULL && strcmp(STR("msg"), want[i].msg) == 0);
+		CU_ASSERT(STR("type") != NULL && strcmp(STR("type"), want[i].type) == 0);
+		CU_ASSERT(STR("mac") != NULL && strcmp(STR("mac"), want[i].mac) == 0);
+		CU_ASSERT(STR("xid") != NULL && strcmp(STR("xid"), "0x11223344") == 0);
+		CU_ASSERT(STR("ippool") != NULL && strcmp(STR("ippool"), "default/net-48") == 0);
+		CU_ASSERT(STR(want[i].outcome) != NULL &&
+			  strcmp(STR(want[i].outcome), want[i].value) == 0);
+		CU_ASSERT_FALSE(HAS(strcmp(want[i].outcome, "drop") == 0 ? "reply" : "drop"));
+		CU_ASSERT_EQUAL(HAS("ip"), want[i].ip != NULL);
+		CU_ASSERT(want[i].ip == NULL ||
+			  (STR("ip") != NULL && strcmp(STR("ip"), want[i].ip) == 0));
+		CU_ASSERT_EQUAL(HAS("vm"), want[i].vm != NULL);
+		CU_ASSERT(want[i].vm == NULL ||
+			  (STR("vm") != NULL && strcmp(STR("vm"), want[i].vm) == 0));
+		CU_ASSERT_EQUAL(HAS("giaddr"), want[i].giaddr != NULL);
+		CU_ASSERT(want[i].giaddr == NULL ||
+			  (STR("giaddr") != NULL && strcmp(STR("giaddr"), want[i].giaddr) == 0));
+#undef STR
+#undef HAS
+		json_decref(j);
+		l = e + 1;
+	}
+	free(text);
+	dhcp_server_free(s);
+}
+
+/* --log-level warn silences the lines (and counts nothing); --log-dhcp drops and none. */
+static void
+test_declog_level_and_mode(void)
+{
+	struct dhcp_server *s = logging_server(AGENT_LOG_DHCP_ALL);
+	char *text;
+
+	log_set_level(LOG_LEVEL_WARN);
+	capture_begin();
+	log_each_kind(s);
+	discovers(s, vm_mac, 500, 10);
+	agent_declog_flush(&declog, 100 * USEC_PER_SEC, true);
+	text = capture_end();
+	log_set_level(LOG_LEVEL_INFO);
+	CU_ASSERT_STRING_EQUAL(text, "");
+	CU_ASSERT_EQUAL(declog.suppressed, 0);
+	free(text);
+	dhcp_server_free(s);
+
+	/* drops: what a client did not get (drops and NAKs) */
+	s = logging_server(AGENT_LOG_DHCP_DROPS);
+	capture_begin();
+	log_each_kind(s);
+	text = capture_end();
+	CU_ASSERT_EQUAL(count_lines(text, NULL), 3);
+	CU_ASSERT_EQUAL(count_lines(text, "DHCPNAK to 52:54:00:12:34:56"), 1);
+	CU_ASSERT_EQUAL(count_lines(text, "dropped: unknown_mac"), 1);
+	CU_ASSERT_EQUAL(count_lines(text, "dropped: no_type"), 1);
+	CU_ASSERT_EQUAL(count_lines(text, "DHCPOFFER"), 0);
+	free(text);
+	dhcp_server_free(s);
+
+	s = logging_server(AGENT_LOG_DHCP_NONE);
+	capture_begin();
+	log_each_kind(s);
+	text = capture_end();
+	CU_ASSERT_STRING_EQUAL(text, "");
+	free(text);
+	dhcp_server_free(s);
+}
+
+static void
+test_log_dhcp_names(void)
+{
+	enum agent_log_dhcp m = AGENT_LOG_DHCP_NONE;
+
+	CU_ASSERT_EQUAL(agent_log_dhcp_from_string("all", &m), 0);
+	CU_ASSERT_EQUAL(m, AGENT_LOG_DHCP_ALL);
+	CU_ASSERT_EQUAL(agent_log_dhcp_from_string("drops", &m), 0);
+	CU_ASSERT_EQUAL(m, AGENT_LOG_DHCP_DROPS);
+	CU_ASSERT_EQUAL(agent_log_dhcp_from_string("none", &m), 0);
+	CU_ASSERT_EQUAL(m, AGENT_LOG_DHCP_NONE);
+	CU_ASSERT_EQUAL(agent_log_dhcp_from_string("some", &m), -EINVAL);
+	CU_ASSERT_EQUAL(agent_log_dhcp_from_string("", &m), -EINVAL);
+}
+
 static void
 test_names(void)
 {
@@ -1187,8 +1695,19 @@ static const struct test_case reply_tests[] = {
     {NULL, NULL},
 };
 
+static const struct test_case decision_tests[] = {
+    {"on_decision fields: offer, ack, nak, drops, relay, release", test_decision_hook},
+    {"decision log: rate limit and summary", test_declog_rate_limit},
+    {"decision log: text lines", test_declog_text},
+    {"decision log: JSON keys", test_declog_json},
+    {"decision log: --log-level warn, --log-dhcp drops and none", test_declog_level_and_mode},
+    {"--log-dhcp names", test_log_dhcp_names},
+    {NULL, NULL},
+};
+
 const struct test_suite test_suites[] = {
     {.name = "dhcp-request", .tests = request_tests},
     {.name = "dhcp-reply", .tests = reply_tests},
+    {.name = "dhcp-decision", .tests = decision_tests},
     {.name = NULL},
 };
