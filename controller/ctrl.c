@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The controller's wiring: resources, informer transforms and indexes, event handlers that
- * enqueue keys, start-up once the caches synced, readiness and metrics.
+ * enqueue keys, start-up once the caches synced, readiness. The metrics are in ctrl-metrics.c.
  */
 #include "controller/ctrl.h"
 
@@ -953,7 +953,7 @@ ctrl_op_started(struct ctrl_op *op, int rc)
 	return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_PENDING };
 }
 
-/* --- start-up, readiness, metrics -------------------------------------------------------- */
+/* --- start-up, readiness ----------------------------------------------------------------- */
 
 bool
 ctrl_synced(const struct ctrl *c)
@@ -1089,92 +1089,11 @@ ctrl_lead(struct ctrl *c)
 	sync_cb(-1, 0, c);
 }
 
-static const char *const addr_states[] = { "used", "available" };
-static const char *const binding_states[] = { "Allocated", "Pending", "Stale" };
-
-static int
-count_bindings(void *userdata, const char *key, const void *item)
-{
-	double *counts = userdata;
-	const struct cfg_item *it = item;
-
-	if (it->cfg == NULL)
-		return 0;
-	for (size_t i = 0; i < it->cfg->status.n_nics; i++) {
-		switch (it->cfg->status.nics[i].state) {
-		case VMNETCFG_STATE_ALLOCATED:
-			counts[0]++;
-			break;
-		case VMNETCFG_STATE_PENDING:
-			counts[1]++;
-			break;
-		case VMNETCFG_STATE_STALE:
-			counts[2]++;
-			break;
-		default:
-			break;
-		}
-	}
-	return 0;
-}
-
 /* Give freed heap (list pages, large status bodies) back to the system now and then. */
 static void
 trim_cb(evutil_socket_t fd, short what, void *arg)
 {
 	malloc_trim(0);
-}
-
-static void
-collect(void *userdata)
-{
-	struct ctrl *c = userdata;
-	double used = 0, avail = 0, pools = 0, conflicts = 0, bindings[3] = { 0 };
-
-	for (struct pool_rt *rt = c->pools; rt != NULL; rt = rt->next) {
-		struct ipam_counts counts;
-
-		pools++;
-		conflicts += (double)rt->n_conflicts;
-		if (rt->np == NULL)
-			continue;
-		netpool_counts(rt->np, &counts);
-		used += counts.used;
-		avail += counts.available;
-	}
-	metric_set(c->m_pools, 0, pools);
-	metric_set(c->m_addrs, 0, used);
-	metric_set(c->m_addrs, 1, avail);
-	metric_set(c->m_conflicts, 0, conflicts);
-	kube_store_foreach(kube_informer_store(c->inf_cfg), count_bindings, bindings);
-	for (size_t i = 0; i < 3; i++)
-		metric_set(c->m_bindings, i, bindings[i]);
-}
-
-static int
-add_metrics(struct ctrl *c)
-{
-	struct metrics *m = c->metrics;
-
-	if (m == NULL)
-		return 0;
-	c->m_pools = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_controller_pools",
-	    "IPPools with an address cache");
-	c->m_addrs = metrics_add(m, METRIC_GAUGE, "vmdhcp_controller_pool_addresses",
-	    "Addresses of all pools by state", "state", addr_states, ELEMENTSOF(addr_states),
-	    NULL, 0);
-	c->m_bindings = metrics_add(m, METRIC_GAUGE, "vmdhcp_controller_bindings",
-	    "VMNetCfg NICs by state", "state", binding_states, ELEMENTSOF(binding_states), NULL,
-	    0);
-	c->m_conflicts = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_controller_ipam_conflicts",
-	    "Conflicts reported by the last IPAM rebuilds");
-	c->m_writes = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_controller_api_writes_total",
-	    "Writes sent to the API server");
-	if (c->m_pools == NULL || c->m_addrs == NULL || c->m_bindings == NULL ||
-	    c->m_conflicts == NULL || c->m_writes == NULL)
-		return -ENOMEM;
-	metrics_set_collect(m, collect, c);
-	return 0;
 }
 
 /* --- life cycle ------------------------------------------------------------------------- */
@@ -1243,7 +1162,7 @@ ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *me
 		goto fail;
 	}
 	if ((r = kube_recorder_new(client, CTRL_COMPONENT, NULL, &c->recorder)) < 0 ||
-	    (r = add_metrics(c)) < 0)
+	    (r = ctrl_metrics_add(c)) < 0)
 		goto fail;
 	c->sync_ev = event_new(base, -1, EV_PERSIST, sync_cb, c);
 	c->trim_ev = event_new(base, -1, EV_PERSIST, trim_cb, c);
@@ -1342,6 +1261,7 @@ ctrl_free(struct ctrl *c)
 		free(rt->uid);
 		free(rt);
 	}
+	ctrl_metrics_free(c);
 	free(c->namespace);
 	free(c->agent_image);
 	free(c->agent_sa);

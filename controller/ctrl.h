@@ -118,6 +118,17 @@ struct pool_rt {
 /* At most this many writes in flight; further reconciles wait (backpressure). */
 #define CTRL_MAX_INFLIGHT 32
 
+/*
+ * One IPPool as /metrics shows it, gathered before each render (ctrl-metrics.c): the leader
+ * exports one series per pool and family, labelled namespace, pool, network.
+ */
+struct ctrl_pool_sample {
+	const struct pool_item *it; /* borrowed from the cache for one render */
+	const char *key;	    /* "ns/name", borrowed likewise */
+	const struct pool_rt *rt;   /* its IPAM (the pool serving its network), or NULL */
+	double bindings[3];	    /* NICs Allocated, Pending, Stale on rt's network */
+};
+
 struct ctrl_parked {
 	struct ctrl_parked *next;
 	struct kube_controller *ctl;
@@ -155,12 +166,16 @@ struct ctrl {
 	bool leading;	  /* allowed to reconcile */
 	bool reconciling; /* controllers started */
 
-	struct metric *m_pools, *m_addrs, *m_bindings, *m_conflicts, *m_writes;
+	struct metric *m_leader, *m_writes;
+	struct ctrl_pool_sample *samples; /* reused from render to render */
+	size_t n_samples, cap_samples;
 };
 
 /*
- * New controller context on base with client (borrowed) and metrics (borrowed, may be NULL).
- * Creates and starts the informers. Returns 0 and *ret, or negative errno.
+ * New controller context on base with client (borrowed) and metrics (borrowed, may be NULL;
+ * one ctrl per registry, which must not be rendered once the ctrl is freed: its per-pool
+ * families read the ctrl). Creates and starts the informers. Returns 0 and *ret, or
+ * negative errno.
  */
 int ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *metrics,
     const struct ctrl_opts *opts, struct ctrl **ret);
@@ -263,5 +278,13 @@ void ctrl_cfg_forget(struct ctrl *c, const char *key, const struct cfg_item *ite
 json_t *ctrl_vm_desired(const struct vm_item *vm);
 /* Build (or rebuild) the netpool of a pool item from the caches. */
 int ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt);
+
+/*
+ * The controller's metrics (ctrl-metrics.c): vmdhcp_controller_leader on every replica,
+ * vmdhcp_controller_api_writes_total, and the per-pool vmdhcp_ippool_* families, exported
+ * only by the leader once it reconciles. 0 or -errno; nothing without c->metrics.
+ */
+int ctrl_metrics_add(struct ctrl *c);
+void ctrl_metrics_free(struct ctrl *c);
 
 #endif

@@ -17,8 +17,13 @@
 
 /* Bump when the manifest's shape changes so existing agents are re-placed once. */
 /* 2: non-root with file capabilities (NET_BIND_SERVICE added, allowPrivilegeEscalation),
- * POD_IP and --listen $(POD_IP):PORT, the admin's knobs (struct placement_opts). */
-#define PLACEMENT_MANIFEST_VERSION "2"
+ * POD_IP and --listen $(POD_IP):PORT, the admin's knobs (struct placement_opts).
+ * 3: the container port is named "metrics" (the chart's PodMonitor scrapes it by name). */
+#define PLACEMENT_MANIFEST_VERSION "3"
+/* The name of the agent's HTTP port (/metrics, /healthz, /readyz on $(POD_IP)):
+ * charts/vm-dhcp/templates/podmonitor.yaml scrapes this port name (scripts/lint-charts.sh
+ * reads it from here). */
+#define PLACEMENT_PORT_NAME "metrics"
 #define AGENT_SUFFIX "-agent"
 #define AGENT_UID 65532
 #define TOLERATION_SECONDS 30
@@ -771,7 +776,7 @@ build_container(const struct placement_input *in)
 	    "env", "name", "POD_NAME", "valueFrom", "fieldRef", "fieldPath", "metadata.name",
 	    "name", "POD_NAMESPACE", "valueFrom", "fieldRef", "fieldPath", "metadata.namespace",
 	    "name", "POD_IP", "valueFrom", "fieldRef", "fieldPath", "status.podIP", "ports", "name",
-	    "http", "containerPort", PLACEMENT_PORT, "protocol", "TCP", "resources", res,
+	    PLACEMENT_PORT_NAME, "containerPort", PLACEMENT_PORT, "protocol", "TCP", "resources", res,
 	    "securityContext", sc, "readinessProbe", probe_ready, "livenessProbe", probe_live);
 }
 

@@ -3,12 +3,11 @@
  * Reconcile loop (controller-runtime's reconcileHandler): take a key from the queue, call
  * reconcile, then by result: OK -> forget; REQUEUE -> rate-limited add; REQUEUE_AFTER ->
  * forget + delayed add; ERROR -> count + rate-limited add; PENDING -> the key stays in
- * processing until kube_controller_complete. Metrics: queue depth, reconciles, errors,
- * latency (histogram).
+ * processing until kube_controller_complete. Metrics (controller-runtime's names, label
+ * controller="<name>"): reconciles by result, errors, time (histogram); the queue's own.
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <stdio.h>
 #include <string.h>
 
 #include <event2/event.h>
@@ -28,14 +27,17 @@ struct kube_controller {
 	struct event *run_ev;
 	unsigned max_per_pass;
 	struct kube_controller_stats stats;
-	struct metric *m_depth, *m_total, *m_errors, *m_latency, *m_requeues;
-	char metric_names[5][96]; /* borrowed by the registry */
+	struct metric *m_total, *m_errors, *m_latency; /* NULL without metrics */
 	/* start times of PENDING reconciles are not tracked per key: latency is measured for
 	 * the synchronous part only, which is where the loop's time goes. */
 };
 
 static const double latency_buckets[] = { 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5,
 	1, 5 };
+
+/* vmdhcp_reconcile_total{result}: REQUEUE and REQUEUE_AFTER are both "requeue" */
+enum { RESULT_SUCCESS, RESULT_ERROR, RESULT_REQUEUE };
+static const char *const result_names[] = { "success", "error", "requeue" };
 
 static void
 run_cb(evutil_socket_t fd, short what, void *arg)
@@ -78,6 +80,8 @@ kube_controller_new(const struct kube_controller_opts *opts, struct kube_control
 	qo = opts->queue;
 	qo.base = opts->base;
 	qo.clock = opts->clock;
+	qo.metrics = opts->metrics;
+	qo.name = ctl->name;
 	rc = kube_workqueue_new(&qo, &ctl->queue);
 	if (rc < 0)
 		goto fail;
@@ -90,31 +94,24 @@ kube_controller_new(const struct kube_controller_opts *opts, struct kube_control
 		kube_workqueue_set_notify(ctl->queue, queue_notify, ctl);
 	}
 	if (opts->metrics) {
-		/* Families are named per controller: kube_<name>_reconcile_total ... */
-		static const struct {
-			enum metric_type type;
-			const char *suffix, *help;
-		} fams[5] = {
-			{ METRIC_GAUGE, "workqueue_depth", "Keys ready in the work queue." },
-			{ METRIC_COUNTER, "reconcile_total", "Reconciles run." },
-			{ METRIC_COUNTER, "reconcile_errors_total", "Reconciles that failed." },
-			{ METRIC_COUNTER, "workqueue_retries_total", "Rate-limited requeues." },
-			{ METRIC_HISTOGRAM, "reconcile_duration_seconds", "Time spent in reconcile." },
-		};
-		struct metric **dst[5] = { &ctl->m_depth, &ctl->m_total, &ctl->m_errors,
-			&ctl->m_requeues, &ctl->m_latency };
-
-		for (size_t i = 0; i < 5; i++) {
-			snprintf(ctl->metric_names[i], sizeof(ctl->metric_names[i]), "kube_%s_%s",
-			    ctl->name, fams[i].suffix);
-			*dst[i] = metrics_add(opts->metrics, fams[i].type, ctl->metric_names[i],
-			    fams[i].help, NULL, NULL, 0,
-			    fams[i].type == METRIC_HISTOGRAM ? latency_buckets : NULL,
-			    fams[i].type == METRIC_HISTOGRAM ? ELEMENTSOF(latency_buckets) : 0);
-			if (!*dst[i]) {
-				rc = -ENOMEM;
-				goto fail;
-			}
+		/* one family per name, shared by every controller of the registry */
+		ctl->m_total = metrics_add_const(opts->metrics, METRIC_COUNTER,
+		    "vmdhcp_reconcile_total", "Total number of reconciliations per controller",
+		    "controller", ctl->name, "result", result_names, ELEMENTSOF(result_names), NULL,
+		    0);
+		if (ctl->m_total)
+			ctl->m_errors = metrics_add_const(opts->metrics, METRIC_COUNTER,
+			    "vmdhcp_reconcile_errors_total",
+			    "Total number of reconciliation errors per controller", "controller",
+			    ctl->name, NULL, NULL, 0, NULL, 0);
+		if (ctl->m_errors)
+			ctl->m_latency = metrics_add_const(opts->metrics, METRIC_HISTOGRAM,
+			    "vmdhcp_reconcile_time_seconds",
+			    "Length of time per reconciliation per controller", "controller",
+			    ctl->name, NULL, NULL, 0, latency_buckets, ELEMENTSOF(latency_buckets));
+		if (!ctl->m_latency) {
+			rc = -errno;
+			goto fail;
 		}
 	}
 	*ret = ctl;
@@ -136,20 +133,10 @@ kube_controller_free(struct kube_controller *ctl)
 	return NULL;
 }
 
-static void
-update_depth(struct kube_controller *ctl)
-{
-	if (ctl->m_depth)
-		metric_set(ctl->m_depth, 0, (double)kube_workqueue_len(ctl->queue));
-}
-
 int
 kube_controller_enqueue(struct kube_controller *ctl, const char *key)
 {
-	int rc = kube_workqueue_add(ctl->queue, key);
-
-	update_depth(ctl);
-	return rc;
+	return kube_workqueue_add(ctl->queue, key);
 }
 
 struct kube_workqueue *
@@ -167,17 +154,19 @@ kube_controller_get_stats(const struct kube_controller *ctl, struct kube_control
 static void
 apply_result(struct kube_controller *ctl, const char *key, struct kube_reconcile_result res)
 {
+	/* the queue counts its retries (rate-limited adds) itself */
 	switch (res.action) {
 	case KUBE_RECONCILE_OK:
+		metric_inc(ctl->m_total, RESULT_SUCCESS);
 		kube_workqueue_forget(ctl->queue, key);
 		break;
 	case KUBE_RECONCILE_REQUEUE:
 		ctl->stats.requeues++;
-		if (ctl->m_requeues)
-			metric_inc(ctl->m_requeues, 0);
+		metric_inc(ctl->m_total, RESULT_REQUEUE);
 		kube_workqueue_add_rate_limited(ctl->queue, key);
 		break;
 	case KUBE_RECONCILE_REQUEUE_AFTER:
+		metric_inc(ctl->m_total, RESULT_REQUEUE);
 		kube_workqueue_forget(ctl->queue, key);
 		kube_workqueue_add_after(ctl->queue, key, res.after_usec);
 		break;
@@ -185,10 +174,8 @@ apply_result(struct kube_controller *ctl, const char *key, struct kube_reconcile
 	default:
 		ctl->stats.errors++;
 		ctl->stats.requeues++;
-		if (ctl->m_errors)
-			metric_inc(ctl->m_errors, 0);
-		if (ctl->m_requeues)
-			metric_inc(ctl->m_requeues, 0);
+		metric_inc(ctl->m_total, RESULT_ERROR);
+		metric_inc(ctl->m_errors, 0);
 		kube_workqueue_add_rate_limited(ctl->queue, key);
 		break;
 	}
@@ -206,7 +193,6 @@ kube_controller_complete(struct kube_controller *ctl, const char *key,
 		res.action = KUBE_RECONCILE_ERROR;
 	apply_result(ctl, copy, res);
 	kube_workqueue_done(ctl->queue, copy);
-	update_depth(ctl);
 	free(copy);
 }
 
@@ -223,16 +209,13 @@ kube_controller_run_pending(struct kube_controller *ctl, unsigned max)
 
 		n++;
 		ctl->stats.reconciles++;
-		if (ctl->m_total) {
-			metric_inc(ctl->m_total, 0);
-			metric_observe(ctl->m_latency, 0, (double)(t1 - t0) / (double)USEC_PER_SEC);
-		}
+		/* seconds, as the family's name says (the clock counts microseconds) */
+		metric_observe(ctl->m_latency, 0, (double)(t1 - t0) / (double)USEC_PER_SEC);
 		if (res.action == KUBE_RECONCILE_PENDING)
 			continue;
 		apply_result(ctl, key, res);
 		kube_workqueue_done(ctl->queue, key);
 	}
-	update_depth(ctl);
 	return n;
 }
 

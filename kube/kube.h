@@ -382,6 +382,13 @@ bool kube_informer_describe_failure(const struct kube_informer *inf, char *buf, 
 
 /* --- work queue ------------------------------------------------------------------------ */
 
+/*
+ * With metrics and a name, the queue registers (client-go's workqueue metrics, the label
+ * name="<name>"): vmdhcp_workqueue_depth (keys ready), vmdhcp_workqueue_adds_total (keys
+ * that became due: an add of a key already waiting is not one) and
+ * vmdhcp_workqueue_retries_total (rate-limited adds). One family per registry, shared by
+ * every queue: names must differ.
+ */
 struct kube_workqueue_opts {
 	struct event_base *base;        /* for delayed adds; NULL = caller calls _tick */
 	const struct kube_clock *clock; /* borrowed; NULL = monotonic clock */
@@ -389,6 +396,8 @@ struct kube_workqueue_opts {
 	uint64_t max_delay_usec;        /* per-item backoff cap (0 = 1000 s) */
 	double qps;                     /* overall token bucket (0 = 10/s) */
 	unsigned burst;                 /* (0 = 100) */
+	struct metrics *metrics;        /* borrowed; NULL = none */
+	const char *name;               /* the label value (copied); required with metrics */
 };
 
 struct kube_workqueue;
@@ -439,13 +448,15 @@ struct kube_reconcile_result {
 typedef struct kube_reconcile_result (*kube_reconcile_fn)(void *userdata, const char *key);
 
 /*
- * With metrics, the controller registers kube_<name>_workqueue_depth (gauge),
- * kube_<name>_reconcile_total, kube_<name>_reconcile_errors_total,
- * kube_<name>_workqueue_retries_total (counters) and kube_<name>_reconcile_duration_seconds
- * (histogram). Their names live in the controller: render the registry only while it exists.
+ * With metrics, the controller registers controller-runtime's families with the label
+ * controller="<name>": vmdhcp_reconcile_total{result} (result success, error, or requeue for
+ * REQUEUE and REQUEUE_AFTER; a PENDING reconcile counts when completed),
+ * vmdhcp_reconcile_errors_total and vmdhcp_reconcile_time_seconds (histogram of the
+ * synchronous part), and its queue's (kube_workqueue_opts) with name="<name>". The series
+ * stay in the registry after kube_controller_free (their last values).
  */
 struct kube_controller_opts {
-	const char *name; /* [a-z_]+, unique per registry; static */
+	const char *name; /* [a-z_]+, unique per registry (copied) */
 	struct event_base *base;
 	const struct kube_clock *clock;
 	struct metrics *metrics; /* borrowed; NULL = none */

@@ -10,7 +10,7 @@
  *
  * and a token bucket bounds the overall retry rate. Time comes from an injectable clock;
  * with an event_base an evtimer calls _tick at the next due time, without one the caller
- * ticks (tests on a fake clock).
+ * ticks (tests on a fake clock). Metrics as client-go's: depth, adds, retries.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,6 +20,7 @@
 
 #include "kube/kube-internal.h"
 #include "lib/clock.h"
+#include "lib/metrics.h"
 #include "lib/util.h"
 
 struct item {
@@ -52,12 +53,19 @@ struct kube_workqueue {
 	struct item **heap;
 	size_t hlen, hcap;
 	uint64_t timer_due;
+	struct metric *m_depth, *m_adds, *m_retries; /* NULL without metrics */
 };
 
 static uint64_t
 now(const struct kube_workqueue *q)
 {
 	return kube_clock_now(&q->clock);
+}
+
+static void
+update_depth(struct kube_workqueue *q)
+{
+	metric_set(q->m_depth, 0, (double)q->len);
 }
 
 /* --- key map ------------------------------------------------------------------------------ */
@@ -257,6 +265,36 @@ kube_workqueue_new(const struct kube_workqueue_opts *opts, struct kube_workqueue
 		if (!q->timer || !q->notify_ev)
 			goto fail;
 	}
+	if (opts && opts->metrics) {
+		struct metric **dst[] = { &q->m_depth, &q->m_adds, &q->m_retries };
+		static const struct {
+			enum metric_type type;
+			const char *name, *help;
+		} fams[] = {
+			{ METRIC_GAUGE, "vmdhcp_workqueue_depth", "Current depth of workqueue" },
+			{ METRIC_COUNTER, "vmdhcp_workqueue_adds_total",
+			    "Total number of adds handled by workqueue" },
+			{ METRIC_COUNTER, "vmdhcp_workqueue_retries_total",
+			    "Total number of retries handled by workqueue" },
+		};
+
+		if (!opts->name) {
+			kube_workqueue_free(q);
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < ELEMENTSOF(fams); i++) {
+			*dst[i] = metrics_add_const(opts->metrics, fams[i].type, fams[i].name,
+			    fams[i].help, "name", opts->name, NULL, NULL, 0, NULL, 0);
+			if (!*dst[i]) {
+				/* -EEXIST: the name is taken. A registry cannot drop a series:
+				 * on -ENOMEM those added so far stay, at 0. */
+				int rc = -errno;
+
+				kube_workqueue_free(q);
+				return rc;
+			}
+		}
+	}
 	*ret = q;
 	return 0;
 fail:
@@ -313,6 +351,7 @@ fifo_push(struct kube_workqueue *q, struct item *it)
 	}
 	q->fifo[(q->head + q->len) % q->cap] = it;
 	q->len++;
+	update_depth(q);
 	if (q->notify_ev && q->notify)
 		event_active(q->notify_ev, EV_TIMEOUT, 0);
 	return 0;
@@ -324,6 +363,7 @@ add_item(struct kube_workqueue *q, struct item *it)
 	if (it->dirty)
 		return 0;
 	it->dirty = true;
+	metric_inc(q->m_adds, 0); /* client-go counts an add once the key is dirty anew */
 	if (it->processing)
 		return 0;
 	if (fifo_push(q, it) < 0) {
@@ -417,6 +457,7 @@ kube_workqueue_add_rate_limited(struct kube_workqueue *q, const char *key)
 {
 	if (q->shutdown)
 		return -ESHUTDOWN;
+	metric_inc(q->m_retries, 0);
 	return kube_workqueue_add_after(q, key, kube_workqueue_when(q, key));
 }
 
@@ -451,6 +492,7 @@ kube_workqueue_get(struct kube_workqueue *q, const char **ret_key)
 	it = q->fifo[q->head];
 	q->head = (q->head + 1) % q->cap;
 	q->len--;
+	update_depth(q);
 	it->dirty = false;
 	it->processing = true;
 	*ret_key = it->key;

@@ -24,6 +24,11 @@ struct metric {
 	double *values;     /* counter/gauge: n_series; histogram: sums, n_series */
 	uint64_t *counts;   /* histogram: n_series * (n_buckets + 1), non-cumulative */
 	char *const_labels; /* owned, escaped: a="x",b="y" before the label; NULL if none */
+	/* dynamic families (metrics_add_dynamic): series written by emit at each render */
+	void (*emit)(struct metric_emitter *e, void *userdata);
+	void *emit_userdata;
+	/* The members of one family (same name) are adjacent in the list: rendered under one
+	 * HELP and TYPE. */
 	struct metric *next;
 };
 
@@ -70,20 +75,90 @@ metrics_free(struct metrics *m)
 	return NULL;
 }
 
-struct metric *
-metrics_add(struct metrics *m, enum metric_type type, const char *name, const char *help,
-    const char *label, const char *const *label_values, size_t n_values, const double *buckets,
-    size_t n_buckets)
-{
-	struct metric *mt;
+static size_t put_label(char *s, size_t len, size_t cap, const char *name, const char *value);
 
-	if (m == NULL || name == NULL || help == NULL || (label == NULL) != (n_values == 0))
-		return NULL;
-	if (type == METRIC_HISTOGRAM && (buckets == NULL || n_buckets == 0))
-		return NULL;
+static bool
+same_labels(const char *a, const char *b)
+{
+	return a == NULL || b == NULL ? a == b : strcmp(a, b) == 0;
+}
+
+/*
+ * Where a new member of family `name` goes: after the family's last member (NULL: a new
+ * family, at the tail). -EINVAL when the family has another type or is dynamic (or the new
+ * one is), -EEXIST when it has a member with these constant labels.
+ */
+static int
+family_find(struct metrics *m, const char *name, enum metric_type type, bool dynamic,
+    const char *const_labels, struct metric **ret_last)
+{
+	*ret_last = NULL;
+	for (struct metric *mt = m->head; mt != NULL; mt = mt->next) {
+		if (strcmp(mt->name, name) != 0)
+			continue;
+		if (mt->type != type || mt->emit != NULL || dynamic)
+			return -EINVAL;
+		if (same_labels(mt->const_labels, const_labels))
+			return -EEXIST;
+		*ret_last = mt;
+	}
+	return 0;
+}
+
+static void
+link_after(struct metrics *m, struct metric *mt, struct metric *after)
+{
+	if (after == NULL)
+		after = m->tail;
+	if (after == NULL) {
+		m->head = m->tail = mt;
+		return;
+	}
+	mt->next = after->next;
+	after->next = mt;
+	if (m->tail == after)
+		m->tail = mt;
+}
+
+static struct metric *
+fail_errno(int err)
+{
+	errno = err;
+	return NULL;
+}
+
+struct metric *
+metrics_add_const(struct metrics *m, enum metric_type type, const char *name, const char *help,
+    const char *const_label, const char *const_value, const char *label,
+    const char *const *label_values, size_t n_values, const double *buckets, size_t n_buckets)
+{
+	char lbl[CONST_LABELS_MAX + 1];
+	struct metric *mt, *after;
+	char *copy = NULL;
+	int r;
+
+	if (m == NULL || name == NULL || help == NULL || (label == NULL) != (n_values == 0) ||
+	    (label != NULL && label_values == NULL) ||
+	    (const_label == NULL) != (const_value == NULL))
+		return fail_errno(EINVAL);
+	if ((unsigned)type > METRIC_HISTOGRAM ||
+	    (type == METRIC_HISTOGRAM && (buckets == NULL || n_buckets == 0)))
+		return fail_errno(EINVAL);
+	if (const_label != NULL) {
+		if (put_label(lbl, 0, sizeof(lbl), const_label, const_value) >= sizeof(lbl))
+			return fail_errno(EINVAL);
+		if ((copy = strdup(lbl)) == NULL)
+			return fail_errno(ENOMEM);
+	}
+	if ((r = family_find(m, name, type, false, copy, &after)) < 0) {
+		free(copy);
+		return fail_errno(-r);
+	}
 	mt = calloc(1, sizeof(*mt));
-	if (mt == NULL)
-		return NULL;
+	if (mt == NULL) {
+		free(copy);
+		return fail_errno(ENOMEM);
+	}
 	mt->type = type;
 	mt->name = name;
 	mt->help = help;
@@ -92,20 +167,51 @@ metrics_add(struct metrics *m, enum metric_type type, const char *name, const ch
 	mt->n_series = n_values == 0 ? 1 : n_values;
 	mt->buckets = buckets;
 	mt->n_buckets = type == METRIC_HISTOGRAM ? n_buckets : 0;
+	mt->const_labels = copy;
 	mt->values = calloc(mt->n_series, sizeof(double));
 	if (type == METRIC_HISTOGRAM)
 		mt->counts = calloc(mt->n_series * (n_buckets + 1), sizeof(uint64_t));
 	if (mt->values == NULL || (type == METRIC_HISTOGRAM && mt->counts == NULL)) {
 		free(mt->values);
 		free(mt->counts);
+		free(mt->const_labels);
 		free(mt);
-		return NULL;
+		return fail_errno(ENOMEM);
 	}
-	if (m->tail != NULL)
-		m->tail->next = mt;
-	else
-		m->head = mt;
-	m->tail = mt;
+	link_after(m, mt, after);
+	return mt;
+}
+
+struct metric *
+metrics_add(struct metrics *m, enum metric_type type, const char *name, const char *help,
+    const char *label, const char *const *label_values, size_t n_values, const double *buckets,
+    size_t n_buckets)
+{
+	return metrics_add_const(m, type, name, help, NULL, NULL, label, label_values, n_values,
+	    buckets, n_buckets);
+}
+
+struct metric *
+metrics_add_dynamic(struct metrics *m, enum metric_type type, const char *name,
+    const char *help, void (*emit)(struct metric_emitter *e, void *userdata), void *userdata)
+{
+	struct metric *mt, *after;
+
+	if (m == NULL || name == NULL || help == NULL || emit == NULL ||
+	    (type != METRIC_COUNTER && type != METRIC_GAUGE))
+		return fail_errno(EINVAL);
+	if (family_find(m, name, type, true, NULL, &after) < 0)
+		return fail_errno(EINVAL);
+	mt = calloc(1, sizeof(*mt));
+	if (mt == NULL)
+		return fail_errno(ENOMEM);
+	mt->type = type;
+	mt->name = name;
+	mt->help = help;
+	mt->n_series = 0; /* nothing stored: updates are ignored */
+	mt->emit = emit;
+	mt->emit_userdata = userdata;
+	link_after(m, mt, NULL);
 	return mt;
 }
 
@@ -189,6 +295,45 @@ struct sbuf {
 	size_t len, cap;
 	bool failed;
 };
+
+/* Room for n more bytes and the NUL; false once failed. */
+static bool
+sbuf_reserve(struct sbuf *s, size_t n)
+{
+	size_t ncap;
+	char *np;
+
+	if (s->failed)
+		return false;
+	if (s->cap - s->len > n)
+		return true;
+	ncap = s->cap * 2 + n + 1;
+	np = realloc(s->p, ncap);
+	if (np == NULL) {
+		s->failed = true;
+		return false;
+	}
+	s->p = np;
+	s->cap = ncap;
+	return true;
+}
+
+/* A label value as the text format wants it: '\', '"' and newlines escaped. */
+static void
+sbuf_put_escaped(struct sbuf *s, const char *v)
+{
+	if (!sbuf_reserve(s, 2 * strlen(v)))
+		return;
+	for (; *v != '\0'; v++) {
+		if (*v == '\\' || *v == '"' || *v == '\n') {
+			s->p[s->len++] = '\\';
+			s->p[s->len++] = *v == '\n' ? 'n' : *v;
+		} else {
+			s->p[s->len++] = *v;
+		}
+	}
+	s->p[s->len] = '\0';
+}
 
 static void __attribute__((format(printf, 2, 3)))
 sbuf_printf(struct sbuf *s, const char *fmt, ...)
@@ -433,10 +578,46 @@ metrics_add_process(struct metrics *m)
 	return 0;
 }
 
+struct metric_emitter {
+	struct sbuf *s;
+	const struct metric *mt;
+	bool header; /* HELP and TYPE written */
+};
+
+static void
+put_header(struct sbuf *s, const struct metric *mt)
+{
+	sbuf_printf(s, "# HELP %s %s\n# TYPE %s %s\n", mt->name, mt->help, mt->name,
+	    type_names[mt->type]);
+}
+
+void
+metric_emit(struct metric_emitter *e, const struct metric_label *labels, size_t n_labels,
+    double v)
+{
+	char val[64];
+
+	if (e == NULL)
+		return;
+	if (!e->header) {
+		put_header(e->s, e->mt);
+		e->header = true;
+	}
+	sbuf_printf(e->s, "%s", e->mt->name);
+	for (size_t i = 0; i < n_labels; i++) {
+		sbuf_printf(e->s, "%c%s=\"", i == 0 ? '{' : ',', labels[i].name);
+		sbuf_put_escaped(e->s, labels[i].value != NULL ? labels[i].value : "");
+		sbuf_printf(e->s, "\"");
+	}
+	fmt_value(val, sizeof(val), v);
+	sbuf_printf(e->s, "%s %s\n", n_labels > 0 ? "}" : "", val);
+}
+
 int
 metrics_render(struct metrics *m, char **ret, size_t *ret_len)
 {
 	struct sbuf s = { .cap = 4096 };
+	const struct metric *prev = NULL;
 	char v[64];
 
 	if (m->proc != NULL)
@@ -447,9 +628,16 @@ metrics_render(struct metrics *m, char **ret, size_t *ret_len)
 	if (s.p == NULL)
 		return -ENOMEM;
 	s.p[0] = '\0';
-	for (struct metric *mt = m->head; mt != NULL; mt = mt->next) {
-		sbuf_printf(&s, "# HELP %s %s\n# TYPE %s %s\n", mt->name, mt->help, mt->name,
-		    type_names[mt->type]);
+	for (struct metric *mt = m->head; mt != NULL; prev = mt, mt = mt->next) {
+		if (mt->emit != NULL) {
+			struct metric_emitter e = { .s = &s, .mt = mt };
+
+			mt->emit(&e, mt->emit_userdata);
+			continue;
+		}
+		/* one header per family: its members follow each other */
+		if (prev == NULL || strcmp(prev->name, mt->name) != 0)
+			put_header(&s, mt);
 		for (size_t i = 0; i < mt->n_series; i++) {
 			char lbl[CONST_LABELS_MAX + 128] = "";
 			if (mt->label != NULL)

@@ -9,8 +9,10 @@
  * Counters, gauges and histograms in fixed arrays, rendered in the Prometheus text
  * exposition format (version 0.0.4). Registration allocates; updates never do.
  *
- * A metric family has at most one label; its series are indexed 0..n-1 in the order of
- * `label_values` (or a single series 0 when there is no label).
+ * A metric has at most one variable label; its series are indexed 0..n-1 in the order of
+ * `label_values` (or a single series 0 when there is no label). Constant labels
+ * (metrics_add_const) let several metrics share one family name; metrics_add_dynamic gives a
+ * family whose labelled series are produced at each render.
  * Values are written as integers when they are integral (below 2^63), else in the shortest
  * %g form that reads back as the same double (a Unix time keeps its milliseconds).
  */
@@ -32,8 +34,10 @@ struct metrics *metrics_free(struct metrics *m);
 /*
  * Registers a family. name/help/label/label_values/buckets are borrowed and must outlive the
  * registry (string literals and static tables). label may be NULL (then n_values must be 0).
- * Histograms take ascending upper bounds (the +Inf bucket is implicit).
- * Returns a borrowed pointer owned by the registry, or NULL on bad arguments / no memory.
+ * Histograms take ascending upper bounds (the +Inf bucket is implicit); their sums are the
+ * observed values' sum as given (seconds for a *_seconds family).
+ * Returns a borrowed pointer owned by the registry, or NULL on bad arguments / no memory
+ * (see metrics_add_const).
  */
 struct metric *metrics_add(struct metrics *m, enum metric_type type, const char *name,
     const char *help, const char *label, const char *const *label_values, size_t n_values,
@@ -44,6 +48,36 @@ metrics_add_simple(struct metrics *m, enum metric_type type, const char *name, c
 {
 	return metrics_add(m, type, name, help, NULL, NULL, 0, NULL, 0);
 }
+
+/*
+ * Like metrics_add, with one constant label const_label="const_value" (the value is copied
+ * and escaped) written before the variable label. Registrations under one name form one
+ * family, rendered together under one HELP and TYPE (the first registration's help), e.g. one
+ * per controller told apart by the constant label. Returns the metric, or NULL with errno
+ * EINVAL (bad arguments, a family of another type or a dynamic one), EEXIST (a registration
+ * with that name and constant label exists) or ENOMEM.
+ */
+struct metric *metrics_add_const(struct metrics *m, enum metric_type type, const char *name,
+    const char *help, const char *const_label, const char *const_value, const char *label,
+    const char *const *label_values, size_t n_values, const double *buckets, size_t n_buckets);
+
+/*
+ * Series that come and go (one per object, e.g. per IPPool), counters or gauges: nothing is
+ * stored; at each render, emit(e, userdata) calls metric_emit() once per series that exists
+ * now. A family that emits nothing is left out, its HELP and TYPE too. Label values are
+ * escaped; keep them bounded (object names, never a MAC or an address). name/help borrowed
+ * as in metrics_add. Returns the metric, or NULL with errno EINVAL (a histogram, bad
+ * arguments, the name taken) or ENOMEM.
+ */
+struct metric_emitter;
+struct metric_label {
+	const char *name, *value;
+};
+struct metric *metrics_add_dynamic(struct metrics *m, enum metric_type type, const char *name,
+    const char *help, void (*emit)(struct metric_emitter *e, void *userdata), void *userdata);
+/* One series of the family being emitted: name{labels...} v. */
+void metric_emit(struct metric_emitter *e, const struct metric_label *labels, size_t n_labels,
+    double v);
 
 /* Updates; idx out of range is ignored. */
 void metric_inc(struct metric *mt, size_t idx);
@@ -61,8 +95,9 @@ int metric_hist_set(struct metric *mt, size_t idx, const uint64_t *counts, size_
 /* Histogram: number of observations in series idx. */
 uint64_t metric_hist_count(const struct metric *mt, size_t idx);
 
-/* Called before rendering so a program can refresh gauges from its own state (one per
- * registry; metrics_add_process() refreshes its own besides). */
+/* Called before rendering so a program can refresh gauges from its own state, and gather
+ * what its dynamic families emit (one per registry; metrics_add_process() refreshes its own
+ * besides). */
 void metrics_set_collect(struct metrics *m, void (*collect)(void *userdata), void *userdata);
 
 /*

@@ -17,6 +17,14 @@
 # uninstall hook: a post-delete Job running `--uninstall --namespace <release namespace>`
 # (accepted by the controller), hardened like the controller, its ServiceAccount and RBAC hooks
 # too and created before it, all deleted by policy; none of it with cleanupOnUninstall=false.
+# Monitoring (monitoring.*): the PodMonitor selects the label and scrapes the port name the
+# controller gives the agent pods (controller/placement.[ch]), the ServiceMonitor the metrics
+# Service's labels and port, both set the job names files/rules.yaml uses; rendered: none by
+# default, all four with every knob (no monitoring.coreos.com API needed: an explicit enable
+# renders), the PrometheusRule's spec is files/rules.yaml and the dashboard ConfigMap's JSON is
+# files/dashboard.json, with the knobs' labels, interval and namespace; a ServiceMonitor without
+# the metrics Service is refused. (tests/monitoring/test-monitoring.sh checks the rules with
+# promtool and the dashboard's queries.)
 # Prints what was and was not checked. Exit 0 when every check passed, 1 otherwise.
 # Needs jq and perl; builds build/e2e/yaml2json and build/vm-dhcp-controller (make).
 # ok/bad always return 0, so "test && ok || bad" is an if/else; word lists are identifiers.
@@ -568,6 +576,72 @@ hook_checks() {
 }
 hook_checks "uninstall.yaml" "$tmp/uninstall.json" tmpl
 
+echo "== monitoring: the monitors match what the controller and the chart create"
+# the agent pods' label and port name, from the controller's sources
+mon_app_key=$(sed -nE 's/^#define PLACEMENT_LABEL_APP "([^"]*)".*/\1/p' controller/placement.h)
+mon_app_val=$(sed -nE 's/^#define PLACEMENT_LABEL_APP_VALUE "([^"]*)".*/\1/p' controller/placement.h)
+mon_pool_ns=$(sed -nE 's/^#define PLACEMENT_LABEL_POOL_NS "([^"]*)".*/\1/p' controller/placement.h)
+mon_pool_name=$(sed -nE 's/^#define PLACEMENT_LABEL_POOL_NAME "([^"]*)".*/\1/p' controller/placement.h)
+mon_port=$(sed -nE 's/^#define PLACEMENT_PORT_NAME "([^"]*)".*/\1/p' controller/placement.c)
+if [ -n "$mon_app_key" ] && [ -n "$mon_app_val" ] && [ -n "$mon_port" ] && [ -n "$mon_pool_ns" ] &&
+    [ -n "$mon_pool_name" ]; then
+    ok "agent pods: label $mon_app_key=$mon_app_val, port \"$mon_port\" (controller/placement.[ch])"
+else
+    bad "PLACEMENT_LABEL_APP(_VALUE), PLACEMENT_LABEL_POOL_NS/NAME or PLACEMENT_PORT_NAME not found in controller/placement.[ch]"
+fi
+# Prometheus' meta label of a pod label: every character outside [a-zA-Z0-9_] becomes _
+meta_label() { printf '__meta_kubernetes_pod_label_%s' "${1//[^a-zA-Z0-9_]/_}"; }
+# the jobs the rules and the dashboard select: job="a" or job=~"a|b" (\" in the JSON)
+mon_jobs=$(cat "$CHART/files/rules.yaml" "$CHART/files/dashboard.json" 2>/dev/null |
+    grep -oE 'job=~?\\?"[^"\\]*' | sed -E 's/^job=~?\\?"//' | tr '|' '\n' | sort -u)
+[ -n "$mon_jobs" ] && ok "files/rules.yaml and files/dashboard.json select the jobs: $(tr '\n' ' ' <<<"$mon_jobs")" ||
+    bad "files/rules.yaml, files/dashboard.json: no job=\"…\" selector found (or no such file)"
+# the template as written (the rendered objects: under helm below)
+grep -qE "^ *- port: $mon_port\$" "$CHART/templates/podmonitor.yaml" 2>/dev/null &&
+    grep -qE "^ *$mon_app_key: $mon_app_val\$" "$CHART/templates/podmonitor.yaml" &&
+    ok "templates/podmonitor.yaml: port $mon_port, selector $mon_app_key: $mon_app_val" ||
+    bad "templates/podmonitor.yaml does not scrape port \"$mon_port\" of the pods labelled $mon_app_key: $mon_app_val"
+# mon_checks LABEL JSON_LINES NS: the rendered PodMonitor, ServiceMonitor and Service agree
+# with the agent pods, the metrics Service and the rules
+mon_checks() {
+    local label=$1 docs=$2 ns=$3 pm sm svc j
+    pm=$(jq -c 'select(. != null and .kind == "PodMonitor")' "$docs" | head -n 1)
+    sm=$(jq -c 'select(. != null and .kind == "ServiceMonitor")' "$docs" | head -n 1)
+    svc=$(jq -c 'select(. != null and .kind == "Service")' "$docs" | head -n 1)
+    if [ -z "$pm" ] || [ -z "$sm" ] || [ -z "$svc" ]; then
+        bad "$label: a PodMonitor, ServiceMonitor and Service are not all rendered"
+        return
+    fi
+    jq -e --arg k "$mon_app_key" --arg v "$mon_app_val" --arg p "$mon_port" --arg ns "$ns" \
+        '.spec.selector.matchLabels == {($k): $v} and .spec.namespaceSelector.matchNames == [$ns] and
+        .metadata.namespace == $ns and (.spec.podMetricsEndpoints | length) == 1 and
+        .spec.podMetricsEndpoints[0].port == $p and .spec.podMetricsEndpoints[0].path == "/metrics"' \
+        <<<"$pm" >/dev/null &&
+        ok "$label: PodMonitor selects $mon_app_key=$mon_app_val in $ns, port $mon_port, /metrics" ||
+        bad "$label: PodMonitor selector, namespace or port differ from the agent pods ($mon_app_key=$mon_app_val, port $mon_port, namespace $ns)"
+    jq -e --arg a "$(meta_label "$mon_pool_ns")" --arg b "$(meta_label "$mon_pool_name")" \
+        '[.spec.podMetricsEndpoints[0].relabelings[] | select(.sourceLabels == [$a] and .targetLabel == "pool_namespace" or
+            .sourceLabels == [$b] and .targetLabel == "pool")] | length == 2' <<<"$pm" >/dev/null &&
+        ok "$label: PodMonitor labels pool_namespace and pool from $mon_pool_ns and $mon_pool_name" ||
+        bad "$label: PodMonitor does not relabel $(meta_label "$mon_pool_ns") / $(meta_label "$mon_pool_name") to pool_namespace / pool"
+    jq -e --argjson svc "$svc" --arg ns "$ns" '.metadata.namespace == $ns and
+        .spec.namespaceSelector.matchNames == [$ns] and (.spec.selector.matchLabels | length) > 0 and
+        (.spec.selector.matchLabels | to_entries | all(.[]; $svc.metadata.labels[.key] == .value)) and
+        (.spec.endpoints | length) == 1 and .spec.endpoints[0].honorLabels == true and
+        .spec.endpoints[0].path == "/metrics" and .spec.endpoints[0].port == $svc.spec.ports[0].name' \
+        <<<"$sm" >/dev/null &&
+        ok "$label: ServiceMonitor selects the metrics Service ($(jq -r '.metadata.name' <<<"$svc")), port $(jq -r '.spec.ports[0].name' <<<"$svc"), honorLabels" ||
+        bad "$label: ServiceMonitor does not select the metrics Service by its labels and port, or lacks honorLabels"
+    # the job names of the rules are the monitors' (a relabeling replacing job)
+    for j in $mon_jobs; do
+        jq -se --arg j "$j" 'any(.[] | select(. != null and (.kind == "PodMonitor" or .kind == "ServiceMonitor")) |
+            (.spec.podMetricsEndpoints // .spec.endpoints)[].relabelings[]?;
+            .targetLabel == "job" and .replacement == $j and (.sourceLabels // []) == [])' "$docs" >/dev/null &&
+            ok "$label: job \"$j\" of the rules and dashboard is set by a monitor" ||
+            bad "$label: no monitor sets job \"$j\", which the rules or the dashboard select"
+    done
+}
+
 echo "== helm"
 HELM=${HELM:-helm}
 if command -v "$HELM" >/dev/null; then
@@ -712,6 +786,65 @@ if command -v "$HELM" >/dev/null; then
             [ "$v" = "${av%%:*}" ] && ok "PodDisruptionBudget $v (${av#*:})" ||
                 bad "PodDisruptionBudget apiVersion '$v', want ${av%%:*} (${av#*:})"
         done
+
+        # monitoring: nothing by default; with every knob (and no monitoring.coreos.com/v1 API
+        # given to helm template) all four, as the knobs say
+        n=$(jq -s '[.[] | select(. != null and (.kind == "PodMonitor" or .kind == "ServiceMonitor" or
+            .kind == "PrometheusRule" or .kind == "ConfigMap"))] | length' "$tmp/default.json")
+        [ "$n" = 0 ] && ok "default values: no PodMonitor, ServiceMonitor, PrometheusRule or dashboard ConfigMap" ||
+            bad "default values render $n monitoring objects, want 0 (all off by default)"
+        kinds=$(jq -r 'select(. != null and (.kind == "PodMonitor" or .kind == "ServiceMonitor" or
+            .kind == "PrometheusRule" or .kind == "ConfigMap")) | .kind' "$tmp/knobs.json" | sort | tr '\n' ' ')
+        [ "$kinds" = "ConfigMap PodMonitor PrometheusRule ServiceMonitor " ] &&
+            ok "all knobs: $kinds(rendered without the monitoring.coreos.com/v1 API: enabled means rendered)" ||
+            bad "all knobs render '$kinds', want ConfigMap PodMonitor PrometheusRule ServiceMonitor"
+        mon_checks "all knobs" "$tmp/knobs.json" vmdhcp
+        for mon in podMonitor:PodMonitor:podMetricsEndpoints serviceMonitor:ServiceMonitor:endpoints; do
+            IFS=: read -r key kind eps <<<"$mon"
+            jq -se --argjson v "$kv" --arg key "$key" --arg kind "$kind" --arg eps "$eps" '
+                [.[] | select(. != null and .kind == $kind)][0] as $o | $v.monitoring[$key] as $k |
+                $o.spec[$eps][0].interval == $k.interval and
+                ($k.labels | to_entries | all(.[]; $o.metadata.labels[.key] == .value))' \
+                "$tmp/knobs.json" >/dev/null &&
+                ok "all knobs: $kind interval and labels from monitoring.$key" ||
+                bad "all knobs: $kind interval or labels differ from monitoring.$key"
+        done
+        # the PrometheusRule ships files/rules.yaml unchanged
+        want=$("$Y2J" "$CHART/files/rules.yaml" 2>/dev/null | jq -cS .)
+        got=$(jq -cS 'select(. != null and .kind == "PrometheusRule") | .spec' "$tmp/knobs.json")
+        [ -n "$want" ] && [ "$got" = "$want" ] &&
+            ok "PrometheusRule spec == files/rules.yaml ($(jq '[.groups[].rules[]] | length' <<<"$want") rules)" ||
+            bad "PrometheusRule spec differs from files/rules.yaml"
+        jq -se --argjson v "$kv" '[.[] | select(. != null and .kind == "PrometheusRule")][0] as $o |
+            ($v.monitoring.prometheusRule.labels | to_entries | all(.[]; $o.metadata.labels[.key] == .value))' \
+            "$tmp/knobs.json" >/dev/null && ok "all knobs: PrometheusRule labels from monitoring.prometheusRule.labels" ||
+            bad "all knobs: PrometheusRule labels differ from monitoring.prometheusRule.labels"
+        # the dashboard ConfigMap: the file's JSON, the sidecar label, namespace and annotations
+        want=$(jq -cS . "$CHART/files/dashboard.json" 2>/dev/null)
+        got=$(jq -r 'select(. != null and .kind == "ConfigMap") | .data["vm-dhcp.json"]' "$tmp/knobs.json" | jq -cS . 2>/dev/null)
+        [ -n "$want" ] && [ "$got" = "$want" ] && ok "dashboard ConfigMap: vm-dhcp.json == files/dashboard.json" ||
+            bad "dashboard ConfigMap: vm-dhcp.json differs from files/dashboard.json (or is not JSON)"
+        jq -se --argjson v "$kv" '[.[] | select(. != null and .kind == "ConfigMap")][0] as $o |
+            $v.monitoring.grafanaDashboard as $d | $o.metadata.namespace == $d.namespace and
+            $o.metadata.labels[$d.sidecarLabel] == $d.sidecarLabelValue and $o.metadata.annotations == $d.annotations and
+            ($d.labels | to_entries | all(.[]; $o.metadata.labels[.key] == .value))' "$tmp/knobs.json" >/dev/null &&
+            ok "all knobs: dashboard ConfigMap namespace, sidecar label, labels and annotations from monitoring.grafanaDashboard" ||
+            bad "all knobs: dashboard ConfigMap namespace, sidecar label, labels or annotations differ from monitoring.grafanaDashboard"
+        if render dash t "$CHART" --namespace vmdhcp --set monitoring.grafanaDashboard.enabled=true; then
+            jq -se '[.[] | select(. != null and .kind == "ConfigMap")] | length == 1 and .[0].metadata.namespace == "vmdhcp" and
+                .[0].metadata.labels.grafana_dashboard == "1"' "$tmp/dash.json" >/dev/null &&
+                ok "dashboard ConfigMap by default: release namespace, label grafana_dashboard: \"1\" (the sidecar's default)" ||
+                bad "dashboard ConfigMap by default: not in the release namespace or without grafana_dashboard: \"1\""
+        else
+            bad "helm template --set monitoring.grafanaDashboard.enabled=true: $(grep -v 'symbolic link' "$tmp/dash.err")"
+        fi
+        if render nosvc t "$CHART" --set monitoring.serviceMonitor.enabled=true --set metrics.service.enabled=false; then
+            bad "a ServiceMonitor without the metrics Service renders"
+        elif grep -q 'monitoring.serviceMonitor.enabled needs metrics.service.enabled' "$tmp/nosvc.err"; then
+            ok "a ServiceMonitor without the metrics Service is refused, saying why"
+        else
+            bad "ServiceMonitor without the metrics Service fails, but not with its message: $(grep -v 'symbolic link' "$tmp/nosvc.err")"
+        fi
     else
         bad "checks of the rendered objects not run: helm template failed above"
     fi
@@ -744,7 +877,9 @@ if command -v "$HELM" >/dev/null; then
     # the schema refuses typo'd keys and bad values
     for set in agent.interfce=eth1 controller.imge.tag=x agent.image.pullPolicy=always \
         agent.image.digest=sha256:abc controller.logLevel=verbose agent.tolerations[0].efect=NoSchedule \
-        agent.resources.request.cpu=1m metrics.service.enabld=false cleanupOnUninstall=yes; do
+        agent.resources.request.cpu=1m metrics.service.enabld=false cleanupOnUninstall=yes \
+        monitoring.podMonitor.enabld=true monitoring.serviceMonitor.interval=30sec \
+        monitoring.prometheusRule.enabled=yes monitoring.grafanaDashboard.sidecarLabel=; do
         if render bad t "$CHART" --set "$set"; then
             bad "schema accepts --set $set"
         elif grep -q "values don't meet the specifications of the schema" "$tmp/bad.err"; then

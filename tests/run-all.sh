@@ -1,9 +1,9 @@
 #!/bin/bash
 # tests/run-all.sh - what `make test` runs (and CI): every test group, then one total line.
-# Groups: unit, unit under ASan+UBSan, layer check, short fuzz pass over the corpus,
-# network-namespace integration (root), container images (root), end-to-end (root). A group
-# that cannot run here (no root, no clang) is reported as skipped with the reason, never
-# silently dropped.
+# Groups: unit, unit under ASan+UBSan, layer check, Helm chart lint and monitoring content
+# (charts), short fuzz pass over the corpus, network-namespace integration (root), container
+# images (root), end-to-end (root). A group that cannot run here (no root, no clang, no
+# promtool) is reported as skipped with the reason, never silently dropped.
 set -u
 cd "$(dirname "$0")/.."
 export VMDHCP_SUMMARY=$(mktemp /tmp/vmdhcp-summary.XXXXXX)
@@ -26,6 +26,14 @@ step "module layering"
 one_check layers check-layers
 step "Helm chart lint"
 one_check charts lint-charts
+step "monitoring content (alerting rules with promtool, Grafana dashboard)"
+# exit 77: promtool cannot be had (scripts/install-deps fetches it): a counted skip
+tests/monitoring/test-monitoring.sh
+case $? in
+    0) echo "charts 1 0 0" >>"$VMDHCP_SUMMARY" ;;
+    77) echo "charts 0 0 1" >>"$VMDHCP_SUMMARY" ;;
+    *) echo "charts 0 1 0 tests/monitoring/test-monitoring.sh" >>"$VMDHCP_SUMMARY"; status=1 ;;
+esac
 step "unit tests under valgrind (memory errors and leaks)"
 if command -v valgrind >/dev/null; then
     $MAKE --no-print-directory valgrind || status=1

@@ -176,6 +176,42 @@ test_manifest(void)
 	json_decref(dep);
 }
 
+/*
+ * The chart's PodMonitor (charts/vm-dhcp/templates/podmonitor.yaml) selects the agent pods by
+ * the label PLACEMENT_LABEL_APP=agent and scrapes their container port named "metrics":
+ * both must be on the pod template, the port on the --listen port.
+ */
+static void
+test_metrics_port(void)
+{
+	struct placement_input in = input();
+	json_t *dep = build(&in), *c, *ports, *p;
+	char hash[PLACEMENT_HASH_LEN];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dep);
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(dep, "spec", "template", "metadata", "labels", PLACEMENT_LABEL_APP, NULL),
+	    PLACEMENT_LABEL_APP_VALUE);
+	c = json_array_get(kind_get(dep, "spec", "template", "spec", "containers", NULL), 0);
+	ports = json_object_get(c, "ports");
+	CU_ASSERT_EQUAL_FATAL(json_array_size(ports), 1);
+	p = json_array_get(ports, 0);
+	CU_ASSERT_STRING_EQUAL(kind_get_str(p, "name", NULL), "metrics");
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(p, "containerPort")), PLACEMENT_PORT);
+	CU_ASSERT_STRING_EQUAL(kind_get_str(p, "protocol", NULL), "TCP");
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_array_get(json_object_get(c, "args"), 5)), "$(POD_IP):8080");
+	json_decref(dep);
+
+	/*
+	 * Agents placed by an older controller (manifest 2: the port was named "http") must be
+	 * re-placed once, so the PodMonitor finds their port: the inputs hash of the same inputs
+	 * differs from what manifest 2 gave (09a7859db14a754e for input()).
+	 */
+	CU_ASSERT_EQUAL(placement_inputs_hash(&in, hash), 0);
+	CU_ASSERT_STRING_NOT_EQUAL(hash, "09a7859db14a754e");
+}
+
 static void
 test_plain_multus_and_bare_network(void)
 {
@@ -556,6 +592,7 @@ test_knobs_refused(void)
 static const struct test_case placement_tests[] = {
 	{ "agent names", test_names },
 	{ "manifest", test_manifest },
+	{ "metrics port and pod label (PodMonitor)", test_metrics_port },
 	{ "plain multus, bare network", test_plain_multus_and_bare_network },
 	{ "long label values", test_long_label_values },
 	{ "re-placement decision", test_replacement_decision },

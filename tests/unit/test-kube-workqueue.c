@@ -215,6 +215,75 @@ test_many_keys(void)
 	kube_workqueue_free(q);
 }
 
+/* The value of series `name{labels}` in a rendering of m; -1 when absent. */
+static double
+series_value(struct metrics *m, const char *series)
+{
+	char *text = NULL, *p;
+	size_t n = strlen(series);
+	double v = -1;
+
+	if (metrics_render(m, &text, NULL) < 0)
+		return -1;
+	for (p = text; p != NULL && *p != '\0'; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, series, n) == 0 && p[n] == ' ') {
+			v = strtod(p + n + 1, NULL);
+			break;
+		}
+	free(text);
+	return v;
+}
+
+/* client-go's queue metrics, one family per registry shared by the queues (label name):
+ * depth = keys ready, adds = keys made due (not a duplicate add), retries = rate-limited
+ * adds. */
+static void
+test_queue_metrics(void)
+{
+	struct kube_workqueue_opts o = { .clock = &clk, .qps = 1e9, .burst = 1000000,
+		.name = "a" };
+	struct kube_workqueue *a = NULL, *b = NULL, *dup = NULL;
+	struct metrics *m = NULL;
+	const char *k;
+
+	CU_ASSERT_EQUAL_FATAL(metrics_new(&m), 0);
+	CU_ASSERT_EQUAL(kube_workqueue_new(&o, &a), 0); /* no registry: no metrics, fine */
+	kube_workqueue_free(a);
+	a = NULL;
+	o.metrics = m;
+	CU_ASSERT_EQUAL_FATAL(kube_workqueue_new(&o, &a), 0);
+	CU_ASSERT_EQUAL(kube_workqueue_new(&o, &dup), -EEXIST); /* the name is taken */
+	CU_ASSERT_PTR_NULL(dup);
+	o.name = NULL;
+	CU_ASSERT_EQUAL(kube_workqueue_new(&o, &dup), -EINVAL);
+	o.name = "b";
+	CU_ASSERT_EQUAL_FATAL(kube_workqueue_new(&o, &b), 0);
+
+	kube_workqueue_add(a, "ns/x");
+	kube_workqueue_add(a, "ns/x");
+	kube_workqueue_add(a, "ns/y");
+	kube_workqueue_add(b, "ns/z");
+	CU_ASSERT_EQUAL(series_value(m, "vmdhcp_workqueue_depth{name=\"a\"}"), 2);
+	CU_ASSERT_EQUAL(series_value(m, "vmdhcp_workqueue_adds_total{name=\"a\"}"), 2);
+	CU_ASSERT_EQUAL(series_value(m, "vmdhcp_workqueue_depth{name=\"b\"}"), 1);
+	CU_ASSERT_EQUAL(kube_workqueue_get(a, &k), 0);
+	CU_ASSERT_EQUAL(series_value(m, "vmdhcp_workqueue_depth{name=\"a\"}"), 1);
+	/* failed: a rate-limited retry, due later: not an add until then */
+	CU_ASSERT_EQUAL(kube_workqueue_add_rate_limited(a, k), 0);
+	kube_workqueue_done(a, k);
+	CU_ASSERT_EQUAL(series_value(m, "vmdhcp_workqueue_retries_total{name=\"a\"}"), 1);
+	CU_ASSERT_EQUAL(series_value(m, "vmdhcp_workqueue_adds_total{name=\"a\"}"), 2);
+	fake_now = kube_workqueue_next_due(a);
+	kube_workqueue_tick(a);
+	CU_ASSERT_EQUAL(series_value(m, "vmdhcp_workqueue_adds_total{name=\"a\"}"), 3);
+	CU_ASSERT_EQUAL(series_value(m, "vmdhcp_workqueue_depth{name=\"a\"}"), 2);
+	CU_ASSERT_EQUAL(series_value(m, "vmdhcp_workqueue_retries_total{name=\"b\"}"), 0);
+	CU_ASSERT_EQUAL(series_value(m, "vmdhcp_workqueue_adds_total{name=\"b\"}"), 1);
+	kube_workqueue_free(a);
+	kube_workqueue_free(b);
+	metrics_free(m);
+}
+
 /* --- controller loop ------------------------------------------------------------------- */
 
 struct rec_state {
@@ -223,6 +292,7 @@ struct rec_state {
 	char last[64];
 	struct kube_controller *ctl;
 	bool reenqueue_self;
+	uint64_t takes_usec; /* on the fake clock */
 };
 
 static struct kube_reconcile_result
@@ -231,6 +301,7 @@ reconcile(void *userdata, const char *key)
 	struct rec_state *s = userdata;
 
 	s->calls++;
+	fake_now += s->takes_usec;
 	snprintf(s->last, sizeof(s->last), "%s", key);
 	if (s->reenqueue_self)
 		kube_controller_enqueue(s->ctl, key); /* dirty while processing */
@@ -309,10 +380,12 @@ test_controller_results(void)
 	CU_ASSERT_EQUAL(kube_controller_run_pending(ctl, 10), 1);
 	CU_ASSERT_EQUAL(s.calls, 2);
 
-	/* pending: stays processing until completed */
+	/* pending: stays processing until completed; its synchronous part takes 250 ms */
 	s.next = (struct kube_reconcile_result){ .action = KUBE_RECONCILE_PENDING };
 	kube_controller_enqueue(ctl, "ns/d");
+	s.takes_usec = 250 * USEC_PER_MSEC;
 	CU_ASSERT_EQUAL(kube_controller_run_pending(ctl, 10), 1);
+	s.takes_usec = 0;
 	kube_controller_enqueue(ctl, "ns/d");
 	CU_ASSERT_EQUAL(kube_controller_run_pending(ctl, 10), 0);
 	kube_controller_complete(ctl, "ns/d",
@@ -323,10 +396,31 @@ test_controller_results(void)
 	CU_ASSERT_EQUAL(st.errors, 2);
 	CU_ASSERT_EQUAL(st.reconciles, 7);
 	CU_ASSERT_EQUAL_FATAL(metrics_render(m, &text, &len), 0);
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "kube_test_reconcile_total 7"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "kube_test_reconcile_errors_total 2"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "kube_test_workqueue_depth 1"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "kube_test_reconcile_duration_seconds_count 7"));
+	/* controller-runtime's names: results ns/a error, error, success; ns/b requeue (after);
+	 * ns/c success twice; ns/d success once completed */
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(text, "\nvmdhcp_reconcile_total{controller=\"test\",result=\"success\"} 4\n"));
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(text, "\nvmdhcp_reconcile_total{controller=\"test\",result=\"error\"} 2\n"));
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(text, "\nvmdhcp_reconcile_total{controller=\"test\",result=\"requeue\"} 1\n"));
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(text, "\nvmdhcp_reconcile_errors_total{controller=\"test\"} 2\n"));
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(text, "\nvmdhcp_reconcile_time_seconds_count{controller=\"test\"} 7\n"));
+	/* seconds, not microseconds: only ns/d took time on the fake clock */
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(text, "\nvmdhcp_reconcile_time_seconds_sum{controller=\"test\"} 0.25\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text,
+	    "\nvmdhcp_reconcile_time_seconds_bucket{controller=\"test\",le=\"0.1\"} 6\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text,
+	    "\nvmdhcp_reconcile_time_seconds_bucket{controller=\"test\",le=\"0.5\"} 7\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\nvmdhcp_workqueue_depth{name=\"test\"} 1\n"));
+	/* ns/a, its two retries coming due, ns/b, ns/c and its re-add while processing, ns/d
+	 * and its re-add while processing; the second add of a waiting ns/a is not one */
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\nvmdhcp_workqueue_adds_total{name=\"test\"} 8\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\nvmdhcp_workqueue_retries_total{name=\"test\"} 2\n"));
+	CU_ASSERT_PTR_NULL(strstr(text, "kube_"));
 	free(text);
 	kube_controller_free(ctl);
 	metrics_free(m);
@@ -383,6 +477,7 @@ static const struct test_case wq_tests[] = {
 	{ "token bucket", test_token_bucket },
 	{ "rate-limited add and shutdown", test_rate_limited_add },
 	{ "5000 keys", test_many_keys },
+	{ "depth, adds, retries metrics", test_queue_metrics },
 	{ NULL, NULL },
 };
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* lib/: bounded buffers, MAC/IPv4 parsing, metrics rendering (values, build info, process
- * metrics), atomic files. */
+ * metrics, families shared by constant labels, dynamic series), atomic files. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -285,6 +285,196 @@ test_metrics_process(void)
 	metrics_free(m);
 }
 
+/* `promtool check metrics` accepts text (true when promtool is not installed). */
+static bool
+promtool_accepts(const char *text)
+{
+	char path[64], cmd[128];
+	FILE *f;
+	int rc;
+
+	if (access("/usr/bin/promtool", X_OK) != 0)
+		return true;
+	snprintf(path, sizeof(path), "/tmp/%ld-vmdhcp-test-lib.prom", (long)getpid());
+	f = fopen(path, "w");
+	if (f == NULL)
+		return false;
+	fputs(text, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "/usr/bin/promtool check metrics <%s >&2", path);
+	rc = system(cmd);
+	unlink(path);
+	return rc == 0;
+}
+
+/* Occurrences of needle in text. */
+static int
+count_of(const char *text, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(text, needle); p != NULL; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+static const char *const results[] = { "success", "error", "requeue" };
+static const double time_bounds[] = { 0.25, 1 };
+
+/* One family from several registrations told apart by a constant label (one per controller),
+ * rendered together under one HELP/TYPE even when registered apart; histogram sums in the
+ * unit observed (seconds), not rounded. */
+static void
+test_metrics_const_label_families(void)
+{
+	struct metrics *m = NULL;
+	struct metric *a, *b, *c, *h1, *h2;
+	const char *p_last, *p_other;
+	char *text = NULL;
+	uint64_t counts[3] = { 1, 0, 1 };
+
+	CU_ASSERT_EQUAL_FATAL(metrics_new(&m), 0);
+	a = metrics_add_const(m, METRIC_COUNTER, "x_reconcile_total", "Reconciles.", "controller",
+	    "ippool", "result", results, 3, NULL, 0);
+	b = metrics_add_const(m, METRIC_COUNTER, "x_reconcile_total", "Reconciles.", "controller",
+	    "v\"m\\x", "result", results, 3, NULL, 0);
+	CU_ASSERT_PTR_NOT_NULL(metrics_add_simple(m, METRIC_GAUGE, "x_other", "Other."));
+	h1 = metrics_add_const(m, METRIC_HISTOGRAM, "x_time_seconds", "Time.", "controller",
+	    "ippool", NULL, NULL, 0, time_bounds, 2);
+	h2 = metrics_add_const(m, METRIC_HISTOGRAM, "x_time_seconds", "Time.", "controller", "vm",
+	    NULL, NULL, 0, time_bounds, 2);
+	/* registered after x_other: still rendered with its family */
+	c = metrics_add_const(m, METRIC_COUNTER, "x_reconcile_total", "Reconciles.", "controller",
+	    "vmnetcfg", "result", results, 3, NULL, 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(h1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(h2);
+	/* the same series twice, another type under a taken name, a bare duplicate */
+	errno = 0;
+	CU_ASSERT_PTR_NULL(metrics_add_const(m, METRIC_COUNTER, "x_reconcile_total", "R.",
+	    "controller", "ippool", "result", results, 3, NULL, 0));
+	CU_ASSERT_EQUAL(errno, EEXIST);
+	errno = 0;
+	CU_ASSERT_PTR_NULL(metrics_add_const(m, METRIC_GAUGE, "x_reconcile_total", "R.",
+	    "controller", "vmx", NULL, NULL, 0, NULL, 0));
+	CU_ASSERT_EQUAL(errno, EINVAL);
+	errno = 0;
+	CU_ASSERT_PTR_NULL(metrics_add_simple(m, METRIC_GAUGE, "x_other", "Other."));
+	CU_ASSERT_EQUAL(errno, EEXIST);
+	CU_ASSERT_PTR_NULL(metrics_add_const(m, METRIC_COUNTER, "x_y", "Y.", "controller", NULL,
+	    NULL, NULL, 0, NULL, 0));
+
+	metric_inc(a, 0);
+	metric_inc(c, 2);
+	metric_inc(c, 2);
+	metric_observe(h1, 0, 0.125);
+	metric_observe(h1, 0, 0.25);
+	metric_observe(h1, 0, 3);
+	CU_ASSERT_EQUAL(metric_hist_set(h2, 0, counts, 3, 2.0625), 0);
+	CU_ASSERT_EQUAL_FATAL(metrics_render(m, &text, NULL), 0);
+	CU_ASSERT_EQUAL(count_of(text, "# TYPE x_reconcile_total counter\n"), 1);
+	CU_ASSERT_EQUAL(count_of(text, "# HELP x_reconcile_total "), 1);
+	CU_ASSERT_EQUAL(count_of(text, "# TYPE x_time_seconds histogram\n"), 1);
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(text, "x_reconcile_total{controller=\"ippool\",result=\"success\"} 1\n"));
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(text, "x_reconcile_total{controller=\"v\\\"m\\\\x\",result=\"error\"} 0\n"));
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(text, "x_reconcile_total{controller=\"vmnetcfg\",result=\"requeue\"} 2\n"));
+	/* the family is contiguous: its last series comes before the next family */
+	p_last = strstr(text, "x_reconcile_total{controller=\"vmnetcfg\"");
+	p_other = strstr(text, "# HELP x_other ");
+	CU_ASSERT_TRUE(p_last != NULL && p_other != NULL && p_last < p_other);
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(text, "x_time_seconds_bucket{controller=\"ippool\",le=\"0.25\"} 2\n"));
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(text, "x_time_seconds_bucket{controller=\"ippool\",le=\"+Inf\"} 3\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "x_time_seconds_sum{controller=\"ippool\"} 3.375\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "x_time_seconds_count{controller=\"ippool\"} 3\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "x_time_seconds_sum{controller=\"vm\"} 2.0625\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "x_time_seconds_count{controller=\"vm\"} 2\n"));
+	CU_ASSERT_TRUE(promtool_accepts(text));
+	free(text);
+	metrics_free(m);
+}
+
+struct dyn_pools {
+	size_t n;
+	const char *names[3];
+	double used[3];
+	int calls;
+};
+
+static void
+emit_dyn_pools(struct metric_emitter *e, void *userdata)
+{
+	struct dyn_pools *d = userdata;
+
+	d->calls++;
+	for (size_t i = 0; i < d->n; i++) {
+		struct metric_label l[] = { { "pool", d->names[i] }, { "state", "allocated" } };
+
+		metric_emit(e, l, 2, d->used[i]);
+	}
+}
+
+/* Series that come and go: written by a callback at each render, escaped; a family with no
+ * series is left out entirely (no HELP/TYPE), the others are unaffected. */
+static void
+test_metrics_dynamic_series(void)
+{
+	struct dyn_pools d = { .n = 2, .names = { "net-1", "we\"ird\\\n" }, .used = { 3, 0.5 } };
+	struct metrics *m = NULL;
+	struct metric *g;
+	char *text = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(metrics_new(&m), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(metrics_add_dynamic(m, METRIC_GAUGE, "x_pool_used",
+	    "Used per pool.", emit_dyn_pools, &d));
+	g = metrics_add_simple(m, METRIC_GAUGE, "x_leader", "Leader.");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+	metric_set(g, 0, 1);
+	/* no histograms, no second family under the name, either way round */
+	CU_ASSERT_PTR_NULL(metrics_add_dynamic(m, METRIC_HISTOGRAM, "x_h", "H.", emit_dyn_pools,
+	    &d));
+	CU_ASSERT_PTR_NULL(metrics_add_dynamic(m, METRIC_GAUGE, "x_pool_used", "U.",
+	    emit_dyn_pools, &d));
+	CU_ASSERT_PTR_NULL(metrics_add_dynamic(m, METRIC_GAUGE, "x_leader", "U.",
+	    emit_dyn_pools, &d));
+	CU_ASSERT_PTR_NULL(metrics_add_const(m, METRIC_GAUGE, "x_pool_used", "U.", "pool", "a",
+	    NULL, NULL, 0, NULL, 0));
+	CU_ASSERT_PTR_NULL(metrics_add_dynamic(m, METRIC_GAUGE, "x_n", "N.", NULL, NULL));
+
+	CU_ASSERT_EQUAL_FATAL(metrics_render(m, &text, NULL), 0);
+	CU_ASSERT_EQUAL(d.calls, 1);
+	CU_ASSERT_EQUAL(count_of(text, "# TYPE x_pool_used gauge\n"), 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "x_pool_used{pool=\"net-1\",state=\"allocated\"} 3\n"));
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(text, "x_pool_used{pool=\"we\\\"ird\\\\\\n\",state=\"allocated\"} 0.5\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\nx_leader 1\n"));
+	CU_ASSERT_TRUE(promtool_accepts(text));
+	free(text);
+
+	/* one pool gone: its series with it */
+	d.n = 1;
+	CU_ASSERT_EQUAL_FATAL(metrics_render(m, &text, NULL), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "x_pool_used{pool=\"net-1\",state=\"allocated\"} 3\n"));
+	CU_ASSERT_PTR_NULL(strstr(text, "we\\\"ird"));
+	free(text);
+
+	/* none: the family is not there at all */
+	d.n = 0;
+	CU_ASSERT_EQUAL_FATAL(metrics_render(m, &text, NULL), 0);
+	CU_ASSERT_PTR_NULL(strstr(text, "x_pool_used"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "# TYPE x_leader gauge\nx_leader 1\n"));
+	CU_ASSERT_TRUE(promtool_accepts(text));
+	free(text);
+	CU_ASSERT_EQUAL(d.calls, 3);
+	metrics_free(m);
+}
+
 static void
 test_atomic_file(void)
 {
@@ -369,6 +559,9 @@ static const struct test_case lib_tests[] = {
 	{ "metrics values round-trip (Unix time in ms, 2^53)", test_metrics_values_round_trip },
 	{ "metrics: vmdhcp_build_info with escaped labels", test_metrics_build_info },
 	{ "metrics: process metrics from /proc/self", test_metrics_process },
+	{ "metrics: one family from constant-labelled registrations",
+	    test_metrics_const_label_families },
+	{ "metrics: dynamic series come and go", test_metrics_dynamic_series },
 	{ "atomic file write and bounded read", test_atomic_file },
 	{ "parse_uint bounds", test_parse_uint },
 	{ "rate-limited logging", test_ratelimit },

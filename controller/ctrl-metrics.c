@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The controller's /metrics. Every replica exports vmdhcp_controller_leader (1 while it
+ * leads) and vmdhcp_controller_api_writes_total. The leader, once it reconciles, exports one
+ * series per IPPool and family (vmdhcp_ippool_*), labelled namespace, pool and network
+ * (spec.networkName): only the leader has the IPAM, so a follower exports none of them and a
+ * sum() over the replicas counts each pool once. The series are produced from the caches at
+ * each scrape, so a deleted pool's go with it. Labels are object names (bounded), never a
+ * MAC or an address.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/ctrl.h"
+#include "lib/metrics.h"
+
+enum { BINDING_ALLOCATED, BINDING_PENDING, BINDING_STALE, N_BINDING_STATES };
+static const char *const binding_states[N_BINDING_STATES] = { "allocated", "pending", "stale" };
+static const char *const conditions[] = { IPPOOL_COND_REGISTERED, IPPOOL_COND_CACHE_READY,
+	IPPOOL_COND_AGENT_READY, IPPOOL_COND_STOPPED };
+
+/* --- gathering (before each render) ----------------------------------------------------- */
+
+static int
+sample_visit(void *userdata, const char *key, const void *item)
+{
+	struct ctrl *c = userdata;
+	const struct pool_item *it = item;
+
+	if (it->pool == NULL) /* the spec does not decode: no network to name */
+		return 0;
+	if (c->n_samples == c->cap_samples) {
+		size_t cap = c->cap_samples ? c->cap_samples * 2 : 16;
+		struct ctrl_pool_sample *s = realloc(c->samples, cap * sizeof(*s));
+
+		if (s == NULL)
+			return 1; /* this scrape shows the pools gathered so far */
+		c->samples = s;
+		c->cap_samples = cap;
+	}
+	c->samples[c->n_samples++] = (struct ctrl_pool_sample){ .it = it, .key = key };
+	return 0;
+}
+
+static int
+sample_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct ctrl_pool_sample *)a)->key,
+	    ((const struct ctrl_pool_sample *)b)->key);
+}
+
+struct binding_count {
+	const char *network;
+	double *counts;
+};
+
+static int
+count_bindings(void *userdata, const char *key, const void *item)
+{
+	struct binding_count *bc = userdata;
+	const struct cfg_item *it = item;
+
+	if (it->cfg == NULL)
+		return 0;
+	for (size_t i = 0; i < it->cfg->status.n_nics; i++) {
+		const struct vmnetcfg_nic_status *n = &it->cfg->status.nics[i];
+
+		if (strcmp(n->network_name, bc->network) != 0)
+			continue;
+		switch (n->state) {
+		case VMNETCFG_STATE_ALLOCATED:
+			bc->counts[BINDING_ALLOCATED]++;
+			break;
+		case VMNETCFG_STATE_PENDING:
+			bc->counts[BINDING_PENDING]++;
+			break;
+		case VMNETCFG_STATE_STALE:
+			bc->counts[BINDING_STALE]++;
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The registry's collect hook. The samples borrow cache items: valid for this render only
+ * (one thread: nothing changes the caches until it returns).
+ */
+static void
+collect(void *userdata)
+{
+	struct ctrl *c = userdata;
+
+	metric_set(c->m_leader, 0, c->leading ? 1 : 0);
+	c->n_samples = 0;
+	/* a follower has no IPAM, and a leader's caches are complete only once it reconciles */
+	if (!c->leading || !c->reconciling)
+		return;
+	kube_store_foreach(kube_informer_store(c->inf_pool), sample_visit, c);
+	if (c->n_samples == 0)
+		return;
+	/* sorted by key: a stable order, and each pool runtime finds its sample in log n */
+	qsort(c->samples, c->n_samples, sizeof(*c->samples), sample_cmp);
+	for (const struct pool_rt *rt = c->pools; rt != NULL; rt = rt->next) {
+		struct ctrl_pool_sample want = { .key = rt->key }, *s;
+
+		s = bsearch(&want, c->samples, c->n_samples, sizeof(*c->samples), sample_cmp);
+		if (s != NULL)
+			s->rt = rt;
+	}
+	for (size_t i = 0; i < c->n_samples; i++) {
+		struct ctrl_pool_sample *s = &c->samples[i];
+		struct binding_count bc = { .counts = s->bindings };
+
+		memset(s->bindings, 0, sizeof(s->bindings));
+		/* the NICs on a network are the bindings of the pool serving it (a second pool
+		 * on that network has no runtime: it serves nothing) */
+		if (s->rt == NULL)
+			continue;
+		bc.network = s->rt->network;
+		kube_store_by_index(kube_informer_store(c->inf_cfg), "network", s->rt->network,
+		    count_bindings, &bc);
+	}
+}
+
+/* --- the vmdhcp_ippool_* families -------------------------------------------------------- */
+
+enum family {
+	FAM_CAPACITY,
+	FAM_USED,
+	FAM_AVAILABLE,
+	FAM_EXCLUDED,
+	FAM_BINDINGS,
+	FAM_CONDITION,
+};
+
+static void
+emit_pools(struct metric_emitter *e, const struct ctrl *c, enum family f)
+{
+	for (size_t i = 0; i < c->n_samples; i++) {
+		const struct ctrl_pool_sample *s = &c->samples[i];
+		struct metric_label l[4] = {
+			{ "namespace", s->it->ns },
+			{ "pool", s->it->name },
+			{ "network", s->it->pool->spec.network_name },
+		};
+		struct ipam_counts n;
+
+		if (f == FAM_BINDINGS) {
+			l[3].name = "state";
+			for (size_t k = 0; k < N_BINDING_STATES; k++) {
+				l[3].value = binding_states[k];
+				metric_emit(e, l, 4, s->bindings[k]);
+			}
+			continue;
+		}
+		if (f == FAM_CONDITION) {
+			l[3].name = "condition";
+			for (size_t k = 0; k < ELEMENTSOF(conditions); k++) {
+				const struct crd_condition *cond = crd_conditions_get(
+				    &s->it->pool->status.conditions, conditions[k]);
+
+				l[3].value = conditions[k];
+				metric_emit(e, l, 4,
+				    cond != NULL && cond->status == CRD_COND_TRUE ? 1 : 0);
+			}
+			continue;
+		}
+		/* no IPAM (not built yet, a bad range, a second pool on a network): no address
+		 * counts rather than zeros that would read as an exhausted pool */
+		if (s->rt == NULL || s->rt->np == NULL)
+			continue;
+		netpool_counts(s->rt->np, &n);
+		switch (f) {
+		case FAM_CAPACITY:
+			metric_emit(e, l, 3, (double)n.used + (double)n.available);
+			break;
+		case FAM_USED:
+			metric_emit(e, l, 3, n.used);
+			break;
+		case FAM_AVAILABLE:
+			metric_emit(e, l, 3, n.available);
+			break;
+		case FAM_EXCLUDED:
+			metric_emit(e, l, 3, (double)n.excluded + (double)n.reserved);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+#define EMITTER(fn, fam)                                                                       \
+	static void fn(struct metric_emitter *e, void *userdata)                               \
+	{                                                                                      \
+		emit_pools(e, userdata, fam);                                                  \
+	}
+EMITTER(emit_capacity, FAM_CAPACITY)
+EMITTER(emit_used, FAM_USED)
+EMITTER(emit_available, FAM_AVAILABLE)
+EMITTER(emit_excluded, FAM_EXCLUDED)
+EMITTER(emit_bindings, FAM_BINDINGS)
+EMITTER(emit_condition, FAM_CONDITION)
+
+int
+ctrl_metrics_add(struct ctrl *c)
+{
+	static const struct {
+		enum metric_type type;
+		const char *name, *help;
+		void (*emit)(struct metric_emitter *e, void *userdata);
+	} fams[] = {
+		{ METRIC_GAUGE, "vmdhcp_ippool_capacity_addresses",
+		    "Addresses the IPPool's range can hand out (neither excluded nor reserved)",
+		    emit_capacity },
+		{ METRIC_GAUGE, "vmdhcp_ippool_used_addresses", "Addresses of the IPPool bound",
+		    emit_used },
+		{ METRIC_GAUGE, "vmdhcp_ippool_available_addresses", "Addresses of the IPPool free",
+		    emit_available },
+		{ METRIC_GAUGE, "vmdhcp_ippool_excluded_addresses",
+		    "Addresses inside the IPPool's range excluded or reserved (network, broadcast, "
+		    "server, router)",
+		    emit_excluded },
+		{ METRIC_GAUGE, "vmdhcp_ippool_bindings",
+		    "VirtualMachineNetworkConfig NICs on the IPPool's network by state",
+		    emit_bindings },
+		{ METRIC_GAUGE, "vmdhcp_ippool_condition",
+		    "IPPool status conditions: 1 when True, else 0", emit_condition },
+	};
+	struct metrics *m = c->metrics;
+
+	if (m == NULL)
+		return 0;
+	c->m_leader = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_controller_leader",
+	    "1 while this replica leads (holds the Lease, or runs without leader election), "
+	    "else 0");
+	c->m_writes = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_controller_api_writes_total",
+	    "Writes sent to the API server");
+	if (c->m_leader == NULL || c->m_writes == NULL)
+		return -errno;
+	for (size_t i = 0; i < ELEMENTSOF(fams); i++)
+		if (metrics_add_dynamic(m, fams[i].type, fams[i].name, fams[i].help, fams[i].emit,
+			c) == NULL)
+			return -errno;
+	metrics_set_collect(m, collect, c);
+	return 0;
+}
+
+void
+ctrl_metrics_free(struct ctrl *c)
+{
+	free(c->samples);
+	c->samples = NULL;
+	c->n_samples = c->cap_samples = 0;
+}
