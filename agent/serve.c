@@ -105,7 +105,12 @@ cur_cfg(const struct agent *a)
 
 /* ---- metrics -------------------------------------------------------------------------- */
 
-static const char *type_labels[_DHCP_MSG_MAX - 1];
+/* Series that cannot occur are not exported: clients send these, the server replies those
+ * (a server's message received is counted as a drop, other_server). */
+static const uint8_t rx_types[] = { DHCP_MSG_DISCOVER, DHCP_MSG_REQUEST, DHCP_MSG_DECLINE,
+	DHCP_MSG_RELEASE, DHCP_MSG_INFORM };
+static const uint8_t tx_types[] = { DHCP_MSG_OFFER, DHCP_MSG_ACK, DHCP_MSG_NAK };
+static const char *rx_labels[ELEMENTSOF(rx_types)], *tx_labels[ELEMENTSOF(tx_types)];
 static const char *drop_labels[_DHCP_DROP_MAX];
 static double latency_bounds[DHCP_LATENCY_BUCKETS - 1];
 static const char *const reload_labels[] = {"ok", "error"};
@@ -118,10 +123,10 @@ collect(void *userdata)
 	struct agent *a = userdata;
 	const struct dhcp_stats *st = dhcp_server_stats(a->dhcp);
 
-	for (size_t t = 1; t < _DHCP_MSG_MAX; t++) {
-		metric_set(a->m_rx, t - 1, (double)st->rx[t]);
-		metric_set(a->m_tx, t - 1, (double)st->tx[t]);
-	}
+	for (size_t i = 0; i < ELEMENTSOF(rx_types); i++)
+		metric_set(a->m_rx, i, (double)st->rx[rx_types[i]]);
+	for (size_t i = 0; i < ELEMENTSOF(tx_types); i++)
+		metric_set(a->m_tx, i, (double)st->tx[tx_types[i]]);
 	for (size_t d = 0; d < _DHCP_DROP_MAX; d++)
 		metric_set(a->m_drops, d, (double)st->drops[d]);
 	metric_set(a->m_declines, 0, (double)st->declines);
@@ -183,8 +188,10 @@ metrics_setup(struct agent *a)
 	struct metrics *m;
 	int r;
 
-	for (size_t t = 1; t < _DHCP_MSG_MAX; t++)
-		type_labels[t - 1] = dhcp_message_type_name((int)t);
+	for (size_t i = 0; i < ELEMENTSOF(rx_types); i++)
+		rx_labels[i] = dhcp_message_type_name(rx_types[i]);
+	for (size_t i = 0; i < ELEMENTSOF(tx_types); i++)
+		tx_labels[i] = dhcp_message_type_name(tx_types[i]);
 	for (size_t d = 0; d < _DHCP_DROP_MAX; d++)
 		drop_labels[d] = dhcp_drop_reason_name((enum dhcp_drop_reason)d);
 	for (size_t b = 0; b < DHCP_LATENCY_BUCKETS - 1; b++)
@@ -198,11 +205,11 @@ metrics_setup(struct agent *a)
 	if ((r = metrics_add_process(m)) < 0)
 		return r;
 	a->m_rx = metrics_add(m, METRIC_COUNTER, "vmdhcp_agent_packets_received_total",
-	    "DHCP messages received, by message type", "type", type_labels, ELEMENTSOF(type_labels),
-	    NULL, 0);
+	    "DHCP messages received from clients, by message type", "type", rx_labels,
+	    ELEMENTSOF(rx_labels), NULL, 0);
 	a->m_tx = metrics_add(m, METRIC_COUNTER, "vmdhcp_agent_replies_sent_total",
-	    "DHCP replies sent, by message type", "type", type_labels, ELEMENTSOF(type_labels),
-	    NULL, 0);
+	    "DHCP replies sent, by message type", "type", tx_labels, ELEMENTSOF(tx_labels), NULL,
+	    0);
 	a->m_drops = metrics_add(m, METRIC_COUNTER, "vmdhcp_agent_drops_total",
 	    "Received datagrams not answered, by reason", "reason", drop_labels,
 	    ELEMENTSOF(drop_labels), NULL, 0);

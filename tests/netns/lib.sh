@@ -158,6 +158,23 @@ start_agent() {
 
 agent_ready() { ip netns exec "$SRV" curl -sf -o /dev/null "http://127.0.0.1:$HTTP_PORT/readyz"; }
 
+# promtool: Debian's, or the one scripts/install-deps unpacks from its package
+PROMTOOL=
+for p in /var/cache/vm-dhcp/promtool/promtool /usr/bin/promtool; do
+    [ -x "$p" ] && { PROMTOOL=$p; break; }
+done
+# promtool_check CHECK-NAME: `promtool check metrics` on the agent's scrape (not run, and said
+# so, when promtool cannot be had; scripts/install-deps provides it, so `make test` has it)
+promtool_check() {
+    local out
+    if [ -z "$PROMTOOL" ]; then
+        echo "SKIP $1: promtool not installed (scripts/install-deps provides it)"
+        return
+    fi
+    out=$(ip netns exec "$SRV" curl -sf "http://127.0.0.1:$HTTP_PORT/metrics" | "$PROMTOOL" check metrics 2>&1)
+    if [ $? -eq 0 ]; then pass "$1"; else fail "$1" "$out"; fi
+}
+
 # metric 'name{label="x"}' -> value (0 when absent)
 metric() {
     ip netns exec "$SRV" curl -sf "http://127.0.0.1:$HTTP_PORT/metrics" |

@@ -148,6 +148,7 @@ check "--log-format json: lines from the Kubernetes source (.so) too" \
 build_info() { ip netns exec "$SRV" curl -sf "http://127.0.0.1:$HTTP_PORT/metrics" |
     grep -q '^vmdhcp_build_info{version="[^"]*",revision="[^"]*"} 1$'; }
 check "/metrics: vmdhcp_build_info" build_info
+promtool_check "Kubernetes mode: promtool check metrics accepts /metrics"
 check "/metrics: process_resident_memory_bytes > 0" \
     test "$(metric process_resident_memory_bytes | cut -d. -f1)" -gt 0
 check "runs as uid 65532" test "$(proc_status $pid Uid)" = 65532

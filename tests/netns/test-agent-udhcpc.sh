@@ -141,6 +141,10 @@ check "--dynamic after kill -9: next MAC gets $NET.101 ($NET.100 still leased)" 
 udhcpc_q vm4
 check "--dynamic after kill -9: earlier MAC keeps $NET.100" has_addr vm4 $NET.100/24
 check "agent: 3 dynamic leases" test "$(metric vmdhcp_agent_dynamic_leases)" = 3
+promtool_check "local mode: promtool check metrics accepts /metrics"
+no_server_types() { ! ip netns exec "$SRV" curl -sf "http://127.0.0.1:$HTTP_PORT/metrics" |
+    grep -Eq 'packets_received_total\{type="(offer|ack|nak)"|replies_sent_total\{type="(discover|request|decline|release|inform)"'; }
+check "local mode: no series that cannot occur (a reply of type discover)" no_server_types
 
 # 5. DECLINE: a host squats on the next free address without DHCP; udhcpc -a finds it by ARP,
 #    declines, and the agent moves the MAC to another address
