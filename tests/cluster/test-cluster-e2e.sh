@@ -211,6 +211,9 @@ ip -n "$TAG-vm1" route del "$PODIP/32" dev eth0
 check "default route via $VNET.1" bash -c "ip -n $TAG-vm1 route show default | grep -q 'via $VNET.1'"
 check "resolv.conf nameserver $VNET.53" grep -q "^nameserver $VNET.53\$" "/etc/netns/$TAG-vm1/resolv.conf"
 check "ACK came from the agent's server IP" grep -q "DHCPACK of $IP from $VNET.2" "$TMP/dhclient-vm1.log"
+agent_said() { k -n $NS logs "$POD" | grep -q -- "$1"; }
+check "kubectl logs: the agent says whom it offered $IP" agent_said "DHCPOFFER $IP to $MAC"
+check "kubectl logs: the agent says whom it ACKed $IP" agent_said "DHCPACK $IP to $MAC"
 
 # --- DNS change reaches the next renewal -------------------------------------------------------------
 check "IPPool DNS changed" k patch ippool vmnet --type merge -p "{\"spec\":{\"ipv4Config\":{\"dns\":[\"$VNET.54\"]}}}"
