@@ -514,7 +514,7 @@ main(int argc, char **argv)
 	opts.version = VMDHCP_VERSION;
 	opts.revision = VMDHCP_REVISION;
 	log_kv(LOG_LEVEL_INFO, LOG_KV("version", VMDHCP_VERSION, "revision", VMDHCP_REVISION),
-	    "vm-dhcp-agent %s (%s)", VMDHCP_VERSION, VMDHCP_REVISION);
+	    "starting");
 	r = agent_new(base, &opts, cfg, &agent, err, sizeof(err));
 	if (r < 0) {
 		log_error("%s", err);

@@ -377,7 +377,7 @@ main(int argc, char **argv)
 	log_set_format(a.log_format);
 	signal(SIGPIPE, SIG_IGN);
 	log_kv(LOG_LEVEL_INFO, LOG_KV("version", VMDHCP_VERSION, "revision", VMDHCP_REVISION),
-	    "vm-dhcp-controller %s (%s)", VMDHCP_VERSION, VMDHCP_REVISION);
+	    "starting");
 
 	if ((r = kube_config_load(a.kubeconfig, &cfg, err, sizeof(err))) < 0)
 		fatalx("cannot load the Kubernetes configuration: %s", err);

@@ -185,6 +185,9 @@ for vm in "${VMS[@]}"; do
     echo "    hostname offered (option 12): ${h:-none}"
 done
 echo
+say "agent log: what it answered, and to whom"
+grep -E 'vm-dhcp-agent: DHCP[A-Z]+ ' "$TMP/agent.log" | sed 's/^/    agent| /'
+echo
 say "agent metrics (selected)"
 ip netns exec "$SRV" bash -c 'exec 3<>/dev/tcp/127.0.0.1/9180 && printf "GET /metrics HTTP/1.0\r\n\r\n" >&3 && cat <&3' |
     grep -E '^vmdhcp_agent_packets_received_total\{type="(discover|request)"\}|^vmdhcp_agent_replies_sent_total\{type="(offer|ack)"\}|^vmdhcp_agent_bindings|^vmdhcp_agent_reply_latency_seconds_count' |
