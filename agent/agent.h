@@ -246,7 +246,7 @@ void leasefile_foreach(const struct leasefile *lf,
 void leasefile_foreach_id(const struct leasefile *lf,
     void (*fn)(void *userdata, const uint8_t *id, size_t id_len, const uint8_t mac[6], uint32_t ip),
     void *userdata);
-/* Nothing is queued any more (leasefile_add writes): returns 0. Kept for its callers. */
+/* Nothing is ever queued (leasefile_add writes each line itself): returns 0. */
 int leasefile_flush(struct leasefile *lf);
 /* Rewrites the whole file atomically from memory and reopens the journal. */
 int leasefile_compact(struct leasefile *lf);

@@ -63,6 +63,7 @@ struct agent {
 	struct agent_marks *marks;  /* DECLINE marks held down in the engine (all modes) */
 	struct agent_declog declog; /* the engine's decisions, logged */
 	struct event *ev_expire;    /* the sweep of both, every EXPIRE_TICK_SEC */
+	uint64_t sweep_write_errors; /* failed lease file rewrites after a sweep */
 	struct agent_link *link;
 	struct event *ev_fd[2];
 	size_t n_fd;
@@ -133,6 +134,9 @@ collect(void *userdata)
 	(void)metric_hist_set(
 	    a->m_latency, 0, st->latency, DHCP_LATENCY_BUCKETS, (double)st->latency_sum_usec / 1e6);
 	metric_set(a->m_bindings, 0, (double)dhcp_server_n_bindings(a->dhcp));
+	/* the lease file counts its own refused lines, whichever path wrote them */
+	metric_set(a->m_lease_errors, 0,
+	    (double)((a->lf != NULL ? leasefile_append_errors(a->lf) : 0) + a->sweep_write_errors));
 	metric_set(a->m_dynamic, 0, a->lf != NULL ? (double)leasefile_count(a->lf) : 0);
 	metric_set(a->m_available, 0, a->dyn != NULL ? (double)agent_dynamic_available(a->dyn) : 0);
 	metric_set(a->m_held, 0, a->dyn != NULL ? (double)agent_dynamic_held(a->dyn) : 0);
@@ -555,7 +559,6 @@ dhcp_readable(evutil_socket_t fd, short what, void *arg)
 	struct agent *a = arg;
 	uint64_t now = clock_now_usec(), start = now;
 	bool first = true;
-	int r;
 
 	(void)what;
 	for (;;) {
@@ -577,11 +580,6 @@ dhcp_readable(evutil_socket_t fd, short what, void *arg)
 		if (got < 0 && got != -EAGAIN && got != -EINTR)
 			log_ratelimited(&rl_read, now, LOG_LEVEL_WARN, "%s: receive: %s",
 			    a->opts.ifname, strerror(-got));
-		if (a->lf != NULL && (r = leasefile_flush(a->lf)) < 0) {
-			metric_inc(a->m_lease_errors, 0);
-			log_ratelimited(&rl_lease, now, LOG_LEVEL_ERROR,
-			    "%s: cannot append lease: %s", a->opts.lease_path, strerror(-r));
-		}
 		/* fds[0] of dhcp_server_fds is the packet socket; the UDP one is only drained */
 		if (got <= 0 || a->n_fd == 0 || fd != event_get_fd(a->ev_fd[0]) ||
 		    now - start >= DHCP_POLL_MAX_USEC)
@@ -937,7 +935,6 @@ on_unknown(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
 	failed = leasefile_append_errors(a->lf);
 	if ((r = agent_dynamic_allocate_id(a->dyn, a->dhcp, mac, id, id_len, ret_ip)) < 0 &&
 	    leasefile_append_errors(a->lf) != failed) {
-		metric_inc(a->m_lease_errors, 0);
 		mac_format(mac, m);
 		log_ratelimited(&rl_lease, clock_now_usec(), LOG_LEVEL_ERROR,
 		    "%s: cannot record a lease for %s: %s; not answered", a->opts.lease_path, m,
@@ -985,8 +982,6 @@ on_decline(void *userdata, const uint8_t mac[6], uint32_t ip)
 		/* a dynamic lease: move the MAC; the engine clears its DECLINE mark */
 		if (r == 0)
 			r = dhcp_server_set_binding(a->dhcp, mac, nip, NULL);
-		if (r == 0 && leasefile_flush(a->lf) < 0)
-			metric_inc(a->m_lease_errors, 0);
 		if (r == 0) {
 			ipv4_format(nip, n);
 			log_ratelimited(&rl_decline, now, LOG_LEVEL_WARN,
@@ -1035,16 +1030,12 @@ on_ack(void *userdata, const uint8_t mac[6], uint32_t ip)
 {
 	struct agent *a = userdata;
 	const uint8_t *id;
-	uint64_t failed;
 	size_t id_len;
 
 	if (a->dyn == NULL)
 		return;
 	id = dhcp_server_client_id(a->dhcp, &id_len);
-	failed = leasefile_append_errors(a->lf);
 	(void)agent_dynamic_renew_id(a->dyn, mac, id, id_len, ip);
-	if (leasefile_append_errors(a->lf) != failed)
-		metric_inc(a->m_lease_errors, 0);
 }
 
 /*
@@ -1068,7 +1059,7 @@ expire_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	metric_add(a->m_expired, 0, (double)n);
 	if (a->opts.lease_path != NULL && (r = leasefile_compact(a->lf)) < 0) {
-		metric_inc(a->m_lease_errors, 0);
+		a->sweep_write_errors++;
 		log_ratelimited(&rl_lease, clock_now_usec(), LOG_LEVEL_ERROR,
 		    "%s: cannot write lease file: %s", a->opts.lease_path, strerror(-r));
 	}
