@@ -325,6 +325,23 @@ recorder_done(void *arg)
 	return st.created + st.patched + st.failed >= w->calls;
 }
 
+/* Runs base until r has finished `calls` API calls in all; false if it has not in 60 s. */
+static bool
+run_recorder(struct event_base *base, struct kube_recorder *r, unsigned calls)
+{
+	struct elector e = { .base = base }, idle = { .base = event_base_new() };
+	struct recorder_wait w = { r, calls };
+	struct timeval tv = { 0, 5000 };
+	bool done;
+
+	e.tick = event_new(base, -1, EV_PERSIST, tick_cb, NULL);
+	evtimer_add(e.tick, &tv);
+	done = run(&e, true, &idle, false, recorder_done, &w, 60 * USEC_PER_SEC);
+	event_free(e.tick);
+	event_base_free(idle.base);
+	return done;
+}
+
 static void
 test_event_dedup(void)
 {
@@ -336,7 +353,6 @@ test_event_dedup(void)
 	json_t *involved = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "apiVersion",
 	    "network.harvesterhci.io/v1alpha1", "kind", "IPPool", "metadata", "name", "pool1",
 	    "namespace", "ev", "uid", "uid-1");
-	struct elector dummy = { 0 };
 	size_t i;
 	json_t *item;
 	int dup = 0, other = 0;
@@ -357,29 +373,13 @@ test_event_dedup(void)
 		    -EINVAL);
 		json_decref(empty);
 	}
-	{
-		/* run until the create and the folded patch are done */
-		struct elector e = { .base = base, .l = NULL };
-
-		dummy.base = event_base_new();
-		e.tick = event_new(base, -1, EV_PERSIST, tick_cb, NULL);
-		{
-			struct timeval tv = { 0, 5000 };
-
-			evtimer_add(e.tick, &tv);
-		}
-		/* create(dup) + create(other) + one patch for the two repeats = 3 calls; a 4th
-		 * repeat now makes a second patch */
-		struct recorder_wait w3 = { r, 3 }, w4 = { r, 4 };
-
-		CU_ASSERT_TRUE(run(&e, true, &dummy, false, recorder_done, &w3, 60 * USEC_PER_SEC));
-		CU_ASSERT_EQUAL(kube_record_event(r, involved, NULL, NULL, "Warning", "DuplicateMAC",
-				    "MAC %s is used by %d VMs", "aa:bb:cc:dd:ee:ff", 2),
-		    0);
-		CU_ASSERT_TRUE(run(&e, true, &dummy, false, recorder_done, &w4, 60 * USEC_PER_SEC));
-		event_free(e.tick);
-		event_base_free(dummy.base);
-	}
+	/* create(dup) + create(other) + one patch for the two repeats = 3 calls; a 4th repeat
+	 * now makes a second patch */
+	CU_ASSERT_TRUE(run_recorder(base, r, 3));
+	CU_ASSERT_EQUAL(kube_record_event(r, involved, NULL, NULL, "Warning", "DuplicateMAC",
+			    "MAC %s is used by %d VMs", "aa:bb:cc:dd:ee:ff", 2),
+	    0);
+	CU_ASSERT_TRUE(run_recorder(base, r, 4));
 	kube_recorder_get_stats(r, &st);
 	CU_ASSERT_EQUAL(st.created, 2);
 	CU_ASSERT_EQUAL(st.patched, 2);
@@ -428,15 +428,12 @@ test_event_burst(void)
 	json_t *involved = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "apiVersion",
 	    "network.harvesterhci.io/v1alpha1", "kind", "VirtualMachineNetworkConfig", "metadata",
 	    "name", "vm-1", "namespace", "burst", "uid", "uid-2");
-	struct elector dummy = { 0 }, e = { .base = base };
-	struct recorder_wait w = { NULL, 40 };
 	size_t i;
 	json_t *item;
 	int repeated = 0;
 
 	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, cfg, &c), 0);
 	CU_ASSERT_EQUAL_FATAL(kube_recorder_new(c, "vm-dhcp-controller", "node-1", &r), 0);
-	w.r = r;
 	for (int k = 0; k < 40; k++)
 		CU_ASSERT_EQUAL(kube_record_event(r, involved, NULL, NULL, "Normal", "Allocated",
 				    "02:00:00:00:00:%02x on default/net-1: allocated 10.0.0.%d", k,
@@ -448,16 +445,7 @@ test_event_burst(void)
 				    "02:00:00:00:00:%02x on default/net-1: allocated 10.0.0.%d", 39,
 				    49),
 		    0);
-	dummy.base = event_base_new();
-	e.tick = event_new(base, -1, EV_PERSIST, tick_cb, NULL);
-	{
-		struct timeval tv = { 0, 5000 };
-
-		evtimer_add(e.tick, &tv);
-	}
-	CU_ASSERT_TRUE(run(&e, true, &dummy, false, recorder_done, &w, 60 * USEC_PER_SEC));
-	event_free(e.tick);
-	event_base_free(dummy.base);
+	CU_ASSERT_TRUE(run_recorder(base, r, 40));
 	kube_recorder_get_stats(r, &st);
 	CU_ASSERT_EQUAL(st.created, 40);
 	CU_ASSERT_EQUAL(st.patched, 0);
