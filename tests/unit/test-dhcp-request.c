@@ -17,6 +17,7 @@
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "tests/helpers/capture.h"
 #include "tests/runner.h"
 
 #define SERVER_IP 0x0a000001u	 /* 10.0.0.1 */
@@ -1303,44 +1304,19 @@ test_decision_hook(void)
 }
 
 /* stderr to a file from capture_begin() to capture_end() (the decision log's lines). */
-static int saved_stderr = -1;
-static char capture_path[64];
-
 static void
 capture_begin(void)
 {
-	int fd;
-
-	snprintf(capture_path, sizeof(capture_path), "/tmp/vmdhcp-test-declog-XXXXXX");
-	fd = mkstemp(capture_path);
-	CU_ASSERT_FATAL(fd >= 0);
-	fflush(stderr);
-	saved_stderr = dup(2);
-	CU_ASSERT_FATAL(saved_stderr >= 0 && dup2(fd, 2) == 2);
-	close(fd);
+	CU_ASSERT_EQUAL_FATAL(test_capture_stderr(), 0);
 }
 
 /* What was written since capture_begin() (caller frees). */
 static char *
 capture_end(void)
 {
-	char *text = NULL;
-	size_t n = 0;
-	FILE *f;
+	char *text = test_captured_stderr(NULL);
 
-	fflush(stderr);
-	dup2(saved_stderr, 2);
-	close(saved_stderr);
-	f = fopen(capture_path, "r");
-	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-	CU_ASSERT_FATAL(fseek(f, 0, SEEK_END) == 0);
-	n = (size_t)ftell(f);
-	rewind(f);
-	text = calloc(1, n + 1);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
-	CU_ASSERT_EQUAL(fread(text, 1, n, f), n);
-	fclose(f);
-	unlink(capture_path);
 	return text;
 }
 

@@ -16,58 +16,23 @@
 #include <jansson.h>
 
 #include "lib/log.h"
+#include "tests/helpers/capture.h"
 #include "tests/runner.h"
-
-static int saved_stderr = -1;
-static char capture_path[64];
 
 /* From here to capture_end(), stderr goes to a file. */
 static void
 capture_begin(void)
 {
-	int fd;
-
-	snprintf(capture_path, sizeof(capture_path), "/tmp/vmdhcp-test-log-XXXXXX");
-	fd = mkstemp(capture_path);
-	CU_ASSERT_FATAL(fd >= 0);
-	fflush(stderr);
-	saved_stderr = dup(2);
-	CU_ASSERT_FATAL(saved_stderr >= 0 && dup2(fd, 2) == 2);
-	close(fd);
+	CU_ASSERT_EQUAL_FATAL(test_capture_stderr(), 0);
 }
 
 /* What was written to stderr since capture_begin() (caller frees). */
 static char *
 capture_end(size_t *len)
 {
-	char *text = NULL;
-	size_t cap = 0, n = 0;
-	FILE *f;
+	char *text = test_captured_stderr(len);
 
-	fflush(stderr);
-	dup2(saved_stderr, 2);
-	close(saved_stderr);
-	f = fopen(capture_path, "r");
-	if (f != NULL) {
-		for (;;) {
-			if (n + 4096 + 1 > cap) {
-				cap = cap * 2 + 4096 + 1;
-				text = realloc(text, cap);
-				CU_ASSERT_PTR_NOT_NULL_FATAL(text);
-			}
-			size_t r = fread(text + n, 1, cap - n - 1, f);
-			if (r == 0)
-				break;
-			n += r;
-		}
-		fclose(f);
-	}
-	unlink(capture_path);
-	if (text == NULL)
-		text = calloc(1, 1);
-	text[n] = '\0';
-	if (len != NULL)
-		*len = n;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
 	return text;
 }
 
