@@ -97,6 +97,7 @@ void dhcp_ring_geometry(struct dhcp_ring *ring, unsigned mtu);
 
 struct dhcp_server {
 	struct dhcp_optset *optset; /* NULL until set_options; swapped whole */
+	bool standby;		    /* dhcp_server_set_standby: every request dropped */
 	struct dhcp_table *table;
 	struct dhcp_callbacks cb;
 	struct dhcp_stats stats;

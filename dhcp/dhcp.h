@@ -62,7 +62,7 @@ enum dhcp_drop_reason {
 	DHCP_DROP_NOT_FOR_US,	/* not UDP to port 67, fragment, ... */
 	DHCP_DROP_UNSUPPORTED,	/* message type a server does not answer */
 	DHCP_DROP_SEND_FAILED,	/* reply could not be sent */
-	DHCP_DROP_NOT_SERVING,	/* no options set yet / stopped */
+	DHCP_DROP_NOT_SERVING,	/* no options set yet / stopped / standby */
 	DHCP_DROP_DECLINED,	/* the MAC declined its bound address; silent until it changes */
 	DHCP_DROP_WRONG_SUBNET, /* relayed (giaddr) from a network outside the pool's subnet */
 	_DHCP_DROP_MAX,
@@ -211,6 +211,12 @@ void dhcp_server_close(struct dhcp_server *s);
  * whose ports changed): the sockets, bound to the ifindex, stay as they are.
  */
 void dhcp_server_set_hwaddr(struct dhcp_server *s, const uint8_t hwaddr[6]);
+/*
+ * Standby (a replica that does not hold its pool's Lease): the sockets stay open and drained,
+ * every request is dropped (DHCP_DROP_NOT_SERVING) before it is parsed, nothing is answered.
+ * Takes effect with the next datagram read. Off at dhcp_server_new.
+ */
+void dhcp_server_set_standby(struct dhcp_server *s, bool standby);
 /*
  * Up to 2 fds to watch for readability; returns how many were written into fds. Requests
  * are read from the packet socket; the UDP socket has a drop-all filter (it exists so the

@@ -304,7 +304,7 @@ dhcp_process(struct dhcp_server *s, const uint8_t *data, size_t len,
 	memset(ret, 0, sizeof(*ret));
 	s->now = now;
 	req->msg = NULL;
-	if (s->optset == NULL)
+	if (s->optset == NULL || s->standby)
 		return drop(s, DHCP_DROP_NOT_SERVING);
 	r = dhcp_request_parse(req, data, len, &reason);
 	if (r < 0)

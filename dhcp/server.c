@@ -229,6 +229,12 @@ dhcp_server_set_hwaddr(struct dhcp_server *s, const uint8_t hwaddr[6])
 	memcpy(s->hwaddr, hwaddr, 6);
 }
 
+void
+dhcp_server_set_standby(struct dhcp_server *s, bool standby)
+{
+	s->standby = standby;
+}
+
 int
 dhcp_server_open(struct dhcp_server *s, int ifindex, const char *ifname, const uint8_t hwaddr[6])
 {

@@ -635,6 +635,29 @@ test_release(void)
 	dhcp_server_free(s);
 }
 
+/* A standby replica: every request dropped as not_serving, nothing answered; active again: answered. */
+static void
+test_standby(void)
+{
+	struct dhcp_server *s = server();
+	struct dhcp_reply rep;
+	struct req r;
+	size_t len;
+
+	dhcp_server_set_standby(s, true);
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	len = build(&r, DHCP_MSG_REQUEST, vm_mac, VM_IP, 0, 0, NULL, 0); /* renewing */
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_NOT_SERVING], 2);
+	CU_ASSERT_EQUAL(s->stats.tx[DHCP_MSG_OFFER] + s->stats.tx[DHCP_MSG_ACK], 0);
+	dhcp_server_set_standby(s, false);
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_NOT_SERVING], 2);
+	dhcp_server_free(s);
+}
+
 static void
 test_unsupported_and_not_serving(void)
 {
@@ -1652,6 +1675,7 @@ static const struct test_case request_tests[] = {
     {"decline marks until the binding changes", test_decline},
     {"release", test_release},
     {"unsupported types, not serving", test_unsupported_and_not_serving},
+    {"standby: nothing answered until active", test_standby},
     {"malformed requests", test_malformed},
     {"names", test_names},
     {NULL, NULL},
