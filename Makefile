@@ -219,7 +219,14 @@ $(BUILD)/tests/%-mbedtls: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/kube/http-mbe
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/obj/tests/runner.o $(BUILD)/obj/kube/http-mbedtls.o \
 		$(patsubst %.c,$(BUILD)/obj/%.o,$(FAKES_$*)) $(HELPER_OBJS) $(ARCHIVES) $(LIBS)
 
-tests: $(UNIT_BINS) $(NETNS_BINS) programs
+# The failover tests' client and wire capture (tests/netns/test-agent-ha.sh, bench-failover).
+HA_PROBE := $(BUILD)/tests/dhcp-ha-probe
+$(HA_PROBE): $(BUILD)/obj/tests/netns/dhcp-ha-probe.o
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $<
+
+tests: $(UNIT_BINS) $(NETNS_BINS) $(HA_PROBE) programs
 
 # --- running tests -------------------------------------------------------------------------
 
@@ -233,7 +240,7 @@ asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=asan TEST_GROUP=asan unit
 
 # Network-namespace integration tests (root; they skip with exit 77 otherwise).
-netns-test: $(NETNS_BINS) programs
+netns-test: $(NETNS_BINS) $(HA_PROBE) programs
 	@tests/run-tests.sh netns $(NETNS_BINS) $(NETNS_SCRIPTS)
 
 e2e-test: programs
@@ -388,6 +395,19 @@ bench-ippool-load: $(BUILD)/bench/bench-ippool-load
 	    printf "}}}}" }' >$(BUILD)/bench/ippool-65000.json
 	@$(BUILD)/bench/bench-ippool-load $(BUILD)/bench/ippool-65000.json
 .PHONY: bench-ippool-load
+
+# Warm-start snapshot (agent/snapshot.c) of 65 000 bindings: medians of agent_snapshot_write
+# and of agent_snapshot_load + agent_apply_config into a fresh engine, and the file's size.
+# BENCH_DIR: where it is written (default /tmp; a tmpfs such as /dev/shm leaves out the disk);
+# BENCH_RUNS: runs (default 21).
+$(BUILD)/bench/bench-snapshot: $(BUILD)/obj/tests/bench/bench-snapshot.o $(ARCHIVES)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(ARCHIVES) $(LIBS)
+
+bench-snapshot: $(BUILD)/bench/bench-snapshot
+	@$(BUILD)/bench/bench-snapshot $${BENCH_DIR:-/tmp} $${BENCH_RUNS:-21}
+.PHONY: bench-snapshot
 
 # --- a real single-node Kubernetes (tests/cluster/) ------------------------------------------
 # k8s-up: etcd, kube-apiserver, controller-manager, scheduler, containerd + runc, kubelet and

@@ -8,6 +8,7 @@
  *   link.c         libnl: interface state (ifindex, MAC, up), serverIP/prefix, link events
  *   source-file.c  local mode: YAML IPPool/VMNetCfg documents -> struct agent_config
  *   leasefile.c    local-mode dynamic leases: snapshot (atomic) + append journal
+ *   snapshot.c     Kubernetes mode: warm-start snapshot of the table and options (checksummed)
  *   caps.c         capabilities: raised at start, dropped once the sockets are open
  *   listen.c       where the HTTP endpoint may listen (never on the served interface)
  *   serve.c        glue: dhcp_server fds <-> libevent, dynamic allocation, readiness, metrics
@@ -80,6 +81,8 @@ const char *agent_config_hostname(const struct agent_config *c, const struct age
 
 struct kube_client;
 struct kube_config;
+struct kube_leader;
+struct kube_leader_opts;
 
 enum agent_kube_state {
 	AGENT_KUBE_WAITING, /* first list not done */
@@ -167,6 +170,13 @@ struct agent_kube_ops {
 	bool (*kube_serving)(const struct agent_kube *k);
 	bool (*kube_ready)(const struct agent_kube *k, char *reason, size_t len);
 	void (*kube_get_stats)(const struct agent_kube *k, struct agent_kube_stats *ret);
+	enum agent_kube_state (*kube_state)(const struct agent_kube *k);
+	/* --leader-elect: kube/leader.c */
+	int (*leader_new)(struct kube_client *c, const struct kube_leader_opts *opts,
+	    struct kube_leader **ret);
+	int (*leader_start)(struct kube_leader *l);
+	struct kube_leader *(*leader_free)(struct kube_leader *l);
+	int (*leader_release)(struct kube_leader *l, void (*done)(void *userdata), void *userdata);
 };
 #define AGENT_KUBE_OPS_SYMBOL "agent_kube_ops"
 extern const struct agent_kube_ops agent_kube_ops;
@@ -257,6 +267,62 @@ size_t leasefile_rejected(const struct leasefile *lf);
 /* Leases refused by leasefile_add because their line could not be written. */
 uint64_t leasefile_append_errors(const struct leasefile *lf);
 
+/* ---- snapshot.c: Kubernetes mode's warm-start snapshot --------------------------------- */
+
+/*
+ * A restarted agent serves from its last snapshot until it has synced from the API server: the
+ * pool's identity (pool_ns, pool_name), network, paused flag, range (cidr, prefix, pool_start,
+ * pool_end, exclude) and options, and the engine's bindings with their hostnames, in one binary
+ * file (format in snapshot.c: magic "VMDHSNAP", version, length, fields, 10 bytes a binding
+ * without hostname, CRC-32C). Any mismatch refuses the whole file. When to write is the
+ * caller's (serve.c): these functions only encode, write, read and validate.
+ */
+#define AGENT_SNAPSHOT_VERSION 1
+#define AGENT_SNAPSHOT_RV_MAX 64	     /* resourceVersion bytes, NUL included */
+#define AGENT_SNAPSHOT_MAX_SIZE (256u << 20) /* larger files are refused unread */
+
+struct agent_snapshot_info {
+	uint64_t written_usec; /* CLOCK_REALTIME usec when it was written */
+	/* the IPPool resourceVersion it was taken from ("" = unknown) */
+	char resource_version[AGENT_SNAPSHOT_RV_MAX];
+	size_t bindings;
+	size_t bytes; /* file size */
+};
+
+/*
+ * Writes cfg's pool identity, network, paused flag, range and options and the engine's bindings
+ * of s (dhcp_server_foreach_binding, with hostnames; s NULL: none) to path atomically: PATH.tmp
+ * (mode 0600), write, fsync, rename, fsync of the directory; on failure PATH.tmp is removed and
+ * an earlier PATH left as it was. resource_version may be NULL (""; at most 63 bytes). info (may
+ * be NULL) gets what was written. Negative errno with err filled ("PATH: cannot write: ...");
+ * -EINVAL when cfg could not be read back (a string not NUL-terminated, a count over its
+ * maximum, options the engine refuses, ...).
+ */
+int agent_snapshot_write(const char *path, const struct agent_config *cfg,
+    const struct dhcp_server *s, const char *resource_version, struct agent_snapshot_info *info,
+    char *err, size_t errlen);
+/* The same, into a new buffer (*ret malloc'd, *ret_len bytes); for tests, fuzzers, benches. */
+int agent_snapshot_encode(const struct agent_config *cfg, const struct dhcp_server *s,
+    const char *resource_version, uint64_t written_usec, uint8_t **ret, size_t *ret_len);
+/*
+ * Reads path: a new agent_config (freed with agent_config_free) with the pool identity,
+ * network, paused flag, range, options and the bindings (bindings[] + names), and info (may be
+ * NULL). -ENOENT when there is none ("PATH: no snapshot"); -EINVAL when the magic, version,
+ * length or checksum does not match or any field is out of range, err saying which ("PATH:
+ * checksum mismatch (file 0x..., computed 0x...)": the caller logs it and ignores the file);
+ * -ENOMEM; another errno when it cannot be read. ippool_ref ("ns/name", may be NULL): a
+ * snapshot of another pool is -EINVAL ("PATH: snapshot of IPPool a/b, not c/d"). A decoded
+ * config is one agent_apply_config() takes: options the engine accepts, bindable MACs, each
+ * MAC and each address bound once.
+ */
+int agent_snapshot_load(const char *path, const char *ippool_ref, struct agent_config **ret,
+    struct agent_snapshot_info *info, char *err, size_t errlen);
+/* The same from memory (err without the "PATH: "); ret and info may be NULL (a check only). */
+int agent_snapshot_decode(const uint8_t *buf, size_t len, const char *ippool_ref,
+    struct agent_config **ret, struct agent_snapshot_info *info, char *err, size_t errlen);
+/* CRC-32C (Castagnoli) of data, the snapshot's checksum. */
+uint32_t agent_snapshot_crc32c(const void *data, size_t len);
+
 /* ---- link.c: the served interface ---------------------------------------------------- */
 
 struct agent_link_state {
@@ -282,6 +348,30 @@ const struct agent_link_state *agent_link_state(const struct agent_link *l);
 const char *agent_link_name(const struct agent_link *l);
 /* Adds ip/prefix to the interface (already present is fine). Negative errno. */
 int agent_link_add_address(struct agent_link *l, uint32_t ip, unsigned prefix);
+/*
+ * The same with a valid and preferred lifetime of lifetime_s seconds (0: forever): the kernel
+ * removes the address when it is not added again in time, so an address whose agent died
+ * (SIGKILL, its node frozen) leaves the interface by itself. Adding it again renews it.
+ */
+int agent_link_add_address_lifetime(
+    struct agent_link *l, uint32_t ip, unsigned prefix, uint32_t lifetime_s);
+/* Removes ip/prefix from the interface (absent is fine: 0). Negative errno. */
+int agent_link_del_address(struct agent_link *l, uint32_t ip, unsigned prefix);
+
+/* ---- ha.c: the active replica's announcement --------------------------------------------- */
+
+#define AGENT_GARP_LEN 42 /* Ethernet header + ARP for IPv4 over Ethernet */
+/*
+ * A gratuitous ARP announcement (RFC 5227 §2.3: an ARP request whose sender and target
+ * protocol addresses are both ip, target hardware address zero) from hwaddr, broadcast: the
+ * new active replica tells the VMs' and relays' neighbour caches where ip is now.
+ */
+void agent_garp_build(uint8_t frame[AGENT_GARP_LEN], const uint8_t hwaddr[6], uint32_t ip);
+/*
+ * Sends it on the packet socket fd (the engine's, bound to ifindex; no new capability is
+ * needed once it is open). 0 or negative errno.
+ */
+int agent_garp_send(int fd, int ifindex, const uint8_t hwaddr[6], uint32_t ip);
 
 /* ---- caps.c: capabilities ------------------------------------------------------------- */
 
@@ -414,6 +504,18 @@ struct agent_opts {
 	 */
 	uint32_t decline_hold_s;
 	enum agent_log_dhcp log_dhcp; /* --log-dhcp */
+	/*
+	 * Kubernetes mode, --leader-elect: replicas of one pool elect the active one through the
+	 * Lease lease_ns/lease_name; identity names this replica. Only the active one has the
+	 * serverIP on its interface (announced with gratuitous ARP) and answers; a standby keeps
+	 * its table synced and its sockets open, drains them and answers nothing. Durations as
+	 * kube_leader_opts (client-go's LeaseDuration, RenewDeadline, RetryPeriod).
+	 */
+	bool leader_elect;
+	const char *lease_ns, *lease_name, *identity;
+	uint64_t lease_duration_usec, renew_deadline_usec, retry_period_usec;
+	/* Kubernetes mode: the warm-start snapshot (snapshot.c); NULL: none */
+	const char *snapshot_path;
 	/* for vmdhcp_build_info; NULL: "unknown" */
 	const char *version, *revision;
 };
@@ -428,6 +530,12 @@ struct agent;
 int agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_config *cfg,
     struct agent **ret, char *err, size_t errlen);
 struct agent *agent_free(struct agent *a);
+/*
+ * SIGTERM: with --leader-elect, stops answering, removes the serverIP and releases the Lease
+ * so a standby takes over at once (given up after 2 s: it then waits for the Lease to
+ * expire); done(userdata) is called from the loop when that is over (at once otherwise).
+ */
+int agent_stop(struct agent *a, void (*done)(void *userdata), void *userdata);
 /*
  * 0 while the agent runs; non-zero once it broke the event loop because it must be
  * restarted (its capabilities were dropped and its sockets need reopening): main's exit status.

@@ -235,16 +235,15 @@ agent_link_name(const struct agent_link *l)
 	return l->name;
 }
 
-int
-agent_link_add_address(struct agent_link *l, uint32_t ip, unsigned prefix)
+/* Builds the rtnl_addr of ip/prefix on the interface. */
+static int
+build_addr(struct agent_link *l, uint32_t ip, unsigned prefix, struct rtnl_addr **ret)
 {
-	struct rtnl_addr *addr = NULL;
-	struct nl_addr *local = NULL;
+	struct rtnl_addr *addr;
+	struct nl_addr *local;
 	uint8_t be[4];
 	int r;
 
-	if (!l->st.exists)
-		return -ENODEV;
 	be[0] = (uint8_t)(ip >> 24);
 	be[1] = (uint8_t)(ip >> 16);
 	be[2] = (uint8_t)(ip >> 8);
@@ -253,26 +252,76 @@ agent_link_add_address(struct agent_link *l, uint32_t ip, unsigned prefix)
 	local = nl_addr_build(AF_INET, be, 4);
 	if (addr == NULL || local == NULL) {
 		r = -ENOMEM;
-		goto out;
+		goto fail;
 	}
 	nl_addr_set_prefixlen(local, (int)prefix);
 	rtnl_addr_set_ifindex(addr, l->st.ifindex);
 	rtnl_addr_set_family(addr, AF_INET);
 	if ((r = rtnl_addr_set_local(addr, local)) < 0) {
 		r = nlerr_to_errno(r);
-		goto out;
+		goto fail;
 	}
 	rtnl_addr_set_prefixlen(addr, (int)prefix);
-	r = rtnl_addr_add(l->req, addr, 0);
+	nl_addr_put(local);
+	*ret = addr;
+	return 0;
+fail:
+	if (local != NULL)
+		nl_addr_put(local);
+	if (addr != NULL)
+		rtnl_addr_put(addr);
+	return r;
+}
+
+int
+agent_link_add_address(struct agent_link *l, uint32_t ip, unsigned prefix)
+{
+	return agent_link_add_address_lifetime(l, ip, prefix, 0);
+}
+
+int
+agent_link_add_address_lifetime(
+    struct agent_link *l, uint32_t ip, unsigned prefix, uint32_t lifetime_s)
+{
+	struct rtnl_addr *addr;
+	int r;
+
+	if (!l->st.exists)
+		return -ENODEV;
+	if ((r = build_addr(l, ip, prefix, &addr)) < 0)
+		return r;
+	if (lifetime_s != 0) {
+		rtnl_addr_set_valid_lifetime(addr, lifetime_s);
+		rtnl_addr_set_preferred_lifetime(addr, lifetime_s);
+	}
+	/* NLM_F_REPLACE: present already, its lifetime is renewed */
+	r = rtnl_addr_add(l->req, addr, NLM_F_REPLACE);
 	if (r < 0) {
 		r = nlerr_to_errno(r);
 		if (r == -EEXIST)
 			r = 0;
 	}
-out:
-	if (local != NULL)
-		nl_addr_put(local);
-	if (addr != NULL)
-		rtnl_addr_put(addr);
+	rtnl_addr_put(addr);
+	return r;
+}
+
+int
+agent_link_del_address(struct agent_link *l, uint32_t ip, unsigned prefix)
+{
+	struct rtnl_addr *addr;
+	int r;
+
+	if (!l->st.exists)
+		return 0; /* the interface, and its addresses, are gone */
+	if ((r = build_addr(l, ip, prefix, &addr)) < 0)
+		return r;
+	r = rtnl_addr_delete(l->req, addr, 0);
+	if (r < 0) {
+		r = nlerr_to_errno(r);
+		/* not there (any more): what we want; EADDRNOTAVAIL is the kernel's answer */
+		if (r == -ENOENT || r == -ENODEV || r == -EIO)
+			r = 0;
+	}
+	rtnl_addr_put(addr);
 	return r;
 }

@@ -47,6 +47,14 @@ enum {
 	OPT_IPPOOL_REF,
 	OPT_KUBECONFIG,
 	OPT_DROP_CAPS,
+	OPT_LEADER_ELECT,
+	OPT_LEASE_NAME,
+	OPT_LEASE_NAMESPACE,
+	OPT_IDENTITY,
+	OPT_LEASE_DURATION,
+	OPT_RENEW_DEADLINE,
+	OPT_RETRY_PERIOD,
+	OPT_SNAPSHOT,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -92,6 +100,28 @@ static const struct flag {
     {{"drop-capabilities", no_argument, NULL, OPT_DROP_CAPS}, NULL,
 	"local mode: once serving, drop every capability but CAP_NET_ADMIN (as Kubernetes "
 	"mode always does); the interface can then not be re-created under the agent"},
+    {{"leader-elect", no_argument, NULL, OPT_LEADER_ELECT}, NULL,
+	"Kubernetes mode: replicas of the pool elect the active one through a Lease; only it "
+	"holds the serverIP and answers, the others stand by with their tables synced"},
+    {{"lease-name", required_argument, NULL, OPT_LEASE_NAME}, "NAME",
+	"with --leader-elect: the Lease (default vm-dhcp-agent-NS-NAME of the pool)"},
+    {{"lease-namespace", required_argument, NULL, OPT_LEASE_NAMESPACE}, "NS",
+	"with --leader-elect: the Lease's namespace (default $POD_NAMESPACE, else the pool's)"},
+    {{"identity", required_argument, NULL, OPT_IDENTITY}, "ID",
+	"with --leader-elect: this replica's name in the Lease (default $POD_NAME, else the "
+	"host name)"},
+    {{"lease-duration", required_argument, NULL, OPT_LEASE_DURATION}, "SECONDS",
+	"with --leader-elect: a standby takes over this long after the active one's last "
+	"renewal it saw (default 2; whole seconds in the Lease)"},
+    {{"renew-deadline", required_argument, NULL, OPT_RENEW_DEADLINE}, "SECONDS",
+	"with --leader-elect: the active one stops answering when it could not renew for this "
+	"long (default 1.5; under --lease-duration)"},
+    {{"retry-period", required_argument, NULL, OPT_RETRY_PERIOD}, "SECONDS",
+	"with --leader-elect: how often the Lease is renewed or tried (default 0.3; under "
+	"--renew-deadline)"},
+    {{"snapshot", required_argument, NULL, OPT_SNAPSHOT}, "FILE",
+	"Kubernetes mode: keep a snapshot of the table in FILE and, at start, serve from it "
+	"until synced with the API server (warm start)"},
     {{"help", no_argument, NULL, OPT_HELP}, NULL, "this text"},
     {{"version", no_argument, NULL, OPT_VERSION}, NULL, "print the version"},
 };
@@ -239,6 +269,38 @@ agent_kube_get_stats(const struct agent_kube *k, struct agent_kube_stats *ret)
 	kops->kube_get_stats(k, ret);
 }
 
+enum agent_kube_state
+agent_kube_get_state(const struct agent_kube *k)
+{
+	return kops->kube_state(k);
+}
+
+int
+kube_leader_new(struct kube_client *c, const struct kube_leader_opts *opts, struct kube_leader **ret)
+{
+	return kops->leader_new(c, opts, ret);
+}
+
+int
+kube_leader_start(struct kube_leader *l)
+{
+	return kops->leader_start(l);
+}
+
+struct kube_leader *
+kube_leader_free(struct kube_leader *l)
+{
+	if (l == NULL)
+		return NULL;
+	return kops->leader_free(l);
+}
+
+int
+kube_leader_release(struct kube_leader *l, void (*done)(void *userdata), void *userdata)
+{
+	return kops->leader_release(l, done, userdata);
+}
+
 static void
 usage(FILE *f)
 {
@@ -312,6 +374,13 @@ dry_run(const struct agent_config *c)
 static struct event_base *loop_base;
 
 static void
+stopped(void *userdata)
+{
+	(void)userdata;
+	event_base_loopbreak(loop_base);
+}
+
+static void
 signal_cb(evutil_socket_t sig, short what, void *arg)
 {
 	struct agent *a = arg;
@@ -323,7 +392,36 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	log_info("%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-	event_base_loopbreak(loop_base);
+	/* a second signal stops at once; the first hands the Lease over first */
+	if (agent_stop(a, stopped, NULL) < 0)
+		event_base_loopbreak(loop_base);
+}
+
+/* "2", "1.5", "0.25" seconds -> usec (at most 3600 s, microsecond precision). -EINVAL. */
+static int
+parse_seconds(const char *s, uint64_t *ret)
+{
+	uint64_t whole = 0, frac = 0, scale = 100000;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++)
+		if ((whole = whole * 10 + (uint64_t)(*p - '0')) > 3600)
+			return -EINVAL;
+	if (*p == '.') {
+		if (*++p < '0' || *p > '9')
+			return -EINVAL;
+		for (; *p >= '0' && *p <= '9'; p++, scale /= 10) {
+			if (scale == 0)
+				return -EINVAL;
+			frac += (uint64_t)(*p - '0') * scale;
+		}
+	}
+	if (*p != '\0')
+		return -EINVAL;
+	*ret = whole * 1000000 + frac;
+	return *ret > 3600 * UINT64_C(1000000) ? -EINVAL : 0;
 }
 
 int
@@ -334,7 +432,11 @@ main(int argc, char **argv)
 	    .ifname = "eth1",
 	    .lease_grace_s = AGENT_DEFAULT,
 	    .decline_hold_s = AGENT_DECLINE_HOLD_DEFAULT,
+	    .lease_duration_usec = 2000000,
+	    .renew_deadline_usec = 1500000,
+	    .retry_period_usec = 300000,
 	};
+	bool ha_flags = false;
 	struct agent_config *cfg = NULL;
 	struct event_base *base = NULL;
 	struct agent *agent = NULL;
@@ -342,6 +444,7 @@ main(int argc, char **argv)
 	static const int signums[3] = {SIGHUP, SIGTERM, SIGINT};
 	enum log_level level = LOG_LEVEL_INFO;
 	const char *kubeconfig = NULL;
+	char lease_name[254], identity[256], pool_ns[254];
 	bool dry = false;
 	char err[AGENT_ERR_MAX];
 	int c, r, status = 0;
@@ -397,6 +500,42 @@ main(int argc, char **argv)
 			break;
 		case OPT_DROP_CAPS:
 			opts.drop_capabilities = true;
+			break;
+		case OPT_LEADER_ELECT:
+			opts.leader_elect = true;
+			break;
+		case OPT_LEASE_NAME:
+			opts.lease_name = optarg;
+			ha_flags = true;
+			break;
+		case OPT_LEASE_NAMESPACE:
+			opts.lease_ns = optarg;
+			ha_flags = true;
+			break;
+		case OPT_IDENTITY:
+			opts.identity = optarg;
+			ha_flags = true;
+			break;
+		case OPT_LEASE_DURATION:
+		case OPT_RENEW_DEADLINE:
+		case OPT_RETRY_PERIOD: {
+			uint64_t *v = c == OPT_LEASE_DURATION	 ? &opts.lease_duration_usec
+				      : c == OPT_RENEW_DEADLINE ? &opts.renew_deadline_usec
+								 : &opts.retry_period_usec;
+			if (parse_seconds(optarg, v) < 0 || *v == 0) {
+				log_error("--%s: \"%s\" is not a number of seconds (e.g. 2 or 0.3, "
+					  "at most 3600)",
+				    c == OPT_LEASE_DURATION   ? "lease-duration"
+				    : c == OPT_RENEW_DEADLINE ? "renew-deadline"
+							      : "retry-period",
+				    optarg);
+				return EXIT_USAGE;
+			}
+			ha_flags = true;
+			break;
+		}
+		case OPT_SNAPSHOT:
+			opts.snapshot_path = optarg;
 			break;
 		case OPT_LOG_FORMAT: {
 			enum log_format f;
@@ -464,9 +603,54 @@ main(int argc, char **argv)
 		opts.dry_run = dry;
 		opts.assign_server_ip = true;
 		opts.drop_capabilities = true;
-	} else if (kubeconfig != NULL) {
-		log_error("--kubeconfig is for Kubernetes mode (--ippool-ref without --config)");
+	} else if (kubeconfig != NULL || opts.leader_elect || opts.snapshot_path != NULL) {
+		log_error("--%s is for Kubernetes mode (--ippool-ref without --config)",
+		    kubeconfig != NULL ? "kubeconfig"
+		    : opts.leader_elect ? "leader-elect"
+					: "snapshot");
 		return EXIT_USAGE;
+	}
+	if (ha_flags && !opts.leader_elect) {
+		log_error("--lease-name, --lease-namespace, --identity, --lease-duration, "
+			  "--renew-deadline and --retry-period need --leader-elect");
+		return EXIT_USAGE;
+	}
+	if (opts.leader_elect) {
+		const char *env, *slash = strchr(opts.ippool_ref, '/');
+
+		if (opts.lease_duration_usec < 1000000 ||
+		    opts.renew_deadline_usec >= opts.lease_duration_usec ||
+		    opts.retry_period_usec >= opts.renew_deadline_usec) {
+			log_error("--leader-elect: need --retry-period < --renew-deadline < "
+				  "--lease-duration and --lease-duration >= 1 (got %.3f, %.3f, %.3f)",
+			    (double)opts.retry_period_usec / 1e6,
+			    (double)opts.renew_deadline_usec / 1e6,
+			    (double)opts.lease_duration_usec / 1e6);
+			return EXIT_USAGE;
+		}
+		snprintf(pool_ns, sizeof(pool_ns), "%.*s", (int)(slash - opts.ippool_ref),
+		    opts.ippool_ref);
+		if (opts.lease_ns == NULL)
+			opts.lease_ns = (env = getenv("POD_NAMESPACE")) != NULL && *env ? env : pool_ns;
+		if (opts.lease_name == NULL) {
+			if ((size_t)snprintf(lease_name, sizeof(lease_name), "vm-dhcp-agent-%s-%s",
+				pool_ns, slash + 1) >= sizeof(lease_name)) {
+				log_error("--leader-elect: the default Lease name for %s is too long; "
+					  "give --lease-name",
+				    opts.ippool_ref);
+				return EXIT_USAGE;
+			}
+			opts.lease_name = lease_name;
+		}
+		if (opts.identity == NULL) {
+			if ((env = getenv("POD_NAME")) != NULL && *env)
+				snprintf(identity, sizeof(identity), "%s", env);
+			else if (gethostname(identity, sizeof(identity) - 1) < 0 || !identity[0])
+				snprintf(identity, sizeof(identity), "vm-dhcp-agent-%ld",
+				    (long)getpid());
+			identity[sizeof(identity) - 1] = '\0';
+			opts.identity = identity;
+		}
 	}
 	if (opts.lease_path != NULL && !opts.dynamic) {
 		log_error("--lease-file needs --dynamic (static bindings come from --config)");

@@ -88,6 +88,37 @@ struct agent {
 	struct kube_client *kc;
 	struct agent_kube *ksrc;
 
+	/*
+	 * --leader-elect: replicas of one pool hold identical tables; only the holder of the
+	 * pool's Lease (active) owns the serverIP on its interface and answers. A standby keeps
+	 * its sockets open (they could not be reopened once the capabilities are dropped) and
+	 * drains them: the engine drops every request (dhcp_server_set_standby).
+	 */
+	struct kube_leader *leader;
+	bool active;	     /* may answer (always, without --leader-elect) */
+	char holder[256];    /* the holder last observed ("" none) */
+	uint64_t transitions; /* times this replica became active */
+	uint32_t addr_lifetime_s; /* the serverIP's lifetime while active (0: forever) */
+	struct event *ev_refresh; /* renews the address's lifetime while active */
+	struct event *ev_garp;	  /* the second announcement */
+	uint64_t garp_sent, garp_errors;
+	uint32_t cleared_ip; /* a standby's serverIP removed from the interface, once per IP */
+	bool stopping;
+	void (*stop_done)(void *userdata);
+	void *stop_userdata;
+	struct event *ev_stop; /* the Lease release's time limit */
+
+	/*
+	 * --snapshot: the table written on change (rate-limited), read at start and served,
+	 * stale, until the first sync with the API server replaces it.
+	 */
+	struct agent_config *snap;	  /* the snapshot's config while it is served (stale) */
+	struct agent_snapshot_info snap_info;
+	struct event *ev_snap;		  /* a write pending */
+	uint64_t snap_last;		  /* monotonic usec of the last write attempt */
+	uint64_t snap_writes, snap_write_errors, snap_write_usec;
+	size_t snap_bytes;
+
 	struct metrics *metrics;
 	struct httpd *httpd;
 	struct metric *m_kube_synced, *m_kube_last_sync, *m_kube_reconnects, *m_kube_errors,
@@ -95,13 +126,24 @@ struct agent {
 	struct metric *m_rx, *m_tx, *m_drops, *m_declines, *m_latency, *m_bindings, *m_dynamic,
 	    *m_available, *m_reloads, *m_serving, *m_link_events, *m_lease_errors, *m_expired,
 	    *m_held, *m_declines_ignored;
+	struct metric *m_leader, *m_transitions, *m_garp, *m_snap_stale, *m_snap_writes,
+	    *m_snap_errors, *m_snap_bytes, *m_snap_write_seconds;
 };
+
+/* Snapshot writes at most this often: a pool changing all the time costs one write a second. */
+#define SNAPSHOT_MIN_INTERVAL_USEC USEC_PER_SEC
+/* The second gratuitous ARP follows the first after this (RFC 5227 ANNOUNCE_INTERVAL: 2 s). */
+#define GARP_INTERVAL_SEC 1
+/* On SIGTERM the Lease is released (the standby takes over at once) within this, else given up. */
+#define STOP_RELEASE_USEC (2 * USEC_PER_SEC)
 
 /* The configuration being served: the file's, or the IPPool's last valid version (or NULL). */
 static const struct agent_config *
 cur_cfg(const struct agent *a)
 {
-	return a->ksrc != NULL ? agent_kube_config(a->ksrc) : a->cfg;
+	if (a->ksrc == NULL)
+		return a->cfg;
+	return a->snap != NULL ? a->snap : agent_kube_config(a->ksrc);
 }
 
 /* ---- metrics -------------------------------------------------------------------------- */
@@ -142,6 +184,16 @@ collect(void *userdata)
 	metric_set(a->m_held, 0, a->dyn != NULL ? (double)agent_dynamic_held(a->dyn) : 0);
 	metric_set(
 	    a->m_serving, 0, a->open && a->link != NULL && agent_link_state(a->link)->up ? 1 : 0);
+	metric_set(a->m_leader, 0, a->active ? 1 : 0);
+	metric_set(a->m_transitions, 0, (double)a->transitions);
+	metric_set(a->m_garp, 0, (double)a->garp_sent);
+	if (a->m_snap_stale != NULL) {
+		metric_set(a->m_snap_stale, 0, a->snap != NULL ? 1 : 0);
+		metric_set(a->m_snap_writes, 0, (double)a->snap_writes);
+		metric_set(a->m_snap_errors, 0, (double)a->snap_write_errors);
+		metric_set(a->m_snap_bytes, 0, (double)a->snap_bytes);
+		metric_set(a->m_snap_write_seconds, 0, (double)a->snap_write_usec / 1e6);
+	}
 	if (a->ksrc != NULL) {
 		struct agent_kube_stats ks;
 		agent_kube_get_stats(a->ksrc, &ks);
@@ -178,6 +230,25 @@ kube_metrics_setup(struct agent *a)
 	a->m_kube_duplicate_macs = metrics_add_simple(m, METRIC_GAUGE,
 	    "vmdhcp_agent_kube_duplicate_macs",
 	    "MACs under more than one address in the IPPool's status (only the lowest is served)");
+	if (a->opts.snapshot_path != NULL) {
+		a->m_snap_stale = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_snapshot_stale",
+		    "1 while the table served is the snapshot read at start (not yet synced with "
+		    "the API server)");
+		a->m_snap_writes = metrics_add_simple(m, METRIC_COUNTER,
+		    "vmdhcp_agent_snapshot_writes_total", "Snapshots of the table written");
+		a->m_snap_errors = metrics_add_simple(m, METRIC_COUNTER,
+		    "vmdhcp_agent_snapshot_write_errors_total",
+		    "Snapshots that could not be written (the previous one is kept)");
+		a->m_snap_bytes = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_snapshot_bytes",
+		    "Size of the last snapshot written or read");
+		a->m_snap_write_seconds = metrics_add_simple(m, METRIC_GAUGE,
+		    "vmdhcp_agent_snapshot_write_seconds",
+		    "Time the last snapshot write took (encode, write, fsync, rename)");
+		if (a->m_snap_stale == NULL || a->m_snap_writes == NULL ||
+		    a->m_snap_errors == NULL || a->m_snap_bytes == NULL ||
+		    a->m_snap_write_seconds == NULL)
+			return -ENOMEM;
+	}
 	if (a->m_kube_synced == NULL || a->m_kube_last_sync == NULL ||
 	    a->m_kube_reconnects == NULL || a->m_kube_errors == NULL ||
 	    a->m_kube_relists == NULL || a->m_kube_malformed == NULL ||
@@ -241,6 +312,14 @@ metrics_setup(struct agent *a)
 	    "Dynamic leases reclaimed: not renewed for the lease time plus the grace period");
 	a->m_held = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_declined_held",
 	    "Pool addresses held after a DHCPDECLINE until their hold-down ends (--dynamic)");
+	a->m_leader = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_leader",
+	    "1 while this replica answers: it holds the pool's Lease (--leader-elect) or runs "
+	    "without election; 0 on a standby");
+	a->m_transitions = metrics_add_simple(m, METRIC_COUNTER,
+	    "vmdhcp_agent_leader_transitions_total",
+	    "Times this replica became the active one (--leader-elect)");
+	a->m_garp = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_gratuitous_arp_sent_total",
+	    "Gratuitous ARP announcements of the serverIP sent (--leader-elect)");
 	a->m_declines_ignored = metrics_add(m, METRIC_COUNTER,
 	    "vmdhcp_agent_declines_ignored_total",
 	    "DHCPDECLINE messages ignored: over the per-MAC limit, or not for the MAC's address",
@@ -249,7 +328,8 @@ metrics_setup(struct agent *a)
 	    a->m_latency == NULL || a->m_bindings == NULL || a->m_dynamic == NULL ||
 	    a->m_available == NULL || a->m_reloads == NULL || a->m_serving == NULL ||
 	    a->m_link_events == NULL || a->m_lease_errors == NULL || a->m_expired == NULL ||
-	    a->m_held == NULL || a->m_declines_ignored == NULL)
+	    a->m_held == NULL || a->m_declines_ignored == NULL || a->m_leader == NULL ||
+	    a->m_transitions == NULL || a->m_garp == NULL)
 		return -ENOMEM;
 	metrics_set_collect(m, collect, a);
 	return 0;
@@ -270,7 +350,7 @@ ready(void *userdata, char *reason, size_t len)
 
 	if (a->ksrc != NULL) {
 		const struct agent_config *cfg;
-		if (!agent_kube_ready(a->ksrc, reason, len))
+		if (a->snap == NULL && !agent_kube_ready(a->ksrc, reason, len))
 			return false;
 		if (a->opts.dry_run)
 			return true; /* synced; no sockets in a dry run */
@@ -287,8 +367,25 @@ ready(void *userdata, char *reason, size_t len)
 	}
 	st = agent_link_state(a->link);
 	/* once the capabilities are dropped the sockets stay open while the link is down */
-	if (a->open && st->exists && st->up && st->ifindex == a->open_ifindex)
+	if (a->open && st->exists && st->up && st->ifindex == a->open_ifindex) {
+		size_t n = 0;
+		if (a->snap != NULL) {
+			char when[40];
+			time_t t = (time_t)(a->snap_info.written_usec / USEC_PER_SEC);
+			struct tm tm;
+			if (gmtime_r(&t, &tm) == NULL ||
+			    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+				snprintf(when, sizeof(when), "?");
+			n = (size_t)snprintf(reason, len,
+			    "stale: serving the snapshot written at %s, not synced with the API "
+			    "server yet",
+			    when);
+		}
+		if (a->leader != NULL && n < len)
+			snprintf(reason + n, len - n, "%s%s", n ? "; " : "",
+			    a->active ? "active" : "standby");
 		return true;
+	}
 	if (!st->exists)
 		snprintf(reason, len, "interface %s does not exist", a->opts.ifname);
 	else if (!st->up)
@@ -530,6 +627,7 @@ agent_declog_decision(
 /* ---- serving --------------------------------------------------------------------------- */
 
 static struct log_ratelimit rl_read = LOG_RATELIMIT_INIT(10 * USEC_PER_SEC, 5);
+static struct log_ratelimit rl_snapshot = LOG_RATELIMIT_INIT(60 * USEC_PER_SEC, 1);
 static struct log_ratelimit rl_lease = LOG_RATELIMIT_INIT(10 * USEC_PER_SEC, 5);
 
 /*
@@ -601,6 +699,50 @@ close_sockets(struct agent *a)
 	a->open_ifindex = 0;
 }
 
+/* Removes the serverIP this replica added (a standby, a stop, a new serverIP). */
+static void
+del_address(struct agent *a, const char *why)
+{
+	char ip[IPV4_STRLEN];
+	int r;
+
+	if (a->addr_ip == 0 || a->link == NULL)
+		return;
+	ipv4_format(a->addr_ip, ip);
+	r = agent_link_del_address(a->link, a->addr_ip, a->addr_prefix);
+	if (r < 0)
+		log_error("%s: cannot remove %s/%u (%s): %s", a->opts.ifname, ip, a->addr_prefix,
+		    why, strerror(-r));
+	else
+		log_info("%s: address %s/%u removed (%s)", a->opts.ifname, ip, a->addr_prefix, why);
+	a->addr_ip = 0;
+	a->addr_prefix = 0;
+}
+
+/*
+ * A standby makes sure the pool's serverIP is not on its interface: a container of this pod
+ * that was active and died (SIGKILL, OOM) left it there, and the kernel would go on answering
+ * ARP for it. Once per serverIP.
+ */
+static void
+clear_stale_address(struct agent *a, const struct agent_config *cfg)
+{
+	char ip[IPV4_STRLEN];
+	int r;
+
+	if (a->active || a->link == NULL || cfg == NULL || !a->opts.assign_server_ip ||
+	    a->cleared_ip == cfg->opts.server_ip || !agent_link_state(a->link)->exists)
+		return;
+	r = agent_link_del_address(a->link, cfg->opts.server_ip, cfg->prefix);
+	ipv4_format(cfg->opts.server_ip, ip);
+	if (r < 0) {
+		log_warn("%s: standby: cannot make sure %s is not on the interface: %s",
+		    a->opts.ifname, ip, strerror(-r));
+		return;
+	}
+	a->cleared_ip = cfg->opts.server_ip;
+}
+
 /* With --assign-server-ip: serverIP/prefix on the interface (already there is fine). */
 static int
 add_address(struct agent *a)
@@ -609,19 +751,61 @@ add_address(struct agent *a)
 	char ip[IPV4_STRLEN];
 	int r;
 
-	if (!a->opts.assign_server_ip)
+	if (!a->opts.assign_server_ip || !a->active)
 		return 0;
+	if (a->addr_ip != 0 && (a->addr_ip != cfg->opts.server_ip || a->addr_prefix != cfg->prefix))
+		del_address(a, "the pool's serverIP changed");
 	ipv4_format(cfg->opts.server_ip, ip);
-	r = agent_link_add_address(a->link, cfg->opts.server_ip, cfg->prefix);
+	r = agent_link_add_address_lifetime(
+	    a->link, cfg->opts.server_ip, cfg->prefix, a->addr_lifetime_s);
 	if (r < 0) {
 		log_error("%s: cannot add %s/%u: %s%s", a->opts.ifname, ip, cfg->prefix,
 		    strerror(-r), r == -EPERM || r == -EACCES ? " (needs CAP_NET_ADMIN)" : "");
 		return r;
 	}
-	log_info("%s: address %s/%u present", a->opts.ifname, ip, cfg->prefix);
+	if (a->addr_ip != cfg->opts.server_ip || a->addr_prefix != cfg->prefix)
+		log_info("%s: address %s/%u present", a->opts.ifname, ip, cfg->prefix);
 	a->addr_ip = cfg->opts.server_ip;
 	a->addr_prefix = cfg->prefix;
 	return 0;
+}
+
+/* Gratuitous ARP for the serverIP: now, and once more GARP_INTERVAL_SEC later (ev_garp). */
+static void
+announce(struct agent *a)
+{
+	int fds[2];
+	char ip[IPV4_STRLEN];
+	int r;
+
+	if (a->leader == NULL || !a->active || !a->open || a->addr_ip == 0 ||
+	    dhcp_server_fds(a->dhcp, fds) == 0)
+		return;
+	r = agent_garp_send(fds[0], a->open_ifindex, a->open_hwaddr, a->addr_ip);
+	ipv4_format(a->addr_ip, ip);
+	if (r < 0) {
+		a->garp_errors++;
+		log_warn("%s: cannot send a gratuitous ARP for %s: %s", a->opts.ifname, ip,
+		    strerror(-r));
+		return;
+	}
+	a->garp_sent++;
+	log_debug("%s: gratuitous ARP for %s sent", a->opts.ifname, ip);
+}
+
+static void
+garp_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	announce(arg);
+}
+
+static void
+announce_twice(struct agent *a)
+{
+	announce(a);
+	evtimer_add(a->ev_garp, &(struct timeval){.tv_sec = GARP_INTERVAL_SEC});
 }
 
 static int
@@ -674,8 +858,10 @@ open_sockets(struct agent *a)
 		}
 		a->n_fd = i + 1;
 	}
-	log_info("%s: serving pool %s/%s (ifindex %d)", a->opts.ifname, cfg->pool_ns,
-	    cfg->pool_name, st->ifindex);
+	dhcp_server_set_standby(a->dhcp, !a->active);
+	log_info("%s: %s pool %s/%s (ifindex %d)", a->opts.ifname,
+	    a->active ? "serving" : "standby for", cfg->pool_ns, cfg->pool_name, st->ifindex);
+	announce_twice(a);
 	return 0;
 }
 
@@ -799,6 +985,7 @@ serve_kept(struct agent *a, const struct agent_link_state *st, bool force)
 			retry_later(a);
 			return;
 		}
+		announce_twice(a);
 		evtimer_del(a->ev_retry);
 		a->retry_sec = 0;
 		if (a->kept_down)
@@ -822,12 +1009,15 @@ update_sockets(struct agent *a, bool force)
 		return; /* dry run: no sockets; or on the way out */
 	st = agent_link_state(a->link);
 	if (a->ksrc != NULL)
-		pool = agent_kube_serving(a->ksrc) && !server_ip_refused(a, cur_cfg(a));
+		pool = (a->snap != NULL ? !a->snap->paused : agent_kube_serving(a->ksrc)) &&
+		       !server_ip_refused(a, cur_cfg(a));
 	else
 		pool = !a->cfg->paused;
 	want = pool && st->exists && st->up;
+	if (pool)
+		clear_stale_address(a, cur_cfg(a));
 	/* a new serverIP/prefix (a new pool version): the address is added again */
-	if (want && a->open && a->opts.assign_server_ip &&
+	if (want && a->open && a->opts.assign_server_ip && a->active &&
 	    (cur_cfg(a)->opts.server_ip != a->addr_ip || cur_cfg(a)->prefix != a->addr_prefix))
 		force = true;
 
@@ -1154,12 +1344,289 @@ agent_reload(struct agent *a)
 	return 0;
 }
 
+/* ---- warm start: the snapshot ------------------------------------------------------------ */
+
+static void
+snapshot_write(struct agent *a)
+{
+	const struct agent_config *cfg = cur_cfg(a);
+	char err[AGENT_ERR_MAX];
+	struct agent_snapshot_info info;
+	uint64_t t0 = clock_now_usec();
+	int r;
+
+	a->snap_last = t0;
+	if (cfg == NULL || a->snap != NULL)
+		return; /* nothing synced to write (a stale table is never written back) */
+	r = agent_snapshot_write(a->opts.snapshot_path, cfg, a->dhcp, NULL, &info, err, sizeof(err));
+	a->snap_write_usec = clock_now_usec() - t0;
+	if (r < 0) {
+		a->snap_write_errors++;
+		log_ratelimited(&rl_snapshot, t0, LOG_LEVEL_WARN, "%s (the previous snapshot is kept)",
+		    err);
+		return;
+	}
+	a->snap_writes++;
+	a->snap_bytes = info.bytes;
+	log_debug("snapshot %s written: %zu bindings, %zu bytes in %" PRIu64 " us",
+	    a->opts.snapshot_path, info.bindings, info.bytes, a->snap_write_usec);
+}
+
+static void
+snapshot_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	snapshot_write(arg);
+}
+
+/* A new table to snapshot: written now, or when SNAPSHOT_MIN_INTERVAL_USEC since the last. */
+static void
+snapshot_schedule(struct agent *a)
+{
+	uint64_t now = clock_now_usec(), due;
+
+	if (a->opts.snapshot_path == NULL || a->ev_snap == NULL || evtimer_pending(a->ev_snap, NULL))
+		return;
+	due = a->snap_last != 0 ? a->snap_last + SNAPSHOT_MIN_INTERVAL_USEC : now;
+	due = due > now ? due - now : 0;
+	struct timeval tv = {.tv_sec = (time_t)(due / USEC_PER_SEC),
+	    .tv_usec = (suseconds_t)(due % USEC_PER_SEC)};
+	evtimer_add(a->ev_snap, &tv);
+}
+
+/* Reads the snapshot at start and puts it in the engine: served, stale, until the first sync. */
+static void
+snapshot_load(struct agent *a)
+{
+	struct agent_config *snap = NULL;
+	char err[AGENT_ERR_MAX], when[40];
+	struct tm tm;
+	time_t t;
+	int r;
+
+	r = agent_snapshot_load(
+	    a->opts.snapshot_path, a->opts.ippool_ref, &snap, &a->snap_info, err, sizeof(err));
+	if (r == -ENOENT) {
+		log_info("no snapshot at %s yet: serving once synced with the API server",
+		    a->opts.snapshot_path);
+		return;
+	}
+	if (r < 0) {
+		log_warn("%s: snapshot ignored; serving once synced with the API server", err);
+		return;
+	}
+	if ((r = agent_apply_config(a->dhcp, snap, NULL, err, sizeof(err))) < 0) {
+		log_warn("%s: snapshot not applied: %s", a->opts.snapshot_path, err);
+		agent_config_free(snap);
+		return;
+	}
+	a->snap = snap;
+	a->snap_bytes = a->snap_info.bytes;
+	t = (time_t)(a->snap_info.written_usec / USEC_PER_SEC);
+	if (gmtime_r(&t, &tm) == NULL || strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(when, sizeof(when), "?");
+	log_kv(LOG_LEVEL_INFO,
+	    LOG_KV("snapshot", a->opts.snapshot_path, "written", when, "ippool", a->opts.ippool_ref),
+	    "warm start: %zu bindings of IPPool %s served from the snapshot (stale until synced "
+	    "with the API server)",
+	    a->snap_info.bindings, a->opts.ippool_ref);
+}
+
+/* The API server answered for the pool: the snapshot's table is over. */
+static void
+snapshot_done(struct agent *a, enum agent_kube_state st)
+{
+	if (a->snap == NULL)
+		return;
+	if (st == AGENT_KUBE_ABSENT) {
+		/* the pool is gone: its bindings leave the engine with the snapshot */
+		dhcp_server_sync_begin(a->dhcp);
+		(void)dhcp_server_sync_end(a->dhcp);
+		log_warn("IPPool %s does not exist: the snapshot's table is dropped",
+		    a->opts.ippool_ref);
+	} else {
+		log_info("synced with the API server: the snapshot's table is replaced by IPPool "
+			 "%s's current version",
+		    a->opts.ippool_ref);
+	}
+	a->snap = agent_config_free(a->snap);
+}
+
 /* Kubernetes mode: a new valid IPPool version, a pause, a deletion: open or close. */
 static void
 kube_changed(void *userdata, const struct agent_config *cfg)
 {
-	(void)cfg;
-	update_sockets(userdata, false);
+	struct agent *a = userdata;
+	enum agent_kube_state st = agent_kube_get_state(a->ksrc);
+
+	if (st == AGENT_KUBE_ACTIVE || st == AGENT_KUBE_ABSENT)
+		snapshot_done(a, st);
+	if (cfg != NULL)
+		snapshot_schedule(a);
+	update_sockets(a, false);
+}
+
+/* ---- --leader-elect ---------------------------------------------------------------------- */
+
+/* Renews the serverIP's lifetime while active (so a dead agent's address goes by itself). */
+static void
+refresh_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+	const struct agent_config *cfg = cur_cfg(a);
+
+	(void)fd;
+	(void)what;
+	if (!a->active || a->addr_ip == 0 || cfg == NULL || a->link == NULL)
+		return;
+	(void)agent_link_add_address_lifetime(a->link, a->addr_ip, a->addr_prefix, a->addr_lifetime_s);
+}
+
+static void
+leader_started(void *userdata)
+{
+	struct agent *a = userdata;
+
+	if (a->stopping)
+		return;
+	a->active = true;
+	a->transitions++;
+	a->cleared_ip = 0;
+	log_kv(LOG_LEVEL_INFO, LOG_KV("ippool", a->opts.ippool_ref, "lease", a->opts.lease_name),
+	    "this replica (%s) holds the Lease: active, answering and announcing the serverIP",
+	    a->opts.identity);
+	dhcp_server_set_standby(a->dhcp, false);
+	update_sockets(a, true);
+	if (a->addr_lifetime_s != 0)
+		event_add(a->ev_refresh, &(struct timeval){.tv_usec = 500000});
+}
+
+static void
+leader_stopped(void *userdata)
+{
+	struct agent *a = userdata;
+
+	if (!a->active)
+		return;
+	/* stop answering first, then give the address up: both before the Lease can be taken */
+	a->active = false;
+	dhcp_server_set_standby(a->dhcp, true);
+	evtimer_del(a->ev_garp);
+	event_del(a->ev_refresh);
+	if (a->addr_ip != 0)
+		a->cleared_ip = a->addr_ip;
+	del_address(a, "no longer the active replica");
+	log_kv(LOG_LEVEL_WARN, LOG_KV("ippool", a->opts.ippool_ref, "lease", a->opts.lease_name),
+	    "this replica (%s) no longer holds the Lease: standby, not answering",
+	    a->opts.identity);
+}
+
+static void
+leader_new_holder(void *userdata, const char *id)
+{
+	struct agent *a = userdata;
+
+	if (id == NULL)
+		id = "";
+	if (strcmp(a->holder, id) == 0)
+		return;
+	snprintf(a->holder, sizeof(a->holder), "%s", id);
+	if (strcmp(id, a->opts.identity) != 0)
+		log_info("IPPool %s: the active replica is %s", a->opts.ippool_ref,
+		    id[0] ? id : "(none)");
+}
+
+static int
+leader_setup(struct agent *a, char *err, size_t errlen)
+{
+	struct kube_leader_opts lo = {
+	    .ns = a->opts.lease_ns,
+	    .name = a->opts.lease_name,
+	    .identity = a->opts.identity,
+	    .lease_duration_usec = a->opts.lease_duration_usec,
+	    .renew_deadline_usec = a->opts.renew_deadline_usec,
+	    .retry_period_usec = a->opts.retry_period_usec,
+	    .on_started = leader_started,
+	    .on_stopped = leader_stopped,
+	    .on_new_leader = leader_new_holder,
+	    .userdata = a,
+	};
+	int r;
+
+	if ((r = kube_leader_new(a->kc, &lo, &a->leader)) < 0) {
+		snprintf(err, errlen,
+		    "--leader-elect: %s (the renew deadline must be under the lease duration, the "
+		    "retry period under the renew deadline, the lease duration at least 1 s)",
+		    strerror(-r));
+		return r;
+	}
+	/* the address dies with the agent: a whole second past the renew deadline */
+	a->addr_lifetime_s = (uint32_t)((a->opts.renew_deadline_usec + 2 * USEC_PER_SEC - 1) /
+					 USEC_PER_SEC);
+	log_info("leader election: Lease %s/%s as %s (lease %.1f s, renew deadline %.1f s, retry "
+		 "%.2f s)",
+	    a->opts.lease_ns, a->opts.lease_name, a->opts.identity,
+	    (double)a->opts.lease_duration_usec / 1e6, (double)a->opts.renew_deadline_usec / 1e6,
+	    (double)a->opts.retry_period_usec / 1e6);
+	return 0;
+}
+
+static void
+stop_finish(struct agent *a)
+{
+	void (*done)(void *) = a->stop_done;
+
+	a->stop_done = NULL;
+	if (a->ev_stop != NULL)
+		evtimer_del(a->ev_stop);
+	if (done != NULL)
+		done(a->stop_userdata);
+}
+
+static void
+released(void *userdata)
+{
+	struct agent *a = userdata;
+
+	log_info("Lease %s/%s released", a->opts.lease_ns, a->opts.lease_name);
+	stop_finish(a);
+}
+
+static void
+stop_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+
+	(void)fd;
+	(void)what;
+	log_warn("Lease %s/%s: release not confirmed in time; the standby takes over when it "
+		 "expires",
+	    a->opts.lease_ns, a->opts.lease_name);
+	stop_finish(a);
+}
+
+int
+agent_stop(struct agent *a, void (*done)(void *userdata), void *userdata)
+{
+	if (a->stopping)
+		return -EALREADY;
+	a->stopping = true;
+	a->stop_done = done;
+	a->stop_userdata = userdata;
+	if (a->leader == NULL || a->ev_stop == NULL) {
+		stop_finish(a);
+		return 0;
+	}
+	/* released: is_leader() false at once -> leader_stopped (standby, address removed) */
+	if (kube_leader_release(a->leader, released, a) < 0) {
+		leader_stopped(a);
+		stop_finish(a);
+		return 0;
+	}
+	leader_stopped(a);
+	evtimer_add(a->ev_stop, &(struct timeval){.tv_sec = STOP_RELEASE_USEC / USEC_PER_SEC});
+	return 0;
 }
 
 static int
@@ -1179,6 +1646,8 @@ kube_setup(struct agent *a, char *err, size_t errlen)
 		return r;
 	}
 	if ((r = agent_kube_new(a->kc, a->dhcp, &ko, &a->ksrc, err, errlen)) < 0)
+		return r;
+	if (a->opts.leader_elect && (r = leader_setup(a, err, errlen)) < 0)
 		return r;
 	if ((r = kube_metrics_setup(a)) < 0) {
 		snprintf(err, errlen, "out of memory");
@@ -1205,6 +1674,7 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 	a->base = base;
 	a->opts = *opts;
 	a->cfg = cfg;
+	a->active = !opts->leader_elect;
 	agent_declog_init(&a->declog, opts->log_dhcp);
 	if (a->opts.decline_hold_s == AGENT_DEFAULT)
 		a->opts.decline_hold_s = AGENT_DECLINE_HOLD_DEFAULT;
@@ -1253,7 +1723,12 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 
 	a->ev_retry = evtimer_new(base, retry_cb, a);
 	a->ev_expire = event_new(base, -1, EV_PERSIST, expire_cb, a);
-	if (a->ev_retry == NULL || a->ev_expire == NULL ||
+	a->ev_garp = evtimer_new(base, garp_cb, a);
+	a->ev_refresh = event_new(base, -1, EV_PERSIST, refresh_cb, a);
+	a->ev_stop = evtimer_new(base, stop_timeout_cb, a);
+	a->ev_snap = evtimer_new(base, snapshot_cb, a);
+	if (a->ev_retry == NULL || a->ev_expire == NULL || a->ev_garp == NULL ||
+	    a->ev_refresh == NULL || a->ev_stop == NULL || a->ev_snap == NULL ||
 	    event_add(a->ev_expire, &(struct timeval){.tv_sec = EXPIRE_TICK_SEC}) < 0) {
 		r = -ENOMEM;
 		snprintf(err, errlen, "out of memory");
@@ -1306,9 +1781,15 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 			}
 		}
 	}
+	if (a->ksrc != NULL && a->opts.snapshot_path != NULL)
+		snapshot_load(a);
 	update_sockets(a, true);
 	if (a->ksrc != NULL && (r = agent_kube_start(a->ksrc)) < 0) {
 		snprintf(err, errlen, "IPPool informer: %s", strerror(-r));
+		goto fail;
+	}
+	if (a->leader != NULL && (r = kube_leader_start(a->leader)) < 0) {
+		snprintf(err, errlen, "leader election: %s", strerror(-r));
 		goto fail;
 	}
 	/* the capabilities go now if the sockets are open (local mode), else at the first open */
@@ -1338,12 +1819,24 @@ agent_free(struct agent *a)
 	if (a == NULL)
 		return NULL;
 	httpd_free(a->httpd);
+	if (a->leader != NULL && a->active)
+		leader_stopped(a); /* not answering, the address gone, before the sockets close */
+	a->leader = kube_leader_free(a->leader);
 	close_sockets(a);
 	agent_declog_flush(&a->declog, dhcp_clock(NULL), true);
 	if (a->ev_retry != NULL)
 		event_free(a->ev_retry);
 	if (a->ev_expire != NULL)
 		event_free(a->ev_expire);
+	if (a->ev_garp != NULL)
+		event_free(a->ev_garp);
+	if (a->ev_refresh != NULL)
+		event_free(a->ev_refresh);
+	if (a->ev_stop != NULL)
+		event_free(a->ev_stop);
+	if (a->ev_snap != NULL)
+		event_free(a->ev_snap);
+	agent_config_free(a->snap);
 	agent_link_free(a->link);
 	if (a->lf != NULL && a->opts.lease_path != NULL && (r = leasefile_compact(a->lf)) < 0)
 		log_error("%s: cannot write lease file: %s", a->opts.lease_path, strerror(-r));

@@ -831,4 +831,9 @@ const struct agent_kube_ops agent_kube_ops = {
     .kube_serving = agent_kube_serving,
     .kube_ready = agent_kube_ready,
     .kube_get_stats = agent_kube_get_stats,
+    .kube_state = agent_kube_get_state,
+    .leader_new = kube_leader_new,
+    .leader_start = kube_leader_start,
+    .leader_free = kube_leader_free,
+    .leader_release = kube_leader_release,
 };

@@ -277,16 +277,19 @@ static void
 readyz_cb(struct evhttp_request *req, void *arg)
 {
 	struct httpd *h = arg;
-	char reason[256] = "not ready";
+	char reason[256] = "", body[300];
+	int n;
 
 	if (!only_get(req))
 		return;
 	if (h->ready == NULL || h->ready(h->ready_userdata, reason, sizeof(reason))) {
-		reply_text(req, 200, "OK", "ok\n", 3, "text/plain; charset=utf-8");
+		/* ready, with a remark ("ok: standby ...") when the callback left one */
+		n = snprintf(body, sizeof(body), "ok%s%s\n", reason[0] ? ": " : "", reason);
+		reply_text(req, 200, "OK", body, n < 0 ? 0 : MIN((size_t)n, sizeof(body) - 1),
+		    "text/plain; charset=utf-8");
 		return;
 	}
-	char body[300];
-	int n = snprintf(body, sizeof(body), "%s\n", reason);
+	n = snprintf(body, sizeof(body), "%s\n", reason[0] ? reason : "not ready");
 	reply_text(req, 503, "Service Unavailable", body,
 	    n < 0 ? 0 : MIN((size_t)n, sizeof(body) - 1), "text/plain; charset=utf-8");
 }

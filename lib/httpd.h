@@ -13,7 +13,8 @@ struct httpd;
 /*
  * The health/metrics HTTP endpoint of a process, on its libevent loop:
  *   GET /healthz  -> 200 "ok" while the loop runs
- *   GET /readyz   -> 200 "ok" when the ready callback says so, else 503 with its reason
+ *   GET /readyz   -> 200 "ok" when the ready callback says so ("ok: REMARK" when it left
+ *                    one in reason), else 503 with its reason
  *   GET /metrics  -> Prometheus text of the registry
  * listen is "HOST:PORT", ":PORT" (all IPv4 addresses) or "[V6]:PORT"; HOST is numeric (or
  * "localhost" for 127.0.0.1).
@@ -62,7 +63,8 @@ int httpd_set_max_connections(struct httpd *h, unsigned max);
 unsigned httpd_connections(const struct httpd *h);
 unsigned long httpd_accept_errors(const struct httpd *h);
 
-/* ready(userdata, reason, reason_len) returns true when ready; else fills reason. */
+/* ready(userdata, reason, reason_len) returns true when ready (reason, "" on entry, may carry
+ * a remark); else fills reason. */
 typedef bool (*httpd_ready_fn)(void *userdata, char *reason, size_t reason_len);
 void httpd_set_ready(struct httpd *h, httpd_ready_fn ready, void *userdata);
 

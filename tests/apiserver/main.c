@@ -30,6 +30,7 @@ struct args {
 	const char *state_dir;
 	const char *token;
 	const char *data;
+	const char *san;
 	uint64_t history;
 	uint64_t history_bytes;
 	uint64_t bookmark_secs;
@@ -43,7 +44,8 @@ usage(FILE *f)
 	fprintf(f, "usage: test-apiserver --listen HOST:PORT --state-dir DIR [--token TOKEN]\n"
 		   "         [--history N] [--history-bytes N] [--data FILE]\n"
 		   "         [--bookmark-interval SECONDS]\n"
-		   "         [--max-watch-buffer BYTES] [--log-level error|warn|info|debug]\n");
+		   "         [--max-watch-buffer BYTES] [--log-level error|warn|info|debug]\n"
+		   "         [--tls-san IP:ADDR,...]\n");
 }
 
 static void
@@ -59,6 +61,7 @@ parse_args(int argc, char **argv, struct args *a)
 	    {"bookmark-interval", required_argument, NULL, 'b'},
 	    {"max-watch-buffer", required_argument, NULL, 'm'},
 	    {"log-level", required_argument, NULL, 'L'},
+	    {"tls-san", required_argument, NULL, 'S'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -84,6 +87,9 @@ parse_args(int argc, char **argv, struct args *a)
 			break;
 		case 'd':
 			a->data = optarg;
+			break;
+		case 'S':
+			a->san = optarg;
 			break;
 		case 'H':
 			if (parse_uint(optarg, 0, 100000000, &a->history) < 0)
@@ -194,7 +200,7 @@ main(int argc, char **argv)
 
 	if (mkdir(a.state_dir, 0700) < 0 && errno != EEXIST)
 		fatal("mkdir %s", a.state_dir);
-	r = tls_setup(a.state_dir, &ssl, &ca_pem);
+	r = tls_setup(a.state_dir, a.san, &ssl, &ca_pem);
 	if (r < 0)
 		fatalx("TLS setup failed: %s", strerror(-r));
 

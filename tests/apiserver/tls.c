@@ -34,7 +34,8 @@ add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
 
 /* New certificate for key, signed by issuer_key (issuer NULL = self-signed). */
 static X509 *
-make_cert(EVP_PKEY *key, const char *cn, X509 *issuer, EVP_PKEY *issuer_key, bool ca)
+make_cert(EVP_PKEY *key, const char *cn, X509 *issuer, EVP_PKEY *issuer_key, bool ca,
+    const char *san)
 {
 	X509 *cert = X509_new();
 	unsigned char serial[16];
@@ -65,7 +66,7 @@ make_cert(EVP_PKEY *key, const char *cn, X509 *issuer, EVP_PKEY *issuer_key, boo
 		add_ext(cert, issuer, NID_basic_constraints, "critical,CA:FALSE");
 		add_ext(cert, issuer, NID_key_usage, "critical,digitalSignature,keyEncipherment");
 		add_ext(cert, issuer, NID_ext_key_usage, "serverAuth");
-		add_ext(cert, issuer, NID_subject_alt_name, "IP:127.0.0.1,IP:::1,DNS:localhost");
+		add_ext(cert, issuer, NID_subject_alt_name, san);
 		add_ext(cert, issuer, NID_authority_key_identifier, "keyid:always");
 	}
 	if (X509_sign(cert, issuer_key, EVP_sha256()) == 0) {
@@ -148,7 +149,7 @@ save_ca(const char *dir, X509 *cert, EVP_PKEY *key)
 }
 
 int
-tls_setup(const char *dir, SSL_CTX **ret_ctx, char **ret_ca_pem)
+tls_setup(const char *dir, const char *extra_san, SSL_CTX **ret_ctx, char **ret_ca_pem)
 {
 	X509 *ca = NULL, *cert = NULL;
 	EVP_PKEY *cakey = NULL, *key = NULL;
@@ -160,7 +161,7 @@ tls_setup(const char *dir, SSL_CTX **ret_ctx, char **ret_ca_pem)
 		cakey = EVP_EC_gen("P-256");
 		if (cakey == NULL)
 			return -ENOMEM;
-		ca = make_cert(cakey, "vm-dhcp test CA", NULL, cakey, true);
+		ca = make_cert(cakey, "vm-dhcp test CA", NULL, cakey, true, NULL);
 		if (ca == NULL) {
 			r = -EINVAL;
 			goto out;
@@ -175,7 +176,17 @@ tls_setup(const char *dir, SSL_CTX **ret_ctx, char **ret_ca_pem)
 		r = -ENOMEM;
 		goto out;
 	}
-	cert = make_cert(key, "127.0.0.1", ca, cakey, false);
+	{
+		char san[512];
+		/* the tests' addresses, plus one a test in network namespaces reaches it on */
+		if ((size_t)snprintf(san, sizeof(san), "IP:127.0.0.1,IP:::1,DNS:localhost%s%s",
+			extra_san != NULL ? "," : "", extra_san != NULL ? extra_san : "") >=
+		    sizeof(san)) {
+			r = -EINVAL;
+			goto out;
+		}
+		cert = make_cert(key, "127.0.0.1", ca, cakey, false, san);
+	}
 	if (cert == NULL) {
 		r = -EINVAL;
 		goto out;
