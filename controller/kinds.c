@@ -299,9 +299,14 @@ deployment_ready(json_t *dep, const char **reason)
 		why = "rollout not observed yet";
 	else if (st.replicas < 1)
 		why = "scaled to zero";
-	else if (st.ready < st.replicas)
+	/*
+	 * One ready replica serves the pool: with several, the Lease makes one of the ready
+	 * ones active (a standby is ready too), and one lost with its node leaves the pool
+	 * served, with less redundancy, until the Deployment replaces it.
+	 */
+	else if (st.ready < 1)
 		why = "agent pod not ready";
-	else if (st.available < st.replicas)
+	else if (st.available < 1)
 		why = "agent pod not available";
 	if (reason != NULL)
 		*reason = why;

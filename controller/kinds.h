@@ -115,8 +115,9 @@ struct deployment_state {
 
 void deployment_state(json_t *dep, struct deployment_state *ret);
 /*
- * Ready when the controller has observed the current generation and every wanted replica is
- * ready and available (a Deployment scaled to 0 is never ready: no agent serves).
+ * Ready (the pool is served) when the controller has observed the current generation and at
+ * least one replica is ready and available: of several agent replicas the Lease makes one of
+ * the ready ones active. A Deployment scaled to 0 is never ready: no agent serves.
  * reason (optional, borrowed static string) says why not.
  */
 bool deployment_ready(json_t *dep, const char **reason);

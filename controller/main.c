@@ -64,6 +64,10 @@ static const struct {
 	{ "agent-node-selector", PLACEMENT_OPT_NODE_SELECTOR },
 	{ "agent-tolerations", PLACEMENT_OPT_TOLERATIONS },
 	{ "agent-priority-class", PLACEMENT_OPT_PRIORITY_CLASS },
+	{ "agent-replicas", PLACEMENT_OPT_REPLICAS },
+	{ "agent-lease-duration", PLACEMENT_OPT_LEASE_DURATION },
+	{ "agent-renew-deadline", PLACEMENT_OPT_RENEW_DEADLINE },
+	{ "agent-retry-period", PLACEMENT_OPT_RETRY_PERIOD },
 };
 #define AGENT_FLAG_BASE 0x100
 #define N_BASE_OPTS 12
@@ -101,6 +105,18 @@ usage(FILE *f)
 	    "                                 (beside the cluster-network node affinity)\n"
 	    "  --agent-tolerations JSON       array of tolerations added to the agents' own\n"
 	    "  --agent-priority-class NAME    priorityClassName of the agents\n"
+	    "  --agent-replicas N             agent pods per pool, 1 to 10 (default 2); from 2\n"
+	    "                                 they elect the one that answers DHCP through a\n"
+	    "                                 Lease, the others stand by; 1: no election\n"
+	    "  --agent-lease-duration SECONDS how long the Lease holds unrenewed: the failover\n"
+	    "                                 time is about this + the retry period (default 2,\n"
+	    "                                 at least 1; up to 3 decimals, as the next two)\n"
+	    "  --agent-renew-deadline SECONDS the active agent stops answering when it could\n"
+	    "                                 not renew for this long (default 1.5, below the\n"
+	    "                                 lease duration)\n"
+	    "  --agent-retry-period SECONDS   how often each agent tries the Lease: about\n"
+	    "                                 1/SECONDS API requests a second (default 0.3,\n"
+	    "                                 below the renew deadline)\n"
 	    "  --kubeconfig FILE              kubeconfig (default: $KUBECONFIG, else in-cluster)\n"
 	    "  --no-leader-election           reconcile without taking the Lease\n"
 	    "  --listen HOST:PORT             /healthz /readyz /metrics (default :8080)\n"
@@ -115,6 +131,21 @@ usage(FILE *f)
 	    "                                 to stop (default 120)\n"
 	    "  --version                      print the version and revision\n"
 	    "  --help\n");
+}
+
+/* The checks that span agent knobs (the election durations' order): exit 2 naming the flag. */
+static void
+check_agent_flags(const struct placement_opts *o)
+{
+	enum placement_opt bad = PLACEMENT_OPT_LEASE_DURATION;
+	char err[256];
+
+	if (placement_opts_check(o, &bad, err, sizeof(err)) == 0)
+		return;
+	for (size_t i = 0; i < ELEMENTSOF(agent_flags); i++)
+		if (agent_flags[i].opt == bad)
+			fprintf(stderr, "vm-dhcp-controller: --%s: %s\n", agent_flags[i].name, err);
+	exit(2);
 }
 
 static void
@@ -230,6 +261,7 @@ parse_args(int argc, char **argv, struct args *a)
 		usage(stderr);
 		exit(2);
 	}
+	check_agent_flags(&a->agent);
 	if (a->uninstall_timeout_s != 0 && !a->uninstall) {
 		fprintf(stderr, "vm-dhcp-controller: --uninstall-timeout needs --uninstall\n");
 		exit(2);

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Agent placement: the per-IPPool agent Deployment and the re-placement decision. */
+/*
+ * Agent placement: the per-IPPool agent Deployment (replicas that elect the active one
+ * through a Lease, or a single one), the admin's knobs of it, and the re-placement decision.
+ */
 #include "controller/placement.h"
 
 #include <errno.h>
@@ -18,8 +21,10 @@
 /* Bump when the manifest's shape changes so existing agents are re-placed once. */
 /* 2: non-root with file capabilities (NET_BIND_SERVICE added, allowPrivilegeEscalation),
  * POD_IP and --listen $(POD_IP):PORT, the admin's knobs (struct placement_opts).
- * 3: the container port is named "metrics" (the chart's PodMonitor scrapes it by name). */
-#define PLACEMENT_MANIFEST_VERSION "3"
+ * 3: the container port is named "metrics" (the chart's PodMonitor scrapes it by name).
+ * 4: agent high availability (replicas, Lease election args, RollingUpdate, pod
+ * anti-affinity) and the snapshot emptyDir (--snapshot). */
+#define PLACEMENT_MANIFEST_VERSION "4"
 /* The name of the agent's HTTP port (/metrics, /healthz, /readyz on $(POD_IP)):
  * charts/vm-dhcp/templates/podmonitor.yaml scrapes this port name (scripts/lint-charts.sh
  * reads it from here). */
@@ -27,6 +32,11 @@
 #define AGENT_SUFFIX "-agent"
 #define AGENT_UID 65532
 #define TOLERATION_SECONDS 30
+#define STATE_VOLUME "state"
+#define HOSTNAME_KEY "kubernetes.io/hostname"
+#define ANTI_AFFINITY_WEIGHT 100
+/* Seconds with at most 3 decimals, as text: "3600.5" + NUL, with room. */
+#define SECONDS_LEN 24
 
 static bool
 is_lower_alnum(char c)
@@ -437,6 +447,86 @@ check_tolerations(const json_t *v, char *err, size_t len)
 	return 0;
 }
 
+/* A number of replicas: decimal digits, 1..PLACEMENT_REPLICAS_MAX. */
+static int
+parse_replicas(const char *v, int *ret, char *err, size_t len)
+{
+	int n = 0;
+
+	for (const char *p = v; *p != '\0'; p++) {
+		if (*p < '0' || *p > '9' || n > PLACEMENT_REPLICAS_MAX)
+			return fail(err, len, "\"%.32s\" is not a number of replicas from 1 to %d",
+			    v, PLACEMENT_REPLICAS_MAX);
+		n = n * 10 + (*p - '0');
+	}
+	if (n < 1 || n > PLACEMENT_REPLICAS_MAX)
+		return fail(err, len, "\"%.32s\" is not a number of replicas from 1 to %d", v,
+		    PLACEMENT_REPLICAS_MAX);
+	*ret = n;
+	return 0;
+}
+
+/*
+ * Seconds as decimal digits with at most 3 decimals (what the agent's flags take) into
+ * milliseconds, more than 0 and at most PLACEMENT_DURATION_MAX_MS.
+ */
+static int
+parse_seconds(const char *v, int *ms, char *err, size_t len)
+{
+	long whole = 0, frac = 0;
+	int ndig = 0, nfrac = 0;
+	const char *p = v;
+
+	for (; *p >= '0' && *p <= '9'; p++, ndig++)
+		if ((whole = whole * 10 + (*p - '0')) > PLACEMENT_DURATION_MAX_MS / 1000)
+			return fail(err, len, "%.32s is more than %d seconds", v,
+			    PLACEMENT_DURATION_MAX_MS / 1000);
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9' && nfrac < 3; p++, nfrac++)
+			frac = frac * 10 + (*p - '0');
+	if (ndig == 0 || *p != '\0' || p[-1] == '.')
+		return fail(err, len,
+		    "\"%.32s\" is not a number of seconds (digits, at most 3 decimals)", v);
+	for (int i = nfrac; i < 3; i++)
+		frac *= 10;
+	*ms = (int)(whole * 1000 + frac);
+	if (*ms == 0)
+		return fail(err, len, "%.32s: must be more than 0 seconds", v);
+	if (*ms > PLACEMENT_DURATION_MAX_MS)
+		return fail(
+		    err, len, "%.32s is more than %d seconds", v, PLACEMENT_DURATION_MAX_MS / 1000);
+	return 0;
+}
+
+/* Milliseconds as the seconds the agent's flags take: "2", "1.5", "0.3", "0.025". */
+static void
+format_seconds(int ms, char out[SECONDS_LEN])
+{
+	size_t n;
+
+	if (ms % 1000 == 0) {
+		snprintf(out, SECONDS_LEN, "%d", ms / 1000);
+		return;
+	}
+	snprintf(out, SECONDS_LEN, "%d.%03d", ms / 1000, ms % 1000);
+	for (n = strlen(out); out[n - 1] == '0'; n--)
+		out[n - 1] = '\0';
+}
+
+static int
+set_seconds(int *slot, enum placement_opt which, const char *value, char *err, size_t len)
+{
+	int ms, r;
+
+	if ((r = parse_seconds(value, &ms, err, len)) < 0)
+		return r;
+	if (which == PLACEMENT_OPT_LEASE_DURATION && ms < PLACEMENT_LEASE_MIN_MS)
+		return fail(err, len, "%.32s: the Lease duration must be at least %d second", value,
+		    PLACEMENT_LEASE_MIN_MS / 1000);
+	*slot = ms;
+	return 0;
+}
+
 /* *slot = a copy of s (the old value freed). */
 static int
 set_str(char **slot, const char *s)
@@ -512,6 +602,14 @@ placement_opts_set(
 		if (which == PLACEMENT_OPT_PRIORITY_CLASS)
 			return set_str(&o->priority_class, value);
 		return add_pull_secret(o, value, err, errlen);
+	case PLACEMENT_OPT_REPLICAS:
+		return parse_replicas(value, &o->replicas, err, errlen);
+	case PLACEMENT_OPT_LEASE_DURATION:
+		return set_seconds(&o->lease_ms, which, value, err, errlen);
+	case PLACEMENT_OPT_RENEW_DEADLINE:
+		return set_seconds(&o->renew_ms, which, value, err, errlen);
+	case PLACEMENT_OPT_RETRY_PERIOD:
+		return set_seconds(&o->retry_ms, which, value, err, errlen);
 	case PLACEMENT_OPT_RESOURCES:
 	case PLACEMENT_OPT_NODE_SELECTOR:
 	case PLACEMENT_OPT_TOLERATIONS:
@@ -540,6 +638,67 @@ placement_opts_set(
 		return 0;
 	}
 	return fail(err, errlen, "unknown option");
+}
+
+/* v, or dflt when v is 0 (not given). */
+static int
+or_default(int v, int dflt)
+{
+	return v != 0 ? v : dflt;
+}
+
+/*
+ * The election durations must be ordered: below < above. When they are not, the one the
+ * admin gave is at fault (below when both were given); the reason names the other's flag.
+ */
+static int
+check_order(enum placement_opt below, int below_set, int below_ms, enum placement_opt above,
+    int above_set, int above_ms, enum placement_opt *which, char *err, size_t len)
+{
+	static const struct {
+		enum placement_opt opt;
+		const char *what, *flag;
+	} names[] = {
+		{ PLACEMENT_OPT_LEASE_DURATION, "Lease duration", "--agent-lease-duration" },
+		{ PLACEMENT_OPT_RENEW_DEADLINE, "renew deadline", "--agent-renew-deadline" },
+		{ PLACEMENT_OPT_RETRY_PERIOD, "retry period", "--agent-retry-period" },
+	};
+	char mine[SECONDS_LEN], other[SECONDS_LEN];
+	bool blame_below = below_set != 0 || above_set == 0;
+	enum placement_opt o = blame_below ? above : below; /* the other knob */
+	size_t i;
+
+	if (below_ms < above_ms)
+		return 0;
+	for (i = 0; i < ELEMENTSOF(names) - 1; i++)
+		if (names[i].opt == o)
+			break;
+	format_seconds(blame_below ? below_ms : above_ms, mine);
+	format_seconds(blame_below ? above_ms : below_ms, other);
+	if (which != NULL)
+		*which = blame_below ? below : above;
+	return fail(err, len, "%s is not %s than the %s (%s %s%s)", mine,
+	    blame_below ? "shorter" : "longer", names[i].what, names[i].flag, other,
+	    (blame_below ? above_set : below_set) != 0 ? "" : ", the default");
+}
+
+int
+placement_opts_check(
+    const struct placement_opts *o, enum placement_opt *which, char *err, size_t errlen)
+{
+	static const struct placement_opts none;
+	int lease, renew, retry, r;
+
+	if (o == NULL)
+		o = &none;
+	lease = or_default(o->lease_ms, PLACEMENT_LEASE_MS);
+	renew = or_default(o->renew_ms, PLACEMENT_RENEW_MS);
+	retry = or_default(o->retry_ms, PLACEMENT_RETRY_MS);
+	if ((r = check_order(PLACEMENT_OPT_RENEW_DEADLINE, o->renew_ms, renew,
+		 PLACEMENT_OPT_LEASE_DURATION, o->lease_ms, lease, which, err, errlen)) < 0)
+		return r;
+	return check_order(PLACEMENT_OPT_RETRY_PERIOD, o->retry_ms, retry,
+	    PLACEMENT_OPT_RENEW_DEADLINE, o->renew_ms, renew, which, err, errlen);
 }
 
 void
@@ -576,6 +735,10 @@ placement_opts_copy(struct placement_opts *dst, const struct placement_opts *src
 	memset(dst, 0, sizeof(*dst));
 	if (src == NULL)
 		return 0;
+	dst->replicas = src->replicas;
+	dst->lease_ms = src->lease_ms;
+	dst->renew_ms = src->renew_ms;
+	dst->retry_ms = src->retry_ms;
 	if (copy_str(&dst->interface, src->interface) &&
 	    copy_str(&dst->pull_policy, src->pull_policy) &&
 	    copy_str(&dst->priority_class, src->priority_class) &&
@@ -602,6 +765,24 @@ opt_pull_policy(const struct placement_input *in)
 	if (in->opts != NULL && in->opts->pull_policy != NULL)
 		return in->opts->pull_policy;
 	return PLACEMENT_PULL_POLICY;
+}
+
+static int
+opt_replicas(const struct placement_input *in)
+{
+	return or_default(in->opts != NULL ? in->opts->replicas : 0, PLACEMENT_REPLICAS);
+}
+
+/* The election durations (given or default) as the agent's flags take them. */
+static void
+opt_election(const struct placement_input *in, char lease[SECONDS_LEN], char renew[SECONDS_LEN],
+    char retry[SECONDS_LEN])
+{
+	const struct placement_opts *o = in->opts;
+
+	format_seconds(or_default(o != NULL ? o->lease_ms : 0, PLACEMENT_LEASE_MS), lease);
+	format_seconds(or_default(o != NULL ? o->renew_ms : 0, PLACEMENT_RENEW_MS), renew);
+	format_seconds(or_default(o != NULL ? o->retry_ms : 0, PLACEMENT_RETRY_MS), retry);
 }
 
 /* The container's resources: the admin's, else ours. New reference or NULL. */
@@ -646,7 +827,9 @@ int
 placement_inputs_hash(const struct placement_input *in, char out[PLACEMENT_HASH_LEN])
 {
 	const struct placement_opts *o;
-	const char *parts[10];
+	char replicas[16], lease[SECONDS_LEN], renew[SECONDS_LEN], retry[SECONDS_LEN];
+	const char *parts[14];
+	size_t nparts = 0;
 	json_t *res;
 	uint64_t h = 0;
 	int r;
@@ -654,17 +837,26 @@ placement_inputs_hash(const struct placement_input *in, char out[PLACEMENT_HASH_
 	if (!input_ok(in))
 		return -EINVAL;
 	o = in->opts;
-	parts[0] = PLACEMENT_MANIFEST_VERSION;
-	parts[1] = in->image;
-	parts[2] = in->cluster_network != NULL ? in->cluster_network : "";
-	parts[3] = in->network_name;
-	parts[4] = in->pool_ns;
-	parts[5] = in->pool_name;
-	parts[6] = in->service_account != NULL ? in->service_account : "";
-	parts[7] = opt_interface(in);
-	parts[8] = opt_pull_policy(in);
-	parts[9] = o != NULL && o->priority_class != NULL ? o->priority_class : "";
-	for (size_t i = 0; i < ELEMENTSOF(parts); i++)
+	parts[nparts++] = PLACEMENT_MANIFEST_VERSION;
+	parts[nparts++] = in->image;
+	parts[nparts++] = in->cluster_network != NULL ? in->cluster_network : "";
+	parts[nparts++] = in->network_name;
+	parts[nparts++] = in->pool_ns;
+	parts[nparts++] = in->pool_name;
+	parts[nparts++] = in->service_account != NULL ? in->service_account : "";
+	parts[nparts++] = opt_interface(in);
+	parts[nparts++] = opt_pull_policy(in);
+	parts[nparts++] = o != NULL && o->priority_class != NULL ? o->priority_class : "";
+	/* the effective replicas; the election durations only where the manifest has them */
+	snprintf(replicas, sizeof(replicas), "%d", opt_replicas(in));
+	parts[nparts++] = replicas;
+	if (opt_replicas(in) >= 2) {
+		opt_election(in, lease, renew, retry);
+		parts[nparts++] = lease;
+		parts[nparts++] = renew;
+		parts[nparts++] = retry;
+	}
+	for (size_t i = 0; i < nparts; i++)
 		h = hash64(parts[i], strlen(parts[i]) + 1, h); /* the NUL separates fields */
 	/* the effective resources: passing the defaults explicitly changes nothing */
 	if ((res = opt_resources(in)) == NULL)
@@ -710,18 +902,48 @@ build_multus(const char *nad_ns, const char *nad_name, const char *ifname)
 	return v;
 }
 
-/* Required node affinity on `network.harvesterhci.io/<cn>=true`. New reference or NULL. */
-static json_t *
-build_affinity(const char *cluster_network)
+/*
+ * The pod's affinity into *ret (NULL when none): a required node affinity on
+ * `network.harvesterhci.io/<cn>=true` for a NAD of a cluster network, and from two replicas
+ * a PREFERRED pod anti-affinity on the node (the pods of this pool, by the Deployment's
+ * selector labels): the replicas go to different nodes of the cluster network when it has
+ * several, and a single node still runs them all. 0 or -ENOMEM.
+ */
+static int
+build_affinity(const struct placement_input *in, const json_t *labels, json_t **ret)
 {
+	json_t *aff = json_object(), *v;
 	char key[256];
 
-	if ((size_t)snprintf(key, sizeof(key), PLACEMENT_NODE_LABEL_PREFIX "%s",
-		cluster_network) >= sizeof(key))
-		return NULL;
-	return json_pack("{s:{s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}}", "nodeAffinity",
-	    "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms",
-	    "matchExpressions", "key", key, "operator", "In", "values", "true");
+	*ret = NULL;
+	if (aff == NULL)
+		return -ENOMEM;
+	if (in->cluster_network != NULL) {
+		if ((size_t)snprintf(key, sizeof(key), PLACEMENT_NODE_LABEL_PREFIX "%s",
+			in->cluster_network) >= sizeof(key))
+			goto fail;
+		v = json_pack("{s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}",
+		    "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms",
+		    "matchExpressions", "key", key, "operator", "In", "values", "true");
+		if (v == NULL || json_object_set_new(aff, "nodeAffinity", v) < 0)
+			goto fail;
+	}
+	if (opt_replicas(in) >= 2) {
+		v = json_pack("{s:[{s:i, s:{s:{s:o}, s:s}}]}",
+		    "preferredDuringSchedulingIgnoredDuringExecution", "weight",
+		    ANTI_AFFINITY_WEIGHT, "podAffinityTerm", "labelSelector", "matchLabels",
+		    json_deep_copy(labels), "topologyKey", HOSTNAME_KEY);
+		if (v == NULL || json_object_set_new(aff, "podAntiAffinity", v) < 0)
+			goto fail;
+	}
+	if (json_object_size(aff) == 0)
+		json_decref(aff);
+	else
+		*ret = aff;
+	return 0;
+fail:
+	json_decref(aff);
+	return -ENOMEM;
 }
 
 /*
@@ -744,15 +966,59 @@ build_security_context(void)
 	    "NET_BIND_SERVICE", "NET_ADMIN");
 }
 
+/*
+ * The agent's args. From two replicas, the Lease election: the Lease is named after the
+ * Deployment (unique per pool, in the controller's namespace, which is the agents'
+ * $POD_NAMESPACE). New reference or NULL.
+ */
 static json_t *
-build_container(const struct placement_input *in)
+build_args(const struct placement_input *in, const char *name)
 {
 	char ref[KIND_REF_MAX], listen[32];
-	json_t *probe_ready, *probe_live, *sc, *res;
+	char lease[SECONDS_LEN], renew[SECONDS_LEN], retry[SECONDS_LEN];
+	const char *argv[20];
+	size_t n = 0;
+	json_t *args;
 
 	snprintf(ref, sizeof(ref), "%s/%s", in->pool_ns, in->pool_name);
 	/* the pod's own address (the kubelet expands $(POD_IP)): never the VM-facing side */
 	snprintf(listen, sizeof(listen), "$(POD_IP):%d", PLACEMENT_PORT);
+	argv[n++] = "--ippool-ref";
+	argv[n++] = ref;
+	argv[n++] = "--interface";
+	argv[n++] = opt_interface(in);
+	argv[n++] = "--listen";
+	argv[n++] = listen;
+	argv[n++] = "--snapshot";
+	argv[n++] = PLACEMENT_SNAPSHOT;
+	if (opt_replicas(in) >= 2) {
+		opt_election(in, lease, renew, retry);
+		argv[n++] = "--leader-elect";
+		argv[n++] = "--lease-name";
+		argv[n++] = name;
+		argv[n++] = "--lease-duration";
+		argv[n++] = lease;
+		argv[n++] = "--renew-deadline";
+		argv[n++] = renew;
+		argv[n++] = "--retry-period";
+		argv[n++] = retry;
+	}
+	if ((args = json_array()) == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (json_array_append_new(args, json_string(argv[i])) < 0) {
+			json_decref(args);
+			return NULL;
+		}
+	return args;
+}
+
+static json_t *
+build_container(const struct placement_input *in, const char *name)
+{
+	json_t *probe_ready, *probe_live, *sc, *res, *args;
+
+	args = build_args(in, name);
 	probe_ready = json_pack("{s:{s:s, s:i}, s:i, s:i}", "httpGet", "path", "/readyz", "port",
 	    PLACEMENT_PORT, "periodSeconds", 5, "failureThreshold", 3);
 	probe_live = json_pack("{s:{s:s, s:i}, s:i, s:i, s:i}", "httpGet", "path", "/healthz",
@@ -760,23 +1026,27 @@ build_container(const struct placement_input *in)
 	    "failureThreshold", 3);
 	sc = build_security_context();
 	res = opt_resources(in);
-	if (probe_ready == NULL || probe_live == NULL || sc == NULL || res == NULL) {
+	if (args == NULL || probe_ready == NULL || probe_live == NULL || sc == NULL ||
+	    res == NULL) {
+		json_decref(args);
 		json_decref(probe_ready);
 		json_decref(probe_live);
 		json_decref(sc);
 		json_decref(res);
 		return NULL;
 	}
-	return json_pack("{s:s, s:s, s:s, s:[s,s,s,s,s,s],"
+	/* the snapshot's emptyDir: the root file system is read-only */
+	return json_pack("{s:s, s:s, s:s, s:o,"
 			 " s:[{s:s, s:{s:{s:s}}}, {s:s, s:{s:{s:s}}}, {s:s, s:{s:{s:s}}}],"
-			 " s:[{s:s, s:i, s:s}],"
+			 " s:[{s:s, s:i, s:s}], s:[{s:s, s:s}],"
 			 " s:o, s:o, s:o, s:o}",
 	    "name", PLACEMENT_CONTAINER, "image", in->image, "imagePullPolicy", opt_pull_policy(in),
-	    "args", "--ippool-ref", ref, "--interface", opt_interface(in), "--listen", listen,
+	    "args", args,
 	    "env", "name", "POD_NAME", "valueFrom", "fieldRef", "fieldPath", "metadata.name",
 	    "name", "POD_NAMESPACE", "valueFrom", "fieldRef", "fieldPath", "metadata.namespace",
 	    "name", "POD_IP", "valueFrom", "fieldRef", "fieldPath", "status.podIP", "ports", "name",
-	    PLACEMENT_PORT_NAME, "containerPort", PLACEMENT_PORT, "protocol", "TCP", "resources", res,
+	    PLACEMENT_PORT_NAME, "containerPort", PLACEMENT_PORT, "protocol", "TCP",
+	    "volumeMounts", "name", STATE_VOLUME, "mountPath", PLACEMENT_STATE_DIR, "resources", res,
 	    "securityContext", sc, "readinessProbe", probe_ready, "livenessProbe", probe_live);
 }
 
@@ -790,31 +1060,37 @@ set_copy(json_t *spec, const char *key, const json_t *v)
 }
 
 static json_t *
-build_pod_spec(const struct placement_input *in)
+build_pod_spec(const struct placement_input *in, const char *name, const json_t *labels)
 {
 	const struct placement_opts *o = in->opts;
-	json_t *container = build_container(in);
-	json_t *spec, *tol;
+	json_t *container = build_container(in, name);
+	json_t *spec, *tol, *aff;
 
 	if (container == NULL)
 		return NULL;
 	spec = json_pack("{s:[o], s:{s:b, s:i, s:i, s:{s:s}},"
-			 " s:[{s:s, s:s, s:s, s:i}, {s:s, s:s, s:s, s:i}], s:i}",
+			 " s:[{s:s, s:s, s:s, s:i}, {s:s, s:s, s:s, s:i}], s:i,"
+			 " s:[{s:s, s:{s:s}}]}",
 	    "containers", container,
 	    "securityContext", "runAsNonRoot", 1, "runAsUser", AGENT_UID, "runAsGroup", AGENT_UID,
 	    "seccompProfile", "type", "RuntimeDefault",
-	    /* leave a failed node quickly: the pool has no DHCP service meanwhile */
+	    /*
+	     * leave a failed node quickly: one replica leaves the pool without DHCP service
+	     * meanwhile; from two, a standby took over once the Lease expired, and the
+	     * replacement restores the redundancy
+	     */
 	    "tolerations",
 	    "key", "node.kubernetes.io/not-ready", "operator", "Exists", "effect", "NoExecute",
 	    "tolerationSeconds", TOLERATION_SECONDS,
 	    "key", "node.kubernetes.io/unreachable", "operator", "Exists", "effect", "NoExecute",
 	    "tolerationSeconds", TOLERATION_SECONDS,
-	    "terminationGracePeriodSeconds", 5);
+	    "terminationGracePeriodSeconds", 5,
+	    "volumes", "name", STATE_VOLUME, "emptyDir", "sizeLimit", PLACEMENT_STATE_SIZE);
 	if (spec == NULL)
 		return NULL;
-	/* A NAD without a cluster network (plain Multus) means no affinity. */
-	if (in->cluster_network != NULL &&
-	    json_object_set_new(spec, "affinity", build_affinity(in->cluster_network)) < 0)
+	/* A NAD without a cluster network (plain Multus) means no node affinity. */
+	if (build_affinity(in, labels, &aff) < 0 ||
+	    (aff != NULL && json_object_set_new(spec, "affinity", aff) < 0))
 		goto fail;
 	if (in->service_account != NULL && in->service_account[0] != '\0' &&
 	    json_object_set_new(spec, "serviceAccountName", json_string(in->service_account)) < 0)
@@ -840,7 +1116,7 @@ placement_build(const struct placement_input *in, json_t **ret)
 {
 	char name[PLACEMENT_NAME_MAX], hash[PLACEMENT_HASH_LEN], ref[KIND_REF_MAX];
 	char nad_ns[KIND_NS_MAX], nad_name[KIND_NAME_MAX];
-	json_t *labels = NULL, *multus = NULL, *podspec = NULL, *dep;
+	json_t *labels = NULL, *multus = NULL, *podspec = NULL, *strategy = NULL, *dep;
 	int r;
 
 	*ret = NULL;
@@ -853,23 +1129,33 @@ placement_build(const struct placement_input *in, json_t **ret)
 	snprintf(ref, sizeof(ref), "%s/%s", in->pool_ns, in->pool_name);
 	labels = build_labels(in);
 	multus = build_multus(nad_ns, nad_name, opt_interface(in));
-	podspec = build_pod_spec(in);
-	if (labels == NULL || multus == NULL || podspec == NULL)
+	if (labels == NULL || multus == NULL)
+		goto nomem;
+	podspec = build_pod_spec(in, name, labels);
+	/*
+	 * From two replicas the Lease keeps one active (only it answers DHCP): roll one pod at a
+	 * time, a new standby ready before an old pod goes. One replica has no Lease to arbitrate:
+	 * never two agents with the same server IP on one L2 segment.
+	 */
+	if (opt_replicas(in) >= 2)
+		strategy = json_pack("{s:s, s:{s:i, s:i}}", "type", "RollingUpdate",
+		    "rollingUpdate", "maxUnavailable", 0, "maxSurge", 1);
+	else
+		strategy = json_pack("{s:s}", "type", "Recreate");
+	if (podspec == NULL || strategy == NULL)
 		goto nomem;
 	dep = json_pack("{s:s, s:s,"
 			" s:{s:s, s:s, s:o, s:{s:s, s:s}},"
-			" s:{s:i, s:i, s:{s:s}, s:{s:o},"
+			" s:{s:i, s:i, s:o, s:{s:o},"
 			"    s:{s:{s:o, s:{s:o}}, s:o}}}",
 	    "apiVersion", "apps/v1", "kind", "Deployment",
 	    "metadata", "name", name, "namespace", in->namespace, "labels", json_deep_copy(labels),
 	    "annotations", PLACEMENT_ANNOT_POOL_REF, ref, PLACEMENT_ANNOT_HASH, hash,
-	    "spec", "replicas", 1, "revisionHistoryLimit", 2,
-	    /* never two agents with the same server IP on one L2 segment */
-	    "strategy", "type", "Recreate",
+	    "spec", "replicas", opt_replicas(in), "revisionHistoryLimit", 2, "strategy", strategy,
 	    "selector", "matchLabels", json_deep_copy(labels),
 	    "template", "metadata", "labels", json_deep_copy(labels), "annotations",
 	    KIND_ANNOT_MULTUS_NETWORKS, multus, "spec", podspec);
-	multus = podspec = NULL; /* stolen by "o" */
+	multus = podspec = strategy = NULL; /* stolen by "o" */
 	json_decref(labels);
 	if (dep == NULL)
 		return -ENOMEM;
@@ -879,6 +1165,7 @@ nomem:
 	json_decref(labels);
 	json_decref(multus);
 	json_decref(podspec);
+	json_decref(strategy);
 	return -ENOMEM;
 }
 

@@ -3,8 +3,17 @@
 #define VMDHCP_CONTROLLER_PLACEMENT_H
 
 /*
- * Agent placement: the apps/v1 Deployment (one replica) that runs the DHCP agent of one
- * IPPool, in the controller's namespace, pinned to nodes that reach the pool's network.
+ * Agent placement: the apps/v1 Deployment that runs the DHCP agent of one IPPool, in the
+ * controller's namespace, pinned to nodes that reach the pool's network.
+ *
+ * High availability: by default two replicas (--agent-replicas), which elect the one that
+ * answers DHCP through a coordination.k8s.io/v1 Lease named after the Deployment (in the
+ * controller's namespace); the others stand by, ready, to take over once the Lease expires.
+ * They are spread over nodes when the cluster network has several (preferred pod
+ * anti-affinity: a single-node cluster still runs them all) and rolled one at a time with a
+ * standby ready first (RollingUpdate, maxUnavailable 0, maxSurge 1). One replica means no
+ * election and the Recreate strategy. Every replica keeps a warm-start snapshot in an
+ * emptyDir at PLACEMENT_STATE_DIR (the root file system is read-only).
  *
  * Topology: the pool's NAD carries `network.harvesterhci.io/clusternetwork=<cn>`; nodes that
  * are wired to that cluster network carry `network.harvesterhci.io/<cn>=true`, so the agent
@@ -39,6 +48,19 @@
 #define PLACEMENT_PULL_POLICY "IfNotPresent"
 #define PLACEMENT_PORT 8080
 #define PLACEMENT_CONTAINER "agent"
+/* The emptyDir of the agent's warm-start snapshot, and the file (--snapshot). */
+#define PLACEMENT_STATE_DIR "/var/lib/vm-dhcp"
+#define PLACEMENT_SNAPSHOT PLACEMENT_STATE_DIR "/snapshot"
+#define PLACEMENT_STATE_SIZE "16Mi"
+
+/* Defaults and bounds of the replica and election knobs (durations in milliseconds). */
+#define PLACEMENT_REPLICAS 2
+#define PLACEMENT_REPLICAS_MAX 10
+#define PLACEMENT_LEASE_MS 2000
+#define PLACEMENT_RENEW_MS 1500
+#define PLACEMENT_RETRY_MS 300
+#define PLACEMENT_LEASE_MIN_MS 1000
+#define PLACEMENT_DURATION_MAX_MS 3600000
 
 /* Kubernetes object names of a DNS-1123 label: at most 63 characters. */
 #define PLACEMENT_NAME_MAX 64
@@ -57,6 +79,10 @@ struct placement_opts {
 	json_t *resources;     /* core/v1 ResourceRequirements; NULL: the default requests/limits */
 	json_t *node_selector; /* {label: value} beside the cluster-network affinity, or NULL */
 	json_t *tolerations;   /* core/v1 Toleration[] appended to ours, or NULL */
+	int replicas;	       /* agent pods of a pool, 1..10; 0: PLACEMENT_REPLICAS */
+	int lease_ms;	       /* Lease duration; 0: PLACEMENT_LEASE_MS (used from 2 replicas) */
+	int renew_ms;	       /* renew deadline; 0: PLACEMENT_RENEW_MS */
+	int retry_ms;	       /* retry period; 0: PLACEMENT_RETRY_MS */
 };
 
 enum placement_opt {
@@ -67,6 +93,10 @@ enum placement_opt {
 	PLACEMENT_OPT_NODE_SELECTOR,  /* --agent-node-selector JSON object of strings */
 	PLACEMENT_OPT_TOLERATIONS,    /* --agent-tolerations JSON array */
 	PLACEMENT_OPT_PRIORITY_CLASS, /* --agent-priority-class NAME */
+	PLACEMENT_OPT_REPLICAS,	      /* --agent-replicas N (1: no leader election) */
+	PLACEMENT_OPT_LEASE_DURATION, /* --agent-lease-duration SECONDS (decimal, >= 1) */
+	PLACEMENT_OPT_RENEW_DEADLINE, /* --agent-renew-deadline SECONDS */
+	PLACEMENT_OPT_RETRY_PERIOD,   /* --agent-retry-period SECONDS */
 };
 
 /*
@@ -79,6 +109,13 @@ enum placement_opt {
  */
 int placement_opts_set(struct placement_opts *o, enum placement_opt which, const char *value,
     char *err, size_t errlen);
+/*
+ * The checks that span knobs, once every one is set: retry period < renew deadline < Lease
+ * duration (given or default). Returns 0; -EINVAL with *which set to the knob at fault (one
+ * the admin gave) and a one-line reason in err that names the other knob's flag.
+ */
+int placement_opts_check(
+    const struct placement_opts *o, enum placement_opt *which, char *err, size_t errlen);
 /* Deep copy of src (borrowed; NULL gives defaults) into dst (zeroed). 0 or -ENOMEM. */
 int placement_opts_copy(struct placement_opts *dst, const struct placement_opts *src);
 /* Frees what o holds and zeroes it; accepts NULL. */

@@ -13,7 +13,10 @@
 # carry each knob (the JSON flags equal to the values) and are accepted by the controller,
 # names and label values fit 63 characters with the longest release name (53) and a 60-character
 # fullnameOverride, the schema rejects typo'd keys and bad enums, kubeVersion admits 1.20, the
-# PodDisruptionBudget and spreading, the RBAC check again on the rendered objects, and the
+# PodDisruptionBudget and spreading, the RBAC check again on the rendered objects (with the
+# agents' Lease rule: a Role of the release namespace without resourceNames, the Lease names
+# being per pool), the agents' replicas and election durations (passed through, decimals
+# given with --set too, refused out of order retryPeriod < renewDeadline < leaseDuration), and the
 # uninstall hook: a post-delete Job running `--uninstall --namespace <release namespace>`
 # (accepted by the controller), hardened like the controller, its ServiceAccount and RBAC hooks
 # too and created before it, all deleted by policy; none of it with cleanupOnUninstall=false.
@@ -413,7 +416,7 @@ rbac_objects() {
         select(((.apiGroups // []) | index("apps")) and ((.resources // []) | index("deployments"))
             or ((.apiGroups // []) | index("coordination.k8s.io")) and ((.resources // []) | index("leases")))] | length' "$docs")
     [ "$cluster" = 0 ] && ok "$label: deployments and leases are granted in the namespace only (Role)" ||
-        bad "$label: a ClusterRole grants deployments or leases (the controller uses them in its namespace only)"
+        bad "$label: a ClusterRole grants deployments or leases (the controller and the agents use them in their namespace only)"
     lease=$(sed -nE 's/^#define CTRL_LEASE_NAME "([^"]*)".*/\1/p' controller/ctrl.h)
     [ -n "$lease" ] || bad "no CTRL_LEASE_NAME in controller/ctrl.h"
     if jq -es --arg l "$lease" '[.[] | select(. != null) | select(.kind == "Role") | .rules[] |
@@ -423,13 +426,34 @@ rbac_objects() {
     else
         bad "$label: a leases rule with resourceNames misses the Lease $lease (controller/ctrl.h)"
     fi
-    # only create cannot name its object: every other verb on leases is for that one Lease
+    # the controller's: only create cannot name its object, every other verb on leases is for
+    # that one Lease. The agents' Lease names are per pool (the agent Deployment's name, pools
+    # come and go after the install): their Role cannot name them.
     if jq -es '[.[] | select(. != null) | select(.kind == "Role" or .kind == "ClusterRole") |
+        select(.metadata.name | endswith("-agent") | not) |
         .rules[] | select((.resources // []) | index("leases")) | select(.resourceNames == null) |
         .verbs[] | select(. != "create")] | length == 0' "$docs" >/dev/null; then
-        ok "$label: leases verbs but create are restricted to the Lease (resourceNames)"
+        ok "$label: controller: leases verbs but create are restricted to the Lease (resourceNames)"
     else
-        bad "$label: a leases rule grants more than create without resourceNames"
+        bad "$label: a controller leases rule grants more than create without resourceNames"
+    fi
+    # the agents' Lease election (--agent-replicas from 2): get, create, update on leases in a
+    # Role of the release namespace, bound to the agent ServiceAccount (the subject of the
+    # agent ClusterRoleBinding)
+    if jq -es '[.[] | select(. != null)] as $d |
+        [$d[] | select(.kind == "ClusterRoleBinding" and (.metadata.name | endswith("-agent"))) |
+            .subjects[] | select(.kind == "ServiceAccount") | .name] as $sa |
+        [$d[] | select(.kind == "Role" and (.metadata.name | endswith("-agent"))) |
+            select(any(.rules[]; (.apiGroups // []) == ["coordination.k8s.io"] and
+                (.resources // []) == ["leases"] and ((.verbs // []) | sort) == ["create", "get", "update"]))] |
+        length == 1 and ($sa | length) == 1 and (.[0].metadata.name as $n | .[0].metadata.namespace as $ns |
+            any($d[]; .kind == "RoleBinding" and .metadata.namespace == $ns and
+                .roleRef.kind == "Role" and .roleRef.name == $n and
+                any(.subjects[]; .kind == "ServiceAccount" and .name == $sa[0])))' \
+        "$docs" >/dev/null; then
+        ok "$label: agent: get, create, update on leases in its namespace (Role bound to the agent ServiceAccount)"
+    else
+        bad "$label: agent: no Role *-agent granting get, create, update on coordination.k8s.io leases, bound by a RoleBinding"
     fi
 }
 
@@ -731,7 +755,10 @@ if command -v "$HELM" >/dev/null; then
                     bad "$name: $flag is '$(arg_of "$a" "$flag")', want JSON $want"
             done
             for pair in "--agent-interface:.agent.interface" "--agent-image-pull-policy:.agent.image.pullPolicy" \
-                "--agent-priority-class:.agent.priorityClassName"; do
+                "--agent-priority-class:.agent.priorityClassName" "--agent-replicas:.agent.replicas" \
+                "--agent-lease-duration:.agent.leaderElection.leaseDuration" \
+                "--agent-renew-deadline:.agent.leaderElection.renewDeadline" \
+                "--agent-retry-period:.agent.leaderElection.retryPeriod"; do
                 flag=${pair%%:*}
                 want=$(jq -r "${pair#*:} // \"\"" <<<"$v")
                 got=$(arg_of "$a" "$flag")
@@ -747,6 +774,11 @@ if command -v "$HELM" >/dev/null; then
                     any(.subjects[]; .kind == "ServiceAccount" and .name == $s)' &&
                 ok "$name: --agent-service-account $got is a rendered ServiceAccount, bound to the agent ClusterRole" ||
                 bad "$name: --agent-service-account '$got' is not a rendered ServiceAccount bound to the agent ClusterRole"
+            # the election durations in the order the controller checks once every flag is
+            # parsed (after the --help below would have exited)
+            jq -e '.agent.leaderElection | .retryPeriod < .renewDeadline and .renewDeadline < .leaseDuration' \
+                <<<"$v" >/dev/null && ok "$name: agent.leaderElection retryPeriod < renewDeadline < leaseDuration" ||
+                bad "$name: agent.leaderElection is not retryPeriod < renewDeadline < leaseDuration"
             # the controller parses every flag as rendered (knobs validated at start), then --help
             mapfile -t argv < <(jq -r '.[]' <<<"$a")
             if "$CTL" "${argv[@]}" --help >/dev/null 2>"$tmp/err"; then
@@ -845,6 +877,27 @@ if command -v "$HELM" >/dev/null; then
         else
             bad "ServiceMonitor without the metrics Service fails, but not with its message: $(grep -v 'symbolic link' "$tmp/nosvc.err")"
         fi
+
+        # the agents' election: helm --set gives decimals as strings, which pass as they are;
+        # durations out of order are refused when rendering, not by a crash-looping controller
+        if render dec t "$CHART" --set agent.leaderElection.retryPeriod=0.5 --set agent.leaderElection.leaseDuration=2.25 \
+            --set agent.replicas=1; then
+            a=$(ctl_args dec)
+            [ "$(arg_of "$a" --agent-retry-period) $(arg_of "$a" --agent-lease-duration) $(arg_of "$a" --agent-replicas)" = "0.5 2.25 1" ] &&
+                ok "--set agent.leaderElection.retryPeriod=0.5 (a string), leaseDuration=2.25, replicas=1 reach the controller" ||
+                bad "--set decimals: --agent-retry-period '$(arg_of "$a" --agent-retry-period)', --agent-lease-duration '$(arg_of "$a" --agent-lease-duration)', --agent-replicas '$(arg_of "$a" --agent-replicas)'"
+        else
+            bad "helm template --set agent.leaderElection.retryPeriod=0.5: $(grep -v 'symbolic link' "$tmp/dec.err")"
+        fi
+        for set in agent.leaderElection.leaseDuration=1 agent.leaderElection.retryPeriod=1.5; do
+            if render order t "$CHART" --set "$set"; then
+                bad "--set $set (out of order with the defaults) renders"
+            elif grep -q 'retryPeriod (.*) < renewDeadline (.*) < leaseDuration (.*) must hold' "$tmp/order.err"; then
+                ok "--set $set is refused: retryPeriod < renewDeadline < leaseDuration must hold"
+            else
+                bad "--set $set fails, but not with its message: $(grep -v 'symbolic link' "$tmp/order.err")"
+            fi
+        done
     else
         bad "checks of the rendered objects not run: helm template failed above"
     fi
@@ -879,7 +932,10 @@ if command -v "$HELM" >/dev/null; then
         agent.image.digest=sha256:abc controller.logLevel=verbose agent.tolerations[0].efect=NoSchedule \
         agent.resources.request.cpu=1m metrics.service.enabld=false cleanupOnUninstall=yes \
         monitoring.podMonitor.enabld=true monitoring.serviceMonitor.interval=30sec \
-        monitoring.prometheusRule.enabled=yes monitoring.grafanaDashboard.sidecarLabel=; do
+        monitoring.prometheusRule.enabled=yes monitoring.grafanaDashboard.sidecarLabel= \
+        agent.replicas=0 agent.replicas=11 agent.leaderElection.leseDuration=2 \
+        agent.leaderElection.leaseDuration=0.5 agent.leaderElection.retryPeriod=0.0001 \
+        agent.leaderElection.renewDeadline=0 agent.leaderElection.retryPeriod=1s; do
         if render bad t "$CHART" --set "$set"; then
             bad "schema accepts --set $set"
         elif grep -q "values don't meet the specifications of the schema" "$tmp/bad.err"; then

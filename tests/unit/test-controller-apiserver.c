@@ -535,10 +535,13 @@ test_vm_to_binding_and_agent(void)
 	    0);
 	CU_ASSERT_STRING_EQUAL(kind_get_str(expr, "key", NULL), "network.harvesterhci.io/mgmt");
 	json_decref(dep);
-	/* plain Multus NAD: no affinity */
+	/* plain Multus NAD: no node affinity (the replicas' pod anti-affinity only) */
 	dep = get(&e, DEPLOYS "/default-net-2-agent");
 	CU_ASSERT_PTR_NOT_NULL(dep);
-	CU_ASSERT_PTR_NULL(kind_get(dep, "spec", "template", "spec", "affinity", NULL));
+	CU_ASSERT_PTR_NULL(
+	    kind_get(dep, "spec", "template", "spec", "affinity", "nodeAffinity", NULL));
+	CU_ASSERT_PTR_NOT_NULL(
+	    kind_get(dep, "spec", "template", "spec", "affinity", "podAntiAffinity", NULL));
 	json_decref(dep);
 
 	CU_ASSERT_TRUE(wait_for(&e, cond_is,

@@ -289,6 +289,16 @@ test_agent_flags(void)
 		{ "--agent-tolerations", "[{\"key\":\"a\",\"effect\":\"NoRun\"}]",
 		    "effect \"NoRun\"" },
 		{ "--agent-priority-class", "High", "not an object name" },
+		{ "--agent-replicas", "0", "not a number of replicas from 1 to 10" },
+		{ "--agent-replicas", "11", "not a number of replicas from 1 to 10" },
+		{ "--agent-lease-duration", "0.5", "at least 1 second" },
+		{ "--agent-renew-deadline", "1.5s", "not a number of seconds" },
+		{ "--agent-retry-period", "0", "more than 0" },
+		/* the order retry < renew < lease, against the defaults (2, 1.5, 0.3) */
+		{ "--agent-lease-duration", "1",
+		    "1 is not longer than the renew deadline (--agent-renew-deadline 1.5, the "
+		    "default)" },
+		{ "--agent-retry-period", "2", "2 is not shorter than the renew deadline" },
 	};
 	char *good[] = { program, "--agent-image", "a", "--agent-interface", "br-vm",
 		"--agent-image-pull-policy", "Never", "--agent-image-pull-secret", "a",
@@ -296,7 +306,11 @@ test_agent_flags(void)
 		"{\"requests\":{\"cpu\":\"5m\"},\"limits\":{\"memory\":\"32Mi\"}}",
 		"--agent-node-selector", "{\"kubernetes.io/os\":\"linux\"}", "--agent-tolerations",
 		"[{\"operator\":\"Exists\"}]", "--agent-priority-class", "system-node-critical",
-		"--help", NULL };
+		"--agent-replicas", "3", "--agent-lease-duration", "4.5", "--agent-renew-deadline",
+		"3", "--agent-retry-period", "0.5", "--help", NULL };
+	/* both given, out of order: the renew deadline is at fault, the Lease named */
+	char *order[] = { program, "--agent-image", "a", "--agent-renew-deadline", "3",
+		"--agent-lease-duration", "2", NULL };
 	char *twice[] = { program, "--agent-image", "a", "--agent-image-pull-secret", "s",
 		"--agent-image-pull-secret", "s", NULL };
 	char log[80];
@@ -311,6 +325,10 @@ test_agent_flags(void)
 	read_log(log, text, sizeof(text));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--agent-tolerations JSON"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--agent-image-pull-policy Always|IfNotPresent|Never"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--agent-replicas N "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--agent-lease-duration SECONDS "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--agent-renew-deadline SECONDS "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--agent-retry-period SECONDS "));
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char *args[] = {
 		    program, "--agent-image", "a", (char *)bad[i].flag, (char *)bad[i].value, NULL};
@@ -330,6 +348,10 @@ test_agent_flags(void)
 	CU_ASSERT_EQUAL(wait_exit(spawn(log, twice), 10), 2);
 	read_log(log, text, sizeof(text));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--agent-image-pull-secret: \"s\" is given twice"));
+	CU_ASSERT_EQUAL(wait_exit(spawn(log, order), 10), 2);
+	read_log(log, text, sizeof(text));
+	CU_ASSERT_STRING_EQUAL(text, "vm-dhcp-controller: --agent-renew-deadline: 3 is not shorter "
+				     "than the Lease duration (--agent-lease-duration 2)\n");
 	unlink(log);
 }
 

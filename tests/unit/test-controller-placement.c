@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* controller/placement.c: the agent Deployment manifest and the re-placement decision. */
+/*
+ * controller/placement.c: the agent Deployment manifest (two replicas electing the active one
+ * through a Lease by default, or one), the admin's knobs and the re-placement decision.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -69,13 +72,58 @@ build(const struct placement_input *in)
 	return dep;
 }
 
+/* The agent container's args equal want (n strings). */
+static void
+assert_args(json_t *dep, const char *const *want, size_t n)
+{
+	json_t *c = json_array_get(
+	    kind_get(dep, "spec", "template", "spec", "containers", NULL), 0);
+	json_t *args = json_object_get(c, "args");
+
+	CU_ASSERT_EQUAL_FATAL(json_array_size(args), n);
+	for (size_t i = 0; i < n; i++) {
+		const char *got = json_string_value(json_array_get(args, i));
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+		if (strcmp(got, want[i]) != 0) {
+			fprintf(stderr, "args[%zu]: got \"%s\", want \"%s\"\n", i, got, want[i]);
+			CU_FAIL("args");
+		}
+	}
+}
+
+/* The snapshot's emptyDir (16Mi, default medium) mounted at /var/lib/vm-dhcp. */
+static void
+assert_state_volume(json_t *dep)
+{
+	json_t *pod = kind_get(dep, "spec", "template", "spec", NULL);
+	json_t *c = json_array_get(json_object_get(pod, "containers"), 0);
+	json_t *vol = json_array_get(json_object_get(pod, "volumes"), 0);
+	json_t *mount = json_array_get(json_object_get(c, "volumeMounts"), 0);
+
+	CU_ASSERT_EQUAL(json_array_size(json_object_get(pod, "volumes")), 1);
+	CU_ASSERT_EQUAL(json_array_size(json_object_get(c, "volumeMounts")), 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(kind_get_str(vol, "name", NULL));
+	CU_ASSERT_STRING_EQUAL(kind_get_str(vol, "emptyDir", "sizeLimit", NULL), "16Mi");
+	CU_ASSERT_PTR_NULL(kind_get(vol, "emptyDir", "medium", NULL));
+	CU_ASSERT_EQUAL(json_object_size(vol), 2); /* name, emptyDir: no host path */
+	CU_ASSERT_STRING_EQUAL(kind_get_str(mount, "name", NULL), kind_get_str(vol, "name", NULL));
+	CU_ASSERT_STRING_EQUAL(kind_get_str(mount, "mountPath", NULL), "/var/lib/vm-dhcp");
+	CU_ASSERT_PTR_NULL(kind_get(mount, "readOnly", NULL));
+	/* the root file system stays read-only */
+	CU_ASSERT_TRUE(json_is_true(kind_get(c, "securityContext", "readOnlyRootFilesystem", NULL)));
+}
+
 static void
 test_manifest(void)
 {
 	struct placement_input in = input();
-	json_t *dep = build(&in), *tmpl, *pod, *c, *caps, *expr, *tol, *multus;
-	const char *args[] = { "--ippool-ref", "default/net-1", "--interface", "eth1", "--listen",
-		"$(POD_IP):8080" };
+	json_t *dep = build(&in), *tmpl, *pod, *c, *caps, *expr, *tol, *multus, *term;
+	/* the default: two replicas electing the active one through the Lease <deployment> */
+	const char *const args[] = { "--ippool-ref", "default/net-1", "--interface", "eth1",
+		"--listen", "$(POD_IP):8080", "--snapshot", "/var/lib/vm-dhcp/snapshot",
+		"--leader-elect", "--lease-name", "default-net-1-agent", "--lease-duration", "2",
+		"--renew-deadline", "1.5", "--retry-period", "0.3" };
 	const char *add[] = { "NET_RAW", "NET_BIND_SERVICE", "NET_ADMIN" };
 	json_t *env, *sc;
 
@@ -87,8 +135,18 @@ test_manifest(void)
 	CU_ASSERT_STRING_EQUAL(kind_label(dep, PLACEMENT_LABEL_POOL_NS), "default");
 	CU_ASSERT_STRING_EQUAL(kind_label(dep, PLACEMENT_LABEL_POOL_NAME), "net-1");
 	CU_ASSERT_STRING_EQUAL(placement_pool_ref(dep), "default/net-1");
-	CU_ASSERT_EQUAL(json_integer_value(kind_get(dep, "spec", "replicas", NULL)), 1);
-	CU_ASSERT_STRING_EQUAL(kind_get_str(dep, "spec", "strategy", "type", NULL), "Recreate");
+	CU_ASSERT_EQUAL(json_integer_value(kind_get(dep, "spec", "replicas", NULL)), 2);
+	/* the Lease keeps one active: a standby is ready before an old pod goes */
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(dep, "spec", "strategy", "type", NULL), "RollingUpdate");
+	CU_ASSERT_TRUE(json_is_integer(
+	    kind_get(dep, "spec", "strategy", "rollingUpdate", "maxUnavailable", NULL)));
+	CU_ASSERT_EQUAL(json_integer_value(kind_get(
+			    dep, "spec", "strategy", "rollingUpdate", "maxUnavailable", NULL)),
+	    0);
+	CU_ASSERT_EQUAL(json_integer_value(
+			    kind_get(dep, "spec", "strategy", "rollingUpdate", "maxSurge", NULL)),
+	    1);
 	CU_ASSERT_TRUE(json_equal(kind_get(dep, "spec", "selector", "matchLabels", NULL),
 	    kind_get(dep, "metadata", "labels", NULL)));
 
@@ -120,6 +178,24 @@ test_manifest(void)
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_array_get(json_object_get(expr, "values"),
 				   0)),
 	    "true");
+	/* beside it, in the same affinity: replicas spread over nodes, preferred only */
+	CU_ASSERT_EQUAL(json_object_size(kind_get(pod, "affinity", NULL)), 2);
+	CU_ASSERT_PTR_NULL(kind_get(pod, "affinity", "podAntiAffinity",
+	    "requiredDuringSchedulingIgnoredDuringExecution", NULL));
+	CU_ASSERT_EQUAL_FATAL(json_array_size(kind_get(pod, "affinity", "podAntiAffinity",
+				  "preferredDuringSchedulingIgnoredDuringExecution", NULL)),
+	    1);
+	term = json_array_get(kind_get(pod, "affinity", "podAntiAffinity",
+				  "preferredDuringSchedulingIgnoredDuringExecution", NULL),
+	    0);
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(term, "weight")), 100);
+	CU_ASSERT_STRING_EQUAL(kind_get_str(term, "podAffinityTerm", "topologyKey", NULL),
+	    "kubernetes.io/hostname");
+	CU_ASSERT_TRUE(json_equal(
+	    kind_get(term, "podAffinityTerm", "labelSelector", "matchLabels", NULL),
+	    kind_get(dep, "spec", "selector", "matchLabels", NULL)));
+	CU_ASSERT_EQUAL(
+	    json_object_size(kind_get(term, "podAffinityTerm", "labelSelector", NULL)), 1);
 	tol = kind_get(pod, "tolerations", NULL);
 	CU_ASSERT_EQUAL(json_array_size(tol), 2);
 	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(tol, 1), "key", NULL),
@@ -130,10 +206,8 @@ test_manifest(void)
 	c = json_array_get(kind_get(pod, "containers", NULL), 0);
 	CU_ASSERT_STRING_EQUAL(kind_get_str(c, "image", NULL), in.image);
 	CU_ASSERT_STRING_EQUAL(placement_image(dep), in.image);
-	CU_ASSERT_EQUAL_FATAL(json_array_size(json_object_get(c, "args")), 6);
-	for (size_t i = 0; i < 6; i++)
-		CU_ASSERT_STRING_EQUAL(
-		    json_string_value(json_array_get(json_object_get(c, "args"), i)), args[i]);
+	assert_args(dep, args, sizeof(args) / sizeof(args[0]));
+	assert_state_volume(dep);
 	CU_ASSERT_STRING_EQUAL(kind_get_str(c, "imagePullPolicy", NULL), "IfNotPresent");
 	/* least privilege for a non-root agent with file capabilities */
 	sc = json_object_get(c, "securityContext");
@@ -206,16 +280,19 @@ test_metrics_port(void)
 	/*
 	 * Agents placed by an older controller (manifest 2: the port was named "http") must be
 	 * re-placed once, so the PodMonitor finds their port: the inputs hash of the same inputs
-	 * differs from what manifest 2 gave (09a7859db14a754e for input()).
+	 * differs from what manifest 2 gave (09a7859db14a754e for input()). Likewise manifest 3
+	 * (one replica, no election, no snapshot volume: 8e9eb65354f9721d).
 	 */
 	CU_ASSERT_EQUAL(placement_inputs_hash(&in, hash), 0);
 	CU_ASSERT_STRING_NOT_EQUAL(hash, "09a7859db14a754e");
+	CU_ASSERT_STRING_NOT_EQUAL(hash, "8e9eb65354f9721d");
 }
 
 static void
 test_plain_multus_and_bare_network(void)
 {
 	struct placement_input in = input();
+	struct placement_opts one = { .replicas = 1 };
 	json_t *dep, *multus;
 
 	in.cluster_network = NULL;
@@ -223,7 +300,11 @@ test_plain_multus_and_bare_network(void)
 	in.service_account = NULL;
 	dep = build(&in);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(dep);
-	CU_ASSERT_PTR_NULL(kind_get(dep, "spec", "template", "spec", "affinity", NULL));
+	/* no node affinity; the replicas' anti-affinity alone */
+	CU_ASSERT_PTR_NULL(kind_get(dep, "spec", "template", "spec", "affinity", "nodeAffinity",
+	    NULL));
+	CU_ASSERT_PTR_NOT_NULL(kind_get(dep, "spec", "template", "spec", "affinity",
+	    "podAntiAffinity", NULL));
 	CU_ASSERT_PTR_NULL(kind_get(dep, "spec", "template", "spec", "serviceAccountName", NULL));
 	multus = json_loads(kind_get_str(dep, "spec", "template", "metadata", "annotations",
 				KIND_ANNOT_MULTUS_NETWORKS, NULL),
@@ -233,6 +314,13 @@ test_plain_multus_and_bare_network(void)
 	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(multus, 0), "name", NULL), "net-9");
 	json_decref(multus);
 	json_decref(dep);
+	/* one replica on plain Multus: no affinity at all */
+	in.opts = &one;
+	dep = build(&in);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dep);
+	CU_ASSERT_PTR_NULL(kind_get(dep, "spec", "template", "spec", "affinity", NULL));
+	json_decref(dep);
+	in.opts = NULL;
 
 	in.network_name = "a/b/c";
 	CU_ASSERT_EQUAL(placement_build(&in, &dep), -EINVAL);
@@ -589,6 +677,252 @@ test_knobs_refused(void)
 	placement_opts_clear(&o);
 }
 
+/* --agent-replicas 1: today's single agent, Recreate, no election; the snapshot volume stays. */
+static void
+test_one_replica(void)
+{
+	struct placement_input in = input();
+	struct placement_opts o = { 0 };
+	const char *const args[] = { "--ippool-ref", "default/net-1", "--interface", "eth1",
+		"--listen", "$(POD_IP):8080", "--snapshot", "/var/lib/vm-dhcp/snapshot" };
+	json_t *dep, *pod;
+
+	set_ok(&o, PLACEMENT_OPT_REPLICAS, "1");
+	in.opts = &o;
+	dep = build(&in);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dep);
+	CU_ASSERT_EQUAL(json_integer_value(kind_get(dep, "spec", "replicas", NULL)), 1);
+	CU_ASSERT_STRING_EQUAL(kind_get_str(dep, "spec", "strategy", "type", NULL), "Recreate");
+	CU_ASSERT_PTR_NULL(kind_get(dep, "spec", "strategy", "rollingUpdate", NULL));
+	assert_args(dep, args, sizeof(args) / sizeof(args[0]));
+	assert_state_volume(dep);
+	pod = kind_get(dep, "spec", "template", "spec", NULL);
+	/* the node affinity alone */
+	CU_ASSERT_PTR_NOT_NULL(kind_get(pod, "affinity", "nodeAffinity", NULL));
+	CU_ASSERT_PTR_NULL(kind_get(pod, "affinity", "podAntiAffinity", NULL));
+	json_decref(dep);
+	placement_opts_clear(&o);
+}
+
+/* Replicas and election durations: in the manifest as given, and in the inputs hash. */
+static void
+test_election_knobs(void)
+{
+	struct placement_input in = input();
+	struct placement_opts o = { 0 }, copy;
+	const char *const args[] = { "--ippool-ref", "default/net-1", "--interface", "eth1",
+		"--listen", "$(POD_IP):8080", "--snapshot", "/var/lib/vm-dhcp/snapshot",
+		"--leader-elect", "--lease-name", "default-net-1-agent", "--lease-duration", "15",
+		"--renew-deadline", "10.25", "--retry-period", "0.025" };
+	json_t *base = build(&in), *dep, *one, *c;
+	char name[80];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(base);
+	/* the defaults given explicitly (2, 2.000, 1.50, 0.3) are the defaults */
+	set_ok(&o, PLACEMENT_OPT_REPLICAS, "2");
+	set_ok(&o, PLACEMENT_OPT_LEASE_DURATION, "2.000");
+	set_ok(&o, PLACEMENT_OPT_RENEW_DEADLINE, "1.50");
+	set_ok(&o, PLACEMENT_OPT_RETRY_PERIOD, "0.3");
+	in.opts = &o;
+	dep = build(&in);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dep);
+	CU_ASSERT_TRUE(json_equal(dep, base));
+	json_decref(dep);
+
+	/* each re-places the agent */
+	set_ok(&o, PLACEMENT_OPT_REPLICAS, "3");
+	assert_replaces(&in, base);
+	dep = build(&in);
+	CU_ASSERT_EQUAL(json_integer_value(kind_get(dep, "spec", "replicas", NULL)), 3);
+	json_decref(dep);
+	set_ok(&o, PLACEMENT_OPT_REPLICAS, "2");
+	set_ok(&o, PLACEMENT_OPT_LEASE_DURATION, "3");
+	assert_replaces(&in, base);
+	set_ok(&o, PLACEMENT_OPT_LEASE_DURATION, "2");
+	set_ok(&o, PLACEMENT_OPT_RENEW_DEADLINE, "1");
+	assert_replaces(&in, base);
+	set_ok(&o, PLACEMENT_OPT_RENEW_DEADLINE, "1.5");
+	set_ok(&o, PLACEMENT_OPT_RETRY_PERIOD, "0.2");
+	assert_replaces(&in, base);
+
+	/* the agent's flags take the durations as the admin wrote them, without trailing zeros */
+	set_ok(&o, PLACEMENT_OPT_LEASE_DURATION, "15");
+	set_ok(&o, PLACEMENT_OPT_RENEW_DEADLINE, "10.250");
+	set_ok(&o, PLACEMENT_OPT_RETRY_PERIOD, "0.025");
+	CU_ASSERT_EQUAL(placement_opts_check(&o, NULL, NULL, 0), 0);
+	dep = build(&in);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dep);
+	assert_args(dep, args, sizeof(args) / sizeof(args[0]));
+	json_decref(dep);
+
+	/* one replica: the durations are not in the manifest, so they re-place nothing */
+	set_ok(&o, PLACEMENT_OPT_REPLICAS, "1");
+	one = build(&in);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(one);
+	CU_ASSERT_EQUAL(placement_decide(one, base, false), PLACEMENT_UPDATE);
+	o.lease_ms = o.renew_ms = o.retry_ms = 0;
+	dep = build(&in);
+	CU_ASSERT_STRING_EQUAL(kind_annotation(dep, PLACEMENT_ANNOT_HASH),
+	    kind_annotation(one, PLACEMENT_ANNOT_HASH));
+	CU_ASSERT_EQUAL(placement_decide(one, dep, false), PLACEMENT_KEEP);
+	json_decref(dep);
+	json_decref(one);
+
+	/* the Lease is the Deployment's name, also when that is cut with a hash suffix */
+	memset(name, 'l', 70);
+	name[70] = '\0';
+	in.pool_name = name;
+	set_ok(&o, PLACEMENT_OPT_REPLICAS, "2");
+	dep = build(&in);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dep);
+	c = json_array_get(kind_get(dep, "spec", "template", "spec", "containers", NULL), 0);
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_array_get(json_object_get(c, "args"), 9)), "--lease-name");
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_array_get(json_object_get(c, "args"), 10)), kind_name(dep));
+	CU_ASSERT_EQUAL(strlen(kind_name(dep)), 63);
+	json_decref(dep);
+
+	/* the copy keeps them */
+	set_ok(&o, PLACEMENT_OPT_LEASE_DURATION, "7.5");
+	CU_ASSERT_EQUAL_FATAL(placement_opts_copy(&copy, &o), 0);
+	CU_ASSERT_EQUAL(copy.replicas, 2);
+	CU_ASSERT_EQUAL(copy.lease_ms, 7500);
+	placement_opts_clear(&copy);
+	placement_opts_clear(&o);
+	json_decref(base);
+}
+
+/* Values refused one by one, and durations out of order (retry < renew < lease). */
+static void
+test_election_refused(void)
+{
+	static const struct {
+		enum placement_opt which;
+		const char *value;
+		const char *reason;
+	} bad[] = {
+		{ PLACEMENT_OPT_REPLICAS, "0", "from 1 to 10" },
+		{ PLACEMENT_OPT_REPLICAS, "11", "from 1 to 10" },
+		{ PLACEMENT_OPT_REPLICAS, "", "from 1 to 10" },
+		{ PLACEMENT_OPT_REPLICAS, "-1", "from 1 to 10" },
+		{ PLACEMENT_OPT_REPLICAS, "2.0", "from 1 to 10" },
+		{ PLACEMENT_OPT_REPLICAS, "99999999999999999999", "from 1 to 10" },
+		{ PLACEMENT_OPT_LEASE_DURATION, "0.5", "at least 1 second" },
+		{ PLACEMENT_OPT_LEASE_DURATION, "0", "more than 0" },
+		{ PLACEMENT_OPT_LEASE_DURATION, "2s", "not a number of seconds" },
+		{ PLACEMENT_OPT_LEASE_DURATION, "3601", "more than 3600 seconds" },
+		{ PLACEMENT_OPT_LEASE_DURATION, "99999999999999999999", "more than 3600 seconds" },
+		{ PLACEMENT_OPT_RENEW_DEADLINE, "-1", "not a number of seconds" },
+		{ PLACEMENT_OPT_RENEW_DEADLINE, "1.", "not a number of seconds" },
+		{ PLACEMENT_OPT_RENEW_DEADLINE, ".5", "not a number of seconds" },
+		{ PLACEMENT_OPT_RENEW_DEADLINE, "1e3", "not a number of seconds" },
+		{ PLACEMENT_OPT_RETRY_PERIOD, "0.0001", "at most 3 decimals" },
+		{ PLACEMENT_OPT_RETRY_PERIOD, "0.000", "more than 0" },
+		{ PLACEMENT_OPT_RETRY_PERIOD, "", "not a number of seconds" },
+	};
+	static const struct {
+		const char *lease, *renew, *retry; /* NULL: not given (the default) */
+		enum placement_opt which;
+		const char *reason;
+	} order[] = {
+		{ "1", NULL, NULL, PLACEMENT_OPT_LEASE_DURATION,
+		    "1 is not longer than the renew deadline (--agent-renew-deadline 1.5, the "
+		    "default)" },
+		{ NULL, "2", NULL, PLACEMENT_OPT_RENEW_DEADLINE,
+		    "2 is not shorter than the Lease duration (--agent-lease-duration 2, the "
+		    "default)" },
+		{ "3", "3", NULL, PLACEMENT_OPT_RENEW_DEADLINE,
+		    "3 is not shorter than the Lease duration (--agent-lease-duration 3)" },
+		{ NULL, NULL, "1.5", PLACEMENT_OPT_RETRY_PERIOD,
+		    "1.5 is not shorter than the renew deadline (--agent-renew-deadline 1.5, the "
+		    "default)" },
+		{ NULL, "0.25", NULL, PLACEMENT_OPT_RENEW_DEADLINE,
+		    "0.25 is not longer than the retry period (--agent-retry-period 0.3, the "
+		    "default)" },
+		{ NULL, "1", "1.001", PLACEMENT_OPT_RETRY_PERIOD,
+		    "1.001 is not shorter than the renew deadline (--agent-renew-deadline 1)" },
+	};
+	struct placement_opts o = { 0 };
+	enum placement_opt which;
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		CU_ASSERT_EQUAL(
+		    placement_opts_set(&o, bad[i].which, bad[i].value, err, sizeof(err)), -EINVAL);
+		if (strstr(err, bad[i].reason) == NULL) {
+			fprintf(stderr, "\"%s\": got \"%s\", want \"%s\"\n", bad[i].value, err,
+			    bad[i].reason);
+			CU_FAIL("reason");
+		}
+		CU_ASSERT_PTR_NULL(strchr(err, '\n'));
+	}
+	CU_ASSERT_EQUAL(o.replicas, 0);
+	CU_ASSERT_EQUAL(o.lease_ms + o.renew_ms + o.retry_ms, 0);
+	/* the defaults are in order; so are the bounds of each */
+	CU_ASSERT_EQUAL(placement_opts_check(&o, &which, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(placement_opts_check(NULL, &which, err, sizeof(err)), 0);
+	set_ok(&o, PLACEMENT_OPT_REPLICAS, "10");
+	set_ok(&o, PLACEMENT_OPT_LEASE_DURATION, "3600");
+	set_ok(&o, PLACEMENT_OPT_RENEW_DEADLINE, "3599.999");
+	set_ok(&o, PLACEMENT_OPT_RETRY_PERIOD, "0.001");
+	CU_ASSERT_EQUAL(placement_opts_check(&o, &which, err, sizeof(err)), 0);
+	placement_opts_clear(&o);
+
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		memset(&o, 0, sizeof(o));
+		if (order[i].lease != NULL)
+			set_ok(&o, PLACEMENT_OPT_LEASE_DURATION, order[i].lease);
+		if (order[i].renew != NULL)
+			set_ok(&o, PLACEMENT_OPT_RENEW_DEADLINE, order[i].renew);
+		if (order[i].retry != NULL)
+			set_ok(&o, PLACEMENT_OPT_RETRY_PERIOD, order[i].retry);
+		err[0] = '\0';
+		which = PLACEMENT_OPT_INTERFACE;
+		CU_ASSERT_EQUAL(placement_opts_check(&o, &which, err, sizeof(err)), -EINVAL);
+		CU_ASSERT_EQUAL(which, order[i].which);
+		if (strcmp(err, order[i].reason) != 0) {
+			fprintf(stderr, "order %zu: got \"%s\", want \"%s\"\n", i, err,
+			    order[i].reason);
+			CU_FAIL("reason");
+		}
+	}
+}
+
+/*
+ * The IPPool's AgentReady (controller/kinds.c deployment_ready) of the placed Deployment: one
+ * ready replica of two serves the pool (the Lease makes a ready one active); none does not.
+ */
+static void
+test_ready_with_standby(void)
+{
+	struct placement_input in = input();
+	json_t *dep = build(&in), *st;
+	const char *why = NULL;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dep);
+	json_object_set_new(json_object_get(dep, "metadata"), "generation", json_integer(1));
+	st = json_pack("{s:i, s:i, s:i, s:i}", "observedGeneration", 1, "replicas", 2,
+	    "readyReplicas", 2, "availableReplicas", 2);
+	json_object_set_new(dep, "status", st);
+	CU_ASSERT_TRUE(deployment_ready(dep, &why));
+	/* a node with one replica died: the other took the Lease over */
+	json_object_set_new(st, "readyReplicas", json_integer(1));
+	json_object_set_new(st, "availableReplicas", json_integer(1));
+	CU_ASSERT_TRUE(deployment_ready(dep, &why));
+	CU_ASSERT_PTR_NULL(why);
+	/* a rollout surging a third pod */
+	json_object_set_new(st, "readyReplicas", json_integer(3));
+	json_object_set_new(st, "availableReplicas", json_integer(3));
+	CU_ASSERT_TRUE(deployment_ready(dep, NULL));
+	json_object_set_new(st, "readyReplicas", json_integer(0));
+	json_object_set_new(st, "availableReplicas", json_integer(0));
+	CU_ASSERT_FALSE(deployment_ready(dep, &why));
+	CU_ASSERT_STRING_EQUAL(why, "agent pod not ready");
+	json_decref(dep);
+}
+
 static const struct test_case placement_tests[] = {
 	{ "agent names", test_names },
 	{ "manifest", test_manifest },
@@ -599,6 +933,10 @@ static const struct test_case placement_tests[] = {
 	{ "agent knobs in the manifest", test_knobs_manifest },
 	{ "agent knobs in the inputs hash", test_knobs_hash },
 	{ "agent knobs refused", test_knobs_refused },
+	{ "one replica: Recreate, no election", test_one_replica },
+	{ "replicas and election durations", test_election_knobs },
+	{ "replicas and election durations refused", test_election_refused },
+	{ "AgentReady with a standby", test_ready_with_standby },
 	{ NULL, NULL },
 };
 
