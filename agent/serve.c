@@ -25,6 +25,7 @@
 
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -103,6 +104,29 @@ struct agent {
 	struct event *ev_garp;	  /* the second announcement */
 	uint64_t garp_sent, garp_errors;
 	uint32_t cleared_ip; /* a standby's serverIP removed from the interface, once per IP */
+	/*
+	 * Fencing on the wire (RFC 5227): a replica takes the serverIP (PROBING -> ACTIVE or HOLD)
+	 * only when no other MAC answers ARP probes for it. ACTIVE holds the Lease; HOLD answers
+	 * without it while the API server does not answer (its Lease could not be renewed, or it
+	 * started from its snapshot with the API server down) and steps down as soon as another
+	 * replica is seen holding the Lease or claiming the address.
+	 */
+	enum { HA_STANDBY, HA_PROBING, HA_ACTIVE, HA_HOLD } ha;
+	bool lease_held;     /* between kube_leader's on_started and on_stopped */
+	bool api_answered;   /* the last Lease attempt got the API server's answer */
+	bool api_tried;      /* a Lease attempt has ended */
+	bool probe_for_hold; /* the probe under way is to hold without the Lease */
+	bool probe_conflict;
+	uint8_t conflict_mac[6];
+	uint8_t fenced_mac[6]; /* the MAC last logged as still answering for the serverIP */
+	unsigned probes_sent;
+	int arp_fd;		/* ARP for the serverIP (agent_arp_open), with the DHCP sockets */
+	uint32_t arp_ip;	/* the address its filter passes */
+	struct event *ev_arp;
+	struct event *ev_probe; /* the next probe, then the verdict */
+	struct event *ev_hold;	/* the next try to take the serverIP (fenced, or without the API) */
+	uint64_t defended_at;
+	uint64_t probes, conflicts;
 	bool stopping;
 	void (*stop_done)(void *userdata);
 	void *stop_userdata;
@@ -126,6 +150,7 @@ struct agent {
 	struct metric *m_rx, *m_tx, *m_drops, *m_declines, *m_latency, *m_bindings, *m_dynamic,
 	    *m_available, *m_reloads, *m_serving, *m_link_events, *m_lease_errors, *m_expired,
 	    *m_held, *m_declines_ignored;
+	struct metric *m_ha_state, *m_arp_probes, *m_arp_conflicts;
 	struct metric *m_leader, *m_transitions, *m_garp, *m_snap_stale, *m_snap_writes,
 	    *m_snap_errors, *m_snap_bytes, *m_snap_write_seconds;
 };
@@ -134,6 +159,18 @@ struct agent {
 #define SNAPSHOT_MIN_INTERVAL_USEC USEC_PER_SEC
 /* The second gratuitous ARP follows the first after this (RFC 5227 ANNOUNCE_INTERVAL: 2 s). */
 #define GARP_INTERVAL_SEC 1
+/*
+ * ARP probes before taking the serverIP: PROBE_NUM, PROBE_INTERVAL_USEC apart, the verdict
+ * PROBE_INTERVAL_USEC after the last. RFC 5227 waits seconds (PROBE_NUM 3, 1-2 s apart) for
+ * hosts that may be slow to answer; here the holder is a Linux kernel on the same L2 segment,
+ * which answers in microseconds, and every 100 ms counts in a failover.
+ */
+#define PROBE_NUM 2
+#define PROBE_INTERVAL_USEC (50 * UINT64_C(1000))
+/* While the API server does not answer, a standby tries to take the serverIP this often. */
+#define HOLD_RETRY_USEC USEC_PER_SEC
+/* A claim of our serverIP by another MAC is answered with a gratuitous ARP at most this often. */
+#define DEFEND_INTERVAL_USEC USEC_PER_SEC
 /* On SIGTERM the Lease is released (the standby takes over at once) within this, else given up. */
 #define STOP_RELEASE_USEC (2 * USEC_PER_SEC)
 
@@ -158,6 +195,7 @@ static const char *drop_labels[_DHCP_DROP_MAX];
 static double latency_bounds[DHCP_LATENCY_BUCKETS - 1];
 static const char *const reload_labels[] = {"ok", "error"};
 static const char *const ignored_labels[] = {"rate_limited", "not_bound"};
+static const char *const ha_state_labels[] = {"standby", "probing", "active", "hold"};
 enum { IGNORED_RATE_LIMITED, IGNORED_NOT_BOUND };
 
 static void
@@ -185,6 +223,10 @@ collect(void *userdata)
 	metric_set(
 	    a->m_serving, 0, a->open && a->link != NULL && agent_link_state(a->link)->up ? 1 : 0);
 	metric_set(a->m_leader, 0, a->active ? 1 : 0);
+	for (size_t i = 0; i < 4; i++)
+		metric_set(a->m_ha_state, i, a->leader != NULL && (size_t)a->ha == i ? 1 : 0);
+	metric_set(a->m_arp_probes, 0, (double)a->probes);
+	metric_set(a->m_arp_conflicts, 0, (double)a->conflicts);
 	metric_set(a->m_transitions, 0, (double)a->transitions);
 	metric_set(a->m_garp, 0, (double)a->garp_sent);
 	if (a->m_snap_stale != NULL) {
@@ -320,6 +362,17 @@ metrics_setup(struct agent *a)
 	    "Times this replica became the active one (--leader-elect)");
 	a->m_garp = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_gratuitous_arp_sent_total",
 	    "Gratuitous ARP announcements of the serverIP sent (--leader-elect)");
+	a->m_ha_state = metrics_add(m, METRIC_GAUGE, "vmdhcp_agent_ha_state",
+	    "1 for this replica's state (--leader-elect): standby, probing (ARP for the serverIP "
+	    "before taking it), active (holds the Lease), hold (answers without the Lease while "
+	    "the API server does not answer)",
+	    "state", ha_state_labels, ELEMENTSOF(ha_state_labels), NULL, 0);
+	a->m_arp_probes = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_arp_probes_total",
+	    "ARP probes for the serverIP sent before taking it (--leader-elect)");
+	a->m_arp_conflicts = metrics_add_simple(m, METRIC_COUNTER,
+	    "vmdhcp_agent_arp_conflicts_total",
+	    "Times another MAC answered or claimed the serverIP while this replica probed for it "
+	    "or held it (--leader-elect)");
 	a->m_declines_ignored = metrics_add(m, METRIC_COUNTER,
 	    "vmdhcp_agent_declines_ignored_total",
 	    "DHCPDECLINE messages ignored: over the per-MAC limit, or not for the MAC's address",
@@ -329,7 +382,8 @@ metrics_setup(struct agent *a)
 	    a->m_available == NULL || a->m_reloads == NULL || a->m_serving == NULL ||
 	    a->m_link_events == NULL || a->m_lease_errors == NULL || a->m_expired == NULL ||
 	    a->m_held == NULL || a->m_declines_ignored == NULL || a->m_leader == NULL ||
-	    a->m_transitions == NULL || a->m_garp == NULL)
+	    a->m_transitions == NULL || a->m_garp == NULL || a->m_ha_state == NULL ||
+	    a->m_arp_probes == NULL || a->m_arp_conflicts == NULL)
 		return -ENOMEM;
 	metrics_set_collect(m, collect, a);
 	return 0;
@@ -383,7 +437,7 @@ ready(void *userdata, char *reason, size_t len)
 		}
 		if (a->leader != NULL && n < len)
 			snprintf(reason + n, len - n, "%s%s", n ? "; " : "",
-			    a->active ? "active" : "standby");
+			    ha_state_labels[a->ha]);
 		return true;
 	}
 	if (!st->exists)
@@ -687,12 +741,40 @@ dhcp_readable(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+static void arp_readable(evutil_socket_t fd, short what, void *arg);
+static void ha_sockets_open(struct agent *a);
+
+/* --leader-elect: the ARP socket that fences the serverIP (ha.c), beside the DHCP sockets. */
+static int
+arp_open(struct agent *a, int ifindex)
+{
+	const struct agent_config *cfg = cur_cfg(a);
+	int r;
+
+	a->arp_ip = cfg != NULL ? cfg->opts.server_ip : 0;
+	if ((r = agent_arp_open(ifindex, a->arp_ip, &a->arp_fd)) < 0) {
+		a->arp_fd = -1;
+		log_error("%s: cannot open the ARP socket: %s", a->opts.ifname, strerror(-r));
+		return r;
+	}
+	a->ev_arp = event_new(a->base, a->arp_fd, EV_READ | EV_PERSIST, arp_readable, a);
+	if (a->ev_arp == NULL || event_add(a->ev_arp, NULL) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 static void
 close_sockets(struct agent *a)
 {
 	for (size_t i = 0; i < a->n_fd; i++)
 		event_free(a->ev_fd[i]);
 	a->n_fd = 0;
+	if (a->ev_arp != NULL)
+		event_free(a->ev_arp);
+	a->ev_arp = NULL;
+	if (a->arp_fd >= 0)
+		close(a->arp_fd);
+	a->arp_fd = -1;
 	if (a->open)
 		dhcp_server_close(a->dhcp);
 	a->open = false;
@@ -781,7 +863,8 @@ announce(struct agent *a)
 	if (a->leader == NULL || !a->active || !a->open || a->addr_ip == 0 ||
 	    dhcp_server_fds(a->dhcp, fds) == 0)
 		return;
-	r = agent_garp_send(fds[0], a->open_ifindex, a->open_hwaddr, a->addr_ip);
+	r = agent_garp_send(
+	    a->arp_fd >= 0 ? a->arp_fd : fds[0], a->open_ifindex, a->open_hwaddr, a->addr_ip);
 	ipv4_format(a->addr_ip, ip);
 	if (r < 0) {
 		a->garp_errors++;
@@ -857,6 +940,10 @@ open_sockets(struct agent *a)
 			return -ENOMEM;
 		}
 		a->n_fd = i + 1;
+	}
+	if (a->leader != NULL && (r = arp_open(a, st->ifindex)) < 0) {
+		close_sockets(a);
+		return r;
 	}
 	dhcp_server_set_standby(a->dhcp, !a->active);
 	log_info("%s: %s pool %s/%s (ifindex %d)", a->opts.ifname,
@@ -1016,6 +1103,10 @@ update_sockets(struct agent *a, bool force)
 	want = pool && st->exists && st->up;
 	if (pool)
 		clear_stale_address(a, cur_cfg(a));
+	/* the ARP fence follows the serverIP */
+	if (a->arp_fd >= 0 && cur_cfg(a) != NULL && cur_cfg(a)->opts.server_ip != a->arp_ip &&
+	    agent_arp_set_filter(a->arp_fd, cur_cfg(a)->opts.server_ip) == 0)
+		a->arp_ip = cur_cfg(a)->opts.server_ip;
 	/* a new serverIP/prefix (a new pool version): the address is added again */
 	if (want && a->open && a->opts.assign_server_ip && a->active &&
 	    (cur_cfg(a)->opts.server_ip != a->addr_ip || cur_cfg(a)->prefix != a->addr_prefix))
@@ -1057,7 +1148,9 @@ update_sockets(struct agent *a, bool force)
 		log_error("cannot drop capabilities: %s; exiting", strerror(-r));
 		a->exit_status = 1;
 		event_base_loopbreak(a->base);
+		return;
 	}
+	ha_sockets_open(a);
 }
 
 static void
@@ -1483,23 +1576,228 @@ refresh_cb(evutil_socket_t fd, short what, void *arg)
 	(void)agent_link_add_address_lifetime(a->link, a->addr_ip, a->addr_prefix, a->addr_lifetime_s);
 }
 
+/* Takes the serverIP and answers: ACTIVE with the Lease, HOLD without it. */
+static void
+claim(struct agent *a)
+{
+	bool was = a->active;
+
+	a->ha = a->lease_held ? HA_ACTIVE : HA_HOLD;
+	a->active = true;
+	if (!was)
+		a->transitions++;
+	a->cleared_ip = 0;
+	memset(a->fenced_mac, 0, 6);
+	if (a->ha == HA_ACTIVE)
+		log_kv(LOG_LEVEL_INFO,
+		    LOG_KV("ippool", a->opts.ippool_ref, "lease", a->opts.lease_name),
+		    "this replica (%s) holds the Lease: active, answering and announcing the "
+		    "serverIP",
+		    a->opts.identity);
+	else
+		log_kv(LOG_LEVEL_WARN,
+		    LOG_KV("ippool", a->opts.ippool_ref, "lease", a->opts.lease_name),
+		    "the API server does not answer and no replica answers for the serverIP: this "
+		    "replica (%s) answers without the Lease (hold) until the API server is back",
+		    a->opts.identity);
+	dhcp_server_set_standby(a->dhcp, false);
+	update_sockets(a, true);
+	if (a->addr_lifetime_s != 0 && !event_pending(a->ev_refresh, EV_TIMEOUT, NULL))
+		event_add(a->ev_refresh, &(struct timeval){.tv_usec = 250000});
+}
+
+/* Stops answering, then gives the serverIP up. */
+static void
+stand_down(struct agent *a, const char *why)
+{
+	bool was = a->active;
+
+	evtimer_del(a->ev_probe);
+	a->ha = HA_STANDBY;
+	a->active = false;
+	dhcp_server_set_standby(a->dhcp, true);
+	evtimer_del(a->ev_garp);
+	event_del(a->ev_refresh);
+	if (a->addr_ip != 0)
+		a->cleared_ip = a->addr_ip;
+	del_address(a, why);
+	if (was)
+		log_kv(LOG_LEVEL_WARN,
+		    LOG_KV("ippool", a->opts.ippool_ref, "lease", a->opts.lease_name),
+		    "this replica (%s) stands by, not answering: %s", a->opts.identity, why);
+}
+
+static void
+schedule_hold(struct agent *a, uint64_t delay)
+{
+	struct timeval tv = {.tv_sec = (time_t)(delay / USEC_PER_SEC),
+	    .tv_usec = (suseconds_t)(delay % USEC_PER_SEC)};
+
+	if (a->stopping || a->ev_hold == NULL)
+		return;
+	evtimer_add(a->ev_hold, &tv);
+}
+
+/* Probes for the serverIP before taking it (for_hold: without the Lease). */
+static void
+probe_start(struct agent *a, bool for_hold)
+{
+	if (a->stopping || !a->open || a->arp_fd < 0 || cur_cfg(a) == NULL || a->active)
+		return;
+	a->ha = HA_PROBING;
+	a->probe_for_hold = for_hold;
+	a->probe_conflict = false;
+	a->probes_sent = 0;
+	evtimer_del(a->ev_hold);
+	evtimer_add(a->ev_probe, &(struct timeval){0});
+}
+
+static void
+probe_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+	const struct agent_config *cfg = cur_cfg(a);
+	char ip[IPV4_STRLEN], m[MAC_STRLEN];
+	int r;
+
+	(void)fd;
+	(void)what;
+	if (a->ha != HA_PROBING || cfg == NULL || a->arp_fd < 0)
+		return;
+	if (a->probes_sent < PROBE_NUM && !a->probe_conflict) {
+		r = agent_arp_probe_send(
+		    a->arp_fd, a->open_ifindex, a->open_hwaddr, cfg->opts.server_ip);
+		if (r < 0)
+			log_warn("%s: cannot send an ARP probe: %s", a->opts.ifname, strerror(-r));
+		a->probes_sent++;
+		a->probes++;
+		evtimer_add(a->ev_probe, &(struct timeval){.tv_usec = PROBE_INTERVAL_USEC});
+		return;
+	}
+	ipv4_format(cfg->opts.server_ip, ip);
+	if (a->probe_conflict) {
+		a->ha = HA_STANDBY;
+		mac_format(a->conflict_mac, m);
+		if (!a->probe_for_hold) {
+			if (memcmp(a->fenced_mac, a->conflict_mac, 6) != 0)
+				log_warn("%s: this replica holds the Lease but %s is still answered by "
+					 "%s (a previous active replica cut off from the API server?): "
+					 "not taking it until nobody answers",
+				    a->opts.ifname, ip, m);
+			memcpy(a->fenced_mac, a->conflict_mac, 6);
+			schedule_hold(a, a->opts.retry_period_usec);
+		} else {
+			log_debug("%s: %s answered by %s: stays standby", a->opts.ifname, ip, m);
+			schedule_hold(a, HOLD_RETRY_USEC + (uint64_t)(random() % 500000));
+		}
+		return;
+	}
+	if (a->probe_for_hold && (a->lease_held || a->api_answered)) {
+		/* the API server answered meanwhile: the Lease decides */
+		a->ha = HA_STANDBY;
+		if (a->lease_held)
+			probe_start(a, false);
+		return;
+	}
+	if (!a->probe_for_hold && !a->lease_held) {
+		a->ha = HA_STANDBY;
+		return;
+	}
+	claim(a);
+}
+
+static void
+arp_readable(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+	const struct agent_config *cfg = cur_cfg(a);
+	uint8_t f[128], mac[6];
+	char ip[IPV4_STRLEN], m[MAC_STRLEN];
+	uint64_t now = clock_now_usec();
+	ssize_t n;
+	int kind;
+
+	(void)what;
+	while ((n = recv(fd, f, sizeof(f), 0)) > 0) {
+		if (cfg == NULL)
+			continue;
+		kind = agent_arp_classify(f, (size_t)n, a->open_hwaddr, cfg->opts.server_ip, mac);
+		if (kind == AGENT_ARP_OTHER)
+			continue;
+		if (a->ha == HA_PROBING) {
+			/* answered (CLAIM), or another probing for it at once (PROBE): not ours */
+			if (!a->probe_conflict)
+				a->conflicts++;
+			a->probe_conflict = true;
+			memcpy(a->conflict_mac, mac, 6);
+			continue;
+		}
+		if (kind != AGENT_ARP_CLAIM || !a->active)
+			continue; /* our kernel answers probes for an address we hold */
+		a->conflicts++;
+		ipv4_format(cfg->opts.server_ip, ip);
+		mac_format(mac, m);
+		if (a->ha == HA_HOLD) {
+			char why[128];
+			snprintf(why, sizeof(why), "%s claimed by %s while held without the Lease",
+			    ip, m);
+			stand_down(a, why);
+			schedule_hold(a, HOLD_RETRY_USEC + (uint64_t)(random() % 500000));
+			return;
+		}
+		if (now - a->defended_at >= DEFEND_INTERVAL_USEC) {
+			/* ACTIVE with the Lease: defend the address (RFC 5227 §2.4 (b)) */
+			a->defended_at = now;
+			log_warn("%s: %s also claimed by %s; this replica holds the Lease: defending "
+				 "it with a gratuitous ARP",
+			    a->opts.ifname, ip, m);
+			announce(a);
+		}
+	}
+}
+
+static void
+hold_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+
+	(void)fd;
+	(void)what;
+	if (a->active || a->ha == HA_PROBING || a->stopping)
+		return;
+	if (a->lease_held)
+		probe_start(a, false); /* fenced: is the address free now? */
+	else if (a->api_tried && !a->api_answered)
+		probe_start(a, true);
+}
+
+/* The DHCP sockets (and the ARP socket) are open: a Lease held meanwhile is acted on. */
+static void
+ha_sockets_open(struct agent *a)
+{
+	if (a->leader == NULL || a->active || a->ha == HA_PROBING)
+		return;
+	if (a->lease_held)
+		probe_start(a, false);
+	else if (a->api_tried && !a->api_answered)
+		probe_start(a, true);
+}
+
 static void
 leader_started(void *userdata)
 {
 	struct agent *a = userdata;
 
+	a->lease_held = true;
 	if (a->stopping)
 		return;
-	a->active = true;
-	a->transitions++;
-	a->cleared_ip = 0;
-	log_kv(LOG_LEVEL_INFO, LOG_KV("ippool", a->opts.ippool_ref, "lease", a->opts.lease_name),
-	    "this replica (%s) holds the Lease: active, answering and announcing the serverIP",
-	    a->opts.identity);
-	dhcp_server_set_standby(a->dhcp, false);
-	update_sockets(a, true);
-	if (a->addr_lifetime_s != 0)
-		event_add(a->ev_refresh, &(struct timeval){.tv_usec = 500000});
+	if (a->active) {
+		if (a->ha == HA_HOLD)
+			log_info("this replica (%s) holds the Lease again: active", a->opts.identity);
+		a->ha = HA_ACTIVE;
+		return;
+	}
+	probe_start(a, false); /* or, sockets not open yet, from ha_sockets_open */
 }
 
 static void
@@ -1507,34 +1805,67 @@ leader_stopped(void *userdata)
 {
 	struct agent *a = userdata;
 
+	a->lease_held = false;
+	if (a->ha == HA_PROBING && !a->probe_for_hold) {
+		evtimer_del(a->ev_probe);
+		a->ha = HA_STANDBY;
+	}
+	evtimer_del(a->ev_hold);
 	if (!a->active)
 		return;
-	/* stop answering first, then give the address up: both before the Lease can be taken */
-	a->active = false;
-	dhcp_server_set_standby(a->dhcp, true);
-	evtimer_del(a->ev_garp);
-	event_del(a->ev_refresh);
-	if (a->addr_ip != 0)
-		a->cleared_ip = a->addr_ip;
-	del_address(a, "no longer the active replica");
-	log_kv(LOG_LEVEL_WARN, LOG_KV("ippool", a->opts.ippool_ref, "lease", a->opts.lease_name),
-	    "this replica (%s) no longer holds the Lease: standby, not answering",
-	    a->opts.identity);
+	if (!a->api_answered && !a->stopping) {
+		a->ha = HA_HOLD;
+		log_kv(LOG_LEVEL_WARN,
+		    LOG_KV("ippool", a->opts.ippool_ref, "lease", a->opts.lease_name),
+		    "cannot renew the Lease: the API server does not answer; this replica (%s) "
+		    "keeps answering (hold): no replica can take the Lease without the API server, "
+		    "and one that does takes the serverIP only once nobody answers for it",
+		    a->opts.identity);
+		return;
+	}
+	stand_down(a, a->stopping ? "stopping" : "no longer holds the Lease");
 }
 
 static void
 leader_new_holder(void *userdata, const char *id)
 {
 	struct agent *a = userdata;
+	char why[320];
 
 	if (id == NULL)
 		id = "";
 	if (strcmp(a->holder, id) == 0)
 		return;
 	snprintf(a->holder, sizeof(a->holder), "%s", id);
-	if (strcmp(id, a->opts.identity) != 0)
-		log_info("IPPool %s: the active replica is %s", a->opts.ippool_ref,
-		    id[0] ? id : "(none)");
+	if (strcmp(id, a->opts.identity) == 0)
+		return;
+	log_info("IPPool %s: the active replica is %s", a->opts.ippool_ref, id[0] ? id : "(none)");
+	if (id[0] && a->ha == HA_HOLD) {
+		snprintf(why, sizeof(why), "the Lease is held by %.200s", id);
+		stand_down(a, why);
+	} else if (id[0] && a->ha == HA_PROBING && a->probe_for_hold) {
+		evtimer_del(a->ev_probe);
+		a->ha = HA_STANDBY;
+	}
+}
+
+static void
+leader_result(void *userdata, bool answered)
+{
+	struct agent *a = userdata;
+	bool first = !a->api_tried;
+
+	a->api_tried = true;
+	a->api_answered = answered;
+	if (answered) {
+		if (!a->lease_held)
+			evtimer_del(a->ev_hold);
+		return;
+	}
+	/* no API server: a standby with a table takes the serverIP if nobody answers for it */
+	if (!a->active && a->ha == HA_STANDBY && !a->lease_held &&
+	    !evtimer_pending(a->ev_hold, NULL))
+		schedule_hold(a, first ? 0 : HOLD_RETRY_USEC + (uint64_t)(random() % 500000));
 }
 
 static int
@@ -1550,6 +1881,7 @@ leader_setup(struct agent *a, char *err, size_t errlen)
 	    .on_started = leader_started,
 	    .on_stopped = leader_stopped,
 	    .on_new_leader = leader_new_holder,
+	    .on_result = leader_result,
 	    .userdata = a,
 	};
 	int r;
@@ -1561,9 +1893,13 @@ leader_setup(struct agent *a, char *err, size_t errlen)
 		    strerror(-r));
 		return r;
 	}
-	/* the address dies with the agent: a whole second past the renew deadline */
-	a->addr_lifetime_s = (uint32_t)((a->opts.renew_deadline_usec + 2 * USEC_PER_SEC - 1) /
-					 USEC_PER_SEC);
+	/*
+	 * The address dies with the agent (renewed every 250 ms while it answers): gone before a
+	 * standby may take the Lease (the lease duration), so its ARP probes find it free.
+	 */
+	a->addr_lifetime_s = a->opts.lease_duration_usec >= 3 * USEC_PER_SEC
+				 ? (uint32_t)(a->opts.lease_duration_usec / USEC_PER_SEC) - 1
+				 : 1;
 	log_info("leader election: Lease %s/%s as %s (lease %.1f s, renew deadline %.1f s, retry "
 		 "%.2f s)",
 	    a->opts.lease_ns, a->opts.lease_name, a->opts.identity,
@@ -1620,11 +1956,11 @@ agent_stop(struct agent *a, void (*done)(void *userdata), void *userdata)
 	}
 	/* released: is_leader() false at once -> leader_stopped (standby, address removed) */
 	if (kube_leader_release(a->leader, released, a) < 0) {
-		leader_stopped(a);
+		stand_down(a, "stopping");
 		stop_finish(a);
 		return 0;
 	}
-	leader_stopped(a);
+	stand_down(a, "stopping");
 	evtimer_add(a->ev_stop, &(struct timeval){.tv_sec = STOP_RELEASE_USEC / USEC_PER_SEC});
 	return 0;
 }
@@ -1675,6 +2011,7 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 	a->opts = *opts;
 	a->cfg = cfg;
 	a->active = !opts->leader_elect;
+	a->arp_fd = -1;
 	agent_declog_init(&a->declog, opts->log_dhcp);
 	if (a->opts.decline_hold_s == AGENT_DEFAULT)
 		a->opts.decline_hold_s = AGENT_DECLINE_HOLD_DEFAULT;
@@ -1727,8 +2064,11 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 	a->ev_refresh = event_new(base, -1, EV_PERSIST, refresh_cb, a);
 	a->ev_stop = evtimer_new(base, stop_timeout_cb, a);
 	a->ev_snap = evtimer_new(base, snapshot_cb, a);
+	a->ev_probe = evtimer_new(base, probe_cb, a);
+	a->ev_hold = evtimer_new(base, hold_cb, a);
 	if (a->ev_retry == NULL || a->ev_expire == NULL || a->ev_garp == NULL ||
 	    a->ev_refresh == NULL || a->ev_stop == NULL || a->ev_snap == NULL ||
+	    a->ev_probe == NULL || a->ev_hold == NULL ||
 	    event_add(a->ev_expire, &(struct timeval){.tv_sec = EXPIRE_TICK_SEC}) < 0) {
 		r = -ENOMEM;
 		snprintf(err, errlen, "out of memory");
@@ -1820,7 +2160,7 @@ agent_free(struct agent *a)
 		return NULL;
 	httpd_free(a->httpd);
 	if (a->leader != NULL && a->active)
-		leader_stopped(a); /* not answering, the address gone, before the sockets close */
+		stand_down(a, "stopping"); /* not answering, the address gone, before the sockets close */
 	a->leader = kube_leader_free(a->leader);
 	close_sockets(a);
 	agent_declog_flush(&a->declog, dhcp_clock(NULL), true);
@@ -1836,6 +2176,10 @@ agent_free(struct agent *a)
 		event_free(a->ev_stop);
 	if (a->ev_snap != NULL)
 		event_free(a->ev_snap);
+	if (a->ev_probe != NULL)
+		event_free(a->ev_probe);
+	if (a->ev_hold != NULL)
+		event_free(a->ev_hold);
 	agent_config_free(a->snap);
 	agent_link_free(a->link);
 	if (a->lf != NULL && a->opts.lease_path != NULL && (r = leasefile_compact(a->lf)) < 0)

@@ -498,6 +498,12 @@ struct kube_leader_opts {
 	void (*on_started)(void *userdata);                    /* became leader */
 	void (*on_stopped)(void *userdata);                    /* lost or released */
 	void (*on_new_leader)(void *userdata, const char *id); /* observed holder changed */
+	/*
+	 * After each attempt: whether the API server answered it (false: no connection, a
+	 * timeout, a 5xx or a 429: the Lease could be neither read nor written); false too when
+	 * the renew deadline passes with no renewal answered (then on_stopped). May be NULL.
+	 */
+	void (*on_result)(void *userdata, bool answered);
 	void *userdata;
 };
 

@@ -31,6 +31,7 @@ struct kube_leader {
 	void (*on_started)(void *);
 	void (*on_stopped)(void *);
 	void (*on_new_leader)(void *, const char *);
+	void (*on_result)(void *, bool);
 	void *userdata;
 
 	struct event *timer;    /* next attempt */
@@ -84,6 +85,7 @@ kube_leader_new(struct kube_client *c, const struct kube_leader_opts *opts,
 	l->on_started = opts->on_started;
 	l->on_stopped = opts->on_stopped;
 	l->on_new_leader = opts->on_new_leader;
+	l->on_result = opts->on_result;
 	l->userdata = opts->userdata;
 	l->ns = strdup(opts->ns);
 	l->name = strdup(opts->name);
@@ -120,6 +122,20 @@ kube_leader_is_leader(const struct kube_leader *l)
 	return l->leader && now(l) - l->renewed_at < l->renew_deadline;
 }
 
+/* Whether res is the API server's own answer: not a transport failure, a 5xx or a 429. */
+static bool
+answered(const struct kube_result *res)
+{
+	return res->http_status != 0 && res->http_status < 500 && res->http_status != 429;
+}
+
+static void
+report(struct kube_leader *l, bool ok)
+{
+	if (l->on_result)
+		l->on_result(l->userdata, ok);
+}
+
 static void
 lose(struct kube_leader *l)
 {
@@ -136,9 +152,11 @@ deadline_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct kube_leader *l = arg;
 
-	if (l->leader && now(l) - l->renewed_at >= l->renew_deadline)
+	if (l->leader && now(l) - l->renewed_at >= l->renew_deadline) {
+		/* no renewal answered in time: as good as no answer */
+		report(l, false);
 		lose(l);
-	else if (l->leader) {
+	} else if (l->leader) {
 		uint64_t d = l->renewed_at + l->renew_deadline - now(l);
 		struct timeval tv = { .tv_sec = (time_t)(d / USEC_PER_SEC),
 			.tv_usec = (suseconds_t)(d % USEC_PER_SEC) };
@@ -221,9 +239,11 @@ write_done(void *userdata, const struct kube_result *res)
 		return;
 	}
 	if (res->error < 0) {
+		report(l, answered(res));
 		attempt_failed(l);
 		return;
 	}
+	report(l, true);
 	l->in_flight = false;
 	note_holder(l, l->identity);
 	became_leader(l);
@@ -256,6 +276,12 @@ got_lease(void *userdata, const struct kube_result *res)
 		l->in_flight = false;
 		return;
 	}
+	if (res->error != -ENOENT && res->error < 0) {
+		report(l, answered(res));
+		attempt_failed(l);
+		return;
+	}
+	report(l, true);
 	if (res->error == -ENOENT) {
 		json_t *lease;
 
@@ -270,10 +296,6 @@ got_lease(void *userdata, const struct kube_result *res)
 		json_decref(lease);
 		if (rc < 0)
 			attempt_failed(l);
-		return;
-	}
-	if (res->error < 0) {
-		attempt_failed(l);
 		return;
 	}
 	spec = json_object_get(obj, "spec");
@@ -337,8 +359,10 @@ attempt(evutil_socket_t fd, short what, void *arg)
 	l->in_flight = true;
 	l->attempt_start = now(l);
 	kube_client_capture(l->c, &l->call);
-	if (kube_get(l->c, &kube_res_leases, l->ns, l->name, got_lease, l) < 0)
+	if (kube_get(l->c, &kube_res_leases, l->ns, l->name, got_lease, l) < 0) {
+		report(l, false);
 		attempt_failed(l);
+	}
 }
 
 static void

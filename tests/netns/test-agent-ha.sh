@@ -11,15 +11,23 @@
 #     ready standby with its table synced, no serverIP, answering nothing;
 #   - SIGKILL of the active one (HA_KILLS times; each time restarted, as the kubelet would): a
 #     RENEWING client (unicast to serverIP, through the kernel's ARP) is ACKed by the other
-#     within the bar (< 3 s to the first ACK); serverIP ends on exactly one interface;
+#     (the time is printed; the bar, < 3 s, is make bench-failover's); serverIP ends on
+#     exactly one interface;
 #   - SIGTERM of the active one: the Lease is released and the standby takes over at once;
 #   - the active one's node vanishes (frozen, its links deleted): the other takes over;
+#   - a partition (the active one loses the API server, not the VMs): it keeps answering
+#     (hold); the other gets the Lease but does not take serverIP while ARP probes for it are
+#     answered; healed, the first steps down and the second takes over;
+#   - the API server down: the active one holds; SIGKILLed, the standby finds serverIP free
+#     on ARP and takes over without the Lease; the restarted one stays standby;
+#   - warm start: both replicas restarted with the API server down answer from their
+#     --snapshot at once, one of them (/readyz "stale ...; hold", vmdhcp_agent_snapshot_stale
+#     1); a binding changed meanwhile is served as changed once the API server is back, and
+#     the Lease decides again;
 #   - the whole time, every reply on the wire (captured on br0): no request answered from two
-#     MACs (never two replicas answering at once);
-#   - warm start: the API server down, an agent restarted with its --snapshot answers at once
-#     (/readyz "stale", vmdhcp_agent_snapshot_stale 1); a binding changed meanwhile is served
-#     as changed once the API server is back.
-# HA_REPORT=FILE appends each failover's milliseconds ("kill MS" / "node MS" / "term MS").
+#     MACs (never two replicas answering at once).
+# HA_REPORT=FILE appends each failover's milliseconds ("kill MS" / "node MS" / "term MS" /
+# "nokube MS": the active one killed with the API server down).
 # Knobs (scripts/bench-failover.sh): HA_KILLS (default 2), HA_TERMS and HA_NODES (default 1) rounds
 # of each kind (a vanished node is plugged back in and its agent restarted before the next one);
 # HA_AGENT_ARGS: extra arguments of every --leader-elect agent (e.g. shorter Lease timings).
@@ -120,6 +128,8 @@ has_sip() { ip -n "$TAG-n$1" -4 -o addr show dev eth1 2>/dev/null | grep -q " $S
 # the number of nodes whose eth1 holds serverIP
 sip_count() { local c=0 n; for n in "$@"; do has_sip "$n" && c=$((c + 1)); done; echo $c; }
 active_of() { local n; for n in "$@"; do [ "$(node_metric "$n" vmdhcp_agent_leader)" = 1 ] && { echo "$n"; return 0; }; done; return 1; }
+# the last ACK seen on the wire came from node N's eth1
+last_ack_from() { [ "$(awk '!/^#/ && $4 == 5 { m = $2 } END { print m }' "$TMP/wire.txt")" = "${NODE_MAC[$1]}" ]; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 start_api || { fail "API server" "did not start"; finish; }
@@ -188,7 +198,9 @@ failover() {
     ms=$(((t1 - t0) / 1000000))
     echo "$kind $ms" >>"$TMP/failover.txt"
     [ -n "${HA_REPORT:-}" ] && echo "$kind $ms" >>"$HA_REPORT"
-    check "$kind n$old: renewing client ACKed by n$B after $ms ms (bar 3000)" test "$ms" -lt 3000
+    # the time is reported, not asserted (a loaded machine is no measure): make bench-failover
+    pass "$kind n$old: renewing client ACKed after $ms ms"
+    check "$kind n$old: the ACK came from n$B" last_ack_from "$B"
     check "$kind n$old: n$B now active" test "$(node_metric "$B" vmdhcp_agent_leader)" = 1
     A=$B; B=$old
 }
@@ -233,6 +245,95 @@ for i in $(seq "$HA_NODES"); do
     check "node: vm2 (DISCOVER) bound again by n$A" vm2_again
 done
 
+ha_state() { [ "$(node_metric "$1" "vmdhcp_agent_ha_state{state=\"$2\"}")" = 1 ]; }
+log_count() { grep -c -- "$2" "$TMP/agent-n$1.log"; }
+
+# a second replica again (the vanished node plugged back in)
+plug_node "$B"
+start_node_agent "$B"
+check "n$B plugged back in, a synced standby" wait_for 20 synced_standby "$B"
+
+# partition: the active one loses the API server, not the VMs. It cannot renew, but nobody can
+# take the address from under it: it keeps answering (hold); the other gets the Lease and waits
+# until nobody answers ARP for serverIP. Healed: the first sees the new holder and steps down.
+held=$(log_count "$A" "keeps answering (hold)")
+ip -n "$TAG-n$A" link set api0 down
+check "partition: n$A cannot renew and keeps answering (hold)" wait_for 10 bash -c "[ \$(grep -c 'keeps answering (hold)' '$TMP/agent-n$A.log') -gt $held ]"
+check "partition: n$B holds the Lease but is fenced by ARP" wait_for 15 grep -q "holds the Lease but $SERVER_IP is still answered by ${NODE_MAC[$A]}" "$TMP/agent-n$B.log"
+check "partition: n$B answers nothing (vmdhcp_agent_leader 0)" test "$(node_metric "$B" vmdhcp_agent_leader)" = 0
+t1=$(renew vm1 $NET.11 10)
+check "partition: a renewing client is ACKed" test -n "$t1"
+check "partition: by n$A, the only one answering" last_ack_from "$A"
+ip -n "$TAG-n$A" link set api0 up
+check "healed: n$A sees the new holder and steps down" wait_for 15 grep -q "stands by, not answering: the Lease is held by agent-n$B" "$TMP/agent-n$A.log"
+check "healed: n$B takes serverIP (active)" wait_for 10 ha_state "$B" active
+t1=$(renew vm1 $NET.11 10)
+check "healed: a renewing client is ACKed by n$B" bash -c "[ -n '$t1' ]" && check "healed: the ACK came from n$B" last_ack_from "$B"
+A_old=$A; A=$B; B=$A_old
+only_on_any() { [ "$(sip_count "$A" "$B")" = 1 ] && has_sip "$1"; }
+check "healed: serverIP on n$A only" wait_for 10 only_on_any "$A"
+
+# the API server down: the active one holds; killed, the standby takes over by ARP alone
+PORT=$(cat "$TMP/api/port")
+held=$(log_count "$A" "keeps answering (hold)")
+stop_pid "$API_PID"
+check "API server down: n$A keeps answering (hold)" wait_for 10 bash -c "[ \$(grep -c 'keeps answering (hold)' '$TMP/agent-n$A.log') -gt $held ]"
+sleep 2 # a few of the standby's hold probes
+check "API server down: n$B stays standby (its probes answered)" ha_state "$B" standby
+t0=$(date +%s%N)
+kill -KILL "${APID[$A]}"
+t1=$(renew vm1 $NET.11 20)
+check "API server down: SIGKILL of n$A, a renewing client ACKed" test -n "$t1"
+if [ -n "$t1" ]; then
+    ms=$(((t1 - t0) / 1000000)); echo "nokube $ms" >>"$TMP/failover.txt"
+    [ -n "${HA_REPORT:-}" ] && echo "nokube $ms" >>"$HA_REPORT"
+    check "API server down: by n$B without the Lease (hold), after $ms ms" ha_state "$B" hold
+    check "API server down: the ACK came from n$B" last_ack_from "$B"
+fi
+wait "${APID[$A]}" 2>/dev/null
+start_node_agent "$A"
+restarted_standby() { node_ready "$1" && sleep 2 && ha_state "$1" standby; }
+check "API server down: n$A restarted, stays standby (n$B answers ARP)" wait_for 20 restarted_standby "$A"
+check "API server down: serverIP on n$B only" only_on_any "$B"
+A_old=$A; A=$B; B=$A_old
+
+# warm start: both stopped, a binding changed meanwhile, both restarted with the API server down
+kill -TERM "${APID[$A]}" "${APID[$B]}"; wait "${APID[$A]}" "${APID[$B]}" 2>/dev/null
+check "snapshots written by both" test -s "$TMP/n$A.snapshot" -a -s "$TMP/n$B.snapshot"
+start_api "$PORT" || fail "API server restart" "did not start on $PORT"
+code=$(api PATCH $POOL/testnet/status '{"status":{"ipv4":{"allocated":{"'$NET'.12":null,"'$NET'.13":"'$MAC2'"}}}}')
+check "meanwhile vm2's binding moved to $NET.13 ($code)" test "$code" = 200
+stop_pid "$API_PID"
+start_node_agent "$A"
+start_node_agent "$B"
+t1=$(renew vm1 $NET.11 10)
+check "API server down: restarted replicas ACK vm1 from their snapshots" test -n "$t1"
+holder_of() { local n; for n in "$A" "$B"; do ha_state "$n" hold && { H=$n; return 0; }; done; return 1; }
+check "API server down: one replica holds" wait_for 10 holder_of
+check "API server down: serverIP on one interface" only_on_any "$H"
+O=$((H == A ? B : A))
+check "API server down: the other is a standby" ha_state "$O" standby
+check "API server down: /readyz ok, stale" bash -c "ip netns exec $TAG-n$H curl -s http://${NODE_IP[$H]}:$HTTP_PORT/readyz | grep -q '^ok: stale: serving the snapshot written at .*; hold\$'"
+check "API server down: vmdhcp_agent_snapshot_stale 1" test "$(node_metric "$H" vmdhcp_agent_snapshot_stale)" = 1
+check "API server down: vm2 still gets $NET.12 (the snapshot's binding)" vm2_again
+check "log: warm start line" grep -q "warm start: 2 bindings of IPPool default/testnet served from the snapshot" "$TMP/agent-n$H.log"
+start_api "$PORT" || fail "API server restart" "did not start on $PORT"
+synced() { [ "$(node_metric "$1" vmdhcp_agent_snapshot_stale)" = 0 ] && [ "$(node_metric "$1" vmdhcp_agent_kube_synced)" = 1 ]; }
+both_synced() { synced "$A" && synced "$B"; }
+check "API server back: both synced, no longer stale" wait_for 30 both_synced
+one_leader() { # the replica with the Lease (ha_state active) holds serverIP, the other not
+    local n
+    for n in "$H" "$O"; do
+        ha_state "$n" active && [ "$(sip_count "$H" "$O")" = 1 ] && has_sip "$n" && { L=$n; return 0; }
+    done
+    return 1
+}
+check "API server back: one replica active with the Lease, serverIP on it only" wait_for 20 one_leader
+vm2_moved() { udhcpc_q vm2 && has_addr vm2 $NET.13/24; }
+check "API server back: vm2 gets the changed binding $NET.13" wait_for 10 vm2_moved
+A=${L:-$H}; B=$((A == H ? O : H))
+check "API server back: /readyz plain" bash -c "[ \"\$(ip netns exec $TAG-n$A curl -s http://${NODE_IP[$A]}:$HTTP_PORT/readyz)\" = 'ok: active' ]"
+
 # the wire: no request (xid) answered from two MACs, replies from serverIP only
 stop_pid "$CAP_PID"
 awk '!/^#/ { if (($5 in mac) && mac[$5] != $2) { print "xid " $5 " answered by " mac[$5] " and " $2; bad = 1 } mac[$5] = $2 }
@@ -241,30 +342,8 @@ check "wire: no request answered by two replicas ($(grep -vc '^#' "$TMP/wire.txt
 check "wire: every reply from $SERVER_IP" bash -c "! awk '!/^#/ && \$3 != \"$SERVER_IP\"' '$TMP/wire.txt' | grep -q ."
 check "wire: replies from both replicas' MACs seen" test "$(awk '!/^#/ { print $2 }' "$TMP/wire.txt" | sort -u | wc -l)" -ge 2
 
-# warm start: the API server down, the agent restarted from its snapshot
-kill -TERM "${APID[$A]}"; wait "${APID[$A]}" 2>/dev/null
-check "snapshot written by n$A" test -s "$TMP/n$A.snapshot"
-code=$(api PATCH $POOL/testnet/status '{"status":{"ipv4":{"allocated":{"'$NET'.12":null,"'$NET'.13":"'$MAC2'"}}}}')
-check "meanwhile vm2's binding moved to $NET.13 ($code)" test "$code" = 200
-PORT=$(cat "$TMP/api/port")
-stop_pid "$API_PID"
-NO_ELECT=1 start_node_agent "$A"
-stale_ready() { [ "$(ip netns exec "$TAG-n$A" curl -s --max-time 2 "http://${NODE_IP[$A]}:$HTTP_PORT/readyz")" = "$1" ] 2>/dev/null; }
-t1=$(renew vm1 $NET.11 10)
-check "API server down: restarted agent ACKs vm1 from its snapshot" test -n "$t1"
-check "API server down: /readyz ok, stale" wait_for 5 bash -c "ip netns exec $TAG-n$A curl -s http://${NODE_IP[$A]}:$HTTP_PORT/readyz | grep -q '^ok: stale: serving the snapshot written at '"
-check "API server down: vmdhcp_agent_snapshot_stale 1" test "$(node_metric "$A" vmdhcp_agent_snapshot_stale)" = 1
-check "API server down: vm2 still gets $NET.12 (the snapshot's binding)" vm2_again
-check "log: warm start line" grep -q "warm start: 2 bindings of IPPool default/testnet served from the snapshot" "$TMP/agent-n$A.log"
-start_api "$PORT" || fail "API server restart" "did not start on $PORT"
-synced() { [ "$(node_metric "$A" vmdhcp_agent_snapshot_stale)" = 0 ] && [ "$(node_metric "$A" vmdhcp_agent_kube_synced)" = 1 ]; }
-check "API server back: synced, no longer stale" wait_for 30 synced
-vm2_moved() { udhcpc_q vm2 && has_addr vm2 $NET.13/24; }
-check "API server back: vm2 gets the changed binding $NET.13" wait_for 10 vm2_moved
-check "API server back: /readyz plain ok" bash -c "[ \"\$(ip netns exec $TAG-n$A curl -s http://${NODE_IP[$A]}:$HTTP_PORT/readyz)\" = ok ]"
-
-# a damaged snapshot is ignored with a log line
-kill -TERM "${APID[$A]}"; wait "${APID[$A]}" 2>/dev/null
+# a damaged snapshot is ignored with a log line (one agent without election)
+kill -TERM "${APID[$A]}" "${APID[$B]}"; wait "${APID[$A]}" "${APID[$B]}" 2>/dev/null
 printf 'X' | dd of="$TMP/n$A.snapshot" bs=1 seek=40 conv=notrunc 2>/dev/null
 NO_ELECT=1 start_node_agent "$A"
 check "damaged snapshot: ignored with a log line" wait_for 10 grep -q "snapshot ignored" "$TMP/agent-n$A.log"
