@@ -9,6 +9,7 @@
  *   source-file.c  local mode: YAML IPPool/VMNetCfg documents -> struct agent_config
  *   leasefile.c    local-mode dynamic leases: snapshot (atomic) + append journal
  *   snapshot.c     Kubernetes mode: warm-start snapshot of the table and options (checksummed)
+ *   ha.c           --leader-elect on the wire: gratuitous ARP, ARP probes, the ARP fence socket
  *   caps.c         capabilities: raised at start, dropped once the sockets are open
  *   listen.c       where the HTTP endpoint may listen (never on the served interface)
  *   serve.c        glue: dhcp_server fds <-> libevent, dynamic allocation, readiness, metrics

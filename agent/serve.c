@@ -1455,8 +1455,8 @@ snapshot_write(struct agent *a)
 	a->snap_write_usec = clock_now_usec() - t0;
 	if (r < 0) {
 		a->snap_write_errors++;
-		log_ratelimited(&rl_snapshot, t0, LOG_LEVEL_WARN, "%s (the previous snapshot is kept)",
-		    err);
+		log_ratelimited(&rl_snapshot, t0, LOG_LEVEL_WARN,
+		    "snapshot not written: %s (a warm start would serve an older one, or none)", err);
 		return;
 	}
 	a->snap_writes++;

@@ -51,6 +51,7 @@ struct elector {
 	uint64_t started_at;
 	char seen_leader[64];
 	bool released;
+	int answered, unanswered; /* on_result */
 };
 
 static void
@@ -74,6 +75,17 @@ on_new_leader(void *userdata, const char *id)
 	struct elector *e = userdata;
 
 	snprintf(e->seen_leader, sizeof(e->seen_leader), "%s", id);
+}
+
+static void
+on_result(void *userdata, bool answered)
+{
+	struct elector *e = userdata;
+
+	if (answered)
+		e->answered++;
+	else
+		e->unanswered++;
 }
 
 static void
@@ -110,6 +122,7 @@ elector_init(struct elector *e, const char *id)
 		.on_started = on_started,
 		.on_stopped = on_stopped,
 		.on_new_leader = on_new_leader,
+		.on_result = on_result,
 		.userdata = e,
 		.clock = &test_clock,
 	};
@@ -273,6 +286,46 @@ test_takeover_after_stall(void)
 	CU_ASSERT_TRUE(clock_now_usec() - t_b >= LEASE_US - RENEW_US);
 	elector_fini(&a);
 	elector_fini(&b);
+}
+
+static bool
+unanswered_twice(void *arg)
+{
+	return ((struct elector *)arg)->unanswered >= 2;
+}
+
+/*
+ * on_result tells whether the API server answered each attempt: yes against the server, no
+ * against one that is gone (a replica that holds may then keep acting: agent/serve.c).
+ */
+static void
+test_reports_reachability(void)
+{
+	struct test_apiserver *gone = NULL;
+	struct kube_config *cfg_live = cfg, *cfg_gone = NULL;
+	struct elector a, d;
+	char err[512];
+
+	CU_ASSERT_FATAL(test_apiserver_start(&gone, NULL) == 0);
+	CU_ASSERT_FATAL(kube_config_from_kubeconfig(test_apiserver_kubeconfig(gone), NULL,
+			    &cfg_gone, err, sizeof(err)) == 0);
+	test_apiserver_stop(gone); /* its port now refuses connections */
+	elector_init(&a, "ctl-a");
+	cfg = cfg_gone;
+	elector_init(&d, "ctl-d");
+	cfg = cfg_live;
+	CU_ASSERT_EQUAL(kube_leader_start(a.l), 0);
+	CU_ASSERT_EQUAL(kube_leader_start(d.l), 0);
+	CU_ASSERT_TRUE(run(&a, true, &d, true, leads, &a, 10 * USEC_PER_SEC));
+	CU_ASSERT_TRUE(run(&a, true, &d, true, unanswered_twice, &d, 10 * USEC_PER_SEC));
+	/* (a run slow enough to miss a renew deadline reports that as unanswered too) */
+	CU_ASSERT_TRUE(a.answered >= 1);
+	CU_ASSERT_EQUAL(d.answered, 0);
+	CU_ASSERT_FALSE(kube_leader_is_leader(d.l));
+	CU_ASSERT_EQUAL(d.started, 0);
+	elector_fini(&a);
+	elector_fini(&d);
+	kube_config_free(cfg_gone);
 }
 
 static void
@@ -478,6 +531,7 @@ static const struct test_case leader_tests[] = {
 	{ "hand-over on release", test_handover_on_release },
 	{ "take-over after a stall, never two leaders", test_takeover_after_stall },
 	{ "bad options", test_bad_options },
+	{ "each attempt reports whether the API server answered", test_reports_reachability },
 	{ NULL, NULL },
 };
 
