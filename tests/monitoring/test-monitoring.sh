@@ -10,7 +10,8 @@
 # - every metric name the rules and the dashboard use is in tests/monitoring/metric-names.txt
 #   (the agreed names), and each agent and common name there is one the sources export;
 # - the checks themselves: broken copies (a misspelt metric name, a threshold moved, a reason
-#   no longer left out, a syntax error, bad JSON, an unknown metric in the dashboard) must fail.
+#   no longer left out, a standby's drops counted, a syntax error, bad JSON, an unknown metric in
+#   the dashboard) must fail.
 # promtool: $PROMTOOL, else /var/cache/vm-dhcp/promtool/promtool (scripts/install-deps puts it
 # there), else /usr/bin/promtool or PATH. Without it the checks that need it are skipped and
 # the script exits 77 (when everything else passed). Exit 0 all passed, 1 a check failed.
@@ -265,6 +266,8 @@ if [ -n "$PROMTOOL" ]; then
         expect_fail "rules: NearlyFull at 40 % (the 50 % pool would fire)" promtool_rules "$tmp/m/threshold.yaml"
     mutate reasons.yaml 's/{reason!~"unknown_mac|other_server|not_for_us|declined"}//' "$RULES" &&
         expect_fail "rules: expected drop reasons no longer left out" promtool_rules "$tmp/m/reasons.yaml"
+    mutate standby.yaml '/^ *unless on (namespace, pod, reason)$/,/^ *label_replace(vmdhcp_agent_leader == 0, /d' "$RULES" &&
+        expect_fail "rules: a standby's not_serving drops no longer left out" promtool_rules "$tmp/m/standby.yaml"
     mutate noabsent.yaml 's/ or absent(vmdhcp_controller_leader)//' "$RULES" &&
         expect_fail "rules: NoLeader without absent()" promtool_rules "$tmp/m/noabsent.yaml"
     mutate syntax.yaml 's/max by (namespace, pool, network) (vmdhcp_ippool_used_addresses)$/max by (namespace, pool, network) (vmdhcp_ippool_used_addresses/' "$RULES" &&
