@@ -361,7 +361,7 @@ metrics_setup(struct agent *a)
 	    "vmdhcp_agent_leader_transitions_total",
 	    "Times this replica became the active one (--leader-elect)");
 	a->m_garp = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_gratuitous_arp_sent_total",
-	    "Gratuitous ARP announcements of the serverIP sent (--leader-elect)");
+	    "Gratuitous ARP announcements of the serverIP sent (when it is added to the interface)");
 	a->m_ha_state = metrics_add(m, METRIC_GAUGE, "vmdhcp_agent_ha_state",
 	    "1 for this replica's state (--leader-elect): standby, probing (ARP for the serverIP "
 	    "before taking it), active (holds the Lease), hold (answers without the Lease while "
@@ -860,8 +860,9 @@ announce(struct agent *a)
 	char ip[IPV4_STRLEN];
 	int r;
 
-	if (a->leader == NULL || !a->active || !a->open || a->addr_ip == 0 ||
-	    dhcp_server_fds(a->dhcp, fds) == 0)
+	/* whoever adds the serverIP announces it: a new active replica, or a single agent that
+	 * (re)starts, so VMs whose neighbour entry is stale or incomplete send to it at once */
+	if (!a->active || !a->open || a->addr_ip == 0 || dhcp_server_fds(a->dhcp, fds) == 0)
 		return;
 	r = agent_garp_send(
 	    a->arp_fd >= 0 ? a->arp_fd : fds[0], a->open_ifindex, a->open_hwaddr, a->addr_ip);
