@@ -115,6 +115,7 @@ struct agent {
 	bool lease_held;     /* between kube_leader's on_started and on_stopped */
 	bool api_answered;   /* the last Lease attempt got the API server's answer */
 	bool api_tried;      /* a Lease attempt has ended */
+	uint64_t api_answered_at; /* monotonic usec of the last answered attempt (or the start) */
 	bool probe_for_hold; /* the probe under way is to hold without the Lease */
 	bool probe_conflict;
 	uint8_t conflict_mac[6];
@@ -1462,6 +1463,8 @@ snapshot_write(struct agent *a)
 	}
 	a->snap_writes++;
 	a->snap_bytes = info.bytes;
+	/* the encoded file (0.6 MiB at 65 000 bindings) goes back to the system, not the heap */
+	malloc_trim(0);
 	log_debug("snapshot %s written: %zu bindings, %zu bytes in %" PRIu64 " us",
 	    a->opts.snapshot_path, info.bindings, info.bytes, a->snap_write_usec);
 }
@@ -1515,6 +1518,8 @@ snapshot_load(struct agent *a)
 		agent_config_free(snap);
 		return;
 	}
+	/* the engine has the bindings now: keep the options, the pool range, the identity */
+	shrink_config(snap);
 	a->snap = snap;
 	a->snap_bytes = a->snap_info.bytes;
 	t = (time_t)(a->snap_info.written_usec / USEC_PER_SEC);
@@ -1757,6 +1762,18 @@ arp_readable(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/*
+ * Whether the API server is silent for the Lease: its last attempt failed without an answer,
+ * or none was answered for the renew deadline (a request that hangs fails only at the
+ * client's connect or request timeout, seconds later).
+ */
+static bool
+api_silent(const struct agent *a)
+{
+	return (a->api_tried && !a->api_answered) ||
+	       clock_now_usec() - a->api_answered_at >= a->opts.renew_deadline_usec;
+}
+
 static void
 hold_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -1768,8 +1785,12 @@ hold_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	if (a->lease_held)
 		probe_start(a, false); /* fenced: is the address free now? */
-	else if (a->api_tried && !a->api_answered)
+	else if (api_silent(a))
 		probe_start(a, true);
+	/* keep watching while the API server does not answer (hold_cb is rescheduled by the
+	 * probe's verdict, or here when no probe could start) */
+	if (a->ha == HA_STANDBY && !a->lease_held && !evtimer_pending(a->ev_hold, NULL))
+		schedule_hold(a, HOLD_RETRY_USEC + (uint64_t)(random() % 500000));
 }
 
 /* The DHCP sockets (and the ARP socket) are open: a Lease held meanwhile is acted on. */
@@ -1780,8 +1801,15 @@ ha_sockets_open(struct agent *a)
 		return;
 	if (a->lease_held)
 		probe_start(a, false);
-	else if (a->api_tried && !a->api_answered)
+	else if ((a->snap != NULL && !a->api_answered) || (a->api_tried && !a->api_answered))
+		/*
+		 * a warm start: serving the snapshot at once, without waiting for the API server
+		 * (which may take its connect timeout to fail), if nobody answers for the serverIP;
+		 * the Lease decides once the API server answers
+		 */
 		probe_start(a, true);
+	if (a->ha == HA_STANDBY && !a->lease_held && !evtimer_pending(a->ev_hold, NULL))
+		schedule_hold(a, HOLD_RETRY_USEC + (uint64_t)(random() % 500000));
 }
 
 static void
@@ -1858,6 +1886,8 @@ leader_result(void *userdata, bool answered)
 
 	a->api_tried = true;
 	a->api_answered = answered;
+	if (answered)
+		a->api_answered_at = clock_now_usec();
 	if (answered) {
 		if (!a->lease_held)
 			evtimer_del(a->ev_hold);
@@ -2012,6 +2042,7 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 	a->opts = *opts;
 	a->cfg = cfg;
 	a->active = !opts->leader_elect;
+	a->api_answered_at = clock_now_usec(); /* silent from the renew deadline after start */
 	a->arp_fd = -1;
 	agent_declog_init(&a->declog, opts->log_dhcp);
 	if (a->opts.decline_hold_s == AGENT_DEFAULT)
