@@ -409,6 +409,14 @@ bench-snapshot: $(BUILD)/bench/bench-snapshot
 	@$(BUILD)/bench/bench-snapshot $${BENCH_DIR:-/tmp} $${BENCH_RUNS:-21}
 .PHONY: bench-snapshot
 
+# Agent failover (tests/netns/test-agent-ha.sh: 20 SIGKILLs, 5 SIGTERMs, 5 vanished nodes; again
+# with shorter Lease timings) and warm start from a 65 000-binding snapshot with the API server
+# unreachable (root: network namespaces; exit 77 without); "Failover and warm start" section of
+# docs/benchmarks.md. Also runs bench-snapshot.
+bench-failover: programs $(HA_PROBE)
+	@scripts/bench-failover.sh
+.PHONY: bench-failover
+
 # --- a real single-node Kubernetes (tests/cluster/) ------------------------------------------
 # k8s-up: etcd, kube-apiserver, controller-manager, scheduler, containerd + runc, kubelet and
 # CNI on this machine (root), Kubernetes built once from Debian's source package and cached in
@@ -421,6 +429,6 @@ k8s-up: image
 k8s-down:
 	@tests/cluster/k8s-down.sh
 
-cluster-test: image
+cluster-test: image $(HA_PROBE)
 	@tests/run-tests.sh cluster tests/cluster/test-cluster-e2e.sh
 .PHONY: k8s-up k8s-down cluster-test

@@ -65,6 +65,9 @@ make_server
 ip netns add "$CTL"; NSES+=("$CTL")
 ip -n "$CTL" link set lo up
 ip -n "$CTL" link add apibr type bridge stp_state 0 forward_delay 0
+# a fixed MAC: a bridge takes its ports' lowest otherwise, and a node's link deleted would move
+# 10.99.0.1 to another MAC under the other node's ARP entry (seconds of lost Lease requests)
+ip -n "$CTL" link set apibr address 02:99:00:00:00:01
 ip -n "$CTL" addr add 10.99.0.1/24 dev apibr
 ip -n "$CTL" link set apibr up
 
