@@ -17,22 +17,9 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "lib/buf.h"
 #include "lib/util.h"
 
-static void
-put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t
-get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 static void
 arp_build(uint8_t f[AGENT_GARP_LEN], const uint8_t hwaddr[6], uint32_t spa, uint32_t tpa)
@@ -51,8 +38,8 @@ arp_build(uint8_t f[AGENT_GARP_LEN], const uint8_t hwaddr[6], uint32_t spa, uint
 	f[19] = 4;
 	f[21] = ARPOP_REQUEST;
 	memcpy(f + 22, hwaddr, 6);
-	put_be32(f + 28, spa);
-	put_be32(f + 38, tpa);
+	be32_put(f + 28, spa);
+	be32_put(f + 38, tpa);
 }
 
 void
@@ -163,8 +150,8 @@ agent_arp_classify(const uint8_t *f, size_t len, const uint8_t self[6], uint32_t
 		return AGENT_ARP_OTHER;
 	if (memcmp(f + 22, self, 6) == 0)
 		return AGENT_ARP_OTHER; /* ours */
-	spa = get_be32(f + 28);
-	tpa = get_be32(f + 38);
+	spa = be32_get(f + 28);
+	tpa = be32_get(f + 38);
 	memcpy(ret_mac, f + 22, 6);
 	if (spa == ip)
 		return AGENT_ARP_CLAIM;

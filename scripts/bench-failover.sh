@@ -138,15 +138,7 @@ code=$(api POST "$POOLS" '{"metadata":{"name":"big"},"spec":{"networkName":"defa
   "pool":{"start":"10.70.0.10","end":"10.70.255.250"},"dns":["10.70.0.53"],"leaseTime":3600}}}' \
     application/json)
 [ "$code" = 201 ] || { echo "bench-failover: big pool: $code"; exit 1; }
-awk -v n="$BINDINGS" 'BEGIN {
-    printf "{\"status\":{\"ipv4\":{\"used\":%d,\"available\":%d,\"allocated\":{", n, 65527 - n
-    for (i = 0; i < n; i++) {
-        a = i + 10
-        printf "%s\"10.70.%d.%d\":\"52:54:01:%02x:%02x:%02x\"", (i ? "," : ""), int(a / 256), a % 256,
-            int(i / 65536), int(i / 256) % 256, i % 256
-    }
-    printf "}}}}"
-}' >"$TMP/status.json"
+scripts/big-pool-status.sh "$BINDINGS" >"$TMP/status.json"
 code=$(api PATCH "$POOLS/big/status" "@$TMP/status.json")
 [ "$code" = 200 ] || { echo "bench-failover: status of $BINDINGS: $code"; exit 1; }
 

@@ -17,6 +17,7 @@
 
 #include "crds/ippool.h"
 #include "lib/util.h"
+#include "tests/bench/bench.h"
 
 /* --- heap accounting ---------------------------------------------------------------------- */
 
@@ -77,22 +78,6 @@ free(void *p)
 
 typedef json_t *(*loader_fn)(const char *text, size_t len, size_t flags, json_error_t *error);
 
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int
-cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return a < b ? -1 : a > b;
-}
 
 static int
 run(const char *name, loader_fn load, const char *text, size_t len, int reps)
@@ -113,9 +98,9 @@ run(const char *name, loader_fn load, const char *text, size_t len, int reps)
 		double t0, t1, t2;
 
 		heap_peak = heap_cur;
-		t0 = now_ms();
+		t0 = bench_now_ms();
 		j = load(text, len, 0, &jerr);
-		t1 = now_ms();
+		t1 = bench_now_ms();
 		if (!j) {
 			fprintf(stderr, "%s: %s\n", name, jerr.text);
 			return -EINVAL;
@@ -126,15 +111,15 @@ run(const char *name, loader_fn load, const char *text, size_t len, int reps)
 			fprintf(stderr, "%s: %s\n", name, err.message);
 			return -EINVAL;
 		}
-		t2 = now_ms();
+		t2 = bench_now_ms();
 		n_alloc = p->status.n_allocated;
 		t_load[i] = t1 - t0;
 		t_dec[i] = t2 - t1;
 		ippool_free(p);
 		json_decref(j);
 	}
-	qsort(t_load, (size_t)reps, sizeof(double), cmp_double);
-	qsort(t_dec, (size_t)reps, sizeof(double), cmp_double);
+	qsort(t_load, (size_t)reps, sizeof(double), bench_cmp_double);
+	qsort(t_dec, (size_t)reps, sizeof(double), bench_cmp_double);
 	printf("%-18s %zu entries: load %.2f ms, decode %.2f ms (medians of %d); heap peak during"
 	       " load %.2f MiB, held by the tree %.2f MiB\n",
 	    name, n_alloc, t_load[reps / 2], t_dec[reps / 2], reps, (double)peak / 1048576.0,

@@ -18,31 +18,16 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "tests/bench/bench.h"
 
 #define N_BINDINGS 65000
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
 
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static double
 median(double *v, int n)
 {
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	qsort(v, (size_t)n, sizeof(*v), bench_cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -147,26 +132,26 @@ run(const char *path, int runs, bool hostnames, struct result *res)
 		size_t len = 0;
 		double t0, t1, t2;
 
-		t0 = now_ms();
+		t0 = bench_now_ms();
 		if ((r = agent_snapshot_encode(c, s, "123456", 1, &buf, &len)) < 0)
 			die("encode", r, NULL);
-		enc[i] = now_ms() - t0;
+		enc[i] = bench_now_ms() - t0;
 		free(buf);
 
-		t0 = now_ms();
+		t0 = bench_now_ms();
 		if ((r = agent_snapshot_write(path, c, s, "123456", &info, err, sizeof(err))) < 0)
 			die("write", r, err);
-		wr[i] = now_ms() - t0;
+		wr[i] = bench_now_ms() - t0;
 		res->bytes = info.bytes;
 
-		t0 = now_ms();
+		t0 = bench_now_ms();
 		if ((r = agent_snapshot_load(path, "default/big", &d, &info, err, sizeof(err))) < 0)
 			die("load", r, err);
-		t1 = now_ms();
+		t1 = bench_now_ms();
 		if ((r = dhcp_server_new(&fresh)) < 0 ||
 		    (r = agent_apply_config(fresh, d, NULL, err, sizeof(err))) < 0)
 			die("apply", r, err);
-		t2 = now_ms();
+		t2 = bench_now_ms();
 		if (dhcp_server_n_bindings(fresh) != N_BINDINGS)
 			die("apply", -EIO, "bindings missing");
 		ld[i] = t1 - t0;

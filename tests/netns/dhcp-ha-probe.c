@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "dhcp/proto.h"
+#include "lib/buf.h"
 
 #define RETRY_MS 20 /* default of PROBE_RETRY_MS */
 
@@ -56,20 +57,6 @@ now_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t
-get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 /* The message type of the DHCP message m (len bytes, after the BOOTP header); 0 when none. */
 static int
@@ -78,7 +65,7 @@ msg_type(const uint8_t *m, size_t len)
 	const uint8_t *o = m + sizeof(struct dhcp_msg) + 4, *end = m + len;
 
 	if (len < sizeof(struct dhcp_msg) + 4 ||
-	    get32(m + sizeof(struct dhcp_msg)) != DHCP_MAGIC_COOKIE)
+	    be32_get(m + sizeof(struct dhcp_msg)) != DHCP_MAGIC_COOKIE)
 		return 0;
 	while (o < end && *o != DHCP_OPT_END) {
 		if (*o == DHCP_OPT_PAD) {
@@ -149,12 +136,12 @@ renew(const char *ifname, const char *ciaddr_s, const char *server_s, int timeou
 	m->op = 1;
 	m->htype = DHCP_HTYPE_ETHER;
 	m->hlen = 6;
-	put32(m->xid, xid);
-	put32(m->ciaddr, ciaddr);
+	be32_put(m->xid, xid);
+	be32_put(m->ciaddr, ciaddr);
 	memcpy(m->chaddr, mac, 6);
 	{
 		uint8_t *o = buf + sizeof(*m);
-		put32(o, DHCP_MAGIC_COOKIE);
+		be32_put(o, DHCP_MAGIC_COOKIE);
 		o += 4;
 		*o++ = DHCP_OPT_MESSAGE_TYPE;
 		*o++ = 1;
@@ -183,7 +170,7 @@ renew(const char *ifname, const char *ciaddr_s, const char *server_s, int timeou
 			char a[INET_ADDRSTRLEN];
 			struct in_addr y;
 
-			if (r->op != 2 || get32(r->xid) != xid)
+			if (r->op != 2 || be32_get(r->xid) != xid)
 				continue;
 			if (type == 6) { /* DHCPNAK */
 				fprintf(stderr, "dhcp-ha-probe: NAK\n");
@@ -191,7 +178,7 @@ renew(const char *ifname, const char *ciaddr_s, const char *server_s, int timeou
 			}
 			if (type != 5) /* DHCPACK */
 				continue;
-			y.s_addr = htonl(get32(r->yiaddr));
+			y.s_addr = htonl(be32_get(r->yiaddr));
 			printf("ack %s %llu\n", inet_ntop(AF_INET, &y, a, sizeof(a)),
 			    (unsigned long long)now_ns(CLOCK_REALTIME));
 			return 0;
@@ -259,14 +246,14 @@ capture(const char *ifname, const char *out)
 		m = udp + 8;
 		if (m[0] != 2)
 			continue;
-		a.s_addr = htonl(get32(ip + 12));
+		a.s_addr = htonl(be32_get(ip + 12));
 		inet_ntop(AF_INET, &a, src, sizeof(src));
-		a.s_addr = htonl(get32(((const struct dhcp_msg *)m)->yiaddr));
+		a.s_addr = htonl(be32_get(((const struct dhcp_msg *)m)->yiaddr));
 		inet_ntop(AF_INET, &a, yi, sizeof(yi));
 		fprintf(o, "%llu %02x:%02x:%02x:%02x:%02x:%02x %s %d %08x %s %d\n",
 		    (unsigned long long)now_ns(CLOCK_REALTIME), f[6], f[7], f[8], f[9], f[10],
 		    f[11], src, msg_type(m, (size_t)n - (size_t)(m - f)),
-		    get32(((const struct dhcp_msg *)m)->xid), yi, from.sll_ifindex);
+		    be32_get(((const struct dhcp_msg *)m)->xid), yi, from.sll_ifindex);
 	}
 	fclose(o);
 	close(fd);
