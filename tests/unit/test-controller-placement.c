@@ -581,6 +581,21 @@ test_knobs_hash(void)
 	json_decref(base);
 }
 
+
+/* value refused for which with one line containing reason; nothing kept in o */
+static void
+expect_refused(
+    struct placement_opts *o, enum placement_opt which, const char *value, const char *reason)
+{
+	char err[256] = "";
+
+	CU_ASSERT_EQUAL(placement_opts_set(o, which, value, err, sizeof(err)), -EINVAL);
+	if (strstr(err, reason) == NULL) {
+		fprintf(stderr, "\"%s\": got \"%s\", want \"%s\"\n", value, err, reason);
+		CU_FAIL("reason");
+	}
+	CU_ASSERT_PTR_NULL(strchr(err, '\n'));
+}
 static void
 test_knobs_refused(void)
 {
@@ -643,17 +658,8 @@ test_knobs_refused(void)
 	struct placement_opts o = { 0 };
 	char err[256];
 
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		err[0] = '\0';
-		CU_ASSERT_EQUAL(
-		    placement_opts_set(&o, bad[i].which, bad[i].value, err, sizeof(err)), -EINVAL);
-		if (strstr(err, bad[i].reason) == NULL) {
-			fprintf(stderr, "%s: got \"%s\", want \"%s\"\n", bad[i].value, err,
-			    bad[i].reason);
-			CU_FAIL("reason");
-		}
-		CU_ASSERT_PTR_NULL(strchr(err, '\n'));
-	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_refused(&o, bad[i].which, bad[i].value, bad[i].reason);
 	/* nothing was kept from the refused values */
 	CU_ASSERT_PTR_NULL(o.interface);
 	CU_ASSERT_PTR_NULL(o.pull_policy);
@@ -847,17 +853,8 @@ test_election_refused(void)
 	enum placement_opt which;
 	char err[256];
 
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		err[0] = '\0';
-		CU_ASSERT_EQUAL(
-		    placement_opts_set(&o, bad[i].which, bad[i].value, err, sizeof(err)), -EINVAL);
-		if (strstr(err, bad[i].reason) == NULL) {
-			fprintf(stderr, "\"%s\": got \"%s\", want \"%s\"\n", bad[i].value, err,
-			    bad[i].reason);
-			CU_FAIL("reason");
-		}
-		CU_ASSERT_PTR_NULL(strchr(err, '\n'));
-	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_refused(&o, bad[i].which, bad[i].value, bad[i].reason);
 	CU_ASSERT_EQUAL(o.replicas, 0);
 	CU_ASSERT_EQUAL(o.lease_ms + o.renew_ms + o.retry_ms, 0);
 	/* the defaults are in order; so are the bounds of each */
