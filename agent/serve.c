@@ -1698,15 +1698,14 @@ probe_cb(evutil_socket_t fd, short what, void *arg)
 		}
 		return;
 	}
-	if (a->probe_for_hold && (a->lease_held || a->api_answered)) {
-		/* the API server answered meanwhile: the Lease decides */
+	if ((a->probe_for_hold && (a->lease_held || a->api_answered)) ||
+	    (!a->probe_for_hold && !a->lease_held)) {
+		/* the API server answered meanwhile (the Lease decides), or the Lease was lost */
 		a->ha = HA_STANDBY;
 		if (a->lease_held)
 			probe_start(a, false);
-		return;
-	}
-	if (!a->probe_for_hold && !a->lease_held) {
-		a->ha = HA_STANDBY;
+		else /* keep watching for the API server falling silent */
+			schedule_hold(a, HOLD_RETRY_USEC + (uint64_t)(random() % 500000));
 		return;
 	}
 	claim(a);
