@@ -173,8 +173,8 @@ struct agent_kube_ops {
 	void (*kube_get_stats)(const struct agent_kube *k, struct agent_kube_stats *ret);
 	enum agent_kube_state (*kube_state)(const struct agent_kube *k);
 	/* --leader-elect: kube/leader.c */
-	int (*leader_new)(struct kube_client *c, const struct kube_leader_opts *opts,
-	    struct kube_leader **ret);
+	int (*leader_new)(
+	    struct kube_client *c, const struct kube_leader_opts *opts, struct kube_leader **ret);
 	int (*leader_start)(struct kube_leader *l);
 	struct kube_leader *(*leader_free)(struct kube_leader *l);
 	int (*leader_release)(struct kube_leader *l, void (*done)(void *userdata), void *userdata);

@@ -20,7 +20,6 @@
 #include "lib/buf.h"
 #include "lib/util.h"
 
-
 static void
 arp_build(uint8_t f[AGENT_GARP_LEN], const uint8_t hwaddr[6], uint32_t spa, uint32_t tpa)
 {
@@ -58,11 +57,11 @@ static int
 send_frame(int fd, int ifindex, const uint8_t *frame, size_t len)
 {
 	struct sockaddr_ll to = {
-		.sll_family = AF_PACKET,
-		.sll_protocol = htons(ETH_P_ARP),
-		.sll_ifindex = ifindex,
-		.sll_halen = 6,
-		.sll_addr = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+	    .sll_family = AF_PACKET,
+	    .sll_protocol = htons(ETH_P_ARP),
+	    .sll_ifindex = ifindex,
+	    .sll_halen = 6,
+	    .sll_addr = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
 	};
 
 	if (sendto(fd, frame, len, 0, (const struct sockaddr *)&to, sizeof(to)) < 0)
@@ -93,17 +92,17 @@ agent_arp_set_filter(int fd, uint32_t ip)
 {
 	/* ARP whose sender is ip (a holder's reply or announcement), or a probe for ip */
 	struct sock_filter code[] = {
-		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),		    /* ethertype */
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_ARP, 0, 6),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 28),		    /* sender IP */
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ip, 3, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3),	    /* a probe? */
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 38),		    /* target IP */
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ip, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, AGENT_GARP_LEN),
-		BPF_STMT(BPF_RET | BPF_K, 0),
+	    BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12), /* ethertype */
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_ARP, 0, 6),
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 28), /* sender IP */
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ip, 3, 0),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3), /* a probe? */
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 38),	  /* target IP */
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ip, 0, 1),
+	    BPF_STMT(BPF_RET | BPF_K, AGENT_GARP_LEN),
+	    BPF_STMT(BPF_RET | BPF_K, 0),
 	};
-	struct sock_fprog prog = { .len = (unsigned short)ELEMENTSOF(code), .filter = code };
+	struct sock_fprog prog = {.len = (unsigned short)ELEMENTSOF(code), .filter = code};
 
 	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0)
 		return -errno;
@@ -114,9 +113,9 @@ int
 agent_arp_open(int ifindex, uint32_t ip, int *ret_fd)
 {
 	struct sockaddr_ll sll = {
-		.sll_family = AF_PACKET,
-		.sll_protocol = htons(ETH_P_ARP),
-		.sll_ifindex = ifindex,
+	    .sll_family = AF_PACKET,
+	    .sll_protocol = htons(ETH_P_ARP),
+	    .sll_ifindex = ifindex,
 	};
 	int fd, r;
 
@@ -138,8 +137,8 @@ fail:
 }
 
 int
-agent_arp_classify(const uint8_t *f, size_t len, const uint8_t self[6], uint32_t ip,
-    uint8_t ret_mac[6])
+agent_arp_classify(
+    const uint8_t *f, size_t len, const uint8_t self[6], uint32_t ip, uint8_t ret_mac[6])
 {
 	uint32_t spa, tpa;
 

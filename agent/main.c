@@ -276,7 +276,8 @@ agent_kube_get_state(const struct agent_kube *k)
 }
 
 int
-kube_leader_new(struct kube_client *c, const struct kube_leader_opts *opts, struct kube_leader **ret)
+kube_leader_new(
+    struct kube_client *c, const struct kube_leader_opts *opts, struct kube_leader **ret)
 {
 	return kops->leader_new(c, opts, ret);
 }
@@ -519,9 +520,9 @@ main(int argc, char **argv)
 		case OPT_LEASE_DURATION:
 		case OPT_RENEW_DEADLINE:
 		case OPT_RETRY_PERIOD: {
-			uint64_t *v = c == OPT_LEASE_DURATION	 ? &opts.lease_duration_usec
+			uint64_t *v = c == OPT_LEASE_DURATION	? &opts.lease_duration_usec
 				      : c == OPT_RENEW_DEADLINE ? &opts.renew_deadline_usec
-								 : &opts.retry_period_usec;
+								: &opts.retry_period_usec;
 			if (parse_seconds(optarg, v) < 0 || *v == 0) {
 				log_error("--%s: \"%s\" is not a number of seconds (e.g. 2 or 0.3, "
 					  "at most 3600)",
@@ -605,7 +606,7 @@ main(int argc, char **argv)
 		opts.drop_capabilities = true;
 	} else if (kubeconfig != NULL || opts.leader_elect || opts.snapshot_path != NULL) {
 		log_error("--%s is for Kubernetes mode (--ippool-ref without --config)",
-		    kubeconfig != NULL ? "kubeconfig"
+		    kubeconfig != NULL	? "kubeconfig"
 		    : opts.leader_elect ? "leader-elect"
 					: "snapshot");
 		return EXIT_USAGE;
@@ -621,8 +622,9 @@ main(int argc, char **argv)
 		if (opts.lease_duration_usec < 1000000 ||
 		    opts.renew_deadline_usec >= opts.lease_duration_usec ||
 		    opts.retry_period_usec >= opts.renew_deadline_usec) {
-			log_error("--leader-elect: need --retry-period < --renew-deadline < "
-				  "--lease-duration and --lease-duration >= 1 (got %.3f, %.3f, %.3f)",
+			log_error(
+			    "--leader-elect: need --retry-period < --renew-deadline < "
+			    "--lease-duration and --lease-duration >= 1 (got %.3f, %.3f, %.3f)",
 			    (double)opts.retry_period_usec / 1e6,
 			    (double)opts.renew_deadline_usec / 1e6,
 			    (double)opts.lease_duration_usec / 1e6);
@@ -631,12 +633,14 @@ main(int argc, char **argv)
 		snprintf(pool_ns, sizeof(pool_ns), "%.*s", (int)(slash - opts.ippool_ref),
 		    opts.ippool_ref);
 		if (opts.lease_ns == NULL)
-			opts.lease_ns = (env = getenv("POD_NAMESPACE")) != NULL && *env ? env : pool_ns;
+			opts.lease_ns =
+			    (env = getenv("POD_NAMESPACE")) != NULL && *env ? env : pool_ns;
 		if (opts.lease_name == NULL) {
 			if ((size_t)snprintf(lease_name, sizeof(lease_name), "vm-dhcp-agent-%s-%s",
 				pool_ns, slash + 1) >= sizeof(lease_name)) {
-				log_error("--leader-elect: the default Lease name for %s is too long; "
-					  "give --lease-name",
+				log_error(
+				    "--leader-elect: the default Lease name for %s is too long; "
+				    "give --lease-name",
 				    opts.ippool_ref);
 				return EXIT_USAGE;
 			}

@@ -96,9 +96,9 @@ struct agent {
 	 * drains them: the engine drops every request (dhcp_server_set_standby).
 	 */
 	struct kube_leader *leader;
-	bool active;	     /* may answer (always, without --leader-elect) */
-	char holder[256];    /* the holder last observed ("" none) */
-	uint64_t transitions; /* times this replica became active */
+	bool active;		  /* may answer (always, without --leader-elect) */
+	char holder[256];	  /* the holder last observed ("" none) */
+	uint64_t transitions;	  /* times this replica became active */
 	uint32_t addr_lifetime_s; /* the serverIP's lifetime while active (0: forever) */
 	struct event *ev_refresh; /* renews the address's lifetime while active */
 	struct event *ev_garp;	  /* the second announcement */
@@ -112,17 +112,17 @@ struct agent {
 	 * replica is seen holding the Lease or claiming the address.
 	 */
 	enum { HA_STANDBY, HA_PROBING, HA_ACTIVE, HA_HOLD } ha;
-	bool lease_held;     /* between kube_leader's on_started and on_stopped */
-	bool api_answered;   /* the last Lease attempt got the API server's answer */
-	bool api_tried;      /* a Lease attempt has ended */
+	bool lease_held;	  /* between kube_leader's on_started and on_stopped */
+	bool api_answered;	  /* the last Lease attempt got the API server's answer */
+	bool api_tried;		  /* a Lease attempt has ended */
 	uint64_t api_answered_at; /* monotonic usec of the last answered attempt (or the start) */
-	bool probe_for_hold; /* the probe under way is to hold without the Lease */
+	bool probe_for_hold;	  /* the probe under way is to hold without the Lease */
 	bool probe_conflict;
 	uint8_t conflict_mac[6];
 	uint8_t fenced_mac[6]; /* the MAC last logged as still answering for the serverIP */
 	unsigned probes_sent;
-	int arp_fd;		/* ARP for the serverIP (agent_arp_open), with the DHCP sockets */
-	uint32_t arp_ip;	/* the address its filter passes */
+	int arp_fd;	 /* ARP for the serverIP (agent_arp_open), with the DHCP sockets */
+	uint32_t arp_ip; /* the address its filter passes */
 	struct event *ev_arp;
 	struct event *ev_probe; /* the next probe, then the verdict */
 	struct event *ev_hold;	/* the next try to take the serverIP (fenced, or without the API) */
@@ -137,10 +137,10 @@ struct agent {
 	 * --snapshot: the table written on change (rate-limited), read at start and served,
 	 * stale, until the first sync with the API server replaces it.
 	 */
-	struct agent_config *snap;	  /* the snapshot's config while it is served (stale) */
+	struct agent_config *snap; /* the snapshot's config while it is served (stale) */
 	struct agent_snapshot_info snap_info;
-	struct event *ev_snap;		  /* a write pending */
-	uint64_t snap_last;		  /* monotonic usec of the last write attempt */
+	struct event *ev_snap; /* a write pending */
+	uint64_t snap_last;    /* monotonic usec of the last write attempt */
 	uint64_t snap_writes, snap_write_errors, snap_write_usec;
 	size_t snap_bytes;
 
@@ -284,9 +284,9 @@ kube_metrics_setup(struct agent *a)
 		    "Snapshots that could not be written (the previous one is kept)");
 		a->m_snap_bytes = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_snapshot_bytes",
 		    "Size of the last snapshot written or read");
-		a->m_snap_write_seconds = metrics_add_simple(m, METRIC_GAUGE,
-		    "vmdhcp_agent_snapshot_write_seconds",
-		    "Time the last snapshot write took (encode, write, fsync, rename)");
+		a->m_snap_write_seconds =
+		    metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_snapshot_write_seconds",
+			"Time the last snapshot write took (encode, write, fsync, rename)");
 		if (a->m_snap_stale == NULL || a->m_snap_writes == NULL ||
 		    a->m_snap_errors == NULL || a->m_snap_bytes == NULL ||
 		    a->m_snap_write_seconds == NULL)
@@ -358,11 +358,12 @@ metrics_setup(struct agent *a)
 	a->m_leader = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_leader",
 	    "1 while this replica answers: it holds the pool's Lease (--leader-elect) or runs "
 	    "without election; 0 on a standby");
-	a->m_transitions = metrics_add_simple(m, METRIC_COUNTER,
-	    "vmdhcp_agent_leader_transitions_total",
-	    "Times this replica became the active one (--leader-elect)");
+	a->m_transitions =
+	    metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_leader_transitions_total",
+		"Times this replica became the active one (--leader-elect)");
 	a->m_garp = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_gratuitous_arp_sent_total",
-	    "Gratuitous ARP announcements of the serverIP sent (when it is added to the interface)");
+	    "Gratuitous ARP announcements of the serverIP sent (when it is added to the "
+	    "interface)");
 	a->m_ha_state = metrics_add(m, METRIC_GAUGE, "vmdhcp_agent_ha_state",
 	    "1 for this replica's state (--leader-elect): standby, probing (ARP for the serverIP "
 	    "before taking it), active (holds the Lease), hold (answers without the Lease while "
@@ -437,8 +438,8 @@ ready(void *userdata, char *reason, size_t len)
 			    when);
 		}
 		if (a->leader != NULL && n < len)
-			snprintf(reason + n, len - n, "%s%s", n ? "; " : "",
-			    ha_state_labels[a->ha]);
+			snprintf(
+			    reason + n, len - n, "%s%s", n ? "; " : "", ha_state_labels[a->ha]);
 		return true;
 	}
 	if (!st->exists)
@@ -1453,12 +1454,14 @@ snapshot_write(struct agent *a)
 	a->snap_last = t0;
 	if (cfg == NULL || a->snap != NULL)
 		return; /* nothing synced to write (a stale table is never written back) */
-	r = agent_snapshot_write(a->opts.snapshot_path, cfg, a->dhcp, NULL, &info, err, sizeof(err));
+	r = agent_snapshot_write(
+	    a->opts.snapshot_path, cfg, a->dhcp, NULL, &info, err, sizeof(err));
 	a->snap_write_usec = clock_now_usec() - t0;
 	if (r < 0) {
 		a->snap_write_errors++;
 		log_ratelimited(&rl_snapshot, t0, LOG_LEVEL_WARN,
-		    "snapshot not written: %s (a warm start would serve an older one, or none)", err);
+		    "snapshot not written: %s (a warm start would serve an older one, or none)",
+		    err);
 		return;
 	}
 	a->snap_writes++;
@@ -1483,12 +1486,13 @@ snapshot_schedule(struct agent *a)
 {
 	uint64_t now = clock_now_usec(), due;
 
-	if (a->opts.snapshot_path == NULL || a->ev_snap == NULL || evtimer_pending(a->ev_snap, NULL))
+	if (a->opts.snapshot_path == NULL || a->ev_snap == NULL ||
+	    evtimer_pending(a->ev_snap, NULL))
 		return;
 	due = a->snap_last != 0 ? a->snap_last + SNAPSHOT_MIN_INTERVAL_USEC : now;
 	due = due > now ? due - now : 0;
-	struct timeval tv = {.tv_sec = (time_t)(due / USEC_PER_SEC),
-	    .tv_usec = (suseconds_t)(due % USEC_PER_SEC)};
+	struct timeval tv = {
+	    .tv_sec = (time_t)(due / USEC_PER_SEC), .tv_usec = (suseconds_t)(due % USEC_PER_SEC)};
 	evtimer_add(a->ev_snap, &tv);
 }
 
@@ -1523,10 +1527,12 @@ snapshot_load(struct agent *a)
 	a->snap = snap;
 	a->snap_bytes = a->snap_info.bytes;
 	t = (time_t)(a->snap_info.written_usec / USEC_PER_SEC);
-	if (gmtime_r(&t, &tm) == NULL || strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
 		snprintf(when, sizeof(when), "?");
 	log_kv(LOG_LEVEL_INFO,
-	    LOG_KV("snapshot", a->opts.snapshot_path, "written", when, "ippool", a->opts.ippool_ref),
+	    LOG_KV(
+		"snapshot", a->opts.snapshot_path, "written", when, "ippool", a->opts.ippool_ref),
 	    "warm start: %zu bindings of IPPool %s served from the snapshot (stale until synced "
 	    "with the API server)",
 	    a->snap_info.bindings, a->opts.ippool_ref);
@@ -1579,7 +1585,8 @@ refresh_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (!a->active || a->addr_ip == 0 || cfg == NULL || a->link == NULL)
 		return;
-	(void)agent_link_add_address_lifetime(a->link, a->addr_ip, a->addr_prefix, a->addr_lifetime_s);
+	(void)agent_link_add_address_lifetime(
+	    a->link, a->addr_ip, a->addr_prefix, a->addr_lifetime_s);
 }
 
 /* Takes the serverIP and answers: ACTIVE with the Lease, HOLD without it. */
@@ -1686,9 +1693,10 @@ probe_cb(evutil_socket_t fd, short what, void *arg)
 		mac_format(a->conflict_mac, m);
 		if (!a->probe_for_hold) {
 			if (memcmp(a->fenced_mac, a->conflict_mac, 6) != 0)
-				log_warn("%s: this replica holds the Lease but %s is still answered by "
-					 "%s (a previous active replica cut off from the API server?): "
-					 "not taking it until nobody answers",
+				log_warn(
+				    "%s: this replica holds the Lease but %s is still answered by "
+				    "%s (a previous active replica cut off from the API server?): "
+				    "not taking it until nobody answers",
 				    a->opts.ifname, ip, m);
 			memcpy(a->fenced_mac, a->conflict_mac, 6);
 			schedule_hold(a, a->opts.retry_period_usec);
@@ -1753,8 +1761,9 @@ arp_readable(evutil_socket_t fd, short what, void *arg)
 		if (now - a->defended_at >= DEFEND_INTERVAL_USEC) {
 			/* ACTIVE with the Lease: defend the address (RFC 5227 §2.4 (b)) */
 			a->defended_at = now;
-			log_warn("%s: %s also claimed by %s; this replica holds the Lease: defending "
-				 "it with a gratuitous ARP",
+			log_warn(
+			    "%s: %s also claimed by %s; this replica holds the Lease: defending "
+			    "it with a gratuitous ARP",
 			    a->opts.ifname, ip, m);
 			announce(a);
 		}
@@ -1821,7 +1830,8 @@ leader_started(void *userdata)
 		return;
 	if (a->active) {
 		if (a->ha == HA_HOLD)
-			log_info("this replica (%s) holds the Lease again: active", a->opts.identity);
+			log_info(
+			    "this replica (%s) holds the Lease again: active", a->opts.identity);
 		a->ha = HA_ACTIVE;
 		return;
 	}
@@ -2191,7 +2201,8 @@ agent_free(struct agent *a)
 		return NULL;
 	httpd_free(a->httpd);
 	if (a->leader != NULL && a->active)
-		stand_down(a, "stopping"); /* not answering, the address gone, before the sockets close */
+		stand_down(
+		    a, "stopping"); /* not answering, the address gone, before the sockets close */
 	a->leader = kube_leader_free(a->leader);
 	close_sockets(a);
 	agent_declog_flush(&a->declog, dhcp_clock(NULL), true);

@@ -57,17 +57,17 @@ static const struct {
 	const char *name;
 	enum placement_opt opt;
 } agent_flags[] = {
-	{ "agent-interface", PLACEMENT_OPT_INTERFACE },
-	{ "agent-image-pull-policy", PLACEMENT_OPT_PULL_POLICY },
-	{ "agent-image-pull-secret", PLACEMENT_OPT_PULL_SECRET },
-	{ "agent-resources", PLACEMENT_OPT_RESOURCES },
-	{ "agent-node-selector", PLACEMENT_OPT_NODE_SELECTOR },
-	{ "agent-tolerations", PLACEMENT_OPT_TOLERATIONS },
-	{ "agent-priority-class", PLACEMENT_OPT_PRIORITY_CLASS },
-	{ "agent-replicas", PLACEMENT_OPT_REPLICAS },
-	{ "agent-lease-duration", PLACEMENT_OPT_LEASE_DURATION },
-	{ "agent-renew-deadline", PLACEMENT_OPT_RENEW_DEADLINE },
-	{ "agent-retry-period", PLACEMENT_OPT_RETRY_PERIOD },
+    {"agent-interface", PLACEMENT_OPT_INTERFACE},
+    {"agent-image-pull-policy", PLACEMENT_OPT_PULL_POLICY},
+    {"agent-image-pull-secret", PLACEMENT_OPT_PULL_SECRET},
+    {"agent-resources", PLACEMENT_OPT_RESOURCES},
+    {"agent-node-selector", PLACEMENT_OPT_NODE_SELECTOR},
+    {"agent-tolerations", PLACEMENT_OPT_TOLERATIONS},
+    {"agent-priority-class", PLACEMENT_OPT_PRIORITY_CLASS},
+    {"agent-replicas", PLACEMENT_OPT_REPLICAS},
+    {"agent-lease-duration", PLACEMENT_OPT_LEASE_DURATION},
+    {"agent-renew-deadline", PLACEMENT_OPT_RENEW_DEADLINE},
+    {"agent-retry-period", PLACEMENT_OPT_RETRY_PERIOD},
 };
 #define AGENT_FLAG_BASE 0x100
 #define N_BASE_OPTS 12

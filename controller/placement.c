@@ -659,9 +659,9 @@ check_order(enum placement_opt below, int below_set, int below_ms, enum placemen
 		enum placement_opt opt;
 		const char *what, *flag;
 	} names[] = {
-		{ PLACEMENT_OPT_LEASE_DURATION, "Lease duration", "--agent-lease-duration" },
-		{ PLACEMENT_OPT_RENEW_DEADLINE, "renew deadline", "--agent-renew-deadline" },
-		{ PLACEMENT_OPT_RETRY_PERIOD, "retry period", "--agent-retry-period" },
+	    {PLACEMENT_OPT_LEASE_DURATION, "Lease duration", "--agent-lease-duration"},
+	    {PLACEMENT_OPT_RENEW_DEADLINE, "renew deadline", "--agent-renew-deadline"},
+	    {PLACEMENT_OPT_RETRY_PERIOD, "retry period", "--agent-retry-period"},
 	};
 	char mine[SECONDS_LEN], other[SECONDS_LEN];
 	bool blame_below = below_set != 0 || above_set == 0;
@@ -1041,13 +1041,13 @@ build_container(const struct placement_input *in, const char *name)
 			 " s:[{s:s, s:i, s:s}], s:[{s:s, s:s}],"
 			 " s:o, s:o, s:o, s:o}",
 	    "name", PLACEMENT_CONTAINER, "image", in->image, "imagePullPolicy", opt_pull_policy(in),
-	    "args", args,
-	    "env", "name", "POD_NAME", "valueFrom", "fieldRef", "fieldPath", "metadata.name",
-	    "name", "POD_NAMESPACE", "valueFrom", "fieldRef", "fieldPath", "metadata.namespace",
-	    "name", "POD_IP", "valueFrom", "fieldRef", "fieldPath", "status.podIP", "ports", "name",
-	    PLACEMENT_PORT_NAME, "containerPort", PLACEMENT_PORT, "protocol", "TCP",
-	    "volumeMounts", "name", STATE_VOLUME, "mountPath", PLACEMENT_STATE_DIR, "resources", res,
-	    "securityContext", sc, "readinessProbe", probe_ready, "livenessProbe", probe_live);
+	    "args", args, "env", "name", "POD_NAME", "valueFrom", "fieldRef", "fieldPath",
+	    "metadata.name", "name", "POD_NAMESPACE", "valueFrom", "fieldRef", "fieldPath",
+	    "metadata.namespace", "name", "POD_IP", "valueFrom", "fieldRef", "fieldPath",
+	    "status.podIP", "ports", "name", PLACEMENT_PORT_NAME, "containerPort", PLACEMENT_PORT,
+	    "protocol", "TCP", "volumeMounts", "name", STATE_VOLUME, "mountPath",
+	    PLACEMENT_STATE_DIR, "resources", res, "securityContext", sc, "readinessProbe",
+	    probe_ready, "livenessProbe", probe_live);
 }
 
 /* spec[key] = a copy of v when v is not NULL. 0 or -ENOMEM. */
@@ -1071,21 +1071,18 @@ build_pod_spec(const struct placement_input *in, const char *name, const json_t 
 	spec = json_pack("{s:[o], s:{s:b, s:i, s:i, s:{s:s}},"
 			 " s:[{s:s, s:s, s:s, s:i}, {s:s, s:s, s:s, s:i}], s:i,"
 			 " s:[{s:s, s:{s:s}}]}",
-	    "containers", container,
-	    "securityContext", "runAsNonRoot", 1, "runAsUser", AGENT_UID, "runAsGroup", AGENT_UID,
-	    "seccompProfile", "type", "RuntimeDefault",
+	    "containers", container, "securityContext", "runAsNonRoot", 1, "runAsUser", AGENT_UID,
+	    "runAsGroup", AGENT_UID, "seccompProfile", "type", "RuntimeDefault",
 	    /*
 	     * leave a failed node quickly: one replica leaves the pool without DHCP service
 	     * meanwhile; from two, a standby took over once the Lease expired, and the
 	     * replacement restores the redundancy
 	     */
-	    "tolerations",
-	    "key", "node.kubernetes.io/not-ready", "operator", "Exists", "effect", "NoExecute",
-	    "tolerationSeconds", TOLERATION_SECONDS,
-	    "key", "node.kubernetes.io/unreachable", "operator", "Exists", "effect", "NoExecute",
-	    "tolerationSeconds", TOLERATION_SECONDS,
-	    "terminationGracePeriodSeconds", 5,
-	    "volumes", "name", STATE_VOLUME, "emptyDir", "sizeLimit", PLACEMENT_STATE_SIZE);
+	    "tolerations", "key", "node.kubernetes.io/not-ready", "operator", "Exists", "effect",
+	    "NoExecute", "tolerationSeconds", TOLERATION_SECONDS, "key",
+	    "node.kubernetes.io/unreachable", "operator", "Exists", "effect", "NoExecute",
+	    "tolerationSeconds", TOLERATION_SECONDS, "terminationGracePeriodSeconds", 5, "volumes",
+	    "name", STATE_VOLUME, "emptyDir", "sizeLimit", PLACEMENT_STATE_SIZE);
 	if (spec == NULL)
 		return NULL;
 	/* A NAD without a cluster network (plain Multus) means no node affinity. */
@@ -1148,13 +1145,13 @@ placement_build(const struct placement_input *in, json_t **ret)
 			" s:{s:s, s:s, s:o, s:{s:s, s:s}},"
 			" s:{s:i, s:i, s:o, s:{s:o},"
 			"    s:{s:{s:o, s:{s:o}}, s:o}}}",
-	    "apiVersion", "apps/v1", "kind", "Deployment",
-	    "metadata", "name", name, "namespace", in->namespace, "labels", json_deep_copy(labels),
-	    "annotations", PLACEMENT_ANNOT_POOL_REF, ref, PLACEMENT_ANNOT_HASH, hash,
-	    "spec", "replicas", opt_replicas(in), "revisionHistoryLimit", 2, "strategy", strategy,
-	    "selector", "matchLabels", json_deep_copy(labels),
-	    "template", "metadata", "labels", json_deep_copy(labels), "annotations",
-	    KIND_ANNOT_MULTUS_NETWORKS, multus, "spec", podspec);
+	    "apiVersion", "apps/v1", "kind", "Deployment", "metadata", "name", name, "namespace",
+	    in->namespace, "labels", json_deep_copy(labels), "annotations",
+	    PLACEMENT_ANNOT_POOL_REF, ref, PLACEMENT_ANNOT_HASH, hash, "spec", "replicas",
+	    opt_replicas(in), "revisionHistoryLimit", 2, "strategy", strategy, "selector",
+	    "matchLabels", json_deep_copy(labels), "template", "metadata", "labels",
+	    json_deep_copy(labels), "annotations", KIND_ANNOT_MULTUS_NETWORKS, multus, "spec",
+	    podspec);
 	multus = podspec = strategy = NULL; /* stolen by "o" */
 	json_decref(labels);
 	if (dep == NULL)

@@ -34,8 +34,8 @@ add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
 
 /* New certificate for key, signed by issuer_key (issuer NULL = self-signed). */
 static X509 *
-make_cert(EVP_PKEY *key, const char *cn, X509 *issuer, EVP_PKEY *issuer_key, bool ca,
-    const char *san)
+make_cert(
+    EVP_PKEY *key, const char *cn, X509 *issuer, EVP_PKEY *issuer_key, bool ca, const char *san)
 {
 	X509 *cert = X509_new();
 	unsigned char serial[16];
@@ -180,8 +180,8 @@ tls_setup(const char *dir, const char *extra_san, SSL_CTX **ret_ctx, char **ret_
 		char san[512];
 		/* the tests' addresses, plus one a test in network namespaces reaches it on */
 		if ((size_t)snprintf(san, sizeof(san), "IP:127.0.0.1,IP:::1,DNS:localhost%s%s",
-			extra_san != NULL ? "," : "", extra_san != NULL ? extra_san : "") >=
-		    sizeof(san)) {
+			extra_san != NULL ? "," : "",
+			extra_san != NULL ? extra_san : "") >= sizeof(san)) {
 			r = -EINVAL;
 			goto out;
 		}

@@ -10,7 +10,8 @@
  * Returns 0 and a new server SSL_CTX in *ret_ctx and the CA certificate as a new PEM
  * string in *ret_ca_pem (caller frees), or negative errno.
  */
-/* extra_san (may be NULL): more subjectAltName entries for the server certificate, e.g. "IP:10.0.0.1" */
+/* extra_san (may be NULL): more subjectAltName entries for the server certificate, e.g.
+ * "IP:10.0.0.1" */
 int tls_setup(const char *dir, const char *extra_san, SSL_CTX **ret_ctx, char **ret_ca_pem);
 
 #endif

@@ -78,7 +78,6 @@ free(void *p)
 
 typedef json_t *(*loader_fn)(const char *text, size_t len, size_t flags, json_error_t *error);
 
-
 static int
 run(const char *name, loader_fn load, const char *text, size_t len, int reps)
 {

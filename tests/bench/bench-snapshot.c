@@ -23,7 +23,6 @@
 #define N_BINDINGS 65000
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
 
-
 static double
 median(double *v, int n)
 {

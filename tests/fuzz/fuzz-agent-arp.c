@@ -14,7 +14,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const uint8_t self[6] = { 0x52, 0x54, 0x00, 0x00, 0x00, 0x01 };
+static const uint8_t self[6] = {0x52, 0x54, 0x00, 0x00, 0x00, 0x01};
 
 static uint32_t
 be32(const uint8_t *p)
@@ -45,7 +45,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (kind == AGENT_ARP_CLAIM && be32(f + 28) != ip)
 			abort();
-		if (kind == AGENT_ARP_PROBE && (be32(f + 28) != 0 || be32(f + 38) != ip || f[21] != 1))
+		if (kind == AGENT_ARP_PROBE &&
+		    (be32(f + 28) != 0 || be32(f + 38) != ip || f[21] != 1))
 			abort();
 	}
 	free(f);

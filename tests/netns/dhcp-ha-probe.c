@@ -57,7 +57,6 @@ now_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-
 /* The message type of the DHCP message m (len bytes, after the BOOTP header); 0 when none. */
 static int
 msg_type(const uint8_t *m, size_t len)

@@ -12,22 +12,22 @@
 #include "agent/agent.h"
 #include "tests/runner.h"
 
-static const uint8_t hw[6] = { 0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc };
+static const uint8_t hw[6] = {0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc};
 
 /* RFC 5227 §2.3 announcement, byte for byte */
 static void
 test_garp_frame(void)
 {
 	static const uint8_t want[AGENT_GARP_LEN] = {
-		0xff, 0xff, 0xff, 0xff, 0xff, 0xff,	/* broadcast */
-		0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc,	/* from us */
-		0x08, 0x06,				/* ARP */
-		0x00, 0x01, 0x08, 0x00, 0x06, 0x04,	/* Ethernet / IPv4, 6, 4 */
-		0x00, 0x01,				/* request */
-		0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc,	/* sender MAC */
-		10, 66, 0, 1,				/* sender IP = serverIP */
-		0, 0, 0, 0, 0, 0,			/* target MAC: zero */
-		10, 66, 0, 1,				/* target IP = serverIP */
+	    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, /* broadcast */
+	    0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc, /* from us */
+	    0x08, 0x06,				/* ARP */
+	    0x00, 0x01, 0x08, 0x00, 0x06, 0x04, /* Ethernet / IPv4, 6, 4 */
+	    0x00, 0x01,				/* request */
+	    0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc, /* sender MAC */
+	    10, 66, 0, 1,			/* sender IP = serverIP */
+	    0, 0, 0, 0, 0, 0,			/* target MAC: zero */
+	    10, 66, 0, 1,			/* target IP = serverIP */
 	};
 	uint8_t f[AGENT_GARP_LEN];
 
@@ -81,8 +81,8 @@ test_probe_frame(void)
 static void
 test_classify(void)
 {
-	static const uint8_t other[6] = { 0x52, 0x54, 0x00, 0x11, 0x22, 0x33 };
-	uint8_t f[AGENT_GARP_LEN], mac[6] = { 0 };
+	static const uint8_t other[6] = {0x52, 0x54, 0x00, 0x11, 0x22, 0x33};
+	uint8_t f[AGENT_GARP_LEN], mac[6] = {0};
 
 	/* another MAC announcing the address: a claim */
 	agent_garp_build(f, other, 0x0a420001);

@@ -76,8 +76,8 @@ build(const struct placement_input *in)
 static void
 assert_args(json_t *dep, const char *const *want, size_t n)
 {
-	json_t *c = json_array_get(
-	    kind_get(dep, "spec", "template", "spec", "containers", NULL), 0);
+	json_t *c =
+	    json_array_get(kind_get(dep, "spec", "template", "spec", "containers", NULL), 0);
 	json_t *args = json_object_get(c, "args");
 
 	CU_ASSERT_EQUAL_FATAL(json_array_size(args), n);
@@ -111,7 +111,8 @@ assert_state_volume(json_t *dep)
 	CU_ASSERT_STRING_EQUAL(kind_get_str(mount, "mountPath", NULL), "/var/lib/vm-dhcp");
 	CU_ASSERT_PTR_NULL(kind_get(mount, "readOnly", NULL));
 	/* the root file system stays read-only */
-	CU_ASSERT_TRUE(json_is_true(kind_get(c, "securityContext", "readOnlyRootFilesystem", NULL)));
+	CU_ASSERT_TRUE(
+	    json_is_true(kind_get(c, "securityContext", "readOnlyRootFilesystem", NULL)));
 }
 
 static void
@@ -120,10 +121,10 @@ test_manifest(void)
 	struct placement_input in = input();
 	json_t *dep = build(&in), *tmpl, *pod, *c, *caps, *expr, *tol, *multus, *term;
 	/* the default: two replicas electing the active one through the Lease <deployment> */
-	const char *const args[] = { "--ippool-ref", "default/net-1", "--interface", "eth1",
-		"--listen", "$(POD_IP):8080", "--snapshot", "/var/lib/vm-dhcp/snapshot",
-		"--leader-elect", "--lease-name", "default-net-1-agent", "--lease-duration", "2",
-		"--renew-deadline", "1.5", "--retry-period", "0.3" };
+	const char *const args[] = {"--ippool-ref", "default/net-1", "--interface", "eth1",
+	    "--listen", "$(POD_IP):8080", "--snapshot", "/var/lib/vm-dhcp/snapshot",
+	    "--leader-elect", "--lease-name", "default-net-1-agent", "--lease-duration", "2",
+	    "--renew-deadline", "1.5", "--retry-period", "0.3"};
 	const char *add[] = { "NET_RAW", "NET_BIND_SERVICE", "NET_ADMIN" };
 	json_t *env, *sc;
 
@@ -189,11 +190,11 @@ test_manifest(void)
 				  "preferredDuringSchedulingIgnoredDuringExecution", NULL),
 	    0);
 	CU_ASSERT_EQUAL(json_integer_value(json_object_get(term, "weight")), 100);
-	CU_ASSERT_STRING_EQUAL(kind_get_str(term, "podAffinityTerm", "topologyKey", NULL),
-	    "kubernetes.io/hostname");
-	CU_ASSERT_TRUE(json_equal(
-	    kind_get(term, "podAffinityTerm", "labelSelector", "matchLabels", NULL),
-	    kind_get(dep, "spec", "selector", "matchLabels", NULL)));
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(term, "podAffinityTerm", "topologyKey", NULL), "kubernetes.io/hostname");
+	CU_ASSERT_TRUE(
+	    json_equal(kind_get(term, "podAffinityTerm", "labelSelector", "matchLabels", NULL),
+		kind_get(dep, "spec", "selector", "matchLabels", NULL)));
 	CU_ASSERT_EQUAL(
 	    json_object_size(kind_get(term, "podAffinityTerm", "labelSelector", NULL)), 1);
 	tol = kind_get(pod, "tolerations", NULL);
@@ -292,7 +293,7 @@ static void
 test_plain_multus_and_bare_network(void)
 {
 	struct placement_input in = input();
-	struct placement_opts one = { .replicas = 1 };
+	struct placement_opts one = {.replicas = 1};
 	json_t *dep, *multus;
 
 	in.cluster_network = NULL;
@@ -301,10 +302,10 @@ test_plain_multus_and_bare_network(void)
 	dep = build(&in);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(dep);
 	/* no node affinity; the replicas' anti-affinity alone */
-	CU_ASSERT_PTR_NULL(kind_get(dep, "spec", "template", "spec", "affinity", "nodeAffinity",
-	    NULL));
-	CU_ASSERT_PTR_NOT_NULL(kind_get(dep, "spec", "template", "spec", "affinity",
-	    "podAntiAffinity", NULL));
+	CU_ASSERT_PTR_NULL(
+	    kind_get(dep, "spec", "template", "spec", "affinity", "nodeAffinity", NULL));
+	CU_ASSERT_PTR_NOT_NULL(
+	    kind_get(dep, "spec", "template", "spec", "affinity", "podAntiAffinity", NULL));
 	CU_ASSERT_PTR_NULL(kind_get(dep, "spec", "template", "spec", "serviceAccountName", NULL));
 	multus = json_loads(kind_get_str(dep, "spec", "template", "metadata", "annotations",
 				KIND_ANNOT_MULTUS_NETWORKS, NULL),
@@ -581,7 +582,6 @@ test_knobs_hash(void)
 	json_decref(base);
 }
 
-
 /* value refused for which with one line containing reason; nothing kept in o */
 static void
 expect_refused(
@@ -688,9 +688,9 @@ static void
 test_one_replica(void)
 {
 	struct placement_input in = input();
-	struct placement_opts o = { 0 };
-	const char *const args[] = { "--ippool-ref", "default/net-1", "--interface", "eth1",
-		"--listen", "$(POD_IP):8080", "--snapshot", "/var/lib/vm-dhcp/snapshot" };
+	struct placement_opts o = {0};
+	const char *const args[] = {"--ippool-ref", "default/net-1", "--interface", "eth1",
+	    "--listen", "$(POD_IP):8080", "--snapshot", "/var/lib/vm-dhcp/snapshot"};
 	json_t *dep, *pod;
 
 	set_ok(&o, PLACEMENT_OPT_REPLICAS, "1");
@@ -715,11 +715,11 @@ static void
 test_election_knobs(void)
 {
 	struct placement_input in = input();
-	struct placement_opts o = { 0 }, copy;
-	const char *const args[] = { "--ippool-ref", "default/net-1", "--interface", "eth1",
-		"--listen", "$(POD_IP):8080", "--snapshot", "/var/lib/vm-dhcp/snapshot",
-		"--leader-elect", "--lease-name", "default-net-1-agent", "--lease-duration", "15",
-		"--renew-deadline", "10.25", "--retry-period", "0.025" };
+	struct placement_opts o = {0}, copy;
+	const char *const args[] = {"--ippool-ref", "default/net-1", "--interface", "eth1",
+	    "--listen", "$(POD_IP):8080", "--snapshot", "/var/lib/vm-dhcp/snapshot",
+	    "--leader-elect", "--lease-name", "default-net-1-agent", "--lease-duration", "15",
+	    "--renew-deadline", "10.25", "--retry-period", "0.025"};
 	json_t *base = build(&in), *dep, *one, *c;
 	char name[80];
 
@@ -768,8 +768,8 @@ test_election_knobs(void)
 	CU_ASSERT_EQUAL(placement_decide(one, base, false), PLACEMENT_UPDATE);
 	o.lease_ms = o.renew_ms = o.retry_ms = 0;
 	dep = build(&in);
-	CU_ASSERT_STRING_EQUAL(kind_annotation(dep, PLACEMENT_ANNOT_HASH),
-	    kind_annotation(one, PLACEMENT_ANNOT_HASH));
+	CU_ASSERT_STRING_EQUAL(
+	    kind_annotation(dep, PLACEMENT_ANNOT_HASH), kind_annotation(one, PLACEMENT_ANNOT_HASH));
 	CU_ASSERT_EQUAL(placement_decide(one, dep, false), PLACEMENT_KEEP);
 	json_decref(dep);
 	json_decref(one);
@@ -808,48 +808,48 @@ test_election_refused(void)
 		const char *value;
 		const char *reason;
 	} bad[] = {
-		{ PLACEMENT_OPT_REPLICAS, "0", "from 1 to 10" },
-		{ PLACEMENT_OPT_REPLICAS, "11", "from 1 to 10" },
-		{ PLACEMENT_OPT_REPLICAS, "", "from 1 to 10" },
-		{ PLACEMENT_OPT_REPLICAS, "-1", "from 1 to 10" },
-		{ PLACEMENT_OPT_REPLICAS, "2.0", "from 1 to 10" },
-		{ PLACEMENT_OPT_REPLICAS, "99999999999999999999", "from 1 to 10" },
-		{ PLACEMENT_OPT_LEASE_DURATION, "0.5", "at least 1 second" },
-		{ PLACEMENT_OPT_LEASE_DURATION, "0", "more than 0" },
-		{ PLACEMENT_OPT_LEASE_DURATION, "2s", "not a number of seconds" },
-		{ PLACEMENT_OPT_LEASE_DURATION, "3601", "more than 3600 seconds" },
-		{ PLACEMENT_OPT_LEASE_DURATION, "99999999999999999999", "more than 3600 seconds" },
-		{ PLACEMENT_OPT_RENEW_DEADLINE, "-1", "not a number of seconds" },
-		{ PLACEMENT_OPT_RENEW_DEADLINE, "1.", "not a number of seconds" },
-		{ PLACEMENT_OPT_RENEW_DEADLINE, ".5", "not a number of seconds" },
-		{ PLACEMENT_OPT_RENEW_DEADLINE, "1e3", "not a number of seconds" },
-		{ PLACEMENT_OPT_RETRY_PERIOD, "0.0001", "at most 3 decimals" },
-		{ PLACEMENT_OPT_RETRY_PERIOD, "0.000", "more than 0" },
-		{ PLACEMENT_OPT_RETRY_PERIOD, "", "not a number of seconds" },
+	    {PLACEMENT_OPT_REPLICAS, "0", "from 1 to 10"},
+	    {PLACEMENT_OPT_REPLICAS, "11", "from 1 to 10"},
+	    {PLACEMENT_OPT_REPLICAS, "", "from 1 to 10"},
+	    {PLACEMENT_OPT_REPLICAS, "-1", "from 1 to 10"},
+	    {PLACEMENT_OPT_REPLICAS, "2.0", "from 1 to 10"},
+	    {PLACEMENT_OPT_REPLICAS, "99999999999999999999", "from 1 to 10"},
+	    {PLACEMENT_OPT_LEASE_DURATION, "0.5", "at least 1 second"},
+	    {PLACEMENT_OPT_LEASE_DURATION, "0", "more than 0"},
+	    {PLACEMENT_OPT_LEASE_DURATION, "2s", "not a number of seconds"},
+	    {PLACEMENT_OPT_LEASE_DURATION, "3601", "more than 3600 seconds"},
+	    {PLACEMENT_OPT_LEASE_DURATION, "99999999999999999999", "more than 3600 seconds"},
+	    {PLACEMENT_OPT_RENEW_DEADLINE, "-1", "not a number of seconds"},
+	    {PLACEMENT_OPT_RENEW_DEADLINE, "1.", "not a number of seconds"},
+	    {PLACEMENT_OPT_RENEW_DEADLINE, ".5", "not a number of seconds"},
+	    {PLACEMENT_OPT_RENEW_DEADLINE, "1e3", "not a number of seconds"},
+	    {PLACEMENT_OPT_RETRY_PERIOD, "0.0001", "at most 3 decimals"},
+	    {PLACEMENT_OPT_RETRY_PERIOD, "0.000", "more than 0"},
+	    {PLACEMENT_OPT_RETRY_PERIOD, "", "not a number of seconds"},
 	};
 	static const struct {
 		const char *lease, *renew, *retry; /* NULL: not given (the default) */
 		enum placement_opt which;
 		const char *reason;
 	} order[] = {
-		{ "1", NULL, NULL, PLACEMENT_OPT_LEASE_DURATION,
-		    "1 is not longer than the renew deadline (--agent-renew-deadline 1.5, the "
-		    "default)" },
-		{ NULL, "2", NULL, PLACEMENT_OPT_RENEW_DEADLINE,
-		    "2 is not shorter than the Lease duration (--agent-lease-duration 2, the "
-		    "default)" },
-		{ "3", "3", NULL, PLACEMENT_OPT_RENEW_DEADLINE,
-		    "3 is not shorter than the Lease duration (--agent-lease-duration 3)" },
-		{ NULL, NULL, "1.5", PLACEMENT_OPT_RETRY_PERIOD,
-		    "1.5 is not shorter than the renew deadline (--agent-renew-deadline 1.5, the "
-		    "default)" },
-		{ NULL, "0.25", NULL, PLACEMENT_OPT_RENEW_DEADLINE,
-		    "0.25 is not longer than the retry period (--agent-retry-period 0.3, the "
-		    "default)" },
-		{ NULL, "1", "1.001", PLACEMENT_OPT_RETRY_PERIOD,
-		    "1.001 is not shorter than the renew deadline (--agent-renew-deadline 1)" },
+	    {"1", NULL, NULL, PLACEMENT_OPT_LEASE_DURATION,
+		"1 is not longer than the renew deadline (--agent-renew-deadline 1.5, the "
+		"default)"},
+	    {NULL, "2", NULL, PLACEMENT_OPT_RENEW_DEADLINE,
+		"2 is not shorter than the Lease duration (--agent-lease-duration 2, the "
+		"default)"},
+	    {"3", "3", NULL, PLACEMENT_OPT_RENEW_DEADLINE,
+		"3 is not shorter than the Lease duration (--agent-lease-duration 3)"},
+	    {NULL, NULL, "1.5", PLACEMENT_OPT_RETRY_PERIOD,
+		"1.5 is not shorter than the renew deadline (--agent-renew-deadline 1.5, the "
+		"default)"},
+	    {NULL, "0.25", NULL, PLACEMENT_OPT_RENEW_DEADLINE,
+		"0.25 is not longer than the retry period (--agent-retry-period 0.3, the "
+		"default)"},
+	    {NULL, "1", "1.001", PLACEMENT_OPT_RETRY_PERIOD,
+		"1.001 is not shorter than the renew deadline (--agent-renew-deadline 1)"},
 	};
-	struct placement_opts o = { 0 };
+	struct placement_opts o = {0};
 	enum placement_opt which;
 	char err[256];
 
@@ -921,20 +921,20 @@ test_ready_with_standby(void)
 }
 
 static const struct test_case placement_tests[] = {
-	{ "agent names", test_names },
-	{ "manifest", test_manifest },
-	{ "metrics port and pod label (PodMonitor)", test_metrics_port },
-	{ "plain multus, bare network", test_plain_multus_and_bare_network },
-	{ "long label values", test_long_label_values },
-	{ "re-placement decision", test_replacement_decision },
-	{ "agent knobs in the manifest", test_knobs_manifest },
-	{ "agent knobs in the inputs hash", test_knobs_hash },
-	{ "agent knobs refused", test_knobs_refused },
-	{ "one replica: Recreate, no election", test_one_replica },
-	{ "replicas and election durations", test_election_knobs },
-	{ "replicas and election durations refused", test_election_refused },
-	{ "AgentReady with a standby", test_ready_with_standby },
-	{ NULL, NULL },
+    {"agent names", test_names},
+    {"manifest", test_manifest},
+    {"metrics port and pod label (PodMonitor)", test_metrics_port},
+    {"plain multus, bare network", test_plain_multus_and_bare_network},
+    {"long label values", test_long_label_values},
+    {"re-placement decision", test_replacement_decision},
+    {"agent knobs in the manifest", test_knobs_manifest},
+    {"agent knobs in the inputs hash", test_knobs_hash},
+    {"agent knobs refused", test_knobs_refused},
+    {"one replica: Recreate, no election", test_one_replica},
+    {"replicas and election durations", test_election_knobs},
+    {"replicas and election durations refused", test_election_refused},
+    {"AgentReady with a standby", test_ready_with_standby},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {

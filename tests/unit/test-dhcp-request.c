@@ -635,7 +635,8 @@ test_release(void)
 	dhcp_server_free(s);
 }
 
-/* A standby replica: every request dropped as not_serving, nothing answered; active again: answered. */
+/* A standby replica: every request dropped as not_serving, nothing answered; active again:
+ * answered. */
 static void
 test_standby(void)
 {

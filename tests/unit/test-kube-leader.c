@@ -113,18 +113,18 @@ static void
 elector_init(struct elector *e, const char *id)
 {
 	struct kube_leader_opts o = {
-		.ns = "kube-system",
-		.name = "vm-dhcp-controller",
-		.identity = id,
-		.lease_duration_usec = LEASE_US,
-		.renew_deadline_usec = RENEW_US,
-		.retry_period_usec = RETRY_US,
-		.on_started = on_started,
-		.on_stopped = on_stopped,
-		.on_new_leader = on_new_leader,
-		.on_result = on_result,
-		.userdata = e,
-		.clock = &test_clock,
+	    .ns = "kube-system",
+	    .name = "vm-dhcp-controller",
+	    .identity = id,
+	    .lease_duration_usec = LEASE_US,
+	    .renew_deadline_usec = RENEW_US,
+	    .retry_period_usec = RETRY_US,
+	    .on_started = on_started,
+	    .on_stopped = on_stopped,
+	    .on_new_leader = on_new_leader,
+	    .on_result = on_result,
+	    .userdata = e,
+	    .clock = &test_clock,
 	};
 	struct timeval tv = { 0, 5000 };
 
@@ -528,11 +528,11 @@ test_event_burst(void)
 }
 
 static const struct test_case leader_tests[] = {
-	{ "hand-over on release", test_handover_on_release },
-	{ "take-over after a stall, never two leaders", test_takeover_after_stall },
-	{ "bad options", test_bad_options },
-	{ "each attempt reports whether the API server answered", test_reports_reachability },
-	{ NULL, NULL },
+    {"hand-over on release", test_handover_on_release},
+    {"take-over after a stall, never two leaders", test_takeover_after_stall},
+    {"bad options", test_bad_options},
+    {"each attempt reports whether the API server answered", test_reports_reachability},
+    {NULL, NULL},
 };
 
 static const struct test_case event_tests[] = {
