@@ -398,33 +398,6 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 		event_base_loopbreak(loop_base);
 }
 
-/* "2", "1.5", "0.25" seconds -> usec (at most 3600 s, microsecond precision). -EINVAL. */
-static int
-parse_seconds(const char *s, uint64_t *ret)
-{
-	uint64_t whole = 0, frac = 0, scale = 100000;
-	const char *p = s;
-
-	if (*p < '0' || *p > '9')
-		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++)
-		if ((whole = whole * 10 + (uint64_t)(*p - '0')) > 3600)
-			return -EINVAL;
-	if (*p == '.') {
-		if (*++p < '0' || *p > '9')
-			return -EINVAL;
-		for (; *p >= '0' && *p <= '9'; p++, scale /= 10) {
-			if (scale == 0)
-				return -EINVAL;
-			frac += (uint64_t)(*p - '0') * scale;
-		}
-	}
-	if (*p != '\0')
-		return -EINVAL;
-	*ret = whole * 1000000 + frac;
-	return *ret > 3600 * UINT64_C(1000000) ? -EINVAL : 0;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -523,7 +496,8 @@ main(int argc, char **argv)
 			uint64_t *v = c == OPT_LEASE_DURATION	? &opts.lease_duration_usec
 				      : c == OPT_RENEW_DEADLINE ? &opts.renew_deadline_usec
 								: &opts.retry_period_usec;
-			if (parse_seconds(optarg, v) < 0 || *v == 0) {
+			if (parse_seconds_usec(optarg, 6, 3600 * UINT64_C(1000000), v) < 0 ||
+			    *v == 0) {
 				log_error("--%s: \"%s\" is not a number of seconds (e.g. 2 or 0.3, "
 					  "at most 3600)",
 				    c == OPT_LEASE_DURATION   ? "lease-duration"

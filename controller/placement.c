@@ -473,28 +473,18 @@ parse_replicas(const char *v, int *ret, char *err, size_t len)
 static int
 parse_seconds(const char *v, int *ms, char *err, size_t len)
 {
-	long whole = 0, frac = 0;
-	int ndig = 0, nfrac = 0;
-	const char *p = v;
+	uint64_t usec;
+	int r = parse_seconds_usec(v, 3, (uint64_t)PLACEMENT_DURATION_MAX_MS * 1000, &usec);
 
-	for (; *p >= '0' && *p <= '9'; p++, ndig++)
-		if ((whole = whole * 10 + (*p - '0')) > PLACEMENT_DURATION_MAX_MS / 1000)
-			return fail(err, len, "%.32s is more than %d seconds", v,
-			    PLACEMENT_DURATION_MAX_MS / 1000);
-	if (*p == '.')
-		for (p++; *p >= '0' && *p <= '9' && nfrac < 3; p++, nfrac++)
-			frac = frac * 10 + (*p - '0');
-	if (ndig == 0 || *p != '\0' || p[-1] == '.')
-		return fail(err, len,
-		    "\"%.32s\" is not a number of seconds (digits, at most 3 decimals)", v);
-	for (int i = nfrac; i < 3; i++)
-		frac *= 10;
-	*ms = (int)(whole * 1000 + frac);
-	if (*ms == 0)
-		return fail(err, len, "%.32s: must be more than 0 seconds", v);
-	if (*ms > PLACEMENT_DURATION_MAX_MS)
+	if (r == -ERANGE)
 		return fail(
 		    err, len, "%.32s is more than %d seconds", v, PLACEMENT_DURATION_MAX_MS / 1000);
+	if (r < 0)
+		return fail(err, len,
+		    "\"%.32s\" is not a number of seconds (digits, at most 3 decimals)", v);
+	*ms = (int)(usec / 1000);
+	if (*ms == 0)
+		return fail(err, len, "%.32s: must be more than 0 seconds", v);
 	return 0;
 }
 
@@ -516,7 +506,7 @@ format_seconds(int ms, char out[SECONDS_LEN])
 static int
 set_seconds(int *slot, enum placement_opt which, const char *value, char *err, size_t len)
 {
-	int ms, r;
+	int ms = 0, r;
 
 	if ((r = parse_seconds(value, &ms, err, len)) < 0)
 		return r;

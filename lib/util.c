@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
+
 static int
 hexval(char c)
 {
@@ -197,6 +199,36 @@ parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
 	if (v < min || v > max)
 		return -ERANGE;
 	*ret = v;
+	return 0;
+}
+
+int
+parse_seconds_usec(const char *s, unsigned max_decimals, uint64_t max_usec, uint64_t *ret)
+{
+	uint64_t whole = 0, frac = 0, scale = USEC_PER_SEC;
+	unsigned decimals = 0;
+	const char *p = s;
+
+	if (s == NULL || *p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++)
+		if ((whole = whole * 10 + (uint64_t)(*p - '0')) > max_usec / USEC_PER_SEC)
+			return -ERANGE;
+	if (*p == '.') {
+		if (*++p < '0' || *p > '9')
+			return -EINVAL;
+		for (; *p >= '0' && *p <= '9'; p++) {
+			if (++decimals > max_decimals || decimals > 6)
+				return -EINVAL;
+			scale /= 10;
+			frac += (uint64_t)(*p - '0') * scale;
+		}
+	}
+	if (*p != '\0')
+		return -EINVAL;
+	if (whole * USEC_PER_SEC + frac > max_usec)
+		return -ERANGE;
+	*ret = whole * USEC_PER_SEC + frac;
 	return 0;
 }
 

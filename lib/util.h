@@ -56,6 +56,11 @@ hash_mac(const uint8_t mac[MAC_LEN])
 
 /* Parse a decimal unsigned integer in [min, max]; the whole string must be consumed. */
 int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret);
+/*
+ * Decimal seconds ("2", "1.5", "0.025": digits, then optionally '.' and 1 to max_decimals
+ * digits, at most 6) -> microseconds. -EINVAL when not that form, -ERANGE over max_usec.
+ */
+int parse_seconds_usec(const char *s, unsigned max_decimals, uint64_t max_usec, uint64_t *ret);
 
 /* Write a file atomically: temp file in the same directory, fsync, rename, fsync dir. */
 int write_file_atomic(const char *path, const void *data, size_t len, unsigned mode);

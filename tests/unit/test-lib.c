@@ -496,6 +496,37 @@ test_atomic_file(void)
 	rmdir(dir);
 }
 
+/* Decimal seconds: the form both programs' duration flags take. */
+static void
+test_parse_seconds(void)
+{
+	uint64_t v = 0;
+
+	CU_ASSERT_EQUAL(parse_seconds_usec("2", 3, 3600000000u, &v), 0);
+	CU_ASSERT_EQUAL(v, 2000000);
+	CU_ASSERT_EQUAL(parse_seconds_usec("1.5", 3, 3600000000u, &v), 0);
+	CU_ASSERT_EQUAL(v, 1500000);
+	CU_ASSERT_EQUAL(parse_seconds_usec("0.025", 3, 3600000000u, &v), 0);
+	CU_ASSERT_EQUAL(v, 25000);
+	CU_ASSERT_EQUAL(parse_seconds_usec("0.000001", 6, 3600000000u, &v), 0);
+	CU_ASSERT_EQUAL(v, 1);
+	CU_ASSERT_EQUAL(parse_seconds_usec("0", 3, 3600000000u, &v), 0);
+	CU_ASSERT_EQUAL(v, 0);
+	CU_ASSERT_EQUAL(parse_seconds_usec("3600", 3, 3600000000u, &v), 0);
+	/* too many decimals for the caller, or beyond microseconds */
+	CU_ASSERT_EQUAL(parse_seconds_usec("0.0001", 3, 3600000000u, &v), -EINVAL);
+	CU_ASSERT_EQUAL(parse_seconds_usec("0.0000001", 9, 3600000000u, &v), -EINVAL);
+	/* not the form */
+	static const char *const bad[] = {"", ".5", "1.", "2s", "-1", "1.5.", " 1", "1e3", "0x10"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CU_ASSERT_EQUAL(parse_seconds_usec(bad[i], 3, 3600000000u, &v), -EINVAL);
+	CU_ASSERT_EQUAL(parse_seconds_usec(NULL, 3, 3600000000u, &v), -EINVAL);
+	/* over the bound, including digits that would overflow */
+	CU_ASSERT_EQUAL(parse_seconds_usec("3600.001", 3, 3600000000u, &v), -ERANGE);
+	CU_ASSERT_EQUAL(parse_seconds_usec("3601", 3, 3600000000u, &v), -ERANGE);
+	CU_ASSERT_EQUAL(parse_seconds_usec("99999999999999999999999", 3, 3600000000u, &v), -ERANGE);
+}
+
 static void
 test_parse_uint(void)
 {
@@ -550,22 +581,22 @@ test_httpd_listen(void)
 }
 
 static const struct test_case lib_tests[] = {
-	{ "httpd binds numeric addresses, clear errors", test_httpd_listen },
-	{ "buf reader never reads past the end", test_reader_bounds },
-	{ "buf writer overflow is sticky", test_writer_overflow },
-	{ "MAC parse/canonicalise", test_mac },
-	{ "IPv4 and CIDR parsing is strict", test_ipv4 },
-	{ "metrics render Prometheus text", test_metrics_render },
-	{ "metrics values round-trip (Unix time in ms, 2^53)", test_metrics_values_round_trip },
-	{ "metrics: vmdhcp_build_info with escaped labels", test_metrics_build_info },
-	{ "metrics: process metrics from /proc/self", test_metrics_process },
-	{ "metrics: one family from constant-labelled registrations",
-	    test_metrics_const_label_families },
-	{ "metrics: dynamic series come and go", test_metrics_dynamic_series },
-	{ "atomic file write and bounded read", test_atomic_file },
-	{ "parse_uint bounds", test_parse_uint },
-	{ "rate-limited logging", test_ratelimit },
-	{ NULL, NULL },
+    {"httpd binds numeric addresses, clear errors", test_httpd_listen},
+    {"buf reader never reads past the end", test_reader_bounds},
+    {"buf writer overflow is sticky", test_writer_overflow},
+    {"MAC parse/canonicalise", test_mac},
+    {"IPv4 and CIDR parsing is strict", test_ipv4},
+    {"metrics render Prometheus text", test_metrics_render},
+    {"metrics values round-trip (Unix time in ms, 2^53)", test_metrics_values_round_trip},
+    {"metrics: vmdhcp_build_info with escaped labels", test_metrics_build_info},
+    {"metrics: process metrics from /proc/self", test_metrics_process},
+    {"metrics: one family from constant-labelled registrations", test_metrics_const_label_families},
+    {"metrics: dynamic series come and go", test_metrics_dynamic_series},
+    {"atomic file write and bounded read", test_atomic_file},
+    {"parse_uint bounds", test_parse_uint},
+    {"parse_seconds_usec", test_parse_seconds},
+    {"rate-limited logging", test_ratelimit},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
