@@ -97,12 +97,11 @@ struct agent {
 	 */
 	struct kube_leader *leader;
 	bool active;		  /* may answer (always, without --leader-elect) */
-	char holder[256];	  /* the holder last observed ("" none) */
 	uint64_t transitions;	  /* times this replica became active */
 	uint32_t addr_lifetime_s; /* the serverIP's lifetime while active (0: forever) */
 	struct event *ev_refresh; /* renews the address's lifetime while active */
 	struct event *ev_garp;	  /* the second announcement */
-	uint64_t garp_sent, garp_errors;
+	uint64_t garp_sent;
 	uint32_t cleared_ip; /* a standby's serverIP removed from the interface, once per IP */
 	/*
 	 * Fencing on the wire (RFC 5227): a replica takes the serverIP (PROBING -> ACTIVE or HOLD)
@@ -139,6 +138,7 @@ struct agent {
 	 */
 	struct agent_config *snap; /* the snapshot's config while it is served (stale) */
 	struct agent_snapshot_info snap_info;
+	char snap_written[32]; /* snap_info.written_usec as UTC RFC 3339 */
 	struct event *ev_snap; /* a write pending */
 	uint64_t snap_last;    /* monotonic usec of the last write attempt */
 	uint64_t snap_writes, snap_write_errors, snap_write_usec;
@@ -425,18 +425,11 @@ ready(void *userdata, char *reason, size_t len)
 	/* once the capabilities are dropped the sockets stay open while the link is down */
 	if (a->open && st->exists && st->up && st->ifindex == a->open_ifindex) {
 		size_t n = 0;
-		if (a->snap != NULL) {
-			char when[40];
-			time_t t = (time_t)(a->snap_info.written_usec / USEC_PER_SEC);
-			struct tm tm;
-			if (gmtime_r(&t, &tm) == NULL ||
-			    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-				snprintf(when, sizeof(when), "?");
+		if (a->snap != NULL)
 			n = (size_t)snprintf(reason, len,
 			    "stale: serving the snapshot written at %s, not synced with the API "
 			    "server yet",
-			    when);
-		}
+			    a->snap_written);
 		if (a->leader != NULL && n < len)
 			snprintf(
 			    reason + n, len - n, "%s%s", n ? "; " : "", ha_state_labels[a->ha]);
@@ -870,7 +863,6 @@ announce(struct agent *a)
 	    a->arp_fd >= 0 ? a->arp_fd : fds[0], a->open_ifindex, a->open_hwaddr, a->addr_ip);
 	ipv4_format(a->addr_ip, ip);
 	if (r < 0) {
-		a->garp_errors++;
 		log_warn("%s: cannot send a gratuitous ARP for %s: %s", a->opts.ifname, ip,
 		    strerror(-r));
 		return;
@@ -1501,7 +1493,7 @@ static void
 snapshot_load(struct agent *a)
 {
 	struct agent_config *snap = NULL;
-	char err[AGENT_ERR_MAX], when[40];
+	char err[AGENT_ERR_MAX];
 	struct tm tm;
 	time_t t;
 	int r;
@@ -1528,11 +1520,11 @@ snapshot_load(struct agent *a)
 	a->snap_bytes = a->snap_info.bytes;
 	t = (time_t)(a->snap_info.written_usec / USEC_PER_SEC);
 	if (gmtime_r(&t, &tm) == NULL ||
-	    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		snprintf(when, sizeof(when), "?");
+	    strftime(a->snap_written, sizeof(a->snap_written), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(a->snap_written, sizeof(a->snap_written), "?");
 	log_kv(LOG_LEVEL_INFO,
-	    LOG_KV(
-		"snapshot", a->opts.snapshot_path, "written", when, "ippool", a->opts.ippool_ref),
+	    LOG_KV("snapshot", a->opts.snapshot_path, "written", a->snap_written, "ippool",
+		a->opts.ippool_ref),
 	    "warm start: %zu bindings of IPPool %s served from the snapshot (stale until synced "
 	    "with the API server)",
 	    a->snap_info.bindings, a->opts.ippool_ref);
@@ -1579,11 +1571,10 @@ static void
 refresh_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct agent *a = arg;
-	const struct agent_config *cfg = cur_cfg(a);
 
 	(void)fd;
 	(void)what;
-	if (!a->active || a->addr_ip == 0 || cfg == NULL || a->link == NULL)
+	if (!a->active || a->addr_ip == 0 || a->link == NULL)
 		return;
 	(void)agent_link_add_address_lifetime(
 	    a->link, a->addr_ip, a->addr_prefix, a->addr_lifetime_s);
@@ -1651,6 +1642,21 @@ schedule_hold(struct agent *a, uint64_t delay)
 	evtimer_add(a->ev_hold, &tv);
 }
 
+/* The next look at the serverIP while the API server may be silent: 1 to 1.5 s from now. */
+static void
+schedule_hold_retry(struct agent *a)
+{
+	schedule_hold(a, HOLD_RETRY_USEC + (uint64_t)(random() % 500000));
+}
+
+/* A standby without the Lease keeps looking (hold_cb), unless a look is already due. */
+static void
+keep_watching(struct agent *a)
+{
+	if (a->ha == HA_STANDBY && !a->lease_held && !evtimer_pending(a->ev_hold, NULL))
+		schedule_hold_retry(a);
+}
+
 /* Probes for the serverIP before taking it (for_hold: without the Lease). */
 static void
 probe_start(struct agent *a, bool for_hold)
@@ -1702,7 +1708,7 @@ probe_cb(evutil_socket_t fd, short what, void *arg)
 			schedule_hold(a, a->opts.retry_period_usec);
 		} else {
 			log_debug("%s: %s answered by %s: stays standby", a->opts.ifname, ip, m);
-			schedule_hold(a, HOLD_RETRY_USEC + (uint64_t)(random() % 500000));
+			schedule_hold_retry(a);
 		}
 		return;
 	}
@@ -1713,7 +1719,7 @@ probe_cb(evutil_socket_t fd, short what, void *arg)
 		if (a->lease_held)
 			probe_start(a, false);
 		else /* keep watching for the API server falling silent */
-			schedule_hold(a, HOLD_RETRY_USEC + (uint64_t)(random() % 500000));
+			schedule_hold_retry(a);
 		return;
 	}
 	claim(a);
@@ -1755,7 +1761,7 @@ arp_readable(evutil_socket_t fd, short what, void *arg)
 			snprintf(why, sizeof(why), "%s claimed by %s while held without the Lease",
 			    ip, m);
 			stand_down(a, why);
-			schedule_hold(a, HOLD_RETRY_USEC + (uint64_t)(random() % 500000));
+			schedule_hold_retry(a);
 			return;
 		}
 		if (now - a->defended_at >= DEFEND_INTERVAL_USEC) {
@@ -1795,10 +1801,8 @@ hold_cb(evutil_socket_t fd, short what, void *arg)
 		probe_start(a, false); /* fenced: is the address free now? */
 	else if (api_silent(a))
 		probe_start(a, true);
-	/* keep watching while the API server does not answer (hold_cb is rescheduled by the
-	 * probe's verdict, or here when no probe could start) */
-	if (a->ha == HA_STANDBY && !a->lease_held && !evtimer_pending(a->ev_hold, NULL))
-		schedule_hold(a, HOLD_RETRY_USEC + (uint64_t)(random() % 500000));
+	/* the probe's verdict schedules the next look; here when no probe could start */
+	keep_watching(a);
 }
 
 /* The DHCP sockets (and the ARP socket) are open: a Lease held meanwhile is acted on. */
@@ -1809,15 +1813,14 @@ ha_sockets_open(struct agent *a)
 		return;
 	if (a->lease_held)
 		probe_start(a, false);
-	else if ((a->snap != NULL && !a->api_answered) || (a->api_tried && !a->api_answered))
+	else if (!a->api_answered && (a->snap != NULL || a->api_tried))
 		/*
 		 * a warm start: serving the snapshot at once, without waiting for the API server
 		 * (which may take its connect timeout to fail), if nobody answers for the serverIP;
 		 * the Lease decides once the API server answers
 		 */
 		probe_start(a, true);
-	if (a->ha == HA_STANDBY && !a->lease_held && !evtimer_pending(a->ev_hold, NULL))
-		schedule_hold(a, HOLD_RETRY_USEC + (uint64_t)(random() % 500000));
+	keep_watching(a);
 }
 
 static void
@@ -1870,18 +1873,14 @@ leader_new_holder(void *userdata, const char *id)
 	struct agent *a = userdata;
 	char why[320];
 
-	if (id == NULL)
-		id = "";
-	if (strcmp(a->holder, id) == 0)
-		return;
-	snprintf(a->holder, sizeof(a->holder), "%s", id);
+	/* kube_leader calls this when the holder changed to another, non-empty one */
 	if (strcmp(id, a->opts.identity) == 0)
 		return;
-	log_info("IPPool %s: the active replica is %s", a->opts.ippool_ref, id[0] ? id : "(none)");
-	if (id[0] && a->ha == HA_HOLD) {
+	log_info("IPPool %s: the active replica is %s", a->opts.ippool_ref, id);
+	if (a->ha == HA_HOLD) {
 		snprintf(why, sizeof(why), "the Lease is held by %.200s", id);
 		stand_down(a, why);
-	} else if (id[0] && a->ha == HA_PROBING && a->probe_for_hold) {
+	} else if (a->ha == HA_PROBING && a->probe_for_hold) {
 		evtimer_del(a->ev_probe);
 		a->ha = HA_STANDBY;
 	}
@@ -1895,9 +1894,8 @@ leader_result(void *userdata, bool answered)
 
 	a->api_tried = true;
 	a->api_answered = answered;
-	if (answered)
-		a->api_answered_at = clock_now_usec();
 	if (answered) {
+		a->api_answered_at = clock_now_usec();
 		if (!a->lease_held)
 			evtimer_del(a->ev_hold);
 		return;
@@ -1994,13 +1992,11 @@ agent_stop(struct agent *a, void (*done)(void *userdata), void *userdata)
 		stop_finish(a);
 		return 0;
 	}
-	/* released: is_leader() false at once -> leader_stopped (standby, address removed) */
+	stand_down(a, "stopping");
 	if (kube_leader_release(a->leader, released, a) < 0) {
-		stand_down(a, "stopping");
 		stop_finish(a);
 		return 0;
 	}
-	stand_down(a, "stopping");
 	evtimer_add(a->ev_stop, &(struct timeval){.tv_sec = STOP_RELEASE_USEC / USEC_PER_SEC});
 	return 0;
 }
