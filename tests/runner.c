@@ -101,6 +101,12 @@ main(int argc, char **argv)
 	failed = CU_get_number_of_tests_failed();
 	asserts_failed = CU_get_number_of_failures();
 	ran = CU_get_number_of_tests_run();
+	/* One line per failed assertion, so that a log cut to its matching lines still says
+	 * which test failed where (the verbose report is interleaved with what the code logs). */
+	for (CU_pFailureRecord f = CU_get_failure_list(); f != NULL; f = f->pNext)
+		printf("FAIL %s/%s: %s:%u: %s\n", f->pSuite != NULL ? f->pSuite->pName : "?",
+		    f->pTest != NULL ? f->pTest->pName : "?", f->strFileName ? f->strFileName : "?",
+		    f->uiLineNumber, f->strCondition ? f->strCondition : "?");
 	/* A suite whose init failed counts its tests as not run: treat that as failure. */
 	if (CU_get_number_of_suites_failed() > 0)
 		failed += CU_get_number_of_suites_failed();

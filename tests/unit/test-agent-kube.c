@@ -597,14 +597,20 @@ test_relist_after_410(void)
 	src_start(&s, "p-410");
 	CU_ASSERT_FATAL(wait_for(is_ready, &s, WAIT_MS));
 	/*
-	 * The loop does not run between these calls, so the informer sees none of it until its
-	 * stream ends: the bindings change while it is disconnected, then the history is
-	 * compacted, so resuming from its resourceVersion is 410 and it must relist.
+	 * The loop does not run between these calls, so the informer reads none of it until its
+	 * stream ends: the bindings change while it is disconnected, an object it does not watch
+	 * moves the resourceVersion past that change, the history is compacted, and the streams
+	 * are closed again. Its watch request may still be on its way to the server when the
+	 * first close-watches runs (the server orders connections as it pleases), and then that
+	 * stream delivers the change; either way the informer resumes from a resourceVersion
+	 * older than the compacted one, gets 410 and must relist.
 	 */
 	CU_ASSERT_EQUAL(test_apiserver_fault(srv, "close-watches"), 0);
 	set_allocated("p-410", "\"10.0.0.21\":\"52:54:00:00:00:01\","
 			       "\"10.0.0.22\":\"52:54:00:00:00:03\"");
+	create_pool("p-410-other", NULL, ALLOC_2);
 	CU_ASSERT_EQUAL(test_apiserver_fault(srv, "compact"), 0);
+	CU_ASSERT_EQUAL(test_apiserver_fault(srv, "close-watches"), 0);
 	s.want = stats(&s).relists_410 + 1;
 	CU_ASSERT_FATAL(wait_for(relists_reach, &s, WAIT_MS));
 	s.want = 2;
@@ -616,6 +622,7 @@ test_relist_after_410(void)
 	CU_ASSERT(is_ready(&s));
 	src_stop(&s);
 	delete_pool("p-410");
+	delete_pool("p-410-other");
 }
 
 static void
