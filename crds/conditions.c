@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * crds/conditions.c - metadata subset, status conditions (set with transition-time rules),
- * RFC 3339 times, networkName canonical form.
+ * RFC 3339 times (lib/rfc3339.c, as time_t seconds), networkName canonical form.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,83 +10,29 @@
 
 #include "crds/conditions.h"
 #include "crds/crds-internal.h"
+#include "lib/rfc3339.h"
 #include "lib/util.h"
 
 /* --- times -------------------------------------------------------------------------- */
 
-static int
-digits(const char *s, int n, int *ret)
-{
-	int v = 0;
-
-	for (int i = 0; i < n; i++) {
-		if (!isdigit((unsigned char)s[i]))
-			return -EINVAL;
-		v = v * 10 + (s[i] - '0');
-	}
-	*ret = v;
-	return 0;
-}
-
 int
 crd_time_parse(const char *s, time_t *ret)
 {
-	int y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0;
-	struct tm tm = {0};
-	const char *p;
-	time_t t;
+	int64_t usec;
 
-	if (strlen(s) < 20 || digits(s, 4, &y) < 0 || s[4] != '-' || digits(s + 5, 2, &mo) < 0 ||
-	    s[7] != '-' || digits(s + 8, 2, &d) < 0 || (s[10] != 'T' && s[10] != 't') ||
-	    digits(s + 11, 2, &h) < 0 || s[13] != ':' || digits(s + 14, 2, &mi) < 0 ||
-	    s[16] != ':' || digits(s + 17, 2, &sec) < 0)
+	if (rfc3339_parse(s, &usec) < 0)
 		return -EINVAL;
-	p = s + 19;
-	if (*p == '.') {
-		p++;
-		if (!isdigit((unsigned char)*p))
-			return -EINVAL;
-		while (isdigit((unsigned char)*p))
-			p++;
-	}
-	if (*p == 'Z' || *p == 'z') {
-		p++;
-	} else if (*p == '+' || *p == '-') {
-		sign = *p == '+' ? 1 : -1;
-		if (digits(p + 1, 2, &oh) < 0 || p[3] != ':' || digits(p + 4, 2, &om) < 0 ||
-		    oh > 23 || om > 59)
-			return -EINVAL;
-		p += 6;
-	} else {
-		return -EINVAL;
-	}
-	if (*p != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
-		return -EINVAL;
-	tm.tm_year = y - 1900;
-	tm.tm_mon = mo - 1;
-	tm.tm_mday = d;
-	tm.tm_hour = h;
-	tm.tm_min = mi;
-	tm.tm_sec = sec;
-	t = timegm(&tm);
-	if (t == (time_t)-1)
-		return -EINVAL;
-	*ret = t - sign * (oh * 3600 + om * 60);
+	/* floor: a fraction before the epoch belongs to the second before */
+	*ret = (time_t)(usec / 1000000 - (usec % 1000000 < 0));
 	return 0;
 }
 
 void
 crd_time_format(time_t t, char out[21])
 {
-	char buf[64];
-	struct tm tm;
+	char buf[RFC3339_MAX];
 
-	if (!gmtime_r(&t, &tm) || tm.tm_year < -1900 || tm.tm_year > 9999 - 1900) {
-		memcpy(out, "1970-01-01T00:00:00Z", 21);
-		return;
-	}
-	snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
-	    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	rfc3339_format((int64_t)t * 1000000, 0, buf);
 	memcpy(out, buf, 20);
 	out[20] = '\0';
 }

@@ -18,6 +18,7 @@
 
 #include "kube/kube-internal.h"
 #include "lib/clock.h"
+#include "lib/rfc3339.h"
 #include "lib/util.h"
 
 #define CACHE_SIZE 1024
@@ -206,12 +207,12 @@ req_new(struct kube_recorder *r, struct ev_entry *e, bool create)
 static int
 send_patch(struct kube_recorder *r, struct ev_entry *e)
 {
-	char ts[32];
+	char ts[RFC3339_MAX];
 	struct ev_req *q;
 	json_t *patch;
 	int rc;
 
-	kube_time_format(clock_realtime_sec(), ts);
+	rfc3339_format(clock_realtime_sec() * 1000000, 0, ts);
 	patch = json_pack("{s:i, s:s}", "count", (int)e->count, "lastTimestamp", ts);
 	q = req_new(r, e, false);
 	if (!patch || !q) {
@@ -320,7 +321,7 @@ kube_record_event(struct kube_recorder *r, const json_t *involved, const char *a
 {
 	const char *name = kube_obj_name(involved), *ns = kube_obj_namespace(involved);
 	const char *uid = kube_obj_uid(involved);
-	char message[1024], ts[32];
+	char message[1024], ts[RFC3339_MAX];
 	struct ev_entry *e;
 	json_t *ev;
 	bool found;
@@ -362,7 +363,7 @@ kube_record_event(struct kube_recorder *r, const json_t *involved, const char *a
 		}
 	}
 
-	kube_time_format(clock_realtime_sec(), ts);
+	rfc3339_format(clock_realtime_sec() * 1000000, 0, ts);
 	ev = json_pack("{s:{s:s, s:s}, s:{s:s, s:s, s:s, s:s}, s:s, s:s, s:s, s:{s:s}, s:s, s:s, "
 		       "s:i, s:s}",
 	    "metadata", "name", e->name, "namespace", ns, "involvedObject", "apiVersion",

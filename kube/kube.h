@@ -111,11 +111,6 @@ int kube_obj_key(const json_t *obj, char *out, size_t len);
 int kube_key_make(const char *ns, const char *name, char *out, size_t len);
 /* Splits "ns/name" into out buffers (ns empty for cluster-scoped keys). */
 int kube_key_split(const char *key, char *ns, size_t ns_len, char *name, size_t name_len);
-/* RFC 3339 UTC "2006-01-02T15:04:05Z" / with microseconds ("...05.000000Z"). */
-void kube_time_format(int64_t epoch_sec, char out[32]);
-void kube_micro_time_format(int64_t epoch_usec, char out[40]);
-/* Parses either form; returns 0 and *ret (usec since the epoch) or -EINVAL. */
-int kube_time_parse(const char *s, int64_t *ret_usec);
 
 /* --- configuration ------------------------------------------------------------------- */
 

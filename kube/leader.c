@@ -22,6 +22,7 @@
 
 #include "kube/kube-internal.h"
 #include "lib/clock.h"
+#include "lib/rfc3339.h"
 
 struct kube_leader {
 	struct kube_client *c;
@@ -202,7 +203,7 @@ attempt_failed(struct kube_leader *l)
 static json_t *
 lease_spec(struct kube_leader *l, const json_t *old_spec, bool releasing)
 {
-	char ts[40];
+	char ts[RFC3339_MAX];
 	const char *old_holder = json_string_value(json_object_get(old_spec, "holderIdentity"));
 	json_int_t transitions = json_integer_value(json_object_get(old_spec, "leaseTransitions"));
 	const char *acquire = json_string_value(json_object_get(old_spec, "acquireTime"));
@@ -213,7 +214,7 @@ lease_spec(struct kube_leader *l, const json_t *old_spec, bool releasing)
 	 * Microsecond precision: two renewals within one second must still differ, or the
 	 * update is a no-op the server does not version and other electors see no renewal.
 	 */
-	kube_micro_time_format(clock_realtime_usec(), ts);
+	rfc3339_format(clock_realtime_usec(), 6, ts);
 	if (releasing)
 		return json_pack("{s:s, s:i, s:s, s:s, s:I}", "holderIdentity", "",
 		    "leaseDurationSeconds", 1, "acquireTime", acquire ? acquire : ts, "renewTime",

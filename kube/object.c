@@ -200,60 +200,6 @@ kube_key_split(const char *key, char *ns, size_t ns_len, char *name, size_t name
 	return 0;
 }
 
-void
-kube_time_format(int64_t epoch_sec, char out[32])
-{
-	time_t t = (time_t)epoch_sec;
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-void
-kube_micro_time_format(int64_t epoch_usec, char out[40])
-{
-	time_t t = (time_t)(epoch_usec / 1000000);
-	struct tm tm;
-	size_t n;
-
-	gmtime_r(&t, &tm);
-	n = strftime(out, 40, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(out + n, 40 - n, ".%06dZ", (int)(epoch_usec % 1000000) & 0xfffff);
-}
-
-int
-kube_time_parse(const char *s, int64_t *ret_usec)
-{
-	struct tm tm;
-	const char *p;
-	int64_t usec = 0;
-	time_t t;
-
-	if (!s)
-		return -EINVAL;
-	memset(&tm, 0, sizeof(tm));
-	p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (!p)
-		return -EINVAL;
-	if (*p == '.') {
-		int64_t scale = 100000;
-
-		p++;
-		if (*p < '0' || *p > '9')
-			return -EINVAL;
-		for (; *p >= '0' && *p <= '9'; p++) {
-			usec += (*p - '0') * scale;
-			scale /= 10;
-		}
-	}
-	if (strcmp(p, "Z") != 0)
-		return -EINVAL;
-	t = timegm(&tm);
-	*ret_usec = (int64_t)t * 1000000 + usec;
-	return 0;
-}
-
 uint64_t
 kube_backoff_delay(uint64_t base, uint64_t max, unsigned attempt, uint64_t *seed)
 {

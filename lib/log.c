@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "lib/log.h"
+#include "lib/rfc3339.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -326,19 +327,16 @@ void
 log_vkv(enum log_level level, const char *const *kv, const char *fmt, va_list ap)
 {
 	/* one byte past LOG_MSG_MAX tells whether the cut splits a character */
-	char msg[LOG_MSG_MAX + 2], ts[48], date[32], small[8192];
+	char msg[LOG_MSG_MAX + 2], ts[RFC3339_MAX], small[8192];
 	struct line l = { .ts = ts, .level = level, .msg = msg, .kv = kv };
 	struct out o = { 0 };
 	struct timespec now;
-	struct tm tm;
 	int n;
 
 	if (level > log_level)
 		return;
 	clock_gettime(CLOCK_REALTIME, &now);
-	gmtime_r(&now.tv_sec, &tm);
-	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(ts, sizeof(ts), "%s.%03ldZ", date, now.tv_nsec / 1000000);
+	rfc3339_format((int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000, 3, ts);
 	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (n < 0)
 		return;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kube/kube-internal.h"
+#include "lib/rfc3339.h"
 #include "lib/util.h"
 #include "tests/runner.h"
 
@@ -316,15 +317,15 @@ test_keys_and_times(void)
 	CU_ASSERT_TRUE(kube_obj_has_finalizer(obj, "f2"));
 	json_decref(obj);
 
-	kube_micro_time_format(INT64_C(1700000000123456), ts);
+	rfc3339_format(INT64_C(1700000000123456), 6, ts);
 	CU_ASSERT_STRING_EQUAL(ts, "2023-11-14T22:13:20.123456Z");
-	CU_ASSERT_EQUAL(kube_time_parse(ts, &usec), 0);
+	CU_ASSERT_EQUAL(rfc3339_parse(ts, &usec), 0);
 	CU_ASSERT_EQUAL(usec, INT64_C(1700000000123456));
-	kube_time_format(1700000000, ts);
+	rfc3339_format(INT64_C(1700000000000000), 0, ts);
 	CU_ASSERT_STRING_EQUAL(ts, "2023-11-14T22:13:20Z");
-	CU_ASSERT_EQUAL(kube_time_parse(ts, &usec), 0);
+	CU_ASSERT_EQUAL(rfc3339_parse(ts, &usec), 0);
 	CU_ASSERT_EQUAL(usec, INT64_C(1700000000000000));
-	CU_ASSERT_EQUAL(kube_time_parse("2023-11-14 22:13:20", &usec), -EINVAL);
+	CU_ASSERT_EQUAL(rfc3339_parse("2023-11-14 22:13:20", &usec), -EINVAL);
 }
 
 static void

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* lib/: bounded buffers, MAC/IPv4 parsing, metrics rendering (values, build info, process
- * metrics, families shared by constant labels, dynamic series), atomic files. */
+/* lib/: bounded buffers, MAC/IPv4 parsing, RFC 3339 times, metrics rendering (values, build info,
+ * process metrics, families shared by constant labels, dynamic series), atomic files. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +15,7 @@
 #include "lib/httpd.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
+#include "lib/rfc3339.h"
 #include "lib/util.h"
 #include "tests/runner.h"
 
@@ -580,6 +581,89 @@ test_httpd_listen(void)
 	event_base_free(base);
 }
 
+static void
+test_rfc3339(void)
+{
+	static const struct {
+		const char *s;
+		int64_t usec;
+	} good[] = {
+	    {"1970-01-01T00:00:00Z", 0},
+	    {"2023-11-14T22:13:20Z", INT64_C(1700000000000000)},
+	    {"2023-11-14T22:13:20.123456Z", INT64_C(1700000000123456)},
+	    {"2023-11-14T22:13:20.1234567891Z", INT64_C(1700000000123456)}, /* truncated */
+	    {"2023-11-14T22:13:20.5z", INT64_C(1700000000500000)},
+	    {"2023-11-14t23:13:20+01:00", INT64_C(1700000000000000)},
+	    {"2023-11-14T21:43:20-00:30", INT64_C(1700000000000000)},
+	    {"2024-02-29T00:00:00Z", INT64_C(1709164800000000)},
+	    {"2016-12-31T23:59:60Z", INT64_C(1483228800000000)}, /* leap second: the next one */
+	    {"1969-12-31T23:59:59.5Z", INT64_C(-500000)},
+	    {"0000-01-01T00:00:00Z", INT64_C(-62167219200000000)},
+	    {"9999-12-31T23:59:59Z", INT64_C(253402300799000000)},
+	};
+	static const char *const bad[] = {
+	    "",
+	    "2023-11-14",
+	    "2023-11-14 22:13:20Z",
+	    "2023-11-14T22:13:20",
+	    "2023-11-14T22:13:20ZZ",
+	    "2023-11-14T22:13:20.Z",
+	    "2023-1-14T22:13:20Z",
+	    " 2023-11-14T22:13:20Z",
+	    "2023-13-14T22:13:20Z",
+	    "2023-00-14T22:13:20Z",
+	    "2023-02-29T00:00:00Z",
+	    "2100-02-29T00:00:00Z",
+	    "2023-04-31T00:00:00Z",
+	    "2023-11-14T24:00:00Z",
+	    "2023-11-14T22:60:00Z",
+	    "2023-11-14T22:13:61Z",
+	    "2023-11-14T22:13:20+1:00",
+	    "2023-11-14T22:13:20+24:00",
+	    "2023-11-14T22:13:20+01:60",
+	    "2023-11-14T22:13:20+0100",
+	    "2023-11-14T22:13:20+01:00x",
+	    "+023-11-14T22:13:20Z",
+	};
+	char out[RFC3339_MAX];
+	int64_t v;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		v = -1;
+		CU_ASSERT_EQUAL(rfc3339_parse(good[i].s, &v), 0);
+		if (v != good[i].usec)
+			fprintf(stderr, "%s: %lld, want %lld\n", good[i].s, (long long)v,
+			    (long long)good[i].usec);
+		CU_ASSERT_EQUAL(v, good[i].usec);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (rfc3339_parse(bad[i], &v) != -EINVAL)
+			fprintf(stderr, "accepted: \"%s\"\n", bad[i]);
+		CU_ASSERT_EQUAL(rfc3339_parse(bad[i], &v), -EINVAL);
+	}
+	CU_ASSERT_EQUAL(rfc3339_parse(NULL, &v), -EINVAL);
+
+	rfc3339_format(INT64_C(1700000000123456), 6, out);
+	CU_ASSERT_STRING_EQUAL(out, "2023-11-14T22:13:20.123456Z");
+	rfc3339_format(INT64_C(1700000000123456), 3, out);
+	CU_ASSERT_STRING_EQUAL(out, "2023-11-14T22:13:20.123Z");
+	rfc3339_format(INT64_C(1700000000123456), 0, out);
+	CU_ASSERT_STRING_EQUAL(out, "2023-11-14T22:13:20Z");
+	rfc3339_format(INT64_C(-500000), 6, out);
+	CU_ASSERT_STRING_EQUAL(out, "1969-12-31T23:59:59.500000Z");
+	rfc3339_format(INT64_MAX, 6, out);
+	CU_ASSERT_STRING_EQUAL(out, "9999-12-31T23:59:59.999999Z");
+	rfc3339_format(INT64_MIN, 0, out);
+	CU_ASSERT_STRING_EQUAL(out, "0000-01-01T00:00:00Z");
+	/* what it writes, it reads back */
+	for (int64_t t = INT64_C(-86400000001); t < INT64_C(4102444800000000);
+	     t += INT64_C(123456789012345)) {
+		rfc3339_format(t, 6, out);
+		CU_ASSERT_EQUAL_FATAL(rfc3339_parse(out, &v), 0);
+		CU_ASSERT_EQUAL(v, t);
+	}
+}
+
 static const struct test_case lib_tests[] = {
     {"httpd binds numeric addresses, clear errors", test_httpd_listen},
     {"buf reader never reads past the end", test_reader_bounds},
@@ -595,6 +679,7 @@ static const struct test_case lib_tests[] = {
     {"atomic file write and bounded read", test_atomic_file},
     {"parse_uint bounds", test_parse_uint},
     {"parse_seconds_usec", test_parse_seconds},
+    {"RFC 3339 parse and format, one of each", test_rfc3339},
     {"rate-limited logging", test_ratelimit},
     {NULL, NULL},
 };
