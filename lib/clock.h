@@ -9,8 +9,7 @@
 
 /*
  * Monotonic microseconds. Libraries take `now` as a parameter instead of calling this;
- * programs call it at the edge. Tests may link tests/fakes/fake-clock.c instead of
- * lib/clock.c to control time.
+ * programs call it at the edge, so tests control time by passing their own `now`.
  */
 uint64_t clock_now_usec(void);
 
