@@ -9,21 +9,20 @@
 #include <string.h>
 
 #include "kube/kube-internal.h"
+#include "lib/hmap.h"
 #include "lib/util.h"
 
 #define MAX_INDEXES 8
 
 struct entry {
-	struct entry *next; /* hash chain */
-	uint64_t hash;
+	struct hmap_node node; /* in kube_store.entries, by str_hash(key) */
 	void *item;
 	char *rv;
 	char key[];
 };
 
 struct bucket {
-	struct bucket *next;
-	uint64_t hash;
+	struct hmap_node node; /* in index.buckets, by str_hash(value) */
 	size_t n, cap;
 	struct entry **v;
 	char value[];
@@ -32,14 +31,12 @@ struct bucket {
 struct index {
 	const char *name;
 	kube_index_fn fn;
-	struct bucket **slots;
-	size_t nslots, count;
+	struct hmap buckets;
 };
 
 struct kube_store {
 	kube_destroy_fn destroy;
-	struct entry **slots;
-	size_t nslots, count;
+	struct hmap entries;
 	struct index indexes[MAX_INDEXES];
 	size_t nindexes;
 };
@@ -64,9 +61,7 @@ kube_store_new(kube_destroy_fn destroy, struct kube_store **ret)
 	if (!s)
 		return -ENOMEM;
 	s->destroy = destroy ? destroy : default_destroy;
-	s->nslots = 64;
-	s->slots = calloc(s->nslots, sizeof(*s->slots));
-	if (!s->slots) {
+	if (hmap_reserve(&s->entries, 64) < 0) {
 		free(s);
 		return -ENOMEM;
 	}
@@ -84,36 +79,30 @@ kube_store_destroy_item(const struct kube_store *s, void *item)
 static void
 index_clear(struct index *ix)
 {
-	for (size_t i = 0; i < ix->nslots; i++) {
-		struct bucket *b = ix->slots[i], *next;
+	struct bucket *b;
 
-		for (; b; b = next) {
-			next = b->next;
-			free(b->v);
-			free(b);
-		}
+	HMAP_FOR_EACH_SAFE(b, node, &ix->buckets)
+	{
+		free(b->v);
+		free(b);
 	}
-	free(ix->slots);
-	ix->slots = NULL;
-	ix->nslots = ix->count = 0;
+	hmap_destroy(&ix->buckets);
 }
 
 struct kube_store *
 kube_store_free(struct kube_store *s)
 {
+	struct entry *e;
+
 	if (!s)
 		return NULL;
-	for (size_t i = 0; i < s->nslots; i++) {
-		struct entry *e = s->slots[i], *next;
-
-		for (; e; e = next) {
-			next = e->next;
-			s->destroy(e->item);
-			free(e->rv);
-			free(e);
-		}
+	HMAP_FOR_EACH_SAFE(e, node, &s->entries)
+	{
+		s->destroy(e->item);
+		free(e->rv);
+		free(e);
 	}
-	free(s->slots);
+	hmap_destroy(&s->entries);
 	for (size_t i = 0; i < s->nindexes; i++)
 		index_clear(&s->indexes[i]);
 	free(s);
@@ -125,35 +114,12 @@ kube_store_free(struct kube_store *s)
 static struct bucket *
 bucket_find(const struct index *ix, const char *value, uint64_t h)
 {
-	if (!ix->nslots)
-		return NULL;
-	for (struct bucket *b = ix->slots[h & (ix->nslots - 1)]; b; b = b->next)
-		if (b->hash == h && strcmp(b->value, value) == 0)
-			return b;
+	struct bucket *b;
+
+	HMAP_FOR_EACH_WITH_HASH(b, node, h, &ix->buckets)
+	if (strcmp(b->value, value) == 0)
+		return b;
 	return NULL;
-}
-
-static int
-index_grow(struct index *ix)
-{
-	size_t n = ix->nslots ? ix->nslots * 2 : 16;
-	struct bucket **slots = calloc(n, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < ix->nslots; i++) {
-		struct bucket *b = ix->slots[i], *next;
-
-		for (; b; b = next) {
-			next = b->next;
-			b->next = slots[b->hash & (n - 1)];
-			slots[b->hash & (n - 1)] = b;
-		}
-	}
-	free(ix->slots);
-	ix->slots = slots;
-	ix->nslots = n;
-	return 0;
 }
 
 struct emit_ctx {
@@ -185,20 +151,13 @@ index_emit(void *ctx_, const char *value)
 	if (!b) {
 		size_t vl = strlen(value);
 
-		if (ix->count >= ix->nslots && index_grow(ix) < 0) {
-			ctx->rc = -ENOMEM;
-			return;
-		}
 		b = calloc(1, sizeof(*b) + vl + 1);
-		if (!b) {
+		if (!b || hmap_insert(&ix->buckets, &b->node, h) < 0) {
+			free(b);
 			ctx->rc = -ENOMEM;
 			return;
 		}
 		memcpy(b->value, value, vl + 1);
-		b->hash = h;
-		b->next = ix->slots[h & (ix->nslots - 1)];
-		ix->slots[h & (ix->nslots - 1)] = b;
-		ix->count++;
 	}
 	for (size_t i = 0; i < b->n; i++)
 		if (b->v[i] == ctx->e)
@@ -235,6 +194,7 @@ index_update(struct kube_store *s, struct entry *e, const void *item, bool add)
 int
 kube_store_add_index(struct kube_store *s, const char *name, kube_index_fn fn)
 {
+	struct entry *e;
 	struct index *ix;
 
 	if (!name || !fn)
@@ -248,14 +208,13 @@ kube_store_add_index(struct kube_store *s, const char *name, kube_index_fn fn)
 	memset(ix, 0, sizeof(*ix));
 	ix->name = name;
 	ix->fn = fn;
-	for (size_t i = 0; i < s->nslots; i++) {
-		for (struct entry *e = s->slots[i]; e; e = e->next) {
-			struct emit_ctx ctx = { .ix = ix, .e = e, .add = true };
+	HMAP_FOR_EACH(e, node, &s->entries)
+	{
+		struct emit_ctx ctx = {.ix = ix, .e = e, .add = true};
 
-			fn(e->item, index_emit, &ctx);
-			if (ctx.rc < 0)
-				return ctx.rc;
-		}
+		fn(e->item, index_emit, &ctx);
+		if (ctx.rc < 0)
+			return ctx.rc;
 	}
 	return 0;
 }
@@ -304,38 +263,15 @@ kube_store_index_count(const struct kube_store *s, const char *name, const char 
 
 /* --- items ----------------------------------------------------------------------------------- */
 
-static struct entry **
-entry_slot(const struct kube_store *s, const char *key, uint64_t h)
+static struct entry *
+entry_find(const struct kube_store *s, const char *key, uint64_t h)
 {
-	struct entry **pp = &s->slots[h & (s->nslots - 1)];
+	struct entry *e;
 
-	for (; *pp; pp = &(*pp)->next)
-		if ((*pp)->hash == h && strcmp((*pp)->key, key) == 0)
-			return pp;
-	return pp;
-}
-
-static int
-store_grow(struct kube_store *s)
-{
-	size_t n = s->nslots * 2;
-	struct entry **slots = calloc(n, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < s->nslots; i++) {
-		struct entry *e = s->slots[i], *next;
-
-		for (; e; e = next) {
-			next = e->next;
-			e->next = slots[e->hash & (n - 1)];
-			slots[e->hash & (n - 1)] = e;
-		}
-	}
-	free(s->slots);
-	s->slots = slots;
-	s->nslots = n;
-	return 0;
+	HMAP_FOR_EACH_WITH_HASH(e, node, h, &s->entries)
+	if (strcmp(e->key, key) == 0)
+		return e;
+	return NULL;
 }
 
 int
@@ -343,7 +279,7 @@ kube_store_put(struct kube_store *s, const char *key, const char *resource_versi
     void *item, void **ret_old)
 {
 	uint64_t h = str_hash(key);
-	struct entry **pp = entry_slot(s, key, h), *e = *pp;
+	struct entry *e = entry_find(s, key, h);
 	char *rv = NULL;
 	int rc;
 
@@ -370,37 +306,30 @@ kube_store_put(struct kube_store *s, const char *key, const char *resource_versi
 			s->destroy(old);
 		return rc;
 	}
-	if (s->count >= s->nslots && store_grow(s) == 0)
-		pp = entry_slot(s, key, h);
 	e = malloc(sizeof(*e) + strlen(key) + 1);
-	if (!e) {
+	if (!e || hmap_insert(&s->entries, &e->node, h) < 0) {
+		free(e);
 		free(rv);
 		s->destroy(item);
 		return -ENOMEM;
 	}
 	strcpy(e->key, key);
-	e->hash = h;
 	e->item = item;
 	e->rv = rv;
-	e->next = NULL;
-	*pp = e;
-	s->count++;
 	return index_update(s, e, item, true);
 }
 
 int
 kube_store_delete(struct kube_store *s, const char *key, void **ret_item)
 {
-	uint64_t h = str_hash(key);
-	struct entry **pp = entry_slot(s, key, h), *e = *pp;
+	struct entry *e = entry_find(s, key, str_hash(key));
 
 	if (ret_item)
 		*ret_item = NULL;
 	if (!e)
 		return -ENOENT;
 	index_update(s, e, e->item, false);
-	*pp = e->next;
-	s->count--;
+	hmap_remove(&s->entries, &e->node);
 	if (ret_item)
 		*ret_item = e->item;
 	else
@@ -413,7 +342,7 @@ kube_store_delete(struct kube_store *s, const char *key, void **ret_item)
 const void *
 kube_store_get(const struct kube_store *s, const char *key)
 {
-	const struct entry *e = *entry_slot(s, key, str_hash(key));
+	const struct entry *e = entry_find(s, key, str_hash(key));
 
 	return e ? e->item : NULL;
 }
@@ -421,7 +350,7 @@ kube_store_get(const struct kube_store *s, const char *key)
 const char *
 kube_store_resource_version(const struct kube_store *s, const char *key)
 {
-	const struct entry *e = *entry_slot(s, key, str_hash(key));
+	const struct entry *e = entry_find(s, key, str_hash(key));
 
 	return e ? e->rv : NULL;
 }
@@ -429,19 +358,20 @@ kube_store_resource_version(const struct kube_store *s, const char *key)
 size_t
 kube_store_len(const struct kube_store *s)
 {
-	return s->count;
+	return hmap_count(&s->entries);
 }
 
 int
 kube_store_foreach(const struct kube_store *s, kube_store_visit_fn fn, void *userdata)
 {
-	for (size_t i = 0; i < s->nslots; i++) {
-		for (const struct entry *e = s->slots[i]; e; e = e->next) {
-			int rc = fn(userdata, e->key, e->item);
+	const struct entry *e;
 
-			if (rc)
-				return rc;
-		}
+	HMAP_FOR_EACH(e, node, &s->entries)
+	{
+		int rc = fn(userdata, e->key, e->item);
+
+		if (rc)
+			return rc;
 	}
 	return 0;
 }

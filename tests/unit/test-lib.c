@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* lib/: bounded buffers, MAC/IPv4 parsing, RFC 3339 times, metrics rendering (values, build info,
- * process metrics, families shared by constant labels, dynamic series), atomic files. */
+/* lib/: bounded buffers, the hash map, MAC/IPv4 parsing, RFC 3339 times, metrics rendering (values,
+ * build info, process metrics, families shared by constant labels, dynamic series), atomic files.
+ */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <event2/event.h>
 
 #include "lib/buf.h"
+#include "lib/hmap.h"
 #include "lib/httpd.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
@@ -664,6 +666,86 @@ test_rfc3339(void)
 	}
 }
 
+struct hitem {
+	struct hmap_node node;
+	unsigned key;
+	bool seen;
+};
+
+static struct hitem *
+hfind(struct hmap *m, unsigned key, uint64_t hash)
+{
+	struct hitem *it;
+
+	HMAP_FOR_EACH_WITH_HASH(it, node, hash, m)
+	if (it->key == key)
+		return it;
+	return NULL;
+}
+
+static void
+test_hmap(void)
+{
+	enum { N = 5000 };
+	struct hitem *items = calloc(N, sizeof(*items));
+	struct hmap m = HMAP_INITIALIZER;
+	struct hitem *it;
+	size_t n;
+
+	CU_ASSERT_FATAL(items != NULL);
+	CU_ASSERT_PTR_NULL(hmap_first(&m));
+	CU_ASSERT_PTR_NULL(hfind(&m, 1, 1));
+	for (unsigned i = 0; i < N; i++) {
+		items[i].key = i;
+		/* every tenth shares its hash with its neighbour: chains carry equal hashes */
+		CU_ASSERT_EQUAL_FATAL(
+		    hmap_insert(&m, &items[i].node, hash64(&i, sizeof(i), 0) + (i % 10 == 1)), 0);
+	}
+	CU_ASSERT_EQUAL(hmap_count(&m), N);
+	CU_ASSERT(m.mask + 1 >= N); /* grown: load at most 1 */
+	for (unsigned i = 0; i < N; i++)
+		CU_ASSERT_PTR_EQUAL(hfind(&m, i, items[i].node.hash), &items[i]);
+	CU_ASSERT_PTR_NULL(hfind(&m, N + 1, hash64(&(unsigned){N + 1}, sizeof(unsigned), 0)));
+
+	/* every record once; the odd ones removed during the walk */
+	n = 0;
+	HMAP_FOR_EACH_SAFE(it, node, &m)
+	{
+		CU_ASSERT_FALSE(it->seen);
+		it->seen = true;
+		n++;
+		if (it->key % 2)
+			hmap_remove(&m, &it->node);
+	}
+	CU_ASSERT_EQUAL(n, N);
+	CU_ASSERT_EQUAL(hmap_count(&m), N / 2);
+	n = 0;
+	HMAP_FOR_EACH(it, node, &m)
+	{
+		CU_ASSERT_EQUAL(it->key % 2, 0);
+		n++;
+	}
+	CU_ASSERT_EQUAL(n, N / 2);
+	for (unsigned i = 0; i < N; i++)
+		CU_ASSERT_PTR_EQUAL(hfind(&m, i, items[i].node.hash), i % 2 ? NULL : &items[i]);
+	hmap_destroy(&m);
+	CU_ASSERT_EQUAL(hmap_count(&m), 0);
+
+	/* reserve: no growth afterwards, records keep their place */
+	CU_ASSERT_EQUAL(hmap_reserve(&m, 1000), 0);
+	n = m.mask;
+	for (unsigned i = 0; i < 1000; i++)
+		CU_ASSERT_EQUAL(hmap_insert(&m, &items[i].node, i), 0);
+	CU_ASSERT_EQUAL(m.mask, n);
+	CU_ASSERT_EQUAL(hmap_reserve(&m, 10), 0);
+	CU_ASSERT_EQUAL(m.mask, n);
+	CU_ASSERT_EQUAL(hmap_reserve(&m, SIZE_MAX), -ENOMEM);
+	CU_ASSERT_EQUAL(hmap_count(&m), 1000);
+	CU_ASSERT_PTR_EQUAL(hfind(&m, 999, 999), &items[999]);
+	hmap_destroy(&m);
+	free(items);
+}
+
 static const struct test_case lib_tests[] = {
     {"httpd binds numeric addresses, clear errors", test_httpd_listen},
     {"buf reader never reads past the end", test_reader_bounds},
@@ -680,6 +762,7 @@ static const struct test_case lib_tests[] = {
     {"parse_uint bounds", test_parse_uint},
     {"parse_seconds_usec", test_parse_seconds},
     {"RFC 3339 parse and format, one of each", test_rfc3339},
+    {"hash map: find, walk, remove while walking, reserve", test_hmap},
     {"rate-limited logging", test_ratelimit},
     {NULL, NULL},
 };
