@@ -83,6 +83,24 @@ log_format_from_string(const char *s, enum log_format *ret)
 	return -EINVAL;
 }
 
+int
+log_level_flag(void *dst, const char *value, char *err, size_t len)
+{
+	if (log_level_from_string(value, dst) == 0)
+		return 0;
+	snprintf(err, len, "\"%s\" is not error, warn, info or debug", value);
+	return -EINVAL;
+}
+
+int
+log_format_flag(void *dst, const char *value, char *err, size_t len)
+{
+	if (log_format_from_string(value, dst) == 0)
+		return 0;
+	snprintf(err, len, "\"%s\" is not text or json", value);
+	return -EINVAL;
+}
+
 /*
  * One line is rendered twice: first counted (p == NULL), then written into a buffer of
  * exactly that size, so nothing is ever cut in the middle of an escape.

@@ -3,6 +3,7 @@
 #define VMDHCP_LIB_LOG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -49,6 +50,9 @@ void log_set_format(enum log_format format);
 enum log_format log_get_format(void);
 /* "text|json" -> format; returns -EINVAL on anything else. */
 int log_format_from_string(const char *s, enum log_format *ret);
+/* The two as lib/flags.h FLAG_FUNC parsers (dst: enum log_level * / enum log_format *). */
+int log_level_flag(void *dst, const char *value, char *err, size_t len);
+int log_format_flag(void *dst, const char *value, char *err, size_t len);
 
 void log_msg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

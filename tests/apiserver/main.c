@@ -9,7 +9,6 @@
  * Writes DIR/ca.crt, DIR/ca.key, DIR/kubeconfig and last, atomically, DIR/port.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
 
+#include "lib/flags.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "tests/apiserver/server.h"
@@ -39,33 +39,72 @@ struct args {
 };
 
 static void
-usage(FILE *f)
-{
-	fprintf(f, "usage: test-apiserver --listen HOST:PORT --state-dir DIR [--token TOKEN]\n"
-		   "         [--history N] [--history-bytes N] [--data FILE]\n"
-		   "         [--bookmark-interval SECONDS]\n"
-		   "         [--max-watch-buffer BYTES] [--log-level error|warn|info|debug]\n"
-		   "         [--tls-san IP:ADDR,...]\n");
-}
-
-static void
 parse_args(int argc, char **argv, struct args *a)
 {
-	static const struct option opts[] = {
-	    {"listen", required_argument, NULL, 'l'},
-	    {"state-dir", required_argument, NULL, 's'},
-	    {"token", required_argument, NULL, 't'},
-	    {"history", required_argument, NULL, 'H'},
-	    {"history-bytes", required_argument, NULL, 'B'},
-	    {"data", required_argument, NULL, 'd'},
-	    {"bookmark-interval", required_argument, NULL, 'b'},
-	    {"max-watch-buffer", required_argument, NULL, 'm'},
-	    {"log-level", required_argument, NULL, 'L'},
-	    {"tls-san", required_argument, NULL, 'S'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	const struct flag table[] = {
+	    {.name = "listen",
+		.type = FLAG_STRING,
+		.dst = &a->listen,
+		.arg = "HOST:PORT",
+		.help = "where to serve HTTPS (default 127.0.0.1:0: a free port)"},
+	    {.name = "state-dir",
+		.type = FLAG_STRING,
+		.dst = &a->state_dir,
+		.arg = "DIR",
+		.help = "ca.crt, ca.key, kubeconfig and port are written here (required)"},
+	    {.name = "token",
+		.type = FLAG_STRING,
+		.dst = &a->token,
+		.arg = "TOKEN",
+		.help = "the bearer token clients must send (default test-token)"},
+	    {.name = "history",
+		.type = FLAG_UINT,
+		.dst = &a->history,
+		.arg = "N",
+		.help = "watch events kept for resuming (default 10000)",
+		.max = 100000000},
+	    {.name = "history-bytes",
+		.type = FLAG_UINT,
+		.dst = &a->history_bytes,
+		.arg = "N",
+		.help = "and at most this many bytes of them (default 64 MiB)",
+		.max = UINT64_MAX},
+	    {.name = "data",
+		.type = FLAG_STRING,
+		.dst = &a->data,
+		.arg = "FILE",
+		.help = "load the objects from FILE and save them there on exit"},
+	    {.name = "bookmark-interval",
+		.type = FLAG_UINT,
+		.dst = &a->bookmark_secs,
+		.arg = "SECONDS",
+		.help = "BOOKMARK events every SECONDS, 0 none (default 5)",
+		.max = 86400},
+	    {.name = "max-watch-buffer",
+		.type = FLAG_UINT,
+		.dst = &a->max_watch_buffer,
+		.arg = "BYTES",
+		.help = "a watch whose client lags by more is closed (default 64 MiB)",
+		.min = 4096,
+		.max = UINT32_MAX},
+	    {.name = "log-level",
+		.type = FLAG_FUNC,
+		.dst = &a->level,
+		.arg = "LEVEL",
+		.help = "error|warn|info|debug (default info)",
+		.parse = log_level_flag},
+	    {.name = "tls-san",
+		.type = FLAG_STRING,
+		.dst = &a->san,
+		.arg = "IP:ADDR,...",
+		.help = "more subjectAltNames of the serving certificate"},
+	    {.name = NULL},
 	};
-	int c;
+	const struct flags f = {.prog = "test-apiserver",
+	    .synopsis = "usage: test-apiserver --state-dir DIR [options]\n"
+			"The in-memory Kubernetes API server of the tests.\n",
+	    .table = table};
+	int next, r;
 
 	*a = (struct args){.listen = "127.0.0.1:0",
 	    .token = "test-token",
@@ -74,55 +113,12 @@ parse_args(int argc, char **argv, struct args *a)
 	    .bookmark_secs = 5,
 	    .max_watch_buffer = 64 << 20,
 	    .level = LOG_LEVEL_INFO};
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'l':
-			a->listen = optarg;
-			break;
-		case 's':
-			a->state_dir = optarg;
-			break;
-		case 't':
-			a->token = optarg;
-			break;
-		case 'd':
-			a->data = optarg;
-			break;
-		case 'S':
-			a->san = optarg;
-			break;
-		case 'H':
-			if (parse_uint(optarg, 0, 100000000, &a->history) < 0)
-				fatalx("--history: not a number: %s", optarg);
-			break;
-		case 'B':
-			if (parse_uint(optarg, 0, UINT64_MAX, &a->history_bytes) < 0)
-				fatalx("--history-bytes: not a number: %s", optarg);
-			break;
-		case 'b':
-			if (parse_uint(optarg, 0, 86400, &a->bookmark_secs) < 0)
-				fatalx("--bookmark-interval: not a number of seconds: %s", optarg);
-			break;
-		case 'm':
-			if (parse_uint(optarg, 4096, UINT32_MAX, &a->max_watch_buffer) < 0)
-				fatalx("--max-watch-buffer: not a number of bytes: %s", optarg);
-			break;
-		case 'L':
-			if (log_level_from_string(optarg, &a->level) < 0)
-				fatalx("--log-level: unknown level %s", optarg);
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			exit(2);
-		}
-	}
-	if (optind != argc || a->state_dir == NULL) {
-		usage(stderr);
-		exit(2);
-	}
+	if ((r = flags_parse(&f, argc, argv, &next)) != 0)
+		exit(flags_exit_status(r));
+	if (next < argc)
+		exit(flags_exit_status(flags_error(&f, "unexpected argument %s", argv[next])));
+	if (a->state_dir == NULL)
+		exit(flags_exit_status(flags_error(&f, "--state-dir is required (try --help)")));
 }
 
 static int

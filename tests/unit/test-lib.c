@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* lib/: bounded buffers, the hash map, MAC/IPv4 parsing, RFC 3339 times, metrics rendering (values,
- * build info, process metrics, families shared by constant labels, dynamic series), atomic files.
+/* lib/: bounded buffers, flags, the hash map, MAC/IPv4 parsing, RFC 3339 times, metrics rendering
+ * (values, build info, process metrics, families shared by constant labels, dynamic series), atomic
+ * files.
  */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include <event2/event.h>
 
 #include "lib/buf.h"
+#include "lib/flags.h"
 #include "lib/hmap.h"
 #include "lib/httpd.h"
 #include "lib/log.h"
@@ -746,6 +749,151 @@ test_hmap(void)
 	free(items);
 }
 
+struct fargs {
+	bool dry;
+	const char *file;
+	uint64_t n, usec;
+	int level;
+	int odd;
+	bool n_given;
+};
+
+static int
+parse_odd(void *dst, const char *v, char *err, size_t len)
+{
+	uint64_t u;
+
+	if (parse_uint(v, 0, 99, &u) < 0 || u % 2 == 0) {
+		snprintf(err, len, "\"%s\" is not an odd number below 100", v);
+		return -EINVAL;
+	}
+	*(int *)dst = (int)u;
+	return 0;
+}
+
+static int
+fparse(struct fargs *a, int *next, ...)
+{
+	static const char *const levels[] = {"error", "warn", "info", NULL};
+	const struct flag table[] = {
+	    {.name = "dry-run", .type = FLAG_BOOL, .dst = &a->dry, .help = "only print"},
+	    {.name = "config",
+		.type = FLAG_STRING,
+		.dst = &a->file,
+		.arg = "FILE",
+		.help = "the file\nsecond line"},
+	    {.name = "count",
+		.type = FLAG_UINT,
+		.dst = &a->n,
+		.arg = "N",
+		.help = "how many",
+		.min = 1,
+		.max = 10,
+		.given = &a->n_given},
+	    {.name = "period",
+		.type = FLAG_SECONDS,
+		.dst = &a->usec,
+		.arg = "SECONDS",
+		.help = "how often",
+		.min = 1000,
+		.max = 3600000000},
+	    {.name = "log-level",
+		.type = FLAG_CHOICE,
+		.dst = &a->level,
+		.arg = "LEVEL",
+		.help = "verbosity",
+		.choices = levels},
+	    {.name = "odd",
+		.type = FLAG_FUNC,
+		.dst = &a->odd,
+		.arg = "N",
+		.help = "an odd number",
+		.parse = parse_odd},
+	    {.name = NULL},
+	};
+	const struct flags f = {.prog = "prog",
+	    .synopsis = "usage: prog [options]\n",
+	    .version = "1.2.3",
+	    .table = table};
+	char *argv[16] = {"prog"};
+	int argc = 1;
+	va_list ap;
+
+	va_start(ap, next);
+	for (char *v; (v = va_arg(ap, char *)) != NULL && argc < 15;)
+		argv[argc++] = v;
+	va_end(ap);
+	memset(a, 0, sizeof(*a));
+	return flags_parse(&f, argc, argv, next);
+}
+
+static void
+test_flags(void)
+{
+	static const char *const levels[] = {"a", "b", NULL};
+	const struct flag table[] = {
+	    {.name = "x", .type = FLAG_BOOL, .help = "short"},
+	    {.name = "a-rather-long-flag-name",
+		.type = FLAG_CHOICE,
+		.arg = "a|b",
+		.help = "one\ntwo",
+		.choices = levels},
+	    {.name = NULL},
+	};
+	const struct flags f = {
+	    .prog = "prog", .synopsis = "usage: prog\n", .footer = "footer\n", .table = table};
+	struct fargs a;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem;
+	int next = -1;
+
+	CU_ASSERT_EQUAL(fparse(&a, &next, "--dry-run", "--config", "f.yaml", "--count=3",
+			    "--period", "0.25", "--log-level", "info", "--odd", "7", "op", NULL),
+	    0);
+	CU_ASSERT(a.dry);
+	CU_ASSERT_STRING_EQUAL(a.file, "f.yaml");
+	CU_ASSERT_EQUAL(a.n, 3);
+	CU_ASSERT(a.n_given);
+	CU_ASSERT_EQUAL(a.usec, 250000);
+	CU_ASSERT_EQUAL(a.level, 2);
+	CU_ASSERT_EQUAL(a.odd, 7);
+	CU_ASSERT_EQUAL(next, 11); /* "op" */
+	CU_ASSERT_EQUAL(fparse(&a, &next, NULL), 0);
+	CU_ASSERT_FALSE(a.n_given);
+	CU_ASSERT_EQUAL(next, 1);
+
+	/* refused: each names the flag on stderr */
+	CU_ASSERT_EQUAL(fparse(&a, &next, "--count", "0", NULL), -EINVAL);
+	CU_ASSERT_EQUAL(fparse(&a, &next, "--count", "11", NULL), -EINVAL);
+	CU_ASSERT_EQUAL(fparse(&a, &next, "--count", "3x", NULL), -EINVAL);
+	CU_ASSERT_EQUAL(fparse(&a, &next, "--period", "0.0001", NULL), -EINVAL);
+	CU_ASSERT_EQUAL(fparse(&a, &next, "--period", "0.0000001", NULL), -EINVAL);
+	CU_ASSERT_EQUAL(fparse(&a, &next, "--period", "3601", NULL), -EINVAL);
+	CU_ASSERT_EQUAL(fparse(&a, &next, "--log-level", "debug", NULL), -EINVAL);
+	CU_ASSERT_EQUAL(fparse(&a, &next, "--odd", "8", NULL), -EINVAL);
+	CU_ASSERT_EQUAL(fparse(&a, &next, "--nope", NULL), -EINVAL);
+	CU_ASSERT_EQUAL(fparse(&a, &next, "--config", NULL), -EINVAL);
+	CU_ASSERT_EQUAL(fparse(&a, &next, "--dry-run=yes", NULL), -EINVAL);
+	CU_ASSERT_EQUAL(flags_exit_status(-EINVAL), FLAGS_EXIT_USAGE);
+
+	/* --help and --version: 1, exit 0 */
+	CU_ASSERT_EQUAL(fparse(&a, &next, "--version", NULL), 1);
+	CU_ASSERT_EQUAL(flags_exit_status(1), 0);
+
+	mem = open_memstream(&text, &len);
+	CU_ASSERT_FATAL(mem != NULL);
+	flags_usage(&f, mem);
+	fclose(mem);
+	CU_ASSERT_STRING_EQUAL(text, "usage: prog\n"
+				     "  --x                         short\n"
+				     "  --a-rather-long-flag-name a|b one\n"
+				     "                              two\n"
+				     "  --help                      print this help\n"
+				     "footer\n");
+	free(text);
+}
+
 static const struct test_case lib_tests[] = {
     {"httpd binds numeric addresses, clear errors", test_httpd_listen},
     {"buf reader never reads past the end", test_reader_bounds},
@@ -763,6 +911,7 @@ static const struct test_case lib_tests[] = {
     {"parse_seconds_usec", test_parse_seconds},
     {"RFC 3339 parse and format, one of each", test_rfc3339},
     {"hash map: find, walk, remove while walking, reserve", test_hmap},
+    {"flags: one table for parsing, checks and help", test_flags},
     {"rate-limited logging", test_ratelimit},
     {NULL, NULL},
 };
