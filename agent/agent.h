@@ -147,41 +147,6 @@ bool agent_kube_serving(const struct agent_kube *k);
 bool agent_kube_ready(const struct agent_kube *k, char *reason, size_t len);
 void agent_kube_get_stats(const struct agent_kube *k, struct agent_kube_stats *ret);
 
-/*
- * What vm-dhcp-agent-kube.so exports for agent/main.c, which dlopen()s it on first use: the
- * Kubernetes-mode entry points above and the kube/ ones serve.c calls, as one table. size is
- * sizeof(struct agent_kube_ops) of the build, so a mismatched .so is refused, not called.
- */
-struct agent_kube_ops {
-	size_t size;
-	void (*log_init)(const char *prog, enum log_level level); /* the .so's own lib/log.c */
-	void (*log_set_format)(enum log_format format);
-	int (*config_load)(
-	    const char *kubeconfig, struct kube_config **ret, char *err, size_t err_len);
-	struct kube_config *(*config_free)(struct kube_config *cfg);
-	const char *(*config_server)(const struct kube_config *cfg);
-	int (*client_new)(
-	    struct event_base *base, struct kube_config *cfg, struct kube_client **ret);
-	struct kube_client *(*client_free)(struct kube_client *c);
-	int (*kube_new)(struct kube_client *c, struct dhcp_server *s,
-	    const struct agent_kube_opts *opts, struct agent_kube **ret, char *err, size_t errlen);
-	int (*kube_start)(struct agent_kube *k);
-	struct agent_kube *(*kube_free)(struct agent_kube *k);
-	const struct agent_config *(*kube_config)(const struct agent_kube *k);
-	bool (*kube_serving)(const struct agent_kube *k);
-	bool (*kube_ready)(const struct agent_kube *k, char *reason, size_t len);
-	void (*kube_get_stats)(const struct agent_kube *k, struct agent_kube_stats *ret);
-	enum agent_kube_state (*kube_state)(const struct agent_kube *k);
-	/* --leader-elect: kube/leader.c */
-	int (*leader_new)(
-	    struct kube_client *c, const struct kube_leader_opts *opts, struct kube_leader **ret);
-	int (*leader_start)(struct kube_leader *l);
-	struct kube_leader *(*leader_free)(struct kube_leader *l);
-	int (*leader_release)(struct kube_leader *l, void (*done)(void *userdata), void *userdata);
-};
-#define AGENT_KUBE_OPS_SYMBOL "agent_kube_ops"
-extern const struct agent_kube_ops agent_kube_ops;
-
 /* ---- leasefile.c: dynamic leases ---------------------------------------------------- */
 
 /*

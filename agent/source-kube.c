@@ -814,26 +814,3 @@ agent_kube_get_stats(const struct agent_kube *k, struct agent_kube_stats *ret)
 	ret->errors = is.errors;
 	ret->dropped = is.dropped;
 }
-
-const struct agent_kube_ops agent_kube_ops = {
-    .size = sizeof(struct agent_kube_ops),
-    .log_init = log_init,
-    .log_set_format = log_set_format,
-    .config_load = kube_config_load,
-    .config_free = kube_config_free,
-    .config_server = kube_config_server,
-    .client_new = kube_client_new,
-    .client_free = kube_client_free,
-    .kube_new = agent_kube_new,
-    .kube_start = agent_kube_start,
-    .kube_free = agent_kube_free,
-    .kube_config = agent_kube_config,
-    .kube_serving = agent_kube_serving,
-    .kube_ready = agent_kube_ready,
-    .kube_get_stats = agent_kube_get_stats,
-    .kube_state = agent_kube_get_state,
-    .leader_new = kube_leader_new,
-    .leader_start = kube_leader_start,
-    .leader_free = kube_leader_free,
-    .leader_release = kube_leader_release,
-};
