@@ -133,42 +133,23 @@ $(BUILD)/$(1).a: $(call mod_objs,$(1))
 endef
 $(foreach m,$(MODULES),$(if $(call mod_srcs,$(m)),$(eval $(call archive_rule,$(m)))))
 
-# The agent: agent/main.c defines forwarding functions for the Kubernetes-mode entry points
-# that serve.c calls, so agent/source-kube.c and kube/ (but for kube/yaml.c) stay out of the
-# binary and the Kubernetes client with mbed TLS is not mapped in local mode.
-# Kubernetes mode is $(BUILD)/vm-dhcp-agent-kube.so, beside the binary, dlopen()ed on first use;
-# it is built from position-independent copies of the modules and linked -Bsymbolic.
-AGENT_LIBS := -Wl,--as-needed $(shell pkg-config --libs jansson libevent libnl-3.0 \
-	libnl-route-3.0 yaml-0.1 2>/dev/null) -lm
-AGENT_SO := $(BUILD)/vm-dhcp-agent-kube.so
-AGENT_SO_MODS := agent crds dhcp ipam lib
-AGENT_SO_OBJS := $(BUILD)/pic/agent/source-kube.o \
-	$(patsubst %.c,$(BUILD)/pic/%.o,$(filter-out kube/http.c,$(call mod_srcs,kube)) kube/http-mbedtls.c)
-AGENT_SO_ARCHIVES := $(foreach m,$(AGENT_SO_MODS),$(BUILD)/pic/$(m).a)
-AGENT_SO_LDFLAGS := -shared -Wl,-Bsymbolic $(if $(SAN),,-Wl,--no-undefined)
+# The agent: one binary for both modes. Kubernetes mode runs on kube/http-mbedtls.c (linked by
+# name, so kube.a's libcurl transport is not pulled in: the agent never links libcurl).
+# jansson, libevent, libnl, libyaml and mbed TLS are linked from their Debian static archives
+# (libc stays shared): relocating five more shared objects at start costs ~0.5-1 MiB of RSS in
+# either mode, while the binary's own text is only paged in where it runs (docs/benchmarks.md,
+# "Agent: one binary"). Without the archives (another distribution), the shared libraries.
+AGENT_STATIC_NAMES := libjansson.a libevent.a libnl-route-3.a libnl-3.a libyaml.a libmbedtls.a \
+	libmbedx509.a libmbedcrypto.a
+AGENT_STATIC := $(foreach a,$(AGENT_STATIC_NAMES),$(realpath $(shell $(CC) -print-file-name=$(a))))
+AGENT_LIBS := -Wl,--as-needed $(if $(filter $(words $(AGENT_STATIC_NAMES)),$(words $(AGENT_STATIC))), \
+	$(AGENT_STATIC) -lpthread, \
+	$(shell pkg-config --libs jansson libevent libnl-3.0 libnl-route-3.0 yaml-0.1 2>/dev/null) \
+	$(MBEDTLS_LIBS)) -lm
 
-$(BUILD)/pic/%.o: %.c $(FLAGS_STAMP)
-	@mkdir -p $(dir $@)
-	@$(if $(filter 0,$(V)),echo "  CC      $@")
-	$(Q)$(CC) $(CFLAGS_ALL) -fPIC -MF $(@:.o=.d) -c -o $@ $<
-
-define pic_archive_rule
-$(BUILD)/pic/$(1).a: $(patsubst %.c,$(BUILD)/pic/%.o,$(call mod_srcs,$(1)))
-	@$$(if $$(filter 0,$$(V)),echo "  AR      $$@")
-	$$(Q)rm -f $$@ && ar rcs $$@ $$^
-endef
-$(foreach m,$(AGENT_SO_MODS),$(eval $(call pic_archive_rule,$(m))))
-
-$(AGENT_SO): $(AGENT_SO_OBJS) $(AGENT_SO_ARCHIVES)
+$(BUILD)/vm-dhcp-agent: $(BUILD)/obj/agent/main.o $(BUILD)/obj/kube/http-mbedtls.o $(ARCHIVES)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(LDFLAGS_ALL) $(AGENT_SO_LDFLAGS) -o $@ $(AGENT_SO_OBJS) $(AGENT_SO_ARCHIVES) \
-		$(AGENT_LIBS) $(MBEDTLS_LIBS)
-
-programs: $(if $(AGENT),$(AGENT_SO))
-
-$(BUILD)/vm-dhcp-agent: $(BUILD)/obj/agent/main.o $(ARCHIVES) | $(AGENT_SO)
-	@echo "  LD      $@"
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(ARCHIVES) $(AGENT_LIBS)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(ARCHIVES) $(AGENT_LIBS)
 
 # VMDHCP_VERSION for both programs' main.c (vm-dhcp-agent --version); a change of VERSION
 # rebuilds them.
@@ -309,7 +290,7 @@ image-test: programs
 clean:
 	rm -rf build
 
--include $(shell find $(BUILD)/obj $(BUILD)/pic -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # IPAM benchmark: /16 memory, allocation cost amortised over filling a /16, rebuild.
 $(BUILD)/bench/bench-ipam: $(BUILD)/obj/tests/bench/bench-ipam.o $(ARCHIVES)

@@ -78,21 +78,16 @@ int agent_config_from_spec(struct agent_config *c, const struct ippool_spec *sp,
 /* Hostname of binding b (borrowed) or NULL. */
 const char *agent_config_hostname(const struct agent_config *c, const struct agent_binding *b);
 
-/* ---- source-kube.c: Kubernetes mode ----------------------------------------------------- */
+/*
+ * ---- the pool's source: source-file.c (local mode) or source-kube.c (Kubernetes mode) ----
+ *
+ * Where the served pool comes from. serve.c knows a source only through these five calls and
+ * the configuration it serves; what is mode-specific beyond them (the file's reload, the
+ * IPPool's state for the snapshot) stays with the code that created it.
+ */
 
-struct kube_client;
-struct kube_config;
-struct kube_leader;
-struct kube_leader_opts;
-
-enum agent_kube_state {
-	AGENT_KUBE_WAITING, /* first list not done */
-	AGENT_KUBE_ABSENT,  /* listed: no such IPPool (never created, or deleted) */
-	AGENT_KUBE_INVALID, /* only malformed versions seen so far */
-	AGENT_KUBE_ACTIVE,  /* a valid version is in the engine */
-};
-
-struct agent_kube_stats {
+/* What a source counts, for /metrics; the file source counts nothing (all zero). */
+struct agent_source_stats {
 	bool synced;             /* a valid version is in the engine */
 	uint64_t applied;        /* versions pushed into the engine */
 	uint64_t malformed;      /* versions refused (decode, conversion); previous one kept */
@@ -107,6 +102,48 @@ struct agent_kube_stats {
 	uint64_t relists_410;      /* relists forced by 410 Gone */
 	uint64_t errors;           /* failed list/watch attempts */
 	uint64_t dropped;          /* objects dropped by the informer (no memory, no key) */
+};
+
+struct agent_source_ops {
+	/* Starts following the pool (on the agent's event loop); negative errno. */
+	int (*start)(void *src);
+	/* Frees the source; accepts NULL. */
+	void (*free)(void *src);
+	/* The configuration served (borrowed; its bindings are in the engine), or NULL. */
+	const struct agent_config *(*config)(const void *src);
+	/* Whether the pool may be served; else the reason, for /readyz. */
+	bool (*ready)(const void *src, char *reason, size_t len);
+	/* Whether the DHCP sockets should be open: a pool to serve, not paused. */
+	bool (*serving)(const void *src);
+	void (*stats)(const void *src, struct agent_source_stats *ret);
+};
+
+struct agent_source {
+	const struct agent_source_ops *ops; /* NULL: none yet */
+	void *src;
+};
+
+/*
+ * Local mode: the object is the struct agent_config itself, owned by the source (free is
+ * agent_config_free); a reload frees it and puts the new one in its place. Ready and serving
+ * unless the pool is paused; start does nothing (SIGHUP re-reads the file).
+ */
+extern const struct agent_source_ops agent_file_source_ops;
+/* Kubernetes mode: the object is a struct agent_kube (agent_kube_new). */
+extern const struct agent_source_ops agent_kube_source_ops;
+
+/* ---- source-kube.c: Kubernetes mode ----------------------------------------------------- */
+
+struct kube_client;
+struct kube_config;
+struct kube_leader;
+struct kube_leader_opts;
+
+enum agent_kube_state {
+	AGENT_KUBE_WAITING, /* first list not done */
+	AGENT_KUBE_ABSENT,  /* listed: no such IPPool (never created, or deleted) */
+	AGENT_KUBE_INVALID, /* only malformed versions seen so far */
+	AGENT_KUBE_ACTIVE,  /* a valid version is in the engine */
 };
 
 /* Called after each change (borrowed config; NULL when the pool is gone or never valid). */
@@ -145,42 +182,7 @@ const struct agent_config *agent_kube_config(const struct agent_kube *k);
 bool agent_kube_serving(const struct agent_kube *k);
 /* Ready: the first full sync done, the pool present, valid and not paused; else reason. */
 bool agent_kube_ready(const struct agent_kube *k, char *reason, size_t len);
-void agent_kube_get_stats(const struct agent_kube *k, struct agent_kube_stats *ret);
-
-/*
- * What vm-dhcp-agent-kube.so exports for agent/main.c, which dlopen()s it on first use: the
- * Kubernetes-mode entry points above and the kube/ ones serve.c calls, as one table. size is
- * sizeof(struct agent_kube_ops) of the build, so a mismatched .so is refused, not called.
- */
-struct agent_kube_ops {
-	size_t size;
-	void (*log_init)(const char *prog, enum log_level level); /* the .so's own lib/log.c */
-	void (*log_set_format)(enum log_format format);
-	int (*config_load)(
-	    const char *kubeconfig, struct kube_config **ret, char *err, size_t err_len);
-	struct kube_config *(*config_free)(struct kube_config *cfg);
-	const char *(*config_server)(const struct kube_config *cfg);
-	int (*client_new)(
-	    struct event_base *base, struct kube_config *cfg, struct kube_client **ret);
-	struct kube_client *(*client_free)(struct kube_client *c);
-	int (*kube_new)(struct kube_client *c, struct dhcp_server *s,
-	    const struct agent_kube_opts *opts, struct agent_kube **ret, char *err, size_t errlen);
-	int (*kube_start)(struct agent_kube *k);
-	struct agent_kube *(*kube_free)(struct agent_kube *k);
-	const struct agent_config *(*kube_config)(const struct agent_kube *k);
-	bool (*kube_serving)(const struct agent_kube *k);
-	bool (*kube_ready)(const struct agent_kube *k, char *reason, size_t len);
-	void (*kube_get_stats)(const struct agent_kube *k, struct agent_kube_stats *ret);
-	enum agent_kube_state (*kube_state)(const struct agent_kube *k);
-	/* --leader-elect: kube/leader.c */
-	int (*leader_new)(
-	    struct kube_client *c, const struct kube_leader_opts *opts, struct kube_leader **ret);
-	int (*leader_start)(struct kube_leader *l);
-	struct kube_leader *(*leader_free)(struct kube_leader *l);
-	int (*leader_release)(struct kube_leader *l, void (*done)(void *userdata), void *userdata);
-};
-#define AGENT_KUBE_OPS_SYMBOL "agent_kube_ops"
-extern const struct agent_kube_ops agent_kube_ops;
+void agent_kube_get_stats(const struct agent_kube *k, struct agent_source_stats *ret);
 
 /* ---- leasefile.c: dynamic leases ---------------------------------------------------- */
 

@@ -3,10 +3,8 @@
  * vm-dhcp-agent: answers DHCPv4 for one IPPool on one L2 interface.
  * One event_base, one thread: DHCP sockets, netlink link events, HTTP, signals.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,7 +16,6 @@
 #include <event2/event.h>
 
 #include "agent/agent.h"
-#include "kube/kube.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
@@ -125,182 +122,6 @@ static const struct flag {
     {{"help", no_argument, NULL, OPT_HELP}, NULL, "this text"},
     {{"version", no_argument, NULL, OPT_VERSION}, NULL, "print the version"},
 };
-
-/*
- * Kubernetes mode (agent/source-kube.c, kube/ with its mbed TLS transport) lives in
- * vm-dhcp-agent-kube.so beside the binary, loaded on first use: local mode never maps
- * mbed TLS or the Kubernetes client. The functions below have the names serve.c calls and
- * forward to the shared object's (linked -Bsymbolic, so its own calls stay inside it).
- * $VMDHCP_AGENT_KUBE_SO overrides the path, read with secure_getenv(): the binary carries file
- * capabilities, and a variable any user can set must not choose code that runs with
- * CAP_NET_ADMIN (in a secure-execution process, AT_SECURE, it is ignored; the path beside the
- * binary comes from /proc/self/exe, which the caller cannot redirect).
- */
-#define KUBE_SO_NAME "vm-dhcp-agent-kube.so"
-
-static const struct agent_kube_ops *kops; /* the loaded .so's table */
-
-/* Loads the shared object once. Returns 0, or -ENOENT with err filled. */
-static int
-kube_so_load(char *err, size_t errlen)
-{
-	char path[PATH_MAX];
-	const char *env = secure_getenv("VMDHCP_AGENT_KUBE_SO");
-
-	if (kops != NULL)
-		return 0;
-	if (env != NULL && env[0] != '\0') {
-		snprintf(path, sizeof(path), "%s", env);
-	} else {
-		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-		char *slash;
-		if (n < 0 || (size_t)n >= sizeof(path) - sizeof(KUBE_SO_NAME)) {
-			snprintf(err, errlen, "cannot find the agent binary's directory: %s",
-			    n < 0 ? strerror(errno) : "path too long");
-			return -ENOENT;
-		}
-		path[n] = '\0';
-		slash = strrchr(path, '/');
-		snprintf(slash != NULL ? slash + 1 : path,
-		    sizeof(path) - (size_t)(slash != NULL ? slash + 1 - path : 0), "%s", KUBE_SO_NAME);
-	}
-	void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
-	if (h == NULL) {
-		snprintf(err, errlen, "Kubernetes mode: cannot load %s: %s", path, dlerror());
-		return -ENOENT;
-	}
-	const struct agent_kube_ops *ops = dlsym(h, AGENT_KUBE_OPS_SYMBOL);
-	if (ops == NULL || ops->size != sizeof(*ops)) {
-		snprintf(err, errlen, "Kubernetes mode: %s: %s", path,
-		    ops == NULL ? "no " AGENT_KUBE_OPS_SYMBOL " table"
-				: "built for another agent version");
-		dlclose(h);
-		return -ENOENT;
-	}
-	kops = ops;
-	/* the shared object has its own copy of lib/log.c */
-	kops->log_init("vm-dhcp-agent", log_get_level());
-	kops->log_set_format(log_get_format());
-	return 0;
-}
-
-int
-kube_config_load(const char *kubeconfig, struct kube_config **ret, char *err, size_t err_len)
-{
-	int r = kube_so_load(err, err_len);
-	if (r < 0)
-		return r;
-	return kops->config_load(kubeconfig, ret, err, err_len);
-}
-
-struct kube_config *
-kube_config_free(struct kube_config *cfg)
-{
-	if (cfg == NULL)
-		return NULL;
-	return kops->config_free(cfg);
-}
-
-const char *
-kube_config_server(const struct kube_config *cfg)
-{
-	return kops->config_server(cfg);
-}
-
-int
-kube_client_new(struct event_base *base, struct kube_config *cfg, struct kube_client **ret)
-{
-	return kops->client_new(base, cfg, ret);
-}
-
-struct kube_client *
-kube_client_free(struct kube_client *c)
-{
-	if (c == NULL)
-		return NULL;
-	return kops->client_free(c);
-}
-
-int
-agent_kube_new(struct kube_client *c, struct dhcp_server *s, const struct agent_kube_opts *opts,
-    struct agent_kube **ret, char *err, size_t errlen)
-{
-	int r = kube_so_load(err, errlen);
-	if (r < 0)
-		return r;
-	return kops->kube_new(c, s, opts, ret, err, errlen);
-}
-
-int
-agent_kube_start(struct agent_kube *k)
-{
-	return kops->kube_start(k);
-}
-
-struct agent_kube *
-agent_kube_free(struct agent_kube *k)
-{
-	if (k == NULL)
-		return NULL;
-	return kops->kube_free(k);
-}
-
-const struct agent_config *
-agent_kube_config(const struct agent_kube *k)
-{
-	return kops->kube_config(k);
-}
-
-bool
-agent_kube_serving(const struct agent_kube *k)
-{
-	return kops->kube_serving(k);
-}
-
-bool
-agent_kube_ready(const struct agent_kube *k, char *reason, size_t len)
-{
-	return kops->kube_ready(k, reason, len);
-}
-
-void
-agent_kube_get_stats(const struct agent_kube *k, struct agent_kube_stats *ret)
-{
-	kops->kube_get_stats(k, ret);
-}
-
-enum agent_kube_state
-agent_kube_get_state(const struct agent_kube *k)
-{
-	return kops->kube_state(k);
-}
-
-int
-kube_leader_new(
-    struct kube_client *c, const struct kube_leader_opts *opts, struct kube_leader **ret)
-{
-	return kops->leader_new(c, opts, ret);
-}
-
-int
-kube_leader_start(struct kube_leader *l)
-{
-	return kops->leader_start(l);
-}
-
-struct kube_leader *
-kube_leader_free(struct kube_leader *l)
-{
-	if (l == NULL)
-		return NULL;
-	return kops->leader_free(l);
-}
-
-int
-kube_leader_release(struct kube_leader *l, void (*done)(void *userdata), void *userdata)
-{
-	return kops->leader_release(l, done, userdata);
-}
 
 static void
 usage(FILE *f)

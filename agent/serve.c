@@ -56,7 +56,7 @@
 struct agent {
 	struct event_base *base;
 	struct agent_opts opts;
-	struct agent_config *cfg;
+	struct agent_source src; /* the pool: the file (local mode) or the IPPool */
 	struct dhcp_server *dhcp;
 	struct leasefile *lf;
 	struct agent_dynamic *dyn;
@@ -84,10 +84,9 @@ struct agent {
 	uint32_t listen_ip;	    /* --listen's IPv4 address (host order) or 0 */
 	uint32_t refused_server_ip; /* a serverIP equal to listen_ip, already logged */
 
-	/* Kubernetes mode (opts.kube): the pool comes from the API server; cfg stays NULL */
+	/* Kubernetes mode (opts.kube): the client of the IPPool source (src) */
 	struct kube_config *kcfg;
 	struct kube_client *kc;
-	struct agent_kube *ksrc;
 
 	/*
 	 * --leader-elect: replicas of one pool hold identical tables; only the holder of the
@@ -175,13 +174,16 @@ struct agent {
 /* On SIGTERM the Lease is released (the standby takes over at once) within this, else given up. */
 #define STOP_RELEASE_USEC (2 * USEC_PER_SEC)
 
-/* The configuration being served: the file's, or the IPPool's last valid version (or NULL). */
+/*
+ * The configuration being served: the snapshot's until synced (Kubernetes mode), else the
+ * source's (the file's, or the IPPool's last valid version; NULL before one).
+ */
 static const struct agent_config *
 cur_cfg(const struct agent *a)
 {
-	if (a->ksrc == NULL)
-		return a->cfg;
-	return a->snap != NULL ? a->snap : agent_kube_config(a->ksrc);
+	if (a->snap != NULL)
+		return a->snap;
+	return a->src.ops != NULL ? a->src.ops->config(a->src.src) : NULL;
 }
 
 /* ---- metrics -------------------------------------------------------------------------- */
@@ -237,9 +239,9 @@ collect(void *userdata)
 		metric_set(a->m_snap_bytes, 0, (double)a->snap_bytes);
 		metric_set(a->m_snap_write_seconds, 0, (double)a->snap_write_usec / 1e6);
 	}
-	if (a->ksrc != NULL) {
-		struct agent_kube_stats ks;
-		agent_kube_get_stats(a->ksrc, &ks);
+	if (a->m_kube_synced != NULL) { /* the IPPool source's series (Kubernetes mode) */
+		struct agent_source_stats ks;
+		a->src.ops->stats(a->src.src, &ks);
 		metric_set(a->m_kube_synced, 0, ks.synced ? 1 : 0);
 		metric_set(a->m_kube_last_sync, 0, (double)ks.last_sync_usec / 1e6);
 		metric_set(a->m_kube_reconnects, 0, (double)ks.watch_reconnects);
@@ -404,21 +406,19 @@ ready(void *userdata, char *reason, size_t len)
 	struct agent *a = userdata;
 	const struct agent_link_state *st;
 
-	if (a->ksrc != NULL) {
-		const struct agent_config *cfg;
-		if (a->snap == NULL && !agent_kube_ready(a->ksrc, reason, len))
-			return false;
-		if (a->opts.dry_run)
-			return true; /* synced; no sockets in a dry run */
-		cfg = cur_cfg(a);
-		if (server_ip_is_listen(a, cfg)) {
-			snprintf(reason, len,
-			    "IPPool %s/%s: its serverIP is the --listen address; not served",
-			    cfg->pool_ns, cfg->pool_name);
-			return false;
-		}
-	} else if (a->cfg->paused) {
-		snprintf(reason, len, "pool %s/%s is paused", a->cfg->pool_ns, a->cfg->pool_name);
+	const struct agent_config *cfg;
+
+	/* the snapshot is served until the source is synced */
+	if (a->snap == NULL && !a->src.ops->ready(a->src.src, reason, len))
+		return false;
+	if (a->opts.dry_run)
+		return true; /* synced; no sockets in a dry run */
+	/* (local mode refuses such a file at start and on reload) */
+	cfg = cur_cfg(a);
+	if (server_ip_is_listen(a, cfg)) {
+		snprintf(reason, len,
+		    "IPPool %s/%s: its serverIP is the --listen address; not served", cfg->pool_ns,
+		    cfg->pool_name);
 		return false;
 	}
 	st = agent_link_state(a->link);
@@ -1090,11 +1090,8 @@ update_sockets(struct agent *a, bool force)
 	if (a->link == NULL || a->exit_status != 0)
 		return; /* dry run: no sockets; or on the way out */
 	st = agent_link_state(a->link);
-	if (a->ksrc != NULL)
-		pool = (a->snap != NULL ? !a->snap->paused : agent_kube_serving(a->ksrc)) &&
-		       !server_ip_refused(a, cur_cfg(a));
-	else
-		pool = !a->cfg->paused;
+	pool = (a->snap != NULL ? !a->snap->paused : a->src.ops->serving(a->src.src)) &&
+	       !server_ip_refused(a, cur_cfg(a));
 	want = pool && st->exists && st->up;
 	if (pool)
 		clear_stale_address(a, cur_cfg(a));
@@ -1344,19 +1341,19 @@ expire_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 static void
-log_config(const struct agent *a, const char *what, int removed)
+log_config(const struct agent *a, const struct agent_config *c, const char *what, int removed)
 {
 	char sip[IPV4_STRLEN], net[IPV4_STRLEN], st[IPV4_STRLEN], en[IPV4_STRLEN];
 
-	ipv4_format(a->cfg->opts.server_ip, sip);
-	ipv4_format(a->cfg->cidr, net);
-	ipv4_format(a->cfg->pool_start, st);
-	ipv4_format(a->cfg->pool_end, en);
+	ipv4_format(c->opts.server_ip, sip);
+	ipv4_format(c->cidr, net);
+	ipv4_format(c->pool_start, st);
+	ipv4_format(c->pool_end, en);
 	log_info("%s %s: pool %s/%s network %s, %s/%u server %s range %s-%s, %zu static "
 		 "bindings, %zu dynamic leases%s, %d removed",
-	    what, a->opts.config_path, a->cfg->pool_ns, a->cfg->pool_name, a->cfg->network, net,
-	    a->cfg->prefix, sip, st, en, a->cfg->n_bindings, a->lf ? leasefile_count(a->lf) : 0,
-	    a->cfg->paused ? " (paused)" : "", removed);
+	    what, a->opts.config_path, c->pool_ns, c->pool_name, c->network, net, c->prefix, sip,
+	    st, en, c->n_bindings, a->lf ? leasefile_count(a->lf) : 0, c->paused ? " (paused)" : "",
+	    removed);
 }
 
 /* The static binding array is not needed once the engine has it; options and pool are. */
@@ -1378,15 +1375,16 @@ agent_reload(struct agent *a)
 	char err[AGENT_ERR_MAX];
 	struct agent_config *cfg = NULL;
 	struct agent_dynamic *dyn = NULL;
-	bool was_paused = a->cfg != NULL && a->cfg->paused;
+	bool was_paused;
 	uint32_t old_server;
 	int r;
 
-	if (a->ksrc != NULL) {
+	if (a->opts.kube) {
 		log_info("reload: nothing to re-read in Kubernetes mode (the IPPool is watched)");
 		return 0;
 	}
-	old_server = a->cfg->opts.server_ip;
+	was_paused = cur_cfg(a)->paused;
+	old_server = cur_cfg(a)->opts.server_ip;
 	r = agent_config_load(a->opts.config_path, a->opts.ippool_ref, &cfg, err, sizeof(err));
 	if (r < 0) {
 		log_error("reload: %s; keeping the previous configuration", err);
@@ -1420,14 +1418,15 @@ agent_reload(struct agent *a)
 	}
 	agent_dynamic_free(a->dyn);
 	a->dyn = dyn;
-	agent_config_free(a->cfg);
-	a->cfg = cfg;
-	log_config(a, "reloaded", r);
-	shrink_config(a->cfg);
+	log_config(a, cfg, "reloaded", r);
+	shrink_config(cfg);
+	/* the file source's object is the config: the new one takes the old one's place */
+	a->src.ops->free(a->src.src);
+	a->src.src = cfg;
 	if (a->lf != NULL && (r = leasefile_compact(a->lf)) < 0)
 		log_error("%s: cannot write lease file: %s", a->opts.lease_path, strerror(-r));
 	metric_inc(a->m_reloads, 0);
-	if (was_paused != a->cfg->paused || old_server != a->cfg->opts.server_ip)
+	if (was_paused != cfg->paused || old_server != cfg->opts.server_ip)
 		update_sockets(a, true);
 	return 0;
 }
@@ -1555,7 +1554,7 @@ static void
 kube_changed(void *userdata, const struct agent_config *cfg)
 {
 	struct agent *a = userdata;
-	enum agent_kube_state st = agent_kube_get_state(a->ksrc);
+	enum agent_kube_state st = agent_kube_get_state(a->src.src);
 
 	if (st == AGENT_KUBE_ACTIVE || st == AGENT_KUBE_ABSENT)
 		snapshot_done(a, st);
@@ -2009,6 +2008,7 @@ kube_setup(struct agent *a, char *err, size_t errlen)
 		.on_change = kube_changed,
 		.userdata = a,
 	};
+	struct agent_kube *k;
 	int r;
 
 	if ((r = kube_config_load(a->opts.kubeconfig, &a->kcfg, err, errlen)) < 0)
@@ -2017,8 +2017,9 @@ kube_setup(struct agent *a, char *err, size_t errlen)
 		snprintf(err, errlen, "Kubernetes client: %s", strerror(-r));
 		return r;
 	}
-	if ((r = agent_kube_new(a->kc, a->dhcp, &ko, &a->ksrc, err, errlen)) < 0)
+	if ((r = agent_kube_new(a->kc, a->dhcp, &ko, &k, err, errlen)) < 0)
 		return r;
+	a->src = (struct agent_source){.ops = &agent_kube_source_ops, .src = k};
 	if (a->opts.leader_elect && (r = leader_setup(a, err, errlen)) < 0)
 		return r;
 	if ((r = kube_metrics_setup(a)) < 0) {
@@ -2045,7 +2046,8 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 	}
 	a->base = base;
 	a->opts = *opts;
-	a->cfg = cfg;
+	if (!opts->kube) /* local mode: the file read by the caller is the source */
+		a->src = (struct agent_source){.ops = &agent_file_source_ops, .src = cfg};
 	a->active = !opts->leader_elect;
 	a->api_answered_at = clock_now_usec(); /* silent from the renew deadline after start */
 	a->arp_fd = -1;
@@ -2091,8 +2093,8 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 		r = agent_apply_config(a->dhcp, cfg, a->dyn, err, errlen);
 		if (r < 0)
 			goto fail;
-		log_config(a, "loaded", 0);
-		shrink_config(a->cfg);
+		log_config(a, cfg, "loaded", 0);
+		shrink_config(cfg);
 	}
 
 	a->ev_retry = evtimer_new(base, retry_cb, a);
@@ -2158,10 +2160,10 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 			}
 		}
 	}
-	if (a->ksrc != NULL && a->opts.snapshot_path != NULL)
+	if (a->opts.snapshot_path != NULL) /* Kubernetes mode only (main.c) */
 		snapshot_load(a);
 	update_sockets(a, true);
-	if (a->ksrc != NULL && (r = agent_kube_start(a->ksrc)) < 0) {
+	if ((r = a->src.ops->start(a->src.src)) < 0) {
 		snprintf(err, errlen, "IPPool informer: %s", strerror(-r));
 		goto fail;
 	}
@@ -2225,12 +2227,12 @@ agent_free(struct agent *a)
 	agent_dynamic_free(a->dyn);
 	agent_marks_free(a->marks);
 	leasefile_free(a->lf);
-	agent_kube_free(a->ksrc);
+	if (a->src.ops != NULL)
+		a->src.ops->free(a->src.src); /* before the client it uses */
 	kube_client_free(a->kc);
 	kube_config_free(a->kcfg);
 	dhcp_server_free(a->dhcp);
 	metrics_free(a->metrics);
-	agent_config_free(a->cfg);
 	free(a);
 	return NULL;
 }

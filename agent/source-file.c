@@ -569,3 +569,58 @@ agent_config_load(
 	free(text);
 	return r;
 }
+
+/* ---- the file as the agent's source (agent_file_source_ops) ---- */
+
+static int
+file_src_start(void *src)
+{
+	(void)src;
+	return 0; /* the file was read before; SIGHUP reads it again */
+}
+
+static void
+file_src_free(void *src)
+{
+	agent_config_free(src);
+}
+
+static const struct agent_config *
+file_src_config(const void *src)
+{
+	return src;
+}
+
+static bool
+file_src_ready(const void *src, char *reason, size_t len)
+{
+	const struct agent_config *c = src;
+
+	if (c->paused) {
+		snprintf(reason, len, "pool %s/%s is paused", c->pool_ns, c->pool_name);
+		return false;
+	}
+	return true;
+}
+
+static bool
+file_src_serving(const void *src)
+{
+	return !((const struct agent_config *)src)->paused;
+}
+
+static void
+file_src_stats(const void *src, struct agent_source_stats *ret)
+{
+	(void)src;
+	*ret = (struct agent_source_stats){0};
+}
+
+const struct agent_source_ops agent_file_source_ops = {
+    .start = file_src_start,
+    .free = file_src_free,
+    .config = file_src_config,
+    .ready = file_src_ready,
+    .serving = file_src_serving,
+    .stats = file_src_stats,
+};

@@ -107,7 +107,7 @@ struct agent_kube {
 	enum agent_kube_state state;
 	struct agent_config *cur; /* last applied version, bindings dropped; NULL before */
 	struct ntp_names cur_ntp; /* its NTP entries as written */
-	struct agent_kube_stats stats;
+	struct agent_source_stats stats;
 
 	struct event_base *base; /* borrowed (the client's) */
 	struct evdns_base *dns;
@@ -800,7 +800,7 @@ agent_kube_ready(const struct agent_kube *k, char *reason, size_t len)
 }
 
 void
-agent_kube_get_stats(const struct agent_kube *k, struct agent_kube_stats *ret)
+agent_kube_get_stats(const struct agent_kube *k, struct agent_source_stats *ret)
 {
 	struct kube_informer_stats is;
 
@@ -815,25 +815,49 @@ agent_kube_get_stats(const struct agent_kube *k, struct agent_kube_stats *ret)
 	ret->dropped = is.dropped;
 }
 
-const struct agent_kube_ops agent_kube_ops = {
-    .size = sizeof(struct agent_kube_ops),
-    .log_init = log_init,
-    .log_set_format = log_set_format,
-    .config_load = kube_config_load,
-    .config_free = kube_config_free,
-    .config_server = kube_config_server,
-    .client_new = kube_client_new,
-    .client_free = kube_client_free,
-    .kube_new = agent_kube_new,
-    .kube_start = agent_kube_start,
-    .kube_free = agent_kube_free,
-    .kube_config = agent_kube_config,
-    .kube_serving = agent_kube_serving,
-    .kube_ready = agent_kube_ready,
-    .kube_get_stats = agent_kube_get_stats,
-    .kube_state = agent_kube_get_state,
-    .leader_new = kube_leader_new,
-    .leader_start = kube_leader_start,
-    .leader_free = kube_leader_free,
-    .leader_release = kube_leader_release,
+/* ---- the IPPool as the agent's source (agent_kube_source_ops) ---- */
+
+static int
+kube_src_start(void *src)
+{
+	return agent_kube_start(src);
+}
+
+static void
+kube_src_free(void *src)
+{
+	agent_kube_free(src);
+}
+
+static const struct agent_config *
+kube_src_config(const void *src)
+{
+	return agent_kube_config(src);
+}
+
+static bool
+kube_src_ready(const void *src, char *reason, size_t len)
+{
+	return agent_kube_ready(src, reason, len);
+}
+
+static bool
+kube_src_serving(const void *src)
+{
+	return agent_kube_serving(src);
+}
+
+static void
+kube_src_stats(const void *src, struct agent_source_stats *ret)
+{
+	agent_kube_get_stats(src, ret);
+}
+
+const struct agent_source_ops agent_kube_source_ops = {
+    .start = kube_src_start,
+    .free = kube_src_free,
+    .config = kube_src_config,
+    .ready = kube_src_ready,
+    .serving = kube_src_serving,
+    .stats = kube_src_stats,
 };

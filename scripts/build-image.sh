@@ -8,9 +8,8 @@
 #                                                the sandbox image of tests/cluster/)
 #
 # VERSION is the file VERSION (also compiled into the programs). Each program image holds the
-# stripped binary (the agent with vm-dhcp-agent-kube.so beside it, where it dlopen()s it from),
-# the shared libraries `ldd` lists with the dynamic loader, and /etc/passwd and /etc/group
-# with nonroot (65532); no shell, no CA bundle (the in-cluster CA comes from the service
+# stripped binary, the shared libraries `ldd` lists with the dynamic loader, and /etc/passwd and
+# /etc/group with nonroot (65532); no shell, no CA bundle (the in-cluster CA comes from the service
 # account). The agent binary carries the file capabilities cap_net_raw, cap_net_bind_service
 # and cap_net_admin (+ep). Entry point: the program; user 65532:65532. Timestamps are
 # SOURCE_DATE_EPOCH (default: the last commit's time), so equal inputs give equal archives.
@@ -40,7 +39,7 @@ fi
 for c in buildah setcap getcap ldd strip; do
     command -v "$c" >/dev/null || die "$c is not installed (run scripts/install-deps)"
 done
-for f in vm-dhcp-controller vm-dhcp-agent vm-dhcp-agent-kube.so; do
+for f in vm-dhcp-controller vm-dhcp-agent; do
     [ -f "$BUILD/$f" ] || die "$BUILD/$f is missing (make programs)"
 done
 [[ $VERSION =~ ^[0-9A-Za-z][0-9A-Za-z._-]*$ ]] || die "VERSION '$VERSION' is not an image tag"
@@ -160,8 +159,7 @@ pop_controller() {
 pop_agent() {
     mkdir -p "$1/usr/bin"
     put_prog "$1" vm-dhcp-agent 0755
-    put_prog "$1" vm-dhcp-agent-kube.so 0644 # beside the binary: agent/main.c finds it there
-    put_libs "$1" "$BUILD/vm-dhcp-agent" "$BUILD/vm-dhcp-agent-kube.so"
+    put_libs "$1" "$BUILD/vm-dhcp-agent"
     put_users "$1"
     # after strip (which drops the xattr); the pod adds these three to its capability set
     setcap cap_net_raw,cap_net_bind_service,cap_net_admin+ep "$1/usr/bin/vm-dhcp-agent"

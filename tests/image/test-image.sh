@@ -10,7 +10,7 @@
 #     cap_net_bind_service, cap_net_raw (+ep) in the layer, and no other file has any;
 #   - in the unpacked root (chroot) as uid 65532 with no capabilities (no_new_privs): --help of
 #     both programs, the agent's --version, a local-mode --dry-run, and the agent's Kubernetes
-#     mode finds vm-dhcp-agent-kube.so beside itself; with the capabilities the agent Deployment
+#     mode starts (one binary, no libcurl or libssl needed); with the capabilities the agent Deployment
 #     must grant (bounding set NET_RAW, NET_BIND_SERVICE, NET_ADMIN) it runs, without one of them
 #     the kernel refuses the exec (EPERM), which is why the Deployment must add all three;
 #   - the pause image: one static /pause, PID 1 of a PID namespace, exits 0 on SIGTERM;
@@ -45,7 +45,7 @@ finish() {
 for c in buildah jq getcap setpriv unshare chroot readelf sha256sum; do
     command -v "$c" >/dev/null || skip "$c is not installed (scripts/install-deps installs it)"
 done
-for f in vm-dhcp-controller vm-dhcp-agent vm-dhcp-agent-kube.so; do
+for f in vm-dhcp-controller vm-dhcp-agent; do
     [ -f "$BUILD/$f" ] || { echo "FAIL: $BUILD/$f not built (make)"; exit 1; }
 done
 
@@ -71,8 +71,8 @@ stale=0
 for n in "${NAMES[@]}"; do
     t=$OUT/$n-$VERSION.tar
     [ -f "$t" ] || { stale=1; continue; }
-    for src in "$BUILD/vm-dhcp-controller" "$BUILD/vm-dhcp-agent" "$BUILD/vm-dhcp-agent-kube.so" \
-        VERSION scripts/build-image.sh tests/image/pause.c; do
+    for src in "$BUILD/vm-dhcp-controller" "$BUILD/vm-dhcp-agent" VERSION scripts/build-image.sh \
+        tests/image/pause.c; do
         [ "$src" -nt "$t" ] && stale=1
     done
 done
@@ -133,7 +133,7 @@ done
 # files of ROOT other than the allowed ones (programs, shared libraries, loader, passwd, group)
 extra_files() {
     (cd "$1" && find . ! -type d ! -type l | sed 's|^\./||' |
-        grep -Ev '^(usr/bin/vm-dhcp-(agent|controller|agent-kube\.so)|etc/(passwd|group)|usr/lib(64)?/([^/]+/)?(lib[^/]+\.so[.0-9]*|ld-linux[^/]*\.so\.[0-9]+))$')
+        grep -Ev '^(usr/bin/vm-dhcp-(agent|controller)|etc/(passwd|group)|usr/lib(64)?/([^/]+/)?(lib[^/]+\.so[.0-9]*|ld-linux[^/]*\.so\.[0-9]+))$')
 }
 # run NAME USERSPEC ARGS...: the program in the unpacked root, as that user, no new privileges
 run() {
@@ -171,7 +171,8 @@ if [ -d "$R/usr" ]; then
         "$(cfg $n '.config.User + " " + (.config.Entrypoint | join(","))')" = "65532:65532 /usr/bin/$n"
     check "$n: /etc/passwd has nonroot 65532:65532" grep -q '^nonroot:x:65532:65532:' "$R/etc/passwd"
     check "$n: /etc/group has nonroot 65532" grep -q '^nonroot:x:65532:' "$R/etc/group"
-    check "$n: vm-dhcp-agent-kube.so beside the binary" test -f "$R/usr/bin/vm-dhcp-agent-kube.so"
+    out=$(readelf -d "$R/usr/bin/vm-dhcp-agent" | grep -E 'NEEDED.*\[lib(curl|ssl|crypto)\.' || true)
+    check "$n: no libcurl, libssl or libcrypto needed${out:+ ($out)}" test -z "$out"
     out=$(extra_files "$R")
     check "$n: nothing but the program, its libraries, passwd and group${out:+ (extra: $out)}" test -z "$out"
     caps=$(file_caps "$R/usr/bin/vm-dhcp-agent")
@@ -189,12 +190,12 @@ if [ -d "$R/usr" ]; then
     out=$(run $n 65532:65532 /usr/bin/$n --config /local-mode.yaml --dry-run 2>&1); rc=$?
     check "$n local mode --dry-run: exit 0 (got $rc)" test $rc = 0
     check "$n local mode --dry-run: the pool's bindings" grep -q '^bindings' <<<"$out"
-    # Kubernetes mode dlopen()s the .so beside /proc/self/exe: /proc of a new PID namespace
+    # Kubernetes mode as the pod runs it: /proc of a new PID namespace
     out=$(unshare --pid --fork --mount-proc="$R/proc" setpriv --no-new-privs chroot --userspec=65532:65532 \
         "$R" /usr/bin/$n --ippool-ref default/x --kubeconfig /nonexistent --dry-run 2>&1); rc=$?
     ok=0
-    [ $rc = 1 ] && ! grep -q 'cannot load' <<<"$out" && grep -q kubeconfig <<<"$out" && ok=1
-    check "$n Kubernetes mode: loads vm-dhcp-agent-kube.so, then stops at the missing kubeconfig" \
+    [ $rc = 1 ] && grep -q kubeconfig <<<"$out" && ok=1
+    check "$n Kubernetes mode: starts, then stops at the missing kubeconfig" \
         test $ok = 1 || echo "      | exit $rc: $out"
     # the pod: uid 65532, capabilities dropped but those the Deployment adds (the bounding set);
     # chroot needs its own three to get there, all gone once the agent is exec()ed as 65532

@@ -1,9 +1,9 @@
 #!/bin/bash
 # tests/netns/test-agent-caps.sh - vm-dhcp-agent's privileges, as the agent pod runs it:
 #   1. Kubernetes mode as uid 65532 with exactly the pod's credentials: a copy of the binary with
-#      file capabilities cap_net_raw,cap_net_bind_service,cap_net_admin+ep (and its .so beside
-#      it; glibc runs it in secure-execution mode), bounding set NET_RAW, NET_BIND_SERVICE,
-#      NET_ADMIN, no inheritable or ambient capabilities. It loads the .so, serves, then keeps
+#      file capabilities cap_net_raw,cap_net_bind_service,cap_net_admin+ep (glibc runs it in
+#      secure-execution mode), bounding set NET_RAW, NET_BIND_SERVICE, NET_ADMIN, no
+#      inheritable or ambient capabilities. It serves (libcurl never mapped), then keeps
 #      only NET_ADMIN (CapPrm, CapEff); with br0 down and its addresses flushed, then up, the
 #      sockets are kept, the address is re-added and a renewal (unicast to the server) is ACKed;
 #      a new serverIP is added on the same sockets; br0 re-created (new ifindex): one clear
@@ -22,8 +22,6 @@
 require busybox setpriv setcap getcap
 APISERVER=${APISERVER:-$ROOT/build/test-apiserver}
 [ -x "$APISERVER" ] || { echo "FAIL: $APISERVER not built (make)"; exit 1; }
-AGENT_SO=$(dirname "$AGENT")/vm-dhcp-agent-kube.so
-[ -f "$AGENT_SO" ] || { echo "FAIL: $AGENT_SO not built (make)"; exit 1; }
 MAC1=52:54:00:ca:00:01
 API_PID=
 UDHCPC_PID=
@@ -40,14 +38,12 @@ ip -n "$SRV" link set api0 up
 ip -n "$SRV" link set api1 up
 add_vm vm1 $MAC1
 
-# copies of the binary and its .so in a directory uid 65532 can read, with file capabilities
+# copies of the binary in a directory uid 65532 can read, with file capabilities
 # install_copy DIR CAPS: CAPS "" for none
 install_copy() {
     mkdir -p "$1"
     cp "$AGENT" "$1/vm-dhcp-agent"
-    cp "$AGENT_SO" "$1/vm-dhcp-agent-kube.so"
     chmod 755 "$1" "$1/vm-dhcp-agent"
-    chmod 644 "$1/vm-dhcp-agent-kube.so"
     [ -z "$2" ] || setcap "$2" "$1/vm-dhcp-agent"
 }
 chmod 755 "$TMP"
@@ -135,15 +131,15 @@ more_events() { [ "$(n_events "$1")" -gt "$2" ]; }
 # --- 1. the pod's credentials ---------------------------------------------------------------
 kube_agent agent1.log "$TMP/ep" --bounding-set=-all,$POD_CAPS -- --listen "127.0.0.1:$HTTP_PORT" \
     --log-format json
-check "uid 65532, file capabilities: ready after the first sync (the .so beside the binary loaded)" \
+check "uid 65532, file capabilities: ready after the first sync" \
     wait_for 20 agent_ready
 pid=$AGENT_PID
-# --log-format json reaches the .so's own lib/log.c: every line one JSON object
+# --log-format json: every line one JSON object
 check "--log-format json: every log line is a JSON object with ts, level and msg" \
     jq -e -s 'length > 5 and all(has("ts") and has("level") and has("msg"))' "$TMP/agent1.log"
 check "--log-format json: the first line names the version and revision" \
     jq -e -s '.[0].version != null and .[0].revision != null' "$TMP/agent1.log"
-check "--log-format json: lines from the Kubernetes source (.so) too" \
+check "--log-format json: lines from the Kubernetes source too" \
     jq -e -s 'any(.msg | test("^IPPool default/testnet: applied: "))' "$TMP/agent1.log"
 build_info() { ip netns exec "$SRV" curl -sf "http://127.0.0.1:$HTTP_PORT/metrics" |
     grep -q '^vmdhcp_build_info{version="[^"]*",revision="[^"]*"} 1$'; }
@@ -152,7 +148,7 @@ promtool_check "Kubernetes mode: promtool check metrics accepts /metrics"
 check "/metrics: process_resident_memory_bytes > 0" \
     test "$(metric process_resident_memory_bytes | cut -d. -f1)" -gt 0
 check "runs as uid 65532" test "$(proc_status $pid Uid)" = 65532
-check "the .so mapped from beside the binary" grep -q "$TMP/ep/vm-dhcp-agent-kube.so" "/proc/$pid/maps"
+check "libcurl not mapped (mbed TLS transport)" bash -c "! grep -q libcurl /proc/$pid/maps"
 check "CapPrm: NET_ADMIN only ($(proc_status $pid CapPrm))" test "$(proc_status $pid CapPrm)" = $CAPS_NET_ADMIN
 check "CapEff: NET_ADMIN only ($(proc_status $pid CapEff))" test "$(proc_status $pid CapEff)" = $CAPS_NET_ADMIN
 check "CapInh, CapAmb empty" test "$(proc_status $pid CapInh)$(proc_status $pid CapAmb)" = $CAPS_NONE$CAPS_NONE

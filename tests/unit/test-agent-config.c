@@ -472,6 +472,37 @@ test_apply_skips_group_mac(void)
 	agent_config_free(c);
 }
 
+/* The file as the agent's source: what serve.c calls through agent_file_source_ops. */
+static void
+test_file_source_ops(void)
+{
+	const struct agent_source_ops *o = &agent_file_source_ops;
+	struct agent_source_stats st;
+	struct agent_config *c = NULL;
+	char err[AGENT_ERR_MAX], why[256] = "";
+
+	CU_ASSERT_EQUAL_FATAL(
+	    agent_config_parse("t.yaml", POOL_DOC, strlen(POOL_DOC), NULL, &c, err, sizeof(err)),
+	    0);
+	CU_ASSERT_EQUAL(o->start(c), 0);
+	CU_ASSERT_PTR_EQUAL(o->config(c), c);
+	CU_ASSERT(o->ready(c, why, sizeof(why)));
+	CU_ASSERT_STRING_EQUAL(why, "");
+	CU_ASSERT(o->serving(c));
+	memset(&st, 0xff, sizeof(st));
+	o->stats(c, &st);
+	CU_ASSERT_FALSE(st.synced);
+	CU_ASSERT_EQUAL(st.applied, 0);
+	CU_ASSERT_EQUAL(st.bindings, 0);
+	/* a paused pool: not served, and /readyz says why */
+	c->paused = true;
+	CU_ASSERT_FALSE(o->ready(c, why, sizeof(why)));
+	CU_ASSERT_STRING_EQUAL(why, "pool default/net1 is paused");
+	CU_ASSERT_FALSE(o->serving(c));
+	o->free(c); /* the source owns the config */
+	o->free(NULL);
+}
+
 static const struct test_case config_tests[] = {
     {"IPPool options converted", test_options_converted},
     {"bindings from VMNetCfg NICs on the pool's network", test_bindings_from_vmnetcfgs},
@@ -479,6 +510,7 @@ static const struct test_case config_tests[] = {
     {"--ippool-ref picks one of several pools", test_ippool_ref_picks},
     {"objects of other API groups are skipped", test_other_groups_ignored},
     {"corrupted files: a config or one error line", test_corrupted_files_never_crash},
+    {"the file as the agent's source (ready, serving, config, stats)", test_file_source_ops},
     {NULL, NULL},
 };
 

@@ -221,10 +221,10 @@ src_stop(struct src *s)
 	dhcp_server_free(s->dhcp);
 }
 
-static struct agent_kube_stats
+static struct agent_source_stats
 stats(const struct src *s)
 {
-	struct agent_kube_stats st;
+	struct agent_source_stats st;
 
 	agent_kube_get_stats(s->k, &st);
 	return st;
@@ -369,7 +369,7 @@ test_initial_sync(void)
 	struct src s;
 	char why[256];
 	uint8_t b[64];
-	struct agent_kube_stats st;
+	struct agent_source_stats st;
 
 	create_pool("p-initial",
 	    "\"dns\":[\"10.0.0.53\",\"1.1.1.1\"],\"ntp\":[\"10.0.0.123\"],\"leaseTime\":600,"
@@ -384,6 +384,10 @@ test_initial_sync(void)
 	CU_ASSERT_FALSE(agent_kube_serving(s.k));
 	CU_ASSERT_PTR_NULL(agent_kube_config(s.k));
 	CU_ASSERT_EQUAL(offered(&s, mac1), 0);
+	/* serve.c's view of it: agent_kube_source_ops */
+	CU_ASSERT_FALSE(agent_kube_source_ops.ready(s.k, why, sizeof(why)));
+	CU_ASSERT_FALSE(agent_kube_source_ops.serving(s.k));
+	CU_ASSERT_PTR_NULL(agent_kube_source_ops.config(s.k));
 
 	CU_ASSERT_FATAL(wait_for(is_ready, &s, WAIT_MS));
 	CU_ASSERT(agent_kube_serving(s.k));
@@ -399,6 +403,13 @@ test_initial_sync(void)
 	CU_ASSERT_EQUAL(agent_kube_config(s.k)->opts.server_ip, IP(10, 0, 0, 2));
 	CU_ASSERT_EQUAL(agent_kube_config(s.k)->prefix, 24);
 	CU_ASSERT_STRING_EQUAL(agent_kube_config(s.k)->network, NS "/net");
+	CU_ASSERT(agent_kube_source_ops.ready(s.k, why, sizeof(why)));
+	CU_ASSERT(agent_kube_source_ops.serving(s.k));
+	CU_ASSERT_PTR_EQUAL(agent_kube_source_ops.config(s.k), agent_kube_config(s.k));
+	memset(&st, 0, sizeof(st));
+	agent_kube_source_ops.stats(s.k, &st);
+	CU_ASSERT(st.synced);
+	CU_ASSERT_EQUAL(st.bindings, 2);
 
 	/* the reply carries the pool's options */
 	CU_ASSERT_EQUAL(offered(&s, mac1), IP(10, 0, 0, 20));
@@ -694,7 +705,7 @@ test_malformed(void)
 {
 	struct src s;
 	uint8_t b[16];
-	struct agent_kube_stats st;
+	struct agent_source_stats st;
 
 	create_pool("p-bad", "\"dns\":[\"10.0.0.53\"]", ALLOC_2);
 	src_start(&s, "p-bad");
