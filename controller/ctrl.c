@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The controller's wiring: resources, informer transforms and indexes, event handlers that
- * enqueue keys, start-up once the caches synced, readiness. The metrics are in ctrl-metrics.c.
+ * enqueue keys, start-up once the caches synced, readiness. The metrics are in metrics.c.
  */
 #include "controller/ctrl.h"
 
@@ -16,7 +16,7 @@
 #include <event2/event.h>
 
 #include "controller/placement.h"
-#include "controller/vm.h"
+#include "controller/vmplan.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/metrics.h"

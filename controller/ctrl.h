@@ -18,10 +18,10 @@
 
 #include <jansson.h>
 
-#include "controller/ippool.h"
+#include "controller/netpool.h"
 #include "controller/kinds.h"
 #include "controller/placement.h"
-#include "controller/vmnetcfg.h"
+#include "controller/nicbind.h"
 #include "crds/ippool.h"
 #include "crds/vmnetcfg.h"
 #include "kube/kube.h"
@@ -119,7 +119,7 @@ struct pool_rt {
 #define CTRL_MAX_INFLIGHT 32
 
 /*
- * One IPPool as /metrics shows it, gathered before each render (ctrl-metrics.c): the leader
+ * One IPPool as /metrics shows it, gathered before each render (metrics.c): the leader
  * exports one series per pool and family, labelled namespace, pool, network.
  */
 struct ctrl_pool_sample {
@@ -280,7 +280,7 @@ json_t *ctrl_vm_desired(const struct vm_item *vm);
 int ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt);
 
 /*
- * The controller's metrics (ctrl-metrics.c): vmdhcp_controller_leader on every replica,
+ * The controller's metrics (metrics.c): vmdhcp_controller_leader on every replica,
  * vmdhcp_controller_api_writes_total, and the per-pool vmdhcp_ippool_* families, exported
  * only by the leader once it reconciles. 0 or -errno; nothing without c->metrics.
  */

@@ -18,7 +18,7 @@
 
 #include "controller/ctrl.h"
 #include "controller/placement.h"
-#include "controller/vm.h"
+#include "controller/vmplan.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "tests/helpers/apiserver.h"

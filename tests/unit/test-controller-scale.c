@@ -18,7 +18,7 @@
 #include <jansson.h>
 
 #include "controller/ctrl.h"
-#include "controller/vm.h"
+#include "controller/vmplan.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "tests/helpers/apiserver.h"

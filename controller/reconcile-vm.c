@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "controller/ctrl.h"
-#include "controller/vm.h"
+#include "controller/vmplan.h"
 #include "lib/log.h"
 
 json_t *
