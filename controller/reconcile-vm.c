@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/ctrl.h"
+#include "controller/ctrl-internal.h"
 #include "controller/vmplan.h"
 #include "lib/log.h"
 

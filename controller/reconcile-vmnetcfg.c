@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/ctrl.h"
+#include "controller/ctrl-internal.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 

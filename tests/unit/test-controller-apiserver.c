@@ -16,7 +16,7 @@
 #include <event2/event.h>
 #include <jansson.h>
 
-#include "controller/ctrl.h"
+#include "controller/ctrl-internal.h"
 #include "controller/placement.h"
 #include "controller/vmplan.h"
 #include "lib/log.h"
