@@ -146,8 +146,14 @@ struct ctrl {
 	size_t n_samples, cap_samples;
 };
 
-/* What is watched (informers.c): one entry per kind, iterated by start-up (ctrl.c). */
-struct ctrl_informer_def {
+/*
+ * The table of kinds (informers.c), iterated by start-up (ctrl.c): per watched kind its
+ * informer (resource, scope, transform, index, handlers that enqueue keys) and, for the kinds
+ * the controller reconciles, the reconciler (started once leading and synced, then given
+ * every cached key).
+ */
+struct ctrl_kind {
+	const char *what; /* plural for the logs: "IPPools" */
 	const struct kube_resource *res;
 	bool in_namespace; /* only the controller's namespace */
 	const char *label_selector;
@@ -156,10 +162,26 @@ struct ctrl_informer_def {
 	const char *index_name;
 	kube_index_fn index;
 	struct kube_informer_handlers handlers;
-	size_t off; /* of its struct kube_informer * in struct ctrl */
+	size_t inf_off; /* of its struct kube_informer * in struct ctrl */
+	/* reconciled kinds only (reconcile NULL: watched for the others' sake) */
+	const char *name; /* the controller's name (metrics label) */
+	kube_reconcile_fn reconcile;
+	size_t ctl_off; /* of its struct kube_controller * in struct ctrl */
 };
-extern const struct ctrl_informer_def ctrl_informers[];
-extern const size_t ctrl_n_informers;
+extern const struct ctrl_kind ctrl_kinds[];
+extern const size_t ctrl_n_kinds;
+
+static inline struct kube_informer **
+ctrl_kind_informer(struct ctrl *c, const struct ctrl_kind *k)
+{
+	return (struct kube_informer **)((char *)c + k->inf_off);
+}
+
+static inline struct kube_controller **
+ctrl_kind_controller(struct ctrl *c, const struct ctrl_kind *k)
+{
+	return (struct kube_controller **)((char *)c + k->ctl_off);
+}
 
 /* --- shared by the controller's files -------------------------------------------- */
 
@@ -170,7 +192,6 @@ struct netpool *ctrl_lookup(void *userdata, const char *network, enum netpool_av
 void ctrl_enqueue_pool(struct ctrl *c, const char *pool_key);
 void ctrl_enqueue_network_pool(struct ctrl *c, const char *network);
 void ctrl_enqueue_cfg(struct ctrl *c, const char *key);
-void ctrl_enqueue_vm(struct ctrl *c, const char *key);
 void ctrl_enqueue_all_pools(struct ctrl *c);
 /* Enqueue the VMNetCfgs that reference network (only Pending ones when pending_only). */
 void ctrl_enqueue_cfgs_of_network(struct ctrl *c, const char *network, bool pending_only);

@@ -87,9 +87,10 @@ ctrl_lookup(void *userdata, const char *network, enum netpool_avail *avail)
 bool
 ctrl_synced(const struct ctrl *c)
 {
-	return kube_informer_has_synced(c->inf_pool) && kube_informer_has_synced(c->inf_cfg) &&
-	    kube_informer_has_synced(c->inf_vm) && kube_informer_has_synced(c->inf_nad) &&
-	    kube_informer_has_synced(c->inf_node) && kube_informer_has_synced(c->inf_agent);
+	for (size_t i = 0; i < ctrl_n_kinds; i++)
+		if (!kube_informer_has_synced(*ctrl_kind_informer((struct ctrl *)c, &ctrl_kinds[i])))
+			return false;
+	return true;
 }
 
 bool
@@ -110,9 +111,8 @@ void
 ctrl_describe_failures(struct ctrl *c, char *reason, size_t len)
 {
 	/* "IPPool informer: list failed: ... since ..." */
-	for (size_t i = 0; i < ctrl_n_informers; i++) {
-		struct kube_informer *inf =
-		    *(struct kube_informer **)((char *)c + ctrl_informers[i].off);
+	for (size_t i = 0; i < ctrl_n_kinds; i++) {
+		struct kube_informer *inf = *ctrl_kind_informer(c, &ctrl_kinds[i]);
 		size_t used = strlen(reason);
 		char why[512];
 
@@ -145,60 +145,29 @@ build_visit(void *userdata, const char *key, const void *item)
 }
 
 static int
-enqueue_cfg_all_visit(void *userdata, const char *key, const void *item)
+enqueue_visit(void *userdata, const char *key, const void *item)
 {
-	ctrl_enqueue_cfg(userdata, key);
+	kube_controller_enqueue(userdata, key);
 	return 0;
 }
-
-static int
-enqueue_vm_all_visit(void *userdata, const char *key, const void *item)
-{
-	ctrl_enqueue_vm(userdata, key);
-	return 0;
-}
-
-/* Every reconcile goes through here: after it, free write slots go to parked keys. */
-#define RECONCILE_WRAPPER(wrapper, fn)                                                         \
-	static struct kube_reconcile_result wrapper(void *userdata, const char *key)           \
-	{                                                                                      \
-		struct kube_reconcile_result r = fn(userdata, key);                            \
-                                                                                               \
-		ctrl_unpark(userdata);                                                              \
-		return r;                                                                      \
-	}
-RECONCILE_WRAPPER(reconcile_pool, ctrl_reconcile_pool)
-RECONCILE_WRAPPER(reconcile_cfg, ctrl_reconcile_cfg)
-RECONCILE_WRAPPER(reconcile_vm, ctrl_reconcile_vm)
 
 static int
 start_controllers(struct ctrl *c)
 {
-	static const struct {
-		const char *name;
-		kube_reconcile_fn fn;
-		size_t off;
-	} table[] = {
-		{ "ippool", reconcile_pool, offsetof(struct ctrl, c_pool) },
-		{ "vmnetcfg", reconcile_cfg, offsetof(struct ctrl, c_cfg) },
-		{ "vm", reconcile_vm, offsetof(struct ctrl, c_vm) },
-	};
-
-	for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+	for (size_t i = 0; i < ctrl_n_kinds; i++) {
+		const struct ctrl_kind *k = &ctrl_kinds[i];
 		struct kube_controller_opts o = {
-			.name = table[i].name,
+			.name = k->name,
 			.base = c->base,
 			.clock = c->opts.clock,
 			.metrics = c->metrics,
-			.reconcile = table[i].fn,
+			.reconcile = k->reconcile,
 			.userdata = c,
 			.queue = { .qps = 500, .burst = 1000, .max_delay_usec = 60 * USEC_PER_SEC },
 		};
-		struct kube_controller **slot =
-		    (struct kube_controller **)((char *)c + table[i].off);
-		int r = kube_controller_new(&o, slot);
+		int r;
 
-		if (r < 0)
+		if (k->reconcile != NULL && (r = kube_controller_new(&o, ctrl_kind_controller(c, k))) < 0)
 			return r;
 	}
 	return 0;
@@ -218,13 +187,31 @@ sync_cb(evutil_socket_t fd, short what, void *arg)
 		fatalx("cannot start the reconcilers: %s", strerror(-r));
 	c->reconciling = true;
 	event_del(c->sync_ev);
-	log_info("caches synced: %zu IPPools, %zu VMNetCfgs, %zu VMs; reconciling",
-	    kube_store_len(kube_informer_store(c->inf_pool)),
-	    kube_store_len(kube_informer_store(c->inf_cfg)),
-	    kube_store_len(kube_informer_store(c->inf_vm)));
-	ctrl_enqueue_all_pools(c);
-	kube_store_foreach(kube_informer_store(c->inf_cfg), enqueue_cfg_all_visit, c);
-	kube_store_foreach(kube_informer_store(c->inf_vm), enqueue_vm_all_visit, c);
+	{
+		char counts[256] = "";
+		size_t used = 0;
+
+		/* "caches synced: 1 IPPools, 2 VMNetCfgs, 2 VMs; reconciling" */
+		for (size_t i = 0; i < ctrl_n_kinds; i++) {
+			const struct ctrl_kind *k = &ctrl_kinds[i];
+			int n;
+
+			if (k->reconcile == NULL || used >= sizeof(counts))
+				continue;
+			n = snprintf(counts + used, sizeof(counts) - used, "%s%zu %s",
+			    used > 0 ? ", " : "",
+			    kube_store_len(kube_informer_store(*ctrl_kind_informer(c, k))), k->what);
+			used += n > 0 ? (size_t)n : 0;
+		}
+		log_info("caches synced: %s; reconciling", counts);
+	}
+	for (size_t i = 0; i < ctrl_n_kinds; i++) {
+		const struct ctrl_kind *k = &ctrl_kinds[i];
+
+		if (k->reconcile != NULL)
+			kube_store_foreach(kube_informer_store(*ctrl_kind_informer(c, k)),
+			    enqueue_visit, *ctrl_kind_controller(c, k));
+	}
 }
 
 void
@@ -284,8 +271,8 @@ ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *me
 		r = -ENOMEM;
 		goto fail;
 	}
-	for (size_t i = 0; i < ctrl_n_informers; i++) {
-		const struct ctrl_informer_def *d = &ctrl_informers[i];
+	for (size_t i = 0; i < ctrl_n_kinds; i++) {
+		const struct ctrl_kind *d = &ctrl_kinds[i];
 		struct kube_informer_opts io = {
 			.res = d->res,
 			.ns = d->in_namespace ? c->namespace : NULL,
@@ -299,7 +286,7 @@ ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *me
 			.clock = opts->clock,
 		};
 		struct kube_informer_handlers h = d->handlers;
-		struct kube_informer **slot = (struct kube_informer **)((char *)c + d->off);
+		struct kube_informer **slot = ctrl_kind_informer(c, d);
 
 		h.userdata = c;
 		if ((r = kube_informer_new(client, &io, slot)) < 0)
@@ -310,11 +297,8 @@ ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *me
 		if ((r = kube_informer_add_handlers(*slot, &h)) < 0)
 			goto fail;
 	}
-	for (size_t i = 0; i < ctrl_n_informers; i++) {
-		struct kube_informer *inf =
-		    *(struct kube_informer **)((char *)c + ctrl_informers[i].off);
-
-		if ((r = kube_informer_start(inf)) < 0)
+	for (size_t i = 0; i < ctrl_n_kinds; i++) {
+		if ((r = kube_informer_start(*ctrl_kind_informer(c, &ctrl_kinds[i]))) < 0)
 			goto fail;
 	}
 	{
@@ -340,16 +324,12 @@ ctrl_free(struct ctrl *c)
 		return NULL;
 	c->reconciling = false;
 	ctrl_ops_orphan(c); /* answers still in flight will be dropped */
-	kube_controller_free(c->c_pool);
-	kube_controller_free(c->c_cfg);
-	kube_controller_free(c->c_vm);
-	c->c_pool = c->c_cfg = c->c_vm = NULL;
-	kube_informer_free(c->inf_pool);
-	kube_informer_free(c->inf_cfg);
-	kube_informer_free(c->inf_vm);
-	kube_informer_free(c->inf_nad);
-	kube_informer_free(c->inf_node);
-	kube_informer_free(c->inf_agent);
+	for (size_t i = 0; i < ctrl_n_kinds; i++)
+		if (ctrl_kinds[i].reconcile != NULL)
+			*ctrl_kind_controller(c, &ctrl_kinds[i]) =
+			    kube_controller_free(*ctrl_kind_controller(c, &ctrl_kinds[i]));
+	for (size_t i = 0; i < ctrl_n_kinds; i++)
+		kube_informer_free(*ctrl_kind_informer(c, &ctrl_kinds[i]));
 	if (c->sync_ev != NULL)
 		event_free(c->sync_ev);
 	if (c->trim_ev != NULL)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the controller watches: per kind, the informer's transform into a compact item (the
- * json_t is dropped), its indexes, and the event handlers that enqueue keys into the
- * reconcilers' queues; the table ctrl_informers[] that start-up (ctrl.c) iterates.
+ * json_t is dropped), its indexes, the event handlers that enqueue keys into the
+ * reconcilers' queues, and its reconciler: the table of kinds ctrl_kinds[] that start-up
+ * (ctrl.c) iterates.
  */
 #include "controller/ctrl-internal.h"
 
@@ -562,8 +563,8 @@ ctrl_enqueue_cfgs_of_network(struct ctrl *c, const char *network, bool pending_o
 	    enqueue_cfg_visit, &v);
 }
 
-void
-ctrl_enqueue_vm(struct ctrl *c, const char *key)
+static void
+enqueue_vm(struct ctrl *c, const char *key)
 {
 	if (c->c_vm != NULL)
 		kube_controller_enqueue(c->c_vm, key);
@@ -599,7 +600,7 @@ static void
 cfg_on_add(void *userdata, const char *key, const void *item)
 {
 	ctrl_enqueue_cfg(userdata, key);
-	ctrl_enqueue_vm(userdata, key);
+	enqueue_vm(userdata, key);
 }
 
 static void
@@ -615,19 +616,19 @@ cfg_on_delete(void *userdata, const char *key, const void *item)
 
 	if (c->reconciling)
 		ctrl_cfg_forget(c, key, item);
-	ctrl_enqueue_vm(c, key);
+	enqueue_vm(c, key);
 }
 
 static void
 vm_on_add(void *userdata, const char *key, const void *item)
 {
-	ctrl_enqueue_vm(userdata, key);
+	enqueue_vm(userdata, key);
 }
 
 static void
 vm_on_update(void *userdata, const char *key, const void *old, const void *item)
 {
-	ctrl_enqueue_vm(userdata, key);
+	enqueue_vm(userdata, key);
 }
 
 static void
@@ -686,26 +687,87 @@ agent_on_update(void *userdata, const char *key, const void *old, const void *it
 	agent_on_add(userdata, key, item);
 }
 
-/* --- the table of informers ----------------------------------------------------------------------- */
+/* --- the table of kinds ---------------------------------------------------------------- */
 
-const struct ctrl_informer_def ctrl_informers[] = {
-	{ &ctrl_res_ippools, false, NULL, pool_transform, pool_item_free, "network",
-	    pool_index_network, { pool_on_add, pool_on_update, pool_on_delete, NULL },
-	    offsetof(struct ctrl, inf_pool) },
-	{ &ctrl_res_vmnetcfgs, false, NULL, cfg_transform, cfg_item_free, "network",
-	    cfg_index_network, { cfg_on_add, cfg_on_update, cfg_on_delete, NULL },
-	    offsetof(struct ctrl, inf_cfg) },
-	{ &ctrl_res_vms, false, NULL, vm_transform, vm_item_free, NULL, NULL,
-	    { vm_on_add, vm_on_update, vm_on_add, NULL }, offsetof(struct ctrl, inf_vm) },
-	{ &ctrl_res_nads, false, NULL, nad_transform, nad_item_free, NULL, NULL,
-	    { nad_on_add, nad_on_update, nad_on_add, NULL },
-	    offsetof(struct ctrl, inf_nad) },
-	{ &kube_res_nodes, false, NULL, node_transform, node_item_free, NULL, NULL,
-	    { node_on_add, node_on_update, node_on_add, NULL },
-	    offsetof(struct ctrl, inf_node) },
-	{ &ctrl_res_deployments, true, PLACEMENT_LABEL_APP "=" PLACEMENT_LABEL_APP_VALUE,
-	    agent_transform, agent_item_free, "pool", agent_index_pool,
-	    { agent_on_add, agent_on_update, agent_on_add, NULL },
-	    offsetof(struct ctrl, inf_agent) },
+/* Every reconcile goes through here: after it, free write slots go to parked keys. */
+#define RECONCILE_WRAPPER(wrapper, fn)                                                         \
+	static struct kube_reconcile_result wrapper(void *userdata, const char *key)           \
+	{                                                                                      \
+		struct kube_reconcile_result r = fn(userdata, key);                            \
+                                                                                               \
+		ctrl_unpark(userdata);                                                         \
+		return r;                                                                      \
+	}
+RECONCILE_WRAPPER(reconcile_pool, ctrl_reconcile_pool)
+RECONCILE_WRAPPER(reconcile_cfg, ctrl_reconcile_cfg)
+RECONCILE_WRAPPER(reconcile_vm, ctrl_reconcile_vm)
+
+const struct ctrl_kind ctrl_kinds[] = {
+	{
+	    .what = "IPPools",
+	    .res = &ctrl_res_ippools,
+	    .transform = pool_transform,
+	    .destroy = pool_item_free,
+	    .index_name = "network",
+	    .index = pool_index_network,
+	    .handlers = { pool_on_add, pool_on_update, pool_on_delete, NULL },
+	    .inf_off = offsetof(struct ctrl, inf_pool),
+	    .name = "ippool",
+	    .reconcile = reconcile_pool,
+	    .ctl_off = offsetof(struct ctrl, c_pool),
+	},
+	{
+	    .what = "VMNetCfgs",
+	    .res = &ctrl_res_vmnetcfgs,
+	    .transform = cfg_transform,
+	    .destroy = cfg_item_free,
+	    .index_name = "network",
+	    .index = cfg_index_network,
+	    .handlers = { cfg_on_add, cfg_on_update, cfg_on_delete, NULL },
+	    .inf_off = offsetof(struct ctrl, inf_cfg),
+	    .name = "vmnetcfg",
+	    .reconcile = reconcile_cfg,
+	    .ctl_off = offsetof(struct ctrl, c_cfg),
+	},
+	{
+	    .what = "VMs",
+	    .res = &ctrl_res_vms,
+	    .transform = vm_transform,
+	    .destroy = vm_item_free,
+	    .handlers = { vm_on_add, vm_on_update, vm_on_add, NULL },
+	    .inf_off = offsetof(struct ctrl, inf_vm),
+	    .name = "vm",
+	    .reconcile = reconcile_vm,
+	    .ctl_off = offsetof(struct ctrl, c_vm),
+	},
+	{
+	    .what = "NADs",
+	    .res = &ctrl_res_nads,
+	    .transform = nad_transform,
+	    .destroy = nad_item_free,
+	    .handlers = { nad_on_add, nad_on_update, nad_on_add, NULL },
+	    .inf_off = offsetof(struct ctrl, inf_nad),
+	},
+	{
+	    .what = "Nodes",
+	    .res = &kube_res_nodes,
+	    .transform = node_transform,
+	    .destroy = node_item_free,
+	    .handlers = { node_on_add, node_on_update, node_on_add, NULL },
+	    .inf_off = offsetof(struct ctrl, inf_node),
+	},
+	{
+	    /* the agents' Deployments: ours only, in the controller's namespace */
+	    .what = "agent Deployments",
+	    .res = &ctrl_res_deployments,
+	    .in_namespace = true,
+	    .label_selector = PLACEMENT_LABEL_APP "=" PLACEMENT_LABEL_APP_VALUE,
+	    .transform = agent_transform,
+	    .destroy = agent_item_free,
+	    .index_name = "pool",
+	    .index = agent_index_pool,
+	    .handlers = { agent_on_add, agent_on_update, agent_on_add, NULL },
+	    .inf_off = offsetof(struct ctrl, inf_agent),
+	},
 };
-const size_t ctrl_n_informers = ELEMENTSOF(ctrl_informers);
+const size_t ctrl_n_kinds = ELEMENTSOF(ctrl_kinds);
