@@ -100,7 +100,12 @@ struct pool_rt {
 /* Informer list page size (objects decoded at once while listing). */
 #define CTRL_LIST_PAGE 100
 
-/* At most this many writes in flight; further reconciles wait (backpressure). */
+/*
+ * Backpressure: at most this many VMNetCfg and VM reconciles in flight, their writes included
+ * (one budget for both queues: kube_controller_opts.max_concurrent / share_limit); further
+ * keys wait in their queues, so a burst does not queue one request body per object. The
+ * IPPool reconciler has no limit (its writes are few: coalesced per pool).
+ */
 #define CTRL_MAX_INFLIGHT 32
 
 /*
@@ -112,12 +117,6 @@ struct ctrl_pool_sample {
 	const char *key;	    /* "ns/name", borrowed likewise */
 	const struct pool_rt *rt;   /* its IPAM (the pool serving its network), or NULL */
 	double bindings[3];	    /* NICs Allocated, Pending, Stale on rt's network */
-};
-
-struct ctrl_parked {
-	struct ctrl_parked *next;
-	struct kube_controller *ctl;
-	char key[]; /* thousands wait during a burst: sized to the key */
 };
 
 struct ctrl {
@@ -137,7 +136,6 @@ struct ctrl {
 	struct pool_rt *pools;
 	struct ctrl_op *ops; /* writes in flight */
 	size_t inflight;
-	struct ctrl_parked *parked, **parked_tail; /* reconciles waiting for a write slot */
 	bool leading;	  /* allowed to reconcile */
 	bool reconciling; /* controllers started */
 
@@ -166,7 +164,8 @@ struct ctrl_kind {
 	/* reconciled kinds only (reconcile NULL: watched for the others' sake) */
 	const char *name; /* the controller's name (metrics label) */
 	kube_reconcile_fn reconcile;
-	size_t ctl_off; /* of its struct kube_controller * in struct ctrl */
+	size_t ctl_off;	   /* of its struct kube_controller * in struct ctrl */
+	bool write_budget; /* shares the CTRL_MAX_INFLIGHT budget */
 };
 extern const struct ctrl_kind ctrl_kinds[];
 extern const size_t ctrl_n_kinds;
@@ -229,14 +228,7 @@ int ctrl_op_defer_event(struct ctrl_op *op, const json_t *ref, const char *kind,
     const char *reason, const char *message);
 /* kube_done_fn: completes the reconcile by the result and frees the op. */
 void ctrl_op_done(void *userdata, const struct kube_result *res);
-/*
- * Backpressure: true when a write slot is free. Else the key is parked (the reconcile must
- * return PENDING at once) and requeued when a write completes.
- */
-bool ctrl_gate(struct ctrl *c, struct kube_controller *ctl, const char *key);
-/* Write slots are free: requeue the oldest parked reconciles, one per free slot. */
-void ctrl_unpark(struct ctrl *c);
-/* On ctrl_free: writes in flight become orphans (see ctrl_reap_orphans); parked keys go. */
+/* On ctrl_free: writes in flight become orphans (see ctrl_reap_orphans). */
 void ctrl_ops_orphan(struct ctrl *c);
 /* After starting a call with op: rc >= 0 → PENDING; rc < 0 → the op is freed, ERROR. */
 struct kube_reconcile_result ctrl_op_started(struct ctrl_op *op, int rc);

@@ -154,6 +154,8 @@ enqueue_visit(void *userdata, const char *key, const void *item)
 static int
 start_controllers(struct ctrl *c)
 {
+	struct kube_controller *budget = NULL; /* the first controller of the write budget */
+
 	for (size_t i = 0; i < ctrl_n_kinds; i++) {
 		const struct ctrl_kind *k = &ctrl_kinds[i];
 		struct kube_controller_opts o = {
@@ -164,11 +166,18 @@ start_controllers(struct ctrl *c)
 			.reconcile = k->reconcile,
 			.userdata = c,
 			.queue = { .qps = 500, .burst = 1000, .max_delay_usec = 60 * USEC_PER_SEC },
+			.max_concurrent = k->write_budget ? CTRL_MAX_INFLIGHT : 0,
+			.share_limit = k->write_budget ? budget : NULL,
 		};
+		struct kube_controller **slot = ctrl_kind_controller(c, k);
 		int r;
 
-		if (k->reconcile != NULL && (r = kube_controller_new(&o, ctrl_kind_controller(c, k))) < 0)
+		if (k->reconcile == NULL)
+			continue;
+		if ((r = kube_controller_new(&o, slot)) < 0)
 			return r;
+		if (k->write_budget && budget == NULL)
+			budget = *slot;
 	}
 	return 0;
 }

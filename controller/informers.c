@@ -689,19 +689,6 @@ agent_on_update(void *userdata, const char *key, const void *old, const void *it
 
 /* --- the table of kinds ---------------------------------------------------------------- */
 
-/* Every reconcile goes through here: after it, free write slots go to parked keys. */
-#define RECONCILE_WRAPPER(wrapper, fn)                                                         \
-	static struct kube_reconcile_result wrapper(void *userdata, const char *key)           \
-	{                                                                                      \
-		struct kube_reconcile_result r = fn(userdata, key);                            \
-                                                                                               \
-		ctrl_unpark(userdata);                                                         \
-		return r;                                                                      \
-	}
-RECONCILE_WRAPPER(reconcile_pool, ctrl_reconcile_pool)
-RECONCILE_WRAPPER(reconcile_cfg, ctrl_reconcile_cfg)
-RECONCILE_WRAPPER(reconcile_vm, ctrl_reconcile_vm)
-
 const struct ctrl_kind ctrl_kinds[] = {
 	{
 	    .what = "IPPools",
@@ -713,7 +700,7 @@ const struct ctrl_kind ctrl_kinds[] = {
 	    .handlers = { pool_on_add, pool_on_update, pool_on_delete, NULL },
 	    .inf_off = offsetof(struct ctrl, inf_pool),
 	    .name = "ippool",
-	    .reconcile = reconcile_pool,
+	    .reconcile = ctrl_reconcile_pool,
 	    .ctl_off = offsetof(struct ctrl, c_pool),
 	},
 	{
@@ -726,8 +713,9 @@ const struct ctrl_kind ctrl_kinds[] = {
 	    .handlers = { cfg_on_add, cfg_on_update, cfg_on_delete, NULL },
 	    .inf_off = offsetof(struct ctrl, inf_cfg),
 	    .name = "vmnetcfg",
-	    .reconcile = reconcile_cfg,
+	    .reconcile = ctrl_reconcile_cfg,
 	    .ctl_off = offsetof(struct ctrl, c_cfg),
+	    .write_budget = true,
 	},
 	{
 	    .what = "VMs",
@@ -737,8 +725,9 @@ const struct ctrl_kind ctrl_kinds[] = {
 	    .handlers = { vm_on_add, vm_on_update, vm_on_add, NULL },
 	    .inf_off = offsetof(struct ctrl, inf_vm),
 	    .name = "vm",
-	    .reconcile = reconcile_vm,
+	    .reconcile = ctrl_reconcile_vm,
 	    .ctl_off = offsetof(struct ctrl, c_vm),
+	    .write_budget = true,
 	},
 	{
 	    .what = "NADs",

@@ -74,9 +74,6 @@ ctrl_reconcile_vm(void *userdata, const char *key)
 	size_t n_nics;
 	int r;
 
-	if (!ctrl_gate(c, c->c_vm, key))
-		return ctrl_pending(); /* requeued when a write slot frees */
-
 	if (vm == NULL || vm->deleting)
 		return ctrl_ok(); /* the VMNetCfg goes with its owner */
 	if (vm->n_skipped > 0) {

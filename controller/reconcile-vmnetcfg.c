@@ -98,9 +98,6 @@ ctrl_reconcile_cfg(void *userdata, const char *key)
 	json_t *obj, *ref;
 	int r;
 
-	if (!ctrl_gate(c, c->c_cfg, key))
-		return ctrl_pending(); /* requeued when a write slot frees */
-
 	if (it == NULL)
 		return ctrl_ok(); /* released by the delete handler */
 	if (it->cfg == NULL) {

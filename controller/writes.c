@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The write lifecycle of the reconcilers: one struct ctrl_op per asynchronous write (PENDING
- * until its answer completes the key), the Events a write commits, backpressure (at most
- * CTRL_MAX_INFLIGHT writes; further reconciles are parked), and the orphans: writes of a
- * freed controller whose answers have not come yet. Also small payload helpers (Event
+ * until its answer completes the key), the Events a write commits, and the orphans: writes
+ * of a freed controller whose answers have not come yet. Backpressure is the reconcilers'
+ * concurrency limit (kube/controller.c, see CTRL_MAX_INFLIGHT). Also small payload helpers (Event
  * reference, finalizer patch).
  */
 #include "controller/ctrl-internal.h"
@@ -101,49 +101,6 @@ ctrl_op_new(struct ctrl *c, struct kube_controller *ctl, const char *key, const 
 	return op;
 }
 
-bool
-ctrl_gate(struct ctrl *c, struct kube_controller *ctl, const char *key)
-{
-	struct ctrl_parked *p;
-	size_t len = strlen(key) + 1;
-
-	if (c->inflight < CTRL_MAX_INFLIGHT)
-		return true;
-	p = malloc(sizeof(*p) + len);
-	if (p == NULL)
-		return true; /* no memory to wait: go ahead */
-	p->next = NULL;
-	p->ctl = ctl;
-	memcpy(p->key, key, len);
-	if (c->parked_tail == NULL)
-		c->parked_tail = &c->parked;
-	*c->parked_tail = p;
-	c->parked_tail = &p->next;
-	return false;
-}
-
-/*
- * Write slots are free: send the oldest parked reconciles back to their queues, one per free
- * slot. Called when a write completes and after every reconcile (one that wrote nothing
- * leaves its slot free).
- */
-void
-ctrl_unpark(struct ctrl *c)
-{
-	size_t n = c->inflight < CTRL_MAX_INFLIGHT ? CTRL_MAX_INFLIGHT - c->inflight : 0;
-
-	while (n-- > 0 && c->parked != NULL) {
-		struct ctrl_parked *p = c->parked;
-
-		c->parked = p->next;
-		if (c->parked == NULL)
-			c->parked_tail = &c->parked;
-		kube_controller_complete(p->ctl, p->key,
-		    (struct kube_reconcile_result){ .action = KUBE_RECONCILE_REQUEUE_AFTER });
-		free(p);
-	}
-}
-
 /* Writes of freed controllers whose answers have not come (yet). */
 static struct ctrl_op *orphans;
 
@@ -163,10 +120,8 @@ op_free(struct ctrl_op *op)
 	json_decref(op->ev_ref);
 	json_decref(op->events);
 	free(op);
-	if (c != NULL) {
+	if (c != NULL)
 		c->inflight--;
-		ctrl_unpark(c);
-	}
 }
 
 void
@@ -182,12 +137,6 @@ ctrl_ops_orphan(struct ctrl *c)
 		if (orphans != NULL)
 			orphans->prev = op;
 		orphans = op;
-	}
-	while (c->parked != NULL) {
-		struct ctrl_parked *p = c->parked;
-
-		c->parked = p->next;
-		free(p);
 	}
 }
 
