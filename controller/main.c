@@ -22,6 +22,7 @@
 #include <event2/event.h>
 
 #include "controller/ctrl.h"
+#include "controller/placement.h"
 #include "controller/uninstall.h"
 #include "kube/kube.h"
 #include "lib/clock.h"
@@ -277,27 +278,12 @@ static bool
 ready_cb(void *userdata, char *reason, size_t len)
 {
 	struct app *app = userdata;
-	struct kube_informer *infs[6];
-	size_t used;
-	char why[512];
 
 	if (app->ctrl == NULL)
 		return false;
 	if (ctrl_ready(app->ctrl, reason, len))
 		return true;
-	/* say why the caches are not there: "IPPool informer: list failed: ... since ..." */
-	infs[0] = app->ctrl->inf_pool;
-	infs[1] = app->ctrl->inf_cfg;
-	infs[2] = app->ctrl->inf_vm;
-	infs[3] = app->ctrl->inf_nad;
-	infs[4] = app->ctrl->inf_node;
-	infs[5] = app->ctrl->inf_agent;
-	for (size_t i = 0; i < ELEMENTSOF(infs); i++) {
-		used = strlen(reason);
-		if (infs[i] != NULL && used + 1 < len &&
-		    kube_informer_describe_failure(infs[i], why, sizeof(why)))
-			snprintf(reason + used, len - used, "; %s", why);
-	}
+	ctrl_describe_failures(app->ctrl, reason, len);
 	return false;
 }
 

@@ -3,7 +3,9 @@
  * Reconcile loop (controller-runtime's reconcileHandler): take a key from the queue, call
  * reconcile, then by result: OK -> forget; REQUEUE -> rate-limited add; REQUEUE_AFTER ->
  * forget + delayed add; ERROR -> count + rate-limited add; PENDING -> the key stays in
- * processing until kube_controller_complete. Metrics (controller-runtime's names, label
+ * processing until kube_controller_complete. Concurrency (MaxConcurrentReconciles): a limit
+ * counts the keys in reconcile, PENDING ones until complete; at the limit keys wait in the
+ * queue, and a completion wakes the loops that share the limit. Metrics (controller-runtime's names, label
  * controller="<name>"): reconciles by result, errors, time (histogram); the queue's own.
  */
 #include <errno.h>
@@ -17,6 +19,14 @@
 #include "lib/metrics.h"
 #include "lib/util.h"
 
+/* A concurrency budget, own or shared by several controllers (refcounted by its members). */
+struct limit {
+	unsigned max; /* 0: none */
+	unsigned active;
+	unsigned refs;
+	struct kube_controller *members; /* woken when a slot frees */
+};
+
 struct kube_controller {
 	const char *name;
 	struct event_base *base;
@@ -26,6 +36,8 @@ struct kube_controller {
 	struct kube_workqueue *queue;
 	struct event *run_ev;
 	unsigned max_per_pass;
+	struct limit *limit;
+	struct kube_controller *next_member; /* in limit->members */
 	struct kube_controller_stats stats;
 	struct metric *m_total, *m_errors, *m_latency; /* NULL without metrics */
 	/* start times of PENDING reconciles are not tracked per key: latency is measured for
@@ -39,14 +51,33 @@ static const double latency_buckets[] = { 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.
 enum { RESULT_SUCCESS, RESULT_ERROR, RESULT_REQUEUE };
 static const char *const result_names[] = { "success", "error", "requeue" };
 
+static bool
+limit_full(const struct limit *l)
+{
+	return l->max > 0 && l->active >= l->max;
+}
+
+static void
+limit_release(struct limit *l)
+{
+	if (l->active > 0)
+		l->active--;
+	/* a slot is free: the members with keys waiting take it in their next pass */
+	for (struct kube_controller *m = l->members; m != NULL && !limit_full(l);
+	     m = m->next_member)
+		if (m->run_ev != NULL && kube_workqueue_len(m->queue) > 0)
+			event_active(m->run_ev, EV_TIMEOUT, 0);
+}
+
 static void
 run_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct kube_controller *ctl = arg;
 
 	kube_controller_run_pending(ctl, ctl->max_per_pass);
-	if (kube_workqueue_len(ctl->queue))
-		event_active(ctl->run_ev, EV_TIMEOUT, 0); /* yield to I/O, then continue */
+	/* yield to I/O, then continue; at the limit a completion wakes the loop */
+	if (kube_workqueue_len(ctl->queue) && !limit_full(ctl->limit))
+		event_active(ctl->run_ev, EV_TIMEOUT, 0);
 }
 
 static void
@@ -77,6 +108,19 @@ kube_controller_new(const struct kube_controller_opts *opts, struct kube_control
 	ctl->reconcile = opts->reconcile;
 	ctl->userdata = opts->userdata;
 	ctl->max_per_pass = opts->max_per_pass ? opts->max_per_pass : 64;
+	if (opts->share_limit) {
+		ctl->limit = opts->share_limit->limit;
+	} else {
+		ctl->limit = calloc(1, sizeof(*ctl->limit));
+		if (!ctl->limit) {
+			free(ctl);
+			return -ENOMEM;
+		}
+		ctl->limit->max = opts->max_concurrent;
+	}
+	ctl->limit->refs++;
+	ctl->next_member = ctl->limit->members;
+	ctl->limit->members = ctl;
 	qo = opts->queue;
 	qo.base = opts->base;
 	qo.clock = opts->clock;
@@ -126,6 +170,14 @@ kube_controller_free(struct kube_controller *ctl)
 {
 	if (!ctl)
 		return NULL;
+	for (struct kube_controller **m = &ctl->limit->members; *m; m = &(*m)->next_member) {
+		if (*m == ctl) {
+			*m = ctl->next_member;
+			break;
+		}
+	}
+	if (--ctl->limit->refs == 0)
+		free(ctl->limit);
 	if (ctl->run_ev)
 		event_free(ctl->run_ev);
 	kube_workqueue_free(ctl->queue);
@@ -143,6 +195,12 @@ struct kube_workqueue *
 kube_controller_queue(struct kube_controller *ctl)
 {
 	return ctl->queue;
+}
+
+unsigned
+kube_controller_active(const struct kube_controller *ctl)
+{
+	return ctl->limit->active;
 }
 
 void
@@ -194,6 +252,7 @@ kube_controller_complete(struct kube_controller *ctl, const char *key,
 	apply_result(ctl, copy, res);
 	kube_workqueue_done(ctl->queue, copy);
 	free(copy);
+	limit_release(ctl->limit);
 }
 
 unsigned
@@ -202,10 +261,14 @@ kube_controller_run_pending(struct kube_controller *ctl, unsigned max)
 	unsigned n = 0;
 	const char *key;
 
-	while (n < max && kube_workqueue_get(ctl->queue, &key) == 0) {
+	while (n < max && !limit_full(ctl->limit) && kube_workqueue_get(ctl->queue, &key) == 0) {
 		uint64_t t0 = kube_clock_now(&ctl->clock);
-		struct kube_reconcile_result res = ctl->reconcile(ctl->userdata, key);
-		uint64_t t1 = kube_clock_now(&ctl->clock);
+		struct kube_reconcile_result res;
+		uint64_t t1;
+
+		ctl->limit->active++; /* released below, or by kube_controller_complete */
+		res = ctl->reconcile(ctl->userdata, key);
+		t1 = kube_clock_now(&ctl->clock);
 
 		n++;
 		ctl->stats.reconciles++;
@@ -215,6 +278,7 @@ kube_controller_run_pending(struct kube_controller *ctl, unsigned max)
 			continue;
 		apply_result(ctl, key, res);
 		kube_workqueue_done(ctl->queue, key);
+		ctl->limit->active--; /* no wake-up: this loop goes on */
 	}
 	return n;
 }

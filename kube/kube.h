@@ -459,6 +459,15 @@ struct kube_controller_opts {
 	void *userdata;
 	struct kube_workqueue_opts queue; /* base/clock taken from above */
 	unsigned max_per_pass;            /* reconciles per loop pass (0 = 64) */
+	/*
+	 * MaxConcurrentReconciles (controller-runtime): at most this many keys in reconcile at
+	 * once, PENDING ones included until kube_controller_complete; further keys wait in the
+	 * queue (0 = no limit). With share_limit, the controller draws from that controller's
+	 * limit instead of its own (one budget for several queues, e.g. for their writes);
+	 * max_concurrent is then ignored. Either may be freed first.
+	 */
+	unsigned max_concurrent;
+	struct kube_controller *share_limit;
 };
 
 struct kube_controller_stats {
@@ -474,9 +483,12 @@ int kube_controller_enqueue(struct kube_controller *ctl, const char *key);
 /* For PENDING reconciles. */
 void kube_controller_complete(struct kube_controller *ctl, const char *key,
     struct kube_reconcile_result res);
-/* Runs up to max reconciles that are ready now; returns how many ran. Tests call this. */
+/* Runs up to max reconciles that are ready now (within the concurrency limit); returns how
+ * many ran. Tests call this. */
 unsigned kube_controller_run_pending(struct kube_controller *ctl, unsigned max);
 struct kube_workqueue *kube_controller_queue(struct kube_controller *ctl);
+/* Keys in reconcile now against the controller's limit (shared: all its members'). */
+unsigned kube_controller_active(const struct kube_controller *ctl);
 void kube_controller_get_stats(const struct kube_controller *ctl, struct kube_controller_stats *ret);
 /* Handlers for an informer that enqueue the object's key. */
 struct kube_informer_handlers kube_controller_handlers(struct kube_controller *ctl);

@@ -16,9 +16,9 @@
 #include <event2/event.h>
 #include <jansson.h>
 
-#include "controller/ctrl.h"
+#include "controller/ctrl-internal.h"
 #include "controller/placement.h"
-#include "controller/vm.h"
+#include "controller/vmplan.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "tests/helpers/apiserver.h"

@@ -17,8 +17,8 @@
 #include <event2/event.h>
 #include <jansson.h>
 
-#include "controller/ctrl.h"
-#include "controller/vm.h"
+#include "controller/ctrl-internal.h"
+#include "controller/vmplan.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "tests/helpers/apiserver.h"

@@ -469,6 +469,135 @@ test_controller_on_event_loop(void)
 	event_base_free(base);
 }
 
+/* MaxConcurrentReconciles: PENDING keys hold their slot until completed; the others wait. */
+static void
+test_controller_limit(void)
+{
+	struct rec_state s = { 0 }, s2 = { 0 };
+	struct kube_controller_opts o = {
+		.name = "lim",
+		.clock = &clk,
+		.reconcile = reconcile,
+		.userdata = &s,
+		.queue = { .qps = 1e9, .burst = 1000000 },
+		.max_concurrent = 2,
+	};
+	struct kube_controller *ctl = NULL, *other = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(kube_controller_new(&o, &ctl), 0);
+	s.ctl = ctl;
+	s.next = (struct kube_reconcile_result){ .action = KUBE_RECONCILE_PENDING };
+	kube_controller_enqueue(ctl, "ns/a");
+	kube_controller_enqueue(ctl, "ns/b");
+	kube_controller_enqueue(ctl, "ns/c");
+	CU_ASSERT_EQUAL(kube_controller_run_pending(ctl, 10), 2);
+	CU_ASSERT_EQUAL(kube_controller_active(ctl), 2);
+	CU_ASSERT_EQUAL(kube_workqueue_len(kube_controller_queue(ctl)), 1); /* ns/c waits */
+	CU_ASSERT_EQUAL(kube_controller_run_pending(ctl, 10), 0);
+
+	/* a second controller drawing from the same budget waits too */
+	o.name = "lim_shared";
+	o.userdata = &s2;
+	o.max_concurrent = 0;
+	o.share_limit = ctl;
+	CU_ASSERT_EQUAL_FATAL(kube_controller_new(&o, &other), 0);
+	s2.ctl = other;
+	s2.next = (struct kube_reconcile_result){ .action = KUBE_RECONCILE_OK };
+	kube_controller_enqueue(other, "ns/x");
+	CU_ASSERT_EQUAL(kube_controller_run_pending(other, 10), 0);
+
+	/* one completion frees one slot: the first taker gets it */
+	kube_controller_complete(ctl, "ns/a",
+	    (struct kube_reconcile_result){ .action = KUBE_RECONCILE_OK });
+	CU_ASSERT_EQUAL(kube_controller_active(other), 1);
+	CU_ASSERT_EQUAL(kube_controller_run_pending(other, 10), 1); /* synchronous: slot back */
+	CU_ASSERT_STRING_EQUAL(s2.last, "ns/x");
+	CU_ASSERT_EQUAL(kube_controller_active(ctl), 1);
+	CU_ASSERT_EQUAL(kube_controller_run_pending(ctl, 10), 1);
+	CU_ASSERT_STRING_EQUAL(s.last, "ns/c");
+	CU_ASSERT_EQUAL(kube_controller_active(ctl), 2);
+
+	/* either may be freed first: the budget stays with the other */
+	kube_controller_free(ctl);
+	CU_ASSERT_EQUAL(kube_controller_active(other), 2);
+	kube_controller_free(other);
+}
+
+/* On an event loop: a completion wakes the loops that wait for a slot, of every member. */
+struct async_state {
+	struct event_base *base;
+	struct kube_controller *ctl;
+	unsigned *peak, *done;
+};
+
+struct async_call {
+	struct kube_controller *ctl;
+	char key[16];
+};
+
+static void
+async_complete(evutil_socket_t fd, short what, void *arg)
+{
+	struct async_call *call = arg;
+
+	kube_controller_complete(call->ctl, call->key,
+	    (struct kube_reconcile_result){ .action = KUBE_RECONCILE_OK });
+	free(call);
+}
+
+static struct kube_reconcile_result
+reconcile_async(void *userdata, const char *key)
+{
+	struct async_state *s = userdata;
+	struct async_call *call = calloc(1, sizeof(*call));
+	struct timeval tv = { 0, 1000 };
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(call);
+	call->ctl = s->ctl;
+	snprintf(call->key, sizeof(call->key), "%s", key);
+	if (kube_controller_active(s->ctl) > *s->peak)
+		*s->peak = kube_controller_active(s->ctl);
+	(*s->done)++;
+	event_base_once(s->base, -1, EV_TIMEOUT, async_complete, call, &tv);
+	return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_PENDING };
+}
+
+static void
+test_controller_limit_on_event_loop(void)
+{
+	struct event_base *base = event_base_new();
+	unsigned peak = 0, done = 0;
+	struct async_state s[2] = { { base, NULL, &peak, &done }, { base, NULL, &peak, &done } };
+	struct kube_controller_opts o = {
+		.name = "async_a",
+		.base = base,
+		.reconcile = reconcile_async,
+		.userdata = &s[0],
+		.queue = { .qps = 1e6, .burst = 1000 },
+		.max_concurrent = 3,
+	};
+	char key[16];
+
+	CU_ASSERT_EQUAL_FATAL(kube_controller_new(&o, &s[0].ctl), 0);
+	o.name = "async_b";
+	o.userdata = &s[1];
+	o.share_limit = s[0].ctl;
+	CU_ASSERT_EQUAL_FATAL(kube_controller_new(&o, &s[1].ctl), 0);
+	for (int i = 0; i < 20; i++) {
+		snprintf(key, sizeof(key), "ns/%d", i);
+		kube_controller_enqueue(s[i % 2].ctl, key);
+	}
+	for (int round = 0; round < 2000 && done < 20; round++)
+		event_base_loop(base, EVLOOP_ONCE);
+	CU_ASSERT_EQUAL(done, 20);
+	CU_ASSERT_EQUAL(peak, 3);
+	while (kube_controller_active(s[0].ctl) > 0)
+		event_base_loop(base, EVLOOP_ONCE);
+	kube_controller_free(s[0].ctl);
+	kube_controller_free(s[1].ctl);
+	event_base_free(base);
+}
+
 static const struct test_case wq_tests[] = {
 	{ "dedup and order", test_dedup_and_order },
 	{ "never twice at once", test_never_twice_at_once },
@@ -484,6 +613,8 @@ static const struct test_case wq_tests[] = {
 static const struct test_case ctl_tests[] = {
 	{ "reconcile results", test_controller_results },
 	{ "on an event loop", test_controller_on_event_loop },
+	{ "concurrency limit, shared", test_controller_limit },
+	{ "concurrency limit on an event loop", test_controller_limit_on_event_loop },
 	{ NULL, NULL },
 };
 

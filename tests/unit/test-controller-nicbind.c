@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* controller/vmnetcfg.c: per-NIC bind / release, Pending reasons, Events, conditions. */
+/* controller/nicbind.c: per-NIC bind / release, Pending reasons, Events, conditions. */
 #include <errno.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/vmnetcfg.h"
+#include "controller/nicbind.h"
 #include "tests/runner.h"
 
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))

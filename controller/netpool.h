@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#ifndef VMDHCP_CONTROLLER_IPPOOL_H
-#define VMDHCP_CONTROLLER_IPPOOL_H
+#ifndef VMDHCP_CONTROLLER_NETPOOL_H
+#define VMDHCP_CONTROLLER_NETPOOL_H
 
 /*
  * The controller's state of one pool's network ("netpool"): the IPAM bitmap (ipam/) plus

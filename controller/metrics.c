@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/ctrl.h"
+#include "controller/ctrl-internal.h"
 #include "lib/metrics.h"
 
 enum { BINDING_ALLOCATED, BINDING_PENDING, BINDING_STALE, N_BINDING_STATES };

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#ifndef VMDHCP_CONTROLLER_VMNETCFG_H
-#define VMDHCP_CONTROLLER_VMNETCFG_H
+#ifndef VMDHCP_CONTROLLER_NICBIND_H
+#define VMDHCP_CONTROLLER_NICBIND_H
 
 /*
  * VirtualMachineNetworkConfig, pure part: from a VMNetCfg and the netpools of its networks,
@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "controller/ippool.h"
+#include "controller/netpool.h"
 #include "crds/vmnetcfg.h"
 
 enum netpool_avail {

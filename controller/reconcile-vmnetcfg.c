@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/ctrl.h"
+#include "controller/ctrl-internal.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 
@@ -97,9 +97,6 @@ ctrl_reconcile_cfg(void *userdata, const char *key)
 	struct ctrl_op *op;
 	json_t *obj, *ref;
 	int r;
-
-	if (!ctrl_gate(c, c->c_cfg, key))
-		return ctrl_pending(); /* requeued when a write slot frees */
 
 	if (it == NULL)
 		return ctrl_ok(); /* released by the delete handler */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* controller/kinds.c decoders and controller/vm.c: VirtualMachine → VMNetCfg. */
+/* controller/kinds.c decoders and controller/vmplan.c: VirtualMachine → VMNetCfg. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 #include <jansson.h>
 
 #include "controller/kinds.h"
-#include "controller/vm.h"
+#include "controller/vmplan.h"
 #include "tests/runner.h"
 
 static json_t *

@@ -4,7 +4,7 @@
  * range changes, the rendering of status.ipv4, the pool's conditions and the Normal Events of
  * its status transitions.
  */
-#include "controller/ippool.h"
+#include "controller/netpool.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/ctrl.h"
-#include "controller/vm.h"
+#include "controller/ctrl-internal.h"
+#include "controller/vmplan.h"
 #include "lib/log.h"
 
 json_t *
@@ -73,9 +73,6 @@ ctrl_reconcile_vm(void *userdata, const char *key)
 	struct ctrl_op *op;
 	size_t n_nics;
 	int r;
-
-	if (!ctrl_gate(c, c->c_vm, key))
-		return ctrl_pending(); /* requeued when a write slot frees */
 
 	if (vm == NULL || vm->deleting)
 		return ctrl_ok(); /* the VMNetCfg goes with its owner */

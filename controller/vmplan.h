@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#ifndef VMDHCP_CONTROLLER_VM_H
-#define VMDHCP_CONTROLLER_VM_H
+#ifndef VMDHCP_CONTROLLER_VMPLAN_H
+#define VMDHCP_CONTROLLER_VMPLAN_H
 
 /*
  * KubeVirt VirtualMachine → desired VirtualMachineNetworkConfig (pure part of the VM

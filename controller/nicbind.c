@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* VirtualMachineNetworkConfig, pure part: per-NIC bind / release and the resulting status. */
-#include "controller/vmnetcfg.h"
+#include "controller/nicbind.h"
 
 #include <errno.h>
 #include <stdarg.h>

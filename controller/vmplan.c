@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* VirtualMachine → VirtualMachineNetworkConfig: the pure part of the VM reconciler. */
-#include "controller/vm.h"
+#include "controller/vmplan.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/ctrl.h"
+#include "controller/ctrl-internal.h"
 #include "controller/placement.h"
 #include "lib/clock.h"
 #include "lib/log.h"

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* controller/ippool.c: netpool (IPAM + MAC ownership), rebuild, status.ipv4, conditions. */
+/* controller/netpool.c: netpool (IPAM + MAC ownership), rebuild, status.ipv4, conditions. */
 #include <errno.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/ippool.h"
+#include "controller/netpool.h"
 #include "tests/runner.h"
 
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))

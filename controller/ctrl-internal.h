@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef VMDHCP_CONTROLLER_CTRL_INTERNAL_H
+#define VMDHCP_CONTROLLER_CTRL_INTERNAL_H
+
+/*
+ * The controller's context and what its files share: the items the informer transforms keep
+ * (informers.c), the runtime state of each IPPool (ctrl.c), the write lifecycle (writes.c),
+ * the reconcilers (reconcile-*.c) and the metrics (metrics.c). For the controller's own
+ * files and its tests; main.c uses ctrl.h.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "controller/ctrl.h"
+#include "controller/kinds.h"
+#include "controller/netpool.h"
+#include "controller/nicbind.h"
+#include "controller/placement.h"
+#include "crds/ippool.h"
+#include "crds/vmnetcfg.h"
+#include "kube/kube.h"
+
+struct event_base;
+struct metrics;
+struct metric;
+
+/* --- store items (what the transforms keep) ----------------------------------------- */
+
+struct pool_item {
+	struct ippool *pool; /* NULL when the object does not decode */
+	char *error;	     /* decode error (owned) or NULL */
+	char *status_error;  /* the status did not decode (ignored, rewritten) or NULL */
+	char *ns, *name, *uid, *rv;
+	bool deleting;
+	bool has_finalizer;
+	bool hold; /* hold-ippool-agent-upgrade annotation */
+};
+
+struct cfg_item {
+	struct vmnetcfg *cfg; /* NULL when the object does not decode */
+	char *error;
+	char *ns, *name, *uid, *rv;
+	char *owner_uid; /* the controller ownerReference's uid, or NULL */
+	bool has_label;	 /* harvesterhci.io/vmName present */
+	bool deleting;
+	bool has_finalizer;
+	bool pending; /* some status NIC is Pending */
+};
+
+/* A VM reduced to what it asks for: the VMNetCfg spec (compact, no json_t kept). */
+struct vm_item {
+	struct vmnetcfg_spec want; /* the VMNetCfg spec the VM asks for (owned) */
+	char *ns, *name, *uid;
+	bool deleting;
+	char **skipped; /* "nic: reason" (owned) */
+	size_t n_skipped;
+};
+
+struct nad_item {
+	char *cluster_network; /* NULL: plain Multus */
+};
+
+struct node_item {
+	bool ready;
+	char **cluster_networks; /* label keys network.harvesterhci.io/<cn>=true → "<cn>" */
+	size_t n;
+};
+
+struct agent_item {
+	char *ns, *name, *uid, *rv;
+	char *pool_ref; /* "ns/name" of the IPPool */
+	char *hash;	/* inputs hash annotation */
+	char *image;
+	bool ready;
+	const char *why; /* static: why not ready */
+	bool deleting;
+};
+
+/* --- runtime state of one IPPool ------------------------------------------------------ */
+
+struct pool_rt {
+	char key[KIND_REF_MAX];			   /* the IPPool's "ns/name" */
+	char network[CRD_NETWORK_NAME_MAX + 1]; /* canonical network name */
+	char *uid;
+	struct netpool *np; /* NULL until built */
+	uint64_t range_hash;
+	int range_error;	 /* 0, or the error of the last refused range change */
+	uint32_t range_conflict; /* with -EBUSY: the stranded address */
+	int build_error;	 /* netpool_new error (range too big, …) */
+	size_t n_conflicts;	 /* reported by the last rebuild */
+	char conflicts[256];	 /* their summary */
+	bool kick;		 /* addresses freed: retry Pending VMNetCfgs */
+	struct pool_rt *next;
+};
+
+/* Informer list page size (objects decoded at once while listing). */
+#define CTRL_LIST_PAGE 100
+
+/*
+ * Backpressure: at most this many VMNetCfg and VM reconciles in flight, their writes included
+ * (one budget for both queues: kube_controller_opts.max_concurrent / share_limit); further
+ * keys wait in their queues, so a burst does not queue one request body per object. The
+ * IPPool reconciler has no limit (its writes are few: coalesced per pool).
+ */
+#define CTRL_MAX_INFLIGHT 32
+
+/*
+ * One IPPool as /metrics shows it, gathered before each render (metrics.c): the leader
+ * exports one series per pool and family, labelled namespace, pool, network.
+ */
+struct ctrl_pool_sample {
+	const struct pool_item *it; /* borrowed from the cache for one render */
+	const char *key;	    /* "ns/name", borrowed likewise */
+	const struct pool_rt *rt;   /* its IPAM (the pool serving its network), or NULL */
+	double bindings[3];	    /* NICs Allocated, Pending, Stale on rt's network */
+};
+
+struct ctrl {
+	struct event_base *base;
+	struct kube_client *client; /* borrowed */
+	struct kube_recorder *recorder;
+	struct metrics *metrics; /* borrowed */
+	struct ctrl_opts opts;
+	char *namespace, *agent_image, *agent_sa;
+	struct placement_opts agent; /* owned copy of opts.agent */
+
+	struct kube_informer *inf_pool, *inf_cfg, *inf_vm, *inf_nad, *inf_node, *inf_agent;
+	struct kube_controller *c_pool, *c_cfg, *c_vm;
+	struct event *sync_ev;
+	struct event *trim_ev;
+
+	struct pool_rt *pools;
+	struct ctrl_op *ops; /* writes in flight */
+	size_t inflight;
+	bool leading;	  /* allowed to reconcile */
+	bool reconciling; /* controllers started */
+
+	struct metric *m_leader, *m_writes;
+	struct ctrl_pool_sample *samples; /* reused from render to render */
+	size_t n_samples, cap_samples;
+};
+
+/*
+ * The table of kinds (informers.c), iterated by start-up (ctrl.c): per watched kind its
+ * informer (resource, scope, transform, index, handlers that enqueue keys) and, for the kinds
+ * the controller reconciles, the reconciler (started once leading and synced, then given
+ * every cached key).
+ */
+struct ctrl_kind {
+	const char *what; /* plural for the logs: "IPPools" */
+	const struct kube_resource *res;
+	bool in_namespace; /* only the controller's namespace */
+	const char *label_selector;
+	kube_transform_fn transform;
+	kube_destroy_fn destroy;
+	const char *index_name;
+	kube_index_fn index;
+	struct kube_informer_handlers handlers;
+	size_t inf_off; /* of its struct kube_informer * in struct ctrl */
+	/* reconciled kinds only (reconcile NULL: watched for the others' sake) */
+	const char *name; /* the controller's name (metrics label) */
+	kube_reconcile_fn reconcile;
+	size_t ctl_off;	   /* of its struct kube_controller * in struct ctrl */
+	bool write_budget; /* shares the CTRL_MAX_INFLIGHT budget */
+};
+extern const struct ctrl_kind ctrl_kinds[];
+extern const size_t ctrl_n_kinds;
+
+static inline struct kube_informer **
+ctrl_kind_informer(struct ctrl *c, const struct ctrl_kind *k)
+{
+	return (struct kube_informer **)((char *)c + k->inf_off);
+}
+
+static inline struct kube_controller **
+ctrl_kind_controller(struct ctrl *c, const struct ctrl_kind *k)
+{
+	return (struct kube_controller **)((char *)c + k->ctl_off);
+}
+
+/* --- shared by the controller's files -------------------------------------------- */
+
+struct pool_rt *ctrl_pool_rt(struct ctrl *c, const char *pool_key);
+struct pool_rt *ctrl_pool_rt_by_network(struct ctrl *c, const char *network);
+/* The netpool lookup used by the VMNetCfg computation (userdata = struct ctrl). */
+struct netpool *ctrl_lookup(void *userdata, const char *network, enum netpool_avail *avail);
+void ctrl_enqueue_pool(struct ctrl *c, const char *pool_key);
+void ctrl_enqueue_network_pool(struct ctrl *c, const char *network);
+void ctrl_enqueue_cfg(struct ctrl *c, const char *key);
+void ctrl_enqueue_all_pools(struct ctrl *c);
+/* Enqueue the VMNetCfgs that reference network (only Pending ones when pending_only). */
+void ctrl_enqueue_cfgs_of_network(struct ctrl *c, const char *network, bool pending_only);
+/* Tiny object {metadata{name,namespace,uid}} for Events (new reference). */
+json_t *ctrl_event_ref(const char *ns, const char *name, const char *uid);
+/* Finalizer merge patch {"metadata":{"resourceVersion":rv,"finalizers":[...]}}: the current
+ * list with fin added (add) or removed (every listed name removed). New reference. */
+json_t *ctrl_finalizer_patch(const char *rv, char *const *current, size_t n, bool add,
+    const char *fin, const char *also_remove);
+uint64_t ctrl_now_usec(const struct ctrl *c);
+
+/* One asynchronous write of a reconcile (PENDING until its callback completes the key). */
+struct ctrl_op {
+	struct ctrl *c; /* NULL once the ctrl is freed: the answer is then dropped */
+	struct kube_controller *ctl;
+	struct ctrl_op *prev, *next;
+	const char *what; /* static, for logs */
+	json_t *payload;  /* optional, owned (freed with the op) */
+	/* Events recorded once the write succeeds (see ctrl_op_defer_event); owned or NULL */
+	json_t *ev_ref;	     /* the involved object */
+	const char *ev_kind; /* static */
+	json_t *events;	     /* [{type, reason, message}] */
+	char key[KIND_REF_MAX];
+};
+/* New op for key (copied); NULL on ENOMEM. */
+struct ctrl_op *ctrl_op_new(struct ctrl *c, struct kube_controller *ctl, const char *key,
+    const char *what);
+/*
+ * Record an Event on ref (borrowed; the same object for every call on op) of kind (static)
+ * when op's write succeeds, and log it. For the Events of a status transition: the status
+ * write commits it, and a write that fails is retried from a new computation that reports
+ * the transition again, so each is recorded once. 0 or -ENOMEM.
+ */
+int ctrl_op_defer_event(struct ctrl_op *op, const json_t *ref, const char *kind, const char *type,
+    const char *reason, const char *message);
+/* kube_done_fn: completes the reconcile by the result and frees the op. */
+void ctrl_op_done(void *userdata, const struct kube_result *res);
+/* On ctrl_free: writes in flight become orphans (see ctrl_reap_orphans). */
+void ctrl_ops_orphan(struct ctrl *c);
+/* After starting a call with op: rc >= 0 → PENDING; rc < 0 → the op is freed, ERROR. */
+struct kube_reconcile_result ctrl_op_started(struct ctrl_op *op, int rc);
+
+static inline struct kube_reconcile_result
+ctrl_ok(void)
+{
+	return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_OK };
+}
+
+static inline struct kube_reconcile_result
+ctrl_error(int err)
+{
+	return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_ERROR, .error = err };
+}
+
+static inline struct kube_reconcile_result
+ctrl_pending(void)
+{
+	return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_PENDING };
+}
+
+static inline struct kube_reconcile_result
+ctrl_after(uint64_t usec)
+{
+	return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_REQUEUE_AFTER,
+		.after_usec = usec };
+}
+
+struct kube_reconcile_result ctrl_reconcile_pool(void *userdata, const char *key);
+struct kube_reconcile_result ctrl_reconcile_cfg(void *userdata, const char *key);
+struct kube_reconcile_result ctrl_reconcile_vm(void *userdata, const char *key);
+/* On a VMNetCfg gone without passing its finalizer: release what it held. */
+void ctrl_cfg_forget(struct ctrl *c, const char *key, const struct cfg_item *item);
+/* The desired VMNetCfg object of a VM item (new reference, or NULL). */
+json_t *ctrl_vm_desired(const struct vm_item *vm);
+/* Build (or rebuild) the netpool of a pool item from the caches. */
+int ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt);
+
+/*
+ * The controller's metrics (metrics.c): vmdhcp_controller_leader on every replica,
+ * vmdhcp_controller_api_writes_total, and the per-pool vmdhcp_ippool_* families, exported
+ * only by the leader once it reconciles. 0 or -errno; nothing without c->metrics.
+ */
+int ctrl_metrics_add(struct ctrl *c);
+void ctrl_metrics_free(struct ctrl *c);
+
+#endif
