@@ -43,9 +43,6 @@
 
 #include "kube/kube-internal.h"
 
-#define DEFAULT_REQUEST_MS 30000
-#define DEFAULT_CONNECT_MS 10000
-#define MAX_BODY (256u << 20)
 #define MAX_ACTIVE 32 /* plain requests in flight (one connection each); watches not counted */
 #define MAX_IDLE MAX_ACTIVE /* a burst of requests finds its connections again */
 #define IDLE_MS 90000
@@ -55,9 +52,9 @@
 enum conn_state { C_RESOLVING, C_CONNECTING, C_HANDSHAKE, C_READY };
 
 struct conn {
-	struct kube_http *http;
+	struct engine *http;
 	struct conn *next; /* idle list */
-	struct kube_http_call *call;
+	struct mbed_call *call;
 	enum conn_state state;
 	int fd;
 	struct event *ev, *timer;
@@ -70,14 +67,12 @@ struct conn {
 	unsigned uses; /* requests started on this connection */
 };
 
-struct kube_http {
+struct engine {
+	struct kube_http *layer;
 	struct event_base *base;
 	struct kube_config *cfg; /* borrowed */
-	struct event *reaper;
-	struct kube_http_call *calls, *tail; /* all live calls, oldest first */
 	struct conn *idle;
-	unsigned n_idle, active, max_active;
-	long request_ms, connect_ms;
+	unsigned n_idle;
 	/* from cfg->server */
 	bool tls;
 	char *host;	 /* without brackets */
@@ -99,36 +94,27 @@ struct kube_http {
 	mbedtls_ctr_drbg_context drbg;
 };
 
-struct kube_http_call {
-	struct kube_http *http;
-	struct kube_http_call *next, *prev;
+struct mbed_call {
+	struct kube_http_call call; /* first: the call layer's part */
 	struct conn *conn;
-	struct event *timer;
-	struct kube_http_owned rq; /* method, url, content type, body */
-	char *target;		   /* request target: prefix + path */
-	long timeout_ms;
-	char *req; /* serialized request */
+	char *target; /* request target: prefix + path */
+	char *req;    /* serialized request */
 	size_t req_len, req_off;
 	struct kube_http_parser parser;
-	bool started;
-	bool counted;
+	bool parser_ready;
 	bool retried;
-	bool stream;
-	bool cancelled;
-	bool reported;
-	char *resp;
-	size_t resp_len, resp_cap;
-	bool (*on_data)(void *, const char *, size_t);
-	void (*on_done)(void *, int, long, const char *, size_t, const char *);
-	void (*release)(void *);
-	void *userdata;
-	int body_error; /* set by the body callback: -ECANCELED (on_data said stop), -EFBIG */
 };
+
+static struct engine *
+call_engine(const struct mbed_call *call)
+{
+	return kube_http_state(call->call.http);
+}
 
 static void conn_io_cb(evutil_socket_t fd, short what, void *arg);
 static void conn_timer_cb(evutil_socket_t fd, short what, void *arg);
 static void conn_start_io(struct conn *c);
-static int call_attach(struct kube_http_call *call);
+static int call_attach(struct mbed_call *call);
 
 /* --- connections ------------------------------------------------------------------------- */
 
@@ -155,7 +141,7 @@ conn_close(struct conn *c)
 }
 
 static void
-idle_remove(struct kube_http *h, struct conn *c)
+idle_remove(struct engine *h, struct conn *c)
 {
 	for (struct conn **p = &h->idle; *p; p = &(*p)->next)
 		if (*p == c) {
@@ -202,7 +188,7 @@ tls_recv(void *ctx, unsigned char *buf, size_t len)
 static int
 verify_cb(void *ctx, mbedtls_x509_crt *crt, int depth, uint32_t *flags)
 {
-	struct kube_http *h = ctx;
+	struct engine *h = ctx;
 	const mbedtls_x509_sequence *san;
 
 	if (depth != 0 || !h->host_is_ip)
@@ -216,7 +202,7 @@ verify_cb(void *ctx, mbedtls_x509_crt *crt, int depth, uint32_t *flags)
 }
 
 static int
-tls_fail(struct kube_http *h, int err, const char *what, int mbed_err)
+tls_fail(struct engine *h, int err, const char *what, int mbed_err)
 {
 	char text[160] = "";
 
@@ -247,7 +233,7 @@ parse_crt(mbedtls_x509_crt *crt, const char *data, size_t len, const char *file)
 }
 
 static int
-parse_key(struct kube_http *h, const char *data, size_t len, const char *file)
+parse_key(struct engine *h, const char *data, size_t len, const char *file)
 {
 #if MBEDTLS_VERSION_MAJOR >= 3
 #define PK_RNG , mbedtls_ctr_drbg_random, &h->drbg
@@ -272,7 +258,7 @@ parse_key(struct kube_http *h, const char *data, size_t len, const char *file)
 }
 
 static int
-tls_load(struct kube_http *h)
+tls_load(struct engine *h)
 {
 	struct kube_config *cfg = h->cfg;
 	int r;
@@ -345,89 +331,30 @@ tls_load(struct kube_http *h)
 
 /* --- calls ------------------------------------------------------------------------------- */
 
+/* Drops what the engine holds for a call: mid-request, the connection cannot be reused. */
 static void
-call_unlink(struct kube_http_call *call)
+mbed_abort(struct kube_http_call *kc)
 {
-	struct kube_http *h = call->http;
+	struct mbed_call *call = (struct mbed_call *)kc;
 
-	if (call->prev)
-		call->prev->next = call->next;
-	else
-		h->calls = call->next;
-	if (call->next)
-		call->next->prev = call->prev;
-	else
-		h->tail = call->prev;
-	call->next = call->prev = NULL;
-}
-
-static void
-call_release_slot(struct kube_http_call *call)
-{
-	struct kube_http *h = call->http;
-
-	if (call->counted) {
-		call->counted = false;
-		h->active--;
-		event_active(h->reaper, EV_TIMEOUT, 0); /* admit a waiting call */
-	}
-}
-
-static void
-call_free(struct kube_http_call *call)
-{
-	call_unlink(call);
-	call_release_slot(call);
 	if (call->conn) {
 		call->conn->call = NULL;
-		conn_close(call->conn); /* mid-request: the connection cannot be reused */
+		conn_close(call->conn);
+		call->conn = NULL;
 	}
-	if (call->timer)
-		event_free(call->timer);
-	if (!call->reported && call->release)
-		call->release(call->userdata);
-	kube_http_parser_release(&call->parser);
-	kube_http_owned_release(&call->rq);
+	if (call->parser_ready) {
+		kube_http_parser_release(&call->parser);
+		call->parser_ready = false;
+	}
 	free(call->target);
+	call->target = NULL;
 	free(call->req);
-	free(call->resp);
-	free(call);
-}
-
-/* Reports the outcome once and frees the call (the connection was detached or is closed). */
-static void call_finish(struct kube_http_call *call, int err, long status, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void
-call_finish(struct kube_http_call *call, int err, long status, const char *fmt, ...)
-{
-	char message[600] = "";
-
-	if (fmt) {
-		int n =
-		    snprintf(message, sizeof(message), "%s %s: ", call->rq.method, call->rq.url);
-		va_list ap;
-
-		if (n < 0 || (size_t)n >= sizeof(message))
-			n = 0;
-		va_start(ap, fmt);
-		vsnprintf(message + n, sizeof(message) - (size_t)n, fmt, ap);
-		va_end(ap);
-		for (char *p = message; *p; p++)
-			if (*p == '\n' || *p == '\r')
-				*p = ' ';
-	}
-	call_release_slot(call);
-	call->cancelled = true; /* no second report; the reaper skips it */
-	call->reported = true;
-	call->on_done(
-	    call->userdata, err, status, call->resp ? call->resp : "", call->resp_len, message);
-	call_free(call);
+	call->req = NULL;
 }
 
 /* Fails a call whose connection broke: closes it, retries once if nothing was answered yet. */
 static void
-call_conn_failed(struct kube_http_call *call, int err, const char *what)
+call_conn_failed(struct mbed_call *call, int err, const char *what)
 {
 	struct conn *c = call->conn;
 	bool reused = c && c->uses > 1;
@@ -443,57 +370,26 @@ call_conn_failed(struct kube_http_call *call, int err, const char *what)
 		if (call_attach(call) == 0)
 			return;
 	}
-	call_finish(call, err, 0, "%s", what);
+	kube_http_call_done(&call->call, err, 0, "%s", what);
 }
 
 static bool
 body_cb(void *userdata, const char *data, size_t len)
 {
-	struct kube_http_call *call = userdata;
+	struct mbed_call *call = userdata;
+
 	long status = call->parser.status;
 
-	if (call->stream && status >= 200 && status < 300) {
-		if (!call->on_data(call->userdata, data, len)) {
-			call->body_error = -ECANCELED;
-			return false;
-		}
-		return !call->cancelled;
-	}
-	if (call->resp_cap == 0 && call->parser.has_length && call->parser.length < MAX_BODY) {
-		/* the whole body at once: no doubling past it (a 2.6 MB IPPool would take 4 MB) */
-		call->resp = malloc((size_t)call->parser.length + 1);
-		if (call->resp)
-			call->resp_cap = (size_t)call->parser.length + 1;
-	}
-	if (call->resp_len + len + 1 > call->resp_cap) {
-		size_t cap = call->resp_cap ? call->resp_cap : 4096;
-		char *p;
-
-		while (cap < call->resp_len + len + 1)
-			cap *= 2;
-		if (cap > MAX_BODY) {
-			call->body_error = -EFBIG;
-			return false;
-		}
-		p = realloc(call->resp, cap);
-		if (!p) {
-			call->body_error = -ENOMEM;
-			return false;
-		}
-		call->resp = p;
-		call->resp_cap = cap;
-	}
-	memcpy(call->resp + call->resp_len, data, len);
-	call->resp_len += len;
-	call->resp[call->resp_len] = '\0';
-	return true;
+	if (call->parser.has_length && !(call->call.stream && status >= 200 && status < 300))
+		kube_http_call_expect(&call->call, call->parser.length);
+	return kube_http_call_data(&call->call, status, data, len) == 0;
 }
 
 /* The answer is complete: the connection goes back to the pool when it may, then report. */
 static void
-call_complete(struct kube_http_call *call, bool reusable)
+call_complete(struct mbed_call *call, bool reusable)
 {
-	struct kube_http *h = call->http;
+	struct engine *h = call_engine(call);
 	struct conn *c = call->conn;
 
 	call->conn = NULL;
@@ -512,24 +408,7 @@ call_complete(struct kube_http_call *call, bool reusable)
 	} else {
 		conn_close(c);
 	}
-	call_finish(call, 0, call->parser.status, NULL);
-}
-
-static void
-call_timeout_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct kube_http_call *call = arg;
-	long ms = call->timeout_ms ? call->timeout_ms : call->http->request_ms;
-
-	if (call->cancelled)
-		return;
-	if (call->conn) {
-		call->conn->call = NULL;
-		conn_close(call->conn);
-		call->conn = NULL;
-	}
-	call->resp_len = 0;
-	call_finish(call, -ETIMEDOUT, 0, "Operation timed out after %ld milliseconds", ms);
+	kube_http_call_done(&call->call, 0, call->parser.status, NULL);
 }
 
 /* --- connection I/O ------------------------------------------------------------------------ */
@@ -553,7 +432,7 @@ tls_text(int r, char *buf, size_t len)
 static void
 conn_exchange(struct conn *c)
 {
-	struct kube_http_call *call = c->call;
+	struct mbed_call *call = c->call;
 	char buf[READ_CHUNK], text[200];
 
 	while (call->req_off < call->req_len) {
@@ -641,16 +520,13 @@ conn_exchange(struct conn *c)
 			return;
 		}
 		used = kube_http_parse(&call->parser, buf, (size_t)n, body_cb, call);
-		if (call->cancelled) /* on_data cancelled it: the reaper frees it */
+		if (call->call.cancelled) /* on_data cancelled it: the reaper frees it */
 			return;
 		if (used < 0) {
-			int err = call->body_error ? call->body_error : (int)used;
-
-			if (err == -ECANCELED)
+			/* -ECANCELED: the call layer refused the body and says why */
+			if (used == -ECANCELED)
 				call_conn_failed(call, -ECANCELED, "aborted");
-			else if (err == -EFBIG)
-				call_conn_failed(call, -EIO, "answer larger than 256 MiB");
-			else if (err == -ENOMEM)
+			else if (used == -ENOMEM)
 				call_conn_failed(call, -ENOMEM, "out of memory");
 			else
 				call_conn_failed(call, -EIO, "malformed HTTP answer");
@@ -711,7 +587,7 @@ static void
 conn_io_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
-	struct kube_http *h = c->http;
+	struct engine *h = c->http;
 
 	if (!c->call) {
 		/* idle: the server closed it (or sent something unasked) */
@@ -719,7 +595,7 @@ conn_io_cb(evutil_socket_t fd, short what, void *arg)
 		conn_close(c);
 		return;
 	}
-	if (c->call->cancelled)
+	if (c->call->call.cancelled)
 		return; /* the reaper frees the call and closes this connection */
 	switch (c->state) {
 	case C_RESOLVING:
@@ -754,7 +630,7 @@ conn_io_cb(evutil_socket_t fd, short what, void *arg)
 static void
 conn_start_io(struct conn *c)
 {
-	struct kube_http *h = c->http;
+	struct engine *h = c->http;
 	int one = 1, r;
 
 	(void)setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -789,7 +665,7 @@ conn_start_io(struct conn *c)
 static void
 conn_connect_next(struct conn *c)
 {
-	struct kube_http *h = c->http;
+	struct engine *h = c->http;
 
 	for (; c->ai_cur; c->ai_cur = c->ai_cur->ai_next) {
 		struct evutil_addrinfo *a = c->ai_cur;
@@ -845,7 +721,7 @@ static void
 conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
-	struct kube_http *h = c->http;
+	struct engine *h = c->http;
 	char msg[200];
 
 	if (!c->call) { /* idle too long */
@@ -853,24 +729,24 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 		conn_close(c);
 		return;
 	}
-	if (c->call->cancelled)
+	if (c->call->call.cancelled)
 		return;
 	snprintf(msg, sizeof(msg), "%s to %s port %s timed out after %ld milliseconds",
 	    c->state == C_HANDSHAKE   ? "TLS handshake"
 	    : c->state == C_RESOLVING ? "Resolving"
 				      : "Connection",
-	    h->host, h->port, h->connect_ms);
+	    h->host, h->port, kube_http_connect_ms(h->layer));
 	c->sys_errno = 0;
 	call_conn_failed(c->call, -ETIMEDOUT, msg);
 }
 
 /* A new connection for call: resolve, connect, handshake (each step from the loop). */
 static int
-conn_open(struct kube_http_call *call)
+conn_open(struct mbed_call *call)
 {
-	struct kube_http *h = call->http;
-	struct timeval tv = {
-	    .tv_sec = h->connect_ms / 1000, .tv_usec = (h->connect_ms % 1000) * 1000};
+	struct engine *h = call_engine(call);
+	long connect_ms = kube_http_connect_ms(h->layer);
+	struct timeval tv = {.tv_sec = connect_ms / 1000, .tv_usec = (connect_ms % 1000) * 1000};
 	struct evutil_addrinfo hints = {
 	    .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_protocol = IPPROTO_TCP};
 	struct conn *c;
@@ -929,20 +805,20 @@ conn_open(struct kube_http_call *call)
 
 /* Serializes the request and puts it on an idle or a new connection. */
 static int
-call_attach(struct kube_http_call *call)
+call_attach(struct mbed_call *call)
 {
-	struct kube_http *h = call->http;
+	struct engine *h = call_engine(call);
 	struct conn *c;
 
-	kube_http_parser_init(&call->parser, strcmp(call->rq.method, "HEAD") == 0);
-	free(call->resp);
-	call->resp = NULL;
-	call->resp_len = call->resp_cap = 0;
+	if (call->parser_ready)
+		kube_http_parser_release(&call->parser);
+	kube_http_parser_init(&call->parser, strcmp(call->call.rq.method, "HEAD") == 0);
+	call->parser_ready = true;
 	if (h->tls) {
 		int r = tls_load(h);
 
 		if (r < 0) {
-			call_finish(call, r, 0, "%s", h->tls_message);
+			kube_http_call_done(&call->call, r, 0, "%s", h->tls_message);
 			return 0;
 		}
 	}
@@ -960,108 +836,53 @@ call_attach(struct kube_http_call *call)
 	return conn_open(call);
 }
 
+/* An admitted call: serializes the request and puts it on an idle or a new connection. */
 static int
-call_start(struct kube_http_call *call)
+mbed_start(struct kube_http_call *kc, const char *token)
 {
-	struct kube_http *h = call->http;
-	const char *token =
-	    kube_config_token(h->cfg); /* read now: a rotated token is used at once */
+	struct mbed_call *call = (struct mbed_call *)kc;
+	struct engine *h = call_engine(call);
+	const struct kube_http_owned *rq = &kc->rq;
 	size_t cap;
 	int n;
 
-	if (token && strpbrk(token, "\r\n"))
-		return -EINVAL;
-	cap = strlen(call->rq.method) + strlen(call->target) + strlen(h->authority) +
-	      (token ? strlen(token) : 0) +
-	      (call->rq.content_type ? strlen(call->rq.content_type) : 0) + 256 + call->rq.body_len;
+	/* the request target: the server URL's path prefix, then the call's path */
+	if (asprintf(&call->target, "%s%s", h->prefix, rq->url + strlen(h->cfg->server)) < 0) {
+		call->target = NULL;
+		return -ENOMEM;
+	}
+	cap = strlen(rq->method) + strlen(call->target) + strlen(h->authority) +
+	      (token ? strlen(token) : 0) + (rq->content_type ? strlen(rq->content_type) : 0) +
+	      256 + rq->body_len;
 	call->req = malloc(cap);
 	if (!call->req)
 		return -ENOMEM;
 	n = snprintf(call->req, cap,
 	    "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: vm-dhcp/kube\r\n"
 	    "Accept: application/json\r\n%s%s%s%s%s%s",
-	    call->rq.method, call->target, h->authority, token ? "Authorization: Bearer " : "",
-	    token ? token : "", token ? "\r\n" : "", call->rq.content_type ? "Content-Type: " : "",
-	    call->rq.content_type ? call->rq.content_type : "",
-	    call->rq.content_type ? "\r\n" : "");
+	    rq->method, call->target, h->authority, token ? "Authorization: Bearer " : "",
+	    token ? token : "", token ? "\r\n" : "", rq->content_type ? "Content-Type: " : "",
+	    rq->content_type ? rq->content_type : "", rq->content_type ? "\r\n" : "");
 	if (n < 0 || (size_t)n >= cap)
 		return -ENOMEM;
-	if (call->rq.body || strcmp(call->rq.method, "POST") == 0 ||
-	    strcmp(call->rq.method, "PUT") == 0 || strcmp(call->rq.method, "PATCH") == 0)
+	if (rq->body || strcmp(rq->method, "POST") == 0 || strcmp(rq->method, "PUT") == 0 ||
+	    strcmp(rq->method, "PATCH") == 0)
 		n += snprintf(
-		    call->req + n, cap - (size_t)n, "Content-Length: %zu\r\n", call->rq.body_len);
+		    call->req + n, cap - (size_t)n, "Content-Length: %zu\r\n", rq->body_len);
 	n += snprintf(call->req + n, cap - (size_t)n, "\r\n");
-	if (call->rq.body_len)
-		memcpy(call->req + n, call->rq.body, call->rq.body_len);
-	call->req_len = (size_t)n + call->rq.body_len;
-	free(call->rq.body); /* the request holds it now */
-	call->rq.body = NULL;
-
-	call->started = true;
-	if (!call->stream) {
-		call->counted = true;
-		h->active++;
-	}
-	{
-		long ms = call->timeout_ms ? call->timeout_ms : (call->stream ? 0 : h->request_ms);
-
-		call->timer = evtimer_new(h->base, call_timeout_cb, call);
-		if (!call->timer)
-			return -ENOMEM;
-		if (ms > 0) {
-			struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
-
-			evtimer_add(call->timer, &tv);
-		}
-	}
+	if (rq->body_len)
+		memcpy(call->req + n, rq->body, rq->body_len);
+	call->req_len = (size_t)n + rq->body_len;
+	free(kc->rq.body); /* the request holds it now */
+	kc->rq.body = NULL;
 	return call_attach(call);
-}
-
-/*
- * Deferred work, from the loop: free cancelled calls and start waiting ones in order. At most
- * max_active plain requests run at once, so a burst of writes queues here as small records.
- */
-static void
-reaper_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct kube_http *h = arg;
-	struct kube_http_call *call = h->calls, *next;
-
-	for (; call; call = next) {
-		next = call->next;
-		if (call->cancelled) {
-			call_free(call);
-			continue;
-		}
-		if (call->started || (!call->stream && h->active >= h->max_active))
-			continue;
-		{
-			int r = call_start(call);
-
-			if (r < 0 && !call->cancelled)
-				call_finish(call, r, 0, "%s",
-				    r == -EINVAL ? "bearer token holds a line break"
-						 : "cannot start transfer");
-		}
-		/* the list may have changed under callbacks: start over from the head */
-		next = h->calls;
-	}
-}
-
-void
-kube_http_cancel(struct kube_http_call *call)
-{
-	if (!call || call->cancelled)
-		return;
-	call->cancelled = true;
-	event_active(call->http->reaper, EV_TIMEOUT, 0);
 }
 
 /* --- setup ------------------------------------------------------------------------------- */
 
 /* https://host[:port][/prefix], http://..., [v6]:port */
 static int
-parse_server(struct kube_http *h, const char *url)
+parse_server(struct engine *h, const char *url)
 {
 	const char *p, *end, *slash;
 	size_t hl;
@@ -1122,20 +943,21 @@ parse_server(struct kube_http *h, const char *url)
 	return 0;
 }
 
-int
-kube_http_new(struct event_base *base, struct kube_config *cfg, struct kube_http **ret)
+static void mbed_free(void *state);
+
+static int
+mbed_init(struct kube_http *layer, void **state)
 {
-	struct kube_http *h;
+	struct kube_config *cfg = kube_http_config(layer);
+	struct engine *h;
 	int r;
 
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
-	h->base = base;
+	h->layer = layer;
+	h->base = kube_http_base(layer);
 	h->cfg = cfg;
-	h->request_ms = DEFAULT_REQUEST_MS;
-	h->connect_ms = DEFAULT_CONNECT_MS;
-	h->max_active = MAX_ACTIVE;
 	mbedtls_ssl_config_init(&h->conf);
 	mbedtls_x509_crt_init(&h->ca);
 	mbedtls_x509_crt_init(&h->own_cert);
@@ -1144,25 +966,18 @@ kube_http_new(struct event_base *base, struct kube_config *cfg, struct kube_http
 	mbedtls_ctr_drbg_init(&h->drbg);
 	r = parse_server(h, cfg->server ? cfg->server : "");
 	if (r < 0) {
-		kube_http_free(h);
+		mbed_free(h);
 		return r;
 	}
-	h->reaper = event_new(base, -1, 0, reaper_cb, h);
-	if (!h->reaper) {
-		kube_http_free(h);
-		return -ENOMEM;
-	}
-	*ret = h;
+	*state = h;
 	return 0;
 }
 
-struct kube_http *
-kube_http_free(struct kube_http *h)
+static void
+mbed_free(void *state)
 {
-	if (!h)
-		return NULL;
-	while (h->calls)
-		call_free(h->calls);
+	struct engine *h = state;
+
 	while (h->idle) {
 		struct conn *c = h->idle;
 
@@ -1171,8 +986,6 @@ kube_http_free(struct kube_http *h)
 	}
 	if (h->dns)
 		evdns_base_free(h->dns, 0);
-	if (h->reaper)
-		event_free(h->reaper);
 	mbedtls_ssl_config_free(&h->conf);
 	mbedtls_x509_crt_free(&h->ca);
 	mbedtls_x509_crt_free(&h->own_cert);
@@ -1183,53 +996,14 @@ kube_http_free(struct kube_http *h)
 	free(h->authority);
 	free(h->prefix);
 	free(h);
-	return NULL;
 }
 
-void
-kube_http_set_timeouts(struct kube_http *h, long request_ms, long connect_ms)
-{
-	if (request_ms > 0)
-		h->request_ms = request_ms;
-	if (connect_ms > 0)
-		h->connect_ms = connect_ms;
-}
-
-int
-kube_http_submit(
-    struct kube_http *h, const struct kube_http_request *req, struct kube_http_call **ret)
-{
-	struct kube_http_call *call;
-
-	call = calloc(1, sizeof(*call));
-	if (!call)
-		return -ENOMEM;
-	call->http = h;
-	call->stream = req->stream;
-	call->timeout_ms = req->timeout_ms;
-	call->on_data = req->on_data;
-	call->on_done = req->on_done;
-	call->release = req->release;
-	call->userdata = req->userdata;
-	if (kube_http_request_copy(&call->rq, h->cfg->server, req) < 0)
-		goto fail;
-	if (asprintf(&call->target, "%s%s", h->prefix, req->path) < 0) {
-		call->target = NULL;
-		goto fail;
-	}
-	/* append: calls start in the order they were made */
-	call->prev = h->tail;
-	if (h->tail)
-		h->tail->next = call;
-	else
-		h->calls = call;
-	h->tail = call;
-	event_active(h->reaper, EV_TIMEOUT, 0);
-	if (ret)
-		*ret = call;
-	return 0;
-fail:
-	kube_http_owned_release(&call->rq);
-	free(call);
-	return -ENOMEM;
-}
+const struct kube_http_engine kube_http_engine = {
+    .name = "mbedtls",
+    .call_size = sizeof(struct mbed_call),
+    .max_active = MAX_ACTIVE,
+    .init = mbed_init,
+    .free = mbed_free,
+    .start = mbed_start,
+    .abort = mbed_abort,
+};

@@ -32,7 +32,7 @@ struct kube_config {
 int kube_config_from_json(const json_t *doc, const char *path, const char *context,
     struct kube_config **ret, char *err, size_t err_len);
 
-/* --- HTTP transport (http.c; tests/fakes/fake-http.c may replace it) ------------------- */
+/* --- HTTP calls (call.c) over an engine (http.c: libcurl; http-mbedtls.c: mbed TLS) ------- */
 
 struct kube_http;
 struct kube_http_call;
@@ -49,8 +49,8 @@ struct kube_http_request {
 	bool (*on_data)(void *userdata, const char *data, size_t len);
 	/*
 	 * Completion: error 0 when an HTTP answer came (any status), else negative errno of the
-	 * transport with message "METHOD URL: curl text". body (non-stream, or a non-2xx stream
-	 * answer) borrowed for the call.
+	 * transport (status 0, body empty) with message "METHOD URL: transport text". body
+	 * (non-stream, or a non-2xx stream answer) borrowed for the call.
 	 */
 	void (*on_done)(void *userdata, int error, long status, const char *body, size_t len,
 	    const char *message);
@@ -72,6 +72,7 @@ int kube_http_request_copy(
     struct kube_http_owned *o, const char *server, const struct kube_http_request *req);
 void kube_http_owned_release(struct kube_http_owned *o);
 
+/* On the engine linked in (kube_http_engine below). */
 int kube_http_new(struct event_base *base, struct kube_config *cfg, struct kube_http **ret);
 struct kube_http *kube_http_free(struct kube_http *h);
 void kube_http_set_timeouts(struct kube_http *h, long request_ms, long connect_ms);
@@ -80,8 +81,83 @@ int kube_http_submit(struct kube_http *h, const struct kube_http_request *req,
     struct kube_http_call **ret);
 /* No callback after this. Safe from inside any callback. */
 void kube_http_cancel(struct kube_http_call *call);
-/* curl error code -> negative errno. */
+
+/*
+ * The call layer (call.c) owns the list of calls, admission (at most the engine's
+ * max_active plain requests started at once; streams are not counted), their order (calls
+ * start in the order they were submitted), cancellation (a mark; the reaper, a deferred event,
+ * frees the call from the loop, so cancel is safe from inside any callback), the total
+ * timeout of each call (an evtimer from its start), the answer body (kept up to 256 MiB, or
+ * handed to on_data for a 2xx stream) and the one report of each call. An engine only moves
+ * bytes: it starts an admitted call, aborts one, and reports data and the end back.
+ */
+struct kube_http_call {
+	/* read by the engine */
+	struct kube_http *http;
+	struct kube_http_owned rq; /* method, url, content type, body */
+	bool stream;
+	bool cancelled; /* reported or cancelled: the engine drops it, the reaper frees it */
+	/* the call layer's */
+	struct kube_http_call *next, *prev; /* all live calls, oldest first */
+	struct event *timer;
+	long timeout_ms;
+	bool started, counted, reported;
+	int body_error; /* why the body was refused: -ECANCELED (on_data), -EFBIG, -ENOMEM */
+	char *resp;
+	size_t resp_len, resp_cap;
+	bool (*on_data)(void *, const char *, size_t);
+	void (*on_done)(void *, int, long, const char *, size_t, const char *);
+	void (*release)(void *);
+	void *userdata;
+};
+
+struct kube_http_engine {
+	const char *name;
+	size_t call_size;    /* the engine's call, which starts with a struct kube_http_call */
+	unsigned max_active; /* plain requests in flight at once */
+	/* kube_http_new: the engine's state for h (*state), 0 or negative errno. */
+	int (*init)(struct kube_http *h, void **state);
+	/* kube_http_free, after every call was aborted. */
+	void (*free)(void *state);
+	/*
+	 * An admitted call: begin it with this bearer token (NULL: none; never with a line
+	 * break). 0: the engine has it (it may have reported already, and the call be gone);
+	 * negative errno: nothing happened and the call layer reports the failure.
+	 */
+	int (*start)(struct kube_http_call *call, const char *token);
+	/* Drop what the engine holds for call (started or not, maybe twice); no report. Called
+	 * from the loop or from kube_http_free, never from inside the engine's callbacks. */
+	void (*abort)(struct kube_http_call *call);
+};
+
+/* The engine linked in: kube/http.c or kube/http-mbedtls.c (tests may bring their own). */
+extern const struct kube_http_engine kube_http_engine;
+int kube_http_new_engine(struct event_base *base, struct kube_config *cfg,
+    const struct kube_http_engine *engine, struct kube_http **ret);
+
+/* The libcurl engine's curl error code -> negative errno (http.c only). */
 int kube_curl_errno(int curl_code);
+
+/* For engines. */
+struct event_base *kube_http_base(const struct kube_http *h);
+struct kube_config *kube_http_config(const struct kube_http *h);
+void *kube_http_state(const struct kube_http *h);
+long kube_http_connect_ms(const struct kube_http *h);
+/* The answer will have len body bytes (Content-Length): the body is allocated once. */
+void kube_http_call_expect(struct kube_http_call *call, uint64_t len);
+/*
+ * Bytes of the answer's body (status known). 0, or negative errno when the engine must stop
+ * the transfer: -ECANCELED (on_data said stop, or the call was cancelled), -EFBIG, -ENOMEM.
+ * The engine then reports the end as for any failure; the call layer says why.
+ */
+int kube_http_call_data(struct kube_http_call *call, long status, const char *data, size_t len);
+/*
+ * The call ended: err 0 with the answer's status, or a negative errno with a message (fmt,
+ * printf-style, after "METHOD URL: "). The engine let go of the call before (a connection
+ * back in its pool or closed). Reports once and frees the call; nothing for a cancelled call.
+ */
+void kube_http_call_done(struct kube_http_call *call, int err, long status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* --- HTTP/1.1 response parser (http-parse.c; used by http-mbedtls.c) -------------------- */
 

@@ -3,8 +3,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include <curl/curl.h>
-
 #include "kube/kube-internal.h"
 #include "lib/util.h"
 
@@ -82,40 +80,4 @@ kube_errno_name(int err)
 		if (errno_names[i].err == err)
 			return errno_names[i].name;
 	return "Error";
-}
-
-static const struct {
-	CURLcode code;
-	int err;
-} curl_errors[] = {
-	{ CURLE_OK, 0 },
-	{ CURLE_OPERATION_TIMEDOUT, -ETIMEDOUT },
-	{ CURLE_COULDNT_CONNECT, -ECONNREFUSED },
-	{ CURLE_COULDNT_RESOLVE_HOST, -EHOSTUNREACH },
-	{ CURLE_COULDNT_RESOLVE_PROXY, -EHOSTUNREACH },
-	{ CURLE_URL_MALFORMAT, -EINVAL },
-	{ CURLE_UNSUPPORTED_PROTOCOL, -EINVAL },
-	{ CURLE_OUT_OF_MEMORY, -ENOMEM },
-	{ CURLE_PEER_FAILED_VERIFICATION, -EPROTO },
-	{ CURLE_SSL_CONNECT_ERROR, -EPROTO },
-	{ CURLE_SSL_CERTPROBLEM, -EPROTO },
-	{ CURLE_SSL_CACERT_BADFILE, -EPROTO },
-	{ CURLE_SSL_CIPHER, -EPROTO },
-	{ CURLE_SSL_ISSUER_ERROR, -EPROTO },
-	{ CURLE_GOT_NOTHING, -EIO },
-	{ CURLE_RECV_ERROR, -EIO },
-	{ CURLE_SEND_ERROR, -EIO },
-	{ CURLE_PARTIAL_FILE, -EIO },
-	{ CURLE_HTTP2, -EIO },
-	{ CURLE_HTTP2_STREAM, -EIO },
-	{ CURLE_WRITE_ERROR, -ECANCELED },
-};
-
-int
-kube_curl_errno(int curl_code)
-{
-	for (size_t i = 0; i < ELEMENTSOF(curl_errors); i++)
-		if ((int)curl_errors[i].code == curl_code)
-			return curl_errors[i].err;
-	return -EIO;
 }

@@ -239,16 +239,6 @@ test_result_from_http(void)
 	CU_ASSERT_EQUAL(r.error, -EBADMSG);
 }
 
-static void
-test_curl_errno(void)
-{
-	CU_ASSERT_EQUAL(kube_curl_errno(0), 0);
-	CU_ASSERT_EQUAL(kube_curl_errno(28), -ETIMEDOUT);    /* OPERATION_TIMEDOUT */
-	CU_ASSERT_EQUAL(kube_curl_errno(7), -ECONNREFUSED);  /* COULDNT_CONNECT */
-	CU_ASSERT_EQUAL(kube_curl_errno(60), -EPROTO);       /* PEER_FAILED_VERIFICATION */
-	CU_ASSERT_EQUAL(kube_curl_errno(9999), -EIO);
-}
-
 /* --- paths, queries, keys, times ------------------------------------------------------------ */
 
 static void
@@ -367,7 +357,6 @@ static const struct test_case framing_tests[] = {
 static const struct test_case status_tests[] = {
 	{ "status table", test_status_table },
 	{ "result from http", test_result_from_http },
-	{ "curl errors", test_curl_errno },
 	{ NULL, NULL },
 };
 
