@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crds/conditions.h"
 #include "crds/crds-internal.h"
+#include "lib/rfc3339.h"
 #include "lib/util.h"
 
 int
@@ -150,7 +150,7 @@ validate_string(const json_t *v, const char *path, const struct crd_field *f, st
 	size_t len = json_string_length(v);
 	char q[80];
 	uint32_t a;
-	time_t t;
+	int64_t usec;
 	int m;
 
 	quote(q, sizeof(q), s);
@@ -158,7 +158,7 @@ validate_string(const json_t *v, const char *path, const struct crd_field *f, st
 		return crd_error_set(err, path, "contains a NUL character");
 	if (f->format && strcmp(f->format, "ipv4") == 0 && ipv4_parse(s, &a) < 0)
 		return crd_error_set(err, path, "%s is not an IPv4 address", q);
-	if (f->format && strcmp(f->format, "date-time") == 0 && crd_time_parse(s, &t) < 0)
+	if (f->format && strcmp(f->format, "date-time") == 0 && rfc3339_parse(s, &usec) < 0)
 		return crd_error_set(err, path, "%s is not an RFC 3339 date-time", q);
 	if (f->max_length && (long long)len > f->max_length)
 		return crd_error_set(

@@ -18,7 +18,7 @@
 
 #include <jansson.h>
 
-#include "crds/conditions.h"
+#include "crds/meta.h"
 
 enum crd_type {
 	CRD_STRING = 1,
