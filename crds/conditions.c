@@ -12,21 +12,6 @@
 #include "crds/crds-internal.h"
 #include "lib/util.h"
 
-static int
-set_str(json_t *o, const char *k, const char *s)
-{
-	return s ? json_object_set_new(o, k, json_string(s)) : 0;
-}
-
-static json_t *
-time_json(time_t t)
-{
-	char buf[21];
-
-	crd_time_format(t, buf);
-	return json_string(buf);
-}
-
 /* --- conditions --------------------------------------------------------------------- */
 
 static const char *const cond_status_names[] = {
@@ -153,109 +138,51 @@ crd_conditions_copy(struct crd_conditions *dst, const struct crd_conditions *src
 	return 0;
 }
 
-/* Field hooks of one condition (ctx: struct crd_condition). */
-static int
-dec_cond_type(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	struct crd_condition *c = ctx;
-	int r = 0;
-
-	c->type = crd_strdup(json_string_value(v), &r);
-	return r;
-}
-
-static int
-dec_cond_status(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	struct crd_condition *c = ctx;
-	const char *s = json_string_value(v);
-
-	for (size_t i = 0; i < ELEMENTSOF(cond_status_names); i++)
-		if (strcmp(s, cond_status_names[i]) == 0) {
-			c->status = (enum crd_cond_status)i;
-			return 0;
-		}
-	return crd_error_set(err, path, "\"%s\" is not True, False or Unknown", s);
-}
-
-static int
-dec_cond_reason(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	struct crd_condition *c = ctx;
-	int r = 0;
-
-	c->reason = crd_strdup(json_string_value(v), &r);
-	return r;
-}
-
-static int
-dec_cond_message(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	struct crd_condition *c = ctx;
-	int r = 0;
-
-	c->message = crd_strdup(json_string_value(v), &r);
-	return r;
-}
-
-/*
- * The Go project writes these times with format date-time but its schema does not say
- * so; we accept any RFC 3339 string, and an empty string as unset.
- */
-static int
-dec_cond_time(const json_t *v, const char *path, time_t *dst, struct crd_error *err)
-{
-	const char *s = json_string_value(v);
-
-	if (s[0] == '\0')
-		return 0;
-	if (crd_time_parse(s, dst) < 0)
-		return crd_error_set(err, path, "\"%.40s\" is not an RFC 3339 date-time", s);
-	return 0;
-}
-
-static int
-dec_cond_update(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	return dec_cond_time(v, path, &((struct crd_condition *)ctx)->last_update_time, err);
-}
-
-static int
-dec_cond_transition(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	return dec_cond_time(v, path, &((struct crd_condition *)ctx)->last_transition_time, err);
-}
-
-static int
-dec_cond_generation(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	((struct crd_condition *)ctx)->observed_generation = json_integer_value(v);
-	return 0;
-}
+#define COND_FIELD(member) .offset = offsetof(struct crd_condition, member)
 
 static const char *const cond_status_enum[] = {"True", "False", "Unknown", NULL};
 
 static const struct crd_field condition_children[] = {
-    {.key = "type", .type = CRD_STRING, .required = true, .decode = dec_cond_type},
+    {.key = "type",
+	.type = CRD_STRING,
+	.required = true,
+	.store = CRD_S_STR,
+	.always = true,
+	COND_FIELD(type)},
     {.key = "status",
 	.type = CRD_STRING,
 	.required = true,
 	.enum_values = cond_status_enum,
-	.decode = dec_cond_status},
-    {.key = "reason", .type = CRD_STRING, .decode = dec_cond_reason},
-    {.key = "message", .type = CRD_STRING, .decode = dec_cond_message},
-    {.key = "lastUpdateTime", .type = CRD_STRING, .decode = dec_cond_update},
-    {.key = "lastTransitionTime", .type = CRD_STRING, .decode = dec_cond_transition},
+	.store = CRD_S_ENUM,
+	.names = cond_status_names,
+	.n_names = ELEMENTSOF(cond_status_names),
+	.always = true,
+	COND_FIELD(status)},
+    {.key = "reason", .type = CRD_STRING, .store = CRD_S_STR, COND_FIELD(reason)},
+    {.key = "message", .type = CRD_STRING, .store = CRD_S_STR, COND_FIELD(message)},
+    {.key = "lastUpdateTime",
+	.type = CRD_STRING,
+	.store = CRD_S_TIME,
+	.unequal_ok = true,
+	COND_FIELD(last_update_time)},
+    {.key = "lastTransitionTime",
+	.type = CRD_STRING,
+	.store = CRD_S_TIME,
+	.unequal_ok = true,
+	COND_FIELD(last_transition_time)},
     {.key = "observedGeneration",
 	.type = CRD_INTEGER,
 	.format = "int64",
-	.decode = dec_cond_generation},
+	.store = CRD_S_LL,
+	COND_FIELD(observed_generation)},
     {.key = NULL},
 };
 
 const struct crd_field crd_condition_item = {
     .type = CRD_OBJECT,
     .children = condition_children,
+    .store = CRD_S_STRUCT,
+    .size = sizeof(struct crd_condition),
 };
 
 int
@@ -305,34 +232,11 @@ crd_conditions_encode(const struct crd_conditions *conds)
 {
 	json_t *a = json_array();
 
-	if (!a)
-		return NULL;
-	for (size_t i = 0; i < conds->n; i++) {
-		const struct crd_condition *c = &conds->items[i];
-		json_t *o = json_object();
-		int r = 0;
-
-		if (!o)
-			goto fail;
-		r |= json_object_set_new(o, "type", json_string(c->type));
-		r |= json_object_set_new(
-		    o, "status", json_string(crd_cond_status_string(c->status)));
-		r |= set_str(o, "reason", c->reason);
-		r |= set_str(o, "message", c->message);
-		if (c->last_update_time)
-			r |= json_object_set_new(
-			    o, "lastUpdateTime", time_json(c->last_update_time));
-		if (c->last_transition_time)
-			r |= json_object_set_new(
-			    o, "lastTransitionTime", time_json(c->last_transition_time));
-		if (c->observed_generation)
-			r |= json_object_set_new(
-			    o, "observedGeneration", json_integer(c->observed_generation));
-		if (json_array_append_new(a, o) < 0 || r)
-			goto fail;
-	}
+	for (size_t i = 0; a && i < conds->n; i++)
+		if (json_array_append_new(
+			a, crd_encode_object(condition_children, &conds->items[i])) < 0) {
+			json_decref(a);
+			return NULL;
+		}
 	return a;
-fail:
-	json_decref(a);
-	return NULL;
 }

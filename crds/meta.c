@@ -235,6 +235,13 @@ crd_meta_encode(const struct crd_meta *meta)
 	return o;
 }
 
+int
+crd_meta_encode_field(const void *meta, json_t **ret)
+{
+	*ret = crd_meta_encode(meta);
+	return *ret ? 0 : -ENOMEM;
+}
+
 void
 crd_meta_clear(struct crd_meta *meta)
 {

@@ -199,7 +199,8 @@ test_encode_golden(void)
 			size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
 
 			if (la != lb || memcmp(a, b, la) != 0) {
-				printf("\n  golden:  %.*s\n  encoded: %.*s\n", (int)la, a, (int)lb, b);
+				printf(
+				    "\n  golden:  %.*s\n  encoded: %.*s\n", (int)la, a, (int)lb, b);
 				break;
 			}
 			a += la + (a[la] != '\0');
