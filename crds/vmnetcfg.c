@@ -355,6 +355,12 @@ vmnetcfg_encode(const struct vmnetcfg *c)
 	return crd_encode_object(vmnetcfg_fields, c);
 }
 
+bool
+vmnetcfg_status_equal(const struct vmnetcfg_status *a, const struct vmnetcfg_status *b)
+{
+	return crd_equal_object(status_children, a, b);
+}
+
 void
 vmnetcfg_spec_clear(struct vmnetcfg_spec *s)
 {
