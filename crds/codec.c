@@ -613,9 +613,8 @@ equal_value(const struct crd_field *f, const void *a, const void *b)
 	case CRD_S_MAC:
 		return strcmp(x, y) == 0;
 	case CRD_S_CIDR:
-		if (*(const unsigned *)at(a, f->aux) != *(const unsigned *)at(b, f->aux))
-			return false;
-		/* fall through */
+		return *(const uint32_t *)x == *(const uint32_t *)y &&
+		       *(const unsigned *)at(a, f->aux) == *(const unsigned *)at(b, f->aux);
 	case CRD_S_IPV4:
 	case CRD_S_U32:
 		return *(const uint32_t *)x == *(const uint32_t *)y;
