@@ -473,35 +473,3 @@ vmnetcfg_result_clear(struct vmnetcfg_result *r)
 	free(r->touched);
 	memset(r, 0, sizeof(*r));
 }
-
-static bool
-str_eq(const char *a, const char *b)
-{
-	if (a == NULL || b == NULL)
-		return (a == NULL || a[0] == '\0') && (b == NULL || b[0] == '\0');
-	return strcmp(a, b) == 0;
-}
-
-bool
-vmnetcfg_status_equal(const struct vmnetcfg_status *a, const struct vmnetcfg_status *b)
-{
-	if (a->n_nics != b->n_nics || a->conditions.n != b->conditions.n)
-		return false;
-	for (size_t i = 0; i < a->n_nics; i++) {
-		const struct vmnetcfg_nic_status *x = &a->nics[i], *y = &b->nics[i];
-
-		if (strcmp(x->network_name, y->network_name) != 0 || strcmp(x->mac, y->mac) != 0 ||
-		    x->allocated_ip != y->allocated_ip || x->state != y->state)
-			return false;
-	}
-	for (size_t i = 0; i < a->conditions.n; i++) {
-		const struct crd_condition *x = &a->conditions.items[i];
-		const struct crd_condition *y = crd_conditions_get(&b->conditions, x->type);
-
-		if (y == NULL || x->status != y->status || !str_eq(x->reason, y->reason) ||
-		    !str_eq(x->message, y->message) ||
-		    x->observed_generation != y->observed_generation)
-			return false;
-	}
-	return true;
-}

@@ -104,7 +104,4 @@ int vmnetcfg_release_all(const struct vmnetcfg *cfg, const char *key, vmnetcfg_l
 
 void vmnetcfg_result_clear(struct vmnetcfg_result *r);
 
-/* Deep equality of two statuses, ignoring condition times (observedGeneration counts). */
-bool vmnetcfg_status_equal(const struct vmnetcfg_status *a, const struct vmnetcfg_status *b);
-
 #endif

@@ -274,39 +274,6 @@ str_eq(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
-static bool
-status_equal(const struct ippool_status *a, const struct ippool_status *b)
-{
-	if (a->has_ipv4 != b->has_ipv4 || a->n_allocated != b->n_allocated ||
-	    a->used != b->used || a->available != b->available ||
-	    a->has_agent_pod_ref != b->has_agent_pod_ref ||
-	    a->conditions.n != b->conditions.n)
-		return false;
-	for (size_t i = 0; i < a->n_allocated; i++) {
-		const struct ippool_alloc *x = &a->allocated[i], *y = &b->allocated[i];
-
-		if (x->addr != y->addr || x->kind != y->kind ||
-		    (x->kind == IPPOOL_ALLOC_MAC && memcmp(x->mac, y->mac, MAC_LEN) != 0))
-			return false;
-	}
-	if (a->has_agent_pod_ref &&
-	    (!str_eq(a->agent_pod_ref.namespace, b->agent_pod_ref.namespace) ||
-		!str_eq(a->agent_pod_ref.name, b->agent_pod_ref.name) ||
-		!str_eq(a->agent_pod_ref.image, b->agent_pod_ref.image) ||
-		!str_eq(a->agent_pod_ref.uid, b->agent_pod_ref.uid)))
-		return false;
-	for (size_t i = 0; i < a->conditions.n; i++) {
-		const struct crd_condition *x = &a->conditions.items[i];
-		const struct crd_condition *y = crd_conditions_get(&b->conditions, x->type);
-
-		if (y == NULL || x->status != y->status || !str_eq(x->reason, y->reason) ||
-		    !str_eq(x->message, y->message) ||
-		    x->observed_generation != y->observed_generation)
-			return false;
-	}
-	return true;
-}
-
 static int
 set_agent_ref(struct ippool_status *st, const struct agent_item *a)
 {
@@ -354,7 +321,7 @@ write_status(struct ctrl *c, const char *key, const struct pool_item *it,
 	    (r = ippool_conditions_apply(&st.conditions, f, now)) < 0)
 		goto fail;
 	st.last_update = old->last_update;
-	if (status_equal(&st, old)) {
+	if (ippool_status_equal(&st, old)) {
 		ippool_status_clear(&st);
 		return ctrl_ok();
 	}

@@ -5,9 +5,12 @@
 /*
  * The codec's field tables: one const struct crd_field per JSON property, mirroring the
  * openAPIV3Schema of the crds/ YAML files (type, required, format, pattern, limits, default,
- * immutability). The generic decoder enforces what the table says, then calls the field's
- * decode hook to store the value; tests/unit/test-crds-schema.c walks the YAML schema and
- * these tables side by side and fails on any difference.
+ * immutability), and saying where and how the value is kept in the C struct (store, offset).
+ * The generic decoder enforces what the table says, then stores the value (a decode hook
+ * when the field has one, else by its store); the encoder writes the fields in table order
+ * from the same storage, and the status equality compares them.
+ * tests/unit/test-crds-schema.c walks the YAML schema and these tables side by side and
+ * fails on any difference.
  *
  * Patterns are written in the common subset of POSIX ERE (regcomp, used here) and RE2/ECMA
  * (used by the API server): anchored, classes, groups, alternation, bounded repetition.
@@ -18,7 +21,7 @@
 
 #include <jansson.h>
 
-#include "crds/conditions.h"
+#include "crds/meta.h"
 
 enum crd_type {
 	CRD_STRING = 1,
@@ -50,6 +53,29 @@ enum crd_type {
 /* networkName: "namespace/name" or "name" (Kubernetes object names). */
 #define CRD_PATTERN_NETWORK_NAME "^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
 
+/*
+ * How a field's value is kept at .offset of the struct the table describes (the ctx of its
+ * hooks). "Unset" is what the encoder omits unless the field is .always written.
+ */
+enum crd_store {
+	CRD_S_NONE = 0, /* not kept (or only by hooks) */
+	CRD_S_CONST,	/* nothing kept: the value must be, and is written as, .value */
+	CRD_S_STR,	/* char *, NULL = unset (written as "" when .always) */
+	CRD_S_CHARS,	/* char[.size], "" = unset */
+	CRD_S_NETNAME,	/* char[CRD_NETWORK_NAME_MAX + 1], canonical; written in spec form */
+	CRD_S_MAC,	/* char[MAC_STRLEN], canonical (lower case, colons), "" = unset */
+	CRD_S_IPV4,	/* uint32_t, host order, 0 = unset */
+	CRD_S_CIDR,	/* uint32_t address, and the unsigned prefix at .aux */
+	CRD_S_BOOL,	/* bool, false = unset */
+	CRD_S_U32,	/* uint32_t integer, 0 = unset */
+	CRD_S_LL,	/* long long, 0 = unset */
+	CRD_S_TIME,	/* time_t, 0 = unset; "" reads as unset */
+	CRD_S_ENUM,	/* int-sized enum: index into .names (n_names), 0 = unset */
+	CRD_S_STRUCT,	/* nested struct at .offset described by .children (array items: .size) */
+	CRD_S_ARRAY,	/* items (.items): a pointer to them at .offset, or an inline array of
+			   .size items; their size_t count at .aux; none = unset */
+};
+
 struct crd_field {
 	const char *key; /* property name; NULL ends a table */
 	enum crd_type type;
@@ -71,7 +97,28 @@ struct crd_field {
 	 * NULL: objects recurse into children with the same ctx; scalars are not stored.
 	 */
 	int (*decode)(const json_t *v, const char *path, void *ctx, struct crd_error *err);
+
+	/* C storage: used to decode when there is no decode hook, to encode, to compare */
+	enum crd_store store;
+	size_t offset, aux, size; /* see enum crd_store */
+	size_t present;		  /* CRD_PRESENT(): a bool set when the field is present and
+				     that decides whether it is written; 0 = none */
+	bool always;		  /* written even when unset */
+	bool unequal_ok;	  /* ignored by crd_equal_object (times of the last write) */
+	bool keyed;		  /* arrays of objects: crd_equal_object matches items by their
+				     first child (a string key), in any order */
+	const char *value;	  /* CRD_S_CONST */
+	const char *const *names; /* CRD_S_ENUM: the string of each C value */
+	size_t n_names;
+	/* Instead of the store: *ret = new reference, or NULL to omit. 0 or -ENOMEM. */
+	int (*encode)(const void *ctx, json_t **ret);
+	bool (*equal)(const void *a, const void *b);
 };
+
+#define CRD_PRESENT(type, member) (offsetof(type, member) + 1)
+
+/* Encode hook of the metadata field (ctx: struct crd_meta): crd_meta_encode. */
+int crd_meta_encode_field(const void *meta, json_t **ret);
 
 /* Root tables (apiVersion, kind, metadata, spec, status) of both kinds. */
 extern const struct crd_field ippool_fields[];
@@ -85,6 +132,11 @@ extern const struct crd_field crd_condition_item;
  */
 int crd_decode_object(const json_t *obj, const char *path, const struct crd_field *fields,
     bool strict, void *ctx, struct crd_error *err);
+/* New reference: the object of the fields of ctx (see enum crd_store), or NULL (no memory). */
+json_t *crd_encode_object(const struct crd_field *fields, const void *ctx);
+/* Whether every compared field of a and b is equal (strings: NULL equals ""). */
+bool crd_equal_object(const struct crd_field *fields, const void *a, const void *b);
+
 /* Validate one value against f (type, format, pattern, limits, items; not children). */
 int crd_validate_value(
     const json_t *v, const char *path, const struct crd_field *f, struct crd_error *err);

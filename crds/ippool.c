@@ -12,150 +12,15 @@
 #include "crds/ippool.h"
 #include "lib/util.h"
 
-/* --- decode hooks: spec (ctx: struct ippool_spec) ------------------------------------ */
+/* --- spec (ctx: struct ippool_spec; routes[]: struct ippool_route) -------------------- */
 
-static int
-dec_network_name(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	struct ippool_spec *s = ctx;
+#define SPEC(member) .offset = offsetof(struct ippool_spec, member)
+#define ROUTE(member) .offset = offsetof(struct ippool_route, member)
+/* An array of the spec: items at member, count at n_member. */
+#define SPEC_ARRAY(member)                                                                         \
+	.store = CRD_S_ARRAY, SPEC(member), .aux = offsetof(struct ippool_spec, n_##member)
 
-	if (crd_network_name_canonicalize(json_string_value(v), s->network_name) < 0)
-		return crd_error_set(err, path, "\"%.64s\" is not a \"namespace/name\" or \"name\"",
-		    json_string_value(v));
-	return 0;
-}
-
-static int
-dec_paused(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	((struct ippool_spec *)ctx)->paused = json_is_true(v);
-	return 0;
-}
-
-static int
-dec_server_ip(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	return ipv4_parse(json_string_value(v), &((struct ippool_spec *)ctx)->server_ip);
-}
-
-static int
-dec_cidr(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	struct ippool_spec *s = ctx;
-
-	if (ipv4_cidr_parse(json_string_value(v), &s->cidr_addr, &s->prefix) < 0)
-		return crd_error_set(
-		    err, path, "\"%.40s\" is not an IPv4 CIDR", json_string_value(v));
-	return 0;
-}
-
-static int
-dec_start(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	return ipv4_parse(json_string_value(v), &((struct ippool_spec *)ctx)->start);
-}
-
-static int
-dec_end(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	return ipv4_parse(json_string_value(v), &((struct ippool_spec *)ctx)->end);
-}
-
-static int
-dec_exclude(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	struct ippool_spec *s = ctx;
-	size_t n = json_array_size(v);
-
-	if (n == 0)
-		return 0;
-	s->exclude = calloc(n, sizeof(*s->exclude));
-	if (!s->exclude)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		ipv4_parse(json_string_value(json_array_get(v, i)), &s->exclude[i]);
-	s->n_exclude = n;
-	return 0;
-}
-
-static int
-dec_router(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	return ipv4_parse(json_string_value(v), &((struct ippool_spec *)ctx)->router);
-}
-
-static int
-dec_dns(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	struct ippool_spec *s = ctx;
-
-	for (size_t i = 0; i < json_array_size(v) && i < IPPOOL_DNS_MAX; i++)
-		ipv4_parse(json_string_value(json_array_get(v, i)), &s->dns[s->n_dns++]);
-	return 0;
-}
-
-static int
-dec_domain_name(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	struct ippool_spec *s = ctx;
-	int r = 0;
-
-	s->domain_name = crd_strdup(json_string_value(v), &r);
-	return r;
-}
-
-static int
-dec_domain_search(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	struct ippool_spec *s = ctx;
-	size_t n = json_array_size(v);
-	int r = 0;
-
-	if (n == 0)
-		return 0;
-	s->domain_search = calloc(n, sizeof(char *));
-	if (!s->domain_search)
-		return -ENOMEM;
-	for (size_t i = 0; i < n && r == 0; i++) {
-		s->domain_search[i] = crd_strdup(json_string_value(json_array_get(v, i)), &r);
-		if (r == 0)
-			s->n_domain_search++;
-	}
-	return r;
-}
-
-static int
-dec_ntp(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	struct ippool_spec *s = ctx;
-	int r = 0;
-
-	for (size_t i = 0; i < json_array_size(v) && i < IPPOOL_NTP_MAX && r == 0; i++) {
-		s->ntp[i] = crd_strdup(json_string_value(json_array_get(v, i)), &r);
-		if (r == 0)
-			s->n_ntp++;
-	}
-	return r;
-}
-
-static int
-dec_lease_time(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	struct ippool_spec *s = ctx;
-
-	s->lease_time = (uint32_t)json_integer_value(v);
-	s->lease_time_set = true;
-	return 0;
-}
-
-static int
-dec_mtu(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	((struct ippool_spec *)ctx)->mtu = (uint32_t)json_integer_value(v);
-	return 0;
-}
-
-/* One route (ctx: struct ippool_route). */
+/* A route's destination: a CIDR whose host bits are zero. */
 static int
 dec_route_dest(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 {
@@ -170,23 +35,23 @@ dec_route_dest(const json_t *v, const char *path, void *ctx, struct crd_error *e
 	return 0;
 }
 
-static int
-dec_route_gw(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	return ipv4_parse(json_string_value(v), &((struct ippool_route *)ctx)->gateway);
-}
-
 static const struct crd_field route_children[] = {
     {.key = "destination",
 	.type = CRD_STRING,
 	.required = true,
 	.pattern = CRD_PATTERN_ROUTE_CIDR,
-	.decode = dec_route_dest},
+	.decode = dec_route_dest,
+	.store = CRD_S_CIDR,
+	ROUTE(destination),
+	.aux = offsetof(struct ippool_route, prefix),
+	.always = true},
     {.key = "gateway",
 	.type = CRD_STRING,
 	.required = true,
 	.format = "ipv4",
-	.decode = dec_route_gw},
+	.store = CRD_S_IPV4,
+	ROUTE(gateway),
+	.always = true},
     {.key = NULL},
 };
 
@@ -194,52 +59,45 @@ static const struct crd_field route_item = {
     .type = CRD_OBJECT,
     .strict = true,
     .children = route_children,
+    .store = CRD_S_STRUCT,
+    .size = sizeof(struct ippool_route),
 };
 
-static int
-dec_routes(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	struct ippool_spec *s = ctx;
-	size_t n = json_array_size(v);
-	char sub[128];
-	int r;
-
-	if (n == 0)
-		return 0;
-	s->routes = calloc(n, sizeof(*s->routes));
-	if (!s->routes)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		crd_path_index(sub, sizeof(sub), path, i);
-		r = crd_decode_object(
-		    json_array_get(v, i), sub, route_children, true, &s->routes[i], err);
-		if (r < 0)
-			return r;
-		s->n_routes++;
-	}
-	return 0;
-}
-
-static const struct crd_field ipv4_item = {.type = CRD_STRING, .format = "ipv4"};
+static const struct crd_field ipv4_item = {
+    .type = CRD_STRING, .format = "ipv4", .store = CRD_S_IPV4};
 static const struct crd_field domain_item = {
     .type = CRD_STRING,
     .pattern = CRD_PATTERN_DOMAIN,
     .max_length = 253,
+    .store = CRD_S_STR,
 };
 static const struct crd_field ntp_item = {
     .type = CRD_STRING,
     .pattern = CRD_PATTERN_NTP,
     .max_length = IPPOOL_NTP_LEN_MAX,
+    .store = CRD_S_STR,
 };
 
 static const struct crd_field pool_children[] = {
-    {.key = "start", .type = CRD_STRING, .required = true, .format = "ipv4", .decode = dec_start},
-    {.key = "end", .type = CRD_STRING, .required = true, .format = "ipv4", .decode = dec_end},
+    {.key = "start",
+	.type = CRD_STRING,
+	.required = true,
+	.format = "ipv4",
+	.store = CRD_S_IPV4,
+	SPEC(start),
+	.always = true},
+    {.key = "end",
+	.type = CRD_STRING,
+	.required = true,
+	.format = "ipv4",
+	.store = CRD_S_IPV4,
+	SPEC(end),
+	.always = true},
     {.key = "exclude",
 	.type = CRD_ARRAY,
 	.items = &ipv4_item,
 	.max_items = IPPOOL_EXCLUDE_MAX,
-	.decode = dec_exclude},
+	SPEC_ARRAY(exclude)},
     {.key = NULL},
 };
 
@@ -250,45 +108,55 @@ static const struct crd_field ipv4_config_children[] = {
 	.immutable = true,
 	.format = "ipv4",
 	.max_length = 15,
-	.decode = dec_server_ip},
+	.store = CRD_S_IPV4,
+	SPEC(server_ip),
+	.always = true},
     {.key = "cidr",
 	.type = CRD_STRING,
 	.required = true,
 	.immutable = true,
 	.pattern = CRD_PATTERN_CIDR,
 	.max_length = 18,
-	.decode = dec_cidr},
+	.store = CRD_S_CIDR,
+	SPEC(cidr_addr),
+	.aux = offsetof(struct ippool_spec, prefix),
+	.always = true},
     {.key = "pool",
 	.type = CRD_OBJECT,
 	.required = true,
 	.strict = true,
-	.children = pool_children},
+	.children = pool_children,
+	.store = CRD_S_STRUCT},
     {.key = "router",
 	.type = CRD_STRING,
 	.immutable = true,
 	.format = "ipv4",
 	.max_length = 15,
-	.decode = dec_router},
+	.store = CRD_S_IPV4,
+	SPEC(router)},
     {.key = "dns",
 	.type = CRD_ARRAY,
 	.items = &ipv4_item,
 	.max_items = IPPOOL_DNS_MAX,
-	.decode = dec_dns},
+	SPEC_ARRAY(dns),
+	.size = IPPOOL_DNS_MAX},
     {.key = "domainName",
 	.type = CRD_STRING,
 	.pattern = CRD_PATTERN_DOMAIN,
 	.max_length = 253,
-	.decode = dec_domain_name},
+	.store = CRD_S_STR,
+	SPEC(domain_name)},
     {.key = "domainSearch",
 	.type = CRD_ARRAY,
 	.items = &domain_item,
 	.max_items = IPPOOL_DOMAIN_SEARCH_MAX,
-	.decode = dec_domain_search},
+	SPEC_ARRAY(domain_search)},
     {.key = "ntp",
 	.type = CRD_ARRAY,
 	.items = &ntp_item,
 	.max_items = IPPOOL_NTP_MAX,
-	.decode = dec_ntp},
+	SPEC_ARRAY(ntp),
+	.size = IPPOOL_NTP_MAX},
     {.key = "leaseTime",
 	.type = CRD_INTEGER,
 	.has_minimum = true,
@@ -297,19 +165,22 @@ static const struct crd_field ipv4_config_children[] = {
 	.maximum = UINT32_MAX,
 	.has_default = true,
 	.dflt = IPPOOL_LEASE_TIME_DEFAULT,
-	.decode = dec_lease_time},
+	.store = CRD_S_U32,
+	SPEC(lease_time),
+	.present = CRD_PRESENT(struct ippool_spec, lease_time_set)},
     {.key = "mtu",
 	.type = CRD_INTEGER,
 	.has_minimum = true,
 	.minimum = IPPOOL_MTU_MIN,
 	.has_maximum = true,
 	.maximum = IPPOOL_MTU_MAX,
-	.decode = dec_mtu},
+	.store = CRD_S_U32,
+	SPEC(mtu)},
     {.key = "routes",
 	.type = CRD_ARRAY,
 	.items = &route_item,
 	.max_items = IPPOOL_ROUTES_MAX,
-	.decode = dec_routes},
+	SPEC_ARRAY(routes)},
     {.key = NULL},
 };
 
@@ -320,13 +191,16 @@ static const struct crd_field spec_children[] = {
 	.immutable = true,
 	.max_length = CRD_NETWORK_NAME_INPUT_MAX,
 	.pattern = CRD_PATTERN_NETWORK_NAME,
-	.decode = dec_network_name},
-    {.key = "paused", .type = CRD_BOOLEAN, .decode = dec_paused},
+	.store = CRD_S_NETNAME,
+	SPEC(network_name),
+	.always = true},
+    {.key = "paused", .type = CRD_BOOLEAN, .store = CRD_S_BOOL, SPEC(paused)},
     {.key = "ipv4Config",
 	.type = CRD_OBJECT,
 	.required = true,
 	.strict = true,
-	.children = ipv4_config_children},
+	.children = ipv4_config_children,
+	.store = CRD_S_STRUCT},
     {.key = NULL},
 };
 
@@ -386,26 +260,78 @@ dec_allocated(const json_t *v, const char *path, void *ctx, struct crd_error *er
 	return 0;
 }
 
+/* New reference: the allocated map, in address order; NULL when empty. */
 static int
-dec_used(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+enc_allocated(const void *ctx, json_t **ret)
 {
-	((struct ippool_status *)ctx)->used = json_integer_value(v);
-	return 0;
+	const struct ippool_status *st = ctx;
+	char ip[IPV4_STRLEN], mac[MAC_STRLEN];
+	json_t *o;
+
+	if (st->n_allocated == 0)
+		return 0;
+	o = json_object();
+	for (size_t i = 0; o && i < st->n_allocated; i++) {
+		const struct ippool_alloc *a = &st->allocated[i];
+		const char *val = mac;
+
+		ipv4_format(a->addr, ip);
+		if (a->kind == IPPOOL_ALLOC_EXCLUDED)
+			val = IPPOOL_ALLOCATED_EXCLUDED;
+		else if (a->kind == IPPOOL_ALLOC_RESERVED)
+			val = IPPOOL_ALLOCATED_RESERVED;
+		else
+			mac_format(a->mac, mac);
+		if (json_object_set_new(o, ip, json_string(val)) < 0) {
+			json_decref(o);
+			o = NULL;
+		}
+	}
+	*ret = o;
+	return o ? 0 : -ENOMEM;
 }
 
-static int
-dec_available(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+static bool
+equal_allocated(const void *x, const void *y)
 {
-	((struct ippool_status *)ctx)->available = json_integer_value(v);
-	return 0;
+	const struct ippool_status *a = x, *b = y;
+
+	if (a->n_allocated != b->n_allocated)
+		return false;
+	for (size_t i = 0; i < a->n_allocated; i++) {
+		const struct ippool_alloc *p = &a->allocated[i], *q = &b->allocated[i];
+
+		if (p->addr != q->addr || p->kind != q->kind ||
+		    (p->kind == IPPOOL_ALLOC_MAC && memcmp(p->mac, q->mac, MAC_LEN) != 0))
+			return false;
+	}
+	return true;
 }
+
+#define STATUS(member) .offset = offsetof(struct ippool_status, member)
+#define POD_REF(member) .offset = offsetof(struct ippool_agent_pod_ref, member)
 
 static const struct crd_field mac_value_item = {.type = CRD_STRING};
 
 static const struct crd_field ipv4_status_children[] = {
-    {.key = "allocated", .type = CRD_MAP, .items = &mac_value_item, .decode = dec_allocated},
-    {.key = "used", .type = CRD_INTEGER, .required = true, .decode = dec_used},
-    {.key = "available", .type = CRD_INTEGER, .required = true, .decode = dec_available},
+    {.key = "allocated",
+	.type = CRD_MAP,
+	.items = &mac_value_item,
+	.decode = dec_allocated,
+	.encode = enc_allocated,
+	.equal = equal_allocated},
+    {.key = "used",
+	.type = CRD_INTEGER,
+	.required = true,
+	.store = CRD_S_LL,
+	STATUS(used),
+	.always = true},
+    {.key = "available",
+	.type = CRD_INTEGER,
+	.required = true,
+	.store = CRD_S_LL,
+	STATUS(available),
+	.always = true},
     {.key = NULL},
 };
 
@@ -457,7 +383,6 @@ dec_ipv4_status(const json_t *v, const char *path, void *ctx, struct crd_error *
 	const json_t *packed;
 	int r;
 
-	st->has_ipv4 = true;
 	r = crd_decode_object(v, path, ipv4_status_children, false, st, err);
 	if (r < 0)
 		return r;
@@ -465,42 +390,13 @@ dec_ipv4_status(const json_t *v, const char *path, void *ctx, struct crd_error *
 	return packed ? dec_allocated_packed(packed, path, st, err) : 0;
 }
 
-#define POD_REF_HOOK(fn, member)                                                                   \
-	static int fn(const json_t *v, const char *path, void *ctx, struct crd_error *err)         \
-	{                                                                                          \
-		struct ippool_status *st = ctx;                                                    \
-		int r = 0;                                                                         \
-		free(st->agent_pod_ref.member);                                                    \
-		st->agent_pod_ref.member = crd_strdup(json_string_value(v), &r);                   \
-		return r;                                                                          \
-	}
-POD_REF_HOOK(dec_pod_ns, namespace)
-POD_REF_HOOK(dec_pod_name, name)
-POD_REF_HOOK(dec_pod_image, image)
-POD_REF_HOOK(dec_pod_uid, uid)
-
 static const struct crd_field pod_ref_children[] = {
-    {.key = "namespace", .type = CRD_STRING, .decode = dec_pod_ns},
-    {.key = "name", .type = CRD_STRING, .decode = dec_pod_name},
-    {.key = "image", .type = CRD_STRING, .decode = dec_pod_image},
-    {.key = "uid", .type = CRD_STRING, .decode = dec_pod_uid},
+    {.key = "namespace", .type = CRD_STRING, .store = CRD_S_STR, POD_REF(namespace)},
+    {.key = "name", .type = CRD_STRING, .store = CRD_S_STR, POD_REF(name)},
+    {.key = "image", .type = CRD_STRING, .store = CRD_S_STR, POD_REF(image)},
+    {.key = "uid", .type = CRD_STRING, .store = CRD_S_STR, POD_REF(uid)},
     {.key = NULL},
 };
-
-static int
-dec_pod_ref(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	struct ippool_status *st = ctx;
-
-	st->has_agent_pod_ref = true;
-	return crd_decode_object(v, path, pod_ref_children, false, st, err);
-}
-
-static int
-dec_last_update(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	return crd_time_parse(json_string_value(v), &((struct ippool_status *)ctx)->last_update);
-}
 
 static int
 dec_conditions(const json_t *v, const char *path, void *ctx, struct crd_error *err)
@@ -514,35 +410,33 @@ static const struct crd_field status_children[] = {
     {.key = "ipv4",
 	.type = CRD_OBJECT,
 	.children = ipv4_status_children,
-	.decode = dec_ipv4_status},
-    {.key = "agentPodRef", .type = CRD_OBJECT, .children = pod_ref_children, .decode = dec_pod_ref},
-    {.key = "lastUpdate", .type = CRD_STRING, .format = "date-time", .decode = dec_last_update},
+	.decode = dec_ipv4_status,
+	.store = CRD_S_STRUCT,
+	.present = CRD_PRESENT(struct ippool_status, has_ipv4)},
+    {.key = "agentPodRef",
+	.type = CRD_OBJECT,
+	.children = pod_ref_children,
+	.store = CRD_S_STRUCT,
+	STATUS(agent_pod_ref),
+	.present = CRD_PRESENT(struct ippool_status, has_agent_pod_ref)},
+    {.key = "lastUpdate",
+	.type = CRD_STRING,
+	.format = "date-time",
+	.store = CRD_S_TIME,
+	STATUS(last_update),
+	.unequal_ok = true},
     {.key = "conditions",
 	.type = CRD_ARRAY,
 	.items = &crd_condition_item,
-	.decode = dec_conditions},
+	.decode = dec_conditions,
+	.store = CRD_S_ARRAY,
+	STATUS(conditions.items),
+	.aux = offsetof(struct ippool_status, conditions.n),
+	.keyed = true},
     {.key = NULL},
 };
 
 /* --- root (ctx: struct ippool) ------------------------------------------------------- */
-
-static int
-dec_api_version(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	if (strcmp(json_string_value(v), CRD_API_VERSION) != 0)
-		return crd_error_set(
-		    err, path, "\"%.60s\" is not " CRD_API_VERSION, json_string_value(v));
-	return 0;
-}
-
-static int
-dec_kind(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	if (strcmp(json_string_value(v), IPPOOL_KIND) != 0)
-		return crd_error_set(
-		    err, path, "\"%.60s\" is not " IPPOOL_KIND, json_string_value(v));
-	return 0;
-}
 
 static int
 dec_metadata(const json_t *v, const char *path, void *ctx, struct crd_error *err)
@@ -562,24 +456,27 @@ dec_spec(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 	return r < 0 ? r : spec_check(s, err);
 }
 
-static int
-dec_status(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	return crd_decode_object(
-	    v, path, status_children, false, &((struct ippool *)ctx)->status, err);
-}
-
 const struct crd_field ippool_fields[] = {
-    {.key = "apiVersion", .type = CRD_STRING, .decode = dec_api_version},
-    {.key = "kind", .type = CRD_STRING, .decode = dec_kind},
-    {.key = "metadata", .type = CRD_OBJECT, .decode = dec_metadata},
+    {.key = "apiVersion", .type = CRD_STRING, .store = CRD_S_CONST, .value = CRD_API_VERSION},
+    {.key = "kind", .type = CRD_STRING, .store = CRD_S_CONST, .value = IPPOOL_KIND},
+    {.key = "metadata",
+	.type = CRD_OBJECT,
+	.decode = dec_metadata,
+	.encode = crd_meta_encode_field,
+	.offset = offsetof(struct ippool, meta)},
     {.key = "spec",
 	.type = CRD_OBJECT,
 	.required = true,
 	.strict = true,
 	.children = spec_children,
-	.decode = dec_spec},
-    {.key = "status", .type = CRD_OBJECT, .children = status_children, .decode = dec_status},
+	.decode = dec_spec,
+	.store = CRD_S_STRUCT,
+	.offset = offsetof(struct ippool, spec)},
+    {.key = "status",
+	.type = CRD_OBJECT,
+	.children = status_children,
+	.store = CRD_S_STRUCT,
+	.offset = offsetof(struct ippool, status)},
     {.key = NULL},
 };
 
@@ -683,201 +580,30 @@ ippool_decode(const json_t *obj, struct ippool **ret, struct crd_error *err)
 	return 0;
 }
 
-/* --- encode ------------------------------------------------------------------------- */
-
-static json_t *
-ip_json(uint32_t a)
-{
-	char buf[IPV4_STRLEN];
-
-	ipv4_format(a, buf);
-	return json_string(buf);
-}
-
-static json_t *
-cidr_json(uint32_t a, unsigned prefix)
-{
-	char buf[IPV4_STRLEN], out[IPV4_STRLEN + 3];
-
-	ipv4_format(a, buf);
-	snprintf(out, sizeof(out), "%s/%u", buf, prefix);
-	return json_string(out);
-}
-
-static json_t *
-ip_array(const uint32_t *v, size_t n)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; a && i < n; i++)
-		if (json_array_append_new(a, ip_json(v[i])) < 0) {
-			json_decref(a);
-			return NULL;
-		}
-	return a;
-}
-
-static json_t *
-str_array(char *const *v, size_t n)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; a && i < n; i++)
-		if (json_array_append_new(a, json_string(v[i])) < 0) {
-			json_decref(a);
-			return NULL;
-		}
-	return a;
-}
+/* --- encode, compare ----------------------------------------------------------------- */
 
 json_t *
 ippool_spec_encode(const struct ippool_spec *s)
 {
-	json_t *spec = json_object(), *v4 = json_object(), *pool = json_object();
-	int r = 0;
-
-	if (!spec || !v4 || !pool)
-		goto fail;
-	r |= json_object_set_new(pool, "start", ip_json(s->start));
-	r |= json_object_set_new(pool, "end", ip_json(s->end));
-	if (s->n_exclude)
-		r |= json_object_set_new(pool, "exclude", ip_array(s->exclude, s->n_exclude));
-	r |= json_object_set_new(v4, "serverIP", ip_json(s->server_ip));
-	r |= json_object_set_new(v4, "cidr", cidr_json(s->cidr_addr, s->prefix));
-	r |= json_object_set_new(v4, "pool", pool);
-	pool = NULL;
-	if (s->router)
-		r |= json_object_set_new(v4, "router", ip_json(s->router));
-	if (s->n_dns)
-		r |= json_object_set_new(v4, "dns", ip_array(s->dns, s->n_dns));
-	if (s->domain_name)
-		r |= json_object_set_new(v4, "domainName", json_string(s->domain_name));
-	if (s->n_domain_search)
-		r |= json_object_set_new(
-		    v4, "domainSearch", str_array(s->domain_search, s->n_domain_search));
-	if (s->n_ntp)
-		r |= json_object_set_new(v4, "ntp", str_array(s->ntp, s->n_ntp));
-	if (s->lease_time_set)
-		r |= json_object_set_new(v4, "leaseTime", json_integer(s->lease_time));
-	if (s->mtu)
-		r |= json_object_set_new(v4, "mtu", json_integer(s->mtu));
-	if (s->n_routes) {
-		json_t *a = json_array();
-
-		for (size_t i = 0; a && i < s->n_routes; i++) {
-			json_t *o = json_object();
-
-			r |= json_array_append_new(a, o);
-			if (!o)
-				break;
-			r |= json_object_set_new(o, "destination",
-			    cidr_json(s->routes[i].destination, s->routes[i].prefix));
-			r |= json_object_set_new(o, "gateway", ip_json(s->routes[i].gateway));
-		}
-		r |= json_object_set_new(v4, "routes", a);
-	}
-	r |= json_object_set_new(
-	    spec, "networkName", json_string(crd_network_name_spec_form(s->network_name)));
-	if (s->paused)
-		r |= json_object_set_new(spec, "paused", json_true());
-	r |= json_object_set_new(spec, "ipv4Config", v4);
-	v4 = NULL;
-	if (r)
-		goto fail;
-	return spec;
-fail:
-	json_decref(spec);
-	json_decref(v4);
-	json_decref(pool);
-	return NULL;
+	return crd_encode_object(spec_children, s);
 }
 
 json_t *
 ippool_status_encode(const struct ippool_status *st)
 {
-	json_t *o = json_object();
-	char tbuf[21];
-	int r = 0;
-
-	if (!o)
-		return NULL;
-	if (st->has_ipv4) {
-		json_t *v4 = json_object(), *alloc = json_object();
-
-		for (size_t i = 0; alloc && i < st->n_allocated; i++) {
-			const struct ippool_alloc *a = &st->allocated[i];
-			char ip[IPV4_STRLEN], mac[MAC_STRLEN];
-			const char *val = mac;
-
-			ipv4_format(a->addr, ip);
-			if (a->kind == IPPOOL_ALLOC_EXCLUDED)
-				val = IPPOOL_ALLOCATED_EXCLUDED;
-			else if (a->kind == IPPOOL_ALLOC_RESERVED)
-				val = IPPOOL_ALLOCATED_RESERVED;
-			else
-				mac_format(a->mac, mac);
-			r |= json_object_set_new(alloc, ip, json_string(val));
-		}
-		if (v4) {
-			if (st->n_allocated)
-				r |= json_object_set_new(v4, "allocated", alloc);
-			else
-				json_decref(alloc);
-			r |= json_object_set_new(v4, "used", json_integer(st->used));
-			r |= json_object_set_new(v4, "available", json_integer(st->available));
-		} else {
-			json_decref(alloc);
-		}
-		r |= json_object_set_new(o, "ipv4", v4);
-	}
-	if (st->has_agent_pod_ref) {
-		json_t *p = json_object();
-		const struct ippool_agent_pod_ref *ref = &st->agent_pod_ref;
-
-		if (p) {
-			if (ref->namespace)
-				r |= json_object_set_new(
-				    p, "namespace", json_string(ref->namespace));
-			if (ref->name)
-				r |= json_object_set_new(p, "name", json_string(ref->name));
-			if (ref->image)
-				r |= json_object_set_new(p, "image", json_string(ref->image));
-			if (ref->uid)
-				r |= json_object_set_new(p, "uid", json_string(ref->uid));
-		}
-		r |= json_object_set_new(o, "agentPodRef", p);
-	}
-	if (st->last_update) {
-		crd_time_format(st->last_update, tbuf);
-		r |= json_object_set_new(o, "lastUpdate", json_string(tbuf));
-	}
-	if (st->conditions.n)
-		r |= json_object_set_new(o, "conditions", crd_conditions_encode(&st->conditions));
-	if (r) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+	return crd_encode_object(status_children, st);
 }
 
 json_t *
 ippool_encode(const struct ippool *p)
 {
-	json_t *o = json_object();
-	int r = 0;
+	return crd_encode_object(ippool_fields, p);
+}
 
-	if (!o)
-		return NULL;
-	r |= json_object_set_new(o, "apiVersion", json_string(CRD_API_VERSION));
-	r |= json_object_set_new(o, "kind", json_string(IPPOOL_KIND));
-	r |= json_object_set_new(o, "metadata", crd_meta_encode(&p->meta));
-	r |= json_object_set_new(o, "spec", ippool_spec_encode(&p->spec));
-	r |= json_object_set_new(o, "status", ippool_status_encode(&p->status));
-	if (r) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+bool
+ippool_status_equal(const struct ippool_status *a, const struct ippool_status *b)
+{
+	return crd_equal_object(status_children, a, b);
 }
 
 /* --- lifetime and helpers ------------------------------------------------------------ */

@@ -131,6 +131,13 @@ json_t *ippool_spec_encode(const struct ippool_spec *spec);
 /* The status object, for a PUT/PATCH of the status subresource. */
 json_t *ippool_status_encode(const struct ippool_status *status);
 
+/*
+ * Whether writing b over a would change the status: every field compared but the times of
+ * the last write (lastUpdate, the conditions' lastUpdateTime and lastTransitionTime);
+ * conditions matched by type in any order; a NULL string equals "".
+ */
+bool ippool_status_equal(const struct ippool_status *a, const struct ippool_status *b);
+
 void ippool_spec_clear(struct ippool_spec *spec);
 void ippool_status_clear(struct ippool_status *status);
 /* Frees the object; accepts NULL; returns NULL. */

@@ -41,33 +41,8 @@ vmnetcfg_state_parse(const char *s, enum vmnetcfg_state *ret)
 
 /* --- spec.networkConfig[] item (ctx: struct vmnetcfg_nic) ----------------------------- */
 
-static int
-dec_nic_network(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	struct vmnetcfg_nic *nic = ctx;
-
-	if (crd_network_name_canonicalize(json_string_value(v), nic->network_name) < 0)
-		return crd_error_set(err, path, "\"%.64s\" is not a \"namespace/name\" or \"name\"",
-		    json_string_value(v));
-	return 0;
-}
-
-static int
-dec_nic_mac(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	struct vmnetcfg_nic *nic = ctx;
-
-	if (mac_canonicalize(json_string_value(v), nic->mac) < 0)
-		return crd_error_set(
-		    err, path, "\"%.40s\" is not a MAC address", json_string_value(v));
-	return 0;
-}
-
-static int
-dec_nic_ip(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	return ipv4_parse(json_string_value(v), &((struct vmnetcfg_nic *)ctx)->ip_address);
-}
+#define NIC(member) .offset = offsetof(struct vmnetcfg_nic, member)
+#define NIC_STATUS(member) .offset = offsetof(struct vmnetcfg_nic_status, member)
 
 static const struct crd_field nic_children[] = {
     {.key = "networkName",
@@ -75,19 +50,29 @@ static const struct crd_field nic_children[] = {
 	.required = true,
 	.max_length = CRD_NETWORK_NAME_INPUT_MAX,
 	.pattern = CRD_PATTERN_NETWORK_NAME,
-	.decode = dec_nic_network},
+	.store = CRD_S_NETNAME,
+	NIC(network_name),
+	.always = true},
     {.key = "macAddress",
 	.type = CRD_STRING,
 	.required = true,
 	.pattern = CRD_PATTERN_MAC,
-	.decode = dec_nic_mac},
-    {.key = "ipAddress", .type = CRD_STRING, .format = "ipv4", .decode = dec_nic_ip},
+	.store = CRD_S_MAC,
+	NIC(mac),
+	.always = true},
+    {.key = "ipAddress",
+	.type = CRD_STRING,
+	.format = "ipv4",
+	.store = CRD_S_IPV4,
+	NIC(ip_address)},
     {.key = NULL},
 };
 static const struct crd_field nic_item = {
     .type = CRD_OBJECT,
     .strict = true,
     .children = nic_children,
+    .store = CRD_S_STRUCT,
+    .size = sizeof(struct vmnetcfg_nic),
 };
 
 /* --- spec (ctx: struct vmnetcfg_spec) ------------------------------------------------- */
@@ -102,13 +87,6 @@ dec_vm_name(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 		return crd_error_set(err, path, "must not be empty");
 	s->vm_name = crd_strdup(json_string_value(v), &r);
 	return r;
-}
-
-static int
-dec_paused(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	((struct vmnetcfg_spec *)ctx)->paused = json_is_true(v);
-	return 0;
 }
 
 static int
@@ -152,13 +130,23 @@ static const struct crd_field spec_children[] = {
 	.required = true,
 	.immutable = true,
 	.max_length = VMNETCFG_VM_NAME_MAX,
-	.decode = dec_vm_name},
-    {.key = "paused", .type = CRD_BOOLEAN, .decode = dec_paused},
+	.decode = dec_vm_name,
+	.store = CRD_S_STR,
+	.offset = offsetof(struct vmnetcfg_spec, vm_name),
+	.always = true},
+    {.key = "paused",
+	.type = CRD_BOOLEAN,
+	.store = CRD_S_BOOL,
+	.offset = offsetof(struct vmnetcfg_spec, paused)},
     {.key = "networkConfig",
 	.type = CRD_ARRAY,
 	.items = &nic_item,
 	.max_items = VMNETCFG_NICS_MAX,
-	.decode = dec_nics},
+	.decode = dec_nics,
+	.store = CRD_S_ARRAY,
+	.offset = offsetof(struct vmnetcfg_spec, nics),
+	.aux = offsetof(struct vmnetcfg_spec, n_nics),
+	.always = true},
     {.key = NULL},
 };
 
@@ -183,70 +171,47 @@ dec_st_network(const json_t *v, const char *path, void *ctx, struct crd_error *e
 	return 0;
 }
 
-static int
-dec_st_mac(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	struct vmnetcfg_nic_status *ns = ctx;
-
-	if (mac_canonicalize(json_string_value(v), ns->mac) < 0)
-		return crd_error_set(
-		    err, path, "\"%.40s\" is not a MAC address", json_string_value(v));
-	return 0;
-}
-
-static int
-dec_st_ip(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	return ipv4_parse(json_string_value(v), &((struct vmnetcfg_nic_status *)ctx)->allocated_ip);
-}
-
-static int
-dec_st_state(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	return vmnetcfg_state_parse(
-	    json_string_value(v), &((struct vmnetcfg_nic_status *)ctx)->state);
-}
-
 static const struct crd_field nic_status_children[] = {
-    {.key = "allocatedIPAddress", .type = CRD_STRING, .format = "ipv4", .decode = dec_st_ip},
-    {.key = "macAddress", .type = CRD_STRING, .pattern = CRD_PATTERN_MAC, .decode = dec_st_mac},
+    {.key = "allocatedIPAddress",
+	.type = CRD_STRING,
+	.format = "ipv4",
+	.store = CRD_S_IPV4,
+	NIC_STATUS(allocated_ip)},
+    {.key = "macAddress",
+	.type = CRD_STRING,
+	.pattern = CRD_PATTERN_MAC,
+	.store = CRD_S_MAC,
+	NIC_STATUS(mac)},
     {.key = "networkName",
 	.type = CRD_STRING,
 	.max_length = CRD_NETWORK_NAME_MAX,
-	.decode = dec_st_network},
-    {.key = "state", .type = CRD_STRING, .enum_values = state_enum, .decode = dec_st_state},
+	.decode = dec_st_network,
+	.store = CRD_S_CHARS,
+	NIC_STATUS(network_name),
+	.size = CRD_NETWORK_NAME_MAX + 1},
+    {.key = "state",
+	.type = CRD_STRING,
+	.enum_values = state_enum,
+	.store = CRD_S_ENUM,
+	.names = state_names,
+	.n_names = ELEMENTSOF(state_names),
+	NIC_STATUS(state)},
     /* The Go project names this field "status"; both are written, either is read. */
-    {.key = "status", .type = CRD_STRING, .enum_values = state_enum, .decode = dec_st_state},
+    {.key = "status",
+	.type = CRD_STRING,
+	.enum_values = state_enum,
+	.store = CRD_S_ENUM,
+	.names = state_names,
+	.n_names = ELEMENTSOF(state_names),
+	NIC_STATUS(state)},
     {.key = NULL},
 };
 static const struct crd_field nic_status_item = {
     .type = CRD_OBJECT,
     .children = nic_status_children,
+    .store = CRD_S_STRUCT,
+    .size = sizeof(struct vmnetcfg_nic_status),
 };
-
-static int
-dec_st_nics(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	struct vmnetcfg_status *st = ctx;
-	size_t n = json_array_size(v);
-	char sub[128];
-	int r;
-
-	if (n == 0)
-		return 0;
-	st->nics = calloc(n, sizeof(*st->nics));
-	if (!st->nics)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		crd_path_index(sub, sizeof(sub), path, i);
-		r = crd_decode_object(
-		    json_array_get(v, i), sub, nic_status_children, false, &st->nics[i], err);
-		if (r < 0)
-			return r;
-		st->n_nics++;
-	}
-	return 0;
-}
 
 static int
 dec_conditions(const json_t *v, const char *path, void *ctx, struct crd_error *err)
@@ -259,33 +224,21 @@ static const struct crd_field status_children[] = {
 	.type = CRD_ARRAY,
 	.items = &nic_status_item,
 	.max_items = VMNETCFG_NICS_MAX,
-	.decode = dec_st_nics},
+	.store = CRD_S_ARRAY,
+	.offset = offsetof(struct vmnetcfg_status, nics),
+	.aux = offsetof(struct vmnetcfg_status, n_nics)},
     {.key = "conditions",
 	.type = CRD_ARRAY,
 	.items = &crd_condition_item,
-	.decode = dec_conditions},
+	.decode = dec_conditions,
+	.store = CRD_S_ARRAY,
+	.offset = offsetof(struct vmnetcfg_status, conditions.items),
+	.aux = offsetof(struct vmnetcfg_status, conditions.n),
+	.keyed = true},
     {.key = NULL},
 };
 
 /* --- root (ctx: struct vmnetcfg) ------------------------------------------------------ */
-
-static int
-dec_api_version(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	if (strcmp(json_string_value(v), CRD_API_VERSION) != 0)
-		return crd_error_set(
-		    err, path, "\"%.60s\" is not " CRD_API_VERSION, json_string_value(v));
-	return 0;
-}
-
-static int
-dec_kind(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	if (strcmp(json_string_value(v), VMNETCFG_KIND) != 0)
-		return crd_error_set(
-		    err, path, "\"%.60s\" is not " VMNETCFG_KIND, json_string_value(v));
-	return 0;
-}
 
 static int
 dec_metadata(const json_t *v, const char *path, void *ctx, struct crd_error *err)
@@ -314,24 +267,27 @@ dec_spec(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 	return spec_decode_strict(v, path, &((struct vmnetcfg *)ctx)->spec, err);
 }
 
-static int
-dec_status(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	return crd_decode_object(
-	    v, path, status_children, false, &((struct vmnetcfg *)ctx)->status, err);
-}
-
 const struct crd_field vmnetcfg_fields[] = {
-    {.key = "apiVersion", .type = CRD_STRING, .decode = dec_api_version},
-    {.key = "kind", .type = CRD_STRING, .decode = dec_kind},
-    {.key = "metadata", .type = CRD_OBJECT, .decode = dec_metadata},
+    {.key = "apiVersion", .type = CRD_STRING, .store = CRD_S_CONST, .value = CRD_API_VERSION},
+    {.key = "kind", .type = CRD_STRING, .store = CRD_S_CONST, .value = VMNETCFG_KIND},
+    {.key = "metadata",
+	.type = CRD_OBJECT,
+	.decode = dec_metadata,
+	.encode = crd_meta_encode_field,
+	.offset = offsetof(struct vmnetcfg, meta)},
     {.key = "spec",
 	.type = CRD_OBJECT,
 	.required = true,
 	.strict = true,
 	.children = spec_children,
-	.decode = dec_spec},
-    {.key = "status", .type = CRD_OBJECT, .children = status_children, .decode = dec_status},
+	.decode = dec_spec,
+	.store = CRD_S_STRUCT,
+	.offset = offsetof(struct vmnetcfg, spec)},
+    {.key = "status",
+	.type = CRD_OBJECT,
+	.children = status_children,
+	.store = CRD_S_STRUCT,
+	.offset = offsetof(struct vmnetcfg, status)},
     {.key = NULL},
 };
 
@@ -381,113 +337,28 @@ vmnetcfg_decode(const json_t *obj, struct vmnetcfg **ret, struct crd_error *err)
 	return 0;
 }
 
-static json_t *
-ip_json(uint32_t a)
-{
-	char buf[IPV4_STRLEN];
-
-	ipv4_format(a, buf);
-	return json_string(buf);
-}
-
 json_t *
 vmnetcfg_spec_encode(const struct vmnetcfg_spec *s)
 {
-	json_t *o = json_object(), *a = json_array();
-	int r = 0;
-
-	if (!o || !a)
-		goto fail;
-	r |= json_object_set_new(o, "vmName", json_string(s->vm_name ? s->vm_name : ""));
-	if (s->paused)
-		r |= json_object_set_new(o, "paused", json_true());
-	for (size_t i = 0; i < s->n_nics; i++) {
-		const struct vmnetcfg_nic *nic = &s->nics[i];
-		json_t *n = json_object();
-
-		if (json_array_append_new(a, n) < 0)
-			goto fail;
-		r |= json_object_set_new(
-		    n, "networkName", json_string(crd_network_name_spec_form(nic->network_name)));
-		r |= json_object_set_new(n, "macAddress", json_string(nic->mac));
-		if (nic->ip_address)
-			r |= json_object_set_new(n, "ipAddress", ip_json(nic->ip_address));
-	}
-	r |= json_object_set_new(o, "networkConfig", a);
-	a = NULL;
-	if (r)
-		goto fail;
-	return o;
-fail:
-	json_decref(o);
-	json_decref(a);
-	return NULL;
+	return crd_encode_object(spec_children, s);
 }
 
 json_t *
 vmnetcfg_status_encode(const struct vmnetcfg_status *st)
 {
-	json_t *o = json_object();
-	int r = 0;
-
-	if (!o)
-		return NULL;
-	if (st->n_nics) {
-		json_t *a = json_array();
-
-		for (size_t i = 0; a && i < st->n_nics; i++) {
-			const struct vmnetcfg_nic_status *ns = &st->nics[i];
-			json_t *n = json_object();
-
-			if (json_array_append_new(a, n) < 0) {
-				r = -1;
-				break;
-			}
-			if (ns->allocated_ip)
-				r |= json_object_set_new(
-				    n, "allocatedIPAddress", ip_json(ns->allocated_ip));
-			if (ns->mac[0])
-				r |= json_object_set_new(n, "macAddress", json_string(ns->mac));
-			if (ns->network_name[0])
-				r |= json_object_set_new(
-				    n, "networkName", json_string(ns->network_name));
-			if (ns->state != VMNETCFG_STATE_NONE) {
-				r |= json_object_set_new(
-				    n, "state", json_string(vmnetcfg_state_string(ns->state)));
-				/* harvester/vm-dhcp-controller clients read "status" */
-				r |= json_object_set_new(
-				    n, "status", json_string(vmnetcfg_state_string(ns->state)));
-			}
-		}
-		r |= json_object_set_new(o, "networkConfig", a);
-	}
-	if (st->conditions.n)
-		r |= json_object_set_new(o, "conditions", crd_conditions_encode(&st->conditions));
-	if (r) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+	return crd_encode_object(status_children, st);
 }
 
 json_t *
 vmnetcfg_encode(const struct vmnetcfg *c)
 {
-	json_t *o = json_object();
-	int r = 0;
+	return crd_encode_object(vmnetcfg_fields, c);
+}
 
-	if (!o)
-		return NULL;
-	r |= json_object_set_new(o, "apiVersion", json_string(CRD_API_VERSION));
-	r |= json_object_set_new(o, "kind", json_string(VMNETCFG_KIND));
-	r |= json_object_set_new(o, "metadata", crd_meta_encode(&c->meta));
-	r |= json_object_set_new(o, "spec", vmnetcfg_spec_encode(&c->spec));
-	r |= json_object_set_new(o, "status", vmnetcfg_status_encode(&c->status));
-	if (r) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+bool
+vmnetcfg_status_equal(const struct vmnetcfg_status *a, const struct vmnetcfg_status *b)
+{
+	return crd_equal_object(status_children, a, b);
 }
 
 void

@@ -90,6 +90,13 @@ json_t *vmnetcfg_encode(const struct vmnetcfg *cfg);
 json_t *vmnetcfg_spec_encode(const struct vmnetcfg_spec *spec);
 json_t *vmnetcfg_status_encode(const struct vmnetcfg_status *status);
 
+/*
+ * Whether writing b over a would change the status: every field compared but the
+ * conditions' lastUpdateTime and lastTransitionTime; conditions matched by type in any
+ * order; a NULL string equals "".
+ */
+bool vmnetcfg_status_equal(const struct vmnetcfg_status *a, const struct vmnetcfg_status *b);
+
 void vmnetcfg_spec_clear(struct vmnetcfg_spec *spec);
 void vmnetcfg_status_clear(struct vmnetcfg_status *status);
 /* Accepts NULL; returns NULL. */

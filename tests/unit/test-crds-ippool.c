@@ -479,6 +479,61 @@ test_set_allocated(void)
 	CU_ASSERT_PTR_NULL(ippool_free(NULL));
 }
 
+/* ippool_status_equal: every field but the times of the last write; conditions by type. */
+static void
+test_status_equal(void)
+{
+	json_t *j = load(full_pool);
+	struct ippool *a = NULL, *b = NULL;
+	struct crd_error err;
+	struct crd_condition tmp;
+	char *s;
+
+	CU_ASSERT_EQUAL_FATAL(ippool_decode(j, &a, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(ippool_decode(j, &b, &err), 0);
+	CU_ASSERT_TRUE(ippool_status_equal(&a->status, &b->status));
+	/* times of the last write and the order of conditions do not count */
+	b->status.last_update += 60;
+	b->status.conditions.items[0].last_update_time += 60;
+	b->status.conditions.items[0].last_transition_time += 60;
+	tmp = b->status.conditions.items[0];
+	b->status.conditions.items[0] = b->status.conditions.items[1];
+	b->status.conditions.items[1] = tmp;
+	CU_ASSERT_TRUE(ippool_status_equal(&a->status, &b->status));
+	/* a NULL string equals "" */
+	s = b->status.conditions.items[0].reason;
+	b->status.conditions.items[0].reason = "";
+	CU_ASSERT_TRUE(ippool_status_equal(&a->status, &b->status));
+	b->status.conditions.items[0].reason = s;
+	/* everything else does */
+	b->status.conditions.items[1].observed_generation++;
+	CU_ASSERT_FALSE(ippool_status_equal(&a->status, &b->status));
+	b->status.conditions.items[1].observed_generation--;
+	b->status.conditions.items[1].status = CRD_COND_FALSE;
+	CU_ASSERT_FALSE(ippool_status_equal(&a->status, &b->status));
+	b->status.conditions.items[1].status = CRD_COND_TRUE;
+	CU_ASSERT_TRUE(ippool_status_equal(&a->status, &b->status));
+	b->status.allocated[2].mac[5] ^= 1;
+	CU_ASSERT_FALSE(ippool_status_equal(&a->status, &b->status));
+	b->status.allocated[2].mac[5] ^= 1;
+	b->status.used++;
+	CU_ASSERT_FALSE(ippool_status_equal(&a->status, &b->status));
+	b->status.used--;
+	b->status.agent_pod_ref.image[0] = 'X';
+	CU_ASSERT_FALSE(ippool_status_equal(&a->status, &b->status));
+	b->status.agent_pod_ref.image[0] = 'v';
+	b->status.has_agent_pod_ref = false;
+	CU_ASSERT_FALSE(ippool_status_equal(&a->status, &b->status));
+	b->status.has_agent_pod_ref = true;
+	b->status.conditions.n--;
+	CU_ASSERT_FALSE(ippool_status_equal(&a->status, &b->status));
+	b->status.conditions.n++;
+	CU_ASSERT_TRUE(ippool_status_equal(&a->status, &b->status));
+	ippool_free(a);
+	ippool_free(b);
+	json_decref(j);
+}
+
 static const struct test_case ippool_tests[] = {
     {"decode a full object", test_decode_full},
     {"round trip", test_round_trip},
@@ -487,6 +542,7 @@ static const struct test_case ippool_tests[] = {
     {"error path field, NULL err, non-object", test_error_path_field},
     {"spec/status decode and encode alone", test_spec_status_only},
     {"status allocated helpers", test_set_allocated},
+    {"status equality", test_status_equal},
     {NULL, NULL},
 };
 

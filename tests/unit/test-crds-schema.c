@@ -931,6 +931,92 @@ test_checker_detects_drift(void)
 	json_decref(crd);
 }
 
+/*
+ * The C storage of every field fits its JSON type, and every field is both read (decode
+ * hook, store, or children) and written (encode hook or store): a property added to a table
+ * without storage would be validated and then dropped.
+ */
+static unsigned
+check_storage(const struct crd_field *f, const char *path)
+{
+	static const enum crd_type type_of[] = {
+	    [CRD_S_CONST] = CRD_STRING,
+	    [CRD_S_STR] = CRD_STRING,
+	    [CRD_S_CHARS] = CRD_STRING,
+	    [CRD_S_NETNAME] = CRD_STRING,
+	    [CRD_S_MAC] = CRD_STRING,
+	    [CRD_S_IPV4] = CRD_STRING,
+	    [CRD_S_CIDR] = CRD_STRING,
+	    [CRD_S_BOOL] = CRD_BOOLEAN,
+	    [CRD_S_U32] = CRD_INTEGER,
+	    [CRD_S_LL] = CRD_INTEGER,
+	    [CRD_S_TIME] = CRD_STRING,
+	    [CRD_S_ENUM] = CRD_STRING,
+	    [CRD_S_STRUCT] = CRD_OBJECT,
+	    [CRD_S_ARRAY] = CRD_ARRAY,
+	};
+	char sub[256];
+	unsigned bad = 0;
+
+	if (f->store && type_of[f->store] != f->type) {
+		printf("\n  %s: store does not fit the type", path);
+		bad++;
+	}
+	if (f->store == CRD_S_ENUM && !f->names) {
+		printf("\n  %s: enum without names", path);
+		bad++;
+	}
+	if (f->store == CRD_S_ARRAY && !(f->items && f->items->store)) {
+		printf("\n  %s: array items without storage", path);
+		bad++;
+	}
+	if (f->store == CRD_S_STRUCT && !f->children) {
+		printf("\n  %s: struct without children", path);
+		bad++;
+	}
+	if (f->items && f->store == CRD_S_ARRAY) {
+		snprintf(sub, sizeof(sub), "%s[]", path);
+		bad += check_storage(f->items, sub);
+	}
+	if (f->children && (f->store == CRD_S_STRUCT || f->decode))
+		for (const struct crd_field *c = f->children; c->key; c++) {
+			snprintf(sub, sizeof(sub), "%s%s%s", path, path[0] ? "." : "", c->key);
+			if (!c->decode && !c->store && !c->children) {
+				printf("\n  %s: not stored when read", sub);
+				bad++;
+			}
+			if (!c->encode && !c->store) {
+				printf("\n  %s: never written", sub);
+				bad++;
+			}
+			bad += check_storage(c, sub);
+		}
+	return bad;
+}
+
+static void
+test_tables_storage(void)
+{
+	const struct crd_field ippool_root = {
+	    .type = CRD_OBJECT, .store = CRD_S_STRUCT, .children = ippool_fields};
+	const struct crd_field vmnetcfg_root = {
+	    .type = CRD_OBJECT, .store = CRD_S_STRUCT, .children = vmnetcfg_fields};
+	const struct crd_field bad_children[] = {
+	    {.key = "dropped", .type = CRD_STRING},
+	    {.key = "n", .type = CRD_INTEGER, .store = CRD_S_STR},
+	    {.key = NULL},
+	};
+	const struct crd_field bad_root = {
+	    .type = CRD_OBJECT, .store = CRD_S_STRUCT, .children = bad_children};
+
+	CU_ASSERT_EQUAL(check_storage(&ippool_root, ""), 0);
+	CU_ASSERT_EQUAL(check_storage(&vmnetcfg_root, ""), 0);
+	CU_ASSERT_EQUAL(check_storage(&crd_condition_item, "status.conditions[]"), 0);
+	/* the check finds a field neither stored nor written, and a store of the wrong type */
+	CU_ASSERT_EQUAL(check_storage(&bad_root, "(test)"), 3);
+	printf("\n");
+}
+
 static const struct test_case schema_tests[] = {
     {"IPPool: schema and codec fields agree", test_ippool_fields},
     {"VMNetCfg: schema and codec fields agree", test_vmnetcfg_fields},
@@ -943,6 +1029,7 @@ static const struct test_case schema_tests[] = {
     {"IPPool: same verdicts on samples", test_ippool_samples},
     {"VMNetCfg: same verdicts on samples", test_vmnetcfg_samples},
     {"the comparison detects drift", test_checker_detects_drift},
+    {"every field is stored, written, and kept as its type says", test_tables_storage},
     {NULL, NULL},
 };
 
