@@ -6,6 +6,10 @@
  * once, before it has synced from the API server. When and how often it is written is the
  * caller's business (serve.c); this file only encodes, writes, reads and validates.
  *
+ * Size: about 1000 lines, kept in one file on purpose: the encoder and the strict decoder of
+ * one binary format are read side by side (every field written is checked on the way back,
+ * in the same order), and the format is described once, below.
+ *
  * Format, version 1. Every integer little-endian; a "str" is a length byte and that many bytes
  * (no NUL inside; shorter than the agent_config / dhcp_options field it fills).
  *
