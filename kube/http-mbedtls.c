@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The kube_http transport of kube-internal.h over HTTP/1.1 and mbed TLS, on the caller's
+ * The kube_http engine of kube-internal.h over HTTP/1.1 and mbed TLS, on the caller's
  * event_base: what vm-dhcp-agent's Kubernetes mode links instead of kube/http.c (libcurl).
  * libcurl with OpenSSL maps ~30 libraries and its TLS start-up alone leaves ~4 MiB of
  * libcrypto resident; this keeps the agent's whole footprint under its 8 MiB bar
@@ -14,8 +14,8 @@
  *
  * Host names are resolved with evdns (never blocking the loop); an IP-literal server is
  * checked against the certificate's iPAddress names here (mbed TLS 2.28 checks DNS names
- * only). Cancellation marks a call and lets a deferred event reap it, so it is safe from
- * inside any callback.
+ * only). The call list, admission, timeouts and cancellation are kube/call.c's; this engine
+ * starts, feeds and aborts the calls it is given (its ops table, kube_http_engine).
  *
  * Size: about 1000 lines, one engine: TLS set-up and verification, the connection pool,
  * asynchronous name resolution and the request/answer state machine of a connection share
