@@ -188,8 +188,7 @@ struct list_body {
 	int n;
 };
 
-static void
-lb_add(struct list_body *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void lb_add(struct list_body *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void
 lb_add(struct list_body *b, const char *fmt, ...)
@@ -280,15 +279,15 @@ new_informer(const char *ns, const char *grp_selector, unsigned page, struct see
 {
 	char sel[64];
 	struct kube_informer_opts o = {
-		.res = &kube_res_configmaps,
-		.ns = ns,
-		.label_selector = sel,
-		.page_size = page,
-		.watch_timeout_s = 3600,
-		.backoff_base_usec = 1 * SEC,
-		.backoff_max_usec = 10 * SEC,
-		.transform = cm_transform,
-		.destroy = cm_destroy,
+	    .res = &kube_res_configmaps,
+	    .ns = ns,
+	    .label_selector = sel,
+	    .page_size = page,
+	    .watch_timeout_s = 3600,
+	    .backoff_base_usec = 1 * SEC,
+	    .backoff_max_usec = 10 * SEC,
+	    .transform = cm_transform,
+	    .destroy = cm_destroy,
 	};
 	struct kube_informer_handlers h = {
 		.on_add = on_add,
@@ -620,8 +619,8 @@ test_list_errors_retried(void)
 
 	lb_item(&b, "le", "p1", "a", 1, 1);
 	body = lb_end(&b, 9, "more");
-	scripted_expect("GET", "/api/v1/namespaces/le/configmaps?labelSelector=grp%3Dl&limit=1",
-	    200, body);
+	scripted_expect(
+	    "GET", "/api/v1/namespaces/le/configmaps?labelSelector=grp%3Dl&limit=1", 200, body);
 	free(body);
 	scripted_expect("GET",
 	    "/api/v1/namespaces/le/configmaps?labelSelector=grp%3Dl&limit=1&continue=more", 429,
@@ -631,8 +630,8 @@ test_list_errors_retried(void)
 	b = (struct list_body){0};
 	lb_item(&b, "le", "p1", "a", 1, 1);
 	body = lb_end(&b, 9, NULL);
-	scripted_expect("GET", "/api/v1/namespaces/le/configmaps?labelSelector=grp%3Dl&limit=1",
-	    200, body);
+	scripted_expect(
+	    "GET", "/api/v1/namespaces/le/configmaps?labelSelector=grp%3Dl&limit=1", 200, body);
 	free(body);
 	scripted_expect_held("GET", "/api/v1/namespaces/le/configmaps?watch=true*");
 
@@ -696,22 +695,23 @@ test_resync(void)
 	struct kube_informer *inf;
 	char sel[] = "grp=sy";
 	struct kube_informer_opts o = {
-		.res = &kube_res_configmaps,
-		.ns = "sy",
-		.label_selector = sel,
-		.watch_timeout_s = 3600,
-		.resync_usec = 30 * SEC,
-		.transform = cm_transform,
-		.destroy = cm_destroy,
+	    .res = &kube_res_configmaps,
+	    .ns = "sy",
+	    .label_selector = sel,
+	    .watch_timeout_s = 3600,
+	    .resync_usec = 30 * SEC,
+	    .transform = cm_transform,
+	    .destroy = cm_destroy,
 	};
 
-	expect_list("/api/v1/namespaces/sy/configmaps?labelSelector=grp%3Dsy&limit=500", "sy", "s",
-	    2, 2);
+	expect_list(
+	    "/api/v1/namespaces/sy/configmaps?labelSelector=grp%3Dsy&limit=500", "sy", "s", 2, 2);
 	scripted_expect_held("GET", watch_path("sy", "sy", 2));
 	CU_ASSERT_EQUAL_FATAL(kube_informer_new(client, &o, &inf), 0);
 	h.userdata = &s;
 	kube_informer_add_handlers(inf, &h);
-	h = (struct kube_informer_handlers){.on_add = on_add, .on_update = on_update, .userdata = &s};
+	h = (struct kube_informer_handlers){
+	    .on_add = on_add, .on_update = on_update, .userdata = &s};
 	kube_informer_add_handlers(inf, &h);
 	resync_same = 0;
 	CU_ASSERT_EQUAL_FATAL(kube_informer_start(inf), 0);
@@ -820,14 +820,14 @@ test_custom_decoder(void)
 	struct seen s = {0};
 	struct dec_count d = {0};
 	struct kube_informer_opts o = {
-		.res = &kube_res_configmaps,
-		.ns = "dec",
-		.label_selector = "grp=dec",
-		.watch_timeout_s = 3600,
-		.transform = cm_transform,
-		.destroy = cm_destroy,
-		.decode = decode_times_ten,
-		.decode_userdata = &d,
+	    .res = &kube_res_configmaps,
+	    .ns = "dec",
+	    .label_selector = "grp=dec",
+	    .watch_timeout_s = 3600,
+	    .transform = cm_transform,
+	    .destroy = cm_destroy,
+	    .decode = decode_times_ten,
+	    .decode_userdata = &d,
 	};
 	struct kube_informer_handlers h = {
 		.on_add = on_add,
@@ -963,10 +963,11 @@ test_failures_described_and_logged(void)
 	if (lines != 5)
 		fprintf(stderr, "%zu failure lines for %llu failures:\n%s", lines,
 		    (unsigned long long)st.failures, log);
-	CU_ASSERT_EQUAL(lines, 5); /* 1, 2, 4, 8, 16: rate limited, not silent */
+	CU_ASSERT_EQUAL(lines, 5);		      /* 1, 2, 4, 8, 16: rate limited, not silent */
 	CU_ASSERT_PTR_NOT_NULL(strstr(log, "warn ")); /* at warn, from the first one */
 	CU_ASSERT_PTR_NOT_NULL(strstr(log, "failures since"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(log, "Failed to connect to 127.0.0.1 port 1")); /* the full text */
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(log, "Failed to connect to 127.0.0.1 port 1")); /* the full text */
 	free(log);
 	kube_informer_free(inf);
 	kube_client_free(c);
@@ -1039,15 +1040,18 @@ test_stalled_watch(void)
 	struct scripted_exp *w1, *w2;
 
 	expect_list("/api/v1/namespaces/stall/configmaps?limit=500", "stall", "s", 1, 1);
-	w1 = scripted_expect_held("GET", "/api/v1/namespaces/stall/configmaps?watch=true&"
-					 "resourceVersion=1&allowWatchBookmarks=true&timeoutSeconds=3600");
-	w2 = scripted_expect_held("GET", "/api/v1/namespaces/stall/configmaps?watch=true&"
-					 "resourceVersion=2&allowWatchBookmarks=true&timeoutSeconds=3600");
+	w1 = scripted_expect_held("GET",
+	    "/api/v1/namespaces/stall/configmaps?watch=true&"
+	    "resourceVersion=1&allowWatchBookmarks=true&timeoutSeconds=3600");
+	w2 = scripted_expect_held("GET",
+	    "/api/v1/namespaces/stall/configmaps?watch=true&"
+	    "resourceVersion=2&allowWatchBookmarks=true&timeoutSeconds=3600");
 	inf = new_cm_informer(client, "stall", &s, &tune);
 	CU_ASSERT_EQUAL_FATAL(kube_informer_start(inf), 0);
 	scripted_run();
 	scripted_advance(100 * SEC);
-	scripted_send(w1, event_line("ADDED", "stall", "s2", "a", 2, 2)); /* the idle clock restarts */
+	scripted_send(
+	    w1, event_line("ADDED", "stall", "s2", "a", 2, 2)); /* the idle clock restarts */
 	scripted_advance(119 * SEC);
 	CU_ASSERT_FALSE(scripted_arrived(w2));
 	scripted_advance(2 * SEC);
@@ -1069,24 +1073,26 @@ test_stalled_watch(void)
 }
 
 static const struct test_case informer_tests[] = {
-	{"paginated sync and watch events", test_sync_and_events},
-	{"changes while disconnected", test_relist_after_410},
-	{"relist after 410 Gone", test_forced_410},
-	{"reconnect after API server restart", test_server_restart},
-	{"bookmarks move the resume point", test_bookmarks},
-	{"list errors restart the list after a backoff", test_list_errors_retried},
-	{"freed with a list page in flight", test_free_with_list_in_flight},
-	{"periodic resync", test_resync},
-	{"no per-event leak over 100000 events", test_no_per_event_leak},
-	{"a decoder for list pages and watch lines", test_custom_decoder},
-	{"failures are described and logged, rate limited", test_failures_described_and_logged},
-	{"start-up backoff capped until the first list", test_unsynced_backoff_cap},
-	{"a stalled watch is replaced", test_stalled_watch},
-	{NULL, NULL},
+    {"paginated sync and watch events", test_sync_and_events},
+    {"changes while disconnected", test_relist_after_410},
+    {"relist after 410 Gone", test_forced_410},
+    {"reconnect after API server restart", test_server_restart},
+    {"bookmarks move the resume point", test_bookmarks},
+    {"list errors restart the list after a backoff", test_list_errors_retried},
+    {"freed with a list page in flight", test_free_with_list_in_flight},
+    {"periodic resync", test_resync},
+    {"no per-event leak over 100000 events", test_no_per_event_leak},
+    {"a decoder for list pages and watch lines", test_custom_decoder},
+    {"failures are described and logged, rate limited", test_failures_described_and_logged},
+    {"start-up backoff capped until the first list", test_unsynced_backoff_cap},
+    {"a stalled watch is replaced", test_stalled_watch},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{.name = "kube-informer", .init = suite_init, .cleanup = suite_cleanup,
-	    .tests = informer_tests},
-	{.name = NULL},
+    {.name = "kube-informer",
+	.init = suite_init,
+	.cleanup = suite_cleanup,
+	.tests = informer_tests},
+    {.name = NULL},
 };
