@@ -1,0 +1,443 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The scripted transport and fake clock of kube/ unit tests: an engine for kube/call.c with
+ * no sockets that matches each request the code under test makes against the test's
+ * expectations, in order, and answers it at once (status and body, or a transport error) or
+ * holds it until the test answers, streams watch lines into it or ends it. Ordering races are
+ * written as the order of the test's actions, not as timing.
+ *
+ * The clock: scripted_now() is what clock_now_usec() returns in the binary (see the header);
+ * scripted_advance() moves it on and fires the loop's timers (evtimers: backoff, resync, watch
+ * idle, call timeouts) that fall due, in deadline order, each through event_active. A timer's
+ * fake deadline is taken when it is first seen pending: the fake now plus what libevent says
+ * remains of it. Tests use timers of a second or more, which the few milliseconds a test takes
+ * on the real clock never reach.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include <CUnit/CUnit.h>
+#include <event2/event.h>
+
+#include "tests/helpers/scripted-http.h"
+
+#define MAX_TIMERS 128
+#define START_USEC (1000 * UINT64_C(1000000)) /* the fake clock never reads 0 */
+
+struct scripted_exp {
+	struct scripted_exp *next;
+	char *method, *pattern;
+	enum { EXP_ANSWER, EXP_ERROR, EXP_HELD } kind;
+	long status;
+	int err;
+	char *body; /* or the error text */
+	char *path; /* as it came */
+	struct scripted_call *call;
+	bool arrived, ended, aborted;
+};
+
+struct timer {
+	struct event *ev;
+	struct timeval real; /* libevent's deadline */
+	uint64_t due;	     /* on the fake clock */
+	bool fired;
+};
+
+static struct {
+	struct event_base *base;
+	struct scripted_exp *exps, **tail;
+	uint64_t now;
+	struct timer timers[MAX_TIMERS];
+	size_t ntimers;
+} S;
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void
+fail(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "scripted-http: %s\n", msg);
+	CU_assertImplementation(CU_FALSE, __LINE__, msg, __FILE__, "", CU_FALSE);
+}
+
+/* "*" matches any run of characters; everything else itself. */
+static bool
+glob(const char *p, const char *s)
+{
+	for (; *p; p++, s++) {
+		if (*p == '*') {
+			for (;; s++) {
+				if (glob(p + 1, s))
+					return true;
+				if (!*s)
+					return false;
+			}
+		}
+		if (*p != *s)
+			return false;
+	}
+	return !*s;
+}
+
+/* --- the engine ------------------------------------------------------------------------- */
+
+int
+scripted_engine_init(struct kube_http *h, void **state)
+{
+	*state = NULL;
+	return 0;
+}
+
+void
+scripted_engine_free(void *state)
+{
+}
+
+int
+scripted_engine_start(struct kube_http_call *call, const char *token)
+{
+	struct scripted_call *sc = (struct scripted_call *)call;
+	const char *server = kube_http_config(call->http)->server;
+	const char *path = call->rq.url;
+	struct scripted_exp *e;
+
+	if (server && strncmp(path, server, strlen(server)) == 0)
+		path += strlen(server);
+	for (e = S.exps; e && e->arrived; e = e->next)
+		;
+	if (!e || strcmp(e->method, call->rq.method) != 0 || !glob(e->pattern, path)) {
+		fail("unexpected request %s %s (next expected: %s %s)", call->rq.method, path,
+		    e ? e->method : "nothing", e ? e->pattern : "");
+		return 0; /* left unanswered */
+	}
+	e->arrived = true;
+	e->path = strdup(path);
+	if (e->kind == EXP_HELD) {
+		e->call = sc;
+		sc->exp = e;
+		return 0;
+	}
+	e->ended = true;
+	if (e->kind == EXP_ERROR) {
+		kube_http_call_done(call, e->err, 0, "%s", e->body ? e->body : strerror(-e->err));
+		return 0;
+	}
+	if (e->body && *e->body)
+		kube_http_call_data(call, e->status, e->body, strlen(e->body));
+	kube_http_call_done(call, 0, e->status, NULL);
+	return 0;
+}
+
+void
+scripted_engine_abort(struct kube_http_call *call)
+{
+	struct scripted_call *sc = (struct scripted_call *)call;
+
+	if (sc->exp) {
+		sc->exp->aborted = true;
+		sc->exp->call = NULL;
+		sc->exp = NULL;
+	}
+}
+
+/* --- the script ------------------------------------------------------------------------- */
+
+static struct scripted_exp *
+add(const char *method, const char *pattern, int kind, long status, int err, const char *body)
+{
+	struct scripted_exp *e = calloc(1, sizeof(*e));
+
+	if (!e || !(e->method = strdup(method)) || !(e->pattern = strdup(pattern)) ||
+	    (body && !(e->body = strdup(body)))) {
+		fprintf(stderr, "scripted-http: out of memory\n");
+		abort();
+	}
+	e->kind = kind;
+	e->status = status;
+	e->err = err;
+	if (!S.tail)
+		S.tail = &S.exps;
+	*S.tail = e;
+	S.tail = &e->next;
+	return e;
+}
+
+struct scripted_exp *
+scripted_expect(const char *method, const char *pattern, long status, const char *body)
+{
+	return add(method, pattern, EXP_ANSWER, status, 0, body);
+}
+
+struct scripted_exp *
+scripted_expect_error(const char *method, const char *pattern, int err, const char *text)
+{
+	return add(method, pattern, EXP_ERROR, 0, err, text);
+}
+
+struct scripted_exp *
+scripted_expect_held(const char *method, const char *pattern)
+{
+	return add(method, pattern, EXP_HELD, 0, 0, NULL);
+}
+
+/* The live call of a held expectation, or NULL (the test failed). */
+static struct kube_http_call *
+held(struct scripted_exp *e, const char *what)
+{
+	if (!e->arrived || !e->call) {
+		fail("%s on %s %s: %s", what, e->method, e->pattern,
+		    !e->arrived ? "the request has not come" : "the call has ended");
+		return NULL;
+	}
+	return &e->call->call;
+}
+
+static void
+end(struct scripted_exp *e, int err, long status, const char *text)
+{
+	struct kube_http_call *call = &e->call->call;
+
+	e->call->exp = NULL;
+	e->call = NULL;
+	e->ended = true;
+	if (err < 0)
+		kube_http_call_done(call, err, 0, "%s", text ? text : strerror(-err));
+	else
+		kube_http_call_done(call, 0, status, NULL);
+}
+
+void
+scripted_answer(struct scripted_exp *e, long status, const char *body)
+{
+	struct kube_http_call *call = held(e, "answer");
+	int r = 0;
+
+	if (!call)
+		return;
+	if (body && *body)
+		r = kube_http_call_data(call, status, body, strlen(body));
+	end(e, r, status, "aborted");
+	scripted_run();
+}
+
+void
+scripted_error(struct scripted_exp *e, int err, const char *text)
+{
+	if (!held(e, "error"))
+		return;
+	end(e, err, 0, text);
+	scripted_run();
+}
+
+void
+scripted_send(struct scripted_exp *e, const char *data)
+{
+	struct kube_http_call *call = held(e, "send");
+	int r;
+
+	if (!call)
+		return;
+	r = kube_http_call_data(call, 200, data, strlen(data));
+	if (r < 0) /* the client stopped the stream (an ERROR event): the end follows */
+		end(e, r, 0, "aborted");
+	scripted_run();
+}
+
+void
+scripted_close(struct scripted_exp *e)
+{
+	if (!held(e, "close"))
+		return;
+	end(e, 0, 200, NULL);
+	scripted_run();
+}
+
+bool
+scripted_arrived(const struct scripted_exp *e)
+{
+	return e->arrived;
+}
+
+bool
+scripted_aborted(const struct scripted_exp *e)
+{
+	return e->aborted;
+}
+
+const char *
+scripted_path(const struct scripted_exp *e)
+{
+	return e->path ? e->path : "";
+}
+
+void
+scripted_check_done(void)
+{
+	struct scripted_exp *e, *next;
+	bool reported = false;
+
+	scripted_run();
+	for (e = S.exps; e; e = next) {
+		next = e->next;
+		if (!reported && (!e->arrived || e->call)) {
+			fail("%s %s: %s", e->method, e->pattern,
+			    !e->arrived ? "expected, never came" : "still open at the end");
+			reported = true;
+		}
+		if (e->call)
+			e->call->exp = NULL;
+		free(e->method);
+		free(e->pattern);
+		free(e->body);
+		free(e->path);
+		free(e);
+	}
+	S.exps = NULL;
+	S.tail = &S.exps;
+}
+
+/* --- the loop and the clock ------------------------------------------------------------------ */
+
+struct event_base *
+scripted_init(void)
+{
+	struct event_config *conf = event_config_new();
+
+	/* deadlines to the microsecond: a timer re-armed at once shows a new one */
+	if (!conf || event_config_set_flag(conf, EVENT_BASE_FLAG_PRECISE_TIMER) < 0)
+		abort();
+	S.base = event_base_new_with_config(conf);
+	event_config_free(conf);
+	S.now = START_USEC;
+	S.exps = NULL;
+	S.tail = &S.exps;
+	S.ntimers = 0;
+	return S.base;
+}
+
+void
+scripted_free(void)
+{
+	scripted_check_done();
+	if (S.base)
+		event_base_free(S.base);
+	S.base = NULL;
+}
+
+uint64_t
+scripted_now(void)
+{
+	return S.now;
+}
+
+int64_t
+scripted_realtime_usec(void)
+{
+	/* 2026-01-01T00:00:00Z at the start */
+	return (int64_t)1767225600 * 1000000 + (int64_t)(S.now - START_USEC);
+}
+
+static int
+collect(const struct event_base *base, const struct event *ev, void *arg)
+{
+	struct timer *found = arg;
+	size_t *n = (size_t *)&found[MAX_TIMERS];
+	struct timeval tv;
+
+	if (*n < MAX_TIMERS && event_pending(ev, EV_TIMEOUT, &tv) & EV_TIMEOUT)
+		found[(*n)++] = (struct timer){.ev = (struct event *)ev, .real = tv};
+	return 0;
+}
+
+static int64_t
+tv_usec(const struct timeval *tv)
+{
+	return (int64_t)tv->tv_sec * 1000000 + tv->tv_usec;
+}
+
+/* The timers now pending, each with its deadline on the fake clock. */
+static void
+refresh(void)
+{
+	struct {
+		struct timer t[MAX_TIMERS];
+		size_t n;
+	} found = {.n = 0};
+	struct timeval now;
+
+	if (!S.base)
+		return;
+	evutil_gettimeofday(&now, NULL);
+	event_base_foreach_event(S.base, collect, &found);
+	for (size_t i = 0; i < found.n; i++) {
+		struct timer *t = &found.t[i], *old = NULL;
+		int64_t left = tv_usec(&t->real) - tv_usec(&now);
+
+		for (size_t j = 0; j < S.ntimers; j++)
+			if (S.timers[j].ev == t->ev)
+				old = &S.timers[j];
+		bool persist = event_get_events(t->ev) & EV_PERSIST;
+
+		if (old && tv_usec(&old->real) == tv_usec(&t->real) && (persist || !old->fired))
+			t->due = old->due; /* the same deadline (a fired one-shot is a new one) */
+		else if (old && old->fired && persist)
+			/* a persistent timer, re-armed from its deadline as it ran */
+			t->due = old->due + (uint64_t)(tv_usec(&t->real) - tv_usec(&old->real));
+		else
+			t->due = S.now + (uint64_t)(left > 0 ? left : 0);
+	}
+	if (getenv("SCRIPTED_DEBUG"))
+		for (size_t i = 0; i < found.n; i++)
+			fprintf(stderr, "timer %p due +%lld ms\n", (void *)found.t[i].ev,
+			    (long long)(found.t[i].due - S.now) / 1000);
+	memcpy(S.timers, found.t, found.n * sizeof(found.t[0]));
+	S.ntimers = found.n;
+}
+
+void
+scripted_run(void)
+{
+	int guard = 100000;
+
+	if (!S.base)
+		return;
+	do
+		event_base_loop(S.base, EVLOOP_NONBLOCK);
+	while (event_base_get_num_events(S.base, EVENT_BASE_COUNT_ACTIVE) > 0 && --guard > 0);
+	if (!guard)
+		fail("the loop never went idle");
+	refresh();
+}
+
+void
+scripted_advance(uint64_t usec)
+{
+	uint64_t target = S.now + usec;
+
+	for (int guard = 0; guard < 100000; guard++) {
+		struct timer *next = NULL;
+
+		scripted_run();
+		for (size_t i = 0; i < S.ntimers; i++)
+			if (S.timers[i].due <= target && (!next || S.timers[i].due < next->due))
+				next = &S.timers[i];
+		if (!next)
+			break;
+		if (next->due > S.now)
+			S.now = next->due;
+		next->fired = true;
+		event_active(next->ev, EV_TIMEOUT, 1);
+	}
+	S.now = target;
+	scripted_run();
+}
