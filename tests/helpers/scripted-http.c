@@ -6,26 +6,29 @@
  * holds it until the test answers, streams watch lines into it or ends it. Ordering races are
  * written as the order of the test's actions, not as timing.
  *
- * The clock: scripted_now() is what clock_now_usec() returns in the binary (see the header);
- * scripted_advance() moves it on and fires the loop's timers (evtimers: backoff, resync, watch
- * idle, call timeouts) that fall due, in deadline order, each through event_active. A timer's
- * fake deadline is taken when it is first seen pending: the fake now plus what libevent says
- * remains of it. Tests use timers of a second or more, which the few milliseconds a test takes
- * on the real clock never reach.
+ * The clock: scripted_now() is what clock_now_usec() returns in the binary, and what
+ * clock_gettime(CLOCK_MONOTONIC*) returns to everything in it, libevent included (the binary's
+ * definition, SCRIPTED_CLOCK_DEFINE, comes before libc's). So the loop's timers (evtimers:
+ * backoff, resync, watch idle, call timeouts) run on the fake clock alone: scripted_advance()
+ * moves it on in steps of at most a millisecond and runs the loop after each, which fires the
+ * timers that fell due, in deadline order. Real time never decides anything, so a slow machine
+ * or valgrind sees the same run.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <CUnit/CUnit.h>
 #include <event2/event.h>
 
 #include "tests/helpers/scripted-http.h"
 
-#define MAX_TIMERS 128
+#define STEP_USEC 1000 /* scripted_advance() moves the clock by at most this at once */
 #define START_USEC (1000 * UINT64_C(1000000)) /* the fake clock never reads 0 */
 
 struct scripted_exp {
@@ -40,20 +43,11 @@ struct scripted_exp {
 	bool arrived, ended, aborted;
 };
 
-struct timer {
-	struct event *ev;
-	struct timeval real; /* libevent's deadline */
-	uint64_t due;	     /* on the fake clock */
-	bool fired;
-};
-
 static struct {
 	struct event_base *base;
 	struct scripted_exp *exps, **tail;
 	uint64_t now;
-	struct timer timers[MAX_TIMERS];
-	size_t ntimers;
-} S;
+} S = {.now = START_USEC};
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -313,15 +307,14 @@ scripted_init(void)
 {
 	struct event_config *conf = event_config_new();
 
-	/* deadlines to the microsecond: a timer re-armed at once shows a new one */
+	/* CLOCK_MONOTONIC rather than the coarse one (both are fake; this one to the usec) */
 	if (!conf || event_config_set_flag(conf, EVENT_BASE_FLAG_PRECISE_TIMER) < 0)
 		abort();
+	S.now = START_USEC;
 	S.base = event_base_new_with_config(conf);
 	event_config_free(conf);
-	S.now = START_USEC;
 	S.exps = NULL;
 	S.tail = &S.exps;
-	S.ntimers = 0;
 	return S.base;
 }
 
@@ -340,68 +333,27 @@ scripted_now(void)
 	return S.now;
 }
 
+int
+scripted_clock_gettime(clockid_t id, struct timespec *ts)
+{
+	switch (id) {
+	case CLOCK_MONOTONIC:
+	case CLOCK_MONOTONIC_RAW:
+	case CLOCK_MONOTONIC_COARSE:
+	case CLOCK_BOOTTIME:
+		ts->tv_sec = (time_t)(S.now / 1000000);
+		ts->tv_nsec = (long)(S.now % 1000000) * 1000;
+		return 0;
+	default:
+		return (int)syscall(SYS_clock_gettime, id, ts);
+	}
+}
+
 int64_t
 scripted_realtime_usec(void)
 {
 	/* 2026-01-01T00:00:00Z at the start */
 	return (int64_t)1767225600 * 1000000 + (int64_t)(S.now - START_USEC);
-}
-
-static int
-collect(const struct event_base *base, const struct event *ev, void *arg)
-{
-	struct timer *found = arg;
-	size_t *n = (size_t *)&found[MAX_TIMERS];
-	struct timeval tv;
-
-	if (*n < MAX_TIMERS && event_pending(ev, EV_TIMEOUT, &tv) & EV_TIMEOUT)
-		found[(*n)++] = (struct timer){.ev = (struct event *)ev, .real = tv};
-	return 0;
-}
-
-static int64_t
-tv_usec(const struct timeval *tv)
-{
-	return (int64_t)tv->tv_sec * 1000000 + tv->tv_usec;
-}
-
-/* The timers now pending, each with its deadline on the fake clock. */
-static void
-refresh(void)
-{
-	struct {
-		struct timer t[MAX_TIMERS];
-		size_t n;
-	} found = {.n = 0};
-	struct timeval now;
-
-	if (!S.base)
-		return;
-	evutil_gettimeofday(&now, NULL);
-	event_base_foreach_event(S.base, collect, &found);
-	for (size_t i = 0; i < found.n; i++) {
-		struct timer *t = &found.t[i], *old = NULL;
-		int64_t left = tv_usec(&t->real) - tv_usec(&now);
-
-		for (size_t j = 0; j < S.ntimers; j++)
-			if (S.timers[j].ev == t->ev)
-				old = &S.timers[j];
-		bool persist = event_get_events(t->ev) & EV_PERSIST;
-
-		if (old && tv_usec(&old->real) == tv_usec(&t->real) && (persist || !old->fired))
-			t->due = old->due; /* the same deadline (a fired one-shot is a new one) */
-		else if (old && old->fired && persist)
-			/* a persistent timer, re-armed from its deadline as it ran */
-			t->due = old->due + (uint64_t)(tv_usec(&t->real) - tv_usec(&old->real));
-		else
-			t->due = S.now + (uint64_t)(left > 0 ? left : 0);
-	}
-	if (getenv("SCRIPTED_DEBUG"))
-		for (size_t i = 0; i < found.n; i++)
-			fprintf(stderr, "timer %p due +%lld ms\n", (void *)found.t[i].ev,
-			    (long long)(found.t[i].due - S.now) / 1000);
-	memcpy(S.timers, found.t, found.n * sizeof(found.t[0]));
-	S.ntimers = found.n;
 }
 
 void
@@ -416,7 +368,6 @@ scripted_run(void)
 	while (event_base_get_num_events(S.base, EVENT_BASE_COUNT_ACTIVE) > 0 && --guard > 0);
 	if (!guard)
 		fail("the loop never went idle");
-	refresh();
 }
 
 void
@@ -424,20 +375,9 @@ scripted_advance(uint64_t usec)
 {
 	uint64_t target = S.now + usec;
 
-	for (int guard = 0; guard < 100000; guard++) {
-		struct timer *next = NULL;
-
-		scripted_run();
-		for (size_t i = 0; i < S.ntimers; i++)
-			if (S.timers[i].due <= target && (!next || S.timers[i].due < next->due))
-				next = &S.timers[i];
-		if (!next)
-			break;
-		if (next->due > S.now)
-			S.now = next->due;
-		next->fired = true;
-		event_active(next->ev, EV_TIMEOUT, 1);
-	}
-	S.now = target;
 	scripted_run();
+	while (S.now < target) {
+		S.now += target - S.now < STEP_USEC ? target - S.now : STEP_USEC;
+		scripted_run();
+	}
 }

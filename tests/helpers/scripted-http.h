@@ -25,6 +25,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "kube/kube-internal.h"
 
@@ -87,6 +88,10 @@ void scripted_engine_abort(struct kube_http_call *call);
 	}
 
 #define SCRIPTED_CLOCK_DEFINE                                                                      \
+	int clock_gettime(clockid_t id, struct timespec *ts)                                       \
+	{                                                                                          \
+		return scripted_clock_gettime(id, ts);                                             \
+	}                                                                                          \
 	uint64_t clock_now_usec(void)                                                              \
 	{                                                                                          \
 		return scripted_now();                                                             \
@@ -101,5 +106,7 @@ void scripted_engine_abort(struct kube_http_call *call);
 	}
 /* A wall clock that moves with the fake one. */
 int64_t scripted_realtime_usec(void);
+/* clock_gettime() of the binary: the fake clock for the monotonic clocks, the kernel's else. */
+int scripted_clock_gettime(clockid_t id, struct timespec *ts);
 
 #endif
