@@ -327,8 +327,9 @@ $(BUILD)/bench-kube: $(BUILD)/obj/tests/bench/bench-kube.o $(HELPER_OBJS) $(ARCH
 bench-kube: $(BUILD)/bench-kube $(APISERVER)
 	@scripts/bench-kube.sh $(BUILD)/bench-kube
 
-# The program's own test runs the controller binary.
+# The programs' own tests run their binaries.
 $(BUILD)/tests/test-controller-main: | $(CONTROLLER)
+$(BUILD)/tests/test-agent-config: | $(AGENT)
 
 # --- end-to-end tests (tests/e2e) and the controller / end-to-end benchmarks ------------------
 # tests/e2e/yaml2json.c: crds/*.yaml and examples/*.yaml to JSON lines for the scripts' POSTs.

@@ -11,7 +11,6 @@
  *   vm-dhcp-controller --version
  */
 #include <errno.h>
-#include <getopt.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,6 +25,7 @@
 #include "controller/uninstall.h"
 #include "kube/kube.h"
 #include "lib/clock.h"
+#include "lib/flags.h"
 #include "lib/httpd.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
@@ -47,31 +47,12 @@ struct args {
 	const char *listen;
 	bool no_leader_election;
 	bool uninstall;
-	long uninstall_timeout_s; /* 0: not given */
+	uint64_t uninstall_timeout_s; /* 0: not given */
 	enum log_level level;
 	enum log_format log_format;
 	struct placement_opts agent; /* --agent-interface and the other knobs */
 };
 
-/* The flags of the agent workload's knobs (getopt codes past any character). */
-static const struct {
-	const char *name;
-	enum placement_opt opt;
-} agent_flags[] = {
-    {"agent-interface", PLACEMENT_OPT_INTERFACE},
-    {"agent-image-pull-policy", PLACEMENT_OPT_PULL_POLICY},
-    {"agent-image-pull-secret", PLACEMENT_OPT_PULL_SECRET},
-    {"agent-resources", PLACEMENT_OPT_RESOURCES},
-    {"agent-node-selector", PLACEMENT_OPT_NODE_SELECTOR},
-    {"agent-tolerations", PLACEMENT_OPT_TOLERATIONS},
-    {"agent-priority-class", PLACEMENT_OPT_PRIORITY_CLASS},
-    {"agent-replicas", PLACEMENT_OPT_REPLICAS},
-    {"agent-lease-duration", PLACEMENT_OPT_LEASE_DURATION},
-    {"agent-renew-deadline", PLACEMENT_OPT_RENEW_DEADLINE},
-    {"agent-retry-period", PLACEMENT_OPT_RETRY_PERIOD},
-};
-#define AGENT_FLAG_BASE 0x100
-#define N_BASE_OPTS 12
 #define UNINSTALL_TIMEOUT_DEFAULT_S 120
 #define UNINSTALL_TIMEOUT_MAX_S 86400
 
@@ -83,194 +64,178 @@ struct app {
 	int exit_code;
 };
 
-static void
-usage(FILE *f)
-{
-	fprintf(f,
-	    "usage: vm-dhcp-controller --agent-image IMAGE [options]\n"
-	    "       vm-dhcp-controller --uninstall [--uninstall-timeout SECONDS] [--namespace NS]\n"
-	    "                          [--kubeconfig FILE] [--log-level LEVEL]\n"
-	    "  --agent-image IMAGE            image of the per-pool DHCP agent (required)\n"
-	    "  --namespace NS                 namespace of the controller and its agents\n"
-	    "                                 (default: the service account's, or $POD_NAMESPACE)\n"
-	    "  --agent-service-account SA     service account of the agents\n"
-	    "  --agent-interface NAME         the agents' VM-facing interface, also the Multus\n"
-	    "                                 interface name (default eth1)\n"
-	    "  --agent-image-pull-policy Always|IfNotPresent|Never (default IfNotPresent)\n"
-	    "  --agent-image-pull-secret NAME imagePullSecrets of the agents (repeatable)\n"
-	    "  --agent-resources JSON         the agent container's core/v1 ResourceRequirements\n"
-	    "                                 (default {\"requests\":{\"cpu\":\"10m\",\"memory\":"
-	    "\"16Mi\"},\n"
-	    "                                 \"limits\":{\"memory\":\"64Mi\"}}; {} sets none)\n"
-	    "  --agent-node-selector JSON     nodeSelector of the agents, an object of strings\n"
-	    "                                 (beside the cluster-network node affinity)\n"
-	    "  --agent-tolerations JSON       array of tolerations added to the agents' own\n"
-	    "  --agent-priority-class NAME    priorityClassName of the agents\n"
-	    "  --agent-replicas N             agent pods per pool, 1 to 10 (default 2); from 2\n"
-	    "                                 they elect the one that answers DHCP through a\n"
-	    "                                 Lease, the others stand by; 1: no election\n"
-	    "  --agent-lease-duration SECONDS how long the Lease holds unrenewed: the failover\n"
-	    "                                 time is about this + the retry period (default 2,\n"
-	    "                                 at least 1; up to 3 decimals, as the next two)\n"
-	    "  --agent-renew-deadline SECONDS the active agent stops answering when it could\n"
-	    "                                 not renew for this long (default 1.5, below the\n"
-	    "                                 lease duration)\n"
-	    "  --agent-retry-period SECONDS   how often each agent tries the Lease: about\n"
-	    "                                 1/SECONDS API requests a second (default 0.3,\n"
-	    "                                 below the renew deadline)\n"
-	    "  --kubeconfig FILE              kubeconfig (default: $KUBECONFIG, else in-cluster)\n"
-	    "  --no-leader-election           reconcile without taking the Lease\n"
-	    "  --listen HOST:PORT             /healthz /readyz /metrics (default :8080)\n"
-	    "  --log-level error|warn|info|debug (default info)\n"
-	    "  --log-format text|json         log lines as text (default) or one JSON object each\n"
-	    "  --uninstall                    one-shot cleanup after the chart is removed (its\n"
-	    "                                 post-delete hook): wait until no controller holds\n"
-	    "                                 the Lease, delete the agent Deployments, remove the\n"
-	    "                                 controller's finalizers from every IPPool and\n"
-	    "                                 VirtualMachineNetworkConfig; exit 0 when done\n"
-	    "  --uninstall-timeout SECONDS    how long --uninstall waits for a running controller\n"
-	    "                                 to stop (default 120)\n"
-	    "  --version                      print the version and revision\n"
-	    "  --help\n");
-}
+/* One knob of the agent workload, as a FLAG_FUNC's dst: placement_opts_set() checks it. */
+struct agent_knob {
+	struct placement_opts *o;
+	enum placement_opt opt;
+};
 
-/* The checks that span agent knobs (the election durations' order): exit 2 naming the flag. */
-static void
-check_agent_flags(const struct placement_opts *o)
+static int
+agent_knob_flag(void *dst, const char *value, char *err, size_t len)
 {
-	enum placement_opt bad = PLACEMENT_OPT_LEASE_DURATION;
-	char err[256];
+	const struct agent_knob *k = dst;
+	int r = placement_opts_set(k->o, k->opt, value, err, len);
 
-	if (placement_opts_check(o, &bad, err, sizeof(err)) == 0)
-		return;
-	for (size_t i = 0; i < ELEMENTSOF(agent_flags); i++)
-		if (agent_flags[i].opt == bad)
-			fprintf(stderr, "vm-dhcp-controller: --%s: %s\n", agent_flags[i].name, err);
-	exit(2);
+	if (r < 0 && r != -EINVAL)
+		err[0] = '\0'; /* the lib says strerror(-r) */
+	return r;
 }
 
 static void
 parse_args(int argc, char **argv, struct args *a)
 {
-	static const struct option base_opts[] = {
-		{ "kubeconfig", required_argument, NULL, 'k' },
-		{ "namespace", required_argument, NULL, 'n' },
-		{ "agent-image", required_argument, NULL, 'i' },
-		{ "agent-service-account", required_argument, NULL, 's' },
-		{ "no-leader-election", no_argument, NULL, 'N' },
-		{ "listen", required_argument, NULL, 'l' },
-		{ "log-level", required_argument, NULL, 'L' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "uninstall", no_argument, NULL, 'U' },
-		{ "uninstall-timeout", required_argument, NULL, 'T' },
-		{ "log-format", required_argument, NULL, 'F' },
-		{ "version", no_argument, NULL, 'V' },
-		/* N_BASE_OPTS entries above; agent_flags go after them, then the terminator */
-		[N_BASE_OPTS + ELEMENTSOF(agent_flags)] = { NULL, 0, NULL, 0 },
+	/* by enum placement_opt: &knob[bad] finds the flag at fault */
+	struct agent_knob knob[] = {
+	    [PLACEMENT_OPT_INTERFACE] = {&a->agent, PLACEMENT_OPT_INTERFACE},
+	    [PLACEMENT_OPT_PULL_POLICY] = {&a->agent, PLACEMENT_OPT_PULL_POLICY},
+	    [PLACEMENT_OPT_PULL_SECRET] = {&a->agent, PLACEMENT_OPT_PULL_SECRET},
+	    [PLACEMENT_OPT_RESOURCES] = {&a->agent, PLACEMENT_OPT_RESOURCES},
+	    [PLACEMENT_OPT_NODE_SELECTOR] = {&a->agent, PLACEMENT_OPT_NODE_SELECTOR},
+	    [PLACEMENT_OPT_TOLERATIONS] = {&a->agent, PLACEMENT_OPT_TOLERATIONS},
+	    [PLACEMENT_OPT_PRIORITY_CLASS] = {&a->agent, PLACEMENT_OPT_PRIORITY_CLASS},
+	    [PLACEMENT_OPT_REPLICAS] = {&a->agent, PLACEMENT_OPT_REPLICAS},
+	    [PLACEMENT_OPT_LEASE_DURATION] = {&a->agent, PLACEMENT_OPT_LEASE_DURATION},
+	    [PLACEMENT_OPT_RENEW_DEADLINE] = {&a->agent, PLACEMENT_OPT_RENEW_DEADLINE},
+	    [PLACEMENT_OPT_RETRY_PERIOD] = {&a->agent, PLACEMENT_OPT_RETRY_PERIOD},
 	};
-	struct option opts[ELEMENTSOF(base_opts)];
+#define KNOB(o, flag, argname, text)                                                               \
+	{                                                                                          \
+		.name = flag, .type = FLAG_FUNC, .dst = &knob[o], .arg = argname, .help = text,    \
+		.parse = agent_knob_flag                                                           \
+	}
+	const struct flag table[] = {
+	    {.name = "agent-image",
+		.type = FLAG_STRING,
+		.dst = &a->agent_image,
+		.arg = "IMAGE",
+		.help = "image of the per-pool DHCP agent (required)"},
+	    {.name = "namespace",
+		.type = FLAG_STRING,
+		.dst = &a->namespace,
+		.arg = "NS",
+		.help = "namespace of the controller and its agents\n"
+			"(default: the service account's, or $POD_NAMESPACE)"},
+	    {.name = "agent-service-account",
+		.type = FLAG_STRING,
+		.dst = &a->agent_sa,
+		.arg = "SA",
+		.help = "service account of the agents"},
+	    KNOB(PLACEMENT_OPT_INTERFACE, "agent-interface", "NAME",
+		"the agents' VM-facing interface, also the Multus\n"
+		"interface name (default eth1)"),
+	    KNOB(PLACEMENT_OPT_PULL_POLICY, "agent-image-pull-policy", "Always|IfNotPresent|Never",
+		"(default IfNotPresent)"),
+	    KNOB(PLACEMENT_OPT_PULL_SECRET, "agent-image-pull-secret", "NAME",
+		"imagePullSecrets of the agents (repeatable)"),
+	    KNOB(PLACEMENT_OPT_RESOURCES, "agent-resources", "JSON",
+		"the agent container's core/v1 ResourceRequirements\n"
+		"(default {\"requests\":{\"cpu\":\"10m\",\"memory\":\"16Mi\"},\n"
+		"\"limits\":{\"memory\":\"64Mi\"}}; {} sets none)"),
+	    KNOB(PLACEMENT_OPT_NODE_SELECTOR, "agent-node-selector", "JSON",
+		"nodeSelector of the agents, an object of strings\n"
+		"(beside the cluster-network node affinity)"),
+	    KNOB(PLACEMENT_OPT_TOLERATIONS, "agent-tolerations", "JSON",
+		"array of tolerations added to the agents' own"),
+	    KNOB(PLACEMENT_OPT_PRIORITY_CLASS, "agent-priority-class", "NAME",
+		"priorityClassName of the agents"),
+	    KNOB(PLACEMENT_OPT_REPLICAS, "agent-replicas", "N",
+		"agent pods per pool, 1 to 10 (default 2); from 2\n"
+		"they elect the one that answers DHCP through a\n"
+		"Lease, the others stand by; 1: no election"),
+	    KNOB(PLACEMENT_OPT_LEASE_DURATION, "agent-lease-duration", "SECONDS",
+		"how long the Lease holds unrenewed: the failover\n"
+		"time is about this + the retry period (default 2,\n"
+		"at least 1; up to 3 decimals, as the next two)"),
+	    KNOB(PLACEMENT_OPT_RENEW_DEADLINE, "agent-renew-deadline", "SECONDS",
+		"the active agent stops answering when it could\n"
+		"not renew for this long (default 1.5, below the\n"
+		"lease duration)"),
+	    KNOB(PLACEMENT_OPT_RETRY_PERIOD, "agent-retry-period", "SECONDS",
+		"how often each agent tries the Lease: about\n"
+		"1/SECONDS API requests a second (default 0.3,\n"
+		"below the renew deadline)"),
+	    {.name = "kubeconfig",
+		.type = FLAG_STRING,
+		.dst = &a->kubeconfig,
+		.arg = "FILE",
+		.help = "kubeconfig (default: $KUBECONFIG, else in-cluster)"},
+	    {.name = "no-leader-election",
+		.type = FLAG_BOOL,
+		.dst = &a->no_leader_election,
+		.help = "reconcile without taking the Lease"},
+	    {.name = "listen",
+		.type = FLAG_STRING,
+		.dst = &a->listen,
+		.arg = "HOST:PORT",
+		.help = "/healthz /readyz /metrics (default :8080)"},
+	    {.name = "log-level",
+		.type = FLAG_FUNC,
+		.dst = &a->level,
+		.arg = "error|warn|info|debug",
+		.help = "(default info)",
+		.parse = log_level_flag},
+	    {.name = "log-format",
+		.type = FLAG_FUNC,
+		.dst = &a->log_format,
+		.arg = "text|json",
+		.help = "log lines as text (default) or one JSON object each",
+		.parse = log_format_flag},
+	    {.name = "uninstall",
+		.type = FLAG_BOOL,
+		.dst = &a->uninstall,
+		.help = "one-shot cleanup after the chart is removed (its\n"
+			"post-delete hook): wait until no controller holds\n"
+			"the Lease, delete the agent Deployments, remove the\n"
+			"controller's finalizers from every IPPool and\n"
+			"VirtualMachineNetworkConfig; exit 0 when done"},
+	    {.name = "uninstall-timeout",
+		.type = FLAG_UINT,
+		.dst = &a->uninstall_timeout_s,
+		.arg = "SECONDS",
+		.help = "how long --uninstall waits for a running controller\n"
+			"to stop (default 120)",
+		.min = 1,
+		.max = UNINSTALL_TIMEOUT_MAX_S,
+		.unit = "seconds"},
+	    {.name = NULL},
+	};
+#undef KNOB
+	const struct flags f = {.prog = "vm-dhcp-controller",
+	    .synopsis = "usage: vm-dhcp-controller --agent-image IMAGE [options]\n"
+			"       vm-dhcp-controller --uninstall [--uninstall-timeout SECONDS] "
+			"[--namespace NS]\n"
+			"                          [--kubeconfig FILE] [--log-level LEVEL]\n",
+	    .version = VMDHCP_VERSION " (" VMDHCP_REVISION ")",
+	    .table = table};
+	enum placement_opt bad = PLACEMENT_OPT_LEASE_DURATION;
 	char err[256];
-	int ch;
+	int next, r;
 
-	memcpy(opts, base_opts, sizeof(opts));
-	for (size_t i = 0; i < ELEMENTSOF(agent_flags); i++)
-		opts[N_BASE_OPTS + i] = (struct option){ agent_flags[i].name, required_argument,
-			NULL, AGENT_FLAG_BASE + (int)i };
 	memset(a, 0, sizeof(*a));
 	a->listen = ":8080";
 	a->level = LOG_LEVEL_INFO;
 	a->log_format = LOG_FORMAT_TEXT;
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'k':
-			a->kubeconfig = optarg;
-			break;
-		case 'n':
-			a->namespace = optarg;
-			break;
-		case 'i':
-			a->agent_image = optarg;
-			break;
-		case 's':
-			a->agent_sa = optarg;
-			break;
-		case 'N':
-			a->no_leader_election = true;
-			break;
-		case 'l':
-			a->listen = optarg;
-			break;
-		case 'L':
-			if (log_level_from_string(optarg, &a->level) < 0) {
-				fprintf(stderr, "vm-dhcp-controller: bad --log-level %s\n", optarg);
-				exit(2);
-			}
-			break;
-		case 'F':
-			if (log_format_from_string(optarg, &a->log_format) < 0) {
-				fprintf(stderr,
-				    "vm-dhcp-controller: --log-format: \"%s\" is not text or json\n",
-				    optarg);
-				exit(2);
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case 'V':
-			printf("vm-dhcp-controller %s (%s)\n", VMDHCP_VERSION, VMDHCP_REVISION);
-			exit(0);
-		case 'U':
-			a->uninstall = true;
-			break;
-		case 'T': {
-			char *end;
+	if ((r = flags_parse(&f, argc, argv, &next)) != 0) {
+		placement_opts_clear(&a->agent);
+		exit(flags_exit_status(r));
+	}
+	if (next < argc)
+		r = flags_error(&f, "unexpected argument %s (try --help)", argv[next]);
+	/* the checks that span agent knobs (the election durations' order), naming the knob */
+	else if (placement_opts_check(&a->agent, &bad, err, sizeof(err)) < 0) {
+		const char *name = "agent-lease-duration";
 
-			errno = 0;
-			a->uninstall_timeout_s = strtol(optarg, &end, 10);
-			if (errno != 0 || end == optarg || *end != '\0' ||
-			    a->uninstall_timeout_s < 1 ||
-			    a->uninstall_timeout_s > UNINSTALL_TIMEOUT_MAX_S) {
-				fprintf(stderr,
-				    "vm-dhcp-controller: --uninstall-timeout: \"%s\" is not a "
-				    "number of seconds from 1 to %d\n",
-				    optarg, UNINSTALL_TIMEOUT_MAX_S);
-				exit(2);
-			}
-			break;
-		}
-		default:
-			if (ch >= AGENT_FLAG_BASE &&
-			    ch < AGENT_FLAG_BASE + (int)ELEMENTSOF(agent_flags)) {
-				size_t i = (size_t)(ch - AGENT_FLAG_BASE);
-				int r = placement_opts_set(&a->agent, agent_flags[i].opt, optarg,
-				    err, sizeof(err));
-
-				if (r < 0) {
-					fprintf(stderr, "vm-dhcp-controller: --%s: %s\n",
-					    agent_flags[i].name, r == -EINVAL ? err : strerror(-r));
-					exit(2);
-				}
-				break;
-			}
-			usage(stderr);
-			exit(2);
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "vm-dhcp-controller: unexpected argument %s\n", argv[optind]);
-		usage(stderr);
-		exit(2);
-	}
-	check_agent_flags(&a->agent);
-	if (a->uninstall_timeout_s != 0 && !a->uninstall) {
-		fprintf(stderr, "vm-dhcp-controller: --uninstall-timeout needs --uninstall\n");
-		exit(2);
-	}
-	if (!a->uninstall && (a->agent_image == NULL || a->agent_image[0] == '\0')) {
-		fprintf(stderr, "vm-dhcp-controller: --agent-image is required\n");
-		usage(stderr);
-		exit(2);
+		for (const struct flag *fl = table; fl->name != NULL; fl++)
+			if (fl->dst == &knob[bad])
+				name = fl->name;
+		r = flags_error(&f, "--%s: %s", name, err);
+	} else if (a->uninstall_timeout_s != 0 && !a->uninstall)
+		r = flags_error(&f, "--uninstall-timeout needs --uninstall");
+	else if (!a->uninstall && (a->agent_image == NULL || a->agent_image[0] == '\0'))
+		r = flags_error(&f, "--agent-image is required (try --help)");
+	if (r != 0) {
+		placement_opts_clear(&a->agent);
+		exit(flags_exit_status(r));
 	}
 }
 

@@ -85,8 +85,10 @@ set_value(const struct flags *f, const struct flag *fl, const char *v)
 		return 0;
 	case FLAG_UINT:
 		if (parse_uint(v, fl->min, fl->max, &u) < 0)
-			return flags_error(f, "--%s: \"%s\" is not a number from %llu to %llu",
-			    fl->name, v, (unsigned long long)fl->min, (unsigned long long)fl->max);
+			return flags_error(f, "--%s: \"%s\" is not a number%s%s from %llu to %llu",
+			    fl->name, v, fl->unit != NULL ? " of " : "",
+			    fl->unit != NULL ? fl->unit : "", (unsigned long long)fl->min,
+			    (unsigned long long)fl->max);
 		*(uint64_t *)fl->dst = u;
 		return 0;
 	case FLAG_SECONDS:

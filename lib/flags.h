@@ -23,7 +23,7 @@
 enum flag_type {
 	FLAG_BOOL,    /* no value: *(bool *)dst = true */
 	FLAG_STRING,  /* *(const char **)dst = the value (argv's own storage) */
-	FLAG_UINT,    /* *(uint64_t *)dst, from min to max */
+	FLAG_UINT,    /* *(uint64_t *)dst, from min to max (in unit, when given) */
 	FLAG_SECONDS, /* *(uint64_t *)dst in microseconds: up to 6 decimals, min..max usec */
 	FLAG_CHOICE,  /* *(int *)dst = the value's index in choices (NULL-terminated) */
 	FLAG_FUNC,    /* parse(dst, value, err, len): 0, or negative errno with err filled */
@@ -36,6 +36,7 @@ struct flag {
 	const char *arg;  /* the value's name in the help ("FILE"); NULL for FLAG_BOOL */
 	const char *help; /* '\n' starts a new line of the help text */
 	uint64_t min, max;
+	const char *unit; /* FLAG_UINT: what is counted, for the error ("seconds"); NULL: none */
 	const char *const *choices;
 	int (*parse)(void *dst, const char *value, char *err, size_t len);
 	bool *given; /* set when the flag appears (NULL: not tracked) */

@@ -2,12 +2,20 @@
 /*
  * agent/source-file.c and agent/dynamic.c: local-mode YAML -> options and bindings, errors
  * that name file/document/line/field, dynamic allocation (lowest free, sticky, restart),
- * resync into the engine.
+ * resync into the engine. The program's flags: build/vm-dhcp-agent is run for --help, a dry
+ * run, and each refusal (exit 2, one line on stderr naming the flag).
  */
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <signal.h>
 
 #include "agent/agent.h"
 #include "dhcp/dhcp.h"
@@ -503,6 +511,136 @@ test_file_source_ops(void)
 	o->free(NULL);
 }
 
+/* --- the program's flags (build/vm-dhcp-agent) ------------------------------------------- */
+
+/*
+ * Runs BUILD/vm-dhcp-agent with args (NULL-terminated) and the environment cleared, stdout
+ * into out and stderr into err (each at most len - 1 bytes); returns the exit status, or -1.
+ */
+static int
+run_agent(char *const args[], char *out, char *err, size_t len)
+{
+	char self[PATH_MAX], program[PATH_MAX + 32], path[2][64];
+	char *const env[] = {NULL};
+	char *argv[24] = {program};
+	char *bufs[2] = {out, err};
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int st = 0, fd[2] = {-1, -1}, ret = -1;
+	pid_t pid;
+
+	if (n <= 0)
+		return -1;
+	self[n] = '\0';
+	/* BUILD/tests/test-agent-config -> BUILD/vm-dhcp-agent */
+	snprintf(program, sizeof(program), "%s/../vm-dhcp-agent", dirname(self));
+	for (size_t i = 0; args[i] != NULL && i + 2 < ELEMENTSOF(argv); i++)
+		argv[i + 1] = args[i];
+	for (int i = 0; i < 2; i++) {
+		snprintf(path[i], sizeof(path[i]), "/tmp/%ld-vmdhcp-agent-flags.%d", (long)getpid(),
+		    i + 1);
+		fd[i] = open(path[i], O_RDWR | O_CREAT | O_TRUNC, 0600);
+	}
+	if (fd[0] >= 0 && fd[1] >= 0 && (pid = fork()) >= 0) {
+		if (pid == 0) {
+			if (dup2(fd[0], 1) < 0 || dup2(fd[1], 2) < 0)
+				_exit(127);
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			execve(program, argv, env);
+			_exit(127);
+		}
+		if (waitpid(pid, &st, 0) == pid && WIFEXITED(st))
+			ret = WEXITSTATUS(st);
+	}
+	for (int i = 0; i < 2; i++) {
+		n = fd[i] >= 0 ? pread(fd[i], bufs[i], len - 1, 0) : -1;
+		bufs[i][n > 0 ? n : 0] = '\0';
+		if (fd[i] >= 0)
+			close(fd[i]);
+		unlink(path[i]);
+	}
+	return ret;
+}
+
+static void
+test_program_flags(void)
+{
+	static const struct {
+		const char *args[10];
+		const char *want; /* the whole of stderr */
+	} bad[] = {
+	    {{"--config", "f", "--lease-grace", "x"},
+		"--lease-grace: \"x\" is not a number of seconds from 0 to 4294967294"},
+	    {{"--config", "f", "--decline-hold", "4294967295"},
+		"--decline-hold: \"4294967295\" is not a number of seconds from 0 to 4294967294"},
+	    {{"--ippool-ref", "a/b", "--leader-elect", "--lease-duration", "2s"},
+		"--lease-duration: \"2s\" is not a number of seconds from 0.000001 to 3600"},
+	    {{"--ippool-ref", "a/b", "--leader-elect", "--retry-period", "0"},
+		"--retry-period: \"0\" is not a number of seconds from 0.000001 to 3600"},
+	    {{"--log-level", "loud"}, "--log-level: \"loud\" is not error, warn, info or debug"},
+	    {{"--log-format", "xml"}, "--log-format: \"xml\" is not text or json"},
+	    {{"--log-dhcp", "some"}, "--log-dhcp: \"some\" is not all, drops or none"},
+	    {{"--nope"}, "unknown flag --nope (try --help)"},
+	    {{"--config"}, "--config needs a value (try --help)"},
+	    {{"--config", "f", "stray"}, "unexpected argument \"stray\" (try --help)"},
+	    {{NULL},
+		"--config FILE (local mode) or --ippool-ref NS/NAME (Kubernetes mode) is required "
+		"(try --help)"},
+	    {{"--ippool-ref", "ab"}, "--ippool-ref: \"ab\" is not NAMESPACE/NAME"},
+	    {{"--ippool-ref", "a/b", "--lease-file", "l"},
+		"--dynamic and --lease-file are for local mode (--config); in Kubernetes mode the "
+		"bindings come from the IPPool"},
+	    {{"--config", "f", "--snapshot", "s"},
+		"--snapshot is for Kubernetes mode (--ippool-ref without --config)"},
+	    {{"--config", "f", "--leader-elect"},
+		"--leader-elect is for Kubernetes mode (--ippool-ref without --config)"},
+	    {{"--ippool-ref", "a/b", "--identity", "x"},
+		"--lease-name, --lease-namespace, --identity, --lease-duration, --renew-deadline "
+		"and --retry-period need --leader-elect"},
+	    {{"--ippool-ref", "a/b", "--leader-elect", "--renew-deadline", "3"},
+		"--leader-elect: need --retry-period < --renew-deadline < --lease-duration and "
+		"--lease-duration >= 1 (got 0.300, 3.000, 2.000)"},
+	    {{"--config", "f", "--lease-file", "l"},
+		"--lease-file needs --dynamic (static bindings come from --config)"},
+	    {{"--config", "f", "--lease-grace", "5"},
+		"--lease-grace needs --dynamic (static bindings do not expire)"},
+	};
+	char *help[] = {"--dry-run", "--help", NULL};
+	char *version[] = {"--version", NULL};
+	char file[64],
+	    *dry[] = {"--config", file, "--dry-run", "--dynamic", "--lease-grace", "0",
+		"--decline-hold", "4294967294", "--log-dhcp", "none", "--log-format", "json", NULL};
+	char out[8192], err[1024], want[512];
+	FILE *f;
+
+	CU_ASSERT_EQUAL(run_agent(help, out, err, sizeof(out)), 0);
+	CU_ASSERT_EQUAL(strncmp(out, "usage: vm-dhcp-agent --config FILE", 34), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n       vm-dhcp-agent --ippool-ref NS/NAME"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  --lease-grace SECONDS "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  --snapshot FILE "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\nSignals: SIGHUP reloads the --config file"));
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(out, "\nExit status: 0 ok, 1 runtime failure, 2 bad usage or configuration.\n"));
+	CU_ASSERT_STRING_EQUAL(err, "");
+	CU_ASSERT_EQUAL(run_agent(version, out, err, sizeof(out)), 0);
+	CU_ASSERT_EQUAL(strncmp(out, "vm-dhcp-agent ", 14), 0);
+
+	snprintf(file, sizeof(file), "/tmp/%ld-vmdhcp-agent-flags.yaml", (long)getpid());
+	f = fopen(file, "w");
+	CU_ASSERT_FATAL(f != NULL);
+	fputs(POOL_DOC, f);
+	fclose(f);
+	CU_ASSERT_EQUAL(run_agent(dry, out, err, sizeof(out)), 0);
+	CU_ASSERT_EQUAL(strncmp(out, "pool        default/net1 ", 25), 0);
+	unlink(file);
+
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		CU_ASSERT_EQUAL(run_agent((char **)bad[i].args, out, err, sizeof(err)), 2);
+		snprintf(want, sizeof(want), "vm-dhcp-agent: %s\n", bad[i].want);
+		CU_ASSERT_STRING_EQUAL(err, want);
+		CU_ASSERT_STRING_EQUAL(out, "");
+	}
+}
+
 static const struct test_case config_tests[] = {
     {"IPPool options converted", test_options_converted},
     {"bindings from VMNetCfg NICs on the pool's network", test_bindings_from_vmnetcfgs},
@@ -523,8 +661,14 @@ static const struct test_case dynamic_tests[] = {
     {NULL, NULL},
 };
 
+static const struct test_case flags_tests[] = {
+    {"vm-dhcp-agent: --help, a dry run, each refusal one line and exit 2", test_program_flags},
+    {NULL, NULL},
+};
+
 const struct test_suite test_suites[] = {
     {.name = "agent-config", .tests = config_tests},
+    {.name = "agent-flags", .tests = flags_tests},
     {.name = "agent-dynamic", .tests = dynamic_tests},
     {.name = NULL},
 };

@@ -222,6 +222,8 @@ lease_holder(struct test_apiserver *api)
 	return copy;
 }
 
+static void read_log(const char *log, char *text, size_t len);
+
 static void
 test_flags(void)
 {
@@ -229,6 +231,8 @@ test_flags(void)
 	char *noimage[] = { program, "--namespace", "x", NULL };
 	char *badlevel[] = { program, "--agent-image", "a", "--log-level", "loud", NULL };
 	char *extra[] = { program, "--agent-image", "a", "stray", NULL };
+	char *unknown[] = {program, "--agent-image", "a", "--nope", NULL};
+	char *novalue[] = {program, "--agent-image", "a", "--agent-interface", NULL};
 	char log[80];
 	tmpname(log, sizeof(log), "vmdhcp-ctl-main.log");
 	char text[4096] = "";
@@ -248,9 +252,28 @@ test_flags(void)
 	}
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--agent-image"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--no-leader-election"));
+	CU_ASSERT_EQUAL(strncmp(text, "usage: vm-dhcp-controller --agent-image IMAGE", 45), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n       vm-dhcp-controller --uninstall "));
+	/* each refusal: exit 2 and one line naming what is wrong, no usage dump */
 	CU_ASSERT_EQUAL(wait_exit(spawn(log, noimage), 10), 2);
+	read_log(log, text, sizeof(text));
+	CU_ASSERT_STRING_EQUAL(
+	    text, "vm-dhcp-controller: --agent-image is required (try --help)\n");
 	CU_ASSERT_EQUAL(wait_exit(spawn(log, badlevel), 10), 2);
+	read_log(log, text, sizeof(text));
+	CU_ASSERT_STRING_EQUAL(text, "vm-dhcp-controller: --log-level: \"loud\" is not error, "
+				     "warn, info or debug\n");
 	CU_ASSERT_EQUAL(wait_exit(spawn(log, extra), 10), 2);
+	read_log(log, text, sizeof(text));
+	CU_ASSERT_STRING_EQUAL(
+	    text, "vm-dhcp-controller: unexpected argument stray (try --help)\n");
+	CU_ASSERT_EQUAL(wait_exit(spawn(log, unknown), 10), 2);
+	read_log(log, text, sizeof(text));
+	CU_ASSERT_STRING_EQUAL(text, "vm-dhcp-controller: unknown flag --nope (try --help)\n");
+	CU_ASSERT_EQUAL(wait_exit(spawn(log, novalue), 10), 2);
+	read_log(log, text, sizeof(text));
+	CU_ASSERT_STRING_EQUAL(
+	    text, "vm-dhcp-controller: --agent-interface needs a value (try --help)\n");
 	unlink(log);
 }
 

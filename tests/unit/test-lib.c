@@ -752,7 +752,7 @@ test_hmap(void)
 struct fargs {
 	bool dry;
 	const char *file;
-	uint64_t n, usec;
+	uint64_t n, usec, secs;
 	int level;
 	int odd;
 	bool n_given;
@@ -790,6 +790,14 @@ fparse(struct fargs *a, int *next, ...)
 		.min = 1,
 		.max = 10,
 		.given = &a->n_given},
+	    {.name = "timeout",
+		.type = FLAG_UINT,
+		.dst = &a->secs,
+		.arg = "SECONDS",
+		.help = "how long",
+		.min = 1,
+		.max = 86400,
+		.unit = "seconds"},
 	    {.name = "period",
 		.type = FLAG_SECONDS,
 		.dst = &a->usec,
@@ -825,6 +833,28 @@ fparse(struct fargs *a, int *next, ...)
 	va_end(ap);
 	memset(a, 0, sizeof(*a));
 	return flags_parse(&f, argc, argv, next);
+}
+
+/* fparse()'s stderr (one line expected) into out; its return in *r. */
+static void
+fparse_err(char *out, size_t len, int *r, const char *flag, const char *value)
+{
+	struct fargs a;
+	FILE *tmp = tmpfile();
+	int saved = dup(2), next;
+	size_t n = 0;
+
+	CU_ASSERT_FATAL(tmp != NULL && saved >= 0);
+	fflush(stderr);
+	dup2(fileno(tmp), 2);
+	*r = fparse(&a, &next, flag, value, NULL);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	n = fread(out, 1, len - 1, tmp);
+	out[n] = '\0';
+	fclose(tmp);
 }
 
 static void
@@ -876,6 +906,34 @@ test_flags(void)
 	CU_ASSERT_EQUAL(fparse(&a, &next, "--config", NULL), -EINVAL);
 	CU_ASSERT_EQUAL(fparse(&a, &next, "--dry-run=yes", NULL), -EINVAL);
 	CU_ASSERT_EQUAL(flags_exit_status(-EINVAL), FLAGS_EXIT_USAGE);
+
+	/* the messages: the flag, the value, what was expected */
+	{
+		static const struct {
+			const char *flag, *value, *want;
+		} cases[] = {
+		    {"--count", "11", "prog: --count: \"11\" is not a number from 1 to 10\n"},
+		    {"--timeout", "5s",
+			"prog: --timeout: \"5s\" is not a number of seconds from 1 to 86400\n"},
+		    {"--period", "0.0001",
+			"prog: --period: \"0.0001\" is not a number of seconds from 0.001 to "
+			"3600\n"},
+		    {"--log-level", "debug",
+			"prog: --log-level: \"debug\" is not error, warn or info\n"},
+		    {"--nope", NULL, "prog: unknown flag --nope (try --help)\n"},
+		    {"--config", NULL, "prog: --config needs a value (try --help)\n"},
+		};
+		char out[256];
+		int r;
+
+		for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+			fparse_err(out, sizeof(out), &r, cases[i].flag, cases[i].value);
+			CU_ASSERT_EQUAL(r, -EINVAL);
+			CU_ASSERT_STRING_EQUAL(out, cases[i].want);
+		}
+	}
+	CU_ASSERT_EQUAL(fparse(&a, &next, "--timeout", "86400", NULL), 0);
+	CU_ASSERT_EQUAL(a.secs, 86400);
 
 	/* --help and --version: 1, exit 0 */
 	CU_ASSERT_EQUAL(fparse(&a, &next, "--version", NULL), 1);
