@@ -201,7 +201,9 @@ rbac_from_code() {
 #   kube_update_retry get + update (of NAME/status when its status argument is true),
 #   kube_informer_new list + watch;
 # inside an initializer ({ &NAME, … } or .res = &NAME) of a file that calls
-# kube_informer_new: list + watch. Anything else prints "?|…" (the caller fails).
+# kube_informer_new, or .res = &NAME anywhere in a program that fills an informer's
+# options from a table (.res = k->res, the controller's table of kinds): list + watch.
+# Anything else prints "?|…" (the caller fails).
 # A kube/*.c file that names a resource itself (leader.c: leases, event.c: events) is
 # analysed when the program calls a function it defines. An ownerReference with
 # blockOwnerDeletion set needs update on <owner resource>/finalizers.
@@ -308,6 +310,9 @@ sub args {
 	return @a;
 }
 
+# a table of informed kinds: some file copies .res from a table entry into informer options
+my $kinds_table = grep { ($text{$_} // slurp($_)) =~ /\.res\s*=\s*\w+\s*(->|\.)\s*res\b/ }
+    keys %set;
 for my $f (sort keys %set) {
 	my $t = $text{$f} // slurp($f);
 	my $m = mask($t);
@@ -330,7 +335,8 @@ for my $f (sort keys %set) {
 		my $c = $i >= 0 ? substr($m, $i, 1) : ';';
 		if ($c ne '(') {
 			# an initializer or an assignment (.res = &x): an informer's resource
-			if ($informer && ($c eq '{' || substr($m, $i + 1, $pos - $i - 1) =~ /\.res\s*=\s*$/)) {
+			my $dot_res = substr($m, $i + 1, $pos - $i - 1) =~ /\.res\s*=\s*$/;
+			if (($informer && ($c eq '{' || $dot_res)) || ($kinds_table && $dot_res)) {
 				out($r, '', $_, $where) for qw(list watch);
 			} else {
 				print "?|$id|not an argument of a known call|$where\n";
