@@ -115,28 +115,32 @@ report(struct kube_http_call *call, int err, long status, const char *message)
 	call_free(call);
 }
 
+static void vdone(struct kube_http_call *call, int err, long status, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
+
 static void
 vdone(struct kube_http_call *call, int err, long status, const char *fmt, va_list ap)
 {
 	char message[1024] = "";
+	const char *why = NULL;
 
 	if (call->cancelled)
 		return; /* the reaper frees it */
 	if (call->body_error) {
 		/* the body was refused: that is the end's cause, not the engine's view of it */
 		err = call->body_error == -EFBIG ? -EIO : call->body_error;
-		fmt = call->body_error == -ECANCELED ? "aborted"
+		why = call->body_error == -ECANCELED ? "aborted"
 		      : call->body_error == -EFBIG   ? "answer larger than 256 MiB"
 						     : "out of memory";
 	}
-	if (fmt) {
+	if (fmt || why) {
 		int n =
 		    snprintf(message, sizeof(message), "%s %s: ", call->rq.method, call->rq.url);
 
 		if (n < 0 || (size_t)n >= sizeof(message))
 			n = 0;
-		if (call->body_error)
-			snprintf(message + n, sizeof(message) - (size_t)n, "%s", fmt);
+		if (why)
+			snprintf(message + n, sizeof(message) - (size_t)n, "%s", why);
 		else
 			vsnprintf(message + n, sizeof(message) - (size_t)n, fmt, ap);
 		for (char *p = message; *p; p++)
