@@ -86,7 +86,7 @@ netpool_new(const struct ippool_spec *spec, struct netpool **ret)
 	p->prefix = spec->prefix;
 	p->server_ip = spec->server_ip;
 	p->router = spec->router;
-	ipam_leases_init(&p->leases, sizeof(struct netpool_entry));
+	ipam_leases_init(&p->leases, sizeof(struct netpool_entry), true);
 	*ret = p;
 	return 0;
 }

@@ -88,8 +88,8 @@ index_resize(struct ipam_leases *t, size_t want)
 	while (slots < want * 2)
 		slots <<= 1;
 	m = calloc(slots, sizeof(*m));
-	a = calloc(slots, sizeof(*a));
-	if (m == NULL || a == NULL) {
+	a = t->has_addr_index ? calloc(slots, sizeof(*a)) : NULL;
+	if (m == NULL || (t->has_addr_index && a == NULL)) {
 		free(m);
 		free(a);
 		return -ENOMEM;
@@ -103,15 +103,16 @@ index_resize(struct ipam_leases *t, size_t want)
 		const struct ipam_lease *l = ipam_leases_at(t, i);
 
 		t->by_mac[slot_of_mac(t, l->mac)] = (uint32_t)(i + 1);
-		t->by_addr[slot_of_addr(t, l->addr)] = (uint32_t)(i + 1);
+		if (a != NULL)
+			t->by_addr[slot_of_addr(t, l->addr)] = (uint32_t)(i + 1);
 	}
 	return 0;
 }
 
 void
-ipam_leases_init(struct ipam_leases *t, size_t rec_size)
+ipam_leases_init(struct ipam_leases *t, size_t rec_size, bool by_addr)
 {
-	*t = (struct ipam_leases){.rec_size = rec_size};
+	*t = (struct ipam_leases){.rec_size = rec_size, .has_addr_index = by_addr};
 }
 
 void
@@ -120,7 +121,7 @@ ipam_leases_destroy(struct ipam_leases *t)
 	free(t->recs);
 	free(t->by_mac);
 	free(t->by_addr);
-	ipam_leases_init(t, t->rec_size);
+	ipam_leases_init(t, t->rec_size, t->has_addr_index);
 }
 
 void
@@ -130,7 +131,8 @@ ipam_leases_clear(struct ipam_leases *t)
 	t->cursor = 0;
 	if (t->mask != 0) {
 		memset(t->by_mac, 0, (t->mask + 1) * sizeof(*t->by_mac));
-		memset(t->by_addr, 0, (t->mask + 1) * sizeof(*t->by_addr));
+		if (t->by_addr != NULL)
+			memset(t->by_addr, 0, (t->mask + 1) * sizeof(*t->by_addr));
 	}
 }
 
@@ -150,10 +152,32 @@ ipam_leases_by_addr(const struct ipam_leases *t, uint32_t addr)
 {
 	uint32_t s;
 
-	if (t->n == 0)
+	if (t->n == 0 || t->by_addr == NULL)
 		return NULL;
 	s = t->by_addr[slot_of_addr(t, addr)];
 	return s != 0 ? rec(t, s) : NULL;
+}
+
+int
+ipam_leases_reserve(struct ipam_leases *t, size_t n)
+{
+	if (n >= UINT32_MAX)
+		return -ENOMEM;
+	if (n > t->cap) {
+		size_t cap = t->cap ? t->cap : 64;
+		unsigned char *r;
+
+		while (cap < n)
+			cap *= 2;
+		if (cap > SIZE_MAX / t->rec_size ||
+		    (r = realloc(t->recs, cap * t->rec_size)) == NULL)
+			return -ENOMEM;
+		t->recs = r;
+		t->cap = cap;
+	}
+	if (n * 2 > t->mask + 1 && index_resize(t, n) < 0)
+		return -ENOMEM;
+	return 0;
 }
 
 int
@@ -161,30 +185,20 @@ ipam_leases_add(
     struct ipam_leases *t, const uint8_t mac[MAC_LEN], uint32_t addr, struct ipam_lease **ret)
 {
 	struct ipam_lease *l;
+	int r;
 
 	if (ipam_leases_by_mac(t, mac) != NULL || ipam_leases_by_addr(t, addr) != NULL)
 		return -EEXIST;
-	if (t->n >= UINT32_MAX - 1)
-		return -ENOMEM;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		unsigned char *r;
-
-		if (cap > SIZE_MAX / t->rec_size ||
-		    (r = realloc(t->recs, cap * t->rec_size)) == NULL)
-			return -ENOMEM;
-		t->recs = r;
-		t->cap = cap;
-	}
-	if ((t->n + 1) * 2 > t->mask + 1 && index_resize(t, t->n + 1) < 0)
-		return -ENOMEM;
+	if ((r = ipam_leases_reserve(t, t->n + 1)) < 0)
+		return r;
 	l = ipam_leases_at(t, t->n);
 	memset(l, 0, t->rec_size);
 	memcpy(l->mac, mac, MAC_LEN);
 	l->addr = addr;
 	t->n++;
 	t->by_mac[slot_of_mac(t, mac)] = (uint32_t)t->n;
-	t->by_addr[slot_of_addr(t, addr)] = (uint32_t)t->n;
+	if (t->by_addr != NULL)
+		t->by_addr[slot_of_addr(t, addr)] = (uint32_t)t->n;
 	*ret = l;
 	return 0;
 }
@@ -200,6 +214,10 @@ ipam_leases_rebind(struct ipam_leases *t, struct ipam_lease *l, uint32_t addr)
 {
 	const struct ipam_lease *o = ipam_leases_by_addr(t, addr);
 
+	if (t->by_addr == NULL) {
+		l->addr = addr;
+		return 0;
+	}
 	if (o == l)
 		return 0;
 	if (o != NULL)
@@ -216,12 +234,14 @@ ipam_leases_remove(struct ipam_leases *t, struct ipam_lease *l)
 	struct ipam_lease *last = ipam_leases_at(t, t->n - 1);
 
 	index_delete(t, true, slot_of_mac(t, l->mac));
-	index_delete(t, false, slot_of_addr(t, l->addr));
+	if (t->by_addr != NULL)
+		index_delete(t, false, slot_of_addr(t, l->addr));
 	if (l != last) {
 		uint32_t v = slot_value(t, l);
 
 		t->by_mac[slot_of_mac(t, last->mac)] = v;
-		t->by_addr[slot_of_addr(t, last->addr)] = v;
+		if (t->by_addr != NULL)
+			t->by_addr[slot_of_addr(t, last->addr)] = v;
 		memcpy(l, last, t->rec_size);
 	}
 	t->n--;

@@ -40,7 +40,7 @@ test_add_lookup_remove(void)
 	mac_n(1, a);
 	mac_n(2, b);
 	mac_n(3, c);
-	ipam_leases_init(&t, sizeof(struct rec));
+	ipam_leases_init(&t, sizeof(struct rec), true);
 	CU_ASSERT_PTR_NULL(ipam_leases_by_mac(&t, a));
 	CU_ASSERT_PTR_NULL(ipam_leases_by_addr(&t, 10));
 	CU_ASSERT_EQUAL(ipam_leases_sweep(&t, 10, NULL, NULL), 0);
@@ -95,7 +95,7 @@ test_rebind(void)
 
 	mac_n(1, a);
 	mac_n(2, b);
-	ipam_leases_init(&t, sizeof(struct rec));
+	ipam_leases_init(&t, sizeof(struct rec), true);
 	CU_ASSERT_EQUAL_FATAL(ipam_leases_add(&t, a, 10, &l), 0);
 	R(l)->due = 7;
 	CU_ASSERT_EQUAL_FATAL(ipam_leases_add(&t, b, 11, &m), 0);
@@ -126,7 +126,7 @@ test_growth_model(void)
 	size_t n = 0;
 
 	memset(model, 0, sizeof(model));
-	ipam_leases_init(&t, sizeof(struct rec));
+	ipam_leases_init(&t, sizeof(struct rec), true);
 	for (int round = 0; round < 4; round++) {
 		for (int k = 0; k < N; k++) {
 			uint32_t i = (uint32_t)rand_r(&seed) % N;
@@ -202,7 +202,7 @@ test_sweep(void)
 	struct sweep_ctx s = {.t = &t};
 	struct ipam_lease *l;
 
-	ipam_leases_init(&t, sizeof(struct rec));
+	ipam_leases_init(&t, sizeof(struct rec), true);
 	for (uint32_t i = 0; i < 100; i++) {
 		uint8_t mac[MAC_LEN];
 
@@ -238,7 +238,45 @@ test_sweep(void)
 	ipam_leases_destroy(&t);
 }
 
+/* Without the address index: addresses may repeat; reserve makes adds infallible. */
+static void
+test_mac_only(void)
+{
+	struct ipam_leases t;
+	struct ipam_lease *l, *m;
+	uint8_t a[MAC_LEN], b[MAC_LEN];
+	unsigned char *before;
+
+	mac_n(1, a);
+	mac_n(2, b);
+	ipam_leases_init(&t, sizeof(struct rec), false);
+	CU_ASSERT_EQUAL_FATAL(ipam_leases_reserve(&t, 1000), 0);
+	before = t.recs;
+	CU_ASSERT_EQUAL_FATAL(ipam_leases_add(&t, a, 10, &l), 0);
+	CU_ASSERT_EQUAL_FATAL(ipam_leases_add(&t, b, 10, &m), 0); /* the same address */
+	CU_ASSERT_EQUAL(ipam_leases_add(&t, a, 11, &m), -EEXIST);
+	CU_ASSERT_PTR_NULL(ipam_leases_by_addr(&t, 10));
+	for (uint32_t i = 3; i <= 1000; i++) {
+		uint8_t mac[MAC_LEN];
+
+		mac_n(i, mac);
+		CU_ASSERT_EQUAL_FATAL(ipam_leases_add(&t, mac, 10, &m), 0);
+	}
+	CU_ASSERT_PTR_EQUAL(t.recs, before); /* reserved: nothing moved */
+	l = ipam_leases_by_mac(&t, a);
+	CU_ASSERT_EQUAL(ipam_leases_rebind(&t, l, 12), 0);
+	CU_ASSERT_EQUAL(ipam_leases_by_mac(&t, a)->addr, 12);
+	ipam_leases_remove(&t, l);
+	CU_ASSERT_PTR_NULL(ipam_leases_by_mac(&t, a));
+	CU_ASSERT_EQUAL(ipam_leases_by_mac(&t, b)->addr, 10);
+	CU_ASSERT_EQUAL(ipam_leases_count(&t), 999);
+	ipam_leases_clear(&t);
+	CU_ASSERT_PTR_NULL(ipam_leases_by_mac(&t, b));
+	ipam_leases_destroy(&t);
+}
+
 static const struct test_case leases_tests[] = {
+    {"MAC index only: repeated addresses, reserve", test_mac_only},
     {"add, lookup both ways, remove, clear", test_add_lookup_remove},
     {"rebind keeps the payload, refuses a held address", test_rebind},
     {"growth: 80k random ops agree with a model", test_growth_model},
