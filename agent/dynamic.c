@@ -25,8 +25,9 @@
  * from the engine's on_ack), and agent_dynamic_expire(), called from a timer, reclaims it. A
  * DECLINEd address is held for the hold-down period, not for good. Per bound MAC the agent
  * keeps one 40-byte entry (lease expiry and key, or the hint of an expired lease, and its
- * DECLINE count; a lease keyed by an identifier has a copy of its bytes) in an open-addressing
- * table that the timer sweeps a bounded number of slots at a time; the held addresses are a FIFO
+ * DECLINE count; a lease keyed by an identifier has a copy of its bytes) in ipam/leases.h's
+ * table (dense records and a MAC index, 48 to 96 bytes a MAC with the index) that the timer
+ * sweeps a bounded number of entries at a time; the held addresses are a FIFO
  * (one hold-down for all, so the oldest is always first).
  */
 #include <errno.h>
@@ -37,158 +38,123 @@
 
 #include "agent/agent.h"
 #include "ipam/ipam.h"
+#include "ipam/leases.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
-/* ---- a MAC-keyed table (linear probing, backward-shift deletion) ----------------------- */
+/* ---- the MAC-keyed table: ipam/leases.h without its address index ---------------------- */
 
 enum { E_EMPTY = 0, E_LEASE, E_HINT, E_MARK };
 
+/* A record of the table. */
 struct entry {
-	uint8_t mac[6];	  /* E_LEASE: the MAC it is bound to */
+	union {
+		struct ipam_lease lease;
+		struct {
+			uint8_t mac[6]; /* E_LEASE: the MAC it is bound to */
+			uint32_t ip;	/* the lease's, the hint's or the marked address */
+		};
+	};
 	uint8_t kind;	  /* E_* */
 	uint8_t declines; /* DECLINEs honoured since window */
-	uint32_t ip;	  /* the lease's, the hint's or the marked address */
 	uint8_t id_len;
 	uint8_t *id;	 /* E_LEASE: its key's bytes (malloc); NULL: keyed by 0x01 + mac */
 	uint64_t due;	 /* E_LEASE: expiry; E_HINT: when the lease expired; E_MARK: marked at */
 	uint64_t window; /* start of the current DECLINE window */
 };
 
+_Static_assert(sizeof(struct entry) == 40, "an entry per bound MAC: keep it at 40 bytes");
+
+/*
+ * Hints and marks may share an address with a lease (the table is no owner of addresses: the
+ * IPAM pool and the lease file are), hence no address index.
+ */
 struct mactab {
-	struct entry *e;
-	size_t cap; /* 0 or a power of two; at most half full */
-	size_t n;
-	size_t cursor; /* where the next sweep starts */
+	struct ipam_leases t;
 };
 
-static size_t
-tab_home(const struct mactab *t, const uint8_t mac[6])
+static void
+tab_init(struct mactab *t)
 {
-	return (size_t)hash_mac(mac) & (t->cap - 1);
+	ipam_leases_init(&t->t, sizeof(struct entry), false);
 }
 
-/* Slot of mac, or of the empty slot where it would go (*found false). cap > 0. */
-static size_t
-tab_find(const struct mactab *t, const uint8_t mac[6], bool *found)
+static struct entry *
+entry_of(struct ipam_lease *l)
 {
-	size_t i = tab_home(t, mac);
+	return (struct entry *)(void *)l;
+}
 
-	while (t->e[i].kind != E_EMPTY) {
-		if (memcmp(t->e[i].mac, mac, 6) == 0) {
-			*found = true;
-			return i;
-		}
-		i = (i + 1) & (t->cap - 1);
-	}
-	*found = false;
-	return i;
+static size_t
+tab_count(const struct mactab *t)
+{
+	return ipam_leases_count(&t->t);
+}
+
+static struct entry *
+tab_at(const struct mactab *t, size_t i)
+{
+	return entry_of(ipam_leases_at(&t->t, i));
 }
 
 static struct entry *
 tab_lookup(const struct mactab *t, const uint8_t mac[6])
 {
-	bool found;
-	size_t i;
-
-	if (t->n == 0)
-		return NULL;
-	i = tab_find(t, mac, &found);
-	return found ? &t->e[i] : NULL;
+	return entry_of(ipam_leases_by_mac(&t->t, mac));
 }
 
 /* Room for one more entry: after it, tab_insert cannot fail. -ENOMEM. */
 static int
 tab_reserve(struct mactab *t)
 {
-	struct entry *old = t->e;
-	size_t old_cap = t->cap, cap;
-
-	if ((t->n + 1) * 2 <= t->cap)
-		return 0;
-	cap = t->cap == 0 ? 16 : t->cap * 2;
-	if ((t->e = calloc(cap, sizeof(*t->e))) == NULL) {
-		t->e = old;
-		return -ENOMEM;
-	}
-	t->cap = cap;
-	t->cursor = 0;
-	for (size_t k = 0; k < old_cap; k++) {
-		bool found;
-		if (old[k].kind != E_EMPTY)
-			t->e[tab_find(t, old[k].mac, &found)] = old[k];
-	}
-	free(old);
-	return 0;
-}
-
-/* mac's entry, new (kind set, the rest zero) when absent; tab_reserve() first. */
-static struct entry *
-tab_insert(struct mactab *t, const uint8_t mac[6], uint8_t kind)
-{
-	bool found;
-	size_t i = tab_find(t, mac, &found);
-
-	if (!found) {
-		memset(&t->e[i], 0, sizeof(t->e[i]));
-		memcpy(t->e[i].mac, mac, 6);
-		t->e[i].kind = kind;
-		t->n++;
-	}
-	return &t->e[i];
+	return ipam_leases_reserve(&t->t, tab_count(t) + 1);
 }
 
 /*
- * Empties slot i (freeing its key); an entry behind it may move into it (a sweep looks at i
- * again).
+ * mac's entry, new (kind set, the rest zero) when absent; tab_reserve() first. Entry pointers
+ * are good until the next insertion or deletion.
  */
-static void
-tab_delete(struct mactab *t, size_t i)
+static struct entry *
+tab_insert(struct mactab *t, const uint8_t mac[6], uint8_t kind)
 {
-	size_t j = i, mask = t->cap - 1;
+	struct entry *e = tab_lookup(t, mac);
+	struct ipam_lease *l;
 
-	free(t->e[i].id);
-	for (;;) {
-		size_t k;
+	if (e != NULL)
+		return e;
+	if (ipam_leases_add(&t->t, mac, 0, &l) < 0)
+		abort(); /* reserved, and mac is not in the table */
+	e = entry_of(l);
+	e->kind = kind;
+	return e;
+}
 
-		j = (j + 1) & mask;
-		if (t->e[j].kind == E_EMPTY)
-			break;
-		k = tab_home(t, t->e[j].mac);
-		/* move e[j] to the hole at i unless its home lies cyclically in (i, j] */
-		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
-			t->e[i] = t->e[j];
-			i = j;
-		}
-	}
-	t->e[i].kind = E_EMPTY;
-	t->e[i].id = NULL; /* moved, or freed above */
-	t->n--;
+/* Deletes e (freeing its key); the last entry moves into its place (a sweep looks at it). */
+static void
+tab_delete(struct mactab *t, struct entry *e)
+{
+	free(e->id);
+	ipam_leases_remove(&t->t, &e->lease);
 }
 
 static void
 tab_free(struct mactab *t)
 {
-	for (size_t i = 0; i < t->cap; i++)
-		if (t->e[i].kind != E_EMPTY)
-			free(t->e[i].id);
-	free(t->e);
+	for (size_t i = 0; i < tab_count(t); i++)
+		free(tab_at(t, i)->id);
+	ipam_leases_destroy(&t->t);
 }
 
 /*
- * Calls fn on up to budget slots from the cursor on. fn returns true when it deleted the slot,
- * which is then looked at again (an entry may have moved into it).
+ * Calls fn on up to budget entries from the cursor on. fn returns true when it deleted the
+ * entry, whose place is then looked at again (the last entry moved there).
  */
 static void
-tab_sweep(struct mactab *t, size_t budget, bool (*fn)(void *userdata, size_t i), void *userdata)
+tab_sweep(struct mactab *t, size_t budget, bool (*fn)(struct ipam_lease *l, void *userdata),
+    void *userdata)
 {
-	for (size_t seen = 0; seen < budget && t->n > 0; seen++) {
-		size_t i = t->cursor;
-		if (t->e[i].kind != E_EMPTY && fn(userdata, i))
-			continue;
-		t->cursor = (i + 1) & (t->cap - 1);
-	}
+	(void)ipam_leases_sweep(&t->t, budget, fn, userdata);
 }
 
 static uint64_t
@@ -411,8 +377,8 @@ carry(struct agent_dynamic *d, const struct agent_dynamic *prev)
 	size_t skip = prev->n_held > d->max_held ? prev->n_held - d->max_held : 0;
 	int r;
 
-	for (size_t k = 0; k < prev->tab.cap; k++) {
-		const struct entry *o = &prev->tab.e[k];
+	for (size_t k = 0; k < tab_count(&prev->tab); k++) {
+		const struct entry *o = tab_at(&prev->tab, k);
 		struct entry *e;
 
 		if (o->kind != E_HINT || d->n_hints >= d->max_hints ||
@@ -459,6 +425,7 @@ agent_dynamic_new_opts(const struct agent_config *cfg, struct leasefile *lf,
 
 	if (d == NULL)
 		return -ENOMEM;
+	tab_init(&d->tab);
 	d->lf = lf;
 	d->clock = opts != NULL && opts->clock != NULL ? opts->clock : default_clock;
 	d->clock_userdata = opts != NULL ? opts->clock_userdata : NULL;
@@ -585,7 +552,7 @@ move_lease(struct agent_dynamic *d, struct dhcp_server *s, const uint8_t from[6]
 	if ((e = tab_lookup(&d->tab, from)) != NULL && e->kind == E_LEASE) {
 		declines = e->declines;
 		window = e->window;
-		tab_delete(&d->tab, (size_t)(e - d->tab.e));
+		tab_delete(&d->tab, e);
 	}
 	e = lease_insert(d, to, ip, copy, id_len, add_sat(now, d->life_usec));
 	if (declines > e->declines) {
@@ -794,11 +761,11 @@ struct sweep {
 
 /* One slot of the dynamic table: an expired lease is reclaimed, a stale hint forgotten. */
 static bool
-sweep_one(void *userdata, size_t i)
+sweep_one(struct ipam_lease *l, void *userdata)
 {
 	struct sweep *sw = userdata;
 	struct agent_dynamic *d = sw->d;
-	struct entry *e = &d->tab.e[i];
+	struct entry *e = entry_of(l);
 	char m[MAC_STRLEN], a[IPV4_STRLEN], note[80];
 	uint8_t owner[6];
 	uint32_t cur, bound;
@@ -808,7 +775,7 @@ sweep_one(void *userdata, size_t i)
 		if (ipam_pool_is_free(d->pool, e->ip))
 			return false;
 		d->n_hints--;
-		tab_delete(&d->tab, i);
+		tab_delete(&d->tab, e);
 		return true;
 	}
 	if (e->kind != E_LEASE || e->due > sw->now)
@@ -816,7 +783,7 @@ sweep_one(void *userdata, size_t i)
 	if (leasefile_lookup_id(d->lf, e->id, e->id_len, e->mac, owner, &cur) < 0 ||
 	    memcmp(owner, e->mac, 6) != 0) {
 		/* withdrawn (an allocation undone), or another MAC's now: nothing to free */
-		tab_delete(&d->tab, i);
+		tab_delete(&d->tab, e);
 		return true;
 	}
 	if (cur != e->ip) {
@@ -836,7 +803,7 @@ sweep_one(void *userdata, size_t i)
 		 "the address is free again",
 	    m, a, id_note(e->id, e->id_len, note), d->life_s);
 	if (d->n_hints >= d->max_hints) {
-		tab_delete(&d->tab, i);
+		tab_delete(&d->tab, e);
 		return true;
 	}
 	/* the hint is the MAC's: the key goes */
@@ -915,6 +882,7 @@ agent_marks_new(uint32_t hold_s, struct agent_marks **ret)
 
 	if (m == NULL)
 		return -ENOMEM;
+	tab_init(&m->tab);
 	m->hold_usec = (uint64_t)hold_s * USEC_PER_SEC;
 	*ret = m;
 	return 0;
@@ -956,10 +924,10 @@ struct marks_sweep {
 };
 
 static bool
-marks_one(void *userdata, size_t i)
+marks_one(struct ipam_lease *l, void *userdata)
 {
 	struct marks_sweep *ms = userdata;
-	struct entry *e = &ms->m->tab.e[i];
+	struct entry *e = entry_of(l);
 	char m[MAC_STRLEN], a[IPV4_STRLEN];
 
 	if (add_sat(e->due, ms->m->hold_usec) > ms->now)
@@ -971,7 +939,7 @@ marks_one(void *userdata, size_t i)
 		log_info(
 		    "%s -> %s answered again: the hold-down after its DHCPDECLINE is over", m, a);
 	}
-	tab_delete(&ms->m->tab, i);
+	tab_delete(&ms->m->tab, e);
 	return true;
 }
 
@@ -987,7 +955,7 @@ agent_marks_expire(struct agent_marks *m, struct dhcp_server *s, uint64_t now, s
 size_t
 agent_marks_count(const struct agent_marks *m)
 {
-	return m->tab.n;
+	return tab_count(&m->tab);
 }
 
 struct apply {

@@ -12,171 +12,59 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Open-addressing index over entries[]: slot = entry index + 1, 0 = empty. */
-struct index {
-	uint32_t *slots;
-	size_t mask; /* capacity - 1 (capacity a power of two) */
-};
-
 struct netpool {
 	struct ipam_pool *ipam;
 	uint32_t network;
 	unsigned prefix;
 	uint32_t server_ip;
 	uint32_t router;
-	struct netpool_entry *entries; /* dense: n entries, cap allocated */
-	size_t n;
-	size_t cap;
-	struct index by_mac;
-	struct index by_addr;
+	struct ipam_leases leases; /* of struct netpool_entry */
 };
 
-static uint64_t
-hash_addr(uint32_t a)
+/* The record a lease begins (NULL for NULL). */
+static struct netpool_entry *
+entry_of(struct ipam_lease *l)
 {
-	uint64_t v = (uint64_t)a + UINT64_C(0x9e3779b97f4a7c15);
-
-	v = (v ^ (v >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	v = (v ^ (v >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return v ^ (v >> 31);
+	return (struct netpool_entry *)(void *)l;
 }
 
-/* Home slot of entry e in the MAC (by_mac = true) or address index. */
+/* Its place in the table (records are a dense array of struct netpool_entry). */
 static size_t
-home(const struct netpool *p, bool by_mac, const struct netpool_entry *e)
+entry_index(const struct netpool *p, const struct netpool_entry *e)
 {
-	return by_mac ? (size_t)(hash_mac(e->mac) & p->by_mac.mask) :
-			(size_t)(hash_addr(e->addr) & p->by_addr.mask);
-}
-
-static size_t
-slot_of_mac(const struct netpool *p, const uint8_t mac[MAC_LEN])
-{
-	size_t i = (size_t)(hash_mac(mac) & p->by_mac.mask);
-
-	while (p->by_mac.slots[i] != 0 &&
-	    memcmp(p->entries[p->by_mac.slots[i] - 1].mac, mac, MAC_LEN) != 0)
-		i = (i + 1) & p->by_mac.mask;
-	return i;
-}
-
-static size_t
-slot_of_addr(const struct netpool *p, uint32_t addr)
-{
-	size_t i = (size_t)(hash_addr(addr) & p->by_addr.mask);
-
-	while (p->by_addr.slots[i] != 0 && p->entries[p->by_addr.slots[i] - 1].addr != addr)
-		i = (i + 1) & p->by_addr.mask;
-	return i;
-}
-
-/* Backward-shift deletion of slot i (linear probing keeps no tombstones). */
-static void
-index_delete(struct netpool *p, bool by_mac, size_t i)
-{
-	struct index *ix = by_mac ? &p->by_mac : &p->by_addr;
-	size_t j = i;
-
-	for (;;) {
-		size_t k;
-
-		j = (j + 1) & ix->mask;
-		if (ix->slots[j] == 0)
-			break;
-		k = home(p, by_mac, &p->entries[ix->slots[j] - 1]);
-		/* move j back to i unless its home lies cyclically in (i, j] */
-		if ((i <= j) ? (i < k && k <= j) : (i < k || k <= j))
-			continue;
-		ix->slots[i] = ix->slots[j];
-		i = j;
-	}
-	ix->slots[i] = 0;
-}
-
-/* Rebuild both indexes with capacity for at least 2 * want entries. */
-static int
-index_resize(struct netpool *p, size_t want)
-{
-	size_t cap = 16;
-	uint32_t *m, *a;
-
-	while (cap < want * 2)
-		cap <<= 1;
-	m = calloc(cap, sizeof(*m));
-	a = calloc(cap, sizeof(*a));
-	if (m == NULL || a == NULL) {
-		free(m);
-		free(a);
-		return -ENOMEM;
-	}
-	free(p->by_mac.slots);
-	free(p->by_addr.slots);
-	p->by_mac = (struct index){ .slots = m, .mask = cap - 1 };
-	p->by_addr = (struct index){ .slots = a, .mask = cap - 1 };
-	for (size_t e = 0; e < p->n; e++) {
-		p->by_mac.slots[slot_of_mac(p, p->entries[e].mac)] = (uint32_t)(e + 1);
-		p->by_addr.slots[slot_of_addr(p, p->entries[e].addr)] = (uint32_t)(e + 1);
-	}
-	return 0;
+	return (size_t)(e - entry_of(ipam_leases_at(&p->leases, 0)));
 }
 
 static int
 entry_add(struct netpool *p, const uint8_t mac[MAC_LEN], uint32_t addr, const char *owner)
 {
+	struct ipam_lease *l;
 	char *o = NULL;
-	struct netpool_entry *e;
+	int r;
 
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 64;
-
-		e = realloc(p->entries, cap * sizeof(*e));
-		if (e == NULL)
-			return -ENOMEM;
-		p->entries = e;
-		p->cap = cap;
-	}
-	if ((p->n + 1) * 2 > p->by_mac.mask + 1 && index_resize(p, p->n + 1) < 0)
-		return -ENOMEM;
 	if (owner != NULL && (o = strdup(owner)) == NULL)
 		return -ENOMEM;
-	e = &p->entries[p->n];
-	memcpy(e->mac, mac, MAC_LEN);
-	e->addr = addr;
-	e->owner = o;
-	p->n++;
-	p->by_mac.slots[slot_of_mac(p, mac)] = (uint32_t)p->n;
-	p->by_addr.slots[slot_of_addr(p, addr)] = (uint32_t)p->n;
+	if ((r = ipam_leases_add(&p->leases, mac, addr, &l)) < 0) {
+		free(o);
+		return r;
+	}
+	entry_of(l)->owner = o;
 	return 0;
 }
 
-/* Remove entry idx (dense array: the last entry moves into its place). */
 static void
-entry_remove(struct netpool *p, size_t idx)
+entry_remove(struct netpool *p, struct netpool_entry *e)
 {
-	struct netpool_entry *e = &p->entries[idx];
-	size_t last = p->n - 1;
-
-	index_delete(p, true, slot_of_mac(p, e->mac));
-	index_delete(p, false, slot_of_addr(p, e->addr));
 	free(e->owner);
-	if (idx != last) {
-		struct netpool_entry *l = &p->entries[last];
-
-		p->by_mac.slots[slot_of_mac(p, l->mac)] = (uint32_t)(idx + 1);
-		p->by_addr.slots[slot_of_addr(p, l->addr)] = (uint32_t)(idx + 1);
-		*e = *l;
-	}
-	p->n--;
+	ipam_leases_remove(&p->leases, &e->lease);
 }
 
 static void
 entries_clear(struct netpool *p)
 {
-	for (size_t i = 0; i < p->n; i++)
-		free(p->entries[i].owner);
-	p->n = 0;
-	memset(p->by_mac.slots, 0, (p->by_mac.mask + 1) * sizeof(uint32_t));
-	memset(p->by_addr.slots, 0, (p->by_addr.mask + 1) * sizeof(uint32_t));
+	for (size_t i = 0; i < ipam_leases_count(&p->leases); i++)
+		free(entry_of(ipam_leases_at(&p->leases, i))->owner);
+	ipam_leases_clear(&p->leases);
 }
 
 int
@@ -198,10 +86,7 @@ netpool_new(const struct ippool_spec *spec, struct netpool **ret)
 	p->prefix = spec->prefix;
 	p->server_ip = spec->server_ip;
 	p->router = spec->router;
-	if (index_resize(p, 0) < 0) {
-		netpool_free(p);
-		return -ENOMEM;
-	}
+	ipam_leases_init(&p->leases, sizeof(struct netpool_entry), true);
 	*ret = p;
 	return 0;
 }
@@ -211,11 +96,8 @@ netpool_free(struct netpool *p)
 {
 	if (p == NULL)
 		return NULL;
-	for (size_t i = 0; i < p->n; i++)
-		free(p->entries[i].owner);
-	free(p->entries);
-	free(p->by_mac.slots);
-	free(p->by_addr.slots);
+	entries_clear(p);
+	ipam_leases_destroy(&p->leases);
 	ipam_pool_free(p->ipam);
 	free(p);
 	return NULL;
@@ -239,17 +121,13 @@ netpool_set_range(struct netpool *p, const struct ippool_spec *spec, uint32_t *r
 const struct netpool_entry *
 netpool_by_mac(const struct netpool *p, const uint8_t mac[MAC_LEN])
 {
-	uint32_t s = p->by_mac.slots[slot_of_mac(p, mac)];
-
-	return s != 0 ? &p->entries[s - 1] : NULL;
+	return entry_of(ipam_leases_by_mac(&p->leases, mac));
 }
 
 const struct netpool_entry *
 netpool_by_addr(const struct netpool *p, uint32_t addr)
 {
-	uint32_t s = p->by_addr.slots[slot_of_addr(p, addr)];
-
-	return s != 0 ? &p->entries[s - 1] : NULL;
+	return entry_of(ipam_leases_by_addr(&p->leases, addr));
 }
 
 static int
@@ -321,14 +199,15 @@ netpool_rebuild(struct netpool *p, const struct netpool_source *src, size_t n,
 			    src[i].owner != NULL && strcmp(e->owner, src[i].owner) != 0) {
 				/* one MAC, one address, two VMNetCfgs claiming it */
 				if (add_conflict(&out, &n_out, IPAM_CONFLICT_DUPLICATE_MAC,
-					src[i].addr, first_of[e - p->entries], i) < 0)
+					src[i].addr, first_of[entry_index(p, e)], i) < 0)
 					goto out;
 			}
 			continue;
 		}
 		if (netpool_by_addr(p, src[i].addr) != NULL)
 			continue; /* reported by the IPAM rebuild as a duplicate IP */
-		first_of[p->n] = i; /* the source of the entry about to be added */
+		/* the source of the entry about to be added */
+		first_of[ipam_leases_count(&p->leases)] = i;
 		if (entry_add(p, src[i].mac, src[i].addr, src[i].owner) < 0)
 			goto out;
 	}
@@ -390,23 +269,21 @@ netpool_bind(struct netpool *p, const uint8_t mac[MAC_LEN], uint32_t addr, const
 int
 netpool_release(struct netpool *p, const uint8_t mac[MAC_LEN], const char *owner)
 {
-	uint32_t s = p->by_mac.slots[slot_of_mac(p, mac)];
-	struct netpool_entry *e;
+	struct netpool_entry *e = entry_of(ipam_leases_by_mac(&p->leases, mac));
 
-	if (s == 0)
+	if (e == NULL)
 		return -ENOENT;
-	e = &p->entries[s - 1];
 	if (e->owner != NULL && (owner == NULL || strcmp(e->owner, owner) != 0))
 		return -EPERM;
 	(void)ipam_pool_release(p->ipam, e->addr);
-	entry_remove(p, s - 1);
+	entry_remove(p, e);
 	return 0;
 }
 
 size_t
 netpool_size(const struct netpool *p)
 {
-	return p->n;
+	return ipam_leases_count(&p->leases);
 }
 
 void
@@ -447,13 +324,16 @@ netpool_render_status(const struct netpool *p, struct ippool_status *st)
 	int r;
 
 	ipam_pool_counts(p->ipam, &counts);
-	c.allocs = calloc(p->n + counts.excluded + counts.reserved + 1, sizeof(*c.allocs));
+	c.allocs = calloc(ipam_leases_count(&p->leases) + counts.excluded + counts.reserved + 1,
+	    sizeof(*c.allocs));
 	if (c.allocs == NULL)
 		return -ENOMEM;
-	for (size_t i = 0; i < p->n; i++) {
-		c.allocs[c.n].addr = p->entries[i].addr;
+	for (size_t i = 0; i < ipam_leases_count(&p->leases); i++) {
+		const struct ipam_lease *l = ipam_leases_at(&p->leases, i);
+
+		c.allocs[c.n].addr = l->addr;
 		c.allocs[c.n].kind = IPPOOL_ALLOC_MAC;
-		memcpy(c.allocs[c.n].mac, p->entries[i].mac, MAC_LEN);
+		memcpy(c.allocs[c.n].mac, l->mac, MAC_LEN);
 		c.n++;
 	}
 	ipam_pool_foreach(p->ipam, IPAM_MASK(IPAM_EXCLUDED) | IPAM_MASK(IPAM_RESERVED),

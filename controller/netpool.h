@@ -20,13 +20,20 @@
 
 #include "crds/ippool.h"
 #include "ipam/ipam.h"
+#include "ipam/leases.h"
 #include "lib/util.h"
 
 struct netpool;
 
+/* A record of ipam/leases.h's table: the binding, then its owner. */
 struct netpool_entry {
-	uint8_t mac[MAC_LEN];
-	uint32_t addr;
+	union {
+		struct ipam_lease lease;
+		struct { /* the same fields by their names */
+			uint8_t mac[MAC_LEN];
+			uint32_t addr;
+		};
+	};
 	char *owner; /* owned; NULL: known only from the IPPool status */
 };
 

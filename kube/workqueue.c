@@ -20,12 +20,12 @@
 
 #include "kube/kube-internal.h"
 #include "lib/clock.h"
+#include "lib/hmap.h"
 #include "lib/metrics.h"
 #include "lib/util.h"
 
 struct item {
-	struct item *hnext; /* hash chain */
-	uint64_t hash;
+	struct hmap_node node; /* in kube_workqueue.items, by hash64(key) */
 	uint64_t due;
 	ssize_t heap_idx; /* -1 when not delayed */
 	unsigned failures;
@@ -43,9 +43,7 @@ struct kube_workqueue {
 	double qps, burst, tokens;
 	uint64_t last_refill;
 	bool shutdown;
-	/* key -> item */
-	struct item **slots;
-	size_t nslots, count;
+	struct hmap items; /* key -> item */
 	/* ready FIFO (ring) */
 	struct item **fifo;
 	size_t head, len, cap;
@@ -70,59 +68,46 @@ update_depth(struct kube_workqueue *q)
 
 /* --- key map ------------------------------------------------------------------------------ */
 
-static struct item **
-item_slot(const struct kube_workqueue *q, const char *key, uint64_t h)
+static uint64_t
+key_hash(const char *key)
 {
-	struct item **pp = &q->slots[h & (q->nslots - 1)];
+	return hash64(key, strlen(key), 0);
+}
 
-	for (; *pp; pp = &(*pp)->hnext)
-		if ((*pp)->hash == h && strcmp((*pp)->key, key) == 0)
-			break;
-	return pp;
+static struct item *
+item_find_hash(const struct kube_workqueue *q, const char *key, uint64_t h)
+{
+	struct item *it;
+
+	HMAP_FOR_EACH_WITH_HASH(it, node, h, &q->items)
+	if (strcmp(it->key, key) == 0)
+		return it;
+	return NULL;
 }
 
 static struct item *
 item_find(const struct kube_workqueue *q, const char *key)
 {
-	return *item_slot(q, key, hash64(key, strlen(key), 0));
+	return item_find_hash(q, key, key_hash(key));
 }
 
 static struct item *
 item_get(struct kube_workqueue *q, const char *key)
 {
-	uint64_t h = hash64(key, strlen(key), 0);
-	struct item **pp = item_slot(q, key, h), *it;
+	uint64_t h = key_hash(key);
+	struct item *it = item_find_hash(q, key, h);
 
-	if (*pp)
-		return *pp;
-	if (q->count >= q->nslots) {
-		size_t n = q->nslots * 2;
-		struct item **slots = calloc(n, sizeof(*slots));
-
-		if (slots) {
-			for (size_t i = 0; i < q->nslots; i++) {
-				struct item *e = q->slots[i], *next;
-
-				for (; e; e = next) {
-					next = e->hnext;
-					e->hnext = slots[e->hash & (n - 1)];
-					slots[e->hash & (n - 1)] = e;
-				}
-			}
-			free(q->slots);
-			q->slots = slots;
-			q->nslots = n;
-			pp = item_slot(q, key, h);
-		}
-	}
+	if (it)
+		return it;
 	it = calloc(1, sizeof(*it) + strlen(key) + 1);
 	if (!it)
 		return NULL;
 	strcpy(it->key, key);
-	it->hash = h;
 	it->heap_idx = -1;
-	*pp = it;
-	q->count++;
+	if (hmap_insert(&q->items, &it->node, h) < 0) {
+		free(it);
+		return NULL;
+	}
 	return it;
 }
 
@@ -130,13 +115,9 @@ item_get(struct kube_workqueue *q, const char *key)
 static void
 item_maybe_free(struct kube_workqueue *q, struct item *it)
 {
-	struct item **pp;
-
 	if (it->dirty || it->processing || it->heap_idx >= 0 || it->failures)
 		return;
-	pp = item_slot(q, it->key, it->hash);
-	*pp = it->hnext;
-	q->count--;
+	hmap_remove(&q->items, &it->node);
 	free(it);
 }
 
@@ -255,9 +236,7 @@ kube_workqueue_new(const struct kube_workqueue_opts *opts, struct kube_workqueue
 	q->burst = opts && opts->burst ? opts->burst : 100;
 	q->tokens = q->burst;
 	q->last_refill = now(q);
-	q->nslots = 64;
-	q->slots = calloc(q->nslots, sizeof(*q->slots));
-	if (!q->slots)
+	if (hmap_reserve(&q->items, 64) < 0)
 		goto fail;
 	if (q->base) {
 		q->timer = evtimer_new(q->base, timer_cb, q);
@@ -305,17 +284,13 @@ fail:
 struct kube_workqueue *
 kube_workqueue_free(struct kube_workqueue *q)
 {
+	struct item *it;
+
 	if (!q)
 		return NULL;
-	for (size_t i = 0; i < q->nslots; i++) {
-		struct item *e = q->slots[i], *next;
-
-		for (; e; e = next) {
-			next = e->hnext;
-			free(e);
-		}
-	}
-	free(q->slots);
+	HMAP_FOR_EACH_SAFE(it, node, &q->items)
+	free(it);
+	hmap_destroy(&q->items);
 	free(q->fifo);
 	free(q->heap);
 	if (q->timer)
