@@ -12,7 +12,13 @@
  *   ha.c           --leader-elect on the wire: gratuitous ARP, ARP probes, the ARP fence socket
  *   caps.c         capabilities: raised at start, dropped once the sockets are open
  *   listen.c       where the HTTP endpoint may listen (never on the served interface)
- *   serve.c        glue: dhcp_server fds <-> libevent, dynamic allocation, readiness, metrics
+ *   serve.c        the running agent: agent_new/agent_free, the source, the engine's callbacks
+ *   sockets.c      DHCP and ARP sockets <-> libevent, the serverIP, link events, capability drop
+ *   failover.c     --leader-elect: standby/probing/active/hold, ARP fencing, Lease callbacks
+ *   warmstart.c    --snapshot: written on change, served at start until synced
+ *   metrics.c      /metrics series and /readyz
+ *   decisions.c    the DHCP decision log
+ *                  (all six but decisions.c share struct agent: serve-internal.h)
  *   main.c         flags, start-up, signals
  *
  * Fallible functions return negative errno; those that take `err` fill it with one line
@@ -447,7 +453,7 @@ int agent_listen_check(const char *listen, const char *ifname, bool kube, uint32
  */
 int agent_listen_device(const char *listen, char *ifname, size_t len);
 
-/* ---- serve.c ------------------------------------------------------------------------ */
+/* ---- decisions.c: the DHCP decision log ------------------------------------------ */
 
 /*
  * The DHCP decision log: one info line per request the engine handled (its on_decision), e.g.
@@ -498,6 +504,8 @@ void agent_declog_decision(
  * since the first (always with force: at exit). now: the decisions' clock.
  */
 void agent_declog_flush(struct agent_declog *l, uint64_t now, bool force);
+
+/* ---- serve.c: the running agent ---------------------------------------------------- */
 
 struct agent_opts {
 	const char *config_path;

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef VMDHCP_AGENT_SERVE_INTERNAL_H
+#define VMDHCP_AGENT_SERVE_INTERNAL_H
+
+/*
+ * The running agent's own parts (agent/ only; main.c sees agent.h's agent_new and friends):
+ * struct agent, and the functions its files share. One object, one event loop, split by role:
+ *
+ *   serve.c       the object: agent_new/agent_free, the pool's source (file or IPPool) and
+ *                 reload, the engine's callbacks (--dynamic, DECLINE, ACK), the expiry sweep
+ *   sockets.c     the DHCP and ARP sockets on the event loop, the serverIP on the interface,
+ *                 link events, the capability drop
+ *   failover.c    --leader-elect: STANDBY/PROBING/ACTIVE/HOLD, ARP fencing, the Lease's
+ *                 callbacks, the serverIP's lifetime, SIGTERM's Lease release
+ *   warmstart.c   --snapshot: the table written on change, read at start, dropped once synced
+ *   metrics.c     what /metrics and /readyz report
+ *   decisions.c   the DHCP decision log (agent.h; it needs nothing of struct agent)
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/util.h>
+
+#include "agent/agent.h"
+
+struct event;
+struct httpd;
+struct metric;
+struct metrics;
+
+struct agent {
+	struct event_base *base;
+	struct agent_opts opts;
+	struct agent_source src; /* the pool: the file (local mode) or the IPPool */
+	struct dhcp_server *dhcp;
+	struct leasefile *lf;
+	struct agent_dynamic *dyn;
+	struct agent_dynamic_opts dyn_opts;
+	struct agent_marks *marks;  /* DECLINE marks held down in the engine (all modes) */
+	struct agent_declog declog; /* the engine's decisions, logged */
+	struct event *ev_expire;    /* the sweep of both, every EXPIRE_TICK_SEC */
+	uint64_t sweep_write_errors; /* failed lease file rewrites after a sweep */
+	struct agent_link *link;
+	struct event *ev_fd[2];
+	size_t n_fd;
+	struct event *ev_retry;
+	unsigned retry_sec; /* next retry delay; 0 after a success */
+	bool open;
+	int open_ifindex;
+	uint8_t open_hwaddr[6];
+
+	bool started;	     /* agent_new() done: the capabilities may go */
+	bool caps_dropped;   /* see the top of sockets.c */
+	int dropped_ifindex; /* the ifindex the sockets were bound to at the drop */
+	bool kept_down;	     /* the sockets are kept while the interface is down (logged) */
+	uint32_t addr_ip;    /* the server address last added (--assign-server-ip) */
+	unsigned addr_prefix;
+	int exit_status;	    /* non-zero: the loop was broken, the process must restart */
+	uint32_t listen_ip;	    /* --listen's IPv4 address (host order) or 0 */
+	uint32_t refused_server_ip; /* a serverIP equal to listen_ip, already logged */
+
+	/* Kubernetes mode (opts.kube): the client of the IPPool source (src) */
+	struct kube_config *kcfg;
+	struct kube_client *kc;
+
+	/*
+	 * --leader-elect: replicas of one pool hold identical tables; only the holder of the
+	 * pool's Lease (active) owns the serverIP on its interface and answers. A standby keeps
+	 * its sockets open (they could not be reopened once the capabilities are dropped) and
+	 * drains them: the engine drops every request (dhcp_server_set_standby).
+	 */
+	struct kube_leader *leader;
+	bool active;		  /* may answer (always, without --leader-elect) */
+	uint64_t transitions;	  /* times this replica became active */
+	uint32_t addr_lifetime_s; /* the serverIP's lifetime while active (0: forever) */
+	struct event *ev_refresh; /* renews the address's lifetime while active */
+	struct event *ev_garp;	  /* the second announcement */
+	uint64_t garp_sent;
+	uint32_t cleared_ip; /* a standby's serverIP removed from the interface, once per IP */
+	/*
+	 * Fencing on the wire (RFC 5227): a replica takes the serverIP (PROBING -> ACTIVE or HOLD)
+	 * only when no other MAC answers ARP probes for it. ACTIVE holds the Lease; HOLD answers
+	 * without it while the API server does not answer (its Lease could not be renewed, or it
+	 * started from its snapshot with the API server down) and steps down as soon as another
+	 * replica is seen holding the Lease or claiming the address.
+	 */
+	enum { HA_STANDBY, HA_PROBING, HA_ACTIVE, HA_HOLD } ha;
+	bool lease_held;	  /* between kube_leader's on_started and on_stopped */
+	bool api_answered;	  /* the last Lease attempt got the API server's answer */
+	bool api_tried;		  /* a Lease attempt has ended */
+	uint64_t api_answered_at; /* monotonic usec of the last answered attempt (or the start) */
+	bool probe_for_hold;	  /* the probe under way is to hold without the Lease */
+	bool probe_conflict;
+	uint8_t conflict_mac[6];
+	uint8_t fenced_mac[6]; /* the MAC last logged as still answering for the serverIP */
+	unsigned probes_sent;
+	int arp_fd;	 /* ARP for the serverIP (agent_arp_open), with the DHCP sockets */
+	uint32_t arp_ip; /* the address its filter passes */
+	struct event *ev_arp;
+	struct event *ev_probe; /* the next probe, then the verdict */
+	struct event *ev_hold;	/* the next try to take the serverIP (fenced, or without the API) */
+	uint64_t defended_at;
+	uint64_t probes, conflicts;
+	bool stopping;
+	void (*stop_done)(void *userdata);
+	void *stop_userdata;
+	struct event *ev_stop; /* the Lease release's time limit */
+
+	/*
+	 * --snapshot: the table written on change (rate-limited), read at start and served,
+	 * stale, until the first sync with the API server replaces it.
+	 */
+	struct agent_config *snap; /* the snapshot's config while it is served (stale) */
+	struct agent_snapshot_info snap_info;
+	char snap_written[32]; /* snap_info.written_usec as UTC RFC 3339 */
+	struct event *ev_snap; /* a write pending */
+	uint64_t snap_last;    /* monotonic usec of the last write attempt */
+	uint64_t snap_writes, snap_write_errors, snap_write_usec;
+	size_t snap_bytes;
+
+	struct metrics *metrics;
+	struct httpd *httpd;
+	struct metric *m_kube_synced, *m_kube_last_sync, *m_kube_reconnects, *m_kube_errors,
+	    *m_kube_relists, *m_kube_malformed, *m_kube_duplicate_macs;
+	struct metric *m_rx, *m_tx, *m_drops, *m_declines, *m_latency, *m_bindings, *m_dynamic,
+	    *m_available, *m_reloads, *m_serving, *m_link_events, *m_lease_errors, *m_expired,
+	    *m_held, *m_declines_ignored;
+	struct metric *m_ha_state, *m_arp_probes, *m_arp_conflicts;
+	struct metric *m_leader, *m_transitions, *m_garp, *m_snap_stale, *m_snap_writes,
+	    *m_snap_errors, *m_snap_bytes, *m_snap_write_seconds;
+};
+
+/* vmdhcp_agent_declines_ignored_total's reasons (metrics.c's labels, in this order) */
+enum { IGNORED_RATE_LIMITED, IGNORED_NOT_BOUND };
+
+/* serve.c */
+const struct agent_config *agent_cur_cfg(const struct agent *a);
+void agent_shrink_config(struct agent_config *c);
+
+/* metrics.c */
+int agent_metrics_setup(struct agent *a);
+int agent_kube_metrics_setup(struct agent *a);
+bool agent_server_ip_is_listen(const struct agent *a, const struct agent_config *cfg);
+bool agent_ready(void *userdata, char *reason, size_t len); /* httpd's /readyz */
+
+/* sockets.c */
+void agent_update_sockets(struct agent *a, bool force);
+void agent_close_sockets(struct agent *a);
+int agent_drop_capabilities(struct agent *a);
+void agent_del_address(struct agent *a, const char *why);
+void agent_announce(struct agent *a);
+void agent_garp_cb(evutil_socket_t fd, short what, void *arg);
+void agent_retry_cb(evutil_socket_t fd, short what, void *arg);
+void agent_link_changed(
+    void *userdata, const struct agent_link_state *old, const struct agent_link_state *now);
+
+/* warmstart.c */
+void agent_warmstart_load(struct agent *a);
+void agent_warmstart_schedule(struct agent *a);
+void agent_warmstart_done(struct agent *a, enum agent_kube_state st);
+void agent_warmstart_cb(evutil_socket_t fd, short what, void *arg);
+
+/* failover.c */
+int agent_leader_setup(struct agent *a, char *err, size_t errlen);
+void agent_ha_sockets_open(struct agent *a);
+void agent_stand_down(struct agent *a, const char *why);
+void agent_arp_readable(evutil_socket_t fd, short what, void *arg);
+void agent_refresh_cb(evutil_socket_t fd, short what, void *arg);
+void agent_probe_cb(evutil_socket_t fd, short what, void *arg);
+void agent_hold_cb(evutil_socket_t fd, short what, void *arg);
+void agent_stop_timeout_cb(evutil_socket_t fd, short what, void *arg);
+
+#endif

@@ -1,0 +1,539 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The DHCP engine's sockets on the event loop, opened and closed as the interface comes and
+ * goes (link.c) and as the pool asks (paused, deleted, a serverIP refused), with the ARP
+ * socket of --leader-elect beside them (failover.c); the receive path; the serverIP on the
+ * interface (--assign-server-ip) and its gratuitous ARP; the capability drop.
+ *
+ * With opts.drop_capabilities (always in Kubernetes mode), the first time the sockets are
+ * open and the server address is set, every capability goes but CAP_NET_ADMIN (caps.c).
+ * From then on the sockets are kept, never reopened: a link down -> up on the same ifindex
+ * keeps them (a packet socket bound to an ifindex survives it) and only re-adds the address;
+ * a change that needs new sockets (the interface re-created, serving again after the sockets
+ * were closed for a pause or a deletion) ends the event loop with exit
+ * status 1, so the kubelet restarts the container with its capabilities.
+ */
+#include <errno.h>
+#include <linux/capability.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "agent/agent.h"
+#include "agent/serve-internal.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+#include "lib/metrics.h"
+#include "lib/util.h"
+
+#define REOPEN_RETRY_SEC 2	/* first retry after a failed open; doubles */
+#define REOPEN_RETRY_MAX_SEC 60 /* up to this */
+/*
+ * Receive buffer of the DHCP sockets: a burst while the agent is not scheduled (a busy node)
+ * must queue, not drop. 4 MiB holds ~2 000 queued requests (skb truesize ~2 KiB each).
+ */
+#define DHCP_RCVBUF (4 << 20)
+/* The second gratuitous ARP follows the first after this (RFC 5227 ANNOUNCE_INTERVAL: 2 s). */
+#define GARP_INTERVAL_SEC 1
+
+static struct log_ratelimit rl_read = LOG_RATELIMIT_INIT(10 * USEC_PER_SEC, 5);
+
+/*
+ * Interrupt moderation: while requests keep coming, the agent sleeps DHCP_POLL_USEC between
+ * reads of the packet socket's ring (a memory load when empty) instead of taking one wakeup
+ * per request, so one wakeup and one sendmmsg serve several exchanges. It goes back to the
+ * event loop when a read finds nothing, or after DHCP_POLL_MAX_USEC so other events run.
+ * Adds at most DHCP_POLL_USEC to a reply's latency.
+ */
+#define DHCP_POLL_USEC 200
+#define DHCP_POLL_MAX_USEC 10000
+
+static void
+dhcp_readable(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+	uint64_t now = clock_now_usec(), start = now;
+	bool first = true;
+
+	(void)what;
+	for (;;) {
+		int got = dhcp_server_on_readable(a->dhcp, fd, now);
+
+		if ((got == 0 || got == -EAGAIN) && first) {
+			/*
+			 * Woken with nothing to read: a socket error is pending, ENETDOWN when the
+			 * interface went down under sockets that are kept (see the top of the
+			 * file). Reading the packet ring does not clear it: it would keep the fd
+			 * readable (a busy loop) and fail the next reply sent, so clear it here.
+			 */
+			int e = 0;
+			socklen_t elen = sizeof(e);
+			if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) == 0 && e != 0)
+				log_debug("%s: DHCP socket: %s", a->opts.ifname, strerror(e));
+		}
+		first = false;
+		if (got < 0 && got != -EAGAIN && got != -EINTR)
+			log_ratelimited(&rl_read, now, LOG_LEVEL_WARN, "%s: receive: %s",
+			    a->opts.ifname, strerror(-got));
+		/* fds[0] of dhcp_server_fds is the packet socket; the UDP one is only drained */
+		if (got <= 0 || a->n_fd == 0 || fd != event_get_fd(a->ev_fd[0]) ||
+		    now - start >= DHCP_POLL_MAX_USEC)
+			break;
+		(void)nanosleep(&(struct timespec){.tv_nsec = DHCP_POLL_USEC * 1000L}, NULL);
+		now = clock_now_usec();
+	}
+}
+
+/* --leader-elect: the ARP socket that fences the serverIP (ha.c), beside the DHCP sockets. */
+static int
+arp_open(struct agent *a, int ifindex)
+{
+	const struct agent_config *cfg = agent_cur_cfg(a);
+	int r;
+
+	a->arp_ip = cfg != NULL ? cfg->opts.server_ip : 0;
+	if ((r = agent_arp_open(ifindex, a->arp_ip, &a->arp_fd)) < 0) {
+		a->arp_fd = -1;
+		log_error("%s: cannot open the ARP socket: %s", a->opts.ifname, strerror(-r));
+		return r;
+	}
+	a->ev_arp = event_new(a->base, a->arp_fd, EV_READ | EV_PERSIST, agent_arp_readable, a);
+	if (a->ev_arp == NULL || event_add(a->ev_arp, NULL) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+void
+agent_close_sockets(struct agent *a)
+{
+	for (size_t i = 0; i < a->n_fd; i++)
+		event_free(a->ev_fd[i]);
+	a->n_fd = 0;
+	if (a->ev_arp != NULL)
+		event_free(a->ev_arp);
+	a->ev_arp = NULL;
+	if (a->arp_fd >= 0)
+		close(a->arp_fd);
+	a->arp_fd = -1;
+	if (a->open)
+		dhcp_server_close(a->dhcp);
+	a->open = false;
+	a->open_ifindex = 0;
+}
+
+/* Removes the serverIP this replica added (a standby, a stop, a new serverIP). */
+void
+agent_del_address(struct agent *a, const char *why)
+{
+	char ip[IPV4_STRLEN];
+	int r;
+
+	if (a->addr_ip == 0 || a->link == NULL)
+		return;
+	ipv4_format(a->addr_ip, ip);
+	r = agent_link_del_address(a->link, a->addr_ip, a->addr_prefix);
+	if (r < 0)
+		log_error("%s: cannot remove %s/%u (%s): %s", a->opts.ifname, ip, a->addr_prefix,
+		    why, strerror(-r));
+	else
+		log_info("%s: address %s/%u removed (%s)", a->opts.ifname, ip, a->addr_prefix, why);
+	a->addr_ip = 0;
+	a->addr_prefix = 0;
+}
+
+/*
+ * A standby makes sure the pool's serverIP is not on its interface: a container of this pod
+ * that was active and died (SIGKILL, OOM) left it there, and the kernel would go on answering
+ * ARP for it. Once per serverIP.
+ */
+static void
+clear_stale_address(struct agent *a, const struct agent_config *cfg)
+{
+	char ip[IPV4_STRLEN];
+	int r;
+
+	if (a->active || a->link == NULL || cfg == NULL || !a->opts.assign_server_ip ||
+	    a->cleared_ip == cfg->opts.server_ip || !agent_link_state(a->link)->exists)
+		return;
+	r = agent_link_del_address(a->link, cfg->opts.server_ip, cfg->prefix);
+	ipv4_format(cfg->opts.server_ip, ip);
+	if (r < 0) {
+		log_warn("%s: standby: cannot make sure %s is not on the interface: %s",
+		    a->opts.ifname, ip, strerror(-r));
+		return;
+	}
+	a->cleared_ip = cfg->opts.server_ip;
+}
+
+/* With --assign-server-ip: serverIP/prefix on the interface (already there is fine). */
+static int
+add_address(struct agent *a)
+{
+	const struct agent_config *cfg = agent_cur_cfg(a);
+	char ip[IPV4_STRLEN];
+	int r;
+
+	if (!a->opts.assign_server_ip || !a->active)
+		return 0;
+	if (a->addr_ip != 0 && (a->addr_ip != cfg->opts.server_ip || a->addr_prefix != cfg->prefix))
+		agent_del_address(a, "the pool's serverIP changed");
+	ipv4_format(cfg->opts.server_ip, ip);
+	r = agent_link_add_address_lifetime(
+	    a->link, cfg->opts.server_ip, cfg->prefix, a->addr_lifetime_s);
+	if (r < 0) {
+		log_error("%s: cannot add %s/%u: %s%s", a->opts.ifname, ip, cfg->prefix,
+		    strerror(-r), r == -EPERM || r == -EACCES ? " (needs CAP_NET_ADMIN)" : "");
+		return r;
+	}
+	if (a->addr_ip != cfg->opts.server_ip || a->addr_prefix != cfg->prefix)
+		log_info("%s: address %s/%u present", a->opts.ifname, ip, cfg->prefix);
+	a->addr_ip = cfg->opts.server_ip;
+	a->addr_prefix = cfg->prefix;
+	return 0;
+}
+
+/* Gratuitous ARP for the serverIP: now, and once more GARP_INTERVAL_SEC later (ev_garp). */
+void
+agent_announce(struct agent *a)
+{
+	int fds[2];
+	char ip[IPV4_STRLEN];
+	int r;
+
+	/* whoever adds the serverIP announces it: a new active replica, or a single agent that
+	 * (re)starts, so VMs whose neighbour entry is stale or incomplete send to it at once */
+	if (!a->active || !a->open || a->addr_ip == 0 || dhcp_server_fds(a->dhcp, fds) == 0)
+		return;
+	r = agent_garp_send(
+	    a->arp_fd >= 0 ? a->arp_fd : fds[0], a->open_ifindex, a->open_hwaddr, a->addr_ip);
+	ipv4_format(a->addr_ip, ip);
+	if (r < 0) {
+		log_warn("%s: cannot send a gratuitous ARP for %s: %s", a->opts.ifname, ip,
+		    strerror(-r));
+		return;
+	}
+	a->garp_sent++;
+	log_debug("%s: gratuitous ARP for %s sent", a->opts.ifname, ip);
+}
+
+void
+agent_garp_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	agent_announce(arg);
+}
+
+static void
+announce_twice(struct agent *a)
+{
+	agent_announce(a);
+	evtimer_add(a->ev_garp, &(struct timeval){.tv_sec = GARP_INTERVAL_SEC});
+}
+
+static int
+open_sockets(struct agent *a)
+{
+	const struct agent_link_state *st = agent_link_state(a->link);
+	const struct agent_config *cfg = agent_cur_cfg(a);
+	int fds[2], r;
+	size_t n;
+
+	agent_close_sockets(a);
+	if ((r = add_address(a)) < 0)
+		return r;
+	r = dhcp_server_open(a->dhcp, st->ifindex, a->opts.ifname, st->hwaddr);
+	if (r < 0) {
+		char hint[160] = "";
+		if (r == -EACCES || r == -EPERM) {
+			uint64_t need = AGENT_CAP(CAP_NET_RAW) | AGENT_CAP(CAP_NET_BIND_SERVICE);
+			struct agent_caps caps;
+			char names[64];
+			if (agent_caps_get(&caps) == 0 && (need & ~caps.effective) != 0)
+				snprintf(hint, sizeof(hint), " (missing capabilities: %s)",
+				    agent_caps_format(
+					need & ~caps.effective, 2, names, sizeof(names)));
+			else
+				snprintf(hint, sizeof(hint),
+				    " (needs CAP_NET_RAW for the packet socket, "
+				    "CAP_NET_BIND_SERVICE for UDP port 67)");
+		}
+		log_error("%s: cannot open DHCP sockets: %s%s", a->opts.ifname, strerror(-r), hint);
+		return r;
+	}
+	a->open = true;
+	a->open_ifindex = st->ifindex;
+	memcpy(a->open_hwaddr, st->hwaddr, 6);
+	n = dhcp_server_fds(a->dhcp, fds);
+	for (size_t i = 0; i < n; i++) {
+		int sz = DHCP_RCVBUF;
+		/* SO_RCVBUFFORCE passes rmem_max with CAP_NET_ADMIN; else the capped SO_RCVBUF */
+		if (setsockopt(fds[i], SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
+			(void)setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+		a->ev_fd[i] = event_new(a->base, fds[i], EV_READ | EV_PERSIST, dhcp_readable, a);
+		if (a->ev_fd[i] == NULL || event_add(a->ev_fd[i], NULL) < 0) {
+			if (a->ev_fd[i] != NULL)
+				event_free(a->ev_fd[i]);
+			a->n_fd = i;
+			agent_close_sockets(a);
+			log_error("%s: cannot watch DHCP sockets", a->opts.ifname);
+			return -ENOMEM;
+		}
+		a->n_fd = i + 1;
+	}
+	if (a->leader != NULL && (r = arp_open(a, st->ifindex)) < 0) {
+		agent_close_sockets(a);
+		return r;
+	}
+	dhcp_server_set_standby(a->dhcp, !a->active);
+	log_info("%s: %s pool %s/%s (ifindex %d)", a->opts.ifname,
+	    a->active ? "serving" : "standby for", cfg->pool_ns, cfg->pool_name, st->ifindex);
+	announce_twice(a);
+	return 0;
+}
+
+/* Ends the event loop with exit status 1: the process must restart (see the top). */
+static void
+must_restart(struct agent *a, const char *what)
+{
+	log_error("%s: %s needs new DHCP sockets: capabilities were dropped after start-up; "
+		  "exiting so the container restarts with them",
+	    a->opts.ifname, what);
+	a->exit_status = 1;
+	evtimer_del(a->ev_retry);
+	event_base_loopbreak(a->base);
+}
+
+/*
+ * Drops every capability but CAP_NET_ADMIN (kept with --assign-server-ip to re-add the
+ * address; nothing is kept in a dry run), once: after agent_new() and the first open.
+ */
+int
+agent_drop_capabilities(struct agent *a)
+{
+	uint64_t keep = a->opts.assign_server_ip && !a->opts.dry_run ? AGENT_CAP(CAP_NET_ADMIN) : 0;
+	uint64_t sockets = AGENT_CAP(CAP_NET_RAW) | AGENT_CAP(CAP_NET_BIND_SERVICE), gone;
+	struct agent_caps before, after;
+	char kept[64], dropped[128];
+	int others, r;
+
+	if (!a->opts.drop_capabilities || a->caps_dropped || !a->started)
+		return 0;
+	if ((r = agent_caps_drop(keep, &before, &after)) < 0)
+		return r;
+	a->caps_dropped = true;
+	a->dropped_ifindex = a->open_ifindex;
+	/* the two the sockets needed by name, the others (uid 0 has them all) counted */
+	gone = before.permitted & ~after.permitted;
+	others = __builtin_popcountll(gone & ~sockets);
+	if ((gone & sockets) != 0 && others > 0) {
+		agent_caps_format(gone & sockets, 2, kept, sizeof(kept));
+		snprintf(dropped, sizeof(dropped), "%s and %d others", kept, others);
+	} else {
+		agent_caps_format(gone, 4, dropped, sizeof(dropped));
+	}
+	log_info("capabilities dropped: kept %s%s; dropped %s from the permitted, effective and "
+		 "inheritable sets%s; %s",
+	    agent_caps_format(after.permitted, 4, kept, sizeof(kept)),
+	    after.permitted != 0 ? " (re-adds the server address after link events)" : "", dropped,
+	    before.effective & AGENT_CAP(CAP_SETPCAP) ? " and the bounding set" : "",
+	    a->opts.dry_run ? "dry run: no sockets, no netlink"
+			    : "the DHCP sockets cannot be reopened from now on");
+	return 0;
+}
+
+/*
+ * A pool version whose serverIP is the --listen address is not served: the agent would add
+ * the address to the served interface and open /metrics to the VMs (listen.c). Logged once.
+ */
+static bool
+server_ip_refused(struct agent *a, const struct agent_config *cfg)
+{
+	char ip[IPV4_STRLEN];
+
+	if (!agent_server_ip_is_listen(a, cfg)) {
+		a->refused_server_ip = 0;
+		return false;
+	}
+	if (a->refused_server_ip != cfg->opts.server_ip) {
+		ipv4_format(cfg->opts.server_ip, ip);
+		log_error("IPPool %s/%s: serverIP %s is the --listen address: not serving it on "
+			  "%s, the VMs would reach /metrics; listen on another address (the pod "
+			  "IP) or change the serverIP",
+		    cfg->pool_ns, cfg->pool_name, ip, a->opts.ifname);
+		a->refused_server_ip = cfg->opts.server_ip;
+	}
+	return true;
+}
+
+static void
+retry_later(struct agent *a)
+{
+	struct timeval tv;
+
+	a->retry_sec =
+	    a->retry_sec == 0 ? REOPEN_RETRY_SEC : MIN(a->retry_sec * 2, REOPEN_RETRY_MAX_SEC);
+	tv = (struct timeval){.tv_sec = a->retry_sec};
+	log_info("%s: retrying in %u s", a->opts.ifname, a->retry_sec);
+	evtimer_add(a->ev_retry, &tv);
+}
+
+/*
+ * After the drop: serving on the interface again. The sockets bound to it are kept (force:
+ * it came up again, or the serverIP changed: the address is re-added); anything else needs
+ * new sockets.
+ */
+static void
+serve_kept(struct agent *a, const struct agent_link_state *st, bool force)
+{
+	char what[96];
+
+	/* the sockets are never reopened after the drop: while open, they are on dropped_ifindex */
+	if (st->ifindex != a->dropped_ifindex)
+		snprintf(what, sizeof(what), "the interface re-created (ifindex %d -> %d)",
+		    a->dropped_ifindex, st->ifindex);
+	else if (!a->open)
+		snprintf(what, sizeof(what),
+		    "serving again after the sockets were closed (pool paused, deleted or "
+		    "refused)");
+	else {
+		if (memcmp(st->hwaddr, a->open_hwaddr, 6) != 0) {
+			/* a bridge takes a port's MAC: the sockets stay, replies take the new one */
+			char m[MAC_STRLEN];
+			dhcp_server_set_hwaddr(a->dhcp, st->hwaddr);
+			memcpy(a->open_hwaddr, st->hwaddr, 6);
+			mac_format(st->hwaddr, m);
+			log_info("%s: replies now sent from %s (DHCP sockets kept)",
+			    a->opts.ifname, m);
+		}
+		if (!force)
+			return;
+		if (add_address(a) < 0) {
+			retry_later(a);
+			return;
+		}
+		announce_twice(a);
+		evtimer_del(a->ev_retry);
+		a->retry_sec = 0;
+		if (a->kept_down)
+			log_info("%s: serving again on the DHCP sockets kept (ifindex %d)",
+			    a->opts.ifname, st->ifindex);
+		a->kept_down = false;
+		return;
+	}
+	must_restart(a, what);
+}
+
+/* Brings the sockets to what the interface and the pool ask for; force reopens. */
+void
+agent_update_sockets(struct agent *a, bool force)
+{
+	const struct agent_link_state *st;
+	bool pool, want;
+	int r;
+
+	if (a->link == NULL || a->exit_status != 0)
+		return; /* dry run: no sockets; or on the way out */
+	st = agent_link_state(a->link);
+	pool = (a->snap != NULL ? !a->snap->paused : a->src.ops->serving(a->src.src)) &&
+	       !server_ip_refused(a, agent_cur_cfg(a));
+	want = pool && st->exists && st->up;
+	if (pool)
+		clear_stale_address(a, agent_cur_cfg(a));
+	/* the ARP fence follows the serverIP */
+	if (a->arp_fd >= 0 && agent_cur_cfg(a) != NULL &&
+	    agent_cur_cfg(a)->opts.server_ip != a->arp_ip &&
+	    agent_arp_set_filter(a->arp_fd, agent_cur_cfg(a)->opts.server_ip) == 0)
+		a->arp_ip = agent_cur_cfg(a)->opts.server_ip;
+	/* a new serverIP/prefix (a new pool version): the address is added again */
+	if (want && a->open && a->opts.assign_server_ip && a->active &&
+	    (agent_cur_cfg(a)->opts.server_ip != a->addr_ip ||
+		agent_cur_cfg(a)->prefix != a->addr_prefix))
+		force = true;
+
+	if (!want) {
+		evtimer_del(a->ev_retry);
+		a->retry_sec = 0;
+		if (!a->open)
+			return;
+		if (a->caps_dropped && pool && st->exists && st->ifindex == a->open_ifindex) {
+			if (!a->kept_down)
+				log_info("%s: DHCP sockets kept while the interface is down "
+					 "(capabilities were dropped: they could not be reopened)",
+				    a->opts.ifname);
+			a->kept_down = true;
+			return;
+		}
+		agent_close_sockets(a);
+		log_info("%s: DHCP sockets closed; waiting%s", a->opts.ifname,
+		    a->caps_dropped ? " (capabilities were dropped: serving again will need a "
+				      "restart)"
+				    : "");
+		return;
+	}
+	if (a->caps_dropped) {
+		serve_kept(a, st, force);
+		return;
+	}
+	if (a->open && !force && a->open_ifindex == st->ifindex)
+		return;
+	if (open_sockets(a) < 0) {
+		retry_later(a);
+		return;
+	}
+	evtimer_del(a->ev_retry);
+	a->retry_sec = 0;
+	if ((r = agent_drop_capabilities(a)) < 0) {
+		log_error("cannot drop capabilities: %s; exiting", strerror(-r));
+		a->exit_status = 1;
+		event_base_loopbreak(a->base);
+		return;
+	}
+	agent_ha_sockets_open(a);
+}
+
+void
+agent_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	agent_update_sockets(arg, true);
+}
+
+void
+agent_link_changed(
+    void *userdata, const struct agent_link_state *old, const struct agent_link_state *now)
+{
+	struct agent *a = userdata;
+	const char *ifname = a->opts.ifname;
+	bool force = false;
+
+	metric_inc(a->m_link_events, 0);
+	if (!now->exists) {
+		log_warn("%s: interface deleted", ifname);
+	} else if (!old->exists) {
+		log_info("%s: interface appeared (ifindex %d, %s)", ifname, now->ifindex,
+		    now->up ? "up" : "down");
+		force = true;
+	} else if (old->ifindex != now->ifindex) {
+		log_info("%s: interface re-created (ifindex %d -> %d)", ifname, old->ifindex,
+		    now->ifindex);
+		force = true;
+	} else if (old->up && !now->up) {
+		log_warn("%s: interface down", ifname);
+	} else if (!old->up && now->up) {
+		log_info("%s: interface up", ifname);
+		force = true;
+	} else if (memcmp(old->hwaddr, now->hwaddr, 6) != 0) {
+		char m[MAC_STRLEN];
+		mac_format(now->hwaddr, m);
+		log_info("%s: MAC address changed to %s", ifname, m);
+		force = true;
+	}
+	agent_update_sockets(a, force);
+}

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The warm start (--snapshot, Kubernetes mode): the table and options written to the
+ * snapshot file on change (rate-limited), read at start and served, stale, until the first
+ * sync with the API server replaces it. snapshot.c encodes, writes, reads and validates; this
+ * file decides when.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "agent/agent.h"
+#include "agent/serve-internal.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+
+/* Snapshot writes at most this often: a pool changing all the time costs one write a second. */
+#define SNAPSHOT_MIN_INTERVAL_USEC USEC_PER_SEC
+
+static struct log_ratelimit rl_snapshot = LOG_RATELIMIT_INIT(60 * USEC_PER_SEC, 1);
+
+static void
+snapshot_write(struct agent *a)
+{
+	const struct agent_config *cfg = agent_cur_cfg(a);
+	char err[AGENT_ERR_MAX];
+	struct agent_snapshot_info info;
+	uint64_t t0 = clock_now_usec();
+	int r;
+
+	a->snap_last = t0;
+	if (cfg == NULL || a->snap != NULL)
+		return; /* nothing synced to write (a stale table is never written back) */
+	r = agent_snapshot_write(
+	    a->opts.snapshot_path, cfg, a->dhcp, NULL, &info, err, sizeof(err));
+	a->snap_write_usec = clock_now_usec() - t0;
+	if (r < 0) {
+		a->snap_write_errors++;
+		log_ratelimited(&rl_snapshot, t0, LOG_LEVEL_WARN,
+		    "snapshot not written: %s (a warm start would serve an older one, or none)",
+		    err);
+		return;
+	}
+	a->snap_writes++;
+	a->snap_bytes = info.bytes;
+	/* the encoded file (0.6 MiB at 65 000 bindings) goes back to the system, not the heap */
+	malloc_trim(0);
+	log_debug("snapshot %s written: %zu bindings, %zu bytes in %" PRIu64 " us",
+	    a->opts.snapshot_path, info.bindings, info.bytes, a->snap_write_usec);
+}
+
+void
+agent_warmstart_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	snapshot_write(arg);
+}
+
+/* A new table to snapshot: written now, or when SNAPSHOT_MIN_INTERVAL_USEC since the last. */
+void
+agent_warmstart_schedule(struct agent *a)
+{
+	uint64_t now = clock_now_usec(), due;
+
+	if (a->opts.snapshot_path == NULL || a->ev_snap == NULL ||
+	    evtimer_pending(a->ev_snap, NULL))
+		return;
+	due = a->snap_last != 0 ? a->snap_last + SNAPSHOT_MIN_INTERVAL_USEC : now;
+	due = due > now ? due - now : 0;
+	struct timeval tv = {
+	    .tv_sec = (time_t)(due / USEC_PER_SEC), .tv_usec = (suseconds_t)(due % USEC_PER_SEC)};
+	evtimer_add(a->ev_snap, &tv);
+}
+
+/* Reads the snapshot at start and puts it in the engine: served, stale, until the first sync. */
+void
+agent_warmstart_load(struct agent *a)
+{
+	struct agent_config *snap = NULL;
+	char err[AGENT_ERR_MAX];
+	struct tm tm;
+	time_t t;
+	int r;
+
+	r = agent_snapshot_load(
+	    a->opts.snapshot_path, a->opts.ippool_ref, &snap, &a->snap_info, err, sizeof(err));
+	if (r == -ENOENT) {
+		log_info("no snapshot at %s yet: serving once synced with the API server",
+		    a->opts.snapshot_path);
+		return;
+	}
+	if (r < 0) {
+		log_warn("%s: snapshot ignored; serving once synced with the API server", err);
+		return;
+	}
+	if ((r = agent_apply_config(a->dhcp, snap, NULL, err, sizeof(err))) < 0) {
+		log_warn("%s: snapshot not applied: %s", a->opts.snapshot_path, err);
+		agent_config_free(snap);
+		return;
+	}
+	/* the engine has the bindings now: keep the options, the pool range, the identity */
+	agent_shrink_config(snap);
+	a->snap = snap;
+	a->snap_bytes = a->snap_info.bytes;
+	t = (time_t)(a->snap_info.written_usec / USEC_PER_SEC);
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(a->snap_written, sizeof(a->snap_written), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(a->snap_written, sizeof(a->snap_written), "?");
+	log_kv(LOG_LEVEL_INFO,
+	    LOG_KV("snapshot", a->opts.snapshot_path, "written", a->snap_written, "ippool",
+		a->opts.ippool_ref),
+	    "warm start: %zu bindings of IPPool %s served from the snapshot (stale until synced "
+	    "with the API server)",
+	    a->snap_info.bindings, a->opts.ippool_ref);
+}
+
+/* The API server answered for the pool: the snapshot's table is over. */
+void
+agent_warmstart_done(struct agent *a, enum agent_kube_state st)
+{
+	if (a->snap == NULL)
+		return;
+	if (st == AGENT_KUBE_ABSENT) {
+		/* the pool is gone: its bindings leave the engine with the snapshot */
+		dhcp_server_sync_begin(a->dhcp);
+		(void)dhcp_server_sync_end(a->dhcp);
+		log_warn("IPPool %s does not exist: the snapshot's table is dropped",
+		    a->opts.ippool_ref);
+	} else {
+		log_info("synced with the API server: the snapshot's table is replaced by IPPool "
+			 "%s's current version",
+		    a->opts.ippool_ref);
+	}
+	a->snap = agent_config_free(a->snap);
+}
