@@ -793,6 +793,8 @@ struct retry_cancel {
 	int mutated;
 	bool got;	  /* mutate ran: the PUT is next */
 	bool cancel_here; /* cancel from inside mutate */
+	struct event *after; /* activated by mutate: runs once the PUT has gone out */
+	bool cancelled;
 };
 
 static int
@@ -807,7 +809,24 @@ mutate_cancel(void *userdata, json_t *obj)
 		kube_call_cancel(r->call);
 		r->call = NULL;
 	}
+	if (r->after) {
+		/* the server holds the next request it sees, the PUT, well past the cancel */
+		CU_ASSERT_EQUAL(test_apiserver_fault(srv, "delay?ms=1000&count=1"), 0);
+		event_active(r->after, EV_TIMEOUT, 0);
+	}
 	return 0;
+}
+
+/* From the loop after mutate: the PUT is in flight, its answer held by the server. */
+static void
+cancel_after_mutate(evutil_socket_t fd, short what, void *arg)
+{
+	struct retry_cancel *r = arg;
+
+	CU_ASSERT_PTR_NOT_NULL(r->call);
+	kube_call_cancel(r->call);
+	r->call = NULL;
+	r->cancelled = true;
 }
 
 static void
@@ -868,22 +887,16 @@ test_cancel_update_retry(void)
 	CU_ASSERT_EQUAL(in_mutate.mutated, 1);
 	CU_ASSERT_FALSE(in_mutate.a.done);
 
-	/* cancelled with its PUT in flight (held by the server): done never runs */
+	/* cancelled with its PUT in flight: done never runs */
+	between.after = event_new(base, -1, 0, cancel_after_mutate, &between);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(between.after);
 	CU_ASSERT_EQUAL_FATAL(
 	    kube_call_update_retry(client, &kube_res_configmaps, "t", "retry-cancel", false, 0,
 		mutate_cancel, retry_cancel_done, &between, &between.call),
 	    0);
-	CU_ASSERT_EQUAL(kube_run_until(base, &between.got, 20000), 0);
-	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "delay?ms=100&count=1"), 0);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(between.call);
-	kube_call_cancel(between.call);
-	between.call = NULL;
-	settle("retry-cancel");
-	{
-		bool never = false;
-
-		kube_run_until(base, &never, 200); /* past a delayed answer */
-	}
+	CU_ASSERT_EQUAL(kube_run_until(base, &between.cancelled, 20000), 0);
+	settle("retry-cancel"); /* after the PUT, if it went out */
+	event_free(between.after);
 	CU_ASSERT_EQUAL(between.mutated, 1);
 	CU_ASSERT_FALSE(between.a.done);
 
