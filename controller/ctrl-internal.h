@@ -204,8 +204,9 @@ uint64_t ctrl_now_usec(const struct ctrl *c);
 
 /* One asynchronous write of a reconcile (PENDING until its callback completes the key). */
 struct ctrl_op {
-	struct ctrl *c; /* NULL once the ctrl is freed: the answer is then dropped */
+	struct ctrl *c;
 	struct kube_controller *ctl;
+	struct kube_call *call; /* the write in flight (cancelled by ctrl_free), or NULL */
 	struct ctrl_op *prev, *next;
 	const char *what; /* static, for logs */
 	json_t *payload;  /* optional, owned (freed with the op) */
@@ -228,9 +229,10 @@ int ctrl_op_defer_event(struct ctrl_op *op, const json_t *ref, const char *kind,
     const char *reason, const char *message);
 /* kube_done_fn: completes the reconcile by the result and frees the op. */
 void ctrl_op_done(void *userdata, const struct kube_result *res);
-/* On ctrl_free: writes in flight become orphans (see ctrl_reap_orphans). */
-void ctrl_ops_orphan(struct ctrl *c);
-/* After starting a call with op: rc >= 0 → PENDING; rc < 0 → the op is freed, ERROR. */
+/* On ctrl_free: cancels the writes in flight (their answers are dropped) and frees them. */
+void ctrl_ops_cancel(struct ctrl *c);
+/* After starting a call with op (its handle in op->call): rc >= 0 → PENDING; rc < 0 → the op
+ * is freed, ERROR. */
 struct kube_reconcile_result ctrl_op_started(struct ctrl_op *op, int rc);
 
 static inline struct kube_reconcile_result

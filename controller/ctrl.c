@@ -332,7 +332,7 @@ ctrl_free(struct ctrl *c)
 	if (c == NULL)
 		return NULL;
 	c->reconciling = false;
-	ctrl_ops_orphan(c); /* answers still in flight will be dropped */
+	ctrl_ops_cancel(c); /* answers still in flight will not come */
 	for (size_t i = 0; i < ctrl_n_kinds; i++)
 		if (ctrl_kinds[i].reconcile != NULL)
 			*ctrl_kind_controller(c, &ctrl_kinds[i]) =

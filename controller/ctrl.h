@@ -58,10 +58,8 @@ struct ctrl;
  */
 int ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *metrics,
     const struct ctrl_opts *opts, struct ctrl **ret);
-/* Writes still in flight are orphaned: their answers are dropped when they come. */
+/* Writes still in flight are cancelled: their answers never come. Before kube_client_free. */
 struct ctrl *ctrl_free(struct ctrl *c);
-/* Free orphaned writes once no answer can come any more (after kube_client_free). */
-void ctrl_reap_orphans(void);
 
 /* Allow reconciling (leader elected, or no election): controllers start once synced. */
 void ctrl_lead(struct ctrl *c);

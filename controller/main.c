@@ -437,7 +437,6 @@ main(int argc, char **argv)
 	placement_opts_clear(&a.agent);
 	httpd_free(httpd);
 	kube_client_free(client);
-	ctrl_reap_orphans();
 	metrics_free(metrics);
 	kube_config_free(cfg);
 	event_base_free(app.base);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The write lifecycle of the reconcilers: one struct ctrl_op per asynchronous write (PENDING
- * until its answer completes the key), the Events a write commits, and the orphans: writes
- * of a freed controller whose answers have not come yet. Backpressure is the reconcilers'
+ * until its answer completes the key; a freed controller cancels the writes still in flight)
+ * and the Events a write commits. Backpressure is the reconcilers'
  * concurrency limit (kube/controller.c, see CTRL_MAX_INFLIGHT). Also small payload helpers (Event
  * reference, finalizer patch).
  */
@@ -101,50 +101,31 @@ ctrl_op_new(struct ctrl *c, struct kube_controller *ctl, const char *key, const 
 	return op;
 }
 
-/* Writes of freed controllers whose answers have not come (yet). */
-static struct ctrl_op *orphans;
-
 static void
 op_free(struct ctrl_op *op)
 {
 	struct ctrl *c = op->c;
-	struct ctrl_op **head = c != NULL ? &c->ops : &orphans;
 
 	if (op->prev != NULL)
 		op->prev->next = op->next;
 	else
-		*head = op->next;
+		c->ops = op->next;
 	if (op->next != NULL)
 		op->next->prev = op->prev;
 	json_decref(op->payload);
 	json_decref(op->ev_ref);
 	json_decref(op->events);
 	free(op);
-	if (c != NULL)
-		c->inflight--;
+	c->inflight--;
 }
 
 void
-ctrl_ops_orphan(struct ctrl *c)
+ctrl_ops_cancel(struct ctrl *c)
 {
 	while (c->ops != NULL) {
-		struct ctrl_op *op = c->ops;
-
-		c->ops = op->next;
-		op->c = NULL;
-		op->prev = NULL;
-		op->next = orphans;
-		if (orphans != NULL)
-			orphans->prev = op;
-		orphans = op;
+		kube_call_cancel(c->ops->call); /* its answer, if it comes, is dropped */
+		op_free(c->ops);
 	}
-}
-
-void
-ctrl_reap_orphans(void)
-{
-	while (orphans != NULL)
-		op_free(orphans);
 }
 
 void
@@ -153,10 +134,7 @@ ctrl_op_done(void *userdata, const struct kube_result *res)
 	struct ctrl_op *op = userdata;
 	struct kube_reconcile_result rr = ctrl_ok();
 
-	if (op->c == NULL) { /* the controller went away meanwhile */
-		op_free(op);
-		return;
-	}
+	op->call = NULL; /* answered: the handle is spent */
 	switch (res->error) {
 	case 0:
 		log_debug("%s %s: done", op->what, op->key);

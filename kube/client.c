@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Verbs over generic resource descriptors; Status answers mapped to errno. */
+/*
+ * Verbs over generic resource descriptors; Status answers mapped to errno. Each verb can hand
+ * back its call (struct kube_call) to cancel: a plain request's record, or the loop of a
+ * read-modify-write (kube_call_update_retry), whose cancel stops whichever of its GET and PUT
+ * is in flight.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +20,15 @@ struct kube_client {
 	struct event_base *base;
 	struct kube_config *cfg;
 	struct kube_http *http;
-	struct kube_http_call **capture; /* the next request's handle goes here */
-	struct retry_ctx *retries;       /* read-modify-write loops in progress */
+	struct retry_ctx *retries; /* read-modify-write loops in progress */
+};
+
+/*
+ * The handle of a verb: first member of the request's record (req_ctx) or of the
+ * read-modify-write loop (retry_ctx).
+ */
+struct kube_call {
+	bool retry; /* a retry_ctx; else a req_ctx */
 };
 
 struct retry_ctx;
@@ -66,12 +78,6 @@ struct event_base *
 kube_client_base(const struct kube_client *c)
 {
 	return c->base;
-}
-
-void
-kube_client_capture(struct kube_client *c, struct kube_http_call **slot)
-{
-	c->capture = slot;
 }
 
 struct kube_http *
@@ -222,6 +228,8 @@ kube_result_from_http_decode(struct kube_result *res, int error, long status,
 }
 
 struct req_ctx {
+	struct kube_call call; /* the handle: first */
+	struct kube_http_call *http;
 	kube_done_fn done;
 	void *userdata;
 	kube_decode_fn decode;
@@ -245,8 +253,8 @@ req_done(void *userdata, int error, long status, const char *body, size_t len,
 
 static int
 submit_call(struct kube_client *c, const char *method, const char *path, const char *ctype,
-    const json_t *body, kube_done_fn done, void *userdata, struct kube_http_call **ret,
-    kube_decode_fn decode, void *decode_userdata)
+    const json_t *body, kube_done_fn done, void *userdata, struct kube_call **ret_call,
+    struct kube_http_call **ret_http, kube_decode_fn decode, void *decode_userdata)
 {
 	struct kube_http_request req = {
 		.method = method,
@@ -278,40 +286,33 @@ submit_call(struct kube_client *c, const char *method, const char *path, const c
 		req.body_len = strlen(text);
 	}
 	req.userdata = ctx;
-	if (!ret) {
-		ret = c->capture;
-	}
-	c->capture = NULL;
-	rc = kube_http_submit(c->http, &req, ret);
+	rc = kube_http_submit(c->http, &req, &ctx->http);
 	free(text);
-	if (rc < 0)
+	if (rc < 0) {
 		free(ctx);
-	return rc;
+		return rc;
+	}
+	if (ret_call)
+		*ret_call = &ctx->call;
+	if (ret_http)
+		*ret_http = ctx->http;
+	return 0;
 }
 
 static int
 submit(struct kube_client *c, const char *method, const char *path, const char *ctype,
-    const json_t *body, kube_done_fn done, void *userdata)
+    const json_t *body, kube_done_fn done, void *userdata, struct kube_call **ret_call)
 {
-	return submit_call(c, method, path, ctype, body, done, userdata, NULL, NULL, NULL);
+	return submit_call(
+	    c, method, path, ctype, body, done, userdata, ret_call, NULL, NULL, NULL);
 }
-
-/* A verb that fails before submitting must not leave a capture for the next one. */
-static void
-capture_clear(struct kube_client **cp)
-{
-	(*cp)->capture = NULL;
-}
-#define CAPTURE_GUARD(c) \
-	__attribute__((cleanup(capture_clear), unused)) struct kube_client *capture_guard_ = (c)
 
 /* --- verbs -------------------------------------------------------------------------------- */
 
 int
-kube_get(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const char *name, kube_done_fn done, void *userdata)
+kube_call_get(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const char *name, kube_done_fn done, void *userdata, struct kube_call **ret_call)
 {
-	CAPTURE_GUARD(c);
 	char path[PATH_MAX_LEN];
 	int rc;
 
@@ -320,22 +321,14 @@ kube_get(struct kube_client *c, const struct kube_resource *res, const char *ns,
 	rc = kube_resource_path(res, ns, name, NULL, path, sizeof(path));
 	if (rc < 0)
 		return rc;
-	return submit(c, "GET", path, NULL, NULL, done, userdata);
+	return submit(c, "GET", path, NULL, NULL, done, userdata, ret_call);
 }
 
-int
-kube_list(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const struct kube_list_opts *opts, kube_done_fn done, void *userdata)
-{
-	return kube_list_call(c, res, ns, opts, done, userdata, NULL);
-}
-
-int
-kube_list_call(struct kube_client *c, const struct kube_resource *res, const char *ns,
+static int
+list(struct kube_client *c, const struct kube_resource *res, const char *ns,
     const struct kube_list_opts *opts, kube_done_fn done, void *userdata,
-    struct kube_http_call **ret)
+    struct kube_call **ret_call, struct kube_http_call **ret_http)
 {
-	CAPTURE_GUARD(c);
 	char path[PATH_MAX_LEN], limit[24];
 	int rc;
 
@@ -357,8 +350,24 @@ kube_list_call(struct kube_client *c, const struct kube_resource *res, const cha
 			 opts->resource_version)) < 0)
 			return rc;
 	}
-	return submit_call(c, "GET", path, NULL, NULL, done, userdata, ret,
+	return submit_call(c, "GET", path, NULL, NULL, done, userdata, ret_call, ret_http,
 	    opts ? opts->decode : NULL, opts ? opts->decode_userdata : NULL);
+}
+
+int
+kube_call_list(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const struct kube_list_opts *opts, kube_done_fn done, void *userdata,
+    struct kube_call **ret_call)
+{
+	return list(c, res, ns, opts, done, userdata, ret_call, NULL);
+}
+
+int
+kube_list_call(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const struct kube_list_opts *opts, kube_done_fn done, void *userdata,
+    struct kube_http_call **ret)
+{
+	return list(c, res, ns, opts, done, userdata, NULL, ret);
 }
 
 /* Ensures apiVersion/kind on a copy when missing (the API server requires them on writes). */
@@ -379,10 +388,9 @@ with_type_meta(const struct kube_resource *res, const json_t *obj)
 }
 
 int
-kube_create(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const json_t *obj, kube_done_fn done, void *userdata)
+kube_call_create(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const json_t *obj, kube_done_fn done, void *userdata, struct kube_call **ret_call)
 {
-	CAPTURE_GUARD(c);
 	char path[PATH_MAX_LEN];
 	json_t *body;
 	int rc;
@@ -399,16 +407,15 @@ kube_create(struct kube_client *c, const struct kube_resource *res, const char *
 	body = with_type_meta(res, obj);
 	if (!body)
 		return -ENOMEM;
-	rc = submit(c, "POST", path, "application/json", body, done, userdata);
+	rc = submit(c, "POST", path, "application/json", body, done, userdata, ret_call);
 	json_decref(body);
 	return rc;
 }
 
 static int
 put(struct kube_client *c, const struct kube_resource *res, const json_t *obj,
-    const char *subresource, kube_done_fn done, void *userdata)
+    const char *subresource, kube_done_fn done, void *userdata, struct kube_call **ret_call)
 {
-	CAPTURE_GUARD(c);
 	char path[PATH_MAX_LEN];
 	json_t *body;
 	int rc;
@@ -422,23 +429,23 @@ put(struct kube_client *c, const struct kube_resource *res, const json_t *obj,
 	body = with_type_meta(res, obj);
 	if (!body)
 		return -ENOMEM;
-	rc = submit(c, "PUT", path, "application/json", body, done, userdata);
+	rc = submit(c, "PUT", path, "application/json", body, done, userdata, ret_call);
 	json_decref(body);
 	return rc;
 }
 
 int
-kube_update(struct kube_client *c, const struct kube_resource *res, const json_t *obj,
-    kube_done_fn done, void *userdata)
+kube_call_update(struct kube_client *c, const struct kube_resource *res, const json_t *obj,
+    kube_done_fn done, void *userdata, struct kube_call **ret_call)
 {
-	return put(c, res, obj, NULL, done, userdata);
+	return put(c, res, obj, NULL, done, userdata, ret_call);
 }
 
 int
-kube_update_status(struct kube_client *c, const struct kube_resource *res, const json_t *obj,
-    kube_done_fn done, void *userdata)
+kube_call_update_status(struct kube_client *c, const struct kube_resource *res, const json_t *obj,
+    kube_done_fn done, void *userdata, struct kube_call **ret_call)
 {
-	return put(c, res, obj, "status", done, userdata);
+	return put(c, res, obj, "status", done, userdata, ret_call);
 }
 
 static const char *const patch_types[] = {
@@ -447,11 +454,10 @@ static const char *const patch_types[] = {
 };
 
 int
-kube_patch(struct kube_client *c, const struct kube_resource *res, const char *ns,
+kube_call_patch(struct kube_client *c, const struct kube_resource *res, const char *ns,
     const char *name, enum kube_patch_type type, const json_t *patch, const char *subresource,
-    kube_done_fn done, void *userdata)
+    kube_done_fn done, void *userdata, struct kube_call **ret_call)
 {
-	CAPTURE_GUARD(c);
 	char path[PATH_MAX_LEN];
 	int rc;
 
@@ -462,14 +468,14 @@ kube_patch(struct kube_client *c, const struct kube_resource *res, const char *n
 	rc = kube_resource_path(res, ns, name, subresource, path, sizeof(path));
 	if (rc < 0)
 		return rc;
-	return submit(c, "PATCH", path, patch_types[type], patch, done, userdata);
+	return submit(c, "PATCH", path, patch_types[type], patch, done, userdata, ret_call);
 }
 
 int
-kube_delete(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const char *name, const struct kube_delete_opts *opts, kube_done_fn done, void *userdata)
+kube_call_delete(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const char *name, const struct kube_delete_opts *opts, kube_done_fn done, void *userdata,
+    struct kube_call **ret_call)
 {
-	CAPTURE_GUARD(c);
 	char path[PATH_MAX_LEN];
 	json_t *body = NULL;
 	int rc;
@@ -501,7 +507,8 @@ kube_delete(struct kube_client *c, const struct kube_resource *res, const char *
 			json_object_set_new(body, "propagationPolicy",
 			    json_string(opts->propagation));
 	}
-	rc = submit(c, "DELETE", path, body ? "application/json" : NULL, body, done, userdata);
+	rc = submit(
+	    c, "DELETE", path, body ? "application/json" : NULL, body, done, userdata, ret_call);
 	json_decref(body);
 	return rc;
 }
@@ -509,12 +516,16 @@ kube_delete(struct kube_client *c, const struct kube_resource *res, const char *
 /* --- read-modify-write with retry ---------------------------------------------------------- */
 
 struct retry_ctx {
+	struct kube_call call; /* the handle: first */
 	struct retry_ctx *next, *prev;
 	struct kube_client *c;
 	const struct kube_resource *res;
 	char *ns, *name;
 	bool status;
+	bool in_callback; /* inside mutate or done: a cancel only marks */
+	bool cancelled;
 	unsigned attempts, max_attempts;
+	struct kube_call *step; /* the GET or PUT in flight */
 	kube_mutate_fn mutate;
 	kube_done_fn done;
 	void *userdata;
@@ -539,6 +550,7 @@ retry_unlink_free(struct retry_ctx *r)
 static void
 retry_finish(struct retry_ctx *r, const struct kube_result *res)
 {
+	r->in_callback = true; /* done may cancel its own call: nothing left to do then */
 	r->done(r->userdata, res);
 	retry_unlink_free(r);
 }
@@ -557,8 +569,9 @@ retry_put_done(void *userdata, const struct kube_result *res)
 	struct retry_ctx *r = userdata;
 	int rc;
 
+	r->step = NULL;
 	if (res->error == -ESTALE && r->attempts < r->max_attempts) {
-		rc = kube_get(r->c, r->res, r->ns, r->name, retry_got, r);
+		rc = kube_call_get(r->c, r->res, r->ns, r->name, retry_got, r, &r->step);
 		if (rc < 0)
 			retry_fail(r, rc, "re-read after conflict failed");
 		return;
@@ -572,12 +585,19 @@ retry_got(void *userdata, const struct kube_result *res)
 	struct retry_ctx *r = userdata;
 	int rc;
 
+	r->step = NULL;
 	if (res->error < 0) {
 		retry_finish(r, res);
 		return;
 	}
 	r->attempts++;
+	r->in_callback = true;
 	rc = r->mutate(r->userdata, res->object);
+	r->in_callback = false;
+	if (r->cancelled) { /* by mutate */
+		retry_unlink_free(r);
+		return;
+	}
 	if (rc != 0) {
 		if (rc > 0)
 			retry_finish(r, res); /* nothing to write: report the current object */
@@ -585,15 +605,27 @@ retry_got(void *userdata, const struct kube_result *res)
 			retry_fail(r, rc, "mutate refused the object");
 		return;
 	}
-	rc = put(r->c, r->res, res->object, r->status ? "status" : NULL, retry_put_done, r);
+	rc = put(
+	    r->c, r->res, res->object, r->status ? "status" : NULL, retry_put_done, r, &r->step);
 	if (rc < 0)
 		retry_fail(r, rc, "cannot send update");
 }
 
+static void
+retry_cancel(struct retry_ctx *r)
+{
+	if (r->in_callback) {
+		r->cancelled = true; /* freed when mutate returns, or after done anyway */
+		return;
+	}
+	kube_call_cancel(r->step);
+	retry_unlink_free(r);
+}
+
 int
-kube_update_retry(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const char *name, bool status, unsigned max_attempts, kube_mutate_fn mutate,
-    kube_done_fn done, void *userdata)
+kube_call_update_retry(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const char *name, bool status, unsigned max_attempts, kube_mutate_fn mutate, kube_done_fn done,
+    void *userdata, struct kube_call **ret_call)
 {
 	struct retry_ctx *r;
 	int rc;
@@ -603,6 +635,7 @@ kube_update_retry(struct kube_client *c, const struct kube_resource *res, const 
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
+	r->call.retry = true;
 	r->c = c;
 	r->res = res;
 	r->ns = ns ? strdup(ns) : NULL;
@@ -622,10 +655,92 @@ kube_update_retry(struct kube_client *c, const struct kube_resource *res, const 
 	if (c->retries)
 		c->retries->prev = r;
 	c->retries = r;
-	rc = kube_get(c, res, ns, name, retry_got, r);
-	if (rc < 0)
+	rc = kube_call_get(c, res, ns, name, retry_got, r, &r->step);
+	if (rc < 0) {
 		retry_unlink_free(r);
-	return rc;
+		return rc;
+	}
+	if (ret_call)
+		*ret_call = &r->call;
+	return 0;
+}
+
+/* --- cancel ------------------------------------------------------------------------------------
+ */
+
+void
+kube_call_cancel(struct kube_call *call)
+{
+	if (!call)
+		return;
+	if (call->retry) {
+		retry_cancel((struct retry_ctx *)call);
+		return;
+	}
+	/* A request cancelled from inside its own callback has reported: a no-op. Else its
+	 * record is freed by the call layer's release, from the loop or with the client. */
+	kube_http_cancel(((struct req_ctx *)call)->http);
+}
+
+/* --- the verbs without a handle ------------------------------------------------------------ */
+
+int
+kube_get(struct kube_client *c, const struct kube_resource *res, const char *ns, const char *name,
+    kube_done_fn done, void *userdata)
+{
+	return kube_call_get(c, res, ns, name, done, userdata, NULL);
+}
+
+int
+kube_list(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const struct kube_list_opts *opts, kube_done_fn done, void *userdata)
+{
+	return kube_call_list(c, res, ns, opts, done, userdata, NULL);
+}
+
+int
+kube_create(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const json_t *obj, kube_done_fn done, void *userdata)
+{
+	return kube_call_create(c, res, ns, obj, done, userdata, NULL);
+}
+
+int
+kube_update(struct kube_client *c, const struct kube_resource *res, const json_t *obj,
+    kube_done_fn done, void *userdata)
+{
+	return kube_call_update(c, res, obj, done, userdata, NULL);
+}
+
+int
+kube_update_status(struct kube_client *c, const struct kube_resource *res, const json_t *obj,
+    kube_done_fn done, void *userdata)
+{
+	return kube_call_update_status(c, res, obj, done, userdata, NULL);
+}
+
+int
+kube_patch(struct kube_client *c, const struct kube_resource *res, const char *ns, const char *name,
+    enum kube_patch_type type, const json_t *patch, const char *subresource, kube_done_fn done,
+    void *userdata)
+{
+	return kube_call_patch(c, res, ns, name, type, patch, subresource, done, userdata, NULL);
+}
+
+int
+kube_delete(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const char *name, const struct kube_delete_opts *opts, kube_done_fn done, void *userdata)
+{
+	return kube_call_delete(c, res, ns, name, opts, done, userdata, NULL);
+}
+
+int
+kube_update_retry(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const char *name, bool status, unsigned max_attempts, kube_mutate_fn mutate, kube_done_fn done,
+    void *userdata)
+{
+	return kube_call_update_retry(
+	    c, res, ns, name, status, max_attempts, mutate, done, userdata, NULL);
 }
 
 /* --- loop helper ------------------------------------------------------------------------------ */

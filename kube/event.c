@@ -41,7 +41,7 @@ struct ev_req {
 	struct ev_req *next, *prev;
 	struct kube_recorder *r;
 	struct ev_entry *e; /* NULL once evicted */
-	struct kube_http_call *call;
+	struct kube_call *call;
 	bool create;
 	unsigned count;
 };
@@ -136,7 +136,7 @@ kube_recorder_free(struct kube_recorder *r)
 	if (!r)
 		return NULL;
 	while (r->reqs) {
-		kube_http_cancel(r->reqs->call);
+		kube_call_cancel(r->reqs->call);
 		req_unlink(r->reqs);
 	}
 	for (size_t i = 0; i < CACHE_SIZE; i++)
@@ -221,9 +221,8 @@ send_patch(struct kube_recorder *r, struct ev_entry *e)
 			req_unlink(q);
 		return -ENOMEM;
 	}
-	kube_client_capture(r->c, &q->call);
-	rc = kube_patch(r->c, &kube_res_events, e->ns, e->name, KUBE_PATCH_MERGE, patch, NULL,
-	    req_done, q);
+	rc = kube_call_patch(r->c, &kube_res_events, e->ns, e->name, KUBE_PATCH_MERGE, patch, NULL,
+	    req_done, q, &q->call);
 	json_decref(patch);
 	if (rc < 0) {
 		req_unlink(q);
@@ -246,8 +245,7 @@ send_create(struct kube_recorder *r, struct ev_entry *e)
 		return -ENOMEM;
 	/* repeats while it waited are in this first count */
 	json_object_set_new(e->ev, "count", json_integer(e->count));
-	kube_client_capture(r->c, &q->call);
-	rc = kube_create(r->c, &kube_res_events, e->ns, e->ev, req_done, q);
+	rc = kube_call_create(r->c, &kube_res_events, e->ns, e->ev, req_done, q, &q->call);
 	if (rc < 0) {
 		req_unlink(q);
 		return rc;

@@ -193,12 +193,8 @@ bool kube_http_parser_started(const struct kube_http_parser *p);
 /* --- client internals ----------------------------------------------------------------- */
 
 struct kube_http *kube_client_http(struct kube_client *c);
-/*
- * The next verb called on c stores its call handle in *slot (valid until its callback runs;
- * the owner clears it there, and cancels it when freed first).
- */
-void kube_client_capture(struct kube_client *c, struct kube_http_call **slot);
-/* kube_list that also hands back the call (cancel it with kube_http_cancel). */
+/* kube_list that hands back the HTTP call (cancel it with kube_http_cancel): the informer's.
+ * kube_call_list does the same with a struct kube_call. */
 int kube_list_call(struct kube_client *c, const struct kube_resource *res, const char *ns,
     const struct kube_list_opts *opts, kube_done_fn done, void *userdata,
     struct kube_http_call **ret);

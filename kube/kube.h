@@ -220,6 +220,39 @@ int kube_update_retry(struct kube_client *c, const struct kube_resource *res, co
     const char *name, bool status, unsigned max_attempts, kube_mutate_fn mutate,
     kube_done_fn done, void *userdata);
 
+/*
+ * The same verbs, handing back their call in *ret_call (optional) to cancel it later. The
+ * handle is valid until the callback has run (the holder clears its pointer there) or the
+ * call is cancelled. For kube_call_update_retry it is the whole loop: cancelling stops
+ * whichever of its GET and PUT is in flight.
+ */
+struct kube_call;
+int kube_call_get(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const char *name, kube_done_fn done, void *userdata, struct kube_call **ret_call);
+int kube_call_list(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const struct kube_list_opts *opts, kube_done_fn done, void *userdata,
+    struct kube_call **ret_call);
+int kube_call_create(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const json_t *obj, kube_done_fn done, void *userdata, struct kube_call **ret_call);
+int kube_call_update(struct kube_client *c, const struct kube_resource *res, const json_t *obj,
+    kube_done_fn done, void *userdata, struct kube_call **ret_call);
+int kube_call_update_status(struct kube_client *c, const struct kube_resource *res,
+    const json_t *obj, kube_done_fn done, void *userdata, struct kube_call **ret_call);
+int kube_call_patch(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const char *name, enum kube_patch_type type, const json_t *patch, const char *subresource,
+    kube_done_fn done, void *userdata, struct kube_call **ret_call);
+int kube_call_delete(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const char *name, const struct kube_delete_opts *opts, kube_done_fn done, void *userdata,
+    struct kube_call **ret_call);
+int kube_call_update_retry(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const char *name, bool status, unsigned max_attempts, kube_mutate_fn mutate, kube_done_fn done,
+    void *userdata, struct kube_call **ret_call);
+/*
+ * The callback (and mutate) of call will not run. Safe from inside any callback, the call's
+ * own included (a no-op once its done runs). Accepts NULL. call is invalid afterwards.
+ */
+void kube_call_cancel(struct kube_call *call);
+
 /* Runs base until *flag becomes true or timeout_ms passes (-ETIMEDOUT). For start-up code
  * and tests; never from inside a callback. */
 int kube_run_until(struct event_base *base, const bool *flag, long timeout_ms);

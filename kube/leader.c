@@ -37,7 +37,7 @@ struct kube_leader {
 
 	struct event *timer;    /* next attempt */
 	struct event *deadline; /* fires when the renew deadline passes */
-	struct kube_http_call *call; /* request in flight */
+	struct kube_call *call; /* request in flight */
 	bool running;
 	bool in_flight;
 	bool leader;
@@ -105,7 +105,7 @@ kube_leader_free(struct kube_leader *l)
 {
 	if (!l)
 		return NULL;
-	kube_http_cancel(l->call);
+	kube_call_cancel(l->call);
 	if (l->timer)
 		event_free(l->timer);
 	if (l->deadline)
@@ -291,8 +291,8 @@ got_lease(void *userdata, const struct kube_result *res)
 		    l->ns, "spec", spec);
 		rc = -ENOMEM;
 		if (lease) {
-			kube_client_capture(l->c, &l->call);
-			rc = kube_create(l->c, &kube_res_leases, l->ns, lease, write_done, l);
+			rc = kube_call_create(
+			    l->c, &kube_res_leases, l->ns, lease, write_done, l, &l->call);
 		}
 		json_decref(lease);
 		if (rc < 0)
@@ -343,8 +343,7 @@ got_lease(void *userdata, const struct kube_result *res)
 		attempt_failed(l);
 		return;
 	}
-	kube_client_capture(l->c, &l->call);
-	rc = kube_update(l->c, &kube_res_leases, copy, write_done, l);
+	rc = kube_call_update(l->c, &kube_res_leases, copy, write_done, l, &l->call);
 	json_decref(copy);
 	if (rc < 0)
 		attempt_failed(l);
@@ -359,8 +358,7 @@ attempt(evutil_socket_t fd, short what, void *arg)
 		return;
 	l->in_flight = true;
 	l->attempt_start = now(l);
-	kube_client_capture(l->c, &l->call);
-	if (kube_get(l->c, &kube_res_leases, l->ns, l->name, got_lease, l) < 0) {
+	if (kube_call_get(l->c, &kube_res_leases, l->ns, l->name, got_lease, l, &l->call) < 0) {
 		report(l, false);
 		attempt_failed(l);
 	}
@@ -423,8 +421,7 @@ release_got(void *userdata, const struct kube_result *res)
 		release_written(l, res);
 		return;
 	}
-	kube_client_capture(l->c, &l->call);
-	rc = kube_update(l->c, &kube_res_leases, copy, release_written, l);
+	rc = kube_call_update(l->c, &kube_res_leases, copy, release_written, l, &l->call);
 	json_decref(copy);
 	if (rc < 0)
 		release_written(l, res);
@@ -445,8 +442,7 @@ release_begin(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	l->in_flight = true;
-	kube_client_capture(l->c, &l->call);
-	if (kube_get(l->c, &kube_res_leases, l->ns, l->name, release_got, l) < 0)
+	if (kube_call_get(l->c, &kube_res_leases, l->ns, l->name, release_got, l, &l->call) < 0)
 		release_written(l, &res);
 }
 

@@ -471,7 +471,6 @@ env_stop(struct env *e)
 		wait_for(e, no_writes_in_flight, NULL);
 	e->ctrl = ctrl_free(e->ctrl);
 	kube_client_free(e->client);
-	ctrl_reap_orphans();
 	kube_config_free(e->cfg);
 	if (e->base != NULL)
 		event_base_free(e->base);

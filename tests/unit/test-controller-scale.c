@@ -232,7 +232,6 @@ test_scale(void)
 	}
 	s.ctrl = ctrl_free(s.ctrl);
 	kube_client_free(s.client);
-	ctrl_reap_orphans();
 	kube_config_free(cfg);
 	event_base_free(s.base);
 	test_apiserver_stop(api);

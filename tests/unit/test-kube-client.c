@@ -642,6 +642,301 @@ test_conflict_retry_writes(void)
 	answer_reset(&c.a);
 }
 
+/* --- cancellable calls ------------------------------------------------------------------------ */
+
+struct cancel_state {
+	struct answer a;
+	struct kube_call *self;	    /* this call's handle (cleared in its callback) */
+	struct cancel_state *other; /* its call cancelled from inside this callback */
+	bool cancel_self;	    /* cancel this very call from inside its callback */
+	bool cancelled;		    /* by another callback */
+};
+
+static void
+cancel_cb(void *userdata, const struct kube_result *res)
+{
+	struct cancel_state *s = userdata;
+
+	answer_cb(&s->a, res);
+	if (s->cancel_self)
+		kube_call_cancel(s->self); /* has reported: a no-op */
+	s->self = NULL;
+	if (s->other && s->other->self) { /* still in flight */
+		kube_call_cancel(s->other->self);
+		s->other->self = NULL;
+		s->other->cancelled = true;
+	}
+}
+
+/* A request answered after the cancelled ones: the loop has turned meanwhile. */
+static void
+settle(const char *name)
+{
+	struct answer a = {0};
+
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", name, answer_cb, &a)), 0);
+	answer_reset(&a);
+}
+
+static void
+test_cancel_before_answer(void)
+{
+	struct cancel_state s = {0}, slow = {0};
+
+	/* cancelled before it started */
+	CU_ASSERT_EQUAL_FATAL(
+	    kube_call_get(client, &kube_res_configmaps, "t", "db1", cancel_cb, &s, &s.self), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s.self);
+	kube_call_cancel(s.self);
+	s.self = NULL;
+	/* each verb hands back a call; a write cancelled before it started is never sent */
+	{
+		json_t *cm = configmap("cancelled", "x", "1");
+
+		CU_ASSERT_EQUAL_FATAL(
+		    kube_call_create(client, &kube_res_configmaps, "t", cm, cancel_cb, &s, &s.self),
+		    0);
+		json_decref(cm);
+		kube_call_cancel(s.self);
+		s.self = NULL;
+	}
+	settle("db1");
+	CU_ASSERT_FALSE(s.a.done);
+	{
+		struct answer a = {0};
+
+		CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t",
+						    "cancelled", answer_cb, &a)),
+		    -ENOENT);
+		answer_reset(&a);
+	}
+
+	/* cancelled while the server holds the answer */
+	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "delay?ms=200&count=1"), 0);
+	CU_ASSERT_EQUAL_FATAL(
+	    kube_call_list(client, &kube_res_configmaps, "t", NULL, cancel_cb, &slow, &slow.self),
+	    0);
+	{
+		bool never = false;
+
+		kube_run_until(base, &never, 50); /* likely sent by now; either way it is dropped */
+	}
+	kube_call_cancel(slow.self);
+	slow.self = NULL;
+	kube_call_cancel(NULL); /* accepted */
+	settle("db1");
+	{
+		bool never = false;
+
+		kube_run_until(base, &never, 300); /* past the delayed answer */
+	}
+	CU_ASSERT_FALSE(slow.a.done);
+	answer_reset(&s.a);
+	answer_reset(&slow.a);
+}
+
+static void
+test_cancel_from_callback(void)
+{
+	struct cancel_state first = {0}, second = {0}, third = {0};
+	json_t *patch = json_pack("{s:{s:s}}", "data", "cancel", "no");
+
+	/*
+	 * second's answer is held by the server (the only request when the fault is armed, it
+	 * is most likely the one delayed; if not, it may answer first and there is nothing
+	 * left to cancel): first's callback cancels it.
+	 */
+	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "delay?ms=200&count=1"), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_call_patch(client, &kube_res_configmaps, "t", "db2",
+				  KUBE_PATCH_MERGE, patch, NULL, cancel_cb, &second, &second.self),
+	    0);
+	{
+		bool never = false;
+
+		kube_run_until(base, &never, 50);
+	}
+	CU_ASSERT_EQUAL_FATAL(
+	    kube_call_get(client, &kube_res_configmaps, "t", "db1", cancel_cb, &first, &first.self),
+	    0);
+	first.other = &second;
+	first.cancel_self = true; /* and itself: too late, a no-op */
+	CU_ASSERT_EQUAL(kube_run_until(base, &first.a.done, 20000), 0);
+	CU_ASSERT_EQUAL(first.a.error, 0);
+	CU_ASSERT_PTR_NULL(first.self);
+	CU_ASSERT_PTR_NULL(second.self);
+
+	/* a third call cancels itself from inside its own callback */
+	third.cancel_self = true;
+	CU_ASSERT_EQUAL_FATAL(kube_call_delete(client, &kube_res_configmaps, "t", "absent", NULL,
+				  cancel_cb, &third, &third.self),
+	    0);
+	CU_ASSERT_EQUAL(kube_run_until(base, &third.a.done, 20000), 0);
+	CU_ASSERT_EQUAL(third.a.error, -ENOENT);
+	settle("db2");
+	{
+		bool never = false;
+
+		kube_run_until(base, &never, 200); /* past the delayed answer */
+	}
+	CU_ASSERT_FALSE(second.cancelled && second.a.done); /* a cancelled call never reports */
+	CU_ASSERT_TRUE(second.cancelled || second.a.done);
+	json_decref(patch);
+	answer_reset(&second.a);
+	answer_reset(&first.a);
+	answer_reset(&third.a);
+}
+
+struct retry_cancel {
+	struct answer a;
+	struct kube_call *call;
+	int mutated;
+	bool got;	  /* mutate ran: the PUT is next */
+	bool cancel_here; /* cancel from inside mutate */
+	struct event *after; /* activated by mutate: runs once the PUT has gone out */
+	bool cancelled;
+};
+
+static int
+mutate_cancel(void *userdata, json_t *obj)
+{
+	struct retry_cancel *r = userdata;
+
+	r->mutated++;
+	r->got = true;
+	json_object_set_new(json_object_get(obj, "data"), "v", json_string("written"));
+	if (r->cancel_here) {
+		kube_call_cancel(r->call);
+		r->call = NULL;
+	}
+	if (r->after) {
+		/* the server holds the next request it sees, the PUT, well past the cancel */
+		CU_ASSERT_EQUAL(test_apiserver_fault(srv, "delay?ms=1000&count=1"), 0);
+		event_active(r->after, EV_TIMEOUT, 0);
+	}
+	return 0;
+}
+
+/* From the loop after mutate: the PUT is in flight, its answer held by the server. */
+static void
+cancel_after_mutate(evutil_socket_t fd, short what, void *arg)
+{
+	struct retry_cancel *r = arg;
+
+	CU_ASSERT_PTR_NOT_NULL(r->call);
+	kube_call_cancel(r->call);
+	r->call = NULL;
+	r->cancelled = true;
+}
+
+static void
+retry_cancel_done(void *userdata, const struct kube_result *res)
+{
+	struct retry_cancel *r = userdata;
+
+	r->call = NULL;
+	answer_cb(&r->a, res);
+}
+
+static const char *
+cm_value(const char *name)
+{
+	static char v[64];
+	struct answer a = {0};
+
+	v[0] = '\0';
+	if (wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", name, answer_cb, &a)) == 0)
+		snprintf(v, sizeof(v), "%s",
+		    json_string_value(json_object_get(json_object_get(a.obj, "data"), "v")));
+	answer_reset(&a);
+	return v;
+}
+
+static void
+test_cancel_update_retry(void)
+{
+	struct retry_cancel before = {0}, between = {0}, in_mutate = {0}, whole = {0};
+	struct answer a = {0};
+	json_t *cm = configmap("retry-cancel", "x", "initial");
+
+	CU_ASSERT_EQUAL_FATAL(
+	    wait_answer(&a, kube_create(client, &kube_res_configmaps, "t", cm, answer_cb, &a)), 0);
+	answer_reset(&a);
+	json_decref(cm);
+
+	/* cancelled during its GET: mutate never runs */
+	CU_ASSERT_EQUAL_FATAL(
+	    kube_call_update_retry(client, &kube_res_configmaps, "t", "retry-cancel", false, 0,
+		mutate_cancel, retry_cancel_done, &before, &before.call),
+	    0);
+	kube_call_cancel(before.call);
+	before.call = NULL;
+	settle("retry-cancel");
+	CU_ASSERT_EQUAL(before.mutated, 0);
+	CU_ASSERT_FALSE(before.a.done);
+
+	/* cancelled between the GET and the PUT: the PUT is sent no more, done never runs */
+	CU_ASSERT_EQUAL_FATAL(
+	    kube_call_update_retry(client, &kube_res_configmaps, "t", "retry-cancel", false, 0,
+		mutate_cancel, retry_cancel_done, &in_mutate, &in_mutate.call),
+	    0);
+	in_mutate.cancel_here = true;
+	CU_ASSERT_EQUAL(kube_run_until(base, &in_mutate.got, 20000), 0);
+	CU_ASSERT_PTR_NULL(in_mutate.call);
+	CU_ASSERT_STRING_EQUAL(cm_value("retry-cancel"), "initial");
+	CU_ASSERT_EQUAL(in_mutate.mutated, 1);
+	CU_ASSERT_FALSE(in_mutate.a.done);
+
+	/* cancelled with its PUT in flight: done never runs */
+	between.after = event_new(base, -1, 0, cancel_after_mutate, &between);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(between.after);
+	CU_ASSERT_EQUAL_FATAL(
+	    kube_call_update_retry(client, &kube_res_configmaps, "t", "retry-cancel", false, 0,
+		mutate_cancel, retry_cancel_done, &between, &between.call),
+	    0);
+	CU_ASSERT_EQUAL(kube_run_until(base, &between.cancelled, 20000), 0);
+	settle("retry-cancel"); /* after the PUT, if it went out */
+	event_free(between.after);
+	CU_ASSERT_EQUAL(between.mutated, 1);
+	CU_ASSERT_FALSE(between.a.done);
+
+	/* not cancelled: the loop writes and reports; the handle is spent in done */
+	CU_ASSERT_EQUAL_FATAL(
+	    kube_call_update_retry(client, &kube_res_configmaps, "t", "retry-cancel", false, 0,
+		mutate_cancel, retry_cancel_done, &whole, &whole.call),
+	    0);
+	CU_ASSERT_EQUAL(kube_run_until(base, &whole.a.done, 20000), 0);
+	CU_ASSERT_EQUAL(whole.a.error, 0);
+	CU_ASSERT_PTR_NULL(whole.call);
+	CU_ASSERT_STRING_EQUAL(cm_value("retry-cancel"), "written");
+	answer_reset(&whole.a);
+}
+
+/* A client freed with calls in flight and cancelled ones not yet reaped: no callback, no leak. */
+static void
+test_cancel_then_free_client(void)
+{
+	struct kube_client *c;
+	struct cancel_state s = {0}, t = {0};
+	struct retry_cancel r = {0};
+
+	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, cfg, &c), 0);
+	CU_ASSERT_EQUAL_FATAL(
+	    kube_call_get(c, &kube_res_configmaps, "t", "db1", cancel_cb, &s, &s.self), 0);
+	CU_ASSERT_EQUAL_FATAL(
+	    kube_call_get(c, &kube_res_configmaps, "t", "db1", cancel_cb, &t, &t.self), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_call_update_retry(c, &kube_res_configmaps, "t", "db1", false, 0,
+				  mutate_cancel, retry_cancel_done, &r, &r.call),
+	    0);
+	kube_call_cancel(s.self);
+	kube_client_free(c); /* t and r still in flight */
+	settle("db1");
+	CU_ASSERT_FALSE(s.a.done);
+	CU_ASSERT_FALSE(t.a.done);
+	CU_ASSERT_FALSE(r.a.done);
+	CU_ASSERT_EQUAL(r.mutated, 0);
+}
+
 /* --- raw watch streams ---------------------------------------------------------------------- */
 
 struct wstate {
@@ -825,25 +1120,29 @@ out:
 }
 
 static const struct test_case client_tests[] = {
-	{ "create, get, AlreadyExists, NotFound", test_create_get },
-	{ "list with label and field selectors", test_list_selectors },
-	{ "update and Conflict", test_update_conflict },
-	{ "update status", test_update_status },
-	{ "merge and JSON patches", test_patches },
-	{ "delete with preconditions", test_delete_preconditions },
-	{ "Invalid -> EINVAL", test_invalid },
-	{ "500/429/503 and timeout", test_injected_faults },
-	{ "wrong token -> EACCES", test_unauthorized },
-	{ "rotated token file picked up", test_token_rotation },
-	{ "TLS verified against the CA", test_tls_verified },
-	{ "unreachable server", test_unreachable },
-	{ "pagination of 5000 objects", test_pagination_5000 },
-	{ "retry on conflict", test_conflict_retry_writes },
-	{ "watch events and server timeout", test_watch_timeout_and_events },
-	{ "watch from a compacted resourceVersion", test_watch_expired },
-	{ "watch freed from its own callback", test_watch_free_in_callback },
-	{ "a silent watch ends after the idle timeout", test_watch_idle_timeout },
-	{ NULL, NULL },
+    {"create, get, AlreadyExists, NotFound", test_create_get},
+    {"list with label and field selectors", test_list_selectors},
+    {"update and Conflict", test_update_conflict},
+    {"update status", test_update_status},
+    {"merge and JSON patches", test_patches},
+    {"delete with preconditions", test_delete_preconditions},
+    {"Invalid -> EINVAL", test_invalid},
+    {"500/429/503 and timeout", test_injected_faults},
+    {"wrong token -> EACCES", test_unauthorized},
+    {"rotated token file picked up", test_token_rotation},
+    {"TLS verified against the CA", test_tls_verified},
+    {"unreachable server", test_unreachable},
+    {"pagination of 5000 objects", test_pagination_5000},
+    {"retry on conflict", test_conflict_retry_writes},
+    {"calls cancelled before their answer", test_cancel_before_answer},
+    {"calls cancelled from inside callbacks", test_cancel_from_callback},
+    {"retry loop cancelled between GET and PUT", test_cancel_update_retry},
+    {"cancelled calls and a client freed", test_cancel_then_free_client},
+    {"watch events and server timeout", test_watch_timeout_and_events},
+    {"watch from a compacted resourceVersion", test_watch_expired},
+    {"watch freed from its own callback", test_watch_free_in_callback},
+    {"a silent watch ends after the idle timeout", test_watch_idle_timeout},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
