@@ -284,7 +284,7 @@ uint64_t leasefile_append_errors(const struct leasefile *lf);
  * pool_end, exclude) and options, and the engine's bindings with their hostnames, in one binary
  * file (format in snapshot.c: magic "VMDHSNAP", version, length, fields, 10 bytes a binding
  * without hostname, CRC-32C). Any mismatch refuses the whole file. When to write is the
- * caller's (serve.c): these functions only encode, write, read and validate.
+ * caller's (warmstart.c): these functions only encode, write, read and validate.
  */
 #define AGENT_SNAPSHOT_VERSION 1
 #define AGENT_SNAPSHOT_RV_MAX 64	     /* resourceVersion bytes, NUL included */
@@ -659,7 +659,7 @@ int agent_dynamic_renew_id(
 /* The same without an identifier: renews, keeps the key. */
 int agent_dynamic_renew(struct agent_dynamic *d, const uint8_t mac[6], uint32_t ip);
 /*
- * Reclaims what is due, looking at no more than budget table slots and held addresses (the
+ * Reclaims what is due, looking at no more than budget entries and held addresses (the
  * rest waits for the next call): expired leases leave s (when s still binds mac to them; s
  * may be NULL) and the lease file (leasefile_remove: the caller flushes or compacts), and
  * their addresses go back to the pool; held addresses whose hold-down is over go back too.
@@ -686,7 +686,7 @@ int agent_marks_new(uint32_t hold_s, struct agent_marks **ret);
 struct agent_marks *agent_marks_free(struct agent_marks *m);
 /* Records mac's mark on ip at now (a MAC already recorded keeps its time). -ENOMEM. */
 int agent_marks_add(struct agent_marks *m, const uint8_t mac[6], uint32_t ip, uint64_t now);
-/* Clears in s the marks whose hold-down is over at now (budget slots at most); returns how many. */
+/* Clears in s the marks whose hold-down is over at now (budget entries at most); returns how many. */
 size_t agent_marks_expire(
     struct agent_marks *m, struct dhcp_server *s, uint64_t now, size_t budget);
 size_t agent_marks_count(const struct agent_marks *m);

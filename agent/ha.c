@@ -3,7 +3,7 @@
  * High availability on the wire (agent.h): the gratuitous ARP the active replica announces
  * the pool's server address with, and the ARP probes and the filtered ARP socket it fences
  * with (RFC 5227): a replica takes the address only when no other MAC answers for it. The
- * election itself is kube/leader.c's Lease; serve.c decides what a replica does with both.
+ * election itself is kube/leader.c's Lease; failover.c decides what a replica does with both.
  */
 #include <errno.h>
 #include <string.h>

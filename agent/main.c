@@ -428,7 +428,7 @@ main(int argc, char **argv)
 
 	/*
 	 * File capabilities set without the effective bit ("+p"): make them effective. The
-	 * agent drops them once its sockets are open (serve.c).
+	 * agent drops them once its sockets are open (sockets.c).
 	 */
 	{
 		uint64_t raised;

@@ -27,7 +27,7 @@
 
 /*
  * --dynamic leases and DECLINE marks are reclaimed by a sweep this often, over at most
- * EXPIRE_BUDGET table slots (and held addresses) each: a /16 of leases is swept in under a
+ * EXPIRE_BUDGET entries (and held addresses) each: a /16 of leases is swept in under a
  * minute, in slices that keep the event loop responsive. Expiry is at most that late, next to
  * a grace period of half the lease time by default.
  */

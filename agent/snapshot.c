@@ -4,7 +4,7 @@
  * options and the engine's bindings, written as one compact checksummed file (atomically:
  * PATH.tmp, write, fsync, rename, fsync of the directory) so that a restarted agent serves at
  * once, before it has synced from the API server. When and how often it is written is the
- * caller's business (serve.c); this file only encodes, writes, reads and validates.
+ * caller's business (warmstart.c); this file only encodes, writes, reads and validates.
  *
  * Size: about 1000 lines, kept in one file on purpose: the encoder and the strict decoder of
  * one binary format are read side by side (every field written is checked on the way back,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dhcp/: message rules, replies and destinations, through the message handler (no sockets);
- * the on_decision hook, and the agent's decision log (agent/serve.c) it feeds.
+ * the on_decision hook, and the agent's decision log (agent/decisions.c) it feeds.
  */
 #include <errno.h>
 #include <stdio.h>

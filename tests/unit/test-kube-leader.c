@@ -296,7 +296,7 @@ unanswered_twice(void *arg)
 
 /*
  * on_result tells whether the API server answered each attempt: yes against the server, no
- * against one that is gone (a replica that holds may then keep acting: agent/serve.c).
+ * against one that is gone (a replica that holds may then keep acting: agent/failover.c).
  */
 static void
 test_reports_reachability(void)
