@@ -79,8 +79,8 @@ struct ippool_spec;
  * (c->opts.ntp is cleared; the caller resolves spec NTP names). Returns 0, -ENOMEM, or -EINVAL
  * with err naming the field.
  */
-int agent_config_from_spec(struct agent_config *c, const struct ippool_spec *sp, char *err,
-    size_t errlen);
+int agent_config_from_spec(
+    struct agent_config *c, const struct ippool_spec *sp, char *err, size_t errlen);
 /* Hostname of binding b (borrowed) or NULL. */
 const char *agent_config_hostname(const struct agent_config *c, const struct agent_binding *b);
 
@@ -94,20 +94,20 @@ const char *agent_config_hostname(const struct agent_config *c, const struct age
 
 /* What a source counts, for /metrics; the file source counts nothing (all zero). */
 struct agent_source_stats {
-	bool synced;             /* a valid version is in the engine */
-	uint64_t applied;        /* versions pushed into the engine */
-	uint64_t malformed;      /* versions refused (decode, conversion); previous one kept */
-	uint64_t apply_errors;   /* versions the engine refused (no memory) */
-	uint64_t deleted;        /* IPPool deletions seen */
+	bool synced;		 /* a valid version is in the engine */
+	uint64_t applied;	 /* versions pushed into the engine */
+	uint64_t malformed;	 /* versions refused (decode, conversion); previous one kept */
+	uint64_t apply_errors;	 /* versions the engine refused (no memory) */
+	uint64_t deleted;	 /* IPPool deletions seen */
 	uint64_t last_sync_usec; /* wall clock (CLOCK_REALTIME) of the last apply; 0 = never */
-	size_t bindings;         /* bindings in the engine */
-	size_t duplicate_macs;   /* MACs under two or more addresses in the applied version */
+	size_t bindings;	 /* bindings in the engine */
+	size_t duplicate_macs;	 /* MACs under two or more addresses in the applied version */
 	/* from the informer */
 	uint64_t watch_reconnects; /* watch streams opened after the first */
-	uint64_t lists;            /* full lists (1 + relists) */
-	uint64_t relists_410;      /* relists forced by 410 Gone */
-	uint64_t errors;           /* failed list/watch attempts */
-	uint64_t dropped;          /* objects dropped by the informer (no memory, no key) */
+	uint64_t lists;		   /* full lists (1 + relists) */
+	uint64_t relists_410;	   /* relists forced by 410 Gone */
+	uint64_t errors;	   /* failed list/watch attempts */
+	uint64_t dropped;	   /* objects dropped by the informer (no memory, no key) */
 };
 
 struct agent_source_ops {
@@ -156,14 +156,14 @@ enum agent_kube_state {
 typedef void (*agent_kube_fn)(void *userdata, const struct agent_config *cfg);
 
 struct agent_kube_opts {
-	const char *ippool_ref;      /* "namespace/name" (borrowed; copied) */
-	agent_kube_fn on_change;     /* may be NULL */
+	const char *ippool_ref;	 /* "namespace/name" (borrowed; copied) */
+	agent_kube_fn on_change; /* may be NULL */
 	void *userdata;
-	uint64_t backoff_base_usec;  /* informer reconnect backoff (0 = its defaults) */
+	uint64_t backoff_base_usec; /* informer reconnect backoff (0 = its defaults) */
 	uint64_t backoff_max_usec;
-	unsigned watch_timeout_s;    /* server-side watch timeout (0 = informer default) */
-	uint64_t ntp_refresh_usec;   /* NTP hostnames resolved again this often (0 = 60 s) */
-	const char *resolv_conf;     /* for NTP hostnames (NULL = /etc/resolv.conf) */
+	unsigned watch_timeout_s;  /* server-side watch timeout (0 = informer default) */
+	uint64_t ntp_refresh_usec; /* NTP hostnames resolved again this often (0 = 60 s) */
+	const char *resolv_conf;   /* for NTP hostnames (NULL = /etc/resolv.conf) */
 };
 
 struct agent_kube;
@@ -518,7 +518,7 @@ struct agent_opts {
 	/* Kubernetes mode: the pool ippool_ref is watched through the API server; no config */
 	bool kube;
 	const char *kubeconfig; /* NULL: $KUBECONFIG, else in-cluster */
-	bool dry_run;           /* sync (and serve /readyz, /metrics) without sockets or netlink */
+	bool dry_run;		/* sync (and serve /readyz, /metrics) without sockets or netlink */
 	/*
 	 * Once the DHCP sockets are open and the server address set, drop every capability but
 	 * CAP_NET_ADMIN (kept with assign_server_ip, to re-add the address after link events):
@@ -686,7 +686,8 @@ int agent_marks_new(uint32_t hold_s, struct agent_marks **ret);
 struct agent_marks *agent_marks_free(struct agent_marks *m);
 /* Records mac's mark on ip at now (a MAC already recorded keeps its time). -ENOMEM. */
 int agent_marks_add(struct agent_marks *m, const uint8_t mac[6], uint32_t ip, uint64_t now);
-/* Clears in s the marks whose hold-down is over at now (budget entries at most); returns how many. */
+/* Clears in s the marks whose hold-down is over at now (budget entries at most); returns how many.
+ */
 size_t agent_marks_expire(
     struct agent_marks *m, struct dhcp_server *s, uint64_t now, size_t budget);
 size_t agent_marks_count(const struct agent_marks *m);

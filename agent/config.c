@@ -14,7 +14,8 @@
 #include "lib/util.h"
 
 int
-agent_config_from_spec(struct agent_config *c, const struct ippool_spec *sp, char *err, size_t errlen)
+agent_config_from_spec(
+    struct agent_config *c, const struct ippool_spec *sp, char *err, size_t errlen)
 {
 	struct dhcp_options *o = &c->opts;
 

@@ -174,8 +174,8 @@ agent_listen_device(const char *listen, char *ifname, size_t len)
 		if (!same_addr(&ss, ifa->ifa_addr))
 			continue;
 		/* "eth0:1" (an IPv4 label) is device eth0 */
-		if (snprintf(ifname, len, "%.*s", (int)strcspn(ifa->ifa_name, ":"),
-			ifa->ifa_name) < (int)len)
+		if (snprintf(ifname, len, "%.*s", (int)strcspn(ifa->ifa_name, ":"), ifa->ifa_name) <
+		    (int)len)
 			r = 0;
 		break;
 	}

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-
 #include <event2/event.h>
 
 #include "agent/agent.h"

@@ -16,9 +16,9 @@
 
 /* Series that cannot occur are not exported: clients send these, the server replies those
  * (a server's message received is counted as a drop, other_server). */
-static const uint8_t rx_types[] = { DHCP_MSG_DISCOVER, DHCP_MSG_REQUEST, DHCP_MSG_DECLINE,
-	DHCP_MSG_RELEASE, DHCP_MSG_INFORM };
-static const uint8_t tx_types[] = { DHCP_MSG_OFFER, DHCP_MSG_ACK, DHCP_MSG_NAK };
+static const uint8_t rx_types[] = {
+    DHCP_MSG_DISCOVER, DHCP_MSG_REQUEST, DHCP_MSG_DECLINE, DHCP_MSG_RELEASE, DHCP_MSG_INFORM};
+static const uint8_t tx_types[] = {DHCP_MSG_OFFER, DHCP_MSG_ACK, DHCP_MSG_NAK};
 static const char *rx_labels[ELEMENTSOF(rx_types)], *tx_labels[ELEMENTSOF(tx_types)];
 static const char *drop_labels[_DHCP_DROP_MAX];
 static double latency_bounds[DHCP_LATENCY_BUCKETS - 1];
@@ -84,19 +84,19 @@ agent_kube_metrics_setup(struct agent *a)
 
 	a->m_kube_synced = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_kube_synced",
 	    "1 while a valid version of the IPPool is in the table");
-	a->m_kube_last_sync = metrics_add_simple(m, METRIC_GAUGE,
-	    "vmdhcp_agent_kube_last_sync_timestamp_seconds",
-	    "Unix time of the last IPPool version applied to the table");
-	a->m_kube_reconnects = metrics_add_simple(m, METRIC_COUNTER,
-	    "vmdhcp_agent_kube_watch_reconnects_total",
-	    "IPPool watch streams opened after the first");
+	a->m_kube_last_sync =
+	    metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_kube_last_sync_timestamp_seconds",
+		"Unix time of the last IPPool version applied to the table");
+	a->m_kube_reconnects =
+	    metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_kube_watch_reconnects_total",
+		"IPPool watch streams opened after the first");
 	a->m_kube_errors = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_kube_errors_total",
 	    "Failed IPPool list or watch attempts (retried with backoff)");
-	a->m_kube_relists = metrics_add_simple(m, METRIC_COUNTER,
-	    "vmdhcp_agent_kube_relists_total", "IPPool relists forced by 410 Gone");
-	a->m_kube_malformed = metrics_add_simple(m, METRIC_COUNTER,
-	    "vmdhcp_agent_kube_malformed_total",
-	    "IPPool versions refused as malformed (the previous one kept)");
+	a->m_kube_relists = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_kube_relists_total",
+	    "IPPool relists forced by 410 Gone");
+	a->m_kube_malformed =
+	    metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_kube_malformed_total",
+		"IPPool versions refused as malformed (the previous one kept)");
 	a->m_kube_duplicate_macs = metrics_add_simple(m, METRIC_GAUGE,
 	    "vmdhcp_agent_kube_duplicate_macs",
 	    "MACs under more than one address in the IPPool's status (only the lowest is served)");
@@ -120,9 +120,8 @@ agent_kube_metrics_setup(struct agent *a)
 			return -ENOMEM;
 	}
 	if (a->m_kube_synced == NULL || a->m_kube_last_sync == NULL ||
-	    a->m_kube_reconnects == NULL || a->m_kube_errors == NULL ||
-	    a->m_kube_relists == NULL || a->m_kube_malformed == NULL ||
-	    a->m_kube_duplicate_macs == NULL)
+	    a->m_kube_reconnects == NULL || a->m_kube_errors == NULL || a->m_kube_relists == NULL ||
+	    a->m_kube_malformed == NULL || a->m_kube_duplicate_macs == NULL)
 		return -ENOMEM;
 	return 0;
 }

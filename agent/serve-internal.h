@@ -38,9 +38,9 @@ struct agent {
 	struct leasefile *lf;
 	struct agent_dynamic *dyn;
 	struct agent_dynamic_opts dyn_opts;
-	struct agent_marks *marks;  /* DECLINE marks held down in the engine (all modes) */
-	struct agent_declog declog; /* the engine's decisions, logged */
-	struct event *ev_expire;    /* the sweep of both, every EXPIRE_TICK_SEC */
+	struct agent_marks *marks;   /* DECLINE marks held down in the engine (all modes) */
+	struct agent_declog declog;  /* the engine's decisions, logged */
+	struct event *ev_expire;     /* the sweep of both, every EXPIRE_TICK_SEC */
 	uint64_t sweep_write_errors; /* failed lease file rewrites after a sweep */
 	struct agent_link *link;
 	struct event *ev_fd[2];

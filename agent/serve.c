@@ -323,9 +323,9 @@ static int
 kube_setup(struct agent *a, char *err, size_t errlen)
 {
 	struct agent_kube_opts ko = {
-		.ippool_ref = a->opts.ippool_ref,
-		.on_change = kube_changed,
-		.userdata = a,
+	    .ippool_ref = a->opts.ippool_ref,
+	    .on_change = kube_changed,
+	    .userdata = a,
 	};
 	struct agent_kube *k;
 	int r;

@@ -403,13 +403,14 @@ serve_kept(struct agent *a, const struct agent_link_state *st, bool force)
 		    "refused)");
 	else {
 		if (memcmp(st->hwaddr, a->open_hwaddr, 6) != 0) {
-			/* a bridge takes a port's MAC: the sockets stay, replies take the new one */
+			/* a bridge takes a port's MAC: the sockets stay, replies take the new one
+			 */
 			char m[MAC_STRLEN];
 			dhcp_server_set_hwaddr(a->dhcp, st->hwaddr);
 			memcpy(a->open_hwaddr, st->hwaddr, 6);
 			mac_format(st->hwaddr, m);
-			log_info("%s: replies now sent from %s (DHCP sockets kept)",
-			    a->opts.ifname, m);
+			log_info(
+			    "%s: replies now sent from %s (DHCP sockets kept)", a->opts.ifname, m);
 		}
 		if (!force)
 			return;

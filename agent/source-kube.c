@@ -592,7 +592,8 @@ apply(struct agent_kube *k, const struct kpool *kp)
 	/* Decoding a large version (65 000 bindings: a 2.6 MB JSON) leaves ~20 MiB of freed
 	 * heap that glibc keeps; hand it back once the informer has dropped the object. */
 	if (dhcp_server_n_bindings(k->dhcp) >= TRIM_BINDINGS)
-		(void)event_base_once(k->base, -1, EV_TIMEOUT, trim_heap, NULL, &(struct timeval){ 0, 0 });
+		(void)event_base_once(
+		    k->base, -1, EV_TIMEOUT, trim_heap, NULL, &(struct timeval){0, 0});
 }
 
 static void

@@ -83,7 +83,7 @@ struct agent_item {
 /* --- runtime state of one IPPool ------------------------------------------------------ */
 
 struct pool_rt {
-	char key[KIND_REF_MAX];			   /* the IPPool's "ns/name" */
+	char key[KIND_REF_MAX];			/* the IPPool's "ns/name" */
 	char network[CRD_NETWORK_NAME_MAX + 1]; /* canonical network name */
 	char *uid;
 	struct netpool *np; /* NULL until built */
@@ -217,8 +217,8 @@ struct ctrl_op {
 	char key[KIND_REF_MAX];
 };
 /* New op for key (copied); NULL on ENOMEM. */
-struct ctrl_op *ctrl_op_new(struct ctrl *c, struct kube_controller *ctl, const char *key,
-    const char *what);
+struct ctrl_op *ctrl_op_new(
+    struct ctrl *c, struct kube_controller *ctl, const char *key, const char *what);
 /*
  * Record an Event on ref (borrowed; the same object for every call on op) of kind (static)
  * when op's write succeeds, and log it. For the Events of a status transition: the status
@@ -238,26 +238,26 @@ struct kube_reconcile_result ctrl_op_started(struct ctrl_op *op, int rc);
 static inline struct kube_reconcile_result
 ctrl_ok(void)
 {
-	return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_OK };
+	return (struct kube_reconcile_result){.action = KUBE_RECONCILE_OK};
 }
 
 static inline struct kube_reconcile_result
 ctrl_error(int err)
 {
-	return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_ERROR, .error = err };
+	return (struct kube_reconcile_result){.action = KUBE_RECONCILE_ERROR, .error = err};
 }
 
 static inline struct kube_reconcile_result
 ctrl_pending(void)
 {
-	return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_PENDING };
+	return (struct kube_reconcile_result){.action = KUBE_RECONCILE_PENDING};
 }
 
 static inline struct kube_reconcile_result
 ctrl_after(uint64_t usec)
 {
-	return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_REQUEUE_AFTER,
-		.after_usec = usec };
+	return (struct kube_reconcile_result){
+	    .action = KUBE_RECONCILE_REQUEUE_AFTER, .after_usec = usec};
 }
 
 struct kube_reconcile_result ctrl_reconcile_pool(void *userdata, const char *key);

@@ -21,16 +21,15 @@
 #include "lib/log.h"
 #include "lib/util.h"
 
-const struct kube_resource ctrl_res_ippools = { CRD_GROUP, CRD_VERSION, IPPOOL_PLURAL,
-	IPPOOL_KIND, true };
-const struct kube_resource ctrl_res_vmnetcfgs = { CRD_GROUP, CRD_VERSION, VMNETCFG_PLURAL,
-	VMNETCFG_KIND, true };
-const struct kube_resource ctrl_res_vms = { "kubevirt.io", "v1", "virtualmachines",
-	"VirtualMachine", true };
-const struct kube_resource ctrl_res_nads = { "k8s.cni.cncf.io", "v1",
-	"network-attachment-definitions", "NetworkAttachmentDefinition", true };
-const struct kube_resource ctrl_res_deployments = { "apps", "v1", "deployments", "Deployment",
-	true };
+const struct kube_resource ctrl_res_ippools = {
+    CRD_GROUP, CRD_VERSION, IPPOOL_PLURAL, IPPOOL_KIND, true};
+const struct kube_resource ctrl_res_vmnetcfgs = {
+    CRD_GROUP, CRD_VERSION, VMNETCFG_PLURAL, VMNETCFG_KIND, true};
+const struct kube_resource ctrl_res_vms = {
+    "kubevirt.io", "v1", "virtualmachines", "VirtualMachine", true};
+const struct kube_resource ctrl_res_nads = {
+    "k8s.cni.cncf.io", "v1", "network-attachment-definitions", "NetworkAttachmentDefinition", true};
+const struct kube_resource ctrl_res_deployments = {"apps", "v1", "deployments", "Deployment", true};
 
 static char *
 xstrdup(const char *s)
@@ -75,10 +74,10 @@ ctrl_lookup(void *userdata, const char *network, enum netpool_avail *avail)
 		return rt->np;
 	}
 	/* an IPPool for the network exists but its IPAM is not built (yet) */
-	*avail = rt != NULL || kube_store_index_count(kube_informer_store(c->inf_pool), "network",
-				   network) > 0 ?
-	    NETPOOL_NOT_READY :
-	    NETPOOL_ABSENT;
+	*avail = rt != NULL || kube_store_index_count(
+				   kube_informer_store(c->inf_pool), "network", network) > 0
+		     ? NETPOOL_NOT_READY
+		     : NETPOOL_ABSENT;
 	return NULL;
 }
 
@@ -88,7 +87,8 @@ bool
 ctrl_synced(const struct ctrl *c)
 {
 	for (size_t i = 0; i < ctrl_n_kinds; i++)
-		if (!kube_informer_has_synced(*ctrl_kind_informer((struct ctrl *)c, &ctrl_kinds[i])))
+		if (!kube_informer_has_synced(
+			*ctrl_kind_informer((struct ctrl *)c, &ctrl_kinds[i])))
 			return false;
 	return true;
 }
@@ -159,15 +159,15 @@ start_controllers(struct ctrl *c)
 	for (size_t i = 0; i < ctrl_n_kinds; i++) {
 		const struct ctrl_kind *k = &ctrl_kinds[i];
 		struct kube_controller_opts o = {
-			.name = k->name,
-			.base = c->base,
-			.clock = c->opts.clock,
-			.metrics = c->metrics,
-			.reconcile = k->reconcile,
-			.userdata = c,
-			.queue = { .qps = 500, .burst = 1000, .max_delay_usec = 60 * USEC_PER_SEC },
-			.max_concurrent = k->write_budget ? CTRL_MAX_INFLIGHT : 0,
-			.share_limit = k->write_budget ? budget : NULL,
+		    .name = k->name,
+		    .base = c->base,
+		    .clock = c->opts.clock,
+		    .metrics = c->metrics,
+		    .reconcile = k->reconcile,
+		    .userdata = c,
+		    .queue = {.qps = 500, .burst = 1000, .max_delay_usec = 60 * USEC_PER_SEC},
+		    .max_concurrent = k->write_budget ? CTRL_MAX_INFLIGHT : 0,
+		    .share_limit = k->write_budget ? budget : NULL,
 		};
 		struct kube_controller **slot = ctrl_kind_controller(c, k);
 		int r;
@@ -209,7 +209,8 @@ sync_cb(evutil_socket_t fd, short what, void *arg)
 				continue;
 			n = snprintf(counts + used, sizeof(counts) - used, "%s%zu %s",
 			    used > 0 ? ", " : "",
-			    kube_store_len(kube_informer_store(*ctrl_kind_informer(c, k))), k->what);
+			    kube_store_len(kube_informer_store(*ctrl_kind_informer(c, k))),
+			    k->what);
 			used += n > 0 ? (size_t)n : 0;
 		}
 		log_info("caches synced: %s; reconciling", counts);
@@ -238,7 +239,6 @@ trim_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /* --- life cycle ------------------------------------------------------------------------- */
-
 
 int
 ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *metrics,
@@ -283,16 +283,16 @@ ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *me
 	for (size_t i = 0; i < ctrl_n_kinds; i++) {
 		const struct ctrl_kind *d = &ctrl_kinds[i];
 		struct kube_informer_opts io = {
-			.res = d->res,
-			.ns = d->in_namespace ? c->namespace : NULL,
-			.label_selector = d->label_selector,
-			.resync_usec = opts->resync_usec,
-			/* a page of big objects is decoded at once: small pages keep the peak low */
-			.page_size = CTRL_LIST_PAGE,
-			.transform = d->transform,
-			.destroy = d->destroy,
-			.transform_userdata = c,
-			.clock = opts->clock,
+		    .res = d->res,
+		    .ns = d->in_namespace ? c->namespace : NULL,
+		    .label_selector = d->label_selector,
+		    .resync_usec = opts->resync_usec,
+		    /* a page of big objects is decoded at once: small pages keep the peak low */
+		    .page_size = CTRL_LIST_PAGE,
+		    .transform = d->transform,
+		    .destroy = d->destroy,
+		    .transform_userdata = c,
+		    .clock = opts->clock,
 		};
 		struct kube_informer_handlers h = d->handlers;
 		struct kube_informer **slot = ctrl_kind_informer(c, d);
@@ -311,8 +311,8 @@ ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *me
 			goto fail;
 	}
 	{
-		struct timeval tv = { .tv_sec = 0, .tv_usec = 100000 };
-		struct timeval trim = { .tv_sec = 5, .tv_usec = 0 };
+		struct timeval tv = {.tv_sec = 0, .tv_usec = 100000};
+		struct timeval trim = {.tv_sec = 5, .tv_usec = 0};
 
 		event_add(c->sync_ev, &tv);
 		event_add(c->trim_ev, &trim);

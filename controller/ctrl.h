@@ -39,12 +39,12 @@ extern const struct kube_resource ctrl_res_nads;
 extern const struct kube_resource ctrl_res_deployments;
 
 struct ctrl_opts {
-	const char *namespace;	     /* the controller's namespace (agents go there) */
-	const char *agent_image;     /* required */
-	const char *agent_sa;	     /* may be NULL */
+	const char *namespace;		    /* the controller's namespace (agents go there) */
+	const char *agent_image;	    /* required */
+	const char *agent_sa;		    /* may be NULL */
 	const struct placement_opts *agent; /* the agents' knobs (copied); NULL: defaults */
-	uint64_t resync_usec;	     /* informer resync (0 = off) */
-	uint64_t requeue_usec;	     /* delay for retry-later cases (0 = 2 s) */
+	uint64_t resync_usec;		    /* informer resync (0 = off) */
+	uint64_t requeue_usec;		    /* delay for retry-later cases (0 = 2 s) */
 	const struct kube_clock *clock;
 };
 

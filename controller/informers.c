@@ -47,7 +47,7 @@ static void *
 pool_transform(void *userdata, json_t *obj)
 {
 	struct pool_item *it = calloc(1, sizeof(*it));
-	struct crd_error err = { 0 };
+	struct crd_error err = {0};
 
 	if (it == NULL)
 		return NULL;
@@ -65,7 +65,7 @@ pool_transform(void *userdata, json_t *obj)
 	if (ippool_decode(obj, &it->pool, &err) < 0) {
 		/* a broken status is ours to rewrite: keep the spec, report the status */
 		json_t *copy = json_object_get(obj, "status") != NULL ? json_copy(obj) : NULL;
-		struct crd_error err2 = { 0 };
+		struct crd_error err2 = {0};
 
 		it->pool = NULL;
 		if (copy != NULL && json_object_del(copy, "status") == 0 &&
@@ -134,23 +134,23 @@ static char *
 pack_intern(struct pack *p, const char *s)
 {
 	static const char *const common[] = {
-		CTRL_FINALIZER_VMNETCFG,
-		VMNETCFG_COND_ALLOCATED,
-		VMNETCFG_COND_DISABLED,
-		VMNETCFG_COND_IN_SYNCED,
-		VMNETCFG_REASON_NO_IPPOOL,
-		VMNETCFG_REASON_NOT_READY,
-		VMNETCFG_REASON_DUPLICATE_MAC,
-		VMNETCFG_REASON_STATIC_CONFLICT,
-		VMNETCFG_REASON_STATIC_UNAVAILABLE,
-		VMNETCFG_REASON_EXHAUSTED,
-		VMNETCFG_REASON_PAUSED,
-		VMNETCFG_REASON_INVALID_MAC,
-		VMNETCFG_REASON_ALLOCATED,
-		VMNETCFG_REASON_IN_SYNC,
-		VMNETCFG_REASON_PENDING,
-		VMNETCFG_REASON_STALE,
-		VMNETCFG_REASON_NOT_PAUSED,
+	    CTRL_FINALIZER_VMNETCFG,
+	    VMNETCFG_COND_ALLOCATED,
+	    VMNETCFG_COND_DISABLED,
+	    VMNETCFG_COND_IN_SYNCED,
+	    VMNETCFG_REASON_NO_IPPOOL,
+	    VMNETCFG_REASON_NOT_READY,
+	    VMNETCFG_REASON_DUPLICATE_MAC,
+	    VMNETCFG_REASON_STATIC_CONFLICT,
+	    VMNETCFG_REASON_STATIC_UNAVAILABLE,
+	    VMNETCFG_REASON_EXHAUSTED,
+	    VMNETCFG_REASON_PAUSED,
+	    VMNETCFG_REASON_INVALID_MAC,
+	    VMNETCFG_REASON_ALLOCATED,
+	    VMNETCFG_REASON_IN_SYNC,
+	    VMNETCFG_REASON_PENDING,
+	    VMNETCFG_REASON_STALE,
+	    VMNETCFG_REASON_NOT_PAUSED,
 	};
 
 	for (size_t i = 0; s != NULL && i < ELEMENTSOF(common); i++)
@@ -163,7 +163,7 @@ pack_intern(struct pack *p, const char *s)
 static void *
 pack_new(void (*layout)(struct pack *, const void *), const void *arg)
 {
-	struct pack p = { 0 };
+	struct pack p = {0};
 
 	layout(&p, arg);
 	p.base = malloc(p.off > 0 ? p.off : 1);
@@ -185,10 +185,10 @@ cfg_item_layout(struct pack *p, const void *arg)
 	struct vmnetcfg *cfg = pack_take(p, sizeof(*cfg), 8);
 	struct crd_condition *conds = pack_mem(p, cs->items, cs->n * sizeof(*cs->items));
 	char **fins = pack_mem(p, src->meta.finalizers, src->meta.n_finalizers * sizeof(char *));
-	struct vmnetcfg_nic *nics = pack_mem(p, src->spec.nics,
-	    src->spec.n_nics * sizeof(*src->spec.nics));
-	struct vmnetcfg_nic_status *st = pack_mem(p, src->status.nics,
-	    src->status.n_nics * sizeof(*src->status.nics));
+	struct vmnetcfg_nic *nics =
+	    pack_mem(p, src->spec.nics, src->spec.n_nics * sizeof(*src->spec.nics));
+	struct vmnetcfg_nic_status *st =
+	    pack_mem(p, src->status.nics, src->status.n_nics * sizeof(*src->status.nics));
 	char *ns = pack_str(p, src->meta.namespace), *name = pack_str(p, src->meta.name);
 	char *uid = pack_str(p, src->meta.uid), *rv = pack_str(p, src->meta.resource_version);
 	char *vm_name = pack_str(p, src->spec.vm_name), *owner = pack_str(p, in->owner_uid);
@@ -251,7 +251,7 @@ static void *
 cfg_transform(void *userdata, json_t *obj)
 {
 	struct cfg_item *it = calloc(1, sizeof(*it)), *packed;
-	struct crd_error err = { 0 };
+	struct crd_error err = {0};
 	json_t *refs = kind_get(obj, "metadata", "ownerReferences", NULL), *ref;
 	size_t i;
 
@@ -260,7 +260,8 @@ cfg_transform(void *userdata, json_t *obj)
 	it->deleting = kube_obj_is_deleting(obj);
 	it->has_finalizer = kube_obj_has_finalizer(obj, CTRL_FINALIZER_VMNETCFG);
 	it->has_label = kube_obj_label(obj, VMNETCFG_LABEL_VM_NAME) != NULL;
-	json_array_foreach(refs, i, ref) {
+	json_array_foreach(refs, i, ref)
+	{
 		if (json_is_true(json_object_get(ref, "controller")))
 			it->owner_uid = xstrdup(json_string_value(json_object_get(ref, "uid")));
 	}
@@ -282,8 +283,8 @@ cfg_transform(void *userdata, json_t *obj)
 			it->pending = true;
 	/* 10 000 of these are cached: one block each */
 	packed = it->cfg->meta.namespace != NULL && it->cfg->meta.name != NULL
-	    ? pack_new(cfg_item_layout, it)
-	    : NULL;
+		     ? pack_new(cfg_item_layout, it)
+		     : NULL;
 	vmnetcfg_free(it->cfg);
 	free(it->owner_uid);
 	free(it);
@@ -296,8 +297,8 @@ vm_item_layout(struct pack *p, const void *arg)
 {
 	const struct vm_item *in = arg;
 	struct vm_item *it = pack_take(p, sizeof(*it), 8);
-	struct vmnetcfg_nic *nics = pack_mem(p, in->want.nics,
-	    in->want.n_nics * sizeof(*in->want.nics));
+	struct vmnetcfg_nic *nics =
+	    pack_mem(p, in->want.nics, in->want.n_nics * sizeof(*in->want.nics));
 	char **skipped = pack_mem(p, in->skipped, in->n_skipped * sizeof(char *));
 	char *ns = pack_str(p, in->ns), *name = pack_str(p, in->name);
 	char *uid = pack_str(p, in->uid), *vm_name = pack_str(p, in->want.vm_name);
@@ -328,7 +329,7 @@ vm_item_free(void *p)
 static void *
 vm_transform(void *userdata, json_t *obj)
 {
-	struct vm_item it = { 0 }, *packed = NULL;
+	struct vm_item it = {0}, *packed = NULL;
 	struct crd_error err;
 	struct vm_plan plan;
 
@@ -405,7 +406,8 @@ node_transform(void *userdata, json_t *obj)
 	if (it == NULL)
 		return NULL;
 	it->ready = node_is_ready(obj);
-	json_object_foreach(labels, k, v) {
+	json_object_foreach(labels, k, v)
+	{
 		char **n;
 
 		if (strncmp(k, PLACEMENT_NODE_LABEL_PREFIX, plen) != 0 || k[plen] == '\0' ||
@@ -485,8 +487,8 @@ cfg_index_network(const void *item, kube_index_emit_fn emit, void *ctx)
 		size_t count = pass == 0 ? it->cfg->spec.n_nics : it->cfg->status.n_nics;
 
 		for (size_t i = 0; i < count; i++) {
-			const char *net = pass == 0 ? it->cfg->spec.nics[i].network_name :
-						      it->cfg->status.nics[i].network_name;
+			const char *net = pass == 0 ? it->cfg->spec.nics[i].network_name
+						    : it->cfg->status.nics[i].network_name;
 			bool dup = false;
 
 			for (size_t j = 0; j < n && !dup; j++)
@@ -527,8 +529,8 @@ enqueue_pool_visit(void *userdata, const char *key, const void *item)
 void
 ctrl_enqueue_network_pool(struct ctrl *c, const char *network)
 {
-	kube_store_by_index(kube_informer_store(c->inf_pool), "network", network,
-	    enqueue_pool_visit, c);
+	kube_store_by_index(
+	    kube_informer_store(c->inf_pool), "network", network, enqueue_pool_visit, c);
 }
 
 void
@@ -557,10 +559,10 @@ enqueue_cfg_visit(void *userdata, const char *key, const void *item)
 void
 ctrl_enqueue_cfgs_of_network(struct ctrl *c, const char *network, bool pending_only)
 {
-	struct cfg_visit v = { .c = c, .pending_only = pending_only };
+	struct cfg_visit v = {.c = c, .pending_only = pending_only};
 
-	kube_store_by_index(kube_informer_store(c->inf_cfg), "network", network,
-	    enqueue_cfg_visit, &v);
+	kube_store_by_index(
+	    kube_informer_store(c->inf_cfg), "network", network, enqueue_cfg_visit, &v);
 }
 
 static void
@@ -690,73 +692,73 @@ agent_on_update(void *userdata, const char *key, const void *old, const void *it
 /* --- the table of kinds ---------------------------------------------------------------- */
 
 const struct ctrl_kind ctrl_kinds[] = {
-	{
-	    .what = "IPPools",
-	    .res = &ctrl_res_ippools,
-	    .transform = pool_transform,
-	    .destroy = pool_item_free,
-	    .index_name = "network",
-	    .index = pool_index_network,
-	    .handlers = { pool_on_add, pool_on_update, pool_on_delete, NULL },
-	    .inf_off = offsetof(struct ctrl, inf_pool),
-	    .name = "ippool",
-	    .reconcile = ctrl_reconcile_pool,
-	    .ctl_off = offsetof(struct ctrl, c_pool),
-	},
-	{
-	    .what = "VMNetCfgs",
-	    .res = &ctrl_res_vmnetcfgs,
-	    .transform = cfg_transform,
-	    .destroy = cfg_item_free,
-	    .index_name = "network",
-	    .index = cfg_index_network,
-	    .handlers = { cfg_on_add, cfg_on_update, cfg_on_delete, NULL },
-	    .inf_off = offsetof(struct ctrl, inf_cfg),
-	    .name = "vmnetcfg",
-	    .reconcile = ctrl_reconcile_cfg,
-	    .ctl_off = offsetof(struct ctrl, c_cfg),
-	    .write_budget = true,
-	},
-	{
-	    .what = "VMs",
-	    .res = &ctrl_res_vms,
-	    .transform = vm_transform,
-	    .destroy = vm_item_free,
-	    .handlers = { vm_on_add, vm_on_update, vm_on_add, NULL },
-	    .inf_off = offsetof(struct ctrl, inf_vm),
-	    .name = "vm",
-	    .reconcile = ctrl_reconcile_vm,
-	    .ctl_off = offsetof(struct ctrl, c_vm),
-	    .write_budget = true,
-	},
-	{
-	    .what = "NADs",
-	    .res = &ctrl_res_nads,
-	    .transform = nad_transform,
-	    .destroy = nad_item_free,
-	    .handlers = { nad_on_add, nad_on_update, nad_on_add, NULL },
-	    .inf_off = offsetof(struct ctrl, inf_nad),
-	},
-	{
-	    .what = "Nodes",
-	    .res = &kube_res_nodes,
-	    .transform = node_transform,
-	    .destroy = node_item_free,
-	    .handlers = { node_on_add, node_on_update, node_on_add, NULL },
-	    .inf_off = offsetof(struct ctrl, inf_node),
-	},
-	{
-	    /* the agents' Deployments: ours only, in the controller's namespace */
-	    .what = "agent Deployments",
-	    .res = &ctrl_res_deployments,
-	    .in_namespace = true,
-	    .label_selector = PLACEMENT_LABEL_APP "=" PLACEMENT_LABEL_APP_VALUE,
-	    .transform = agent_transform,
-	    .destroy = agent_item_free,
-	    .index_name = "pool",
-	    .index = agent_index_pool,
-	    .handlers = { agent_on_add, agent_on_update, agent_on_add, NULL },
-	    .inf_off = offsetof(struct ctrl, inf_agent),
-	},
+    {
+	.what = "IPPools",
+	.res = &ctrl_res_ippools,
+	.transform = pool_transform,
+	.destroy = pool_item_free,
+	.index_name = "network",
+	.index = pool_index_network,
+	.handlers = {pool_on_add, pool_on_update, pool_on_delete, NULL},
+	.inf_off = offsetof(struct ctrl, inf_pool),
+	.name = "ippool",
+	.reconcile = ctrl_reconcile_pool,
+	.ctl_off = offsetof(struct ctrl, c_pool),
+    },
+    {
+	.what = "VMNetCfgs",
+	.res = &ctrl_res_vmnetcfgs,
+	.transform = cfg_transform,
+	.destroy = cfg_item_free,
+	.index_name = "network",
+	.index = cfg_index_network,
+	.handlers = {cfg_on_add, cfg_on_update, cfg_on_delete, NULL},
+	.inf_off = offsetof(struct ctrl, inf_cfg),
+	.name = "vmnetcfg",
+	.reconcile = ctrl_reconcile_cfg,
+	.ctl_off = offsetof(struct ctrl, c_cfg),
+	.write_budget = true,
+    },
+    {
+	.what = "VMs",
+	.res = &ctrl_res_vms,
+	.transform = vm_transform,
+	.destroy = vm_item_free,
+	.handlers = {vm_on_add, vm_on_update, vm_on_add, NULL},
+	.inf_off = offsetof(struct ctrl, inf_vm),
+	.name = "vm",
+	.reconcile = ctrl_reconcile_vm,
+	.ctl_off = offsetof(struct ctrl, c_vm),
+	.write_budget = true,
+    },
+    {
+	.what = "NADs",
+	.res = &ctrl_res_nads,
+	.transform = nad_transform,
+	.destroy = nad_item_free,
+	.handlers = {nad_on_add, nad_on_update, nad_on_add, NULL},
+	.inf_off = offsetof(struct ctrl, inf_nad),
+    },
+    {
+	.what = "Nodes",
+	.res = &kube_res_nodes,
+	.transform = node_transform,
+	.destroy = node_item_free,
+	.handlers = {node_on_add, node_on_update, node_on_add, NULL},
+	.inf_off = offsetof(struct ctrl, inf_node),
+    },
+    {
+	/* the agents' Deployments: ours only, in the controller's namespace */
+	.what = "agent Deployments",
+	.res = &ctrl_res_deployments,
+	.in_namespace = true,
+	.label_selector = PLACEMENT_LABEL_APP "=" PLACEMENT_LABEL_APP_VALUE,
+	.transform = agent_transform,
+	.destroy = agent_item_free,
+	.index_name = "pool",
+	.index = agent_index_pool,
+	.handlers = {agent_on_add, agent_on_update, agent_on_add, NULL},
+	.inf_off = offsetof(struct ctrl, inf_agent),
+    },
 };
 const size_t ctrl_n_kinds = ELEMENTSOF(ctrl_kinds);

@@ -84,8 +84,8 @@ kind_is_deleting(json_t *obj)
 }
 
 int
-kind_split_ref(const char *ref, const char *default_ns, char ns[KIND_NS_MAX],
-    char name[KIND_NAME_MAX])
+kind_split_ref(
+    const char *ref, const char *default_ns, char ns[KIND_NS_MAX], char name[KIND_NAME_MAX])
 {
 	const char *slash, *n;
 	size_t nslen, namelen;
@@ -322,7 +322,8 @@ node_is_ready(json_t *node)
 	size_t i;
 	json_t *c;
 
-	json_array_foreach(conds, i, c) {
+	json_array_foreach(conds, i, c)
+	{
 		const char *type = json_string_value(json_object_get(c, "type"));
 
 		if (type != NULL && strcmp(type, "Ready") == 0) {

@@ -50,8 +50,8 @@ bool kind_is_deleting(json_t *obj);
  */
 #define KIND_NS_MAX 64
 #define KIND_NAME_MAX 254
-int kind_split_ref(const char *ref, const char *default_ns, char ns[KIND_NS_MAX],
-    char name[KIND_NAME_MAX]);
+int kind_split_ref(
+    const char *ref, const char *default_ns, char ns[KIND_NS_MAX], char name[KIND_NAME_MAX]);
 /* Canonical "ns/name" of a reference into out (size KIND_NS_MAX + KIND_NAME_MAX). */
 #define KIND_REF_MAX (KIND_NS_MAX + KIND_NAME_MAX)
 int kind_canon_ref(const char *ref, const char *default_ns, char out[KIND_REF_MAX]);
@@ -65,14 +65,14 @@ enum vm_network_type {
 };
 
 struct vm_network {
-	const char *name;	   /* borrowed: spec.template.spec.networks[i].name */
+	const char *name; /* borrowed: spec.template.spec.networks[i].name */
 	enum vm_network_type type;
-	const char *multus_net;	   /* borrowed: multus.networkName (MULTUS only) */
+	const char *multus_net; /* borrowed: multus.networkName (MULTUS only) */
 };
 
 struct vm_interface {
-	const char *name;	   /* borrowed */
-	const char *mac;	   /* borrowed, as written (may be NULL) */
+	const char *name; /* borrowed */
+	const char *mac;  /* borrowed, as written (may be NULL) */
 };
 
 /* Number of spec.template.spec.networks[] entries (0 when absent). */
@@ -106,11 +106,11 @@ const char *nad_cluster_network(json_t *nad);
 /* --- apps/v1 Deployment ------------------------------------------------------------------ */
 
 struct deployment_state {
-	int64_t generation;	   /* metadata.generation (0 when absent) */
-	int64_t observed;	   /* status.observedGeneration */
-	int64_t replicas;	   /* spec.replicas (default 1) */
-	int64_t ready;		   /* status.readyReplicas */
-	int64_t available;	   /* status.availableReplicas */
+	int64_t generation; /* metadata.generation (0 when absent) */
+	int64_t observed;   /* status.observedGeneration */
+	int64_t replicas;   /* spec.replicas (default 1) */
+	int64_t ready;	    /* status.readyReplicas */
+	int64_t available;  /* status.availableReplicas */
 };
 
 void deployment_state(json_t *dep, struct deployment_state *ret);

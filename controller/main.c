@@ -308,11 +308,11 @@ static int
 run_uninstall(const struct args *a, struct kube_config *cfg, const char *ns)
 {
 	struct ctrl_uninstall_opts uo = {
-		.namespace = ns,
-		.lease_name = CTRL_LEASE_NAME,
-		.timeout_usec = (uint64_t)(a->uninstall_timeout_s != 0 ? a->uninstall_timeout_s
-								: UNINSTALL_TIMEOUT_DEFAULT_S) *
-		    USEC_PER_SEC,
+	    .namespace = ns,
+	    .lease_name = CTRL_LEASE_NAME,
+	    .timeout_usec = (uint64_t)(a->uninstall_timeout_s != 0 ? a->uninstall_timeout_s
+								   : UNINSTALL_TIMEOUT_DEFAULT_S) *
+			    USEC_PER_SEC,
 	};
 	struct kube_client *client = NULL;
 	struct event_base *base;
@@ -339,13 +339,13 @@ run_uninstall(const struct args *a, struct kube_config *cfg, const char *ns)
 int
 main(int argc, char **argv)
 {
-	struct app app = { 0 };
+	struct app app = {0};
 	struct kube_config *cfg = NULL;
 	struct kube_client *client = NULL;
 	struct metrics *metrics = NULL;
 	struct httpd *httpd = NULL;
 	struct event *sigterm, *sigint;
-	struct ctrl_opts co = { 0 };
+	struct ctrl_opts co = {0};
 	const char *ns;
 	char err[512], identity[300], host[256];
 	struct args a;
@@ -404,13 +404,13 @@ main(int argc, char **argv)
 		ctrl_lead(app.ctrl);
 	} else {
 		struct kube_leader_opts lo = {
-			.ns = ns,
-			.name = CTRL_LEASE_NAME,
-			.identity = identity,
-			.on_started = on_started,
-			.on_stopped = on_stopped,
-			.on_new_leader = on_new_leader,
-			.userdata = &app,
+		    .ns = ns,
+		    .name = CTRL_LEASE_NAME,
+		    .identity = identity,
+		    .on_started = on_started,
+		    .on_stopped = on_stopped,
+		    .on_new_leader = on_new_leader,
+		    .userdata = &app,
 		};
 
 		if (gethostname(host, sizeof(host)) < 0)

@@ -16,9 +16,9 @@
 #include "lib/metrics.h"
 
 enum { BINDING_ALLOCATED, BINDING_PENDING, BINDING_STALE, N_BINDING_STATES };
-static const char *const binding_states[N_BINDING_STATES] = { "allocated", "pending", "stale" };
-static const char *const conditions[] = { IPPOOL_COND_REGISTERED, IPPOOL_COND_CACHE_READY,
-	IPPOOL_COND_AGENT_READY, IPPOOL_COND_STOPPED };
+static const char *const binding_states[N_BINDING_STATES] = {"allocated", "pending", "stale"};
+static const char *const conditions[] = {
+    IPPOOL_COND_REGISTERED, IPPOOL_COND_CACHE_READY, IPPOOL_COND_AGENT_READY, IPPOOL_COND_STOPPED};
 
 /* --- gathering (before each render) ----------------------------------------------------- */
 
@@ -39,15 +39,15 @@ sample_visit(void *userdata, const char *key, const void *item)
 		c->samples = s;
 		c->cap_samples = cap;
 	}
-	c->samples[c->n_samples++] = (struct ctrl_pool_sample){ .it = it, .key = key };
+	c->samples[c->n_samples++] = (struct ctrl_pool_sample){.it = it, .key = key};
 	return 0;
 }
 
 static int
 sample_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct ctrl_pool_sample *)a)->key,
-	    ((const struct ctrl_pool_sample *)b)->key);
+	return strcmp(
+	    ((const struct ctrl_pool_sample *)a)->key, ((const struct ctrl_pool_sample *)b)->key);
 }
 
 struct binding_count {
@@ -105,7 +105,7 @@ collect(void *userdata)
 	/* sorted by key: a stable order, and each pool runtime finds its sample in log n */
 	qsort(c->samples, c->n_samples, sizeof(*c->samples), sample_cmp);
 	for (const struct pool_rt *rt = c->pools; rt != NULL; rt = rt->next) {
-		struct ctrl_pool_sample want = { .key = rt->key }, *s;
+		struct ctrl_pool_sample want = {.key = rt->key}, *s;
 
 		s = bsearch(&want, c->samples, c->n_samples, sizeof(*c->samples), sample_cmp);
 		if (s != NULL)
@@ -113,7 +113,7 @@ collect(void *userdata)
 	}
 	for (size_t i = 0; i < c->n_samples; i++) {
 		struct ctrl_pool_sample *s = &c->samples[i];
-		struct binding_count bc = { .counts = s->bindings };
+		struct binding_count bc = {.counts = s->bindings};
 
 		memset(s->bindings, 0, sizeof(s->bindings));
 		/* the NICs on a network are the bindings of the pool serving it (a second pool
@@ -143,9 +143,9 @@ emit_pools(struct metric_emitter *e, const struct ctrl *c, enum family f)
 	for (size_t i = 0; i < c->n_samples; i++) {
 		const struct ctrl_pool_sample *s = &c->samples[i];
 		struct metric_label l[4] = {
-			{ "namespace", s->it->ns },
-			{ "pool", s->it->name },
-			{ "network", s->it->pool->spec.network_name },
+		    {"namespace", s->it->ns},
+		    {"pool", s->it->name},
+		    {"network", s->it->pool->spec.network_name},
 		};
 		struct ipam_counts n;
 
@@ -164,8 +164,8 @@ emit_pools(struct metric_emitter *e, const struct ctrl *c, enum family f)
 				    &s->it->pool->status.conditions, conditions[k]);
 
 				l[3].value = conditions[k];
-				metric_emit(e, l, 4,
-				    cond != NULL && cond->status == CRD_COND_TRUE ? 1 : 0);
+				metric_emit(
+				    e, l, 4, cond != NULL && cond->status == CRD_COND_TRUE ? 1 : 0);
 			}
 			continue;
 		}
@@ -193,10 +193,10 @@ emit_pools(struct metric_emitter *e, const struct ctrl *c, enum family f)
 	}
 }
 
-#define EMITTER(fn, fam)                                                                       \
-	static void fn(struct metric_emitter *e, void *userdata)                               \
-	{                                                                                      \
-		emit_pools(e, userdata, fam);                                                  \
+#define EMITTER(fn, fam)                                                                           \
+	static void fn(struct metric_emitter *e, void *userdata)                                   \
+	{                                                                                          \
+		emit_pools(e, userdata, fam);                                                      \
 	}
 EMITTER(emit_capacity, FAM_CAPACITY)
 EMITTER(emit_used, FAM_USED)
@@ -213,22 +213,21 @@ ctrl_metrics_add(struct ctrl *c)
 		const char *name, *help;
 		void (*emit)(struct metric_emitter *e, void *userdata);
 	} fams[] = {
-		{ METRIC_GAUGE, "vmdhcp_ippool_capacity_addresses",
-		    "Addresses the IPPool's range can hand out (neither excluded nor reserved)",
-		    emit_capacity },
-		{ METRIC_GAUGE, "vmdhcp_ippool_used_addresses", "Addresses of the IPPool bound",
-		    emit_used },
-		{ METRIC_GAUGE, "vmdhcp_ippool_available_addresses", "Addresses of the IPPool free",
-		    emit_available },
-		{ METRIC_GAUGE, "vmdhcp_ippool_excluded_addresses",
-		    "Addresses inside the IPPool's range excluded or reserved (network, broadcast, "
-		    "server, router)",
-		    emit_excluded },
-		{ METRIC_GAUGE, "vmdhcp_ippool_bindings",
-		    "VirtualMachineNetworkConfig NICs on the IPPool's network by state",
-		    emit_bindings },
-		{ METRIC_GAUGE, "vmdhcp_ippool_condition",
-		    "IPPool status conditions: 1 when True, else 0", emit_condition },
+	    {METRIC_GAUGE, "vmdhcp_ippool_capacity_addresses",
+		"Addresses the IPPool's range can hand out (neither excluded nor reserved)",
+		emit_capacity},
+	    {METRIC_GAUGE, "vmdhcp_ippool_used_addresses", "Addresses of the IPPool bound",
+		emit_used},
+	    {METRIC_GAUGE, "vmdhcp_ippool_available_addresses", "Addresses of the IPPool free",
+		emit_available},
+	    {METRIC_GAUGE, "vmdhcp_ippool_excluded_addresses",
+		"Addresses inside the IPPool's range excluded or reserved (network, broadcast, "
+		"server, router)",
+		emit_excluded},
+	    {METRIC_GAUGE, "vmdhcp_ippool_bindings",
+		"VirtualMachineNetworkConfig NICs on the IPPool's network by state", emit_bindings},
+	    {METRIC_GAUGE, "vmdhcp_ippool_condition",
+		"IPPool status conditions: 1 when True, else 0", emit_condition},
 	};
 	struct metrics *m = c->metrics;
 
@@ -242,8 +241,8 @@ ctrl_metrics_add(struct ctrl *c)
 	if (c->m_leader == NULL || c->m_writes == NULL)
 		return -errno;
 	for (size_t i = 0; i < ELEMENTSOF(fams); i++)
-		if (metrics_add_dynamic(m, fams[i].type, fams[i].name, fams[i].help, fams[i].emit,
-			c) == NULL)
+		if (metrics_add_dynamic(
+			m, fams[i].type, fams[i].name, fams[i].help, fams[i].emit, c) == NULL)
 			return -errno;
 	metrics_set_collect(m, collect, c);
 	return 0;

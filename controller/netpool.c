@@ -107,15 +107,15 @@ bool
 netpool_same_network(const struct netpool *p, const struct ippool_spec *spec)
 {
 	return p->prefix == spec->prefix &&
-	    p->network == (spec->cidr_addr & ipv4_prefix_mask(spec->prefix)) &&
-	    p->server_ip == spec->server_ip && p->router == spec->router;
+	       p->network == (spec->cidr_addr & ipv4_prefix_mask(spec->prefix)) &&
+	       p->server_ip == spec->server_ip && p->router == spec->router;
 }
 
 int
 netpool_set_range(struct netpool *p, const struct ippool_spec *spec, uint32_t *ret_conflict)
 {
-	return ipam_pool_set_range(p->ipam, spec->start, spec->end, spec->exclude,
-	    spec->n_exclude, ret_conflict);
+	return ipam_pool_set_range(
+	    p->ipam, spec->start, spec->end, spec->exclude, spec->n_exclude, ret_conflict);
 }
 
 const struct netpool_entry *
@@ -139,8 +139,8 @@ add_conflict(struct ipam_conflict **arr, size_t *n, enum ipam_conflict_kind kind
 	if (c == NULL)
 		return -ENOMEM;
 	*arr = c;
-	c[*n] = (struct ipam_conflict){ .kind = kind, .addr = addr, .first = first,
-		.second = second };
+	c[*n] =
+	    (struct ipam_conflict){.kind = kind, .addr = addr, .first = first, .second = second};
 	(*n)++;
 	return 0;
 }
@@ -175,8 +175,8 @@ netpool_rebuild(struct netpool *p, const struct netpool_source *src, size_t n,
 	}
 	for (int i = 0; i < nc; i++) {
 		skip[ic[i].second] = true;
-		if (add_conflict(&out, &n_out, ic[i].kind, ic[i].addr, ic[i].first,
-			ic[i].second) < 0)
+		if (add_conflict(&out, &n_out, ic[i].kind, ic[i].addr, ic[i].first, ic[i].second) <
+		    0)
 			goto out;
 	}
 	entries_clear(p);
@@ -196,7 +196,7 @@ netpool_rebuild(struct netpool *p, const struct netpool_source *src, size_t n,
 					goto out;
 				((struct netpool_entry *)e)->owner = o;
 			} else if (e->addr == src[i].addr && e->owner != NULL &&
-			    src[i].owner != NULL && strcmp(e->owner, src[i].owner) != 0) {
+				   src[i].owner != NULL && strcmp(e->owner, src[i].owner) != 0) {
 				/* one MAC, one address, two VMNetCfgs claiming it */
 				if (add_conflict(&out, &n_out, IPAM_CONFLICT_DUPLICATE_MAC,
 					src[i].addr, first_of[entry_index(p, e)], i) < 0)
@@ -320,7 +320,7 @@ int
 netpool_render_status(const struct netpool *p, struct ippool_status *st)
 {
 	struct ipam_counts counts;
-	struct render_ctx c = { 0 };
+	struct render_ctx c = {0};
 	int r;
 
 	ipam_pool_counts(p->ipam, &counts);
@@ -336,8 +336,8 @@ netpool_render_status(const struct netpool *p, struct ippool_status *st)
 		memcpy(c.allocs[c.n].mac, l->mac, MAC_LEN);
 		c.n++;
 	}
-	ipam_pool_foreach(p->ipam, IPAM_MASK(IPAM_EXCLUDED) | IPAM_MASK(IPAM_RESERVED),
-	    render_mark, &c);
+	ipam_pool_foreach(
+	    p->ipam, IPAM_MASK(IPAM_EXCLUDED) | IPAM_MASK(IPAM_RESERVED), render_mark, &c);
 	r = ippool_status_set_allocated(st, c.allocs, c.n);
 	free(c.allocs);
 	if (r < 0)
@@ -363,18 +363,18 @@ ippool_conditions_apply(struct crd_conditions *conds, const struct ippool_facts 
 {
 	static const char paused_msg[] = "the pool is paused: no agent";
 	const struct cond_row rows[] = {
-		{ IPPOOL_COND_REGISTERED, !f->paused && f->registered,
-		    f->paused ? IPPOOL_REASON_PAUSED : f->registered_reason,
-		    f->paused ? paused_msg : f->registered_message, IPPOOL_REASON_AGENT_PLACED,
-		    IPPOOL_REASON_NOT_REGISTERED },
-		{ IPPOOL_COND_CACHE_READY, f->cache_ready, f->cache_reason, f->cache_message,
-		    IPPOOL_REASON_CACHE_BUILT, IPPOOL_REASON_NOT_INITIALIZED },
-		{ IPPOOL_COND_AGENT_READY, !f->paused && f->agent_ready,
-		    f->paused ? IPPOOL_REASON_PAUSED : f->agent_reason,
-		    f->paused ? paused_msg : f->agent_message, IPPOOL_REASON_AGENT_READY,
-		    IPPOOL_REASON_AGENT_NOT_READY },
-		{ IPPOOL_COND_STOPPED, f->paused, NULL, NULL, IPPOOL_REASON_PAUSED,
-		    IPPOOL_REASON_NOT_PAUSED },
+	    {IPPOOL_COND_REGISTERED, !f->paused && f->registered,
+		f->paused ? IPPOOL_REASON_PAUSED : f->registered_reason,
+		f->paused ? paused_msg : f->registered_message, IPPOOL_REASON_AGENT_PLACED,
+		IPPOOL_REASON_NOT_REGISTERED},
+	    {IPPOOL_COND_CACHE_READY, f->cache_ready, f->cache_reason, f->cache_message,
+		IPPOOL_REASON_CACHE_BUILT, IPPOOL_REASON_NOT_INITIALIZED},
+	    {IPPOOL_COND_AGENT_READY, !f->paused && f->agent_ready,
+		f->paused ? IPPOOL_REASON_PAUSED : f->agent_reason,
+		f->paused ? paused_msg : f->agent_message, IPPOOL_REASON_AGENT_READY,
+		IPPOOL_REASON_AGENT_NOT_READY},
+	    {IPPOOL_COND_STOPPED, f->paused, NULL, NULL, IPPOOL_REASON_PAUSED,
+		IPPOOL_REASON_NOT_PAUSED},
 	};
 	int changed = 0;
 
@@ -414,11 +414,10 @@ static bool
 pool_ready(const struct ippool_status *st)
 {
 	return cond_true(st, IPPOOL_COND_REGISTERED) && cond_true(st, IPPOOL_COND_CACHE_READY) &&
-	    cond_true(st, IPPOOL_COND_AGENT_READY);
+	       cond_true(st, IPPOOL_COND_AGENT_READY);
 }
 
-static void
-event_add(struct ippool_event *ev, size_t *n, const char *reason, const char *fmt, ...)
+static void event_add(struct ippool_event *ev, size_t *n, const char *reason, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 static void

@@ -94,8 +94,8 @@ const struct netpool_entry *netpool_by_addr(const struct netpool *p, uint32_t ad
  *   -ENOSPC  no free address;
  *   -ENOMEM.
  */
-int netpool_bind(struct netpool *p, const uint8_t mac[MAC_LEN], uint32_t addr,
-    const char *owner, uint32_t *ret_addr);
+int netpool_bind(struct netpool *p, const uint8_t mac[MAC_LEN], uint32_t addr, const char *owner,
+    uint32_t *ret_addr);
 
 /*
  * Release the binding of mac when it belongs to owner (or to none). Returns 0, -ENOENT when
@@ -150,8 +150,7 @@ struct ippool_facts {
 #define IPPOOL_EVENT_READY "Ready"
 
 /* Returns the number of conditions that changed (0: nothing to write), or -ENOMEM. */
-int ippool_conditions_apply(struct crd_conditions *conds, const struct ippool_facts *f,
-    time_t now);
+int ippool_conditions_apply(struct crd_conditions *conds, const struct ippool_facts *f, time_t now);
 
 /* An Event to record on the IPPool. */
 #define IPPOOL_EVENT_MESSAGE_MAX 256

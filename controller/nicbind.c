@@ -83,9 +83,8 @@ add_nic(struct vmnetcfg_status *st, const char *network, const char *mac, uint32
 }
 
 /* Record a Pending NIC's reason; with event, also a Warning Event with the same text. */
-static int
-pending(struct compute *c, const struct vmnetcfg_nic *nic, const char *reason, bool event,
-    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int pending(struct compute *c, const struct vmnetcfg_nic *nic, const char *reason,
+    bool event, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 static int
 pending(struct compute *c, const struct vmnetcfg_nic *nic, const char *reason, bool event,
@@ -101,8 +100,8 @@ pending(struct compute *c, const struct vmnetcfg_nic *nic, const char *reason, b
 	snprintf(line, sizeof(line), "%s on %s: %s", nic->mac, nic->network_name, text);
 	if (c->n_pending++ == 0)
 		c->first_reason = reason;
-	if (snprintf(c->message + len, sizeof(c->message) - len, "%s%s", len > 0 ? "; " : "",
-		line) < 0)
+	if (snprintf(
+		c->message + len, sizeof(c->message) - len, "%s%s", len > 0 ? "; " : "", line) < 0)
 		c->message[len] = '\0';
 	return event ? add_event(c->res, "Warning", reason, line) : 0;
 }
@@ -183,8 +182,8 @@ static_unavailable(struct compute *c, const struct vmnetcfg_nic *nic, struct net
 	if (ipam_pool_state(netpool_ipam(p), nic->ip_address) == IPAM_USED)
 		return pending(c, nic, VMNETCFG_REASON_STATIC_CONFLICT, true,
 		    "static IP %s is in use (contested binding)", ip);
-	return pending(c, nic, VMNETCFG_REASON_STATIC_UNAVAILABLE, false,
-	    "static IP %s is %s", ip, state_word(p, nic->ip_address));
+	return pending(c, nic, VMNETCFG_REASON_STATIC_UNAVAILABLE, false, "static IP %s is %s", ip,
+	    state_word(p, nic->ip_address));
 }
 
 /* One spec NIC: bind and append its status entry. */
@@ -358,8 +357,8 @@ int
 vmnetcfg_compute(const struct vmnetcfg *cfg, const char *key, vmnetcfg_lookup_fn lookup,
     void *userdata, time_t now, struct vmnetcfg_result *ret)
 {
-	struct compute c = { .key = key, .lookup = lookup, .userdata = userdata, .res = ret };
-	struct vmnetcfg_status stale = { 0 };
+	struct compute c = {.key = key, .lookup = lookup, .userdata = userdata, .res = ret};
+	struct vmnetcfg_status stale = {0};
 	struct crd_conditions *conds = &ret->status.conditions;
 	long long gen = cfg->meta.generation;
 	int r;
@@ -403,12 +402,12 @@ vmnetcfg_compute(const struct vmnetcfg *cfg, const char *key, vmnetcfg_lookup_fn
 		 c.n_pending > 0 ? c.first_reason : VMNETCFG_REASON_ALLOCATED,
 		 c.n_pending > 0 ? c.message : NULL, gen, now)) < 0 ||
 	    (r = set_cond(conds, VMNETCFG_COND_IN_SYNCED, c.n_pending == 0 && c.n_stale == 0,
-		 c.n_pending > 0    ? VMNETCFG_REASON_PENDING :
-		     c.n_stale > 0 ? VMNETCFG_REASON_STALE :
-				     VMNETCFG_REASON_IN_SYNC,
-		 c.n_pending > 0	? "some NICs are pending" :
-		     c.n_stale > 0 ? "released NICs wait for their IPPool" :
-				     NULL,
+		 c.n_pending > 0 ? VMNETCFG_REASON_PENDING
+		 : c.n_stale > 0 ? VMNETCFG_REASON_STALE
+				 : VMNETCFG_REASON_IN_SYNC,
+		 c.n_pending > 0 ? "some NICs are pending"
+		 : c.n_stale > 0 ? "released NICs wait for their IPPool"
+				 : NULL,
 		 gen, now)) < 0 ||
 	    (r = transition_events(ret, &cfg->status)) < 0)
 		goto fail;
@@ -433,10 +432,10 @@ vmnetcfg_release_all(const struct vmnetcfg *cfg, const char *key, vmnetcfg_looku
 		size_t n = pass == 0 ? cfg->status.n_nics : cfg->spec.n_nics;
 
 		for (size_t i = 0; i < n; i++) {
-			const char *net = pass == 0 ? cfg->status.nics[i].network_name :
-						      cfg->spec.nics[i].network_name;
-			const char *macs = pass == 0 ? cfg->status.nics[i].mac :
-						       cfg->spec.nics[i].mac;
+			const char *net = pass == 0 ? cfg->status.nics[i].network_name
+						    : cfg->spec.nics[i].network_name;
+			const char *macs =
+			    pass == 0 ? cfg->status.nics[i].mac : cfg->spec.nics[i].mac;
 			enum netpool_avail avail = NETPOOL_ABSENT;
 			struct netpool *p = lookup(userdata, net, &avail);
 			const struct netpool_entry *e;

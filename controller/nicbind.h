@@ -45,8 +45,8 @@ enum netpool_avail {
  * Finds the netpool of a canonical network name ("ns/name"). Returns the borrowed netpool
  * (NULL unless READY) and sets *avail.
  */
-typedef struct netpool *(*vmnetcfg_lookup_fn)(void *userdata, const char *network,
-    enum netpool_avail *avail);
+typedef struct netpool *(*vmnetcfg_lookup_fn)(
+    void *userdata, const char *network, enum netpool_avail *avail);
 
 /* Reasons (condition reasons and Event reasons). */
 #define VMNETCFG_REASON_ALLOCATED "Allocated"  /* Allocated True; Normal Event */

@@ -74,8 +74,8 @@ placement_agent_name(const char *pool_ns, const char *pool_name, char out[PLACEM
 		keep = 50;
 		ndig = 6;
 	}
-	snprintf(out, PLACEMENT_NAME_MAX, "%.*s-%.*s" AGENT_SUFFIX, (int)keep, full, (int)ndig,
-	    digest);
+	snprintf(
+	    out, PLACEMENT_NAME_MAX, "%.*s-%.*s" AGENT_SUFFIX, (int)keep, full, (int)ndig, digest);
 	return 0;
 }
 
@@ -145,8 +145,8 @@ static bool
 input_ok(const struct placement_input *in)
 {
 	return in != NULL && in->pool_ns != NULL && in->pool_name != NULL &&
-	    in->network_name != NULL && in->namespace != NULL && in->image != NULL &&
-	    in->image[0] != '\0' && in->namespace[0] != '\0';
+	       in->network_name != NULL && in->namespace != NULL && in->image != NULL &&
+	       in->image[0] != '\0' && in->namespace[0] != '\0';
 }
 
 /* h folded with v as canonical JSON ("" for NULL), the NUL ending it. 0 or -ENOMEM. */
@@ -582,7 +582,8 @@ placement_image(json_t *dep)
 	size_t i;
 	json_t *c;
 
-	json_array_foreach(cs, i, c) {
+	json_array_foreach(cs, i, c)
+	{
 		const char *n = json_string_value(json_object_get(c, "name"));
 
 		if (n != NULL && strcmp(n, PLACEMENT_CONTAINER) == 0)

@@ -136,8 +136,7 @@ struct placement_input {
  * `<pool-ns>-<pool-name>-agent`, or past 63 characters a prefix + a SHA-256 suffix (the Go
  * project's scheme, so names stay stable across an upgrade). Returns 0, or -EINVAL.
  */
-int placement_agent_name(const char *pool_ns, const char *pool_name,
-    char out[PLACEMENT_NAME_MAX]);
+int placement_agent_name(const char *pool_ns, const char *pool_name, char out[PLACEMENT_NAME_MAX]);
 
 /* Hash of the inputs (hex) into out. Returns 0, -EINVAL on missing inputs, or -ENOMEM. */
 int placement_inputs_hash(const struct placement_input *in, char out[PLACEMENT_HASH_LEN]);

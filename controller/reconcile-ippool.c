@@ -100,7 +100,7 @@ int
 ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt)
 {
 	const struct ippool *pool = it->pool;
-	struct gather g = { .network = rt->network };
+	struct gather g = {.network = rt->network};
 	struct ipam_conflict *conf = NULL;
 	struct netpool *np = NULL;
 	json_t *ref;
@@ -116,8 +116,8 @@ ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt)
 		return r;
 	}
 	/* VMNetCfg statuses first (the commit point), then the IPPool's derived view */
-	kube_store_by_index(kube_informer_store(c->inf_cfg), "network", rt->network, gather_cfg,
-	    &g);
+	kube_store_by_index(
+	    kube_informer_store(c->inf_cfg), "network", rt->network, gather_cfg, &g);
 	for (size_t i = 0; g.error == 0 && i < pool->status.n_allocated; i++)
 		if (pool->status.allocated[i].kind == IPPOOL_ALLOC_MAC)
 			g.error = gather_push(&g, pool->status.allocated[i].addr,
@@ -138,8 +138,8 @@ ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt)
 		if (ref != NULL)
 			kube_record_event(c->recorder, ref, CRD_API_VERSION, IPPOOL_KIND, "Warning",
 			    "InvalidStatus", "status ignored and rewritten: %s", it->status_error);
-		snprintf(rt->conflicts, sizeof(rt->conflicts), "status ignored (%s)",
-		    it->status_error);
+		snprintf(
+		    rt->conflicts, sizeof(rt->conflicts), "status ignored (%s)", it->status_error);
 	}
 	for (int i = 0; i < n; i++) {
 		const struct netpool_source *a = &g.src[conf[i].first], *b = &g.src[conf[i].second];
@@ -168,8 +168,8 @@ ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt)
 	rt->range_hash = range_hash(&pool->spec);
 	rt->kick = true;
 	gather_clear(&g);
-	log_info("ippool %s: IPAM built for %s: %zu bindings, %d conflicts", rt->key,
-	    rt->network, netpool_size(np), n);
+	log_info("ippool %s: IPAM built for %s: %zu bindings, %d conflicts", rt->key, rt->network,
+	    netpool_size(np), n);
 	return 0;
 fail:
 	gather_clear(&g);
@@ -233,7 +233,7 @@ agent_of(struct ctrl *c, const char *pool_key)
 static struct kube_reconcile_result
 delete_agent(struct ctrl *c, const char *key, const struct agent_item *a)
 {
-	struct kube_delete_opts o = { .uid = a->uid, .propagation = "Background" };
+	struct kube_delete_opts o = {.uid = a->uid, .propagation = "Background"};
 	struct ctrl_op *op = ctrl_op_new(c, c->c_pool, key, "delete agent of ippool");
 
 	log_info("ippool %s: removing agent %s/%s", key, a->ns, a->name);
@@ -294,8 +294,8 @@ set_agent_ref(struct ippool_status *st, const struct agent_item *a)
  * Events of the transition (agent placed, pool ready) are recorded once that write succeeds.
  */
 static struct kube_reconcile_result
-write_status(struct ctrl *c, const char *key, const struct pool_item *it,
-    const struct pool_rt *rt, const struct agent_item *agent, const struct ippool_facts *f)
+write_status(struct ctrl *c, const char *key, const struct pool_item *it, const struct pool_rt *rt,
+    const struct agent_item *agent, const struct ippool_facts *f)
 {
 	const struct ippool_status *old = &it->pool->status;
 	time_t now = (time_t)clock_realtime_sec();
@@ -336,8 +336,8 @@ write_status(struct ctrl *c, const char *key, const struct pool_item *it,
 	op = ctrl_op_new(c, c->c_pool, key, "update ippool status");
 	ref = op != NULL && n_ev > 0 ? ctrl_event_ref(it->ns, it->name, it->uid) : NULL;
 	for (size_t i = 0; ref != NULL && i < n_ev; i++)
-		(void)ctrl_op_defer_event(op, ref, IPPOOL_KIND, ev[i].type, ev[i].reason,
-		    ev[i].message);
+		(void)ctrl_op_defer_event(
+		    op, ref, IPPOOL_KIND, ev[i].type, ev[i].reason, ev[i].message);
 	json_decref(ref);
 	r = op != NULL ? kube_call_update_status(
 			     c->client, &ctrl_res_ippools, obj, ctrl_op_done, op, &op->call)
@@ -353,14 +353,15 @@ static struct kube_reconcile_result
 patch_finalizer(struct ctrl *c, const char *key, const struct pool_item *it, bool add)
 {
 	const struct crd_meta *m = &it->pool->meta;
-	json_t *patch = ctrl_finalizer_patch(it->rv, m->finalizers, m->n_finalizers, add,
-	    CTRL_FINALIZER_IPPOOL, NULL);
+	json_t *patch = ctrl_finalizer_patch(
+	    it->rv, m->finalizers, m->n_finalizers, add, CTRL_FINALIZER_IPPOOL, NULL);
 	struct ctrl_op *op;
 	int r;
 
 	if (patch == NULL)
 		return ctrl_error(-ENOMEM);
-	op = ctrl_op_new(c, c->c_pool, key, add ? "add ippool finalizer" : "remove ippool finalizer");
+	op = ctrl_op_new(
+	    c, c->c_pool, key, add ? "add ippool finalizer" : "remove ippool finalizer");
 	r = op != NULL ? kube_call_patch(c->client, &ctrl_res_ippools, it->ns, it->name,
 			     KUBE_PATCH_MERGE, patch, NULL, ctrl_op_done, op, &op->call)
 		       : -ENOMEM;
@@ -395,7 +396,8 @@ ensure_ipam(struct ctrl *c, const char *key, const struct pool_item *it, struct 
 		*rtp = rt;
 		ctrl_pool_build(c, it, rt);
 	} else if (rt->np == NULL || !str_eq(rt->uid, it->uid) ||
-	    strcmp(rt->network, spec->network_name) != 0 || !netpool_same_network(rt->np, spec)) {
+		   strcmp(rt->network, spec->network_name) != 0 ||
+		   !netpool_same_network(rt->np, spec)) {
 		/* new object under the same name, or an immutable field changed: start over */
 		if (strcmp(rt->network, spec->network_name) != 0)
 			ctrl_enqueue_cfgs_of_network(c, rt->network, false);
@@ -424,8 +426,9 @@ ensure_ipam(struct ctrl *c, const char *key, const struct pool_item *it, struct 
 			if (ref != NULL)
 				kube_record_event(c->recorder, ref, CRD_API_VERSION, IPPOOL_KIND,
 				    "Warning", "RangeChangeRefused",
-				    r == -EBUSY ? "bound address %s would fall outside the new range or on an exclude" :
-						  "invalid range (%s)",
+				    r == -EBUSY ? "bound address %s would fall outside the new "
+						  "range or on an exclude"
+						: "invalid range (%s)",
 				    r == -EBUSY ? ip : strerror(-r));
 			json_decref(ref);
 		}
@@ -433,8 +436,8 @@ ensure_ipam(struct ctrl *c, const char *key, const struct pool_item *it, struct 
 	if (rt->np == NULL) {
 		f->cache_ready = false;
 		f->cache_reason = "InvalidRange";
-		snprintf(msg, len, "the address cache cannot be built: %s",
-		    strerror(-rt->build_error));
+		snprintf(
+		    msg, len, "the address cache cannot be built: %s", strerror(-rt->build_error));
 		f->cache_message = msg;
 		return;
 	}
@@ -468,7 +471,7 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 	const struct pool_item *it = kube_store_get(kube_informer_store(c->inf_pool), key);
 	const struct agent_item *agent = agent_of(c, key);
 	struct pool_rt *rt = ctrl_pool_rt(c, key);
-	struct ippool_facts f = { 0 };
+	struct ippool_facts f = {0};
 	char cache_msg[512], reg_msg[512], agent_msg[512];
 	const struct nad_item *nad;
 	json_t *desired = NULL;
@@ -498,8 +501,8 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 		if (!it->has_finalizer)
 			return ctrl_ok();
 		if (agent != NULL)
-			return agent->deleting ? ctrl_after(c->opts.requeue_usec) :
-						 delete_agent(c, key, agent);
+			return agent->deleting ? ctrl_after(c->opts.requeue_usec)
+					       : delete_agent(c, key, agent);
 		if (rt != NULL)
 			rt_forget(c, key);
 		return patch_finalizer(c, key, it, false);
@@ -512,7 +515,8 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 	ensure_ipam(c, key, it, &rt, &f, cache_msg, sizeof(cache_msg));
 
 	/* placement: none while paused, nor for a second pool on an already served network */
-	if (f.paused || (f.cache_reason != NULL && strcmp(f.cache_reason, "DuplicateNetwork") == 0)) {
+	if (f.paused ||
+	    (f.cache_reason != NULL && strcmp(f.cache_reason, "DuplicateNetwork") == 0)) {
 		if (agent != NULL && !agent->deleting)
 			return delete_agent(c, key, agent);
 		if (!f.paused) {
@@ -532,14 +536,14 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 	}
 	{
 		struct placement_input in = {
-			.pool_ns = it->ns,
-			.pool_name = it->name,
-			.network_name = it->pool->spec.network_name,
-			.cluster_network = nad->cluster_network,
-			.namespace = c->namespace,
-			.image = c->agent_image,
-			.service_account = c->agent_sa,
-			.opts = &c->agent,
+		    .pool_ns = it->ns,
+		    .pool_name = it->name,
+		    .network_name = it->pool->spec.network_name,
+		    .cluster_network = nad->cluster_network,
+		    .namespace = c->namespace,
+		    .image = c->agent_image,
+		    .service_account = c->agent_sa,
+		    .opts = &c->agent,
 		};
 		char hash[PLACEMENT_HASH_LEN];
 
@@ -549,7 +553,8 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 			return ctrl_error(r);
 		}
 		if (agent == NULL) {
-			struct ctrl_op *op = ctrl_op_new(c, c->c_pool, key, "create agent of ippool");
+			struct ctrl_op *op =
+			    ctrl_op_new(c, c->c_pool, key, "create agent of ippool");
 
 			log_info("ippool %s: placing agent in %s (cluster network %s)", key,
 			    c->namespace, nad->cluster_network ? nad->cluster_network : "-");
@@ -567,9 +572,11 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 			return write_status(c, key, it, rt, NULL, &f);
 		}
 		if (!it->hold && !str_eq(agent->hash, hash)) {
-			struct ctrl_op *op = ctrl_op_new(c, c->c_pool, key, "re-place agent of ippool");
+			struct ctrl_op *op =
+			    ctrl_op_new(c, c->c_pool, key, "re-place agent of ippool");
 
-			log_info("ippool %s: re-placing agent %s (inputs changed)", key, agent->name);
+			log_info(
+			    "ippool %s: re-placing agent %s (inputs changed)", key, agent->name);
 			json_object_set_new(json_object_get(desired, "metadata"), "resourceVersion",
 			    json_string(agent->rv != NULL ? agent->rv : ""));
 			r = op != NULL ? kube_call_update(c->client, &ctrl_res_deployments, desired,
@@ -583,7 +590,7 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 	f.registered = true;
 	f.agent_ready = agent->ready;
 	if (!agent->ready) {
-		struct node_count nc = { .cn = nad->cluster_network };
+		struct node_count nc = {.cn = nad->cluster_network};
 
 		f.agent_reason = "AgentNotReady";
 		snprintf(agent_msg, sizeof(agent_msg), "%s", agent->why ? agent->why : "not ready");

@@ -38,12 +38,13 @@ cfg_matches(const struct cfg_item *it, const struct vm_item *vm)
 	if (it->cfg == NULL || !it->has_label || it->owner_uid == NULL)
 		return false;
 	same = want->vm_name != NULL && it->cfg->spec.vm_name != NULL &&
-	    strcmp(want->vm_name, it->cfg->spec.vm_name) == 0 && want->n_nics == it->cfg->spec.n_nics;
+	       strcmp(want->vm_name, it->cfg->spec.vm_name) == 0 &&
+	       want->n_nics == it->cfg->spec.n_nics;
 	for (size_t i = 0; same && i < want->n_nics; i++) {
 		const struct vmnetcfg_nic *a = &want->nics[i], *b = &it->cfg->spec.nics[i];
 
-		same = strcmp(a->network_name, b->network_name) == 0 && strcmp(a->mac, b->mac) == 0 &&
-		    a->ip_address == b->ip_address;
+		same = strcmp(a->network_name, b->network_name) == 0 &&
+		       strcmp(a->mac, b->mac) == 0 && a->ip_address == b->ip_address;
 	}
 	return same;
 }

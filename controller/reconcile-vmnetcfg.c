@@ -71,15 +71,15 @@ static struct kube_reconcile_result
 patch_finalizer(struct ctrl *c, const char *key, const struct cfg_item *it, bool add)
 {
 	const struct crd_meta *m = &it->cfg->meta;
-	json_t *patch = ctrl_finalizer_patch(it->rv, m->finalizers, m->n_finalizers, add,
-	    CTRL_FINALIZER_VMNETCFG, NULL);
+	json_t *patch = ctrl_finalizer_patch(
+	    it->rv, m->finalizers, m->n_finalizers, add, CTRL_FINALIZER_VMNETCFG, NULL);
 	struct ctrl_op *op;
 	int r;
 
 	if (patch == NULL)
 		return ctrl_error(-ENOMEM);
-	op = ctrl_op_new(c, c->c_cfg, key,
-	    add ? "add vmnetcfg finalizer" : "remove vmnetcfg finalizer");
+	op = ctrl_op_new(
+	    c, c->c_cfg, key, add ? "add vmnetcfg finalizer" : "remove vmnetcfg finalizer");
 	r = op != NULL ? kube_call_patch(c->client, &ctrl_res_vmnetcfgs, it->ns, it->name,
 			     KUBE_PATCH_MERGE, patch, NULL, ctrl_op_done, op, &op->call)
 		       : -ENOMEM;

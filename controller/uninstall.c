@@ -168,8 +168,8 @@ lease_read(struct uninstall *u, struct lease_view *v)
 
 	memset(v, 0, sizeof(*v));
 	call_reset(u);
-	r = call_wait(u, kube_get(u->client, &kube_res_leases, u->ns, u->lease, call_done,
-			     &u->call));
+	r = call_wait(
+	    u, kube_get(u->client, &kube_res_leases, u->ns, u->lease, call_done, &u->call));
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
@@ -220,7 +220,7 @@ lease_describe(const struct uninstall *u, const struct lease_view *v, char *out,
 static int
 wait_stopped(struct uninstall *u, struct lease_view *ret)
 {
-	struct lease_view seen = { 0 }, v;
+	struct lease_view seen = {0}, v;
 	bool have = false;
 	uint64_t seen_at = 0, now, need;
 	char what[512], last_error[512] = "";
@@ -250,8 +250,8 @@ wait_stopped(struct uninstall *u, struct lease_view *ret)
 						 "still take it",
 					    what, (unsigned long long)(u->settle / USEC_PER_SEC));
 				else if (news)
-					log_info("%s: waiting until it is released or expires",
-					    what);
+					log_info(
+					    "%s: waiting until it is released or expires", what);
 				else
 					log_debug("%s", what);
 				seen = v;
@@ -301,9 +301,8 @@ delete_agents(struct uninstall *u)
 	int r;
 
 	do {
-		struct kube_list_opts lo = { .label_selector = AGENT_SELECTOR,
-			.limit = PAGE,
-			.continue_token = cont };
+		struct kube_list_opts lo = {
+		    .label_selector = AGENT_SELECTOR, .limit = PAGE, .continue_token = cont};
 
 		call_reset(u);
 		r = call_wait(u,
@@ -315,9 +314,10 @@ delete_agents(struct uninstall *u)
 			    AGENT_SELECTOR, u->call.message);
 		page = call_take(u);
 		cont = continue_token(page);
-		json_array_foreach(json_object_get(page, "items"), i, item) {
+		json_array_foreach(json_object_get(page, "items"), i, item)
+		{
 			const char *name = kube_obj_name(item);
-			struct kube_delete_opts d = { .propagation = "Background" };
+			struct kube_delete_opts d = {.propagation = "Background"};
 
 			if (name == NULL)
 				continue;
@@ -399,10 +399,10 @@ cfg_patch(struct uninstall *u, const char *ns, const char *name, const json_t *p
 }
 
 static const struct fin_kind fin_kinds[] = {
-	{ "IPPool", CTRL_FINALIZER_IPPOOL, POOL_PAGE, pool_list, pool_get, pool_patch, pool_decode,
-	    offsetof(struct uninstall, n_pools) },
-	{ "VirtualMachineNetworkConfig", CTRL_FINALIZER_VMNETCFG, PAGE, cfg_list, cfg_get,
-	    cfg_patch, NULL, offsetof(struct uninstall, n_cfgs) },
+    {"IPPool", CTRL_FINALIZER_IPPOOL, POOL_PAGE, pool_list, pool_get, pool_patch, pool_decode,
+	offsetof(struct uninstall, n_pools)},
+    {"VirtualMachineNetworkConfig", CTRL_FINALIZER_VMNETCFG, PAGE, cfg_list, cfg_get, cfg_patch,
+	NULL, offsetof(struct uninstall, n_cfgs)},
 };
 
 /*
@@ -505,9 +505,8 @@ sweep(struct uninstall *u, const struct fin_kind *k)
 	int r;
 
 	for (;;) {
-		struct kube_list_opts lo = { .limit = k->page,
-			.continue_token = cont,
-			.decode = k->decode };
+		struct kube_list_opts lo = {
+		    .limit = k->page, .continue_token = cont, .decode = k->decode};
 
 		call_reset(u);
 		r = call_wait(u, k->list(u, &lo));
@@ -515,8 +514,8 @@ sweep(struct uninstall *u, const struct fin_kind *k)
 		cont = NULL;
 		if (r == -EKEYEXPIRED && relists < MAX_RELISTS) {
 			/* the continue token expired: from the start (done objects are skipped) */
-			log_debug("listing %ss: %s; from the start again", k->kind,
-			    u->call.message);
+			log_debug(
+			    "listing %ss: %s; from the start again", k->kind, u->call.message);
 			relists++;
 			continue;
 		}
@@ -524,7 +523,8 @@ sweep(struct uninstall *u, const struct fin_kind *k)
 			return fail(u, r, "cannot list %ss: %s", k->kind, u->call.message);
 		page = call_take(u);
 		cont = continue_token(page);
-		json_array_foreach(json_object_get(page, "items"), i, item) {
+		json_array_foreach(json_object_get(page, "items"), i, item)
+		{
 			if (kube_obj_has_finalizer(item, k->finalizer))
 				*count += (unsigned)unfinalize(u, k, item);
 		}
@@ -537,19 +537,19 @@ sweep(struct uninstall *u, const struct fin_kind *k)
 /* --- the rounds --------------------------------------------------------------------------- */
 
 int
-ctrl_uninstall(struct kube_client *client, const struct ctrl_uninstall_opts *opts, char *err,
-    size_t err_len)
+ctrl_uninstall(
+    struct kube_client *client, const struct ctrl_uninstall_opts *opts, char *err, size_t err_len)
 {
 	struct uninstall u = {
-		.client = client,
-		.base = kube_client_base(client),
-		.ns = opts->namespace,
-		.lease = opts->lease_name != NULL ? opts->lease_name : CTRL_LEASE_NAME,
-		.timeout = opts->timeout_usec != 0 ? opts->timeout_usec : DEFAULT_TIMEOUT_USEC,
-		.settle = opts->settle_usec != 0 ? opts->settle_usec : DEFAULT_SETTLE_USEC,
-		.poll = opts->poll_usec != 0 ? opts->poll_usec : DEFAULT_POLL_USEC,
-		.err = err,
-		.err_len = err_len,
+	    .client = client,
+	    .base = kube_client_base(client),
+	    .ns = opts->namespace,
+	    .lease = opts->lease_name != NULL ? opts->lease_name : CTRL_LEASE_NAME,
+	    .timeout = opts->timeout_usec != 0 ? opts->timeout_usec : DEFAULT_TIMEOUT_USEC,
+	    .settle = opts->settle_usec != 0 ? opts->settle_usec : DEFAULT_SETTLE_USEC,
+	    .poll = opts->poll_usec != 0 ? opts->poll_usec : DEFAULT_POLL_USEC,
+	    .err = err,
+	    .err_len = err_len,
 	};
 	struct lease_view judged, again;
 	char what[512];

@@ -49,7 +49,7 @@ struct ctrl_uninstall_opts {
  * After a failure the client may still have a request pending: free it before running its
  * loop again.
  */
-int ctrl_uninstall(struct kube_client *client, const struct ctrl_uninstall_opts *opts, char *err,
-    size_t err_len);
+int ctrl_uninstall(
+    struct kube_client *client, const struct ctrl_uninstall_opts *opts, char *err, size_t err_len);
 
 #endif

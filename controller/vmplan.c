@@ -67,7 +67,7 @@ int
 vm_plan_build(json_t *vm, struct vm_plan *ret)
 {
 	const char *name = kind_name(vm), *ns = kind_namespace(vm), *uid = kind_uid(vm);
-	struct vm_plan p = { 0 };
+	struct vm_plan p = {0};
 	size_t n = vm_network_count(vm);
 	json_t *ncs, *obj;
 	int r = -ENOMEM;
@@ -88,11 +88,10 @@ vm_plan_build(json_t *vm, struct vm_plan *ret)
 	}
 	obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:[{s:s, s:s, s:s, s:s, s:b, s:b}]},"
 			" s:{s:s, s:o}}",
-	    "apiVersion", CRD_API_VERSION, "kind", VMNETCFG_KIND,
-	    "metadata", "name", name, "namespace", ns, "labels", KIND_LABEL_VM_NAME, name,
-	    "ownerReferences", "apiVersion", VM_API_VERSION, "kind", VM_KIND, "name", name,
-	    "uid", uid, "controller", 1, "blockOwnerDeletion", 1,
-	    "spec", "vmName", name, VMNETCFG_FIELD_NICS, ncs);
+	    "apiVersion", CRD_API_VERSION, "kind", VMNETCFG_KIND, "metadata", "name", name,
+	    "namespace", ns, "labels", KIND_LABEL_VM_NAME, name, "ownerReferences", "apiVersion",
+	    VM_API_VERSION, "kind", VM_KIND, "name", name, "uid", uid, "controller", 1,
+	    "blockOwnerDeletion", 1, "spec", "vmName", name, VMNETCFG_FIELD_NICS, ncs);
 	ncs = NULL; /* "o" stole it, even on failure */
 	if (obj == NULL) {
 		r = -ENOMEM;
@@ -122,7 +121,8 @@ controller_ref(json_t *refs)
 	size_t i;
 	json_t *ref;
 
-	json_array_foreach(refs, i, ref) {
+	json_array_foreach(refs, i, ref)
+	{
 		if (json_is_true(json_object_get(ref, "controller")))
 			return (ssize_t)i;
 	}
@@ -163,8 +163,8 @@ vm_vmnetcfg_update(json_t *existing, json_t *desired, json_t **ret_update)
 	json_t *want_refs = kind_get(desired, "metadata", "ownerReferences", NULL);
 	json_t *want_ref = json_array_get(want_refs, 0);
 	json_t *want_spec = kind_get(desired, "spec", NULL);
-	json_t *want_label = json_object_get(kind_get(desired, "metadata", "labels", NULL),
-	    KIND_LABEL_VM_NAME);
+	json_t *want_label =
+	    json_object_get(kind_get(desired, "metadata", "labels", NULL), KIND_LABEL_VM_NAME);
 	json_t *upd, *meta, *labels, *refs, *spec;
 	const char *vmname = kind_name(desired);
 	int changed = 0, r;
@@ -207,8 +207,8 @@ vm_vmnetcfg_update(json_t *existing, json_t *desired, json_t **ret_update)
 	if ((r = set_if_differs(spec, "vmName", json_object_get(want_spec, "vmName"))) < 0)
 		goto nomem;
 	changed |= r;
-	if ((r = set_if_differs(spec, VMNETCFG_FIELD_NICS,
-		 json_object_get(want_spec, VMNETCFG_FIELD_NICS))) < 0)
+	if ((r = set_if_differs(
+		 spec, VMNETCFG_FIELD_NICS, json_object_get(want_spec, VMNETCFG_FIELD_NICS))) < 0)
 		goto nomem;
 	changed |= r;
 

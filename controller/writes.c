@@ -20,8 +20,8 @@
 json_t *
 ctrl_event_ref(const char *ns, const char *name, const char *uid)
 {
-	return json_pack("{s:{s:s?, s:s?, s:s?}}", "metadata", "name", name, "namespace", ns,
-	    "uid", uid);
+	return json_pack(
+	    "{s:{s:s?, s:s?, s:s?}}", "metadata", "name", name, "namespace", ns, "uid", uid);
 }
 
 json_t *
@@ -45,8 +45,7 @@ ctrl_finalizer_patch(const char *rv, char *const *current, size_t n, bool add, c
 	}
 	if (add && !present)
 		json_array_append_new(list, json_string(fin));
-	return json_pack("{s:{s:s?, s:o}}", "metadata", "resourceVersion", rv, "finalizers",
-	    list);
+	return json_pack("{s:{s:s?, s:o}}", "metadata", "resourceVersion", rv, "finalizers", list);
 }
 
 int
@@ -71,7 +70,8 @@ op_record_events(struct ctrl_op *op)
 	json_t *ev;
 	size_t i;
 
-	json_array_foreach(op->events, i, ev) {
+	json_array_foreach(op->events, i, ev)
+	{
 		const char *type = json_string_value(json_object_get(ev, "type"));
 		const char *reason = json_string_value(json_object_get(ev, "reason"));
 		const char *msg = json_string_value(json_object_get(ev, "message"));
@@ -140,9 +140,9 @@ ctrl_op_done(void *userdata, const struct kube_result *res)
 		log_debug("%s %s: done", op->what, op->key);
 		op_record_events(op);
 		break;
-	case -ESTALE:	/* 409 Conflict: re-read (the cache catches up) and retry */
-	case -EEXIST:	/* created meanwhile */
-	case -ENOENT:	/* gone meanwhile */
+	case -ESTALE: /* 409 Conflict: re-read (the cache catches up) and retry */
+	case -EEXIST: /* created meanwhile */
+	case -ENOENT: /* gone meanwhile */
 		log_debug("%s %s: %s, retrying", op->what, op->key, kube_errno_name(res->error));
 		rr.action = KUBE_RECONCILE_REQUEUE;
 		break;
@@ -167,5 +167,5 @@ ctrl_op_started(struct ctrl_op *op, int rc)
 		return ctrl_error(rc);
 	}
 	metric_inc(op->c->m_writes, 0);
-	return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_PENDING };
+	return (struct kube_reconcile_result){.action = KUBE_RECONCILE_PENDING};
 }

@@ -39,8 +39,8 @@ struct ipam_leases {
 	size_t n, cap;
 	uint32_t *by_mac, *by_addr; /* record number + 1; 0: empty. by_addr NULL: none */
 	bool has_addr_index;
-	size_t mask;		    /* index slots - 1 (a power of two); 0 before the first add */
-	size_t cursor;		    /* where the next sweep starts */
+	size_t mask;   /* index slots - 1 (a power of two); 0 before the first add */
+	size_t cursor; /* where the next sweep starts */
 };
 
 /*

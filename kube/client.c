@@ -154,7 +154,8 @@ kube_query_add(char *out, size_t len, const char *k, const char *v)
 	out[n++] = '=';
 	for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
 		bool plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.' || *p == '~';
+			     (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.' ||
+			     *p == '~';
 
 		if (n + 4 >= len)
 			return -ENAMETOOLONG;
@@ -173,16 +174,15 @@ kube_query_add(char *out, size_t len, const char *k, const char *v)
 /* --- results ---------------------------------------------------------------------------- */
 
 void
-kube_result_from_http(struct kube_result *res, int error, long status, const char *body,
-    size_t len, const char *message, json_t **ret_obj)
+kube_result_from_http(struct kube_result *res, int error, long status, const char *body, size_t len,
+    const char *message, json_t **ret_obj)
 {
 	kube_result_from_http_decode(res, error, status, body, len, message, NULL, NULL, ret_obj);
 }
 
 void
-kube_result_from_http_decode(struct kube_result *res, int error, long status,
-    const char *body, size_t len, const char *message, kube_decode_fn decode,
-    void *decode_userdata, json_t **ret_obj)
+kube_result_from_http_decode(struct kube_result *res, int error, long status, const char *body,
+    size_t len, const char *message, kube_decode_fn decode, void *decode_userdata, json_t **ret_obj)
 {
 	json_t *obj = NULL;
 
@@ -237,15 +237,14 @@ struct req_ctx {
 };
 
 static void
-req_done(void *userdata, int error, long status, const char *body, size_t len,
-    const char *message)
+req_done(void *userdata, int error, long status, const char *body, size_t len, const char *message)
 {
 	struct req_ctx *ctx = userdata;
 	struct kube_result res;
 	json_t *obj;
 
-	kube_result_from_http_decode(&res, error, status, body, len, message, ctx->decode,
-	    ctx->decode_userdata, &obj);
+	kube_result_from_http_decode(
+	    &res, error, status, body, len, message, ctx->decode, ctx->decode_userdata, &obj);
 	ctx->done(ctx->userdata, &res);
 	json_decref(obj);
 	free(ctx);
@@ -257,11 +256,11 @@ submit_call(struct kube_client *c, const char *method, const char *path, const c
     struct kube_http_call **ret_http, kube_decode_fn decode, void *decode_userdata)
 {
 	struct kube_http_request req = {
-		.method = method,
-		.path = path,
-		.content_type = ctype,
-		.on_done = req_done,
-		.release = free,
+	    .method = method,
+	    .path = path,
+	    .content_type = ctype,
+	    .on_done = req_done,
+	    .release = free,
 	};
 	struct req_ctx *ctx;
 	char *text = NULL;
@@ -337,17 +336,17 @@ list(struct kube_client *c, const struct kube_resource *res, const char *ns,
 		return rc;
 	if (opts) {
 		snprintf(limit, sizeof(limit), "%u", opts->limit);
-		if ((rc = kube_query_add(path, sizeof(path), "labelSelector",
-			 opts->label_selector)) < 0 ||
-		    (rc = kube_query_add(path, sizeof(path), "fieldSelector",
-			 opts->field_selector)) < 0 ||
-		    (rc = kube_query_add(path, sizeof(path), "limit",
-			 opts->limit ? limit : NULL)) < 0 ||
+		if ((rc = kube_query_add(
+			 path, sizeof(path), "labelSelector", opts->label_selector)) < 0 ||
+		    (rc = kube_query_add(
+			 path, sizeof(path), "fieldSelector", opts->field_selector)) < 0 ||
+		    (rc = kube_query_add(path, sizeof(path), "limit", opts->limit ? limit : NULL)) <
+			0 ||
 		    (rc = kube_query_add(path, sizeof(path), "continue",
 			 opts->continue_token && *opts->continue_token ? opts->continue_token
 								       : NULL)) < 0 ||
-		    (rc = kube_query_add(path, sizeof(path), "resourceVersion",
-			 opts->resource_version)) < 0)
+		    (rc = kube_query_add(
+			 path, sizeof(path), "resourceVersion", opts->resource_version)) < 0)
 			return rc;
 	}
 	return submit_call(c, "GET", path, NULL, NULL, done, userdata, ret_call, ret_http,
@@ -422,8 +421,8 @@ put(struct kube_client *c, const struct kube_resource *res, const json_t *obj,
 
 	if (!json_is_object(obj))
 		return -EINVAL;
-	rc = kube_resource_path(res, kube_obj_namespace(obj), kube_obj_name(obj), subresource,
-	    path, sizeof(path));
+	rc = kube_resource_path(
+	    res, kube_obj_namespace(obj), kube_obj_name(obj), subresource, path, sizeof(path));
 	if (rc < 0)
 		return rc;
 	body = with_type_meta(res, obj);
@@ -449,8 +448,8 @@ kube_call_update_status(struct kube_client *c, const struct kube_resource *res, 
 }
 
 static const char *const patch_types[] = {
-	[KUBE_PATCH_MERGE] = "application/merge-patch+json",
-	[KUBE_PATCH_JSON] = "application/json-patch+json",
+    [KUBE_PATCH_MERGE] = "application/merge-patch+json",
+    [KUBE_PATCH_JSON] = "application/json-patch+json",
 };
 
 int
@@ -497,15 +496,15 @@ kube_call_delete(struct kube_client *c, const struct kube_resource *res, const c
 		if (opts->uid)
 			json_object_set_new(pre, "uid", json_string(opts->uid));
 		if (opts->resource_version)
-			json_object_set_new(pre, "resourceVersion",
-			    json_string(opts->resource_version));
+			json_object_set_new(
+			    pre, "resourceVersion", json_string(opts->resource_version));
 		if (json_object_size(pre))
 			json_object_set_new(body, "preconditions", pre);
 		else
 			json_decref(pre);
 		if (opts->propagation)
-			json_object_set_new(body, "propagationPolicy",
-			    json_string(opts->propagation));
+			json_object_set_new(
+			    body, "propagationPolicy", json_string(opts->propagation));
 	}
 	rc = submit(
 	    c, "DELETE", path, body ? "application/json" : NULL, body, done, userdata, ret_call);
@@ -558,7 +557,7 @@ retry_finish(struct retry_ctx *r, const struct kube_result *res)
 static void
 retry_fail(struct retry_ctx *r, int err, const char *message)
 {
-	struct kube_result res = { .error = err, .reason = "", .message = message };
+	struct kube_result res = {.error = err, .reason = "", .message = message};
 
 	retry_finish(r, &res);
 }
@@ -756,7 +755,7 @@ run_timeout_cb(evutil_socket_t fd, short what, void *arg)
 int
 kube_run_until(struct event_base *base, const bool *flag, long timeout_ms)
 {
-	struct timeval tv = { .tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000 };
+	struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
 	bool expired = false;
 	struct event *t;
 

@@ -74,8 +74,8 @@ trim_trailing_space(char *s)
 {
 	size_t n = strlen(s);
 
-	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' ||
-			    s[n - 1] == '\t'))
+	while (
+	    n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
 		s[--n] = '\0';
 }
 
@@ -273,23 +273,25 @@ find_named(const json_t *doc, const char *list, const char *name, const char *in
 		set_err(k->err, k->err_len, "kubeconfig %s: %s: not a list", k->path, list);
 		return NULL;
 	}
-	json_array_foreach(arr, i, v) {
+	json_array_foreach(arr, i, v)
+	{
 		const char *n = json_string_value(json_object_get(v, "name"));
 
 		if (n && strcmp(n, name) == 0) {
 			const json_t *in = json_object_get(v, inner);
 
 			if (!json_is_object(in)) {
-				set_err(k->err, k->err_len, "kubeconfig %s: %s[%zu].%s: missing or not a mapping",
-				    k->path, list, i, inner);
+				set_err(k->err, k->err_len,
+				    "kubeconfig %s: %s[%zu].%s: missing or not a mapping", k->path,
+				    list, i, inner);
 				return NULL;
 			}
 			*ret_index = (int)i;
 			return in;
 		}
 	}
-	set_err(k->err, k->err_len, "kubeconfig %s: %s: no entry named \"%s\"", k->path, list,
-	    name);
+	set_err(
+	    k->err, k->err_len, "kubeconfig %s: %s: no entry named \"%s\"", k->path, list, name);
 	return NULL;
 }
 
@@ -325,8 +327,8 @@ resolve_path(const struct kc_ctx *k, const char *p)
 }
 
 static int
-file_field(const json_t *obj, const char *field, const char *where, int idx, struct kc_ctx *k,
-    char **ret)
+file_field(
+    const json_t *obj, const char *field, const char *where, int idx, struct kc_ctx *k, char **ret)
 {
 	const char *s;
 	struct stat st;
@@ -359,11 +361,11 @@ data_field(const json_t *obj, const char *field, const char *where, int idx, str
 		return rc;
 	rc = b64_decode(s, ret, ret_len);
 	if (rc == -EINVAL)
-		set_err(k->err, k->err_len, "kubeconfig %s: %s[%d].%.*s.%s: not valid base64", k->path,
-		    where, idx, (int)strlen(where) - 1, where, field);
+		set_err(k->err, k->err_len, "kubeconfig %s: %s[%d].%.*s.%s: not valid base64",
+		    k->path, where, idx, (int)strlen(where) - 1, where, field);
 	else if (rc == 0 && (*ret_len == 0 || !strstr(*ret, "-----BEGIN"))) {
-		set_err(k->err, k->err_len, "kubeconfig %s: %s[%d].%.*s.%s: not a PEM block", k->path,
-		    where, idx, (int)strlen(where) - 1, where, field);
+		set_err(k->err, k->err_len, "kubeconfig %s: %s[%d].%.*s.%s: not a PEM block",
+		    k->path, where, idx, (int)strlen(where) - 1, where, field);
 		free(*ret);
 		*ret = NULL;
 		rc = -EINVAL;
@@ -375,7 +377,7 @@ int
 kube_config_from_json(const json_t *doc, const char *path, const char *context,
     struct kube_config **ret, char *err, size_t err_len)
 {
-	struct kc_ctx k = { .path = path ? path : "(inline)", .err = err, .err_len = err_len };
+	struct kc_ctx k = {.path = path ? path : "(inline)", .err = err, .err_len = err_len};
 	const json_t *ctx, *cluster, *user = NULL;
 	const char *cluster_name, *user_name, *s, *ns;
 	struct kube_config *cfg;
@@ -400,8 +402,8 @@ kube_config_from_json(const json_t *doc, const char *path, const char *context,
 		return -EINVAL;
 	cluster_name = json_string_value(json_object_get(ctx, "cluster"));
 	if (!cluster_name) {
-		set_err(err, err_len, "kubeconfig %s: contexts[%d].context.cluster: missing", k.path,
-		    xi);
+		set_err(err, err_len, "kubeconfig %s: contexts[%d].context.cluster: missing",
+		    k.path, xi);
 		return -EINVAL;
 	}
 	cluster = find_named(doc, "clusters", cluster_name, "cluster", &k, &ci);
@@ -460,8 +462,8 @@ kube_config_from_json(const json_t *doc, const char *path, const char *context,
 		goto fail;
 	}
 	cfg->insecure = json_is_true(v);
-	if ((rc = file_field(cluster, "certificate-authority", "clusters", ci, &k,
-		 &cfg->ca_file)) < 0 ||
+	if ((rc = file_field(cluster, "certificate-authority", "clusters", ci, &k, &cfg->ca_file)) <
+		0 ||
 	    (rc = data_field(cluster, "certificate-authority-data", "clusters", ci, &k,
 		 &cfg->ca_data, &cfg->ca_data_len)) < 0)
 		goto fail;
@@ -481,8 +483,8 @@ kube_config_from_json(const json_t *doc, const char *path, const char *context,
 	}
 
 	if (user) {
-		if ((rc = file_field(user, "client-certificate", "users", ui, &k,
-			 &cfg->cert_file)) < 0 ||
+		if ((rc = file_field(
+			 user, "client-certificate", "users", ui, &k, &cfg->cert_file)) < 0 ||
 		    (rc = file_field(user, "client-key", "users", ui, &k, &cfg->key_file)) < 0 ||
 		    (rc = data_field(user, "client-certificate-data", "users", ui, &k,
 			 &cfg->cert_data, &cfg->cert_data_len)) < 0 ||
@@ -521,7 +523,8 @@ kube_config_from_json(const json_t *doc, const char *path, const char *context,
 		}
 		if (!!(cfg->cert_file || cfg->cert_data) != !!(cfg->key_file || cfg->key_data)) {
 			set_err(err, err_len,
-			    "kubeconfig %s: users[%d].user: client certificate and key must be given together",
+			    "kubeconfig %s: users[%d].user: client certificate and key must be "
+			    "given together",
 			    k.path, ui);
 			rc = -EINVAL;
 			goto fail;
@@ -529,7 +532,8 @@ kube_config_from_json(const json_t *doc, const char *path, const char *context,
 		if (json_object_get(user, "exec") || json_object_get(user, "auth-provider")) {
 			if (!cfg->token && !cfg->cert_data && !cfg->cert_file) {
 				set_err(err, err_len,
-				    "kubeconfig %s: users[%d].user: exec/auth-provider credentials are not supported",
+				    "kubeconfig %s: users[%d].user: exec/auth-provider credentials "
+				    "are not supported",
 				    k.path, ui);
 				rc = -ENOTSUP;
 				goto fail;
@@ -554,8 +558,8 @@ fail:
 }
 
 int
-kube_config_from_kubeconfig(const char *path, const char *context, struct kube_config **ret,
-    char *err, size_t err_len)
+kube_config_from_kubeconfig(
+    const char *path, const char *context, struct kube_config **ret, char *err, size_t err_len)
 {
 	char *text = NULL, *pathbuf = NULL;
 	struct yaml_error yerr;
@@ -615,7 +619,8 @@ kube_config_in_cluster(const char *root, struct kube_config **ret, char *err, si
 		root = SA_ROOT;
 	if (!host || !*host || !port || !*port) {
 		set_err(err, err_len,
-		    "in-cluster config: KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT not set (not running in a pod? use --kubeconfig)");
+		    "in-cluster config: KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT not set "
+		    "(not running in a pod? use --kubeconfig)");
 		return -ENOENT;
 	}
 	cfg = calloc(1, sizeof(*cfg));

@@ -5,8 +5,9 @@
  * forget + delayed add; ERROR -> count + rate-limited add; PENDING -> the key stays in
  * processing until kube_controller_complete. Concurrency (MaxConcurrentReconciles): a limit
  * counts the keys in reconcile, PENDING ones until complete; at the limit keys wait in the
- * queue, and a completion wakes the loops that share the limit. Metrics (controller-runtime's names, label
- * controller="<name>"): reconciles by result, errors, time (histogram); the queue's own.
+ * queue, and a completion wakes the loops that share the limit. Metrics (controller-runtime's
+ * names, label controller="<name>"): reconciles by result, errors, time (histogram); the queue's
+ * own.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -44,12 +45,11 @@ struct kube_controller {
 	 * the synchronous part only, which is where the loop's time goes. */
 };
 
-static const double latency_buckets[] = { 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5,
-	1, 5 };
+static const double latency_buckets[] = {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5};
 
 /* vmdhcp_reconcile_total{result}: REQUEUE and REQUEUE_AFTER are both "requeue" */
 enum { RESULT_SUCCESS, RESULT_ERROR, RESULT_REQUEUE };
-static const char *const result_names[] = { "success", "error", "requeue" };
+static const char *const result_names[] = {"success", "error", "requeue"};
 
 static bool
 limit_full(const struct limit *l)
@@ -139,10 +139,10 @@ kube_controller_new(const struct kube_controller_opts *opts, struct kube_control
 	}
 	if (opts->metrics) {
 		/* one family per name, shared by every controller of the registry */
-		ctl->m_total = metrics_add_const(opts->metrics, METRIC_COUNTER,
-		    "vmdhcp_reconcile_total", "Total number of reconciliations per controller",
-		    "controller", ctl->name, "result", result_names, ELEMENTSOF(result_names), NULL,
-		    0);
+		ctl->m_total =
+		    metrics_add_const(opts->metrics, METRIC_COUNTER, "vmdhcp_reconcile_total",
+			"Total number of reconciliations per controller", "controller", ctl->name,
+			"result", result_names, ELEMENTSOF(result_names), NULL, 0);
 		if (ctl->m_total)
 			ctl->m_errors = metrics_add_const(opts->metrics, METRIC_COUNTER,
 			    "vmdhcp_reconcile_errors_total",
@@ -240,8 +240,8 @@ apply_result(struct kube_controller *ctl, const char *key, struct kube_reconcile
 }
 
 void
-kube_controller_complete(struct kube_controller *ctl, const char *key,
-    struct kube_reconcile_result res)
+kube_controller_complete(
+    struct kube_controller *ctl, const char *key, struct kube_reconcile_result res)
 {
 	char *copy = strdup(key); /* key may be the queue's own string */
 
@@ -299,9 +299,9 @@ struct kube_informer_handlers
 kube_controller_handlers(struct kube_controller *ctl)
 {
 	return (struct kube_informer_handlers){
-		.on_add = handler_add,
-		.on_update = handler_update,
-		.on_delete = handler_add,
-		.userdata = ctl,
+	    .on_add = handler_add,
+	    .on_update = handler_update,
+	    .on_delete = handler_add,
+	    .userdata = ctl,
 	};
 }

@@ -27,13 +27,13 @@
 struct ev_entry {
 	char *id; /* uid|type|reason|message */
 	char *ns, *name;
-	unsigned count;      /* occurrences seen */
+	unsigned count;	     /* occurrences seen */
 	unsigned sent_count; /* count the API has (or is being sent) */
 	bool in_flight;
 	bool created;
-	uint64_t used;	      /* for eviction */
-	json_t *ev;	      /* the Event to create, while it waits for its turn */
-	bool queued;	      /* in the recorder's FIFO */
+	uint64_t used; /* for eviction */
+	json_t *ev;    /* the Event to create, while it waits for its turn */
+	bool queued;   /* in the recorder's FIFO */
 	struct ev_entry *qnext;
 };
 
@@ -60,8 +60,8 @@ struct kube_recorder {
 };
 
 int
-kube_recorder_new(struct kube_client *c, const char *component, const char *host,
-    struct kube_recorder **ret)
+kube_recorder_new(
+    struct kube_client *c, const char *component, const char *host, struct kube_recorder **ret)
 {
 	struct kube_recorder *r;
 
@@ -337,8 +337,7 @@ kube_record_event(struct kube_recorder *r, const json_t *involved, const char *a
 	va_start(ap, fmt);
 	vsnprintf(message, sizeof(message), fmt, ap);
 	va_end(ap);
-	if (asprintf(&id, "%s|%s/%s|%s|%s|%s", uid ? uid : "", ns, name, type, reason, message) <
-	    0)
+	if (asprintf(&id, "%s|%s/%s|%s|%s|%s", uid ? uid : "", ns, name, type, reason, message) < 0)
 		return -ENOMEM;
 
 	e = cache_slot(r, id, &found);

@@ -105,8 +105,8 @@ event_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct engine *e = arg;
 	int running = 0;
-	int action = ((what & EV_READ) ? CURL_CSELECT_IN : 0) |
-	    ((what & EV_WRITE) ? CURL_CSELECT_OUT : 0);
+	int action =
+	    ((what & EV_READ) ? CURL_CSELECT_IN : 0) | ((what & EV_WRITE) ? CURL_CSELECT_OUT : 0);
 
 	curl_multi_socket_action(e->multi, fd, action, &running);
 	check_multi_info(e);
@@ -130,8 +130,8 @@ start_timeout(CURLM *multi, long timeout_ms, void *userp)
 	if (timeout_ms < 0) {
 		evtimer_del(e->timer);
 	} else {
-		struct timeval tv = { .tv_sec = timeout_ms / 1000,
-			.tv_usec = (timeout_ms % 1000) * 1000 };
+		struct timeval tv = {
+		    .tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
 
 		evtimer_add(e->timer, &tv);
 	}
@@ -289,8 +289,8 @@ setup_tls(CURL *e, struct kube_config *cfg)
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
 		if (cfg->ca_data) {
-			struct curl_blob blob = { .data = cfg->ca_data, .len = cfg->ca_data_len,
-				.flags = CURL_BLOB_COPY };
+			struct curl_blob blob = {
+			    .data = cfg->ca_data, .len = cfg->ca_data_len, .flags = CURL_BLOB_COPY};
 
 			curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &blob);
 		} else if (cfg->ca_file) {
@@ -298,8 +298,8 @@ setup_tls(CURL *e, struct kube_config *cfg)
 		}
 	}
 	if (cfg->cert_data) {
-		struct curl_blob blob = { .data = cfg->cert_data, .len = cfg->cert_data_len,
-			.flags = CURL_BLOB_COPY };
+		struct curl_blob blob = {
+		    .data = cfg->cert_data, .len = cfg->cert_data_len, .flags = CURL_BLOB_COPY};
 
 		curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &blob);
 		curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
@@ -307,8 +307,8 @@ setup_tls(CURL *e, struct kube_config *cfg)
 		curl_easy_setopt(e, CURLOPT_SSLCERT, cfg->cert_file);
 	}
 	if (cfg->key_data) {
-		struct curl_blob blob = { .data = cfg->key_data, .len = cfg->key_data_len,
-			.flags = CURL_BLOB_COPY };
+		struct curl_blob blob = {
+		    .data = cfg->key_data, .len = cfg->key_data_len, .flags = CURL_BLOB_COPY};
 
 		curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &blob);
 		curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");

@@ -86,8 +86,8 @@ noop_destroy(void *item)
 }
 
 int
-kube_informer_new(struct kube_client *c, const struct kube_informer_opts *opts,
-    struct kube_informer **ret)
+kube_informer_new(
+    struct kube_client *c, const struct kube_informer_opts *opts, struct kube_informer **ret)
 {
 	struct kube_informer *inf;
 	struct event_base *base = kube_client_base(c);
@@ -406,8 +406,8 @@ schedule_retry(struct kube_informer *inf, bool relist, bool count_error)
 {
 	uint64_t d = kube_backoff_delay(inf->backoff_base,
 	    inf->synced ? inf->backoff_max : inf->backoff_unsynced_max, inf->attempt, &inf->seed);
-	struct timeval tv = { .tv_sec = (time_t)(d / USEC_PER_SEC),
-		.tv_usec = (suseconds_t)(d % USEC_PER_SEC) };
+	struct timeval tv = {
+	    .tv_sec = (time_t)(d / USEC_PER_SEC), .tv_usec = (suseconds_t)(d % USEC_PER_SEC)};
 
 	if (inf->attempt < 32)
 		inf->attempt++;
@@ -453,7 +453,7 @@ collect_unseen(void *userdata, const char *key, const void *item)
 static void
 finish_list(struct kube_informer *inf)
 {
-	struct seen_ctx ctx = { .inf = inf };
+	struct seen_ctx ctx = {.inf = inf};
 
 	kube_store_foreach(inf->store, collect_unseen, &ctx);
 	for (size_t i = 0; i < ctx.n; i++) {
@@ -492,8 +492,7 @@ list_done(void *userdata, const struct kube_result *res)
 	}
 	inf->stats.pages++;
 	items = json_object_get(res->object, "items");
-	json_array_foreach(items, i, v)
-		apply_upsert(inf, v, true);
+	json_array_foreach(items, i, v) apply_upsert(inf, v, true);
 	meta = json_object_get(res->object, "metadata");
 	cont = json_string_value(json_object_get(meta, "continue"));
 	free(inf->continue_token);
@@ -524,12 +523,12 @@ static void
 list_page(struct kube_informer *inf)
 {
 	struct kube_list_opts lo = {
-		.label_selector = inf->label_selector,
-		.field_selector = inf->field_selector,
-		.limit = inf->page_size,
-		.continue_token = inf->continue_token,
-		.decode = inf->decode,
-		.decode_userdata = inf->decode_userdata,
+	    .label_selector = inf->label_selector,
+	    .field_selector = inf->field_selector,
+	    .limit = inf->page_size,
+	    .continue_token = inf->continue_token,
+	    .decode = inf->decode,
+	    .decode_userdata = inf->decode_userdata,
 	};
 
 	int rc = kube_list_call(inf->c, inf->res, inf->ns, &lo, list_done, inf, &inf->list_call);
@@ -563,7 +562,6 @@ watch_event(void *userdata, enum kube_watch_type type, json_t *obj)
 {
 	struct kube_informer *inf = userdata;
 	char key[KEY_MAX];
-
 
 	switch (type) {
 	case KUBE_WATCH_ADDED:
@@ -628,12 +626,12 @@ static void
 start_watch(struct kube_informer *inf)
 {
 	struct kube_watch_opts wo = {
-		.label_selector = inf->label_selector,
-		.field_selector = inf->field_selector,
-		.resource_version = inf->rv,
-		.bookmarks = true,
-		.decode = inf->decode,
-		.decode_userdata = inf->decode_userdata,
+	    .label_selector = inf->label_selector,
+	    .field_selector = inf->field_selector,
+	    .resource_version = inf->rv,
+	    .bookmarks = true,
+	    .decode = inf->decode,
+	    .decode_userdata = inf->decode_userdata,
 	};
 	int rc;
 
@@ -685,8 +683,8 @@ kube_informer_start(struct kube_informer *inf)
 	if (inf->state != INF_IDLE)
 		return -EALREADY;
 	if (inf->resync_usec) {
-		struct timeval tv = { .tv_sec = (time_t)(inf->resync_usec / USEC_PER_SEC),
-			.tv_usec = (suseconds_t)(inf->resync_usec % USEC_PER_SEC) };
+		struct timeval tv = {.tv_sec = (time_t)(inf->resync_usec / USEC_PER_SEC),
+		    .tv_usec = (suseconds_t)(inf->resync_usec % USEC_PER_SEC)};
 
 		evtimer_add(inf->resync_timer, &tv);
 	}
@@ -704,7 +702,7 @@ kube_informers_wait_synced(struct kube_informer *const *infs, size_t n, long tim
 {
 	struct event_base *base;
 	struct event *tick;
-	struct timeval tv = { 0, 50000 };
+	struct timeval tv = {0, 50000};
 	uint64_t end = clock_now_usec() + (uint64_t)timeout_ms * USEC_PER_MSEC;
 	bool all;
 

@@ -21,7 +21,7 @@ struct kube_config {
 	char *cert_file, *key_file;
 	char *cert_data, *key_data; /* PEM */
 	size_t cert_data_len, key_data_len;
-	char *token;      /* current bearer token */
+	char *token;	  /* current bearer token */
 	char *token_file; /* re-read when its inode/size/mtime change */
 	uint64_t token_stamp[3];
 	char *namespace;
@@ -39,11 +39,11 @@ struct kube_http_call;
 
 struct kube_http_request {
 	const char *method;
-	const char *path; /* "/api/v1/..." with query string */
+	const char *path;	  /* "/api/v1/..." with query string */
 	const char *content_type; /* of body, or NULL */
 	const char *body;
 	size_t body_len;
-	bool stream;     /* deliver 2xx body through on_data as it arrives (watch) */
+	bool stream;	 /* deliver 2xx body through on_data as it arrives (watch) */
 	long timeout_ms; /* 0 = client default; stream: 0 = none */
 	/* stream only: a 2xx body chunk (borrowed). Return false to abort the call quietly. */
 	bool (*on_data)(void *userdata, const char *data, size_t len);
@@ -77,8 +77,8 @@ int kube_http_new(struct event_base *base, struct kube_config *cfg, struct kube_
 struct kube_http *kube_http_free(struct kube_http *h);
 void kube_http_set_timeouts(struct kube_http *h, long request_ms, long connect_ms);
 /* req copied. *ret (optional) is a handle valid until on_done runs or it is cancelled. */
-int kube_http_submit(struct kube_http *h, const struct kube_http_request *req,
-    struct kube_http_call **ret);
+int kube_http_submit(
+    struct kube_http *h, const struct kube_http_request *req, struct kube_http_call **ret);
 /* No callback after this. Safe from inside any callback. */
 void kube_http_cancel(struct kube_http_call *call);
 
@@ -163,7 +163,7 @@ void kube_http_call_done(struct kube_http_call *call, int err, long status, cons
 
 struct kube_http_parser {
 	int state;
-	long status;       /* once the status line is read */
+	long status;	   /* once the status line is read */
 	bool keep_alive;   /* the connection may carry another request after this answer */
 	bool header_done;  /* status and header complete (final, not 1xx) */
 	bool head_request; /* the answer to a HEAD has no body */
@@ -207,13 +207,12 @@ int kube_query_add(char *out, size_t len, const char *k, const char *v);
 void kube_result_from_http(struct kube_result *res, int error, long status, const char *body,
     size_t len, const char *message, json_t **ret_obj);
 /* The same, the body decoded by decode (NULL: json_loadb). */
-void kube_result_from_http_decode(struct kube_result *res, int error, long status,
-    const char *body, size_t len, const char *message, kube_decode_fn decode,
-    void *decode_userdata, json_t **ret_obj);
+void kube_result_from_http_decode(struct kube_result *res, int error, long status, const char *body,
+    size_t len, const char *message, kube_decode_fn decode, void *decode_userdata,
+    json_t **ret_obj);
 
 /* Applies one watch event (obj borrowed) as if it came from the stream: tests, benchmarks. */
-void kube_informer_apply_event(struct kube_informer *inf, enum kube_watch_type type,
-    json_t *obj);
+void kube_informer_apply_event(struct kube_informer *inf, enum kube_watch_type type, json_t *obj);
 
 /* --- watch stream framing (watch.c) -------------------------------------------------- */
 
@@ -239,8 +238,8 @@ void kube_watch_framer_release(struct kube_watch_framer *f);
 int kube_watch_framer_feed(struct kube_watch_framer *f, const char *data, size_t len,
     kube_framer_event_fn fn, void *userdata);
 /* Decodes one line: returns 0 with type and object (new reference) or -EBADMSG. */
-int kube_watch_decode_line(const char *line, size_t len, enum kube_watch_type *ret_type,
-    json_t **ret_object);
+int kube_watch_decode_line(
+    const char *line, size_t len, enum kube_watch_type *ret_type, json_t **ret_object);
 /* The same with a decoder for the line (NULL: json_loadb). */
 int kube_watch_decode_line_with(kube_decode_fn decode, void *decode_userdata, const char *line,
     size_t len, enum kube_watch_type *ret_type, json_t **ret_object);

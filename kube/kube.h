@@ -121,8 +121,8 @@ struct kube_config;
  * NULL = current-context. On failure returns -EINVAL/-ENOENT/-EACCES and one clear error in
  * err naming the file and field ("kubeconfig /x: users[0].user.client-key-data: not base64").
  */
-int kube_config_from_kubeconfig(const char *path, const char *context, struct kube_config **ret,
-    char *err, size_t err_len);
+int kube_config_from_kubeconfig(
+    const char *path, const char *context, struct kube_config **ret, char *err, size_t err_len);
 /*
  * In-cluster: KUBERNETES_SERVICE_HOST/PORT, the service-account token (re-read whenever the
  * file changes, so rotated tokens are picked up), its CA and namespace. root NULL =
@@ -152,9 +152,9 @@ void kube_client_set_timeouts(struct kube_client *c, long request_ms, long conne
 struct event_base *kube_client_base(const struct kube_client *c);
 
 struct kube_result {
-	int error;           /* 0 or negative errno (table above) */
+	int error;	     /* 0 or negative errno (table above) */
 	long http_status;    /* 0 when no HTTP answer */
-	json_t *object;      /* borrowed: the answer (object, List or Status); may be NULL */
+	json_t *object;	     /* borrowed: the answer (object, List or Status); may be NULL */
 	const char *reason;  /* borrowed: Status.reason or "" */
 	const char *message; /* borrowed: Status.message, or "METHOD URL: curl error", or "" */
 };
@@ -171,10 +171,10 @@ typedef json_t *(*kube_decode_fn)(void *userdata, const char *text, size_t len);
 struct kube_list_opts {
 	const char *label_selector;
 	const char *field_selector;
-	unsigned limit;               /* 0: no limit */
+	unsigned limit;		      /* 0: no limit */
 	const char *continue_token;   /* from the previous page's metadata.continue */
 	const char *resource_version; /* NULL: most recent */
-	kube_decode_fn decode;        /* NULL: json_loadb */
+	kube_decode_fn decode;	      /* NULL: json_loadb */
 	void *decode_userdata;
 };
 
@@ -184,7 +184,7 @@ enum kube_patch_type {
 };
 
 struct kube_delete_opts {
-	const char *uid;              /* precondition */
+	const char *uid;	      /* precondition */
 	const char *resource_version; /* precondition */
 	const char *propagation;      /* "Background", "Foreground", "Orphan" or NULL */
 };
@@ -200,8 +200,8 @@ int kube_create(struct kube_client *c, const struct kube_resource *res, const ch
     const json_t *obj, kube_done_fn done, void *userdata);
 int kube_update(struct kube_client *c, const struct kube_resource *res, const json_t *obj,
     kube_done_fn done, void *userdata);
-int kube_update_status(struct kube_client *c, const struct kube_resource *res,
-    const json_t *obj, kube_done_fn done, void *userdata);
+int kube_update_status(struct kube_client *c, const struct kube_resource *res, const json_t *obj,
+    kube_done_fn done, void *userdata);
 /* patch borrowed. subresource NULL or "status". */
 int kube_patch(struct kube_client *c, const struct kube_resource *res, const char *ns,
     const char *name, enum kube_patch_type type, const json_t *patch, const char *subresource,
@@ -217,8 +217,8 @@ int kube_delete(struct kube_client *c, const struct kube_resource *res, const ch
  */
 typedef int (*kube_mutate_fn)(void *userdata, json_t *obj);
 int kube_update_retry(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const char *name, bool status, unsigned max_attempts, kube_mutate_fn mutate,
-    kube_done_fn done, void *userdata);
+    const char *name, bool status, unsigned max_attempts, kube_mutate_fn mutate, kube_done_fn done,
+    void *userdata);
 
 /*
  * The same verbs, handing back their call in *ret_call (optional) to cancel it later. The
@@ -273,8 +273,8 @@ struct kube_watch_opts {
 	const char *field_selector;
 	const char *resource_version; /* resume point */
 	unsigned timeout_seconds;     /* server-side timeoutSeconds; 0 = server default */
-	bool bookmarks;               /* allowWatchBookmarks */
-	kube_decode_fn decode;        /* of each event line; NULL: json_loadb */
+	bool bookmarks;		      /* allowWatchBookmarks */
+	kube_decode_fn decode;	      /* of each event line; NULL: json_loadb */
 	void *decode_userdata;
 	/* No byte of the answer (events or bookmarks) for this long: the stream is stopped and
 	 * ends with -ETIMEDOUT. 0 = never (only the client-side guard past timeout_seconds). */
@@ -318,8 +318,8 @@ struct kube_store *kube_store_free(struct kube_store *s);
 int kube_store_add_index(struct kube_store *s, const char *name, kube_index_fn fn);
 /* Takes item (destroyed on failure too). *ret_old (optional) gets the replaced item, which
  * the caller must then destroy; without ret_old it is destroyed here. */
-int kube_store_put(struct kube_store *s, const char *key, const char *resource_version,
-    void *item, void **ret_old);
+int kube_store_put(struct kube_store *s, const char *key, const char *resource_version, void *item,
+    void **ret_old);
 /* Removes key; *ret_item gets the item (caller destroys) or, if NULL, it is destroyed. */
 int kube_store_delete(struct kube_store *s, const char *key, void **ret_item);
 /* Borrowed item or NULL. */
@@ -337,12 +337,12 @@ void kube_store_destroy_item(const struct kube_store *s, void *item);
 
 struct kube_informer_opts {
 	const struct kube_resource *res; /* borrowed */
-	const char *ns;                  /* NULL: all namespaces */
+	const char *ns;			 /* NULL: all namespaces */
 	const char *label_selector;
 	const char *field_selector;
-	unsigned page_size;        /* list limit per page (0 = 500) */
-	uint64_t resync_usec;      /* periodic resync (update events for all items); 0 = off */
-	unsigned watch_timeout_s;  /* server timeoutSeconds per watch (0 = 300..600 jittered) */
+	unsigned page_size;	    /* list limit per page (0 = 500) */
+	uint64_t resync_usec;	    /* periodic resync (update events for all items); 0 = off */
+	unsigned watch_timeout_s;   /* server timeoutSeconds per watch (0 = 300..600 jittered) */
 	uint64_t backoff_base_usec; /* reconnect backoff (0 = 800 ms), doubling ... */
 	uint64_t backoff_max_usec;  /* ... up to this (0 = 30 s), jittered */
 	/* Until the first list succeeds the backoff is capped lower (0 = 2 s), so a process
@@ -369,8 +369,8 @@ struct kube_informer_handlers {
 };
 
 struct kube_informer_stats {
-	uint64_t lists;       /* full lists done (1 + relists) */
-	uint64_t pages;       /* list pages fetched */
+	uint64_t lists;	      /* full lists done (1 + relists) */
+	uint64_t pages;	      /* list pages fetched */
 	uint64_t watches;     /* watch streams opened */
 	uint64_t events;      /* watch events applied */
 	uint64_t relists_410; /* relists forced by 410 Gone */
@@ -387,8 +387,8 @@ struct kube_informer_stats {
 
 struct kube_informer;
 /* c and opts->res borrowed; strings in opts copied. */
-int kube_informer_new(struct kube_client *c, const struct kube_informer_opts *opts,
-    struct kube_informer **ret);
+int kube_informer_new(
+    struct kube_client *c, const struct kube_informer_opts *opts, struct kube_informer **ret);
 struct kube_informer *kube_informer_free(struct kube_informer *inf);
 int kube_informer_add_index(struct kube_informer *inf, const char *name, kube_index_fn fn);
 /* Up to 8 handler sets; copied. */
@@ -418,22 +418,22 @@ bool kube_informer_describe_failure(const struct kube_informer *inf, char *buf, 
  * every queue: names must differ.
  */
 struct kube_workqueue_opts {
-	struct event_base *base;        /* for delayed adds; NULL = caller calls _tick */
+	struct event_base *base;	/* for delayed adds; NULL = caller calls _tick */
 	const struct kube_clock *clock; /* borrowed; NULL = monotonic clock */
-	uint64_t base_delay_usec;       /* per-item backoff start (0 = 5 ms) */
-	uint64_t max_delay_usec;        /* per-item backoff cap (0 = 1000 s) */
-	double qps;                     /* overall token bucket (0 = 10/s) */
-	unsigned burst;                 /* (0 = 100) */
-	struct metrics *metrics;        /* borrowed; NULL = none */
-	const char *name;               /* the label value (copied); required with metrics */
+	uint64_t base_delay_usec;	/* per-item backoff start (0 = 5 ms) */
+	uint64_t max_delay_usec;	/* per-item backoff cap (0 = 1000 s) */
+	double qps;			/* overall token bucket (0 = 10/s) */
+	unsigned burst;			/* (0 = 100) */
+	struct metrics *metrics;	/* borrowed; NULL = none */
+	const char *name;		/* the label value (copied); required with metrics */
 };
 
 struct kube_workqueue;
 int kube_workqueue_new(const struct kube_workqueue_opts *opts, struct kube_workqueue **ret);
 struct kube_workqueue *kube_workqueue_free(struct kube_workqueue *q);
 /* Called (from the loop) when an item becomes ready to get; one pending call at most. */
-void kube_workqueue_set_notify(struct kube_workqueue *q, void (*fn)(void *userdata),
-    void *userdata);
+void kube_workqueue_set_notify(
+    struct kube_workqueue *q, void (*fn)(void *userdata), void *userdata);
 /* key borrowed (copied). A key already waiting is not added twice; a key being processed is
  * marked dirty and comes back once done. */
 int kube_workqueue_add(struct kube_workqueue *q, const char *key);
@@ -452,18 +452,18 @@ void kube_workqueue_done(struct kube_workqueue *q, const char *key);
 void kube_workqueue_tick(struct kube_workqueue *q);
 /* Monotonic time of the next delayed key, 0 when none. */
 uint64_t kube_workqueue_next_due(const struct kube_workqueue *q);
-size_t kube_workqueue_len(const struct kube_workqueue *q);         /* ready */
+size_t kube_workqueue_len(const struct kube_workqueue *q);	   /* ready */
 size_t kube_workqueue_delayed_len(const struct kube_workqueue *q); /* waiting */
 void kube_workqueue_shutdown(struct kube_workqueue *q);
 
 /* --- controller loop ------------------------------------------------------------------- */
 
 enum kube_reconcile_action {
-	KUBE_RECONCILE_OK,            /* forget the key */
-	KUBE_RECONCILE_REQUEUE,       /* again with rate limiting (not an error) */
+	KUBE_RECONCILE_OK,	      /* forget the key */
+	KUBE_RECONCILE_REQUEUE,	      /* again with rate limiting (not an error) */
 	KUBE_RECONCILE_REQUEUE_AFTER, /* again after `after_usec`; forget the backoff */
-	KUBE_RECONCILE_ERROR,         /* count the error, requeue with backoff */
-	KUBE_RECONCILE_PENDING,       /* asynchronous: finish with kube_controller_complete */
+	KUBE_RECONCILE_ERROR,	      /* count the error, requeue with backoff */
+	KUBE_RECONCILE_PENDING,	      /* asynchronous: finish with kube_controller_complete */
 };
 
 struct kube_reconcile_result {
@@ -491,7 +491,7 @@ struct kube_controller_opts {
 	kube_reconcile_fn reconcile;
 	void *userdata;
 	struct kube_workqueue_opts queue; /* base/clock taken from above */
-	unsigned max_per_pass;            /* reconciles per loop pass (0 = 64) */
+	unsigned max_per_pass;		  /* reconciles per loop pass (0 = 64) */
 	/*
 	 * MaxConcurrentReconciles (controller-runtime): at most this many keys in reconcile at
 	 * once, PENDING ones included until kube_controller_complete; further keys wait in the
@@ -514,15 +514,16 @@ int kube_controller_new(const struct kube_controller_opts *opts, struct kube_con
 struct kube_controller *kube_controller_free(struct kube_controller *ctl);
 int kube_controller_enqueue(struct kube_controller *ctl, const char *key);
 /* For PENDING reconciles. */
-void kube_controller_complete(struct kube_controller *ctl, const char *key,
-    struct kube_reconcile_result res);
+void kube_controller_complete(
+    struct kube_controller *ctl, const char *key, struct kube_reconcile_result res);
 /* Runs up to max reconciles that are ready now (within the concurrency limit); returns how
  * many ran. Tests call this. */
 unsigned kube_controller_run_pending(struct kube_controller *ctl, unsigned max);
 struct kube_workqueue *kube_controller_queue(struct kube_controller *ctl);
 /* Keys in reconcile now against the controller's limit (shared: all its members'). */
 unsigned kube_controller_active(const struct kube_controller *ctl);
-void kube_controller_get_stats(const struct kube_controller *ctl, struct kube_controller_stats *ret);
+void kube_controller_get_stats(
+    const struct kube_controller *ctl, struct kube_controller_stats *ret);
 /* Handlers for an informer that enqueue the object's key. */
 struct kube_informer_handlers kube_controller_handlers(struct kube_controller *ctl);
 
@@ -535,8 +536,8 @@ struct kube_leader_opts {
 	uint64_t renew_deadline_usec; /* 0 = 10 s; must be < lease duration */
 	uint64_t retry_period_usec;   /* 0 = 2 s; must be < renew deadline */
 	const struct kube_clock *clock;
-	void (*on_started)(void *userdata);                    /* became leader */
-	void (*on_stopped)(void *userdata);                    /* lost or released */
+	void (*on_started)(void *userdata);		       /* became leader */
+	void (*on_stopped)(void *userdata);		       /* lost or released */
 	void (*on_new_leader)(void *userdata, const char *id); /* observed holder changed */
 	/*
 	 * After each attempt: whether the API server answered it (false: no connection, a
@@ -548,8 +549,8 @@ struct kube_leader_opts {
 };
 
 struct kube_leader;
-int kube_leader_new(struct kube_client *c, const struct kube_leader_opts *opts,
-    struct kube_leader **ret);
+int kube_leader_new(
+    struct kube_client *c, const struct kube_leader_opts *opts, struct kube_leader **ret);
 struct kube_leader *kube_leader_free(struct kube_leader *l);
 int kube_leader_start(struct kube_leader *l);
 /*
@@ -564,8 +565,8 @@ int kube_leader_release(struct kube_leader *l, void (*done)(void *userdata), voi
 
 struct kube_recorder;
 /* component borrowed (static) e.g. "vm-dhcp-controller"; host may be NULL. */
-int kube_recorder_new(struct kube_client *c, const char *component, const char *host,
-    struct kube_recorder **ret);
+int kube_recorder_new(
+    struct kube_client *c, const char *component, const char *host, struct kube_recorder **ret);
 struct kube_recorder *kube_recorder_free(struct kube_recorder *r);
 /*
  * Records an Event about involved (borrowed; needs metadata.name/namespace/uid and
@@ -575,12 +576,12 @@ struct kube_recorder *kube_recorder_free(struct kube_recorder *r);
  */
 int kube_record_event(struct kube_recorder *r, const json_t *involved, const char *api_version,
     const char *kind, const char *type, const char *reason, const char *fmt, ...)
-	__attribute__((format(printf, 7, 8)));
+    __attribute__((format(printf, 7, 8)));
 struct kube_recorder_stats {
 	uint64_t created;
 	uint64_t patched;
 	uint64_t failed;
-	uint64_t dropped;	/* evicted from the cache while waiting for a call */
+	uint64_t dropped;	 /* evicted from the cache while waiting for a call */
 	unsigned peak_in_flight; /* most calls in flight at once */
 };
 void kube_recorder_get_stats(const struct kube_recorder *r, struct kube_recorder_stats *ret);

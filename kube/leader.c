@@ -35,7 +35,7 @@ struct kube_leader {
 	void (*on_result)(void *, bool);
 	void *userdata;
 
-	struct event *timer;    /* next attempt */
+	struct event *timer;	/* next attempt */
 	struct event *deadline; /* fires when the renew deadline passes */
 	struct kube_call *call; /* request in flight */
 	bool running;
@@ -60,8 +60,8 @@ now(const struct kube_leader *l)
 }
 
 int
-kube_leader_new(struct kube_client *c, const struct kube_leader_opts *opts,
-    struct kube_leader **ret)
+kube_leader_new(
+    struct kube_client *c, const struct kube_leader_opts *opts, struct kube_leader **ret)
 {
 	struct kube_leader *l;
 
@@ -71,10 +71,10 @@ kube_leader_new(struct kube_client *c, const struct kube_leader_opts *opts,
 	if (!l)
 		return -ENOMEM;
 	l->c = c;
-	l->lease_duration = opts->lease_duration_usec ? opts->lease_duration_usec
-						      : 15 * USEC_PER_SEC;
-	l->renew_deadline = opts->renew_deadline_usec ? opts->renew_deadline_usec
-						      : 10 * USEC_PER_SEC;
+	l->lease_duration =
+	    opts->lease_duration_usec ? opts->lease_duration_usec : 15 * USEC_PER_SEC;
+	l->renew_deadline =
+	    opts->renew_deadline_usec ? opts->renew_deadline_usec : 10 * USEC_PER_SEC;
 	l->retry_period = opts->retry_period_usec ? opts->retry_period_usec : 2 * USEC_PER_SEC;
 	if (l->renew_deadline >= l->lease_duration || l->retry_period >= l->renew_deadline ||
 	    l->lease_duration < USEC_PER_SEC) {
@@ -159,8 +159,8 @@ deadline_cb(evutil_socket_t fd, short what, void *arg)
 		lose(l);
 	} else if (l->leader) {
 		uint64_t d = l->renewed_at + l->renew_deadline - now(l);
-		struct timeval tv = { .tv_sec = (time_t)(d / USEC_PER_SEC),
-			.tv_usec = (suseconds_t)(d % USEC_PER_SEC) };
+		struct timeval tv = {.tv_sec = (time_t)(d / USEC_PER_SEC),
+		    .tv_usec = (suseconds_t)(d % USEC_PER_SEC)};
 
 		evtimer_add(l->deadline, &tv);
 	}
@@ -169,8 +169,8 @@ deadline_cb(evutil_socket_t fd, short what, void *arg)
 static void
 became_leader(struct kube_leader *l)
 {
-	struct timeval tv = { .tv_sec = (time_t)(l->renew_deadline / USEC_PER_SEC),
-		.tv_usec = (suseconds_t)(l->renew_deadline % USEC_PER_SEC) };
+	struct timeval tv = {.tv_sec = (time_t)(l->renew_deadline / USEC_PER_SEC),
+	    .tv_usec = (suseconds_t)(l->renew_deadline % USEC_PER_SEC)};
 
 	l->renewed_at = l->attempt_start;
 	evtimer_add(l->deadline, &tv); /* re-armed on each renew */
@@ -268,7 +268,8 @@ got_lease(void *userdata, const struct kube_result *res)
 {
 	struct kube_leader *l = userdata;
 
-	l->call = NULL;	json_t *obj = res->object, *spec, *copy;
+	l->call = NULL;
+	json_t *obj = res->object, *spec, *copy;
 	const char *holder;
 	char record[512];
 	int rc;
@@ -367,8 +368,8 @@ attempt(evutil_socket_t fd, short what, void *arg)
 static void
 schedule(struct kube_leader *l, uint64_t delay)
 {
-	struct timeval tv = { .tv_sec = (time_t)(delay / USEC_PER_SEC),
-		.tv_usec = (suseconds_t)(delay % USEC_PER_SEC) };
+	struct timeval tv = {.tv_sec = (time_t)(delay / USEC_PER_SEC),
+	    .tv_usec = (suseconds_t)(delay % USEC_PER_SEC)};
 
 	if (l->running && !l->releasing)
 		evtimer_add(l->timer, &tv);
@@ -400,7 +401,8 @@ release_got(void *userdata, const struct kube_result *res)
 {
 	struct kube_leader *l = userdata;
 
-	l->call = NULL;	const char *holder;
+	l->call = NULL;
+	const char *holder;
 	json_t *copy, *spec;
 	int rc;
 
@@ -408,8 +410,8 @@ release_got(void *userdata, const struct kube_result *res)
 		release_written(l, res);
 		return;
 	}
-	holder = json_string_value(json_object_get(json_object_get(res->object, "spec"),
-	    "holderIdentity"));
+	holder = json_string_value(
+	    json_object_get(json_object_get(res->object, "spec"), "holderIdentity"));
 	if (!holder || strcmp(holder, l->identity) != 0) {
 		release_written(l, res);
 		return;
@@ -431,11 +433,11 @@ static void
 release_begin(evutil_socket_t fd, short what, void *arg)
 {
 	struct kube_leader *l = arg;
-	struct kube_result res = { .error = -EIO, .reason = "", .message = "" };
+	struct kube_result res = {.error = -EIO, .reason = "", .message = ""};
 
 	if (l->in_flight) {
 		/* wait for the attempt in flight; poll again shortly */
-		struct timeval tv = { 0, 10000 };
+		struct timeval tv = {0, 10000};
 
 		event_assign(l->timer, kube_client_base(l->c), -1, 0, release_begin, l);
 		evtimer_add(l->timer, &tv);
@@ -469,7 +471,7 @@ kube_leader_release(struct kube_leader *l, void (*done)(void *), void *userdata)
 	lose(l);
 	evtimer_del(l->timer);
 	if (!was_leader) {
-		struct timeval tv = { 0, 0 };
+		struct timeval tv = {0, 0};
 
 		l->running = false;
 		if (done) {
@@ -481,7 +483,7 @@ kube_leader_release(struct kube_leader *l, void (*done)(void *), void *userdata)
 	}
 	event_assign(l->timer, kube_client_base(l->c), -1, 0, release_begin, l);
 	{
-		struct timeval tv = { 0, 0 };
+		struct timeval tv = {0, 0};
 
 		evtimer_add(l->timer, &tv);
 	}

@@ -9,13 +9,12 @@
 #include "kube/kube-internal.h"
 #include "lib/clock.h"
 
-const struct kube_resource kube_res_namespaces = { "", "v1", "namespaces", "Namespace", false };
-const struct kube_resource kube_res_configmaps = { "", "v1", "configmaps", "ConfigMap", true };
-const struct kube_resource kube_res_pods = { "", "v1", "pods", "Pod", true };
-const struct kube_resource kube_res_nodes = { "", "v1", "nodes", "Node", false };
-const struct kube_resource kube_res_events = { "", "v1", "events", "Event", true };
-const struct kube_resource kube_res_leases = { "coordination.k8s.io", "v1", "leases", "Lease",
-	true };
+const struct kube_resource kube_res_namespaces = {"", "v1", "namespaces", "Namespace", false};
+const struct kube_resource kube_res_configmaps = {"", "v1", "configmaps", "ConfigMap", true};
+const struct kube_resource kube_res_pods = {"", "v1", "pods", "Pod", true};
+const struct kube_resource kube_res_nodes = {"", "v1", "nodes", "Node", false};
+const struct kube_resource kube_res_events = {"", "v1", "events", "Event", true};
+const struct kube_resource kube_res_leases = {"coordination.k8s.io", "v1", "leases", "Lease", true};
 
 uint64_t
 kube_clock_now(const struct kube_clock *clk)
@@ -104,9 +103,8 @@ kube_obj_has_finalizer(const json_t *obj, const char *finalizer)
 	size_t i;
 	json_t *v;
 
-	json_array_foreach(list, i, v)
-		if (json_is_string(v) && strcmp(json_string_value(v), finalizer) == 0)
-			return true;
+	json_array_foreach(list, i,
+	    v) if (json_is_string(v) && strcmp(json_string_value(v), finalizer) == 0) return true;
 	return false;
 }
 
@@ -216,5 +214,6 @@ kube_backoff_delay(uint64_t base, uint64_t max, unsigned attempt, uint64_t *seed
 	x ^= x >> 27;
 	*seed = x;
 	x *= UINT64_C(0x2545f4914f6cdd1d);
-	return d / 2 + (uint64_t)((double)(x >> 11) / (double)(UINT64_C(1) << 53) * (double)(d / 2));
+	return d / 2 +
+	       (uint64_t)((double)(x >> 11) / (double)(UINT64_C(1) << 53) * (double)(d / 2));
 }

@@ -7,28 +7,28 @@
 #include "lib/util.h"
 
 struct status_map {
-	long status;        /* exact status, or 0 for the reason-only rows */
+	long status;	    /* exact status, or 0 for the reason-only rows */
 	const char *reason; /* NULL: any reason */
 	int err;
 };
 
 /* First match wins: reason-specific rows before the per-status default. */
 static const struct status_map status_table[] = {
-	{ 404, NULL, -ENOENT },
-	{ 409, "AlreadyExists", -EEXIST },
-	{ 409, "Conflict", -ESTALE },
-	{ 409, NULL, -ESTALE },
-	{ 410, NULL, -EKEYEXPIRED },
-	{ 0, "Expired", -EKEYEXPIRED },
-	{ 0, "Gone", -EKEYEXPIRED },
-	{ 401, NULL, -EACCES },
-	{ 403, NULL, -EACCES },
-	{ 400, NULL, -EBADMSG },
-	{ 422, NULL, -EINVAL },
-	{ 429, NULL, -EBUSY },
-	{ 504, NULL, -ETIMEDOUT },
-	{ 408, NULL, -ETIMEDOUT },
-	{ 0, "Timeout", -ETIMEDOUT },
+    {404, NULL, -ENOENT},
+    {409, "AlreadyExists", -EEXIST},
+    {409, "Conflict", -ESTALE},
+    {409, NULL, -ESTALE},
+    {410, NULL, -EKEYEXPIRED},
+    {0, "Expired", -EKEYEXPIRED},
+    {0, "Gone", -EKEYEXPIRED},
+    {401, NULL, -EACCES},
+    {403, NULL, -EACCES},
+    {400, NULL, -EBADMSG},
+    {422, NULL, -EINVAL},
+    {429, NULL, -EBUSY},
+    {504, NULL, -ETIMEDOUT},
+    {408, NULL, -ETIMEDOUT},
+    {0, "Timeout", -ETIMEDOUT},
 };
 
 int
@@ -54,21 +54,21 @@ static const struct {
 	int err;
 	const char *name;
 } errno_names[] = {
-	{ -ENOENT, "NotFound" },
-	{ -EEXIST, "AlreadyExists" },
-	{ -ESTALE, "Conflict" },
-	{ -EKEYEXPIRED, "Expired" },
-	{ -EACCES, "Forbidden" },
-	{ -EBADMSG, "BadRequest" },
-	{ -EINVAL, "Invalid" },
-	{ -EBUSY, "TooManyRequests" },
-	{ -EIO, "ServerError" },
-	{ -ETIMEDOUT, "Timeout" },
-	{ -ECONNREFUSED, "ConnectionRefused" },
-	{ -EHOSTUNREACH, "HostUnreachable" },
-	{ -EPROTO, "ProtocolError" },
-	{ -ECANCELED, "Canceled" },
-	{ -ENOMEM, "OutOfMemory" },
+    {-ENOENT, "NotFound"},
+    {-EEXIST, "AlreadyExists"},
+    {-ESTALE, "Conflict"},
+    {-EKEYEXPIRED, "Expired"},
+    {-EACCES, "Forbidden"},
+    {-EBADMSG, "BadRequest"},
+    {-EINVAL, "Invalid"},
+    {-EBUSY, "TooManyRequests"},
+    {-EIO, "ServerError"},
+    {-ETIMEDOUT, "Timeout"},
+    {-ECONNREFUSED, "ConnectionRefused"},
+    {-EHOSTUNREACH, "HostUnreachable"},
+    {-EPROTO, "ProtocolError"},
+    {-ECANCELED, "Canceled"},
+    {-ENOMEM, "OutOfMemory"},
 };
 
 const char *

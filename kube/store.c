@@ -182,7 +182,7 @@ index_update(struct kube_store *s, struct entry *e, const void *item, bool add)
 	int rc = 0;
 
 	for (size_t i = 0; i < s->nindexes; i++) {
-		struct emit_ctx ctx = { .ix = &s->indexes[i], .e = e, .add = add };
+		struct emit_ctx ctx = {.ix = &s->indexes[i], .e = e, .add = add};
 
 		s->indexes[i].fn(item, index_emit, &ctx);
 		if (ctx.rc < 0)
@@ -275,8 +275,8 @@ entry_find(const struct kube_store *s, const char *key, uint64_t h)
 }
 
 int
-kube_store_put(struct kube_store *s, const char *key, const char *resource_version,
-    void *item, void **ret_old)
+kube_store_put(
+    struct kube_store *s, const char *key, const char *resource_version, void *item, void **ret_old)
 {
 	uint64_t h = str_hash(key);
 	struct entry *e = entry_find(s, key, h);

@@ -17,11 +17,11 @@
 #define WATCH_MAX_LINE (64u << 20)
 
 static const char *const watch_type_names[] = {
-	[KUBE_WATCH_ADDED] = "ADDED",
-	[KUBE_WATCH_MODIFIED] = "MODIFIED",
-	[KUBE_WATCH_DELETED] = "DELETED",
-	[KUBE_WATCH_BOOKMARK] = "BOOKMARK",
-	[KUBE_WATCH_ERROR] = "ERROR",
+    [KUBE_WATCH_ADDED] = "ADDED",
+    [KUBE_WATCH_MODIFIED] = "MODIFIED",
+    [KUBE_WATCH_DELETED] = "DELETED",
+    [KUBE_WATCH_BOOKMARK] = "BOOKMARK",
+    [KUBE_WATCH_ERROR] = "ERROR",
 };
 
 const char *
@@ -33,8 +33,8 @@ kube_watch_type_name(enum kube_watch_type t)
 }
 
 int
-kube_watch_decode_line(const char *line, size_t len, enum kube_watch_type *ret_type,
-    json_t **ret_object)
+kube_watch_decode_line(
+    const char *line, size_t len, enum kube_watch_type *ret_type, json_t **ret_object)
 {
 	return kube_watch_decode_line_with(NULL, NULL, line, len, ret_type, ret_object);
 }
@@ -171,11 +171,11 @@ struct kube_watch {
 	kube_watch_event_fn on_event;
 	kube_watch_end_fn on_end;
 	void *userdata;
-	bool stopped;   /* freed by the user from a callback: drop the rest */
-	bool in_event;  /* inside on_event */
+	bool stopped;  /* freed by the user from a callback: drop the rest */
+	bool in_event; /* inside on_event */
 	bool free_later;
-	bool gone;      /* an ERROR event said 410 */
-	int error_err;  /* errno of an ERROR event */
+	bool gone;     /* an ERROR event said 410 */
+	int error_err; /* errno of an ERROR event */
 	char error_message[256];
 	struct event *idle_timer; /* no byte for idle_tv: the stream is stalled */
 	struct timeval idle_tv;
@@ -220,8 +220,8 @@ framed_event(void *userdata, enum kube_watch_type type, json_t *object)
 		const char *msg = json_string_value(json_object_get(object, "message"));
 
 		w->error_err = kube_status_to_errno(code ? code : 500, reason);
-		snprintf(w->error_message, sizeof(w->error_message), "%s",
-		    msg ? msg : "watch error");
+		snprintf(
+		    w->error_message, sizeof(w->error_message), "%s", msg ? msg : "watch error");
 	}
 	w->in_event = true;
 	w->on_event(w->userdata, type, object);
@@ -246,8 +246,8 @@ watch_data(void *userdata, const char *data, size_t len)
 }
 
 static void
-watch_done(void *userdata, int error, long status, const char *body, size_t len,
-    const char *message)
+watch_done(
+    void *userdata, int error, long status, const char *body, size_t len, const char *message)
 {
 	struct kube_watch *w = userdata;
 	struct kube_result res;
@@ -280,7 +280,7 @@ kube_watch_start(struct kube_client *c, const struct kube_resource *res, const c
     const struct kube_watch_opts *opts, kube_watch_event_fn on_event, kube_watch_end_fn on_end,
     void *userdata, struct kube_watch **ret)
 {
-	struct kube_http_request req = { .method = "GET", .stream = true };
+	struct kube_http_request req = {.method = "GET", .stream = true};
 	char path[2048], num[24];
 	struct kube_watch *w;
 	int rc;
@@ -294,14 +294,13 @@ kube_watch_start(struct kube_client *c, const struct kube_resource *res, const c
 		return rc;
 	if (opts) {
 		snprintf(num, sizeof(num), "%u", opts->timeout_seconds);
-		if ((rc = kube_query_add(path, sizeof(path), "labelSelector",
-			 opts->label_selector)) < 0 ||
-		    (rc = kube_query_add(path, sizeof(path), "fieldSelector",
-			 opts->field_selector)) < 0 ||
+		if ((rc = kube_query_add(
+			 path, sizeof(path), "labelSelector", opts->label_selector)) < 0 ||
+		    (rc = kube_query_add(
+			 path, sizeof(path), "fieldSelector", opts->field_selector)) < 0 ||
 		    (rc = kube_query_add(path, sizeof(path), "resourceVersion",
-			 opts->resource_version && *opts->resource_version
-			     ? opts->resource_version
-			     : NULL)) < 0 ||
+			 opts->resource_version && *opts->resource_version ? opts->resource_version
+									   : NULL)) < 0 ||
 		    (rc = kube_query_add(path, sizeof(path), "allowWatchBookmarks",
 			 opts->bookmarks ? "true" : NULL)) < 0 ||
 		    (rc = kube_query_add(path, sizeof(path), "timeoutSeconds",

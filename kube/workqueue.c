@@ -245,16 +245,16 @@ kube_workqueue_new(const struct kube_workqueue_opts *opts, struct kube_workqueue
 			goto fail;
 	}
 	if (opts && opts->metrics) {
-		struct metric **dst[] = { &q->m_depth, &q->m_adds, &q->m_retries };
+		struct metric **dst[] = {&q->m_depth, &q->m_adds, &q->m_retries};
 		static const struct {
 			enum metric_type type;
 			const char *name, *help;
 		} fams[] = {
-			{ METRIC_GAUGE, "vmdhcp_workqueue_depth", "Current depth of workqueue" },
-			{ METRIC_COUNTER, "vmdhcp_workqueue_adds_total",
-			    "Total number of adds handled by workqueue" },
-			{ METRIC_COUNTER, "vmdhcp_workqueue_retries_total",
-			    "Total number of retries handled by workqueue" },
+		    {METRIC_GAUGE, "vmdhcp_workqueue_depth", "Current depth of workqueue"},
+		    {METRIC_COUNTER, "vmdhcp_workqueue_adds_total",
+			"Total number of adds handled by workqueue"},
+		    {METRIC_COUNTER, "vmdhcp_workqueue_retries_total",
+			"Total number of retries handled by workqueue"},
 		};
 
 		if (!opts->name) {

@@ -68,9 +68,9 @@ is_one_of(const char *s, const char *const *list)
 	return false;
 }
 
-static const char *const null_words[] = { "", "~", "null", "Null", "NULL", NULL };
-static const char *const true_words[] = { "true", "True", "TRUE", NULL };
-static const char *const false_words[] = { "false", "False", "FALSE", NULL };
+static const char *const null_words[] = {"", "~", "null", "Null", "NULL", NULL};
+static const char *const true_words[] = {"true", "True", "TRUE", NULL};
+static const char *const false_words[] = {"false", "False", "FALSE", NULL};
 
 static bool
 all_in(const char *s, const char *set)
@@ -352,8 +352,8 @@ parse_node(struct reader *r, yaml_event_t *ev, json_t **ret)
 		r->depth--;
 		return rc;
 	case YAML_ALIAS_EVENT:
-		set_error(r, &ev->start_mark, "aliases (*%s) are not supported",
-		    ev->data.alias.anchor);
+		set_error(
+		    r, &ev->start_mark, "aliases (*%s) are not supported", ev->data.alias.anchor);
 		return -ENOTSUP;
 	default:
 		set_error(r, &ev->start_mark, "unexpected YAML event %d", ev->type);
@@ -364,15 +364,15 @@ parse_node(struct reader *r, yaml_event_t *ev, json_t **ret)
 static bool
 is_empty_document(const json_t *root, const yaml_event_t *ev)
 {
-	return json_is_null(root) && ev->type == YAML_SCALAR_EVENT &&
-	    ev->data.scalar.length == 0 && ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+	return json_is_null(root) && ev->type == YAML_SCALAR_EVENT && ev->data.scalar.length == 0 &&
+	       ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
 }
 
 int
-yaml_parse_documents(const char *text, size_t len, json_t ***ret_docs, unsigned **ret_lines,
-    struct yaml_error *err)
+yaml_parse_documents(
+    const char *text, size_t len, json_t ***ret_docs, unsigned **ret_lines, struct yaml_error *err)
 {
-	struct reader r = { .err = err };
+	struct reader r = {.err = err};
 	json_t **docs = NULL;
 	unsigned *lines = NULL;
 	size_t n = 0, cap = 0;

@@ -17,7 +17,7 @@
 #include <jansson.h>
 
 struct yaml_error {
-	unsigned line;   /* 1-based line of the problem (0 when unknown) */
+	unsigned line;	 /* 1-based line of the problem (0 when unknown) */
 	unsigned column; /* 1-based */
 	char message[256];
 };
@@ -28,8 +28,8 @@ struct yaml_error {
  * array); *ret_lines (optional) gets a new array with each document's first line.
  * On failure returns -EINVAL (syntax; err filled), -ENOTSUP (aliases), -ENOMEM.
  */
-int yaml_parse_documents(const char *text, size_t len, json_t ***ret_docs,
-    unsigned **ret_lines, struct yaml_error *err);
+int yaml_parse_documents(
+    const char *text, size_t len, json_t ***ret_docs, unsigned **ret_lines, struct yaml_error *err);
 
 /* Convenience: exactly one document (kubeconfig). Returns a new reference in *ret. */
 int yaml_parse_one(const char *text, size_t len, json_t **ret, struct yaml_error *err);

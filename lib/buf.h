@@ -15,13 +15,13 @@
 
 struct buf_reader {
 	const uint8_t *p; /* borrowed: next byte to read */
-	size_t left;      /* bytes remaining */
+	size_t left;	  /* bytes remaining */
 };
 
 static inline struct buf_reader
 buf_reader_init(const void *data, size_t len)
 {
-	return (struct buf_reader){ .p = data, .left = len };
+	return (struct buf_reader){.p = data, .left = len};
 }
 
 int buf_get_u8(struct buf_reader *r, uint8_t *ret);
@@ -34,16 +34,16 @@ int buf_get_view(struct buf_reader *r, size_t n, const uint8_t **ret);
 int buf_skip(struct buf_reader *r, size_t n);
 
 struct buf_writer {
-	uint8_t *p;   /* borrowed: start of the output buffer */
-	size_t len;   /* bytes written */
-	size_t cap;   /* capacity */
+	uint8_t *p; /* borrowed: start of the output buffer */
+	size_t len; /* bytes written */
+	size_t cap; /* capacity */
 	bool overflow;
 };
 
 static inline struct buf_writer
 buf_writer_init(void *data, size_t cap)
 {
-	return (struct buf_writer){ .p = data, .len = 0, .cap = cap, .overflow = false };
+	return (struct buf_writer){.p = data, .len = 0, .cap = cap, .overflow = false};
 }
 
 static inline size_t

@@ -130,9 +130,8 @@ adopt_accepted(evutil_socket_t fd, short what, void *arg)
 		if (eventcb == NULL) {
 			/* evhttp has let it go already (bufferevent_free() clears the callbacks) */
 			conn_gone(h);
-		} else if (cbarg == NULL ||
-		    evhttp_connection_get_bufferevent(cbarg) != a->bev ||
-		    evhttp_connection_get_server(cbarg) != h->http) {
+		} else if (cbarg == NULL || evhttp_connection_get_bufferevent(cbarg) != a->bev ||
+			   evhttp_connection_get_server(cbarg) != h->http) {
 			/* not evhttp's connection: never the case with libevent 2.1 */
 			log_warn("http :%d: cannot track a connection: not counted", h->port);
 			conn_gone(h);
@@ -222,12 +221,12 @@ accept_error(struct evconnlistener *lev, void *arg)
 	h->accept_errors++;
 	h->errors_unlogged++;
 	h->backoff_msec = h->backoff_msec == 0
-	    ? HTTPD_ACCEPT_BACKOFF_MIN_MSEC
-	    : MIN(h->backoff_msec * 2, (unsigned)HTTPD_ACCEPT_BACKOFF_MAX_MSEC);
+			      ? HTTPD_ACCEPT_BACKOFF_MIN_MSEC
+			      : MIN(h->backoff_msec * 2, (unsigned)HTTPD_ACCEPT_BACKOFF_MAX_MSEC);
 	h->backing_off = true;
 	listener_update(h);
-	struct timeval tv = { .tv_sec = h->backoff_msec / 1000,
-		.tv_usec = (h->backoff_msec % 1000) * 1000 };
+	struct timeval tv = {
+	    .tv_sec = h->backoff_msec / 1000, .tv_usec = (h->backoff_msec % 1000) * 1000};
 	evtimer_add(h->retry, &tv);
 	if (h->last_log_usec == 0 || now - h->last_log_usec >= USEC_PER_SEC) {
 		log_warn("http :%d: accept: %s (%lu failures since the last report); "
@@ -239,8 +238,8 @@ accept_error(struct evconnlistener *lev, void *arg)
 }
 
 static void
-reply_text(struct evhttp_request *req, int code, const char *reason, const char *body,
-    size_t len, const char *ctype)
+reply_text(struct evhttp_request *req, int code, const char *reason, const char *body, size_t len,
+    const char *ctype)
 {
 	struct evbuffer *b = evbuffer_new();
 
@@ -361,7 +360,7 @@ split_listen(const char *listen, char *host, size_t hostlen, uint16_t *port)
 static int
 listen_socket(const char *host, uint16_t port)
 {
-	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_storage ss = {0};
 	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
 	socklen_t len;
@@ -396,8 +395,7 @@ listen_socket(const char *host, uint16_t port)
 }
 
 int
-httpd_new(struct event_base *base, const char *listen, struct metrics *metrics,
-    struct httpd **ret)
+httpd_new(struct event_base *base, const char *listen, struct metrics *metrics, struct httpd **ret)
 {
 	char host[128];
 	uint16_t port;
@@ -437,8 +435,8 @@ httpd_new(struct event_base *base, const char *listen, struct metrics *metrics,
 	h->adopt = event_new(base, -1, 0, adopt_accepted, h);
 	/* backlog 0: already listening; the callback is evhttp's (evhttp_bind_listener) */
 	h->listener = h->retry == NULL || h->adopt == NULL
-	    ? NULL
-	    : evconnlistener_new(base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE, 0, fd);
+			  ? NULL
+			  : evconnlistener_new(base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE, 0, fd);
 	if (h->listener != NULL)
 		h->sock = evhttp_bind_listener(h->http, h->listener);
 	if (h->sock == NULL) {
@@ -495,7 +493,7 @@ httpd_free(struct httpd *h)
 int
 httpd_set_timeout(struct httpd *h, unsigned msec)
 {
-	struct timeval tv = { .tv_sec = msec / 1000, .tv_usec = (msec % 1000) * 1000 };
+	struct timeval tv = {.tv_sec = msec / 1000, .tv_usec = (msec % 1000) * 1000};
 
 	if (msec == 0)
 		return -EINVAL;

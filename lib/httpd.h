@@ -21,8 +21,8 @@ struct httpd;
  * Returns 0 and a new server in *ret, or negative errno (-EINVAL bad address,
  * -EADDRINUSE, ...). base and metrics are borrowed; metrics may be NULL.
  */
-int httpd_new(struct event_base *base, const char *listen, struct metrics *metrics,
-    struct httpd **ret);
+int httpd_new(
+    struct event_base *base, const char *listen, struct metrics *metrics, struct httpd **ret);
 struct httpd *httpd_free(struct httpd *h);
 
 /*

@@ -15,10 +15,10 @@ static enum log_level log_level = LOG_LEVEL_INFO;
 static enum log_format log_format = LOG_FORMAT_TEXT;
 
 static const char *const level_names[] = {
-	[LOG_LEVEL_ERROR] = "error",
-	[LOG_LEVEL_WARN] = "warn",
-	[LOG_LEVEL_INFO] = "info",
-	[LOG_LEVEL_DEBUG] = "debug",
+    [LOG_LEVEL_ERROR] = "error",
+    [LOG_LEVEL_WARN] = "warn",
+    [LOG_LEVEL_INFO] = "info",
+    [LOG_LEVEL_DEBUG] = "debug",
 };
 
 void
@@ -236,8 +236,8 @@ put_text_value(struct out *o, const char *s, size_t n, size_t dropped)
 	out_str(o, "\"");
 	for (i = 0; i < n; i += l) {
 		l = utf8_len(p + i, n - i);
-		if (l > 1 || (l == 1 && p[i] >= ' ' && p[i] != 0x7f && p[i] != '"' &&
-				 p[i] != '\\')) {
+		if (l > 1 ||
+		    (l == 1 && p[i] >= ' ' && p[i] != 0x7f && p[i] != '"' && p[i] != '\\')) {
 			out_put(o, s + i, l);
 			continue;
 		}
@@ -276,7 +276,7 @@ static bool
 json_reserved(const char *k)
 {
 	return strcmp(k, "ts") == 0 || strcmp(k, "level") == 0 || strcmp(k, "msg") == 0 ||
-	    strcmp(k, "truncated") == 0;
+	       strcmp(k, "truncated") == 0;
 }
 
 struct line {
@@ -314,8 +314,7 @@ render(struct out *o, const struct line *l)
 			out_str(o, mark);
 		}
 	}
-	for (const char *const *kv = l->kv; kv != NULL && kv[0] != NULL && kv[1] != NULL;
-	     kv += 2) {
+	for (const char *const *kv = l->kv; kv != NULL && kv[0] != NULL && kv[1] != NULL; kv += 2) {
 		size_t vn = strlen(kv[1]);
 		size_t keep = cut_len(kv[1], vn, LOG_VALUE_MAX);
 
@@ -346,8 +345,8 @@ log_vkv(enum log_level level, const char *const *kv, const char *fmt, va_list ap
 {
 	/* one byte past LOG_MSG_MAX tells whether the cut splits a character */
 	char msg[LOG_MSG_MAX + 2], ts[RFC3339_MAX], small[8192];
-	struct line l = { .ts = ts, .level = level, .msg = msg, .kv = kv };
-	struct out o = { 0 };
+	struct line l = {.ts = ts, .level = level, .msg = msg, .kv = kv};
+	struct out o = {0};
 	struct timespec now;
 	int n;
 
@@ -404,8 +403,7 @@ log_msg(enum log_level level, const char *fmt, ...)
 }
 
 int
-log_ratelimited(struct log_ratelimit *rl, uint64_t now, enum log_level level,
-    const char *fmt, ...)
+log_ratelimited(struct log_ratelimit *rl, uint64_t now, enum log_level level, const char *fmt, ...)
 {
 	va_list ap;
 

@@ -54,10 +54,9 @@ int log_format_from_string(const char *s, enum log_format *ret);
 int log_level_flag(void *dst, const char *value, char *err, size_t len);
 int log_format_flag(void *dst, const char *value, char *err, size_t len);
 
-void log_msg(enum log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void log_vmsg(enum log_level level, const char *fmt, va_list ap)
-	__attribute__((format(printf, 2, 0)));
+    __attribute__((format(printf, 2, 0)));
 
 /*
  * A line with structured fields: kv is "key", "value", ..., NULL (borrowed; a NULL value
@@ -70,18 +69,18 @@ void log_vmsg(enum log_level level, const char *fmt, va_list ap)
  * (a key equal to ts, level, msg or truncated gets a '_' appended). kv may be NULL.
  */
 void log_kv(enum log_level level, const char *const *kv, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 void log_vkv(enum log_level level, const char *const *kv, const char *fmt, va_list ap)
-	__attribute__((format(printf, 3, 0)));
-#define LOG_KV(...) ((const char *const[]){ __VA_ARGS__, NULL })
+    __attribute__((format(printf, 3, 0)));
+#define LOG_KV(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 #define log_error(...) log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_LEVEL_WARN, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_LEVEL_INFO, __VA_ARGS__)
-#define log_debug(...)                                              \
-	do {                                                        \
-		if (log_get_level() >= LOG_LEVEL_DEBUG)             \
-			log_msg(LOG_LEVEL_DEBUG, __VA_ARGS__);      \
+#define log_debug(...)                                                                             \
+	do {                                                                                       \
+		if (log_get_level() >= LOG_LEVEL_DEBUG)                                            \
+			log_msg(LOG_LEVEL_DEBUG, __VA_ARGS__);                                     \
 	} while (0)
 
 /*
@@ -96,12 +95,15 @@ struct log_ratelimit {
 	unsigned printed;
 	unsigned suppressed;
 };
-#define LOG_RATELIMIT_INIT(iv, b) \
-	{ .interval_usec = (iv), .burst = (b), .window_start = 0, .printed = 0, .suppressed = 0 }
+#define LOG_RATELIMIT_INIT(iv, b)                                                                  \
+	{                                                                                          \
+		.interval_usec = (iv), .burst = (b), .window_start = 0, .printed = 0,              \
+		.suppressed = 0                                                                    \
+	}
 
 /* Returns 1 if the line was printed, 0 if suppressed. `now` is a monotonic usec clock. */
-int log_ratelimited(struct log_ratelimit *rl, uint64_t now, enum log_level level,
-    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int log_ratelimited(struct log_ratelimit *rl, uint64_t now, enum log_level level, const char *fmt,
+    ...) __attribute__((format(printf, 4, 5)));
 
 /* Start-up only: log and exit(1). fatal() appends strerror(errno). */
 void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));

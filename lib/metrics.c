@@ -21,7 +21,7 @@ struct metric {
 	size_t n_series;
 	const double *buckets;
 	size_t n_buckets;
-	double *values;     /* counter/gauge: n_series; histogram: sums, n_series */
+	double *values;	    /* counter/gauge: n_series; histogram: sums, n_series */
 	uint64_t *counts;   /* histogram: n_series * (n_buckets + 1), non-cumulative */
 	char *const_labels; /* owned, escaped: a="x",b="y" before the label; NULL if none */
 	/* dynamic families (metrics_add_dynamic): series written by emit at each render */
@@ -187,13 +187,13 @@ metrics_add(struct metrics *m, enum metric_type type, const char *name, const ch
     const char *label, const char *const *label_values, size_t n_values, const double *buckets,
     size_t n_buckets)
 {
-	return metrics_add_const(m, type, name, help, NULL, NULL, label, label_values, n_values,
-	    buckets, n_buckets);
+	return metrics_add_const(
+	    m, type, name, help, NULL, NULL, label, label_values, n_values, buckets, n_buckets);
 }
 
 struct metric *
-metrics_add_dynamic(struct metrics *m, enum metric_type type, const char *name,
-    const char *help, void (*emit)(struct metric_emitter *e, void *userdata), void *userdata)
+metrics_add_dynamic(struct metrics *m, enum metric_type type, const char *name, const char *help,
+    void (*emit)(struct metric_emitter *e, void *userdata), void *userdata)
 {
 	struct metric *mt, *after;
 
@@ -260,8 +260,7 @@ metric_get(const struct metric *mt, size_t idx)
 }
 
 int
-metric_hist_set(struct metric *mt, size_t idx, const uint64_t *counts, size_t n_counts,
-    double sum)
+metric_hist_set(struct metric *mt, size_t idx, const uint64_t *counts, size_t n_counts, double sum)
 {
 	if (mt == NULL || idx >= mt->n_series || mt->type != METRIC_HISTOGRAM ||
 	    n_counts != mt->n_buckets + 1)
@@ -335,8 +334,7 @@ sbuf_put_escaped(struct sbuf *s, const char *v)
 	s->p[s->len] = '\0';
 }
 
-static void __attribute__((format(printf, 2, 3)))
-sbuf_printf(struct sbuf *s, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) sbuf_printf(struct sbuf *s, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -390,9 +388,9 @@ fmt_value(char *out, size_t n, double v)
 }
 
 static const char *const type_names[] = {
-	[METRIC_COUNTER] = "counter",
-	[METRIC_GAUGE] = "gauge",
-	[METRIC_HISTOGRAM] = "histogram",
+    [METRIC_COUNTER] = "counter",
+    [METRIC_GAUGE] = "gauge",
+    [METRIC_HISTOGRAM] = "histogram",
 };
 
 /* Appends a="value" to s (len bytes used of cap), escaping '\', '"' and newlines as the
@@ -542,8 +540,8 @@ proc_collect(struct proc_metrics *pm)
 		metric_set(pm->fds, 0, n);
 	}
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
-		metric_set(pm->max_fds, 0,
-		    rl.rlim_cur == RLIM_INFINITY ? INFINITY : (double)rl.rlim_cur);
+		metric_set(
+		    pm->max_fds, 0, rl.rlim_cur == RLIM_INFINITY ? INFINITY : (double)rl.rlim_cur);
 }
 
 int
@@ -560,14 +558,14 @@ metrics_add_process(struct metrics *m)
 		return -ENOMEM;
 	pm->cpu = metrics_add_simple(m, METRIC_COUNTER, "process_cpu_seconds_total",
 	    "Total user and system CPU time spent in seconds.");
-	pm->rss = metrics_add_simple(m, METRIC_GAUGE, "process_resident_memory_bytes",
-	    "Resident memory size in bytes.");
-	pm->vsz = metrics_add_simple(m, METRIC_GAUGE, "process_virtual_memory_bytes",
-	    "Virtual memory size in bytes.");
-	pm->fds = metrics_add_simple(m, METRIC_GAUGE, "process_open_fds",
-	    "Number of open file descriptors.");
-	pm->max_fds = metrics_add_simple(m, METRIC_GAUGE, "process_max_fds",
-	    "Maximum number of open file descriptors.");
+	pm->rss = metrics_add_simple(
+	    m, METRIC_GAUGE, "process_resident_memory_bytes", "Resident memory size in bytes.");
+	pm->vsz = metrics_add_simple(
+	    m, METRIC_GAUGE, "process_virtual_memory_bytes", "Virtual memory size in bytes.");
+	pm->fds = metrics_add_simple(
+	    m, METRIC_GAUGE, "process_open_fds", "Number of open file descriptors.");
+	pm->max_fds = metrics_add_simple(
+	    m, METRIC_GAUGE, "process_max_fds", "Maximum number of open file descriptors.");
 	pm->start = metrics_add_simple(m, METRIC_GAUGE, "process_start_time_seconds",
 	    "Start time of the process since unix epoch in seconds.");
 	/* a family that could not be added is left out of the collection (metric_set(NULL)) */
@@ -587,13 +585,12 @@ struct metric_emitter {
 static void
 put_header(struct sbuf *s, const struct metric *mt)
 {
-	sbuf_printf(s, "# HELP %s %s\n# TYPE %s %s\n", mt->name, mt->help, mt->name,
-	    type_names[mt->type]);
+	sbuf_printf(
+	    s, "# HELP %s %s\n# TYPE %s %s\n", mt->name, mt->help, mt->name, type_names[mt->type]);
 }
 
 void
-metric_emit(struct metric_emitter *e, const struct metric_label *labels, size_t n_labels,
-    double v)
+metric_emit(struct metric_emitter *e, const struct metric_label *labels, size_t n_labels, double v)
 {
 	char val[64];
 
@@ -616,7 +613,7 @@ metric_emit(struct metric_emitter *e, const struct metric_label *labels, size_t 
 int
 metrics_render(struct metrics *m, char **ret, size_t *ret_len)
 {
-	struct sbuf s = { .cap = 4096 };
+	struct sbuf s = {.cap = 4096};
 	const struct metric *prev = NULL;
 	char v[64];
 
@@ -630,7 +627,7 @@ metrics_render(struct metrics *m, char **ret, size_t *ret_len)
 	s.p[0] = '\0';
 	for (struct metric *mt = m->head; mt != NULL; prev = mt, mt = mt->next) {
 		if (mt->emit != NULL) {
-			struct metric_emitter e = { .s = &s, .mt = mt };
+			struct metric_emitter e = {.s = &s, .mt = mt};
 
 			mt->emit(&e, mt->emit_userdata);
 			continue;

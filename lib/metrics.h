@@ -76,8 +76,8 @@ struct metric_label {
 struct metric *metrics_add_dynamic(struct metrics *m, enum metric_type type, const char *name,
     const char *help, void (*emit)(struct metric_emitter *e, void *userdata), void *userdata);
 /* One series of the family being emitted: name{labels...} v. */
-void metric_emit(struct metric_emitter *e, const struct metric_label *labels, size_t n_labels,
-    double v);
+void metric_emit(
+    struct metric_emitter *e, const struct metric_label *labels, size_t n_labels, double v);
 
 /* Updates; idx out of range is ignored. */
 void metric_inc(struct metric *mt, size_t idx);
@@ -90,8 +90,8 @@ double metric_get(const struct metric *mt, size_t idx);
  * +Inf bucket; n_counts must be n_buckets + 1) and sum. For programs that copy a histogram
  * kept elsewhere (e.g. the DHCP engine's stats). Returns 0 or -EINVAL.
  */
-int metric_hist_set(struct metric *mt, size_t idx, const uint64_t *counts, size_t n_counts,
-    double sum);
+int metric_hist_set(
+    struct metric *mt, size_t idx, const uint64_t *counts, size_t n_counts, double sum);
 /* Histogram: number of observations in series idx. */
 uint64_t metric_hist_count(const struct metric *mt, size_t idx);
 
@@ -105,8 +105,7 @@ void metrics_set_collect(struct metrics *m, void (*collect)(void *userdata), voi
  * strings are copied and escaped). Returns the metric, or NULL on no memory or labels longer
  * than 256 bytes.
  */
-struct metric *metrics_add_build_info(struct metrics *m, const char *version,
-    const char *revision);
+struct metric *metrics_add_build_info(struct metrics *m, const char *version, const char *revision);
 
 /*
  * The standard process metrics, read from /proc/self at each render: process_cpu_seconds_total,

@@ -135,8 +135,8 @@ ipv4_parse(const char *s, uint32_t *ret)
 void
 ipv4_format(uint32_t a, char out[IPV4_STRLEN])
 {
-	snprintf(out, IPV4_STRLEN, "%u.%u.%u.%u", a >> 24, (a >> 16) & 0xff, (a >> 8) & 0xff,
-	    a & 0xff);
+	snprintf(
+	    out, IPV4_STRLEN, "%u.%u.%u.%u", a >> 24, (a >> 16) & 0xff, (a >> 8) & 0xff, a & 0xff);
 }
 
 int

@@ -46,7 +46,7 @@ static inline uint64_t
 hash_mac(const uint8_t mac[MAC_LEN])
 {
 	uint64_t v = (uint64_t)mac[0] << 40 | (uint64_t)mac[1] << 32 | (uint64_t)mac[2] << 24 |
-	    (uint64_t)mac[3] << 16 | (uint64_t)mac[4] << 8 | (uint64_t)mac[5];
+		     (uint64_t)mac[3] << 16 | (uint64_t)mac[4] << 8 | (uint64_t)mac[5];
 	/* splitmix64 finaliser */
 	v += UINT64_C(0x9e3779b97f4a7c15);
 	v = (v ^ (v >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);

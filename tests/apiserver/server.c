@@ -852,9 +852,9 @@ resource_list(struct server *srv, const char *group, const char *version)
 		if (strcmp(res->group, group) != 0)
 			continue;
 		json_t *entry = json_pack("{s:s, s:s, s:b, s:s, s:[s,s,s,s,s,s,s,s]}", "name",
-		    res->plural, "singularName", "", "namespaced", res->namespaced, "kind", res->kind,
-		    "verbs", "create", "delete", "deletecollection", "get", "list", "patch", "update",
-		    "watch");
+		    res->plural, "singularName", "", "namespaced", res->namespaced, "kind",
+		    res->kind, "verbs", "create", "delete", "deletecollection", "get", "list",
+		    "patch", "update", "watch");
 		if (entry != NULL && res->short_names != NULL)
 			json_object_set(entry, "shortNames", res->short_names);
 		json_array_append_new(list, entry);

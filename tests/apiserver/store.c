@@ -272,8 +272,8 @@ register_crd(struct store *st, json_t *crd)
 	/* kubectl resolves `kubectl get ippl` through discovery's shortNames */
 	json_decref(res->short_names);
 	res->short_names = json_is_array(json_object_get(names, "shortNames"))
-	    ? json_deep_copy(json_object_get(names, "shortNames"))
-	    : NULL;
+			       ? json_deep_copy(json_object_get(names, "shortNames"))
+			       : NULL;
 }
 
 /* --- store ----------------------------------------------------------------------------- */

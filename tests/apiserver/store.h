@@ -35,7 +35,7 @@ struct resource {
 	bool status_sub; /* main endpoint ignores status, /status ignores the rest */
 	bool builtin;
 	json_t *short_names; /* discovery shortNames (array of strings, owned) or NULL */
-	struct hmap *objs; /* key -> struct object */
+	struct hmap *objs;   /* key -> struct object */
 	struct object **sorted;
 	size_t nsorted;
 	bool dirty;

@@ -59,7 +59,7 @@ build(uint8_t *buf, const uint8_t mac[6], uint32_t xid, int type, uint32_t yiadd
 	uint8_t *p = buf + DHCP_FRAME_HEADROOM;
 	struct dhcp_msg *m = (struct dhcp_msg *)p;
 	uint8_t *o = p + sizeof(*m);
-	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 	memset(p, 0, DHCP_MIN_MESSAGE);
 	m->op = 1;
@@ -89,8 +89,8 @@ build(uint8_t *buf, const uint8_t mac[6], uint32_t xid, int type, uint32_t yiadd
 	*o++ = DHCP_OPT_ROUTER;
 	*o++ = DHCP_OPT_DNS;
 	*o++ = DHCP_OPT_END;
-	return dhcp_frame_build(p, DHCP_MIN_MESSAGE, mac, bcast, 0, 0xffffffffu,
-	    DHCP_PORT_CLIENT, DHCP_PORT_SERVER);
+	return dhcp_frame_build(
+	    p, DHCP_MIN_MESSAGE, mac, bcast, 0, 0xffffffffu, DHCP_PORT_CLIENT, DHCP_PORT_SERVER);
 }
 
 /* A reply for xid: returns its message type (0 when not one) and yiaddr/server id. */
@@ -140,8 +140,8 @@ int
 main(int argc, char **argv)
 {
 	uint8_t buf[1600], mac[6];
-	struct sockaddr_ll sll = { 0 };
-	struct ifreq ifr = { 0 };
+	struct sockaddr_ll sll = {0};
+	struct ifreq ifr = {0};
 	uint32_t xid, yiaddr = 0, server = 0, y, s;
 	uint64_t deadline, next = 0, t;
 	int fd, state = 1, type, timeout_s = argc > 2 ? atoi(argv[2]) : 30;
@@ -180,7 +180,7 @@ main(int argc, char **argv)
 	xid = (uint32_t)random();
 	deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t)timeout_s * 1000000000u;
 	for (;;) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
 
 		t = now_ns(CLOCK_MONOTONIC);
 		if (t >= deadline) {

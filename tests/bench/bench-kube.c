@@ -113,7 +113,7 @@ run_synced(struct kube_informer *inf, long ms)
 static int
 bulk_write(int n, bool patch)
 {
-	struct counter c = { 0 };
+	struct counter c = {0};
 	char name[32], v[16];
 
 	for (int i = 0; i < n; i++) {
@@ -153,11 +153,11 @@ static int
 measure_sync(bool with_transform, struct sync_result *r)
 {
 	struct kube_informer_opts o = {
-		.res = &kube_res_configmaps,
-		.ns = "bench",
-		.page_size = 500,
-		.transform = with_transform ? transform : NULL,
-		.destroy = with_transform ? free : NULL,
+	    .res = &kube_res_configmaps,
+	    .ns = "bench",
+	    .page_size = 500,
+	    .transform = with_transform ? transform : NULL,
+	    .destroy = with_transform ? free : NULL,
 	};
 	struct kube_informer *inf = NULL;
 	size_t h0, h1;
@@ -191,15 +191,15 @@ measure_sync(bool with_transform, struct sync_result *r)
 static int
 measure_watch(int n, double *secs, long *seen)
 {
-	struct counter c = { .target = n };
+	struct counter c = {.target = n};
 	struct kube_informer_opts o = {
-		.res = &kube_res_configmaps,
-		.ns = "bench",
-		.page_size = 500,
-		.transform = transform,
-		.destroy = free,
+	    .res = &kube_res_configmaps,
+	    .ns = "bench",
+	    .page_size = 500,
+	    .transform = transform,
+	    .destroy = free,
 	};
-	struct kube_informer_handlers h = { .on_update = on_update, .userdata = &c };
+	struct kube_informer_handlers h = {.on_update = on_update, .userdata = &c};
 	struct kube_informer *inf = NULL;
 	uint64_t t0;
 	int rc;
@@ -236,10 +236,10 @@ static int
 measure_inprocess(int n, double *secs, double *heap_growth)
 {
 	struct kube_informer_opts o = {
-		.res = &kube_res_configmaps,
-		.ns = "bench",
-		.transform = transform,
-		.destroy = free,
+	    .res = &kube_res_configmaps,
+	    .ns = "bench",
+	    .transform = transform,
+	    .destroy = free,
 	};
 	struct kube_informer *inf = NULL;
 	struct kube_watch_framer f;
@@ -295,8 +295,8 @@ main(int argc, char **argv)
 		return 1;
 	}
 	base = event_base_new();
-	if (kube_config_from_kubeconfig(test_apiserver_kubeconfig(srv), NULL, &cfg, err,
-		sizeof(err)) < 0 ||
+	if (kube_config_from_kubeconfig(
+		test_apiserver_kubeconfig(srv), NULL, &cfg, err, sizeof(err)) < 0 ||
 	    kube_client_new(base, cfg, &client) < 0) {
 		fprintf(stderr, "bench-kube: %s\n", err);
 		return 1;

@@ -2,8 +2,8 @@
 /*
  * yaml2json FILE... - print every YAML document of the files as one compact JSON line each
  * (kube/yaml.c, the parser the agent's local mode uses), so the end-to-end scripts can POST
- * the CRDs (crds/) and examples (examples/) without python or kubectl. Exit 1 with the file, line and
- * message on a parse error.
+ * the CRDs (crds/) and examples (examples/) without python or kubectl. Exit 1 with the file, line
+ * and message on a parse error.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -27,9 +27,9 @@ struct answer {
 
 struct run {
 	struct answer a[MAX_ANSWERS + 1]; /* the completed answers, then the last partial one */
-	size_t n;                         /* completed answers (also those not stored) */
-	int end;                          /* -EBADMSG, or kube_http_parse_eof's result */
-	bool started;                     /* the last answer had begun when the input ended */
+	size_t n;			  /* completed answers (also those not stored) */
+	int end;			  /* -EBADMSG, or kube_http_parse_eof's result */
+	bool started;			  /* the last answer had begun when the input ended */
 };
 
 struct body_ctx {
@@ -90,8 +90,8 @@ record(struct run *r, const struct kube_http_parser *p, const struct body_ctx *c
 static void
 run(const uint8_t *data, size_t size, size_t piece, bool head, struct run *r)
 {
-	struct kube_http_parser p = { 0 };
-	struct body_ctx c = { 0, 0xcbf29ce484222325ull };
+	struct kube_http_parser p = {0};
+	struct body_ctx c = {0, 0xcbf29ce484222325ull};
 	size_t off = 0, used = 0;
 	bool length_known = false, has_length = false;
 	uint64_t length = 0;

@@ -24,8 +24,7 @@ on_event(void *userdata, enum kube_watch_type type, json_t *obj)
 	c->events++;
 	(void)kube_watch_type_name(type);
 	if (type == KUBE_WATCH_ERROR) {
-		(void)kube_status_to_errno(
-		    (long)json_integer_value(json_object_get(obj, "code")),
+		(void)kube_status_to_errno((long)json_integer_value(json_object_get(obj, "code")),
 		    json_string_value(json_object_get(obj, "reason")));
 		return;
 	}
@@ -34,8 +33,8 @@ on_event(void *userdata, enum kube_watch_type type, json_t *obj)
 	if (type == KUBE_WATCH_DELETED)
 		kube_store_delete(c->store, key, NULL);
 	else if (type != KUBE_WATCH_BOOKMARK)
-		kube_store_put(c->store, key, kube_obj_resource_version(obj), json_incref(obj),
-		    NULL);
+		kube_store_put(
+		    c->store, key, kube_obj_resource_version(obj), json_incref(obj), NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -44,7 +43,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct kube_watch_framer f;
-	struct ctx c = { 0 };
+	struct ctx c = {0};
 	size_t chunk;
 
 	if (size < 1)

@@ -415,7 +415,7 @@ test_grace_flag_and_budget(void)
 	size_t total = 0, calls = 0, n;
 
 	fake_now = T0;
-	log_set_level(LOG_LEVEL_WARN); /* one info line per lease expired */
+	log_set_level(LOG_LEVEL_WARN);			       /* one info line per lease expired */
 	rig_open(&g, POOL_DOC("600"), NULL, 0, AGENT_DEFAULT); /* --lease-grace 0 */
 	for (unsigned i = 0; i < 100; i++) {
 		mac_n(m, 100 + i);
@@ -956,8 +956,7 @@ static const struct test_case client_id_tests[] = {
     {"a client identifier takes its lease to a new MAC",
 	test_client_id_takes_its_lease_to_a_new_mac},
     {"without one (or with 0x01 + MAC) leases are keyed by MAC", test_no_client_id_is_keyed_by_mac},
-    {"one MAC, two identifiers: one binding, keyed by the last ACKed",
-	test_one_mac_two_client_ids},
+    {"one MAC, two identifiers: one binding, keyed by the last ACKed", test_one_mac_two_client_ids},
     {"a client-id lease expires after its last ACK", test_client_id_lease_expires},
     {"DECLINE hold-down and limit for a client-id lease", test_client_id_decline_hold_down},
     {"client-id leases and moves survive a restart (journal only)",

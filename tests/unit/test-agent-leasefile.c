@@ -870,8 +870,8 @@ count_ids(void *userdata, const uint8_t *id, size_t id_len, const uint8_t mac[6]
 
 /* Whether key (id, id_len) has the lease mac -> ip in lf. */
 static bool
-has_id_lease(const struct leasefile *lf, const uint8_t *id, size_t id_len, const uint8_t mac[6],
-    uint32_t ip)
+has_id_lease(
+    const struct leasefile *lf, const uint8_t *id, size_t id_len, const uint8_t mac[6], uint32_t ip)
 {
 	static const uint8_t any[6] = {0x02, 0, 0, 0, 0, 0xee};
 	uint8_t owner[6];
@@ -1059,12 +1059,12 @@ static void
 test_bad_client_id(void)
 {
 	static const char *const bad[] = {
-	    "52:54:00:00:00:02 10.0.0.2 id=zz\n",	 /* not hex */
-	    "52:54:00:00:00:03 10.0.0.3 id=01\n",	 /* one byte: RFC 2132's minimum is 2 */
-	    "52:54:00:00:00:04 10.0.0.4 id=abc\n",	 /* half a byte */
-	    "52:54:00:00:00:05 10.0.0.5 ID=0102\n",	 /* not id= */
+	    "52:54:00:00:00:02 10.0.0.2 id=zz\n",     /* not hex */
+	    "52:54:00:00:00:03 10.0.0.3 id=01\n",     /* one byte: RFC 2132's minimum is 2 */
+	    "52:54:00:00:00:04 10.0.0.4 id=abc\n",    /* half a byte */
+	    "52:54:00:00:00:05 10.0.0.5 ID=0102\n",   /* not id= */
 	    "52:54:00:00:00:06 10.0.0.6 id=0102 x\n", /* a fourth field */
-	    "52:54:00:00:00:07 10.0.0.7 id=\n",	 /* empty */
+	    "52:54:00:00:00:07 10.0.0.7 id=\n",	      /* empty */
 	};
 	struct sample *s = calloc(1, sizeof(*s));
 	char line[600];

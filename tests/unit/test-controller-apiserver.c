@@ -63,8 +63,7 @@ api(struct env *e, const char *method, const char *path, const char *ctype, json
 	return j;
 }
 
-static json_t *
-get(struct env *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static json_t *get(struct env *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static json_t *
 get(struct env *e, const char *fmt, ...)
@@ -119,8 +118,8 @@ create_nad(struct env *e, const char *name, const char *cn)
 }
 
 static void
-create_pool(struct env *e, const char *name, const char *net, const char *cidr,
-    const char *server, const char *start, const char *end)
+create_pool(struct env *e, const char *name, const char *net, const char *cidr, const char *server,
+    const char *start, const char *end)
 {
 	json_t *o = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:{s:s, s:s, s:{s:s, s:s}}}}",
 	    "apiVersion", CRD_API_VERSION, "kind", IPPOOL_KIND, "metadata", "name", name,
@@ -139,9 +138,9 @@ vm_object(const char *name, const char *net, const char *mac, const char *static
 			       " s:[{s:s, s:{}}, {s:s, s:{s:s}}]}}}}",
 	    "apiVersion", "kubevirt.io/v1", "kind", "VirtualMachine", "metadata", "name", name,
 	    "namespace", NS, "annotations", "spec", "template", "spec", "domain", "devices",
-	    "interfaces", "name", "default", "masquerade", "name", "nic-1", "bridge",
-	    "macAddress", mac, "networks", "name", "default", "pod", "name", "nic-1", "multus",
-	    "networkName", net);
+	    "interfaces", "name", "default", "masquerade", "name", "nic-1", "bridge", "macAddress",
+	    mac, "networks", "name", "default", "pod", "name", "nic-1", "multus", "networkName",
+	    net);
 
 	if (static_ip != NULL)
 		json_object_set_new(kind_get(vm, "metadata", "annotations", NULL),
@@ -150,8 +149,7 @@ vm_object(const char *name, const char *net, const char *mac, const char *static
 }
 
 static void
-create_vm(struct env *e, const char *name, const char *net, const char *mac,
-    const char *static_ip)
+create_vm(struct env *e, const char *name, const char *net, const char *mac, const char *static_ip)
 {
 	CU_ASSERT_EQUAL(post(e, VMS, vm_object(name, net, mac, static_ip)), 201);
 }
@@ -183,8 +181,8 @@ wait_tick(evutil_socket_t fd, short what, void *p)
 static bool
 wait_for(struct env *e, pred_fn pred, const void *arg)
 {
-	struct waiter w = { .e = e, .pred = pred, .arg = arg };
-	struct timeval tv = { .tv_sec = 0, .tv_usec = 20000 };
+	struct waiter w = {.e = e, .pred = pred, .arg = arg};
+	struct timeval tv = {.tv_sec = 0, .tv_usec = 20000};
 
 	if (pred(e, arg))
 		return true;
@@ -213,8 +211,8 @@ nic_is(struct env *e, const void *arg)
 	const char *ip = kind_get_str(nic, "allocatedIPAddress", NULL);
 	const char *net = kind_get_str(nic, "networkName", NULL);
 	bool ok = st != NULL && strcmp(st, w->state) == 0 &&
-	    (w->ip == NULL || (ip != NULL && strcmp(ip, w->ip) == 0)) &&
-	    (w->net == NULL || (net != NULL && strcmp(net, w->net) == 0));
+		  (w->ip == NULL || (ip != NULL && strcmp(ip, w->ip) == 0)) &&
+		  (w->net == NULL || (net != NULL && strcmp(net, w->net) == 0));
 
 	json_decref(o);
 	return ok;
@@ -233,8 +231,8 @@ alloc_is(struct env *e, const void *arg)
 	const struct alloc_want *w = arg;
 	json_t *o = get(e, POOLS "/%s", w->pool);
 	const char *v = kind_get_str(o, "status", "ipv4", "allocated", w->ip, NULL);
-	bool ok = o != NULL &&
-	    (w->value == NULL ? v == NULL : v != NULL && strcmp(v, w->value) == 0);
+	bool ok =
+	    o != NULL && (w->value == NULL ? v == NULL : v != NULL && strcmp(v, w->value) == 0);
 
 	json_decref(o);
 	return ok;
@@ -247,7 +245,8 @@ pool_used_is(struct env *e, const void *arg)
 	const struct alloc_want *w = arg;
 	json_t *o = get(e, POOLS "/%s", w->pool);
 	long long want = atoll(w->value);
-	bool ok = json_integer_value(kind_get(o, "status", "ipv4", "used", NULL)) == want &&
+	bool ok =
+	    json_integer_value(kind_get(o, "status", "ipv4", "used", NULL)) == want &&
 	    (long long)json_object_size(kind_get(o, "status", "ipv4", "allocated", NULL)) == want;
 
 	json_decref(o);
@@ -286,7 +285,8 @@ cond_is(struct env *e, const void *arg)
 	bool ok = false;
 	size_t i;
 
-	json_array_foreach(kind_get(o, "status", "conditions", NULL), i, c) {
+	json_array_foreach(kind_get(o, "status", "conditions", NULL), i, c)
+	{
 		const char *t = kind_get_str(c, "type", NULL), *s = kind_get_str(c, "status", NULL);
 
 		if (t && s && strcmp(t, w->type) == 0 && strcmp(s, w->status) == 0)
@@ -303,7 +303,8 @@ event_with_reason(struct env *e, const void *arg)
 	bool ok = false;
 	size_t i;
 
-	json_array_foreach(json_object_get(o, "items"), i, ev) {
+	json_array_foreach(json_object_get(o, "items"), i, ev)
+	{
 		const char *r = kind_get_str(ev, "reason", NULL);
 
 		if (r != NULL && strcmp(r, (const char *)arg) == 0)
@@ -329,9 +330,11 @@ events_of(struct env *e, const struct event_want *w, long long *count)
 	size_t i;
 
 	*count = 0;
-	json_array_foreach(json_object_get(o, "items"), i, ev) {
+	json_array_foreach(json_object_get(o, "items"), i, ev)
+	{
 		const char *obj = kind_get_str(ev, "involvedObject", "name", NULL);
-		const char *t = kind_get_str(ev, "type", NULL), *r = kind_get_str(ev, "reason", NULL);
+		const char *t = kind_get_str(ev, "type", NULL),
+			   *r = kind_get_str(ev, "reason", NULL);
 		const char *m = kind_get_str(ev, "message", NULL);
 
 		if (obj && t && r && m && strcmp(obj, w->object) == 0 && strcmp(t, w->type) == 0 &&
@@ -375,11 +378,12 @@ conditions_current(struct env *e, const void *arg)
 		json_decref(o);
 		return false;
 	}
-	json_array_foreach(conds, i, c) {
+	json_array_foreach(conds, i, c)
+	{
 		const char *r = kind_get_str(c, "reason", NULL);
 
 		ok = ok && r != NULL && regexec(&re, r, 0, NULL, 0) == 0 &&
-		    json_integer_value(json_object_get(c, "observedGeneration")) == gen;
+		     json_integer_value(json_object_get(c, "observedGeneration")) == gen;
 	}
 	regfree(&re);
 	json_decref(o);
@@ -391,11 +395,11 @@ agent_affinity_is(struct env *e, const void *arg)
 {
 	json_t *dep = get(e, DEPLOYS "/default-net-1-agent");
 	json_t *expr = json_array_get(
-	    json_object_get(json_array_get(kind_get(dep, "spec", "template", "spec", "affinity",
-					       "nodeAffinity",
-					       "requiredDuringSchedulingIgnoredDuringExecution",
-					       "nodeSelectorTerms", NULL),
-				0),
+	    json_object_get(
+		json_array_get(kind_get(dep, "spec", "template", "spec", "affinity", "nodeAffinity",
+				   "requiredDuringSchedulingIgnoredDuringExecution",
+				   "nodeSelectorTerms", NULL),
+		    0),
 		"matchExpressions"),
 	    0);
 	const char *key = kind_get_str(expr, "key", NULL);
@@ -414,11 +418,11 @@ static int
 ctrl_start(struct env *e)
 {
 	struct ctrl_opts o = {
-		.namespace = CTRL_NS,
-		.agent_image = agent_image,
-		.agent_sa = "vm-dhcp-agent",
-		.agent = agent_knobs,
-		.requeue_usec = 200000,
+	    .namespace = CTRL_NS,
+	    .agent_image = agent_image,
+	    .agent_sa = "vm-dhcp-agent",
+	    .agent = agent_knobs,
+	    .requeue_usec = 200000,
 	};
 	int r = ctrl_new(e->base, e->client, NULL, &o, &e->ctrl);
 
@@ -454,8 +458,8 @@ env_start(struct env *e)
 	}
 	e->base = event_base_new();
 	if (e->base == NULL ||
-	    kube_config_from_kubeconfig(test_apiserver_kubeconfig(e->api), NULL, &e->cfg, err,
-		sizeof(err)) < 0 ||
+	    kube_config_from_kubeconfig(
+		test_apiserver_kubeconfig(e->api), NULL, &e->cfg, err, sizeof(err)) < 0 ||
 	    kube_client_new(e->base, e->cfg, &e->client) < 0) {
 		CU_FAIL("client set-up");
 		return false;
@@ -485,8 +489,8 @@ world(struct env *e)
 		return false;
 	create_nad(e, "net-1", "mgmt");
 	create_nad(e, "net-2", NULL);
-	create_pool(e, "net-1", "default/net-1", "10.0.0.0/24", "10.0.0.2", "10.0.0.10",
-	    "10.0.0.20");
+	create_pool(
+	    e, "net-1", "default/net-1", "10.0.0.0/24", "10.0.0.2", "10.0.0.10", "10.0.0.20");
 	create_pool(e, "net-2", "net-2", "10.2.0.0/24", "10.2.0.2", "10.2.0.100", "10.2.0.200");
 	if (ctrl_start(e) < 0 || !wait_for(e, ctrl_is_ready, NULL)) {
 		CU_FAIL("controller did not start");
@@ -506,30 +510,29 @@ test_vm_to_binding_and_agent(void)
 	if (!world(&e))
 		goto out;
 	create_vm(&e, "vm-1", "default/net-1", "02:AA:00:00:00:01", NULL);
-	CU_ASSERT_TRUE(wait_for(&e,
-	    nic_is, &(struct nic_want){ "vm-1", "Allocated", "10.0.0.10", "default/net-1" }));
-	CU_ASSERT_TRUE(wait_for(&e,
-	    alloc_is, &(struct alloc_want){ "net-1", "10.0.0.10", "02:aa:00:00:00:01" }));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, nic_is, &(struct nic_want){"vm-1", "Allocated", "10.0.0.10", "default/net-1"}));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, alloc_is, &(struct alloc_want){"net-1", "10.0.0.10", "02:aa:00:00:00:01"}));
 	CU_ASSERT_TRUE(wait_for(&e, path_present, DEPLOYS "/default-net-1-agent"));
 	CU_ASSERT_TRUE(wait_for(&e, path_present, DEPLOYS "/default-net-2-agent"));
 
 	cfg = get(&e, CFGS "/vm-1");
 	CU_ASSERT_STRING_EQUAL(kind_label(cfg, KIND_LABEL_VM_NAME), "vm-1");
 	CU_ASSERT_TRUE(kube_obj_has_finalizer(cfg, CTRL_FINALIZER_VMNETCFG));
-	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(kind_get(cfg, "metadata",
-						     "ownerReferences", NULL),
-					    0),
-				   "kind", NULL),
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(json_array_get(kind_get(cfg, "metadata", "ownerReferences", NULL), 0),
+		"kind", NULL),
 	    "VirtualMachine");
 	json_decref(cfg);
 
 	dep = get(&e, DEPLOYS "/default-net-1-agent");
 	expr = json_array_get(
-	    json_object_get(json_array_get(kind_get(dep, "spec", "template", "spec", "affinity",
-					       "nodeAffinity",
-					       "requiredDuringSchedulingIgnoredDuringExecution",
-					       "nodeSelectorTerms", NULL),
-				0),
+	    json_object_get(
+		json_array_get(kind_get(dep, "spec", "template", "spec", "affinity", "nodeAffinity",
+				   "requiredDuringSchedulingIgnoredDuringExecution",
+				   "nodeSelectorTerms", NULL),
+		    0),
 		"matchExpressions"),
 	    0);
 	CU_ASSERT_STRING_EQUAL(kind_get_str(expr, "key", NULL), "network.harvesterhci.io/mgmt");
@@ -543,17 +546,17 @@ test_vm_to_binding_and_agent(void)
 	    kind_get(dep, "spec", "template", "spec", "affinity", "podAntiAffinity", NULL));
 	json_decref(dep);
 
-	CU_ASSERT_TRUE(wait_for(&e, cond_is,
-	    &(struct cond_want){ POOLS "/net-1", IPPOOL_COND_REGISTERED, "True" }));
-	CU_ASSERT_TRUE(wait_for(&e, cond_is,
-	    &(struct cond_want){ POOLS "/net-1", IPPOOL_COND_CACHE_READY, "True" }));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, cond_is, &(struct cond_want){POOLS "/net-1", IPPOOL_COND_REGISTERED, "True"}));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, cond_is, &(struct cond_want){POOLS "/net-1", IPPOOL_COND_CACHE_READY, "True"}));
 	/* no node carries the cluster network label yet, and no agent is ready */
-	CU_ASSERT_TRUE(wait_for(&e, cond_is,
-	    &(struct cond_want){ POOLS "/net-1", IPPOOL_COND_AGENT_READY, "False" }));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, cond_is, &(struct cond_want){POOLS "/net-1", IPPOOL_COND_AGENT_READY, "False"}));
 	pool = get(&e, POOLS "/net-1");
 	CU_ASSERT_TRUE(kube_obj_has_finalizer(pool, CTRL_FINALIZER_IPPOOL));
-	CU_ASSERT_STRING_EQUAL(kind_get_str(pool, "status", "agentPodRef", "name", NULL),
-	    "default-net-1-agent");
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(pool, "status", "agentPodRef", "name", NULL), "default-net-1-agent");
 	json_decref(pool);
 
 	/* the agent becomes ready → AgentReady True */
@@ -561,20 +564,20 @@ test_vm_to_binding_and_agent(void)
 			    json_pack("{s:{s:i, s:i, s:i}}", "status", "observedGeneration", 1,
 				"readyReplicas", 1, "availableReplicas", 1)),
 	    200);
-	CU_ASSERT_TRUE(wait_for(&e, cond_is,
-	    &(struct cond_want){ POOLS "/net-1", IPPOOL_COND_AGENT_READY, "True" }));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, cond_is, &(struct cond_want){POOLS "/net-1", IPPOOL_COND_AGENT_READY, "True"}));
 
 	/* a second IPPool on the same network: refused, no second agent */
-	create_pool(&e, "dup", "default/net-1", "10.0.0.0/24", "10.0.0.2", "10.0.0.30",
-	    "10.0.0.40");
-	CU_ASSERT_TRUE(wait_for(&e, cond_is,
-	    &(struct cond_want){ POOLS "/dup", IPPOOL_COND_CACHE_READY, "False" }));
-	CU_ASSERT_TRUE(wait_for(&e, cond_is,
-	    &(struct cond_want){ POOLS "/dup", IPPOOL_COND_REGISTERED, "False" }));
+	create_pool(
+	    &e, "dup", "default/net-1", "10.0.0.0/24", "10.0.0.2", "10.0.0.30", "10.0.0.40");
+	CU_ASSERT_TRUE(wait_for(
+	    &e, cond_is, &(struct cond_want){POOLS "/dup", IPPOOL_COND_CACHE_READY, "False"}));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, cond_is, &(struct cond_want){POOLS "/dup", IPPOOL_COND_REGISTERED, "False"}));
 	CU_ASSERT_TRUE(path_absent(&e, DEPLOYS "/default-dup-agent"));
 	/* and the first pool is unaffected */
-	CU_ASSERT_TRUE(wait_for(&e,
-	    alloc_is, &(struct alloc_want){ "net-1", "10.0.0.10", "02:aa:00:00:00:01" }));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, alloc_is, &(struct alloc_want){"net-1", "10.0.0.10", "02:aa:00:00:00:01"}));
 out:
 	env_stop(&e);
 }
@@ -587,20 +590,22 @@ test_static_duplicate_and_move(void)
 	if (!world(&e))
 		goto out;
 	create_vm(&e, "vm-s", "default/net-1", "02:00:00:00:00:0a", "10.0.0.15");
-	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-s", "Allocated", "10.0.0.15", NULL }));
+	CU_ASSERT_TRUE(
+	    wait_for(&e, nic_is, &(struct nic_want){"vm-s", "Allocated", "10.0.0.15", NULL}));
 	create_vm(&e, "vm-a", "default/net-1", "02:00:00:00:00:0b", NULL);
-	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-a", "Allocated", "10.0.0.10", NULL }));
+	CU_ASSERT_TRUE(
+	    wait_for(&e, nic_is, &(struct nic_want){"vm-a", "Allocated", "10.0.0.10", NULL}));
 
 	/* the same static IP for another MAC: Pending + Event */
 	create_vm(&e, "vm-t", "default/net-1", "02:00:00:00:00:0c", "10.0.0.15");
-	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-t", "Pending", NULL, NULL }));
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){"vm-t", "Pending", NULL, NULL}));
 	CU_ASSERT_TRUE(wait_for(&e, event_with_reason, "StaticIPConflict"));
 	/* the same MAC as vm-a on the same network: Pending + Event */
 	create_vm(&e, "vm-d", "default/net-1", "02:00:00:00:00:0b", NULL);
-	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-d", "Pending", NULL, NULL }));
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){"vm-d", "Pending", NULL, NULL}));
 	CU_ASSERT_TRUE(wait_for(&e, event_with_reason, "DuplicateMAC"));
-	CU_ASSERT_TRUE(wait_for(&e, cond_is,
-	    &(struct cond_want){ CFGS "/vm-d", VMNETCFG_COND_ALLOCATED, "False" }));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, cond_is, &(struct cond_want){CFGS "/vm-d", VMNETCFG_COND_ALLOCATED, "False"}));
 
 	/* vm-a's NIC moves to net-2: its net-1 address is released */
 	CU_ASSERT_EQUAL(merge_patch(&e, VMS "/vm-a",
@@ -608,15 +613,16 @@ test_static_duplicate_and_move(void)
 				"template", "spec", "networks", "name", "default", "pod", "name",
 				"nic-1", "multus", "networkName", "default/net-2")),
 	    200);
-	CU_ASSERT_TRUE(wait_for(&e, nic_is,
-	    &(struct nic_want){ "vm-a", "Allocated", "10.2.0.100", "default/net-2" }));
-	CU_ASSERT_TRUE(wait_for(&e,
-	    alloc_is, &(struct alloc_want){ "net-2", "10.2.0.100", "02:00:00:00:00:0b" }));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, nic_is, &(struct nic_want){"vm-a", "Allocated", "10.2.0.100", "default/net-2"}));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, alloc_is, &(struct alloc_want){"net-2", "10.2.0.100", "02:00:00:00:00:0b"}));
 	/* the MAC is now free on net-1: vm-d (Pending as a duplicate) binds the lowest free
 	 * address, the one vm-a released */
-	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-d", "Allocated", "10.0.0.10", NULL }));
-	CU_ASSERT_TRUE(wait_for(&e, cond_is,
-	    &(struct cond_want){ CFGS "/vm-d", VMNETCFG_COND_ALLOCATED, "True" }));
+	CU_ASSERT_TRUE(
+	    wait_for(&e, nic_is, &(struct nic_want){"vm-d", "Allocated", "10.0.0.10", NULL}));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, cond_is, &(struct cond_want){CFGS "/vm-d", VMNETCFG_COND_ALLOCATED, "True"}));
 out:
 	env_stop(&e);
 }
@@ -635,9 +641,9 @@ test_restart_rebuilds(void)
 		snprintf(mac, sizeof(mac), "02:00:00:00:01:%02x", i);
 		create_vm(&e, name, "default/net-1", mac, NULL);
 	}
-	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-2", "Allocated", NULL, NULL }));
-	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-0", "Allocated", NULL, NULL }));
-	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-1", "Allocated", NULL, NULL }));
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){"vm-2", "Allocated", NULL, NULL}));
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){"vm-0", "Allocated", NULL, NULL}));
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){"vm-1", "Allocated", NULL, NULL}));
 
 	/* "crash": drop every in-memory state, start a new controller on the same API */
 	e.ctrl = ctrl_free(e.ctrl);
@@ -645,9 +651,10 @@ test_restart_rebuilds(void)
 	CU_ASSERT_TRUE(wait_for(&e, ctrl_is_ready, NULL));
 	create_vm(&e, "vm-new", "default/net-1", "02:00:00:00:01:ff", NULL);
 	/* .10 .11 .12 are held: the rebuilt IPAM hands out .13, never one of them */
-	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-new", "Allocated", "10.0.0.13", NULL }));
-	CU_ASSERT_TRUE(wait_for(&e,
-	    alloc_is, &(struct alloc_want){ "net-1", "10.0.0.13", "02:00:00:00:01:ff" }));
+	CU_ASSERT_TRUE(
+	    wait_for(&e, nic_is, &(struct nic_want){"vm-new", "Allocated", "10.0.0.13", NULL}));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, alloc_is, &(struct alloc_want){"net-1", "10.0.0.13", "02:00:00:00:01:ff"}));
 	pool = get(&e, POOLS "/net-1");
 	CU_ASSERT_EQUAL(json_integer_value(kind_get(pool, "status", "ipv4", "used", NULL)), 4);
 	CU_ASSERT_EQUAL(json_object_size(kind_get(pool, "status", "ipv4", "allocated", NULL)), 4);
@@ -665,9 +672,10 @@ test_delete_paths(void)
 	if (!world(&e))
 		goto out;
 	create_vm(&e, "vm-x", "default/net-1", "02:00:00:00:02:01", NULL);
-	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-x", "Allocated", "10.0.0.10", NULL }));
-	CU_ASSERT_TRUE(wait_for(&e,
-	    alloc_is, &(struct alloc_want){ "net-1", "10.0.0.10", "02:00:00:00:02:01" }));
+	CU_ASSERT_TRUE(
+	    wait_for(&e, nic_is, &(struct nic_want){"vm-x", "Allocated", "10.0.0.10", NULL}));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, alloc_is, &(struct alloc_want){"net-1", "10.0.0.10", "02:00:00:00:02:01"}));
 
 	/* VMNetCfg deleted: the finalizer releases the address, then lets it go */
 	json_decref(api(&e, "DELETE", VMS "/vm-x", NULL, NULL, &code));
@@ -675,27 +683,27 @@ test_delete_paths(void)
 	json_decref(api(&e, "DELETE", CFGS "/vm-x", NULL, NULL, &code));
 	CU_ASSERT_EQUAL(code, 200);
 	CU_ASSERT_TRUE(wait_for(&e, path_absent, CFGS "/vm-x"));
-	CU_ASSERT_TRUE(wait_for(&e, alloc_is, &(struct alloc_want){ "net-1", "10.0.0.10", NULL }));
+	CU_ASSERT_TRUE(wait_for(&e, alloc_is, &(struct alloc_want){"net-1", "10.0.0.10", NULL}));
 
 	/* paused pool: agent removed, Stopped, bindings kept */
 	CU_ASSERT_TRUE(wait_for(&e, path_present, DEPLOYS "/default-net-2-agent"));
-	CU_ASSERT_EQUAL(merge_patch(&e, POOLS "/net-2", json_pack("{s:{s:b}}", "spec", "paused", 1)),
-	    200);
+	CU_ASSERT_EQUAL(
+	    merge_patch(&e, POOLS "/net-2", json_pack("{s:{s:b}}", "spec", "paused", 1)), 200);
 	CU_ASSERT_TRUE(wait_for(&e, path_absent, DEPLOYS "/default-net-2-agent"));
-	CU_ASSERT_TRUE(wait_for(&e, cond_is,
-	    &(struct cond_want){ POOLS "/net-2", IPPOOL_COND_STOPPED, "True" }));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, cond_is, &(struct cond_want){POOLS "/net-2", IPPOOL_COND_STOPPED, "True"}));
 
 	/* IPPool deleted: agent removed, finalizer released, object gone; its NICs Pending */
 	create_vm(&e, "vm-y", "default/net-1", "02:00:00:00:02:02", NULL);
-	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-y", "Allocated", NULL, NULL }));
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){"vm-y", "Allocated", NULL, NULL}));
 	CU_ASSERT_TRUE(wait_for(&e, path_present, DEPLOYS "/default-net-1-agent"));
 	json_decref(api(&e, "DELETE", POOLS "/net-1", NULL, NULL, &code));
 	CU_ASSERT_EQUAL(code, 200);
 	CU_ASSERT_TRUE(wait_for(&e, path_absent, DEPLOYS "/default-net-1-agent"));
 	CU_ASSERT_TRUE(wait_for(&e, path_absent, POOLS "/net-1"));
-	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-y", "Pending", NULL, NULL }));
-	CU_ASSERT_TRUE(wait_for(&e, cond_is,
-	    &(struct cond_want){ CFGS "/vm-y", VMNETCFG_COND_ALLOCATED, "False" }));
+	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){"vm-y", "Pending", NULL, NULL}));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, cond_is, &(struct cond_want){CFGS "/vm-y", VMNETCFG_COND_ALLOCATED, "False"}));
 out:
 	env_stop(&e);
 }
@@ -717,7 +725,7 @@ test_conflicts_injected(void)
 	/* the controller's next requests fail with 409 Conflict: it re-reads and retries */
 	CU_ASSERT_EQUAL(test_apiserver_fault(e.api, "fail?code=409&count=6"), 0);
 	for (int i = 0; i < 5; i++) {
-		struct nic_want w = { .state = "Allocated" };
+		struct nic_want w = {.state = "Allocated"};
 
 		snprintf(name, sizeof(name), "vm-c%d", i);
 		w.name = name;
@@ -725,7 +733,7 @@ test_conflicts_injected(void)
 	}
 	/* converged: five distinct addresses, all in the pool status */
 	{
-		bool seen[11] = { false };
+		bool seen[11] = {false};
 		bool distinct = true;
 
 		for (int i = 0; i < 5; i++) {
@@ -735,9 +743,8 @@ test_conflicts_injected(void)
 
 			snprintf(name, sizeof(name), "vm-c%d", i);
 			o = get(&e, CFGS "/%s", name);
-			ip = kind_get_str(json_array_get(kind_get(o, "status", VMNETCFG_FIELD_NICS,
-							     NULL),
-						 0),
+			ip = kind_get_str(
+			    json_array_get(kind_get(o, "status", VMNETCFG_FIELD_NICS, NULL), 0),
 			    "allocatedIPAddress", NULL);
 			if (ip == NULL || sscanf(ip, "10.0.0.%u", &last) != 1 || last < 10 ||
 			    last > 20 || seen[last - 10])
@@ -749,7 +756,7 @@ test_conflicts_injected(void)
 		CU_ASSERT_TRUE(distinct);
 	}
 	/* and the pool status lists exactly those five (one coalesced view) */
-	CU_ASSERT_TRUE(wait_for(&e, pool_used_is, &(struct alloc_want){ "net-1", NULL, "5" }));
+	CU_ASSERT_TRUE(wait_for(&e, pool_used_is, &(struct alloc_want){"net-1", NULL, "5"}));
 	pool = get(&e, POOLS "/net-1");
 	CU_ASSERT_EQUAL(json_object_size(kind_get(pool, "status", "ipv4", "allocated", NULL)), 5);
 	json_decref(pool);
@@ -763,12 +770,12 @@ create_cfg_with_status(struct env *e, const char *name, const char *mac, const c
 {
 	char path[256];
 
-	CU_ASSERT_EQUAL(post(e, CFGS,
-			    json_pack("{s:s, s:s, s:{s:s, s:s, s:[s]}, s:{s:s, s:[{s:s, s:s}]}}",
-				"apiVersion", CRD_API_VERSION, "kind", VMNETCFG_KIND, "metadata",
-				"name", name, "namespace", NS, "finalizers", CTRL_FINALIZER_VMNETCFG,
-				"spec", "vmName", name, VMNETCFG_FIELD_NICS, "networkName",
-				"default/net-1", "macAddress", mac)),
+	CU_ASSERT_EQUAL(
+	    post(e, CFGS,
+		json_pack("{s:s, s:s, s:{s:s, s:s, s:[s]}, s:{s:s, s:[{s:s, s:s}]}}", "apiVersion",
+		    CRD_API_VERSION, "kind", VMNETCFG_KIND, "metadata", "name", name, "namespace",
+		    NS, "finalizers", CTRL_FINALIZER_VMNETCFG, "spec", "vmName", name,
+		    VMNETCFG_FIELD_NICS, "networkName", "default/net-1", "macAddress", mac)),
 	    201);
 	snprintf(path, sizeof(path), CFGS "/%s/status", name);
 	CU_ASSERT_EQUAL(merge_patch(e, path,
@@ -785,7 +792,8 @@ cache_ready_conflicts(struct env *e, const void *arg)
 	bool ok = false;
 	size_t i;
 
-	json_array_foreach(kind_get(o, "status", "conditions", NULL), i, c) {
+	json_array_foreach(kind_get(o, "status", "conditions", NULL), i, c)
+	{
 		const char *t = kind_get_str(c, "type", NULL), *r = kind_get_str(c, "reason", NULL);
 		const char *m = kind_get_str(c, "message", NULL);
 
@@ -807,16 +815,16 @@ test_rebuild_conflicts_reported(void)
 	if (!env_start(&e))
 		goto out;
 	create_nad(&e, "net-1", "mgmt");
-	create_pool(&e, "net-1", "default/net-1", "10.0.0.0/24", "10.0.0.2", "10.0.0.10",
-	    "10.0.0.20");
+	create_pool(
+	    &e, "net-1", "default/net-1", "10.0.0.0/24", "10.0.0.2", "10.0.0.10", "10.0.0.20");
 	CU_ASSERT_EQUAL(merge_patch(&e, POOLS "/net-1/status",
 			    json_pack("{s:{s:{s:{s:s}, s:i, s:i}}}", "status", "ipv4", "allocated",
 				"10.0.0.13", "02:00:00:00:04:0c", "used", 1, "available", 9)),
 	    200);
 	/* a second pool whose status does not decode (no "used"): ignored, reported, rewritten */
 	create_nad(&e, "net-2", NULL);
-	create_pool(&e, "net-2", "default/net-2", "10.2.0.0/24", "10.2.0.2", "10.2.0.100",
-	    "10.2.0.200");
+	create_pool(
+	    &e, "net-2", "default/net-2", "10.2.0.0/24", "10.2.0.2", "10.2.0.100", "10.2.0.200");
 	CU_ASSERT_EQUAL(merge_patch(&e, POOLS "/net-2/status",
 			    json_pack("{s:{s:{s:{s:s}}}}", "status", "ipv4", "allocated",
 				"10.2.0.150", "02:00:00:00:04:ff")),
@@ -829,22 +837,24 @@ test_rebuild_conflicts_reported(void)
 	CU_ASSERT_TRUE(wait_for(&e, cache_ready_conflicts, NULL));
 	CU_ASSERT_TRUE(wait_for(&e, event_with_reason, "IPAMConflict"));
 	/* the first claim keeps the address; the other NIC is bound elsewhere, never .12 */
-	CU_ASSERT_TRUE(wait_for(&e, nic_is,
-	    &(struct nic_want){ "c-a", "Allocated", "10.0.0.12", NULL }));
-	CU_ASSERT_TRUE(wait_for(&e, nic_is,
-	    &(struct nic_want){ "c-b", "Allocated", "10.0.0.10", NULL }));
-	CU_ASSERT_TRUE(wait_for(&e,
-	    alloc_is, &(struct alloc_want){ "net-1", "10.0.0.12", "02:00:00:00:04:0a" }));
+	CU_ASSERT_TRUE(
+	    wait_for(&e, nic_is, &(struct nic_want){"c-a", "Allocated", "10.0.0.12", NULL}));
+	CU_ASSERT_TRUE(
+	    wait_for(&e, nic_is, &(struct nic_want){"c-b", "Allocated", "10.0.0.10", NULL}));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, alloc_is, &(struct alloc_want){"net-1", "10.0.0.12", "02:00:00:00:04:0a"}));
 	/* .13 is held by a MAC known only from the pool status: not handed out */
 	create_vm(&e, "vm-n", "default/net-1", "02:00:00:00:04:0d", NULL);
-	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-n", "Allocated", "10.0.0.11", NULL }));
+	CU_ASSERT_TRUE(
+	    wait_for(&e, nic_is, &(struct nic_want){"vm-n", "Allocated", "10.0.0.11", NULL}));
 	create_vm(&e, "vm-m", "default/net-1", "02:00:00:00:04:0e", NULL);
-	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "vm-m", "Allocated", "10.0.0.14", NULL }));
-	CU_ASSERT_TRUE(wait_for(&e,
-	    alloc_is, &(struct alloc_want){ "net-1", "10.0.0.13", "02:00:00:00:04:0c" }));
+	CU_ASSERT_TRUE(
+	    wait_for(&e, nic_is, &(struct nic_want){"vm-m", "Allocated", "10.0.0.14", NULL}));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, alloc_is, &(struct alloc_want){"net-1", "10.0.0.13", "02:00:00:00:04:0c"}));
 
 	CU_ASSERT_TRUE(wait_for(&e, event_with_reason, "InvalidStatus"));
-	CU_ASSERT_TRUE(wait_for(&e, pool_used_is, &(struct alloc_want){ "net-2", NULL, "0" }));
+	CU_ASSERT_TRUE(wait_for(&e, pool_used_is, &(struct alloc_want){"net-2", NULL, "0"}));
 out:
 	env_stop(&e);
 }
@@ -899,9 +909,9 @@ test_replacement_and_hold(void)
 	if (!world(&e))
 		goto out;
 	CU_ASSERT_TRUE(wait_for(&e, agent_image_is,
-	    &(struct image_want){ "default-net-1-agent", "registry.example/vm-dhcp-agent:v1" }));
+	    &(struct image_want){"default-net-1-agent", "registry.example/vm-dhcp-agent:v1"}));
 	CU_ASSERT_TRUE(wait_for(&e, agent_image_is,
-	    &(struct image_want){ "default-net-2-agent", "registry.example/vm-dhcp-agent:v1" }));
+	    &(struct image_want){"default-net-2-agent", "registry.example/vm-dhcp-agent:v1"}));
 	CU_ASSERT_EQUAL(merge_patch(&e, POOLS "/net-2",
 			    json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
 				PLACEMENT_ANNOT_HOLD, "true")),
@@ -917,10 +927,10 @@ test_replacement_and_hold(void)
 	CU_ASSERT_EQUAL_FATAL(ctrl_start(&e), 0);
 	CU_ASSERT_TRUE(wait_for(&e, ctrl_is_ready, NULL));
 	CU_ASSERT_TRUE(wait_for(&e, agent_image_is,
-	    &(struct image_want){ "default-net-1-agent", "registry.example/vm-dhcp-agent:v2" }));
+	    &(struct image_want){"default-net-1-agent", "registry.example/vm-dhcp-agent:v2"}));
 	/* the held pool keeps its agent untouched */
-	CU_ASSERT_TRUE(wait_for(&e, cond_is,
-	    &(struct cond_want){ POOLS "/net-1", IPPOOL_COND_REGISTERED, "True" }));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, cond_is, &(struct cond_want){POOLS "/net-1", IPPOOL_COND_REGISTERED, "True"}));
 	dep = get(&e, DEPLOYS "/default-net-2-agent");
 	CU_ASSERT_STRING_EQUAL(placement_image(dep), "registry.example/vm-dhcp-agent:v1");
 	CU_ASSERT_STRING_EQUAL(kube_obj_resource_version(dep), rv);
@@ -940,13 +950,12 @@ test_replacement_and_hold(void)
 			enum placement_opt which;
 			const char *value;
 		} knobs[] = {
-			{ PLACEMENT_OPT_INTERFACE, "br1" },
-			{ PLACEMENT_OPT_PRIORITY_CLASS, "vm-dhcp" },
-			{ PLACEMENT_OPT_NODE_SELECTOR, "{\"zone\":\"a\"}" },
-			{ PLACEMENT_OPT_TOLERATIONS,
-			    "[{\"key\":\"net\",\"operator\":\"Exists\"}]" },
+		    {PLACEMENT_OPT_INTERFACE, "br1"},
+		    {PLACEMENT_OPT_PRIORITY_CLASS, "vm-dhcp"},
+		    {PLACEMENT_OPT_NODE_SELECTOR, "{\"zone\":\"a\"}"},
+		    {PLACEMENT_OPT_TOLERATIONS, "[{\"key\":\"net\",\"operator\":\"Exists\"}]"},
 		};
-		struct placement_opts o = { 0 };
+		struct placement_opts o = {0};
 		char err[256];
 
 		for (size_t i = 0; i < ELEMENTSOF(knobs); i++)
@@ -986,56 +995,50 @@ test_conditions_and_normal_events(void)
 	if (!world(&e))
 		goto out;
 	/* a VMNetCfg of its own (no VM: its spec is ours to edit below) */
-	CU_ASSERT_EQUAL(post(&e, CFGS,
-			    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:[{s:s, s:s}]}}",
-				"apiVersion", CRD_API_VERSION, "kind", VMNETCFG_KIND, "metadata",
-				"name", "c-ev", "namespace", NS, "spec", "vmName", "c-ev",
-				VMNETCFG_FIELD_NICS, "networkName", "default/net-1", "macAddress",
-				"02:00:00:00:05:01")),
+	CU_ASSERT_EQUAL(
+	    post(&e, CFGS,
+		json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:[{s:s, s:s}]}}", "apiVersion",
+		    CRD_API_VERSION, "kind", VMNETCFG_KIND, "metadata", "name", "c-ev", "namespace",
+		    NS, "spec", "vmName", "c-ev", VMNETCFG_FIELD_NICS, "networkName",
+		    "default/net-1", "macAddress", "02:00:00:00:05:01")),
 	    201);
-	CU_ASSERT_TRUE(wait_for(&e, nic_is, &(struct nic_want){ "c-ev", "Allocated", "10.0.0.10", NULL }));
+	CU_ASSERT_TRUE(
+	    wait_for(&e, nic_is, &(struct nic_want){"c-ev", "Allocated", "10.0.0.10", NULL}));
 	CU_ASSERT_TRUE(wait_for(&e, event_recorded,
-	    &(struct event_want){ "c-ev", "Normal", "Allocated",
-		"02:00:00:00:05:01 on default/net-1: allocated 10.0.0.10" }));
+	    &(struct event_want){"c-ev", "Normal", "Allocated",
+		"02:00:00:00:05:01 on default/net-1: allocated 10.0.0.10"}));
 	CU_ASSERT_TRUE(wait_for(&e, event_recorded,
-	    &(struct event_want){ "net-1", "Normal", "AgentPlaced", "default-net-1-agent" }));
-	CU_ASSERT_EQUAL(events_of(&e, &(struct event_want){ "net-1", "Normal", "Ready", NULL },
-			    &count),
+	    &(struct event_want){"net-1", "Normal", "AgentPlaced", "default-net-1-agent"}));
+	CU_ASSERT_EQUAL(
+	    events_of(&e, &(struct event_want){"net-1", "Normal", "Ready", NULL}, &count),
 	    0); /* the agent is not ready yet */
 	CU_ASSERT_EQUAL(merge_patch(&e, DEPLOYS "/default-net-1-agent/status",
 			    json_pack("{s:{s:i, s:i, s:i}}", "status", "observedGeneration", 1,
 				"readyReplicas", 1, "availableReplicas", 1)),
 	    200);
-	CU_ASSERT_TRUE(wait_for(&e, event_recorded,
-	    &(struct event_want){ "net-1", "Normal", "Ready", "default/net-1" }));
-	CU_ASSERT_TRUE(wait_for(&e, conditions_current,
-	    &(struct gen_want){ POOLS "/net-1", 1, 4 }));
-	CU_ASSERT_TRUE(wait_for(&e, conditions_current,
-	    &(struct gen_want){ CFGS "/c-ev", 1, 3 }));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, event_recorded, &(struct event_want){"net-1", "Normal", "Ready", "default/net-1"}));
+	CU_ASSERT_TRUE(wait_for(&e, conditions_current, &(struct gen_want){POOLS "/net-1", 1, 4}));
+	CU_ASSERT_TRUE(wait_for(&e, conditions_current, &(struct gen_want){CFGS "/c-ev", 1, 3}));
 
 	/* spec edits that change no outcome: generation 2, conditions rewritten with it */
 	CU_ASSERT_EQUAL(merge_patch(&e, POOLS "/net-1",
 			    json_pack("{s:{s:{s:[s]}}}", "spec", "ipv4Config", "dns", "10.0.0.53")),
 	    200);
-	CU_ASSERT_TRUE(wait_for(&e, conditions_current,
-	    &(struct gen_want){ POOLS "/net-1", 2, 4 }));
-	CU_ASSERT_EQUAL(merge_patch(&e, CFGS "/c-ev", json_pack("{s:{s:s}}", "spec", "vmName", "c-ev2")),
-	    200);
-	CU_ASSERT_TRUE(wait_for(&e, conditions_current,
-	    &(struct gen_want){ CFGS "/c-ev", 2, 3 }));
+	CU_ASSERT_TRUE(wait_for(&e, conditions_current, &(struct gen_want){POOLS "/net-1", 2, 4}));
+	CU_ASSERT_EQUAL(
+	    merge_patch(&e, CFGS "/c-ev", json_pack("{s:{s:s}}", "spec", "vmName", "c-ev2")), 200);
+	CU_ASSERT_TRUE(wait_for(&e, conditions_current, &(struct gen_want){CFGS "/c-ev", 2, 3}));
 	CU_ASSERT_TRUE(wait_for(&e, no_writes_in_flight, NULL));
 	/* those rewrites were no transition: still one Event each, counted once */
-	CU_ASSERT_EQUAL(events_of(&e, &(struct event_want){ "c-ev", "Normal", "Allocated", NULL },
-			    &count),
-	    1);
+	CU_ASSERT_EQUAL(
+	    events_of(&e, &(struct event_want){"c-ev", "Normal", "Allocated", NULL}, &count), 1);
 	CU_ASSERT_EQUAL(count, 1);
-	CU_ASSERT_EQUAL(events_of(&e, &(struct event_want){ "net-1", "Normal", "AgentPlaced", NULL },
-			    &count),
-	    1);
+	CU_ASSERT_EQUAL(
+	    events_of(&e, &(struct event_want){"net-1", "Normal", "AgentPlaced", NULL}, &count), 1);
 	CU_ASSERT_EQUAL(count, 1);
-	CU_ASSERT_EQUAL(events_of(&e, &(struct event_want){ "net-1", "Normal", "Ready", NULL },
-			    &count),
-	    1);
+	CU_ASSERT_EQUAL(
+	    events_of(&e, &(struct event_want){"net-1", "Normal", "Ready", NULL}, &count), 1);
 	CU_ASSERT_EQUAL(count, 1);
 
 	/* deleted: the finalizer gives the address back, Released */
@@ -1043,8 +1046,8 @@ test_conditions_and_normal_events(void)
 	CU_ASSERT_EQUAL(code, 200);
 	CU_ASSERT_TRUE(wait_for(&e, path_absent, CFGS "/c-ev"));
 	CU_ASSERT_TRUE(wait_for(&e, event_recorded,
-	    &(struct event_want){ "c-ev", "Normal", "Released",
-		"02:00:00:00:05:01 on default/net-1: released 10.0.0.10" }));
+	    &(struct event_want){"c-ev", "Normal", "Released",
+		"02:00:00:00:05:01 on default/net-1: released 10.0.0.10"}));
 out:
 	env_stop(&e);
 }
@@ -1057,7 +1060,7 @@ cached_allocated(struct env *e, const void *arg)
 	const struct cfg_item *it = kube_store_get(kube_informer_store(e->ctrl->inf_cfg), arg);
 
 	return it != NULL && it->cfg != NULL && it->cfg->status.n_nics == 1 &&
-	    it->cfg->status.nics[0].state == VMNETCFG_STATE_ALLOCATED;
+	       it->cfg->status.nics[0].state == VMNETCFG_STATE_ALLOCATED;
 }
 
 /*
@@ -1073,17 +1076,17 @@ test_normal_event_once_despite_conflict(void)
 
 	if (!world(&e))
 		goto out;
-	CU_ASSERT_TRUE(wait_for(&e, event_recorded,
-	    &(struct event_want){ "net-1", "Normal", "AgentPlaced", NULL }));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, event_recorded, &(struct event_want){"net-1", "Normal", "AgentPlaced", NULL}));
 	CU_ASSERT_TRUE(wait_for(&e, no_writes_in_flight, NULL));
 	/* with our finalizer already: the controller's first request is the status write */
-	CU_ASSERT_EQUAL(post(&e, CFGS,
-			    json_pack("{s:s, s:s, s:{s:s, s:s, s:[s]}, s:{s:s, s:[{s:s, s:s}]}}",
-				"apiVersion", CRD_API_VERSION, "kind", VMNETCFG_KIND, "metadata",
-				"name", "c-409", "namespace", NS, "finalizers",
-				CTRL_FINALIZER_VMNETCFG, "spec", "vmName", "c-409",
-				VMNETCFG_FIELD_NICS, "networkName", "default/net-1", "macAddress",
-				"02:00:00:00:06:01")),
+	CU_ASSERT_EQUAL(
+	    post(&e, CFGS,
+		json_pack("{s:s, s:s, s:{s:s, s:s, s:[s]}, s:{s:s, s:[{s:s, s:s}]}}", "apiVersion",
+		    CRD_API_VERSION, "kind", VMNETCFG_KIND, "metadata", "name", "c-409",
+		    "namespace", NS, "finalizers", CTRL_FINALIZER_VMNETCFG, "spec", "vmName",
+		    "c-409", VMNETCFG_FIELD_NICS, "networkName", "default/net-1", "macAddress",
+		    "02:00:00:00:06:01")),
 	    201);
 	/* the loop does not run in between: the next two requests the controller makes (its
 	 * status write, then its retry or the pool's status write) fail with 409; the Event
@@ -1091,34 +1094,33 @@ test_normal_event_once_despite_conflict(void)
 	CU_ASSERT_EQUAL(test_apiserver_fault(e.api, "fail?code=409&count=2"), 0);
 	CU_ASSERT_TRUE(wait_for(&e, cached_allocated, NS "/c-409"));
 	CU_ASSERT_TRUE(wait_for(&e, event_recorded,
-	    &(struct event_want){ "c-409", "Normal", "Allocated", "allocated 10.0.0.10" }));
+	    &(struct event_want){"c-409", "Normal", "Allocated", "allocated 10.0.0.10"}));
 	/* a later Event on the same object, so that anything recorded before it is in */
 	json_decref(api(&e, "DELETE", CFGS "/c-409", NULL, NULL, &code));
 	CU_ASSERT_EQUAL(code, 200);
 	CU_ASSERT_TRUE(wait_for(&e, event_recorded,
-	    &(struct event_want){ "c-409", "Normal", "Released", "released 10.0.0.10" }));
-	CU_ASSERT_EQUAL(events_of(&e, &(struct event_want){ "c-409", "Normal", "Allocated", NULL },
-			    &count),
-	    1);
+	    &(struct event_want){"c-409", "Normal", "Released", "released 10.0.0.10"}));
+	CU_ASSERT_EQUAL(
+	    events_of(&e, &(struct event_want){"c-409", "Normal", "Allocated", NULL}, &count), 1);
 	CU_ASSERT_EQUAL(count, 1);
 out:
 	env_stop(&e);
 }
 
 static const struct test_case apiserver_tests[] = {
-	{ "re-placement and hold", test_replacement_and_hold },
-	{ "rebuild conflicts reported", test_rebuild_conflicts_reported },
-	{ "VM to binding and agent", test_vm_to_binding_and_agent },
-	{ "static IP, duplicate MAC, NIC move", test_static_duplicate_and_move },
-	{ "restart rebuilds IPAM", test_restart_rebuilds },
-	{ "delete paths and pause", test_delete_paths },
-	{ "injected 409s converge", test_conflicts_injected },
-	{ "conditions: reason, observedGeneration; Normal Events", test_conditions_and_normal_events },
-	{ "a refused status write: the Normal Event once", test_normal_event_once_despite_conflict },
-	{ NULL, NULL },
+    {"re-placement and hold", test_replacement_and_hold},
+    {"rebuild conflicts reported", test_rebuild_conflicts_reported},
+    {"VM to binding and agent", test_vm_to_binding_and_agent},
+    {"static IP, duplicate MAC, NIC move", test_static_duplicate_and_move},
+    {"restart rebuilds IPAM", test_restart_rebuilds},
+    {"delete paths and pause", test_delete_paths},
+    {"injected 409s converge", test_conflicts_injected},
+    {"conditions: reason, observedGeneration; Normal Events", test_conditions_and_normal_events},
+    {"a refused status write: the Normal Event once", test_normal_event_once_despite_conflict},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "controller-apiserver", .tests = apiserver_tests },
-	{ .name = NULL },
+    {.name = "controller-apiserver", .tests = apiserver_tests},
+    {.name = NULL},
 };

@@ -90,7 +90,7 @@ wait_exit(pid_t pid, int timeout_s)
 static int
 free_port(void)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t len = sizeof(a);
 	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
 
@@ -122,8 +122,8 @@ count_of(const char *text, const char *needle)
 static const char *
 promtool(void)
 {
-	static const char *const paths[] = { "/var/cache/vm-dhcp/promtool/promtool",
-		"/usr/bin/promtool" };
+	static const char *const paths[] = {
+	    "/var/cache/vm-dhcp/promtool/promtool", "/usr/bin/promtool"};
 
 	for (size_t i = 0; i < ELEMENTSOF(paths); i++)
 		if (access(paths[i], X_OK) == 0)
@@ -227,10 +227,10 @@ static void read_log(const char *log, char *text, size_t len);
 static void
 test_flags(void)
 {
-	char *help[] = { program, "--help", NULL };
-	char *noimage[] = { program, "--namespace", "x", NULL };
-	char *badlevel[] = { program, "--agent-image", "a", "--log-level", "loud", NULL };
-	char *extra[] = { program, "--agent-image", "a", "stray", NULL };
+	char *help[] = {program, "--help", NULL};
+	char *noimage[] = {program, "--namespace", "x", NULL};
+	char *badlevel[] = {program, "--agent-image", "a", "--log-level", "loud", NULL};
+	char *extra[] = {program, "--agent-image", "a", "stray", NULL};
 	char *unknown[] = {program, "--agent-image", "a", "--nope", NULL};
 	char *novalue[] = {program, "--agent-image", "a", "--agent-interface", NULL};
 	char log[80];
@@ -332,8 +332,8 @@ test_agent_flags(void)
 	/* both given, out of order: the renew deadline is at fault, the Lease named */
 	char *order[] = {program, "--agent-image", "a", "--agent-renew-deadline", "3",
 	    "--agent-lease-duration", "2", NULL};
-	char *twice[] = { program, "--agent-image", "a", "--agent-image-pull-secret", "s",
-		"--agent-image-pull-secret", "s", NULL };
+	char *twice[] = {program, "--agent-image", "a", "--agent-image-pull-secret", "s",
+	    "--agent-image-pull-secret", "s", NULL};
 	char log[80];
 	tmpname(log, sizeof(log), "vmdhcp-ctl-main-flags.log");
 	char text[4096], want[128];
@@ -395,9 +395,9 @@ test_leader_health_metrics(void)
 	CU_ASSERT_EQUAL_FATAL(test_apiserver_start(&api, NULL), 0);
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
 	{
-		char *args[] = { program, "--kubeconfig", (char *)test_apiserver_kubeconfig(api),
-			"--namespace", "vmdhcp", "--agent-image", "agent:v1", "--listen", listen,
-			"--log-level", "debug", NULL };
+		char *args[] = {program, "--kubeconfig", (char *)test_apiserver_kubeconfig(api),
+		    "--namespace", "vmdhcp", "--agent-image", "agent:v1", "--listen", listen,
+		    "--log-level", "debug", NULL};
 
 		pid = spawn(log, args);
 	}
@@ -418,14 +418,14 @@ test_leader_health_metrics(void)
 	/* the reconcile loops' own metrics, controller-runtime's names (count by result,
 	 * errors, time, queue depth/adds/retries), one family each for the three loops */
 	{
-		static const char *const loops[] = { "ippool", "vmnetcfg", "vm" };
+		static const char *const loops[] = {"ippool", "vmnetcfg", "vm"};
 		static const char *const fams[][2] = {
-			{ "vmdhcp_reconcile_total{controller=\"", "\",result=\"success\"} " },
-			{ "vmdhcp_reconcile_errors_total{controller=\"", "\"} " },
-			{ "vmdhcp_reconcile_time_seconds_count{controller=\"", "\"} " },
-			{ "vmdhcp_workqueue_depth{name=\"", "\"} " },
-			{ "vmdhcp_workqueue_adds_total{name=\"", "\"} " },
-			{ "vmdhcp_workqueue_retries_total{name=\"", "\"} " },
+		    {"vmdhcp_reconcile_total{controller=\"", "\",result=\"success\"} "},
+		    {"vmdhcp_reconcile_errors_total{controller=\"", "\"} "},
+		    {"vmdhcp_reconcile_time_seconds_count{controller=\"", "\"} "},
+		    {"vmdhcp_workqueue_depth{name=\"", "\"} "},
+		    {"vmdhcp_workqueue_adds_total{name=\"", "\"} "},
+		    {"vmdhcp_workqueue_retries_total{name=\"", "\"} "},
 		};
 
 		for (size_t i = 0; i < ELEMENTSOF(loops); i++)
@@ -490,8 +490,8 @@ test_readyz_says_why(void)
 	test_apiserver_stop(api);
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
 	{
-		char *args[] = { program, "--kubeconfig", kc, "--namespace", "vmdhcp",
-			"--agent-image", "agent:v1", "--listen", listen, "--no-leader-election", NULL };
+		char *args[] = {program, "--kubeconfig", kc, "--namespace", "vmdhcp",
+		    "--agent-image", "agent:v1", "--listen", listen, "--no-leader-election", NULL};
 
 		pid = spawn(log, args);
 	}
@@ -648,8 +648,8 @@ duo_sample(struct duo *d)
 		d->foreign++; /* the Lease moved while its holder was alive */
 	for (int i = 0; i < 2; i++)
 		if (d->leader != 0 && d->pid[i] != d->leader && d->view[i].up &&
-		    (d->view[i].reconciles > 0 || d->view[i].writes > 0 ||
-			d->view[i].pool_series || d->view[i].leader != 0))
+		    (d->view[i].reconciles > 0 || d->view[i].writes > 0 || d->view[i].pool_series ||
+			d->view[i].leader != 0))
 			d->follower_busy++;
 }
 
@@ -792,9 +792,9 @@ pool_used_is(struct duo *d, const void *arg)
 static void
 test_two_controllers(void)
 {
-	struct duo d = { 0 };
+	struct duo d = {0};
 	char listen[2][32], log[2][64];
-	char *ips[N_CFGS + 1] = { 0 }, rv[N_CFGS][32], rv2[32];
+	char *ips[N_CFGS + 1] = {0}, rv[N_CFGS][32], rv2[32];
 	int n = N_CFGS, n1 = N_CFGS + 1, li = 0, fi = 1;
 	double leader_writes;
 	struct timespec t0, t1;
@@ -810,10 +810,11 @@ test_two_controllers(void)
 	for (int i = 0; i < 2; i++) {
 		d.port[i] = free_port();
 		snprintf(listen[i], sizeof(listen[i]), "127.0.0.1:%d", d.port[i]);
-		snprintf(log[i], sizeof(log[i]), "/tmp/vmdhcp-ctl-duo-%d-%ld.log", i, (long)getpid());
-		char *args[] = { program, "--kubeconfig", (char *)test_apiserver_kubeconfig(d.api),
-			"--namespace", "vmdhcp", "--agent-image", "agent:v1", "--listen", listen[i],
-			NULL };
+		snprintf(
+		    log[i], sizeof(log[i]), "/tmp/vmdhcp-ctl-duo-%d-%ld.log", i, (long)getpid());
+		char *args[] = {program, "--kubeconfig", (char *)test_apiserver_kubeconfig(d.api),
+		    "--namespace", "vmdhcp", "--agent-image", "agent:v1", "--listen", listen[i],
+		    NULL};
 
 		d.pid[i] = spawn(log[i], args);
 	}
@@ -830,18 +831,19 @@ test_two_controllers(void)
 	fi = 1 - li;
 
 	/* NAD, IPPool, VMNetCfgs */
-	CU_ASSERT_EQUAL(api_post(d.api, NADS,
-			    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion",
-				"k8s.cni.cncf.io/v1", "kind", "NetworkAttachmentDefinition",
-				"metadata", "name", "net-1", "namespace", NS, "spec", "config",
-				"{}")),
+	CU_ASSERT_EQUAL(
+	    api_post(d.api, NADS,
+		json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion", "k8s.cni.cncf.io/v1",
+		    "kind", "NetworkAttachmentDefinition", "metadata", "name", "net-1", "namespace",
+		    NS, "spec", "config", "{}")),
 	    201);
-	CU_ASSERT_EQUAL(api_post(d.api, POOLS,
-			    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:{s:s, s:s, s:{s:s, s:s}}}}",
-				"apiVersion", "network.harvesterhci.io/v1alpha1", "kind", "IPPool",
-				"metadata", "name", "net-1", "namespace", NS, "spec", "networkName",
-				NS "/net-1", "ipv4Config", "cidr", "10.0.0.0/24", "serverIP",
-				"10.0.0.2", "pool", "start", "10.0.0.10", "end", "10.0.0.20")),
+	CU_ASSERT_EQUAL(
+	    api_post(d.api, POOLS,
+		json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:{s:s, s:s, s:{s:s, s:s}}}}",
+		    "apiVersion", "network.harvesterhci.io/v1alpha1", "kind", "IPPool", "metadata",
+		    "name", "net-1", "namespace", NS, "spec", "networkName", NS "/net-1",
+		    "ipv4Config", "cidr", "10.0.0.0/24", "serverIP", "10.0.0.2", "pool", "start",
+		    "10.0.0.10", "end", "10.0.0.20")),
 	    201);
 	for (int i = 0; i < N_CFGS; i++)
 		CU_ASSERT_EQUAL(create_cfg(d.api, i), 201);
@@ -991,8 +993,8 @@ post_cfg(struct test_apiserver *api, const char *name, const char *network, cons
 	return api_post(api, CFGS,
 	    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:[o]}}", "apiVersion",
 		"network.harvesterhci.io/v1alpha1", "kind", "VirtualMachineNetworkConfig",
-		"metadata", "name", name, "namespace", NS, "spec", "vmName", name,
-		"networkConfig", nic));
+		"metadata", "name", name, "namespace", NS, "spec", "vmName", name, "networkConfig",
+		nic));
 }
 
 /* Value of vmdhcp_ippool_<fam>{namespace,pool,network[,extra]} in text; -1 when absent. */
@@ -1017,17 +1019,17 @@ static bool
 pool_metrics_are(const char *text, const struct pool_want *p)
 {
 	return pool_metric(text, "capacity_addresses", p->pool, NULL) == p->capacity &&
-	    pool_metric(text, "used_addresses", p->pool, NULL) == p->used &&
-	    pool_metric(text, "available_addresses", p->pool, NULL) == p->available &&
-	    pool_metric(text, "excluded_addresses", p->pool, NULL) == p->excluded &&
-	    pool_metric(text, "bindings", p->pool, "state=\"allocated\"") == p->allocated &&
-	    pool_metric(text, "bindings", p->pool, "state=\"pending\"") == p->pending &&
-	    pool_metric(text, "bindings", p->pool, "state=\"stale\"") == 0 &&
-	    /* IPAM built, agent Deployment placed; no kubelet: never ready; not paused */
-	    pool_metric(text, "condition", p->pool, "condition=\"CacheReady\"") == 1 &&
-	    pool_metric(text, "condition", p->pool, "condition=\"Registered\"") == 1 &&
-	    pool_metric(text, "condition", p->pool, "condition=\"AgentReady\"") == 0 &&
-	    pool_metric(text, "condition", p->pool, "condition=\"Stopped\"") == 0;
+	       pool_metric(text, "used_addresses", p->pool, NULL) == p->used &&
+	       pool_metric(text, "available_addresses", p->pool, NULL) == p->available &&
+	       pool_metric(text, "excluded_addresses", p->pool, NULL) == p->excluded &&
+	       pool_metric(text, "bindings", p->pool, "state=\"allocated\"") == p->allocated &&
+	       pool_metric(text, "bindings", p->pool, "state=\"pending\"") == p->pending &&
+	       pool_metric(text, "bindings", p->pool, "state=\"stale\"") == 0 &&
+	       /* IPAM built, agent Deployment placed; no kubelet: never ready; not paused */
+	       pool_metric(text, "condition", p->pool, "condition=\"CacheReady\"") == 1 &&
+	       pool_metric(text, "condition", p->pool, "condition=\"Registered\"") == 1 &&
+	       pool_metric(text, "condition", p->pool, "condition=\"AgentReady\"") == 0 &&
+	       pool_metric(text, "condition", p->pool, "condition=\"Stopped\"") == 0;
 }
 
 /* Poll the leader's /metrics until every pool of want[0..n) shows its values. */
@@ -1056,15 +1058,15 @@ wait_pool_metrics(int port, struct body *b, const struct pool_want *want, size_t
 static void
 test_pool_metrics_leader_only(void)
 {
-	struct duo d = { 0 };
+	struct duo d = {0};
 	char listen[2][32], log[2][80];
 	int li, fi;
 	/* net-1: .10-.20 (11), server .2 outside, .15 excluded: 10 to hand out, 3 bound.
 	 * net-2: .1-.40 (40), router .1 and server .2 reserved, .30 .31 excluded: 36, 1 bound
 	 * and a NIC Pending on a static address outside the range. */
 	const struct pool_want want[2] = {
-		{ "net-1", 10, 3, 7, 1, 3, 0 },
-		{ "net-2", 36, 1, 35, 4, 1, 1 },
+	    {"net-1", 10, 3, 7, 1, 3, 0},
+	    {"net-2", 36, 1, 35, 4, 1, 1},
 	};
 
 	d.b = calloc(1, sizeof(*d.b));
@@ -1077,11 +1079,11 @@ test_pool_metrics_leader_only(void)
 	for (int i = 0; i < 2; i++) {
 		d.port[i] = free_port();
 		snprintf(listen[i], sizeof(listen[i]), "127.0.0.1:%d", d.port[i]);
-		snprintf(log[i], sizeof(log[i]), "/tmp/%ld-vmdhcp-ctl-poolm-%d.log", (long)getpid(),
-		    i);
-		char *args[] = { program, "--kubeconfig", (char *)test_apiserver_kubeconfig(d.api),
-			"--namespace", "vmdhcp", "--agent-image", "agent:v1", "--listen", listen[i],
-			NULL };
+		snprintf(
+		    log[i], sizeof(log[i]), "/tmp/%ld-vmdhcp-ctl-poolm-%d.log", (long)getpid(), i);
+		char *args[] = {program, "--kubeconfig", (char *)test_apiserver_kubeconfig(d.api),
+		    "--namespace", "vmdhcp", "--agent-image", "agent:v1", "--listen", listen[i],
+		    NULL};
 
 		d.pid[i] = spawn(log[i], args);
 	}
@@ -1101,8 +1103,8 @@ test_pool_metrics_leader_only(void)
 	CU_ASSERT_EQUAL(post_pool(d.api, "net-1", "10.0.0.0/24", "10.0.0.2", NULL, "10.0.0.10",
 			    "10.0.0.20", json_pack("[s]", "10.0.0.15")),
 	    201);
-	CU_ASSERT_EQUAL(post_pool(d.api, "net-2", "10.0.1.0/24", "10.0.1.2", "10.0.1.1",
-			    "10.0.1.1", "10.0.1.40", json_pack("[s, s]", "10.0.1.30", "10.0.1.31")),
+	CU_ASSERT_EQUAL(post_pool(d.api, "net-2", "10.0.1.0/24", "10.0.1.2", "10.0.1.1", "10.0.1.1",
+			    "10.0.1.40", json_pack("[s, s]", "10.0.1.30", "10.0.1.31")),
 	    201);
 	CU_ASSERT_EQUAL(post_cfg(d.api, "a-1", "net-1", "02:00:00:00:02:01", NULL), 201);
 	CU_ASSERT_EQUAL(post_cfg(d.api, "a-2", "net-1", "02:00:00:00:02:02", NULL), 201);
@@ -1136,7 +1138,7 @@ test_pool_metrics_leader_only(void)
 
 		for (int i = 0; i < 300 && !gone; i++) { /* 30 s */
 			gone = http_get(d.port[li], "/metrics", d.b) == 200 &&
-			    strstr(d.b->buf, "pool=\"net-2\"") == NULL;
+			       strstr(d.b->buf, "pool=\"net-2\"") == NULL;
 			if (!gone)
 				usleep(100000);
 		}
@@ -1212,8 +1214,8 @@ create_deployment(struct test_apiserver *api, const char *ns, const char *name, 
 
 /* An IPPool (plural "ippools") or a VMNetCfg with the given finalizers (NULL-terminated). */
 static long
-create_finalized(struct test_apiserver *api, const char *plural, const char *ns,
-    const char *name, const char *const *fins)
+create_finalized(struct test_apiserver *api, const char *plural, const char *ns, const char *name,
+    const char *const *fins)
 {
 	bool pool = strcmp(plural, "ippools") == 0;
 	char path[256], net[128];
@@ -1263,9 +1265,9 @@ finalizers_of(struct test_apiserver *api, const char *path, char *out, size_t le
 		snprintf(out, len, "404");
 		return;
 	}
-	json_array_foreach(json_object_get(json_object_get(o, "metadata"), "finalizers"), i, v)
-		n += (size_t)snprintf(out + n, len - MIN(n, len), "%s%s", i > 0 ? "," : "",
-		    json_string_value(v));
+	json_array_foreach(json_object_get(json_object_get(o, "metadata"), "finalizers"), i, v) n +=
+	    (size_t)snprintf(
+		out + n, len - MIN(n, len), "%s%s", i > 0 ? "," : "", json_string_value(v));
 	json_decref(o);
 }
 
@@ -1290,19 +1292,18 @@ deployments_in(struct test_apiserver *api, const char *ns, char *out, size_t len
 	snprintf(path, sizeof(path), "/apis/apps/v1/namespaces/%s/deployments", ns);
 	list = api_get(api, path);
 	out[0] = '\0';
-	json_array_foreach(json_object_get(list, "items"), i, item)
-		n += (size_t)snprintf(out + n, len - MIN(n, len), "%s%s", i > 0 ? "," : "",
-		    json_string_value(
-			json_object_get(json_object_get(item, "metadata"), "name")));
+	json_array_foreach(json_object_get(list, "items"), i, item) n +=
+	    (size_t)snprintf(out + n, len - MIN(n, len), "%s%s", i > 0 ? "," : "",
+		json_string_value(json_object_get(json_object_get(item, "metadata"), "name")));
 	json_decref(list);
 }
 
 static pid_t
 spawn_uninstall(struct test_apiserver *api, const char *log, const char *timeout)
 {
-	char *args[] = { program, "--uninstall", "--kubeconfig",
-		(char *)test_apiserver_kubeconfig(api), "--namespace", UNS,
-		timeout != NULL ? "--uninstall-timeout" : NULL, (char *)timeout, NULL };
+	char *args[] = {program, "--uninstall", "--kubeconfig",
+	    (char *)test_apiserver_kubeconfig(api), "--namespace", UNS,
+	    timeout != NULL ? "--uninstall-timeout" : NULL, (char *)timeout, NULL};
 
 	return spawn(log, args);
 }
@@ -1311,11 +1312,11 @@ spawn_uninstall(struct test_apiserver *api, const char *log, const char *timeout
 static void
 test_uninstall_cleanup(void)
 {
-	static const char *const ours_keep_pool[] = { FIN_POOL, FIN_KEEP, NULL };
-	static const char *const ours_pool[] = { FIN_POOL, NULL };
-	static const char *const ours_keep_cfg[] = { FIN_CFG, FIN_KEEP, NULL };
-	static const char *const ours_cfg[] = { FIN_CFG, NULL };
-	static const char *const keep[] = { FIN_KEEP, NULL };
+	static const char *const ours_keep_pool[] = {FIN_POOL, FIN_KEEP, NULL};
+	static const char *const ours_pool[] = {FIN_POOL, NULL};
+	static const char *const ours_keep_cfg[] = {FIN_CFG, FIN_KEEP, NULL};
+	static const char *const ours_cfg[] = {FIN_CFG, NULL};
+	static const char *const keep[] = {FIN_KEEP, NULL};
 	struct test_apiserver *api = NULL;
 	char log[64], text[65536], got[1024], rv[32], rv2[32];
 	json_t *pool_before, *cfg_before, *after, *o;
@@ -1328,12 +1329,12 @@ test_uninstall_cleanup(void)
 	}
 	CU_ASSERT_EQUAL_FATAL(test_apiserver_start(&api, NULL), 0);
 	/* the holder died an hour ago without releasing (leaseDurationSeconds 2) */
-	CU_ASSERT_EQUAL(api_post(api, "/apis/coordination.k8s.io/v1/namespaces/" UNS "/leases",
-			    json_pack("{s:{s:s}, s:{s:s, s:i, s:s, s:s}}", "metadata", "name",
-				"vm-dhcp-controller", "spec", "holderIdentity", "gone-pod_7",
-				"leaseDurationSeconds", 2, "renewTime",
-				"2020-01-01T00:00:00.000000Z", "acquireTime",
-				"2020-01-01T00:00:00.000000Z")),
+	CU_ASSERT_EQUAL(
+	    api_post(api, "/apis/coordination.k8s.io/v1/namespaces/" UNS "/leases",
+		json_pack("{s:{s:s}, s:{s:s, s:i, s:s, s:s}}", "metadata", "name",
+		    "vm-dhcp-controller", "spec", "holderIdentity", "gone-pod_7",
+		    "leaseDurationSeconds", 2, "renewTime", "2020-01-01T00:00:00.000000Z",
+		    "acquireTime", "2020-01-01T00:00:00.000000Z")),
 	    201);
 	CU_ASSERT_EQUAL(create_deployment(api, UNS, "default-net-1-agent", true), 201);
 	CU_ASSERT_EQUAL(create_deployment(api, UNS, "other-net-2-agent", true), 201);
@@ -1349,18 +1350,18 @@ test_uninstall_cleanup(void)
 		snprintf(name, sizeof(name), "p-%02d", i);
 		CU_ASSERT_EQUAL(create_finalized(api, "ippools", "many", name, ours_pool), 201);
 	}
-	CU_ASSERT_EQUAL(create_finalized(api, "virtualmachinenetworkconfigs", "default", "vm-1",
-			    ours_keep_cfg),
+	CU_ASSERT_EQUAL(
+	    create_finalized(api, "virtualmachinenetworkconfigs", "default", "vm-1", ours_keep_cfg),
 	    201);
 	CU_ASSERT_EQUAL(
 	    create_finalized(api, "virtualmachinenetworkconfigs", "other", "vm-2", ours_cfg), 201);
-	CU_ASSERT_EQUAL(create_finalized(api, "virtualmachinenetworkconfigs", "default", "vm-3",
-			    ours_cfg),
+	CU_ASSERT_EQUAL(
+	    create_finalized(api, "virtualmachinenetworkconfigs", "default", "vm-3", ours_cfg),
 	    201);
 	/* deleted while the controller was gone: stuck on our finalizer */
 	CU_ASSERT_EQUAL(api_delete(api, GROUP_PATH "default/ippools/net-4"), 200);
-	CU_ASSERT_EQUAL(api_delete(api, GROUP_PATH "default/virtualmachinenetworkconfigs/vm-3"),
-	    200);
+	CU_ASSERT_EQUAL(
+	    api_delete(api, GROUP_PATH "default/virtualmachinenetworkconfigs/vm-3"), 200);
 	CU_ASSERT_EQUAL(api_status(api, GROUP_PATH "default/ippools/net-4"), 200);
 	pool_before = api_get_unversioned(api, GROUP_PATH "default/ippools/net-1");
 	cfg_before =
@@ -1394,13 +1395,13 @@ test_uninstall_cleanup(void)
 		finalizers_of(api, path, got, sizeof(got));
 		CU_ASSERT_STRING_EQUAL(got, "");
 	}
-	finalizers_of(api, GROUP_PATH "default/virtualmachinenetworkconfigs/vm-1", got,
-	    sizeof(got));
+	finalizers_of(
+	    api, GROUP_PATH "default/virtualmachinenetworkconfigs/vm-1", got, sizeof(got));
 	CU_ASSERT_STRING_EQUAL(got, FIN_KEEP);
 	finalizers_of(api, GROUP_PATH "other/virtualmachinenetworkconfigs/vm-2", got, sizeof(got));
 	CU_ASSERT_STRING_EQUAL(got, "");
-	finalizers_of(api, GROUP_PATH "default/virtualmachinenetworkconfigs/vm-3", got,
-	    sizeof(got));
+	finalizers_of(
+	    api, GROUP_PATH "default/virtualmachinenetworkconfigs/vm-3", got, sizeof(got));
 	CU_ASSERT_STRING_EQUAL(got, "404");
 	after = api_get_unversioned(api, GROUP_PATH "default/ippools/net-1");
 	CU_ASSERT_TRUE(pool_before != NULL && json_equal(pool_before, after));
@@ -1420,8 +1421,8 @@ test_uninstall_cleanup(void)
 	    strstr(text, "deleted agent Deployment " UNS "/default-net-1-agent"));
 	CU_ASSERT_EQUAL(count_lines(text, "removed the finalizer " FIN_POOL " from IPPool "),
 	    3 + (size_t)n_many);
-	CU_ASSERT_EQUAL(count_lines(text, "removed the finalizer " FIN_CFG
-					  " from VirtualMachineNetworkConfig "),
+	CU_ASSERT_EQUAL(count_lines(text,
+			    "removed the finalizer " FIN_CFG " from VirtualMachineNetworkConfig "),
 	    3);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "IPPool default/net-4 (it was being deleted"));
 	snprintf(got, sizeof(got),
@@ -1471,7 +1472,7 @@ agent_placed(struct test_apiserver *api)
 	deployments_in(api, UNS, got, sizeof(got));
 	finalizers_of(api, POOLS "/net-1", got + strlen(got) + 1, sizeof(got) - strlen(got) - 1);
 	return strcmp(got, "default-net-1-agent") == 0 &&
-	    strcmp(got + strlen(got) + 1, FIN_POOL) == 0;
+	       strcmp(got + strlen(got) + 1, FIN_POOL) == 0;
 }
 
 /* NAD net-1 and its IPPool net-1 in NS: the status of the second POST (201 when both were). */
@@ -1486,10 +1487,10 @@ create_net1(struct test_apiserver *api)
 	if (code != 201)
 		return code;
 	return api_post(api, POOLS,
-	    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:{s:s, s:s, s:{s:s, s:s}}}}",
-		"apiVersion", "network.harvesterhci.io/v1alpha1", "kind", "IPPool", "metadata",
-		"name", "net-1", "namespace", NS, "spec", "networkName", NS "/net-1", "ipv4Config",
-		"cidr", "10.0.0.0/24", "serverIP", "10.0.0.2", "pool", "start", "10.0.0.10", "end",
+	    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:{s:s, s:s, s:{s:s, s:s}}}}", "apiVersion",
+		"network.harvesterhci.io/v1alpha1", "kind", "IPPool", "metadata", "name", "net-1",
+		"namespace", NS, "spec", "networkName", NS "/net-1", "ipv4Config", "cidr",
+		"10.0.0.0/24", "serverIP", "10.0.0.2", "pool", "start", "10.0.0.10", "end",
 		"10.0.0.20"));
 }
 
@@ -1515,8 +1516,8 @@ test_uninstall_waits_for_controller(void)
 	CU_ASSERT_EQUAL_FATAL(test_apiserver_start(&api, NULL), 0);
 	{
 		char listen[32];
-		char *args[] = { program, "--kubeconfig", (char *)test_apiserver_kubeconfig(api),
-			"--namespace", UNS, "--agent-image", "agent:v1", "--listen", listen, NULL };
+		char *args[] = {program, "--kubeconfig", (char *)test_apiserver_kubeconfig(api),
+		    "--namespace", UNS, "--agent-image", "agent:v1", "--listen", listen, NULL};
 
 		snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
 		ctl = spawn(ctl_log, args);
@@ -1580,9 +1581,9 @@ test_uninstall_waits_for_controller(void)
 static void
 test_uninstall_flags(void)
 {
-	char *help[] = { program, "--uninstall", "--help", NULL };
-	char *lone[] = { program, "--uninstall-timeout", "5", "--agent-image", "a", NULL };
-	char *bad[] = { program, "--uninstall", "--uninstall-timeout", "5s", NULL };
+	char *help[] = {program, "--uninstall", "--help", NULL};
+	char *lone[] = {program, "--uninstall-timeout", "5", "--agent-image", "a", NULL};
+	char *bad[] = {program, "--uninstall", "--uninstall-timeout", "5s", NULL};
 	char log[80];
 	tmpname(log, sizeof(log), "vmdhcp-ctl-main-uflags.log");
 	char text[8192];
@@ -1610,8 +1611,8 @@ test_uninstall_flags(void)
 static void
 test_version_log_format_metrics(void)
 {
-	char *version[] = { program, "--version", NULL };
-	char *bad[] = { program, "--agent-image", "a", "--log-format", "xml", NULL };
+	char *version[] = {program, "--version", NULL};
+	char *bad[] = {program, "--agent-image", "a", "--log-format", "xml", NULL};
 	char log[80];
 	tmpname(log, sizeof(log), "vmdhcp-ctl-main-fmt.log");
 	struct test_apiserver *api = NULL;
@@ -1640,9 +1641,9 @@ test_version_log_format_metrics(void)
 	CU_ASSERT_EQUAL_FATAL(test_apiserver_start(&api, NULL), 0);
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
 	{
-		char *args[] = { program, "--kubeconfig", (char *)test_apiserver_kubeconfig(api),
-			"--namespace", "vmdhcp", "--agent-image", "agent:v1", "--listen", listen,
-			"--no-leader-election", "--log-format", "json", NULL };
+		char *args[] = {program, "--kubeconfig", (char *)test_apiserver_kubeconfig(api),
+		    "--namespace", "vmdhcp", "--agent-image", "agent:v1", "--listen", listen,
+		    "--no-leader-election", "--log-format", "json", NULL};
 
 		pid = spawn(log, args);
 	}
@@ -1680,21 +1681,20 @@ test_version_log_format_metrics(void)
 }
 
 static const struct test_case main_tests[] = {
-	{ "flags", test_flags },
-	{ "agent flags", test_agent_flags },
-	{ "leader, health, metrics, stop", test_leader_health_metrics },
-	{ "/readyz says why when the API server is gone", test_readyz_says_why },
-	{ "two controllers: exactly one reconciles", test_two_controllers },
-	{ "two controllers: per-pool metrics on the leader only", test_pool_metrics_leader_only },
-	{ "uninstall: flags", test_uninstall_flags },
-	{ "uninstall: agents and finalizers removed, foreign ones kept", test_uninstall_cleanup },
-	{ "uninstall: waits for a running controller, times out",
-	    test_uninstall_waits_for_controller },
-	{ "version, --log-format, build and process metrics", test_version_log_format_metrics },
-	{ NULL, NULL },
+    {"flags", test_flags},
+    {"agent flags", test_agent_flags},
+    {"leader, health, metrics, stop", test_leader_health_metrics},
+    {"/readyz says why when the API server is gone", test_readyz_says_why},
+    {"two controllers: exactly one reconciles", test_two_controllers},
+    {"two controllers: per-pool metrics on the leader only", test_pool_metrics_leader_only},
+    {"uninstall: flags", test_uninstall_flags},
+    {"uninstall: agents and finalizers removed, foreign ones kept", test_uninstall_cleanup},
+    {"uninstall: waits for a running controller, times out", test_uninstall_waits_for_controller},
+    {"version, --log-format, build and process metrics", test_version_log_format_metrics},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "controller-main", .tests = main_tests },
-	{ .name = NULL },
+    {.name = "controller-main", .tests = main_tests},
+    {.name = NULL},
 };

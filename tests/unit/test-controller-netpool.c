@@ -11,7 +11,7 @@
 
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
 
-static uint32_t excludes[] = { IP(10, 0, 0, 15) };
+static uint32_t excludes[] = {IP(10, 0, 0, 15)};
 
 /* 10.0.0.0/24, server .1, router .20 (in range: RESERVED), range .10-.20, exclude .15 */
 static struct ippool_spec
@@ -133,20 +133,20 @@ test_rebuild_conflicts(void)
 	mac_n(3, c);
 	mac_n(4, d);
 	/* VMNetCfg statuses first */
-	src[0] = (struct netpool_source){ .addr = IP(10, 0, 0, 12), .owner = "ns/a" };
+	src[0] = (struct netpool_source){.addr = IP(10, 0, 0, 12), .owner = "ns/a"};
 	memcpy(src[0].mac, a, MAC_LEN);
-	src[1] = (struct netpool_source){ .addr = IP(10, 0, 0, 12), .owner = "ns/b" };
+	src[1] = (struct netpool_source){.addr = IP(10, 0, 0, 12), .owner = "ns/b"};
 	memcpy(src[1].mac, b, MAC_LEN); /* two MACs, one IP */
 	/* then IPPool status.ipv4.allocated */
-	src[2] = (struct netpool_source){ .addr = IP(10, 0, 0, 12), .owner = NULL };
+	src[2] = (struct netpool_source){.addr = IP(10, 0, 0, 12), .owner = NULL};
 	memcpy(src[2].mac, a, MAC_LEN); /* same binding again: merges */
-	src[3] = (struct netpool_source){ .addr = IP(10, 0, 0, 13), .owner = NULL };
+	src[3] = (struct netpool_source){.addr = IP(10, 0, 0, 13), .owner = NULL};
 	memcpy(src[3].mac, c, MAC_LEN); /* known only from the IPPool */
-	src[4] = (struct netpool_source){ .addr = IP(10, 0, 0, 15), .owner = NULL };
+	src[4] = (struct netpool_source){.addr = IP(10, 0, 0, 15), .owner = NULL};
 	memcpy(src[4].mac, d, MAC_LEN); /* on an exclude */
-	src[5] = (struct netpool_source){ .addr = IP(10, 0, 0, 14), .owner = NULL };
+	src[5] = (struct netpool_source){.addr = IP(10, 0, 0, 14), .owner = NULL};
 	memcpy(src[5].mac, a, MAC_LEN); /* one MAC, two IPs */
-	src[6] = (struct netpool_source){ .addr = IP(10, 0, 0, 12), .owner = "ns/z" };
+	src[6] = (struct netpool_source){.addr = IP(10, 0, 0, 12), .owner = "ns/z"};
 	memcpy(src[6].mac, a, MAC_LEN); /* one binding claimed by two VMNetCfgs */
 
 	CU_ASSERT_EQUAL_FATAL(netpool_new(&s, &p), 0);
@@ -234,7 +234,7 @@ static void
 test_range_change(void)
 {
 	struct ippool_spec s = spec24(), s2;
-	uint32_t ex2[] = { IP(10, 0, 0, 15), IP(10, 0, 0, 11) };
+	uint32_t ex2[] = {IP(10, 0, 0, 15), IP(10, 0, 0, 11)};
 	struct netpool *p = NULL;
 	uint8_t a[MAC_LEN], b[MAC_LEN];
 	uint32_t addr, conflict = 0;
@@ -312,7 +312,7 @@ test_index_integrity(void)
 			ok = ok && e == NULL && netpool_by_addr(p, s.start + i) == NULL;
 		else
 			ok = ok && e != NULL && e->addr == s.start + i &&
-			    netpool_by_addr(p, s.start + i) == e;
+			     netpool_by_addr(p, s.start + i) == e;
 	}
 	CU_ASSERT_TRUE(ok);
 	/* new MACs fill the holes lowest-first */
@@ -357,15 +357,15 @@ reason_of(const struct crd_conditions *conds, const char *type)
 static void
 test_conditions(void)
 {
-	struct crd_conditions conds = { 0 };
+	struct crd_conditions conds = {0};
 	struct ippool_facts f = {
-		.generation = 1,
-		.cache_ready = true,
-		.registered = true,
-		.registered_reason = "AgentPlaced",
-		.agent_ready = false,
-		.agent_reason = "AgentNotReady",
-		.agent_message = "agent pod not ready",
+	    .generation = 1,
+	    .cache_ready = true,
+	    .registered = true,
+	    .registered_reason = "AgentPlaced",
+	    .agent_ready = false,
+	    .agent_reason = "AgentNotReady",
+	    .agent_message = "agent pod not ready",
 	};
 	const struct crd_condition *c;
 
@@ -419,10 +419,9 @@ test_conditions(void)
 	CU_ASSERT(ippool_conditions_apply(&conds, &f, 4000) >= 3);
 	check_conditions(&conds, 2);
 	CU_ASSERT_EQUAL(crd_conditions_get(&conds, IPPOOL_COND_STOPPED)->status, CRD_COND_TRUE);
-	CU_ASSERT_EQUAL(crd_conditions_get(&conds, IPPOOL_COND_REGISTERED)->status,
-	    CRD_COND_FALSE);
-	CU_ASSERT_EQUAL(crd_conditions_get(&conds, IPPOOL_COND_AGENT_READY)->status,
-	    CRD_COND_FALSE);
+	CU_ASSERT_EQUAL(crd_conditions_get(&conds, IPPOOL_COND_REGISTERED)->status, CRD_COND_FALSE);
+	CU_ASSERT_EQUAL(
+	    crd_conditions_get(&conds, IPPOOL_COND_AGENT_READY)->status, CRD_COND_FALSE);
 	CU_ASSERT_EQUAL(crd_conditions_get(&conds, IPPOOL_COND_CACHE_READY)->status,
 	    CRD_COND_TRUE); /* bindings kept */
 	crd_conditions_clear(&conds);
@@ -451,7 +450,7 @@ status_of(struct ippool_status *st, const struct ippool_facts *f, const char *ag
 static void
 test_status_events(void)
 {
-	struct ippool_facts f = { .generation = 1, .cache_ready = true };
+	struct ippool_facts f = {.generation = 1, .cache_ready = true};
 	struct ippool_status s0, s1, s2, s3, s4, s5;
 	struct ippool_event ev[IPPOOL_EVENTS_MAX];
 
@@ -504,18 +503,18 @@ test_status_events(void)
 }
 
 static const struct test_case netpool_tests[] = {
-	{ "bind and release", test_bind_release },
-	{ "exhaustion", test_exhaustion },
-	{ "rebuild reports conflicts", test_rebuild_conflicts },
-	{ "render status.ipv4", test_render_status },
-	{ "range change", test_range_change },
-	{ "index integrity (10000)", test_index_integrity },
-	{ "conditions", test_conditions },
-	{ "Normal Events of status transitions", test_status_events },
-	{ NULL, NULL },
+    {"bind and release", test_bind_release},
+    {"exhaustion", test_exhaustion},
+    {"rebuild reports conflicts", test_rebuild_conflicts},
+    {"render status.ipv4", test_render_status},
+    {"range change", test_range_change},
+    {"index integrity (10000)", test_index_integrity},
+    {"conditions", test_conditions},
+    {"Normal Events of status transitions", test_status_events},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "netpool", .tests = netpool_tests },
-	{ .name = NULL },
+    {.name = "netpool", .tests = netpool_tests},
+    {.name = NULL},
 };

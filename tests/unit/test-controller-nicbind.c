@@ -37,7 +37,7 @@ lookup(void *userdata, const char *network, enum netpool_avail *avail)
 	return NULL;
 }
 
-static uint32_t ex1[] = { IP(10, 0, 0, 12) };
+static uint32_t ex1[] = {IP(10, 0, 0, 12)};
 
 static int
 setup(void)
@@ -139,7 +139,7 @@ check_result(const struct vmnetcfg *cfg, const struct vmnetcfg_result *r)
 	}
 	for (size_t i = 0; i < r->n_events; i++) {
 		CU_ASSERT_TRUE(strcmp(r->events[i].type, "Normal") == 0 ||
-		    strcmp(r->events[i].type, "Warning") == 0);
+			       strcmp(r->events[i].type, "Warning") == 0);
 		CU_ASSERT_TRUE(camel_case(r->events[i].reason));
 	}
 }
@@ -162,7 +162,7 @@ n_events(const struct vmnetcfg_result *r, const char *type, const char *reason)
 
 	for (size_t i = 0; i < r->n_events; i++)
 		n += strcmp(r->events[i].type, type) == 0 &&
-		    (reason == NULL || strcmp(r->events[i].reason, reason) == 0);
+		     (reason == NULL || strcmp(r->events[i].reason, reason) == 0);
 	return n;
 }
 
@@ -266,8 +266,8 @@ test_static_and_conflicts(void)
 	CU_ASSERT_EQUAL(r.status.nics[1].state, VMNETCFG_STATE_PENDING);
 	CU_ASSERT_EQUAL(r.status.nics[2].state, VMNETCFG_STATE_PENDING);
 	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_ALLOCATED), CRD_COND_FALSE);
-	CU_ASSERT_STRING_EQUAL(cond_reason(&r.status, VMNETCFG_COND_ALLOCATED),
-	    VMNETCFG_REASON_STATIC_CONFLICT);
+	CU_ASSERT_STRING_EQUAL(
+	    cond_reason(&r.status, VMNETCFG_COND_ALLOCATED), VMNETCFG_REASON_STATIC_CONFLICT);
 	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_IN_SYNCED), CRD_COND_FALSE);
 	CU_ASSERT_EQUAL_FATAL(r.n_events, 2);
 	CU_ASSERT_STRING_EQUAL(r.events[0].reason, VMNETCFG_REASON_STATIC_CONFLICT);
@@ -295,7 +295,7 @@ test_independent_nics(void)
 	reset();
 	w.net2_ready = false;
 	cfg_init(&b, "vm-c");
-	cfg_nic(&b, "default/none", "02:00:00:00:00:0a", 0); /* no IPPool */
+	cfg_nic(&b, "default/none", "02:00:00:00:00:0a", 0);  /* no IPPool */
 	cfg_nic(&b, "default/net-2", "02:00:00:00:00:0b", 0); /* IPAM not built */
 	cfg_nic(&b, "default/net-1", "02:00:00:00:00:0c", 0);
 	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-c", 100, &r), 0);
@@ -304,8 +304,8 @@ test_independent_nics(void)
 	CU_ASSERT_EQUAL(r.status.nics[1].state, VMNETCFG_STATE_PENDING);
 	CU_ASSERT_EQUAL(r.status.nics[2].state, VMNETCFG_STATE_ALLOCATED); /* not blocked */
 	CU_ASSERT_EQUAL(r.status.nics[2].allocated_ip, IP(10, 0, 0, 10));
-	CU_ASSERT_STRING_EQUAL(cond_reason(&r.status, VMNETCFG_COND_ALLOCATED),
-	    VMNETCFG_REASON_NO_IPPOOL);
+	CU_ASSERT_STRING_EQUAL(
+	    cond_reason(&r.status, VMNETCFG_COND_ALLOCATED), VMNETCFG_REASON_NO_IPPOOL);
 	{
 		const struct crd_condition *c =
 		    crd_conditions_get(&r.status.conditions, VMNETCFG_COND_ALLOCATED);
@@ -453,8 +453,8 @@ test_exhausted(void)
 static void
 test_group_mac(void)
 {
-	static const char *const bad[] = { "ff:ff:ff:ff:ff:ff", "01:00:5e:00:00:01",
-		"00:00:00:00:00:00" };
+	static const char *const bad[] = {
+	    "ff:ff:ff:ff:ff:ff", "01:00:5e:00:00:01", "00:00:00:00:00:00"};
 	struct cfgbuf b;
 	struct vmnetcfg_result r;
 
@@ -499,8 +499,8 @@ test_paused(void)
 	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-p", 200, &r), 0);
 	CU_ASSERT_TRUE(r.changed);
 	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_DISABLED), CRD_COND_TRUE);
-	CU_ASSERT_STRING_EQUAL(cond_reason(&r.status, VMNETCFG_COND_DISABLED),
-	    VMNETCFG_REASON_PAUSED);
+	CU_ASSERT_STRING_EQUAL(
+	    cond_reason(&r.status, VMNETCFG_COND_DISABLED), VMNETCFG_REASON_PAUSED);
 	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_IN_SYNCED), CRD_COND_FALSE);
 	CU_ASSERT_EQUAL(r.status.n_nics, 1);
 	CU_ASSERT_EQUAL(netpool_size(w.net2), 0);
@@ -665,29 +665,29 @@ test_generation_bump(void)
 	b.cfg.spec.paused = true;
 	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-g", 500, &r), 0);
 	CU_ASSERT_TRUE(r.changed);
-	CU_ASSERT_EQUAL(crd_conditions_get(&r.status.conditions, VMNETCFG_COND_IN_SYNCED)
-			    ->observed_generation,
+	CU_ASSERT_EQUAL(
+	    crd_conditions_get(&r.status.conditions, VMNETCFG_COND_IN_SYNCED)->observed_generation,
 	    3);
 	vmnetcfg_result_clear(&r);
 	vmnetcfg_status_clear(&b.cfg.status);
 }
 
 static const struct test_case vmnetcfg_tests[] = {
-	{ "lowest free, idempotent", test_lowest_free_and_idempotent },
-	{ "static IP, duplicate MAC, conflicts", test_static_and_conflicts },
-	{ "NICs are independent", test_independent_nics },
-	{ "NIC moves network, stale", test_move_network_and_stale },
-	{ "move to a static address", test_move_to_static },
-	{ "pool exhausted", test_exhausted },
-	{ "broadcast, multicast and zero MACs stay Pending", test_group_mac },
-	{ "paused", test_paused },
-	{ "release all", test_release_all },
-	{ "Normal Events on transitions only", test_normal_events },
-	{ "a new generation rewrites the conditions once", test_generation_bump },
-	{ NULL, NULL },
+    {"lowest free, idempotent", test_lowest_free_and_idempotent},
+    {"static IP, duplicate MAC, conflicts", test_static_and_conflicts},
+    {"NICs are independent", test_independent_nics},
+    {"NIC moves network, stale", test_move_network_and_stale},
+    {"move to a static address", test_move_to_static},
+    {"pool exhausted", test_exhausted},
+    {"broadcast, multicast and zero MACs stay Pending", test_group_mac},
+    {"paused", test_paused},
+    {"release all", test_release_all},
+    {"Normal Events on transitions only", test_normal_events},
+    {"a new generation rewrites the conditions once", test_generation_bump},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "vmnetcfg", .init = setup, .cleanup = teardown, .tests = vmnetcfg_tests },
-	{ .name = NULL },
+    {.name = "vmnetcfg", .init = setup, .cleanup = teardown, .tests = vmnetcfg_tests},
+    {.name = NULL},
 };

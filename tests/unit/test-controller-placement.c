@@ -17,13 +17,13 @@ static struct placement_input
 input(void)
 {
 	return (struct placement_input){
-		.pool_ns = "default",
-		.pool_name = "net-1",
-		.network_name = "default/net-1",
-		.cluster_network = "mgmt",
-		.namespace = "harvester-system",
-		.image = "rancher/harvester-vm-dhcp-agent:v1",
-		.service_account = "vm-dhcp-agent",
+	    .pool_ns = "default",
+	    .pool_name = "net-1",
+	    .network_name = "default/net-1",
+	    .cluster_network = "mgmt",
+	    .namespace = "harvester-system",
+	    .image = "rancher/harvester-vm-dhcp-agent:v1",
+	    .service_account = "vm-dhcp-agent",
 	};
 }
 
@@ -40,7 +40,8 @@ test_names(void)
 	memset(name, 'a', 60);
 	name[60] = '\0';
 	CU_ASSERT_EQUAL(placement_agent_name("default", name, out), 0);
-	CU_ASSERT_STRING_EQUAL(out, "default-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-0e597-agent");
+	CU_ASSERT_STRING_EQUAL(
+	    out, "default-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-0e597-agent");
 	CU_ASSERT_EQUAL(strlen(out), 63);
 
 	/* a cut landing on '.' keeps 50 characters and 6 hex digits */
@@ -49,7 +50,8 @@ test_names(void)
 	memset(name + 43, 'c', 20);
 	name[63] = '\0';
 	CU_ASSERT_EQUAL(placement_agent_name("default", name, out), 0);
-	CU_ASSERT_STRING_EQUAL(out, "default-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb-7f9461-agent");
+	CU_ASSERT_STRING_EQUAL(
+	    out, "default-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb-7f9461-agent");
 	CU_ASSERT_EQUAL(strlen(out), 63);
 
 	/* the longest name that needs no hash: 57 characters before "-agent" */
@@ -125,7 +127,7 @@ test_manifest(void)
 	    "--listen", "$(POD_IP):8080", "--snapshot", "/var/lib/vm-dhcp/snapshot",
 	    "--leader-elect", "--lease-name", "default-net-1-agent", "--lease-duration", "2",
 	    "--renew-deadline", "1.5", "--retry-period", "0.3"};
-	const char *add[] = { "NET_RAW", "NET_BIND_SERVICE", "NET_ADMIN" };
+	const char *add[] = {"NET_RAW", "NET_BIND_SERVICE", "NET_ADMIN"};
 	json_t *env, *sc;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(dep);
@@ -152,16 +154,16 @@ test_manifest(void)
 	    kind_get(dep, "metadata", "labels", NULL)));
 
 	tmpl = kind_get(dep, "spec", "template", NULL);
-	CU_ASSERT_TRUE(json_equal(kind_get(tmpl, "metadata", "labels", NULL),
-	    kind_get(dep, "metadata", "labels", NULL)));
-	multus = json_loads(kind_get_str(tmpl, "metadata", "annotations",
-				KIND_ANNOT_MULTUS_NETWORKS, NULL),
-	    0, NULL);
+	CU_ASSERT_TRUE(json_equal(
+	    kind_get(tmpl, "metadata", "labels", NULL), kind_get(dep, "metadata", "labels", NULL)));
+	multus = json_loads(
+	    kind_get_str(tmpl, "metadata", "annotations", KIND_ANNOT_MULTUS_NETWORKS, NULL), 0,
+	    NULL);
 	CU_ASSERT_EQUAL(json_array_size(multus), 1);
 	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(multus, 0), "interface", NULL), "eth1");
 	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(multus, 0), "name", NULL), "net-1");
-	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(multus, 0), "namespace", NULL),
-	    "default");
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(json_array_get(multus, 0), "namespace", NULL), "default");
 	json_decref(multus);
 
 	pod = kind_get(tmpl, "spec", NULL);
@@ -176,9 +178,8 @@ test_manifest(void)
 	    0);
 	CU_ASSERT_STRING_EQUAL(kind_get_str(expr, "key", NULL), "network.harvesterhci.io/mgmt");
 	CU_ASSERT_STRING_EQUAL(kind_get_str(expr, "operator", NULL), "In");
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_array_get(json_object_get(expr, "values"),
-				   0)),
-	    "true");
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_array_get(json_object_get(expr, "values"), 0)), "true");
 	/* beside it, in the same affinity: replicas spread over nodes, preferred only */
 	CU_ASSERT_EQUAL(json_object_size(kind_get(pod, "affinity", NULL)), 2);
 	CU_ASSERT_PTR_NULL(kind_get(pod, "affinity", "podAntiAffinity",
@@ -199,10 +200,10 @@ test_manifest(void)
 	    json_object_size(kind_get(term, "podAffinityTerm", "labelSelector", NULL)), 1);
 	tol = kind_get(pod, "tolerations", NULL);
 	CU_ASSERT_EQUAL(json_array_size(tol), 2);
-	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(tol, 1), "key", NULL),
-	    "node.kubernetes.io/unreachable");
-	CU_ASSERT(json_integer_value(kind_get(json_array_get(tol, 0), "tolerationSeconds", NULL)) <
-	    300);
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(json_array_get(tol, 1), "key", NULL), "node.kubernetes.io/unreachable");
+	CU_ASSERT(
+	    json_integer_value(kind_get(json_array_get(tol, 0), "tolerationSeconds", NULL)) < 300);
 
 	c = json_array_get(kind_get(pod, "containers", NULL), 0);
 	CU_ASSERT_STRING_EQUAL(kind_get_str(c, "image", NULL), in.image);
@@ -218,8 +219,8 @@ test_manifest(void)
 		CU_ASSERT_STRING_EQUAL(
 		    json_string_value(json_array_get(json_object_get(caps, "add"), i)), add[i]);
 	CU_ASSERT_EQUAL(json_array_size(json_object_get(caps, "drop")), 1);
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_array_get(json_object_get(caps, "drop"), 0)),
-	    "ALL");
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_array_get(json_object_get(caps, "drop"), 0)), "ALL");
 	CU_ASSERT_TRUE(json_is_true(json_object_get(sc, "runAsNonRoot")));
 	CU_ASSERT_EQUAL(json_integer_value(json_object_get(sc, "runAsUser")), 65532);
 	CU_ASSERT_EQUAL(json_integer_value(json_object_get(sc, "runAsGroup")), 65532);
@@ -241,12 +242,12 @@ test_manifest(void)
 	CU_ASSERT_PTR_NULL(kind_get(pod, "nodeSelector", NULL));
 	CU_ASSERT_PTR_NULL(kind_get(pod, "imagePullSecrets", NULL));
 	CU_ASSERT_PTR_NULL(kind_get(pod, "priorityClassName", NULL));
-	CU_ASSERT_STRING_EQUAL(kind_get_str(c, "readinessProbe", "httpGet", "path", NULL),
-	    "/readyz");
-	CU_ASSERT_STRING_EQUAL(kind_get_str(c, "livenessProbe", "httpGet", "path", NULL),
-	    "/healthz");
-	CU_ASSERT_EQUAL(json_integer_value(kind_get(c, "livenessProbe", "httpGet", "port", NULL)),
-	    8080);
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(c, "readinessProbe", "httpGet", "path", NULL), "/readyz");
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(c, "livenessProbe", "httpGet", "path", NULL), "/healthz");
+	CU_ASSERT_EQUAL(
+	    json_integer_value(kind_get(c, "livenessProbe", "httpGet", "port", NULL)), 8080);
 	CU_ASSERT_PTR_NOT_NULL(kind_annotation(dep, PLACEMENT_ANNOT_HASH));
 	json_decref(dep);
 }
@@ -310,8 +311,8 @@ test_plain_multus_and_bare_network(void)
 	multus = json_loads(kind_get_str(dep, "spec", "template", "metadata", "annotations",
 				KIND_ANNOT_MULTUS_NETWORKS, NULL),
 	    0, NULL);
-	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(multus, 0), "namespace", NULL),
-	    "default");
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(json_array_get(multus, 0), "namespace", NULL), "default");
 	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(multus, 0), "name", NULL), "net-9");
 	json_decref(multus);
 	json_decref(dep);
@@ -363,8 +364,7 @@ test_replacement_decision(void)
 
 	/* what the API server returns: ours plus server fields */
 	have = json_deep_copy(want);
-	json_object_set_new(json_object_get(have, "metadata"), "resourceVersion",
-	    json_string("7"));
+	json_object_set_new(json_object_get(have, "metadata"), "resourceVersion", json_string("7"));
 	json_object_set_new(json_object_get(have, "metadata"), "uid", json_string("u-1"));
 	json_object_set_new(have, "status", json_pack("{s:i}", "readyReplicas", 1));
 	CU_ASSERT_EQUAL(placement_decide(have, want, false), PLACEMENT_KEEP);
@@ -448,7 +448,7 @@ static void
 test_knobs_manifest(void)
 {
 	struct placement_input in = input();
-	struct placement_opts o = { 0 }, copy;
+	struct placement_opts o = {0}, copy;
 	json_t *dep, *pod, *c, *tol, *multus;
 
 	set_ok(&o, PLACEMENT_OPT_INTERFACE, "br-vms");
@@ -519,7 +519,7 @@ static void
 test_knobs_hash(void)
 {
 	struct placement_input in = input();
-	struct placement_opts o = { 0 };
+	struct placement_opts o = {0};
 	json_t *base = build(&in), *dep;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(base);
@@ -604,58 +604,57 @@ test_knobs_refused(void)
 		const char *value;
 		const char *reason; /* a substring of the message */
 	} bad[] = {
-		{ PLACEMENT_OPT_INTERFACE, "", "1 to 15" },
-		{ PLACEMENT_OPT_INTERFACE, "a-very-long-name0", "1 to 15" },
-		{ PLACEMENT_OPT_INTERFACE, "eth/1", "no '/'" },
-		{ PLACEMENT_OPT_INTERFACE, "eth 1", "space" },
-		{ PLACEMENT_OPT_INTERFACE, "..", "not an interface name" },
-		{ PLACEMENT_OPT_PULL_POLICY, "always", "Always, IfNotPresent or Never" },
-		{ PLACEMENT_OPT_PULL_SECRET, "RegCred", "DNS subdomain" },
-		{ PLACEMENT_OPT_PULL_SECRET, "-x", "DNS subdomain" },
-		{ PLACEMENT_OPT_PRIORITY_CLASS, "high_prio", "DNS subdomain" },
-		{ PLACEMENT_OPT_PRIORITY_CLASS, "", "DNS subdomain" },
-		{ PLACEMENT_OPT_RESOURCES, "{", "not JSON" },
-		{ PLACEMENT_OPT_RESOURCES, "{\"a\":1,\"a\":2}", "not JSON" },
-		{ PLACEMENT_OPT_RESOURCES, "[]", "must be a JSON object" },
-		{ PLACEMENT_OPT_RESOURCES, "\"10m\"", "must be a JSON object" },
-		{ PLACEMENT_OPT_RESOURCES, "{\"request\":{}}", "unknown field \"request\"" },
-		{ PLACEMENT_OPT_RESOURCES, "{\"limits\":[]}", "limits must be an object" },
-		{ PLACEMENT_OPT_RESOURCES, "{\"limits\":{\"memroy\":\"1Mi\"}}", "\"memroy\"" },
-		{ PLACEMENT_OPT_RESOURCES, "{\"limits\":{\"memory\":\"64MB\"}}", "quantity" },
-		{ PLACEMENT_OPT_RESOURCES, "{\"limits\":{\"memory\":\"-1\"}}", "quantity" },
-		{ PLACEMENT_OPT_RESOURCES, "{\"limits\":{\"memory\":-1}}", "quantity" },
-		{ PLACEMENT_OPT_RESOURCES, "{\"limits\":{\"cpu\":\"1.2.3\"}}", "quantity" },
-		{ PLACEMENT_OPT_RESOURCES, "{\"limits\":{\"cpu\":true}}", "quantity" },
-		{ PLACEMENT_OPT_RESOURCES,
-		    "{\"requests\":{\"memory\":\"128Mi\"},\"limits\":{\"memory\":\"0.0625Gi\"}}",
-		    "requests.memory is above limits.memory" },
-		{ PLACEMENT_OPT_NODE_SELECTOR, "[]", "must be a JSON object of strings" },
-		{ PLACEMENT_OPT_NODE_SELECTOR, "{\"a\":1}", "must be a string" },
-		{ PLACEMENT_OPT_NODE_SELECTOR, "{\"a b\":\"c\"}", "not a label key" },
-		{ PLACEMENT_OPT_NODE_SELECTOR, "{\"a\":\"-c\"}", "not a label value" },
-		{ PLACEMENT_OPT_TOLERATIONS, "{}", "must be a JSON array" },
-		{ PLACEMENT_OPT_TOLERATIONS, "[1]", "[0] must be an object" },
-		{ PLACEMENT_OPT_TOLERATIONS, "[{\"operator\":\"Exists\"},{\"keys\":\"a\"}]",
-		    "[1]: unknown field \"keys\"" },
-		{ PLACEMENT_OPT_TOLERATIONS, "[{\"key\":\"a\",\"operator\":\"In\"}]",
-		    "not Exists or Equal" },
-		{ PLACEMENT_OPT_TOLERATIONS, "[{\"value\":\"a\"}]",
-		    "empty key needs operator Exists" },
-		{ PLACEMENT_OPT_TOLERATIONS,
-		    "[{\"key\":\"a\",\"operator\":\"Exists\",\"value\":\"b\"}]", "takes no value" },
-		{ PLACEMENT_OPT_TOLERATIONS, "[{\"key\":\"a\",\"effect\":\"NoRun\"}]",
-		    "effect \"NoRun\"" },
-		{ PLACEMENT_OPT_TOLERATIONS,
-		    "[{\"key\":\"a\",\"effect\":\"NoSchedule\","
-		    "\"tolerationSeconds\":5}]",
-		    "needs effect NoExecute" },
-		{ PLACEMENT_OPT_TOLERATIONS,
-		    "[{\"key\":\"a\",\"effect\":\"NoExecute\","
-		    "\"tolerationSeconds\":\"5\"}]",
-		    "must be an integer" },
-		{ PLACEMENT_OPT_TOLERATIONS, "[{\"key\":5}]", "must be a string" },
+	    {PLACEMENT_OPT_INTERFACE, "", "1 to 15"},
+	    {PLACEMENT_OPT_INTERFACE, "a-very-long-name0", "1 to 15"},
+	    {PLACEMENT_OPT_INTERFACE, "eth/1", "no '/'"},
+	    {PLACEMENT_OPT_INTERFACE, "eth 1", "space"},
+	    {PLACEMENT_OPT_INTERFACE, "..", "not an interface name"},
+	    {PLACEMENT_OPT_PULL_POLICY, "always", "Always, IfNotPresent or Never"},
+	    {PLACEMENT_OPT_PULL_SECRET, "RegCred", "DNS subdomain"},
+	    {PLACEMENT_OPT_PULL_SECRET, "-x", "DNS subdomain"},
+	    {PLACEMENT_OPT_PRIORITY_CLASS, "high_prio", "DNS subdomain"},
+	    {PLACEMENT_OPT_PRIORITY_CLASS, "", "DNS subdomain"},
+	    {PLACEMENT_OPT_RESOURCES, "{", "not JSON"},
+	    {PLACEMENT_OPT_RESOURCES, "{\"a\":1,\"a\":2}", "not JSON"},
+	    {PLACEMENT_OPT_RESOURCES, "[]", "must be a JSON object"},
+	    {PLACEMENT_OPT_RESOURCES, "\"10m\"", "must be a JSON object"},
+	    {PLACEMENT_OPT_RESOURCES, "{\"request\":{}}", "unknown field \"request\""},
+	    {PLACEMENT_OPT_RESOURCES, "{\"limits\":[]}", "limits must be an object"},
+	    {PLACEMENT_OPT_RESOURCES, "{\"limits\":{\"memroy\":\"1Mi\"}}", "\"memroy\""},
+	    {PLACEMENT_OPT_RESOURCES, "{\"limits\":{\"memory\":\"64MB\"}}", "quantity"},
+	    {PLACEMENT_OPT_RESOURCES, "{\"limits\":{\"memory\":\"-1\"}}", "quantity"},
+	    {PLACEMENT_OPT_RESOURCES, "{\"limits\":{\"memory\":-1}}", "quantity"},
+	    {PLACEMENT_OPT_RESOURCES, "{\"limits\":{\"cpu\":\"1.2.3\"}}", "quantity"},
+	    {PLACEMENT_OPT_RESOURCES, "{\"limits\":{\"cpu\":true}}", "quantity"},
+	    {PLACEMENT_OPT_RESOURCES,
+		"{\"requests\":{\"memory\":\"128Mi\"},\"limits\":{\"memory\":\"0.0625Gi\"}}",
+		"requests.memory is above limits.memory"},
+	    {PLACEMENT_OPT_NODE_SELECTOR, "[]", "must be a JSON object of strings"},
+	    {PLACEMENT_OPT_NODE_SELECTOR, "{\"a\":1}", "must be a string"},
+	    {PLACEMENT_OPT_NODE_SELECTOR, "{\"a b\":\"c\"}", "not a label key"},
+	    {PLACEMENT_OPT_NODE_SELECTOR, "{\"a\":\"-c\"}", "not a label value"},
+	    {PLACEMENT_OPT_TOLERATIONS, "{}", "must be a JSON array"},
+	    {PLACEMENT_OPT_TOLERATIONS, "[1]", "[0] must be an object"},
+	    {PLACEMENT_OPT_TOLERATIONS, "[{\"operator\":\"Exists\"},{\"keys\":\"a\"}]",
+		"[1]: unknown field \"keys\""},
+	    {PLACEMENT_OPT_TOLERATIONS, "[{\"key\":\"a\",\"operator\":\"In\"}]",
+		"not Exists or Equal"},
+	    {PLACEMENT_OPT_TOLERATIONS, "[{\"value\":\"a\"}]", "empty key needs operator Exists"},
+	    {PLACEMENT_OPT_TOLERATIONS, "[{\"key\":\"a\",\"operator\":\"Exists\",\"value\":\"b\"}]",
+		"takes no value"},
+	    {PLACEMENT_OPT_TOLERATIONS, "[{\"key\":\"a\",\"effect\":\"NoRun\"}]",
+		"effect \"NoRun\""},
+	    {PLACEMENT_OPT_TOLERATIONS,
+		"[{\"key\":\"a\",\"effect\":\"NoSchedule\","
+		"\"tolerationSeconds\":5}]",
+		"needs effect NoExecute"},
+	    {PLACEMENT_OPT_TOLERATIONS,
+		"[{\"key\":\"a\",\"effect\":\"NoExecute\","
+		"\"tolerationSeconds\":\"5\"}]",
+		"must be an integer"},
+	    {PLACEMENT_OPT_TOLERATIONS, "[{\"key\":5}]", "must be a string"},
 	};
-	struct placement_opts o = { 0 };
+	struct placement_opts o = {0};
 	char err[256];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -938,6 +937,6 @@ static const struct test_case placement_tests[] = {
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "placement", .tests = placement_tests },
-	{ .name = NULL },
+    {.name = "placement", .tests = placement_tests},
+    {.name = NULL},
 };

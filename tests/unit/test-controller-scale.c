@@ -50,8 +50,8 @@ create_next(struct scale *s)
 	if (i >= s->want)
 		return;
 	snprintf(name, sizeof(name), "vm-%05zu", i);
-	snprintf(mac, sizeof(mac), "02:01:00:%02zx:%02zx:%02zx", (i >> 16) & 0xff,
-	    (i >> 8) & 0xff, i & 0xff);
+	snprintf(mac, sizeof(mac), "02:01:00:%02zx:%02zx:%02zx", (i >> 16) & 0xff, (i >> 8) & 0xff,
+	    i & 0xff);
 	if (s->from_vms) {
 		obj = json_pack("{s:s, s:s, s:{s:s, s:s},"
 				" s:{s:{s:{s:{s:{s:[{s:s, s:{}, s:s}]}}, s:[{s:s, s:{s:s}}]}}}}",
@@ -116,8 +116,8 @@ check_cb(evutil_socket_t fd, short what, void *arg)
 	kube_store_foreach(kube_informer_store(s->ctrl->inf_cfg), count_allocated, s);
 	rt = ctrl_pool_rt(s->ctrl, NS "/big");
 	if (s->allocated == s->want && rt != NULL && rt->np != NULL) {
-		const struct pool_item *p = kube_store_get(kube_informer_store(s->ctrl->inf_pool),
-		    NS "/big");
+		const struct pool_item *p =
+		    kube_store_get(kube_informer_store(s->ctrl->inf_pool), NS "/big");
 
 		if (p != NULL && p->pool != NULL && p->pool->status.used == (long long)s->want)
 			s->done = true;
@@ -145,10 +145,10 @@ test_scale(void)
 	const char *env = getenv("VMDHCP_CONTROLLER_SCALE");
 	struct test_apiserver *api = NULL;
 	struct kube_config *cfg = NULL;
-	struct scale s = { 0 };
-	struct ctrl_opts o = { .namespace = "vmdhcp", .agent_image = "agent:v1" };
+	struct scale s = {0};
+	struct ctrl_opts o = {.namespace = "vmdhcp", .agent_image = "agent:v1"};
 	struct event *tick;
-	struct timeval tv = { .tv_sec = 0, .tv_usec = 100000 };
+	struct timeval tv = {.tv_sec = 0, .tv_usec = 100000};
 	char err[256], body[512];
 	uint64_t t0, t1;
 	long code = 0;
@@ -166,14 +166,15 @@ test_scale(void)
 	log_init("test-controller-scale", LOG_LEVEL_WARN);
 	CU_ASSERT_EQUAL_FATAL(test_apiserver_start(&api, NULL), 0);
 	s.base = event_base_new();
-	CU_ASSERT_EQUAL_FATAL(kube_config_from_kubeconfig(test_apiserver_kubeconfig(api), NULL,
-				  &cfg, err, sizeof(err)),
+	CU_ASSERT_EQUAL_FATAL(kube_config_from_kubeconfig(
+				  test_apiserver_kubeconfig(api), NULL, &cfg, err, sizeof(err)),
 	    0);
 	CU_ASSERT_EQUAL_FATAL(kube_client_new(s.base, cfg, &s.client), 0);
 
 	snprintf(body, sizeof(body),
 	    "{\"apiVersion\":\"k8s.cni.cncf.io/v1\",\"kind\":\"NetworkAttachmentDefinition\","
-	    "\"metadata\":{\"name\":\"big\",\"namespace\":\"" NS "\"},\"spec\":{\"config\":\"{}\"}}");
+	    "\"metadata\":{\"name\":\"big\",\"namespace\":\"" NS
+	    "\"},\"spec\":{\"config\":\"{}\"}}");
 	test_apiserver_request(api, "POST",
 	    "/apis/k8s.cni.cncf.io/v1/namespaces/" NS "/network-attachment-definitions", NULL, body,
 	    &code, NULL);
@@ -183,8 +184,8 @@ test_scale(void)
 	    "\"big\",\"namespace\":\"" NS "\"},\"spec\":{\"networkName\":\"" NS "/big\","
 	    "\"ipv4Config\":{\"cidr\":\"10.1.0.0/16\",\"serverIP\":\"10.1.0.2\",\"router\":"
 	    "\"10.1.0.1\",\"pool\":{\"start\":\"10.1.0.10\",\"end\":\"10.1.255.250\"}}}}");
-	test_apiserver_request(api, "POST",
-	    "/apis/" CRD_API_VERSION "/namespaces/" NS "/ippools", NULL, body, &code, NULL);
+	test_apiserver_request(api, "POST", "/apis/" CRD_API_VERSION "/namespaces/" NS "/ippools",
+	    NULL, body, &code, NULL);
 	CU_ASSERT_EQUAL(code, 201);
 
 	/* N VMNetCfgs, one NIC each, 32 requests in flight */
@@ -193,9 +194,8 @@ test_scale(void)
 	t0 = clock_now_usec();
 	kube_run_until(s.base, &s.done, 600000);
 	CU_ASSERT_EQUAL_FATAL(s.created, s.want);
-	printf("\nscale: %zu %s created in %.2f s; RSS before the controller %ld KiB\n",
-	    s.want, s.from_vms ? "VMs" : "VMNetCfgs", (double)(clock_now_usec() - t0) / 1e6,
-	    rss_kib());
+	printf("\nscale: %zu %s created in %.2f s; RSS before the controller %ld KiB\n", s.want,
+	    s.from_vms ? "VMs" : "VMNetCfgs", (double)(clock_now_usec() - t0) / 1e6, rss_kib());
 
 	/* the controller starts on a populated API; time until everything is bound */
 	s.done = false;
@@ -212,7 +212,7 @@ test_scale(void)
 	CU_ASSERT_EQUAL(s.allocated, s.want);
 	{
 		struct pool_rt *rt = ctrl_pool_rt(s.ctrl, NS "/big");
-		struct ipam_counts counts = { 0 };
+		struct ipam_counts counts = {0};
 
 		CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
 		CU_ASSERT_PTR_NOT_NULL_FATAL(rt->np);
@@ -238,11 +238,11 @@ test_scale(void)
 }
 
 static const struct test_case scale_tests[] = {
-	{ "bind N NICs in one pool", test_scale },
-	{ NULL, NULL },
+    {"bind N NICs in one pool", test_scale},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "controller-scale", .tests = scale_tests },
-	{ .name = NULL },
+    {.name = "controller-scale", .tests = scale_tests},
+    {.name = NULL},
 };

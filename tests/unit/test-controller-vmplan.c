@@ -116,8 +116,8 @@ test_kinds_nad_deploy_node(void)
 	json_t *dep = json_pack("{s:{s:i}, s:{s:i}, s:{s:i, s:i, s:i}}", "metadata", "generation",
 	    3, "spec", "replicas", 1, "status", "observedGeneration", 2, "readyReplicas", 1,
 	    "availableReplicas", 1);
-	json_t *node = json_pack("{s:{s:[{s:s, s:s}, {s:s, s:s}]}}", "status", "conditions",
-	    "type", "MemoryPressure", "status", "False", "type", "Ready", "status", "True");
+	json_t *node = json_pack("{s:{s:[{s:s, s:s}, {s:s, s:s}]}}", "status", "conditions", "type",
+	    "MemoryPressure", "status", "False", "type", "Ready", "status", "True");
 	const char *why = NULL;
 
 	CU_ASSERT_STRING_EQUAL(nad_cluster_network(nad), "mgmt");
@@ -125,8 +125,7 @@ test_kinds_nad_deploy_node(void)
 
 	CU_ASSERT_FALSE(deployment_ready(dep, &why)); /* generation 3 not observed */
 	CU_ASSERT_PTR_NOT_NULL(why);
-	json_object_set_new(json_object_get(dep, "status"), "observedGeneration",
-	    json_integer(3));
+	json_object_set_new(json_object_get(dep, "status"), "observedGeneration", json_integer(3));
 	CU_ASSERT_TRUE(deployment_ready(dep, &why));
 	CU_ASSERT_PTR_NULL(why);
 	json_object_set_new(json_object_get(dep, "status"), "readyReplicas", json_integer(0));
@@ -164,30 +163,30 @@ test_vm_plan(void)
 
 	ref = json_array_get(kind_get(p.vmnetcfg, "metadata", "ownerReferences", NULL), 0);
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(ref, "kind")), "VirtualMachine");
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(ref, "apiVersion")),
-	    "kubevirt.io/v1");
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(ref, "uid")),
-	    "8d0c5a0e-7b0e-4c55-9f3f-1f2b3c4d5e6f");
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(ref, "apiVersion")), "kubevirt.io/v1");
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(ref, "uid")), "8d0c5a0e-7b0e-4c55-9f3f-1f2b3c4d5e6f");
 	CU_ASSERT_TRUE(json_is_true(json_object_get(ref, "controller")));
 	CU_ASSERT_TRUE(json_is_true(json_object_get(ref, "blockOwnerDeletion")));
 
 	/* pod network skipped silently; three Multus NICs kept in the VM's order */
 	ncs = kind_get(p.vmnetcfg, "spec", VMNETCFG_FIELD_NICS, NULL);
 	CU_ASSERT_EQUAL_FATAL(json_array_size(ncs), 3);
-	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(ncs, 0), "networkName", NULL),
-	    "default/net-1");
-	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(ncs, 0), "macAddress", NULL),
-	    "02:aa:bb:cc:dd:01");
-	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(ncs, 0), "ipAddress", NULL),
-	    "10.0.0.50");
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(json_array_get(ncs, 0), "networkName", NULL), "default/net-1");
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(json_array_get(ncs, 0), "macAddress", NULL), "02:aa:bb:cc:dd:01");
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(json_array_get(ncs, 0), "ipAddress", NULL), "10.0.0.50");
 	/* a bare multus name resolves in the VM's namespace */
-	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(ncs, 1), "networkName", NULL),
-	    "tenant-a/net-2");
-	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(ncs, 1), "macAddress", NULL),
-	    "02:aa:bb:cc:dd:02");
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(json_array_get(ncs, 1), "networkName", NULL), "tenant-a/net-2");
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(json_array_get(ncs, 1), "macAddress", NULL), "02:aa:bb:cc:dd:02");
 	CU_ASSERT_PTR_NULL(kind_get(json_array_get(ncs, 1), "ipAddress", NULL));
-	CU_ASSERT_STRING_EQUAL(kind_get_str(json_array_get(ncs, 2), "macAddress", NULL),
-	    "02:aa:bb:cc:dd:06");
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(json_array_get(ncs, 2), "macAddress", NULL), "02:aa:bb:cc:dd:06");
 
 	/* the incomplete NICs are reported with a reason */
 	CU_ASSERT_EQUAL_FATAL(p.n_skipped, 3);
@@ -234,8 +233,8 @@ test_vm_update_decision(void)
 
 	/* identical object: no write */
 	existing = json_deep_copy(p.vmnetcfg);
-	json_object_set_new(json_object_get(existing, "metadata"), "resourceVersion",
-	    json_string("42"));
+	json_object_set_new(
+	    json_object_get(existing, "metadata"), "resourceVersion", json_string("42"));
 	CU_ASSERT_EQUAL(vm_vmnetcfg_update(existing, p.vmnetcfg, &upd), 0);
 	CU_ASSERT_PTR_NULL(upd);
 
@@ -244,8 +243,8 @@ test_vm_update_decision(void)
 	json_array_remove(kind_get(existing, "spec", VMNETCFG_FIELD_NICS, NULL), 1);
 	json_object_set_new(json_object_get(existing, "spec"), "paused", json_true());
 	json_object_set_new(existing, "status", json_pack("{s:[]}", "networkConfigs"));
-	json_object_set_new(kind_get(existing, "metadata", "labels", NULL), "team",
-	    json_string("blue"));
+	json_object_set_new(
+	    kind_get(existing, "metadata", "labels", NULL), "team", json_string("blue"));
 	CU_ASSERT_EQUAL(vm_vmnetcfg_update(existing, p.vmnetcfg, &upd), 1);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(upd);
 	CU_ASSERT_EQUAL(json_array_size(kind_get(upd, "spec", VMNETCFG_FIELD_NICS, NULL)), 3);
@@ -277,22 +276,22 @@ test_vm_update_decision(void)
 }
 
 static const struct test_case kinds_tests[] = {
-	{ "getters", test_kinds_getters },
-	{ "nic mac and static ip", test_kinds_nic_mac_and_ip },
-	{ "network refs", test_kinds_refs },
-	{ "nad, deployment, node", test_kinds_nad_deploy_node },
-	{ NULL, NULL },
+    {"getters", test_kinds_getters},
+    {"nic mac and static ip", test_kinds_nic_mac_and_ip},
+    {"network refs", test_kinds_refs},
+    {"nad, deployment, node", test_kinds_nad_deploy_node},
+    {NULL, NULL},
 };
 
 static const struct test_case vm_tests[] = {
-	{ "plan from VM", test_vm_plan },
-	{ "deterministic, invalid VM", test_vm_plan_deterministic_and_invalid },
-	{ "update decision", test_vm_update_decision },
-	{ NULL, NULL },
+    {"plan from VM", test_vm_plan},
+    {"deterministic, invalid VM", test_vm_plan_deterministic_and_invalid},
+    {"update decision", test_vm_update_decision},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "kinds", .tests = kinds_tests },
-	{ .name = "vm", .tests = vm_tests },
-	{ .name = NULL },
+    {.name = "kinds", .tests = kinds_tests},
+    {.name = "vm", .tests = vm_tests},
+    {.name = NULL},
 };

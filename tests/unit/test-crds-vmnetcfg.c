@@ -46,14 +46,15 @@ load(const char *text)
 static void
 test_go_project_status_field(void)
 {
-	json_t *j = load("{\"apiVersion\": \"network.harvesterhci.io/v1alpha1\","
-	    " \"kind\": \"VirtualMachineNetworkConfig\","
-	    " \"metadata\": {\"name\": \"vm1\", \"namespace\": \"default\"},"
-	    " \"spec\": {\"vmName\": \"vm1\", \"networkConfig\": ["
-	    "  {\"networkName\": \"default/net-48\", \"macAddress\": \"52:54:00:AA:BB:01\"}]},"
-	    " \"status\": {\"networkConfig\": [{\"allocatedIPAddress\": \"192.168.48.7\","
-	    "  \"macAddress\": \"52:54:00:aa:bb:01\", \"networkName\": \"default/net-48\","
-	    "  \"status\": \"Allocated\"}]}}");
+	json_t *j =
+	    load("{\"apiVersion\": \"network.harvesterhci.io/v1alpha1\","
+		 " \"kind\": \"VirtualMachineNetworkConfig\","
+		 " \"metadata\": {\"name\": \"vm1\", \"namespace\": \"default\"},"
+		 " \"spec\": {\"vmName\": \"vm1\", \"networkConfig\": ["
+		 "  {\"networkName\": \"default/net-48\", \"macAddress\": \"52:54:00:AA:BB:01\"}]},"
+		 " \"status\": {\"networkConfig\": [{\"allocatedIPAddress\": \"192.168.48.7\","
+		 "  \"macAddress\": \"52:54:00:aa:bb:01\", \"networkName\": \"default/net-48\","
+		 "  \"status\": \"Allocated\"}]}}");
 	struct vmnetcfg *c = NULL;
 	struct crd_error err;
 

@@ -25,8 +25,8 @@ suite_init(void)
 	if (test_apiserver_start(&srv, NULL) < 0)
 		return -1;
 	base = event_base_new();
-	if (kube_config_from_kubeconfig(test_apiserver_kubeconfig(srv), NULL, &cfg, err,
-		sizeof(err)) < 0) {
+	if (kube_config_from_kubeconfig(
+		test_apiserver_kubeconfig(srv), NULL, &cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return -1;
 	}
@@ -87,15 +87,15 @@ wait_answer(struct answer *a, int rc)
 static json_t *
 configmap(const char *name, const char *app, const char *value)
 {
-	return json_pack("{s:{s:s, s:s, s:{s:s}}, s:{s:s}}", "metadata", "name", name,
-	    "namespace", "t", "labels", "app", app, "data", "v", value);
+	return json_pack("{s:{s:s, s:s, s:{s:s}}, s:{s:s}}", "metadata", "name", name, "namespace",
+	    "t", "labels", "app", app, "data", "v", value);
 }
 
 static json_t *
 configmap_in(const char *ns, const char *name)
 {
-	return json_pack("{s:{s:s, s:s}, s:{s:s}}", "metadata", "name", name, "namespace", ns,
-	    "data", "v", "1");
+	return json_pack(
+	    "{s:{s:s, s:s}, s:{s:s}}", "metadata", "name", name, "namespace", ns, "data", "v", "1");
 }
 
 /* --- tests ----------------------------------------------------------------------------------- */
@@ -103,36 +103,33 @@ configmap_in(const char *ns, const char *name)
 static void
 test_create_get(void)
 {
-	struct answer a = { 0 };
+	struct answer a = {0};
 	json_t *cm = configmap("one", "web", "1");
 
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "t", cm,
-					    answer_cb, &a)),
-	    0);
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_create(client, &kube_res_configmaps, "t", cm, answer_cb, &a)), 0);
 	CU_ASSERT_EQUAL(a.status, 201);
 	CU_ASSERT_PTR_NOT_NULL(kube_obj_uid(a.obj));
 	CU_ASSERT_PTR_NOT_NULL(kube_obj_resource_version(a.obj));
 	answer_reset(&a);
 
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "one",
-					    answer_cb, &a)),
-	    0);
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(a.obj, "data"),
-				   "v")),
-	    "1");
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "one", answer_cb, &a)), 0);
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(json_object_get(a.obj, "data"), "v")), "1");
 	answer_reset(&a);
 
 	/* again: AlreadyExists -> -EEXIST with the Status message */
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "t", cm,
-					    answer_cb, &a)),
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_create(client, &kube_res_configmaps, "t", cm, answer_cb, &a)),
 	    -EEXIST);
 	CU_ASSERT_EQUAL(a.status, 409);
 	CU_ASSERT_STRING_EQUAL(a.reason, "AlreadyExists");
 	CU_ASSERT_PTR_NOT_NULL(strstr(a.message, "one"));
 	answer_reset(&a);
 
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "missing",
-					    answer_cb, &a)),
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "missing", answer_cb, &a)),
 	    -ENOENT);
 	CU_ASSERT_EQUAL(a.status, 404);
 	answer_reset(&a);
@@ -141,18 +138,18 @@ test_create_get(void)
 	/* bad arguments are refused before any request */
 	CU_ASSERT_EQUAL(kube_get(client, &kube_res_configmaps, NULL, "x", answer_cb, &a), -EINVAL);
 	cm = json_object();
-	CU_ASSERT_EQUAL(kube_create(client, &kube_res_configmaps, NULL, cm, answer_cb, &a),
-	    -EINVAL);
+	CU_ASSERT_EQUAL(
+	    kube_create(client, &kube_res_configmaps, NULL, cm, answer_cb, &a), -EINVAL);
 	json_decref(cm);
 }
 
 static void
 test_list_selectors(void)
 {
-	struct answer a = { 0 };
-	struct kube_list_opts lo = { .label_selector = "app=db" };
-	const char *names[] = { "db1", "db2", "web1" };
-	const char *apps[] = { "db", "db", "web" };
+	struct answer a = {0};
+	struct kube_list_opts lo = {.label_selector = "app=db"};
+	const char *names[] = {"db1", "db2", "web1"};
+	const char *apps[] = {"db", "db", "web"};
 
 	for (int i = 0; i < 3; i++) {
 		json_t *cm = configmap(names[i], apps[i], "x");
@@ -163,25 +160,22 @@ test_list_selectors(void)
 		answer_reset(&a);
 		json_decref(cm);
 	}
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_list(client, &kube_res_configmaps, "t", &lo,
-					    answer_cb, &a)),
-	    0);
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_list(client, &kube_res_configmaps, "t", &lo, answer_cb, &a)), 0);
 	CU_ASSERT_EQUAL(json_array_size(json_object_get(a.obj, "items")), 2);
-	CU_ASSERT_PTR_NOT_NULL(json_string_value(json_object_get(
-	    json_object_get(a.obj, "metadata"), "resourceVersion")));
+	CU_ASSERT_PTR_NOT_NULL(json_string_value(
+	    json_object_get(json_object_get(a.obj, "metadata"), "resourceVersion")));
 	answer_reset(&a);
 
-	lo = (struct kube_list_opts){ .field_selector = "metadata.name=web1" };
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_list(client, &kube_res_configmaps, "t", &lo,
-					    answer_cb, &a)),
-	    0);
+	lo = (struct kube_list_opts){.field_selector = "metadata.name=web1"};
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_list(client, &kube_res_configmaps, "t", &lo, answer_cb, &a)), 0);
 	CU_ASSERT_EQUAL(json_array_size(json_object_get(a.obj, "items")), 1);
 	answer_reset(&a);
 
 	/* all namespaces */
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_list(client, &kube_res_configmaps, NULL, NULL,
-					    answer_cb, &a)),
-	    0);
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_list(client, &kube_res_configmaps, NULL, NULL, answer_cb, &a)), 0);
 	CU_ASSERT_TRUE(json_array_size(json_object_get(a.obj, "items")) >= 3);
 	answer_reset(&a);
 }
@@ -189,22 +183,20 @@ test_list_selectors(void)
 static void
 test_update_conflict(void)
 {
-	struct answer a = { 0 }, b = { 0 };
+	struct answer a = {0}, b = {0};
 	json_t *obj;
 
-	CU_ASSERT_EQUAL_FATAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1",
-						  answer_cb, &a)),
-	    0);
+	CU_ASSERT_EQUAL_FATAL(
+	    wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1", answer_cb, &a)), 0);
 	obj = json_deep_copy(a.obj);
 	json_object_set_new(json_object_get(obj, "data"), "v", json_string("2"));
-	CU_ASSERT_EQUAL(wait_answer(&b, kube_update(client, &kube_res_configmaps, obj, answer_cb,
-					    &b)),
-	    0);
+	CU_ASSERT_EQUAL(
+	    wait_answer(&b, kube_update(client, &kube_res_configmaps, obj, answer_cb, &b)), 0);
 	answer_reset(&b);
 	/* the same (now stale) resourceVersion again: Conflict -> -ESTALE */
 	json_object_set_new(json_object_get(obj, "data"), "v", json_string("3"));
-	CU_ASSERT_EQUAL(wait_answer(&b, kube_update(client, &kube_res_configmaps, obj, answer_cb,
-					    &b)),
+	CU_ASSERT_EQUAL(
+	    wait_answer(&b, kube_update(client, &kube_res_configmaps, obj, answer_cb, &b)),
 	    -ESTALE);
 	CU_ASSERT_EQUAL(b.status, 409);
 	CU_ASSERT_STRING_EQUAL(b.reason, "Conflict");
@@ -216,37 +208,35 @@ test_update_conflict(void)
 static void
 test_update_status(void)
 {
-	struct answer a = { 0 };
+	struct answer a = {0};
 	json_t *pod = json_pack("{s:{s:s, s:s}, s:{s:[{s:s, s:s}]}}", "metadata", "name", "p1",
 	    "namespace", "t", "spec", "containers", "name", "c", "image", "busybox");
 	json_t *obj;
 
-	CU_ASSERT_EQUAL_FATAL(wait_answer(&a, kube_create(client, &kube_res_pods, "t", pod,
-						  answer_cb, &a)),
-	    0);
+	CU_ASSERT_EQUAL_FATAL(
+	    wait_answer(&a, kube_create(client, &kube_res_pods, "t", pod, answer_cb, &a)), 0);
 	obj = json_deep_copy(a.obj);
 	answer_reset(&a);
 	json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Running"));
 	/* a spec change through /status is ignored, the status change is kept */
-	json_object_set_new(json_object_get(obj, "metadata"), "labels",
-	    json_pack("{s:s}", "x", "y"));
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_update_status(client, &kube_res_pods, obj, answer_cb,
-					    &a)),
-	    0);
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(a.obj, "status"),
-				   "phase")),
+	json_object_set_new(
+	    json_object_get(obj, "metadata"), "labels", json_pack("{s:s}", "x", "y"));
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_update_status(client, &kube_res_pods, obj, answer_cb, &a)), 0);
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(json_object_get(a.obj, "status"), "phase")),
 	    "Running");
 	answer_reset(&a);
 	/* status patch */
 	{
 		json_t *patch = json_pack("{s:{s:s}}", "status", "phase", "Succeeded");
 
-		CU_ASSERT_EQUAL(wait_answer(&a, kube_patch(client, &kube_res_pods, "t", "p1",
-						    KUBE_PATCH_MERGE, patch, "status", answer_cb,
-						    &a)),
+		CU_ASSERT_EQUAL(
+		    wait_answer(&a, kube_patch(client, &kube_res_pods, "t", "p1", KUBE_PATCH_MERGE,
+					patch, "status", answer_cb, &a)),
 		    0);
-		CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(
-					   json_object_get(a.obj, "status"), "phase")),
+		CU_ASSERT_STRING_EQUAL(
+		    json_string_value(json_object_get(json_object_get(a.obj, "status"), "phase")),
 		    "Succeeded");
 		answer_reset(&a);
 		json_decref(patch);
@@ -258,27 +248,25 @@ test_update_status(void)
 static void
 test_patches(void)
 {
-	struct answer a = { 0 };
+	struct answer a = {0};
 	json_t *merge = json_pack("{s:{s:s, s:n}}", "data", "added", "yes", "v");
-	json_t *jp = json_pack("[{s:s, s:s, s:s}]", "op", "replace", "path", "/data/added",
-	    "value", "changed");
+	json_t *jp = json_pack(
+	    "[{s:s, s:s, s:s}]", "op", "replace", "path", "/data/added", "value", "changed");
 	json_t *bad = json_pack("[{s:s, s:s}]", "op", "remove", "path", "/data/nope");
 
 	CU_ASSERT_EQUAL(wait_answer(&a, kube_patch(client, &kube_res_configmaps, "t", "db2",
 					    KUBE_PATCH_MERGE, merge, NULL, answer_cb, &a)),
 	    0);
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(a.obj, "data"),
-				   "added")),
-	    "yes");
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(json_object_get(a.obj, "data"), "added")), "yes");
 	CU_ASSERT_PTR_NULL(json_object_get(json_object_get(a.obj, "data"), "v"));
 	answer_reset(&a);
 
 	CU_ASSERT_EQUAL(wait_answer(&a, kube_patch(client, &kube_res_configmaps, "t", "db2",
 					    KUBE_PATCH_JSON, jp, NULL, answer_cb, &a)),
 	    0);
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_object_get(a.obj, "data"),
-				   "added")),
-	    "changed");
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(json_object_get(a.obj, "data"), "added")), "changed");
 	answer_reset(&a);
 
 	/* a JSON patch that cannot apply is an API error, not a transport one */
@@ -288,8 +276,8 @@ test_patches(void)
 	answer_reset(&a);
 
 	/* a merge patch must be an object, a JSON patch an array */
-	CU_ASSERT_EQUAL(kube_patch(client, &kube_res_configmaps, "t", "db2", KUBE_PATCH_JSON,
-			    merge, NULL, answer_cb, &a),
+	CU_ASSERT_EQUAL(kube_patch(client, &kube_res_configmaps, "t", "db2", KUBE_PATCH_JSON, merge,
+			    NULL, answer_cb, &a),
 	    -EINVAL);
 	CU_ASSERT_EQUAL(kube_patch(client, &kube_res_configmaps, "t", "db2", KUBE_PATCH_MERGE, jp,
 			    NULL, answer_cb, &a),
@@ -302,15 +290,14 @@ test_patches(void)
 static void
 test_delete_preconditions(void)
 {
-	struct answer a = { 0 };
-	struct kube_delete_opts wrong_uid = { .uid = "not-the-uid" };
-	struct kube_delete_opts wrong_rv = { .resource_version = "1" };
-	struct kube_delete_opts right = { 0 };
+	struct answer a = {0};
+	struct kube_delete_opts wrong_uid = {.uid = "not-the-uid"};
+	struct kube_delete_opts wrong_rv = {.resource_version = "1"};
+	struct kube_delete_opts right = {0};
 	char uid[64], rv[64];
 
-	CU_ASSERT_EQUAL_FATAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "web1",
-						  answer_cb, &a)),
-	    0);
+	CU_ASSERT_EQUAL_FATAL(
+	    wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "web1", answer_cb, &a)), 0);
 	snprintf(uid, sizeof(uid), "%s", kube_obj_uid(a.obj));
 	snprintf(rv, sizeof(rv), "%s", kube_obj_resource_version(a.obj));
 	answer_reset(&a);
@@ -329,8 +316,8 @@ test_delete_preconditions(void)
 					    &right, answer_cb, &a)),
 	    0);
 	answer_reset(&a);
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_delete(client, &kube_res_configmaps, "t", "web1",
-					    NULL, answer_cb, &a)),
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_delete(client, &kube_res_configmaps, "t", "web1", NULL,
+					    answer_cb, &a)),
 	    -ENOENT);
 	answer_reset(&a);
 }
@@ -338,11 +325,11 @@ test_delete_preconditions(void)
 static void
 test_invalid(void)
 {
-	struct answer a = { 0 };
+	struct answer a = {0};
 	json_t *noname = json_pack("{s:{s:s}}", "metadata", "namespace", "t");
 
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "t", noname,
-					    answer_cb, &a)),
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_create(client, &kube_res_configmaps, "t", noname, answer_cb, &a)),
 	    -EINVAL);
 	CU_ASSERT_EQUAL(a.status, 422);
 	answer_reset(&a);
@@ -352,35 +339,34 @@ test_invalid(void)
 static void
 test_injected_faults(void)
 {
-	struct answer a = { 0 };
+	struct answer a = {0};
 
 	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "fail?code=500&count=1"), 0);
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1",
-					    answer_cb, &a)),
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1", answer_cb, &a)),
 	    -EIO);
 	CU_ASSERT_EQUAL(a.status, 500);
 	answer_reset(&a);
 	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "fail?code=429&count=1"), 0);
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1",
-					    answer_cb, &a)),
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1", answer_cb, &a)),
 	    -EBUSY);
 	answer_reset(&a);
 	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "fail?code=503&count=1"), 0);
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1",
-					    answer_cb, &a)),
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1", answer_cb, &a)),
 	    -EIO);
 	answer_reset(&a);
 	/* the next one works again */
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1",
-					    answer_cb, &a)),
-	    0);
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1", answer_cb, &a)), 0);
 	answer_reset(&a);
 
 	/* a slow answer past the client timeout: -ETIMEDOUT naming the URL */
 	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "delay?ms=1500&count=1"), 0);
 	kube_client_set_timeouts(client, 300, 0);
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1",
-					    answer_cb, &a)),
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1", answer_cb, &a)),
 	    -ETIMEDOUT);
 	CU_ASSERT_PTR_NOT_NULL(strstr(a.message, "/api/v1/namespaces/t/configmaps/db1"));
 	answer_reset(&a);
@@ -392,18 +378,17 @@ test_unauthorized(void)
 {
 	struct kube_config *bad = NULL;
 	struct kube_client *c = NULL;
-	struct answer a = { 0 };
+	struct answer a = {0};
 	char err[512];
 
-	CU_ASSERT_EQUAL_FATAL(kube_config_from_kubeconfig(test_apiserver_kubeconfig(srv), NULL,
-				  &bad, err, sizeof(err)),
+	CU_ASSERT_EQUAL_FATAL(kube_config_from_kubeconfig(
+				  test_apiserver_kubeconfig(srv), NULL, &bad, err, sizeof(err)),
 	    0);
 	free(bad->token);
 	bad->token = strdup("wrong-token");
 	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, bad, &c), 0);
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "db1", answer_cb,
-					    &a)),
-	    -EACCES);
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "db1", answer_cb, &a)), -EACCES);
 	CU_ASSERT_EQUAL(a.status, 401);
 	answer_reset(&a);
 	kube_client_free(c);
@@ -415,7 +400,7 @@ test_token_rotation(void)
 {
 	struct kube_config *c2 = NULL;
 	struct kube_client *c = NULL;
-	struct answer a = { 0 };
+	struct answer a = {0};
 	char err[512], kc[1024], path[600], tok[600];
 	const char *tok_text;
 
@@ -432,17 +417,15 @@ test_token_rotation(void)
 	CU_ASSERT_EQUAL_FATAL(write_file_atomic(path, kc, strlen(kc), 0600), 0);
 	CU_ASSERT_EQUAL_FATAL(kube_config_from_kubeconfig(path, NULL, &c2, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, c2, &c), 0);
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "db1", answer_cb,
-					    &a)),
-	    -EACCES);
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "db1", answer_cb, &a)), -EACCES);
 	answer_reset(&a);
 	/* the token file is replaced (as the kubelet does): the next request uses it */
 	CU_ASSERT_EQUAL_FATAL(write_file_atomic(tok, test_apiserver_token(srv),
 				  strlen(test_apiserver_token(srv)), 0600),
 	    0);
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "db1", answer_cb,
-					    &a)),
-	    0);
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "db1", answer_cb, &a)), 0);
 	answer_reset(&a);
 	kube_client_free(c);
 	kube_config_free(c2);
@@ -454,7 +437,7 @@ test_tls_verified(void)
 	/* A CA that did not sign the server's certificate: TLS failure, not a silent pass. */
 	struct kube_config *bad = NULL;
 	struct kube_client *c = NULL;
-	struct answer a = { 0 };
+	struct answer a = {0};
 	char err[512], path[512];
 	int rc;
 
@@ -485,18 +468,18 @@ test_unreachable(void)
 				 "users: [{name: u, user: {token: abc}}]\n";
 	struct kube_config *c2 = NULL;
 	struct kube_client *c = NULL;
-	struct answer a = { 0 };
+	struct answer a = {0};
 	char err[512], path[600];
 
 	snprintf(path, sizeof(path), "%s/unreachable.yaml", test_apiserver_dir(srv));
 	CU_ASSERT_EQUAL_FATAL(write_file_atomic(path, kc, strlen(kc), 0600), 0);
 	CU_ASSERT_EQUAL_FATAL(kube_config_from_kubeconfig(path, NULL, &c2, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, c2, &c), 0);
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "x", answer_cb,
-					    &a)),
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "x", answer_cb, &a)),
 	    -ECONNREFUSED);
 	/* one line: method, URL and curl's reason */
-	CU_ASSERT_PTR_NOT_NULL(strstr(a.message, "GET https://127.0.0.1:1/api/v1/namespaces/t/configmaps/x"));
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(a.message, "GET https://127.0.0.1:1/api/v1/namespaces/t/configmaps/x"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(a.message, "connect"));
 	CU_ASSERT_PTR_NULL(strchr(a.message, '\n'));
 	answer_reset(&a);
@@ -526,9 +509,9 @@ bulk_cb(void *userdata, const struct kube_result *res)
 static void
 test_pagination_5000(void)
 {
-	struct bulk b = { 0 };
-	struct answer a = { 0 };
-	struct kube_list_opts lo = { .limit = 500, .label_selector = "bulk=yes" };
+	struct bulk b = {0};
+	struct answer a = {0};
+	struct kube_list_opts lo = {.limit = 500, .label_selector = "bulk=yes"};
 	char name[32], cont[1024];
 	int pages = 0, items = 0;
 
@@ -546,9 +529,8 @@ test_pagination_5000(void)
 			cm = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name", name, "labels",
 			    "bulk", "yes");
 			b.pending++;
-			CU_ASSERT_EQUAL(kube_create(client, &kube_res_configmaps, "page", cm,
-					    bulk_cb, &b),
-			    0);
+			CU_ASSERT_EQUAL(
+			    kube_create(client, &kube_res_configmaps, "page", cm, bulk_cb, &b), 0);
 			json_decref(cm);
 		}
 		b.done = false;
@@ -567,8 +549,8 @@ test_pagination_5000(void)
 		pages++;
 		items += (int)json_array_size(json_object_get(a.obj, "items"));
 		CU_ASSERT_TRUE(json_array_size(json_object_get(a.obj, "items")) <= 500);
-		next = json_string_value(json_object_get(json_object_get(a.obj, "metadata"),
-		    "continue"));
+		next = json_string_value(
+		    json_object_get(json_object_get(a.obj, "metadata"), "continue"));
 		snprintf(cont, sizeof(cont), "%s", next ? next : "");
 		answer_reset(&a);
 	} while (cont[0] && pages < 100);
@@ -577,7 +559,8 @@ test_pagination_5000(void)
 	kube_client_set_timeouts(client, 30000, 10000); /* the transports' defaults */
 }
 
-/* --- conflict retry ---------------------------------------------------------------------------- */
+/* --- conflict retry ----------------------------------------------------------------------------
+ */
 
 struct retry_state {
 	int calls;
@@ -594,7 +577,8 @@ mutate_bump(void *userdata, json_t *obj)
 		long code = 0;
 
 		test_apiserver_request(srv, "PATCH", "/api/v1/namespaces/t/configmaps/db1",
-		    "application/merge-patch+json", "{\"data\":{\"other\":\"writer\"}}", &code, NULL);
+		    "application/merge-patch+json", "{\"data\":{\"other\":\"writer\"}}", &code,
+		    NULL);
 		CU_ASSERT_EQUAL(code, 200);
 	}
 	json_object_set_new(json_object_get(obj, "data"), "counter", json_string("bumped"));
@@ -625,7 +609,7 @@ answer_ctx(void *userdata, const struct kube_result *res)
 static void
 test_conflict_retry_writes(void)
 {
-	struct retry_ctx2 c = { 0 };
+	struct retry_ctx2 c = {0};
 	json_t *data;
 
 	CU_ASSERT_EQUAL_FATAL(kube_update_retry(client, &kube_res_configmaps, "t", "db1", false, 5,
@@ -791,8 +775,8 @@ struct retry_cancel {
 	struct answer a;
 	struct kube_call *call;
 	int mutated;
-	bool got;	  /* mutate ran: the PUT is next */
-	bool cancel_here; /* cancel from inside mutate */
+	bool got;	     /* mutate ran: the PUT is next */
+	bool cancel_here;    /* cancel from inside mutate */
 	struct event *after; /* activated by mutate: runs once the PUT has gone out */
 	bool cancelled;
 };
@@ -955,8 +939,8 @@ w_event(void *userdata, enum kube_watch_type type, json_t *obj)
 	struct wstate *s = userdata;
 
 	s->events[type]++;
-	snprintf(s->last_name, sizeof(s->last_name), "%s",
-	    kube_obj_name(obj) ? kube_obj_name(obj) : "");
+	snprintf(
+	    s->last_name, sizeof(s->last_name), "%s", kube_obj_name(obj) ? kube_obj_name(obj) : "");
 	if (s->free_on_event) {
 		s->w = kube_watch_free(s->w); /* stopping from inside its own callback */
 		s->ended = true;
@@ -996,27 +980,24 @@ run_until_cond(bool (*cond)(struct wstate *), struct wstate *s, long ms)
 static void
 test_watch_timeout_and_events(void)
 {
-	struct wstate s = { 0 };
-	struct answer a = { 0 };
-	struct kube_watch_opts wo = { .timeout_seconds = 1, .bookmarks = true };
+	struct wstate s = {0};
+	struct answer a = {0};
+	struct kube_watch_opts wo = {.timeout_seconds = 1, .bookmarks = true};
 	json_t *cm = configmap_in("wt", "watched");
 	char rv[32];
 
 	/* start from the collection's current resourceVersion */
-	CU_ASSERT_EQUAL_FATAL(wait_answer(&a, kube_list(client, &kube_res_configmaps, "wt", NULL,
-						  answer_cb, &a)),
-	    0);
+	CU_ASSERT_EQUAL_FATAL(
+	    wait_answer(&a, kube_list(client, &kube_res_configmaps, "wt", NULL, answer_cb, &a)), 0);
 	snprintf(rv, sizeof(rv), "%s",
-	    json_string_value(json_object_get(json_object_get(a.obj, "metadata"),
-		"resourceVersion")));
+	    json_string_value(
+		json_object_get(json_object_get(a.obj, "metadata"), "resourceVersion")));
 	answer_reset(&a);
 	wo.resource_version = rv;
-	CU_ASSERT_EQUAL_FATAL(kube_watch_start(client, &kube_res_configmaps, "wt", &wo, w_event,
-				  w_end, &s, &s.w),
-	    0);
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "wt", cm,
-					    answer_cb, &a)),
-	    0);
+	CU_ASSERT_EQUAL_FATAL(
+	    kube_watch_start(client, &kube_res_configmaps, "wt", &wo, w_event, w_end, &s, &s.w), 0);
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_create(client, &kube_res_configmaps, "wt", cm, answer_cb, &a)), 0);
 	answer_reset(&a);
 	run_until_cond(w_got_added, &s, 10000);
 	CU_ASSERT_EQUAL(s.events[KUBE_WATCH_ADDED], 1);
@@ -1031,20 +1012,18 @@ test_watch_timeout_and_events(void)
 static void
 test_watch_expired(void)
 {
-	struct wstate s = { 0 };
-	struct kube_watch_opts wo = { .resource_version = "1" };
+	struct wstate s = {0};
+	struct kube_watch_opts wo = {.resource_version = "1"};
 	json_t *cm = configmap_in("wt", "expire-me");
-	struct answer a = { 0 };
+	struct answer a = {0};
 
 	/* history before now is compacted away: resuming from "1" is 410 */
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "wt", cm,
-					    answer_cb, &a)),
-	    0);
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_create(client, &kube_res_configmaps, "wt", cm, answer_cb, &a)), 0);
 	answer_reset(&a);
 	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "compact"), 0);
-	CU_ASSERT_EQUAL_FATAL(kube_watch_start(client, &kube_res_configmaps, "wt", &wo, w_event,
-				  w_end, &s, &s.w),
-	    0);
+	CU_ASSERT_EQUAL_FATAL(
+	    kube_watch_start(client, &kube_res_configmaps, "wt", &wo, w_event, w_end, &s, &s.w), 0);
 	CU_ASSERT_EQUAL(kube_run_until(base, &s.ended, 10000), 0);
 	CU_ASSERT_EQUAL(s.end_error, -EKEYEXPIRED);
 	CU_ASSERT_TRUE(strlen(s.end_message) > 0);
@@ -1054,18 +1033,16 @@ test_watch_expired(void)
 static void
 test_watch_free_in_callback(void)
 {
-	struct wstate s = { .free_on_event = true };
-	struct kube_watch_opts wo = { 0 };
-	struct answer a = { 0 };
+	struct wstate s = {.free_on_event = true};
+	struct kube_watch_opts wo = {0};
+	struct answer a = {0};
 	json_t *cm = configmap_in("wt", "stop-on-me");
 
-	CU_ASSERT_EQUAL_FATAL(kube_watch_start(client, &kube_res_configmaps, "wt", &wo, w_event,
-				  w_end, &s, &s.w),
-	    0);
+	CU_ASSERT_EQUAL_FATAL(
+	    kube_watch_start(client, &kube_res_configmaps, "wt", &wo, w_event, w_end, &s, &s.w), 0);
 	/* without a resourceVersion the stream starts with ADDED for what exists */
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "wt", cm,
-					    answer_cb, &a)),
-	    0);
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_create(client, &kube_res_configmaps, "wt", cm, answer_cb, &a)), 0);
 	answer_reset(&a);
 	CU_ASSERT_EQUAL(kube_run_until(base, &s.ended, 10000), 0);
 	CU_ASSERT_PTR_NULL(s.w);
@@ -1083,18 +1060,17 @@ test_watch_free_in_callback(void)
 static void
 test_watch_idle_timeout(void)
 {
-	struct wstate s = { 0 };
-	struct kube_watch_opts wo = { .idle_timeout_ms = 1000 };
+	struct wstate s = {0};
+	struct kube_watch_opts wo = {.idle_timeout_ms = 1000};
 	json_t *cm = configmap_in("wi", "before-stall"), *cm2 = configmap_in("wi", "after-stall");
-	struct answer a = { 0 };
+	struct answer a = {0};
 	bool ok;
 
 	ok = kube_watch_start(client, &kube_res_configmaps, "wi", &wo, w_event, w_end, &s, &s.w) ==
-	    0;
+	     0;
 	CU_ASSERT_TRUE(ok);
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "wi", cm,
-					    answer_cb, &a)),
-	    0);
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_create(client, &kube_res_configmaps, "wi", cm, answer_cb, &a)), 0);
 	answer_reset(&a);
 	run_until_cond(w_got_added, &s, 10000);
 	CU_ASSERT_EQUAL(s.events[KUBE_WATCH_ADDED], 1);
@@ -1105,8 +1081,8 @@ test_watch_idle_timeout(void)
 		s.w = kube_watch_free(s.w);
 		goto out;
 	}
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "wi", cm2,
-					    answer_cb, &a)),
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_create(client, &kube_res_configmaps, "wi", cm2, answer_cb, &a)),
 	    0);
 	answer_reset(&a);
 	CU_ASSERT_EQUAL(kube_run_until(base, &s.ended, 20000), 0);
@@ -1146,7 +1122,6 @@ static const struct test_case client_tests[] = {
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "kube-client", .init = suite_init, .cleanup = suite_cleanup,
-	    .tests = client_tests },
-	{ .name = NULL },
+    {.name = "kube-client", .init = suite_init, .cleanup = suite_cleanup, .tests = client_tests},
+    {.name = NULL},
 };

@@ -14,18 +14,17 @@
 static char tmpdir[256];
 
 /* The CA of tests/data/kube-kubeconfig-raw.yaml: a well-formed PEM certificate. */
-static const char ca_pem[] =
-	"-----BEGIN CERTIFICATE-----\n"
-	"MIIBhzCCAS2gAwIBAgIULXom7SLBJxpvAOHImkpwsOW19UowCgYIKoZIzj0EAwIw\n"
-	"GDEWMBQGA1UEAwwNa3ViZXJuZXRlcy1jYTAgFw0yNjExMjIxMTI1NDBaGA8yMTI2\n"
-	"MTAyOTExMjU0MFowGDEWMBQGA1UEAwwNa3ViZXJuZXRlcy1jYTBZMBMGByqGSM49\n"
-	"AgEGCCqGSM49AwEHA0IABI/e1rNBGkBuP/89ZNDht5Mp1+5QLDivJnsRfSNxGea5\n"
-	"42UEKN/ElDS9u106/SkaGp6XXms34v3yHAaWWLjfe5+jUzBRMB0GA1UdDgQWBBSz\n"
-	"lXnieHQ5QZ0hVjBeb2mgzNUZIDAfBgNVHSMEGDAWgBSzlXnieHQ5QZ0hVjBeb2mg\n"
-	"zNUZIDAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0gAMEUCIQChZ0BbCVYM\n"
-	"API1ELNQehPqCflqaUjjOubWtdUY7uF43AIgaem2bmoUDpfpEPTZRK9JhRdLaMNT\n"
-	"2iQGVSWafrfWkSs=\n"
-	"-----END CERTIFICATE-----\n";
+static const char ca_pem[] = "-----BEGIN CERTIFICATE-----\n"
+			     "MIIBhzCCAS2gAwIBAgIULXom7SLBJxpvAOHImkpwsOW19UowCgYIKoZIzj0EAwIw\n"
+			     "GDEWMBQGA1UEAwwNa3ViZXJuZXRlcy1jYTAgFw0yNjExMjIxMTI1NDBaGA8yMTI2\n"
+			     "MTAyOTExMjU0MFowGDEWMBQGA1UEAwwNa3ViZXJuZXRlcy1jYTBZMBMGByqGSM49\n"
+			     "AgEGCCqGSM49AwEHA0IABI/e1rNBGkBuP/89ZNDht5Mp1+5QLDivJnsRfSNxGea5\n"
+			     "42UEKN/ElDS9u106/SkaGp6XXms34v3yHAaWWLjfe5+jUzBRMB0GA1UdDgQWBBSz\n"
+			     "lXnieHQ5QZ0hVjBeb2mgzNUZIDAfBgNVHSMEGDAWgBSzlXnieHQ5QZ0hVjBeb2mg\n"
+			     "zNUZIDAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0gAMEUCIQChZ0BbCVYM\n"
+			     "API1ELNQehPqCflqaUjjOubWtdUY7uF43AIgaem2bmoUDpfpEPTZRK9JhRdLaMNT\n"
+			     "2iQGVSWafrfWkSs=\n"
+			     "-----END CERTIFICATE-----\n";
 
 static int
 suite_init(void)
@@ -78,8 +77,8 @@ test_raw_kubeconfig(void)
 	kube_config_free(cfg);
 
 	/* the other context: token, namespace, insecure */
-	CU_ASSERT_EQUAL_FATAL(kube_config_from_kubeconfig(path, "other", &cfg, err, sizeof(err)),
-	    0);
+	CU_ASSERT_EQUAL_FATAL(
+	    kube_config_from_kubeconfig(path, "other", &cfg, err, sizeof(err)), 0);
 	CU_ASSERT_STRING_EQUAL(kube_config_server(cfg), "https://10.0.0.1:443");
 	CU_ASSERT_TRUE(kube_config_insecure(cfg));
 	CU_ASSERT_STRING_EQUAL(kube_config_token(cfg), "eyJhbGciOiJSUzI1NiJ9.test-token");
@@ -148,80 +147,80 @@ struct bad_case {
 };
 
 static const struct bad_case bad_cases[] = {
-	{ "syntax", "clusters:\n  - name: a\n   bad: [\n", -EINVAL, ":3:" },
-	{ "not a map", "- a\n- b\n", -EINVAL, "not a YAML mapping" },
-	{ "no current-context", "kind: Config\n", -EINVAL, "current-context" },
-	{ "missing context",
-	    "current-context: x\ncontexts:\n- name: y\n  context: {cluster: a}\n", -EINVAL,
-	    "contexts: no entry named \"x\"" },
-	{ "missing cluster",
-	    "current-context: x\ncontexts:\n- name: x\n  context: {cluster: a}\n", -EINVAL,
-	    "clusters: no entry named \"a\"" },
-	{ "no server",
-	    "current-context: x\ncontexts:\n- name: x\n  context: {cluster: a}\n"
-	    "clusters:\n- name: a\n  cluster: {}\n",
-	    -EINVAL, "clusters[0].cluster.server: missing" },
-	{ "bad server",
-	    "current-context: x\ncontexts:\n- name: x\n  context: {cluster: a}\n"
-	    "clusters:\n- name: a\n  cluster: {server: 'ftp://x'}\n",
-	    -EINVAL, "clusters[0].cluster.server: not an http(s):// URL" },
-	{ "bad base64",
-	    "current-context: x\ncontexts:\n- name: x\n  context: {cluster: a}\n"
-	    "clusters:\n- name: z\n  cluster: {server: 'https://z'}\n"
-	    "- name: a\n  cluster: {server: 'https://x', certificate-authority-data: '!!notb64'}\n",
-	    -EINVAL, "clusters[1].cluster.certificate-authority-data: not valid base64" },
-	{ "not pem",
-	    "current-context: x\ncontexts:\n- name: x\n  context: {cluster: a, user: u}\n"
-	    "clusters:\n- name: a\n  cluster: {server: 'https://x'}\n"
-	    "users:\n- name: u\n  user: {client-certificate-data: aGVsbG8=, client-key-data: aGVsbG8=}\n",
-	    -EINVAL, "users[0].user.client-certificate-data: not a PEM block" },
-	{ "garbage CA file",
-	    "current-context: x\ncontexts:\n- name: x\n  context: {cluster: a}\n"
-	    "clusters:\n- name: a\n  cluster: {server: 'https://x', certificate-authority: @CA@}\n",
-	    -EINVAL, "clusters[0].cluster.certificate-authority: @CA@: no PEM CERTIFICATE block" },
-	{ "CA data that is PEM but not a certificate",
-	    "current-context: x\ncontexts:\n- name: x\n  context: {cluster: a}\n"
-	    "clusters:\n- name: a\n  cluster: {server: 'https://x', certificate-authority-data: "
-	    "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCmdhcmJhZ2UKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=}\n",
-	    -EINVAL, "clusters[0].cluster.certificate-authority-data: no PEM CERTIFICATE block" },
-	{ "token with LF",
-	    "current-context: x\ncontexts:\n- name: x\n  context: {cluster: a, user: u}\n"
-	    "clusters:\n- name: a\n  cluster: {server: 'https://x'}\n"
-	    "users:\n- name: u\n  user: {token: \"abc\\nX-Injected: 1\"}\n",
-	    -EINVAL, "users[0].user.token: contains a line break" },
-	{ "token with CR",
-	    "current-context: x\ncontexts:\n- name: x\n  context: {cluster: a, user: u}\n"
-	    "clusters:\n- name: a\n  cluster: {server: 'https://x'}\n"
-	    "users:\n- name: u\n  user: {token: \"abc\\rdef\"}\n",
-	    -EINVAL, "users[0].user.token: contains a line break" },
-	{ "token file with a line break inside",
-	    "current-context: x\ncontexts:\n- name: x\n  context: {cluster: a, user: u}\n"
-	    "clusters:\n- name: a\n  cluster: {server: 'https://x'}\n"
-	    "users:\n- name: u\n  user: {tokenFile: @TOK@}\n",
-	    -EINVAL, "users[0].user.tokenFile: @TOK@: token contains a line break" },
-	{ "missing file",
-	    "current-context: x\ncontexts:\n- name: x\n  context: {cluster: a}\n"
-	    "clusters:\n- name: a\n  cluster: {server: 'https://x', certificate-authority: /nonexistent/ca.crt}\n",
-	    -ENOENT, "clusters[0].cluster.certificate-authority: /nonexistent/ca.crt" },
-	{ "token not string",
-	    "current-context: x\ncontexts:\n- name: x\n  context: {cluster: a, user: u}\n"
-	    "clusters:\n- name: a\n  cluster: {server: 'https://x'}\n"
-	    "users:\n- name: u\n  user: {token: [1]}\n",
-	    -EINVAL, "users[0].user.token: not a string" },
-	{ "insecure not bool",
-	    "current-context: x\ncontexts:\n- name: x\n  context: {cluster: a}\n"
-	    "clusters:\n- name: a\n  cluster: {server: 'https://x', insecure-skip-tls-verify: 'yes'}\n",
-	    -EINVAL, "insecure-skip-tls-verify: not a boolean" },
-	{ "cert without key",
-	    "current-context: x\ncontexts:\n- name: x\n  context: {cluster: a, user: u}\n"
-	    "clusters:\n- name: a\n  cluster: {server: 'https://x'}\n"
-	    "users:\n- name: u\n  user: {client-certificate-data: LS0tLS1CRUdJTiBYLS0tLS0K}\n",
-	    -EINVAL, "certificate and key must be given together" },
-	{ "exec plugin",
-	    "current-context: x\ncontexts:\n- name: x\n  context: {cluster: a, user: u}\n"
-	    "clusters:\n- name: a\n  cluster: {server: 'https://x'}\n"
-	    "users:\n- name: u\n  user: {exec: {command: aws}}\n",
-	    -ENOTSUP, "exec/auth-provider" },
+    {"syntax", "clusters:\n  - name: a\n   bad: [\n", -EINVAL, ":3:"},
+    {"not a map", "- a\n- b\n", -EINVAL, "not a YAML mapping"},
+    {"no current-context", "kind: Config\n", -EINVAL, "current-context"},
+    {"missing context", "current-context: x\ncontexts:\n- name: y\n  context: {cluster: a}\n",
+	-EINVAL, "contexts: no entry named \"x\""},
+    {"missing cluster", "current-context: x\ncontexts:\n- name: x\n  context: {cluster: a}\n",
+	-EINVAL, "clusters: no entry named \"a\""},
+    {"no server",
+	"current-context: x\ncontexts:\n- name: x\n  context: {cluster: a}\n"
+	"clusters:\n- name: a\n  cluster: {}\n",
+	-EINVAL, "clusters[0].cluster.server: missing"},
+    {"bad server",
+	"current-context: x\ncontexts:\n- name: x\n  context: {cluster: a}\n"
+	"clusters:\n- name: a\n  cluster: {server: 'ftp://x'}\n",
+	-EINVAL, "clusters[0].cluster.server: not an http(s):// URL"},
+    {"bad base64",
+	"current-context: x\ncontexts:\n- name: x\n  context: {cluster: a}\n"
+	"clusters:\n- name: z\n  cluster: {server: 'https://z'}\n"
+	"- name: a\n  cluster: {server: 'https://x', certificate-authority-data: '!!notb64'}\n",
+	-EINVAL, "clusters[1].cluster.certificate-authority-data: not valid base64"},
+    {"not pem",
+	"current-context: x\ncontexts:\n- name: x\n  context: {cluster: a, user: u}\n"
+	"clusters:\n- name: a\n  cluster: {server: 'https://x'}\n"
+	"users:\n- name: u\n  user: {client-certificate-data: aGVsbG8=, client-key-data: "
+	"aGVsbG8=}\n",
+	-EINVAL, "users[0].user.client-certificate-data: not a PEM block"},
+    {"garbage CA file",
+	"current-context: x\ncontexts:\n- name: x\n  context: {cluster: a}\n"
+	"clusters:\n- name: a\n  cluster: {server: 'https://x', certificate-authority: @CA@}\n",
+	-EINVAL, "clusters[0].cluster.certificate-authority: @CA@: no PEM CERTIFICATE block"},
+    {"CA data that is PEM but not a certificate",
+	"current-context: x\ncontexts:\n- name: x\n  context: {cluster: a}\n"
+	"clusters:\n- name: a\n  cluster: {server: 'https://x', certificate-authority-data: "
+	"LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCmdhcmJhZ2UKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=}\n",
+	-EINVAL, "clusters[0].cluster.certificate-authority-data: no PEM CERTIFICATE block"},
+    {"token with LF",
+	"current-context: x\ncontexts:\n- name: x\n  context: {cluster: a, user: u}\n"
+	"clusters:\n- name: a\n  cluster: {server: 'https://x'}\n"
+	"users:\n- name: u\n  user: {token: \"abc\\nX-Injected: 1\"}\n",
+	-EINVAL, "users[0].user.token: contains a line break"},
+    {"token with CR",
+	"current-context: x\ncontexts:\n- name: x\n  context: {cluster: a, user: u}\n"
+	"clusters:\n- name: a\n  cluster: {server: 'https://x'}\n"
+	"users:\n- name: u\n  user: {token: \"abc\\rdef\"}\n",
+	-EINVAL, "users[0].user.token: contains a line break"},
+    {"token file with a line break inside",
+	"current-context: x\ncontexts:\n- name: x\n  context: {cluster: a, user: u}\n"
+	"clusters:\n- name: a\n  cluster: {server: 'https://x'}\n"
+	"users:\n- name: u\n  user: {tokenFile: @TOK@}\n",
+	-EINVAL, "users[0].user.tokenFile: @TOK@: token contains a line break"},
+    {"missing file",
+	"current-context: x\ncontexts:\n- name: x\n  context: {cluster: a}\n"
+	"clusters:\n- name: a\n  cluster: {server: 'https://x', certificate-authority: "
+	"/nonexistent/ca.crt}\n",
+	-ENOENT, "clusters[0].cluster.certificate-authority: /nonexistent/ca.crt"},
+    {"token not string",
+	"current-context: x\ncontexts:\n- name: x\n  context: {cluster: a, user: u}\n"
+	"clusters:\n- name: a\n  cluster: {server: 'https://x'}\n"
+	"users:\n- name: u\n  user: {token: [1]}\n",
+	-EINVAL, "users[0].user.token: not a string"},
+    {"insecure not bool",
+	"current-context: x\ncontexts:\n- name: x\n  context: {cluster: a}\n"
+	"clusters:\n- name: a\n  cluster: {server: 'https://x', insecure-skip-tls-verify: 'yes'}\n",
+	-EINVAL, "insecure-skip-tls-verify: not a boolean"},
+    {"cert without key",
+	"current-context: x\ncontexts:\n- name: x\n  context: {cluster: a, user: u}\n"
+	"clusters:\n- name: a\n  cluster: {server: 'https://x'}\n"
+	"users:\n- name: u\n  user: {client-certificate-data: LS0tLS1CRUdJTiBYLS0tLS0K}\n",
+	-EINVAL, "certificate and key must be given together"},
+    {"exec plugin",
+	"current-context: x\ncontexts:\n- name: x\n  context: {cluster: a, user: u}\n"
+	"clusters:\n- name: a\n  cluster: {server: 'https://x'}\n"
+	"users:\n- name: u\n  user: {exec: {command: aws}}\n",
+	-ENOTSUP, "exec/auth-provider"},
 };
 
 /* Copies in to out with @CA@ and @TOK@ replaced by the paths of the files they name. */
@@ -276,8 +275,8 @@ test_malformed(void)
 		struct kube_config *cfg = NULL;
 		char err[512] = "";
 
-		CU_ASSERT_EQUAL(kube_config_from_kubeconfig("/nonexistent/kc", NULL, &cfg, err,
-				    sizeof(err)),
+		CU_ASSERT_EQUAL(
+		    kube_config_from_kubeconfig("/nonexistent/kc", NULL, &cfg, err, sizeof(err)),
 		    -ENOENT);
 		CU_ASSERT_PTR_NOT_NULL(strstr(err, "/nonexistent/kc"));
 	}
@@ -338,15 +337,14 @@ test_in_cluster(void)
 }
 
 static const struct test_case config_tests[] = {
-	{ "kubectl config view --raw", test_raw_kubeconfig },
-	{ "relative files, token file rotation", test_files_relative },
-	{ "malformed kubeconfigs", test_malformed },
-	{ "in-cluster", test_in_cluster },
-	{ NULL, NULL },
+    {"kubectl config view --raw", test_raw_kubeconfig},
+    {"relative files, token file rotation", test_files_relative},
+    {"malformed kubeconfigs", test_malformed},
+    {"in-cluster", test_in_cluster},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "kube-config", .init = suite_init, .cleanup = suite_cleanup,
-	    .tests = config_tests },
-	{ .name = NULL },
+    {.name = "kube-config", .init = suite_init, .cleanup = suite_cleanup, .tests = config_tests},
+    {.name = NULL},
 };

@@ -21,12 +21,12 @@ struct http_case {
 	const char *name;
 	const char *in;
 	size_t in_len;
-	bool head;      /* answer to a HEAD */
-	bool eof;       /* the connection closes after the input: call kube_http_parse_eof */
-	bool cancel;    /* the body callback refuses the first piece */
-	int err;        /* expected negative errno from kube_http_parse, or 0 */
+	bool head;	 /* answer to a HEAD */
+	bool eof;	 /* the connection closes after the input: call kube_http_parse_eof */
+	bool cancel;	 /* the body callback refuses the first piece */
+	int err;	 /* expected negative errno from kube_http_parse, or 0 */
 	size_t leftover; /* bytes after the answer that it must not use */
-	int eof_ret;    /* expected kube_http_parse_eof result (when eof) */
+	int eof_ret;	 /* expected kube_http_parse_eof result (when eof) */
 	long status;
 	const char *body; /* expected body (NULL: not checked, error cases) */
 	bool done, keep_alive;
@@ -88,7 +88,7 @@ enum split_mode { SPLIT_WHOLE, SPLIT_BYTE, SPLIT_RANDOM };
 static void
 run_case(const struct http_case *c, enum split_mode mode, uint64_t seed, struct outcome *o)
 {
-	struct kube_http_parser p = { 0 };
+	struct kube_http_parser p = {0};
 	size_t off = 0, total = 0;
 
 	memset(o, 0, sizeof(*o));
@@ -152,8 +152,9 @@ outcome_same(const struct outcome *a, const struct outcome *b)
 static void
 print_outcome(const char *what, const struct outcome *o)
 {
-	fprintf(stderr, "    %s: ret %zd eof %d status %ld done %d keep_alive %d header_done %d "
-			"body_bytes %llu body %.*s\n",
+	fprintf(stderr,
+	    "    %s: ret %zd eof %d status %ld done %d keep_alive %d header_done %d "
+	    "body_bytes %llu body %.*s\n",
 	    what, o->ret, o->eof_ret, o->status, o->done, o->keep_alive, o->header_done,
 	    (unsigned long long)o->body_bytes, (int)(o->body_len > 80 ? 80 : o->body_len),
 	    o->body ? o->body : "");
@@ -168,8 +169,8 @@ outcome_expected(const struct http_case *c, const struct outcome *o)
 	if (c->err) {
 		ok = ok && o->ret == c->err && !o->done;
 	} else {
-		ok = ok && o->ret == (ssize_t)(c->in_len - c->leftover) &&
-		     o->done == c->done && o->keep_alive == c->keep_alive;
+		ok = ok && o->ret == (ssize_t)(c->in_len - c->leftover) && o->done == c->done &&
+		     o->keep_alive == c->keep_alive;
 		if (c->eof)
 			ok = ok && o->eof_ret == c->eof_ret;
 	}
@@ -225,54 +226,52 @@ check_table(const struct http_case *cases, size_t n)
 /* --- framing ----------------------------------------------------------------------------- */
 
 static const struct http_case framing_cases[] = {
-	{ "content-length", S("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"), .status = 200,
-	    .body = "hello", .done = true, .keep_alive = true },
-	{ "content-length zero", S("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"), .status = 200,
-	    .body = "", .done = true, .keep_alive = true },
-	{ "content-length, other fields, mixed case, no reason",
-	    S("HTTP/1.1 201\r\nServer: x\r\ncOnTeNt-LeNgTh:\t3 \r\nAudit-Id: y: z\r\n\r\nabc"),
-	    .status = 201, .body = "abc", .done = true, .keep_alive = true },
-	{ "same content-length twice",
-	    S("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok"), .status = 200,
-	    .body = "ok", .done = true, .keep_alive = true },
-	{ "largest content-length, truncated",
-	    S("HTTP/1.1 200 OK\r\nContent-Length: 4611686018427387903\r\n\r\nabc"), .eof = true,
-	    .eof_ret = -EIO, .status = 200, .body = "abc", .keep_alive = true },
-	{ "bare LF line ends", S("HTTP/1.1 200 OK\nContent-Length: 2\n\nhi"), .status = 200,
-	    .body = "hi", .done = true, .keep_alive = true },
-	{ "stray empty line before the status",
-	    S("\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"), .status = 200, .body = "hi",
-	    .done = true, .keep_alive = true },
-	{ "chunked",
-	    S("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-	      "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"),
-	    .status = 200, .body = "hello world", .done = true, .keep_alive = true },
-	{ "chunked with extensions, upper-case hex and trailers",
-	    S("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-	      "5;name=value\r\nhello\r\nA ; a=\"b\"; c\r\n0123456789\r\n"
-	      "000;last\r\nTrailer-One: x\r\nTrailer-Two: y\r\n\r\n"),
-	    .status = 200, .body = "hello0123456789", .done = true, .keep_alive = true },
-	{ "chunked with leading zeros and whitespace before the extension",
-	    S("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0003 \t;x\r\nabc\r\n0\r\n\r\n"),
-	    .status = 200, .body = "abc", .done = true, .keep_alive = true },
-	{ "gzip, chunked",
-	    S("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, Chunked \r\n\r\n2\r\nzz\r\n0\r\n\r\n"),
-	    .status = 200, .body = "zz", .done = true, .keep_alive = true },
-	{ "transfer-encoding overrides content-length, connection closes after",
-	    S("HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n"
-	      "2\r\nab\r\n0\r\n\r\n"),
-	    .status = 200, .body = "ab", .done = true, .keep_alive = false },
-	{ "read to close",
-	    S("HTTP/1.1 200 OK\r\nServer: x\r\n\r\nall of this until the end"), .eof = true,
-	    .status = 200, .body = "all of this until the end", .done = true,
-	    .keep_alive = false },
-	{ "read to close, empty body", S("HTTP/1.1 200 OK\r\n\r\n"), .eof = true, .status = 200,
-	    .body = "", .done = true, .keep_alive = false },
-	{ "read to close: transfer-encoding not ending in chunked",
-	    S("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n5\r\nhello"), .eof = true,
-	    .status = 200, .body = "5\r\nhello", .done = true, .keep_alive = false },
-	{ "read to close, not yet closed", S("HTTP/1.1 200 OK\r\n\r\npartial"), .status = 200,
-	    .body = "partial", .done = false, .keep_alive = false },
+    {"content-length", S("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"), .status = 200,
+	.body = "hello", .done = true, .keep_alive = true},
+    {"content-length zero", S("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"), .status = 200,
+	.body = "", .done = true, .keep_alive = true},
+    {"content-length, other fields, mixed case, no reason",
+	S("HTTP/1.1 201\r\nServer: x\r\ncOnTeNt-LeNgTh:\t3 \r\nAudit-Id: y: z\r\n\r\nabc"),
+	.status = 201, .body = "abc", .done = true, .keep_alive = true},
+    {"same content-length twice",
+	S("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok"), .status = 200,
+	.body = "ok", .done = true, .keep_alive = true},
+    {"largest content-length, truncated",
+	S("HTTP/1.1 200 OK\r\nContent-Length: 4611686018427387903\r\n\r\nabc"), .eof = true,
+	.eof_ret = -EIO, .status = 200, .body = "abc", .keep_alive = true},
+    {"bare LF line ends", S("HTTP/1.1 200 OK\nContent-Length: 2\n\nhi"), .status = 200,
+	.body = "hi", .done = true, .keep_alive = true},
+    {"stray empty line before the status", S("\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"),
+	.status = 200, .body = "hi", .done = true, .keep_alive = true},
+    {"chunked",
+	S("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+	  "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"),
+	.status = 200, .body = "hello world", .done = true, .keep_alive = true},
+    {"chunked with extensions, upper-case hex and trailers",
+	S("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+	  "5;name=value\r\nhello\r\nA ; a=\"b\"; c\r\n0123456789\r\n"
+	  "000;last\r\nTrailer-One: x\r\nTrailer-Two: y\r\n\r\n"),
+	.status = 200, .body = "hello0123456789", .done = true, .keep_alive = true},
+    {"chunked with leading zeros and whitespace before the extension",
+	S("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0003 \t;x\r\nabc\r\n0\r\n\r\n"),
+	.status = 200, .body = "abc", .done = true, .keep_alive = true},
+    {"gzip, chunked",
+	S("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, Chunked \r\n\r\n2\r\nzz\r\n0\r\n\r\n"),
+	.status = 200, .body = "zz", .done = true, .keep_alive = true},
+    {"transfer-encoding overrides content-length, connection closes after",
+	S("HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n"
+	  "2\r\nab\r\n0\r\n\r\n"),
+	.status = 200, .body = "ab", .done = true, .keep_alive = false},
+    {"read to close", S("HTTP/1.1 200 OK\r\nServer: x\r\n\r\nall of this until the end"),
+	.eof = true, .status = 200, .body = "all of this until the end", .done = true,
+	.keep_alive = false},
+    {"read to close, empty body", S("HTTP/1.1 200 OK\r\n\r\n"), .eof = true, .status = 200,
+	.body = "", .done = true, .keep_alive = false},
+    {"read to close: transfer-encoding not ending in chunked",
+	S("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n5\r\nhello"), .eof = true,
+	.status = 200, .body = "5\r\nhello", .done = true, .keep_alive = false},
+    {"read to close, not yet closed", S("HTTP/1.1 200 OK\r\n\r\npartial"), .status = 200,
+	.body = "partial", .done = false, .keep_alive = false},
 };
 
 static void
@@ -284,30 +283,31 @@ test_framing(void)
 /* --- keep-alive -------------------------------------------------------------------------- */
 
 static const struct http_case keep_alive_cases[] = {
-	{ "1.1 default", S("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx"), .status = 200,
-	    .body = "x", .done = true, .keep_alive = true },
-	{ "1.1 Connection: close",
-	    S("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx"), .status = 200,
-	    .body = "x", .done = true, .keep_alive = false },
-	{ "1.1 Connection list with CLOSE",
-	    S("HTTP/1.1 200 OK\r\nConnection: upgrade ,\tCLOSE \r\nContent-Length: 1\r\n\r\nx"),
-	    .status = 200, .body = "x", .done = true, .keep_alive = false },
-	{ "1.1 Connection: closed is not close",
-	    S("HTTP/1.1 200 OK\r\nConnection: closed\r\nContent-Length: 1\r\n\r\nx"),
-	    .status = 200, .body = "x", .done = true, .keep_alive = true },
-	{ "1.1 Connection: keep-alive", S("HTTP/1.1 200 OK\r\nConnection: keep-alive\r\n"
-					  "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
-	    .status = 200, .body = "", .done = true, .keep_alive = true },
-	{ "1.0 default", S("HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\nx"), .status = 200,
-	    .body = "x", .done = true, .keep_alive = false },
-	{ "1.0 Connection: keep-alive",
-	    S("HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 1\r\n\r\nx"),
-	    .status = 200, .body = "x", .done = true, .keep_alive = true },
-	{ "1.0 read to close", S("HTTP/1.0 200 OK\r\n\r\nbody"), .eof = true, .status = 200,
-	    .body = "body", .done = true, .keep_alive = false },
-	{ "1.1 read to close despite keep-alive",
-	    S("HTTP/1.1 200 OK\r\nConnection: keep-alive\r\n\r\nbody"), .eof = true,
-	    .status = 200, .body = "body", .done = true, .keep_alive = false },
+    {"1.1 default", S("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx"), .status = 200, .body = "x",
+	.done = true, .keep_alive = true},
+    {"1.1 Connection: close",
+	S("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx"), .status = 200,
+	.body = "x", .done = true, .keep_alive = false},
+    {"1.1 Connection list with CLOSE",
+	S("HTTP/1.1 200 OK\r\nConnection: upgrade ,\tCLOSE \r\nContent-Length: 1\r\n\r\nx"),
+	.status = 200, .body = "x", .done = true, .keep_alive = false},
+    {"1.1 Connection: closed is not close",
+	S("HTTP/1.1 200 OK\r\nConnection: closed\r\nContent-Length: 1\r\n\r\nx"), .status = 200,
+	.body = "x", .done = true, .keep_alive = true},
+    {"1.1 Connection: keep-alive",
+	S("HTTP/1.1 200 OK\r\nConnection: keep-alive\r\n"
+	  "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+	.status = 200, .body = "", .done = true, .keep_alive = true},
+    {"1.0 default", S("HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\nx"), .status = 200, .body = "x",
+	.done = true, .keep_alive = false},
+    {"1.0 Connection: keep-alive",
+	S("HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 1\r\n\r\nx"), .status = 200,
+	.body = "x", .done = true, .keep_alive = true},
+    {"1.0 read to close", S("HTTP/1.0 200 OK\r\n\r\nbody"), .eof = true, .status = 200,
+	.body = "body", .done = true, .keep_alive = false},
+    {"1.1 read to close despite keep-alive",
+	S("HTTP/1.1 200 OK\r\nConnection: keep-alive\r\n\r\nbody"), .eof = true, .status = 200,
+	.body = "body", .done = true, .keep_alive = false},
 };
 
 static void
@@ -321,48 +321,42 @@ test_keep_alive(void)
 #define NEXT "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nnext"
 
 static const struct http_case no_body_cases[] = {
-	{ "100-continue then 200",
-	    S("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"),
-	    .status = 200, .body = "ok", .done = true, .keep_alive = true },
-	{ "two interim answers with fields, then a chunked 201",
-	    S("HTTP/1.1 100 Continue\r\nContent-Length: 99\r\n\r\n"
-	      "HTTP/1.1 102 Processing\r\nX-Progress: 1\r\n\r\n"
-	      "HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nnew\r\n0\r\n\r\n"),
-	    .status = 201, .body = "new", .done = true, .keep_alive = true },
-	{ "100-continue only, then closed", S("HTTP/1.1 100 Continue\r\n\r\n"), .eof = true,
-	    .eof_ret = -EIO, .status = 0, .body = "", .done = false, .keep_alive = false },
-	{ "204 with a content-length", S("HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n"),
-	    .status = 204, .body = "", .done = true, .keep_alive = true },
-	{ "304 with chunked", S("HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n"),
-	    .status = 304, .body = "", .done = true, .keep_alive = true },
-	{ "HEAD with a content-length",
-	    S("HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n"), .head = true, .status = 200,
-	    .body = "", .done = true, .keep_alive = true },
-	{ "HEAD without framing keeps the connection",
-	    S("HTTP/1.1 404 Not Found\r\n\r\n"), .head = true, .status = 404, .body = "",
-	    .done = true, .keep_alive = true },
-	{ "HEAD after 100-continue",
-	    S("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"),
-	    .head = true, .status = 200, .body = "", .done = true, .keep_alive = true },
-	/* pipelined leftovers: the return value stops at the end of the first answer */
-	{ "content-length then another answer",
-	    S("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello" NEXT),
-	    .leftover = sizeof(NEXT) - 1,
-	    .status = 200, .body = "hello", .done = true, .keep_alive = true },
-	{ "chunked then another answer",
-	    S("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-	      "1\r\nx\r\n0\r\nT: 1\r\n\r\n" NEXT),
-	    .leftover = sizeof(NEXT) - 1, .status = 200, .body = "x", .done = true,
-	    .keep_alive = true },
-	{ "204 then another answer", S("HTTP/1.1 204 No Content\r\n\r\n" NEXT),
-	    .leftover = sizeof(NEXT) - 1, .status = 204, .body = "", .done = true,
-	    .keep_alive = true },
-	{ "HEAD then another answer", S("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n" NEXT),
-	    .head = true, .leftover = sizeof(NEXT) - 1, .status = 200, .body = "", .done = true,
-	    .keep_alive = true },
-	{ "content-length zero then garbage",
-	    S("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n\0xyz"),
-	    .leftover = 4, .status = 200, .body = "", .done = true, .keep_alive = true },
+    {"100-continue then 200",
+	S("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"),
+	.status = 200, .body = "ok", .done = true, .keep_alive = true},
+    {"two interim answers with fields, then a chunked 201",
+	S("HTTP/1.1 100 Continue\r\nContent-Length: 99\r\n\r\n"
+	  "HTTP/1.1 102 Processing\r\nX-Progress: 1\r\n\r\n"
+	  "HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nnew\r\n0\r\n\r\n"),
+	.status = 201, .body = "new", .done = true, .keep_alive = true},
+    {"100-continue only, then closed", S("HTTP/1.1 100 Continue\r\n\r\n"), .eof = true,
+	.eof_ret = -EIO, .status = 0, .body = "", .done = false, .keep_alive = false},
+    {"204 with a content-length", S("HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n"),
+	.status = 204, .body = "", .done = true, .keep_alive = true},
+    {"304 with chunked", S("HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n"),
+	.status = 304, .body = "", .done = true, .keep_alive = true},
+    {"HEAD with a content-length", S("HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n"),
+	.head = true, .status = 200, .body = "", .done = true, .keep_alive = true},
+    {"HEAD without framing keeps the connection", S("HTTP/1.1 404 Not Found\r\n\r\n"), .head = true,
+	.status = 404, .body = "", .done = true, .keep_alive = true},
+    {"HEAD after 100-continue",
+	S("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"),
+	.head = true, .status = 200, .body = "", .done = true, .keep_alive = true},
+    /* pipelined leftovers: the return value stops at the end of the first answer */
+    {"content-length then another answer",
+	S("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello" NEXT), .leftover = sizeof(NEXT) - 1,
+	.status = 200, .body = "hello", .done = true, .keep_alive = true},
+    {"chunked then another answer",
+	S("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+	  "1\r\nx\r\n0\r\nT: 1\r\n\r\n" NEXT),
+	.leftover = sizeof(NEXT) - 1, .status = 200, .body = "x", .done = true, .keep_alive = true},
+    {"204 then another answer", S("HTTP/1.1 204 No Content\r\n\r\n" NEXT),
+	.leftover = sizeof(NEXT) - 1, .status = 204, .body = "", .done = true, .keep_alive = true},
+    {"HEAD then another answer", S("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n" NEXT),
+	.head = true, .leftover = sizeof(NEXT) - 1, .status = 200, .body = "", .done = true,
+	.keep_alive = true},
+    {"content-length zero then garbage", S("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n\0xyz"),
+	.leftover = 4, .status = 200, .body = "", .done = true, .keep_alive = true},
 };
 
 static void
@@ -381,14 +375,14 @@ test_pipeline_sequence(void)
 	    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;e\r\ntwo\r\n0\r\nX: y\r\n\r\n"
 	    "HTTP/1.1 404 Not Found\r\nContent-Length: 5\r\n\r\nthree"
 	    "HTTP/1.1 500 Oops\r\nConnection: close\r\n\r\nfour, to the end";
-	static const long statuses[] = { 200, 204, 200, 404, 500 };
-	static const char *const bodies[] = { "one", "", "two", "three", "four, to the end" };
-	static const bool keep_alive[] = { true, true, true, true, false };
-	struct kube_http_parser p = { 0 };
+	static const long statuses[] = {200, 204, 200, 404, 500};
+	static const char *const bodies[] = {"one", "", "two", "three", "four, to the end"};
+	static const bool keep_alive[] = {true, true, true, true, false};
+	struct kube_http_parser p = {0};
 	size_t off = 0, len = sizeof(in) - 1;
 
 	for (size_t i = 0; i < 5; i++) {
-		struct outcome o = { 0 };
+		struct outcome o = {0};
 		ssize_t r;
 
 		kube_http_parser_init(&p, false);
@@ -417,15 +411,14 @@ test_pipeline_sequence(void)
 /* --- body callback, started -------------------------------------------------------------- */
 
 static const struct http_case cancel_cases[] = {
-	{ "content-length", S("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"), .cancel = true,
-	    .err = -ECANCELED, .status = 200, .body = "" },
-	{ "chunked",
-	    S("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"),
-	    .cancel = true, .err = -ECANCELED, .status = 200, .body = "" },
-	{ "read to close", S("HTTP/1.1 200 OK\r\n\r\nhello"), .cancel = true, .eof = true,
-	    .err = -ECANCELED, .status = 200, .body = "" },
-	{ "no body, not called", S("HTTP/1.1 204 No Content\r\n\r\n"), .cancel = true,
-	    .status = 204, .body = "", .done = true, .keep_alive = true },
+    {"content-length", S("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"), .cancel = true,
+	.err = -ECANCELED, .status = 200, .body = ""},
+    {"chunked", S("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"),
+	.cancel = true, .err = -ECANCELED, .status = 200, .body = ""},
+    {"read to close", S("HTTP/1.1 200 OK\r\n\r\nhello"), .cancel = true, .eof = true,
+	.err = -ECANCELED, .status = 200, .body = ""},
+    {"no body, not called", S("HTTP/1.1 204 No Content\r\n\r\n"), .cancel = true, .status = 204,
+	.body = "", .done = true, .keep_alive = true},
 };
 
 static void
@@ -437,7 +430,7 @@ test_body_cancel(void)
 static void
 test_started(void)
 {
-	struct kube_http_parser p = { 0 };
+	struct kube_http_parser p = {0};
 
 	kube_http_parser_init(&p, false);
 	CU_ASSERT_FALSE(kube_http_parser_started(&p));
@@ -458,8 +451,8 @@ test_started(void)
 
 	/* a NULL body callback: bytes are counted */
 	kube_http_parser_init(&p, false);
-	CU_ASSERT_EQUAL(kube_http_parse(&p, S("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabcd"),
-			    NULL, NULL),
+	CU_ASSERT_EQUAL(
+	    kube_http_parse(&p, S("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabcd"), NULL, NULL),
 	    41);
 	CU_ASSERT(kube_http_parser_done(&p));
 	CU_ASSERT_EQUAL(p.body_bytes, 3);
@@ -473,82 +466,78 @@ test_started(void)
 #define CHUNKED OK200 "Transfer-Encoding: chunked\r\n\r\n"
 
 static const struct http_case malformed_cases[] = {
-	{ "status: HTTP/2", S("HTTP/2 200 OK\r\n\r\n"), .err = -EBADMSG },
-	{ "status: HTTP/1.2", S("HTTP/1.2 200 OK\r\n\r\n"), .err = -EBADMSG },
-	{ "status: lower-case http", S("http/1.1 200 OK\r\n\r\n"), .err = -EBADMSG },
-	{ "status: two digits", S("HTTP/1.1 20 OK\r\n\r\n"), .err = -EBADMSG },
-	{ "status: four digits", S("HTTP/1.1 2000 OK\r\n\r\n"), .err = -EBADMSG },
-	{ "status: no space before the reason", S("HTTP/1.1 200OK\r\n\r\n"), .err = -EBADMSG },
-	{ "status: below 100", S("HTTP/1.1 099 Low\r\n\r\n"), .err = -EBADMSG },
-	{ "status: letters", S("HTTP/1.1 2x0 OK\r\n\r\n"), .err = -EBADMSG },
-	{ "status: two spaces", S("HTTP/1.1  200 OK\r\n\r\n"), .err = -EBADMSG },
-	{ "status: not HTTP", S("SSH-2.0-OpenSSH_9.2\r\n"), .err = -EBADMSG },
-	{ "status: too many empty lines first", S("\r\n\r\n\r\n\r\n\r\nHTTP/1.1 200 OK\r\n\r\n"),
-	    .err = -EBADMSG },
-	{ "status: empty after an interim answer",
-	    S("HTTP/1.1 100 Continue\r\n\r\n\r\nHTTP/1.1 200 OK\r\n\r\n"), .err = -EBADMSG },
-	{ "header without colon", S(OK200 "Content-Length 5\r\n\r\nhello"), .err = -EBADMSG,
-	    .status = 200 },
-	{ "header with an empty name", S(OK200 ": x\r\n\r\n"), .err = -EBADMSG, .status = 200 },
-	{ "whitespace before colon", S(OK200 "Content-Length : 5\r\n\r\nhello"), .err = -EBADMSG,
-	    .status = 200 },
-	{ "tab before colon", S(OK200 "Server\t: x\r\n\r\n"), .err = -EBADMSG, .status = 200 },
-	{ "obs-fold", S(OK200 "Server: a\r\n  b\r\nContent-Length: 0\r\n\r\n"), .err = -EBADMSG,
-	    .status = 200 },
-	{ "obs-fold with tab", S(OK200 "Server: a\r\n\tb\r\n\r\n"), .err = -EBADMSG,
-	    .status = 200 },
-	{ "two different content-lengths",
-	    S(OK200 "Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!"), .err = -EBADMSG,
-	    .status = 200 },
-	{ "content-length list", S(OK200 "Content-Length: 5, 5\r\n\r\nhello"), .err = -EBADMSG,
-	    .status = 200 },
-	{ "content-length negative", S(OK200 "Content-Length: -1\r\n\r\n"), .err = -EBADMSG,
-	    .status = 200 },
-	{ "content-length plus sign", S(OK200 "Content-Length: +1\r\n\r\nx"), .err = -EBADMSG,
-	    .status = 200 },
-	{ "content-length empty", S(OK200 "Content-Length:\r\n\r\n"), .err = -EBADMSG,
-	    .status = 200 },
-	{ "content-length hex", S(OK200 "Content-Length: 0x10\r\n\r\n"), .err = -EBADMSG,
-	    .status = 200 },
-	{ "content-length 2^62", S(OK200 "Content-Length: 4611686018427387904\r\n\r\n"),
-	    .err = -EBADMSG, .status = 200 },
-	{ "content-length wrapping to 4 in 64 bits",
-	    S(OK200 "Content-Length: 18446744073709551620\r\n\r\nabcd"), .err = -EBADMSG,
-	    .status = 200 },
-	{ "content-length of 25 digits",
-	    S(OK200 "Content-Length: 1000000000000000000000000\r\n\r\n"),
-	    .err = -EBADMSG, .status = 200 },
-	{ "chunk size not hex", S(CHUNKED "zz\r\nhello\r\n0\r\n\r\n"), .err = -EBADMSG,
-	    .status = 200, .body = "" },
-	{ "chunk size 0x", S(CHUNKED "0x5\r\nhello\r\n0\r\n\r\n"), .err = -EBADMSG, .status = 200,
-	    .body = "" },
-	{ "chunk size empty", S(CHUNKED "\r\nhello\r\n0\r\n\r\n"), .err = -EBADMSG, .status = 200,
-	    .body = "" },
-	{ "chunk size with leading space", S(CHUNKED " 5\r\nhello\r\n0\r\n\r\n"), .err = -EBADMSG,
-	    .status = 200, .body = "" },
-	{ "chunk size with junk after", S(CHUNKED "5 x\r\nhello\r\n0\r\n\r\n"), .err = -EBADMSG,
-	    .status = 200, .body = "" },
-	{ "chunk size negative", S(CHUNKED "-5\r\nhello\r\n0\r\n\r\n"), .err = -EBADMSG,
-	    .status = 200, .body = "" },
-	{ "chunk size 2^62", S(CHUNKED "4000000000000000\r\nhello\r\n"), .err = -EBADMSG,
-	    .status = 200, .body = "" },
-	{ "chunk size wrapping to 0 in 64 bits", S(CHUNKED "10000000000000000\r\n\r\n" NEXT),
-	    .err = -EBADMSG, .status = 200, .body = "" },
-	{ "chunk data longer than its size", S(CHUNKED "5\r\nhelloXX\r\n0\r\n\r\n"),
-	    .err = -EBADMSG, .status = 200, .body = "hello" },
-	{ "chunk data followed by another chunk line", S(CHUNKED "5\r\nhello0\r\n\r\n"),
-	    .err = -EBADMSG, .status = 200, .body = "hello" },
-	{ "NUL in the status line", S("HTTP/1.1 200 O\0K\r\n\r\n"), .err = -EBADMSG },
-	{ "NUL in a header line", S(OK200 "Server: a\0b\r\nContent-Length: 0\r\n\r\n"),
-	    .err = -EBADMSG, .status = 200 },
-	{ "NUL in a chunk-size line", S(CHUNKED "5;\0\r\nhello\r\n0\r\n\r\n"), .err = -EBADMSG,
-	    .status = 200, .body = "" },
-	{ "NUL in a trailer", S(CHUNKED "0\r\nX: \0\r\n\r\n"), .err = -EBADMSG, .status = 200,
-	    .body = "" },
-	{ "bare CR in a header line", S(OK200 "Server: a\rb\r\nContent-Length: 0\r\n\r\n"),
-	    .err = -EBADMSG, .status = 200 },
-	{ "NUL in the body is data", S(OK200 "Content-Length: 3\r\n\r\na\0b"), .status = 200,
-	    .done = true, .keep_alive = true },
+    {"status: HTTP/2", S("HTTP/2 200 OK\r\n\r\n"), .err = -EBADMSG},
+    {"status: HTTP/1.2", S("HTTP/1.2 200 OK\r\n\r\n"), .err = -EBADMSG},
+    {"status: lower-case http", S("http/1.1 200 OK\r\n\r\n"), .err = -EBADMSG},
+    {"status: two digits", S("HTTP/1.1 20 OK\r\n\r\n"), .err = -EBADMSG},
+    {"status: four digits", S("HTTP/1.1 2000 OK\r\n\r\n"), .err = -EBADMSG},
+    {"status: no space before the reason", S("HTTP/1.1 200OK\r\n\r\n"), .err = -EBADMSG},
+    {"status: below 100", S("HTTP/1.1 099 Low\r\n\r\n"), .err = -EBADMSG},
+    {"status: letters", S("HTTP/1.1 2x0 OK\r\n\r\n"), .err = -EBADMSG},
+    {"status: two spaces", S("HTTP/1.1  200 OK\r\n\r\n"), .err = -EBADMSG},
+    {"status: not HTTP", S("SSH-2.0-OpenSSH_9.2\r\n"), .err = -EBADMSG},
+    {"status: too many empty lines first", S("\r\n\r\n\r\n\r\n\r\nHTTP/1.1 200 OK\r\n\r\n"),
+	.err = -EBADMSG},
+    {"status: empty after an interim answer",
+	S("HTTP/1.1 100 Continue\r\n\r\n\r\nHTTP/1.1 200 OK\r\n\r\n"), .err = -EBADMSG},
+    {"header without colon", S(OK200 "Content-Length 5\r\n\r\nhello"), .err = -EBADMSG,
+	.status = 200},
+    {"header with an empty name", S(OK200 ": x\r\n\r\n"), .err = -EBADMSG, .status = 200},
+    {"whitespace before colon", S(OK200 "Content-Length : 5\r\n\r\nhello"), .err = -EBADMSG,
+	.status = 200},
+    {"tab before colon", S(OK200 "Server\t: x\r\n\r\n"), .err = -EBADMSG, .status = 200},
+    {"obs-fold", S(OK200 "Server: a\r\n  b\r\nContent-Length: 0\r\n\r\n"), .err = -EBADMSG,
+	.status = 200},
+    {"obs-fold with tab", S(OK200 "Server: a\r\n\tb\r\n\r\n"), .err = -EBADMSG, .status = 200},
+    {"two different content-lengths",
+	S(OK200 "Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!"), .err = -EBADMSG,
+	.status = 200},
+    {"content-length list", S(OK200 "Content-Length: 5, 5\r\n\r\nhello"), .err = -EBADMSG,
+	.status = 200},
+    {"content-length negative", S(OK200 "Content-Length: -1\r\n\r\n"), .err = -EBADMSG,
+	.status = 200},
+    {"content-length plus sign", S(OK200 "Content-Length: +1\r\n\r\nx"), .err = -EBADMSG,
+	.status = 200},
+    {"content-length empty", S(OK200 "Content-Length:\r\n\r\n"), .err = -EBADMSG, .status = 200},
+    {"content-length hex", S(OK200 "Content-Length: 0x10\r\n\r\n"), .err = -EBADMSG, .status = 200},
+    {"content-length 2^62", S(OK200 "Content-Length: 4611686018427387904\r\n\r\n"), .err = -EBADMSG,
+	.status = 200},
+    {"content-length wrapping to 4 in 64 bits",
+	S(OK200 "Content-Length: 18446744073709551620\r\n\r\nabcd"), .err = -EBADMSG,
+	.status = 200},
+    {"content-length of 25 digits", S(OK200 "Content-Length: 1000000000000000000000000\r\n\r\n"),
+	.err = -EBADMSG, .status = 200},
+    {"chunk size not hex", S(CHUNKED "zz\r\nhello\r\n0\r\n\r\n"), .err = -EBADMSG, .status = 200,
+	.body = ""},
+    {"chunk size 0x", S(CHUNKED "0x5\r\nhello\r\n0\r\n\r\n"), .err = -EBADMSG, .status = 200,
+	.body = ""},
+    {"chunk size empty", S(CHUNKED "\r\nhello\r\n0\r\n\r\n"), .err = -EBADMSG, .status = 200,
+	.body = ""},
+    {"chunk size with leading space", S(CHUNKED " 5\r\nhello\r\n0\r\n\r\n"), .err = -EBADMSG,
+	.status = 200, .body = ""},
+    {"chunk size with junk after", S(CHUNKED "5 x\r\nhello\r\n0\r\n\r\n"), .err = -EBADMSG,
+	.status = 200, .body = ""},
+    {"chunk size negative", S(CHUNKED "-5\r\nhello\r\n0\r\n\r\n"), .err = -EBADMSG, .status = 200,
+	.body = ""},
+    {"chunk size 2^62", S(CHUNKED "4000000000000000\r\nhello\r\n"), .err = -EBADMSG, .status = 200,
+	.body = ""},
+    {"chunk size wrapping to 0 in 64 bits", S(CHUNKED "10000000000000000\r\n\r\n" NEXT),
+	.err = -EBADMSG, .status = 200, .body = ""},
+    {"chunk data longer than its size", S(CHUNKED "5\r\nhelloXX\r\n0\r\n\r\n"), .err = -EBADMSG,
+	.status = 200, .body = "hello"},
+    {"chunk data followed by another chunk line", S(CHUNKED "5\r\nhello0\r\n\r\n"), .err = -EBADMSG,
+	.status = 200, .body = "hello"},
+    {"NUL in the status line", S("HTTP/1.1 200 O\0K\r\n\r\n"), .err = -EBADMSG},
+    {"NUL in a header line", S(OK200 "Server: a\0b\r\nContent-Length: 0\r\n\r\n"), .err = -EBADMSG,
+	.status = 200},
+    {"NUL in a chunk-size line", S(CHUNKED "5;\0\r\nhello\r\n0\r\n\r\n"), .err = -EBADMSG,
+	.status = 200, .body = ""},
+    {"NUL in a trailer", S(CHUNKED "0\r\nX: \0\r\n\r\n"), .err = -EBADMSG, .status = 200,
+	.body = ""},
+    {"bare CR in a header line", S(OK200 "Server: a\rb\r\nContent-Length: 0\r\n\r\n"),
+	.err = -EBADMSG, .status = 200},
+    {"NUL in the body is data", S(OK200 "Content-Length: 3\r\n\r\na\0b"), .status = 200,
+	.done = true, .keep_alive = true},
 };
 
 static void
@@ -574,8 +563,7 @@ build(const char *prefix, const char *fill, size_t n, const char *suffix, size_t
 }
 
 static void
-check_built(struct http_case *c, const char *prefix, const char *fill, size_t n,
-    const char *suffix)
+check_built(struct http_case *c, const char *prefix, const char *fill, size_t n, const char *suffix)
 {
 	char *in = build(prefix, fill, n, suffix, &c->in_len);
 
@@ -588,63 +576,76 @@ static void
 test_bounds(void)
 {
 	/* one header line over 64 KiB */
-	check_built(&(struct http_case){ .name = "one long header line", .err = -EBADMSG,
-			.status = 200 },
+	check_built(
+	    &(struct http_case){.name = "one long header line", .err = -EBADMSG, .status = 200},
 	    OK200 "X-Big: ", "a", 70000, "\r\nContent-Length: 0\r\n\r\n");
 	/* many short lines over 64 KiB in all */
-	check_built(&(struct http_case){ .name = "many header lines", .err = -EBADMSG,
-			.status = 200 },
-	    OK200, "X-Field: 0123456789012345678901234567890123456789\r\n", 1400,
-		"Content-Length: 0\r\n\r\n");
+	check_built(
+	    &(struct http_case){.name = "many header lines", .err = -EBADMSG, .status = 200}, OK200,
+	    "X-Field: 0123456789012345678901234567890123456789\r\n", 1400,
+	    "Content-Length: 0\r\n\r\n");
 	/* a status line over 64 KiB */
-	check_built(&(struct http_case){ .name = "long status line", .err = -EBADMSG },
+	check_built(&(struct http_case){.name = "long status line", .err = -EBADMSG},
 	    "HTTP/1.1 200 ", "r", 66000, "\r\n\r\n");
 	/* trailers count toward the header bound */
-	check_built(&(struct http_case){ .name = "long trailers", .err = -EBADMSG, .status = 200,
-			.body = "" },
+	check_built(
+	    &(struct http_case){
+		.name = "long trailers", .err = -EBADMSG, .status = 200, .body = ""},
 	    CHUNKED "0\r\n", "T: 01234567890123456789\r\n", 3000, "\r\n");
 	/* just under: 60 KiB of header is fine */
-	check_built(&(struct http_case){ .name = "header under the bound", .status = 200,
-			.body = "ok", .done = true, .keep_alive = true },
+	check_built(&(struct http_case){.name = "header under the bound",
+			.status = 200,
+			.body = "ok",
+			.done = true,
+			.keep_alive = true},
 	    OK200, "X-Field: 0123456789012345678901234567890123456789\r\n", 1200,
-		"Content-Length: 2\r\n\r\nok");
+	    "Content-Length: 2\r\n\r\nok");
 	/* chunk-size line over 1 KiB (a long extension) */
-	check_built(&(struct http_case){ .name = "long chunk line", .err = -EBADMSG, .status = 200,
-			.body = "" },
+	check_built(
+	    &(struct http_case){
+		.name = "long chunk line", .err = -EBADMSG, .status = 200, .body = ""},
 	    CHUNKED "5;ext=", "x", 2000, "\r\nhello\r\n0\r\n\r\n");
 	/* a chunk-size line of 900 bytes is fine */
-	check_built(&(struct http_case){ .name = "chunk line under the bound", .status = 200,
-			.body = "hello", .done = true, .keep_alive = true },
+	check_built(&(struct http_case){.name = "chunk line under the bound",
+			.status = 200,
+			.body = "hello",
+			.done = true,
+			.keep_alive = true},
 	    CHUNKED "5;ext=", "x", 900, "\r\nhello\r\n0\r\n\r\n");
 	/* junk after chunk data, no line end: bounded too */
-	check_built(&(struct http_case){ .name = "chunk data then 2 KiB of junk", .err = -EBADMSG,
-			.status = 200, .body = "hello" },
+	check_built(&(struct http_case){.name = "chunk data then 2 KiB of junk",
+			.err = -EBADMSG,
+			.status = 200,
+			.body = "hello"},
 	    CHUNKED "5\r\nhello", "y", 2000, "");
 	/* a body of 200 KiB is not bounded */
-	check_built(&(struct http_case){ .name = "large body", .status = 200, .body = NULL,
-			.done = true, .keep_alive = true },
+	check_built(&(struct http_case){.name = "large body",
+			.status = 200,
+			.body = NULL,
+			.done = true,
+			.keep_alive = true},
 	    OK200 "Content-Length: 204800\r\n\r\n", "0123456789abcdef", 12800, "");
 }
 
 /* --- truncated ---------------------------------------------------------------------------- */
 
 static const struct http_case truncated_cases[] = {
-	{ "nothing", "", 0, .eof = true, .eof_ret = -EIO, .body = "", .keep_alive = false },
-	{ "in the status line", S("HTTP/1.1 20"), .eof = true, .eof_ret = -EIO, .body = "" },
-	{ "in the header", S(OK200 "Content-Length: 5\r\n"), .eof = true, .eof_ret = -EIO,
-	    .status = 200, .body = "", .keep_alive = true },
-	{ "in a content-length body", S(OK200 "Content-Length: 10\r\n\r\nhello"), .eof = true,
-	    .eof_ret = -EIO, .status = 200, .body = "hello", .keep_alive = true },
-	{ "in a chunk", S(CHUNKED "a\r\nhello"), .eof = true, .eof_ret = -EIO, .status = 200,
-	    .body = "hello", .keep_alive = true },
-	{ "after a chunk's data", S(CHUNKED "5\r\nhello"), .eof = true, .eof_ret = -EIO,
-	    .status = 200, .body = "hello", .keep_alive = true },
-	{ "before the last chunk", S(CHUNKED "5\r\nhello\r\n"), .eof = true, .eof_ret = -EIO,
-	    .status = 200, .body = "hello", .keep_alive = true },
-	{ "in the trailer", S(CHUNKED "5\r\nhello\r\n0\r\nX: y\r\n"), .eof = true,
-	    .eof_ret = -EIO, .status = 200, .body = "hello", .keep_alive = true },
-	{ "before the trailer's end", S(CHUNKED "0\r\n"), .eof = true, .eof_ret = -EIO,
-	    .status = 200, .body = "", .keep_alive = true },
+    {"nothing", "", 0, .eof = true, .eof_ret = -EIO, .body = "", .keep_alive = false},
+    {"in the status line", S("HTTP/1.1 20"), .eof = true, .eof_ret = -EIO, .body = ""},
+    {"in the header", S(OK200 "Content-Length: 5\r\n"), .eof = true, .eof_ret = -EIO, .status = 200,
+	.body = "", .keep_alive = true},
+    {"in a content-length body", S(OK200 "Content-Length: 10\r\n\r\nhello"), .eof = true,
+	.eof_ret = -EIO, .status = 200, .body = "hello", .keep_alive = true},
+    {"in a chunk", S(CHUNKED "a\r\nhello"), .eof = true, .eof_ret = -EIO, .status = 200,
+	.body = "hello", .keep_alive = true},
+    {"after a chunk's data", S(CHUNKED "5\r\nhello"), .eof = true, .eof_ret = -EIO, .status = 200,
+	.body = "hello", .keep_alive = true},
+    {"before the last chunk", S(CHUNKED "5\r\nhello\r\n"), .eof = true, .eof_ret = -EIO,
+	.status = 200, .body = "hello", .keep_alive = true},
+    {"in the trailer", S(CHUNKED "5\r\nhello\r\n0\r\nX: y\r\n"), .eof = true, .eof_ret = -EIO,
+	.status = 200, .body = "hello", .keep_alive = true},
+    {"before the trailer's end", S(CHUNKED "0\r\n"), .eof = true, .eof_ret = -EIO, .status = 200,
+	.body = "", .keep_alive = true},
 };
 
 static void
@@ -654,19 +655,19 @@ test_truncated(void)
 }
 
 static const struct test_case parse_tests[] = {
-	{ "framing", test_framing },
-	{ "keep-alive", test_keep_alive },
-	{ "no body, interim, pipelined", test_no_body },
-	{ "pipelined sequence", test_pipeline_sequence },
-	{ "body callback cancels", test_body_cancel },
-	{ "started", test_started },
-	{ "malformed", test_malformed },
-	{ "bounds", test_bounds },
-	{ "truncated", test_truncated },
-	{ NULL, NULL },
+    {"framing", test_framing},
+    {"keep-alive", test_keep_alive},
+    {"no body, interim, pipelined", test_no_body},
+    {"pipelined sequence", test_pipeline_sequence},
+    {"body callback cancels", test_body_cancel},
+    {"started", test_started},
+    {"malformed", test_malformed},
+    {"bounds", test_bounds},
+    {"truncated", test_truncated},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "kube-http-parse", .tests = parse_tests },
-	{ .name = NULL },
+    {.name = "kube-http-parse", .tests = parse_tests},
+    {.name = NULL},
 };

@@ -290,10 +290,10 @@ new_informer(const char *ns, const char *grp_selector, unsigned page, struct see
 	    .destroy = cm_destroy,
 	};
 	struct kube_informer_handlers h = {
-		.on_add = on_add,
-		.on_update = on_update,
-		.on_delete = on_delete,
-		.userdata = s,
+	    .on_add = on_add,
+	    .on_update = on_update,
+	    .on_delete = on_delete,
+	    .userdata = s,
 	};
 	struct kube_informer *inf = NULL;
 
@@ -319,7 +319,8 @@ get(struct kube_informer *inf, const char *key)
 	return kube_store_get(kube_informer_store(inf), key);
 }
 
-/* --- tests -------------------------------------------------------------------------------------- */
+/* --- tests --------------------------------------------------------------------------------------
+ */
 
 static void
 test_sync_and_events(void)
@@ -729,7 +730,8 @@ test_resync(void)
 	scripted_check_done();
 }
 
-/* --- 100 000 events through framer + informer: no growth --------------------------------------- */
+/* --- 100 000 events through framer + informer: no growth ---------------------------------------
+ */
 
 static void
 apply_framed(void *userdata, enum kube_watch_type type, json_t *obj)
@@ -740,7 +742,7 @@ apply_framed(void *userdata, enum kube_watch_type type, json_t *obj)
 static void
 test_no_per_event_leak(void)
 {
-	struct seen s = { 0 };
+	struct seen s = {0};
 	struct kube_informer *inf = new_informer("mem", "m", 0, &s);
 	struct kube_watch_framer f;
 	char line[512];
@@ -751,16 +753,19 @@ test_no_per_event_leak(void)
 	for (int i = 0; i < n; i++) {
 		/* 100 objects, each modified 1000 times, then a delete/re-add every 10th round */
 		int obj = i % 100, round = i / 100;
-		const char *type = round == 0 ? "ADDED" : (round % 10 == 5 ? "DELETED"
-				      : (round % 10 == 6 ? "ADDED" : "MODIFIED"));
+		const char *type =
+		    round == 0
+			? "ADDED"
+			: (round % 10 == 5 ? "DELETED" : (round % 10 == 6 ? "ADDED" : "MODIFIED"));
 
 		snprintf(line, sizeof(line),
-		    "{\"type\":\"%s\",\"object\":{\"metadata\":{\"name\":\"o%d\",\"namespace\":\"mem\","
-		    "\"resourceVersion\":\"%d\",\"labels\":{\"app\":\"a%d\"}},\"data\":{\"v\":\"%d\"}}}\n",
+		    "{\"type\":\"%s\",\"object\":{\"metadata\":{\"name\":\"o%d\",\"namespace\":"
+		    "\"mem\","
+		    "\"resourceVersion\":\"%d\",\"labels\":{\"app\":\"a%d\"}},\"data\":{\"v\":\"%"
+		    "d\"}}}\n",
 		    type, obj, i + 1, round % 3, i);
-		CU_ASSERT_EQUAL_FATAL(kube_watch_framer_feed(&f, line, strlen(line), apply_framed,
-					  inf),
-		    0);
+		CU_ASSERT_EQUAL_FATAL(
+		    kube_watch_framer_feed(&f, line, strlen(line), apply_framed, inf), 0);
 		if (i == 10000 - 1)
 			before = mallinfo2().uordblks;
 	}
@@ -805,8 +810,7 @@ decode_times_ten(void *userdata, const char *text, size_t len)
 	items = json_object_get(root, "items");
 	if (json_is_array(items)) {
 		d->lists++;
-		json_array_foreach(items, i, v)
-			times_ten(v);
+		json_array_foreach(items, i, v) times_ten(v);
 	} else if (json_is_object(json_object_get(root, "object"))) {
 		d->lines++;
 		times_ten(json_object_get(root, "object"));
@@ -830,10 +834,10 @@ test_custom_decoder(void)
 	    .decode_userdata = &d,
 	};
 	struct kube_informer_handlers h = {
-		.on_add = on_add,
-		.on_update = on_update,
-		.on_delete = on_delete,
-		.userdata = &s,
+	    .on_add = on_add,
+	    .on_update = on_update,
+	    .on_delete = on_delete,
+	    .userdata = &s,
 	};
 	struct kube_informer *inf = NULL;
 	struct scripted_exp *w;

@@ -29,8 +29,8 @@ suite_init(void)
 
 	if (test_apiserver_start(&srv, NULL) < 0)
 		return -1;
-	return kube_config_from_kubeconfig(test_apiserver_kubeconfig(srv), NULL, &cfg, err,
-	    sizeof(err));
+	return kube_config_from_kubeconfig(
+	    test_apiserver_kubeconfig(srv), NULL, &cfg, err, sizeof(err));
 }
 
 static int
@@ -107,7 +107,7 @@ test_now(void *userdata)
 	return frozen_at ? frozen_at : clock_now_usec();
 }
 
-static const struct kube_clock test_clock = { test_now, NULL };
+static const struct kube_clock test_clock = {test_now, NULL};
 
 static void
 elector_init(struct elector *e, const char *id)
@@ -126,7 +126,7 @@ elector_init(struct elector *e, const char *id)
 	    .userdata = e,
 	    .clock = &test_clock,
 	};
-	struct timeval tv = { 0, 5000 };
+	struct timeval tv = {0, 5000};
 
 	memset(e, 0, sizeof(*e));
 	e->id = id;
@@ -154,8 +154,8 @@ elector_fini(struct elector *e)
 static int overlap;
 
 static bool
-run(struct elector *a, bool run_a, struct elector *b, bool run_b, bool (*cond)(void *),
-    void *arg, uint64_t timeout_us)
+run(struct elector *a, bool run_a, struct elector *b, bool run_b, bool (*cond)(void *), void *arg,
+    uint64_t timeout_us)
 {
 	uint64_t end = clock_now_usec() + timeout_us;
 
@@ -203,7 +203,7 @@ release_done(void *userdata)
 static void
 test_handover_on_release(void)
 {
-	struct elector a, b, *pair[2] = { &a, &b }, *leader, *other;
+	struct elector a, b, *pair[2] = {&a, &b}, *leader, *other;
 	uint64_t t0;
 
 	overlap = 0;
@@ -331,8 +331,11 @@ test_reports_reachability(void)
 static void
 test_bad_options(void)
 {
-	struct kube_leader_opts o = { .ns = "x", .name = "y", .identity = "z",
-		.lease_duration_usec = LEASE_US, .renew_deadline_usec = LEASE_US };
+	struct kube_leader_opts o = {.ns = "x",
+	    .name = "y",
+	    .identity = "z",
+	    .lease_duration_usec = LEASE_US,
+	    .renew_deadline_usec = LEASE_US};
 	struct event_base *base = event_base_new();
 	struct kube_client *c = NULL;
 	struct kube_leader *l = NULL;
@@ -382,9 +385,9 @@ recorder_done(void *arg)
 static bool
 run_recorder(struct event_base *base, struct kube_recorder *r, unsigned calls)
 {
-	struct elector e = { .base = base }, idle = { .base = event_base_new() };
-	struct recorder_wait w = { r, calls };
-	struct timeval tv = { 0, 5000 };
+	struct elector e = {.base = base}, idle = {.base = event_base_new()};
+	struct recorder_wait w = {r, calls};
+	struct timeval tv = {0, 5000};
 	bool done;
 
 	e.tick = event_new(base, -1, EV_PERSIST, tick_cb, NULL);
@@ -402,7 +405,7 @@ test_event_dedup(void)
 	struct kube_client *c = NULL;
 	struct kube_recorder *r = NULL;
 	struct kube_recorder_stats st;
-	struct flag f = { 0 };
+	struct flag f = {0};
 	json_t *involved = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "apiVersion",
 	    "network.harvesterhci.io/v1alpha1", "kind", "IPPool", "metadata", "name", "pool1",
 	    "namespace", "ev", "uid", "uid-1");
@@ -413,8 +416,9 @@ test_event_dedup(void)
 	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, cfg, &c), 0);
 	CU_ASSERT_EQUAL_FATAL(kube_recorder_new(c, "vm-dhcp-controller", "node-1", &r), 0);
 	for (int k = 0; k < 3; k++)
-		CU_ASSERT_EQUAL(kube_record_event(r, involved, NULL, NULL, "Warning", "DuplicateMAC",
-				    "MAC %s is used by %d VMs", "aa:bb:cc:dd:ee:ff", 2),
+		CU_ASSERT_EQUAL(
+		    kube_record_event(r, involved, NULL, NULL, "Warning", "DuplicateMAC",
+			"MAC %s is used by %d VMs", "aa:bb:cc:dd:ee:ff", 2),
 		    0);
 	CU_ASSERT_EQUAL(kube_record_event(r, involved, NULL, NULL, "Normal", "Allocated",
 			    "allocated %s", "10.0.0.5"),
@@ -422,8 +426,8 @@ test_event_dedup(void)
 	{
 		json_t *empty = json_object();
 
-		CU_ASSERT_EQUAL(kube_record_event(r, empty, NULL, NULL, "Normal", "x", "y"),
-		    -EINVAL);
+		CU_ASSERT_EQUAL(
+		    kube_record_event(r, empty, NULL, NULL, "Normal", "x", "y"), -EINVAL);
 		json_decref(empty);
 	}
 	/* create(dup) + create(other) + one patch for the two repeats = 3 calls; a 4th repeat
@@ -441,7 +445,8 @@ test_event_dedup(void)
 	CU_ASSERT_EQUAL_FATAL(kube_list(c, &kube_res_events, "ev", NULL, flag_cb, &f), 0);
 	CU_ASSERT_EQUAL_FATAL(kube_run_until(base, &f.done, 10000), 0);
 	CU_ASSERT_EQUAL(json_array_size(json_object_get(f.obj, "items")), 2);
-	json_array_foreach(json_object_get(f.obj, "items"), i, item) {
+	json_array_foreach(json_object_get(f.obj, "items"), i, item)
+	{
 		const char *reason = json_string_value(json_object_get(item, "reason"));
 		json_t *io = json_object_get(item, "involvedObject");
 
@@ -450,8 +455,8 @@ test_event_dedup(void)
 		if (reason && strcmp(reason, "DuplicateMAC") == 0) {
 			dup++;
 			CU_ASSERT_EQUAL(json_integer_value(json_object_get(item, "count")), 4);
-			CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(item, "type")),
-			    "Warning");
+			CU_ASSERT_STRING_EQUAL(
+			    json_string_value(json_object_get(item, "type")), "Warning");
 			CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(item, "message")),
 			    "MAC aa:bb:cc:dd:ee:ff is used by 2 VMs");
 		} else {
@@ -477,7 +482,7 @@ test_event_burst(void)
 	struct kube_client *c = NULL;
 	struct kube_recorder *r = NULL;
 	struct kube_recorder_stats st;
-	struct flag f = { 0 };
+	struct flag f = {0};
 	json_t *involved = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "apiVersion",
 	    "network.harvesterhci.io/v1alpha1", "kind", "VirtualMachineNetworkConfig", "metadata",
 	    "name", "vm-1", "namespace", "burst", "uid", "uid-2");
@@ -488,15 +493,15 @@ test_event_burst(void)
 	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, cfg, &c), 0);
 	CU_ASSERT_EQUAL_FATAL(kube_recorder_new(c, "vm-dhcp-controller", "node-1", &r), 0);
 	for (int k = 0; k < 40; k++)
-		CU_ASSERT_EQUAL(kube_record_event(r, involved, NULL, NULL, "Normal", "Allocated",
-				    "02:00:00:00:00:%02x on default/net-1: allocated 10.0.0.%d", k,
-				    10 + k),
+		CU_ASSERT_EQUAL(
+		    kube_record_event(r, involved, NULL, NULL, "Normal", "Allocated",
+			"02:00:00:00:00:%02x on default/net-1: allocated 10.0.0.%d", k, 10 + k),
 		    0);
 	/* the last one waits behind the others: two repeats fold into its create */
 	for (int k = 0; k < 2; k++)
-		CU_ASSERT_EQUAL(kube_record_event(r, involved, NULL, NULL, "Normal", "Allocated",
-				    "02:00:00:00:00:%02x on default/net-1: allocated 10.0.0.%d", 39,
-				    49),
+		CU_ASSERT_EQUAL(
+		    kube_record_event(r, involved, NULL, NULL, "Normal", "Allocated",
+			"02:00:00:00:00:%02x on default/net-1: allocated 10.0.0.%d", 39, 49),
 		    0);
 	CU_ASSERT_TRUE(run_recorder(base, r, 40));
 	kube_recorder_get_stats(r, &st);
@@ -509,7 +514,8 @@ test_event_burst(void)
 	CU_ASSERT_EQUAL_FATAL(kube_list(c, &kube_res_events, "burst", NULL, flag_cb, &f), 0);
 	CU_ASSERT_EQUAL_FATAL(kube_run_until(base, &f.done, 10000), 0);
 	CU_ASSERT_EQUAL(json_array_size(json_object_get(f.obj, "items")), 40);
-	json_array_foreach(json_object_get(f.obj, "items"), i, item) {
+	json_array_foreach(json_object_get(f.obj, "items"), i, item)
+	{
 		json_int_t count = json_integer_value(json_object_get(item, "count"));
 
 		if (strstr(json_string_value(json_object_get(item, "message")), "10.0.0.49")) {
@@ -536,15 +542,13 @@ static const struct test_case leader_tests[] = {
 };
 
 static const struct test_case event_tests[] = {
-	{ "de-duplication", test_event_dedup },
-	{ "a burst waits its turn: two calls in flight", test_event_burst },
-	{ NULL, NULL },
+    {"de-duplication", test_event_dedup},
+    {"a burst waits its turn: two calls in flight", test_event_burst},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "kube-leader", .init = suite_init, .cleanup = suite_cleanup,
-	    .tests = leader_tests },
-	{ .name = "kube-events", .init = suite_init, .cleanup = suite_cleanup,
-	    .tests = event_tests },
-	{ .name = NULL },
+    {.name = "kube-leader", .init = suite_init, .cleanup = suite_cleanup, .tests = leader_tests},
+    {.name = "kube-events", .init = suite_init, .cleanup = suite_cleanup, .tests = event_tests},
+    {.name = NULL},
 };

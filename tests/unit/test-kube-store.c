@@ -74,9 +74,8 @@ test_put_get_delete(void)
 
 	destroyed = 0;
 	CU_ASSERT_EQUAL_FATAL(kube_store_new(pod_destroy, &s), 0);
-	CU_ASSERT_EQUAL(kube_store_put(s, "ns/a", "1", pod_new("ns", "n1", "web", NULL, 1),
-			    NULL),
-	    0);
+	CU_ASSERT_EQUAL(
+	    kube_store_put(s, "ns/a", "1", pod_new("ns", "n1", "web", NULL, 1), NULL), 0);
 	CU_ASSERT_EQUAL(kube_store_len(s), 1);
 	p = kube_store_get(s, "ns/a");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
@@ -84,8 +83,8 @@ test_put_get_delete(void)
 	CU_ASSERT_STRING_EQUAL(kube_store_resource_version(s, "ns/a"), "1");
 
 	/* replace hands back the old item */
-	CU_ASSERT_EQUAL(kube_store_put(s, "ns/a", "2", pod_new("ns", "n1", "web", NULL, 2), &old),
-	    0);
+	CU_ASSERT_EQUAL(
+	    kube_store_put(s, "ns/a", "2", pod_new("ns", "n1", "web", NULL, 2), &old), 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(old);
 	CU_ASSERT_EQUAL(((struct pod *)old)->version, 1);
 	kube_store_destroy_item(s, old);
@@ -194,14 +193,14 @@ test_json_default(void)
 }
 
 static const struct test_case store_tests[] = {
-	{ "put get delete", test_put_get_delete },
-	{ "named indexes", test_indexes },
-	{ "20000 items", test_many },
-	{ "json items by default", test_json_default },
-	{ NULL, NULL },
+    {"put get delete", test_put_get_delete},
+    {"named indexes", test_indexes},
+    {"20000 items", test_many},
+    {"json items by default", test_json_default},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "kube-store", .tests = store_tests },
-	{ .name = NULL },
+    {.name = "kube-store", .tests = store_tests},
+    {.name = NULL},
 };

@@ -50,7 +50,7 @@ static void
 test_whole_stream(void)
 {
 	struct kube_watch_framer f;
-	struct collect c = { .n = 0 };
+	struct collect c = {.n = 0};
 	size_t len;
 	char *data = load_stream(&len);
 
@@ -73,7 +73,7 @@ test_every_split(void)
 	/* Two chunks split at every offset, and three chunks at a coarser grid. */
 	for (size_t i = 0; i <= len; i++) {
 		struct kube_watch_framer f;
-		struct collect c = { .n = 0 };
+		struct collect c = {.n = 0};
 
 		kube_watch_framer_init(&f, 0);
 		kube_watch_framer_feed(&f, data, i, collect_event, &c);
@@ -85,7 +85,7 @@ test_every_split(void)
 	for (size_t i = 0; i <= len; i += 7) {
 		for (size_t j = i; j <= len; j += 13) {
 			struct kube_watch_framer f;
-			struct collect c = { .n = 0 };
+			struct collect c = {.n = 0};
 
 			kube_watch_framer_init(&f, 0);
 			kube_watch_framer_feed(&f, data, i, collect_event, &c);
@@ -104,7 +104,7 @@ static void
 test_byte_at_a_time(void)
 {
 	struct kube_watch_framer f;
-	struct collect c = { .n = 0 };
+	struct collect c = {.n = 0};
 	size_t len;
 	char *data = load_stream(&len);
 
@@ -120,7 +120,7 @@ static void
 test_overlong_line(void)
 {
 	struct kube_watch_framer f;
-	struct collect c = { .n = 0 };
+	struct collect c = {.n = 0};
 	char big[600];
 	const char good[] = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"ok\","
 			    "\"resourceVersion\":\"1\"}}}\n";
@@ -146,10 +146,10 @@ test_decode_line(void)
 
 	CU_ASSERT_EQUAL(kube_watch_decode_line("{}", 2, &t, &o), -EBADMSG);
 	CU_ASSERT_EQUAL(kube_watch_decode_line("[1]", 3, &t, &o), -EBADMSG);
-	CU_ASSERT_EQUAL(kube_watch_decode_line("{\"type\":\"ADDED\",\"object\":5}", 27, &t, &o),
-	    -EBADMSG);
-	CU_ASSERT_EQUAL(kube_watch_decode_line("{\"type\":\"ADDED\",\"object\":{}}", 28, &t, &o),
-	    0);
+	CU_ASSERT_EQUAL(
+	    kube_watch_decode_line("{\"type\":\"ADDED\",\"object\":5}", 27, &t, &o), -EBADMSG);
+	CU_ASSERT_EQUAL(
+	    kube_watch_decode_line("{\"type\":\"ADDED\",\"object\":{}}", 28, &t, &o), 0);
 	CU_ASSERT_EQUAL(t, KUBE_WATCH_ADDED);
 	CU_ASSERT_TRUE(json_is_object(o));
 	json_decref(o);
@@ -165,24 +165,24 @@ test_status_table(void)
 		const char *reason;
 		int err;
 	} cases[] = {
-		{ 200, NULL, 0 },
-		{ 201, NULL, 0 },
-		{ 404, "NotFound", -ENOENT },
-		{ 409, "AlreadyExists", -EEXIST },
-		{ 409, "Conflict", -ESTALE },
-		{ 409, NULL, -ESTALE },
-		{ 410, "Gone", -EKEYEXPIRED },
-		{ 410, "Expired", -EKEYEXPIRED },
-		{ 500, "Expired", -EKEYEXPIRED }, /* watch ERROR events carry the reason */
-		{ 401, "Unauthorized", -EACCES },
-		{ 403, "Forbidden", -EACCES },
-		{ 400, "BadRequest", -EBADMSG },
-		{ 422, "Invalid", -EINVAL },
-		{ 429, "TooManyRequests", -EBUSY },
-		{ 500, "InternalError", -EIO },
-		{ 503, "ServiceUnavailable", -EIO },
-		{ 504, NULL, -ETIMEDOUT },
-		{ 500, "Timeout", -ETIMEDOUT },
+	    {200, NULL, 0},
+	    {201, NULL, 0},
+	    {404, "NotFound", -ENOENT},
+	    {409, "AlreadyExists", -EEXIST},
+	    {409, "Conflict", -ESTALE},
+	    {409, NULL, -ESTALE},
+	    {410, "Gone", -EKEYEXPIRED},
+	    {410, "Expired", -EKEYEXPIRED},
+	    {500, "Expired", -EKEYEXPIRED}, /* watch ERROR events carry the reason */
+	    {401, "Unauthorized", -EACCES},
+	    {403, "Forbidden", -EACCES},
+	    {400, "BadRequest", -EBADMSG},
+	    {422, "Invalid", -EINVAL},
+	    {429, "TooManyRequests", -EBUSY},
+	    {500, "InternalError", -EIO},
+	    {503, "ServiceUnavailable", -EIO},
+	    {504, NULL, -ETIMEDOUT},
+	    {500, "Timeout", -ETIMEDOUT},
 	};
 
 	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -244,29 +244,27 @@ test_result_from_http(void)
 static void
 test_paths(void)
 {
-	static const struct kube_resource ippools = { "network.harvesterhci.io", "v1alpha1",
-		"ippools", "IPPool", true };
+	static const struct kube_resource ippools = {
+	    "network.harvesterhci.io", "v1alpha1", "ippools", "IPPool", true};
 	char p[256];
 
-	CU_ASSERT_EQUAL(kube_resource_path(&kube_res_pods, "default", "p1", NULL, p, sizeof(p)),
-	    0);
+	CU_ASSERT_EQUAL(kube_resource_path(&kube_res_pods, "default", "p1", NULL, p, sizeof(p)), 0);
 	CU_ASSERT_STRING_EQUAL(p, "/api/v1/namespaces/default/pods/p1");
 	CU_ASSERT_EQUAL(kube_resource_path(&kube_res_pods, NULL, NULL, NULL, p, sizeof(p)), 0);
 	CU_ASSERT_STRING_EQUAL(p, "/api/v1/pods");
-	CU_ASSERT_EQUAL(kube_resource_path(&kube_res_nodes, "ignored", "n1", "status", p,
-			    sizeof(p)),
-	    0);
+	CU_ASSERT_EQUAL(
+	    kube_resource_path(&kube_res_nodes, "ignored", "n1", "status", p, sizeof(p)), 0);
 	CU_ASSERT_STRING_EQUAL(p, "/api/v1/nodes/n1/status");
 	CU_ASSERT_EQUAL(kube_resource_path(&ippools, "ns", "pool", "status", p, sizeof(p)), 0);
-	CU_ASSERT_STRING_EQUAL(p, "/apis/network.harvesterhci.io/v1alpha1/namespaces/ns/ippools/pool/status");
-	CU_ASSERT_EQUAL(kube_resource_path(&kube_res_leases, NULL, "x", NULL, p, sizeof(p)),
-	    -EINVAL);
-	CU_ASSERT_EQUAL(kube_resource_path(&kube_res_pods, "ns", "../x", NULL, p, sizeof(p)),
-	    -EINVAL);
-	CU_ASSERT_EQUAL(kube_resource_path(&kube_res_pods, "ns", "a/b", NULL, p, sizeof(p)),
-	    -EINVAL);
-	CU_ASSERT_EQUAL(kube_resource_path(&kube_res_pods, "ns", "p", NULL, p, 10),
-	    -ENAMETOOLONG);
+	CU_ASSERT_STRING_EQUAL(
+	    p, "/apis/network.harvesterhci.io/v1alpha1/namespaces/ns/ippools/pool/status");
+	CU_ASSERT_EQUAL(
+	    kube_resource_path(&kube_res_leases, NULL, "x", NULL, p, sizeof(p)), -EINVAL);
+	CU_ASSERT_EQUAL(
+	    kube_resource_path(&kube_res_pods, "ns", "../x", NULL, p, sizeof(p)), -EINVAL);
+	CU_ASSERT_EQUAL(
+	    kube_resource_path(&kube_res_pods, "ns", "a/b", NULL, p, sizeof(p)), -EINVAL);
+	CU_ASSERT_EQUAL(kube_resource_path(&kube_res_pods, "ns", "p", NULL, p, 10), -ENAMETOOLONG);
 }
 
 static void
@@ -277,18 +275,17 @@ test_query(void)
 	CU_ASSERT_EQUAL(kube_query_add(q, sizeof(q), "labelSelector", "app=x,tier in (a,b)"), 0);
 	CU_ASSERT_EQUAL(kube_query_add(q, sizeof(q), "limit", "500"), 0);
 	CU_ASSERT_EQUAL(kube_query_add(q, sizeof(q), "skip", NULL), 0);
-	CU_ASSERT_STRING_EQUAL(q,
-	    "/api/v1/pods?labelSelector=app%3Dx%2Ctier%20in%20%28a%2Cb%29&limit=500");
-	CU_ASSERT_EQUAL(kube_query_add(q, 80, "continue", "aaaaaaaaaaaaaaaaaaaaaa"),
-	    -ENAMETOOLONG);
+	CU_ASSERT_STRING_EQUAL(
+	    q, "/api/v1/pods?labelSelector=app%3Dx%2Ctier%20in%20%28a%2Cb%29&limit=500");
+	CU_ASSERT_EQUAL(kube_query_add(q, 80, "continue", "aaaaaaaaaaaaaaaaaaaaaa"), -ENAMETOOLONG);
 }
 
 static void
 test_keys_and_times(void)
 {
 	char key[64], ns[16], name[16], ts[40];
-	json_t *obj = json_pack("{s:{s:s, s:s, s:s, s:[s]}}", "metadata", "name", "n",
-	    "namespace", "ns", "uid", "u1", "finalizers", "f1");
+	json_t *obj = json_pack("{s:{s:s, s:s, s:s, s:[s]}}", "metadata", "name", "n", "namespace",
+	    "ns", "uid", "u1", "finalizers", "f1");
 	int64_t usec;
 
 	CU_ASSERT_EQUAL(kube_obj_key(obj, key, sizeof(key)), 0);
@@ -346,31 +343,31 @@ test_backoff(void)
 }
 
 static const struct test_case framing_tests[] = {
-	{ "whole stream", test_whole_stream },
-	{ "every split point", test_every_split },
-	{ "byte at a time", test_byte_at_a_time },
-	{ "over-long line dropped", test_overlong_line },
-	{ "decode line", test_decode_line },
-	{ NULL, NULL },
+    {"whole stream", test_whole_stream},
+    {"every split point", test_every_split},
+    {"byte at a time", test_byte_at_a_time},
+    {"over-long line dropped", test_overlong_line},
+    {"decode line", test_decode_line},
+    {NULL, NULL},
 };
 
 static const struct test_case status_tests[] = {
-	{ "status table", test_status_table },
-	{ "result from http", test_result_from_http },
-	{ NULL, NULL },
+    {"status table", test_status_table},
+    {"result from http", test_result_from_http},
+    {NULL, NULL},
 };
 
 static const struct test_case misc_tests[] = {
-	{ "resource paths", test_paths },
-	{ "query encoding", test_query },
-	{ "keys, finalizers, times", test_keys_and_times },
-	{ "jittered backoff", test_backoff },
-	{ NULL, NULL },
+    {"resource paths", test_paths},
+    {"query encoding", test_query},
+    {"keys, finalizers, times", test_keys_and_times},
+    {"jittered backoff", test_backoff},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "kube-watch-framing", .tests = framing_tests },
-	{ .name = "kube-status", .tests = status_tests },
-	{ .name = "kube-misc", .tests = misc_tests },
-	{ .name = NULL },
+    {.name = "kube-watch-framing", .tests = framing_tests},
+    {.name = "kube-status", .tests = status_tests},
+    {.name = "kube-misc", .tests = misc_tests},
+    {.name = NULL},
 };

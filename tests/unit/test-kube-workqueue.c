@@ -19,17 +19,17 @@ fake_clock(void *userdata)
 	return fake_now;
 }
 
-static const struct kube_clock clk = { .now = fake_clock };
+static const struct kube_clock clk = {.now = fake_clock};
 
 static struct kube_workqueue *
 new_queue(double qps, unsigned burst)
 {
 	struct kube_workqueue_opts o = {
-		.clock = &clk,
-		.base_delay_usec = 5 * USEC_PER_MSEC,
-		.max_delay_usec = 1000 * USEC_PER_SEC,
-		.qps = qps,
-		.burst = burst,
+	    .clock = &clk,
+	    .base_delay_usec = 5 * USEC_PER_MSEC,
+	    .max_delay_usec = 1000 * USEC_PER_SEC,
+	    .qps = qps,
+	    .burst = burst,
 	};
 	struct kube_workqueue *q = NULL;
 
@@ -240,8 +240,7 @@ series_value(struct metrics *m, const char *series)
 static void
 test_queue_metrics(void)
 {
-	struct kube_workqueue_opts o = { .clock = &clk, .qps = 1e9, .burst = 1000000,
-		.name = "a" };
+	struct kube_workqueue_opts o = {.clock = &clk, .qps = 1e9, .burst = 1000000, .name = "a"};
 	struct kube_workqueue *a = NULL, *b = NULL, *dup = NULL;
 	struct metrics *m = NULL;
 	const char *k;
@@ -312,12 +311,12 @@ static struct kube_controller *
 new_controller(struct rec_state *s, struct metrics *m)
 {
 	struct kube_controller_opts o = {
-		.name = "test",
-		.clock = &clk,
-		.metrics = m,
-		.reconcile = reconcile,
-		.userdata = s,
-		.queue = { .qps = 1e9, .burst = 1000000 },
+	    .name = "test",
+	    .clock = &clk,
+	    .metrics = m,
+	    .reconcile = reconcile,
+	    .userdata = s,
+	    .queue = {.qps = 1e9, .burst = 1000000},
 	};
 	struct kube_controller *ctl = NULL;
 
@@ -329,7 +328,7 @@ new_controller(struct rec_state *s, struct metrics *m)
 static void
 test_controller_results(void)
 {
-	struct rec_state s = { 0 };
+	struct rec_state s = {0};
 	struct metrics *m = NULL;
 	struct kube_controller *ctl;
 	struct kube_controller_stats st;
@@ -343,7 +342,7 @@ test_controller_results(void)
 	fake_now = 5000 * USEC_PER_SEC;
 
 	/* error -> backoff 5 ms, 10 ms, then success forgets */
-	s.next = (struct kube_reconcile_result){ .action = KUBE_RECONCILE_ERROR, .error = -EIO };
+	s.next = (struct kube_reconcile_result){.action = KUBE_RECONCILE_ERROR, .error = -EIO};
 	kube_controller_enqueue(ctl, "ns/a");
 	kube_controller_enqueue(ctl, "ns/a");
 	CU_ASSERT_EQUAL(kube_controller_run_pending(ctl, 10), 1);
@@ -356,21 +355,21 @@ test_controller_results(void)
 	CU_ASSERT_EQUAL(kube_workqueue_next_due(q), fake_now + 10 * USEC_PER_MSEC);
 	fake_now += 10 * USEC_PER_MSEC;
 	kube_workqueue_tick(q);
-	s.next = (struct kube_reconcile_result){ .action = KUBE_RECONCILE_OK };
+	s.next = (struct kube_reconcile_result){.action = KUBE_RECONCILE_OK};
 	CU_ASSERT_EQUAL(kube_controller_run_pending(ctl, 10), 1);
 	CU_ASSERT_EQUAL(kube_workqueue_num_requeues(q, "ns/a"), 0);
 	CU_ASSERT_EQUAL(kube_workqueue_delayed_len(q), 0);
 
 	/* requeue-after: exact delay, backoff forgotten */
-	s.next = (struct kube_reconcile_result){ .action = KUBE_RECONCILE_REQUEUE_AFTER,
-		.after_usec = 30 * USEC_PER_SEC };
+	s.next = (struct kube_reconcile_result){
+	    .action = KUBE_RECONCILE_REQUEUE_AFTER, .after_usec = 30 * USEC_PER_SEC};
 	kube_controller_enqueue(ctl, "ns/b");
 	CU_ASSERT_EQUAL(kube_controller_run_pending(ctl, 10), 1);
 	CU_ASSERT_EQUAL(kube_workqueue_next_due(q), fake_now + 30 * USEC_PER_SEC);
 	CU_ASSERT_EQUAL(kube_workqueue_num_requeues(q, "ns/b"), 0);
 
 	/* an add while processing runs it once more afterwards, not concurrently */
-	s.next = (struct kube_reconcile_result){ .action = KUBE_RECONCILE_OK };
+	s.next = (struct kube_reconcile_result){.action = KUBE_RECONCILE_OK};
 	s.reenqueue_self = true;
 	s.calls = 0;
 	kube_controller_enqueue(ctl, "ns/c");
@@ -381,15 +380,15 @@ test_controller_results(void)
 	CU_ASSERT_EQUAL(s.calls, 2);
 
 	/* pending: stays processing until completed; its synchronous part takes 250 ms */
-	s.next = (struct kube_reconcile_result){ .action = KUBE_RECONCILE_PENDING };
+	s.next = (struct kube_reconcile_result){.action = KUBE_RECONCILE_PENDING};
 	kube_controller_enqueue(ctl, "ns/d");
 	s.takes_usec = 250 * USEC_PER_MSEC;
 	CU_ASSERT_EQUAL(kube_controller_run_pending(ctl, 10), 1);
 	s.takes_usec = 0;
 	kube_controller_enqueue(ctl, "ns/d");
 	CU_ASSERT_EQUAL(kube_controller_run_pending(ctl, 10), 0);
-	kube_controller_complete(ctl, "ns/d",
-	    (struct kube_reconcile_result){ .action = KUBE_RECONCILE_OK });
+	kube_controller_complete(
+	    ctl, "ns/d", (struct kube_reconcile_result){.action = KUBE_RECONCILE_OK});
 	CU_ASSERT_EQUAL(kube_workqueue_len(q), 1);
 
 	kube_controller_get_stats(ctl, &st);
@@ -411,10 +410,10 @@ test_controller_results(void)
 	/* seconds, not microseconds: only ns/d took time on the fake clock */
 	CU_ASSERT_PTR_NOT_NULL(
 	    strstr(text, "\nvmdhcp_reconcile_time_seconds_sum{controller=\"test\"} 0.25\n"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(text,
-	    "\nvmdhcp_reconcile_time_seconds_bucket{controller=\"test\",le=\"0.1\"} 6\n"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(text,
-	    "\nvmdhcp_reconcile_time_seconds_bucket{controller=\"test\",le=\"0.5\"} 7\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(
+	    text, "\nvmdhcp_reconcile_time_seconds_bucket{controller=\"test\",le=\"0.1\"} 6\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(
+	    text, "\nvmdhcp_reconcile_time_seconds_bucket{controller=\"test\",le=\"0.5\"} 7\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\nvmdhcp_workqueue_depth{name=\"test\"} 1\n"));
 	/* ns/a, its two retries coming due, ns/b, ns/c and its re-add while processing, ns/d
 	 * and its re-add while processing; the second add of a waiting ns/a is not one */
@@ -438,22 +437,23 @@ reconcile_flaky(void *userdata, const char *key)
 	struct loop_state *s = userdata;
 
 	if (++s->calls < 3)
-		return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_ERROR, .error = -EIO };
+		return (struct kube_reconcile_result){
+		    .action = KUBE_RECONCILE_ERROR, .error = -EIO};
 	s->done = true;
-	return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_OK };
+	return (struct kube_reconcile_result){.action = KUBE_RECONCILE_OK};
 }
 
 static void
 test_controller_on_event_loop(void)
 {
 	struct event_base *base = event_base_new();
-	struct loop_state s = { 0 };
+	struct loop_state s = {0};
 	struct kube_controller_opts o = {
-		.name = "loop",
-		.base = base,
-		.reconcile = reconcile_flaky,
-		.userdata = &s,
-		.queue = { .base_delay_usec = 1000, .qps = 1e6, .burst = 1000 },
+	    .name = "loop",
+	    .base = base,
+	    .reconcile = reconcile_flaky,
+	    .userdata = &s,
+	    .queue = {.base_delay_usec = 1000, .qps = 1e6, .burst = 1000},
 	};
 	struct kube_controller *ctl = NULL;
 	struct kube_controller_stats st;
@@ -473,20 +473,20 @@ test_controller_on_event_loop(void)
 static void
 test_controller_limit(void)
 {
-	struct rec_state s = { 0 }, s2 = { 0 };
+	struct rec_state s = {0}, s2 = {0};
 	struct kube_controller_opts o = {
-		.name = "lim",
-		.clock = &clk,
-		.reconcile = reconcile,
-		.userdata = &s,
-		.queue = { .qps = 1e9, .burst = 1000000 },
-		.max_concurrent = 2,
+	    .name = "lim",
+	    .clock = &clk,
+	    .reconcile = reconcile,
+	    .userdata = &s,
+	    .queue = {.qps = 1e9, .burst = 1000000},
+	    .max_concurrent = 2,
 	};
 	struct kube_controller *ctl = NULL, *other = NULL;
 
 	CU_ASSERT_EQUAL_FATAL(kube_controller_new(&o, &ctl), 0);
 	s.ctl = ctl;
-	s.next = (struct kube_reconcile_result){ .action = KUBE_RECONCILE_PENDING };
+	s.next = (struct kube_reconcile_result){.action = KUBE_RECONCILE_PENDING};
 	kube_controller_enqueue(ctl, "ns/a");
 	kube_controller_enqueue(ctl, "ns/b");
 	kube_controller_enqueue(ctl, "ns/c");
@@ -502,13 +502,13 @@ test_controller_limit(void)
 	o.share_limit = ctl;
 	CU_ASSERT_EQUAL_FATAL(kube_controller_new(&o, &other), 0);
 	s2.ctl = other;
-	s2.next = (struct kube_reconcile_result){ .action = KUBE_RECONCILE_OK };
+	s2.next = (struct kube_reconcile_result){.action = KUBE_RECONCILE_OK};
 	kube_controller_enqueue(other, "ns/x");
 	CU_ASSERT_EQUAL(kube_controller_run_pending(other, 10), 0);
 
 	/* one completion frees one slot: the first taker gets it */
-	kube_controller_complete(ctl, "ns/a",
-	    (struct kube_reconcile_result){ .action = KUBE_RECONCILE_OK });
+	kube_controller_complete(
+	    ctl, "ns/a", (struct kube_reconcile_result){.action = KUBE_RECONCILE_OK});
 	CU_ASSERT_EQUAL(kube_controller_active(other), 1);
 	CU_ASSERT_EQUAL(kube_controller_run_pending(other, 10), 1); /* synchronous: slot back */
 	CU_ASSERT_STRING_EQUAL(s2.last, "ns/x");
@@ -540,8 +540,8 @@ async_complete(evutil_socket_t fd, short what, void *arg)
 {
 	struct async_call *call = arg;
 
-	kube_controller_complete(call->ctl, call->key,
-	    (struct kube_reconcile_result){ .action = KUBE_RECONCILE_OK });
+	kube_controller_complete(
+	    call->ctl, call->key, (struct kube_reconcile_result){.action = KUBE_RECONCILE_OK});
 	free(call);
 }
 
@@ -550,7 +550,7 @@ reconcile_async(void *userdata, const char *key)
 {
 	struct async_state *s = userdata;
 	struct async_call *call = calloc(1, sizeof(*call));
-	struct timeval tv = { 0, 1000 };
+	struct timeval tv = {0, 1000};
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(call);
 	call->ctl = s->ctl;
@@ -559,7 +559,7 @@ reconcile_async(void *userdata, const char *key)
 		*s->peak = kube_controller_active(s->ctl);
 	(*s->done)++;
 	event_base_once(s->base, -1, EV_TIMEOUT, async_complete, call, &tv);
-	return (struct kube_reconcile_result){ .action = KUBE_RECONCILE_PENDING };
+	return (struct kube_reconcile_result){.action = KUBE_RECONCILE_PENDING};
 }
 
 static void
@@ -567,14 +567,14 @@ test_controller_limit_on_event_loop(void)
 {
 	struct event_base *base = event_base_new();
 	unsigned peak = 0, done = 0;
-	struct async_state s[2] = { { base, NULL, &peak, &done }, { base, NULL, &peak, &done } };
+	struct async_state s[2] = {{base, NULL, &peak, &done}, {base, NULL, &peak, &done}};
 	struct kube_controller_opts o = {
-		.name = "async_a",
-		.base = base,
-		.reconcile = reconcile_async,
-		.userdata = &s[0],
-		.queue = { .qps = 1e6, .burst = 1000 },
-		.max_concurrent = 3,
+	    .name = "async_a",
+	    .base = base,
+	    .reconcile = reconcile_async,
+	    .userdata = &s[0],
+	    .queue = {.qps = 1e6, .burst = 1000},
+	    .max_concurrent = 3,
 	};
 	char key[16];
 
@@ -599,27 +599,27 @@ test_controller_limit_on_event_loop(void)
 }
 
 static const struct test_case wq_tests[] = {
-	{ "dedup and order", test_dedup_and_order },
-	{ "never twice at once", test_never_twice_at_once },
-	{ "delayed add", test_delayed_add },
-	{ "per-item backoff", test_item_backoff },
-	{ "token bucket", test_token_bucket },
-	{ "rate-limited add and shutdown", test_rate_limited_add },
-	{ "5000 keys", test_many_keys },
-	{ "depth, adds, retries metrics", test_queue_metrics },
-	{ NULL, NULL },
+    {"dedup and order", test_dedup_and_order},
+    {"never twice at once", test_never_twice_at_once},
+    {"delayed add", test_delayed_add},
+    {"per-item backoff", test_item_backoff},
+    {"token bucket", test_token_bucket},
+    {"rate-limited add and shutdown", test_rate_limited_add},
+    {"5000 keys", test_many_keys},
+    {"depth, adds, retries metrics", test_queue_metrics},
+    {NULL, NULL},
 };
 
 static const struct test_case ctl_tests[] = {
-	{ "reconcile results", test_controller_results },
-	{ "on an event loop", test_controller_on_event_loop },
-	{ "concurrency limit, shared", test_controller_limit },
-	{ "concurrency limit on an event loop", test_controller_limit_on_event_loop },
-	{ NULL, NULL },
+    {"reconcile results", test_controller_results},
+    {"on an event loop", test_controller_on_event_loop},
+    {"concurrency limit, shared", test_controller_limit},
+    {"concurrency limit on an event loop", test_controller_limit_on_event_loop},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "kube-workqueue", .tests = wq_tests },
-	{ .name = "kube-controller", .tests = ctl_tests },
-	{ .name = NULL },
+    {.name = "kube-workqueue", .tests = wq_tests},
+    {.name = "kube-controller", .tests = ctl_tests},
+    {.name = NULL},
 };

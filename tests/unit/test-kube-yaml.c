@@ -96,8 +96,7 @@ test_scalar_typing(void)
 	CU_ASSERT_TRUE(json_is_real(json_object_get(root, "big")));
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(root, "s1")), "hello world");
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(root, "s2")), "10.0.0.1");
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(root, "s3")),
-	    "aa:bb:cc:dd:ee:ff");
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(root, "s3")), "aa:bb:cc:dd:ee:ff");
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(root, "s4")), ".inf");
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(root, "s5")), "1.2.3");
 	json_decref(root);
@@ -131,23 +130,25 @@ test_quoted_stay_strings(void)
 static void
 test_nested(void)
 {
-	static const char text[] = "apiVersion: v1\n"
-				   "clusters:\n"
-				   "- cluster:\n"
-				   "    server: https://127.0.0.1:6443\n"
-				   "    insecure-skip-tls-verify: true\n"
-				   "  name: c1\n"
-				   "- name: c2\n"
-				   "  cluster: {server: 'https://x', extensions: [1, [2, 3], {k: v}]}\n"
-				   "empty-list: []\n"
-				   "empty-map: {}\n";
+	static const char text[] =
+	    "apiVersion: v1\n"
+	    "clusters:\n"
+	    "- cluster:\n"
+	    "    server: https://127.0.0.1:6443\n"
+	    "    insecure-skip-tls-verify: true\n"
+	    "  name: c1\n"
+	    "- name: c2\n"
+	    "  cluster: {server: 'https://x', extensions: [1, [2, 3], {k: v}]}\n"
+	    "empty-list: []\n"
+	    "empty-map: {}\n";
 	json_t *root = NULL, *clusters, *c2, *ext;
 
 	CU_ASSERT_EQUAL_FATAL(yaml_parse_one(text, strlen(text), &root, NULL), 0);
 	clusters = json_object_get(root, "clusters");
 	CU_ASSERT_EQUAL_FATAL(json_array_size(clusters), 2);
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(
-				   json_object_get(json_array_get(clusters, 0), "cluster"), "server")),
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(
+		json_object_get(json_object_get(json_array_get(clusters, 0), "cluster"), "server")),
 	    "https://127.0.0.1:6443");
 	CU_ASSERT_TRUE(json_is_true(json_object_get(
 	    json_object_get(json_array_get(clusters, 0), "cluster"), "insecure-skip-tls-verify")));
@@ -155,8 +156,8 @@ test_nested(void)
 	ext = json_object_get(c2, "extensions");
 	CU_ASSERT_EQUAL(json_array_size(ext), 3);
 	CU_ASSERT_EQUAL(json_integer_value(json_array_get(json_array_get(ext, 1), 1)), 3);
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(json_array_get(ext, 2), "k")),
-	    "v");
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(json_array_get(ext, 2), "k")), "v");
 	CU_ASSERT_TRUE(json_is_array(json_object_get(root, "empty-list")));
 	CU_ASSERT_EQUAL(json_array_size(json_object_get(root, "empty-list")), 0);
 	CU_ASSERT_TRUE(json_is_object(json_object_get(root, "empty-map")));
@@ -215,8 +216,7 @@ test_aliases_refused(void)
 	CU_ASSERT_EQUAL(yaml_parse_one(laughs, strlen(laughs), &root, &err), -ENOTSUP);
 	CU_ASSERT_EQUAL(yaml_parse_one(merge, strlen(merge), &root, &err), -ENOTSUP);
 	CU_ASSERT_EQUAL(err.line, 3);
-	CU_ASSERT_EQUAL(yaml_parse_one(complex_key, strlen(complex_key), &root, &err),
-	    -ENOTSUP);
+	CU_ASSERT_EQUAL(yaml_parse_one(complex_key, strlen(complex_key), &root, &err), -ENOTSUP);
 	CU_ASSERT_PTR_NULL(root);
 }
 
@@ -236,17 +236,17 @@ test_deep_nesting_refused(void)
 }
 
 static const struct test_case yaml_tests[] = {
-	{ "multi-document", test_multi_document },
-	{ "scalar typing", test_scalar_typing },
-	{ "quoted stay strings", test_quoted_stay_strings },
-	{ "nested maps and lists", test_nested },
-	{ "syntax error line", test_syntax_error_line },
-	{ "aliases refused", test_aliases_refused },
-	{ "deep nesting refused", test_deep_nesting_refused },
-	{ NULL, NULL },
+    {"multi-document", test_multi_document},
+    {"scalar typing", test_scalar_typing},
+    {"quoted stay strings", test_quoted_stay_strings},
+    {"nested maps and lists", test_nested},
+    {"syntax error line", test_syntax_error_line},
+    {"aliases refused", test_aliases_refused},
+    {"deep nesting refused", test_deep_nesting_refused},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "kube-yaml", .tests = yaml_tests },
-	{ .name = NULL },
+    {.name = "kube-yaml", .tests = yaml_tests},
+    {.name = NULL},
 };

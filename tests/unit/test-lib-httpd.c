@@ -58,7 +58,7 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 static void
 fixture_init(struct fixture *f)
 {
-	struct timeval tv = { .tv_sec = 0, .tv_usec = 5000 };
+	struct timeval tv = {.tv_sec = 0, .tv_usec = 5000};
 
 	memset(f, 0, sizeof(*f));
 	f->base = event_base_new();
@@ -80,7 +80,7 @@ fixture_done(struct fixture *f)
 static int
 client_connect(const struct fixture *f, struct client *c)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct sockaddr_in sin = {.sin_family = AF_INET};
 
 	memset(c, 0, sizeof(*c));
 	sin.sin_port = htons((uint16_t)httpd_port(f->h));
@@ -253,7 +253,7 @@ reply_has_header(const struct reply *r, const char *line)
 	int n = snprintf(want, sizeof(want), "\r\n%s\r\n", line);
 
 	return n > 0 && (size_t)n < sizeof(want) &&
-	    memmem(r->headers, r->headers_len, want, (size_t)n) != NULL;
+	       memmem(r->headers, r->headers_len, want, (size_t)n) != NULL;
 }
 
 static bool
@@ -302,13 +302,13 @@ test_connection_close(void)
 	struct reply r;
 
 	fixture_init(&f);
-	expect_reply_then_eof(&f, "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
-	    200, "ok\n");
-	expect_reply_then_eof(&f, "GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
-	    200, "");
+	expect_reply_then_eof(
+	    &f, "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", 200, "ok\n");
+	expect_reply_then_eof(
+	    &f, "GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", 200, "");
 	/* an error page too: it is sent with "Connection: close" whatever the request said */
-	expect_reply_then_eof(&f, "GET /nothing HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
-	    404, NULL);
+	expect_reply_then_eof(
+	    &f, "GET /nothing HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", 404, NULL);
 
 	/* the reply says so */
 	CU_ASSERT_EQUAL_FATAL(client_connect(&f, &c), 0);
@@ -365,7 +365,7 @@ test_pipelined_keepalive(void)
 	CU_ASSERT_EQUAL_FATAL(client_connect(&f, &c), 0);
 	CU_ASSERT_TRUE(client_send(&c,
 	    "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\nGET /metrics HTTP/1.1\r\nHost: t\r\n\r\n"));
-	struct pipelined p = { .c = &c, .want = 2 };
+	struct pipelined p = {.c = &c, .want = 2};
 	CU_ASSERT_TRUE(run_until(&f, done_pipelined, &p));
 	CU_ASSERT_TRUE_FATAL(parse_reply(c.buf, &r1, &at));
 	CU_ASSERT_TRUE_FATAL(parse_reply(at, &r2, &at));
@@ -506,8 +506,8 @@ test_serves_get_and_head(void)
 
 	/* a body over HTTPD_MAX_BODY_SIZE is refused, not read: 413, then EOF */
 	CU_ASSERT_EQUAL_FATAL(client_connect(&f, &c), 0);
-	CU_ASSERT_TRUE(client_send(&c,
-	    "GET /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n"));
+	CU_ASSERT_TRUE(
+	    client_send(&c, "GET /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n"));
 	CU_ASSERT_TRUE(run_until(&f, done_closed, &c));
 	CU_ASSERT_EQUAL(strncmp(c.buf, "HTTP/1.1 413 ", 13), 0);
 	CU_ASSERT_TRUE(c.eof);
@@ -643,7 +643,7 @@ test_pipelining_without_reading(void)
 	CU_ASSERT_TRUE_FATAL(run_until(&f, done_response, &c));
 	CU_ASSERT_TRUE_FATAL(parse_reply(c.buf, &r, NULL));
 	CU_ASSERT_EQUAL(r.status, 200);
-	struct received w = { .c = &c, .want = (sent / req_len) * (r.headers_len + r.body_len) };
+	struct received w = {.c = &c, .want = (sent / req_len) * (r.headers_len + r.body_len)};
 	CU_ASSERT_TRUE(run_until(&f, done_received, &w));
 	CU_ASSERT_EQUAL(c.total, w.want);
 	CU_ASSERT_FALSE(c.closed);
@@ -708,7 +708,7 @@ test_connection_limit(void)
 	CU_ASSERT_EQUAL(httpd_set_max_connections(f.h, MAX), 0);
 	for (unsigned i = 0; i < MAX; i++)
 		CU_ASSERT_EQUAL_FATAL(client_connect(&f, &c[i]), 0);
-	struct conns_at w = { .h = f.h, .n = MAX };
+	struct conns_at w = {.h = f.h, .n = MAX};
 	CU_ASSERT_TRUE_FATAL(run_until(&f, done_conns_at, &w));
 
 	CU_ASSERT_EQUAL_FATAL(client_connect(&f, &extra), 0);
@@ -828,7 +828,7 @@ test_accept_emfile(void)
 		test_skip("cannot exhaust descriptors here (RLIMIT_NOFILE not enforced?)");
 	} else {
 		CU_ASSERT_TRUE(httpd_accept_errors(f.h) >= 1);
-		CU_ASSERT_TRUE(lines >= 1); /* said once ... */
+		CU_ASSERT_TRUE(lines >= 1);	    /* said once ... */
 		CU_ASSERT_TRUE(lines <= max_lines); /* ... not per pass; backoff reaches 1 s */
 		if (lines > max_lines)
 			fprintf(stderr, "%u log lines for %u loop passes\n", lines, PASSES);
@@ -837,7 +837,7 @@ test_accept_emfile(void)
 		 * which enforces the limit itself after the kernel's accept(), they were closed
 		 * instead: neither hangs.) A new client is served.
 		 */
-		struct all_answered a = { .c = c, .n = CLIENTS };
+		struct all_answered a = {.c = c, .n = CLIENTS};
 		struct client fresh;
 		CU_ASSERT_TRUE(run_until(&f, done_all_answered, &a));
 		CU_ASSERT_EQUAL_FATAL(client_connect(&f, &fresh), 0);
@@ -866,7 +866,7 @@ test_free_with_open_connections(void)
 	fixture_init(&f);
 	for (unsigned i = 0; i < 2; i++)
 		CU_ASSERT_EQUAL_FATAL(client_connect(&f, &c[i]), 0);
-	struct conns_at w = { .h = f.h, .n = 2 };
+	struct conns_at w = {.h = f.h, .n = 2};
 	CU_ASSERT_TRUE(run_until(&f, done_conns_at, &w));
 	fixture_done(&f);
 	for (unsigned i = 0; i < 2; i++) {
@@ -876,23 +876,23 @@ test_free_with_open_connections(void)
 }
 
 static const struct test_case httpd_tests[] = {
-	{ "Connection: close: whole reply, then EOF", test_connection_close },
-	{ "HTTP/1.0: whole reply, then EOF", test_http10 },
-	{ "pipelined keep-alive requests: two replies", test_pipelined_keepalive },
-	{ "kubelet probe: 503 and 200 with bodies", test_kube_probe },
-	{ "large reply with Connection: close: all bytes", test_large_reply_then_close },
-	{ "serves GET, refuses a large body", test_serves_get_and_head },
-	{ "header limit: early close, bounded heap", test_header_limit },
-	{ "header limit within one endless line", test_header_limit_one_line },
-	{ "pipelining without reading: reading pauses", test_pipelining_without_reading },
-	{ "slow and idle clients are dropped", test_slow_and_idle_clients },
-	{ "connection limit pauses accepting", test_connection_limit },
-	{ "accept EMFILE: paused, few log lines, recovers", test_accept_emfile },
-	{ "free with open connections", test_free_with_open_connections },
-	{ NULL, NULL },
+    {"Connection: close: whole reply, then EOF", test_connection_close},
+    {"HTTP/1.0: whole reply, then EOF", test_http10},
+    {"pipelined keep-alive requests: two replies", test_pipelined_keepalive},
+    {"kubelet probe: 503 and 200 with bodies", test_kube_probe},
+    {"large reply with Connection: close: all bytes", test_large_reply_then_close},
+    {"serves GET, refuses a large body", test_serves_get_and_head},
+    {"header limit: early close, bounded heap", test_header_limit},
+    {"header limit within one endless line", test_header_limit_one_line},
+    {"pipelining without reading: reading pauses", test_pipelining_without_reading},
+    {"slow and idle clients are dropped", test_slow_and_idle_clients},
+    {"connection limit pauses accepting", test_connection_limit},
+    {"accept EMFILE: paused, few log lines, recovers", test_accept_emfile},
+    {"free with open connections", test_free_with_open_connections},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "httpd", .tests = httpd_tests },
-	{ .name = NULL },
+    {.name = "httpd", .tests = httpd_tests},
+    {.name = NULL},
 };

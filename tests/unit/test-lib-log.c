@@ -76,8 +76,8 @@ parse_line(const char *text)
 		return NULL;
 	}
 	CU_ASSERT_TRUE(json_is_object(j));
-	CU_ASSERT_TRUE(matches(jstr(j, "ts"),
-	    "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"));
+	CU_ASSERT_TRUE(matches(
+	    jstr(j, "ts"), "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$"));
 	CU_ASSERT_TRUE(json_is_string(json_object_get(j, "level")));
 	CU_ASSERT_TRUE(json_is_string(json_object_get(j, "msg")));
 	return j;
@@ -336,17 +336,17 @@ test_format_names(void)
 }
 
 static const struct test_case log_tests[] = {
-	{ "text lines of existing callers unchanged", test_text_unchanged },
-	{ "text: key=value appended, quoted when needed", test_text_kv },
-	{ "json: ts/level/msg and the keys", test_json_keys },
-	{ "json: control chars, quotes, invalid UTF-8 stay valid JSON", test_json_hostile },
-	{ "json: any bytes give one valid line", test_json_any_bytes },
-	{ "long messages and values are cut and marked in both formats", test_cut_marked },
-	{ "format names", test_format_names },
-	{ NULL, NULL },
+    {"text lines of existing callers unchanged", test_text_unchanged},
+    {"text: key=value appended, quoted when needed", test_text_kv},
+    {"json: ts/level/msg and the keys", test_json_keys},
+    {"json: control chars, quotes, invalid UTF-8 stay valid JSON", test_json_hostile},
+    {"json: any bytes give one valid line", test_json_any_bytes},
+    {"long messages and values are cut and marked in both formats", test_cut_marked},
+    {"format names", test_format_names},
+    {NULL, NULL},
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "log", .tests = log_tests },
-	{ .name = NULL },
+    {.name = "log", .tests = log_tests},
+    {.name = NULL},
 };

@@ -27,7 +27,7 @@
 static void
 test_reader_bounds(void)
 {
-	static const uint8_t data[] = { 0x01, 0x02, 0x03, 0x04, 0x05 };
+	static const uint8_t data[] = {0x01, 0x02, 0x03, 0x04, 0x05};
 	struct buf_reader r = buf_reader_init(data, sizeof(data));
 	uint32_t v32 = 0;
 	uint16_t v16 = 0;
@@ -104,8 +104,8 @@ test_ipv4(void)
 	CU_ASSERT_EQUAL(ipv4_prefix_mask(0), 0u);
 }
 
-static const char *const kinds[] = { "discover", "request" };
-static const double bounds[] = { 0.001, 0.01 };
+static const char *const kinds[] = {"discover", "request"};
+static const double bounds[] = {0.001, 0.01};
 
 static void
 test_metrics_render(void)
@@ -114,11 +114,11 @@ test_metrics_render(void)
 	char *text = NULL;
 
 	CU_ASSERT_EQUAL_FATAL(metrics_new(&m), 0);
-	struct metric *c = metrics_add(m, METRIC_COUNTER, "x_packets_total", "Packets.", "type",
-	    kinds, 2, NULL, 0);
+	struct metric *c = metrics_add(
+	    m, METRIC_COUNTER, "x_packets_total", "Packets.", "type", kinds, 2, NULL, 0);
 	struct metric *g = metrics_add_simple(m, METRIC_GAUGE, "x_bindings", "Bindings.");
-	struct metric *h = metrics_add(m, METRIC_HISTOGRAM, "x_latency_seconds", "Latency.",
-	    NULL, NULL, 0, bounds, 2);
+	struct metric *h = metrics_add(
+	    m, METRIC_HISTOGRAM, "x_latency_seconds", "Latency.", NULL, NULL, 0, bounds, 2);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(h);
@@ -169,18 +169,18 @@ test_metrics_values_round_trip(void)
 		double v;
 		const char *want; /* NULL: any text that reads back as v */
 	} cases[] = {
-		{ 1764072000.123, "1764072000.123" },
-		{ 9007199254740992.0, "9007199254740992" }, /* 2^53 */
-		{ 18014398509481988.0, "18014398509481988" }, /* 2^54 + 4 */
-		{ -42, "-42" },
-		{ -0.0, "0" },
-		{ 0.1, "0.1" },
-		{ 1.0 / 3, NULL },
-		{ 1e-7, "1e-07" },
-		{ 5e-324, NULL },
-		{ 1.7976931348623157e308, NULL },
-		{ 0x1p63, NULL },
-		{ 123456789.987654321, NULL },
+	    {1764072000.123, "1764072000.123"},
+	    {9007199254740992.0, "9007199254740992"},	/* 2^53 */
+	    {18014398509481988.0, "18014398509481988"}, /* 2^54 + 4 */
+	    {-42, "-42"},
+	    {-0.0, "0"},
+	    {0.1, "0.1"},
+	    {1.0 / 3, NULL},
+	    {1e-7, "1e-07"},
+	    {5e-324, NULL},
+	    {1.7976931348623157e308, NULL},
+	    {0x1p63, NULL},
+	    {123456789.987654321, NULL},
 	};
 	struct metrics *m = NULL;
 	struct metric *g;
@@ -201,8 +201,9 @@ test_metrics_values_round_trip(void)
 			CU_ASSERT_EQUAL(strncmp(v, cases[i].want, strlen(cases[i].want)), 0);
 			CU_ASSERT_EQUAL(v[strlen(cases[i].want)], '\n');
 		}
-		if (strtod(v, NULL) != cases[i].v || (cases[i].want != NULL &&
-		    strncmp(v, cases[i].want, strlen(cases[i].want)) != 0))
+		if (strtod(v, NULL) != cases[i].v ||
+		    (cases[i].want != NULL &&
+			strncmp(v, cases[i].want, strlen(cases[i].want)) != 0))
 			fprintf(stderr, "%.17g written as %.*s\n", cases[i].v,
 			    (int)strcspn(v, "\n"), v);
 		free(text);
@@ -324,8 +325,8 @@ count_of(const char *text, const char *needle)
 	return n;
 }
 
-static const char *const results[] = { "success", "error", "requeue" };
-static const double time_bounds[] = { 0.25, 1 };
+static const char *const results[] = {"success", "error", "requeue"};
+static const double time_bounds[] = {0.25, 1};
 
 /* One family from several registrations told apart by a constant label (one per controller),
  * rendered together under one HELP/TYPE even when registered apart; histogram sums in the
@@ -337,7 +338,7 @@ test_metrics_const_label_families(void)
 	struct metric *a, *b, *c, *h1, *h2;
 	const char *p_last, *p_other;
 	char *text = NULL;
-	uint64_t counts[3] = { 1, 0, 1 };
+	uint64_t counts[3] = {1, 0, 1};
 
 	CU_ASSERT_EQUAL_FATAL(metrics_new(&m), 0);
 	a = metrics_add_const(m, METRIC_COUNTER, "x_reconcile_total", "Reconciles.", "controller",
@@ -369,8 +370,8 @@ test_metrics_const_label_families(void)
 	errno = 0;
 	CU_ASSERT_PTR_NULL(metrics_add_simple(m, METRIC_GAUGE, "x_other", "Other."));
 	CU_ASSERT_EQUAL(errno, EEXIST);
-	CU_ASSERT_PTR_NULL(metrics_add_const(m, METRIC_COUNTER, "x_y", "Y.", "controller", NULL,
-	    NULL, NULL, 0, NULL, 0));
+	CU_ASSERT_PTR_NULL(metrics_add_const(
+	    m, METRIC_COUNTER, "x_y", "Y.", "controller", NULL, NULL, NULL, 0, NULL, 0));
 
 	metric_inc(a, 0);
 	metric_inc(c, 2);
@@ -420,7 +421,7 @@ emit_dyn_pools(struct metric_emitter *e, void *userdata)
 
 	d->calls++;
 	for (size_t i = 0; i < d->n; i++) {
-		struct metric_label l[] = { { "pool", d->names[i] }, { "state", "allocated" } };
+		struct metric_label l[] = {{"pool", d->names[i]}, {"state", "allocated"}};
 
 		metric_emit(e, l, 2, d->used[i]);
 	}
@@ -431,26 +432,26 @@ emit_dyn_pools(struct metric_emitter *e, void *userdata)
 static void
 test_metrics_dynamic_series(void)
 {
-	struct dyn_pools d = { .n = 2, .names = { "net-1", "we\"ird\\\n" }, .used = { 3, 0.5 } };
+	struct dyn_pools d = {.n = 2, .names = {"net-1", "we\"ird\\\n"}, .used = {3, 0.5}};
 	struct metrics *m = NULL;
 	struct metric *g;
 	char *text = NULL;
 
 	CU_ASSERT_EQUAL_FATAL(metrics_new(&m), 0);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(metrics_add_dynamic(m, METRIC_GAUGE, "x_pool_used",
-	    "Used per pool.", emit_dyn_pools, &d));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(metrics_add_dynamic(
+	    m, METRIC_GAUGE, "x_pool_used", "Used per pool.", emit_dyn_pools, &d));
 	g = metrics_add_simple(m, METRIC_GAUGE, "x_leader", "Leader.");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
 	metric_set(g, 0, 1);
 	/* no histograms, no second family under the name, either way round */
-	CU_ASSERT_PTR_NULL(metrics_add_dynamic(m, METRIC_HISTOGRAM, "x_h", "H.", emit_dyn_pools,
-	    &d));
-	CU_ASSERT_PTR_NULL(metrics_add_dynamic(m, METRIC_GAUGE, "x_pool_used", "U.",
-	    emit_dyn_pools, &d));
-	CU_ASSERT_PTR_NULL(metrics_add_dynamic(m, METRIC_GAUGE, "x_leader", "U.",
-	    emit_dyn_pools, &d));
-	CU_ASSERT_PTR_NULL(metrics_add_const(m, METRIC_GAUGE, "x_pool_used", "U.", "pool", "a",
-	    NULL, NULL, 0, NULL, 0));
+	CU_ASSERT_PTR_NULL(
+	    metrics_add_dynamic(m, METRIC_HISTOGRAM, "x_h", "H.", emit_dyn_pools, &d));
+	CU_ASSERT_PTR_NULL(
+	    metrics_add_dynamic(m, METRIC_GAUGE, "x_pool_used", "U.", emit_dyn_pools, &d));
+	CU_ASSERT_PTR_NULL(
+	    metrics_add_dynamic(m, METRIC_GAUGE, "x_leader", "U.", emit_dyn_pools, &d));
+	CU_ASSERT_PTR_NULL(metrics_add_const(
+	    m, METRIC_GAUGE, "x_pool_used", "U.", "pool", "a", NULL, NULL, 0, NULL, 0));
 	CU_ASSERT_PTR_NULL(metrics_add_dynamic(m, METRIC_GAUGE, "x_n", "N.", NULL, NULL));
 
 	CU_ASSERT_EQUAL_FATAL(metrics_render(m, &text, NULL), 0);
@@ -975,6 +976,6 @@ static const struct test_case lib_tests[] = {
 };
 
 const struct test_suite test_suites[] = {
-	{ .name = "lib", .tests = lib_tests },
-	{ .name = NULL },
+    {.name = "lib", .tests = lib_tests},
+    {.name = NULL},
 };
