@@ -29,6 +29,10 @@
  * table (dense records and a MAC index, 48 to 96 bytes a MAC with the index) that the timer
  * sweeps a bounded number of entries at a time; the held addresses are a FIFO
  * (one hold-down for all, so the oldest is always first).
+ *
+ * Size: about 1000 lines, one state machine: allocation, identifier moves, DECLINE holds,
+ * renewal and expiry all change the same table, the FIFO and the lease file together, and
+ * each keeps the invariants the others rely on.
  */
 #include <errno.h>
 #include <inttypes.h>

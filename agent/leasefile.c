@@ -20,6 +20,11 @@
  * a lease, a comment or blank (a NUL byte, binary garbage, a bad MAC or address, an over-long
  * line) is copied byte for byte to PATH.quarantine before the rewrite at open drops it: the good
  * leases around it are kept and the agent starts.
+ *
+ * Size: a little under 1000 lines: the strict line parser, the quarantine, the append and
+ * compaction paths and the key-indexed table share the file's record of what is on disk. The
+ * table stays open addressing over 24-byte slots rather than lib/hmap: a record per lease would
+ * cost about 0.5 MiB more at 65 000 leases against the agent's 8 MiB bar.
  */
 #include <errno.h>
 #include <fcntl.h>
