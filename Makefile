@@ -240,8 +240,11 @@ fuzz-short:
 
 fuzz-bins: $(FUZZ_BINS)
 
+# The unit binaries share nothing, so valgrind runs several at once: twice the cores, as many
+# of them spend their time waiting for the test API server they start.
+VALGRIND_JOBS ?= $(shell echo $$((2 * $$(nproc 2>/dev/null || echo 1))))
 valgrind: $(UNIT_BINS)
-	@VALGRIND=1 tests/run-tests.sh valgrind $(UNIT_BINS)
+	@VALGRIND=1 TEST_JOBS=$(VALGRIND_JOBS) tests/run-tests.sh valgrind $(UNIT_BINS)
 
 check-layers:
 	@scripts/check-layers.sh

@@ -1,19 +1,23 @@
 #!/bin/bash
-# tests/run-tests.sh GROUP BIN_OR_SCRIPT... - run test executables, one after another.
+# tests/run-tests.sh GROUP BIN_OR_SCRIPT... - run test executables.
 #
 # Each is a CUnit binary (tests/runner.c) or a shell test; exit 0 = pass, 77 = skipped (the
 # reason is in its output), anything else = failure. Counts are taken from each binary's last
 # "N passed, N failed, N skipped" line (a script without one counts as one test).
-# VALGRIND=1 runs binaries under valgrind (leaks are errors). Results are appended to
-# $VMDHCP_SUMMARY when set. Exit status: 0 when nothing failed.
+# VALGRIND=1 runs binaries under valgrind (leaks are errors). TEST_JOBS=N runs up to N of them
+# at once (default 1: one after another; only for groups whose tests share nothing, such as
+# the unit binaries); results are printed in the order given either way. Results are appended
+# to $VMDHCP_SUMMARY when set. Exit status: 0 when nothing failed.
 set -u
 group=${1:?usage: run-tests.sh GROUP EXE...}; shift
+jobs=${TEST_JOBS:-1}
 pass=0 fail=0 skip=0 failed_names=()
 logdir=${VMDHCP_TEST_LOGS:-build/test-logs}
 mkdir -p "$logdir"
-for t in "$@"; do
-    name=$(basename "$t")
-    log="$logdir/$group-$name.log"
+
+# run_one EXE LOG: runs it, then writes "rc secs" to LOG.status
+run_one() {
+    local t=$1 log=$2 start rc
     start=$(date +%s)
     if [ "${VALGRIND:-0}" = 1 ] && [[ "$t" != *.sh ]]; then
         valgrind -q --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
@@ -22,7 +26,15 @@ for t in "$@"; do
         "$t" >"$log" 2>&1
     fi
     rc=$?
-    secs=$(( $(date +%s) - start ))
+    echo "$rc $(( $(date +%s) - start ))" >"$log.status"
+}
+
+# report EXE LOG: the line of one finished test, added to the totals
+report() {
+    local t=$1 log=$2 name rc secs line p f s
+    name=$(basename "$t")
+    read -r rc secs <"$log.status"
+    rm -f "$log.status"
     line=$(grep -E '[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
     if [ -n "$line" ]; then
         p=$(sed -E 's/.* ([0-9]+) passed.*/\1/' <<<"$line")
@@ -32,7 +44,7 @@ for t in "$@"; do
         p=0 f=0 s=0
         case $rc in 0) p=1 ;; 77) s=1 ;; *) f=1 ;; esac
     fi
-    if [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ "$f" -eq 0 ]; then f=1; fi
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && [ "$f" -eq 0 ]; then f=1; fi
     pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
     case $rc in
         0)  printf '  PASS  %-40s %4ss  %s\n' "$name" "$secs" "${line:-}" ;;
@@ -43,7 +55,30 @@ for t in "$@"; do
             grep -E 'FAILED|Assertion|ERROR|==[0-9]+==|runtime error|not ok|FAIL' "$log" | head -n 40 | sed 's/^/        /'
             tail -n 15 "$log" | sed 's/^/      | /' ;;
     esac
-done
+}
+
+if [ "$jobs" -le 1 ]; then
+    for t in "$@"; do
+        log="$logdir/$group-$(basename "$t").log"
+        run_one "$t" "$log"
+        report "$t" "$log"
+    done
+else
+    # up to $jobs at once; each reported, in order, as soon as it and those before it are done
+    pids=()
+    i=0 next=0
+    args=("$@")
+    while [ "$next" -lt ${#args[@]} ]; do
+        while [ "$i" -lt ${#args[@]} ] && [ "$((i - next))" -lt "$jobs" ]; do
+            run_one "${args[$i]}" "$logdir/$group-$(basename "${args[$i]}").log" &
+            pids[i]=$!
+            i=$((i + 1))
+        done
+        wait "${pids[$next]}"
+        report "${args[$next]}" "$logdir/$group-$(basename "${args[$next]}").log"
+        next=$((next + 1))
+    done
+fi
 [ -n "${VMDHCP_SUMMARY:-}" ] && echo "$group $pass $fail $skip ${failed_names[*]:-}" >>"$VMDHCP_SUMMARY"
 echo "$group: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
