@@ -599,6 +599,27 @@ test_outage_and_restart(void)
 	delete_pool("p-outage");
 }
 
+/*
+ * The server holds exactly one open watch: the informer's, registered and answered. Faults
+ * injected after this act on that stream, whatever order the server would take connections in.
+ */
+static bool
+one_watch_open(void *arg)
+{
+	char *body = NULL;
+	long code = 0;
+	json_t *j = NULL;
+	bool ok = false;
+
+	(void)arg;
+	if (test_apiserver_request(srv, "POST", "/_test/stats", NULL, NULL, &code, &body) == 0 &&
+	    code == 200 && (j = json_loads(body, 0, NULL)) != NULL)
+		ok = json_integer_value(json_object_get(j, "watches")) == 1;
+	json_decref(j);
+	free(body);
+	return ok;
+}
+
 static void
 test_relist_after_410(void)
 {
@@ -607,6 +628,7 @@ test_relist_after_410(void)
 	create_pool("p-410", NULL, ALLOC_2);
 	src_start(&s, "p-410");
 	CU_ASSERT_FATAL(wait_for(is_ready, &s, WAIT_MS));
+	CU_ASSERT_FATAL(wait_for(one_watch_open, &s, WAIT_MS));
 	/*
 	 * The loop does not run between these calls, so the informer reads none of it until its
 	 * stream ends: the bindings change while it is disconnected, an object it does not watch
