@@ -28,6 +28,8 @@
 # files/dashboard.json, with the knobs' labels, interval and namespace; a ServiceMonitor without
 # the metrics Service is refused. (tests/monitoring/test-monitoring.sh checks the rules with
 # promtool and the dashboard's queries.)
+# Size: about 970 lines, one file on purpose: every check reads the same rendered chart and the
+# same lists taken from the C sources (API calls, flags); one script keeps them in one place.
 # Prints what was and was not checked. Exit 0 when every check passed, 1 otherwise.
 # Needs jq and perl; builds build/e2e/yaml2json and build/vm-dhcp-controller (make).
 # ok/bad always return 0, so "test && ok || bad" is an if/else; word lists are identifiers.

@@ -8,6 +8,9 @@
  * lease to a new MAC; a MAC with a lease keeps it whatever identifier it sends.
  * Driven through the DHCP engine (dhcp_handle_message, wired as agent/serve.c wires it) on a
  * fake clock: nothing sleeps.
+ *
+ * Size: about 1000 lines, one file on purpose: one module's cases over a shared fake clock and
+ * table fixture.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -2,6 +2,9 @@
 /*
  * controller/placement.c: the agent Deployment manifest (two replicas electing the active one
  * through a Lease by default, or one), the admin's knobs and the re-placement decision.
+ *
+ * Size: about 950 lines, one file on purpose: one manifest renderer's cases sharing its
+ * input fixtures and manifest assertions (arguments, volumes).
  */
 #include <errno.h>
 #include <stdio.h>

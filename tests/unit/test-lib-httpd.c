@@ -5,6 +5,9 @@
  * abuse: header and body limits, slow and idle clients, the connection limit, accept()
  * failing with EMFILE. Everything is driven by events on the loop; a wait for an event is
  * bounded (generously) only so that a regression fails instead of hanging.
+ *
+ * Size: about 900 lines, one file on purpose: one server's cases sharing the event-driven
+ * client fixtures.
  */
 #include <errno.h>
 #include <fcntl.h>
