@@ -191,7 +191,7 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(ARCHIVES)
 
 # The kube/ suites that talk to the test API server run twice: as built (libcurl transport)
 # and as test-NAME-mbedtls, linked with kube/http-mbedtls.c instead.
-KUBE_MBEDTLS_TESTS := test-kube-client test-kube-watch test-kube-leader
+KUBE_MBEDTLS_TESTS := test-kube-client test-kube-watch
 UNIT_BINS += $(patsubst %,$(BUILD)/tests/%-mbedtls,$(filter $(KUBE_MBEDTLS_TESTS),$(patsubst tests/unit/%.c,%,$(UNIT_SRCS))))
 
 $(BUILD)/tests/%-mbedtls: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/kube/http-mbedtls.o $(BUILD)/obj/tests/runner.o $(FAKE_OBJS) $(HELPER_OBJS) $(ARCHIVES)
