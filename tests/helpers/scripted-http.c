@@ -37,8 +37,8 @@ struct scripted_exp {
 	enum { EXP_ANSWER, EXP_ERROR, EXP_HELD } kind;
 	long status;
 	int err;
-	char *body; /* or the error text */
-	char *path; /* as it came */
+	char *body;		   /* or the error text */
+	char *path;		   /* as it came */
 	char *sent, *content_type; /* the request's body and its type as they came, or NULL */
 	struct scripted_call *call;
 	bool arrived, ended, aborted;
