@@ -15,6 +15,7 @@
 #include "lib/hmap.h"
 #include "lib/util.h"
 #include "tests/apiserver/patch.h"
+#include "tests/apiserver/schema.h"
 
 struct store {
 	struct hmap resources; /* struct resource by id */
@@ -282,10 +283,19 @@ register_crd(struct store *st, json_t *crd)
 	res->namespaced = scope == NULL || strcmp(scope, "Cluster") != 0;
 	res->builtin = false;
 	res->status_sub = false;
+	json_decref(res->schema);
+	res->schema = NULL;
 	json_array_foreach(versions, i, v)
 	{
-		if (json_is_true(json_object_get(v, "storage")) || i == 0)
+		if (json_is_true(json_object_get(v, "storage")) || i == 0) {
+			json_t *schema =
+			    json_object_get(json_object_get(v, "schema"), "openAPIV3Schema");
+
 			set_str(&res->version, json_string_value(json_object_get(v, "name")));
+			/* the stored CRD never changes: its schema may be shared */
+			json_decref(res->schema);
+			res->schema = json_is_object(schema) ? json_incref(schema) : NULL;
+		}
 		if (json_object_get(json_object_get(v, "subresources"), "status") != NULL)
 			res->status_sub = true;
 	}
@@ -377,6 +387,7 @@ store_free(struct store *st)
 		free(res->kind);
 		free(res->version);
 		json_decref(res->short_names);
+		json_decref(res->schema);
 		free(res);
 	}
 	free(st->reslist);
@@ -711,6 +722,12 @@ store_create(struct store *st, struct resource *res, const char *ns, json_t *bod
 	if (res->status_sub && !res->builtin)
 		json_object_del(obj, "status");
 	fill_type(res, obj);
+	if (res->schema) {
+		json_t *fixed = schema_apply(res->schema, obj);
+
+		json_decref(obj);
+		obj = fixed;
+	}
 	if (is_crd_resource(res)) {
 		crd_status(obj);
 		register_crd(st, obj);
@@ -879,6 +896,12 @@ update_object(struct store *st, struct resource *res, struct object *o, json_t *
 	if (json_is_array(json_object_get(json_object_get(obj, "metadata"), "finalizers")) &&
 	    finalizers_empty(obj))
 		json_object_del(json_object_get(obj, "metadata"), "finalizers"); /* omitempty */
+	if (res->schema) {
+		json_t *fixed = schema_apply(res->schema, obj);
+
+		json_decref(obj);
+		obj = fixed;
+	}
 	if (json_equal(obj, old)) {
 		/* No-op write: no new resourceVersion, no event. */
 		json_decref(obj);
@@ -1385,8 +1408,11 @@ store_load(struct store *st, json_t *data)
 
 		if (res == NULL || key == NULL || !json_is_object(obj))
 			return -EBADMSG;
-		if (object_find(res, key) == NULL)
+		if (object_find(res, key) == NULL) {
 			insert_object(st, res, key, json_deep_copy(obj));
+			if (is_crd_resource(res)) /* its schema again (not in the resource table) */
+				register_crd(st, object_find(res, key)->json);
+		}
 	}
 	st->rv = (uint64_t)json_integer_value(json_object_get(data, "resourceVersion"));
 	st->compacted_rv = st->rv;

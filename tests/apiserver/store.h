@@ -38,6 +38,7 @@ struct resource {
 	bool status_sub; /* main endpoint ignores status, /status ignores the rest */
 	bool builtin;
 	json_t *short_names; /* discovery shortNames (array of strings, owned) or NULL */
+	json_t *schema;	     /* a CRD's storage version openAPIV3Schema (owned) or NULL */
 	struct hmap objs;    /* struct object by key */
 	struct object **sorted;
 	size_t nsorted;
