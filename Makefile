@@ -82,7 +82,6 @@ UNIT_SRCS := $(wildcard tests/unit/test-*.c)
 NETNS_SRCS := $(wildcard tests/netns/test-*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 NETNS_BINS := $(patsubst tests/netns/%.c,$(BUILD)/tests/%,$(NETNS_SRCS))
-FAKE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/fakes/*.c))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(HELPER_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz-*.c)
@@ -90,10 +89,10 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 NETNS_SCRIPTS := $(wildcard tests/netns/test-*.sh)
 E2E_SCRIPTS := $(wildcard tests/e2e/test-*.sh)
 
-# Per-test fakes that replace a real module file at link time (linked before the archives):
-#   FAKES_test-kube-informer := tests/fakes/fake-http.c
-# (add lines here)
-# The agent's Kubernetes mode runs on the mbed TLS transport (see ALT_SRCS above).
+# Per-test objects linked before the archives, so they replace a module file at link time
+# (a test that brings its own transport defines kube_http_engine itself instead: see
+# tests/helpers/scripted-http.h). The agent's Kubernetes mode runs on the mbed TLS transport
+# (see ALT_SRCS above).
 FAKES_test-agent-kube := kube/http-mbedtls.c
 FAKES_test-kube-http-mbedtls := kube/http-mbedtls.c
 # ... and each test binary depends on its fakes' objects (rebuilt when they change).
@@ -172,8 +171,8 @@ $(BUILD)/test-apiserver: $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/apiser
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(ARCHIVES) $(LIBS)
 
-# Test binaries: runner + test + its fakes + helpers + archives.
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/runner.o $(FAKE_OBJS) $(HELPER_OBJS) $(ARCHIVES)
+# Test binaries: runner + test + its FAKES_ objects + helpers + archives.
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/runner.o $(HELPER_OBJS) $(ARCHIVES)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/obj/tests/runner.o \
@@ -191,10 +190,10 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(ARCHIVES)
 
 # The kube/ suites that talk to the test API server run twice: as built (libcurl transport)
 # and as test-NAME-mbedtls, linked with kube/http-mbedtls.c instead.
-KUBE_MBEDTLS_TESTS := test-kube-client test-kube-watch test-kube-leader
+KUBE_MBEDTLS_TESTS := test-kube-client test-kube-watch
 UNIT_BINS += $(patsubst %,$(BUILD)/tests/%-mbedtls,$(filter $(KUBE_MBEDTLS_TESTS),$(patsubst tests/unit/%.c,%,$(UNIT_SRCS))))
 
-$(BUILD)/tests/%-mbedtls: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/kube/http-mbedtls.o $(BUILD)/obj/tests/runner.o $(FAKE_OBJS) $(HELPER_OBJS) $(ARCHIVES)
+$(BUILD)/tests/%-mbedtls: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/kube/http-mbedtls.o $(BUILD)/obj/tests/runner.o $(HELPER_OBJS) $(ARCHIVES)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/obj/tests/runner.o $(BUILD)/obj/kube/http-mbedtls.o \

@@ -7,6 +7,9 @@
  *
  *   link.c         libnl: interface state (ifindex, MAC, up), serverIP/prefix, link events
  *   source-file.c  local mode: YAML IPPool/VMNetCfg documents -> struct agent_config
+ *   source-kube.c  Kubernetes mode: an informer on the one IPPool -> struct agent_config
+ *   config.c       an IPPool spec -> struct agent_config, for both sources
+ *   dynamic.c      --dynamic leases: allocation, DECLINE holds, expiry; agent_apply_config
  *   leasefile.c    local-mode dynamic leases: snapshot (atomic) + append journal
  *   snapshot.c     Kubernetes mode: warm-start snapshot of the table and options (checksummed)
  *   ha.c           --leader-elect on the wire: gratuitous ARP, ARP probes, the ARP fence socket
@@ -564,9 +567,10 @@ int agent_new(struct event_base *base, const struct agent_opts *opts, struct age
     struct agent **ret, char *err, size_t errlen);
 struct agent *agent_free(struct agent *a);
 /*
- * SIGTERM: with --leader-elect, stops answering, removes the serverIP and releases the Lease
- * so a standby takes over at once (given up after 2 s: it then waits for the Lease to
- * expire); done(userdata) is called from the loop when that is over (at once otherwise).
+ * SIGTERM (failover.c): with --leader-elect, stops answering, removes the serverIP and
+ * releases the Lease so a standby takes over at once (given up after 2 s: it then waits for
+ * the Lease to expire); done(userdata) is called from the loop when that is over (at once
+ * otherwise).
  */
 int agent_stop(struct agent *a, void (*done)(void *userdata), void *userdata);
 /*

@@ -9,10 +9,10 @@
 json_t *merge_patch(json_t *target, json_t *patch);
 
 /*
- * RFC 6902 JSON patch (add, remove, replace, move, copy, test) with RFC 6901 pointers.
- * doc and ops are borrowed. Returns 0 and a new reference in *ret; -EBADMSG when ops is not
- * a valid patch document, -EINVAL when an operation does not apply (missing path, failed
- * test).
+ * RFC 6902 JSON patch, the operations the tests send (add, remove, replace; move, copy and
+ * test are refused as a bad patch), with RFC 6901 pointers. doc and ops are borrowed.
+ * Returns 0 and a new reference in *ret; -EBADMSG when ops is not a valid patch document,
+ * -EINVAL when an operation does not apply (missing path).
  */
 int json_patch(json_t *doc, json_t *ops, json_t **ret);
 

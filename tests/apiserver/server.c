@@ -38,7 +38,6 @@ enum verb {
 	VERB_UPDATE,
 	VERB_PATCH,
 	VERB_DELETE,
-	VERB_DELETECOLLECTION,
 	VERB_OTHER,
 	VERB_MAX,
 };
@@ -51,7 +50,6 @@ static const char *const verb_names[VERB_MAX] = {
     [VERB_UPDATE] = "update",
     [VERB_PATCH] = "patch",
     [VERB_DELETE] = "delete",
-    [VERB_DELETECOLLECTION] = "deletecollection",
     [VERB_OTHER] = "other",
 };
 
@@ -778,64 +776,11 @@ handle_delete(struct server *srv, struct evhttp_request *req, struct route *rt, 
 		    rt->name);
 		return;
 	}
-	if (query_get(q, "propagationPolicy") != NULL) {
-		if (!json_is_object(body)) {
-			json_decref(body);
-			body = json_object();
-		}
-		json_object_set_new(
-		    body, "propagationPolicy", json_string(query_get(q, "propagationPolicy")));
-	}
 	if (store_delete(srv->st, rt->res, rt->ns, rt->name, body, &obj, &err) < 0)
 		send_err(req, &err, rt->res, rt->name);
 	else
 		reply_obj(req, 200, obj);
 	json_decref(body);
-}
-
-static void
-handle_deletecollection(
-    struct server *srv, struct evhttp_request *req, struct route *rt, struct evkeyvalq *q)
-{
-	struct selector *labels, *fields;
-	struct list_result lr;
-	struct api_err err;
-	json_t *items = json_array(), *out;
-	char av[300];
-
-	srv->counts[VERB_DELETECOLLECTION]++;
-	if (parse_selectors(req, q, &labels, &fields) < 0) {
-		json_decref(items);
-		return;
-	}
-	if (store_list(srv->st, rt->res, rt->ns, labels, fields, 0, 0, NULL, &lr, &err) == 0) {
-		/* names first: deleting invalidates the list's object pointers */
-		size_t n = lr.n;
-		char **keys = calloc(n + 1, sizeof(*keys));
-		for (size_t i = 0; i < n; i++)
-			keys[i] = strdup(lr.items[i].obj->key);
-		list_result_clear(&lr);
-		for (size_t i = 0; i < n; i++) {
-			const char *slash = strchr(keys[i], '/');
-			char ns[256];
-			json_t *obj;
-			key_namespace(keys[i], ns, sizeof(ns));
-			if (store_delete(srv->st, rt->res, slash != NULL ? ns : NULL,
-				slash != NULL ? slash + 1 : keys[i], NULL, &obj, &err) == 0)
-				json_array_append_new(items, obj);
-			free(keys[i]);
-		}
-		free(keys);
-	}
-	if (rt->res->group[0] != '\0')
-		snprintf(av, sizeof(av), "%s/%s", rt->res->group, rt->version);
-	else
-		snprintf(av, sizeof(av), "%s", rt->version);
-	out = json_pack("{s:s+, s:s, s:{s:s}, s:o}", "kind", rt->res->kind, "List", "apiVersion",
-	    av, "metadata", "resourceVersion", "", "items", items);
-	send_json(req, 200, out);
-	selector_free(labels);
-	selector_free(fields);
 }
 
 /* --- discovery ------------------------------------------------------------------------- */
@@ -851,10 +796,10 @@ resource_list(struct server *srv, const char *group, const char *version)
 	while ((res = store_resource_next(srv->st, &it)) != NULL) {
 		if (strcmp(res->group, group) != 0)
 			continue;
-		json_t *entry = json_pack("{s:s, s:s, s:b, s:s, s:[s,s,s,s,s,s,s,s]}", "name",
-		    res->plural, "singularName", "", "namespaced", res->namespaced, "kind",
-		    res->kind, "verbs", "create", "delete", "deletecollection", "get", "list",
-		    "patch", "update", "watch");
+		json_t *entry =
+		    json_pack("{s:s, s:s, s:b, s:s, s:[s,s,s,s,s,s,s]}", "name", res->plural,
+			"singularName", "", "namespaced", res->namespaced, "kind", res->kind,
+			"verbs", "create", "delete", "get", "list", "patch", "update", "watch");
 		if (entry != NULL && res->short_names != NULL)
 			json_object_set(entry, "shortNames", res->short_names);
 		json_array_append_new(list, entry);
@@ -912,7 +857,7 @@ handle_discovery(struct server *srv, struct evhttp_request *req, char **seg, siz
 	}
 	if (nseg == 1 && strcmp(seg[0], "apis") == 0) {
 		json_t *groups = json_array();
-		struct hmap_seen {
+		struct seen_groups {
 			char *names[256];
 			size_t n;
 		} seen = {.n = 0};
@@ -1153,8 +1098,6 @@ dispatch(struct server *srv, struct evhttp_request *req)
 				send_not_found(req);
 			else
 				handle_create(srv, req, &rt);
-		} else if (cmd == EVHTTP_REQ_DELETE) {
-			handle_deletecollection(srv, req, &rt, &q);
 		} else {
 			send_status(
 			    req, 405, "MethodNotAllowed", "method not allowed", rt.res, NULL);

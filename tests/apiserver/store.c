@@ -12,13 +12,13 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include "lib/hmap.h"
 #include "lib/util.h"
-#include "tests/apiserver/hmap.h"
 #include "tests/apiserver/patch.h"
+#include "tests/apiserver/schema.h"
 
 struct store {
-	struct hmap *resources; /* id -> struct resource */
-	struct hmap *owners;	/* owner uid -> number of ownerReferences to it (as a pointer) */
+	struct hmap resources; /* struct resource by id */
 	struct resource **reslist;
 	size_t nres;
 	uint64_t rv;
@@ -186,8 +186,9 @@ resource_add(struct store *st, const char *group, const char *plural)
 	res->plural = xstrdup(plural);
 	res->namespaced = true;
 	res->status_sub = true;
-	res->objs = hmap_new();
-	hmap_put(st->resources, res->id, res);
+	res->objs = (struct hmap)HMAP_INITIALIZER;
+	if (hmap_insert(&st->resources, &res->node, hash64(res->id, strlen(res->id), 0)) < 0)
+		abort();
 	nl = realloc(st->reslist, (st->nres + 1) * sizeof(*nl));
 	if (nl == NULL)
 		abort();
@@ -205,6 +206,28 @@ set_str(char **field, const char *v)
 	*field = xstrdup(v);
 }
 
+static struct resource *
+resource_find(struct store *st, const char *id)
+{
+	struct resource *res;
+
+	HMAP_FOR_EACH_WITH_HASH(res, node, hash64(id, strlen(id), 0), &st->resources)
+	if (strcmp(res->id, id) == 0)
+		return res;
+	return NULL;
+}
+
+static struct object *
+object_find(const struct resource *res, const char *key)
+{
+	struct object *o;
+
+	HMAP_FOR_EACH_WITH_HASH(o, node, hash64(key, strlen(key), 0), &res->objs)
+	if (strcmp(o->key, key) == 0)
+		return o;
+	return NULL;
+}
+
 struct resource *
 store_resource(struct store *st, const char *group, const char *plural, bool create)
 {
@@ -212,7 +235,7 @@ store_resource(struct store *st, const char *group, const char *plural, bool cre
 	struct resource *res;
 
 	snprintf(id, sizeof(id), "%s/%s", group, plural);
-	res = hmap_get(st->resources, id);
+	res = resource_find(st, id);
 	if (res != NULL || !create)
 		return res;
 	res = resource_add(st, group, plural);
@@ -260,10 +283,19 @@ register_crd(struct store *st, json_t *crd)
 	res->namespaced = scope == NULL || strcmp(scope, "Cluster") != 0;
 	res->builtin = false;
 	res->status_sub = false;
+	json_decref(res->schema);
+	res->schema = NULL;
 	json_array_foreach(versions, i, v)
 	{
-		if (json_is_true(json_object_get(v, "storage")) || i == 0)
+		if (json_is_true(json_object_get(v, "storage")) || i == 0) {
+			json_t *schema =
+			    json_object_get(json_object_get(v, "schema"), "openAPIV3Schema");
+
 			set_str(&res->version, json_string_value(json_object_get(v, "name")));
+			/* the stored CRD never changes: its schema may be shared */
+			json_decref(res->schema);
+			res->schema = json_is_object(schema) ? json_incref(schema) : NULL;
+		}
 		if (json_object_get(json_object_get(v, "subresources"), "status") != NULL)
 			res->status_sub = true;
 	}
@@ -285,8 +317,7 @@ store_new(size_t history, size_t history_bytes)
 
 	if (st == NULL)
 		abort();
-	st->resources = hmap_new();
-	st->owners = hmap_new();
+	st->resources = (struct hmap)HMAP_INITIALIZER;
 	st->hist_cap = history;
 	st->hist_max_bytes = history_bytes;
 	st->hist = calloc(history > 0 ? history : 1, sizeof(*st->hist));
@@ -344,12 +375,11 @@ store_free(struct store *st)
 	free(st->hist);
 	for (size_t i = 0; i < st->nres; i++) {
 		struct resource *res = st->reslist[i];
-		struct hmap_iter it = {0};
-		void *v;
+		struct object *o;
 
-		while (hmap_next(res->objs, &it, NULL, &v))
-			object_free(v);
-		hmap_free(res->objs);
+		HMAP_FOR_EACH_SAFE(o, node, &res->objs)
+		object_free(o);
+		hmap_destroy(&res->objs);
 		free(res->sorted);
 		free(res->id);
 		free(res->group);
@@ -357,11 +387,11 @@ store_free(struct store *st)
 		free(res->kind);
 		free(res->version);
 		json_decref(res->short_names);
+		json_decref(res->schema);
 		free(res);
 	}
 	free(st->reslist);
-	hmap_free(st->resources);
-	hmap_free(st->owners);
+	hmap_destroy(&st->resources);
 	free(st);
 	return NULL;
 }
@@ -508,36 +538,6 @@ valid_name(const char *n)
 	return n[0] != '-' && n[0] != '.' && n[len - 1] != '-' && n[len - 1] != '.';
 }
 
-static json_t *
-owner_refs(json_t *obj)
-{
-	return json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
-}
-
-/* Count (delta +1) or uncount (-1) the ownerReferences of obj. */
-static void
-owners_count(struct store *st, json_t *obj, int delta)
-{
-	json_t *ref;
-	size_t i;
-
-	json_array_foreach(owner_refs(obj), i, ref)
-	{
-		const char *uid = json_string_value(json_object_get(ref, "uid"));
-		uintptr_t n;
-
-		if (uid == NULL)
-			continue;
-		n = (uintptr_t)hmap_get(st->owners, uid);
-		if (delta > 0)
-			hmap_put(st->owners, uid, (void *)(n + 1));
-		else if (n <= 1)
-			hmap_del(st->owners, uid);
-		else
-			hmap_put(st->owners, uid, (void *)(n - 1));
-	}
-}
-
 static void
 insert_object(struct store *st, struct resource *res, const char *key, json_t *obj)
 {
@@ -547,17 +547,15 @@ insert_object(struct store *st, struct resource *res, const char *key, json_t *o
 		abort();
 	o->key = xstrdup(key);
 	o->json = obj;
-	hmap_put(res->objs, key, o);
+	if (hmap_insert(&res->objs, &o->node, hash64(key, strlen(key), 0)) < 0)
+		abort();
 	res->dirty = true;
 	st->nobjects++;
-	owners_count(st, obj, +1);
 }
 
 static void
 replace_object(struct store *st, struct object *o, json_t *obj)
 {
-	owners_count(st, o->json, -1);
-	owners_count(st, obj, +1);
 	json_decref(o->json);
 	o->json = obj;
 	free(o->ser);
@@ -567,86 +565,10 @@ replace_object(struct store *st, struct object *o, json_t *obj)
 static void
 remove_object(struct store *st, struct resource *res, struct object *o)
 {
-	owners_count(st, o->json, -1);
-	hmap_del(res->objs, o->key);
+	hmap_remove(&res->objs, &o->node);
 	res->dirty = true;
 	st->nobjects--;
 	object_free(o);
-}
-
-struct dependent {
-	struct resource *res;
-	char *key;
-};
-
-/*
- * Background garbage collection, done at once: the object with this uid is gone, so every
- * object whose only ownerReference points at it is deleted (finalizers honoured). Dependents
- * with other owners are left alone. ns (borrowed) is the owner's namespace, NULL when it was
- * cluster-scoped (its dependents may then be anywhere).
- */
-static void
-collect_garbage(struct store *st, const char *uid, const char *ns)
-{
-	struct dependent *deps = NULL;
-	size_t ndeps = 0;
-
-	if (uid == NULL || hmap_get(st->owners, uid) == NULL)
-		return;
-	for (size_t r = 0; r < st->nres; r++) {
-		struct resource *res = st->reslist[r];
-		struct hmap_iter it = {0};
-		void *v;
-
-		if (ns != NULL && !res->namespaced)
-			continue;
-		while (hmap_next(res->objs, &it, NULL, &v)) {
-			struct object *o = v;
-			json_t *refs = owner_refs(o->json);
-			char ons[256];
-
-			if (json_array_size(refs) != 1 ||
-			    json_string_value(json_object_get(json_array_get(refs, 0), "uid")) ==
-				NULL ||
-			    strcmp(
-				json_string_value(json_object_get(json_array_get(refs, 0), "uid")),
-				uid) != 0)
-				continue;
-			key_namespace(o->key, ons, sizeof(ons));
-			if (ns != NULL && strcmp(ons, ns) != 0)
-				continue;
-			deps = realloc(deps, (ndeps + 1) * sizeof(*deps));
-			if (deps == NULL)
-				abort();
-			deps[ndeps].res = res;
-			deps[ndeps].key = xstrdup(o->key);
-			ndeps++;
-		}
-	}
-	for (size_t i = 0; i < ndeps; i++) {
-		const char *slash = strchr(deps[i].key, '/');
-		char dns[256];
-		struct api_err err;
-		json_t *obj = NULL;
-
-		key_namespace(deps[i].key, dns, sizeof(dns));
-		if (store_delete(st, deps[i].res, slash != NULL ? dns : NULL,
-			slash != NULL ? slash + 1 : deps[i].key, NULL, &obj, &err) == 0)
-			json_decref(obj);
-		free(deps[i].key);
-	}
-	free(deps);
-}
-
-/* After an object is removed: delete its dependents unless told to orphan them. */
-static void
-object_gone(struct store *st, struct resource *res, json_t *obj, bool orphan)
-{
-	json_t *meta = json_object_get(obj, "metadata");
-
-	if (!orphan)
-		collect_garbage(st, json_string_value(json_object_get(meta, "uid")),
-		    res->namespaced ? json_string_value(json_object_get(meta, "namespace")) : NULL);
 }
 
 static void
@@ -757,7 +679,7 @@ store_create(struct store *st, struct resource *res, const char *ns, json_t *bod
 				    generate_chars[rnd[i] % (sizeof(generate_chars) - 1)];
 			name[gl + 5] = '\0';
 			k = make_key(res->namespaced ? ns : NULL, name);
-			bool taken = hmap_get(res->objs, k) != NULL;
+			bool taken = object_find(res, k) != NULL;
 			free(k);
 			if (!taken || tries > 100)
 				break;
@@ -775,7 +697,7 @@ store_create(struct store *st, struct resource *res, const char *ns, json_t *bod
 		return -1;
 	}
 	key = make_key(res->namespaced ? ns : NULL, name);
-	if (hmap_get(res->objs, key) != NULL) {
+	if (object_find(res, key) != NULL) {
 		set_err(err, 409, "AlreadyExists", "%s \"%s\" already exists", qn, name);
 		free(key);
 		json_decref(obj);
@@ -800,6 +722,12 @@ store_create(struct store *st, struct resource *res, const char *ns, json_t *bod
 	if (res->status_sub && !res->builtin)
 		json_object_del(obj, "status");
 	fill_type(res, obj);
+	if (res->schema) {
+		json_t *fixed = schema_apply(res->schema, obj);
+
+		json_decref(obj);
+		obj = fixed;
+	}
 	if (is_crd_resource(res)) {
 		crd_status(obj);
 		register_crd(st, obj);
@@ -818,7 +746,7 @@ store_get(struct store *st, struct resource *res, const char *ns, const char *na
     struct object **ret, struct api_err *err)
 {
 	char *key = make_key(res->namespaced ? ns : NULL, name);
-	struct object *o = hmap_get(res->objs, key);
+	struct object *o = object_find(res, key);
 
 	free(key);
 	if (o == NULL) {
@@ -968,6 +896,12 @@ update_object(struct store *st, struct resource *res, struct object *o, json_t *
 	if (json_is_array(json_object_get(json_object_get(obj, "metadata"), "finalizers")) &&
 	    finalizers_empty(obj))
 		json_object_del(json_object_get(obj, "metadata"), "finalizers"); /* omitempty */
+	if (res->schema) {
+		json_t *fixed = schema_apply(res->schema, obj);
+
+		json_decref(obj);
+		obj = fixed;
+	}
 	if (json_equal(obj, old)) {
 		/* No-op write: no new resourceVersion, no event. */
 		json_decref(obj);
@@ -990,7 +924,6 @@ update_object(struct store *st, struct resource *res, struct object *o, json_t *
 		remove_object(st, res, o);
 		emit(st, res, EVENT_DELETED, key, json_incref(obj), prev);
 		free(key);
-		object_gone(st, res, obj, false);
 		*ret = obj;
 		return 0;
 	}
@@ -1111,10 +1044,6 @@ store_delete(struct store *st, struct resource *res, const char *ns, const char 
 		emit(st, res, EVENT_DELETED, key, json_incref(obj), prev);
 		free(key);
 	}
-	{
-		const char *policy = json_string_value(json_object_get(opts, "propagationPolicy"));
-		object_gone(st, res, obj, policy != NULL && strcmp(policy, "Orphan") == 0);
-	}
 	*ret = obj;
 	return 0;
 }
@@ -1132,18 +1061,17 @@ cmp_obj(const void *a, const void *b)
 static void
 sort_resource(struct resource *res)
 {
-	struct hmap_iter it = {0};
+	struct object *o;
 	size_t n = 0;
-	void *v;
 
 	if (!res->dirty && res->sorted != NULL)
 		return;
 	free(res->sorted);
-	res->sorted = malloc((hmap_size(res->objs) + 1) * sizeof(*res->sorted));
+	res->sorted = malloc((hmap_count(&res->objs) + 1) * sizeof(*res->sorted));
 	if (res->sorted == NULL)
 		abort();
-	while (hmap_next(res->objs, &it, NULL, &v))
-		res->sorted[n++] = v;
+	HMAP_FOR_EACH(o, node, &res->objs)
+	res->sorted[n++] = o;
 	qsort(res->sorted, n, sizeof(*res->sorted), cmp_obj);
 	res->nsorted = n;
 	res->dirty = false;
@@ -1222,16 +1150,25 @@ decode_continue(const char *tok, uint64_t *ret_rv, char **ret_key)
 
 struct past {
 	char *key;
+	uint64_t rv;  /* of the event after the list's resourceVersion */
 	json_t *prev; /* state at the list's resourceVersion, NULL = did not exist */
 	bool exists_now;
 };
 
+/* By key, then by event (the first event after the list's version holds its state then). */
 static int
 cmp_past(const void *a, const void *b)
 {
 	const struct past *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
 
-	return strcmp(x->key, y->key);
+	return c != 0 ? c : (x->rv > y->rv) - (x->rv < y->rv);
+}
+
+static int
+cmp_past_key(const void *key, const void *b)
+{
+	return strcmp(key, ((const struct past *)b)->key);
 }
 
 static void
@@ -1253,7 +1190,6 @@ store_list(struct store *st, struct resource *res, const char *ns, const struct 
 {
 	uint64_t rv = st->rv;
 	char *after = NULL, prefix[300];
-	struct hmap *overrides = NULL;
 	struct past *pasts = NULL;
 	size_t npasts = 0, cap = 0, i, pi = 0, plen;
 	const char *last = NULL;
@@ -1295,10 +1231,9 @@ store_list(struct store *st, struct resource *res, const char *ns, const struct 
 	if (rv != st->rv) {
 		/* Objects changed since rv: their state at rv is the prev of the first later
 		 * event. */
-		overrides = hmap_new();
 		for (size_t h = 0; h < st->hist_len; h++) {
 			struct event *ev = &st->hist[(st->hist_start + h) % st->hist_cap];
-			if (ev->rv <= rv || ev->res != res || hmap_get(overrides, ev->key) != NULL)
+			if (ev->rv <= rv || ev->res != res)
 				continue;
 			if (strncmp(ev->key, prefix, plen) != 0 ||
 			    (after != NULL && strcmp(ev->key, after) <= 0))
@@ -1306,19 +1241,21 @@ store_list(struct store *st, struct resource *res, const char *ns, const struct 
 			pasts = realloc(pasts, (npasts + 1) * sizeof(*pasts));
 			if (pasts == NULL)
 				abort();
-			pasts[npasts] = (struct past){.key = ev->key,
+			pasts[npasts++] = (struct past){.key = ev->key,
+			    .rv = ev->rv,
 			    .prev = ev->prev,
-			    .exists_now = hmap_get(res->objs, ev->key) != NULL};
-			hmap_put(overrides, ev->key, &pasts[npasts]);
-			npasts++;
+			    .exists_now = object_find(res, ev->key) != NULL};
 		}
-		/* pointers into pasts were stored before realloc; re-point them */
-		for (size_t p = 0; p < npasts; p++)
-			hmap_put(overrides, pasts[p].key, &pasts[p]);
-		if (npasts > 0) /* pasts is NULL when no later event falls in the range */
+		if (npasts > 0) { /* pasts is NULL when no later event falls in the range */
+			size_t n = 1;
+
+			/* sorted by key, each key's first later event kept */
 			qsort(pasts, npasts, sizeof(*pasts), cmp_past);
-		for (size_t p = 0; p < npasts; p++)
-			hmap_put(overrides, pasts[p].key, &pasts[p]);
+			for (size_t p = 1; p < npasts; p++)
+				if (strcmp(pasts[p].key, pasts[n - 1].key) != 0)
+					pasts[n++] = pasts[p];
+			npasts = n;
+		}
 	}
 	ret->rv = rv;
 	sort_resource(res);
@@ -1341,7 +1278,8 @@ store_list(struct store *st, struct resource *res, const char *ns, const struct 
 		if (have_o && (!have_p || strcmp(res->sorted[i]->key, pasts[pi].key) < 0)) {
 			o = res->sorted[i++];
 			key = o->key;
-			if (overrides != NULL && (p = hmap_get(overrides, key)) != NULL)
+			if (npasts > 0 &&
+			    (p = bsearch(key, pasts, npasts, sizeof(*pasts), cmp_past_key)) != NULL)
 				state = p->prev;
 			else
 				state = o->json;
@@ -1369,7 +1307,6 @@ store_list(struct store *st, struct resource *res, const char *ns, const struct 
 	}
 	if (more && last != NULL)
 		ret->cont = encode_continue(rv, last);
-	hmap_free(overrides);
 	free(pasts);
 	free(after);
 	return 0;
@@ -1421,8 +1358,6 @@ store_dump(struct store *st)
 	json_object_set_new(out, "resourceVersion", json_integer((json_int_t)st->rv));
 	for (size_t i = 0; i < st->nres; i++) {
 		struct resource *res = st->reslist[i];
-		struct hmap_iter it = {0};
-		void *v;
 
 		json_array_append_new(
 		    resources, json_pack("{s:s, s:s, s:s, s:s, s:b, s:b, s:b}", "group", res->group,
@@ -1430,8 +1365,6 @@ store_dump(struct store *st)
 				   res->version, "namespaced", res->namespaced, "statusSubresource",
 				   res->status_sub, "builtin", res->builtin));
 		sort_resource(res);
-		(void)it;
-		(void)v;
 		for (size_t j = 0; j < res->nsorted; j++)
 			json_array_append_new(
 			    objects, json_pack("{s:s, s:s, s:O}", "resource", res->id, "key",
@@ -1471,12 +1404,15 @@ store_load(struct store *st, json_t *data)
 		const char *id = json_string_value(json_object_get(v, "resource"));
 		const char *key = json_string_value(json_object_get(v, "key"));
 		json_t *obj = json_object_get(v, "object");
-		struct resource *res = id != NULL ? hmap_get(st->resources, id) : NULL;
+		struct resource *res = id != NULL ? resource_find(st, id) : NULL;
 
 		if (res == NULL || key == NULL || !json_is_object(obj))
 			return -EBADMSG;
-		if (hmap_get(res->objs, key) == NULL)
+		if (object_find(res, key) == NULL) {
 			insert_object(st, res, key, json_deep_copy(obj));
+			if (is_crd_resource(res)) /* its schema again (not in the resource table) */
+				register_crd(st, object_find(res, key)->json);
+		}
 	}
 	st->rv = (uint64_t)json_integer_value(json_object_get(data, "resourceVersion"));
 	st->compacted_rv = st->rv;

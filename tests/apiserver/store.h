@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "lib/hmap.h"
 #include "tests/apiserver/selector.h"
 
 /*
@@ -18,6 +19,7 @@
  */
 
 struct object {
+	struct hmap_node node; /* in its resource's objs, by key */
 	char *key;
 	json_t *json; /* current document (owned) */
 	char *ser;    /* cached compact serialisation or NULL */
@@ -26,7 +28,8 @@ struct object {
 struct watch;
 
 struct resource {
-	char *id; /* "group/plural" ("" group for the core API) */
+	struct hmap_node node; /* in the store's resources, by id */
+	char *id;	       /* "group/plural" ("" group for the core API) */
 	char *group;
 	char *plural;
 	char *kind;
@@ -35,7 +38,8 @@ struct resource {
 	bool status_sub; /* main endpoint ignores status, /status ignores the rest */
 	bool builtin;
 	json_t *short_names; /* discovery shortNames (array of strings, owned) or NULL */
-	struct hmap *objs;   /* key -> struct object */
+	json_t *schema;	     /* a CRD's storage version openAPIV3Schema (owned) or NULL */
+	struct hmap objs;    /* struct object by key */
 	struct object **sorted;
 	size_t nsorted;
 	bool dirty;

@@ -18,6 +18,9 @@
 
 #include <curl/curl.h>
 
+#include "kube/yaml.h"
+#include "lib/util.h"
+
 #define MAX_ARGS 64
 
 struct test_apiserver {
@@ -384,4 +387,46 @@ test_apiserver_fault(struct test_apiserver *a, const char *what)
 	if (r < 0)
 		return r;
 	return code >= 200 && code < 300 ? 0 : -EIO;
+}
+
+int
+test_apiserver_apply_crds(struct test_apiserver *a, const char *crds_dir)
+{
+	static const char *const files[] = {"ippools.yaml", "virtualmachinenetworkconfigs.yaml"};
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char path[PATH_MAX], *text = NULL, *body;
+		struct yaml_error yerr;
+		json_t *crd = NULL;
+		size_t len = 0;
+		long code = 0;
+		int r;
+
+		snprintf(path, sizeof(path), "%s/%s", crds_dir, files[i]);
+		if ((r = read_file(path, 1 << 20, &text, &len)) < 0) {
+			fprintf(stderr, "apply_crds: %s: %s\n", path, strerror(-r));
+			return r;
+		}
+		r = yaml_parse_one(text, len, &crd, &yerr);
+		free(text);
+		if (r < 0) {
+			fprintf(stderr, "apply_crds: %s:%u: %s\n", path, yerr.line, yerr.message);
+			return r;
+		}
+		body = json_dumps(crd, JSON_COMPACT);
+		json_decref(crd);
+		if (!body)
+			return -ENOMEM;
+		r = test_apiserver_request(a, "POST",
+		    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", NULL, body, &code,
+		    NULL);
+		free(body);
+		if (r < 0)
+			return r;
+		if (code != 201) {
+			fprintf(stderr, "apply_crds: %s: HTTP %ld\n", path, code);
+			return -EIO;
+		}
+	}
+	return 0;
 }

@@ -80,4 +80,12 @@ int test_apiserver_fault(struct test_apiserver *a, const char *what);
 int test_apiserver_request(struct test_apiserver *a, const char *method, const char *path,
     const char *content_type, const char *body, long *ret_code, char **ret_body);
 
+/*
+ * Creates the project's CustomResourceDefinitions (ippools.yaml and
+ * virtualmachinenetworkconfigs.yaml of crds_dir, the source tree's crds/), so the server
+ * prunes and defaults IPPools and VMNetCfgs by their schemas as a cluster does. 0, or
+ * negative errno (the file or status in the log).
+ */
+int test_apiserver_apply_crds(struct test_apiserver *a, const char *crds_dir);
+
 #endif

@@ -37,8 +37,9 @@ struct scripted_exp {
 	enum { EXP_ANSWER, EXP_ERROR, EXP_HELD } kind;
 	long status;
 	int err;
-	char *body; /* or the error text */
-	char *path; /* as it came */
+	char *body;		   /* or the error text */
+	char *path;		   /* as it came */
+	char *sent, *content_type; /* the request's body and its type as they came, or NULL */
 	struct scripted_call *call;
 	bool arrived, ended, aborted;
 };
@@ -116,6 +117,8 @@ scripted_engine_start(struct kube_http_call *call, const char *token)
 	}
 	e->arrived = true;
 	e->path = strdup(path);
+	e->sent = call->rq.body ? strdup(call->rq.body) : NULL;
+	e->content_type = call->rq.content_type ? strdup(call->rq.content_type) : NULL;
 	if (e->kind == EXP_HELD) {
 		e->call = sc;
 		sc->exp = e;
@@ -274,6 +277,26 @@ scripted_path(const struct scripted_exp *e)
 	return e->path ? e->path : "";
 }
 
+json_t *
+scripted_body(const struct scripted_exp *e)
+{
+	json_t *j = e->sent ? json_loads(e->sent, 0, NULL) : NULL;
+
+	if (!j) {
+		fail("%s %s: %s", e->method, e->pattern,
+		    !e->arrived ? "no body: the request has not come"
+				: "its body is not a JSON document");
+		j = json_object();
+	}
+	return j;
+}
+
+const char *
+scripted_content_type(const struct scripted_exp *e)
+{
+	return e->content_type ? e->content_type : "";
+}
+
 void
 scripted_check_done(void)
 {
@@ -294,6 +317,8 @@ scripted_check_done(void)
 		free(e->pattern);
 		free(e->body);
 		free(e->path);
+		free(e->sent);
+		free(e->content_type);
 		free(e);
 	}
 	S.exps = NULL;

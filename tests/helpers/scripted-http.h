@@ -56,6 +56,10 @@ void scripted_close(struct scripted_exp *e);
 bool scripted_arrived(const struct scripted_exp *e);
 bool scripted_aborted(const struct scripted_exp *e);
 const char *scripted_path(const struct scripted_exp *e);
+/* The body the request came with, parsed (a new reference: an empty object, and the test
+ * fails, when it has not come or its body is not JSON), and its Content-Type ("" if none). */
+json_t *scripted_body(const struct scripted_exp *e);
+const char *scripted_content_type(const struct scripted_exp *e);
 
 /*
  * End of a test: every expectation must have come and be answered or aborted (a failure

@@ -53,6 +53,10 @@ suite_init(void)
 	/* no periodic bookmarks: the 410 test needs the informer's resourceVersion to lag */
 	if (test_apiserver_start(&srv, "--bookmark-interval 3600") < 0)
 		return -1;
+	/* the CRDs' schemas: IPPools pruned and defaulted as in a cluster */
+	snprintf(err, sizeof(err), "%s/../../crds", test_data_dir());
+	if (test_apiserver_apply_crds(srv, err) < 0)
+		return -1;
 	base = event_base_new();
 	if (base == NULL)
 		return -1;

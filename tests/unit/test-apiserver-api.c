@@ -11,6 +11,8 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "kube/yaml.h"
+#include "lib/util.h"
 #include "tests/helpers/apiserver.h"
 #include "tests/runner.h"
 
@@ -411,10 +413,7 @@ test_json_patch(void)
 	    "{\"op\":\"add\",\"path\":\"/spec/list/-\",\"value\":3},"
 	    "{\"op\":\"add\",\"path\":\"/spec/list/0\",\"value\":0},"
 	    "{\"op\":\"replace\",\"path\":\"/spec/networkName\",\"value\":\"ns/n2\"},"
-	    "{\"op\":\"copy\",\"from\":\"/spec/networkName\",\"path\":\"/spec/copied\"},"
-	    "{\"op\":\"move\",\"from\":\"/spec/copied\",\"path\":\"/spec/moved\"},"
 	    "{\"op\":\"remove\",\"path\":\"/spec/list/1\"},"
-	    "{\"op\":\"test\",\"path\":\"/spec/moved\",\"value\":\"ns/n2\"},"
 	    "{\"op\":\"add\",\"path\":\"/metadata/labels/a~1b\",\"value\":\"slash\"}]",
 	    &code, POOLS "/j1", "jp");
 	CU_ASSERT_EQUAL_FATAL(code, 200);
@@ -423,17 +422,15 @@ test_json_patch(void)
 	CU_ASSERT(json_equal(json_object_get(spec, "list"), want));
 	json_decref(want);
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(spec, "networkName")), "ns/n2");
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(spec, "moved")), "ns/n2");
-	CU_ASSERT_PTR_NULL(json_object_get(spec, "copied"));
 	CU_ASSERT_STRING_EQUAL(
 	    json_string_value(
 		json_object_get(json_object_get(json_object_get(p, "metadata"), "labels"), "a/b")),
 	    "slash");
 
-	/* a failing test op leaves the object unchanged */
+	/* an operation that does not apply leaves the object unchanged (all or nothing) */
 	e = req("PATCH", JSONPATCH,
 	    "[{\"op\":\"replace\",\"path\":\"/spec/networkName\",\"value\":\"zzz\"},"
-	    "{\"op\":\"test\",\"path\":\"/spec/moved\",\"value\":\"other\"}]",
+	    "{\"op\":\"replace\",\"path\":\"/spec/nothere\",\"value\":\"other\"}]",
 	    &code, POOLS "/j1", "jp");
 	check_status(e, code, 422, NULL);
 	json_decref(e);
@@ -450,6 +447,12 @@ test_json_patch(void)
 	json_decref(e);
 	e = req("PATCH", JSONPATCH, "[{\"op\":\"frobnicate\",\"path\":\"/a\"}]", &code, POOLS "/j1",
 	    "jp");
+	check_status(e, code, 400, "BadRequest");
+	json_decref(e);
+	/* move, copy and test are not served (nothing sends them) */
+	e = req("PATCH", JSONPATCH,
+	    "[{\"op\":\"copy\",\"from\":\"/spec/networkName\",\"path\":\"/spec/c\"}]", &code,
+	    POOLS "/j1", "jp");
 	check_status(e, code, 400, "BadRequest");
 	json_decref(e);
 	/* status through /status with a JSON patch */
@@ -659,24 +662,6 @@ test_cluster_scoped_and_crd(void)
 	    "/apis/network.harvesterhci.io/v1alpha1/ippools");
 	CU_ASSERT_EQUAL(code, 404);
 	json_decref(e);
-}
-
-static void
-test_deletecollection(void)
-{
-	long code;
-	json_t *l;
-
-	json_decref(create_pool("dc", "a", "\"g\":\"1\"", &code));
-	json_decref(create_pool("dc", "b", "\"g\":\"1\"", &code));
-	json_decref(create_pool("dc", "c", "\"g\":\"2\"", &code));
-	l = req("DELETE", NULL, NULL, &code, POOLS "?labelSelector=g%%3D1", "dc");
-	CU_ASSERT_EQUAL(code, 200);
-	CU_ASSERT_EQUAL(json_array_size(json_object_get(l, "items")), 2);
-	json_decref(l);
-	char path[256];
-	snprintf(path, sizeof(path), POOLS, "dc");
-	CU_ASSERT_EQUAL(list_count(path, ""), 1);
 }
 
 static void
@@ -962,7 +947,8 @@ test_methods_and_odd_requests(void)
 	    {"PATCH", "/api/v1/namespaces/odd/configmaps/c", MERGE, "[1]", 400},
 	    {"PATCH", "/api/v1/namespaces/odd/configmaps/c", MERGE, "{\"metadata\":null}", 422},
 	    {"PATCH", "/api/v1/namespaces/odd/configmaps/c", JSONPATCH,
-		"[{\"op\":\"move\",\"from\":\"/data\",\"path\":\"/data/x\"}]", 422},
+		"[{\"op\":\"move\",\"from\":\"/data\",\"path\":\"/data/x\"}]", 400},
+	    {"DELETE", "/api/v1/namespaces/odd/configmaps", NULL, NULL, 405},
 	    {"PATCH", "/api/v1/namespaces/odd/configmaps/c", JSONPATCH,
 		"[{\"op\":\"add\",\"path\":\"/data/a/b\",\"value\":1}]", 422},
 	    {"PUT", "/api/v1/namespaces/odd/configmaps/c", NULL, "nope", 400},
@@ -993,74 +979,6 @@ test_methods_and_odd_requests(void)
 	CU_ASSERT_STRING_EQUAL(
 	    json_string_value(json_object_get(json_object_get(j, "data"), "a")), "1");
 	json_decref(j);
-}
-
-static json_t *
-create_owned(const char *name, const char *owner_uids[], size_t n, const char *extra)
-{
-	char body[2048];
-	size_t off;
-	long code;
-	json_t *o;
-
-	off = (size_t)snprintf(body, sizeof(body),
-	    "{\"metadata\":{\"name\":\"%s\",%s\"ownerReferences\":[", name,
-	    extra != NULL ? extra : "");
-	for (size_t i = 0; i < n; i++)
-		off += (size_t)snprintf(body + off, sizeof(body) - off,
-		    "%s{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"o\",\"uid\":\"%"
-		    "s\"}",
-		    i > 0 ? "," : "", owner_uids[i]);
-	snprintf(body + off, sizeof(body) - off, "]}}");
-	o = req("POST", NULL, body, &code, POOLS, "gc");
-	CU_ASSERT_EQUAL(code, 201);
-	return o;
-}
-
-static long
-get_code(const char *name)
-{
-	long code;
-	json_t *j = req("GET", NULL, NULL, &code, POOLS "/%s", "gc", name);
-
-	json_decref(j);
-	return code;
-}
-
-static void
-test_garbage_collection(void)
-{
-	long code;
-	json_t *owner, *owner2, *j;
-	const char *uids[2];
-
-	owner = req("POST", NULL, "{\"metadata\":{\"name\":\"owner\"}}", &code,
-	    "/api/v1/namespaces/gc/configmaps");
-	owner2 = req("POST", NULL, "{\"metadata\":{\"name\":\"owner2\"}}", &code,
-	    "/api/v1/namespaces/gc/configmaps");
-	uids[0] = meta_str(owner, "uid");
-	uids[1] = meta_str(owner2, "uid");
-	json_decref(create_owned("dep", uids, 1, NULL));
-	json_decref(create_owned("dep-fin", uids, 1, "\"finalizers\":[\"x/y\"],"));
-	json_decref(create_owned("dep-two", uids, 2, NULL));
-	json_decref(create_owned("dep-orphan", uids + 1, 1, NULL));
-	j = req("DELETE", NULL, NULL, &code, "/api/v1/namespaces/gc/configmaps/owner");
-	CU_ASSERT_EQUAL(code, 200);
-	json_decref(j);
-	CU_ASSERT_EQUAL(get_code("dep"), 404);
-	j = req("GET", NULL, NULL, &code, POOLS "/dep-fin", "gc");
-	CU_ASSERT_EQUAL(code, 200); /* kept by its finalizer, but being deleted */
-	CU_ASSERT_PTR_NOT_NULL(meta_str(j, "deletionTimestamp"));
-	json_decref(j);
-	CU_ASSERT_EQUAL(get_code("dep-two"), 200); /* another owner remains */
-	/* orphaning leaves the dependent */
-	j = req("DELETE", NULL, NULL, &code,
-	    "/api/v1/namespaces/gc/configmaps/owner2?propagationPolicy=Orphan");
-	CU_ASSERT_EQUAL(code, 200);
-	json_decref(j);
-	CU_ASSERT_EQUAL(get_code("dep-orphan"), 200);
-	json_decref(owner);
-	json_decref(owner2);
 }
 
 static void
@@ -1121,6 +1039,188 @@ test_list_at_resource_version(void)
 	json_decref(a);
 }
 
+/* --- CRD schemas: pruning and defaulting ------------------------------------------------- */
+
+#define GADGETS "/apis/example.com/v1/namespaces/sch/gadgets"
+
+static const char gadget_crd[] =
+    "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+    "\"metadata\":{\"name\":\"gadgets.example.com\"},\"spec\":{\"group\":\"example.com\","
+    "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"gadgets\",\"kind\":\"Gadget\"},"
+    "\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":true,"
+    "\"subresources\":{\"status\":{}},\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\","
+    "\"properties\":{\"apiVersion\":{\"type\":\"string\"},\"kind\":{\"type\":\"string\"},"
+    "\"metadata\":{\"type\":\"object\"},"
+    "\"spec\":{\"type\":\"object\",\"properties\":{"
+    "\"a\":{\"type\":\"string\",\"default\":\"x\"},"
+    "\"n\":{\"type\":\"integer\",\"default\":5},"
+    "\"nul\":{\"type\":\"string\",\"nullable\":true},"
+    "\"keep\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true},"
+    "\"m\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"object\",\"properties\":{"
+    "\"v\":{\"type\":\"string\"},\"d\":{\"type\":\"integer\",\"default\":1}}}},"
+    "\"list\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+    "\"k\":{\"type\":\"string\"},\"d\":{\"type\":\"string\",\"default\":\"dd\"}}}},"
+    "\"inner\":{\"type\":\"object\",\"properties\":{\"z\":{\"type\":\"integer\","
+    "\"default\":7}}}}},"
+    "\"status\":{\"type\":\"object\",\"properties\":{\"s\":{\"type\":\"string\"}}}}}}}]}}";
+
+static json_t *
+at(json_t *j, const char *path)
+{
+	char buf[256], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *t = strtok_r(buf, ".", &save); t && j; t = strtok_r(NULL, ".", &save))
+		j = json_is_array(j) ? json_array_get(j, (size_t)atoi(t)) : json_object_get(j, t);
+	return j;
+}
+
+/* The string at path, "" when there is none. */
+static const char *
+str_at(json_t *j, const char *path)
+{
+	const char *s = json_string_value(at(j, path));
+
+	return s ? s : "";
+}
+
+/*
+ * A custom resource is stored as the real server stores it: fields its CRD's schema does not
+ * name are dropped (kept under x-kubernetes-preserve-unknown-fields, checked against
+ * additionalProperties in a map, against items in an array), a null that is not nullable is
+ * dropped, and defaults fill what is missing, on create, update, patch and /status alike. A
+ * write that only adds unknown fields changes nothing (no new resourceVersion). Stored
+ * versions are never modified (the list at an older version still shows it as it was).
+ */
+static void
+test_crd_schema_pruning_and_defaults(void)
+{
+	long code;
+	json_t *o, *g, *l;
+	char rv1[32], rv2[32];
+
+	o = req("POST", NULL, gadget_crd, &code,
+	    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions");
+	CU_ASSERT_EQUAL_FATAL(code, 201);
+	json_decref(o);
+	o = req("POST", NULL,
+	    "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Gadget\",\"top\":\"junk\","
+	    "\"metadata\":{\"name\":\"g1\",\"labels\":{\"l\":\"1\"}},"
+	    "\"spec\":{\"a\":\"given\",\"junk\":1,\"n\":null,\"nul\":null,"
+	    "\"keep\":{\"any\":{\"deep\":1}},\"m\":{\"k1\":{\"v\":\"1\",\"extra\":2}},"
+	    "\"list\":[{\"k\":\"a\",\"bad\":1},{\"k\":\"b\",\"d\":\"set\"}]},"
+	    "\"status\":{\"s\":\"dropped on create\"}}",
+	    &code, GADGETS);
+	CU_ASSERT_EQUAL_FATAL(code, 201);
+	CU_ASSERT_PTR_NULL(json_object_get(o, "top"));
+	CU_ASSERT_PTR_NULL(json_object_get(o, "status"));
+	CU_ASSERT_STRING_EQUAL(str_at(o, "metadata.labels.l"), "1");
+	CU_ASSERT_STRING_EQUAL(str_at(o, "kind"), "Gadget");
+	CU_ASSERT_STRING_EQUAL(str_at(o, "spec.a"), "given");
+	CU_ASSERT_PTR_NULL(at(o, "spec.junk"));
+	CU_ASSERT_EQUAL(json_integer_value(at(o, "spec.n")), 5); /* null dropped, defaulted */
+	CU_ASSERT_TRUE(json_is_null(at(o, "spec.nul")));
+	CU_ASSERT_EQUAL(json_integer_value(at(o, "spec.keep.any.deep")), 1);
+	CU_ASSERT_STRING_EQUAL(str_at(o, "spec.m.k1.v"), "1");
+	CU_ASSERT_PTR_NULL(at(o, "spec.m.k1.extra"));
+	CU_ASSERT_EQUAL(json_integer_value(at(o, "spec.m.k1.d")), 1);
+	CU_ASSERT_PTR_NULL(at(o, "spec.list.0.bad"));
+	CU_ASSERT_STRING_EQUAL(str_at(o, "spec.list.0.d"), "dd");
+	CU_ASSERT_STRING_EQUAL(str_at(o, "spec.list.1.d"), "set");
+	CU_ASSERT_PTR_NULL(at(o, "spec.inner")); /* defaults only inside objects that exist */
+	snprintf(rv1, sizeof(rv1), "%s", meta_str(o, "resourceVersion") ?: "");
+	g = req("GET", NULL, NULL, &code, GADGETS "/g1");
+	CU_ASSERT_TRUE(json_equal(g, o)); /* stored as answered */
+	json_decref(g);
+	json_decref(o);
+
+	/* a merge patch: unknown fields dropped, defaults inside the new object */
+	o = req("PATCH", MERGE, "{\"spec\":{\"junk2\":1,\"inner\":{},\"a\":null}}", &code,
+	    GADGETS "/g1");
+	CU_ASSERT_EQUAL(code, 200);
+	CU_ASSERT_PTR_NULL(at(o, "spec.junk2"));
+	CU_ASSERT_EQUAL(json_integer_value(at(o, "spec.inner.z")), 7);
+	CU_ASSERT_STRING_EQUAL(str_at(o, "spec.a"), "x"); /* removed: default */
+	snprintf(rv2, sizeof(rv2), "%s", meta_str(o, "resourceVersion") ?: "");
+	CU_ASSERT_STRING_NOT_EQUAL(rv2, rv1);
+	json_decref(o);
+	/* only unknown fields: a no-op write */
+	o = req("PATCH", MERGE, "{\"spec\":{\"junk3\":1},\"other\":2}", &code, GADGETS "/g1");
+	CU_ASSERT_EQUAL(code, 200);
+	CU_ASSERT_STRING_EQUAL(meta_str(o, "resourceVersion") ?: "", rv2);
+	json_decref(o);
+	/* the version at rv1, from the history, is as it was stored */
+	l = req("GET", NULL, NULL, &code, GADGETS "?resourceVersion=%s&resourceVersionMatch=Exact",
+	    rv1);
+	CU_ASSERT_EQUAL(code, 200);
+	CU_ASSERT_PTR_NULL(at(l, "items.0.spec.inner"));
+	CU_ASSERT_STRING_EQUAL(str_at(l, "items.0.spec.a"), "given");
+	json_decref(l);
+
+	/* an update (PUT) and a /status write */
+	o = req("GET", NULL, NULL, &code, GADGETS "/g1");
+	json_object_set_new(json_object_get(o, "spec"), "junk4", json_true());
+	json_object_del(json_object_get(o, "spec"), "n");
+	{
+		char *body = json_dumps(o, JSON_COMPACT);
+
+		json_decref(o);
+		o = req("PUT", NULL, body, &code, GADGETS "/g1");
+		free(body);
+	}
+	CU_ASSERT_EQUAL(code, 200);
+	CU_ASSERT_PTR_NULL(at(o, "spec.junk4"));
+	CU_ASSERT_EQUAL(json_integer_value(at(o, "spec.n")), 5);
+	json_decref(o);
+	o = req("PUT", NULL,
+	    "{\"metadata\":{\"name\":\"g1\"},\"status\":{\"s\":\"ok\",\"extra\":1}}", &code,
+	    GADGETS "/g1/status");
+	CU_ASSERT_EQUAL(code, 200);
+	CU_ASSERT_STRING_EQUAL(str_at(o, "status.s"), "ok");
+	CU_ASSERT_PTR_NULL(at(o, "status.extra"));
+	CU_ASSERT_STRING_EQUAL(str_at(o, "spec.a"), "x");
+	json_decref(o);
+}
+
+/* The project's IPPool CRD (crds/ippools.yaml): leaseTime defaults to 3600, an unknown field
+ * of the spec is dropped; the schema survives a restart of the server. */
+static void
+test_crd_schema_ippool(void)
+{
+	const char *d = test_data_dir();
+	size_t n = strlen(d), t = strlen("tests/data"), len = 0;
+	char path[1024], *text = NULL, *body;
+	struct yaml_error yerr;
+	json_t *crd = NULL, *o;
+	long code;
+
+	if (n >= t && strcmp(d + n - t, "tests/data") == 0)
+		snprintf(path, sizeof(path), "%.*scrds/ippools.yaml", (int)(n - t), d);
+	else
+		snprintf(path, sizeof(path), "%s/../../crds/ippools.yaml", d);
+	CU_ASSERT_EQUAL_FATAL(read_file(path, 1 << 20, &text, &len), 0);
+	CU_ASSERT_EQUAL_FATAL(yaml_parse_one(text, len, &crd, &yerr), 0);
+	free(text);
+	body = json_dumps(crd, JSON_COMPACT);
+	json_decref(crd);
+	o = req(
+	    "POST", NULL, body, &code, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions");
+	free(body);
+	CU_ASSERT_EQUAL_FATAL(code, 201);
+	json_decref(o);
+	CU_ASSERT_EQUAL_FATAL(test_apiserver_restart(srv), 0);
+	o = req("POST", NULL,
+	    "{\"metadata\":{\"name\":\"sch1\"},\"spec\":{\"networkName\":\"sch/net\",\"typo\":1,"
+	    "\"ipv4Config\":{\"serverIP\":\"10.0.0.2\",\"cidr\":\"10.0.0.0/24\","
+	    "\"pool\":{\"start\":\"10.0.0.10\",\"end\":\"10.0.0.20\"}}}}",
+	    &code, POOLS, "sch");
+	CU_ASSERT_EQUAL(code, 201);
+	CU_ASSERT_EQUAL(json_integer_value(at(o, "spec.ipv4Config.leaseTime")), 3600);
+	CU_ASSERT_PTR_NULL(at(o, "spec.typo"));
+	CU_ASSERT_STRING_EQUAL(str_at(o, "spec.ipv4Config.pool.start"), "10.0.0.10");
+	json_decref(o);
+}
+
 /* A client that gives up during an injected delay must not upset the server. */
 static void
 test_client_gone_during_delay(void)
@@ -1169,13 +1269,13 @@ static const struct test_case api_tests[] = {
     {"delete, preconditions, finalizers", test_delete_and_finalizers},
     {"label and field selectors", test_selectors},
     {"cluster-scoped resources and CRDs", test_cluster_scoped_and_crd},
-    {"deletecollection", test_deletecollection},
     {"pagination of 5000 objects", test_pagination_5000},
     {"fault injection and stats", test_faults},
     {"restart keeps data", test_restart_keeps_data},
     {"list at a resourceVersion", test_list_at_resource_version},
     {"methods and odd requests", test_methods_and_odd_requests},
-    {"garbage collection of dependents", test_garbage_collection},
+    {"CRD schema: pruning and defaults", test_crd_schema_pruning_and_defaults},
+    {"CRD schema: the IPPool CRD", test_crd_schema_ippool},
     {"client gone during a delay", test_client_gone_during_delay},
     {"server exits cleanly", test_clean_exit},
     {NULL, NULL},

@@ -459,6 +459,12 @@ env_start(struct env *e)
 		CU_FAIL("test API server did not start");
 		return false;
 	}
+	/* the CRDs' schemas: objects pruned and defaulted as in a cluster */
+	snprintf(err, sizeof(err), "%s/../../crds", test_data_dir());
+	if (test_apiserver_apply_crds(e->api, err) < 0) {
+		CU_FAIL("CRDs not applied");
+		return false;
+	}
 	e->base = event_base_new();
 	if (e->base == NULL ||
 	    kube_config_from_kubeconfig(

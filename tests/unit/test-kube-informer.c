@@ -10,8 +10,8 @@
  * 100 000 events. Failures are logged (rate limited) and described for /readyz; a stalled
  * watch is replaced; the backoff before the first list is capped low.
  *
- * The transport of other binaries (libcurl, mbed TLS) against the test API server is
- * covered by test-kube-client and test-kube-leader (and their -mbedtls variants).
+ * The transports (libcurl, mbed TLS) against the test API server are covered by
+ * test-kube-client and test-kube-watch (and their -mbedtls variants).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Lease leader election between two electors (each on its own event_base, so one can be
- * stalled), and the Event recorder's de-duplication, against the in-memory API server.
+ * Lease leader election and the Event recorder on the scripted transport and fake clock
+ * (tests/helpers/scripted-http.c): each test scripts the API server's answers about the Lease
+ * (absent, held by another, released, a conflict, refusals, 5xx, 429, a renewal that never
+ * comes back) and moves time on itself, so the time an elector waits before it takes a
+ * Lease over, and the time it stops acting when its renewals go unanswered, are checked to
+ * the millisecond. Two electors on one loop check the safety property (never two leaders)
+ * at every millisecond of a stall and a take-over. The recorder: create then count patches,
+ * repeats folded into the call in flight, two calls in flight at most, an expired Event
+ * created anew, a failed create retried by the next repeat.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,45 +19,51 @@
 
 #include "kube/kube-internal.h"
 #include "lib/clock.h"
-#include "tests/helpers/apiserver.h"
+#include "tests/helpers/scripted-http.h"
 #include "tests/runner.h"
 
-static struct test_apiserver *srv;
-static struct kube_config *cfg;
+/* This binary's transport and clock (kube/http.c and lib/clock.c are not linked). */
+const struct kube_http_engine kube_http_engine = SCRIPTED_HTTP_ENGINE;
+SCRIPTED_CLOCK_DEFINE
 
-#define LEASE_US (2 * USEC_PER_SEC)
-#define RENEW_US (1500 * USEC_PER_MSEC)
-#define RETRY_US (250 * USEC_PER_MSEC)
+#define MS (UINT64_C(1000))
+#define LEASE_US (2000 * MS)
+#define RENEW_US (1500 * MS)
+#define RETRY_US (250 * MS)
+
+#define LEASES "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
+#define LEASE LEASES "/vm-dhcp-controller"
+
+static struct event_base *base;
+static struct kube_config cfg = {.server = (char *)"https://apiserver.test"};
+static struct kube_client *client;
 
 static int
 suite_init(void)
 {
-	char err[512];
-
-	if (test_apiserver_start(&srv, NULL) < 0)
+	base = scripted_init();
+	if (!base)
 		return -1;
-	return kube_config_from_kubeconfig(
-	    test_apiserver_kubeconfig(srv), NULL, &cfg, err, sizeof(err));
+	return kube_client_new(base, &cfg, &client);
 }
 
 static int
 suite_cleanup(void)
 {
-	kube_config_free(cfg);
-	test_apiserver_stop(srv);
+	kube_client_free(client);
+	scripted_free();
 	return 0;
 }
 
+/* --- electors --------------------------------------------------------------------------- */
+
 struct elector {
 	const char *id;
-	struct event_base *base;
-	struct kube_client *c;
 	struct kube_leader *l;
-	struct event *tick;
 	int started, stopped;
-	uint64_t started_at;
+	uint64_t started_at, stopped_at;
 	char seen_leader[64];
-	bool released;
+	int released;
 	int answered, unanswered; /* on_result */
 };
 
@@ -66,7 +79,10 @@ on_started(void *userdata)
 static void
 on_stopped(void *userdata)
 {
-	((struct elector *)userdata)->stopped++;
+	struct elector *e = userdata;
+
+	e->stopped++;
+	e->stopped_at = clock_now_usec();
 }
 
 static void
@@ -89,25 +105,10 @@ on_result(void *userdata, bool answered)
 }
 
 static void
-tick_cb(evutil_socket_t fd, short what, void *arg)
+release_done(void *userdata)
 {
+	((struct elector *)userdata)->released++;
 }
-
-/*
- * The electors' clock: the monotonic clock until frozen. While it is frozen no lease can
- * expire and no renew deadline can pass, so whatever changes hands then changed hands
- * because it was released, however slowly the machine runs.
- */
-static uint64_t frozen_at;
-
-static uint64_t
-test_now(void *userdata)
-{
-	(void)userdata;
-	return frozen_at ? frozen_at : clock_now_usec();
-}
-
-static const struct kube_clock test_clock = {test_now, NULL};
 
 static void
 elector_init(struct elector *e, const char *id)
@@ -124,208 +125,428 @@ elector_init(struct elector *e, const char *id)
 	    .on_new_leader = on_new_leader,
 	    .on_result = on_result,
 	    .userdata = e,
-	    .clock = &test_clock,
 	};
-	struct timeval tv = {0, 5000};
 
 	memset(e, 0, sizeof(*e));
 	e->id = id;
-	e->base = event_base_new();
-	CU_ASSERT_EQUAL_FATAL(kube_client_new(e->base, cfg, &e->c), 0);
-	CU_ASSERT_EQUAL_FATAL(kube_leader_new(e->c, &o, &e->l), 0);
-	e->tick = event_new(e->base, -1, EV_PERSIST, tick_cb, NULL);
-	evtimer_add(e->tick, &tv);
+	CU_ASSERT_EQUAL_FATAL(kube_leader_new(client, &o, &e->l), 0);
+}
+
+static bool
+leads(const struct elector *e)
+{
+	return e->l && kube_leader_is_leader(e->l);
+}
+
+/* The electors stop (their calls in flight are aborted), then the script must be done. */
+static void
+finish(struct elector *a, struct elector *b)
+{
+	if (a)
+		a->l = kube_leader_free(a->l);
+	if (b)
+		b->l = kube_leader_free(b->l);
+	scripted_check_done();
+}
+
+/* A Lease as the API server returns it (leaseDurationSeconds 2, as the electors write). */
+static char lease_text[1024];
+
+static const char *
+lease(const char *holder, const char *renew, int transitions, int rv)
+{
+	snprintf(lease_text, sizeof(lease_text),
+	    "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{"
+	    "\"name\":\"vm-dhcp-controller\",\"namespace\":\"kube-system\","
+	    "\"resourceVersion\":\"%d\"},\"spec\":{\"holderIdentity\":\"%s\","
+	    "\"leaseDurationSeconds\":2,\"acquireTime\":\"2026-01-01T00:00:00.000000Z\","
+	    "\"renewTime\":\"%s\",\"leaseTransitions\":%d}}",
+	    rv, holder, renew, transitions);
+	return lease_text;
+}
+
+static const char *const conflict =
+    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":\"Conflict\","
+    "\"message\":\"the object has been modified\",\"code\":409}";
+
+/* spec.FIELD of the Lease a write sent ("" / -1 when absent). */
+static const char *
+sent_str(json_t *body, const char *field)
+{
+	const char *s = json_string_value(json_object_get(json_object_get(body, "spec"), field));
+
+	return s ? s : "";
+}
+
+static json_int_t
+sent_int(json_t *body, const char *field)
+{
+	json_t *v = json_object_get(json_object_get(body, "spec"), field);
+
+	return json_is_integer(v) ? json_integer_value(v) : -1;
+}
+
+static const char *
+sent_rv(json_t *body)
+{
+	const char *s = kube_obj_resource_version(body);
+
+	return s ? s : "";
+}
+
+/* e acquires an absent Lease (its first attempt runs at once). */
+static void
+acquire(struct elector *e)
+{
+	scripted_expect("GET", LEASE, 404, NULL);
+	scripted_expect("POST", LEASES, 201, lease(e->id, "x", 0, 1));
+	CU_ASSERT_EQUAL_FATAL(kube_leader_start(e->l), 0);
+	scripted_run();
+	CU_ASSERT_TRUE_FATAL(leads(e));
 }
 
 static void
-elector_fini(struct elector *e)
+test_acquires_absent_lease(void)
 {
-	kube_leader_free(e->l);
-	kube_client_free(e->c);
-	if (e->tick)
-		event_free(e->tick);
-	event_base_free(e->base);
+	struct elector a;
+	struct scripted_exp *post;
+	json_t *body;
+
+	elector_init(&a, "ctl-a");
+	CU_ASSERT_FALSE(leads(&a));
+	scripted_expect("GET", LEASE, 404, NULL);
+	post = scripted_expect("POST", LEASES, 201, lease("ctl-a", "x", 0, 1));
+	CU_ASSERT_EQUAL(kube_leader_start(a.l), 0);
+	CU_ASSERT_EQUAL(kube_leader_start(a.l), -EALREADY);
+	scripted_run();
+	CU_ASSERT_TRUE(leads(&a));
+	CU_ASSERT_EQUAL(a.started, 1);
+	CU_ASSERT_EQUAL(a.stopped, 0);
+	CU_ASSERT_STRING_EQUAL(a.seen_leader, "ctl-a");
+	CU_ASSERT_EQUAL(a.answered, 2); /* the GET's 404 and the create */
+	CU_ASSERT_EQUAL(a.unanswered, 0);
+	body = scripted_body(post);
+	CU_ASSERT_STRING_EQUAL(sent_str(body, "holderIdentity"), "ctl-a");
+	CU_ASSERT_EQUAL(sent_int(body, "leaseDurationSeconds"), 2);
+	CU_ASSERT_EQUAL(sent_int(body, "leaseTransitions"), 0);
+	CU_ASSERT_STRING_EQUAL(kube_obj_name(body), "vm-dhcp-controller");
+	CU_ASSERT_STRING_EQUAL(sent_str(body, "acquireTime"), sent_str(body, "renewTime"));
+	json_decref(body);
+	finish(&a, NULL);
 }
 
 /*
- * Runs both loops (a stalled elector's loop does not run) until cond or timeout; checks the
- * safety property after every step. Returns whether cond became true.
+ * The leader renews every retry period: GET, then PUT of itself with the resourceVersion it
+ * read, a newer renewTime, the same acquireTime and transitions. It stays leader throughout.
  */
-static int overlap;
-
-static bool
-run(struct elector *a, bool run_a, struct elector *b, bool run_b, bool (*cond)(void *), void *arg,
-    uint64_t timeout_us)
+static void
+test_renews_every_retry_period(void)
 {
-	uint64_t end = clock_now_usec() + timeout_us;
+	struct elector a;
+	struct scripted_exp *get, *put, *put2;
+	json_t *body, *body2;
 
-	while (clock_now_usec() < end) {
-		if (run_a)
-			event_base_loop(a->base, EVLOOP_ONCE);
-		if (a->l && b->l && kube_leader_is_leader(a->l) && kube_leader_is_leader(b->l))
-			overlap++;
-		if (run_b)
-			event_base_loop(b->base, EVLOOP_ONCE);
-		if (a->l && b->l && kube_leader_is_leader(a->l) && kube_leader_is_leader(b->l))
-			overlap++;
-		if (cond && cond(arg))
-			return true;
+	elector_init(&a, "ctl-a");
+	acquire(&a);
+	get = scripted_expect(
+	    "GET", LEASE, 200, lease("ctl-a", "2026-01-01T00:00:00.000000Z", 3, 41));
+	put = scripted_expect("PUT", LEASE, 200, lease("ctl-a", "x", 3, 42));
+	scripted_advance(RETRY_US - MS);
+	CU_ASSERT_FALSE(scripted_arrived(get)); /* not before the retry period */
+	scripted_advance(MS);
+	CU_ASSERT_TRUE(scripted_arrived(put));
+	body = scripted_body(put);
+	CU_ASSERT_STRING_EQUAL(sent_rv(body), "41");
+	CU_ASSERT_STRING_EQUAL(sent_str(body, "holderIdentity"), "ctl-a");
+	CU_ASSERT_EQUAL(sent_int(body, "leaseTransitions"), 3);
+	CU_ASSERT_STRING_EQUAL(sent_str(body, "acquireTime"), "2026-01-01T00:00:00.000000Z");
+
+	/* the renewals go on for longer than the lease: one leader term, no hand-over */
+	for (int i = 0; i < 12; i++) {
+		scripted_expect("GET", LEASE, 200, lease("ctl-a", "x", 3, 42 + 2 * i));
+		put2 = scripted_expect("PUT", LEASE, 200, lease("ctl-a", "y", 3, 43 + 2 * i));
+		scripted_advance(RETRY_US);
+		CU_ASSERT_TRUE(leads(&a));
 	}
-	return cond ? cond(arg) : true;
-}
-
-static bool
-one_leads(void *arg)
-{
-	struct elector **e = arg;
-
-	return kube_leader_is_leader(e[0]->l) != kube_leader_is_leader(e[1]->l);
-}
-
-static bool
-leads(void *arg)
-{
-	return kube_leader_is_leader(((struct elector *)arg)->l);
-}
-
-static bool
-released(void *arg)
-{
-	return ((struct elector *)arg)->released;
-}
-
-static void
-release_done(void *userdata)
-{
-	((struct elector *)userdata)->released = true;
-}
-
-static void
-test_handover_on_release(void)
-{
-	struct elector a, b, *pair[2] = {&a, &b}, *leader, *other;
-	uint64_t t0;
-
-	overlap = 0;
-	elector_init(&a, "ctl-a");
-	elector_init(&b, "ctl-b");
-	CU_ASSERT_EQUAL(kube_leader_start(a.l), 0);
-	CU_ASSERT_EQUAL(kube_leader_start(b.l), 0);
-	CU_ASSERT_TRUE_FATAL(run(&a, true, &b, true, one_leads, pair, 10 * USEC_PER_SEC));
-	/* keep going for a few renew periods: still exactly one */
-	run(&a, true, &b, true, NULL, NULL, 4 * RETRY_US);
-	CU_ASSERT_TRUE(one_leads(pair));
-	leader = kube_leader_is_leader(a.l) ? &a : &b;
-	other = leader == &a ? &b : &a;
-	/* (a very slow run, e.g. under valgrind, may lose and regain it: never both at once) */
-	CU_ASSERT_TRUE(leader->started >= 1);
-	CU_ASSERT_EQUAL(leader->stopped, leader->started - 1);
-	CU_ASSERT_STRING_EQUAL(other->seen_leader, leader->id);
-
-	/* graceful hand-over: the leader releases and the other takes the Lease without waiting
-	 * for it to expire (the clock stands still from here, so it cannot expire) */
-	t0 = clock_now_usec();
-	frozen_at = test_now(NULL);
-	CU_ASSERT_EQUAL(kube_leader_release(leader->l, release_done, leader), 0);
-	CU_ASSERT_FALSE(kube_leader_is_leader(leader->l)); /* stops acting at once */
-	CU_ASSERT_EQUAL(leader->stopped, leader->started);
-	CU_ASSERT_TRUE(run(&a, true, &b, true, released, leader, 10 * USEC_PER_SEC));
-	CU_ASSERT_TRUE(run(&a, true, &b, true, leads, other, 10 * USEC_PER_SEC));
-	CU_ASSERT_TRUE(other->started_at >= t0);
-	CU_ASSERT_STRING_EQUAL(other->seen_leader, other->id);
-	/* the old leader competes again: it follows while the other holds a live lease */
-	CU_ASSERT_EQUAL(kube_leader_start(leader->l), 0);
-	run(&a, true, &b, true, NULL, NULL, 4 * RETRY_US);
-	CU_ASSERT_FALSE(kube_leader_is_leader(leader->l));
-	CU_ASSERT_TRUE(kube_leader_is_leader(other->l));
-	CU_ASSERT_EQUAL(overlap, 0);
-	frozen_at = 0;
-	elector_fini(&a);
-	elector_fini(&b);
-}
-
-static void
-test_takeover_after_stall(void)
-{
-	struct elector a, b;
-	uint64_t t_last_renew, t_b;
-
-	overlap = 0;
-	elector_init(&a, "ctl-a");
-	elector_init(&b, "ctl-b");
-	/* a leads first (b not started yet) */
-	CU_ASSERT_EQUAL(kube_leader_start(a.l), 0);
-	CU_ASSERT_TRUE_FATAL(run(&a, true, &b, false, leads, &a, 10 * USEC_PER_SEC));
-	CU_ASSERT_EQUAL(kube_leader_start(b.l), 0);
-	run(&a, true, &b, true, NULL, NULL, 3 * RETRY_US);
-	CU_ASSERT_TRUE(kube_leader_is_leader(a.l));
-	CU_ASSERT_FALSE(kube_leader_is_leader(b.l));
-
-	/* a stalls (its loop stops: no renewals, as if frozen or partitioned) */
-	t_last_renew = clock_now_usec();
-	CU_ASSERT_TRUE(run(&a, false, &b, true, leads, &b, 10 * USEC_PER_SEC));
-	t_b = clock_now_usec();
-	/* b waited out the lease, and a had stopped considering itself leader before that */
-	CU_ASSERT_TRUE(t_b - t_last_renew >= LEASE_US - RENEW_US);
-	CU_ASSERT_FALSE(kube_leader_is_leader(a.l));
-	CU_ASSERT_EQUAL(overlap, 0);
-
-	/* a wakes up: it sees b's live lease and does not come back as leader */
-	run(&a, true, &b, true, NULL, NULL, 4 * RETRY_US);
-	CU_ASSERT_FALSE(kube_leader_is_leader(a.l));
-	CU_ASSERT_TRUE(kube_leader_is_leader(b.l));
-	CU_ASSERT_EQUAL(a.stopped, a.started);
-	CU_ASSERT_STRING_EQUAL(a.seen_leader, "ctl-b");
-	CU_ASSERT_EQUAL(overlap, 0);
-
-	/* b stops without releasing (crash): a takes over after the lease duration */
-	kube_leader_free(b.l);
-	b.l = NULL;
-	t_b = clock_now_usec();
-	CU_ASSERT_TRUE(run(&a, true, &b, true, leads, &a, 10 * USEC_PER_SEC));
-	CU_ASSERT_TRUE(clock_now_usec() - t_b >= LEASE_US - RENEW_US);
-	elector_fini(&a);
-	elector_fini(&b);
-}
-
-static bool
-unanswered_twice(void *arg)
-{
-	return ((struct elector *)arg)->unanswered >= 2;
+	body2 = scripted_body(put2);
+	/* renewTime moves on (microseconds: two renewals within a second differ) */
+	CU_ASSERT_STRING_NOT_EQUAL(sent_str(body2, "renewTime"), sent_str(body, "renewTime"));
+	CU_ASSERT_STRING_EQUAL(sent_rv(body2), "64");
+	CU_ASSERT_EQUAL(a.started, 1);
+	CU_ASSERT_EQUAL(a.stopped, 0);
+	CU_ASSERT_EQUAL(a.unanswered, 0);
+	json_decref(body);
+	json_decref(body2);
+	finish(&a, NULL);
 }
 
 /*
- * on_result tells whether the API server answered each attempt: yes against the server, no
- * against one that is gone (a replica that holds may then keep acting: agent/failover.c).
+ * A renewal that never comes back: the leader stops acting exactly when the renew deadline
+ * has passed since the last successful renewal started, well before the lease duration
+ * another elector waits, and reports that attempt as unanswered; when the call then fails it
+ * competes again.
+ */
+static void
+test_stops_when_renewal_unanswered(void)
+{
+	struct elector a;
+	struct scripted_exp *put;
+	uint64_t renewed;
+
+	elector_init(&a, "ctl-a");
+	acquire(&a);
+	scripted_expect("GET", LEASE, 200, lease("ctl-a", "x", 0, 2));
+	scripted_expect("PUT", LEASE, 200, lease("ctl-a", "y", 0, 3));
+	scripted_advance(RETRY_US);
+	renewed = scripted_now(); /* the last successful renewal started here */
+	scripted_expect("GET", LEASE, 200, lease("ctl-a", "y", 0, 3));
+	put = scripted_expect_held("PUT", LEASE);
+	scripted_advance(RETRY_US);
+	CU_ASSERT_TRUE(scripted_arrived(put));
+	scripted_advance(renewed + RENEW_US - MS - scripted_now());
+	CU_ASSERT_TRUE(leads(&a));
+	CU_ASSERT_EQUAL(a.unanswered, 0);
+	scripted_advance(MS);
+	CU_ASSERT_FALSE(leads(&a));
+	CU_ASSERT_EQUAL(a.stopped, 1);
+	CU_ASSERT_EQUAL(a.stopped_at, renewed + RENEW_US);
+	CU_ASSERT_TRUE(a.stopped_at < renewed + LEASE_US);
+	CU_ASSERT_EQUAL(a.unanswered, 1);
+	/* nothing else is sent while the renewal hangs */
+	scripted_advance(4 * RETRY_US);
+	/* the connection breaks: unanswered, and it competes again a retry period later */
+	scripted_error(put, -ECONNRESET, "Connection reset by peer");
+	CU_ASSERT_EQUAL(a.unanswered, 2);
+	scripted_expect("GET", LEASE, 200, lease("ctl-a", "y", 0, 3));
+	scripted_expect("PUT", LEASE, 200, lease("ctl-a", "z", 0, 4));
+	scripted_advance(RETRY_US);
+	CU_ASSERT_TRUE(leads(&a));
+	CU_ASSERT_EQUAL(a.started, 2);
+	finish(&a, NULL);
+}
+
+/*
+ * Another holder's Lease is live until the lease duration has passed since its record was
+ * last seen to change, on this elector's clock; a renewal by the holder starts the wait
+ * again. Then the elector takes it over: transitions + 1, the resourceVersion it read.
+ */
+static void
+test_takes_over_only_after_lease_duration(void)
+{
+	struct elector a;
+	struct scripted_exp *put;
+	uint64_t seen;
+	json_t *body;
+
+	elector_init(&a, "ctl-a");
+	scripted_expect("GET", LEASE, 200, lease("ctl-b", "t1", 4, 10));
+	CU_ASSERT_EQUAL(kube_leader_start(a.l), 0);
+	scripted_run();
+	CU_ASSERT_FALSE(leads(&a));
+	CU_ASSERT_STRING_EQUAL(a.seen_leader, "ctl-b");
+	/* ctl-b renews once at 500 ms (a new record), then goes silent */
+	scripted_expect("GET", LEASE, 200, lease("ctl-b", "t1", 4, 10));
+	scripted_expect("GET", LEASE, 200, lease("ctl-b", "t2", 4, 11));
+	scripted_advance(2 * RETRY_US);
+	seen = scripted_now();
+	/* the same record at every attempt until two seconds after it was first seen */
+	for (uint64_t t = RETRY_US; t < LEASE_US; t += RETRY_US) {
+		scripted_expect("GET", LEASE, 200, lease("ctl-b", "t2", 4, 11));
+		scripted_advance(RETRY_US);
+		CU_ASSERT_FALSE(leads(&a));
+	}
+	scripted_expect("GET", LEASE, 200, lease("ctl-b", "t2", 4, 11));
+	put = scripted_expect("PUT", LEASE, 200, lease("ctl-a", "t3", 5, 12));
+	scripted_advance(RETRY_US);
+	CU_ASSERT_TRUE(leads(&a));
+	CU_ASSERT_EQUAL(a.started_at, seen + LEASE_US);
+	CU_ASSERT_STRING_EQUAL(a.seen_leader, "ctl-a");
+	body = scripted_body(put);
+	CU_ASSERT_STRING_EQUAL(sent_str(body, "holderIdentity"), "ctl-a");
+	CU_ASSERT_EQUAL(sent_int(body, "leaseTransitions"), 5);
+	CU_ASSERT_STRING_EQUAL(sent_rv(body), "11");
+	CU_ASSERT_STRING_EQUAL(sent_str(body, "acquireTime"), sent_str(body, "renewTime"));
+	json_decref(body);
+	finish(&a, NULL);
+}
+
+/* Two electors write at once: the loser gets Conflict, stays follower, follows the winner. */
+static void
+test_conflict_loses(void)
+{
+	struct elector a;
+
+	elector_init(&a, "ctl-a");
+	scripted_expect("GET", LEASE, 200, lease("", "t1", 1, 20));
+	scripted_expect("PUT", LEASE, 409, conflict);
+	CU_ASSERT_EQUAL(kube_leader_start(a.l), 0);
+	scripted_run();
+	CU_ASSERT_FALSE(leads(&a));
+	CU_ASSERT_EQUAL(a.started, 0);
+	CU_ASSERT_EQUAL(a.answered, 2); /* a Conflict is an answer */
+	scripted_expect("GET", LEASE, 200, lease("ctl-b", "t2", 2, 21));
+	scripted_advance(RETRY_US);
+	CU_ASSERT_FALSE(leads(&a));
+	CU_ASSERT_STRING_EQUAL(a.seen_leader, "ctl-b");
+	CU_ASSERT_EQUAL(a.unanswered, 0);
+	finish(&a, NULL);
+}
+
+/*
+ * Release: the leader stops acting inside the call, then clears the holder (with a short
+ * duration, transitions kept) and reports; it sends nothing more until started again, and
+ * then it follows the other elector's live lease.
+ */
+static void
+test_release(void)
+{
+	struct elector a;
+	struct scripted_exp *put;
+	json_t *body;
+
+	elector_init(&a, "ctl-a");
+	acquire(&a);
+	scripted_expect("GET", LEASE, 200, lease("ctl-a", "t1", 6, 30));
+	put = scripted_expect("PUT", LEASE, 200, lease("", "t2", 6, 31));
+	CU_ASSERT_EQUAL(kube_leader_release(a.l, release_done, &a), 0);
+	CU_ASSERT_FALSE(leads(&a)); /* at once */
+	CU_ASSERT_EQUAL(a.stopped, 1);
+	CU_ASSERT_EQUAL(a.released, 0); /* reported from the loop */
+	scripted_run();
+	CU_ASSERT_EQUAL(a.released, 1);
+	body = scripted_body(put);
+	CU_ASSERT_STRING_EQUAL(sent_str(body, "holderIdentity"), "");
+	CU_ASSERT_EQUAL(sent_int(body, "leaseDurationSeconds"), 1);
+	CU_ASSERT_EQUAL(sent_int(body, "leaseTransitions"), 6);
+	CU_ASSERT_STRING_EQUAL(sent_rv(body), "30");
+	json_decref(body);
+	scripted_advance(4 * RETRY_US); /* no more attempts */
+	CU_ASSERT_EQUAL(kube_leader_release(a.l, release_done, &a), -EALREADY);
+
+	/* started again while another holds a live lease: it follows */
+	scripted_expect("GET", LEASE, 200, lease("ctl-b", "t3", 7, 32));
+	scripted_expect("GET", LEASE, 200, lease("ctl-b", "t4", 7, 33));
+	CU_ASSERT_EQUAL(kube_leader_start(a.l), 0);
+	scripted_advance(RETRY_US);
+	CU_ASSERT_FALSE(leads(&a));
+	CU_ASSERT_EQUAL(a.started, 1);
+	CU_ASSERT_STRING_EQUAL(a.seen_leader, "ctl-b");
+	finish(&a, NULL);
+}
+
+/* A release that finds the Lease already held by another leaves it alone. */
+static void
+test_release_of_lease_held_by_another(void)
+{
+	struct elector a;
+
+	elector_init(&a, "ctl-a");
+	acquire(&a);
+	scripted_expect("GET", LEASE, 200, lease("ctl-b", "t1", 1, 30));
+	CU_ASSERT_EQUAL(kube_leader_release(a.l, release_done, &a), 0);
+	scripted_run();
+	CU_ASSERT_EQUAL(a.released, 1);
+	scripted_advance(4 * RETRY_US);
+	finish(&a, NULL);
+}
+
+/* A follower's release sends nothing and reports from the loop, not from inside the call. */
+static void
+test_release_while_following(void)
+{
+	struct elector a;
+
+	elector_init(&a, "ctl-a");
+	scripted_expect("GET", LEASE, 200, lease("ctl-b", "t1", 1, 5));
+	CU_ASSERT_EQUAL(kube_leader_start(a.l), 0);
+	scripted_run();
+	CU_ASSERT_EQUAL(kube_leader_release(a.l, release_done, &a), 0);
+	CU_ASSERT_EQUAL(a.released, 0);
+	scripted_run();
+	CU_ASSERT_EQUAL(a.released, 1);
+	CU_ASSERT_EQUAL(a.stopped, 0); /* it never started */
+	scripted_advance(4 * RETRY_US);
+	finish(&a, NULL);
+}
+
+/*
+ * A released Lease (holder cleared) is taken at the next attempt, without waiting for it to
+ * expire; a leader that finds its holder cleared behind its back stops, then competes again.
+ */
+static void
+test_released_lease_taken_at_once(void)
+{
+	struct elector a;
+	struct scripted_exp *put;
+	json_t *body;
+
+	elector_init(&a, "ctl-a");
+	scripted_expect("GET", LEASE, 200, lease("ctl-b", "t1", 2, 50));
+	CU_ASSERT_EQUAL(kube_leader_start(a.l), 0);
+	scripted_run();
+	scripted_expect("GET", LEASE, 200, lease("", "t2", 2, 51));
+	put = scripted_expect("PUT", LEASE, 200, lease("ctl-a", "t3", 3, 52));
+	scripted_advance(RETRY_US);
+	CU_ASSERT_TRUE(leads(&a));
+	body = scripted_body(put);
+	CU_ASSERT_EQUAL(sent_int(body, "leaseTransitions"), 3);
+	CU_ASSERT_EQUAL(sent_int(body, "leaseDurationSeconds"), 2);
+	json_decref(body);
+
+	/* cleared behind its back (an operator, a rogue writer): it stops, then competes */
+	scripted_expect("GET", LEASE, 200, lease("", "t4", 3, 53));
+	scripted_advance(RETRY_US);
+	CU_ASSERT_FALSE(leads(&a));
+	CU_ASSERT_EQUAL(a.stopped, 1);
+	scripted_expect("GET", LEASE, 200, lease("", "t4", 3, 53));
+	scripted_expect("PUT", LEASE, 200, lease("ctl-a", "t5", 4, 54));
+	scripted_advance(RETRY_US);
+	CU_ASSERT_TRUE(leads(&a));
+	CU_ASSERT_EQUAL(a.started, 2);
+	finish(&a, NULL);
+}
+
+/*
+ * on_result tells whether the API server answered each attempt: no for a refused
+ * connection, a 503, a 429 and a request that times out; yes for a 404 and a Conflict (a
+ * replica that holds may keep acting only while the answers say nobody else can write).
  */
 static void
 test_reports_reachability(void)
 {
-	struct test_apiserver *gone = NULL;
-	struct kube_config *cfg_live = cfg, *cfg_gone = NULL;
-	struct elector a, d;
-	char err[512];
+	struct elector d;
+	struct scripted_exp *hung;
 
-	CU_ASSERT_FATAL(test_apiserver_start(&gone, NULL) == 0);
-	CU_ASSERT_FATAL(kube_config_from_kubeconfig(test_apiserver_kubeconfig(gone), NULL,
-			    &cfg_gone, err, sizeof(err)) == 0);
-	test_apiserver_stop(gone); /* its port now refuses connections */
-	elector_init(&a, "ctl-a");
-	cfg = cfg_gone;
 	elector_init(&d, "ctl-d");
-	cfg = cfg_live;
-	CU_ASSERT_EQUAL(kube_leader_start(a.l), 0);
+	kube_client_set_timeouts(client, 1000, 1000);
+	scripted_expect_error("GET", LEASE, -ECONNREFUSED, "Connection refused");
 	CU_ASSERT_EQUAL(kube_leader_start(d.l), 0);
-	CU_ASSERT_TRUE(run(&a, true, &d, true, leads, &a, 10 * USEC_PER_SEC));
-	CU_ASSERT_TRUE(run(&a, true, &d, true, unanswered_twice, &d, 10 * USEC_PER_SEC));
-	/* (a run slow enough to miss a renew deadline reports that as unanswered too) */
-	CU_ASSERT_TRUE(a.answered >= 1);
+	scripted_run();
+	CU_ASSERT_EQUAL(d.unanswered, 1);
+	scripted_expect("GET", LEASE, 503, "{\"kind\":\"Status\",\"code\":503}");
+	scripted_advance(RETRY_US);
+	CU_ASSERT_EQUAL(d.unanswered, 2);
+	scripted_expect("GET", LEASE, 429, "{\"kind\":\"Status\",\"code\":429}");
+	scripted_advance(RETRY_US);
+	CU_ASSERT_EQUAL(d.unanswered, 3);
+	hung = scripted_expect_held("GET", LEASE);
+	scripted_advance(RETRY_US);
+	CU_ASSERT_TRUE(scripted_arrived(hung));
+	scripted_advance(1000 * MS - MS);
+	CU_ASSERT_EQUAL(d.unanswered, 3);
+	scripted_advance(MS); /* the client's request timeout */
+	CU_ASSERT_TRUE(scripted_aborted(hung));
+	CU_ASSERT_EQUAL(d.unanswered, 4);
 	CU_ASSERT_EQUAL(d.answered, 0);
-	CU_ASSERT_FALSE(kube_leader_is_leader(d.l));
+	scripted_expect("GET", LEASE, 404, NULL);
+	scripted_expect("POST", LEASES, 409, conflict);
+	scripted_advance(RETRY_US);
+	CU_ASSERT_EQUAL(d.answered, 2);
+	CU_ASSERT_EQUAL(d.unanswered, 4);
+	CU_ASSERT_FALSE(leads(&d));
 	CU_ASSERT_EQUAL(d.started, 0);
-	elector_fini(&a);
-	elector_fini(&d);
-	kube_config_free(cfg_gone);
+	kube_client_set_timeouts(client, 30000, 10000); /* the defaults again */
+	finish(&d, NULL);
 }
 
 static void
@@ -336,85 +557,149 @@ test_bad_options(void)
 	    .identity = "z",
 	    .lease_duration_usec = LEASE_US,
 	    .renew_deadline_usec = LEASE_US};
-	struct event_base *base = event_base_new();
-	struct kube_client *c = NULL;
 	struct kube_leader *l = NULL;
 
-	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, cfg, &c), 0);
-	CU_ASSERT_EQUAL(kube_leader_new(c, &o, &l), -EINVAL); /* deadline must be < duration */
+	CU_ASSERT_EQUAL(kube_leader_new(client, &o, &l), -EINVAL); /* deadline < duration */
 	o.renew_deadline_usec = RENEW_US;
+	o.retry_period_usec = RENEW_US;
+	CU_ASSERT_EQUAL(kube_leader_new(client, &o, &l), -EINVAL); /* retry < deadline */
+	o.retry_period_usec = RETRY_US;
 	o.identity = "";
-	CU_ASSERT_EQUAL(kube_leader_new(c, &o, &l), -EINVAL);
-	kube_client_free(c);
-	event_base_free(base);
+	CU_ASSERT_EQUAL(kube_leader_new(client, &o, &l), -EINVAL);
+	o.identity = NULL;
+	CU_ASSERT_EQUAL(kube_leader_new(client, &o, &l), -EINVAL);
+	o.identity = "z";
+	o.lease_duration_usec = 900 * MS;
+	o.renew_deadline_usec = 800 * MS;
+	o.retry_period_usec = 100 * MS;
+	CU_ASSERT_EQUAL(kube_leader_new(client, &o, &l), -EINVAL); /* duration >= 1 s */
+	CU_ASSERT_PTR_NULL(l);
+	o.lease_duration_usec = o.renew_deadline_usec = o.retry_period_usec = 0; /* defaults */
+	CU_ASSERT_EQUAL(kube_leader_new(client, &o, &l), 0);
+	l = kube_leader_free(l);
+}
+
+/* Advances the clock a millisecond at a time; counts the moments both electors lead. */
+static int
+advance_checked(struct elector *a, struct elector *b, uint64_t usec)
+{
+	int overlap = 0;
+
+	for (uint64_t t = 0; t < usec; t += MS) {
+		scripted_advance(MS);
+		if (leads(a) && leads(b))
+			overlap++;
+	}
+	return overlap;
+}
+
+/*
+ * Two electors on one loop. a leads; b follows. a stalls (its renewal hangs). b takes the
+ * Lease over only after a has stopped acting, never both at any millisecond; when a's call
+ * comes back late it sees b's lease and follows. Then b crashes (never releases) and a takes
+ * over after the lease duration.
+ */
+static void
+test_two_electors_stall_and_crash(void)
+{
+	struct elector a, b;
+	struct scripted_exp *hung;
+	uint64_t a_renewed, b_seen, t;
+	int overlap = 0;
+
+	elector_init(&a, "ctl-a");
+	elector_init(&b, "ctl-b");
+	acquire(&a); /* at T0; a's attempts at T0 + k * 250 ms */
+	/* b starts 100 ms later: its attempts at T0 + 100 ms + k * 250 ms */
+	overlap += advance_checked(&a, &b, 100 * MS);
+	scripted_expect("GET", LEASE, 200, lease("ctl-a", "r0", 0, 1));
+	CU_ASSERT_EQUAL(kube_leader_start(b.l), 0);
+	scripted_run();
+	b_seen = scripted_now();
+	CU_ASSERT_STRING_EQUAL(b.seen_leader, "ctl-a");
+	/* a renews at 250 ms (b sees the new record at 350 ms), then hangs at 500 ms */
+	scripted_expect("GET", LEASE, 200, lease("ctl-a", "r0", 0, 1));
+	scripted_expect("PUT", LEASE, 200, lease("ctl-a", "r1", 0, 2));
+	overlap += advance_checked(&a, &b, 150 * MS);
+	a_renewed = scripted_now();
+	scripted_expect("GET", LEASE, 200, lease("ctl-a", "r1", 0, 2));
+	overlap += advance_checked(&a, &b, 100 * MS);
+	b_seen = scripted_now();
+	hung = scripted_expect_held("GET", LEASE);
+	overlap += advance_checked(&a, &b, 150 * MS);
+	CU_ASSERT_TRUE(scripted_arrived(hung));
+	/* b's attempts at 600, 850, ... ms all see the same record until 2 s after 350 ms */
+	for (t = b_seen + RETRY_US; t < b_seen + LEASE_US; t += RETRY_US)
+		scripted_expect("GET", LEASE, 200, lease("ctl-a", "r1", 0, 2));
+	scripted_expect("GET", LEASE, 200, lease("ctl-a", "r1", 0, 2));
+	scripted_expect("PUT", LEASE, 200, lease("ctl-b", "r2", 1, 3));
+	overlap += advance_checked(&a, &b, b_seen + LEASE_US - scripted_now());
+	CU_ASSERT_TRUE(leads(&b));
+	CU_ASSERT_FALSE(leads(&a));
+	CU_ASSERT_EQUAL(a.stopped_at, a_renewed + RENEW_US);
+	CU_ASSERT_EQUAL(b.started_at, b_seen + LEASE_US);
+	CU_ASSERT_TRUE(b.started_at > a.stopped_at);
+
+	/* a's GET comes back late with b's lease: a follows (its next attempt 250 ms later) */
+	scripted_answer(hung, 200, lease("ctl-b", "r2", 1, 3));
+	CU_ASSERT_FALSE(leads(&a));
+	CU_ASSERT_STRING_EQUAL(a.seen_leader, "ctl-b");
+
+	/* b crashes (stops without releasing): a waits out b's last record, then takes over */
+	b.l = kube_leader_free(b.l);
+	b_seen = scripted_now(); /* a saw b's record r2 now */
+	for (t = RETRY_US; t < LEASE_US; t += RETRY_US)
+		scripted_expect("GET", LEASE, 200, lease("ctl-b", "r2", 1, 3));
+	scripted_expect("GET", LEASE, 200, lease("ctl-b", "r2", 1, 3));
+	scripted_expect("PUT", LEASE, 200, lease("ctl-a", "r3", 2, 4));
+	overlap += advance_checked(&a, &b, LEASE_US);
+	CU_ASSERT_TRUE(leads(&a));
+	CU_ASSERT_EQUAL(a.started_at, b_seen + LEASE_US);
+	CU_ASSERT_EQUAL(a.started, 2);
+	CU_ASSERT_EQUAL(overlap, 0);
+	finish(&a, &b);
 }
 
 /* --- events ----------------------------------------------------------------------------------- */
 
-struct flag {
-	bool done;
-	json_t *obj;
-};
+#define EVENTS(ns) "/api/v1/namespaces/" ns "/events"
 
-static void
-flag_cb(void *userdata, const struct kube_result *res)
+static const char *const event_created = "{\"kind\":\"Event\",\"apiVersion\":\"v1\"}";
+
+static json_t *
+involved_pool(const char *ns, const char *uid)
 {
-	struct flag *f = userdata;
-
-	f->done = true;
-	f->obj = json_incref(res->object);
+	return json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "apiVersion",
+	    "network.harvesterhci.io/v1alpha1", "kind", "IPPool", "metadata", "name", "pool1",
+	    "namespace", ns, "uid", uid);
 }
 
-struct recorder_wait {
-	struct kube_recorder *r;
-	unsigned calls;
-};
-
-/* true once the recorder has finished this many API calls (created, patched or failed) */
-static bool
-recorder_done(void *arg)
+static json_int_t
+body_int(struct scripted_exp *e, const char *field)
 {
-	const struct recorder_wait *w = arg;
-	struct kube_recorder_stats st;
+	json_t *body = scripted_body(e);
+	json_int_t v = json_integer_value(json_object_get(body, field));
 
-	kube_recorder_get_stats(w->r, &st);
-	return st.created + st.patched + st.failed >= w->calls;
+	json_decref(body);
+	return v;
 }
 
-/* Runs base until r has finished `calls` API calls in all; false if it has not in 60 s. */
-static bool
-run_recorder(struct event_base *base, struct kube_recorder *r, unsigned calls)
-{
-	struct elector e = {.base = base}, idle = {.base = event_base_new()};
-	struct recorder_wait w = {r, calls};
-	struct timeval tv = {0, 5000};
-	bool done;
-
-	e.tick = event_new(base, -1, EV_PERSIST, tick_cb, NULL);
-	evtimer_add(e.tick, &tv);
-	done = run(&e, true, &idle, false, recorder_done, &w, 60 * USEC_PER_SEC);
-	event_free(e.tick);
-	event_base_free(idle.base);
-	return done;
-}
-
+/*
+ * The first of an Event is created; repeats while the create is in flight fold into one
+ * count patch after it; a later repeat patches again; a distinct Event is created alongside.
+ */
 static void
 test_event_dedup(void)
 {
-	struct event_base *base = event_base_new();
-	struct kube_client *c = NULL;
 	struct kube_recorder *r = NULL;
 	struct kube_recorder_stats st;
-	struct flag f = {0};
-	json_t *involved = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "apiVersion",
-	    "network.harvesterhci.io/v1alpha1", "kind", "IPPool", "metadata", "name", "pool1",
-	    "namespace", "ev", "uid", "uid-1");
-	size_t i;
-	json_t *item;
-	int dup = 0, other = 0;
+	struct scripted_exp *dup, *other, *patch, *patch2;
+	json_t *involved = involved_pool("ev", "uid-1"), *body, *io;
+	char path[128];
 
-	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, cfg, &c), 0);
-	CU_ASSERT_EQUAL_FATAL(kube_recorder_new(c, "vm-dhcp-controller", "node-1", &r), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_recorder_new(client, "vm-dhcp-controller", "node-1", &r), 0);
+	dup = scripted_expect_held("POST", EVENTS("ev"));
+	other = scripted_expect_held("POST", EVENTS("ev"));
 	for (int k = 0; k < 3; k++)
 		CU_ASSERT_EQUAL(
 		    kube_record_event(r, involved, NULL, NULL, "Warning", "DuplicateMAC",
@@ -430,47 +715,94 @@ test_event_dedup(void)
 		    kube_record_event(r, empty, NULL, NULL, "Normal", "x", "y"), -EINVAL);
 		json_decref(empty);
 	}
-	/* create(dup) + create(other) + one patch for the two repeats = 3 calls; a 4th repeat
-	 * now makes a second patch */
-	CU_ASSERT_TRUE(run_recorder(base, r, 3));
+	scripted_run();
+	CU_ASSERT_TRUE(scripted_arrived(other));
+	body = scripted_body(dup);
+	io = json_object_get(body, "involvedObject");
+	CU_ASSERT_EQUAL(strncmp(kube_obj_name(body), "pool1.", 6), 0);
+	snprintf(path, sizeof(path), EVENTS("ev") "/%s", kube_obj_name(body));
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(body, "reason")), "DuplicateMAC");
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(body, "type")), "Warning");
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(body, "message")),
+	    "MAC aa:bb:cc:dd:ee:ff is used by 2 VMs");
+	CU_ASSERT_EQUAL(json_integer_value(json_object_get(body, "count")), 1);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(io, "uid")), "uid-1");
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(io, "kind")), "IPPool");
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(json_object_get(body, "source"), "host")), "node-1");
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(body, "reportingComponent")), "vm-dhcp-controller");
+	json_decref(body);
+	CU_ASSERT_EQUAL(body_int(other, "count"), 1);
+
+	/* the create answered: the two repeats go in one patch (count 3) */
+	patch = scripted_expect("PATCH", EVENTS("ev") "/pool1.*", 200, event_created);
+	scripted_answer(dup, 201, event_created);
+	CU_ASSERT_TRUE(scripted_arrived(patch));
+	CU_ASSERT_STRING_EQUAL(scripted_path(patch), path);
+	CU_ASSERT_EQUAL(body_int(patch, "count"), 3);
+	CU_ASSERT_STRING_EQUAL(scripted_content_type(patch), "application/merge-patch+json");
+	scripted_answer(other, 201, event_created);
+	/* a 4th repeat now patches again */
+	patch2 = scripted_expect("PATCH", EVENTS("ev") "/pool1.*", 200, event_created);
 	CU_ASSERT_EQUAL(kube_record_event(r, involved, NULL, NULL, "Warning", "DuplicateMAC",
 			    "MAC %s is used by %d VMs", "aa:bb:cc:dd:ee:ff", 2),
 	    0);
-	CU_ASSERT_TRUE(run_recorder(base, r, 4));
+	scripted_run();
+	CU_ASSERT_EQUAL(body_int(patch2, "count"), 4);
+	CU_ASSERT_STRING_EQUAL(scripted_path(patch2), path);
 	kube_recorder_get_stats(r, &st);
 	CU_ASSERT_EQUAL(st.created, 2);
 	CU_ASSERT_EQUAL(st.patched, 2);
 	CU_ASSERT_EQUAL(st.failed, 0);
-
-	CU_ASSERT_EQUAL_FATAL(kube_list(c, &kube_res_events, "ev", NULL, flag_cb, &f), 0);
-	CU_ASSERT_EQUAL_FATAL(kube_run_until(base, &f.done, 10000), 0);
-	CU_ASSERT_EQUAL(json_array_size(json_object_get(f.obj, "items")), 2);
-	json_array_foreach(json_object_get(f.obj, "items"), i, item)
-	{
-		const char *reason = json_string_value(json_object_get(item, "reason"));
-		json_t *io = json_object_get(item, "involvedObject");
-
-		CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(io, "uid")), "uid-1");
-		CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(io, "kind")), "IPPool");
-		if (reason && strcmp(reason, "DuplicateMAC") == 0) {
-			dup++;
-			CU_ASSERT_EQUAL(json_integer_value(json_object_get(item, "count")), 4);
-			CU_ASSERT_STRING_EQUAL(
-			    json_string_value(json_object_get(item, "type")), "Warning");
-			CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(item, "message")),
-			    "MAC aa:bb:cc:dd:ee:ff is used by 2 VMs");
-		} else {
-			other++;
-			CU_ASSERT_EQUAL(json_integer_value(json_object_get(item, "count")), 1);
-		}
-	}
-	CU_ASSERT_EQUAL(dup, 1);
-	CU_ASSERT_EQUAL(other, 1);
-	json_decref(f.obj);
 	json_decref(involved);
 	kube_recorder_free(r);
-	kube_client_free(c);
-	event_base_free(base);
+	scripted_check_done();
+}
+
+/*
+ * An Event the API server let expire (the patch gets 404) is created anew by its next repeat;
+ * a create that failed (500) is tried again by the next repeat, with the count so far.
+ */
+static void
+test_event_expired_and_failed(void)
+{
+	struct kube_recorder *r = NULL;
+	struct kube_recorder_stats st;
+	struct scripted_exp *again, *retry;
+	json_t *involved = involved_pool("exp", "uid-3");
+
+	CU_ASSERT_EQUAL_FATAL(kube_recorder_new(client, "vm-dhcp-controller", NULL, &r), 0);
+	scripted_expect("POST", EVENTS("exp"), 201, event_created);
+	scripted_expect("PATCH", EVENTS("exp") "/pool1.*", 404,
+	    "{\"kind\":\"Status\",\"reason\":\"NotFound\",\"code\":404}");
+	for (int k = 0; k < 2; k++) {
+		CU_ASSERT_EQUAL(
+		    kube_record_event(r, involved, NULL, NULL, "Normal", "Bound", "bound"), 0);
+		scripted_run();
+	}
+	again = scripted_expect("POST", EVENTS("exp"), 201, event_created);
+	CU_ASSERT_EQUAL(kube_record_event(r, involved, NULL, NULL, "Normal", "Bound", "bound"), 0);
+	scripted_run();
+	CU_ASSERT_TRUE(scripted_arrived(again));
+	kube_recorder_get_stats(r, &st);
+	CU_ASSERT_EQUAL(st.created, 2);
+	CU_ASSERT_EQUAL(st.failed, 1);
+
+	scripted_expect("POST", EVENTS("exp"), 500, "{\"kind\":\"Status\",\"code\":500}");
+	CU_ASSERT_EQUAL(kube_record_event(r, involved, NULL, NULL, "Warning", "Pending", "p"), 0);
+	scripted_run();
+	retry = scripted_expect("POST", EVENTS("exp"), 201, event_created);
+	CU_ASSERT_EQUAL(kube_record_event(r, involved, NULL, NULL, "Warning", "Pending", "p"), 0);
+	scripted_run();
+	CU_ASSERT_EQUAL(body_int(retry, "count"), 2);
+	kube_recorder_get_stats(r, &st);
+	CU_ASSERT_EQUAL(st.created, 3);
+	CU_ASSERT_EQUAL(st.failed, 2);
+	CU_ASSERT_EQUAL(st.patched, 0);
+	json_decref(involved);
+	kube_recorder_free(r);
+	scripted_check_done();
 }
 
 /* A burst of distinct Events: two calls in flight at most, the rest wait their turn; repeats
@@ -478,20 +810,16 @@ test_event_dedup(void)
 static void
 test_event_burst(void)
 {
-	struct event_base *base = event_base_new();
-	struct kube_client *c = NULL;
 	struct kube_recorder *r = NULL;
 	struct kube_recorder_stats st;
-	struct flag f = {0};
+	struct scripted_exp *post[40];
 	json_t *involved = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "apiVersion",
 	    "network.harvesterhci.io/v1alpha1", "kind", "VirtualMachineNetworkConfig", "metadata",
 	    "name", "vm-1", "namespace", "burst", "uid", "uid-2");
-	size_t i;
-	json_t *item;
-	int repeated = 0;
 
-	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, cfg, &c), 0);
-	CU_ASSERT_EQUAL_FATAL(kube_recorder_new(c, "vm-dhcp-controller", "node-1", &r), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_recorder_new(client, "vm-dhcp-controller", "node-1", &r), 0);
+	for (int k = 0; k < 40; k++)
+		post[k] = scripted_expect_held("POST", EVENTS("burst"));
 	for (int k = 0; k < 40; k++)
 		CU_ASSERT_EQUAL(
 		    kube_record_event(r, involved, NULL, NULL, "Normal", "Allocated",
@@ -503,47 +831,73 @@ test_event_burst(void)
 		    kube_record_event(r, involved, NULL, NULL, "Normal", "Allocated",
 			"02:00:00:00:00:%02x on default/net-1: allocated 10.0.0.%d", 39, 49),
 		    0);
-	CU_ASSERT_TRUE(run_recorder(base, r, 40));
+	scripted_run();
+	for (int k = 0; k < 40; k++) {
+		/* k answered so far: exactly k + 2 sent (or all 40) */
+		CU_ASSERT_TRUE(scripted_arrived(post[k]));
+		if (k + 2 < 40)
+			CU_ASSERT_FALSE(scripted_arrived(post[k + 2]));
+		CU_ASSERT_EQUAL(body_int(post[k], "count"), k == 39 ? 3 : 1);
+		scripted_answer(post[k], 201, event_created);
+	}
 	kube_recorder_get_stats(r, &st);
 	CU_ASSERT_EQUAL(st.created, 40);
 	CU_ASSERT_EQUAL(st.patched, 0);
 	CU_ASSERT_EQUAL(st.failed, 0);
 	CU_ASSERT_EQUAL(st.dropped, 0);
 	CU_ASSERT_EQUAL(st.peak_in_flight, 2);
-
-	CU_ASSERT_EQUAL_FATAL(kube_list(c, &kube_res_events, "burst", NULL, flag_cb, &f), 0);
-	CU_ASSERT_EQUAL_FATAL(kube_run_until(base, &f.done, 10000), 0);
-	CU_ASSERT_EQUAL(json_array_size(json_object_get(f.obj, "items")), 40);
-	json_array_foreach(json_object_get(f.obj, "items"), i, item)
-	{
-		json_int_t count = json_integer_value(json_object_get(item, "count"));
-
-		if (strstr(json_string_value(json_object_get(item, "message")), "10.0.0.49")) {
-			repeated++;
-			CU_ASSERT_EQUAL(count, 3);
-		} else {
-			CU_ASSERT_EQUAL(count, 1);
-		}
-	}
-	CU_ASSERT_EQUAL(repeated, 1);
-	json_decref(f.obj);
 	json_decref(involved);
 	kube_recorder_free(r);
-	kube_client_free(c);
-	event_base_free(base);
+	scripted_check_done();
+}
+
+/* Freeing the recorder with calls in flight and Events waiting aborts the calls. */
+static void
+test_event_free_in_flight(void)
+{
+	struct kube_recorder *r = NULL;
+	struct scripted_exp *p1, *p2;
+	json_t *involved = involved_pool("free", "uid-4");
+
+	CU_ASSERT_EQUAL_FATAL(kube_recorder_new(client, "vm-dhcp-controller", NULL, &r), 0);
+	p1 = scripted_expect_held("POST", EVENTS("free"));
+	p2 = scripted_expect_held("POST", EVENTS("free"));
+	for (int k = 0; k < 5; k++)
+		CU_ASSERT_EQUAL(
+		    kube_record_event(r, involved, NULL, NULL, "Normal", "Bound", "nic %d", k), 0);
+	scripted_run();
+	kube_recorder_free(r);
+	scripted_run();
+	CU_ASSERT_TRUE(scripted_aborted(p1));
+	CU_ASSERT_TRUE(scripted_aborted(p2));
+	json_decref(involved);
+	scripted_check_done();
 }
 
 static const struct test_case leader_tests[] = {
-    {"hand-over on release", test_handover_on_release},
-    {"take-over after a stall, never two leaders", test_takeover_after_stall},
-    {"bad options", test_bad_options},
+    {"acquires an absent Lease", test_acquires_absent_lease},
+    {"renews every retry period with the resourceVersion read", test_renews_every_retry_period},
+    {"stops acting when a renewal goes unanswered, at the renew deadline",
+	test_stops_when_renewal_unanswered},
+    {"takes another's Lease over only after the lease duration",
+	test_takes_over_only_after_lease_duration},
+    {"a Conflict loses the race", test_conflict_loses},
+    {"release clears the holder, then follows", test_release},
+    {"release leaves a Lease held by another alone", test_release_of_lease_held_by_another},
+    {"release while following sends nothing", test_release_while_following},
+    {"a released Lease is taken at once; cleared behind its back",
+	test_released_lease_taken_at_once},
     {"each attempt reports whether the API server answered", test_reports_reachability},
+    {"bad options", test_bad_options},
+    {"two electors: stall, take-over, crash, never two leaders", test_two_electors_stall_and_crash},
     {NULL, NULL},
 };
 
 static const struct test_case event_tests[] = {
     {"de-duplication", test_event_dedup},
+    {"an expired Event is created anew; a failed create retried", test_event_expired_and_failed},
     {"a burst waits its turn: two calls in flight", test_event_burst},
+    {"freeing with calls in flight aborts them", test_event_free_in_flight},
     {NULL, NULL},
 };
 
