@@ -247,6 +247,17 @@ write_done(void *userdata, const struct kube_result *res)
 	report(l, true);
 	l->in_flight = false;
 	note_holder(l, l->identity);
+	if (now(l) - l->attempt_start >= l->renew_deadline) {
+		/*
+		 * Written, but answered after the renew deadline: a leader has stopped acting
+		 * already (deadline_cb), and a term counted from an attempt that old would end
+		 * as it starts. Acquire afresh with the next attempt (client-go drops such an
+		 * answer likewise: its renew runs under a renewDeadline timeout).
+		 */
+		lose(l);
+		schedule(l, l->retry_period);
+		return;
+	}
 	became_leader(l);
 	schedule(l, l->retry_period);
 }

@@ -326,6 +326,48 @@ test_stops_when_renewal_unanswered(void)
 }
 
 /*
+ * A renewal answered (200) a renew deadline or more after it began: the deadline has stopped
+ * the leader, and a term counted from that attempt would be over already, so the answer is
+ * not acted on (client-go's renew runs under that timeout likewise); the elector acquires
+ * afresh with its next attempt. (An answer after the stop but within the deadline of its own
+ * attempt starts a new term, as any renewal would.)
+ */
+static void
+test_late_renewal_answer_ignored(void)
+{
+	struct elector a;
+	struct scripted_exp *put;
+	uint64_t renewed, attempt;
+
+	elector_init(&a, "ctl-a");
+	acquire(&a);
+	renewed = scripted_now();
+	scripted_expect("GET", LEASE, 200, lease("ctl-a", "x", 0, 2));
+	put = scripted_expect_held("PUT", LEASE);
+	scripted_advance(RETRY_US);
+	attempt = scripted_now(); /* this renewal began here (its GET) */
+	CU_ASSERT_TRUE(scripted_arrived(put));
+	scripted_advance(renewed + RENEW_US - scripted_now());
+	CU_ASSERT_FALSE(leads(&a));
+	CU_ASSERT_EQUAL(a.started, 1);
+	CU_ASSERT_EQUAL(a.stopped, 1);
+	/* the answer comes a renew deadline after the attempt began: not started again */
+	scripted_advance(attempt + RENEW_US - scripted_now());
+	scripted_answer(put, 200, lease("ctl-a", "y", 0, 3));
+	CU_ASSERT_FALSE(leads(&a));
+	CU_ASSERT_EQUAL(a.started, 1);
+	CU_ASSERT_EQUAL(a.stopped, 1);
+	/* the next attempt renews its own Lease and leads again: one new term */
+	scripted_expect("GET", LEASE, 200, lease("ctl-a", "y", 0, 3));
+	scripted_expect("PUT", LEASE, 200, lease("ctl-a", "z", 0, 4));
+	scripted_advance(RETRY_US);
+	CU_ASSERT_TRUE(leads(&a));
+	CU_ASSERT_EQUAL(a.started, 2);
+	CU_ASSERT_EQUAL(a.stopped, 1);
+	finish(&a, NULL);
+}
+
+/*
  * Another holder's Lease is live until the lease duration has passed since its record was
  * last seen to change, on this elector's clock; a renewal by the holder starts the wait
  * again. Then the elector takes it over: transitions + 1, the resourceVersion it read.
@@ -877,6 +919,7 @@ test_event_free_in_flight(void)
 static const struct test_case leader_tests[] = {
     {"acquires an absent Lease", test_acquires_absent_lease},
     {"renews every retry period with the resourceVersion read", test_renews_every_retry_period},
+    {"a renewal answered after the deadline is not acted on", test_late_renewal_answer_ignored},
     {"stops acting when a renewal goes unanswered, at the renew deadline",
 	test_stops_when_renewal_unanswered},
     {"takes another's Lease over only after the lease duration",
