@@ -19,6 +19,8 @@
 #       at once, the Deployment's replacement pod becomes the standby;
 #     - the wire, from the VM's first DISCOVER on (every DHCP reply on the host): no request
 #       ever answered from two MACs;
+#   a VirtualMachine (the stand-in CRD) -> its VMNetCfg, owned by it, gets an address; deleting the
+#   VM, the cluster's garbage collector deletes the VMNetCfg and the controller frees the address;
 #   helm uninstall -> no agent Deployment left, no object stuck on a finalizer.
 # The VM is a network namespace with a veth on the bridge vmdhcp-vm0, which the cluster's
 # containerd attaches to every pod as eth1 (the stand-in for Multus; see k8s-up.sh).
@@ -480,6 +482,48 @@ check "wire: every reply from $VNET.2" bash -c "! awk '!/^#/ && \$3 != \"$VNET.2
 check "wire: replies from two agents (each active in turn: $(awk '!/^#/ { print $2 }' "$TMP/wire.txt" | sort -u | tr '\n' ' '))" \
     test "$(awk '!/^#/ { print $2 }' "$TMP/wire.txt" | sort -u | wc -l)" -ge 2
 echo "failovers (ms): $(tr '\n' ' ' <"$TMP/failover.txt" 2>/dev/null)"
+
+# --- a VirtualMachine (the stand-in CRD: no KubeVirt here) -> its VMNetCfg, owned by it; deleting the
+# VM lets the cluster's garbage collector delete the VMNetCfg (ownerReference), and the controller
+# then frees its address (finalizer). The fake API server has no garbage collector: only here.
+cat >"$TMP/vm2.yaml" <<EOF
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata:
+  name: vm2
+  namespace: default
+spec:
+  template:
+    spec:
+      domain:
+        devices:
+          interfaces:
+          - name: default
+            masquerade: {}
+          - name: nic-1
+            bridge: {}
+            macAddress: "52:54:00:00:0b:02"
+      networks:
+      - name: default
+        pod: {}
+      - name: nic-1
+        multus:
+          networkName: default/vmnet
+EOF
+check "kubectl apply VirtualMachine vm2" k apply -f "$TMP/vm2.yaml"
+vm2_ip() { k get vmnetcfg vm2 -o jsonpath='{.status.networkConfig[0].allocatedIPAddress}' 2>/dev/null; }
+vm2_allocated() { [ -n "$(vm2_ip)" ]; }
+check "VM vm2 -> VMNetCfg vm2 with an address" wait_for 60 vm2_allocated
+IP2=$(vm2_ip)
+check "VMNetCfg vm2 is owned by VirtualMachine vm2" test \
+    "$(k get vmnetcfg vm2 -o jsonpath='{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}')" = VirtualMachine/vm2
+pool_has() { k get ippool vmnet -o json | jq -e --arg ip "$1" '.status.ipv4.allocated[$ip] != null' >/dev/null; }
+check "IPPool status lists $IP2" wait_for 60 pool_has "$IP2"
+check "kubectl delete VirtualMachine vm2" k delete virtualmachines.kubevirt.io vm2 --wait=true --timeout=60s
+vm2_gone() { ! k get vmnetcfg vm2 >/dev/null 2>&1; }
+check "VMNetCfg vm2 deleted by the garbage collector" wait_for 120 vm2_gone
+pool_freed() { ! pool_has "$1"; }
+check "IPPool status no longer lists $IP2" wait_for 60 pool_freed "$IP2"
 
 # --- helm uninstall ----------------------------------------------------------------------------------
 check "helm uninstall" helm_ uninstall $REL -n $NS --timeout 3m
