@@ -4,12 +4,14 @@
  * status.ipv4.allocated map parsed into struct ippool_alloc entries instead of a jansson tree
  * of three allocations per entry (65 000 bindings: 1.5 MiB of heap at the peak, not 9.4).
  *
- * 1. lib/jscan.h finds the map: the last "status" member of the object, its last "ipv4", its
- *    last "allocated" (jansson keeps the last of duplicate keys too), every step checked.
+ * 1. lib/jscan.h walks the object down to the map: the last "status" member of the object,
+ *    its last "ipv4", its last "allocated" (jansson keeps the last of duplicate keys too),
+ *    checking every other member as it skips it.
  * 2. The map is parsed strictly (no escapes, keys IPv4, values MAC / EXCLUDED / RESERVED,
  *    ASCII only) into an exact-size array, sorted, one entry per address (the last in the
  *    text, as jansson keeps it). A map that does not qualify is left to jansson: the whole
- *    text then goes through json_loadb + ippool_decode, so that its error text is the same.
+ *    text then goes through json_loadb + ippool_decode, so that its error text is the same;
+ *    so does a text that is not JSON.
  * 3. json_loadb builds the rest: a copy of the text with the map replaced by "{}".
  *    ippool_decode runs on that tree and the entries become status.allocated.
  */
@@ -23,27 +25,6 @@
 #include "crds/ippool.h"
 #include "lib/jscan.h"
 #include "lib/util.h"
-
-/* --- 1. finding the map ------------------------------------------------------------------ */
-
-/* 1 and *map when the text's status.ipv4.allocated is an object, 0 when not, -EBADMSG. */
-static int
-find_map(const char *text, size_t len, struct jscan_span *map)
-{
-	struct jscan_span status, ipv4;
-	int r;
-
-	r = jscan_get(text, len, "status", &status);
-	if (r <= 0 || jscan_type(status) != '{')
-		return r;
-	r = jscan_get(status.p, status.len, "ipv4", &ipv4);
-	if (r <= 0 || jscan_type(ipv4) != '{')
-		return r;
-	r = jscan_get(ipv4.p, ipv4.len, "allocated", map);
-	if (r <= 0 || jscan_type(*map) != '{')
-		return r < 0 ? r : 0;
-	return 1;
-}
 
 /* --- 2. the map -------------------------------------------------------------------------- */
 
@@ -153,36 +134,45 @@ cmp_alloc(const void *x, const void *y)
 }
 
 /*
- * Parse the map into *ret (n entries, sorted, unique). Returns 1 when taken, 0 when it is
- * left to jansson (an empty map too: nothing to gain), -ENOMEM.
+ * The map at text[pos] ('{') into *ret (n entries, sorted, unique) and *end past it. Its end is
+ * found first without checks (jscan_skip_fast), its commas give the number of entries, then
+ * one strict pass parses them. Returns 1 when taken, 0 when it is left to jansson (an empty
+ * map too: nothing to gain), -ENOMEM.
  */
 static int
-map_take(struct jscan_span map, struct ippool_alloc **ret, size_t *ret_n)
+map_take(
+    const char *text, size_t len, size_t pos, struct ippool_alloc **ret, size_t *ret_n, size_t *end)
 {
+	struct jscan_span map = {text + pos, jscan_skip_fast(text, len, pos) - pos};
 	struct map_iter it;
 	struct ippool_alloc a, *v;
-	size_t n = 0, u;
-	int r;
+	size_t n = 1, i = 0, u;
+	const char *p = map.p, *e = map.p + map.len;
 
-	map_begin(&it, map);
-	while ((r = map_next(&it, &a)) == 1)
-		n++;
-	if (r < 0 || n == 0)
+	if (map.len < 2 || e[-1] != '}')
 		return 0;
+	while ((p = memchr(p, ',', (size_t)(e - p))) != NULL) {
+		n++;
+		p++;
+	}
 	v = malloc(n * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	map_begin(&it, map);
-	for (size_t i = 0; i < n; i++)
-		map_next(&it, &v[i]);
+	while (i < n && map_next(&it, &v[i]) == 1)
+		i++;
+	if (i == 0 || i < n || map_next(&it, &a) != 0) {
+		free(v);
+		return 0;
+	}
 	qsort(v, n, sizeof(*v), cmp_alloc);
 	for (u = 1; u < n && v[u].addr != v[u - 1].addr; u++)
 		;
 	if (u < n) {
 		/* Duplicate keys: keep one slot per address, then replay the text in order. */
-		for (size_t i = u + 1; i < n; i++)
-			if (v[i].addr != v[u - 1].addr)
-				v[u++] = v[i];
+		for (size_t k = u + 1; k < n; k++)
+			if (v[k].addr != v[u - 1].addr)
+				v[u++] = v[k];
 		map_begin(&it, map);
 		while (map_next(&it, &a) == 1) {
 			struct ippool_alloc *slot = bsearch(&a, v, u, sizeof(*v), cmp_alloc);
@@ -193,7 +183,76 @@ map_take(struct jscan_span map, struct ippool_alloc **ret, size_t *ret_n)
 	}
 	*ret = v;
 	*ret_n = n;
+	*end = pos + map.len;
 	return 1;
+}
+
+/* --- 1. finding the map ------------------------------------------------------------------ */
+
+/* The last status.ipv4.allocated seen so far, when taken. */
+struct found {
+	size_t start, end; /* its span */
+	struct ippool_alloc *allocs;
+	size_t n;
+};
+
+static void
+found_clear(struct found *f)
+{
+	free(f->allocs);
+	f->allocs = NULL;
+	f->n = 0;
+}
+
+static const char *const path_keys[] = {"status", "ipv4", "allocated"};
+
+/*
+ * The object at text[pos] on the path (level 0: the root, 1: status, 2: ipv4), checked as it
+ * goes except for a map taken (parsed strictly instead). jansson keeps the last of duplicate
+ * keys, so a key of the path met again clears what was found under its earlier value.
+ * 0 with *end past the object, -EBADMSG, -ENOMEM.
+ */
+static int
+walk(const char *text, size_t len, size_t pos, unsigned level, struct found *f, size_t *end)
+{
+	struct jscan_iter it;
+	struct jscan_span k, v;
+	int r;
+
+	if ((level == 0 ? jscan_open(&it, text, len, true)
+			: jscan_open_at(&it, text, len, pos, true)) < 0)
+		return -EBADMSG;
+	while ((r = jscan_next_key(&it, &k)) == 1) {
+		bool on_path = jscan_key_is(k, path_keys[level]);
+		size_t at = it.pos, e;
+
+		if (on_path)
+			found_clear(f);
+		if (on_path && at < len && text[at] == '{') {
+			if (level < 2) {
+				r = walk(text, len, at, level + 1, f, &e);
+				if (r < 0)
+					return r;
+				it.pos = e;
+				continue;
+			}
+			r = map_take(text, len, at, &f->allocs, &f->n, &e);
+			if (r < 0)
+				return r;
+			if (r > 0) {
+				f->start = at;
+				f->end = e;
+				it.pos = e;
+				continue;
+			}
+		}
+		if (jscan_next_value(&it, &v) < 0)
+			return -EBADMSG;
+	}
+	if (r < 0)
+		return -EBADMSG;
+	*end = it.pos;
+	return 0;
 }
 
 /* --- 3. the rest ------------------------------------------------------------------------- */
@@ -217,48 +276,50 @@ decode_json(const char *text, size_t len, struct ippool **ret, struct crd_error 
 int
 ippool_decode_text(const char *text, size_t len, struct ippool **ret, struct crd_error *err)
 {
-	struct ippool_alloc *allocs = NULL;
-	struct jscan_span map;
+	struct found f = {0};
 	struct ippool *p = NULL;
-	size_t n = 0, start, tail;
+	size_t end, tail;
 	json_t *obj;
-	char *f;
+	char *c;
 	int r;
 
-	if (find_map(text, len, &map) <= 0)
+	r = walk(text, len, 0, 0, &f, &end);
+	if (r == -ENOMEM) {
+		found_clear(&f);
+		return r;
+	}
+	if (r < 0 || !f.allocs) {
+		found_clear(&f);
 		return decode_json(text, len, ret, err);
-	r = map_take(map, &allocs, &n);
-	if (r <= 0)
-		return r < 0 ? r : decode_json(text, len, ret, err);
-	start = (size_t)(map.p - text);
-	tail = len - start - map.len;
-	f = malloc(start + 2 + tail);
-	if (!f) {
-		free(allocs);
+	}
+	tail = len - f.end;
+	c = malloc(f.start + 2 + tail);
+	if (!c) {
+		found_clear(&f);
 		return -ENOMEM;
 	}
-	memcpy(f, text, start);
-	memcpy(f + start, "{}", 2);
-	memcpy(f + start + 2, map.p + map.len, tail);
-	obj = json_loadb(f, start + 2 + tail, 0, NULL);
-	free(f);
+	memcpy(c, text, f.start);
+	memcpy(c + f.start, "{}", 2);
+	memcpy(c + f.start + 2, text + f.end, tail);
+	obj = json_loadb(c, f.start + 2 + tail, 0, NULL);
+	free(c);
 	if (!obj) { /* a number out of range, say: jansson's error on the text itself */
-		free(allocs);
+		found_clear(&f);
 		return decode_json(text, len, ret, err);
 	}
 	r = ippool_decode(obj, &p, err);
 	json_decref(obj);
 	if (r < 0) {
-		free(allocs);
+		found_clear(&f);
 		return r;
 	}
 	if (!p->status.has_ipv4) { /* cannot happen: the map was found in status.ipv4 */
-		free(allocs);
+		found_clear(&f);
 		ippool_free(p);
 		return decode_json(text, len, ret, err);
 	}
-	p->status.allocated = allocs;
-	p->status.n_allocated = n;
+	p->status.allocated = f.allocs;
+	p->status.n_allocated = f.n;
 	*ret = p;
 	return 0;
 }

@@ -360,12 +360,13 @@ meta_string(struct jscan_span meta, const char *name, char *out, size_t len)
 {
 	struct jscan_span v;
 
-	return jscan_get(meta.p, meta.len, name, &v) == 1 && jscan_type(v) == '"' &&
+	return jscan_get_span(meta, name, &v) == 1 && jscan_type(v) == '"' &&
 	       jscan_string(v, out, len, NULL) == 0;
 }
 
-/* The key and resourceVersion of the object in [text, text + len), as kube_obj_key and
- * kube_obj_resource_version read them from its tree. */
+/* The key and resourceVersion of the object in [text, text + len) (a span jscan checked: a
+ * list item or a watch event's object), as kube_obj_key and kube_obj_resource_version read
+ * them from its tree. */
 static void
 scan_meta(const char *text, size_t len, struct obj_meta *m)
 {
@@ -374,7 +375,8 @@ scan_meta(const char *text, size_t len, struct obj_meta *m)
 	bool has_ns;
 
 	m->has_key = m->has_rv = false;
-	if (jscan_get(text, len, "metadata", &meta) != 1 || jscan_type(meta) != '{')
+	if (jscan_get_span((struct jscan_span){text, len}, "metadata", &meta) != 1 ||
+	    jscan_type(meta) != '{')
 		return;
 	has_ns = meta_string(meta, "namespace", ns, sizeof(ns));
 	if (meta_string(meta, "name", name, sizeof(name)))
@@ -596,7 +598,7 @@ list_done(void *userdata, const struct kube_result *res, const char *body, size_
 			apply_upsert(inf, item.p, item.len, &m, true);
 		}
 	}
-	if (jscan_type(meta) == '{' && jscan_get(meta.p, meta.len, "continue", &cont) == 1 &&
+	if (jscan_type(meta) == '{' && jscan_get_span(meta, "continue", &cont) == 1 &&
 	    jscan_type(cont) != '"')
 		cont.len = 0;
 	free(inf->continue_token);

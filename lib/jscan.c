@@ -318,6 +318,64 @@ jscan_skip(const char *t, size_t len, size_t *pos)
 	}
 }
 
+/* Past the value at t[i] of a text checked already: strings and brackets followed, no checks. */
+static size_t
+skip_checked(const char *t, size_t len, size_t i)
+{
+	size_t depth = 0;
+
+	do {
+		const char *q;
+
+		switch (t[i]) {
+		case '"':
+			for (;;) {
+				q = memchr(t + i + 1, '"', len - i - 1);
+				if (!q)
+					return len;
+				i = (size_t)(q - t);
+				{
+					size_t b = 0;
+
+					while (t[i - 1 - b] == '\\')
+						b++;
+					if (b % 2 == 0)
+						break;
+				}
+			}
+			i++;
+			break;
+		case '{':
+		case '[':
+			depth++;
+			i++;
+			break;
+		case '}':
+		case ']':
+			if (depth == 0)
+				return i; /* not a value: the caller's check fails */
+			depth--;
+			i++;
+			break;
+		default:
+			if (depth == 0) { /* a number or a literal */
+				while (i < len && t[i] != ',' && t[i] != '}' && t[i] != ']' &&
+				       !is_ws(t[i]))
+					i++;
+				return i;
+			}
+			i++;
+		}
+	} while (depth > 0 && i < len);
+	return i < len ? i : len;
+}
+
+size_t
+jscan_skip_fast(const char *t, size_t len, size_t i)
+{
+	return skip_checked(t, len, i);
+}
+
 int
 jscan_value(const char *text, size_t len, struct jscan_span *ret)
 {
@@ -362,20 +420,45 @@ jscan_open(struct jscan_iter *it, const char *text, size_t len, bool object)
 }
 
 int
-jscan_next(struct jscan_iter *it, struct jscan_span *key, struct jscan_span *value)
+jscan_open_at(struct jscan_iter *it, const char *text, size_t len, size_t pos, bool object)
+{
+	*it = (struct jscan_iter){
+	    .text = text, .len = len, .object = object, .first = true, .nested = true};
+	if (pos >= len || text[pos] != (object ? '{' : '['))
+		return -EBADMSG;
+	it->pos = pos + 1;
+	return 0;
+}
+
+int
+jscan_open_span(struct jscan_iter *it, struct jscan_span v, bool object)
+{
+	int r = jscan_open(it, v.p, v.len, object);
+
+	it->checked = true;
+	return r;
+}
+
+/* To the next member's first byte (its key for objects): 1, 0 at the end, -EBADMSG. */
+static int
+next_member(struct jscan_iter *it)
 {
 	const char *t = it->text;
-	size_t len = it->len, i = skip_ws(t, len, it->pos), start;
+	size_t len = it->len, i = skip_ws(t, len, it->pos);
 
 	if (it->done)
 		return 0;
 	if (i >= len)
 		return -EBADMSG;
 	if (t[i] == (it->object ? '}' : ']')) {
-		if (skip_ws(t, len, i + 1) != len)
-			return -EBADMSG;
+		if (it->nested) {
+			it->pos = i + 1;
+		} else {
+			if (skip_ws(t, len, i + 1) != len)
+				return -EBADMSG;
+			it->pos = len;
+		}
 		it->done = true;
-		it->pos = len;
 		return 0;
 	}
 	if (!it->first) {
@@ -384,25 +467,62 @@ jscan_next(struct jscan_iter *it, struct jscan_span *key, struct jscan_span *val
 		i = skip_ws(t, len, i + 1);
 	}
 	it->first = false;
-	if (it->object) {
-		start = i;
-		if (i >= len || t[i] != '"' || scan_string(t, len, &i, NULL, 0, NULL) < 0)
-			return -EBADMSG;
-		if (key)
-			*key = (struct jscan_span){t + start, i - start};
-		i = skip_ws(t, len, i);
-		if (i >= len || t[i] != ':')
-			return -EBADMSG;
-		i = skip_ws(t, len, i + 1);
-	} else if (key) {
-		*key = (struct jscan_span){NULL, 0};
-	}
-	start = i;
-	if (jscan_skip(t, len, &i) < 0)
-		return -EBADMSG;
-	*value = (struct jscan_span){t + start, i - start};
 	it->pos = i;
 	return 1;
+}
+
+int
+jscan_next_key(struct jscan_iter *it, struct jscan_span *key)
+{
+	const char *t = it->text;
+	size_t len = it->len, i, start;
+	int r = next_member(it);
+
+	if (r <= 0)
+		return r;
+	i = start = it->pos;
+	if (i >= len || t[i] != '"')
+		return -EBADMSG;
+	if (it->checked)
+		i = skip_checked(t, len, i);
+	else if (scan_string(t, len, &i, NULL, 0, NULL) < 0)
+		return -EBADMSG;
+	*key = (struct jscan_span){t + start, i - start};
+	i = skip_ws(t, len, i);
+	if (i >= len || t[i] != ':')
+		return -EBADMSG;
+	it->pos = skip_ws(t, len, i + 1);
+	return 1;
+}
+
+int
+jscan_next_value(struct jscan_iter *it, struct jscan_span *value)
+{
+	const char *t = it->text;
+	size_t len = it->len, i = it->pos;
+
+	if (i >= len)
+		return -EBADMSG;
+	if (it->checked)
+		i = skip_checked(t, len, i);
+	else if (jscan_skip(t, len, &i) < 0)
+		return -EBADMSG;
+	*value = (struct jscan_span){t + it->pos, i - it->pos};
+	it->pos = i;
+	return 1;
+}
+
+int
+jscan_next(struct jscan_iter *it, struct jscan_span *key, struct jscan_span *value)
+{
+	struct jscan_span k = {NULL, 0};
+	int r = it->object ? jscan_next_key(it, &k) : next_member(it);
+
+	if (r <= 0)
+		return r;
+	if (key)
+		*key = k;
+	return jscan_next_value(it, value);
 }
 
 int
@@ -434,15 +554,13 @@ jscan_key_is(struct jscan_span key, const char *s)
 	return jscan_string(key, buf, n + 1, &got) == 0 && got == n && memcmp(buf, s, n) == 0;
 }
 
-int
-jscan_get(const char *text, size_t len, const char *key, struct jscan_span *value)
+static int
+get(struct jscan_iter *it0, const char *key, struct jscan_span *value)
 {
-	struct jscan_iter it;
+	struct jscan_iter it = *it0;
 	struct jscan_span k, v;
 	int found = 0, r;
 
-	if (jscan_open(&it, text, len, true) < 0)
-		return -EBADMSG;
 	while ((r = jscan_next(&it, &k, &v)) == 1) {
 		if (jscan_key_is(k, key)) {
 			*value = v;
@@ -450,4 +568,24 @@ jscan_get(const char *text, size_t len, const char *key, struct jscan_span *valu
 		}
 	}
 	return r < 0 ? r : found;
+}
+
+int
+jscan_get(const char *text, size_t len, const char *key, struct jscan_span *value)
+{
+	struct jscan_iter it;
+
+	if (jscan_open(&it, text, len, true) < 0)
+		return -EBADMSG;
+	return get(&it, key, value);
+}
+
+int
+jscan_get_span(struct jscan_span obj, const char *key, struct jscan_span *value)
+{
+	struct jscan_iter it;
+
+	if (jscan_open_span(&it, obj, true) < 0)
+		return -EBADMSG;
+	return get(&it, key, value);
 }

@@ -48,20 +48,43 @@ struct jscan_iter {
 	const char *text;
 	size_t len, pos;
 	bool object, first, done;
+	bool checked; /* the text was checked already: members are skipped without checks */
+	bool nested;  /* jscan_open_at: ends at the closing bracket */
 };
 
 /* -EBADMSG when the text does not start with '{' (object true) or '[' (object false). */
 int jscan_open(struct jscan_iter *it, const char *text, size_t len, bool object);
-static inline int
-jscan_open_span(struct jscan_iter *it, struct jscan_span v, bool object)
-{
-	return jscan_open(it, v.p, v.len, object);
-}
+/*
+ * The same over a value span that jscan handed out (jscan_value, jscan_next, jscan_get): it
+ * was checked when it was skipped, so its members are skipped again by a faster loop that
+ * only follows strings and brackets.
+ */
+int jscan_open_span(struct jscan_iter *it, struct jscan_span v, bool object);
 /*
  * The next member: 1 with *key (the string with its quotes; NULL for arrays) and *value,
  * 0 at the end, -EBADMSG.
  */
 int jscan_next(struct jscan_iter *it, struct jscan_span *key, struct jscan_span *value);
+
+/*
+ * An object's next member in two steps: its key (1, 0 at the end, -EBADMSG), it->pos then at
+ * the value's first byte; the caller skips the value with jscan_next_value, or reads it
+ * itself and sets it->pos past it (to descend into it, say, with jscan_open_at).
+ */
+int jscan_next_key(struct jscan_iter *it, struct jscan_span *key);
+int jscan_next_value(struct jscan_iter *it, struct jscan_span *value);
+
+/*
+ * Iteration over the object or array at text[pos] within a larger text: once jscan_next
+ * returned 0, it->pos is just past its closing bracket (what follows is the caller's).
+ */
+int jscan_open_at(struct jscan_iter *it, const char *text, size_t len, size_t pos, bool object);
+
+/*
+ * Past the value at text[pos] without checking it (strings and brackets followed only; never
+ * reads past len): to find the end of a part that will be parsed strictly anyway.
+ */
+size_t jscan_skip_fast(const char *text, size_t len, size_t pos);
 
 /* Whether a key span (with quotes, as jscan_next gives it) decodes to s. */
 bool jscan_key_is(struct jscan_span key, const char *s);
@@ -77,5 +100,7 @@ int jscan_string(struct jscan_span v, char *out, size_t out_len, size_t *ret_len
  * as jansson keeps it): 1 and *value, 0 when absent, -EBADMSG (the whole object is checked).
  */
 int jscan_get(const char *text, size_t len, const char *key, struct jscan_span *value);
+/* The same in a value span that jscan handed out (not checked again, see jscan_open_span). */
+int jscan_get_span(struct jscan_span obj, const char *key, struct jscan_span *value);
 
 #endif

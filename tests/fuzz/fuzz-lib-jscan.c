@@ -3,7 +3,8 @@
  * libFuzzer: lib/jscan.c against json_loadb on the same bytes. The scanner accepts the text as
  * one value exactly when jansson does (jansson alone also refuses numbers out of range); an
  * accepted object or array iterates to the end with as many members as jansson holds (keys
- * counted once); a string decodes to jansson's string. Any difference traps. (jansson ends
+ * counted once), also through the unchecked paths of a checked span; jscan_skip_fast stays
+ * in bounds on any text; a string decodes to jansson's string. Any difference traps. (jansson ends
  * the text at a NUL byte; the scanner refuses it.)
  */
 #include <stddef.h>
@@ -63,6 +64,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct jscan_span v;
 	int r = jscan_value(text, size, &v);
 
+	/* the unchecked skip never reads past the end, and agrees on valid values */
+	if (size > 0 && jscan_skip_fast(text, size, 0) > size)
+		__builtin_trap();
+	if (r == 0 &&
+	    jscan_skip_fast(text, size, (size_t)(v.p - text)) != (size_t)(v.p - text) + v.len)
+		__builtin_trap();
+
 	if (j && r < 0 && !memchr(text, '\0', size)) /* jansson stops at a NUL byte */
 		__builtin_trap();
 	if (!j && r == 0 && !strstr(e.text, "too big") && !strstr(e.text, "overflow"))
@@ -76,6 +84,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		__builtin_trap();
 	if (j && json_is_array(j) && count_unique(text, size, false) != json_array_size(j))
 		__builtin_trap();
+	if (json_is_object(j) || json_is_array(j)) {
+		/* a checked span iterates to the same members, the fast way */
+		struct jscan_iter a, b;
+		struct jscan_span ka, va, kb, vb;
+		int ra, rb;
+
+		jscan_open(&a, text, size, json_is_object(j));
+		if (jscan_open_span(&b, v, json_is_object(j)) < 0)
+			__builtin_trap();
+		do {
+			ra = jscan_next(&a, &ka, &va);
+			rb = jscan_next(&b, &kb, &vb);
+			if (ra != rb || (ra == 1 && (va.p != vb.p || va.len != vb.len ||
+							ka.p != kb.p || ka.len != kb.len)))
+				__builtin_trap();
+		} while (ra == 1);
+	}
 	if (j && json_is_string(j)) {
 		size_t n = json_string_length(j), got;
 		char *buf = malloc(n + 1);

@@ -169,11 +169,46 @@ test_get(void)
 	    jscan_string((struct jscan_span){"1", 1}, buf, sizeof(buf), NULL), -EBADMSG);
 }
 
+static void
+test_descend(void)
+{
+	const char *t = "{\"a\": {\"b\": [1, 2], \"c\": \"x\\\"}\"}, \"d\": null}";
+	size_t len = strlen(t);
+	struct jscan_iter it, in;
+	struct jscan_span k, v;
+
+	CU_ASSERT_EQUAL_FATAL(jscan_open(&it, t, len, true), 0);
+	CU_ASSERT_EQUAL(jscan_next_key(&it, &k), 1);
+	CU_ASSERT_TRUE(jscan_key_is(k, "a"));
+	CU_ASSERT_EQUAL(t[it.pos], '{');
+	/* the value's end without checks, then by descending into it */
+	CU_ASSERT_EQUAL(jscan_skip_fast(t, len, it.pos), (size_t)(strstr(t, ", \"d\"") - t));
+	CU_ASSERT_EQUAL_FATAL(jscan_open_at(&in, t, len, it.pos, true), 0);
+	CU_ASSERT_EQUAL(jscan_next(&in, &k, &v), 1);
+	CU_ASSERT_TRUE(jscan_key_is(k, "b"));
+	CU_ASSERT_EQUAL(jscan_next(&in, &k, &v), 1);
+	CU_ASSERT_EQUAL(jscan_type(v), '"');
+	CU_ASSERT_EQUAL(jscan_next(&in, &k, &v), 0);
+	CU_ASSERT_EQUAL(in.pos, (size_t)(strstr(t, ", \"d\"") - t));
+	it.pos = in.pos;
+	CU_ASSERT_EQUAL(jscan_next_key(&it, &k), 1);
+	CU_ASSERT_TRUE(jscan_key_is(k, "d"));
+	CU_ASSERT_EQUAL(jscan_next_value(&it, &v), 1);
+	CU_ASSERT_EQUAL(jscan_type(v), 'l');
+	CU_ASSERT_EQUAL(jscan_next_key(&it, &k), 0);
+	/* never past the end of a broken text */
+	CU_ASSERT_EQUAL(jscan_skip_fast("{\"a\": \"x", 8, 0), 8);
+	CU_ASSERT_EQUAL(jscan_skip_fast("[[[", 3, 0), 3);
+	CU_ASSERT_EQUAL(jscan_skip_fast("}", 1, 0), 0);
+	CU_ASSERT_EQUAL(jscan_open_at(&in, t, len, len, true), -EBADMSG);
+}
+
 static const struct test_case jscan_tests[] = {
     {"accepts what json_loadb accepts", test_against_jansson},
     {"nesting depth bounded", test_depth},
     {"members, elements, keys and strings", test_iterate},
     {"get finds the last of duplicate keys", test_get},
+    {"key then value, descending, fast skip", test_descend},
     {NULL, NULL},
 };
 
