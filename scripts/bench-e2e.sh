@@ -142,7 +142,7 @@ echo "agent with $BINDINGS bindings: synced in $t_sync ms, VmRSS $rss KiB, VmHWM
     echo "  libcrypto alone after OpenSSL's start-up and one handshake, plus ~30 libraries of libcurl's"
     echo "  dependency tree (kerberos, LDAP, gnutls through librtmp, ...)."
     echo "- The peak (VmHWM) is the initial list: the answer's text (about 2.6 MB with $BINDINGS entries)"
-    echo "  plus the packed entries, the binding table being rebuilt and the DHCP table. The allocated"
+    echo "  plus the parsed entries, the binding table being rebuilt and the DHCP table. The allocated"
     echo "  map is read by crds/ippool-text.c straight into 12-byte entries (make bench-ippool-load:"
     echo "  1.5 MiB of heap instead of a 9.4 MiB jansson tree); before that the peak was 23 MiB and came"
     echo "  back with every change of the pool's status."
