@@ -729,13 +729,10 @@ watch_end(void *userdata, int error, const char *message)
 }
 
 void
-kube_informer_apply_event(struct kube_informer *inf, enum kube_watch_type type, json_t *obj)
+kube_informer_apply_event_text(
+    struct kube_informer *inf, enum kube_watch_type type, const char *text, size_t len)
 {
-	char *text = json_dumps(obj, JSON_COMPACT);
-
-	if (text)
-		watch_event(inf, type, text, strlen(text));
-	free(text);
+	watch_event(inf, type, text, len);
 }
 
 static void

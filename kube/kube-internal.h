@@ -216,9 +216,10 @@ int kube_list_raw_call(struct kube_client *c, const struct kube_resource *res, c
     const struct kube_list_opts *opts, kube_raw_done_fn done, void *userdata,
     struct kube_http_call **ret);
 
-/* Applies one watch event (obj borrowed; serialised, then through the informer's codec) as if
- * it came from the stream: tests, benchmarks. */
-void kube_informer_apply_event(struct kube_informer *inf, enum kube_watch_type type, json_t *obj);
+/* Applies one watch event as if it came from the stream (tests, benchmarks): text is the
+ * object's span, checked by lib/jscan.h, as kube_watch_framer_feed_raw hands it. */
+void kube_informer_apply_event_text(
+    struct kube_informer *inf, enum kube_watch_type type, const char *text, size_t len);
 
 /* --- watch stream framing (watch.c) -------------------------------------------------- */
 

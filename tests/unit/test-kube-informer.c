@@ -735,9 +735,9 @@ test_resync(void)
  */
 
 static void
-apply_framed(void *userdata, enum kube_watch_type type, json_t *obj)
+apply_framed(void *userdata, enum kube_watch_type type, const char *text, size_t len)
 {
-	kube_informer_apply_event(userdata, type, obj);
+	kube_informer_apply_event_text(userdata, type, text, len);
 }
 
 static void
@@ -766,7 +766,7 @@ test_no_per_event_leak(void)
 		    "d\"}}}\n",
 		    type, obj, i + 1, round % 3, i);
 		CU_ASSERT_EQUAL_FATAL(
-		    kube_watch_framer_feed(&f, line, strlen(line), apply_framed, inf), 0);
+		    kube_watch_framer_feed_raw(&f, line, strlen(line), apply_framed, inf), 0);
 		if (i == 10000 - 1)
 			before = mallinfo2().uordblks;
 	}
