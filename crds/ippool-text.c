@@ -26,7 +26,7 @@
 #include "lib/jscan.h"
 #include "lib/util.h"
 
-/* --- 2. the map -------------------------------------------------------------------------- */
+/* --- the map (step 2 above) ------------------------------------------------------------ */
 
 static bool
 is_ws(char c)
@@ -187,7 +187,7 @@ map_take(
 	return 1;
 }
 
-/* --- 1. finding the map ------------------------------------------------------------------ */
+/* --- finding the map (step 1) ---------------------------------------------------------- */
 
 /* The last status.ipv4.allocated seen so far, when taken. */
 struct found {
@@ -255,7 +255,7 @@ walk(const char *text, size_t len, size_t pos, unsigned level, struct found *f, 
 	return 0;
 }
 
-/* --- 3. the rest ------------------------------------------------------------------------- */
+/* --- the rest (step 3) ----------------------------------------------------------------- */
 
 static int
 decode_json(const char *text, size_t len, struct ippool **ret, struct crd_error *err)
