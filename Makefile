@@ -365,7 +365,7 @@ bench-controller-rss: programs
 	@controller/bench-rss.sh
 
 # IPPool loading with 65 000 bindings (the awk of scripts/bench-e2e.sh): json_loadb against
-# ippool_json_loadb, load and decode time and heap (peak during the load, held after it).
+# ippool_decode_text (the agent informer's codec): times and heap (peak, held by the pool).
 $(BUILD)/bench/bench-ippool-load: $(BUILD)/obj/tests/bench/bench-ippool-load.o $(ARCHIVES)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"

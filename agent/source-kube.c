@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Kubernetes mode: an informer on exactly one IPPool (namespace NS, field selector
- * metadata.name=NAME). Each version of the object is turned, by the informer's transform
- * hook, into the same struct agent_config local mode builds (spec options + the bindings of
- * status.ipv4.allocated, EXCLUDED/RESERVED marks skipped), so the json_t is never kept; the
- * handlers push it into the engine through agent_apply_config(), the path local mode uses.
+ * metadata.name=NAME). Each version of the object is decoded from its text by the informer's
+ * typed codec (crds/ippool.h's ippool_decode_text: no jansson tree of status.ipv4.allocated)
+ * into the same struct agent_config local mode builds (spec options + the bindings of
+ * status.ipv4.allocated, EXCLUDED/RESERVED marks skipped); the handlers push it into the
+ * engine through agent_apply_config(), the path local mode uses, and keep it as the current
+ * version.
  *
  *   add/update, valid      -> options + full binding resync; the next reply sees them
  *   add/update, malformed  -> counted and logged; the engine keeps the previous version
@@ -66,7 +68,8 @@ struct ntp_names {
 
 /* What the store keeps for one version of the IPPool: a config, or why there is none. */
 struct kpool {
-	struct agent_config *cfg; /* NULL when the version was refused */
+	struct agent_config *cfg; /* NULL when the version was refused, or once applied */
+	bool applied;		  /* cfg moved to agent_kube.cur */
 	struct ntp_names ntp;
 	int error;
 	char message[AGENT_ERR_MAX];
@@ -442,20 +445,12 @@ kpool_destroy(void *item)
 }
 
 /*
- * The informer's decoder: a list page or watch line with the pool's status.ipv4.allocated
- * parsed straight into packed entries (crds/ippool.h), not into a jansson tree of 65 000
- * strings; the transform's ippool_decode reads them from there.
+ * The informer's codec: one version of the IPPool, as text, -> new struct kpool; NULL only
+ * without memory. ippool_decode_text parses status.ipv4.allocated straight into its sorted
+ * entries (never a jansson tree of 65 000 strings); they become the bindings here.
  */
-static json_t *
-kpool_decode(void *userdata, const char *text, size_t len)
-{
-	(void)userdata;
-	return ippool_json_loadb(text, len, 0, NULL);
-}
-
-/* The informer's transform: obj (borrowed) -> new struct kpool; NULL only without memory. */
 static void *
-kpool_transform(void *userdata, json_t *obj)
+kpool_decode(void *userdata, const char *text, size_t len)
 {
 	struct agent_kube *k = userdata;
 	struct crd_error cerr = {0};
@@ -465,7 +460,7 @@ kpool_transform(void *userdata, json_t *obj)
 
 	if (kp == NULL)
 		return NULL;
-	r = ippool_decode(obj, &p, &cerr);
+	r = ippool_decode_text(text, len, &p, &cerr);
 	if (r < 0) {
 		if (r == -ENOMEM)
 			goto nomem;
@@ -504,31 +499,6 @@ changed(struct agent_kube *k)
 		k->on_change(k->userdata, k->state == AGENT_KUBE_ACTIVE ? k->cur : NULL);
 }
 
-/* A copy of cfg (borrowed) without its bindings: what the agent needs between versions. */
-static struct agent_config *
-config_copy(const struct agent_config *cfg)
-{
-	struct agent_config *c = malloc(sizeof(*c));
-
-	if (c == NULL)
-		return NULL;
-	*c = *cfg;
-	c->bindings = NULL;
-	c->n_bindings = 0;
-	c->names = NULL;
-	c->names_len = c->names_cap = 0;
-	c->exclude = NULL;
-	if (cfg->n_exclude > 0) {
-		c->exclude = malloc(cfg->n_exclude * sizeof(*c->exclude));
-		if (c->exclude == NULL) {
-			free(c);
-			return NULL;
-		}
-		memcpy(c->exclude, cfg->exclude, cfg->n_exclude * sizeof(*c->exclude));
-	}
-	return c;
-}
-
 #define TRIM_BINDINGS 4096
 
 static void
@@ -540,13 +510,20 @@ trim_heap(evutil_socket_t fd, short what, void *arg)
 	malloc_trim(0);
 }
 
+/*
+ * kp is the store's item, made by kpool_decode: each version is handed to the handlers once
+ * (no periodic resync; a relist skips unchanged versions), so once applied its bindings go to
+ * the engine and its config, options included, becomes k->cur: nothing is copied.
+ */
 static void
-apply(struct agent_kube *k, const struct kpool *kp)
+apply(struct agent_kube *k, struct kpool *kp)
 {
-	struct agent_config *copy;
+	struct agent_config *cfg;
 	char err[AGENT_ERR_MAX];
 	int removed;
 
+	if (kp->applied)
+		return; /* cannot happen (see above) */
 	if (kp->cfg == NULL) {
 		k->stats.malformed++;
 		log_error("IPPool %s/%s: %s; %s", k->ns, k->name, kp->message,
@@ -556,33 +533,28 @@ apply(struct agent_kube *k, const struct kpool *kp)
 			k->state = AGENT_KUBE_INVALID;
 		return;
 	}
-	copy = config_copy(kp->cfg);
-	if (copy == NULL) {
-		k->stats.apply_errors++;
-		log_error(
-		    "IPPool %s/%s: out of memory; keeping the previous version", k->ns, k->name);
-		return;
-	}
 	removed = agent_apply_config(k->dhcp, kp->cfg, NULL, err, sizeof(err));
 	if (removed < 0) {
 		k->stats.apply_errors++;
 		log_error("IPPool %s/%s: %s", k->ns, k->name, err);
-		agent_config_free(copy);
 		return;
 	}
-	/* the engine holds the bindings now; the store keeps options only */
-	free(kp->cfg->bindings);
-	kp->cfg->bindings = NULL;
-	kp->cfg->n_bindings = 0;
+	/* the engine holds the bindings now; the config moves to k->cur */
+	cfg = kp->cfg;
+	kp->cfg = NULL;
+	kp->applied = true;
+	free(cfg->bindings);
+	cfg->bindings = NULL;
+	cfg->n_bindings = 0;
 
 	agent_config_free(k->cur);
-	k->cur = copy;
+	k->cur = cfg;
 	k->cur_ntp = kp->ntp;
 	k->state = AGENT_KUBE_ACTIVE;
 	k->stats.applied++;
 	k->stats.last_sync_usec = (uint64_t)clock_realtime_usec();
 	log_info("IPPool %s/%s: applied: %zu bindings (%d removed)%s", k->ns, k->name,
-	    dhcp_server_n_bindings(k->dhcp), removed, copy->paused ? ", paused" : "");
+	    dhcp_server_n_bindings(k->dhcp), removed, cfg->paused ? ", paused" : "");
 	k->stats.duplicate_macs = kp->duplicate_macs;
 	if (kp->duplicate_macs > 0)
 		log_warn("IPPool %s/%s: status.ipv4.allocated has %zu MAC(s) under more than one "
@@ -600,7 +572,7 @@ static void
 on_add(void *userdata, const char *key, const void *item)
 {
 	(void)key;
-	apply(userdata, item);
+	apply(userdata, (struct kpool *)item); /* the codec's own item: see apply() */
 }
 
 static void
@@ -608,7 +580,7 @@ on_update(void *userdata, const char *key, const void *old, const void *item)
 {
 	(void)key;
 	(void)old;
-	apply(userdata, item);
+	apply(userdata, (struct kpool *)item); /* the codec's own item: see apply() */
 }
 
 static void
@@ -639,6 +611,7 @@ agent_kube_new(struct kube_client *c, struct dhcp_server *s, const struct agent_
 {
 	struct agent_kube *k;
 	struct kube_informer_opts io = {0};
+	struct kube_codec codec = {0};
 	struct kube_informer_handlers h = {0};
 	int r;
 
@@ -691,15 +664,15 @@ agent_kube_new(struct kube_client *c, struct dhcp_server *s, const struct agent_
 
 	io.res = &res_ippools;
 	io.ns = k->ns;
-	io.decode = kpool_decode;
 	io.field_selector = k->field_selector;
 	io.backoff_base_usec = opts->backoff_base_usec;
 	io.backoff_max_usec = opts->backoff_max_usec;
 	io.watch_timeout_s = opts->watch_timeout_s;
 	/* no periodic resync: a store item gives its bindings to the engine once applied */
-	io.transform = kpool_transform;
-	io.destroy = kpool_destroy;
-	io.transform_userdata = k;
+	codec.decode = kpool_decode;
+	codec.destroy = kpool_destroy;
+	codec.userdata = k;
+	io.codec = &codec;
 	if ((r = kube_informer_new(c, &io, &k->inf)) < 0)
 		goto fail;
 	h.on_add = on_add;

@@ -349,8 +349,8 @@ struct fin_kind {
 	int (*list)(struct uninstall *u, const struct kube_list_opts *lo);
 	int (*get)(struct uninstall *u, const char *ns, const char *name);
 	int (*patch)(struct uninstall *u, const char *ns, const char *name, const json_t *patch);
-	kube_decode_fn decode;
-	size_t count; /* offset of the counter in struct uninstall */
+	bool metadata_only; /* list pages: items' metadata only (IPPools: no allocated map) */
+	size_t count;	    /* offset of the counter in struct uninstall */
 };
 
 static int
@@ -370,13 +370,6 @@ pool_patch(struct uninstall *u, const char *ns, const char *name, const json_t *
 {
 	return kube_patch(u->client, &ctrl_res_ippools, ns, name, KUBE_PATCH_MERGE, patch, NULL,
 	    call_done, &u->call);
-}
-
-/* status.ipv4.allocated straight into packed entries, not a tree (only metadata is read) */
-static json_t *
-pool_decode(void *userdata, const char *text, size_t len)
-{
-	return ippool_json_loadb(text, len, 0, NULL);
 }
 
 static int
@@ -399,10 +392,10 @@ cfg_patch(struct uninstall *u, const char *ns, const char *name, const json_t *p
 }
 
 static const struct fin_kind fin_kinds[] = {
-    {"IPPool", CTRL_FINALIZER_IPPOOL, POOL_PAGE, pool_list, pool_get, pool_patch, pool_decode,
+    {"IPPool", CTRL_FINALIZER_IPPOOL, POOL_PAGE, pool_list, pool_get, pool_patch, true,
 	offsetof(struct uninstall, n_pools)},
     {"VirtualMachineNetworkConfig", CTRL_FINALIZER_VMNETCFG, PAGE, cfg_list, cfg_get, cfg_patch,
-	NULL, offsetof(struct uninstall, n_cfgs)},
+	false, offsetof(struct uninstall, n_cfgs)},
 };
 
 /*
@@ -506,7 +499,7 @@ sweep(struct uninstall *u, const struct fin_kind *k)
 
 	for (;;) {
 		struct kube_list_opts lo = {
-		    .limit = k->page, .continue_token = cont, .decode = k->decode};
+		    .limit = k->page, .continue_token = cont, .metadata_only = k->metadata_only};
 
 		call_reset(u);
 		r = call_wait(u, k->list(u, &lo));

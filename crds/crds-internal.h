@@ -151,7 +151,7 @@ void crd_path_index(char *out, size_t size, const char *path, size_t i);
 char *crd_strdup(const char *s, int *r);
 
 /* One status.ipv4.allocated value (a MAC, EXCLUDED or RESERVED) into a->kind and a->mac:
- * 0, or -EINVAL. Shared by ippool.c's decoder and ippool-load.c's packed loader. */
+ * 0, or -EINVAL. Shared by ippool.c's decoder and ippool-text.c's map parser. */
 struct ippool_alloc;
 int ippool_alloc_value_parse(const char *val, struct ippool_alloc *a);
 

@@ -335,61 +335,6 @@ static const struct crd_field ipv4_status_children[] = {
     {.key = NULL},
 };
 
-/*
- * status.ipv4[IPPOOL_ALLOCATED_PACKED] (borrowed; from ippool_json_loadb): the raw bytes of
- * struct ippool_alloc[n], sorted by address, unique. The "allocated" beside it must be empty.
- */
-static int
-dec_allocated_packed(
-    const json_t *v, const char *path, struct ippool_status *st, struct crd_error *err)
-{
-	const char *bytes = json_string_value(v);
-	size_t len = json_string_length(v), n = len / sizeof(struct ippool_alloc);
-	struct ippool_alloc *allocs;
-	char sub[128];
-
-	crd_path_key(sub, sizeof(sub), path, "allocated");
-	if (!bytes || len % sizeof(struct ippool_alloc) != 0)
-		return crd_error_set(err, sub, "malformed packed form (length %zu)", len);
-	if (st->n_allocated)
-		return crd_error_set(err, sub, "malformed packed form (beside a non-empty map)");
-	if (n == 0)
-		return 0;
-	allocs = calloc(n, sizeof(*allocs));
-	if (!allocs)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		struct ippool_alloc a;
-
-		memcpy(&a, bytes + i * sizeof(a), sizeof(a));
-		if (a.kind > IPPOOL_ALLOC_RESERVED || (i > 0 && a.addr <= allocs[i - 1].addr)) {
-			free(allocs);
-			return crd_error_set(err, sub, "malformed packed form (entry %zu)", i);
-		}
-		allocs[i].addr = a.addr;
-		allocs[i].kind = a.kind;
-		if (a.kind == IPPOOL_ALLOC_MAC)
-			memcpy(allocs[i].mac, a.mac, MAC_LEN);
-	}
-	st->allocated = allocs;
-	st->n_allocated = n;
-	return 0;
-}
-
-static int
-dec_ipv4_status(const json_t *v, const char *path, void *ctx, struct crd_error *err)
-{
-	struct ippool_status *st = ctx;
-	const json_t *packed;
-	int r;
-
-	r = crd_decode_object(v, path, ipv4_status_children, false, st, err);
-	if (r < 0)
-		return r;
-	packed = json_object_get(v, IPPOOL_ALLOCATED_PACKED);
-	return packed ? dec_allocated_packed(packed, path, st, err) : 0;
-}
-
 static const struct crd_field pod_ref_children[] = {
     {.key = "namespace", .type = CRD_STRING, .store = CRD_S_STR, POD_REF(namespace)},
     {.key = "name", .type = CRD_STRING, .store = CRD_S_STR, POD_REF(name)},
@@ -410,7 +355,6 @@ static const struct crd_field status_children[] = {
     {.key = "ipv4",
 	.type = CRD_OBJECT,
 	.children = ipv4_status_children,
-	.decode = dec_ipv4_status,
 	.store = CRD_S_STRUCT,
 	.present = CRD_PRESENT(struct ippool_status, has_ipv4)},
     {.key = "agentPodRef",

@@ -153,22 +153,16 @@ int ippool_status_set_allocated(
 /* Binary search in status->allocated; borrowed pointer or NULL. */
 const struct ippool_alloc *ippool_status_find(const struct ippool_status *status, uint32_t addr);
 
-/* Member of status.ipv4 in a tree from ippool_json_loadb: status.ipv4.allocated, packed. */
-#define IPPOOL_ALLOCATED_PACKED "vmdhcp.internal/allocated-packed"
-
 /*
- * json_loadb for a text holding IPPools: one IPPool object, a watch event ({"type", "object"}),
- * or a list ({"items": [...]}). Each IPPool's status.ipv4.allocated map is parsed straight into
- * struct ippool_alloc entries instead of a jansson tree: the tree returned has "allocated": {}
- * and, beside it in status.ipv4, one string member IPPOOL_ALLOCATED_PACKED holding the entries
- * (sorted by address, one per address: the last of duplicate keys, as jansson keeps), which
- * ippool_decode reads in place of "allocated". A map not taken that way (a key or value with a
- * backslash escape, a value that is not a string, a key that is not an IPv4 address, a value
- * that is neither a MAC nor EXCLUDED/RESERVED, two "allocated" members in one ipv4 object, ...)
- * is left to jansson untouched, so that ippool_decode gives the same result, and the same error
- * text, as for json_loadb's tree. flags as json_loadb's. Returns a new reference, or NULL when
- * the text is not JSON (error filled when not NULL) or without memory.
+ * One IPPool's JSON text (a GET answer, a list item, a watch event's object) into *ret, as
+ * json_loadb + ippool_decode would, without the jansson tree of status.ipv4.allocated: that
+ * map is parsed straight into the sorted entries of status.allocated (one per address: the
+ * last of duplicate keys, as jansson keeps). A map that is not plainly written (a key or value
+ * with a backslash escape, a value that is not a string, a key that is not an IPv4 address, a
+ * value that is neither a MAC nor EXCLUDED/RESERVED, ...) goes through jansson with the rest,
+ * so the result and the error text are always those of ippool_decode. A text that is not JSON
+ * gives -EBADMSG and "not JSON: <jansson's error>". -ENOMEM.
  */
-json_t *ippool_json_loadb(const char *text, size_t len, size_t flags, json_error_t *error);
+int ippool_decode_text(const char *text, size_t len, struct ippool **ret, struct crd_error *err);
 
 #endif

@@ -13,6 +13,7 @@
 #include <event2/event.h>
 
 #include "kube/kube-internal.h"
+#include "lib/jscan.h"
 
 #define PATH_MAX_LEN 2048
 
@@ -177,12 +178,97 @@ void
 kube_result_from_http(struct kube_result *res, int error, long status, const char *body, size_t len,
     const char *message, json_t **ret_obj)
 {
-	kube_result_from_http_decode(res, error, status, body, len, message, NULL, NULL, ret_obj);
+	kube_result_from_http_opts(res, error, status, body, len, message, false, ret_obj);
+}
+
+/* Adds value (taken) to obj under the key span (with its quotes). 0 or -ENOMEM. */
+static int
+set_member(json_t *obj, struct jscan_span key, json_t *value)
+{
+	char *k = malloc(key.len);
+	int r = -ENOMEM;
+
+	if (k && value && jscan_string(key, k, key.len, NULL) == 0)
+		r = json_object_set_new(obj, k, value) == 0 ? 0 : -ENOMEM;
+	else
+		json_decref(value);
+	free(k);
+	return r;
+}
+
+static json_t *
+load_span(struct jscan_span v)
+{
+	return json_loadb(v.p, v.len, JSON_DECODE_ANY, NULL);
+}
+
+/* One item: apiVersion, kind and metadata only. */
+static json_t *
+load_item_metadata(struct jscan_span item)
+{
+	struct jscan_iter it;
+	struct jscan_span k, v;
+	json_t *obj = json_object();
+	int r;
+
+	if (!obj || jscan_open_span(&it, item, true) < 0)
+		goto fail;
+	while ((r = jscan_next(&it, &k, &v)) == 1)
+		if ((jscan_key_is(k, "apiVersion") || jscan_key_is(k, "kind") ||
+			jscan_key_is(k, "metadata")) &&
+		    set_member(obj, k, load_span(v)) < 0)
+			goto fail;
+	if (r == 0)
+		return obj;
+fail:
+	json_decref(obj);
+	return NULL;
+}
+
+/* A list page with each item reduced by load_item_metadata; NULL when it is not JSON. */
+static json_t *
+load_list_metadata(const char *body, size_t len)
+{
+	struct jscan_iter it, items;
+	struct jscan_span k, v, item;
+	json_t *page = json_object(), *arr;
+	int r, ri;
+
+	if (!page || jscan_open(&it, body, len, true) < 0)
+		goto fail;
+	while ((r = jscan_next(&it, &k, &v)) == 1) {
+		if (!jscan_key_is(k, "items") || jscan_type(v) != '[') {
+			if (set_member(page, k, load_span(v)) < 0)
+				goto fail;
+			continue;
+		}
+		arr = json_array();
+		if (!arr || jscan_open_span(&items, v, false) < 0) {
+			json_decref(arr);
+			goto fail;
+		}
+		while ((ri = jscan_next(&items, NULL, &item)) == 1) {
+			json_t *x =
+			    jscan_type(item) == '{' ? load_item_metadata(item) : load_span(item);
+
+			if (!x || json_array_append_new(arr, x) < 0) {
+				json_decref(arr);
+				goto fail;
+			}
+		}
+		if (ri < 0 || set_member(page, k, arr) < 0)
+			goto fail;
+	}
+	if (r == 0)
+		return page;
+fail:
+	json_decref(page);
+	return NULL;
 }
 
 void
-kube_result_from_http_decode(struct kube_result *res, int error, long status, const char *body,
-    size_t len, const char *message, kube_decode_fn decode, void *decode_userdata, json_t **ret_obj)
+kube_result_from_http_opts(struct kube_result *res, int error, long status, const char *body,
+    size_t len, const char *message, bool metadata_only, json_t **ret_obj)
 {
 	json_t *obj = NULL;
 
@@ -195,8 +281,8 @@ kube_result_from_http_decode(struct kube_result *res, int error, long status, co
 		res->error = error;
 		return;
 	}
-	if (len > 0 && decode && status >= 200 && status < 300)
-		obj = decode(decode_userdata, body, len);
+	if (len > 0 && metadata_only && status >= 200 && status < 300)
+		obj = load_list_metadata(body, len);
 	else if (len > 0)
 		obj = json_loadb(body, len, JSON_DECODE_ANY, NULL);
 	res->object = obj;
@@ -231,9 +317,9 @@ struct req_ctx {
 	struct kube_call call; /* the handle: first */
 	struct kube_http_call *http;
 	kube_done_fn done;
+	kube_raw_done_fn raw_done; /* instead of done: the 2xx body as text */
 	void *userdata;
-	kube_decode_fn decode;
-	void *decode_userdata;
+	bool metadata_only;
 };
 
 static void
@@ -243,9 +329,21 @@ req_done(void *userdata, int error, long status, const char *body, size_t len, c
 	struct kube_result res;
 	json_t *obj;
 
-	kube_result_from_http_decode(
-	    &res, error, status, body, len, message, ctx->decode, ctx->decode_userdata, &obj);
-	ctx->done(ctx->userdata, &res);
+	if (ctx->raw_done && error == 0 && status >= 200 && status < 300) {
+		memset(&res, 0, sizeof(res));
+		res.http_status = status;
+		res.reason = "";
+		res.message = message ? message : "";
+		ctx->raw_done(ctx->userdata, &res, body ? body : "", body ? len : 0);
+		free(ctx);
+		return;
+	}
+	kube_result_from_http_opts(
+	    &res, error, status, body, len, message, ctx->metadata_only, &obj);
+	if (ctx->raw_done)
+		ctx->raw_done(ctx->userdata, &res, NULL, 0);
+	else
+		ctx->done(ctx->userdata, &res);
 	json_decref(obj);
 	free(ctx);
 }
@@ -253,7 +351,7 @@ req_done(void *userdata, int error, long status, const char *body, size_t len, c
 static int
 submit_call(struct kube_client *c, const char *method, const char *path, const char *ctype,
     const json_t *body, kube_done_fn done, void *userdata, struct kube_call **ret_call,
-    struct kube_http_call **ret_http, kube_decode_fn decode, void *decode_userdata)
+    struct kube_http_call **ret_http, bool metadata_only, kube_raw_done_fn raw_done)
 {
 	struct kube_http_request req = {
 	    .method = method,
@@ -266,15 +364,15 @@ submit_call(struct kube_client *c, const char *method, const char *path, const c
 	char *text = NULL;
 	int rc;
 
-	if (!done)
+	if (!done && !raw_done)
 		return -EINVAL;
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return -ENOMEM;
 	ctx->done = done;
 	ctx->userdata = userdata;
-	ctx->decode = decode;
-	ctx->decode_userdata = decode_userdata;
+	ctx->metadata_only = metadata_only;
+	ctx->raw_done = raw_done;
 	if (body) {
 		text = json_dumps(body, JSON_COMPACT);
 		if (!text) {
@@ -303,7 +401,7 @@ submit(struct kube_client *c, const char *method, const char *path, const char *
     const json_t *body, kube_done_fn done, void *userdata, struct kube_call **ret_call)
 {
 	return submit_call(
-	    c, method, path, ctype, body, done, userdata, ret_call, NULL, NULL, NULL);
+	    c, method, path, ctype, body, done, userdata, ret_call, NULL, false, NULL);
 }
 
 /* --- verbs -------------------------------------------------------------------------------- */
@@ -325,7 +423,7 @@ kube_call_get(struct kube_client *c, const struct kube_resource *res, const char
 
 static int
 list(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const struct kube_list_opts *opts, kube_done_fn done, void *userdata,
+    const struct kube_list_opts *opts, kube_done_fn done, kube_raw_done_fn raw_done, void *userdata,
     struct kube_call **ret_call, struct kube_http_call **ret_http)
 {
 	char path[PATH_MAX_LEN], limit[24];
@@ -350,7 +448,7 @@ list(struct kube_client *c, const struct kube_resource *res, const char *ns,
 			return rc;
 	}
 	return submit_call(c, "GET", path, NULL, NULL, done, userdata, ret_call, ret_http,
-	    opts ? opts->decode : NULL, opts ? opts->decode_userdata : NULL);
+	    opts && opts->metadata_only, raw_done);
 }
 
 int
@@ -358,15 +456,17 @@ kube_call_list(struct kube_client *c, const struct kube_resource *res, const cha
     const struct kube_list_opts *opts, kube_done_fn done, void *userdata,
     struct kube_call **ret_call)
 {
-	return list(c, res, ns, opts, done, userdata, ret_call, NULL);
+	return list(c, res, ns, opts, done, NULL, userdata, ret_call, NULL);
 }
 
 int
-kube_list_call(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const struct kube_list_opts *opts, kube_done_fn done, void *userdata,
+kube_list_raw_call(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const struct kube_list_opts *opts, kube_raw_done_fn done, void *userdata,
     struct kube_http_call **ret)
 {
-	return list(c, res, ns, opts, done, userdata, NULL, ret);
+	if (!done)
+		return -EINVAL;
+	return list(c, res, ns, opts, NULL, done, userdata, NULL, ret);
 }
 
 /* Ensures apiVersion/kind on a copy when missing (the API server requires them on writes). */

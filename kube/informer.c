@@ -15,8 +15,11 @@
  * (the first at warn, then at the 2nd, 4th, 8th ... and at most once per backoff cap) and the
  * last one is kept for /readyz (kube_informer_describe_failure).
  *
- * Objects are transformed into the caller's compact struct as they arrive, and the json_t
- * is dropped; items whose resourceVersion did not change on relist are not transformed.
+ * List pages and watch lines are scanned with lib/jscan.h (items[] and metadata of a page;
+ * type and object of an event) and each object's text goes to the codec: the caller's typed
+ * decoder, or json_loadb and the transform (the json_t is dropped once transformed). The key
+ * (namespace/name) and resourceVersion are read from the object's text first, so items whose
+ * resourceVersion did not change on relist, and deletions, are never decoded.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,6 +31,7 @@
 
 #include "kube/kube-internal.h"
 #include "lib/clock.h"
+#include "lib/jscan.h"
 #include "lib/log.h"
 
 #define MAX_HANDLERS 8
@@ -56,8 +60,7 @@ struct kube_informer {
 	uint64_t seed;
 	kube_transform_fn transform;
 	void *transform_userdata;
-	kube_decode_fn decode;
-	void *decode_userdata;
+	struct kube_codec codec; /* decode NULL: json_loadb, then transform */
 	struct kube_store *store;
 	struct kube_store *seen; /* keys seen during the current list */
 	struct kube_informer_handlers handlers[MAX_HANDLERS];
@@ -95,7 +98,8 @@ kube_informer_new(
 
 	if (!opts || !opts->res)
 		return -EINVAL;
-	if (opts->transform && !opts->destroy)
+	if ((opts->transform && !opts->destroy) || (opts->transform && opts->codec) ||
+	    (opts->codec && (!opts->codec->decode || !opts->codec->destroy)))
 		return -EINVAL;
 	inf = calloc(1, sizeof(*inf));
 	if (!inf)
@@ -117,14 +121,17 @@ kube_informer_new(
 	inf->seed = clock_now_usec() | 1;
 	inf->transform = opts->transform;
 	inf->transform_userdata = opts->transform_userdata;
-	inf->decode = opts->decode;
-	inf->decode_userdata = opts->decode_userdata;
+	if (opts->codec)
+		inf->codec = *opts->codec;
 	rc = -ENOMEM;
 	if ((opts->ns && !(inf->ns = strdup(opts->ns))) ||
 	    (opts->label_selector && !(inf->label_selector = strdup(opts->label_selector))) ||
 	    (opts->field_selector && !(inf->field_selector = strdup(opts->field_selector))))
 		goto fail;
-	rc = kube_store_new(opts->transform ? opts->destroy : NULL, &inf->store);
+	rc = kube_store_new(opts->codec	      ? opts->codec->destroy
+			    : opts->transform ? opts->destroy
+					      : NULL,
+	    &inf->store);
 	if (rc < 0)
 		goto fail;
 	rc = -ENOMEM;
@@ -339,41 +346,96 @@ set_rv(struct kube_informer *inf, const char *rv)
 		strcpy(inf->rv, rv);
 }
 
-/* Adds or replaces obj (borrowed). */
-static void
-apply_upsert(struct kube_informer *inf, json_t *obj, bool from_list)
-{
-	const char *rv = kube_obj_resource_version(obj);
-	const char *old_rv;
+/* What the informer reads of an object's metadata before decoding it. */
+struct obj_meta {
 	char key[KEY_MAX];
+	bool has_key;
+	char rv[KEY_MAX];
+	bool has_rv;
+};
+
+/* metadata.<name> as a string into out; false when absent, not a string or too long. */
+static bool
+meta_string(struct jscan_span meta, const char *name, char *out, size_t len)
+{
+	struct jscan_span v;
+
+	return jscan_get_span(meta, name, &v) == 1 && jscan_type(v) == '"' &&
+	       jscan_string(v, out, len, NULL) == 0;
+}
+
+/* The key and resourceVersion of the object in [text, text + len) (a span jscan checked: a
+ * list item or a watch event's object), as kube_obj_key and kube_obj_resource_version read
+ * them from its tree. */
+static void
+scan_meta(const char *text, size_t len, struct obj_meta *m)
+{
+	struct jscan_span meta;
+	char ns[KEY_MAX], name[KEY_MAX];
+	bool has_ns;
+
+	m->has_key = m->has_rv = false;
+	if (jscan_get_span((struct jscan_span){text, len}, "metadata", &meta) != 1 ||
+	    jscan_type(meta) != '{')
+		return;
+	has_ns = meta_string(meta, "namespace", ns, sizeof(ns));
+	if (meta_string(meta, "name", name, sizeof(name)))
+		m->has_key = kube_key_make(has_ns ? ns : NULL, name, m->key, sizeof(m->key)) == 0;
+	m->has_rv = meta_string(meta, "resourceVersion", m->rv, sizeof(m->rv));
+}
+
+/* The codec: the caller's, or json_loadb then the transform (or the json_t itself). */
+static void *
+decode_item(struct kube_informer *inf, const char *text, size_t len)
+{
+	json_t *obj;
+	void *item;
+
+	if (inf->codec.decode)
+		return inf->codec.decode(inf->codec.userdata, text, len);
+	obj = json_loadb(text, len, 0, NULL);
+	if (!obj || !inf->transform)
+		return obj;
+	item = inf->transform(inf->transform_userdata, obj);
+	json_decref(obj);
+	return item;
+}
+
+/* Adds or replaces the object in [text, text + len) (meta: scan_meta of it). */
+static void
+apply_upsert(struct kube_informer *inf, const char *text, size_t len, const struct obj_meta *m,
+    bool from_list)
+{
+	const char *rv = m->has_rv ? m->rv : NULL;
+	const char *old_rv;
 	void *item, *old = NULL;
 	bool existed;
 
-	if (kube_obj_key(obj, key, sizeof(key)) < 0) {
+	if (!m->has_key) {
 		inf->stats.dropped++;
 		return;
 	}
 	if (from_list && inf->seen)
-		kube_store_put(inf->seen, key, NULL, (void *)1, NULL);
-	old_rv = kube_store_resource_version(inf->store, key);
-	existed = kube_store_get(inf->store, key) != NULL;
+		kube_store_put(inf->seen, m->key, NULL, (void *)1, NULL);
+	old_rv = kube_store_resource_version(inf->store, m->key);
+	existed = kube_store_get(inf->store, m->key) != NULL;
 	if (existed && from_list && rv && old_rv && strcmp(rv, old_rv) == 0)
 		return; /* unchanged since we saw it */
-	item = inf->transform ? inf->transform(inf->transform_userdata, obj) : json_incref(obj);
+	item = decode_item(inf, text, len);
 	if (!item) {
 		inf->stats.dropped++;
 		return;
 	}
-	if (kube_store_put(inf->store, key, rv, item, &old) < 0) {
+	if (kube_store_put(inf->store, m->key, rv, item, &old) < 0) {
 		inf->stats.dropped++;
 		kube_store_destroy_item(inf->store, old);
 		return;
 	}
 	if (old) {
-		notify_update(inf, key, old, item);
+		notify_update(inf, m->key, old, item);
 		kube_store_destroy_item(inf->store, old);
 	} else {
-		notify_add(inf, key, item);
+		notify_add(inf, m->key, item);
 	}
 }
 
@@ -472,34 +534,81 @@ finish_list(struct kube_informer *inf)
 static void list_page(struct kube_informer *inf);
 
 static void
-list_done(void *userdata, const struct kube_result *res)
+list_failed(struct kube_informer *inf, int err, long status, const char *reason, const char *msg)
+{
+	record_failure(inf, "list", err, status, reason, msg);
+	free(inf->continue_token);
+	inf->continue_token = NULL;
+	inf->seen = kube_store_free(inf->seen);
+	schedule_retry(inf, true, true);
+}
+
+/*
+ * A page's items[] and metadata spans (the last of duplicate members, as jansson keeps);
+ * -EBADMSG when the text is not JSON.
+ */
+static int
+scan_page(const char *body, size_t len, struct jscan_span *items, struct jscan_span *meta)
+{
+	struct jscan_iter it;
+	struct jscan_span k, v;
+	int r;
+
+	*items = *meta = (struct jscan_span){NULL, 0};
+	if (len == 0)
+		return 0; /* no answer: nothing listed, and no resourceVersion */
+	if (jscan_open(&it, body, len, true) < 0)
+		return jscan_value(body, len, &v) < 0 ? -EBADMSG : 0; /* JSON, not an object */
+	while ((r = jscan_next(&it, &k, &v)) == 1) {
+		if (jscan_key_is(k, "items"))
+			*items = v;
+		else if (jscan_key_is(k, "metadata"))
+			*meta = v;
+	}
+	return r;
+}
+
+static void
+list_done(void *userdata, const struct kube_result *res, const char *body, size_t len)
 {
 	struct kube_informer *inf = userdata;
-	const json_t *items, *meta;
-	const char *cont;
-	size_t i;
-	json_t *v;
+	struct jscan_span items, meta, item;
+	struct jscan_iter it;
+	struct obj_meta m;
+	struct jscan_span cont = {NULL, 0};
+	char rv[sizeof(inf->rv)];
 
 	inf->list_call = NULL;
 	if (res->error < 0) {
-		record_failure(
-		    inf, "list", res->error, res->http_status, res->reason, res->message);
-		free(inf->continue_token);
-		inf->continue_token = NULL;
-		inf->seen = kube_store_free(inf->seen);
-		schedule_retry(inf, true, true);
+		list_failed(inf, res->error, res->http_status, res->reason, res->message);
+		return;
+	}
+	if (scan_page(body, len, &items, &meta) < 0) {
+		list_failed(inf, -EBADMSG, res->http_status, "", "response is not JSON");
 		return;
 	}
 	inf->stats.pages++;
-	items = json_object_get(res->object, "items");
-	json_array_foreach(items, i, v) apply_upsert(inf, v, true);
-	meta = json_object_get(res->object, "metadata");
-	cont = json_string_value(json_object_get(meta, "continue"));
+	if (jscan_type(items) == '[' && jscan_open_span(&it, items, false) == 0) {
+		while (jscan_next(&it, NULL, &item) == 1) {
+			if (jscan_type(item) != '{') {
+				inf->stats.dropped++;
+				continue;
+			}
+			scan_meta(item.p, item.len, &m);
+			apply_upsert(inf, item.p, item.len, &m, true);
+		}
+	}
+	if (jscan_type(meta) == '{' && jscan_get_span(meta, "continue", &cont) == 1 &&
+	    jscan_type(cont) != '"')
+		cont.len = 0;
 	free(inf->continue_token);
 	inf->continue_token = NULL;
-	if (cont && *cont) {
-		inf->continue_token = strdup(cont);
-		if (!inf->continue_token) {
+	if (cont.len > 2) { /* a non-empty string */
+		inf->continue_token = malloc(cont.len);
+		if (!inf->continue_token ||
+		    jscan_string(cont, inf->continue_token, cont.len, NULL) < 0) {
+			free(inf->continue_token);
+			inf->continue_token = NULL;
 			inf->seen = kube_store_free(inf->seen);
 			schedule_retry(inf, true, true);
 			return;
@@ -507,7 +616,8 @@ list_done(void *userdata, const struct kube_result *res)
 		list_page(inf);
 		return;
 	}
-	set_rv(inf, json_string_value(json_object_get(meta, "resourceVersion")));
+	if (jscan_type(meta) == '{' && meta_string(meta, "resourceVersion", rv, sizeof(rv)))
+		set_rv(inf, rv);
 	if (!inf->rv[0]) {
 		/* nothing to watch from: list again later rather than spin */
 		record_failure(
@@ -527,11 +637,10 @@ list_page(struct kube_informer *inf)
 	    .field_selector = inf->field_selector,
 	    .limit = inf->page_size,
 	    .continue_token = inf->continue_token,
-	    .decode = inf->decode,
-	    .decode_userdata = inf->decode_userdata,
 	};
 
-	int rc = kube_list_call(inf->c, inf->res, inf->ns, &lo, list_done, inf, &inf->list_call);
+	int rc =
+	    kube_list_raw_call(inf->c, inf->res, inf->ns, &lo, list_done, inf, &inf->list_call);
 
 	if (rc < 0) {
 		record_failure(inf, "list", rc, 0, NULL, "not started");
@@ -558,28 +667,31 @@ start_list(struct kube_informer *inf)
 /* --- watch ---------------------------------------------------------------------------------- */
 
 static void
-watch_event(void *userdata, enum kube_watch_type type, json_t *obj)
+watch_event(void *userdata, enum kube_watch_type type, const char *text, size_t len)
 {
 	struct kube_informer *inf = userdata;
-	char key[KEY_MAX];
+	struct obj_meta m;
 
+	if (type == KUBE_WATCH_ERROR)
+		return; /* the stream ends; watch_end decides */
+	scan_meta(text, len, &m);
 	switch (type) {
 	case KUBE_WATCH_ADDED:
 	case KUBE_WATCH_MODIFIED:
-		apply_upsert(inf, obj, false);
+		apply_upsert(inf, text, len, &m, false);
 		break;
 	case KUBE_WATCH_DELETED:
-		if (kube_obj_key(obj, key, sizeof(key)) == 0)
-			apply_delete_key(inf, key);
+		if (m.has_key)
+			apply_delete_key(inf, m.key);
 		break;
 	case KUBE_WATCH_BOOKMARK:
-		break;
 	case KUBE_WATCH_ERROR:
-		return; /* the stream ends; watch_end decides */
+		break;
 	}
 	record_success(inf, "watch");
 	inf->stats.events++;
-	set_rv(inf, kube_obj_resource_version(obj));
+	if (m.has_rv)
+		set_rv(inf, m.rv);
 }
 
 static void
@@ -617,9 +729,10 @@ watch_end(void *userdata, int error, const char *message)
 }
 
 void
-kube_informer_apply_event(struct kube_informer *inf, enum kube_watch_type type, json_t *obj)
+kube_informer_apply_event_text(
+    struct kube_informer *inf, enum kube_watch_type type, const char *text, size_t len)
 {
-	watch_event(inf, type, obj);
+	watch_event(inf, type, text, len);
 }
 
 static void
@@ -630,8 +743,6 @@ start_watch(struct kube_informer *inf)
 	    .field_selector = inf->field_selector,
 	    .resource_version = inf->rv,
 	    .bookmarks = true,
-	    .decode = inf->decode,
-	    .decode_userdata = inf->decode_userdata,
 	};
 	int rc;
 
@@ -648,7 +759,7 @@ start_watch(struct kube_informer *inf)
 	}
 	inf->state = INF_WATCHING;
 	inf->watch_started = clock_now_usec();
-	rc = kube_watch_start(
+	rc = kube_watch_start_raw(
 	    inf->c, inf->res, inf->ns, &wo, watch_event, watch_end, inf, &inf->watch);
 	if (rc < 0) {
 		record_failure(inf, "watch", rc, 0, NULL, "not started");

@@ -193,11 +193,6 @@ bool kube_http_parser_started(const struct kube_http_parser *p);
 /* --- client internals ----------------------------------------------------------------- */
 
 struct kube_http *kube_client_http(struct kube_client *c);
-/* kube_list that hands back the HTTP call (cancel it with kube_http_cancel): the informer's.
- * kube_call_list does the same with a struct kube_call. */
-int kube_list_call(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const struct kube_list_opts *opts, kube_done_fn done, void *userdata,
-    struct kube_http_call **ret);
 /* Path of a collection or object: /api/v1/namespaces/NS/RES[/NAME][/SUB]. */
 int kube_resource_path(const struct kube_resource *res, const char *ns, const char *name,
     const char *subresource, char *out, size_t len);
@@ -206,13 +201,25 @@ int kube_query_add(char *out, size_t len, const char *k, const char *v);
 /* Fills a result from an HTTP answer; *ret_obj gets the parsed JSON (new ref, may be NULL). */
 void kube_result_from_http(struct kube_result *res, int error, long status, const char *body,
     size_t len, const char *message, json_t **ret_obj);
-/* The same, the body decoded by decode (NULL: json_loadb). */
-void kube_result_from_http_decode(struct kube_result *res, int error, long status, const char *body,
-    size_t len, const char *message, kube_decode_fn decode, void *decode_userdata,
-    json_t **ret_obj);
+/* The same; metadata_only as in struct kube_list_opts. */
+void kube_result_from_http_opts(struct kube_result *res, int error, long status, const char *body,
+    size_t len, const char *message, bool metadata_only, json_t **ret_obj);
+/*
+ * kube_call_list whose callback gets the page's text (borrowed for the call) instead of a
+ * json_t: res->object is NULL; body is non-NULL only when res->error is 0 (a 2xx answer).
+ * For the informer, which scans pages with lib/jscan.h and decodes objects one by one; *ret
+ * cancels it with kube_http_cancel.
+ */
+typedef void (*kube_raw_done_fn)(
+    void *userdata, const struct kube_result *res, const char *body, size_t len);
+int kube_list_raw_call(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const struct kube_list_opts *opts, kube_raw_done_fn done, void *userdata,
+    struct kube_http_call **ret);
 
-/* Applies one watch event (obj borrowed) as if it came from the stream: tests, benchmarks. */
-void kube_informer_apply_event(struct kube_informer *inf, enum kube_watch_type type, json_t *obj);
+/* Applies one watch event as if it came from the stream (tests, benchmarks): text is the
+ * object's span, checked by lib/jscan.h, as kube_watch_framer_feed_raw hands it. */
+void kube_informer_apply_event_text(
+    struct kube_informer *inf, enum kube_watch_type type, const char *text, size_t len);
 
 /* --- watch stream framing (watch.c) -------------------------------------------------- */
 
@@ -226,23 +233,34 @@ struct kube_watch_framer {
 	size_t max_line;
 	bool skipping; /* inside an over-long line */
 	uint64_t lines, dropped;
-	kube_decode_fn decode; /* NULL: json_loadb */
-	void *decode_userdata;
 };
 
 typedef void (*kube_framer_event_fn)(void *userdata, enum kube_watch_type type, json_t *object);
+/* The event's object as a span of the line (borrowed for the call; not NUL-terminated). */
+typedef void (*kube_framer_raw_fn)(
+    void *userdata, enum kube_watch_type type, const char *object, size_t len);
 
 void kube_watch_framer_init(struct kube_watch_framer *f, size_t max_line);
 void kube_watch_framer_release(struct kube_watch_framer *f);
 /* Feeds bytes; calls fn for each decoded event. Returns 0 or -ENOMEM. */
 int kube_watch_framer_feed(struct kube_watch_framer *f, const char *data, size_t len,
     kube_framer_event_fn fn, void *userdata);
+/* The same, each event's object handed as a span (a line that does not scan is dropped). */
+int kube_watch_framer_feed_raw(struct kube_watch_framer *f, const char *data, size_t len,
+    kube_framer_raw_fn fn, void *userdata);
 /* Decodes one line: returns 0 with type and object (new reference) or -EBADMSG. */
 int kube_watch_decode_line(
     const char *line, size_t len, enum kube_watch_type *ret_type, json_t **ret_object);
-/* The same with a decoder for the line (NULL: json_loadb). */
-int kube_watch_decode_line_with(kube_decode_fn decode, void *decode_userdata, const char *line,
-    size_t len, enum kube_watch_type *ret_type, json_t **ret_object);
+/* Scans one line (lib/jscan.h): 0 with type and the span of its object, or -EBADMSG. */
+int kube_watch_scan_line(const char *line, size_t len, enum kube_watch_type *ret_type,
+    const char **ret_object, size_t *ret_len);
+/*
+ * kube_watch_start whose events carry the object's text, not a json_t (the informer's typed
+ * path). ERROR events still end the stream as with kube_watch_start.
+ */
+int kube_watch_start_raw(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const struct kube_watch_opts *opts, kube_framer_raw_fn on_event, kube_watch_end_fn on_end,
+    void *userdata, struct kube_watch **ret);
 
 /* --- backoff ---------------------------------------------------------------------------- */
 

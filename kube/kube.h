@@ -160,22 +160,16 @@ struct kube_result {
 };
 typedef void (*kube_done_fn)(void *userdata, const struct kube_result *res);
 
-/*
- * Decodes one JSON text of an answer, a list page or a watch event line, in place of
- * json_loadb: for resources whose objects have a compact form that a generic tree would
- * waste memory on (crds/ippool.h's ippool_json_loadb). Returns a new reference, or NULL when
- * the text is not JSON.
- */
-typedef json_t *(*kube_decode_fn)(void *userdata, const char *text, size_t len);
-
 struct kube_list_opts {
 	const char *label_selector;
 	const char *field_selector;
 	unsigned limit;		      /* 0: no limit */
 	const char *continue_token;   /* from the previous page's metadata.continue */
 	const char *resource_version; /* NULL: most recent */
-	kube_decode_fn decode;	      /* NULL: json_loadb */
-	void *decode_userdata;
+	/* Each item reduced to apiVersion, kind and metadata: the rest of the page is checked
+	 * and skipped by lib/jscan.h, never built (callers that read only metadata of kinds
+	 * with large objects, like an IPPool's status.ipv4.allocated). */
+	bool metadata_only;
 };
 
 enum kube_patch_type {
@@ -274,8 +268,6 @@ struct kube_watch_opts {
 	const char *resource_version; /* resume point */
 	unsigned timeout_seconds;     /* server-side timeoutSeconds; 0 = server default */
 	bool bookmarks;		      /* allowWatchBookmarks */
-	kube_decode_fn decode;	      /* of each event line; NULL: json_loadb */
-	void *decode_userdata;
 	/* No byte of the answer (events or bookmarks) for this long: the stream is stopped and
 	 * ends with -ETIMEDOUT. 0 = never (only the client-side guard past timeout_seconds). */
 	unsigned idle_timeout_ms;
@@ -333,6 +325,19 @@ int kube_store_by_index(const struct kube_store *s, const char *name, const char
 size_t kube_store_index_count(const struct kube_store *s, const char *name, const char *value);
 void kube_store_destroy_item(const struct kube_store *s, void *item);
 
+/*
+ * Typed codec: one object's JSON text (a list item or a watch event's object: a span of the
+ * page or line, not NUL-terminated; checked by lib/jscan.h already) -> the item the store
+ * keeps (new, freed with destroy). NULL drops the object (counted). The informer reads the
+ * key and resourceVersion from the text's metadata itself, so decode runs only for objects
+ * it stores, never for deletions or for items unchanged at a relist.
+ */
+struct kube_codec {
+	void *(*decode)(void *userdata, const char *text, size_t len);
+	kube_destroy_fn destroy;
+	void *userdata;
+};
+
 /* --- informer ------------------------------------------------------------------------- */
 
 struct kube_informer_opts {
@@ -352,11 +357,12 @@ struct kube_informer_opts {
 	 * started again from the last resourceVersion (0 = 120 s: twice the API server's
 	 * one-minute bookmark period, well under its watch timeout). */
 	uint64_t watch_idle_timeout_usec;
+	/* Either a transform of the json_load'ed object (with its destroy), or a typed codec
+	 * (copied) that decodes the object's text itself; neither: the store keeps json_t. */
 	kube_transform_fn transform;
 	kube_destroy_fn destroy;
 	void *transform_userdata;
-	kube_decode_fn decode; /* list pages and watch lines; NULL: json_loadb */
-	void *decode_userdata;
+	const struct kube_codec *codec;
 	const struct kube_clock *clock;
 };
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Watch streams: the API server sends one JSON object per line ({"type":..., "object":...});
- * chunks may split a line anywhere, or carry many lines. The framer reassembles lines,
- * decodes them, and counts what it drops.
+ * chunks may split a line anywhere, or carry many lines. The framer reassembles lines, scans
+ * each with lib/jscan.h for its type and the span of its object, and counts what it drops.
+ * The object is then decoded by json_loadb (kube_watch_start) or handed as text to a typed
+ * codec (kube_watch_start_raw: the informer's path).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include <event2/event.h>
 
 #include "kube/kube-internal.h"
+#include "lib/jscan.h"
 #include "lib/util.h"
 
 #define WATCH_MAX_LINE (64u << 20)
@@ -33,38 +36,47 @@ kube_watch_type_name(enum kube_watch_type t)
 }
 
 int
-kube_watch_decode_line(
-    const char *line, size_t len, enum kube_watch_type *ret_type, json_t **ret_object)
+kube_watch_scan_line(const char *line, size_t len, enum kube_watch_type *ret_type,
+    const char **ret_object, size_t *ret_len)
 {
-	return kube_watch_decode_line_with(NULL, NULL, line, len, ret_type, ret_object);
-}
+	struct jscan_iter it;
+	struct jscan_span k, v, type = {0}, obj = {0};
+	char name[16];
+	int r;
 
-int
-kube_watch_decode_line_with(kube_decode_fn decode, void *decode_userdata, const char *line,
-    size_t len, enum kube_watch_type *ret_type, json_t **ret_object)
-{
-	json_t *root, *obj;
-	const char *type;
-
-	root = decode ? decode(decode_userdata, line, len) : json_loadb(line, len, 0, NULL);
-	if (!root)
+	if (jscan_open(&it, line, len, true) < 0)
 		return -EBADMSG;
-	type = json_string_value(json_object_get(root, "type"));
-	obj = json_object_get(root, "object");
-	if (!type || !json_is_object(obj)) {
-		json_decref(root);
-		return -EBADMSG;
+	while ((r = jscan_next(&it, &k, &v)) == 1) {
+		if (jscan_key_is(k, "type"))
+			type = v; /* the last one, as jansson keeps */
+		else if (jscan_key_is(k, "object"))
+			obj = v;
 	}
+	if (r < 0 || jscan_type(type) != '"' || jscan_type(obj) != '{' ||
+	    jscan_string(type, name, sizeof(name), NULL) < 0)
+		return -EBADMSG;
 	for (size_t i = 0; i < ELEMENTSOF(watch_type_names); i++) {
-		if (strcmp(type, watch_type_names[i]) == 0) {
+		if (strcmp(name, watch_type_names[i]) == 0) {
 			*ret_type = (enum kube_watch_type)i;
-			*ret_object = json_incref(obj);
-			json_decref(root);
+			*ret_object = obj.p;
+			*ret_len = obj.len;
 			return 0;
 		}
 	}
-	json_decref(root);
 	return -EBADMSG;
+}
+
+int
+kube_watch_decode_line(
+    const char *line, size_t len, enum kube_watch_type *ret_type, json_t **ret_object)
+{
+	const char *obj;
+	size_t n;
+
+	if (kube_watch_scan_line(line, len, ret_type, &obj, &n) < 0)
+		return -EBADMSG;
+	*ret_object = json_loadb(obj, n, 0, NULL);
+	return *ret_object ? 0 : -EBADMSG;
 }
 
 void
@@ -82,11 +94,19 @@ kube_watch_framer_release(struct kube_watch_framer *f)
 	f->len = f->cap = 0;
 }
 
+/* Where complete lines go: decoded (fn) or scanned (raw). */
+struct emit {
+	kube_framer_event_fn fn;
+	kube_framer_raw_fn raw;
+	void *userdata;
+};
+
 static void
-emit_line(struct kube_watch_framer *f, const char *line, size_t len, kube_framer_event_fn fn,
-    void *userdata)
+emit_line(struct kube_watch_framer *f, const char *line, size_t len, const struct emit *e)
 {
 	enum kube_watch_type type;
+	const char *text;
+	size_t n;
 	json_t *obj;
 
 	while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' '))
@@ -94,12 +114,19 @@ emit_line(struct kube_watch_framer *f, const char *line, size_t len, kube_framer
 	if (len == 0)
 		return; /* blank keep-alive line */
 	f->lines++;
-	if (kube_watch_decode_line_with(f->decode, f->decode_userdata, line, len, &type, &obj) <
-	    0) {
+	if (e->raw) {
+		if (kube_watch_scan_line(line, len, &type, &text, &n) < 0) {
+			f->dropped++;
+			return;
+		}
+		e->raw(e->userdata, type, text, n);
+		return;
+	}
+	if (kube_watch_decode_line(line, len, &type, &obj) < 0) {
 		f->dropped++;
 		return;
 	}
-	fn(userdata, type, obj);
+	e->fn(e->userdata, type, obj);
 	json_decref(obj);
 }
 
@@ -123,9 +150,8 @@ buffer_append(struct kube_watch_framer *f, const char *data, size_t n)
 	return 0;
 }
 
-int
-kube_watch_framer_feed(struct kube_watch_framer *f, const char *data, size_t len,
-    kube_framer_event_fn fn, void *userdata)
+static int
+feed(struct kube_watch_framer *f, const char *data, size_t len, const struct emit *e)
 {
 	while (len > 0) {
 		const char *nl = memchr(data, '\n', len);
@@ -142,11 +168,11 @@ kube_watch_framer_feed(struct kube_watch_framer *f, const char *data, size_t len
 			if (buffer_append(f, data, n) < 0)
 				return -ENOMEM;
 		} else if (f->len == 0) {
-			emit_line(f, data, n, fn, userdata); /* whole line in this chunk */
+			emit_line(f, data, n, e); /* whole line in this chunk */
 		} else {
 			if (buffer_append(f, data, n) < 0)
 				return -ENOMEM;
-			emit_line(f, f->buf, f->len, fn, userdata);
+			emit_line(f, f->buf, f->len, e);
 			f->len = 0;
 		}
 		if (!nl)
@@ -163,12 +189,27 @@ kube_watch_framer_feed(struct kube_watch_framer *f, const char *data, size_t len
 	return 0;
 }
 
+int
+kube_watch_framer_feed(struct kube_watch_framer *f, const char *data, size_t len,
+    kube_framer_event_fn fn, void *userdata)
+{
+	return feed(f, data, len, &(struct emit){.fn = fn, .userdata = userdata});
+}
+
+int
+kube_watch_framer_feed_raw(struct kube_watch_framer *f, const char *data, size_t len,
+    kube_framer_raw_fn fn, void *userdata)
+{
+	return feed(f, data, len, &(struct emit){.raw = fn, .userdata = userdata});
+}
+
 /* --- one watch stream ------------------------------------------------------------------------ */
 
 struct kube_watch {
 	struct kube_http_call *call;
 	struct kube_watch_framer framer;
-	kube_watch_event_fn on_event;
+	kube_watch_event_fn on_event; /* or: */
+	kube_framer_raw_fn on_raw;
 	kube_watch_end_fn on_end;
 	void *userdata;
 	bool stopped;  /* freed by the user from a callback: drop the rest */
@@ -207,6 +248,18 @@ watch_idle_fired(evutil_socket_t fd, short what, void *arg)
 	w->on_end(w->userdata, -ETIMEDOUT, w->error_message); /* may free w */
 }
 
+/* An ERROR event's Status (object borrowed): what the stream ends with. */
+static void
+watch_error(struct kube_watch *w, const json_t *object)
+{
+	long code = (long)json_integer_value(json_object_get(object, "code"));
+	const char *reason = json_string_value(json_object_get(object, "reason"));
+	const char *msg = json_string_value(json_object_get(object, "message"));
+
+	w->error_err = kube_status_to_errno(code ? code : 500, reason);
+	snprintf(w->error_message, sizeof(w->error_message), "%s", msg ? msg : "watch error");
+}
+
 static void
 framed_event(void *userdata, enum kube_watch_type type, json_t *object)
 {
@@ -214,17 +267,28 @@ framed_event(void *userdata, enum kube_watch_type type, json_t *object)
 
 	if (w->stopped)
 		return;
-	if (type == KUBE_WATCH_ERROR) {
-		long code = (long)json_integer_value(json_object_get(object, "code"));
-		const char *reason = json_string_value(json_object_get(object, "reason"));
-		const char *msg = json_string_value(json_object_get(object, "message"));
-
-		w->error_err = kube_status_to_errno(code ? code : 500, reason);
-		snprintf(
-		    w->error_message, sizeof(w->error_message), "%s", msg ? msg : "watch error");
-	}
+	if (type == KUBE_WATCH_ERROR)
+		watch_error(w, object);
 	w->in_event = true;
 	w->on_event(w->userdata, type, object);
+	w->in_event = false;
+}
+
+static void
+framed_raw(void *userdata, enum kube_watch_type type, const char *text, size_t len)
+{
+	struct kube_watch *w = userdata;
+
+	if (w->stopped)
+		return;
+	if (type == KUBE_WATCH_ERROR) {
+		json_t *status = json_loadb(text, len, 0, NULL);
+
+		watch_error(w, status);
+		json_decref(status);
+	}
+	w->in_event = true;
+	w->on_raw(w->userdata, type, text, len);
 	w->in_event = false;
 }
 
@@ -235,7 +299,8 @@ watch_data(void *userdata, const char *data, size_t len)
 
 	if (w->idle_timer && !w->stopped)
 		evtimer_add(w->idle_timer, &w->idle_tv); /* any byte counts, bookmarks too */
-	if (kube_watch_framer_feed(&w->framer, data, len, framed_event, w) < 0)
+	if ((w->on_raw ? kube_watch_framer_feed_raw(&w->framer, data, len, framed_raw, w)
+		       : kube_watch_framer_feed(&w->framer, data, len, framed_event, w)) < 0)
 		return false;
 	if (w->free_later) {
 		watch_destroy(w);
@@ -275,17 +340,17 @@ watch_done(
 	json_decref(obj);
 }
 
-int
-kube_watch_start(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const struct kube_watch_opts *opts, kube_watch_event_fn on_event, kube_watch_end_fn on_end,
-    void *userdata, struct kube_watch **ret)
+static int
+watch_start(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const struct kube_watch_opts *opts, kube_watch_event_fn on_event, kube_framer_raw_fn on_raw,
+    kube_watch_end_fn on_end, void *userdata, struct kube_watch **ret)
 {
 	struct kube_http_request req = {.method = "GET", .stream = true};
 	char path[2048], num[24];
 	struct kube_watch *w;
 	int rc;
 
-	if (!on_event || !on_end || !ret)
+	if ((!on_event && !on_raw) || !on_end || !ret)
 		return -EINVAL;
 	rc = kube_resource_path(res, ns, NULL, NULL, path, sizeof(path));
 	if (rc < 0)
@@ -314,11 +379,8 @@ kube_watch_start(struct kube_client *c, const struct kube_resource *res, const c
 	if (!w)
 		return -ENOMEM;
 	kube_watch_framer_init(&w->framer, 0);
-	if (opts) {
-		w->framer.decode = opts->decode;
-		w->framer.decode_userdata = opts->decode_userdata;
-	}
 	w->on_event = on_event;
+	w->on_raw = on_raw;
 	w->on_end = on_end;
 	w->userdata = userdata;
 	req.path = path;
@@ -343,6 +405,26 @@ kube_watch_start(struct kube_client *c, const struct kube_resource *res, const c
 		evtimer_add(w->idle_timer, &w->idle_tv); /* the answer's first byte counts too */
 	*ret = w;
 	return 0;
+}
+
+int
+kube_watch_start(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const struct kube_watch_opts *opts, kube_watch_event_fn on_event, kube_watch_end_fn on_end,
+    void *userdata, struct kube_watch **ret)
+{
+	if (!on_event)
+		return -EINVAL;
+	return watch_start(c, res, ns, opts, on_event, NULL, on_end, userdata, ret);
+}
+
+int
+kube_watch_start_raw(struct kube_client *c, const struct kube_resource *res, const char *ns,
+    const struct kube_watch_opts *opts, kube_framer_raw_fn on_event, kube_watch_end_fn on_end,
+    void *userdata, struct kube_watch **ret)
+{
+	if (!on_event)
+		return -EINVAL;
+	return watch_start(c, res, ns, opts, NULL, on_event, on_end, userdata, ret);
 }
 
 struct kube_watch *

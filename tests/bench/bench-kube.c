@@ -227,9 +227,9 @@ measure_watch(int n, double *secs, long *seen)
 }
 
 static void
-apply_cb(void *userdata, enum kube_watch_type type, json_t *obj)
+apply_cb(void *userdata, enum kube_watch_type type, const char *text, size_t len)
 {
-	kube_informer_apply_event(userdata, type, obj);
+	kube_informer_apply_event_text(userdata, type, text, len);
 }
 
 static int
@@ -260,7 +260,7 @@ measure_inprocess(int n, double *secs, double *heap_growth)
 		    "\"resourceVersion\":\"%d\",\"labels\":{\"app\":\"web\",\"tier\":\"backend\"}},"
 		    "\"data\":{\"v\":\"%d\",\"blob\":\"0123456789abcdef0123456789abcdef\"}}}\n",
 		    i < n ? "ADDED" : "MODIFIED", i % n, i % n, i + 1, i);
-		kube_watch_framer_feed(&f, line, strlen(line), apply_cb, inf);
+		kube_watch_framer_feed_raw(&f, line, strlen(line), apply_cb, inf);
 		if (i == n - 1) {
 			*secs = (double)(clock_now_usec() - t0) / 1e6; /* adds */
 			h0 = heap_bytes();

@@ -171,8 +171,8 @@ test_encode_golden(void)
 	add_dir(&o, path, "examples", ".yaml", true);
 	snprintf(path, sizeof(path), "%s/../fuzz/corpus/fuzz-crds-ippool", data);
 	add_dir(&o, path, "fuzz-crds-ippool", ".json", false);
-	snprintf(path, sizeof(path), "%s/../fuzz/corpus/fuzz-crds-ippool-load", data);
-	add_dir(&o, path, "fuzz-crds-ippool-load", ".json", false);
+	snprintf(path, sizeof(path), "%s/../fuzz/corpus/fuzz-crds-ippool-text", data);
+	add_dir(&o, path, "fuzz-crds-ippool-text", ".json", false);
 	snprintf(path, sizeof(path), "%s/../fuzz/corpus/fuzz-crds-vmnetcfg", data);
 	add_dir(&o, path, "fuzz-crds-vmnetcfg", ".json", false);
 	/* what is written whatever the struct holds */

@@ -187,6 +187,49 @@ test_list_selectors(void)
 	answer_reset(&a);
 }
 
+/* metadata_only: each item keeps apiVersion, kind and metadata; the page its own members. */
+static void
+test_list_metadata_only(void)
+{
+	struct answer a = {0};
+	struct kube_list_opts lo = {.label_selector = "app=meta", .metadata_only = true};
+	const json_t *item, *full;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		char name[16];
+		json_t *cm;
+
+		snprintf(name, sizeof(name), "meta%zu", i);
+		cm = configmap(name, "meta", "a value the caller does not want");
+		CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "t", cm,
+						    answer_cb, &a)),
+		    0);
+		answer_reset(&a);
+		json_decref(cm);
+	}
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_list(client, &kube_res_configmaps, "t", &lo, answer_cb, &a)), 0);
+	CU_ASSERT_EQUAL_FATAL(json_array_size(json_object_get(a.obj, "items")), 2);
+	CU_ASSERT_PTR_NOT_NULL(json_string_value(
+	    json_object_get(json_object_get(a.obj, "metadata"), "resourceVersion")));
+	json_array_foreach(json_object_get(a.obj, "items"), i, item)
+	{
+		CU_ASSERT_PTR_NULL(json_object_get(item, "data"));
+		CU_ASSERT_PTR_NOT_NULL(kube_obj_name(item));
+		CU_ASSERT_PTR_NOT_NULL(kube_obj_resource_version(item));
+		CU_ASSERT_STRING_EQUAL(kube_obj_label(item, "app"), "meta");
+	}
+	answer_reset(&a);
+	/* the same list in full */
+	lo.metadata_only = false;
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_list(client, &kube_res_configmaps, "t", &lo, answer_cb, &a)), 0);
+	full = json_array_get(json_object_get(a.obj, "items"), 0);
+	CU_ASSERT_PTR_NOT_NULL(json_object_get(full, "data"));
+	answer_reset(&a);
+}
+
 static void
 test_update_conflict(void)
 {
@@ -703,6 +746,7 @@ test_watch_free_in_callback(void)
 static const struct test_case client_tests[] = {
     {"create, get, AlreadyExists, NotFound", test_create_get},
     {"list with label and field selectors", test_list_selectors},
+    {"list of items' metadata only", test_list_metadata_only},
     {"update and Conflict", test_update_conflict},
     {"update status", test_update_status},
     {"merge and JSON patches", test_patches},

@@ -26,6 +26,7 @@
 
 #include "kube/kube-internal.h"
 #include "lib/clock.h"
+#include "lib/jscan.h"
 #include "lib/util.h"
 #include "tests/helpers/scripted-http.h"
 #include "tests/runner.h"
@@ -734,9 +735,9 @@ test_resync(void)
  */
 
 static void
-apply_framed(void *userdata, enum kube_watch_type type, json_t *obj)
+apply_framed(void *userdata, enum kube_watch_type type, const char *text, size_t len)
 {
-	kube_informer_apply_event(userdata, type, obj);
+	kube_informer_apply_event_text(userdata, type, text, len);
 }
 
 static void
@@ -765,7 +766,7 @@ test_no_per_event_leak(void)
 		    "d\"}}}\n",
 		    type, obj, i + 1, round % 3, i);
 		CU_ASSERT_EQUAL_FATAL(
-		    kube_watch_framer_feed(&f, line, strlen(line), apply_framed, inf), 0);
+		    kube_watch_framer_feed_raw(&f, line, strlen(line), apply_framed, inf), 0);
 		if (i == 10000 - 1)
 			before = mallinfo2().uordblks;
 	}
@@ -781,57 +782,50 @@ test_no_per_event_leak(void)
 	kube_informer_free(inf);
 }
 
-/* A decoder that parses like json_loadb, then appends "0" to each ConfigMap's data.v: the
- * transform seeing ten times the value proves list pages and watch lines went through it. */
-struct dec_count {
-	int lists, lines;
+/* A typed codec that reads data.v from the object's text with lib/jscan.h (no jansson) and
+ * keeps ten times the value: the handlers seeing it prove list items and watch objects went
+ * through it; the count shows deletions and unchanged items at a relist are not decoded. */
+struct codec_count {
+	int decodes;
+	size_t last_len;
+	char last_tail;
 };
 
-static void
-times_ten(json_t *cm)
+static void *
+cm_decode_times_ten(void *userdata, const char *text, size_t len)
 {
-	json_t *data = json_object_get(cm, "data");
-	const char *v = json_string_value(json_object_get(data, "v"));
+	struct codec_count *d = userdata;
+	struct jscan_span data, v;
+	struct cm *c;
 	char buf[32];
 
-	if (v) {
-		snprintf(buf, sizeof(buf), "%s0", v);
-		json_object_set_new(data, "v", json_string(buf));
-	}
-}
-
-static json_t *
-decode_times_ten(void *userdata, const char *text, size_t len)
-{
-	struct dec_count *d = userdata;
-	json_t *root = json_loadb(text, len, JSON_DECODE_ANY, NULL), *items, *v;
-	size_t i;
-
-	items = json_object_get(root, "items");
-	if (json_is_array(items)) {
-		d->lists++;
-		json_array_foreach(items, i, v) times_ten(v);
-	} else if (json_is_object(json_object_get(root, "object"))) {
-		d->lines++;
-		times_ten(json_object_get(root, "object"));
-	}
-	return root;
+	d->decodes++;
+	d->last_len = len;
+	d->last_tail = len ? text[len - 1] : 0;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->value = -1;
+	if (jscan_get(text, len, "data", &data) == 1 && jscan_type(data) == '{' &&
+	    jscan_get(data.p, data.len, "v", &v) == 1 &&
+	    jscan_string(v, buf, sizeof(buf), NULL) == 0)
+		c->value = 10 * atoi(buf);
+	return c;
 }
 
 static void
-test_custom_decoder(void)
+test_typed_codec(void)
 {
 	struct seen s = {0};
-	struct dec_count d = {0};
+	struct codec_count d = {0};
+	struct kube_codec codec = {
+	    .decode = cm_decode_times_ten, .destroy = cm_destroy, .userdata = &d};
 	struct kube_informer_opts o = {
 	    .res = &kube_res_configmaps,
 	    .ns = "dec",
 	    .label_selector = "grp=dec",
 	    .watch_timeout_s = 3600,
-	    .transform = cm_transform,
-	    .destroy = cm_destroy,
-	    .decode = decode_times_ten,
-	    .decode_userdata = &d,
+	    .codec = &codec,
 	};
 	struct kube_informer_handlers h = {
 	    .on_add = on_add,
@@ -845,25 +839,59 @@ test_custom_decoder(void)
 	char *body;
 
 	lb_item(&b, "dec", "d1", "a", 4, 1);
+	lb_item(&b, "dec", "d0", "a", 3, 1);
 	body = lb_end(&b, 1, NULL);
 	scripted_expect("GET", list_path("dec", "dec"), 200, body);
 	free(body);
 	w = scripted_expect_held("GET", watch_path("dec", "dec", 1));
 	CU_ASSERT_EQUAL_FATAL(kube_informer_new(client, &o, &inf), 0);
+	codec.userdata = NULL; /* copied by kube_informer_new */
 	CU_ASSERT_EQUAL_FATAL(kube_informer_add_handlers(inf, &h), 0);
 	CU_ASSERT_EQUAL_FATAL(kube_informer_start(inf), 0);
 	scripted_run();
 	CU_ASSERT_TRUE_FATAL(kube_informer_has_synced(inf));
-	CU_ASSERT_EQUAL(d.lists, 1);
-	CU_ASSERT_EQUAL(s.adds, 1);
-	CU_ASSERT_EQUAL(s.last_value, 40);
+	CU_ASSERT_EQUAL(d.decodes, 2);
+	CU_ASSERT_EQUAL(d.last_tail, '}'); /* the object's span, not the rest of the page */
+	CU_ASSERT_EQUAL(s.adds, 2);
+	CU_ASSERT_EQUAL(s.last_value, 30);
+	CU_ASSERT_STRING_EQUAL(s.last_key, "dec/d0");
 
 	scripted_send(w, event_line("ADDED", "dec", "d2", "a", 5, 2));
-	CU_ASSERT_EQUAL(s.adds, 2);
-	CU_ASSERT_EQUAL(d.lines, 1);
+	CU_ASSERT_EQUAL(s.adds, 3);
+	CU_ASSERT_EQUAL(d.decodes, 3);
 	CU_ASSERT_EQUAL(s.last_value, 50);
+	CU_ASSERT_EQUAL(d.last_tail, '}');
+	scripted_send(w, event_line("MODIFIED", "dec", "d2", "a", 6, 3));
+	CU_ASSERT_EQUAL(s.updates, 1);
+	CU_ASSERT_EQUAL(s.last_old_value, 50);
+	CU_ASSERT_EQUAL(s.last_value, 60);
+	/* a deletion needs only the key: no decode */
+	scripted_send(w, event_line("DELETED", "dec", "d1", "a", 4, 4));
+	CU_ASSERT_EQUAL(s.deletes, 1);
+	CU_ASSERT_EQUAL(d.decodes, 4);
+	CU_ASSERT_EQUAL(kube_store_len(kube_informer_store(inf)), 2);
 	kube_informer_free(inf);
 	scripted_check_done();
+}
+
+static void
+test_codec_options(void)
+{
+	struct kube_codec codec = {.decode = cm_decode_times_ten, .destroy = cm_destroy};
+	struct kube_informer_opts o = {.res = &kube_res_configmaps, .codec = &codec};
+	struct kube_informer *inf = NULL;
+
+	/* a codec and a transform at once, or a codec without destroy */
+	o.transform = cm_transform;
+	o.destroy = cm_destroy;
+	CU_ASSERT_EQUAL(kube_informer_new(client, &o, &inf), -EINVAL);
+	o.transform = NULL;
+	o.destroy = NULL;
+	codec.destroy = NULL;
+	CU_ASSERT_EQUAL(kube_informer_new(client, &o, &inf), -EINVAL);
+	codec.destroy = cm_destroy;
+	CU_ASSERT_EQUAL(kube_informer_new(client, &o, &inf), 0);
+	kube_informer_free(inf);
 }
 
 /* --- failures, stalls, start-up backoff ------------------------------------------------------ */
@@ -1086,7 +1114,8 @@ static const struct test_case informer_tests[] = {
     {"freed with a list page in flight", test_free_with_list_in_flight},
     {"periodic resync", test_resync},
     {"no per-event leak over 100000 events", test_no_per_event_leak},
-    {"a decoder for list pages and watch lines", test_custom_decoder},
+    {"a typed codec decodes each object's text", test_typed_codec},
+    {"codec options checked", test_codec_options},
     {"failures are described and logged, rate limited", test_failures_described_and_logged},
     {"start-up backoff capped until the first list", test_unsynced_backoff_cap},
     {"a stalled watch is replaced", test_stalled_watch},

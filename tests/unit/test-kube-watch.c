@@ -155,6 +155,55 @@ test_decode_line(void)
 	json_decref(o);
 }
 
+struct raw_seen {
+	int n;
+	enum kube_watch_type type;
+	char object[128];
+};
+
+static void
+collect_raw(void *userdata, enum kube_watch_type type, const char *text, size_t len)
+{
+	struct raw_seen *r = userdata;
+
+	r->n++;
+	r->type = type;
+	snprintf(r->object, sizeof(r->object), "%.*s", (int)len, text);
+}
+
+/* The informer's path: type and the object's exact span; the last of duplicate members. */
+static void
+test_scan_line(void)
+{
+	static const char stream[] =
+	    "{\"type\":\"ADDED\",\"object\": {\"a\": [1, {}]} }\n"
+	    "{\"object\":{\"x\":1},\"type\":\"DELETED\",\"object\":{\"y\":\"}\"}}\n"
+	    "{\"type\":\"ADDED\",\"object\":{}} x\n"
+	    "{\"type\":\"NOPE\",\"object\":{}}\n"
+	    "{\"type\":\"ADD\\u0045D\",\"object\":{\"z\":null}}\n";
+	static const char bookmark[] = "{\"type\":\"BOOKMARK\",\"object\":{\"k\":2}}";
+	static const char bad_type[] = "{\"type\":5,\"object\":{}}";
+	struct kube_watch_framer f;
+	struct raw_seen r = {0};
+	enum kube_watch_type t;
+	const char *obj;
+	size_t n;
+
+	CU_ASSERT_EQUAL(kube_watch_scan_line(bookmark, sizeof(bookmark) - 1, &t, &obj, &n), 0);
+	CU_ASSERT_EQUAL(t, KUBE_WATCH_BOOKMARK);
+	CU_ASSERT_EQUAL(n, 7);
+	CU_ASSERT_EQUAL(memcmp(obj, "{\"k\":2}", 7), 0);
+	CU_ASSERT_EQUAL(
+	    kube_watch_scan_line(bad_type, sizeof(bad_type) - 1, &t, &obj, &n), -EBADMSG);
+	kube_watch_framer_init(&f, 0);
+	CU_ASSERT_EQUAL(kube_watch_framer_feed_raw(&f, stream, strlen(stream), collect_raw, &r), 0);
+	CU_ASSERT_EQUAL(r.n, 3);
+	CU_ASSERT_EQUAL(f.dropped, 2); /* text after the object; an unknown type */
+	CU_ASSERT_EQUAL(r.type, KUBE_WATCH_ADDED);
+	CU_ASSERT_STRING_EQUAL(r.object, "{\"z\":null}");
+	kube_watch_framer_release(&f);
+}
+
 /* --- Status -> errno --------------------------------------------------------------------- */
 
 static void
@@ -348,6 +397,7 @@ static const struct test_case framing_tests[] = {
     {"byte at a time", test_byte_at_a_time},
     {"over-long line dropped", test_overlong_line},
     {"decode line", test_decode_line},
+    {"scan line: type and object span", test_scan_line},
     {NULL, NULL},
 };
 

@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * crds/ippool-text.c: ippool_decode_text against json_loadb + ippool_decode. For each text
+ * both give the same result (the same pool, every allocated entry included) or the same error
+ * (code, path and message); a text that is not JSON is refused by both.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "crds/ippool.h"
+#include "lib/util.h"
+#include "tests/runner.h"
+
+#define POOL_HEAD                                                                                  \
+	"{\"apiVersion\": \"network.harvesterhci.io/v1alpha1\", \"kind\": \"IPPool\","             \
+	" \"metadata\": {\"name\": \"p\", \"namespace\": \"ns\"},"                                 \
+	" \"spec\": {\"networkName\": \"net\", \"ipv4Config\": {\"serverIP\": \"10.70.0.1\","      \
+	"  \"cidr\": \"10.70.0.0/16\", \"pool\": {\"start\": \"10.70.0.10\","                      \
+	"  \"end\": \"10.70.255.250\"}}}"
+
+/* A pool whose status.ipv4.allocated is the JSON text alloc (new string, caller frees). */
+#define POOL_WITH_FMT                                                                              \
+	POOL_HEAD ", \"status\": {\"ipv4\": {\"allocated\": %s, \"used\": 3, \"available\": 4}}}"
+
+static char *
+pool_with(const char *alloc)
+{
+	size_t n = sizeof(POOL_WITH_FMT) + strlen(alloc);
+	char *s = malloc(n);
+
+	CU_ASSERT_FATAL(s != NULL);
+	snprintf(s, n, POOL_WITH_FMT, alloc);
+	return s;
+}
+
+static bool
+same_status(const struct ippool_status *a, const struct ippool_status *b)
+{
+	if (a->has_ipv4 != b->has_ipv4 || a->n_allocated != b->n_allocated || a->used != b->used ||
+	    a->available != b->available)
+		return false;
+	for (size_t i = 0; i < a->n_allocated; i++) {
+		const struct ippool_alloc *x = &a->allocated[i], *y = &b->allocated[i];
+
+		if (x->addr != y->addr || x->kind != y->kind ||
+		    memcmp(x->mac, y->mac, MAC_LEN) != 0)
+			return false;
+	}
+	return true;
+}
+
+struct outcome {
+	bool decoded;
+	size_t n_allocated;
+};
+
+/* The differential check of text; CUnit assertions on every difference. */
+static struct outcome
+check_len(const char *text, size_t len)
+{
+	struct outcome o = {0};
+	json_error_t je;
+	json_t *j = json_loadb(text, len, 0, &je);
+	struct ippool *pa = NULL, *pb = NULL;
+	struct crd_error xa, xb;
+	int ra, rb;
+
+	memset(&xa, 0, sizeof(xa));
+	memset(&xb, 0, sizeof(xb));
+	rb = ippool_decode_text(text, len, &pb, &xb);
+	if (!j) {
+		char want[sizeof(xa.message)];
+
+		snprintf(want, sizeof(want), "not JSON: %s", je.text);
+		CU_ASSERT_EQUAL(rb, -EBADMSG);
+		CU_ASSERT_STRING_EQUAL(xb.message, want);
+		CU_ASSERT_STRING_EQUAL(xb.path, "");
+		CU_ASSERT_PTR_NULL(pb);
+		ippool_free(pb);
+		return o;
+	}
+	ra = ippool_decode(j, &pa, &xa);
+	json_decref(j);
+	CU_ASSERT_EQUAL(ra, rb);
+	CU_ASSERT_STRING_EQUAL(xa.message, xb.message);
+	CU_ASSERT_STRING_EQUAL(xa.path, xb.path);
+	if (ra == 0 && rb == 0) {
+		json_t *ja = ippool_encode(pa), *jb = ippool_encode(pb);
+
+		o.decoded = true;
+		o.n_allocated = pb->status.n_allocated;
+		CU_ASSERT(json_equal(ja, jb));
+		CU_ASSERT(same_status(&pa->status, &pb->status));
+		json_decref(ja);
+		json_decref(jb);
+	}
+	ippool_free(pa);
+	ippool_free(pb);
+	return o;
+}
+
+static struct outcome
+check(const char *text)
+{
+	return check_len(text, strlen(text));
+}
+
+/* check() of the pool whose status.ipv4.allocated is alloc. */
+static struct outcome
+check_pool(const char *alloc)
+{
+	char *pool = pool_with(alloc);
+	struct outcome o = check(pool);
+
+	free(pool);
+	return o;
+}
+
+static void
+test_empty_absent_null(void)
+{
+	struct outcome o;
+
+	o = check(POOL_HEAD "}");
+	CU_ASSERT(o.decoded);
+	o = check(POOL_HEAD ", \"status\": {}}");
+	CU_ASSERT(o.decoded);
+	o = check(POOL_HEAD ", \"status\": null}");
+	CU_ASSERT(o.decoded);
+	o = check(POOL_HEAD ", \"status\": {\"ipv4\": {\"used\": 0, \"available\": 1}}}");
+	CU_ASSERT(o.decoded);
+	o = check(POOL_HEAD ", \"status\": {\"ipv4\": 5}}");
+	CU_ASSERT_FALSE(o.decoded);
+	for (size_t i = 0; i < 3; i++) {
+		static const char *const allocs[] = {"{}", "{ \n }", "null"};
+
+		o = check_pool(allocs[i]);
+		CU_ASSERT(o.decoded);
+		CU_ASSERT_EQUAL(o.n_allocated, 0);
+	}
+}
+
+static void
+test_marks_and_macs(void)
+{
+	struct outcome o = check_pool("{\"10.70.0.9\": \"EXCLUDED\", \"10.70.0.1\": \"RESERVED\","
+				      " \"10.70.1.2\": \"52:54:00:AB:cd:EF\","
+				      " \"10.70.0.200\": \"52-54-00-01-02-03\","
+				      " \"10.70.0.20\": \"5254.0011.22FF\","
+				      " \"10.70.0.3\": \"52:54:00:aa:bb:cc\"}");
+
+	CU_ASSERT(o.decoded);
+	CU_ASSERT_EQUAL(o.n_allocated, 6);
+}
+
+static void
+test_duplicates_last_wins(void)
+{
+	static const char alloc[] =
+	    "{\"10.70.0.5\": \"EXCLUDED\", \"10.70.0.4\": \"RESERVED\","
+	    " \"10.70.0.5\": \"52:54:00:00:00:01\", \"10.70.0.4\": \"EXCLUDED\","
+	    " \"10.70.0.6\": \"RESERVED\", \"10.70.0.5\": \"52:54:00:00:00:02\"}";
+	char *pool = pool_with(alloc);
+	struct ippool *p = NULL;
+	struct crd_error err;
+	struct outcome o;
+
+	CU_ASSERT_EQUAL_FATAL(ippool_decode_text(pool, strlen(pool), &p, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(p->status.n_allocated, 3);
+	CU_ASSERT_EQUAL(p->status.allocated[0].kind, IPPOOL_ALLOC_EXCLUDED); /* .4 */
+	CU_ASSERT_EQUAL(p->status.allocated[1].kind, IPPOOL_ALLOC_MAC);	     /* .5 */
+	CU_ASSERT_EQUAL(p->status.allocated[1].mac[5], 2);
+	CU_ASSERT_EQUAL(p->status.allocated[2].kind, IPPOOL_ALLOC_RESERVED); /* .6 */
+	ippool_free(p);
+	free(pool);
+	o = check_pool(alloc);
+	CU_ASSERT_EQUAL(o.n_allocated, 3);
+}
+
+static void
+test_whitespace(void)
+{
+	static const char text[] =
+	    " \r\n\t{ \"status\" :\n{ \"ipv4\"\t:\r{\"used\" : 1 , \"allocated\"\n:\n{\n"
+	    "\t\"10.70.0.5\"\t:\t\"EXCLUDED\" \r\n,\"10.70.0.6\":\"52:54:00:00:00:01\"\n}\n,"
+	    " \"available\": 2 } } , \"spec\" : { \"networkName\" : \"net\" , \"ipv4Config\" :"
+	    " { \"serverIP\" : \"10.70.0.1\" , \"cidr\" : \"10.70.0.0/16\" , \"pool\" :"
+	    " { \"start\" : \"10.70.0.10\" , \"end\" : \"10.70.0.20\" } } } } \n\t ";
+	struct outcome o = check(text);
+
+	CU_ASSERT(o.decoded);
+	CU_ASSERT_EQUAL(o.n_allocated, 2);
+	o = check_pool("\t{\"10.70.0.5\"  :  \"EXCLUDED\"  }  ");
+	CU_ASSERT_EQUAL(o.n_allocated, 1);
+}
+
+/* Maps that go through jansson with the rest: the same result or error text. */
+static void
+test_not_taken(void)
+{
+	static const struct {
+		const char *alloc;
+		bool decodes;
+	} cases[] = {
+	    {"{\"10.70.0.\\u0035\": \"EXCLUDED\"}", true},
+	    {"{\"10.70.0.5\": \"EXCLUDE\\u0044\"}", true},
+	    {"{\"10.70.0.5\": \"52:54:00:aa:bb:c\\u0063\"}", true},
+	    {"{\"10.70.0.5\": \"52:54:00:aa:bb:cc\\u0000\"}", false},
+	    {"{\"10.70.0.5\": \"EXCLUDED\", \"10.70.0.6\": 5}", false},
+	    {"{\"10.70.0.5\": null}", false},
+	    {"{\"10.70.0.5\": [\"EXCLUDED\"]}", false},
+	    {"{\"10.70.0.5\": {}}", false},
+	    {"{\"10.70.0.5\": true}", false},
+	    {"{\"10.70.0.300\": \"EXCLUDED\"}", false},
+	    {"{\"010.70.0.5\": \"EXCLUDED\"}", false},
+	    {"{\"10.70.0\": \"EXCLUDED\"}", false},
+	    {"{\"\": \"EXCLUDED\"}", false},
+	    {"{\"10.70.0.5 \": \"EXCLUDED\"}", false},
+	    {"{\"10.70.0.5\": \"52:54:00:aa:bb\"}", false},
+	    {"{\"10.70.0.5\": \"52:54:00:aa:bb:cg\"}", false},
+	    {"{\"10.70.0.5\": \"excluded\"}", false},
+	    {"{\"10.70.0.5\": \"\"}", false},
+	    {"{\"10.70.0.5\": \"52:54:00:aa:bb:cc:dd:ee:ff\"}", false},
+	    {"{\"10.70.0.5\": \"EXCLUDED\", \"x\": \"\xc3\xa9\"}", false},
+	    {"[\"10.70.0.5\"]", false},
+	    {"\"EXCLUDED\"", false},
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		struct outcome o = check_pool(cases[i].alloc);
+
+		CU_ASSERT_EQUAL(o.decoded, cases[i].decodes);
+	}
+}
+
+/* Duplicate and escaped keys on the path: jansson keeps the last, so does the codec. */
+static void
+test_path_ambiguities(void)
+{
+	static const char *const texts[] = {
+	    /* two allocated members in one ipv4 object */
+	    POOL_HEAD
+	    ", \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"},"
+	    " \"used\": 1, \"available\": 2, \"allocated\": {\"10.70.0.6\": \"RESERVED\"}}}}",
+	    POOL_HEAD
+	    ", \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"bad\"},"
+	    " \"used\": 1, \"available\": 2, \"allocated\": {\"10.70.0.6\": \"RESERVED\"}}}}",
+	    /* "allocated" spelled with an escape, alone and after a plain one */
+	    POOL_HEAD
+	    ", \"status\": {\"ipv4\": {\"allocat\\u0065d\": {\"10.70.0.5\": \"EXCLUDED\"},"
+	    " \"used\": 1, \"available\": 2}}}",
+	    POOL_HEAD ", \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"},"
+		      " \"used\": 1, \"available\": 2, \"allocat\\u0065d\": {}}}}",
+	    /* status / ipv4 twice, or spelled with an escape */
+	    POOL_HEAD ", \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"},"
+		      " \"used\": 1, \"available\": 2}}, \"status\": {\"ipv4\": {\"allocated\": {},"
+		      " \"used\": 1, \"available\": 2}}}",
+	    POOL_HEAD
+	    ", \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"},"
+	    " \"used\": 1, \"available\": 2}}, \"st\\u0061tus\": {\"ipv4\": {\"allocated\":"
+	    " {\"10.70.0.7\": \"RESERVED\"}, \"used\": 1, \"available\": 2}}}",
+	    POOL_HEAD ", \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"},"
+		      " \"used\": 1, \"available\": 2}, \"ipv\\u0034\": {\"allocated\": {},"
+		      " \"used\": 1, \"available\": 2}}}",
+	    /* the removed packed member's name is an unknown key like any other */
+	    POOL_HEAD ", \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"},"
+		      " \"used\": 1, \"available\": 2, \"vmdhcp.internal/allocated-packed\":"
+		      " \"\"}}}",
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(texts); i++)
+		check(texts[i]);
+}
+
+/* status shapes nested where they are not the pool's. */
+static void
+test_nested_decoys(void)
+{
+	static const char decoy[] =
+	    "{\"items\": [{\"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.7\": "
+	    "\"EXCLUDED\"}}}}],"
+	    " \"object\": {\"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.8\": \"RESERVED\"}}}},"
+	    " \"s\": \"\\\"items\\\": [{\", \"q\": \"}]}\"}";
+	char text[4096];
+	struct outcome o;
+
+	/* In a pool's metadata and at its root under an unknown key. */
+	snprintf(text, sizeof(text),
+	    "{\"apiVersion\": \"network.harvesterhci.io/v1alpha1\", \"kind\": \"IPPool\","
+	    " \"metadata\": {\"name\": \"p\", \"namespace\": \"ns\", \"labels\": {}, \"x\": %s},"
+	    " \"extra\": %s, \"spec\": {\"networkName\": \"net\", \"ipv4Config\": {"
+	    "  \"serverIP\": \"10.70.0.1\", \"cidr\": \"10.70.0.0/16\", \"pool\": {"
+	    "  \"start\": \"10.70.0.10\", \"end\": \"10.70.0.20\"}}},"
+	    " \"status\": {\"conditions\": [], \"x\": %s, \"ipv4\": {\"x\": %s, \"allocated\":"
+	    " {\"10.70.0.11\": \"EXCLUDED\"}, \"used\": 1, \"available\": 2}}}",
+	    decoy, decoy, decoy, decoy);
+	o = check(text);
+	CU_ASSERT(o.decoded);
+	CU_ASSERT_EQUAL(o.n_allocated, 1);
+	/* In spec (strict: refused, the same way). */
+	snprintf(text, sizeof(text),
+	    POOL_HEAD ", \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.11\": \"EXCLUDED\"},"
+		      " \"used\": 1, \"available\": 2}}, \"spec2\": %s}",
+	    decoy);
+	check(text);
+	/* A watch event is not a pool. */
+	snprintf(
+	    text, sizeof(text), "{\"type\": \"ADDED\", \"x\": %s, \"object\": %s}", decoy, decoy);
+	o = check(text);
+	CU_ASSERT_FALSE(o.decoded);
+}
+
+/* The items of a list, each on its own (the informer hands the codec one object). */
+static void
+test_items(void)
+{
+	char *p1 = pool_with("{\"10.70.0.11\": \"52:54:00:00:00:01\"}");
+	char *p2 = pool_with("{\"10.70.0.12\": \"EXCLUDED\", \"10.70.0.13\": \"RESERVED\"}");
+	char *p3 = pool_with("{\"10.70.0.14\": \"bad\"}");
+	struct outcome o;
+
+	o = check(p1);
+	CU_ASSERT_EQUAL(o.n_allocated, 1);
+	o = check(p2);
+	CU_ASSERT_EQUAL(o.n_allocated, 2);
+	o = check(p3);
+	CU_ASSERT_FALSE(o.decoded);
+	o = check("42");
+	CU_ASSERT_FALSE(o.decoded);
+	o = check("[]");
+	CU_ASSERT_FALSE(o.decoded);
+	free(p1);
+	free(p2);
+	free(p3);
+}
+
+/* status.ipv4.allocated with n entries (as scripts/bench-e2e.sh writes it). */
+static char *
+big_pool(size_t n)
+{
+	size_t cap = n * 40 + 1024, o;
+	char *s = malloc(cap);
+
+	CU_ASSERT_FATAL(s != NULL);
+	o = (size_t)snprintf(s, cap,
+	    POOL_HEAD ", \"status\": {\"ipv4\": {\"used\": %zu,"
+		      " \"available\": %zu, \"allocated\": {",
+	    n, 65527 - n);
+	for (size_t i = 0; i < n; i++) {
+		size_t a = i + 10;
+
+		o += (size_t)snprintf(s + o, cap - o,
+		    "%s\"10.70.%zu.%zu\":\"52:54:01:%02zx:%02zx:%02zx\"", i ? "," : "", a / 256,
+		    a % 256, i / 65536, (i / 256) % 256, i % 256);
+	}
+	snprintf(s + o, cap - o, "}}}}");
+	return s;
+}
+
+static void
+test_65000(void)
+{
+	char *text = big_pool(65000);
+	struct outcome o = check(text);
+
+	CU_ASSERT(o.decoded);
+	CU_ASSERT_EQUAL(o.n_allocated, 65000);
+	free(text);
+}
+
+static void
+test_not_json(void)
+{
+	static const char *const texts[] = {
+	    "",
+	    " ",
+	    "{",
+	    "}",
+	    "nope",
+	    "{\"status\": }",
+	    "{\"status\" {}}",
+	    "[1, 2",
+	    "{\"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"}}}",
+	    "{\"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"}}}}}",
+	    "{\"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"}]}}",
+	    "{\"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"}}}} x",
+	    "{\"a\": [1}, \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"}}}}",
+	    "{\"a\": tru, \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"}}}}",
+	    "{\"a\": 1\"b\", \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": "
+	    "\"EXCLUDED\"}}}}",
+	    "{\"a\": \"\x01\", \"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": "
+	    "\"EXCLUDED\"}}}}",
+	    "{\"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\",}}}}",
+	    "{\"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\" \"EXCLUDED\"}}}}",
+	    /* jansson alone refuses a number out of range, beside a map the codec takes */
+	    "{\"a\": 123456789012345678901234567890, \"status\": {\"ipv4\": {\"allocated\":"
+	    " {\"10.70.0.5\": \"EXCLUDED\"}}}}",
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(texts); i++) {
+		struct ippool *p = NULL;
+		struct crd_error e = {0};
+
+		check(texts[i]);
+		CU_ASSERT_EQUAL(ippool_decode_text(texts[i], strlen(texts[i]), &p, &e), -EBADMSG);
+		CU_ASSERT(strncmp(e.message, "not JSON: ", 10) == 0);
+	}
+	/* A NUL byte inside the map. */
+	{
+		static const char t[] = "{\"status\": {\"ipv4\": {\"allocated\": {\"10.70.0.5\":"
+					" \"EXCLUDED\0\"}, \"used\": 1, \"available\": 2}}}";
+
+		CU_ASSERT_FALSE(check_len(t, sizeof(t) - 1).decoded);
+	}
+}
+
+static void
+test_truncated(void)
+{
+	char *pool =
+	    pool_with("{\"10.70.0.5\": \"EXCLUDED\", \"10.70.0.6\": \"52:54:00:00:00:01\"}");
+	size_t n = strlen(pool), decoded = 0;
+
+	for (size_t len = 0; len <= n; len++)
+		decoded += check_len(pool, len).decoded;
+	CU_ASSERT_EQUAL(decoded, 1); /* only the whole text */
+	free(pool);
+}
+
+static const struct test_case text_tests[] = {
+    {"empty, absent, null", test_empty_absent_null},
+    {"marks and MACs", test_marks_and_macs},
+    {"duplicate keys: the last wins", test_duplicates_last_wins},
+    {"whitespace everywhere", test_whitespace},
+    {"maps left to jansson", test_not_taken},
+    {"ambiguous paths", test_path_ambiguities},
+    {"nested decoys", test_nested_decoys},
+    {"the items of a list", test_items},
+    {"65 000 entries", test_65000},
+    {"not JSON", test_not_json},
+    {"truncated", test_truncated},
+    {NULL, NULL},
+};
+
+const struct test_suite test_suites[] = {
+    {.name = "ippool_decode_text", .tests = text_tests},
+    {.name = NULL},
+};
