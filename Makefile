@@ -186,7 +186,9 @@ $(BUILD)/tests/test-netns-%: $(BUILD)/obj/tests/netns/test-netns-%.o $(BUILD)/ob
 $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(ARCHIVES)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(ARCHIVES) $(LIBS)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(ARCHIVES) $(LIBS)
+# the differential check it shares with tests/unit/test-crds-ippool-text.c
+$(BUILD)/fuzz/fuzz-crds-ippool-text: $(BUILD)/obj/tests/helpers/ippool-diff.o
 
 # The kube/ suites that talk to the test API server run twice: as built (libcurl transport)
 # and as test-NAME-mbedtls, linked with kube/http-mbedtls.c instead.

@@ -352,6 +352,29 @@ scripted_free(void)
 	S.base = NULL;
 }
 
+struct event_base *scripted_base;
+struct kube_client *scripted_client;
+
+int
+scripted_suite_init(void)
+{
+	static struct kube_config cfg = {.server = (char *)"https://apiserver.test"};
+
+	scripted_base = scripted_init();
+	if (!scripted_base)
+		return -1;
+	return kube_client_new(scripted_base, &cfg, &scripted_client);
+}
+
+int
+scripted_suite_cleanup(void)
+{
+	scripted_client = kube_client_free(scripted_client);
+	scripted_free();
+	scripted_base = NULL;
+	return 0;
+}
+
 uint64_t
 scripted_now(void)
 {

@@ -36,6 +36,15 @@ struct scripted_exp;
 struct event_base *scripted_init(void);
 void scripted_free(void);
 
+/*
+ * The fixture of the kube/ unit suites (their init and cleanup): scripted_init() and one
+ * client on it for https://apiserver.test, in scripted_base and scripted_client.
+ */
+extern struct event_base *scripted_base;
+extern struct kube_client *scripted_client;
+int scripted_suite_init(void);
+int scripted_suite_cleanup(void);
+
 /* Answered at once when it comes: status and body (may be NULL). */
 struct scripted_exp *scripted_expect(
     const char *method, const char *pattern, long status, const char *body);

@@ -4,8 +4,9 @@
  * the request each verb sends (method, path with its query, body, content type), the HTTP
  * status and Status reason -> errno table, the request timeout, the conflict retry loop,
  * cancellation at every point of a call's life (before it is sent, while its answer is held,
- * from inside callbacks, between the GET and the PUT of a retry loop, by freeing the client)
- * and a watch's idle timeout. The order of events is the script's, not the machine's speed.
+ * from inside callbacks, between the GET and the PUT of a retry loop, by freeing the
+ * scripted_client) and a watch's idle timeout. The order of events is the script's, not the
+ * machine's speed.
  *
  * The transports (libcurl, mbed TLS) against the test API server over HTTPS are covered by
  * test-kube-client and test-kube-watch (and their -mbedtls variants).
@@ -28,27 +29,6 @@ SCRIPTED_CLOCK_DEFINE
 
 #define MS (UINT64_C(1000))
 #define CMS "/api/v1/namespaces/t/configmaps"
-
-static struct event_base *base;
-static struct kube_config cfg = {.server = (char *)"https://apiserver.test"};
-static struct kube_client *client;
-
-static int
-suite_init(void)
-{
-	base = scripted_init();
-	if (!base)
-		return -1;
-	return kube_client_new(base, &cfg, &client);
-}
-
-static int
-suite_cleanup(void)
-{
-	kube_client_free(client);
-	scripted_free();
-	return 0;
-}
 
 struct answer {
 	int calls;
@@ -140,7 +120,8 @@ test_requests(void)
 	json_t *jp = json_pack("[{s:s, s:s}]", "op", "remove", "path", "/data/v");
 
 	scripted_expect("GET", CMS "/one", 200, cm_text("one", "5", "1"));
-	CU_ASSERT_EQUAL(kube_get(client, &kube_res_configmaps, "t", "one", answer_cb, &a), 0);
+	CU_ASSERT_EQUAL(
+	    kube_get(scripted_client, &kube_res_configmaps, "t", "one", answer_cb, &a), 0);
 	CU_ASSERT_EQUAL(a.calls, 0); /* never from inside the call */
 	scripted_run();
 	CU_ASSERT_EQUAL(a.calls, 1);
@@ -150,7 +131,8 @@ test_requests(void)
 	answer_reset(&a);
 
 	e = scripted_expect("GET", CMS "?*", 200, "{\"kind\":\"ConfigMapList\",\"items\":[]}");
-	CU_ASSERT_EQUAL(kube_list(client, &kube_res_configmaps, "t", &lo, answer_cb, &a), 0);
+	CU_ASSERT_EQUAL(
+	    kube_list(scripted_client, &kube_res_configmaps, "t", &lo, answer_cb, &a), 0);
 	scripted_run();
 	CU_ASSERT_PTR_NOT_NULL(strstr(scripted_path(e), "labelSelector=app%3Ddb"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(scripted_path(e), "fieldSelector=metadata.name%3Dx"));
@@ -160,13 +142,15 @@ test_requests(void)
 	answer_reset(&a);
 	/* all namespaces */
 	scripted_expect("GET", "/api/v1/configmaps", 200, "{\"items\":[]}");
-	CU_ASSERT_EQUAL(kube_list(client, &kube_res_configmaps, NULL, NULL, answer_cb, &a), 0);
+	CU_ASSERT_EQUAL(
+	    kube_list(scripted_client, &kube_res_configmaps, NULL, NULL, answer_cb, &a), 0);
 	scripted_run();
 	CU_ASSERT_EQUAL(a.error, 0);
 	answer_reset(&a);
 
 	e = scripted_expect("POST", CMS, 201, cm_text("one", "6", "1"));
-	CU_ASSERT_EQUAL(kube_create(client, &kube_res_configmaps, "t", obj, answer_cb, &a), 0);
+	CU_ASSERT_EQUAL(
+	    kube_create(scripted_client, &kube_res_configmaps, "t", obj, answer_cb, &a), 0);
 	scripted_run();
 	CU_ASSERT_EQUAL(a.status, 201);
 	CU_ASSERT_STRING_EQUAL(body_str(e, "metadata", "name"), "one");
@@ -174,42 +158,44 @@ test_requests(void)
 	answer_reset(&a);
 
 	e = scripted_expect("PUT", CMS "/one", 200, cm_text("one", "7", "1"));
-	CU_ASSERT_EQUAL(kube_update(client, &kube_res_configmaps, obj, answer_cb, &a), 0);
+	CU_ASSERT_EQUAL(kube_update(scripted_client, &kube_res_configmaps, obj, answer_cb, &a), 0);
 	scripted_run();
 	CU_ASSERT_STRING_EQUAL(body_str(e, "metadata", "resourceVersion"), "5");
 	answer_reset(&a);
 	e = scripted_expect("PUT", CMS "/one/status", 200, cm_text("one", "8", "1"));
-	CU_ASSERT_EQUAL(kube_update_status(client, &kube_res_configmaps, obj, answer_cb, &a), 0);
+	CU_ASSERT_EQUAL(
+	    kube_update_status(scripted_client, &kube_res_configmaps, obj, answer_cb, &a), 0);
 	scripted_run();
 	CU_ASSERT_TRUE(scripted_arrived(e));
 	answer_reset(&a);
 
 	e = scripted_expect("PATCH", CMS "/one", 200, cm_text("one", "9", "2"));
-	CU_ASSERT_EQUAL(kube_patch(client, &kube_res_configmaps, "t", "one", KUBE_PATCH_MERGE,
-			    patch, NULL, answer_cb, &a),
+	CU_ASSERT_EQUAL(kube_patch(scripted_client, &kube_res_configmaps, "t", "one",
+			    KUBE_PATCH_MERGE, patch, NULL, answer_cb, &a),
 	    0);
 	scripted_run();
 	CU_ASSERT_STRING_EQUAL(scripted_content_type(e), "application/merge-patch+json");
 	CU_ASSERT_STRING_EQUAL(body_str(e, "data", "v"), "2");
 	answer_reset(&a);
 	e = scripted_expect("PATCH", CMS "/one/status", 200, cm_text("one", "10", "2"));
-	CU_ASSERT_EQUAL(kube_patch(client, &kube_res_configmaps, "t", "one", KUBE_PATCH_JSON, jp,
-			    "status", answer_cb, &a),
+	CU_ASSERT_EQUAL(kube_patch(scripted_client, &kube_res_configmaps, "t", "one",
+			    KUBE_PATCH_JSON, jp, "status", answer_cb, &a),
 	    0);
 	scripted_run();
 	CU_ASSERT_STRING_EQUAL(scripted_content_type(e), "application/json-patch+json");
 	answer_reset(&a);
 	/* a merge patch must be an object, a JSON patch an array: refused before any request */
-	CU_ASSERT_EQUAL(kube_patch(client, &kube_res_configmaps, "t", "one", KUBE_PATCH_JSON, patch,
-			    NULL, answer_cb, &a),
+	CU_ASSERT_EQUAL(kube_patch(scripted_client, &kube_res_configmaps, "t", "one",
+			    KUBE_PATCH_JSON, patch, NULL, answer_cb, &a),
 	    -EINVAL);
-	CU_ASSERT_EQUAL(kube_patch(client, &kube_res_configmaps, "t", "one", KUBE_PATCH_MERGE, jp,
-			    NULL, answer_cb, &a),
+	CU_ASSERT_EQUAL(kube_patch(scripted_client, &kube_res_configmaps, "t", "one",
+			    KUBE_PATCH_MERGE, jp, NULL, answer_cb, &a),
 	    -EINVAL);
 
 	e = scripted_expect("DELETE", CMS "/one", 200, cm_text("one", "11", "2"));
 	CU_ASSERT_EQUAL(
-	    kube_delete(client, &kube_res_configmaps, "t", "one", &dopt, answer_cb, &a), 0);
+	    kube_delete(scripted_client, &kube_res_configmaps, "t", "one", &dopt, answer_cb, &a),
+	    0);
 	scripted_run();
 	CU_ASSERT_STRING_EQUAL(body_str(e, "preconditions", "uid"), "u-1");
 	CU_ASSERT_STRING_EQUAL(body_str(e, "preconditions", "resourceVersion"), "7");
@@ -217,11 +203,12 @@ test_requests(void)
 	answer_reset(&a);
 
 	/* bad arguments are refused before any request */
-	CU_ASSERT_EQUAL(kube_get(client, &kube_res_configmaps, NULL, "x", answer_cb, &a), -EINVAL);
+	CU_ASSERT_EQUAL(
+	    kube_get(scripted_client, &kube_res_configmaps, NULL, "x", answer_cb, &a), -EINVAL);
 	json_decref(obj);
 	obj = json_object();
 	CU_ASSERT_EQUAL(
-	    kube_create(client, &kube_res_configmaps, NULL, obj, answer_cb, &a), -EINVAL);
+	    kube_create(scripted_client, &kube_res_configmaps, NULL, obj, answer_cb, &a), -EINVAL);
 	scripted_run();
 	CU_ASSERT_EQUAL(a.calls, 0);
 	json_decref(obj);
@@ -251,7 +238,8 @@ test_status_to_errno(void)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		scripted_expect("GET", CMS "/x", cases[i].code,
 		    status_text(cases[i].code, cases[i].reason, "what the server said"));
-		CU_ASSERT_EQUAL(kube_get(client, &kube_res_configmaps, "t", "x", answer_cb, &a), 0);
+		CU_ASSERT_EQUAL(
+		    kube_get(scripted_client, &kube_res_configmaps, "t", "x", answer_cb, &a), 0);
 		scripted_run();
 		if (a.error != cases[i].err)
 			fprintf(stderr, "%ld %s: %d, want %d\n", cases[i].code, cases[i].reason,
@@ -264,7 +252,8 @@ test_status_to_errno(void)
 	}
 	/* transport errors */
 	scripted_expect_error("GET", CMS "/x", -ECONNREFUSED, "Connection refused");
-	CU_ASSERT_EQUAL(kube_get(client, &kube_res_configmaps, "t", "x", answer_cb, &a), 0);
+	CU_ASSERT_EQUAL(
+	    kube_get(scripted_client, &kube_res_configmaps, "t", "x", answer_cb, &a), 0);
 	scripted_run();
 	CU_ASSERT_EQUAL(a.error, -ECONNREFUSED);
 	CU_ASSERT_EQUAL(a.status, 0);
@@ -280,9 +269,10 @@ test_request_timeout(void)
 	struct answer a = {0};
 	struct scripted_exp *e;
 
-	kube_client_set_timeouts(client, 300, 0);
+	kube_client_set_timeouts(scripted_client, 300, 0);
 	e = scripted_expect_held("GET", CMS "/slow");
-	CU_ASSERT_EQUAL(kube_get(client, &kube_res_configmaps, "t", "slow", answer_cb, &a), 0);
+	CU_ASSERT_EQUAL(
+	    kube_get(scripted_client, &kube_res_configmaps, "t", "slow", answer_cb, &a), 0);
 	scripted_advance(299 * MS);
 	CU_ASSERT_EQUAL(a.calls, 0);
 	scripted_advance(MS);
@@ -291,7 +281,7 @@ test_request_timeout(void)
 	CU_ASSERT_TRUE(scripted_aborted(e));
 	CU_ASSERT_PTR_NOT_NULL(strstr(a.message, CMS "/slow"));
 	answer_reset(&a);
-	kube_client_set_timeouts(client, 30000, 10000); /* the defaults again */
+	kube_client_set_timeouts(scripted_client, 30000, 10000); /* the defaults again */
 	scripted_check_done();
 }
 
@@ -340,8 +330,8 @@ test_conflict_retry(void)
 	    "{\"metadata\":{\"name\":\"db1\",\"namespace\":\"t\",\"resourceVersion\":\"2\"},"
 	    "\"data\":{\"v\":\"1\",\"other\":\"writer\"}}");
 	put2 = scripted_expect("PUT", CMS "/db1", 200, cm_text("db1", "3", "1"));
-	CU_ASSERT_EQUAL(kube_update_retry(client, &kube_res_configmaps, "t", "db1", false, 5,
-			    mutate, retry_done, &r),
+	CU_ASSERT_EQUAL(kube_update_retry(scripted_client, &kube_res_configmaps, "t", "db1", false,
+			    5, mutate, retry_done, &r),
 	    0);
 	scripted_run();
 	CU_ASSERT_EQUAL(r.a.calls, 1);
@@ -359,8 +349,8 @@ test_conflict_retry(void)
 		scripted_expect("GET", CMS "/db1", 200, cm_text("db1", "4", "1"));
 		scripted_expect("PUT", CMS "/db1", 409, status_text(409, "Conflict", "modified"));
 	}
-	CU_ASSERT_EQUAL(kube_update_retry(client, &kube_res_configmaps, "t", "db1", false, 2,
-			    mutate, retry_done, &r),
+	CU_ASSERT_EQUAL(kube_update_retry(scripted_client, &kube_res_configmaps, "t", "db1", false,
+			    2, mutate, retry_done, &r),
 	    0);
 	scripted_run();
 	CU_ASSERT_EQUAL(r.a.error, -ESTALE);
@@ -402,13 +392,15 @@ test_cancel_before_answer(void)
 	struct scripted_exp *held;
 	json_t *obj = cm("cancelled", "", "1");
 
-	CU_ASSERT_EQUAL_FATAL(
-	    kube_call_get(client, &kube_res_configmaps, "t", "db1", cancel_cb, &s, &s.self), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_call_get(scripted_client, &kube_res_configmaps, "t", "db1",
+				  cancel_cb, &s, &s.self),
+	    0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s.self);
 	kube_call_cancel(s.self);
 	s.self = NULL;
-	CU_ASSERT_EQUAL_FATAL(
-	    kube_call_create(client, &kube_res_configmaps, "t", obj, cancel_cb, &w, &w.self), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_call_create(scripted_client, &kube_res_configmaps, "t", obj,
+				  cancel_cb, &w, &w.self),
+	    0);
 	kube_call_cancel(w.self); /* a write cancelled before it started is never sent */
 	w.self = NULL;
 	scripted_run(); /* a request here would fail the script: none is expected */
@@ -416,8 +408,8 @@ test_cancel_before_answer(void)
 	CU_ASSERT_EQUAL(w.a.calls, 0);
 
 	held = scripted_expect_held("GET", CMS);
-	CU_ASSERT_EQUAL_FATAL(
-	    kube_call_list(client, &kube_res_configmaps, "t", NULL, cancel_cb, &slow, &slow.self),
+	CU_ASSERT_EQUAL_FATAL(kube_call_list(scripted_client, &kube_res_configmaps, "t", NULL,
+				  cancel_cb, &slow, &slow.self),
 	    0);
 	scripted_run();
 	CU_ASSERT_TRUE(scripted_arrived(held));
@@ -442,11 +434,11 @@ test_cancel_from_callback(void)
 
 	held = scripted_expect_held("PATCH", CMS "/db2");
 	get = scripted_expect_held("GET", CMS "/db1");
-	CU_ASSERT_EQUAL_FATAL(kube_call_patch(client, &kube_res_configmaps, "t", "db2",
+	CU_ASSERT_EQUAL_FATAL(kube_call_patch(scripted_client, &kube_res_configmaps, "t", "db2",
 				  KUBE_PATCH_MERGE, patch, NULL, cancel_cb, &second, &second.self),
 	    0);
-	CU_ASSERT_EQUAL_FATAL(
-	    kube_call_get(client, &kube_res_configmaps, "t", "db1", cancel_cb, &first, &first.self),
+	CU_ASSERT_EQUAL_FATAL(kube_call_get(scripted_client, &kube_res_configmaps, "t", "db1",
+				  cancel_cb, &first, &first.self),
 	    0);
 	first.other = &second;
 	first.cancel_self = true;
@@ -460,8 +452,8 @@ test_cancel_from_callback(void)
 
 	third.cancel_self = true;
 	scripted_expect("DELETE", CMS "/absent", 404, status_text(404, "NotFound", "absent"));
-	CU_ASSERT_EQUAL_FATAL(kube_call_delete(client, &kube_res_configmaps, "t", "absent", NULL,
-				  cancel_cb, &third, &third.self),
+	CU_ASSERT_EQUAL_FATAL(kube_call_delete(scripted_client, &kube_res_configmaps, "t", "absent",
+				  NULL, cancel_cb, &third, &third.self),
 	    0);
 	scripted_run();
 	CU_ASSERT_EQUAL(third.a.calls, 1);
@@ -481,8 +473,8 @@ test_cancel_update_retry(void)
 	struct scripted_exp *get, *put, *wput;
 
 	get = scripted_expect_held("GET", CMS "/rc");
-	CU_ASSERT_EQUAL_FATAL(kube_call_update_retry(client, &kube_res_configmaps, "t", "rc", false,
-				  0, mutate, retry_done, &before, &before.call),
+	CU_ASSERT_EQUAL_FATAL(kube_call_update_retry(scripted_client, &kube_res_configmaps, "t",
+				  "rc", false, 0, mutate, retry_done, &before, &before.call),
 	    0);
 	scripted_run();
 	kube_call_cancel(before.call);
@@ -495,8 +487,8 @@ test_cancel_update_retry(void)
 	/* cancelled inside mutate: the PUT is never sent (none is expected) */
 	in_mutate.cancel_here = true;
 	scripted_expect("GET", CMS "/rc", 200, cm_text("rc", "1", "initial"));
-	CU_ASSERT_EQUAL_FATAL(kube_call_update_retry(client, &kube_res_configmaps, "t", "rc", false,
-				  0, mutate, retry_done, &in_mutate, &in_mutate.call),
+	CU_ASSERT_EQUAL_FATAL(kube_call_update_retry(scripted_client, &kube_res_configmaps, "t",
+				  "rc", false, 0, mutate, retry_done, &in_mutate, &in_mutate.call),
 	    0);
 	scripted_run();
 	CU_ASSERT_EQUAL(in_mutate.mutated, 1);
@@ -506,8 +498,8 @@ test_cancel_update_retry(void)
 	/* cancelled with its PUT in flight */
 	scripted_expect("GET", CMS "/rc", 200, cm_text("rc", "1", "initial"));
 	put = scripted_expect_held("PUT", CMS "/rc");
-	CU_ASSERT_EQUAL_FATAL(kube_call_update_retry(client, &kube_res_configmaps, "t", "rc", false,
-				  0, mutate, retry_done, &between, &between.call),
+	CU_ASSERT_EQUAL_FATAL(kube_call_update_retry(scripted_client, &kube_res_configmaps, "t",
+				  "rc", false, 0, mutate, retry_done, &between, &between.call),
 	    0);
 	scripted_run();
 	CU_ASSERT_TRUE(scripted_arrived(put));
@@ -521,8 +513,8 @@ test_cancel_update_retry(void)
 	/* not cancelled */
 	scripted_expect("GET", CMS "/rc", 200, cm_text("rc", "1", "initial"));
 	wput = scripted_expect("PUT", CMS "/rc", 200, cm_text("rc", "2", "initial"));
-	CU_ASSERT_EQUAL_FATAL(kube_call_update_retry(client, &kube_res_configmaps, "t", "rc", false,
-				  0, mutate, retry_done, &whole, &whole.call),
+	CU_ASSERT_EQUAL_FATAL(kube_call_update_retry(scripted_client, &kube_res_configmaps, "t",
+				  "rc", false, 0, mutate, retry_done, &whole, &whole.call),
 	    0);
 	scripted_run();
 	CU_ASSERT_EQUAL(whole.a.calls, 1);
@@ -538,12 +530,13 @@ test_cancel_update_retry(void)
 static void
 test_cancel_then_free_client(void)
 {
+	static struct kube_config cfg = {.server = (char *)"https://apiserver.test"};
 	struct kube_client *c = NULL;
 	struct cancel_state s = {0}, t = {0};
 	struct retry r = {0};
 	struct scripted_exp *e1, *e2, *e3;
 
-	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, &cfg, &c), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_client_new(scripted_base, &cfg, &c), 0);
 	e1 = scripted_expect_held("GET", CMS "/db1");
 	e2 = scripted_expect_held("GET", CMS "/db1");
 	e3 = scripted_expect_held("GET", CMS "/db1");
@@ -606,8 +599,9 @@ test_watch_idle_timeout(void)
 	struct scripted_exp *w;
 
 	w = scripted_expect_held("GET", "/api/v1/namespaces/wi/configmaps?*");
-	CU_ASSERT_EQUAL_FATAL(
-	    kube_watch_start(client, &kube_res_configmaps, "wi", &wo, w_event, w_end, &s, &s.w), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_watch_start(scripted_client, &kube_res_configmaps, "wi", &wo,
+				  w_event, w_end, &s, &s.w),
+	    0);
 	scripted_run();
 	CU_ASSERT_PTR_NOT_NULL(strstr(scripted_path(w), "watch="));
 	scripted_advance(600 * MS);
@@ -639,6 +633,9 @@ static const struct test_case tests[] = {
 };
 
 const struct test_suite test_suites[] = {
-    {.name = "kube-calls", .init = suite_init, .cleanup = suite_cleanup, .tests = tests},
+    {.name = "kube-calls",
+	.init = scripted_suite_init,
+	.cleanup = scripted_suite_cleanup,
+	.tests = tests},
     {.name = NULL},
 };

@@ -37,27 +37,6 @@ SCRIPTED_CLOCK_DEFINE
 
 #define SEC (1000 * UINT64_C(1000))
 
-static struct event_base *base;
-static struct kube_config cfg = {.server = (char *)"https://apiserver.test"};
-static struct kube_client *client;
-
-static int
-suite_init(void)
-{
-	base = scripted_init();
-	if (!base)
-		return -1;
-	return kube_client_new(base, &cfg, &client);
-}
-
-static int
-suite_cleanup(void)
-{
-	kube_client_free(client);
-	scripted_free();
-	return 0;
-}
-
 /* --- the typed item --------------------------------------------------------------------- */
 
 struct cm {
@@ -299,7 +278,7 @@ new_informer(const char *ns, const char *grp_selector, unsigned page, struct see
 	struct kube_informer *inf = NULL;
 
 	snprintf(sel, sizeof(sel), "grp=%s", grp_selector);
-	CU_ASSERT_EQUAL_FATAL(kube_informer_new(client, &o, &inf), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_informer_new(scripted_client, &o, &inf), 0);
 	CU_ASSERT_EQUAL(kube_informer_add_index(inf, "app", by_app), 0);
 	CU_ASSERT_EQUAL(kube_informer_add_handlers(inf, &h), 0);
 	return inf;
@@ -709,7 +688,7 @@ test_resync(void)
 	expect_list(
 	    "/api/v1/namespaces/sy/configmaps?labelSelector=grp%3Dsy&limit=500", "sy", "s", 2, 2);
 	scripted_expect_held("GET", watch_path("sy", "sy", 2));
-	CU_ASSERT_EQUAL_FATAL(kube_informer_new(client, &o, &inf), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_informer_new(scripted_client, &o, &inf), 0);
 	h.userdata = &s;
 	kube_informer_add_handlers(inf, &h);
 	h = (struct kube_informer_handlers){
@@ -844,7 +823,7 @@ test_typed_codec(void)
 	scripted_expect("GET", list_path("dec", "dec"), 200, body);
 	free(body);
 	w = scripted_expect_held("GET", watch_path("dec", "dec", 1));
-	CU_ASSERT_EQUAL_FATAL(kube_informer_new(client, &o, &inf), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_informer_new(scripted_client, &o, &inf), 0);
 	codec.userdata = NULL; /* copied by kube_informer_new */
 	CU_ASSERT_EQUAL_FATAL(kube_informer_add_handlers(inf, &h), 0);
 	CU_ASSERT_EQUAL_FATAL(kube_informer_start(inf), 0);
@@ -884,13 +863,13 @@ test_codec_options(void)
 	/* a codec and a transform at once, or a codec without destroy */
 	o.transform = cm_transform;
 	o.destroy = cm_destroy;
-	CU_ASSERT_EQUAL(kube_informer_new(client, &o, &inf), -EINVAL);
+	CU_ASSERT_EQUAL(kube_informer_new(scripted_client, &o, &inf), -EINVAL);
 	o.transform = NULL;
 	o.destroy = NULL;
 	codec.destroy = NULL;
-	CU_ASSERT_EQUAL(kube_informer_new(client, &o, &inf), -EINVAL);
+	CU_ASSERT_EQUAL(kube_informer_new(scripted_client, &o, &inf), -EINVAL);
 	codec.destroy = cm_destroy;
-	CU_ASSERT_EQUAL(kube_informer_new(client, &o, &inf), 0);
+	CU_ASSERT_EQUAL(kube_informer_new(scripted_client, &o, &inf), 0);
 	kube_informer_free(inf);
 }
 
@@ -951,7 +930,7 @@ test_failures_described_and_logged(void)
 	int logfd, saved;
 	size_t loglen, lines;
 
-	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, &dead, &c), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_client_new(scripted_base, &dead, &c), 0);
 	inf = new_cm_informer(c, "dead", &s, &tune);
 	CU_ASSERT_FALSE(kube_informer_describe_failure(inf, desc, sizeof(desc)));
 	CU_ASSERT_STRING_EQUAL(desc, "");
@@ -1029,7 +1008,7 @@ test_unsynced_backoff_cap(void)
 		    "{\"kind\":\"Status\",\"code\":503,\"reason\":\"ServiceUnavailable\"}");
 	expect_list("/api/v1/namespaces/capped/configmaps?limit=500", "capped", "c", 1, 1);
 	scripted_expect_held("GET", "/api/v1/namespaces/capped/configmaps?watch=true*");
-	inf = new_cm_informer(client, "capped", &s, &tune);
+	inf = new_cm_informer(scripted_client, "capped", &s, &tune);
 	CU_ASSERT_EQUAL_FATAL(kube_informer_start(inf), 0);
 	scripted_run();
 	for (int i = 0; i < 12; i++) {
@@ -1078,7 +1057,7 @@ test_stalled_watch(void)
 	w2 = scripted_expect_held("GET",
 	    "/api/v1/namespaces/stall/configmaps?watch=true&"
 	    "resourceVersion=2&allowWatchBookmarks=true&timeoutSeconds=3600");
-	inf = new_cm_informer(client, "stall", &s, &tune);
+	inf = new_cm_informer(scripted_client, "stall", &s, &tune);
 	CU_ASSERT_EQUAL_FATAL(kube_informer_start(inf), 0);
 	scripted_run();
 	scripted_advance(100 * SEC);
@@ -1124,8 +1103,8 @@ static const struct test_case informer_tests[] = {
 
 const struct test_suite test_suites[] = {
     {.name = "kube-informer",
-	.init = suite_init,
-	.cleanup = suite_cleanup,
+	.init = scripted_suite_init,
+	.cleanup = scripted_suite_cleanup,
 	.tests = informer_tests},
     {.name = NULL},
 };

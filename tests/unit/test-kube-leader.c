@@ -34,27 +34,6 @@ SCRIPTED_CLOCK_DEFINE
 #define LEASES "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
 #define LEASE LEASES "/vm-dhcp-controller"
 
-static struct event_base *base;
-static struct kube_config cfg = {.server = (char *)"https://apiserver.test"};
-static struct kube_client *client;
-
-static int
-suite_init(void)
-{
-	base = scripted_init();
-	if (!base)
-		return -1;
-	return kube_client_new(base, &cfg, &client);
-}
-
-static int
-suite_cleanup(void)
-{
-	kube_client_free(client);
-	scripted_free();
-	return 0;
-}
-
 /* --- electors --------------------------------------------------------------------------- */
 
 struct elector {
@@ -129,7 +108,7 @@ elector_init(struct elector *e, const char *id)
 
 	memset(e, 0, sizeof(*e));
 	e->id = id;
-	CU_ASSERT_EQUAL_FATAL(kube_leader_new(client, &o, &e->l), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_leader_new(scripted_client, &o, &e->l), 0);
 }
 
 static bool
@@ -560,7 +539,7 @@ test_reports_reachability(void)
 	struct scripted_exp *hung;
 
 	elector_init(&d, "ctl-d");
-	kube_client_set_timeouts(client, 1000, 1000);
+	kube_client_set_timeouts(scripted_client, 1000, 1000);
 	scripted_expect_error("GET", LEASE, -ECONNREFUSED, "Connection refused");
 	CU_ASSERT_EQUAL(kube_leader_start(d.l), 0);
 	scripted_run();
@@ -587,7 +566,7 @@ test_reports_reachability(void)
 	CU_ASSERT_EQUAL(d.unanswered, 4);
 	CU_ASSERT_FALSE(leads(&d));
 	CU_ASSERT_EQUAL(d.started, 0);
-	kube_client_set_timeouts(client, 30000, 10000); /* the defaults again */
+	kube_client_set_timeouts(scripted_client, 30000, 10000); /* the defaults again */
 	finish(&d, NULL);
 }
 
@@ -601,23 +580,24 @@ test_bad_options(void)
 	    .renew_deadline_usec = LEASE_US};
 	struct kube_leader *l = NULL;
 
-	CU_ASSERT_EQUAL(kube_leader_new(client, &o, &l), -EINVAL); /* deadline < duration */
+	CU_ASSERT_EQUAL(
+	    kube_leader_new(scripted_client, &o, &l), -EINVAL); /* deadline < duration */
 	o.renew_deadline_usec = RENEW_US;
 	o.retry_period_usec = RENEW_US;
-	CU_ASSERT_EQUAL(kube_leader_new(client, &o, &l), -EINVAL); /* retry < deadline */
+	CU_ASSERT_EQUAL(kube_leader_new(scripted_client, &o, &l), -EINVAL); /* retry < deadline */
 	o.retry_period_usec = RETRY_US;
 	o.identity = "";
-	CU_ASSERT_EQUAL(kube_leader_new(client, &o, &l), -EINVAL);
+	CU_ASSERT_EQUAL(kube_leader_new(scripted_client, &o, &l), -EINVAL);
 	o.identity = NULL;
-	CU_ASSERT_EQUAL(kube_leader_new(client, &o, &l), -EINVAL);
+	CU_ASSERT_EQUAL(kube_leader_new(scripted_client, &o, &l), -EINVAL);
 	o.identity = "z";
 	o.lease_duration_usec = 900 * MS;
 	o.renew_deadline_usec = 800 * MS;
 	o.retry_period_usec = 100 * MS;
-	CU_ASSERT_EQUAL(kube_leader_new(client, &o, &l), -EINVAL); /* duration >= 1 s */
+	CU_ASSERT_EQUAL(kube_leader_new(scripted_client, &o, &l), -EINVAL); /* duration >= 1 s */
 	CU_ASSERT_PTR_NULL(l);
 	o.lease_duration_usec = o.renew_deadline_usec = o.retry_period_usec = 0; /* defaults */
-	CU_ASSERT_EQUAL(kube_leader_new(client, &o, &l), 0);
+	CU_ASSERT_EQUAL(kube_leader_new(scripted_client, &o, &l), 0);
 	l = kube_leader_free(l);
 }
 
@@ -739,7 +719,8 @@ test_event_dedup(void)
 	json_t *involved = involved_pool("ev", "uid-1"), *body, *io;
 	char path[128];
 
-	CU_ASSERT_EQUAL_FATAL(kube_recorder_new(client, "vm-dhcp-controller", "node-1", &r), 0);
+	CU_ASSERT_EQUAL_FATAL(
+	    kube_recorder_new(scripted_client, "vm-dhcp-controller", "node-1", &r), 0);
 	dup = scripted_expect_held("POST", EVENTS("ev"));
 	other = scripted_expect_held("POST", EVENTS("ev"));
 	for (int k = 0; k < 3; k++)
@@ -814,7 +795,8 @@ test_event_expired_and_failed(void)
 	struct scripted_exp *again, *retry;
 	json_t *involved = involved_pool("exp", "uid-3");
 
-	CU_ASSERT_EQUAL_FATAL(kube_recorder_new(client, "vm-dhcp-controller", NULL, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(
+	    kube_recorder_new(scripted_client, "vm-dhcp-controller", NULL, &r), 0);
 	scripted_expect("POST", EVENTS("exp"), 201, event_created);
 	scripted_expect("PATCH", EVENTS("exp") "/pool1.*", 404,
 	    "{\"kind\":\"Status\",\"reason\":\"NotFound\",\"code\":404}");
@@ -859,7 +841,8 @@ test_event_burst(void)
 	    "network.harvesterhci.io/v1alpha1", "kind", "VirtualMachineNetworkConfig", "metadata",
 	    "name", "vm-1", "namespace", "burst", "uid", "uid-2");
 
-	CU_ASSERT_EQUAL_FATAL(kube_recorder_new(client, "vm-dhcp-controller", "node-1", &r), 0);
+	CU_ASSERT_EQUAL_FATAL(
+	    kube_recorder_new(scripted_client, "vm-dhcp-controller", "node-1", &r), 0);
 	for (int k = 0; k < 40; k++)
 		post[k] = scripted_expect_held("POST", EVENTS("burst"));
 	for (int k = 0; k < 40; k++)
@@ -901,7 +884,8 @@ test_event_free_in_flight(void)
 	struct scripted_exp *p1, *p2;
 	json_t *involved = involved_pool("free", "uid-4");
 
-	CU_ASSERT_EQUAL_FATAL(kube_recorder_new(client, "vm-dhcp-controller", NULL, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(
+	    kube_recorder_new(scripted_client, "vm-dhcp-controller", NULL, &r), 0);
 	p1 = scripted_expect_held("POST", EVENTS("free"));
 	p2 = scripted_expect_held("POST", EVENTS("free"));
 	for (int k = 0; k < 5; k++)
@@ -945,7 +929,13 @@ static const struct test_case event_tests[] = {
 };
 
 const struct test_suite test_suites[] = {
-    {.name = "kube-leader", .init = suite_init, .cleanup = suite_cleanup, .tests = leader_tests},
-    {.name = "kube-events", .init = suite_init, .cleanup = suite_cleanup, .tests = event_tests},
+    {.name = "kube-leader",
+	.init = scripted_suite_init,
+	.cleanup = scripted_suite_cleanup,
+	.tests = leader_tests},
+    {.name = "kube-events",
+	.init = scripted_suite_init,
+	.cleanup = scripted_suite_cleanup,
+	.tests = event_tests},
     {.name = NULL},
 };
