@@ -221,8 +221,9 @@ void dhcp_server_set_standby(struct dhcp_server *s, bool standby);
  * Up to 2 fds to watch for readability; returns how many were written into fds. Requests
  * are read from the packet socket; the UDP socket has a drop-all filter (it exists so the
  * kernel does not answer with ICMP port-unreachable) and is drained if it ever is readable.
- * Replies to a relay (giaddr) or to ciaddr go as frames to the Ethernet source of the
- * request; broadcast and chaddr unicast as frames too; we build the IPv4/UDP headers.
+ * Every reply is an Ethernet frame sent on the packet socket, with IPv4/UDP headers we
+ * build: broadcast, or unicast to chaddr; a reply to a relay (giaddr) or to ciaddr goes to
+ * the Ethernet source of the request. Nothing is sent through the UDP socket.
  */
 size_t dhcp_server_fds(const struct dhcp_server *s, int fds[2]);
 /* Drain fd: read every pending datagram, answer each. Returns datagrams handled or -errno. */

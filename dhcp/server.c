@@ -420,8 +420,7 @@ flush(struct dhcp_server *s)
 		return;
 	for (size_t i = 0; i < s->n_tx; i++)
 		replies[i] = &s->tx[i].reply;
-	dhcp_socket_send(
-	    s->packet_fd, s->udp_fd, s->ifindex, s->optset->o.server_ip, replies, s->n_tx, sent);
+	dhcp_socket_send(s->packet_fd, s->ifindex, replies, s->n_tx, sent);
 	t = s->clock != NULL ? s->clock(s->clock_userdata) : 0;
 	for (size_t i = 0; i < s->n_tx; i++) {
 		if (!sent[i]) {
