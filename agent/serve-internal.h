@@ -45,6 +45,10 @@ struct agent {
 	struct agent_link *link;
 	struct event *ev_fd[2];
 	size_t n_fd;
+	/* the engine's receive moderation: while it asks for a delay, ev_fd are not watched
+	 * (fds_unwatched) and ev_dhcp_again reads again when the delay runs out */
+	struct event *ev_dhcp_again;
+	bool fds_unwatched;
 	struct event *ev_retry;
 	unsigned retry_sec; /* next retry delay; 0 after a success */
 	bool open;
@@ -153,6 +157,7 @@ void agent_del_address(struct agent *a, const char *why);
 void agent_announce(struct agent *a);
 void agent_garp_cb(evutil_socket_t fd, short what, void *arg);
 void agent_retry_cb(evutil_socket_t fd, short what, void *arg);
+void agent_dhcp_again_cb(evutil_socket_t fd, short what, void *arg);
 void agent_link_changed(
     void *userdata, const struct agent_link_state *old, const struct agent_link_state *now);
 

@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -44,49 +43,67 @@
 static struct log_ratelimit rl_read = LOG_RATELIMIT_INIT(10 * USEC_PER_SEC, 5);
 
 /*
- * Interrupt moderation: while requests keep coming, the agent sleeps DHCP_POLL_USEC between
- * reads of the packet socket's ring (a memory load when empty) instead of taking one wakeup
- * per request, so one wakeup and one sendmmsg serve several exchanges. It goes back to the
- * event loop when a read finds nothing, or after DHCP_POLL_MAX_USEC so other events run.
- * Adds at most DHCP_POLL_USEC to a reply's latency.
+ * The engine's receive moderation (dhcp_server_on_readable): again == 0, the DHCP fds are
+ * watched for readability; again > 0, they are not, and ev_dhcp_again reads again after
+ * that many microseconds (the event base has EVENT_BASE_FLAG_PRECISE_TIMER: main.c).
  */
-#define DHCP_POLL_USEC 200
-#define DHCP_POLL_MAX_USEC 10000
+static void
+dhcp_watch(struct agent *a, uint32_t again)
+{
+	if (again == 0) {
+		evtimer_del(a->ev_dhcp_again);
+		if (a->fds_unwatched)
+			for (size_t i = 0; i < a->n_fd; i++)
+				event_add(a->ev_fd[i], NULL);
+		a->fds_unwatched = false;
+		return;
+	}
+	if (!a->fds_unwatched)
+		for (size_t i = 0; i < a->n_fd; i++)
+			event_del(a->ev_fd[i]);
+	a->fds_unwatched = true;
+	evtimer_add(a->ev_dhcp_again, &(struct timeval){.tv_usec = (suseconds_t)again});
+}
+
+/* fd: the DHCP fd found readable, or -1 when the engine's delay ran out. */
+static void
+dhcp_read(struct agent *a, int fd)
+{
+	uint64_t now = clock_now_usec();
+	uint32_t again = 0;
+	int got = dhcp_server_on_readable(a->dhcp, fd, now, &again);
+
+	if (fd >= 0 && (got == 0 || got == -EAGAIN)) {
+		/*
+		 * Woken with nothing to read: a socket error is pending, ENETDOWN when the
+		 * interface went down under sockets that are kept (see the top of the file).
+		 * Reading the packet ring does not clear it: it would keep the fd readable (a
+		 * busy loop) and fail the next reply sent, so clear it here.
+		 */
+		int e = 0;
+		socklen_t elen = sizeof(e);
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) == 0 && e != 0)
+			log_debug("%s: DHCP socket: %s", a->opts.ifname, strerror(e));
+	}
+	if (got < 0 && got != -EAGAIN && got != -EINTR)
+		log_ratelimited(&rl_read, now, LOG_LEVEL_WARN, "%s: receive: %s", a->opts.ifname,
+		    strerror(-got));
+	dhcp_watch(a, a->n_fd > 0 ? again : 0);
+}
 
 static void
 dhcp_readable(evutil_socket_t fd, short what, void *arg)
 {
-	struct agent *a = arg;
-	uint64_t now = clock_now_usec(), start = now;
-	bool first = true;
-
 	(void)what;
-	for (;;) {
-		int got = dhcp_server_on_readable(a->dhcp, fd, now);
+	dhcp_read(arg, fd);
+}
 
-		if ((got == 0 || got == -EAGAIN) && first) {
-			/*
-			 * Woken with nothing to read: a socket error is pending, ENETDOWN when the
-			 * interface went down under sockets that are kept (see the top of the
-			 * file). Reading the packet ring does not clear it: it would keep the fd
-			 * readable (a busy loop) and fail the next reply sent, so clear it here.
-			 */
-			int e = 0;
-			socklen_t elen = sizeof(e);
-			if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) == 0 && e != 0)
-				log_debug("%s: DHCP socket: %s", a->opts.ifname, strerror(e));
-		}
-		first = false;
-		if (got < 0 && got != -EAGAIN && got != -EINTR)
-			log_ratelimited(&rl_read, now, LOG_LEVEL_WARN, "%s: receive: %s",
-			    a->opts.ifname, strerror(-got));
-		/* fds[0] of dhcp_server_fds is the packet socket; the UDP one is only drained */
-		if (got <= 0 || a->n_fd == 0 || fd != event_get_fd(a->ev_fd[0]) ||
-		    now - start >= DHCP_POLL_MAX_USEC)
-			break;
-		(void)nanosleep(&(struct timespec){.tv_nsec = DHCP_POLL_USEC * 1000L}, NULL);
-		now = clock_now_usec();
-	}
+void
+agent_dhcp_again_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	dhcp_read(arg, -1);
 }
 
 /* --leader-elect: the ARP socket that fences the serverIP (ha.c), beside the DHCP sockets. */
@@ -114,6 +131,9 @@ agent_close_sockets(struct agent *a)
 	for (size_t i = 0; i < a->n_fd; i++)
 		event_free(a->ev_fd[i]);
 	a->n_fd = 0;
+	if (a->ev_dhcp_again != NULL)
+		evtimer_del(a->ev_dhcp_again);
+	a->fds_unwatched = false;
 	if (a->ev_arp != NULL)
 		event_free(a->ev_arp);
 	a->ev_arp = NULL;

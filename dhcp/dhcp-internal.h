@@ -14,6 +14,7 @@
 
 #include "dhcp/dhcp.h"
 #include "dhcp/encode.h"
+#include "dhcp/moderate.h"
 #include "dhcp/option.h"
 #include "dhcp/packet.h"
 #include "dhcp/proto.h"
@@ -113,6 +114,7 @@ struct dhcp_server {
 	size_t max_payload;
 	int packet_fd, udp_fd;
 	struct dhcp_ring ring; /* on packet_fd */
+	struct dhcp_moderation mod; /* fed by every read of packet_fd */
 
 	struct dhcp_request req;    /* scratch: the request being handled */
 	uint64_t now;		    /* receive time of the datagram being handled */

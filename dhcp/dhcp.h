@@ -226,8 +226,22 @@ void dhcp_server_set_standby(struct dhcp_server *s, bool standby);
  * the Ethernet source of the request. Nothing is sent through the UDP socket.
  */
 size_t dhcp_server_fds(const struct dhcp_server *s, int fds[2]);
-/* Drain fd: read every pending datagram, answer each. Returns datagrams handled or -errno. */
-int dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now);
+/*
+ * The one receive call. fd: one of dhcp_server_fds that the caller found readable, or -1
+ * when the delay this call asked for (below) has run out. Reads what is pending and answers
+ * every request (the UDP socket's datagrams are only discarded). Returns the datagrams read,
+ * or negative errno (-EBADF: fd is not one of ours, or no sockets).
+ *
+ * Moderation: *ret_again_usec (may be NULL) says what to do next. 0: wait for the fds to be
+ * readable, as usual. > 0 (at most DHCP_MODERATION_MAX_USEC): requests keep coming; stop
+ * watching the fds and call again with fd -1 after that many microseconds, so one wakeup and
+ * one sendmmsg serve the requests of that window. Only while the request rate is high (some
+ * thousands a second, from the recent gaps between requests); at lower rates, or after a
+ * delayed read that finds nothing, it is 0 and each request is answered on its own wakeup.
+ * A delay needs a timer with microsecond resolution (libevent: EVENT_BASE_FLAG_PRECISE_TIMER).
+ */
+#define DHCP_MODERATION_MAX_USEC 200
+int dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now, uint32_t *ret_again_usec);
 
 const struct dhcp_stats *dhcp_server_stats(const struct dhcp_server *s);
 

@@ -180,7 +180,7 @@ serve(struct dhcp_server *s)
 	CU_ASSERT_EQUAL(n, 2);
 	if (poll(&p, 1, 5000) != 1)
 		return -ETIMEDOUT;
-	return dhcp_server_on_readable(s, fds[0], 1);
+	return dhcp_server_on_readable(s, fds[0], 1, NULL);
 }
 
 /* Reads the next IPv4 frame the server sent to c0 (skips c0's own output). */
@@ -330,9 +330,9 @@ test_filter(void)
 	CU_ASSERT_EQUAL(dhcp_server_stats(s)->drops[DHCP_DROP_NOT_FOR_US], 0);
 	/* nothing pending now; the UDP socket never holds anything (drop-all filter) */
 	CU_ASSERT_EQUAL(dhcp_server_fds(s, fds), 2);
-	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, fds[0], 1), 0);
-	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, fds[1], 1), 0);
-	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, 12345, 1), -EBADF);
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, fds[0], 1, NULL), 0);
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, fds[1], 1, NULL), 0);
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, 12345, 1, NULL), -EBADF);
 	/* reopen closes the old sockets first; close twice is harmless */
 	CU_ASSERT_EQUAL(dhcp_server_open(s, s_ifindex, "s0", s_mac), 0);
 	dhcp_server_close(s);
@@ -439,7 +439,7 @@ test_batch_and_latency(void)
 
 		CU_ASSERT_FATAL(poll(&p, 1, 5000) == 1);
 	}
-	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, fds[0], 1000), DHCP_BATCH + 8);
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, fds[0], 1000, NULL), DHCP_BATCH + 8);
 	while (got < DHCP_BATCH + 8 && recv_reply(c, buf, sizeof(buf)) > 0)
 		got++;
 	CU_ASSERT_EQUAL(got, DHCP_BATCH + 8);
@@ -537,6 +537,59 @@ test_ring_geometry(void)
 	CU_ASSERT_EQUAL(r.frame_nr, 512);
 }
 
+/* Receive moderation through the one receive call: delayed reads (fd -1) read the requests. */
+static void
+test_moderation(void)
+{
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	uint8_t buf[DHCP_RX_BUF];
+	struct dhcp_server *s;
+	uint64_t now = 1000000;
+	uint32_t again = 1;
+	int c, fds[2], i, got = 0, sent = 0;
+
+	if (skip())
+		return;
+	s = server();
+	c = client_socket();
+	dhcp_server_fds(s, fds);
+	/* nothing pending: nothing read, no delay */
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, -1, now, &again), 0);
+	CU_ASSERT_EQUAL(again, 0);
+	/* two requests per read, 100 us apart on the clock given (~20 000/s): a delay, bounded */
+	for (i = 0; i < 200 && again == 0; i++) {
+		for (int k = 0; k < 2; k++, sent++)
+			send_request(c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68,
+			    0xffffffff, 67, bcast);
+		now += 100;
+		{
+			struct pollfd p = {.fd = fds[0], .events = POLLIN};
+
+			CU_ASSERT_FATAL(poll(&p, 1, 5000) == 1);
+		}
+		got += dhcp_server_on_readable(s, i % 2 ? fds[0] : -1, now, &again);
+	}
+	CU_ASSERT(again > 0 && again <= DHCP_MODERATION_MAX_USEC);
+	CU_ASSERT_EQUAL(got, sent);
+	/* the delayed read finds nothing: back to readability */
+	now += again;
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, -1, now, &again), 0);
+	CU_ASSERT_EQUAL(again, 0);
+	/* the UDP socket's drain never asks for a delay */
+	again = 1;
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, fds[1], now, &again), 0);
+	CU_ASSERT_EQUAL(again, 0);
+	for (i = 0; i < sent && recv_reply(c, buf, sizeof(buf)) > 0; i++)
+		;
+	CU_ASSERT_EQUAL(i, sent);
+	CU_ASSERT_EQUAL(dhcp_server_stats(s)->tx[DHCP_MSG_OFFER], (uint64_t)sent);
+	/* no sockets: nothing to read */
+	dhcp_server_close(s);
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, -1, now, &again), -EBADF);
+	close(c);
+	dhcp_server_free(s);
+}
+
 static const struct test_case socket_tests[] = {
     {"broadcast OFFER", test_broadcast_offer},
     {"unicast to chaddr", test_unicast_chaddr},
@@ -546,6 +599,7 @@ static const struct test_case socket_tests[] = {
     {"replies fit the interface MTU", test_mtu},
     {"a 4000-byte request on a 9000-MTU link", test_jumbo_request},
     {"receive ring geometry", test_ring_geometry},
+    {"receive moderation", test_moderation},
     {NULL, NULL},
 };
 
