@@ -221,16 +221,15 @@ add_address(struct agent *a)
 void
 agent_announce(struct agent *a)
 {
-	int fds[2];
+	int fd = a->arp_fd >= 0 ? a->arp_fd : dhcp_server_packet_fd(a->dhcp);
 	char ip[IPV4_STRLEN];
 	int r;
 
 	/* whoever adds the serverIP announces it: a new active replica, or a single agent that
 	 * (re)starts, so VMs whose neighbour entry is stale or incomplete send to it at once */
-	if (!a->active || !a->open || a->addr_ip == 0 || dhcp_server_fds(a->dhcp, fds) == 0)
+	if (!a->active || !a->open || a->addr_ip == 0 || fd < 0)
 		return;
-	r = agent_garp_send(
-	    a->arp_fd >= 0 ? a->arp_fd : fds[0], a->open_ifindex, a->open_hwaddr, a->addr_ip);
+	r = agent_garp_send(fd, a->open_ifindex, a->open_hwaddr, a->addr_ip);
 	ipv4_format(a->addr_ip, ip);
 	if (r < 0) {
 		log_warn("%s: cannot send a gratuitous ARP for %s: %s", a->opts.ifname, ip,

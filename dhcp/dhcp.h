@@ -227,6 +227,12 @@ void dhcp_server_set_standby(struct dhcp_server *s, bool standby);
  */
 size_t dhcp_server_fds(const struct dhcp_server *s, int fds[2]);
 /*
+ * The packet socket (AF_PACKET, SOCK_RAW, bound to the interface), for frames of the
+ * caller's own (the agent's gratuitous ARP); -1 when closed. Not to be read: its frames are
+ * the engine's (dhcp_server_on_readable).
+ */
+int dhcp_server_packet_fd(const struct dhcp_server *s);
+/*
  * The one receive call. fd: one of dhcp_server_fds that the caller found readable, or -1
  * when the delay this call asked for (below) has run out. Reads what is pending and answers
  * every request (the UDP socket's datagrams are only discarded). Returns the datagrams read,

@@ -290,6 +290,12 @@ dhcp_server_fds(const struct dhcp_server *s, int fds[2])
 	return n;
 }
 
+int
+dhcp_server_packet_fd(const struct dhcp_server *s)
+{
+	return s->packet_fd;
+}
+
 /* --- the per-packet path ------------------------------------------------------------------ */
 
 int

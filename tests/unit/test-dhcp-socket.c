@@ -330,6 +330,7 @@ test_filter(void)
 	CU_ASSERT_EQUAL(dhcp_server_stats(s)->drops[DHCP_DROP_NOT_FOR_US], 0);
 	/* nothing pending now; the UDP socket never holds anything (drop-all filter) */
 	CU_ASSERT_EQUAL(dhcp_server_fds(s, fds), 2);
+	CU_ASSERT_EQUAL(dhcp_server_packet_fd(s), fds[0]);
 	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, fds[0], 1, NULL), 0);
 	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, fds[1], 1, NULL), 0);
 	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, 12345, 1, NULL), -EBADF);
@@ -338,6 +339,7 @@ test_filter(void)
 	dhcp_server_close(s);
 	dhcp_server_close(s);
 	CU_ASSERT_EQUAL(dhcp_server_fds(s, fds), 0);
+	CU_ASSERT_EQUAL(dhcp_server_packet_fd(s), -1);
 	CU_ASSERT_EQUAL(dhcp_server_open(s, 0, "s0", s_mac), -EINVAL);
 	close(c);
 	dhcp_server_free(s);
