@@ -113,7 +113,7 @@ struct dhcp_server {
 	 * DHCP_MAX_PAYLOAD, at least 548 (0 = DHCP_MAX_PAYLOAD, before open) */
 	size_t max_payload;
 	int packet_fd, udp_fd;
-	struct dhcp_ring ring; /* on packet_fd */
+	struct dhcp_ring ring;	    /* on packet_fd */
 	struct dhcp_moderation mod; /* fed by every read of packet_fd */
 
 	struct dhcp_request req;    /* scratch: the request being handled */
