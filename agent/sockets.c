@@ -43,29 +43,27 @@
 static struct log_ratelimit rl_read = LOG_RATELIMIT_INIT(10 * USEC_PER_SEC, 5);
 
 /*
- * The engine's receive moderation (dhcp_server_on_readable): again == 0, the DHCP fds are
- * watched for readability; again > 0, they are not, and ev_dhcp_again reads again after
- * that many microseconds (the event base has EVENT_BASE_FLAG_PRECISE_TIMER: main.c).
+ * The engine's receive moderation (dhcp_server_on_readable): again == 0, the DHCP fd is
+ * watched for readability; again > 0, it is not, and ev_dhcp_again reads again after that
+ * many microseconds (the event base has EVENT_BASE_FLAG_PRECISE_TIMER: main.c).
  */
 static void
 dhcp_watch(struct agent *a, uint32_t again)
 {
-	if (again == 0) {
+	if (again == 0 || a->ev_fd == NULL) {
 		evtimer_del(a->ev_dhcp_again);
-		if (a->fds_unwatched)
-			for (size_t i = 0; i < a->n_fd; i++)
-				event_add(a->ev_fd[i], NULL);
-		a->fds_unwatched = false;
+		if (a->fd_unwatched && a->ev_fd != NULL)
+			event_add(a->ev_fd, NULL);
+		a->fd_unwatched = false;
 		return;
 	}
-	if (!a->fds_unwatched)
-		for (size_t i = 0; i < a->n_fd; i++)
-			event_del(a->ev_fd[i]);
-	a->fds_unwatched = true;
+	if (!a->fd_unwatched)
+		event_del(a->ev_fd);
+	a->fd_unwatched = true;
 	evtimer_add(a->ev_dhcp_again, &(struct timeval){.tv_usec = (suseconds_t)again});
 }
 
-/* fd: the DHCP fd found readable, or -1 when the engine's delay ran out. */
+/* fd: the DHCP fd, found readable, or -1 when the engine's delay ran out. */
 static void
 dhcp_read(struct agent *a, int fd)
 {
@@ -88,7 +86,7 @@ dhcp_read(struct agent *a, int fd)
 	if (got < 0 && got != -EAGAIN && got != -EINTR)
 		log_ratelimited(&rl_read, now, LOG_LEVEL_WARN, "%s: receive: %s", a->opts.ifname,
 		    strerror(-got));
-	dhcp_watch(a, a->n_fd > 0 ? again : 0);
+	dhcp_watch(a, again);
 }
 
 static void
@@ -128,12 +126,12 @@ arp_open(struct agent *a, int ifindex)
 void
 agent_close_sockets(struct agent *a)
 {
-	for (size_t i = 0; i < a->n_fd; i++)
-		event_free(a->ev_fd[i]);
-	a->n_fd = 0;
+	if (a->ev_fd != NULL)
+		event_free(a->ev_fd);
+	a->ev_fd = NULL;
 	if (a->ev_dhcp_again != NULL)
 		evtimer_del(a->ev_dhcp_again);
-	a->fds_unwatched = false;
+	a->fd_unwatched = false;
 	if (a->ev_arp != NULL)
 		event_free(a->ev_arp);
 	a->ev_arp = NULL;
@@ -221,7 +219,7 @@ add_address(struct agent *a)
 void
 agent_announce(struct agent *a)
 {
-	int fd = a->arp_fd >= 0 ? a->arp_fd : dhcp_server_packet_fd(a->dhcp);
+	int fd = a->arp_fd >= 0 ? a->arp_fd : dhcp_server_fd(a->dhcp);
 	char ip[IPV4_STRLEN];
 	int r;
 
@@ -260,8 +258,7 @@ open_sockets(struct agent *a)
 {
 	const struct agent_link_state *st = agent_link_state(a->link);
 	const struct agent_config *cfg = agent_cur_cfg(a);
-	int fds[2], r;
-	size_t n;
+	int fd, r, sz = DHCP_RCVBUF;
 
 	agent_close_sockets(a);
 	if ((r = add_address(a)) < 0)
@@ -288,22 +285,15 @@ open_sockets(struct agent *a)
 	a->open = true;
 	a->open_ifindex = st->ifindex;
 	memcpy(a->open_hwaddr, st->hwaddr, 6);
-	n = dhcp_server_fds(a->dhcp, fds);
-	for (size_t i = 0; i < n; i++) {
-		int sz = DHCP_RCVBUF;
-		/* SO_RCVBUFFORCE passes rmem_max with CAP_NET_ADMIN; else the capped SO_RCVBUF */
-		if (setsockopt(fds[i], SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
-			(void)setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-		a->ev_fd[i] = event_new(a->base, fds[i], EV_READ | EV_PERSIST, dhcp_readable, a);
-		if (a->ev_fd[i] == NULL || event_add(a->ev_fd[i], NULL) < 0) {
-			if (a->ev_fd[i] != NULL)
-				event_free(a->ev_fd[i]);
-			a->n_fd = i;
-			agent_close_sockets(a);
-			log_error("%s: cannot watch DHCP sockets", a->opts.ifname);
-			return -ENOMEM;
-		}
-		a->n_fd = i + 1;
+	fd = dhcp_server_fd(a->dhcp);
+	/* SO_RCVBUFFORCE passes rmem_max with CAP_NET_ADMIN; else the capped SO_RCVBUF */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	a->ev_fd = event_new(a->base, fd, EV_READ | EV_PERSIST, dhcp_readable, a);
+	if (a->ev_fd == NULL || event_add(a->ev_fd, NULL) < 0) {
+		agent_close_sockets(a);
+		log_error("%s: cannot watch DHCP sockets", a->opts.ifname);
+		return -ENOMEM;
 	}
 	if (a->leader != NULL && (r = arp_open(a, st->ifindex)) < 0) {
 		agent_close_sockets(a);

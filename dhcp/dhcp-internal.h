@@ -188,8 +188,6 @@ int dhcp_socket_recv_packets(
     int fd, uint8_t (*bufs)[DHCP_RX_BUF], size_t n, size_t *ret_len, bool *ret_csum);
 /* MTU of ifname (queried through fd), or negative errno. */
 int dhcp_socket_mtu(int fd, const char *ifname);
-/* Discards everything pending on fd; returns datagrams discarded. */
-int dhcp_socket_drain(int fd);
 /* Sends the replies' frames on packet_fd (a reply without one is not sent); returns how many
  * were sent and marks them in ret_sent. */
 int dhcp_socket_send(

@@ -278,20 +278,8 @@ dhcp_server_close(struct dhcp_server *s)
 	s->drop_log = (struct log_ratelimit)LOG_RATELIMIT_INIT(10 * 1000000, 10);
 }
 
-size_t
-dhcp_server_fds(const struct dhcp_server *s, int fds[2])
-{
-	size_t n = 0;
-
-	if (s->packet_fd >= 0)
-		fds[n++] = s->packet_fd;
-	if (s->udp_fd >= 0)
-		fds[n++] = s->udp_fd;
-	return n;
-}
-
 int
-dhcp_server_packet_fd(const struct dhcp_server *s)
+dhcp_server_fd(const struct dhcp_server *s)
 {
 	return s->packet_fd;
 }
@@ -518,8 +506,6 @@ dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now, uint32_t *r
 
 	if (ret_again_usec != NULL)
 		*ret_again_usec = 0;
-	if (fd >= 0 && fd == s->udp_fd)
-		return dhcp_socket_drain(fd);
 	if (s->packet_fd < 0 || (fd >= 0 && fd != s->packet_fd))
 		return -EBADF;
 	n = s->ring.map != NULL ? on_ring(s, now) : on_recv(s, now);

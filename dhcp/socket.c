@@ -4,9 +4,9 @@
  * nothing), BPF filter attached, bound to ETH_P_IP on the ifindex, filter locked, and only
  * then read. Every reply is a frame we build, sent on the same socket (relay and ciaddr
  * replies to the Ethernet source of the request: dhcp/reply.c). UDP :67 on the device: never
- * read nor written (a drop-all filter, drained if it is ever readable); it exists so the
- * kernel has a socket for port 67 and sends no ICMP port-unreachable for unicast renewals
- * and relayed requests.
+ * read, written or watched (a drop-all filter, attached before bind, so it never holds a
+ * datagram); it exists so the kernel has a socket for port 67 and sends no ICMP
+ * port-unreachable for unicast renewals and relayed requests.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -329,30 +329,6 @@ dhcp_socket_mtu(int fd, const char *ifname)
 	if (ioctl(fd, SIOCGIFMTU, &ifr) < 0)
 		return -errno;
 	return ifr.ifr_mtu;
-}
-
-int
-dhcp_socket_drain(int fd)
-{
-	uint8_t buf[DHCP_BATCH][64];
-	struct mmsghdr msgs[DHCP_BATCH];
-	struct iovec iov[DHCP_BATCH];
-	int total = 0;
-
-	for (;;) {
-		int r;
-
-		for (size_t i = 0; i < DHCP_BATCH; i++) {
-			iov[i] = (struct iovec){.iov_base = buf[i], .iov_len = sizeof(buf[i])};
-			msgs[i].msg_hdr = (struct msghdr){.msg_iov = &iov[i], .msg_iovlen = 1};
-		}
-		r = recvmmsg(fd, msgs, DHCP_BATCH, MSG_DONTWAIT, NULL);
-		if (r < 0)
-			return errno == EAGAIN || errno == EWOULDBLOCK ? total : -errno;
-		total += r;
-		if (r < DHCP_BATCH)
-			return total;
-	}
 }
 
 /* sendmmsg with retry past a failing message; marks sent[i]. */
