@@ -43,8 +43,11 @@ struct agent {
 	struct event *ev_expire;     /* the sweep of both, every EXPIRE_TICK_SEC */
 	uint64_t sweep_write_errors; /* failed lease file rewrites after a sweep */
 	struct agent_link *link;
-	struct event *ev_fd[2];
-	size_t n_fd;
+	struct event *ev_fd; /* dhcp_server_fd readable; NULL while closed */
+	/* the engine's receive moderation: while it asks for a delay, ev_fd is not watched
+	 * (fd_unwatched) and ev_dhcp_again reads again when the delay runs out */
+	struct event *ev_dhcp_again;
+	bool fd_unwatched;
 	struct event *ev_retry;
 	unsigned retry_sec; /* next retry delay; 0 after a success */
 	bool open;
@@ -153,6 +156,7 @@ void agent_del_address(struct agent *a, const char *why);
 void agent_announce(struct agent *a);
 void agent_garp_cb(evutil_socket_t fd, short what, void *arg);
 void agent_retry_cb(evutil_socket_t fd, short what, void *arg);
+void agent_dhcp_again_cb(evutil_socket_t fd, short what, void *arg);
 void agent_link_changed(
     void *userdata, const struct agent_link_state *old, const struct agent_link_state *now);
 

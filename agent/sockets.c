@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -44,49 +43,65 @@
 static struct log_ratelimit rl_read = LOG_RATELIMIT_INIT(10 * USEC_PER_SEC, 5);
 
 /*
- * Interrupt moderation: while requests keep coming, the agent sleeps DHCP_POLL_USEC between
- * reads of the packet socket's ring (a memory load when empty) instead of taking one wakeup
- * per request, so one wakeup and one sendmmsg serve several exchanges. It goes back to the
- * event loop when a read finds nothing, or after DHCP_POLL_MAX_USEC so other events run.
- * Adds at most DHCP_POLL_USEC to a reply's latency.
+ * The engine's receive moderation (dhcp_server_on_readable): again == 0, the DHCP fd is
+ * watched for readability; again > 0, it is not, and ev_dhcp_again reads again after that
+ * many microseconds (the event base has EVENT_BASE_FLAG_PRECISE_TIMER: main.c).
  */
-#define DHCP_POLL_USEC 200
-#define DHCP_POLL_MAX_USEC 10000
+static void
+dhcp_watch(struct agent *a, uint32_t again)
+{
+	if (again == 0 || a->ev_fd == NULL) {
+		evtimer_del(a->ev_dhcp_again);
+		if (a->fd_unwatched && a->ev_fd != NULL)
+			event_add(a->ev_fd, NULL);
+		a->fd_unwatched = false;
+		return;
+	}
+	if (!a->fd_unwatched)
+		event_del(a->ev_fd);
+	a->fd_unwatched = true;
+	evtimer_add(a->ev_dhcp_again, &(struct timeval){.tv_usec = (suseconds_t)again});
+}
+
+/* fd: the DHCP fd, found readable, or -1 when the engine's delay ran out. */
+static void
+dhcp_read(struct agent *a, int fd)
+{
+	uint64_t now = clock_now_usec();
+	uint32_t again = 0;
+	int got = dhcp_server_on_readable(a->dhcp, fd, now, &again);
+
+	if (fd >= 0 && (got == 0 || got == -EAGAIN)) {
+		/*
+		 * Woken with nothing to read: a socket error is pending, ENETDOWN when the
+		 * interface went down under sockets that are kept (see the top of the file).
+		 * Reading the packet ring does not clear it: it would keep the fd readable (a
+		 * busy loop) and fail the next reply sent, so clear it here.
+		 */
+		int e = 0;
+		socklen_t elen = sizeof(e);
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) == 0 && e != 0)
+			log_debug("%s: DHCP socket: %s", a->opts.ifname, strerror(e));
+	}
+	if (got < 0 && got != -EAGAIN && got != -EINTR)
+		log_ratelimited(&rl_read, now, LOG_LEVEL_WARN, "%s: receive: %s", a->opts.ifname,
+		    strerror(-got));
+	dhcp_watch(a, again);
+}
 
 static void
 dhcp_readable(evutil_socket_t fd, short what, void *arg)
 {
-	struct agent *a = arg;
-	uint64_t now = clock_now_usec(), start = now;
-	bool first = true;
-
 	(void)what;
-	for (;;) {
-		int got = dhcp_server_on_readable(a->dhcp, fd, now);
+	dhcp_read(arg, fd);
+}
 
-		if ((got == 0 || got == -EAGAIN) && first) {
-			/*
-			 * Woken with nothing to read: a socket error is pending, ENETDOWN when the
-			 * interface went down under sockets that are kept (see the top of the
-			 * file). Reading the packet ring does not clear it: it would keep the fd
-			 * readable (a busy loop) and fail the next reply sent, so clear it here.
-			 */
-			int e = 0;
-			socklen_t elen = sizeof(e);
-			if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) == 0 && e != 0)
-				log_debug("%s: DHCP socket: %s", a->opts.ifname, strerror(e));
-		}
-		first = false;
-		if (got < 0 && got != -EAGAIN && got != -EINTR)
-			log_ratelimited(&rl_read, now, LOG_LEVEL_WARN, "%s: receive: %s",
-			    a->opts.ifname, strerror(-got));
-		/* fds[0] of dhcp_server_fds is the packet socket; the UDP one is only drained */
-		if (got <= 0 || a->n_fd == 0 || fd != event_get_fd(a->ev_fd[0]) ||
-		    now - start >= DHCP_POLL_MAX_USEC)
-			break;
-		(void)nanosleep(&(struct timespec){.tv_nsec = DHCP_POLL_USEC * 1000L}, NULL);
-		now = clock_now_usec();
-	}
+void
+agent_dhcp_again_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	dhcp_read(arg, -1);
 }
 
 /* --leader-elect: the ARP socket that fences the serverIP (ha.c), beside the DHCP sockets. */
@@ -111,9 +126,12 @@ arp_open(struct agent *a, int ifindex)
 void
 agent_close_sockets(struct agent *a)
 {
-	for (size_t i = 0; i < a->n_fd; i++)
-		event_free(a->ev_fd[i]);
-	a->n_fd = 0;
+	if (a->ev_fd != NULL)
+		event_free(a->ev_fd);
+	a->ev_fd = NULL;
+	if (a->ev_dhcp_again != NULL)
+		evtimer_del(a->ev_dhcp_again);
+	a->fd_unwatched = false;
 	if (a->ev_arp != NULL)
 		event_free(a->ev_arp);
 	a->ev_arp = NULL;
@@ -201,16 +219,15 @@ add_address(struct agent *a)
 void
 agent_announce(struct agent *a)
 {
-	int fds[2];
+	int fd = a->arp_fd >= 0 ? a->arp_fd : dhcp_server_fd(a->dhcp);
 	char ip[IPV4_STRLEN];
 	int r;
 
 	/* whoever adds the serverIP announces it: a new active replica, or a single agent that
 	 * (re)starts, so VMs whose neighbour entry is stale or incomplete send to it at once */
-	if (!a->active || !a->open || a->addr_ip == 0 || dhcp_server_fds(a->dhcp, fds) == 0)
+	if (!a->active || !a->open || a->addr_ip == 0 || fd < 0)
 		return;
-	r = agent_garp_send(
-	    a->arp_fd >= 0 ? a->arp_fd : fds[0], a->open_ifindex, a->open_hwaddr, a->addr_ip);
+	r = agent_garp_send(fd, a->open_ifindex, a->open_hwaddr, a->addr_ip);
 	ipv4_format(a->addr_ip, ip);
 	if (r < 0) {
 		log_warn("%s: cannot send a gratuitous ARP for %s: %s", a->opts.ifname, ip,
@@ -241,8 +258,7 @@ open_sockets(struct agent *a)
 {
 	const struct agent_link_state *st = agent_link_state(a->link);
 	const struct agent_config *cfg = agent_cur_cfg(a);
-	int fds[2], r;
-	size_t n;
+	int fd, r, sz = DHCP_RCVBUF;
 
 	agent_close_sockets(a);
 	if ((r = add_address(a)) < 0)
@@ -269,22 +285,15 @@ open_sockets(struct agent *a)
 	a->open = true;
 	a->open_ifindex = st->ifindex;
 	memcpy(a->open_hwaddr, st->hwaddr, 6);
-	n = dhcp_server_fds(a->dhcp, fds);
-	for (size_t i = 0; i < n; i++) {
-		int sz = DHCP_RCVBUF;
-		/* SO_RCVBUFFORCE passes rmem_max with CAP_NET_ADMIN; else the capped SO_RCVBUF */
-		if (setsockopt(fds[i], SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
-			(void)setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-		a->ev_fd[i] = event_new(a->base, fds[i], EV_READ | EV_PERSIST, dhcp_readable, a);
-		if (a->ev_fd[i] == NULL || event_add(a->ev_fd[i], NULL) < 0) {
-			if (a->ev_fd[i] != NULL)
-				event_free(a->ev_fd[i]);
-			a->n_fd = i;
-			agent_close_sockets(a);
-			log_error("%s: cannot watch DHCP sockets", a->opts.ifname);
-			return -ENOMEM;
-		}
-		a->n_fd = i + 1;
+	fd = dhcp_server_fd(a->dhcp);
+	/* SO_RCVBUFFORCE passes rmem_max with CAP_NET_ADMIN; else the capped SO_RCVBUF */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	a->ev_fd = event_new(a->base, fd, EV_READ | EV_PERSIST, dhcp_readable, a);
+	if (a->ev_fd == NULL || event_add(a->ev_fd, NULL) < 0) {
+		agent_close_sockets(a);
+		log_error("%s: cannot watch DHCP sockets", a->opts.ifname);
+		return -ENOMEM;
 	}
 	if (a->leader != NULL && (r = arp_open(a, st->ifindex)) < 0) {
 		agent_close_sockets(a);

@@ -14,6 +14,7 @@
 
 #include "dhcp/dhcp.h"
 #include "dhcp/encode.h"
+#include "dhcp/moderate.h"
 #include "dhcp/option.h"
 #include "dhcp/packet.h"
 #include "dhcp/proto.h"
@@ -47,7 +48,9 @@ struct dhcp_request {
 
 /* Where a reply goes (RFC 2131 §4.1). */
 struct dhcp_dest {
-	bool raw;	/* true: AF_PACKET frame to mac; false: UDP socket to ip:port */
+	/* true: a frame to mac (every reply to a received frame, see dhcp_reply_destination);
+	 * false: ip:port only, for a bare message (tests, fuzzers): no frame, never sent */
+	bool raw;
 	uint8_t mac[6]; /* link-layer destination (raw only) */
 	uint32_t ip;	/* host order */
 	uint16_t port;
@@ -59,7 +62,7 @@ struct dhcp_reply {
 	struct dhcp_dest dest;
 	uint8_t *payload; /* DHCP message */
 	size_t payload_len;
-	uint8_t *frame; /* Ethernet frame (raw destinations only), else NULL */
+	uint8_t *frame; /* Ethernet frame (raw destinations only), else NULL (not sent) */
 	size_t frame_len;
 };
 
@@ -106,18 +109,12 @@ struct dhcp_server {
 
 	int ifindex;
 	uint8_t hwaddr[6];
-	/*
-	 * Relay (giaddr) and ciaddr replies: false (default) sends them as frames to the
-	 * Ethernet source of the request (the relay, router or client that handed it to us),
-	 * which skips the kernel's UDP/IP output path; true sends them through the UDP socket
-	 * (the kernel routes and ARPs). Bare messages (no frame) always use the UDP socket.
-	 */
-	bool unicast_via_udp;
 	/* largest DHCP message a reply may be: the interface MTU - IPv4 - UDP, at most
 	 * DHCP_MAX_PAYLOAD, at least 548 (0 = DHCP_MAX_PAYLOAD, before open) */
 	size_t max_payload;
 	int packet_fd, udp_fd;
-	struct dhcp_ring ring; /* on packet_fd */
+	struct dhcp_ring ring;	    /* on packet_fd */
+	struct dhcp_moderation mod; /* fed by every read of packet_fd */
 
 	struct dhcp_request req;    /* scratch: the request being handled */
 	uint64_t now;		    /* receive time of the datagram being handled */
@@ -191,10 +188,9 @@ int dhcp_socket_recv_packets(
     int fd, uint8_t (*bufs)[DHCP_RX_BUF], size_t n, size_t *ret_len, bool *ret_csum);
 /* MTU of ifname (queried through fd), or negative errno. */
 int dhcp_socket_mtu(int fd, const char *ifname);
-/* Discards everything pending on fd; returns datagrams discarded. */
-int dhcp_socket_drain(int fd);
-/* Sends the replies (raw ones on packet_fd, others on udp_fd); returns how many were sent. */
-int dhcp_socket_send(int packet_fd, int udp_fd, int ifindex, uint32_t src_ip,
-    struct dhcp_reply **replies, size_t n, bool *ret_sent);
+/* Sends the replies' frames on packet_fd (a reply without one is not sent); returns how many
+ * were sent and marks them in ret_sent. */
+int dhcp_socket_send(
+    int packet_fd, int ifindex, struct dhcp_reply **replies, size_t n, bool *ret_sent);
 
 #endif

@@ -212,21 +212,37 @@ void dhcp_server_close(struct dhcp_server *s);
  */
 void dhcp_server_set_hwaddr(struct dhcp_server *s, const uint8_t hwaddr[6]);
 /*
- * Standby (a replica that does not hold its pool's Lease): the sockets stay open and drained,
+ * Standby (a replica that does not hold its pool's Lease): the sockets stay open and read,
  * every request is dropped (DHCP_DROP_NOT_SERVING) before it is parsed, nothing is answered.
  * Takes effect with the next datagram read. Off at dhcp_server_new.
  */
 void dhcp_server_set_standby(struct dhcp_server *s, bool standby);
 /*
- * Up to 2 fds to watch for readability; returns how many were written into fds. Requests
- * are read from the packet socket; the UDP socket has a drop-all filter (it exists so the
- * kernel does not answer with ICMP port-unreachable) and is drained if it ever is readable.
- * Replies to a relay (giaddr) or to ciaddr go as frames to the Ethernet source of the
- * request; broadcast and chaddr unicast as frames too; we build the IPv4/UDP headers.
+ * The one fd to watch for readability: the packet socket (AF_PACKET, SOCK_RAW, bound to the
+ * interface), from which every request is read; -1 when closed. The UDP socket is not
+ * watched: its drop-all filter, attached before it is bound, keeps every datagram out, and
+ * nothing is sent on it, so it never becomes readable (it exists so the kernel does not
+ * answer with ICMP port-unreachable). Every reply is an Ethernet frame sent on the packet
+ * socket, with IPv4/UDP headers we build: broadcast, or unicast to chaddr; a reply to a relay
+ * (giaddr) or to ciaddr goes to the Ethernet source of the request. The caller may send
+ * frames of its own on this fd (the agent's gratuitous ARP), never read it.
  */
-size_t dhcp_server_fds(const struct dhcp_server *s, int fds[2]);
-/* Drain fd: read every pending datagram, answer each. Returns datagrams handled or -errno. */
-int dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now);
+int dhcp_server_fd(const struct dhcp_server *s);
+/*
+ * The one receive call. fd: dhcp_server_fd, found readable, or -1 when the delay this call
+ * asked for (below) has run out. Reads what is pending and answers every request. Returns
+ * the frames read, or negative errno (-EBADF: fd is not dhcp_server_fd, or no sockets).
+ *
+ * Moderation: *ret_again_usec (may be NULL) says what to do next. 0: wait for the fds to be
+ * readable, as usual. > 0 (at most DHCP_MODERATION_MAX_USEC): requests keep coming; stop
+ * watching the fds and call again with fd -1 after that many microseconds, so one wakeup and
+ * one sendmmsg serve the requests of that window. Only while the request rate is high (some
+ * thousands a second, from the recent gaps between requests); at lower rates, or after a
+ * delayed read that finds nothing, it is 0 and each request is answered on its own wakeup.
+ * A delay needs a timer with microsecond resolution (libevent: EVENT_BASE_FLAG_PRECISE_TIMER).
+ */
+#define DHCP_MODERATION_MAX_USEC 200
+int dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now, uint32_t *ret_again_usec);
 
 const struct dhcp_stats *dhcp_server_stats(const struct dhcp_server *s);
 

@@ -235,10 +235,13 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
  *    DHCPOFFER and DHCPACK messages to the client's hardware address and 'yiaddr'
  *    address. In all cases, when 'giaddr' is zero, the server broadcasts any DHCPNAK
  *    messages to 0xffffffff."
- * Broadcast and chaddr unicast are link-layer frames we build (the client has no address
- * yet, so the kernel could not ARP for it). Relay and ciaddr destinations are unicast IP:
- * through the UDP socket (the kernel routes and ARPs), or, by default, as frames to the
- * Ethernet source of the request (see dhcp_reply_frame).
+ * Every reply leaves as an Ethernet frame we build, from the packet socket. Broadcast and
+ * chaddr unicast: the client has no address yet, so the kernel could not ARP for it. Relay
+ * (giaddr) and ciaddr destinations are unicast IP in a frame to the Ethernet source of the
+ * request (dhcp_reply_frame): the relay, the router in front of it, or the client itself,
+ * the neighbour that just reached us, so no route or ARP entry on the interface is needed.
+ * dest.raw is false (IP destination only, no frame) just for a bare message handed to
+ * dhcp_handle_message by tests and fuzzers, which is never sent.
  */
 void
 dhcp_reply_destination(
@@ -274,8 +277,9 @@ dhcp_reply_frame(const struct dhcp_server *s, const struct dhcp_request *req, st
 	uint32_t yiaddr = be32_get(((const struct dhcp_msg *)r->payload)->yiaddr);
 
 	dhcp_reply_destination(req, r->type, yiaddr, &r->dest);
-	if (!r->dest.raw && !s->unicast_via_udp && req->meta != NULL) {
-		/* the L2 neighbour that handed us the request forwards the reply */
+	if (!r->dest.raw && req->meta != NULL) {
+		/* relay or ciaddr: the L2 neighbour that handed us the request forwards the reply
+		 */
 		r->dest.raw = true;
 		memcpy(r->dest.mac, req->meta->src_mac, 6);
 	}

@@ -77,6 +77,7 @@ dhcp_server_new(struct dhcp_server **ret)
 	if (s == NULL)
 		return -ENOMEM;
 	s->packet_fd = s->udp_fd = -1;
+	dhcp_moderation_reset(&s->mod);
 	s->drop_log = (struct log_ratelimit)LOG_RATELIMIT_INIT(10 * 1000000, 10);
 	s->rx = calloc(DHCP_BATCH, sizeof(*s->rx));
 	s->tx = calloc(DHCP_BATCH, sizeof(*s->tx));
@@ -254,6 +255,7 @@ dhcp_server_open(struct dhcp_server *s, int ifindex, const char *ifname, const u
 	}
 	s->udp_fd = fd;
 	s->ifindex = ifindex;
+	dhcp_moderation_reset(&s->mod);
 	memcpy(s->hwaddr, hwaddr, 6);
 	/* replies must fit the link: an overlay's 1450 leaves 1422 DHCP bytes */
 	mtu = dhcp_socket_mtu(fd, ifname);
@@ -276,16 +278,10 @@ dhcp_server_close(struct dhcp_server *s)
 	s->drop_log = (struct log_ratelimit)LOG_RATELIMIT_INIT(10 * 1000000, 10);
 }
 
-size_t
-dhcp_server_fds(const struct dhcp_server *s, int fds[2])
+int
+dhcp_server_fd(const struct dhcp_server *s)
 {
-	size_t n = 0;
-
-	if (s->packet_fd >= 0)
-		fds[n++] = s->packet_fd;
-	if (s->udp_fd >= 0)
-		fds[n++] = s->udp_fd;
-	return n;
+	return s->packet_fd;
 }
 
 /* --- the per-packet path ------------------------------------------------------------------ */
@@ -420,8 +416,7 @@ flush(struct dhcp_server *s)
 		return;
 	for (size_t i = 0; i < s->n_tx; i++)
 		replies[i] = &s->tx[i].reply;
-	dhcp_socket_send(
-	    s->packet_fd, s->udp_fd, s->ifindex, s->optset->o.server_ip, replies, s->n_tx, sent);
+	dhcp_socket_send(s->packet_fd, s->ifindex, replies, s->n_tx, sent);
 	t = s->clock != NULL ? s->clock(s->clock_userdata) : 0;
 	for (size_t i = 0; i < s->n_tx; i++) {
 		if (!sent[i]) {
@@ -466,23 +461,16 @@ on_ring(struct dhcp_server *s, uint64_t now)
 	return n < 0 ? 0 : n;
 }
 
-int
-dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now)
+/* Reads the packet socket with recvmmsg (no ring): up to MAX_BATCHES_PER_CALL batches. */
+static int
+on_recv(struct dhcp_server *s, uint64_t now)
 {
 	size_t lens[DHCP_BATCH];
 	bool csum[DHCP_BATCH];
 	int total = 0;
 
-	if (fd < 0)
-		return -EBADF;
-	if (fd == s->udp_fd)
-		return dhcp_socket_drain(fd);
-	if (fd != s->packet_fd)
-		return -EBADF;
-	if (s->ring.map != NULL)
-		return on_ring(s, now);
 	for (int batch = 0; batch < MAX_BATCHES_PER_CALL; batch++) {
-		int n = dhcp_socket_recv_packets(fd, s->rx, DHCP_BATCH, lens, csum);
+		int n = dhcp_socket_recv_packets(s->packet_fd, s->rx, DHCP_BATCH, lens, csum);
 
 		if (n == -EAGAIN || n == -EWOULDBLOCK)
 			break;
@@ -508,4 +496,21 @@ dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now)
 			break;
 	}
 	return total;
+}
+
+int
+dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now, uint32_t *ret_again_usec)
+{
+	uint32_t again;
+	int n;
+
+	if (ret_again_usec != NULL)
+		*ret_again_usec = 0;
+	if (s->packet_fd < 0 || (fd >= 0 && fd != s->packet_fd))
+		return -EBADF;
+	n = s->ring.map != NULL ? on_ring(s, now) : on_recv(s, now);
+	again = dhcp_moderation_next(&s->mod, now, n > 0 ? (unsigned)n : 0);
+	if (ret_again_usec != NULL && n >= 0)
+		*ret_again_usec = again;
+	return n;
 }

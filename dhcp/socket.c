@@ -2,9 +2,11 @@
 /*
  * The raw socket recipe, in one file. AF_PACKET: created with protocol 0 (receives
  * nothing), BPF filter attached, bound to ETH_P_IP on the ifindex, filter locked, and only
- * then read. UDP :67 on the device: never read (a drop-all filter), it exists so the kernel
- * has a socket for port 67 and sends no ICMP port-unreachable for unicast renewals; replies
- * to relays and to ciaddr go out through it (the kernel routes and ARPs).
+ * then read. Every reply is a frame we build, sent on the same socket (relay and ciaddr
+ * replies to the Ethernet source of the request: dhcp/reply.c). UDP :67 on the device: never
+ * read, written or watched (a drop-all filter, attached before bind, so it never holds a
+ * datagram); it exists so the kernel has a socket for port 67 and sends no ICMP
+ * port-unreachable for unicast renewals and relayed requests.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -329,30 +331,6 @@ dhcp_socket_mtu(int fd, const char *ifname)
 	return ifr.ifr_mtu;
 }
 
-int
-dhcp_socket_drain(int fd)
-{
-	uint8_t buf[DHCP_BATCH][64];
-	struct mmsghdr msgs[DHCP_BATCH];
-	struct iovec iov[DHCP_BATCH];
-	int total = 0;
-
-	for (;;) {
-		int r;
-
-		for (size_t i = 0; i < DHCP_BATCH; i++) {
-			iov[i] = (struct iovec){.iov_base = buf[i], .iov_len = sizeof(buf[i])};
-			msgs[i].msg_hdr = (struct msghdr){.msg_iov = &iov[i], .msg_iovlen = 1};
-		}
-		r = recvmmsg(fd, msgs, DHCP_BATCH, MSG_DONTWAIT, NULL);
-		if (r < 0)
-			return errno == EAGAIN || errno == EWOULDBLOCK ? total : -errno;
-		total += r;
-		if (r < DHCP_BATCH)
-			return total;
-	}
-}
-
 /* sendmmsg with retry past a failing message; marks sent[i]. */
 static int
 send_batch(int fd, struct mmsghdr *msgs, size_t n, size_t *idx, bool *sent)
@@ -378,74 +356,38 @@ send_batch(int fd, struct mmsghdr *msgs, size_t n, size_t *idx, bool *sent)
 }
 
 int
-dhcp_socket_send(int packet_fd, int udp_fd, int ifindex, uint32_t src_ip,
-    struct dhcp_reply **replies, size_t n, bool *ret_sent)
+dhcp_socket_send(int packet_fd, int ifindex, struct dhcp_reply **replies, size_t n, bool *ret_sent)
 {
-	struct mmsghdr raw[DHCP_BATCH], udp[DHCP_BATCH];
-	struct iovec raw_iov[DHCP_BATCH], udp_iov[DHCP_BATCH];
+	struct mmsghdr raw[DHCP_BATCH];
+	struct iovec raw_iov[DHCP_BATCH];
 	struct sockaddr_ll lls[DHCP_BATCH];
-	struct sockaddr_in sins[DHCP_BATCH];
-	union {
-		struct cmsghdr align;
-		uint8_t buf[CMSG_SPACE(sizeof(struct in_pktinfo))];
-	} ctl[DHCP_BATCH];
-	size_t raw_idx[DHCP_BATCH], udp_idx[DHCP_BATCH], n_raw = 0, n_udp = 0;
-	int sent = 0;
+	size_t raw_idx[DHCP_BATCH], n_raw = 0;
 
 	if (n > DHCP_BATCH)
 		n = DHCP_BATCH;
 	for (size_t i = 0; i < n; i++) {
 		struct dhcp_reply *r = replies[i];
+		size_t k;
 
 		ret_sent[i] = false;
-		if (r->dest.raw) {
-			size_t k = n_raw++;
-
-			lls[k] = (struct sockaddr_ll){
-			    .sll_family = AF_PACKET,
-			    .sll_protocol = htons(ETH_P_IP),
-			    .sll_ifindex = ifindex,
-			    .sll_halen = ETH_ALEN,
-			};
-			memcpy(lls[k].sll_addr, r->dest.mac, 6);
-			raw_iov[k] = (struct iovec){.iov_base = r->frame, .iov_len = r->frame_len};
-			raw[k].msg_hdr = (struct msghdr){.msg_name = &lls[k],
-			    .msg_namelen = sizeof(lls[k]),
-			    .msg_iov = &raw_iov[k],
-			    .msg_iovlen = 1};
-			raw_idx[k] = i;
-		} else {
-			size_t k = n_udp++;
-			struct cmsghdr *c;
-			struct in_pktinfo pi = {.ipi_spec_dst.s_addr = htonl(src_ip)};
-
-			sins[k] = (struct sockaddr_in){.sin_family = AF_INET,
-			    .sin_port = htons(r->dest.port),
-			    .sin_addr.s_addr = htonl(r->dest.ip)};
-			udp_iov[k] =
-			    (struct iovec){.iov_base = r->payload, .iov_len = r->payload_len};
-			udp[k].msg_hdr = (struct msghdr){.msg_name = &sins[k],
-			    .msg_namelen = sizeof(sins[k]),
-			    .msg_iov = &udp_iov[k],
-			    .msg_iovlen = 1,
-			    .msg_control = ctl[k].buf,
-			    .msg_controllen = sizeof(ctl[k].buf)};
-			/* source address = our server identifier */
-			c = CMSG_FIRSTHDR(&udp[k].msg_hdr);
-			c->cmsg_level = IPPROTO_IP;
-			c->cmsg_type = IP_PKTINFO;
-			c->cmsg_len = CMSG_LEN(sizeof(pi));
-			memcpy(CMSG_DATA(c), &pi, sizeof(pi));
-			udp_idx[k] = i;
-		}
+		if (!r->dest.raw || r->frame == NULL)
+			continue; /* a bare message's reply (tests): nothing to send */
+		k = n_raw++;
+		lls[k] = (struct sockaddr_ll){
+		    .sll_family = AF_PACKET,
+		    .sll_protocol = htons(ETH_P_IP),
+		    .sll_ifindex = ifindex,
+		    .sll_halen = ETH_ALEN,
+		};
+		memcpy(lls[k].sll_addr, r->dest.mac, 6);
+		raw_iov[k] = (struct iovec){.iov_base = r->frame, .iov_len = r->frame_len};
+		raw[k].msg_hdr = (struct msghdr){.msg_name = &lls[k],
+		    .msg_namelen = sizeof(lls[k]),
+		    .msg_iov = &raw_iov[k],
+		    .msg_iovlen = 1};
+		raw_idx[k] = i;
 	}
-	if (n_raw > 0) {
-		if (packet_fd >= 0)
-			sent += send_batch(packet_fd, raw, n_raw, raw_idx, ret_sent);
-	}
-	if (n_udp > 0) {
-		if (udp_fd >= 0)
-			sent += send_batch(udp_fd, udp, n_udp, udp_idx, ret_sent);
-	}
-	return sent;
+	if (n_raw == 0 || packet_fd < 0)
+		return 0;
+	return send_batch(packet_fd, raw, n_raw, raw_idx, ret_sent);
 }

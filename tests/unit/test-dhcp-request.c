@@ -1007,14 +1007,15 @@ test_destinations(void)
 	struct req r;
 	size_t len;
 
-	/* giaddr: the relay's server port, through the UDP socket */
+	/* giaddr: the relay's server port (a bare message: the IP destination only, no frame;
+	 * from a received frame it goes to the frame's source, test_unicast_via_frame_source) */
 	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, RELAY_IP, DHCP_FLAG_BROADCAST, NULL, 0);
 	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
 	CU_ASSERT_FALSE(rep.dest.raw);
 	CU_ASSERT_EQUAL(rep.dest.ip, RELAY_IP);
 	CU_ASSERT_EQUAL(rep.dest.port, 67);
 	CU_ASSERT_PTR_NULL(rep.frame);
-	/* ciaddr: unicast to ciaddr:68 through the UDP socket */
+	/* ciaddr: unicast to ciaddr:68 (no frame either) */
 	len = build(&r, DHCP_MSG_REQUEST, vm_mac, VM_IP, 0, DHCP_FLAG_BROADCAST, NULL, 0);
 	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_ACK);
 	CU_ASSERT_FALSE(rep.dest.raw);
@@ -1171,11 +1172,17 @@ test_unicast_via_frame_source(void)
 	CU_ASSERT(memcmp(rep.frame, vm_mac, 6) == 0);
 	CU_ASSERT_EQUAL(be32_get(rep.frame + 30), VM_IP);
 	CU_ASSERT_EQUAL(be16_get(rep.frame + 36), 68);
-	/* the UDP socket instead, when asked */
-	s->unicast_via_udp = true;
-	CU_ASSERT_EQUAL(dhcp_handle_frame(s, f, n, false, 1, &rep), DHCP_MSG_ACK);
+	/* the same renewal as a bare message (no frame to answer): no frame, and nothing sent */
+	CU_ASSERT_EQUAL(dhcp_handle_message(s, f + 42, len, 1, &rep), DHCP_MSG_ACK);
 	CU_ASSERT_FALSE(rep.dest.raw);
 	CU_ASSERT_PTR_NULL(rep.frame);
+	{
+		struct dhcp_reply *one = &rep;
+		bool sent = true;
+
+		CU_ASSERT_EQUAL(dhcp_socket_send(-1, 1, &one, 1, &sent), 0);
+		CU_ASSERT_FALSE(sent);
+	}
 	dhcp_server_free(s);
 }
 

@@ -173,14 +173,12 @@ send_request(int fd, uint8_t type, uint16_t flags, uint32_t giaddr, uint32_t src
 static int
 serve(struct dhcp_server *s)
 {
-	int fds[2];
-	size_t n = dhcp_server_fds(s, fds);
-	struct pollfd p = {.fd = fds[0], .events = POLLIN};
+	struct pollfd p = {.fd = dhcp_server_fd(s), .events = POLLIN};
 
-	CU_ASSERT_EQUAL(n, 2);
+	CU_ASSERT(p.fd >= 0);
 	if (poll(&p, 1, 5000) != 1)
 		return -ETIMEDOUT;
-	return dhcp_server_on_readable(s, fds[0], 1);
+	return dhcp_server_on_readable(s, p.fd, 1, NULL);
 }
 
 /* Reads the next IPv4 frame the server sent to c0 (skips c0's own output). */
@@ -313,7 +311,7 @@ test_filter(void)
 	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 	struct dhcp_server *s;
 	uint8_t buf[DHCP_RX_BUF];
-	int c, fds[2];
+	int c;
 	ssize_t n;
 
 	if (skip())
@@ -328,16 +326,28 @@ test_filter(void)
 	n = recv_reply(c, buf, sizeof(buf));
 	check_reply(buf, n, bcast, 0xffffffff, 68, DHCP_MSG_OFFER);
 	CU_ASSERT_EQUAL(dhcp_server_stats(s)->drops[DHCP_DROP_NOT_FOR_US], 0);
-	/* nothing pending now; the UDP socket never holds anything (drop-all filter) */
-	CU_ASSERT_EQUAL(dhcp_server_fds(s, fds), 2);
-	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, fds[0], 1), 0);
-	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, fds[1], 1), 0);
-	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, 12345, 1), -EBADF);
+	/* nothing pending now; the one fd to watch is the packet socket */
+	CU_ASSERT_EQUAL(dhcp_server_fd(s), s->packet_fd);
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, s->packet_fd, 1, NULL), 0);
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, s->udp_fd, 1, NULL), -EBADF);
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, 12345, 1, NULL), -EBADF);
+	/* the UDP socket holds nothing (drop-all filter), even after a datagram to its port that
+	 * the packet socket answered: it is never watched, never readable */
+	send_request(c, DHCP_MSG_DISCOVER, 0, RELAY_IP, RELAY_IP, 67, SERVER_IP, 67, s_mac);
+	CU_ASSERT_EQUAL(serve(s), 1);
+	{
+		struct pollfd p = {.fd = s->udp_fd, .events = POLLIN};
+		uint8_t b[16];
+
+		CU_ASSERT_EQUAL(poll(&p, 1, 0), 0);
+		CU_ASSERT_EQUAL(recv(s->udp_fd, b, sizeof(b), MSG_DONTWAIT), -1);
+		CU_ASSERT_EQUAL(errno, EAGAIN);
+	}
 	/* reopen closes the old sockets first; close twice is harmless */
 	CU_ASSERT_EQUAL(dhcp_server_open(s, s_ifindex, "s0", s_mac), 0);
 	dhcp_server_close(s);
 	dhcp_server_close(s);
-	CU_ASSERT_EQUAL(dhcp_server_fds(s, fds), 0);
+	CU_ASSERT_EQUAL(dhcp_server_fd(s), -1);
 	CU_ASSERT_EQUAL(dhcp_server_open(s, 0, "s0", s_mac), -EINVAL);
 	close(c);
 	dhcp_server_free(s);
@@ -420,7 +430,7 @@ test_batch_and_latency(void)
 	const struct dhcp_stats *st;
 	uint8_t buf[DHCP_RX_BUF];
 	uint64_t total = 0;
-	int c, fds[2], got = 0;
+	int c, fd, got = 0;
 
 	if (skip())
 		return;
@@ -432,14 +442,14 @@ test_batch_and_latency(void)
 	for (int i = 0; i < DHCP_BATCH + 8; i++)
 		send_request(
 		    c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67, bcast);
-	dhcp_server_fds(s, fds);
+	fd = dhcp_server_fd(s);
 	fake_now = 1000 + 30; /* the clock says 30 us after `now` */
 	{
-		struct pollfd p = {.fd = fds[0], .events = POLLIN};
+		struct pollfd p = {.fd = fd, .events = POLLIN};
 
 		CU_ASSERT_FATAL(poll(&p, 1, 5000) == 1);
 	}
-	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, fds[0], 1000), DHCP_BATCH + 8);
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, fd, 1000, NULL), DHCP_BATCH + 8);
 	while (got < DHCP_BATCH + 8 && recv_reply(c, buf, sizeof(buf)) > 0)
 		got++;
 	CU_ASSERT_EQUAL(got, DHCP_BATCH + 8);
@@ -537,15 +547,65 @@ test_ring_geometry(void)
 	CU_ASSERT_EQUAL(r.frame_nr, 512);
 }
 
+/* Receive moderation through the one receive call: delayed reads (fd -1) read the requests. */
+static void
+test_moderation(void)
+{
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	uint8_t buf[DHCP_RX_BUF];
+	struct dhcp_server *s;
+	uint64_t now = 1000000;
+	uint32_t again = 1;
+	int c, fd, i, got = 0, sent = 0;
+
+	if (skip())
+		return;
+	s = server();
+	c = client_socket();
+	fd = dhcp_server_fd(s);
+	/* nothing pending: nothing read, no delay */
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, -1, now, &again), 0);
+	CU_ASSERT_EQUAL(again, 0);
+	/* two requests per read, 100 us apart on the clock given (~20 000/s): a delay, bounded */
+	for (i = 0; i < 200 && again == 0; i++) {
+		for (int k = 0; k < 2; k++, sent++)
+			send_request(c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68,
+			    0xffffffff, 67, bcast);
+		now += 100;
+		{
+			struct pollfd p = {.fd = fd, .events = POLLIN};
+
+			CU_ASSERT_FATAL(poll(&p, 1, 5000) == 1);
+		}
+		got += dhcp_server_on_readable(s, i % 2 ? fd : -1, now, &again);
+	}
+	CU_ASSERT(again > 0 && again <= DHCP_MODERATION_MAX_USEC);
+	CU_ASSERT_EQUAL(got, sent);
+	/* the delayed read finds nothing: back to readability */
+	now += again;
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, -1, now, &again), 0);
+	CU_ASSERT_EQUAL(again, 0);
+	for (i = 0; i < sent && recv_reply(c, buf, sizeof(buf)) > 0; i++)
+		;
+	CU_ASSERT_EQUAL(i, sent);
+	CU_ASSERT_EQUAL(dhcp_server_stats(s)->tx[DHCP_MSG_OFFER], (uint64_t)sent);
+	/* no sockets: nothing to read */
+	dhcp_server_close(s);
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, -1, now, &again), -EBADF);
+	close(c);
+	dhcp_server_free(s);
+}
+
 static const struct test_case socket_tests[] = {
     {"broadcast OFFER", test_broadcast_offer},
     {"unicast to chaddr", test_unicast_chaddr},
     {"relay reply", test_relay},
-    {"BPF filter, fds, reopen", test_filter},
+    {"BPF filter, the fd, the silent UDP socket, reopen", test_filter},
     {"batches and latency histogram", test_batch_and_latency},
     {"replies fit the interface MTU", test_mtu},
     {"a 4000-byte request on a 9000-MTU link", test_jumbo_request},
     {"receive ring geometry", test_ring_geometry},
+    {"receive moderation", test_moderation},
     {NULL, NULL},
 };
 
