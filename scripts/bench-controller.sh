@@ -128,7 +128,7 @@ bound2=$(allocated)
     echo "|---|---|"
     echo "| burst: $N VMNetCfgs created with the controller running (creates alone) | ${t_create} s, $created created |"
     echo "| burst: first create to all $N NICs Allocated + IPPool status used=$used (bar < 30 s) | **${t_bound} s** ($bound1 distinct addresses Allocated$([ $ok1 = 0 ] || echo ', INCOMPLETE')) |"
-    echo "| API writes during the burst (stats.writes), minus the $creates creates | $((writes - creates)) = $(awk -v w=$((writes - creates)) -v n="$N" 'BEGIN { printf "%.2f", w / n }') per binding ($patches patches, $updates updates) |"
+    echo "| API writes during the burst (stats.writes), minus the $creates creates (the VMNetCfgs and the Events of their transitions) | $((writes - creates)) = $(awk -v w=$((writes - creates)) -v n="$N" 'BEGIN { printf "%.2f", w / n }') per binding ($patches patches, $updates updates) |"
     echo "| controller peak RSS (VmHWM) after binding $N (bar < 32 MiB) | **$(awk -v k="$hwm1" 'BEGIN { printf "%.1f", k / 1024 }') MiB** ($hwm1 KiB; VmRSS $rss1 KiB) |"
     echo "| controller RSS after binding $N: anonymous / file-backed (shared libraries) | $anon1 KiB / $file1 KiB |"
     echo "| controller RSS idle before the burst (0 VMNetCfgs): total / anonymous / file-backed | $base_rss / $base_anon / $base_file KiB |"
