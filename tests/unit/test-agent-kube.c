@@ -5,6 +5,9 @@
  * readiness, option and binding changes visible to the next reply, outages and restarts of
  * the API server (served from memory meanwhile), 410 relist, paused and deleted pools,
  * malformed versions.
+ *
+ * Size: about 1000 lines, one file on purpose: one source's cases sharing one test API server
+ * and the DHCP fixtures that check what the next reply says.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The test API server over HTTPS: verbs, errors, selectors, pagination, faults, restart. */
+/*
+ * The test API server over HTTPS: verbs, errors, selectors, pagination, faults, restart.
+ *
+ * Size: about 1300 lines, one file on purpose: one test API server started once for all the
+ * cases of its HTTP API, with shared request helpers.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
