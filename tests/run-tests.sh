@@ -57,6 +57,9 @@ report() {
     esac
 }
 
+# One at a time in the foreground unless TEST_JOBS says otherwise: bash starts a background job
+# of a non-interactive shell with SIGINT and SIGQUIT ignored, and a script started that way
+# cannot trap them, so the netns and e2e scripts (which clean up on INT) must not run as jobs.
 if [ "$jobs" -le 1 ]; then
     for t in "$@"; do
         log="$logdir/$group-$(basename "$t").log"
