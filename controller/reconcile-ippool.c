@@ -239,8 +239,8 @@ delete_agent(struct ctrl *c, const char *key, const struct agent_item *a)
 	log_info("ippool %s: removing agent %s/%s", key, a->ns, a->name);
 	if (op == NULL)
 		return ctrl_error(-ENOMEM);
-	return ctrl_op_started(op, kube_call_delete(c->client, &ctrl_res_deployments, a->ns,
-				       a->name, &o, ctrl_op_done, op, &op->call));
+	return ctrl_op_started(op, kube_delete(c->client, &ctrl_res_deployments, a->ns, a->name, &o,
+				       ctrl_op_done, op, &op->call));
 }
 
 struct node_count {
@@ -339,9 +339,9 @@ write_status(struct ctrl *c, const char *key, const struct pool_item *it, const 
 		(void)ctrl_op_defer_event(
 		    op, ref, IPPOOL_KIND, ev[i].type, ev[i].reason, ev[i].message);
 	json_decref(ref);
-	r = op != NULL ? kube_call_update_status(
-			     c->client, &ctrl_res_ippools, obj, ctrl_op_done, op, &op->call)
-		       : -ENOMEM;
+	r = op != NULL
+		? kube_update_status(c->client, &ctrl_res_ippools, obj, ctrl_op_done, op, &op->call)
+		: -ENOMEM;
 	json_decref(obj);
 	return ctrl_op_started(op, r);
 fail:
@@ -362,7 +362,7 @@ patch_finalizer(struct ctrl *c, const char *key, const struct pool_item *it, boo
 		return ctrl_error(-ENOMEM);
 	op = ctrl_op_new(
 	    c, c->c_pool, key, add ? "add ippool finalizer" : "remove ippool finalizer");
-	r = op != NULL ? kube_call_patch(c->client, &ctrl_res_ippools, it->ns, it->name,
+	r = op != NULL ? kube_patch(c->client, &ctrl_res_ippools, it->ns, it->name,
 			     KUBE_PATCH_MERGE, patch, NULL, ctrl_op_done, op, &op->call)
 		       : -ENOMEM;
 	json_decref(patch);
@@ -558,8 +558,8 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 
 			log_info("ippool %s: placing agent in %s (cluster network %s)", key,
 			    c->namespace, nad->cluster_network ? nad->cluster_network : "-");
-			r = op != NULL ? kube_call_create(c->client, &ctrl_res_deployments,
-					     c->namespace, desired, ctrl_op_done, op, &op->call)
+			r = op != NULL ? kube_create(c->client, &ctrl_res_deployments, c->namespace,
+					     desired, ctrl_op_done, op, &op->call)
 				       : -ENOMEM;
 			json_decref(desired);
 			return ctrl_op_started(op, r);
@@ -579,7 +579,7 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 			    "ippool %s: re-placing agent %s (inputs changed)", key, agent->name);
 			json_object_set_new(json_object_get(desired, "metadata"), "resourceVersion",
 			    json_string(agent->rv != NULL ? agent->rv : ""));
-			r = op != NULL ? kube_call_update(c->client, &ctrl_res_deployments, desired,
+			r = op != NULL ? kube_update(c->client, &ctrl_res_deployments, desired,
 					     ctrl_op_done, op, &op->call)
 				       : -ENOMEM;
 			json_decref(desired);

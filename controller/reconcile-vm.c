@@ -99,7 +99,7 @@ ctrl_reconcile_vm(void *userdata, const char *key)
 		}
 		op = ctrl_op_new(c, c->c_vm, key, "create vmnetcfg for vm");
 		log_info("vm %s: creating its VirtualMachineNetworkConfig (%zu NICs)", key, n_nics);
-		r = op != NULL ? kube_call_create(c->client, &ctrl_res_vmnetcfgs, vm->ns, obj,
+		r = op != NULL ? kube_create(c->client, &ctrl_res_vmnetcfgs, vm->ns, obj,
 				     ctrl_op_done, op, &op->call)
 			       : -ENOMEM;
 		json_decref(obj);
@@ -120,7 +120,7 @@ ctrl_reconcile_vm(void *userdata, const char *key)
 	if (op->payload == NULL)
 		return ctrl_op_started(op, -ENOMEM);
 	log_info("vm %s: updating its VirtualMachineNetworkConfig (%zu NICs)", key, n_nics);
-	r = kube_call_update_retry(c->client, &ctrl_res_vmnetcfgs, vm->ns, vm->name, false, 0,
-	    vm_mutate, ctrl_op_done, op, &op->call);
+	r = kube_update_retry(c->client, &ctrl_res_vmnetcfgs, vm->ns, vm->name, false, 0, vm_mutate,
+	    ctrl_op_done, op, &op->call);
 	return ctrl_op_started(op, r);
 }

@@ -80,7 +80,7 @@ patch_finalizer(struct ctrl *c, const char *key, const struct cfg_item *it, bool
 		return ctrl_error(-ENOMEM);
 	op = ctrl_op_new(
 	    c, c->c_cfg, key, add ? "add vmnetcfg finalizer" : "remove vmnetcfg finalizer");
-	r = op != NULL ? kube_call_patch(c->client, &ctrl_res_vmnetcfgs, it->ns, it->name,
+	r = op != NULL ? kube_patch(c->client, &ctrl_res_vmnetcfgs, it->ns, it->name,
 			     KUBE_PATCH_MERGE, patch, NULL, ctrl_op_done, op, &op->call)
 		       : -ENOMEM;
 	json_decref(patch);
@@ -150,7 +150,7 @@ ctrl_reconcile_cfg(void *userdata, const char *key)
 	vmnetcfg_result_clear(&res);
 	if (obj == NULL)
 		return ctrl_error(-ENOMEM);
-	r = op != NULL ? kube_call_update_status(
+	r = op != NULL ? kube_update_status(
 			     c->client, &ctrl_res_vmnetcfgs, obj, ctrl_op_done, op, &op->call)
 		       : -ENOMEM;
 	json_decref(obj);

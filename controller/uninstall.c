@@ -169,7 +169,7 @@ lease_read(struct uninstall *u, struct lease_view *v)
 	memset(v, 0, sizeof(*v));
 	call_reset(u);
 	r = call_wait(
-	    u, kube_get(u->client, &kube_res_leases, u->ns, u->lease, call_done, &u->call));
+	    u, kube_get(u->client, &kube_res_leases, u->ns, u->lease, call_done, &u->call, NULL));
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
@@ -305,8 +305,8 @@ delete_agents(struct uninstall *u)
 		    .label_selector = AGENT_SELECTOR, .limit = PAGE, .continue_token = cont};
 
 		call_reset(u);
-		r = call_wait(u,
-		    kube_list(u->client, &ctrl_res_deployments, u->ns, &lo, call_done, &u->call));
+		r = call_wait(u, kube_list(u->client, &ctrl_res_deployments, u->ns, &lo, call_done,
+				     &u->call, NULL));
 		free(cont);
 		cont = NULL;
 		if (r < 0)
@@ -323,7 +323,7 @@ delete_agents(struct uninstall *u)
 				continue;
 			call_reset(u);
 			r = call_wait(u, kube_delete(u->client, &ctrl_res_deployments, u->ns, name,
-					     &d, call_done, &u->call));
+					     &d, call_done, &u->call, NULL));
 			if (r == -ENOENT)
 				continue; /* gone meanwhile */
 			if (r < 0) {
@@ -356,39 +356,39 @@ struct fin_kind {
 static int
 pool_list(struct uninstall *u, const struct kube_list_opts *lo)
 {
-	return kube_list(u->client, &ctrl_res_ippools, NULL, lo, call_done, &u->call);
+	return kube_list(u->client, &ctrl_res_ippools, NULL, lo, call_done, &u->call, NULL);
 }
 
 static int
 pool_get(struct uninstall *u, const char *ns, const char *name)
 {
-	return kube_get(u->client, &ctrl_res_ippools, ns, name, call_done, &u->call);
+	return kube_get(u->client, &ctrl_res_ippools, ns, name, call_done, &u->call, NULL);
 }
 
 static int
 pool_patch(struct uninstall *u, const char *ns, const char *name, const json_t *patch)
 {
 	return kube_patch(u->client, &ctrl_res_ippools, ns, name, KUBE_PATCH_MERGE, patch, NULL,
-	    call_done, &u->call);
+	    call_done, &u->call, NULL);
 }
 
 static int
 cfg_list(struct uninstall *u, const struct kube_list_opts *lo)
 {
-	return kube_list(u->client, &ctrl_res_vmnetcfgs, NULL, lo, call_done, &u->call);
+	return kube_list(u->client, &ctrl_res_vmnetcfgs, NULL, lo, call_done, &u->call, NULL);
 }
 
 static int
 cfg_get(struct uninstall *u, const char *ns, const char *name)
 {
-	return kube_get(u->client, &ctrl_res_vmnetcfgs, ns, name, call_done, &u->call);
+	return kube_get(u->client, &ctrl_res_vmnetcfgs, ns, name, call_done, &u->call, NULL);
 }
 
 static int
 cfg_patch(struct uninstall *u, const char *ns, const char *name, const json_t *patch)
 {
 	return kube_patch(u->client, &ctrl_res_vmnetcfgs, ns, name, KUBE_PATCH_MERGE, patch, NULL,
-	    call_done, &u->call);
+	    call_done, &u->call, NULL);
 }
 
 static const struct fin_kind fin_kinds[] = {

@@ -2,7 +2,7 @@
 /*
  * Verbs over generic resource descriptors; Status answers mapped to errno. Each verb can hand
  * back its call (struct kube_call) to cancel: a plain request's record, or the loop of a
- * read-modify-write (kube_call_update_retry), whose cancel stops whichever of its GET and PUT
+ * read-modify-write (kube_update_retry), whose cancel stops whichever of its GET and PUT
  * is in flight.
  *
  * Size: about 870 lines, one file on purpose: the verbs share the path building, the request
@@ -410,8 +410,8 @@ submit(struct kube_client *c, const char *method, const char *path, const char *
 /* --- verbs -------------------------------------------------------------------------------- */
 
 int
-kube_call_get(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const char *name, kube_done_fn done, void *userdata, struct kube_call **ret_call)
+kube_get(struct kube_client *c, const struct kube_resource *res, const char *ns, const char *name,
+    kube_done_fn done, void *userdata, struct kube_call **ret_call)
 {
 	char path[PATH_MAX_LEN];
 	int rc;
@@ -455,7 +455,7 @@ list(struct kube_client *c, const struct kube_resource *res, const char *ns,
 }
 
 int
-kube_call_list(struct kube_client *c, const struct kube_resource *res, const char *ns,
+kube_list(struct kube_client *c, const struct kube_resource *res, const char *ns,
     const struct kube_list_opts *opts, kube_done_fn done, void *userdata,
     struct kube_call **ret_call)
 {
@@ -490,7 +490,7 @@ with_type_meta(const struct kube_resource *res, const json_t *obj)
 }
 
 int
-kube_call_create(struct kube_client *c, const struct kube_resource *res, const char *ns,
+kube_create(struct kube_client *c, const struct kube_resource *res, const char *ns,
     const json_t *obj, kube_done_fn done, void *userdata, struct kube_call **ret_call)
 {
 	char path[PATH_MAX_LEN];
@@ -537,14 +537,14 @@ put(struct kube_client *c, const struct kube_resource *res, const json_t *obj,
 }
 
 int
-kube_call_update(struct kube_client *c, const struct kube_resource *res, const json_t *obj,
+kube_update(struct kube_client *c, const struct kube_resource *res, const json_t *obj,
     kube_done_fn done, void *userdata, struct kube_call **ret_call)
 {
 	return put(c, res, obj, NULL, done, userdata, ret_call);
 }
 
 int
-kube_call_update_status(struct kube_client *c, const struct kube_resource *res, const json_t *obj,
+kube_update_status(struct kube_client *c, const struct kube_resource *res, const json_t *obj,
     kube_done_fn done, void *userdata, struct kube_call **ret_call)
 {
 	return put(c, res, obj, "status", done, userdata, ret_call);
@@ -556,9 +556,9 @@ static const char *const patch_types[] = {
 };
 
 int
-kube_call_patch(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const char *name, enum kube_patch_type type, const json_t *patch, const char *subresource,
-    kube_done_fn done, void *userdata, struct kube_call **ret_call)
+kube_patch(struct kube_client *c, const struct kube_resource *res, const char *ns, const char *name,
+    enum kube_patch_type type, const json_t *patch, const char *subresource, kube_done_fn done,
+    void *userdata, struct kube_call **ret_call)
 {
 	char path[PATH_MAX_LEN];
 	int rc;
@@ -574,7 +574,7 @@ kube_call_patch(struct kube_client *c, const struct kube_resource *res, const ch
 }
 
 int
-kube_call_delete(struct kube_client *c, const struct kube_resource *res, const char *ns,
+kube_delete(struct kube_client *c, const struct kube_resource *res, const char *ns,
     const char *name, const struct kube_delete_opts *opts, kube_done_fn done, void *userdata,
     struct kube_call **ret_call)
 {
@@ -673,7 +673,7 @@ retry_put_done(void *userdata, const struct kube_result *res)
 
 	r->step = NULL;
 	if (res->error == -ESTALE && r->attempts < r->max_attempts) {
-		rc = kube_call_get(r->c, r->res, r->ns, r->name, retry_got, r, &r->step);
+		rc = kube_get(r->c, r->res, r->ns, r->name, retry_got, r, &r->step);
 		if (rc < 0)
 			retry_fail(r, rc, "re-read after conflict failed");
 		return;
@@ -725,7 +725,7 @@ retry_cancel(struct retry_ctx *r)
 }
 
 int
-kube_call_update_retry(struct kube_client *c, const struct kube_resource *res, const char *ns,
+kube_update_retry(struct kube_client *c, const struct kube_resource *res, const char *ns,
     const char *name, bool status, unsigned max_attempts, kube_mutate_fn mutate, kube_done_fn done,
     void *userdata, struct kube_call **ret_call)
 {
@@ -757,7 +757,7 @@ kube_call_update_retry(struct kube_client *c, const struct kube_resource *res, c
 	if (c->retries)
 		c->retries->prev = r;
 	c->retries = r;
-	rc = kube_call_get(c, res, ns, name, retry_got, r, &r->step);
+	rc = kube_get(c, res, ns, name, retry_got, r, &r->step);
 	if (rc < 0) {
 		retry_unlink_free(r);
 		return rc;
@@ -785,65 +785,6 @@ kube_call_cancel(struct kube_call *call)
 }
 
 /* --- the verbs without a handle ------------------------------------------------------------ */
-
-int
-kube_get(struct kube_client *c, const struct kube_resource *res, const char *ns, const char *name,
-    kube_done_fn done, void *userdata)
-{
-	return kube_call_get(c, res, ns, name, done, userdata, NULL);
-}
-
-int
-kube_list(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const struct kube_list_opts *opts, kube_done_fn done, void *userdata)
-{
-	return kube_call_list(c, res, ns, opts, done, userdata, NULL);
-}
-
-int
-kube_create(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const json_t *obj, kube_done_fn done, void *userdata)
-{
-	return kube_call_create(c, res, ns, obj, done, userdata, NULL);
-}
-
-int
-kube_update(struct kube_client *c, const struct kube_resource *res, const json_t *obj,
-    kube_done_fn done, void *userdata)
-{
-	return kube_call_update(c, res, obj, done, userdata, NULL);
-}
-
-int
-kube_update_status(struct kube_client *c, const struct kube_resource *res, const json_t *obj,
-    kube_done_fn done, void *userdata)
-{
-	return kube_call_update_status(c, res, obj, done, userdata, NULL);
-}
-
-int
-kube_patch(struct kube_client *c, const struct kube_resource *res, const char *ns, const char *name,
-    enum kube_patch_type type, const json_t *patch, const char *subresource, kube_done_fn done,
-    void *userdata)
-{
-	return kube_call_patch(c, res, ns, name, type, patch, subresource, done, userdata, NULL);
-}
-
-int
-kube_delete(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const char *name, const struct kube_delete_opts *opts, kube_done_fn done, void *userdata)
-{
-	return kube_call_delete(c, res, ns, name, opts, done, userdata, NULL);
-}
-
-int
-kube_update_retry(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const char *name, bool status, unsigned max_attempts, kube_mutate_fn mutate, kube_done_fn done,
-    void *userdata)
-{
-	return kube_call_update_retry(
-	    c, res, ns, name, status, max_attempts, mutate, done, userdata, NULL);
-}
 
 /* --- loop helper ------------------------------------------------------------------------------ */
 

@@ -221,7 +221,7 @@ send_patch(struct kube_recorder *r, struct ev_entry *e)
 			req_unlink(q);
 		return -ENOMEM;
 	}
-	rc = kube_call_patch(r->c, &kube_res_events, e->ns, e->name, KUBE_PATCH_MERGE, patch, NULL,
+	rc = kube_patch(r->c, &kube_res_events, e->ns, e->name, KUBE_PATCH_MERGE, patch, NULL,
 	    req_done, q, &q->call);
 	json_decref(patch);
 	if (rc < 0) {
@@ -245,7 +245,7 @@ send_create(struct kube_recorder *r, struct ev_entry *e)
 		return -ENOMEM;
 	/* repeats while it waited are in this first count */
 	json_object_set_new(e->ev, "count", json_integer(e->count));
-	rc = kube_call_create(r->c, &kube_res_events, e->ns, e->ev, req_done, q, &q->call);
+	rc = kube_create(r->c, &kube_res_events, e->ns, e->ev, req_done, q, &q->call);
 	if (rc < 0) {
 		req_unlink(q);
 		return rc;

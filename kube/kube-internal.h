@@ -205,7 +205,7 @@ void kube_result_from_http(struct kube_result *res, int error, long status, cons
 void kube_result_from_http_opts(struct kube_result *res, int error, long status, const char *body,
     size_t len, const char *message, bool metadata_only, json_t **ret_obj);
 /*
- * kube_call_list whose callback gets the page's text (borrowed for the call) instead of a
+ * kube_list whose callback gets the page's text (borrowed for the call) instead of a
  * json_t: res->object is NULL; body is non-NULL only when res->error is 0 (a 2xx answer).
  * For the informer, which scans pages with lib/jscan.h and decodes objects one by one; *ret
  * cancels it with kube_http_cancel.

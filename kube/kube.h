@@ -183,62 +183,43 @@ struct kube_delete_opts {
 	const char *propagation;      /* "Background", "Foreground", "Orphan" or NULL */
 };
 
-/* All return 0 (the callback will report) or a negative errno (no callback). ns is ignored
- * for cluster-scoped resources and required for namespaced ones (except list: NULL = all). */
+/*
+ * All return 0 (the callback will report) or a negative errno (no callback). ns is ignored
+ * for cluster-scoped resources and required for namespaced ones (except list: NULL = all).
+ * ret_call (optional, NULL when not wanted) gets the call, to cancel it with kube_call_cancel;
+ * the handle is valid until the callback has run (the holder clears its pointer there) or the
+ * call is cancelled.
+ */
+struct kube_call;
 int kube_get(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const char *name, kube_done_fn done, void *userdata);
+    const char *name, kube_done_fn done, void *userdata, struct kube_call **ret_call);
 int kube_list(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const struct kube_list_opts *opts, kube_done_fn done, void *userdata);
+    const struct kube_list_opts *opts, kube_done_fn done, void *userdata,
+    struct kube_call **ret_call);
 /* obj borrowed (serialised at once). update/update_status take name and ns from obj. */
 int kube_create(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const json_t *obj, kube_done_fn done, void *userdata);
+    const json_t *obj, kube_done_fn done, void *userdata, struct kube_call **ret_call);
 int kube_update(struct kube_client *c, const struct kube_resource *res, const json_t *obj,
-    kube_done_fn done, void *userdata);
+    kube_done_fn done, void *userdata, struct kube_call **ret_call);
 int kube_update_status(struct kube_client *c, const struct kube_resource *res, const json_t *obj,
-    kube_done_fn done, void *userdata);
+    kube_done_fn done, void *userdata, struct kube_call **ret_call);
 /* patch borrowed. subresource NULL or "status". */
 int kube_patch(struct kube_client *c, const struct kube_resource *res, const char *ns,
     const char *name, enum kube_patch_type type, const json_t *patch, const char *subresource,
-    kube_done_fn done, void *userdata);
+    kube_done_fn done, void *userdata, struct kube_call **ret_call);
 int kube_delete(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const char *name, const struct kube_delete_opts *opts, kube_done_fn done, void *userdata);
+    const char *name, const struct kube_delete_opts *opts, kube_done_fn done, void *userdata,
+    struct kube_call **ret_call);
 
 /*
  * Read-modify-write with retry on conflict (client-go's retry.RetryOnConflict): GET, call
  * mutate on the object (borrowed; change it in place; return 0 to write, 1 for nothing to
  * do, negative errno to stop), PUT (or PUT status when status is true); on -ESTALE start
- * again, up to max_attempts (0 = 5). done gets the last result.
+ * again, up to max_attempts (0 = 5). done gets the last result. Its call is the whole loop:
+ * cancelling stops whichever of its GET and PUT is in flight.
  */
 typedef int (*kube_mutate_fn)(void *userdata, json_t *obj);
 int kube_update_retry(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const char *name, bool status, unsigned max_attempts, kube_mutate_fn mutate, kube_done_fn done,
-    void *userdata);
-
-/*
- * The same verbs, handing back their call in *ret_call (optional) to cancel it later. The
- * handle is valid until the callback has run (the holder clears its pointer there) or the
- * call is cancelled. For kube_call_update_retry it is the whole loop: cancelling stops
- * whichever of its GET and PUT is in flight.
- */
-struct kube_call;
-int kube_call_get(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const char *name, kube_done_fn done, void *userdata, struct kube_call **ret_call);
-int kube_call_list(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const struct kube_list_opts *opts, kube_done_fn done, void *userdata,
-    struct kube_call **ret_call);
-int kube_call_create(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const json_t *obj, kube_done_fn done, void *userdata, struct kube_call **ret_call);
-int kube_call_update(struct kube_client *c, const struct kube_resource *res, const json_t *obj,
-    kube_done_fn done, void *userdata, struct kube_call **ret_call);
-int kube_call_update_status(struct kube_client *c, const struct kube_resource *res,
-    const json_t *obj, kube_done_fn done, void *userdata, struct kube_call **ret_call);
-int kube_call_patch(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const char *name, enum kube_patch_type type, const json_t *patch, const char *subresource,
-    kube_done_fn done, void *userdata, struct kube_call **ret_call);
-int kube_call_delete(struct kube_client *c, const struct kube_resource *res, const char *ns,
-    const char *name, const struct kube_delete_opts *opts, kube_done_fn done, void *userdata,
-    struct kube_call **ret_call);
-int kube_call_update_retry(struct kube_client *c, const struct kube_resource *res, const char *ns,
     const char *name, bool status, unsigned max_attempts, kube_mutate_fn mutate, kube_done_fn done,
     void *userdata, struct kube_call **ret_call);
 /*

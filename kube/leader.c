@@ -303,7 +303,7 @@ got_lease(void *userdata, const struct kube_result *res)
 		    l->ns, "spec", spec);
 		rc = -ENOMEM;
 		if (lease) {
-			rc = kube_call_create(
+			rc = kube_create(
 			    l->c, &kube_res_leases, l->ns, lease, write_done, l, &l->call);
 		}
 		json_decref(lease);
@@ -355,7 +355,7 @@ got_lease(void *userdata, const struct kube_result *res)
 		attempt_failed(l);
 		return;
 	}
-	rc = kube_call_update(l->c, &kube_res_leases, copy, write_done, l, &l->call);
+	rc = kube_update(l->c, &kube_res_leases, copy, write_done, l, &l->call);
 	json_decref(copy);
 	if (rc < 0)
 		attempt_failed(l);
@@ -370,7 +370,7 @@ attempt(evutil_socket_t fd, short what, void *arg)
 		return;
 	l->in_flight = true;
 	l->attempt_start = now(l);
-	if (kube_call_get(l->c, &kube_res_leases, l->ns, l->name, got_lease, l, &l->call) < 0) {
+	if (kube_get(l->c, &kube_res_leases, l->ns, l->name, got_lease, l, &l->call) < 0) {
 		report(l, false);
 		attempt_failed(l);
 	}
@@ -434,7 +434,7 @@ release_got(void *userdata, const struct kube_result *res)
 		release_written(l, res);
 		return;
 	}
-	rc = kube_call_update(l->c, &kube_res_leases, copy, release_written, l, &l->call);
+	rc = kube_update(l->c, &kube_res_leases, copy, release_written, l, &l->call);
 	json_decref(copy);
 	if (rc < 0)
 		release_written(l, res);
@@ -455,7 +455,7 @@ release_begin(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	l->in_flight = true;
-	if (kube_call_get(l->c, &kube_res_leases, l->ns, l->name, release_got, l, &l->call) < 0)
+	if (kube_get(l->c, &kube_res_leases, l->ns, l->name, release_got, l, &l->call) < 0)
 		release_written(l, &res);
 }
 

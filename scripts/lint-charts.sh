@@ -197,11 +197,10 @@ rbac_from_code() {
 # Resources are the `struct kube_resource NAME = { group, version, resource, kind, … }`
 # definitions (string literals or #define'd names) of lib/ crds/ kube/ controller/ agent/.
 # A use of &NAME is classified by the call it is an argument of:
-#   kube_get get, kube_list(_call) list, kube_watch_start watch, kube_create create,
+#   kube_get get, kube_list list, kube_watch_start watch, kube_create create,
 #   kube_update update, kube_update_status update of NAME/status, kube_patch patch (of
 #   NAME/status when its subresource argument is "status"), kube_delete delete,
 #   kube_update_retry get + update (of NAME/status when its status argument is true),
-#   each kube_call_VERB as kube_VERB,
 #   kube_informer_new list + watch;
 # inside an initializer ({ &NAME, … } or .res = &NAME) of a file that calls
 # kube_informer_new, or .res = &NAME anywhere in a program that fills an informer's
@@ -279,7 +278,7 @@ for (my $changed = 1; $changed;) {
 }
 
 my %verbs = (
-	kube_get => ['get'], kube_list => ['list'], kube_list_call => ['list'],
+	kube_get => ['get'], kube_list => ['list'],
 	kube_watch_start => ['watch'], kube_create => ['create'], kube_update => ['update'],
 	kube_delete => ['delete'], kube_informer_new => ['list', 'watch'],
 );
@@ -348,8 +347,6 @@ for my $f (sort keys %set) {
 		}
 		my ($call) = substr($m, 0, $i) =~ /(\w+)\s*$/;
 		$call //= '';
-		# kube_call_VERB is VERB handing back its call: the same arguments, one more at the end
-		$call =~ s/^kube_call_(\w+)$/kube_$1/;
 		my @a = args($t, $m, $i);
 		if ($verbs{$call}) {
 			out($r, '', $_, $where) for @{$verbs{$call}};

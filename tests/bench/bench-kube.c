@@ -125,12 +125,13 @@ bulk_write(int n, bool patch)
 		if (patch) {
 			o = json_pack("{s:{s:s}}", "data", "v", v);
 			rc = kube_patch(client, &kube_res_configmaps, "bench", name,
-			    KUBE_PATCH_MERGE, o, NULL, bulk_cb, &c);
+			    KUBE_PATCH_MERGE, o, NULL, bulk_cb, &c, NULL);
 		} else {
 			o = json_pack("{s:{s:s, s:{s:s, s:s}}, s:{s:s, s:s}}", "metadata", "name",
 			    name, "labels", "app", i % 2 ? "web" : "db", "tier", "backend", "data",
 			    "v", v, "blob", "0123456789abcdef0123456789abcdef");
-			rc = kube_create(client, &kube_res_configmaps, "bench", o, bulk_cb, &c);
+			rc = kube_create(
+			    client, &kube_res_configmaps, "bench", o, bulk_cb, &c, NULL);
 		}
 		json_decref(o);
 		if (rc < 0)

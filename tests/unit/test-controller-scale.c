@@ -59,7 +59,7 @@ create_next(struct scale *s)
 		    name, "namespace", NS, "spec", "template", "spec", "domain", "devices",
 		    "interfaces", "name", "nic-1", "bridge", "macAddress", mac, "networks", "name",
 		    "nic-1", "multus", "networkName", NS "/big");
-		if (kube_create(s->client, &ctrl_res_vms, NS, obj, created_cb, s) < 0) {
+		if (kube_create(s->client, &ctrl_res_vms, NS, obj, created_cb, s, NULL) < 0) {
 			s->failed++;
 			if (s->created + s->failed == s->want)
 				s->done = true;
@@ -72,7 +72,7 @@ create_next(struct scale *s)
 	    CRD_API_VERSION, "kind", VMNETCFG_KIND, "metadata", "name", name, "namespace", NS,
 	    "finalizers", CTRL_FINALIZER_VMNETCFG, "spec", "vmName", name, VMNETCFG_FIELD_NICS,
 	    "networkName", NS "/big", "macAddress", mac);
-	if (kube_create(s->client, &ctrl_res_vmnetcfgs, NS, obj, created_cb, s) < 0) {
+	if (kube_create(s->client, &ctrl_res_vmnetcfgs, NS, obj, created_cb, s, NULL) < 0) {
 		s->failed++;
 		if (s->created + s->failed == s->want)
 			s->done = true;

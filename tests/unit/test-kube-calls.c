@@ -121,7 +121,7 @@ test_requests(void)
 
 	scripted_expect("GET", CMS "/one", 200, cm_text("one", "5", "1"));
 	CU_ASSERT_EQUAL(
-	    kube_get(scripted_client, &kube_res_configmaps, "t", "one", answer_cb, &a), 0);
+	    kube_get(scripted_client, &kube_res_configmaps, "t", "one", answer_cb, &a, NULL), 0);
 	CU_ASSERT_EQUAL(a.calls, 0); /* never from inside the call */
 	scripted_run();
 	CU_ASSERT_EQUAL(a.calls, 1);
@@ -132,7 +132,7 @@ test_requests(void)
 
 	e = scripted_expect("GET", CMS "?*", 200, "{\"kind\":\"ConfigMapList\",\"items\":[]}");
 	CU_ASSERT_EQUAL(
-	    kube_list(scripted_client, &kube_res_configmaps, "t", &lo, answer_cb, &a), 0);
+	    kube_list(scripted_client, &kube_res_configmaps, "t", &lo, answer_cb, &a, NULL), 0);
 	scripted_run();
 	CU_ASSERT_PTR_NOT_NULL(strstr(scripted_path(e), "labelSelector=app%3Ddb"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(scripted_path(e), "fieldSelector=metadata.name%3Dx"));
@@ -143,14 +143,14 @@ test_requests(void)
 	/* all namespaces */
 	scripted_expect("GET", "/api/v1/configmaps", 200, "{\"items\":[]}");
 	CU_ASSERT_EQUAL(
-	    kube_list(scripted_client, &kube_res_configmaps, NULL, NULL, answer_cb, &a), 0);
+	    kube_list(scripted_client, &kube_res_configmaps, NULL, NULL, answer_cb, &a, NULL), 0);
 	scripted_run();
 	CU_ASSERT_EQUAL(a.error, 0);
 	answer_reset(&a);
 
 	e = scripted_expect("POST", CMS, 201, cm_text("one", "6", "1"));
 	CU_ASSERT_EQUAL(
-	    kube_create(scripted_client, &kube_res_configmaps, "t", obj, answer_cb, &a), 0);
+	    kube_create(scripted_client, &kube_res_configmaps, "t", obj, answer_cb, &a, NULL), 0);
 	scripted_run();
 	CU_ASSERT_EQUAL(a.status, 201);
 	CU_ASSERT_STRING_EQUAL(body_str(e, "metadata", "name"), "one");
@@ -158,20 +158,21 @@ test_requests(void)
 	answer_reset(&a);
 
 	e = scripted_expect("PUT", CMS "/one", 200, cm_text("one", "7", "1"));
-	CU_ASSERT_EQUAL(kube_update(scripted_client, &kube_res_configmaps, obj, answer_cb, &a), 0);
+	CU_ASSERT_EQUAL(
+	    kube_update(scripted_client, &kube_res_configmaps, obj, answer_cb, &a, NULL), 0);
 	scripted_run();
 	CU_ASSERT_STRING_EQUAL(body_str(e, "metadata", "resourceVersion"), "5");
 	answer_reset(&a);
 	e = scripted_expect("PUT", CMS "/one/status", 200, cm_text("one", "8", "1"));
 	CU_ASSERT_EQUAL(
-	    kube_update_status(scripted_client, &kube_res_configmaps, obj, answer_cb, &a), 0);
+	    kube_update_status(scripted_client, &kube_res_configmaps, obj, answer_cb, &a, NULL), 0);
 	scripted_run();
 	CU_ASSERT_TRUE(scripted_arrived(e));
 	answer_reset(&a);
 
 	e = scripted_expect("PATCH", CMS "/one", 200, cm_text("one", "9", "2"));
 	CU_ASSERT_EQUAL(kube_patch(scripted_client, &kube_res_configmaps, "t", "one",
-			    KUBE_PATCH_MERGE, patch, NULL, answer_cb, &a),
+			    KUBE_PATCH_MERGE, patch, NULL, answer_cb, &a, NULL),
 	    0);
 	scripted_run();
 	CU_ASSERT_STRING_EQUAL(scripted_content_type(e), "application/merge-patch+json");
@@ -179,22 +180,22 @@ test_requests(void)
 	answer_reset(&a);
 	e = scripted_expect("PATCH", CMS "/one/status", 200, cm_text("one", "10", "2"));
 	CU_ASSERT_EQUAL(kube_patch(scripted_client, &kube_res_configmaps, "t", "one",
-			    KUBE_PATCH_JSON, jp, "status", answer_cb, &a),
+			    KUBE_PATCH_JSON, jp, "status", answer_cb, &a, NULL),
 	    0);
 	scripted_run();
 	CU_ASSERT_STRING_EQUAL(scripted_content_type(e), "application/json-patch+json");
 	answer_reset(&a);
 	/* a merge patch must be an object, a JSON patch an array: refused before any request */
 	CU_ASSERT_EQUAL(kube_patch(scripted_client, &kube_res_configmaps, "t", "one",
-			    KUBE_PATCH_JSON, patch, NULL, answer_cb, &a),
+			    KUBE_PATCH_JSON, patch, NULL, answer_cb, &a, NULL),
 	    -EINVAL);
 	CU_ASSERT_EQUAL(kube_patch(scripted_client, &kube_res_configmaps, "t", "one",
-			    KUBE_PATCH_MERGE, jp, NULL, answer_cb, &a),
+			    KUBE_PATCH_MERGE, jp, NULL, answer_cb, &a, NULL),
 	    -EINVAL);
 
 	e = scripted_expect("DELETE", CMS "/one", 200, cm_text("one", "11", "2"));
-	CU_ASSERT_EQUAL(
-	    kube_delete(scripted_client, &kube_res_configmaps, "t", "one", &dopt, answer_cb, &a),
+	CU_ASSERT_EQUAL(kube_delete(scripted_client, &kube_res_configmaps, "t", "one", &dopt,
+			    answer_cb, &a, NULL),
 	    0);
 	scripted_run();
 	CU_ASSERT_STRING_EQUAL(body_str(e, "preconditions", "uid"), "u-1");
@@ -204,11 +205,13 @@ test_requests(void)
 
 	/* bad arguments are refused before any request */
 	CU_ASSERT_EQUAL(
-	    kube_get(scripted_client, &kube_res_configmaps, NULL, "x", answer_cb, &a), -EINVAL);
+	    kube_get(scripted_client, &kube_res_configmaps, NULL, "x", answer_cb, &a, NULL),
+	    -EINVAL);
 	json_decref(obj);
 	obj = json_object();
 	CU_ASSERT_EQUAL(
-	    kube_create(scripted_client, &kube_res_configmaps, NULL, obj, answer_cb, &a), -EINVAL);
+	    kube_create(scripted_client, &kube_res_configmaps, NULL, obj, answer_cb, &a, NULL),
+	    -EINVAL);
 	scripted_run();
 	CU_ASSERT_EQUAL(a.calls, 0);
 	json_decref(obj);
@@ -239,7 +242,8 @@ test_status_to_errno(void)
 		scripted_expect("GET", CMS "/x", cases[i].code,
 		    status_text(cases[i].code, cases[i].reason, "what the server said"));
 		CU_ASSERT_EQUAL(
-		    kube_get(scripted_client, &kube_res_configmaps, "t", "x", answer_cb, &a), 0);
+		    kube_get(scripted_client, &kube_res_configmaps, "t", "x", answer_cb, &a, NULL),
+		    0);
 		scripted_run();
 		if (a.error != cases[i].err)
 			fprintf(stderr, "%ld %s: %d, want %d\n", cases[i].code, cases[i].reason,
@@ -253,7 +257,7 @@ test_status_to_errno(void)
 	/* transport errors */
 	scripted_expect_error("GET", CMS "/x", -ECONNREFUSED, "Connection refused");
 	CU_ASSERT_EQUAL(
-	    kube_get(scripted_client, &kube_res_configmaps, "t", "x", answer_cb, &a), 0);
+	    kube_get(scripted_client, &kube_res_configmaps, "t", "x", answer_cb, &a, NULL), 0);
 	scripted_run();
 	CU_ASSERT_EQUAL(a.error, -ECONNREFUSED);
 	CU_ASSERT_EQUAL(a.status, 0);
@@ -272,7 +276,7 @@ test_request_timeout(void)
 	kube_client_set_timeouts(scripted_client, 300, 0);
 	e = scripted_expect_held("GET", CMS "/slow");
 	CU_ASSERT_EQUAL(
-	    kube_get(scripted_client, &kube_res_configmaps, "t", "slow", answer_cb, &a), 0);
+	    kube_get(scripted_client, &kube_res_configmaps, "t", "slow", answer_cb, &a, NULL), 0);
 	scripted_advance(299 * MS);
 	CU_ASSERT_EQUAL(a.calls, 0);
 	scripted_advance(MS);
@@ -331,7 +335,7 @@ test_conflict_retry(void)
 	    "\"data\":{\"v\":\"1\",\"other\":\"writer\"}}");
 	put2 = scripted_expect("PUT", CMS "/db1", 200, cm_text("db1", "3", "1"));
 	CU_ASSERT_EQUAL(kube_update_retry(scripted_client, &kube_res_configmaps, "t", "db1", false,
-			    5, mutate, retry_done, &r),
+			    5, mutate, retry_done, &r, NULL),
 	    0);
 	scripted_run();
 	CU_ASSERT_EQUAL(r.a.calls, 1);
@@ -350,7 +354,7 @@ test_conflict_retry(void)
 		scripted_expect("PUT", CMS "/db1", 409, status_text(409, "Conflict", "modified"));
 	}
 	CU_ASSERT_EQUAL(kube_update_retry(scripted_client, &kube_res_configmaps, "t", "db1", false,
-			    2, mutate, retry_done, &r),
+			    2, mutate, retry_done, &r, NULL),
 	    0);
 	scripted_run();
 	CU_ASSERT_EQUAL(r.a.error, -ESTALE);
@@ -392,14 +396,13 @@ test_cancel_before_answer(void)
 	struct scripted_exp *held;
 	json_t *obj = cm("cancelled", "", "1");
 
-	CU_ASSERT_EQUAL_FATAL(kube_call_get(scripted_client, &kube_res_configmaps, "t", "db1",
-				  cancel_cb, &s, &s.self),
-	    0);
+	CU_ASSERT_EQUAL_FATAL(
+	    kube_get(scripted_client, &kube_res_configmaps, "t", "db1", cancel_cb, &s, &s.self), 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s.self);
 	kube_call_cancel(s.self);
 	s.self = NULL;
-	CU_ASSERT_EQUAL_FATAL(kube_call_create(scripted_client, &kube_res_configmaps, "t", obj,
-				  cancel_cb, &w, &w.self),
+	CU_ASSERT_EQUAL_FATAL(
+	    kube_create(scripted_client, &kube_res_configmaps, "t", obj, cancel_cb, &w, &w.self),
 	    0);
 	kube_call_cancel(w.self); /* a write cancelled before it started is never sent */
 	w.self = NULL;
@@ -408,8 +411,8 @@ test_cancel_before_answer(void)
 	CU_ASSERT_EQUAL(w.a.calls, 0);
 
 	held = scripted_expect_held("GET", CMS);
-	CU_ASSERT_EQUAL_FATAL(kube_call_list(scripted_client, &kube_res_configmaps, "t", NULL,
-				  cancel_cb, &slow, &slow.self),
+	CU_ASSERT_EQUAL_FATAL(kube_list(scripted_client, &kube_res_configmaps, "t", NULL, cancel_cb,
+				  &slow, &slow.self),
 	    0);
 	scripted_run();
 	CU_ASSERT_TRUE(scripted_arrived(held));
@@ -434,11 +437,11 @@ test_cancel_from_callback(void)
 
 	held = scripted_expect_held("PATCH", CMS "/db2");
 	get = scripted_expect_held("GET", CMS "/db1");
-	CU_ASSERT_EQUAL_FATAL(kube_call_patch(scripted_client, &kube_res_configmaps, "t", "db2",
+	CU_ASSERT_EQUAL_FATAL(kube_patch(scripted_client, &kube_res_configmaps, "t", "db2",
 				  KUBE_PATCH_MERGE, patch, NULL, cancel_cb, &second, &second.self),
 	    0);
-	CU_ASSERT_EQUAL_FATAL(kube_call_get(scripted_client, &kube_res_configmaps, "t", "db1",
-				  cancel_cb, &first, &first.self),
+	CU_ASSERT_EQUAL_FATAL(kube_get(scripted_client, &kube_res_configmaps, "t", "db1", cancel_cb,
+				  &first, &first.self),
 	    0);
 	first.other = &second;
 	first.cancel_self = true;
@@ -452,7 +455,7 @@ test_cancel_from_callback(void)
 
 	third.cancel_self = true;
 	scripted_expect("DELETE", CMS "/absent", 404, status_text(404, "NotFound", "absent"));
-	CU_ASSERT_EQUAL_FATAL(kube_call_delete(scripted_client, &kube_res_configmaps, "t", "absent",
+	CU_ASSERT_EQUAL_FATAL(kube_delete(scripted_client, &kube_res_configmaps, "t", "absent",
 				  NULL, cancel_cb, &third, &third.self),
 	    0);
 	scripted_run();
@@ -473,8 +476,8 @@ test_cancel_update_retry(void)
 	struct scripted_exp *get, *put, *wput;
 
 	get = scripted_expect_held("GET", CMS "/rc");
-	CU_ASSERT_EQUAL_FATAL(kube_call_update_retry(scripted_client, &kube_res_configmaps, "t",
-				  "rc", false, 0, mutate, retry_done, &before, &before.call),
+	CU_ASSERT_EQUAL_FATAL(kube_update_retry(scripted_client, &kube_res_configmaps, "t", "rc",
+				  false, 0, mutate, retry_done, &before, &before.call),
 	    0);
 	scripted_run();
 	kube_call_cancel(before.call);
@@ -487,8 +490,8 @@ test_cancel_update_retry(void)
 	/* cancelled inside mutate: the PUT is never sent (none is expected) */
 	in_mutate.cancel_here = true;
 	scripted_expect("GET", CMS "/rc", 200, cm_text("rc", "1", "initial"));
-	CU_ASSERT_EQUAL_FATAL(kube_call_update_retry(scripted_client, &kube_res_configmaps, "t",
-				  "rc", false, 0, mutate, retry_done, &in_mutate, &in_mutate.call),
+	CU_ASSERT_EQUAL_FATAL(kube_update_retry(scripted_client, &kube_res_configmaps, "t", "rc",
+				  false, 0, mutate, retry_done, &in_mutate, &in_mutate.call),
 	    0);
 	scripted_run();
 	CU_ASSERT_EQUAL(in_mutate.mutated, 1);
@@ -498,8 +501,8 @@ test_cancel_update_retry(void)
 	/* cancelled with its PUT in flight */
 	scripted_expect("GET", CMS "/rc", 200, cm_text("rc", "1", "initial"));
 	put = scripted_expect_held("PUT", CMS "/rc");
-	CU_ASSERT_EQUAL_FATAL(kube_call_update_retry(scripted_client, &kube_res_configmaps, "t",
-				  "rc", false, 0, mutate, retry_done, &between, &between.call),
+	CU_ASSERT_EQUAL_FATAL(kube_update_retry(scripted_client, &kube_res_configmaps, "t", "rc",
+				  false, 0, mutate, retry_done, &between, &between.call),
 	    0);
 	scripted_run();
 	CU_ASSERT_TRUE(scripted_arrived(put));
@@ -513,8 +516,8 @@ test_cancel_update_retry(void)
 	/* not cancelled */
 	scripted_expect("GET", CMS "/rc", 200, cm_text("rc", "1", "initial"));
 	wput = scripted_expect("PUT", CMS "/rc", 200, cm_text("rc", "2", "initial"));
-	CU_ASSERT_EQUAL_FATAL(kube_call_update_retry(scripted_client, &kube_res_configmaps, "t",
-				  "rc", false, 0, mutate, retry_done, &whole, &whole.call),
+	CU_ASSERT_EQUAL_FATAL(kube_update_retry(scripted_client, &kube_res_configmaps, "t", "rc",
+				  false, 0, mutate, retry_done, &whole, &whole.call),
 	    0);
 	scripted_run();
 	CU_ASSERT_EQUAL(whole.a.calls, 1);
@@ -541,10 +544,10 @@ test_cancel_then_free_client(void)
 	e2 = scripted_expect_held("GET", CMS "/db1");
 	e3 = scripted_expect_held("GET", CMS "/db1");
 	CU_ASSERT_EQUAL_FATAL(
-	    kube_call_get(c, &kube_res_configmaps, "t", "db1", cancel_cb, &s, &s.self), 0);
+	    kube_get(c, &kube_res_configmaps, "t", "db1", cancel_cb, &s, &s.self), 0);
 	CU_ASSERT_EQUAL_FATAL(
-	    kube_call_get(c, &kube_res_configmaps, "t", "db1", cancel_cb, &t, &t.self), 0);
-	CU_ASSERT_EQUAL_FATAL(kube_call_update_retry(c, &kube_res_configmaps, "t", "db1", false, 0,
+	    kube_get(c, &kube_res_configmaps, "t", "db1", cancel_cb, &t, &t.self), 0);
+	CU_ASSERT_EQUAL_FATAL(kube_update_retry(c, &kube_res_configmaps, "t", "db1", false, 0,
 				  mutate, retry_done, &r, &r.call),
 	    0);
 	scripted_run();

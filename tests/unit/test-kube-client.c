@@ -113,40 +113,43 @@ test_create_get(void)
 	struct answer a = {0};
 	json_t *cm = configmap("one", "web", "1");
 
-	CU_ASSERT_EQUAL(
-	    wait_answer(&a, kube_create(client, &kube_res_configmaps, "t", cm, answer_cb, &a)), 0);
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "t", cm,
+					    answer_cb, &a, NULL)),
+	    0);
 	CU_ASSERT_EQUAL(a.status, 201);
 	CU_ASSERT_PTR_NOT_NULL(kube_obj_uid(a.obj));
 	CU_ASSERT_PTR_NOT_NULL(kube_obj_resource_version(a.obj));
 	answer_reset(&a);
 
-	CU_ASSERT_EQUAL(
-	    wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "one", answer_cb, &a)), 0);
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "one",
+					    answer_cb, &a, NULL)),
+	    0);
 	CU_ASSERT_STRING_EQUAL(
 	    json_string_value(json_object_get(json_object_get(a.obj, "data"), "v")), "1");
 	answer_reset(&a);
 
 	/* again: AlreadyExists -> -EEXIST with the Status message */
-	CU_ASSERT_EQUAL(
-	    wait_answer(&a, kube_create(client, &kube_res_configmaps, "t", cm, answer_cb, &a)),
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "t", cm,
+					    answer_cb, &a, NULL)),
 	    -EEXIST);
 	CU_ASSERT_EQUAL(a.status, 409);
 	CU_ASSERT_STRING_EQUAL(a.reason, "AlreadyExists");
 	CU_ASSERT_PTR_NOT_NULL(strstr(a.message, "one"));
 	answer_reset(&a);
 
-	CU_ASSERT_EQUAL(
-	    wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "missing", answer_cb, &a)),
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "missing",
+					    answer_cb, &a, NULL)),
 	    -ENOENT);
 	CU_ASSERT_EQUAL(a.status, 404);
 	answer_reset(&a);
 	json_decref(cm);
 
 	/* bad arguments are refused before any request */
-	CU_ASSERT_EQUAL(kube_get(client, &kube_res_configmaps, NULL, "x", answer_cb, &a), -EINVAL);
+	CU_ASSERT_EQUAL(
+	    kube_get(client, &kube_res_configmaps, NULL, "x", answer_cb, &a, NULL), -EINVAL);
 	cm = json_object();
 	CU_ASSERT_EQUAL(
-	    kube_create(client, &kube_res_configmaps, NULL, cm, answer_cb, &a), -EINVAL);
+	    kube_create(client, &kube_res_configmaps, NULL, cm, answer_cb, &a, NULL), -EINVAL);
 	json_decref(cm);
 }
 
@@ -162,13 +165,14 @@ test_list_selectors(void)
 		json_t *cm = configmap(names[i], apps[i], "x");
 
 		CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "t", cm,
-						    answer_cb, &a)),
+						    answer_cb, &a, NULL)),
 		    0);
 		answer_reset(&a);
 		json_decref(cm);
 	}
 	CU_ASSERT_EQUAL(
-	    wait_answer(&a, kube_list(client, &kube_res_configmaps, "t", &lo, answer_cb, &a)), 0);
+	    wait_answer(&a, kube_list(client, &kube_res_configmaps, "t", &lo, answer_cb, &a, NULL)),
+	    0);
 	CU_ASSERT_EQUAL(json_array_size(json_object_get(a.obj, "items")), 2);
 	CU_ASSERT_PTR_NOT_NULL(json_string_value(
 	    json_object_get(json_object_get(a.obj, "metadata"), "resourceVersion")));
@@ -176,13 +180,15 @@ test_list_selectors(void)
 
 	lo = (struct kube_list_opts){.field_selector = "metadata.name=web1"};
 	CU_ASSERT_EQUAL(
-	    wait_answer(&a, kube_list(client, &kube_res_configmaps, "t", &lo, answer_cb, &a)), 0);
+	    wait_answer(&a, kube_list(client, &kube_res_configmaps, "t", &lo, answer_cb, &a, NULL)),
+	    0);
 	CU_ASSERT_EQUAL(json_array_size(json_object_get(a.obj, "items")), 1);
 	answer_reset(&a);
 
 	/* all namespaces */
-	CU_ASSERT_EQUAL(
-	    wait_answer(&a, kube_list(client, &kube_res_configmaps, NULL, NULL, answer_cb, &a)), 0);
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_list(client, &kube_res_configmaps, NULL, NULL,
+					    answer_cb, &a, NULL)),
+	    0);
 	CU_ASSERT_TRUE(json_array_size(json_object_get(a.obj, "items")) >= 3);
 	answer_reset(&a);
 }
@@ -203,13 +209,14 @@ test_list_metadata_only(void)
 		snprintf(name, sizeof(name), "meta%zu", i);
 		cm = configmap(name, "meta", "a value the caller does not want");
 		CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "t", cm,
-						    answer_cb, &a)),
+						    answer_cb, &a, NULL)),
 		    0);
 		answer_reset(&a);
 		json_decref(cm);
 	}
 	CU_ASSERT_EQUAL(
-	    wait_answer(&a, kube_list(client, &kube_res_configmaps, "t", &lo, answer_cb, &a)), 0);
+	    wait_answer(&a, kube_list(client, &kube_res_configmaps, "t", &lo, answer_cb, &a, NULL)),
+	    0);
 	CU_ASSERT_EQUAL_FATAL(json_array_size(json_object_get(a.obj, "items")), 2);
 	CU_ASSERT_PTR_NOT_NULL(json_string_value(
 	    json_object_get(json_object_get(a.obj, "metadata"), "resourceVersion")));
@@ -224,7 +231,8 @@ test_list_metadata_only(void)
 	/* the same list in full */
 	lo.metadata_only = false;
 	CU_ASSERT_EQUAL(
-	    wait_answer(&a, kube_list(client, &kube_res_configmaps, "t", &lo, answer_cb, &a)), 0);
+	    wait_answer(&a, kube_list(client, &kube_res_configmaps, "t", &lo, answer_cb, &a, NULL)),
+	    0);
 	full = json_array_get(json_object_get(a.obj, "items"), 0);
 	CU_ASSERT_PTR_NOT_NULL(json_object_get(full, "data"));
 	answer_reset(&a);
@@ -236,17 +244,19 @@ test_update_conflict(void)
 	struct answer a = {0}, b = {0};
 	json_t *obj;
 
-	CU_ASSERT_EQUAL_FATAL(
-	    wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1", answer_cb, &a)), 0);
+	CU_ASSERT_EQUAL_FATAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1",
+						  answer_cb, &a, NULL)),
+	    0);
 	obj = json_deep_copy(a.obj);
 	json_object_set_new(json_object_get(obj, "data"), "v", json_string("2"));
 	CU_ASSERT_EQUAL(
-	    wait_answer(&b, kube_update(client, &kube_res_configmaps, obj, answer_cb, &b)), 0);
+	    wait_answer(&b, kube_update(client, &kube_res_configmaps, obj, answer_cb, &b, NULL)),
+	    0);
 	answer_reset(&b);
 	/* the same (now stale) resourceVersion again: Conflict -> -ESTALE */
 	json_object_set_new(json_object_get(obj, "data"), "v", json_string("3"));
 	CU_ASSERT_EQUAL(
-	    wait_answer(&b, kube_update(client, &kube_res_configmaps, obj, answer_cb, &b)),
+	    wait_answer(&b, kube_update(client, &kube_res_configmaps, obj, answer_cb, &b, NULL)),
 	    -ESTALE);
 	CU_ASSERT_EQUAL(b.status, 409);
 	CU_ASSERT_STRING_EQUAL(b.reason, "Conflict");
@@ -264,7 +274,7 @@ test_update_status(void)
 	json_t *obj;
 
 	CU_ASSERT_EQUAL_FATAL(
-	    wait_answer(&a, kube_create(client, &kube_res_pods, "t", pod, answer_cb, &a)), 0);
+	    wait_answer(&a, kube_create(client, &kube_res_pods, "t", pod, answer_cb, &a, NULL)), 0);
 	obj = json_deep_copy(a.obj);
 	answer_reset(&a);
 	json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Running"));
@@ -272,7 +282,8 @@ test_update_status(void)
 	json_object_set_new(
 	    json_object_get(obj, "metadata"), "labels", json_pack("{s:s}", "x", "y"));
 	CU_ASSERT_EQUAL(
-	    wait_answer(&a, kube_update_status(client, &kube_res_pods, obj, answer_cb, &a)), 0);
+	    wait_answer(&a, kube_update_status(client, &kube_res_pods, obj, answer_cb, &a, NULL)),
+	    0);
 	CU_ASSERT_STRING_EQUAL(
 	    json_string_value(json_object_get(json_object_get(a.obj, "status"), "phase")),
 	    "Running");
@@ -283,7 +294,7 @@ test_update_status(void)
 
 		CU_ASSERT_EQUAL(
 		    wait_answer(&a, kube_patch(client, &kube_res_pods, "t", "p1", KUBE_PATCH_MERGE,
-					patch, "status", answer_cb, &a)),
+					patch, "status", answer_cb, &a, NULL)),
 		    0);
 		CU_ASSERT_STRING_EQUAL(
 		    json_string_value(json_object_get(json_object_get(a.obj, "status"), "phase")),
@@ -305,7 +316,7 @@ test_patches(void)
 	json_t *bad = json_pack("[{s:s, s:s}]", "op", "remove", "path", "/data/nope");
 
 	CU_ASSERT_EQUAL(wait_answer(&a, kube_patch(client, &kube_res_configmaps, "t", "db2",
-					    KUBE_PATCH_MERGE, merge, NULL, answer_cb, &a)),
+					    KUBE_PATCH_MERGE, merge, NULL, answer_cb, &a, NULL)),
 	    0);
 	CU_ASSERT_STRING_EQUAL(
 	    json_string_value(json_object_get(json_object_get(a.obj, "data"), "added")), "yes");
@@ -313,7 +324,7 @@ test_patches(void)
 	answer_reset(&a);
 
 	CU_ASSERT_EQUAL(wait_answer(&a, kube_patch(client, &kube_res_configmaps, "t", "db2",
-					    KUBE_PATCH_JSON, jp, NULL, answer_cb, &a)),
+					    KUBE_PATCH_JSON, jp, NULL, answer_cb, &a, NULL)),
 	    0);
 	CU_ASSERT_STRING_EQUAL(
 	    json_string_value(json_object_get(json_object_get(a.obj, "data"), "added")), "changed");
@@ -321,16 +332,16 @@ test_patches(void)
 
 	/* a JSON patch that cannot apply is an API error, not a transport one */
 	CU_ASSERT_TRUE(wait_answer(&a, kube_patch(client, &kube_res_configmaps, "t", "db2",
-					   KUBE_PATCH_JSON, bad, NULL, answer_cb, &a)) < 0);
+					   KUBE_PATCH_JSON, bad, NULL, answer_cb, &a, NULL)) < 0);
 	CU_ASSERT_TRUE(a.status >= 400 && a.status < 500);
 	answer_reset(&a);
 
 	/* a merge patch must be an object, a JSON patch an array */
 	CU_ASSERT_EQUAL(kube_patch(client, &kube_res_configmaps, "t", "db2", KUBE_PATCH_JSON, merge,
-			    NULL, answer_cb, &a),
+			    NULL, answer_cb, &a, NULL),
 	    -EINVAL);
 	CU_ASSERT_EQUAL(kube_patch(client, &kube_res_configmaps, "t", "db2", KUBE_PATCH_MERGE, jp,
-			    NULL, answer_cb, &a),
+			    NULL, answer_cb, &a, NULL),
 	    -EINVAL);
 	json_decref(merge);
 	json_decref(jp);
@@ -346,28 +357,29 @@ test_delete_preconditions(void)
 	struct kube_delete_opts right = {0};
 	char uid[64], rv[64];
 
-	CU_ASSERT_EQUAL_FATAL(
-	    wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "web1", answer_cb, &a)), 0);
+	CU_ASSERT_EQUAL_FATAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "web1",
+						  answer_cb, &a, NULL)),
+	    0);
 	snprintf(uid, sizeof(uid), "%s", kube_obj_uid(a.obj));
 	snprintf(rv, sizeof(rv), "%s", kube_obj_resource_version(a.obj));
 	answer_reset(&a);
 
 	CU_ASSERT_EQUAL(wait_answer(&a, kube_delete(client, &kube_res_configmaps, "t", "web1",
-					    &wrong_uid, answer_cb, &a)),
+					    &wrong_uid, answer_cb, &a, NULL)),
 	    -ESTALE);
 	answer_reset(&a);
 	CU_ASSERT_EQUAL(wait_answer(&a, kube_delete(client, &kube_res_configmaps, "t", "web1",
-					    &wrong_rv, answer_cb, &a)),
+					    &wrong_rv, answer_cb, &a, NULL)),
 	    -ESTALE);
 	answer_reset(&a);
 	right.uid = uid;
 	right.resource_version = rv;
 	CU_ASSERT_EQUAL(wait_answer(&a, kube_delete(client, &kube_res_configmaps, "t", "web1",
-					    &right, answer_cb, &a)),
+					    &right, answer_cb, &a, NULL)),
 	    0);
 	answer_reset(&a);
 	CU_ASSERT_EQUAL(wait_answer(&a, kube_delete(client, &kube_res_configmaps, "t", "web1", NULL,
-					    answer_cb, &a)),
+					    answer_cb, &a, NULL)),
 	    -ENOENT);
 	answer_reset(&a);
 }
@@ -378,8 +390,8 @@ test_invalid(void)
 	struct answer a = {0};
 	json_t *noname = json_pack("{s:{s:s}}", "metadata", "namespace", "t");
 
-	CU_ASSERT_EQUAL(
-	    wait_answer(&a, kube_create(client, &kube_res_configmaps, "t", noname, answer_cb, &a)),
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "t", noname,
+					    answer_cb, &a, NULL)),
 	    -EINVAL);
 	CU_ASSERT_EQUAL(a.status, 422);
 	answer_reset(&a);
@@ -392,31 +404,32 @@ test_injected_faults(void)
 	struct answer a = {0};
 
 	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "fail?code=500&count=1"), 0);
-	CU_ASSERT_EQUAL(
-	    wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1", answer_cb, &a)),
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1",
+					    answer_cb, &a, NULL)),
 	    -EIO);
 	CU_ASSERT_EQUAL(a.status, 500);
 	answer_reset(&a);
 	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "fail?code=429&count=1"), 0);
-	CU_ASSERT_EQUAL(
-	    wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1", answer_cb, &a)),
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1",
+					    answer_cb, &a, NULL)),
 	    -EBUSY);
 	answer_reset(&a);
 	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "fail?code=503&count=1"), 0);
-	CU_ASSERT_EQUAL(
-	    wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1", answer_cb, &a)),
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1",
+					    answer_cb, &a, NULL)),
 	    -EIO);
 	answer_reset(&a);
 	/* the next one works again */
-	CU_ASSERT_EQUAL(
-	    wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1", answer_cb, &a)), 0);
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1",
+					    answer_cb, &a, NULL)),
+	    0);
 	answer_reset(&a);
 
 	/* a slow answer past the client timeout: -ETIMEDOUT naming the URL */
 	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "delay?ms=1500&count=1"), 0);
 	kube_client_set_timeouts(client, 300, 0);
-	CU_ASSERT_EQUAL(
-	    wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1", answer_cb, &a)),
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "t", "db1",
+					    answer_cb, &a, NULL)),
 	    -ETIMEDOUT);
 	CU_ASSERT_PTR_NOT_NULL(strstr(a.message, "/api/v1/namespaces/t/configmaps/db1"));
 	answer_reset(&a);
@@ -438,7 +451,8 @@ test_unauthorized(void)
 	bad->token = strdup("wrong-token");
 	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, bad, &c), 0);
 	CU_ASSERT_EQUAL(
-	    wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "db1", answer_cb, &a)), -EACCES);
+	    wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "db1", answer_cb, &a, NULL)),
+	    -EACCES);
 	CU_ASSERT_EQUAL(a.status, 401);
 	answer_reset(&a);
 	kube_client_free(c);
@@ -468,14 +482,15 @@ test_token_rotation(void)
 	CU_ASSERT_EQUAL_FATAL(kube_config_from_kubeconfig(path, NULL, &c2, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, c2, &c), 0);
 	CU_ASSERT_EQUAL(
-	    wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "db1", answer_cb, &a)), -EACCES);
+	    wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "db1", answer_cb, &a, NULL)),
+	    -EACCES);
 	answer_reset(&a);
 	/* the token file is replaced (as the kubelet does): the next request uses it */
 	CU_ASSERT_EQUAL_FATAL(write_file_atomic(tok, test_apiserver_token(srv),
 				  strlen(test_apiserver_token(srv)), 0600),
 	    0);
 	CU_ASSERT_EQUAL(
-	    wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "db1", answer_cb, &a)), 0);
+	    wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "db1", answer_cb, &a, NULL)), 0);
 	answer_reset(&a);
 	kube_client_free(c);
 	kube_config_free(c2);
@@ -501,7 +516,7 @@ test_tls_verified(void)
 	bad->cert_data = bad->key_data = NULL;
 	bad->token = strdup(test_apiserver_token(srv));
 	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, bad, &c), 0);
-	rc = wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "db1", answer_cb, &a));
+	rc = wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "db1", answer_cb, &a, NULL));
 	CU_ASSERT_EQUAL(rc, -EPROTO);
 	CU_ASSERT_PTR_NOT_NULL(strstr(a.message, test_apiserver_url(srv)));
 	answer_reset(&a);
@@ -525,7 +540,8 @@ test_unreachable(void)
 	CU_ASSERT_EQUAL_FATAL(write_file_atomic(path, kc, strlen(kc), 0600), 0);
 	CU_ASSERT_EQUAL_FATAL(kube_config_from_kubeconfig(path, NULL, &c2, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, c2, &c), 0);
-	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "x", answer_cb, &a)),
+	CU_ASSERT_EQUAL(
+	    wait_answer(&a, kube_get(c, &kube_res_configmaps, "t", "x", answer_cb, &a, NULL)),
 	    -ECONNREFUSED);
 	/* one line: method, URL and curl's reason */
 	CU_ASSERT_PTR_NOT_NULL(
@@ -579,8 +595,9 @@ test_pagination_5000(void)
 			cm = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name", name, "labels",
 			    "bulk", "yes");
 			b.pending++;
-			CU_ASSERT_EQUAL(
-			    kube_create(client, &kube_res_configmaps, "page", cm, bulk_cb, &b), 0);
+			CU_ASSERT_EQUAL(kube_create(client, &kube_res_configmaps, "page", cm,
+					    bulk_cb, &b, NULL),
+			    0);
 			json_decref(cm);
 		}
 		b.done = false;
@@ -594,7 +611,7 @@ test_pagination_5000(void)
 
 		lo.continue_token = cont[0] ? cont : NULL;
 		CU_ASSERT_EQUAL_FATAL(wait_answer(&a, kube_list(client, &kube_res_configmaps,
-							  "page", &lo, answer_cb, &a)),
+							  "page", &lo, answer_cb, &a, NULL)),
 		    0);
 		pages++;
 		items += (int)json_array_size(json_object_get(a.obj, "items"));
@@ -675,8 +692,9 @@ test_watch_timeout_and_events(void)
 	char rv[32];
 
 	/* start from the collection's current resourceVersion */
-	CU_ASSERT_EQUAL_FATAL(
-	    wait_answer(&a, kube_list(client, &kube_res_configmaps, "wt", NULL, answer_cb, &a)), 0);
+	CU_ASSERT_EQUAL_FATAL(wait_answer(&a, kube_list(client, &kube_res_configmaps, "wt", NULL,
+						  answer_cb, &a, NULL)),
+	    0);
 	snprintf(rv, sizeof(rv), "%s",
 	    json_string_value(
 		json_object_get(json_object_get(a.obj, "metadata"), "resourceVersion")));
@@ -684,8 +702,9 @@ test_watch_timeout_and_events(void)
 	wo.resource_version = rv;
 	CU_ASSERT_EQUAL_FATAL(
 	    kube_watch_start(client, &kube_res_configmaps, "wt", &wo, w_event, w_end, &s, &s.w), 0);
-	CU_ASSERT_EQUAL(
-	    wait_answer(&a, kube_create(client, &kube_res_configmaps, "wt", cm, answer_cb, &a)), 0);
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "wt", cm,
+					    answer_cb, &a, NULL)),
+	    0);
 	answer_reset(&a);
 	run_until_cond(w_got_added, &s, 10000);
 	CU_ASSERT_EQUAL(s.events[KUBE_WATCH_ADDED], 1);
@@ -706,8 +725,9 @@ test_watch_expired(void)
 	struct answer a = {0};
 
 	/* history before now is compacted away: resuming from "1" is 410 */
-	CU_ASSERT_EQUAL(
-	    wait_answer(&a, kube_create(client, &kube_res_configmaps, "wt", cm, answer_cb, &a)), 0);
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "wt", cm,
+					    answer_cb, &a, NULL)),
+	    0);
 	answer_reset(&a);
 	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "compact"), 0);
 	CU_ASSERT_EQUAL_FATAL(
@@ -729,15 +749,16 @@ test_watch_free_in_callback(void)
 	CU_ASSERT_EQUAL_FATAL(
 	    kube_watch_start(client, &kube_res_configmaps, "wt", &wo, w_event, w_end, &s, &s.w), 0);
 	/* without a resourceVersion the stream starts with ADDED for what exists */
-	CU_ASSERT_EQUAL(
-	    wait_answer(&a, kube_create(client, &kube_res_configmaps, "wt", cm, answer_cb, &a)), 0);
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_create(client, &kube_res_configmaps, "wt", cm,
+					    answer_cb, &a, NULL)),
+	    0);
 	answer_reset(&a);
 	CU_ASSERT_EQUAL(kube_run_until(base, &s.ended, 10000), 0);
 	CU_ASSERT_PTR_NULL(s.w);
 	CU_ASSERT_EQUAL(s.events[KUBE_WATCH_ADDED], 1); /* nothing after the free */
 	/* the client keeps working */
 	CU_ASSERT_EQUAL(wait_answer(&a, kube_get(client, &kube_res_configmaps, "wt", "stop-on-me",
-					    answer_cb, &a)),
+					    answer_cb, &a, NULL)),
 	    0);
 	answer_reset(&a);
 	json_decref(cm);

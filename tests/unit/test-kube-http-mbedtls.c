@@ -89,7 +89,7 @@ get_once(struct kube_config *c, struct answer *a)
 
 	memset(a, 0, sizeof(*a));
 	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, c, &client), 0);
-	r = kube_get(client, &kube_res_configmaps, "default", "absent", answer_cb, a);
+	r = kube_get(client, &kube_res_configmaps, "default", "absent", answer_cb, a, NULL);
 	CU_ASSERT_EQUAL(r, 0);
 	if (r == 0)
 		CU_ASSERT_EQUAL(kube_run_until(base, &a->done, 20000), 0);
@@ -211,8 +211,9 @@ test_stale_connection_retried(void)
 	CU_ASSERT_EQUAL_FATAL(kube_client_new(base, c, &client), 0);
 	for (int round = 0; round < 3; round++) {
 		memset(&a, 0, sizeof(a));
-		CU_ASSERT_EQUAL(
-		    kube_get(client, &kube_res_configmaps, "default", "absent", answer_cb, &a), 0);
+		CU_ASSERT_EQUAL(kube_get(client, &kube_res_configmaps, "default", "absent",
+				    answer_cb, &a, NULL),
+		    0);
 		CU_ASSERT_EQUAL(kube_run_until(base, &a.done, 20000), 0);
 		CU_ASSERT_EQUAL(a.error, -ENOENT);
 		if (round < 2)
