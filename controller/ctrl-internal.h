@@ -30,11 +30,17 @@ struct metric;
 
 /* --- store items (what the transforms keep) ----------------------------------------- */
 
+/* What every cached object keeps of its metadata (owned, or packed with its item; rv NULL
+ * where the item does not keep it). */
+struct item_meta {
+	char *ns, *name, *uid, *rv;
+};
+
 struct pool_item {
 	struct ippool *pool; /* NULL when the object does not decode */
 	char *error;	     /* decode error (owned) or NULL */
 	char *status_error;  /* the status did not decode (ignored, rewritten) or NULL */
-	char *ns, *name, *uid, *rv;
+	struct item_meta meta;
 	bool deleting;
 	bool has_finalizer;
 	bool hold; /* hold-ippool-agent-upgrade annotation */
@@ -43,7 +49,7 @@ struct pool_item {
 struct cfg_item {
 	struct vmnetcfg *cfg; /* NULL when the object does not decode */
 	char *error;
-	char *ns, *name, *uid, *rv;
+	struct item_meta meta;
 	char *owner_uid; /* the controller ownerReference's uid, or NULL */
 	bool has_label;	 /* harvesterhci.io/vmName present */
 	bool deleting;
@@ -54,7 +60,7 @@ struct cfg_item {
 /* A VM reduced to what it asks for: the VMNetCfg spec (compact, no json_t kept). */
 struct vm_item {
 	struct vmnetcfg_spec want; /* the VMNetCfg spec the VM asks for (owned) */
-	char *ns, *name, *uid;
+	struct item_meta meta;
 	bool deleting;
 	char **skipped; /* "nic: reason" (owned) */
 	size_t n_skipped;
@@ -71,7 +77,7 @@ struct node_item {
 };
 
 struct agent_item {
-	char *ns, *name, *uid, *rv;
+	struct item_meta meta;
 	char *pool_ref; /* "ns/name" of the IPPool */
 	char *hash;	/* inputs hash annotation */
 	char *image;

@@ -136,7 +136,7 @@ build_visit(void *userdata, const char *key, const void *item)
 		return 0;
 	snprintf(rt->key, sizeof(rt->key), "%s", key);
 	snprintf(rt->network, sizeof(rt->network), "%s", it->pool->spec.network_name);
-	rt->uid = xstrdup(it->uid);
+	rt->uid = xstrdup(it->meta.uid);
 	rt->next = c->pools;
 	c->pools = rt;
 	if (ctrl_pool_build(c, it, rt) < 0)

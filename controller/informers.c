@@ -26,6 +26,25 @@ xstrdup(const char *s)
 
 /* --- transforms ------------------------------------------------------------------------- */
 
+/* The item's copy of obj's metadata (NULL for what obj lacks or without memory). */
+static void
+item_meta_fill(struct item_meta *m, const json_t *obj)
+{
+	m->ns = xstrdup(kube_obj_namespace(obj));
+	m->name = xstrdup(kube_obj_name(obj));
+	m->uid = xstrdup(kube_obj_uid(obj));
+	m->rv = xstrdup(kube_obj_resource_version(obj));
+}
+
+static void
+item_meta_free(struct item_meta *m)
+{
+	free(m->ns);
+	free(m->name);
+	free(m->uid);
+	free(m->rv);
+}
+
 static void
 pool_item_free(void *p)
 {
@@ -36,10 +55,7 @@ pool_item_free(void *p)
 	ippool_free(it->pool);
 	free(it->error);
 	free(it->status_error);
-	free(it->ns);
-	free(it->name);
-	free(it->uid);
-	free(it->rv);
+	item_meta_free(&it->meta);
 	free(it);
 }
 
@@ -51,14 +67,11 @@ pool_transform(void *userdata, json_t *obj)
 
 	if (it == NULL)
 		return NULL;
-	it->ns = xstrdup(kube_obj_namespace(obj));
-	it->name = xstrdup(kube_obj_name(obj));
-	it->uid = xstrdup(kube_obj_uid(obj));
-	it->rv = xstrdup(kube_obj_resource_version(obj));
+	item_meta_fill(&it->meta, obj);
 	it->deleting = kube_obj_is_deleting(obj);
 	it->has_finalizer = kube_obj_has_finalizer(obj, CTRL_FINALIZER_IPPOOL);
 	it->hold = kube_obj_annotation(obj, PLACEMENT_ANNOT_HOLD) != NULL;
-	if (it->ns == NULL || it->name == NULL) {
+	if (it->meta.ns == NULL || it->meta.name == NULL) {
 		pool_item_free(it);
 		return NULL;
 	}
@@ -214,10 +227,10 @@ cfg_item_layout(struct pack *p, const void *arg)
 		return;
 	*it = *in;
 	*cfg = *src;
-	cfg->meta.namespace = it->ns = ns;
-	cfg->meta.name = it->name = name;
-	cfg->meta.uid = it->uid = uid;
-	cfg->meta.resource_version = it->rv = rv;
+	cfg->meta.namespace = it->meta.ns = ns;
+	cfg->meta.name = it->meta.name = name;
+	cfg->meta.uid = it->meta.uid = uid;
+	cfg->meta.resource_version = it->meta.rv = rv;
 	cfg->meta.labels = cfg->meta.annotations = NULL;
 	cfg->meta.finalizers = fins;
 	cfg->spec.vm_name = vm_name;
@@ -237,10 +250,7 @@ cfg_item_free(void *p)
 	if (it == NULL)
 		return;
 	if (it->cfg == NULL) { /* else the item is one block (cfg_item_layout) */
-		free(it->ns);
-		free(it->name);
-		free(it->uid);
-		free(it->rv);
+		item_meta_free(&it->meta);
 		free(it->error);
 		free(it->owner_uid);
 	}
@@ -268,11 +278,8 @@ cfg_transform(void *userdata, json_t *obj)
 	if (vmnetcfg_decode(obj, &it->cfg, &err) < 0) {
 		it->cfg = NULL;
 		it->error = strdup(err.message[0] ? err.message : "cannot decode");
-		it->ns = xstrdup(kube_obj_namespace(obj));
-		it->name = xstrdup(kube_obj_name(obj));
-		it->uid = xstrdup(kube_obj_uid(obj));
-		it->rv = xstrdup(kube_obj_resource_version(obj));
-		if (it->ns == NULL || it->name == NULL) {
+		item_meta_fill(&it->meta, obj);
+		if (it->meta.ns == NULL || it->meta.name == NULL) {
 			cfg_item_free(it);
 			return NULL;
 		}
@@ -300,8 +307,8 @@ vm_item_layout(struct pack *p, const void *arg)
 	struct vmnetcfg_nic *nics =
 	    pack_mem(p, in->want.nics, in->want.n_nics * sizeof(*in->want.nics));
 	char **skipped = pack_mem(p, in->skipped, in->n_skipped * sizeof(char *));
-	char *ns = pack_str(p, in->ns), *name = pack_str(p, in->name);
-	char *uid = pack_str(p, in->uid), *vm_name = pack_str(p, in->want.vm_name);
+	char *ns = pack_str(p, in->meta.ns), *name = pack_str(p, in->meta.name);
+	char *uid = pack_str(p, in->meta.uid), *vm_name = pack_str(p, in->want.vm_name);
 
 	for (size_t i = 0; i < in->n_skipped; i++) {
 		char *sk = pack_str(p, in->skipped[i]);
@@ -314,9 +321,9 @@ vm_item_layout(struct pack *p, const void *arg)
 	*it = *in;
 	it->want.nics = nics;
 	it->want.vm_name = vm_name;
-	it->ns = ns;
-	it->name = name;
-	it->uid = uid;
+	it->meta.ns = ns;
+	it->meta.name = name;
+	it->meta.uid = uid;
 	it->skipped = skipped;
 }
 
@@ -341,9 +348,9 @@ vm_transform(void *userdata, json_t *obj)
 		return NULL;
 	}
 	/* borrowed from obj until packed */
-	it.ns = (char *)kube_obj_namespace(obj);
-	it.name = (char *)kube_obj_name(obj);
-	it.uid = (char *)kube_obj_uid(obj);
+	it.meta.ns = (char *)kube_obj_namespace(obj);
+	it.meta.name = (char *)kube_obj_name(obj);
+	it.meta.uid = (char *)kube_obj_uid(obj);
 	it.deleting = kube_obj_is_deleting(obj);
 	if (plan.n_skipped > 0)
 		it.skipped = calloc(plan.n_skipped, sizeof(char *));
@@ -430,10 +437,7 @@ agent_item_free(void *p)
 
 	if (it == NULL)
 		return;
-	free(it->ns);
-	free(it->name);
-	free(it->uid);
-	free(it->rv);
+	item_meta_free(&it->meta);
 	free(it->pool_ref);
 	free(it->hash);
 	free(it->image);
@@ -451,10 +455,7 @@ agent_transform(void *userdata, json_t *obj)
 	it = calloc(1, sizeof(*it));
 	if (it == NULL)
 		return NULL;
-	it->ns = xstrdup(kube_obj_namespace(obj));
-	it->name = xstrdup(kube_obj_name(obj));
-	it->uid = xstrdup(kube_obj_uid(obj));
-	it->rv = xstrdup(kube_obj_resource_version(obj));
+	item_meta_fill(&it->meta, obj);
 	it->pool_ref = xstrdup(ref);
 	it->hash = xstrdup(kube_obj_annotation(obj, PLACEMENT_ANNOT_HASH));
 	it->image = xstrdup(placement_image(obj));

@@ -143,8 +143,8 @@ emit_pools(struct metric_emitter *e, const struct ctrl *c, enum family f)
 	for (size_t i = 0; i < c->n_samples; i++) {
 		const struct ctrl_pool_sample *s = &c->samples[i];
 		struct metric_label l[4] = {
-		    {"namespace", s->it->ns},
-		    {"pool", s->it->name},
+		    {"namespace", s->it->meta.ns},
+		    {"pool", s->it->meta.name},
 		    {"network", s->it->pool->spec.network_name},
 		};
 		struct ipam_counts n;

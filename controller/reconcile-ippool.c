@@ -131,7 +131,7 @@ ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt)
 		r = n;
 		goto fail;
 	}
-	ref = ctrl_event_ref(it->ns, it->name, it->uid);
+	ref = ctrl_event_ref(it->meta.ns, it->meta.name, it->meta.uid);
 	if (it->status_error != NULL) {
 		/* its bindings could not be read: only the VMNetCfg statuses count */
 		log_warn("ippool %s: status ignored: %s", rt->key, it->status_error);
@@ -187,7 +187,7 @@ rt_new(struct ctrl *c, const char *key, const struct pool_item *it)
 		return NULL;
 	snprintf(rt->key, sizeof(rt->key), "%s", key);
 	snprintf(rt->network, sizeof(rt->network), "%s", it->pool->spec.network_name);
-	rt->uid = it->uid != NULL ? strdup(it->uid) : NULL;
+	rt->uid = it->meta.uid != NULL ? strdup(it->meta.uid) : NULL;
 	rt->next = c->pools;
 	c->pools = rt;
 	return rt;
@@ -233,14 +233,14 @@ agent_of(struct ctrl *c, const char *pool_key)
 static struct kube_reconcile_result
 delete_agent(struct ctrl *c, const char *key, const struct agent_item *a)
 {
-	struct kube_delete_opts o = {.uid = a->uid, .propagation = "Background"};
+	struct kube_delete_opts o = {.uid = a->meta.uid, .propagation = "Background"};
 	struct ctrl_op *op = ctrl_op_new(c, c->c_pool, key, "delete agent of ippool");
 
-	log_info("ippool %s: removing agent %s/%s", key, a->ns, a->name);
+	log_info("ippool %s: removing agent %s/%s", key, a->meta.ns, a->meta.name);
 	if (op == NULL)
 		return ctrl_error(-ENOMEM);
-	return ctrl_op_started(op, kube_delete(c->client, &ctrl_res_deployments, a->ns, a->name, &o,
-				       ctrl_op_done, op, &op->call));
+	return ctrl_op_started(op, kube_delete(c->client, &ctrl_res_deployments, a->meta.ns,
+				       a->meta.name, &o, ctrl_op_done, op, &op->call));
 }
 
 struct node_count {
@@ -282,10 +282,10 @@ set_agent_ref(struct ippool_status *st, const struct agent_item *a)
 	if (a == NULL)
 		return 0;
 	st->has_agent_pod_ref = true;
-	r->namespace = a->ns != NULL ? strdup(a->ns) : NULL;
-	r->name = a->name != NULL ? strdup(a->name) : NULL;
+	r->namespace = a->meta.ns != NULL ? strdup(a->meta.ns) : NULL;
+	r->name = a->meta.name != NULL ? strdup(a->meta.name) : NULL;
 	r->image = a->image != NULL ? strdup(a->image) : NULL;
-	r->uid = a->uid != NULL ? strdup(a->uid) : NULL;
+	r->uid = a->meta.uid != NULL ? strdup(a->meta.uid) : NULL;
 	return 0;
 }
 
@@ -334,7 +334,8 @@ write_status(struct ctrl *c, const char *key, const struct pool_item *it, const 
 	if (obj == NULL)
 		return ctrl_error(-ENOMEM);
 	op = ctrl_op_new(c, c->c_pool, key, "update ippool status");
-	ref = op != NULL && n_ev > 0 ? ctrl_event_ref(it->ns, it->name, it->uid) : NULL;
+	ref = op != NULL && n_ev > 0 ? ctrl_event_ref(it->meta.ns, it->meta.name, it->meta.uid)
+				     : NULL;
 	for (size_t i = 0; ref != NULL && i < n_ev; i++)
 		(void)ctrl_op_defer_event(
 		    op, ref, IPPOOL_KIND, ev[i].type, ev[i].reason, ev[i].message);
@@ -354,7 +355,7 @@ patch_finalizer(struct ctrl *c, const char *key, const struct pool_item *it, boo
 {
 	const struct crd_meta *m = &it->pool->meta;
 	json_t *patch = ctrl_finalizer_patch(
-	    it->rv, m->finalizers, m->n_finalizers, add, CTRL_FINALIZER_IPPOOL, NULL);
+	    it->meta.rv, m->finalizers, m->n_finalizers, add, CTRL_FINALIZER_IPPOOL, NULL);
 	struct ctrl_op *op;
 	int r;
 
@@ -362,7 +363,7 @@ patch_finalizer(struct ctrl *c, const char *key, const struct pool_item *it, boo
 		return ctrl_error(-ENOMEM);
 	op = ctrl_op_new(
 	    c, c->c_pool, key, add ? "add ippool finalizer" : "remove ippool finalizer");
-	r = op != NULL ? kube_patch(c->client, &ctrl_res_ippools, it->ns, it->name,
+	r = op != NULL ? kube_patch(c->client, &ctrl_res_ippools, it->meta.ns, it->meta.name,
 			     KUBE_PATCH_MERGE, patch, NULL, ctrl_op_done, op, &op->call)
 		       : -ENOMEM;
 	json_decref(patch);
@@ -395,7 +396,7 @@ ensure_ipam(struct ctrl *c, const char *key, const struct pool_item *it, struct 
 		}
 		*rtp = rt;
 		ctrl_pool_build(c, it, rt);
-	} else if (rt->np == NULL || !str_eq(rt->uid, it->uid) ||
+	} else if (rt->np == NULL || !str_eq(rt->uid, it->meta.uid) ||
 		   strcmp(rt->network, spec->network_name) != 0 ||
 		   !netpool_same_network(rt->np, spec)) {
 		/* new object under the same name, or an immutable field changed: start over */
@@ -403,7 +404,7 @@ ensure_ipam(struct ctrl *c, const char *key, const struct pool_item *it, struct 
 			ctrl_enqueue_cfgs_of_network(c, rt->network, false);
 		snprintf(rt->network, sizeof(rt->network), "%s", spec->network_name);
 		free(rt->uid);
-		rt->uid = it->uid != NULL ? strdup(it->uid) : NULL;
+		rt->uid = it->meta.uid != NULL ? strdup(it->meta.uid) : NULL;
 		ctrl_pool_build(c, it, rt);
 	} else if (rt->range_hash != range_hash(spec)) {
 		uint32_t conflict = 0;
@@ -416,7 +417,7 @@ ensure_ipam(struct ctrl *c, const char *key, const struct pool_item *it, struct 
 			log_info("ippool %s: range changed", key);
 		} else if (rt->range_error != r || rt->range_conflict != conflict) {
 			char ip[IPV4_STRLEN];
-			json_t *ref = ctrl_event_ref(it->ns, it->name, it->uid);
+			json_t *ref = ctrl_event_ref(it->meta.ns, it->meta.name, it->meta.uid);
 
 			rt->range_error = r;
 			rt->range_conflict = conflict;
@@ -488,7 +489,7 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 		return ctrl_ok();
 	}
 	if (it->pool == NULL) {
-		json_t *ref = ctrl_event_ref(it->ns, it->name, it->uid);
+		json_t *ref = ctrl_event_ref(it->meta.ns, it->meta.name, it->meta.uid);
 
 		log_warn("ippool %s: invalid: %s", key, it->error);
 		if (ref != NULL)
@@ -536,8 +537,8 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 	}
 	{
 		struct placement_input in = {
-		    .pool_ns = it->ns,
-		    .pool_name = it->name,
+		    .pool_ns = it->meta.ns,
+		    .pool_name = it->meta.name,
 		    .network_name = it->pool->spec.network_name,
 		    .cluster_network = nad->cluster_network,
 		    .namespace = c->namespace,
@@ -575,10 +576,10 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 			struct ctrl_op *op =
 			    ctrl_op_new(c, c->c_pool, key, "re-place agent of ippool");
 
-			log_info(
-			    "ippool %s: re-placing agent %s (inputs changed)", key, agent->name);
+			log_info("ippool %s: re-placing agent %s (inputs changed)", key,
+			    agent->meta.name);
 			json_object_set_new(json_object_get(desired, "metadata"), "resourceVersion",
-			    json_string(agent->rv != NULL ? agent->rv : ""));
+			    json_string(agent->meta.rv != NULL ? agent->meta.rv : ""));
 			r = op != NULL ? kube_update(c->client, &ctrl_res_deployments, desired,
 					     ctrl_op_done, op, &op->call)
 				       : -ENOMEM;

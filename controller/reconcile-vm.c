@@ -22,10 +22,10 @@ ctrl_vm_desired(const struct vm_item *vm)
 		return NULL;
 	return json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:[{s:s, s:s, s:s, s:s, s:b, s:b}]},"
 			 " s:o}",
-	    "apiVersion", CRD_API_VERSION, "kind", VMNETCFG_KIND, "metadata", "name", vm->name,
-	    "namespace", vm->ns, "labels", KIND_LABEL_VM_NAME, vm->name, "ownerReferences",
-	    "apiVersion", VM_API_VERSION, "kind", VM_KIND, "name", vm->name, "uid", vm->uid,
-	    "controller", 1, "blockOwnerDeletion", 1, "spec", spec);
+	    "apiVersion", CRD_API_VERSION, "kind", VMNETCFG_KIND, "metadata", "name", vm->meta.name,
+	    "namespace", vm->meta.ns, "labels", KIND_LABEL_VM_NAME, vm->meta.name,
+	    "ownerReferences", "apiVersion", VM_API_VERSION, "kind", VM_KIND, "name", vm->meta.name,
+	    "uid", vm->meta.uid, "controller", 1, "blockOwnerDeletion", 1, "spec", spec);
 }
 
 /* Does the cached VMNetCfg already say what the VM asks for? */
@@ -78,7 +78,7 @@ ctrl_reconcile_vm(void *userdata, const char *key)
 	if (vm == NULL || vm->deleting)
 		return ctrl_ok(); /* the VMNetCfg goes with its owner */
 	if (vm->n_skipped > 0) {
-		json_t *ref = ctrl_event_ref(vm->ns, vm->name, vm->uid);
+		json_t *ref = ctrl_event_ref(vm->meta.ns, vm->meta.name, vm->meta.uid);
 
 		for (size_t i = 0; ref != NULL && i < vm->n_skipped; i++)
 			kube_record_event(c->recorder, ref, "kubevirt.io/v1", "VirtualMachine",
@@ -99,7 +99,7 @@ ctrl_reconcile_vm(void *userdata, const char *key)
 		}
 		op = ctrl_op_new(c, c->c_vm, key, "create vmnetcfg for vm");
 		log_info("vm %s: creating its VirtualMachineNetworkConfig (%zu NICs)", key, n_nics);
-		r = op != NULL ? kube_create(c->client, &ctrl_res_vmnetcfgs, vm->ns, obj,
+		r = op != NULL ? kube_create(c->client, &ctrl_res_vmnetcfgs, vm->meta.ns, obj,
 				     ctrl_op_done, op, &op->call)
 			       : -ENOMEM;
 		json_decref(obj);
@@ -107,7 +107,8 @@ ctrl_reconcile_vm(void *userdata, const char *key)
 	}
 	if (cfg->deleting)
 		return ctrl_after(c->opts.requeue_usec); /* recreate once it is gone */
-	if (cfg->owner_uid != NULL && (vm->uid == NULL || strcmp(cfg->owner_uid, vm->uid) != 0)) {
+	if (cfg->owner_uid != NULL &&
+	    (vm->meta.uid == NULL || strcmp(cfg->owner_uid, vm->meta.uid) != 0)) {
 		log_debug("vm %s: its VMNetCfg belongs to another owner (%s)", key, cfg->owner_uid);
 		return ctrl_after(10 * c->opts.requeue_usec);
 	}
@@ -120,7 +121,7 @@ ctrl_reconcile_vm(void *userdata, const char *key)
 	if (op->payload == NULL)
 		return ctrl_op_started(op, -ENOMEM);
 	log_info("vm %s: updating its VirtualMachineNetworkConfig (%zu NICs)", key, n_nics);
-	r = kube_update_retry(c->client, &ctrl_res_vmnetcfgs, vm->ns, vm->name, false, 0, vm_mutate,
-	    ctrl_op_done, op, &op->call);
+	r = kube_update_retry(c->client, &ctrl_res_vmnetcfgs, vm->meta.ns, vm->meta.name, false, 0,
+	    vm_mutate, ctrl_op_done, op, &op->call);
 	return ctrl_op_started(op, r);
 }

@@ -37,7 +37,8 @@ record_events(struct ctrl *c, const char *key, const struct cfg_item *it,
 {
 	json_t *ref;
 
-	if (res->n_events == 0 || (ref = ctrl_event_ref(it->ns, it->name, it->uid)) == NULL)
+	if (res->n_events == 0 ||
+	    (ref = ctrl_event_ref(it->meta.ns, it->meta.name, it->meta.uid)) == NULL)
 		return;
 	for (size_t i = 0; i < res->n_events; i++) {
 		const struct vmnetcfg_event *e = &res->events[i];
@@ -72,7 +73,7 @@ patch_finalizer(struct ctrl *c, const char *key, const struct cfg_item *it, bool
 {
 	const struct crd_meta *m = &it->cfg->meta;
 	json_t *patch = ctrl_finalizer_patch(
-	    it->rv, m->finalizers, m->n_finalizers, add, CTRL_FINALIZER_VMNETCFG, NULL);
+	    it->meta.rv, m->finalizers, m->n_finalizers, add, CTRL_FINALIZER_VMNETCFG, NULL);
 	struct ctrl_op *op;
 	int r;
 
@@ -80,7 +81,7 @@ patch_finalizer(struct ctrl *c, const char *key, const struct cfg_item *it, bool
 		return ctrl_error(-ENOMEM);
 	op = ctrl_op_new(
 	    c, c->c_cfg, key, add ? "add vmnetcfg finalizer" : "remove vmnetcfg finalizer");
-	r = op != NULL ? kube_patch(c->client, &ctrl_res_vmnetcfgs, it->ns, it->name,
+	r = op != NULL ? kube_patch(c->client, &ctrl_res_vmnetcfgs, it->meta.ns, it->meta.name,
 			     KUBE_PATCH_MERGE, patch, NULL, ctrl_op_done, op, &op->call)
 		       : -ENOMEM;
 	json_decref(patch);
@@ -101,7 +102,7 @@ ctrl_reconcile_cfg(void *userdata, const char *key)
 	if (it == NULL)
 		return ctrl_ok(); /* released by the delete handler */
 	if (it->cfg == NULL) {
-		ref = ctrl_event_ref(it->ns, it->name, it->uid);
+		ref = ctrl_event_ref(it->meta.ns, it->meta.name, it->meta.uid);
 		log_warn("vmnetcfg %s: invalid: %s", key, it->error);
 		if (ref != NULL)
 			kube_record_event(c->recorder, ref, CRD_API_VERSION, VMNETCFG_KIND,
@@ -141,7 +142,7 @@ ctrl_reconcile_cfg(void *userdata, const char *key)
 	tmp.status = res.status;
 	obj = vmnetcfg_encode(&tmp);
 	op = obj != NULL ? ctrl_op_new(c, c->c_cfg, key, "update vmnetcfg status") : NULL;
-	ref = op != NULL ? ctrl_event_ref(it->ns, it->name, it->uid) : NULL;
+	ref = op != NULL ? ctrl_event_ref(it->meta.ns, it->meta.name, it->meta.uid) : NULL;
 	for (size_t i = 0; ref != NULL && i < res.n_events; i++)
 		if (strcmp(res.events[i].type, "Normal") == 0)
 			(void)ctrl_op_defer_event(op, ref, VMNETCFG_KIND, "Normal",
