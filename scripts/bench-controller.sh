@@ -152,7 +152,13 @@ cat "$TMP/result.md"
 
 doc=docs/benchmarks.md
 [ -f "$doc" ] || printf '# Benchmarks\n' >"$doc"
-awk '/^## Controller$/ { skip = 1; next } skip && /^(## |<!--)/ { skip = 0 } !skip { print }' "$doc" >"$TMP/doc"
-{ cat "$TMP/doc"; printf '\n## Controller\n\n'; cat "$TMP/result.md"; } | cat -s >"$doc"
+# the section is replaced where it stands (appended when there is none yet)
+awk -v res="$TMP/result.md" '
+    function put(  l) { print "## Controller"; print ""; while ((getline l < res) > 0) print l; print "" }
+    /^## Controller$/ { skip = 1; done = 1; put(); next }
+    skip && /^(## |<!--)/ { skip = 0 }
+    !skip { print }
+    END { if (!done) { print ""; put() } }' "$doc" | cat -s >"$TMP/doc"
+cp "$TMP/doc" "$doc"
 echo "bench-controller: results written to $doc"
 [ "$ok1" = 0 ] && [ "$ok2" = 0 ] && [ "$dup" = 0 ]

@@ -149,7 +149,13 @@ echo "agent with $BINDINGS bindings: synced in $t_sync ms, VmRSS $rss KiB, VmHWM
 } >"$TMP/result.md"
 cat "$TMP/result.md"
 [ -f "$DOC" ] || printf '# Benchmarks\n' >"$DOC"
-awk '/^## End to end$/ { skip = 1; next } skip && /^(## |<!--)/ { skip = 0 } !skip { print }' "$DOC" >"$TMP/doc"
-{ cat "$TMP/doc"; printf '\n## End to end\n\n'; cat "$TMP/result.md"; } | cat -s >"$DOC"
+# the section is replaced where it stands (appended when there is none yet)
+awk -v res="$TMP/result.md" '
+    function put(  l) { print "## End to end"; print ""; while ((getline l < res) > 0) print l; print "" }
+    /^## End to end$/ { skip = 1; done = 1; put(); next }
+    skip && /^(## |<!--)/ { skip = 0 }
+    !skip { print }
+    END { if (!done) { print ""; put() } }' "$DOC" | cat -s >"$TMP/doc"
+cp "$TMP/doc" "$DOC"
 echo "bench-e2e: results written to $DOC"
 [ "$fails" = 0 ]
