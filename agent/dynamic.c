@@ -433,8 +433,9 @@ agent_dynamic_new_opts(const struct agent_config *cfg, struct leasefile *lf,
 	d->lf = lf;
 	d->clock = opts != NULL && opts->clock != NULL ? opts->clock : default_clock;
 	d->clock_userdata = opts != NULL ? opts->clock_userdata : NULL;
-	/* the engine's reading of lease_time: 0 is 3600 s, UINT32_MAX infinite */
-	lease_s = cfg->opts.lease_time != 0 ? cfg->opts.lease_time : 3600;
+	/* the engine's reading of lease_time: 0 is one year (DHCP_DEFAULT_LEASE_TIME),
+	 * UINT32_MAX infinite */
+	lease_s = cfg->opts.lease_time != 0 ? cfg->opts.lease_time : 31536000;
 	grace_s = opts != NULL && opts->grace_s != AGENT_DEFAULT ? opts->grace_s : lease_s / 2;
 	hold_s = opts != NULL && opts->decline_hold_s != AGENT_DEFAULT ? opts->decline_hold_s
 								       : AGENT_DECLINE_HOLD_DEFAULT;

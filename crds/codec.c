@@ -179,27 +179,21 @@ validate_string(const json_t *v, const char *path, const struct crd_field *f, st
 		if (m == 0) {
 			const char *what = "does not match the pattern";
 
-			if (strcmp(f->pattern, CRD_PATTERN_CIDR) == 0)
-				what = "is not an IPv4 CIDR (a.b.c.d/8..32)";
-			else if (strcmp(f->pattern, CRD_PATTERN_ROUTE_CIDR) == 0)
+			if (strcmp(f->pattern, CRD_PATTERN_ROUTE_CIDR) == 0)
 				what = "is not an IPv4 CIDR";
-			else if (strcmp(f->pattern, CRD_PATTERN_MAC) == 0)
-				what = "is not a MAC address";
 			else if (strcmp(f->pattern, CRD_PATTERN_NTP) == 0)
 				what = "is not an IPv4 address or host name";
 			else if (strcmp(f->pattern, CRD_PATTERN_DOMAIN) == 0)
 				what = "is not a domain name";
-			else if (strcmp(f->pattern, CRD_PATTERN_NETWORK_NAME) == 0)
-				what = "is not a \"namespace/name\" or \"name\"";
 			return crd_error_set(err, path, "%s %s", q, what);
 		}
 	}
 	return 0;
 }
 
-int
-crd_validate_value(
-    const json_t *v, const char *path, const struct crd_field *f, struct crd_error *err)
+/* The checks f itself describes (not f->codec). */
+static int
+validate_own(const json_t *v, const char *path, const struct crd_field *f, struct crd_error *err)
 {
 	char sub[128];
 	int r;
@@ -253,6 +247,17 @@ crd_validate_value(
 	default:
 		return 0;
 	}
+}
+
+int
+crd_validate_value(
+    const json_t *v, const char *path, const struct crd_field *f, struct crd_error *err)
+{
+	int r = validate_own(v, path, f, err);
+
+	if (r == 0 && f->codec)
+		r = validate_own(v, path, f->codec, err);
+	return r;
 }
 
 static const struct crd_field *
@@ -358,7 +363,9 @@ decode_value(
 			return crd_error_set(err, path, "\"%.40s\" is not a MAC address", s);
 		return 0;
 	case CRD_S_IPV4:
-		return ipv4_parse(s, p);
+		if (ipv4_parse(s, p) < 0)
+			return crd_error_set(err, path, "\"%.40s\" is not an IPv4 address", s);
+		return 0;
 	case CRD_S_CIDR:
 		if (ipv4_cidr_parse(s, p, at(base, f->aux)) < 0)
 			return crd_error_set(err, path, "\"%.40s\" is not an IPv4 CIDR", s);

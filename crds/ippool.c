@@ -63,20 +63,42 @@ static const struct crd_field route_item = {
     .size = sizeof(struct ippool_route),
 };
 
+/*
+ * Where upstream's schema (chart/crds/network.harvesterhci.io_ippools.yaml) leaves a value
+ * open, ours does too and the check is the codec's (.codec): the API server stores what
+ * upstream's stores, and the controller reports what it cannot serve (InvalidSpec).
+ */
+static const struct crd_field ipv4_check = {.type = CRD_STRING, .format = "ipv4"};
+static const struct crd_field domain_check = {
+    .type = CRD_STRING, .pattern = CRD_PATTERN_DOMAIN, .max_length = 253};
+static const struct crd_field ntp_check = {
+    .type = CRD_STRING, .pattern = CRD_PATTERN_NTP, .max_length = IPPOOL_NTP_LEN_MAX};
+
+/* pool.exclude[]: format ipv4 in both schemas. */
 static const struct crd_field ipv4_item = {
     .type = CRD_STRING, .format = "ipv4", .store = CRD_S_IPV4};
+/* dns[]: upstream's format sits on the array (where the API server ignores it). */
+static const struct crd_field dns_item = {
+    .type = CRD_STRING, .codec = &ipv4_check, .store = CRD_S_IPV4};
 static const struct crd_field domain_item = {
-    .type = CRD_STRING,
-    .pattern = CRD_PATTERN_DOMAIN,
-    .max_length = 253,
-    .store = CRD_S_STR,
-};
+    .type = CRD_STRING, .codec = &domain_check, .store = CRD_S_STR};
 static const struct crd_field ntp_item = {
-    .type = CRD_STRING,
-    .pattern = CRD_PATTERN_NTP,
-    .max_length = IPPOOL_NTP_LEN_MAX,
-    .store = CRD_S_STR,
-};
+    .type = CRD_STRING, .codec = &ntp_check, .store = CRD_S_STR};
+static const struct crd_field exclude_check = {.type = CRD_ARRAY, .max_items = IPPOOL_EXCLUDE_MAX};
+static const struct crd_field domain_search_check = {
+    .type = CRD_ARRAY, .max_items = IPPOOL_DOMAIN_SEARCH_MAX};
+
+/* The pool's CIDR: any prefix 0..32 (upstream's schema has no pattern; net.ParseCIDR). */
+static int
+dec_cidr(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	struct ippool_spec *s = ctx;
+
+	if (ipv4_cidr_parse(json_string_value(v), &s->cidr_addr, &s->prefix) < 0)
+		return crd_error_set(err, path, "\"%.40s\" is not an IPv4 CIDR (a.b.c.d/0..32)",
+		    json_string_value(v));
+	return 0;
+}
 
 static const struct crd_field pool_children[] = {
     {.key = "start",
@@ -96,7 +118,7 @@ static const struct crd_field pool_children[] = {
     {.key = "exclude",
 	.type = CRD_ARRAY,
 	.items = &ipv4_item,
-	.max_items = IPPOOL_EXCLUDE_MAX,
+	.codec = &exclude_check,
 	SPEC_ARRAY(exclude)},
     {.key = NULL},
 };
@@ -107,7 +129,6 @@ static const struct crd_field ipv4_config_children[] = {
 	.required = true,
 	.immutable = true,
 	.format = "ipv4",
-	.max_length = 15,
 	.store = CRD_S_IPV4,
 	SPEC(server_ip),
 	.always = true},
@@ -115,8 +136,7 @@ static const struct crd_field ipv4_config_children[] = {
 	.type = CRD_STRING,
 	.required = true,
 	.immutable = true,
-	.pattern = CRD_PATTERN_CIDR,
-	.max_length = 18,
+	.decode = dec_cidr,
 	.store = CRD_S_CIDR,
 	SPEC(cidr_addr),
 	.aux = offsetof(struct ippool_spec, prefix),
@@ -131,25 +151,23 @@ static const struct crd_field ipv4_config_children[] = {
 	.type = CRD_STRING,
 	.immutable = true,
 	.format = "ipv4",
-	.max_length = 15,
 	.store = CRD_S_IPV4,
 	SPEC(router)},
     {.key = "dns",
 	.type = CRD_ARRAY,
-	.items = &ipv4_item,
+	.items = &dns_item,
 	.max_items = IPPOOL_DNS_MAX,
 	SPEC_ARRAY(dns),
 	.size = IPPOOL_DNS_MAX},
     {.key = "domainName",
 	.type = CRD_STRING,
-	.pattern = CRD_PATTERN_DOMAIN,
-	.max_length = 253,
+	.codec = &domain_check,
 	.store = CRD_S_STR,
 	SPEC(domain_name)},
     {.key = "domainSearch",
 	.type = CRD_ARRAY,
 	.items = &domain_item,
-	.max_items = IPPOOL_DOMAIN_SEARCH_MAX,
+	.codec = &domain_search_check,
 	SPEC_ARRAY(domain_search)},
     {.key = "ntp",
 	.type = CRD_ARRAY,
@@ -157,16 +175,11 @@ static const struct crd_field ipv4_config_children[] = {
 	.max_items = IPPOOL_NTP_MAX,
 	SPEC_ARRAY(ntp),
 	.size = IPPOOL_NTP_MAX},
+    /* As written (any integer, as upstream's schema); ippool_lease_time() serves it. */
     {.key = "leaseTime",
 	.type = CRD_INTEGER,
-	.has_minimum = true,
-	.minimum = IPPOOL_LEASE_TIME_MIN,
-	.has_maximum = true,
-	.maximum = UINT32_MAX,
-	.has_default = true,
-	.dflt = IPPOOL_LEASE_TIME_DEFAULT,
-	.store = CRD_S_U32,
-	SPEC(lease_time),
+	.store = CRD_S_LL,
+	SPEC(lease_time_raw),
 	.present = CRD_PRESENT(struct ippool_spec, lease_time_set)},
     {.key = "mtu",
 	.type = CRD_INTEGER,
@@ -190,14 +203,14 @@ static const struct crd_field spec_children[] = {
 	.required = true,
 	.immutable = true,
 	.max_length = CRD_NETWORK_NAME_INPUT_MAX,
-	.pattern = CRD_PATTERN_NETWORK_NAME,
 	.store = CRD_S_NETNAME,
 	SPEC(network_name),
 	.always = true},
     {.key = "paused", .type = CRD_BOOLEAN, .store = CRD_S_BOOL, SPEC(paused)},
+    /* Optional in upstream's schema (its webhook refuses a pool without it): the codec's
+     * check (spec_check). */
     {.key = "ipv4Config",
 	.type = CRD_OBJECT,
-	.required = true,
 	.strict = true,
 	.children = ipv4_config_children,
 	.store = CRD_S_STRUCT},
@@ -388,7 +401,7 @@ dec_metadata(const json_t *v, const char *path, void *ctx, struct crd_error *err
 	return crd_meta_decode(v, &((struct ippool *)ctx)->meta, err);
 }
 
-static int spec_check(const struct ippool_spec *s, struct crd_error *err);
+static int spec_check(const json_t *v, const struct ippool_spec *s, struct crd_error *err);
 
 static int
 dec_spec(const json_t *v, const char *path, void *ctx, struct crd_error *err)
@@ -397,7 +410,7 @@ dec_spec(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 	int r;
 
 	r = crd_decode_object(v, path, spec_children, true, s, err);
-	return r < 0 ? r : spec_check(s, err);
+	return r < 0 ? r : spec_check(v, s, err);
 }
 
 const struct crd_field ippool_fields[] = {
@@ -410,7 +423,6 @@ const struct crd_field ippool_fields[] = {
 	.offset = offsetof(struct ippool, meta)},
     {.key = "spec",
 	.type = CRD_OBJECT,
-	.required = true,
 	.strict = true,
 	.children = spec_children,
 	.decode = dec_spec,
@@ -427,13 +439,15 @@ const struct crd_field ippool_fields[] = {
 /* --- cross-field checks --------------------------------------------------------------- */
 
 static int
-spec_check(const struct ippool_spec *s, struct crd_error *err)
+spec_check(const json_t *v, const struct ippool_spec *s, struct crd_error *err)
 {
 	uint32_t mask = ipv4_prefix_mask(s->prefix);
 	uint32_t net = s->cidr_addr & mask, bcast = net | ~mask;
 	char a[IPV4_STRLEN], b[IPV4_STRLEN], cidr[IPV4_STRLEN + 3];
 	char path[64];
 
+	if (!json_is_object(json_object_get(v, "ipv4Config")))
+		return crd_error_set(err, "spec.ipv4Config", "required");
 	ipv4_format(net, a);
 	snprintf(cidr, sizeof(cidr), "%s/%u", a, s->prefix);
 #define OUTSIDE(addr) (((addr)&mask) != net)
@@ -466,11 +480,22 @@ spec_check(const struct ippool_spec *s, struct crd_error *err)
 	return 0;
 }
 
+/*
+ * The lease time served for leaseTime as written, as upstream serves it (pkg/dhcp/dhcp.go:
+ * a value above 0 as is, else one year); above the 32-bit option 51, infinite.
+ */
+uint32_t
+ippool_lease_time(bool set, long long raw)
+{
+	if (!set || raw <= 0)
+		return IPPOOL_LEASE_TIME_DEFAULT;
+	return raw > (long long)UINT32_MAX ? UINT32_MAX : (uint32_t)raw;
+}
+
 static void
 spec_defaults(struct ippool_spec *s)
 {
-	if (!s->lease_time_set)
-		s->lease_time = IPPOOL_LEASE_TIME_DEFAULT;
+	s->lease_time = ippool_lease_time(s->lease_time_set, s->lease_time_raw);
 }
 
 /* --- public decode -------------------------------------------------------------------- */
@@ -483,7 +508,7 @@ ippool_spec_decode(const json_t *spec_json, struct ippool_spec *spec, struct crd
 	memset(spec, 0, sizeof(*spec));
 	r = crd_decode_object(spec_json, "spec", spec_children, true, spec, err);
 	if (r == 0)
-		r = spec_check(spec, err);
+		r = spec_check(spec_json, spec, err);
 	if (r < 0) {
 		ippool_spec_clear(spec);
 		return r;
@@ -515,6 +540,9 @@ ippool_decode(const json_t *obj, struct ippool **ret, struct crd_error *err)
 	if (!p)
 		return -ENOMEM;
 	r = crd_decode_object(obj, "", ippool_fields, false, p, err);
+	if (r == 0 && !json_is_object(json_object_get(obj, "spec")))
+		r = crd_error_set(err, "spec", "required"); /* the codec's: upstream's schema
+							       does not require it */
 	if (r < 0) {
 		ippool_free(p);
 		return r;

@@ -27,12 +27,13 @@
 
 #define IPPOOL_DNS_MAX 3
 #define IPPOOL_NTP_MAX 4
-#define IPPOOL_LEASE_TIME_MIN 60
-#define IPPOOL_LEASE_TIME_DEFAULT 3600
+/* Served when leaseTime is unset or not above 0: one year, as upstream's agent serves it
+ * (pkg/dhcp/dhcp.go). */
+#define IPPOOL_LEASE_TIME_DEFAULT 31536000
 #define IPPOOL_MTU_MIN 68
 #define IPPOOL_MTU_MAX 65535
 #define IPPOOL_ROUTES_MAX 64	 /* fits one option 121 with the router route */
-#define IPPOOL_EXCLUDE_MAX 65536 /* schema maxItems; bounds decode work */
+#define IPPOOL_EXCLUDE_MAX 65536 /* the codec's limit; bounds decode work */
 #define IPPOOL_DOMAIN_SEARCH_MAX 32
 #define IPPOOL_NTP_LEN_MAX 253 /* a hostname */
 
@@ -65,9 +66,11 @@ struct ippool_spec {
 	size_t n_domain_search;
 	char *ntp[IPPOOL_NTP_MAX]; /* IPv4 literals or hostnames, as written */
 	size_t n_ntp;
-	uint32_t lease_time; /* seconds, >= 60; IPPOOL_LEASE_TIME_DEFAULT when absent */
-	bool lease_time_set; /* whether leaseTime was written (encode writes it back only then) */
-	uint32_t mtu;	     /* 0 = unset, else 68..65535 */
+	long long lease_time_raw; /* leaseTime as written (any integer) */
+	bool lease_time_set;	  /* whether leaseTime was written (encode writes it back only
+				     then) */
+	uint32_t lease_time;	  /* seconds served: ippool_lease_time(lease_time_set, raw) */
+	uint32_t mtu;		  /* 0 = unset, else 68..65535 */
 	struct ippool_route *routes;
 	size_t n_routes;
 };
@@ -121,6 +124,9 @@ int ippool_decode(const json_t *obj, struct ippool **ret, struct crd_error *err)
 
 /* Only the spec object (borrowed) into *spec (zeroed first; clear with ippool_spec_clear). */
 int ippool_spec_decode(const json_t *spec_json, struct ippool_spec *spec, struct crd_error *err);
+/* The lease time served for a leaseTime as written (set: present): unset or <= 0 is
+ * IPPOOL_LEASE_TIME_DEFAULT (upstream pkg/dhcp/dhcp.go), above UINT32_MAX is UINT32_MAX. */
+uint32_t ippool_lease_time(bool set, long long raw);
 /* Only the status object (borrowed, may be NULL). */
 int ippool_status_decode(
     const json_t *status_json, struct ippool_status *status, struct crd_error *err);

@@ -53,14 +53,19 @@ crd_network_name_canonicalize(const char *s, char out[CRD_NETWORK_NAME_MAX + 1])
 {
 	const char *slash;
 	size_t len = strlen(s);
-	int m;
 
 	if (len == 0 || len > CRD_NETWORK_NAME_INPUT_MAX)
 		return -EINVAL;
-	m = crd_pattern_match(CRD_PATTERN_NETWORK_NAME, s);
-	if (m <= 0)
-		return m < 0 ? m : -EINVAL;
+	/* Upstream's schema takes any string of up to 64 characters: a name that is not a
+	 * Kubernetes object name (upper case, say) is kept as written and simply matches no
+	 * NetworkAttachmentDefinition. Refused: a second "/", an empty part, blanks and
+	 * control characters. */
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f)
+			return -EINVAL;
 	slash = strchr(s, '/');
+	if (slash && (slash == s || slash[1] == '\0' || strchr(slash + 1, '/')))
+		return -EINVAL;
 	if (slash)
 		snprintf(out, CRD_NETWORK_NAME_MAX + 1, "%s", s);
 	else

@@ -48,14 +48,14 @@ static const struct crd_field nic_children[] = {
 	.type = CRD_STRING,
 	.required = true,
 	.max_length = CRD_NETWORK_NAME_INPUT_MAX,
-	.pattern = CRD_PATTERN_NETWORK_NAME,
 	.store = CRD_S_NETNAME,
 	NIC(network_name),
 	.always = true},
+    /* upstream's schema: maxLength 17, no pattern; the store refuses a non-MAC */
     {.key = "macAddress",
 	.type = CRD_STRING,
 	.required = true,
-	.pattern = CRD_PATTERN_MAC,
+	.max_length = 17,
 	.store = CRD_S_MAC,
 	NIC(mac),
 	.always = true},
@@ -193,20 +193,20 @@ dec_st_state_old(const json_t *v, const char *path, void *ctx, struct crd_error 
 	return 0;
 }
 
+/* Upstream's schema has plain strings here; what the codec cannot read, the controller
+ * rewrites. */
+static const struct crd_field st_network_check = {
+    .type = CRD_STRING, .max_length = CRD_NETWORK_NAME_MAX};
+
 static const struct crd_field nic_status_children[] = {
     {.key = "allocatedIPAddress",
 	.type = CRD_STRING,
-	.format = "ipv4",
 	.store = CRD_S_IPV4,
 	NIC_STATUS(allocated_ip)},
-    {.key = "macAddress",
-	.type = CRD_STRING,
-	.pattern = CRD_PATTERN_MAC,
-	.store = CRD_S_MAC,
-	NIC_STATUS(mac)},
+    {.key = "macAddress", .type = CRD_STRING, .store = CRD_S_MAC, NIC_STATUS(mac)},
     {.key = "networkName",
 	.type = CRD_STRING,
-	.max_length = CRD_NETWORK_NAME_MAX,
+	.codec = &st_network_check,
 	.decode = dec_st_network,
 	.store = CRD_S_CHARS,
 	NIC_STATUS(network_name),
@@ -368,7 +368,6 @@ const struct crd_field vmnetcfg_fields[] = {
 	.offset = offsetof(struct vmnetcfg, meta)},
     {.key = "spec",
 	.type = CRD_OBJECT,
-	.required = true,
 	.strict = true,
 	.children = spec_children,
 	.decode = dec_spec,
@@ -421,6 +420,9 @@ vmnetcfg_decode(const json_t *obj, struct vmnetcfg **ret, struct crd_error *err)
 	if (!c)
 		return -ENOMEM;
 	r = crd_decode_object(obj, "", vmnetcfg_fields, false, c, err);
+	if (r == 0 && !json_is_object(json_object_get(obj, "spec")))
+		r = crd_error_set(err, "spec", "required"); /* the codec's: upstream's schema
+							       does not require it */
 	if (r < 0) {
 		vmnetcfg_free(c);
 		return r;

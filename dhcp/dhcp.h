@@ -47,7 +47,7 @@ struct dhcp_options {
 	uint16_t mtu;				   /* option 26; 0 = none */
 	struct dhcp_route routes[DHCP_MAX_ROUTES]; /* option 121 (router added as 0/0) */
 	size_t n_routes;
-	uint32_t lease_time; /* option 51 seconds (0 = 3600, UINT32_MAX = infinite);
+	uint32_t lease_time; /* option 51 seconds (0 = one year, UINT32_MAX = infinite);
 			      * T1 = 50 %, T2 = 87.5 % (58, 59) */
 };
 

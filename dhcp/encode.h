@@ -13,7 +13,9 @@
 
 #include "dhcp/dhcp.h"
 
-#define DHCP_DEFAULT_LEASE_TIME 3600u
+/* lease_time 0: one year, as harvester/vm-dhcp-controller's agent serves an unset or
+ * non-positive leaseTime (upstream pkg/dhcp/dhcp.go) */
+#define DHCP_DEFAULT_LEASE_TIME 31536000u
 #define DHCP_OPTSET_BLOB 8192
 
 struct dhcp_optset {

@@ -62,9 +62,10 @@ enum ipam_state {
  * EXCLUDED; an exclude outside the range marks nothing (ipam_pool_set_range takes the
  * whole exclude list again). All other addresses start FREE.
  * Returns 0 and *ret (new object), or
- *   -EINVAL  prefix > 32, or prefix < 8, or start > end;
+ *   -EINVAL  prefix > 32, or start > end;
  *   -ERANGE  start/end, server_ip or router outside the CIDR, or an exclude outside it;
- *   -E2BIG   range larger than IPAM_MAX_RANGE (cannot happen with prefix >= 8);
+ *   -E2BIG   range larger than IPAM_MAX_RANGE (any prefix is taken, as upstream's
+ *            IPPool CRD takes it: the limit is on the range, which a prefix >= 8 bounds);
  *   -ENOMEM.
  */
 int ipam_pool_new(uint32_t cidr_addr, unsigned prefix, uint32_t start, uint32_t end,

@@ -154,7 +154,7 @@ ipam_pool_new(uint32_t cidr_addr, unsigned prefix, uint32_t start, uint32_t end,
 	struct ipam_pool *p;
 	int r;
 
-	if (prefix > 32 || prefix < 8 || start > end || (n_excludes > 0 && !excludes))
+	if (prefix > 32 || start > end || (n_excludes > 0 && !excludes))
 		return -EINVAL;
 
 	p = calloc(1, sizeof(*p));

@@ -121,6 +121,8 @@ spec:
         gateway: $NET.254
     leaseTime: ${LEASE_TIME:-120}
 EOF
+    # LEASE_TIME=unset: no leaseTime (served as upstream serves it: one year)
+    if [ "${LEASE_TIME:-}" = unset ]; then sed -i '/^    leaseTime: unset$/d' "$f"; fi
 }
 
 # vmnetcfg FILE VMNAME MAC IP: append a static binding

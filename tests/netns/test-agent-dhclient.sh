@@ -77,6 +77,16 @@ check "agent: SIGHUP reload counted ok" wait_for 5 reloaded
 check "dhclient: new DNS $NET.54 in resolv.conf after renewal" wait_for 12 resolv_has vm1 "^nameserver $NET.54\$"
 check "dhclient: old DNS $NET.53 gone" bash -c "! grep -q '^nameserver $NET.53\$' /etc/netns/$TAG-vm1/resolv.conf"
 
+# 3b. leaseTime removed from the pool: the next renewal carries one-year leases (option 51
+#     31536000, as harvester/vm-dhcp-controller serves a pool without leaseTime)
+DNS=$NET.54 LEASE_TIME=unset write_config
+check "config without leaseTime" bash -c "! grep -q leaseTime '$cfg'"
+kill -HUP "$AGENT_PID"
+reloaded2() { [ "$(metric 'vmdhcp_agent_config_reloads_total{result="ok"}')" = 2 ]; }
+check "agent: second SIGHUP reload counted ok" wait_for 5 reloaded2
+year_lease() { grep -q 'option dhcp-lease-time 31536000;' "$TMP/vm1.leases"; }
+check "dhclient: lease time 31536000 s after renewal" wait_for 12 year_lease
+
 # 4. INIT-REBOOT for an address this client does not have -> NAK, then DISCOVER -> bound
 cat >"$TMP/vm2.leases" <<EOF
 lease {

@@ -122,7 +122,7 @@ test_options_converted(void)
 	CU_ASSERT_EQUAL(o->routes[0].destination, 0xc0a80000u);
 	CU_ASSERT_EQUAL(o->routes[0].prefix, 16);
 	CU_ASSERT_EQUAL(o->routes[0].gateway, 0x0a0000feu);
-	CU_ASSERT_EQUAL(o->lease_time, 3600u); /* default */
+	CU_ASSERT_EQUAL(o->lease_time, 31536000u); /* unset: one year, as upstream serves it */
 	CU_ASSERT_EQUAL(c->pool_start, 0x0a000001u);
 	CU_ASSERT_EQUAL(c->pool_end, 0x0a000014u);
 	CU_ASSERT_EQUAL(c->n_exclude, 1u);

@@ -505,6 +505,40 @@ test_option_changes(void)
 	delete_pool("p-opts");
 }
 
+/* A pool without leaseTime (and one with 0 or a negative value) is served as upstream's
+ * agent serves it (pkg/dhcp/dhcp.go): one-year leases; T1/T2 at 50 % and 87.5 %. */
+static void
+test_lease_time_unset(void)
+{
+	struct src s;
+	uint8_t b[64];
+
+	create_pool("p-lease", NULL, ALLOC_2);
+	src_start(&s, "p-lease");
+	CU_ASSERT_FATAL(wait_for(is_ready, &s, WAIT_MS));
+	CU_ASSERT_EQUAL(offer_option(&s, mac1, DHCP_OPT_LEASE_TIME, b, sizeof(b)), 4);
+	CU_ASSERT_EQUAL(be32_get(b), 31536000);
+	CU_ASSERT_EQUAL(offer_option(&s, mac1, DHCP_OPT_T1, b, sizeof(b)), 4);
+	CU_ASSERT_EQUAL(be32_get(b), 15768000);
+	CU_ASSERT_EQUAL(offer_option(&s, mac1, DHCP_OPT_T2, b, sizeof(b)), 4);
+	CU_ASSERT_EQUAL(be32_get(b), 27594000);
+
+	EXPECT_APPLY(
+	    &s, patch_pool("p-lease", NULL, "{\"spec\":{\"ipv4Config\":{\"leaseTime\":30}}}"));
+	CU_ASSERT_EQUAL(offer_option(&s, mac1, DHCP_OPT_LEASE_TIME, b, sizeof(b)), 4);
+	CU_ASSERT_EQUAL(be32_get(b), 30); /* below 60: served as written, as upstream */
+	EXPECT_APPLY(
+	    &s, patch_pool("p-lease", NULL, "{\"spec\":{\"ipv4Config\":{\"leaseTime\":-1}}}"));
+	CU_ASSERT_EQUAL(offer_option(&s, mac1, DHCP_OPT_LEASE_TIME, b, sizeof(b)), 4);
+	CU_ASSERT_EQUAL(be32_get(b), 31536000);
+	EXPECT_APPLY(
+	    &s, patch_pool("p-lease", NULL, "{\"spec\":{\"ipv4Config\":{\"leaseTime\":0}}}"));
+	CU_ASSERT_EQUAL(offer_option(&s, mac1, DHCP_OPT_LEASE_TIME, b, sizeof(b)), 4);
+	CU_ASSERT_EQUAL(be32_get(b), 31536000);
+	src_stop(&s);
+	delete_pool("p-lease");
+}
+
 static void
 test_binding_changes(void)
 {
@@ -981,6 +1015,7 @@ static const struct test_case kube_tests[] = {
     {"initial sync: bindings, options, readiness", test_initial_sync},
     {"absent pool: not ready until created", test_absent_then_created},
     {"option changes reach the next reply", test_option_changes},
+    {"no leaseTime: one-year leases, as upstream", test_lease_time_unset},
     {"bindings added, removed, moved", test_binding_changes},
     {"API server outage and restart: served from memory, resync", test_outage_and_restart},
     {"410 Gone: relist, table correct", test_relist_after_410},

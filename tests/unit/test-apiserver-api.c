@@ -1187,8 +1187,9 @@ test_crd_schema_pruning_and_defaults(void)
 	json_decref(o);
 }
 
-/* The project's IPPool CRD (crds/ippools.yaml): leaseTime defaults to 3600, an unknown field
- * of the spec is dropped; the schema survives a restart of the server. */
+/* The project's IPPool CRD (crds/ippools.yaml): no default written into the object (as
+ * upstream's CRD: leaseTime stays unset), a default the test adds to mtu is applied, an
+ * unknown field of the spec is dropped; the schema survives a restart of the server. */
 static void
 test_crd_schema_ippool(void)
 {
@@ -1196,7 +1197,7 @@ test_crd_schema_ippool(void)
 	size_t n = strlen(d), t = strlen("tests/data"), len = 0;
 	char path[1024], *text = NULL, *body;
 	struct yaml_error yerr;
-	json_t *crd = NULL, *o;
+	json_t *crd = NULL, *o, *mtu;
 	long code;
 
 	if (n >= t && strcmp(d + n - t, "tests/data") == 0)
@@ -1206,6 +1207,27 @@ test_crd_schema_ippool(void)
 	CU_ASSERT_EQUAL_FATAL(read_file(path, 1 << 20, &text, &len), 0);
 	CU_ASSERT_EQUAL_FATAL(yaml_parse_one(text, len, &crd, &yerr), 0);
 	free(text);
+	mtu = json_object_get(
+	    json_object_get(
+		json_object_get(
+		    json_object_get(
+			json_object_get(
+			    json_object_get(
+				json_object_get(
+				    json_object_get(
+					json_array_get(json_object_get(json_object_get(crd, "spec"),
+							   "versions"),
+					    0),
+					"schema"),
+				    "openAPIV3Schema"),
+				"properties"),
+			    "spec"),
+			"properties"),
+		    "ipv4Config"),
+		"properties"),
+	    "mtu");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mtu);
+	json_object_set_new(mtu, "default", json_integer(1450));
 	body = json_dumps(crd, JSON_COMPACT);
 	json_decref(crd);
 	o = req(
@@ -1220,7 +1242,8 @@ test_crd_schema_ippool(void)
 	    "\"pool\":{\"start\":\"10.0.0.10\",\"end\":\"10.0.0.20\"}}}}",
 	    &code, POOLS, "sch");
 	CU_ASSERT_EQUAL(code, 201);
-	CU_ASSERT_EQUAL(json_integer_value(at(o, "spec.ipv4Config.leaseTime")), 3600);
+	CU_ASSERT_PTR_NULL(at(o, "spec.ipv4Config.leaseTime"));
+	CU_ASSERT_EQUAL(json_integer_value(at(o, "spec.ipv4Config.mtu")), 1450);
 	CU_ASSERT_PTR_NULL(at(o, "spec.typo"));
 	CU_ASSERT_STRING_EQUAL(str_at(o, "spec.ipv4Config.pool.start"), "10.0.0.10");
 	json_decref(o);

@@ -201,6 +201,67 @@ test_round_trip(void)
 	json_decref(j);
 }
 
+/* leaseTime is served as upstream serves it (pkg/dhcp/dhcp.go): above 0 as written, else one
+ * year; and what upstream's schema stores is read (prefixes below /8, upper-case networks). */
+static void
+test_upstream_values(void)
+{
+	static const struct {
+		const char *value; /* NULL: unset */
+		uint32_t served;
+	} cases[] = {
+	    {NULL, 31536000},
+	    {"0", 31536000},
+	    {"-30", 31536000},
+	    {"1", 1},
+	    {"59", 59},
+	    {"3600", 3600},
+	    {"4294967295", 4294967295u},
+	    {"4294967296", 4294967295u},
+	};
+	json_t *j, *spec;
+	struct ippool *p = NULL;
+	struct crd_error err;
+
+	CU_ASSERT_EQUAL(IPPOOL_LEASE_TIME_DEFAULT, 31536000);
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		j = load(minimal_pool);
+		if (cases[i].value)
+			set_path(j, "spec.ipv4Config.leaseTime",
+			    json_loads(cases[i].value, JSON_DECODE_ANY, NULL));
+		CU_ASSERT_EQUAL_FATAL(ippool_decode(j, &p, &err), 0);
+		CU_ASSERT_EQUAL(p->spec.lease_time, cases[i].served);
+		/* written back as read, nothing when unset */
+		spec = ippool_spec_encode(&p->spec);
+		if (cases[i].value) {
+			CU_ASSERT_TRUE(json_equal(
+			    json_object_get(json_object_get(spec, "ipv4Config"), "leaseTime"),
+			    json_object_get(
+				json_object_get(json_object_get(j, "spec"), "ipv4Config"),
+				"leaseTime")));
+		} else {
+			CU_ASSERT_PTR_NULL(
+			    json_object_get(json_object_get(spec, "ipv4Config"), "leaseTime"));
+		}
+		json_decref(spec);
+		p = ippool_free(p);
+		json_decref(j);
+	}
+
+	/* a /7 (and shorter) network with a range the IPAM can hold */
+	j = load(minimal_pool);
+	set_path(j, "spec.ipv4Config.cidr", json_string("10.0.0.0/7"));
+	CU_ASSERT_EQUAL(ippool_decode(j, &p, &err), 0);
+	CU_ASSERT_EQUAL(p ? p->spec.prefix : 0, 7);
+	p = ippool_free(p);
+	/* upper case: read as written (no NetworkAttachmentDefinition will match) */
+	set_path(j, "spec.networkName", json_string("Lab/Net"));
+	CU_ASSERT_EQUAL(ippool_decode(j, &p, &err), 0);
+	CU_ASSERT_STRING_EQUAL(p ? p->spec.network_name : "", "Lab/Net");
+	p = ippool_free(p);
+	json_decref(j);
+}
+
 static void
 test_defaults_and_canonical(void)
 {
@@ -262,11 +323,9 @@ static const struct bad_case bad_cases[] = {
     {"spec.networkName", NULL, "spec.networkName: required"},
     {"spec", NULL, "spec: required"},
     {"spec.ipv4Config.cidr", "\"10.0.0.0/33\"",
-	"spec.ipv4Config.cidr: \"10.0.0.0/33\" is not an IPv4 CIDR (a.b.c.d/8..32)"},
-    {"spec.ipv4Config.cidr", "\"10.0.0.0/7\"",
-	"spec.ipv4Config.cidr: \"10.0.0.0/7\" is not an IPv4 CIDR (a.b.c.d/8..32)"},
+	"spec.ipv4Config.cidr: \"10.0.0.0/33\" is not an IPv4 CIDR (a.b.c.d/0..32)"},
     {"spec.ipv4Config.cidr", "\"10.0.0.0\"",
-	"spec.ipv4Config.cidr: \"10.0.0.0\" is not an IPv4 CIDR (a.b.c.d/8..32)"},
+	"spec.ipv4Config.cidr: \"10.0.0.0\" is not an IPv4 CIDR (a.b.c.d/0..32)"},
     {"spec.ipv4Config.cidr", "24", "spec.ipv4Config.cidr: must be a string"},
     {"spec.ipv4Config.serverIP", "\"10.0.1.2\"",
 	"spec.ipv4Config.serverIP: 10.0.1.2 is outside 10.0.0.0/24"},
@@ -301,9 +360,6 @@ static const struct bad_case bad_cases[] = {
 	"spec.ipv4Config.domainName: \"exa mple.com\" is not a domain name"},
     {"spec.ipv4Config.domainSearch", "[\"ok.example\", \"bad..example\"]",
 	"spec.ipv4Config.domainSearch[1]: \"bad..example\" is not a domain name"},
-    {"spec.ipv4Config.leaseTime", "59", "spec.ipv4Config.leaseTime: 59 is below the minimum 60"},
-    {"spec.ipv4Config.leaseTime", "4294967296",
-	"spec.ipv4Config.leaseTime: 4294967296 is above the maximum 4294967295"},
     {"spec.ipv4Config.leaseTime", "\"3600\"", "spec.ipv4Config.leaseTime: must be an integer"},
     {"spec.ipv4Config.leaseTime", "3600.5", "spec.ipv4Config.leaseTime: must be an integer"},
     {"spec.ipv4Config.mtu", "67", "spec.ipv4Config.mtu: 67 is below the minimum 68"},
@@ -320,8 +376,8 @@ static const struct bad_case bad_cases[] = {
     {"spec.ipv4Config.routes", "[\"10.1.0.0/16\"]", "spec.ipv4Config.routes[0]: must be an object"},
     {"spec.networkName", "\"a/b/c\"",
 	"spec.networkName: \"a/b/c\" is not a \"namespace/name\" or \"name\""},
-    {"spec.networkName", "\"Default/Net\"",
-	"spec.networkName: \"Default/Net\" is not a \"namespace/name\" or \"name\""},
+    {"spec.networkName", "\"lab/net 1\"",
+	"spec.networkName: \"lab/net 1\" is not a \"namespace/name\" or \"name\""},
     {"spec.networkName", "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"",
 	"spec.networkName: \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\" "
 	"is "
@@ -538,6 +594,7 @@ static const struct test_case ippool_tests[] = {
     {"decode a full object", test_decode_full},
     {"round trip", test_round_trip},
     {"defaults and canonical forms", test_defaults_and_canonical},
+    {"leaseTime served as upstream, short prefixes, upper-case networks", test_upstream_values},
     {"every validation error names its path", test_errors},
     {"error path field, NULL err, non-object", test_error_path_field},
     {"spec/status decode and encode alone", test_spec_status_only},

@@ -360,10 +360,14 @@ test_optset(void)
 	CU_ASSERT_EQUAL(set.len[DHCP_OPT_DNS], 0);
 	CU_ASSERT_EQUAL(set.len[DHCP_OPT_DOMAIN_SEARCH], 0);
 
-	o.lease_time = 0; /* default */
+	o.lease_time = 0; /* default: one year, as upstream */
 	CU_ASSERT_EQUAL(dhcp_optset_compile(&set, &o), 0);
 	v = set_tlv(DHCP_OPT_LEASE_TIME, &n);
-	CU_ASSERT(v != NULL && be32_get(v + 2) == 3600);
+	CU_ASSERT(v != NULL && be32_get(v + 2) == 31536000);
+	v = set_tlv(DHCP_OPT_T1, &n);
+	CU_ASSERT(v != NULL && be32_get(v + 2) == 15768000);
+	v = set_tlv(DHCP_OPT_T2, &n);
+	CU_ASSERT(v != NULL && be32_get(v + 2) == 27594000);
 	o.lease_time = UINT32_MAX; /* infinite: T1 and T2 too */
 	CU_ASSERT_EQUAL(dhcp_optset_compile(&set, &o), 0);
 	v = set_tlv(DHCP_OPT_T2, &n);

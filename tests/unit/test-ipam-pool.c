@@ -41,7 +41,10 @@ test_new_errors(void)
 	uint32_t ex_out[] = {A("10.0.1.1")};
 
 	CU_ASSERT_EQUAL(ipam_pool_new(net, 33, net, net + 10, 0, 0, NULL, 0, &p), -EINVAL);
-	CU_ASSERT_EQUAL(ipam_pool_new(net, 7, net, net + 10, 0, 0, NULL, 0, &p), -EINVAL);
+	/* a short prefix is taken; only a range larger than IPAM_MAX_RANGE is not */
+	CU_ASSERT_EQUAL(
+	    ipam_pool_new(net, 7, net, net + IPAM_MAX_RANGE, 0, 0, NULL, 0, &p), -E2BIG);
+	CU_ASSERT_EQUAL(ipam_pool_new(0, 0, 0, UINT32_MAX, 0, 0, NULL, 0, &p), -E2BIG);
 	CU_ASSERT_EQUAL(ipam_pool_new(net, 24, net + 10, net + 9, 0, 0, NULL, 0, &p), -EINVAL);
 	CU_ASSERT_EQUAL(ipam_pool_new(net, 24, net + 10, net + 256, 0, 0, NULL, 0, &p), -ERANGE);
 	CU_ASSERT_EQUAL(ipam_pool_new(net, 24, net - 1, net + 10, 0, 0, NULL, 0, &p), -ERANGE);
@@ -57,6 +60,11 @@ test_new_errors(void)
 	CU_ASSERT_EQUAL_FATAL(
 	    ipam_pool_new(net, 8, A("10.0.0.0"), A("10.255.255.255"), 0, 0, NULL, 0, &p), 0);
 	CU_ASSERT(ipam_pool_memory(p) <= 4u * 1024 * 1024 + 64 * 1024);
+	p = ipam_pool_free(p);
+	/* a /0 or /7 network with a small range (upstream takes any prefix) */
+	CU_ASSERT_EQUAL_FATAL(ipam_pool_new(net, 7, net + 1, net + 10, 0, 0, NULL, 0, &p), 0);
+	p = ipam_pool_free(p);
+	CU_ASSERT_EQUAL_FATAL(ipam_pool_new(0, 0, net + 1, net + 10, net, 0, NULL, 0, &p), 0);
 	p = ipam_pool_free(p);
 	CU_ASSERT_PTR_NULL(p);
 	CU_ASSERT_PTR_NULL(ipam_pool_free(NULL));
