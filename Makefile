@@ -344,6 +344,12 @@ $(BUILD)/e2e/yaml2json: $(BUILD)/obj/tests/e2e/yaml2json.o $(ARCHIVES)
 
 e2e-test: $(BUILD)/e2e/yaml2json
 
+# harvester/vm-dhcp-controller's objects (tests/data/upstream/) and examples/ with our CRDs on
+# kube-apiserver 1.25 (../shared/k8s, skipped when absent): created, read back unchanged.
+.PHONY: upstream-objects-test
+upstream-objects-test: $(BUILD)/e2e/yaml2json
+	@tests/run-tests.sh upstream-objects tests/cluster/test-upstream-objects.sh
+
 # Controller benchmark: 10 000 NICs in one pool bound end to end against build/test-apiserver
 # (loopback); writes the "Controller" section of docs/benchmarks.md.
 bench-controller: programs $(BUILD)/e2e/yaml2json
@@ -420,6 +426,6 @@ k8s-up: image
 k8s-down:
 	@tests/cluster/k8s-down.sh
 
-cluster-test: image $(HA_PROBE)
+cluster-test: image $(HA_PROBE) $(BUILD)/e2e/yaml2json
 	@tests/run-tests.sh cluster tests/cluster/test-cluster-e2e.sh
 .PHONY: k8s-up k8s-down cluster-test

@@ -2,7 +2,7 @@
 # tests/run-all.sh - what `make test` runs (and CI): every test group, then one total line.
 # Groups: unit, unit under ASan+UBSan, layer check, Helm chart lint and monitoring content
 # (charts), short fuzz pass over the corpus, network-namespace integration (root), container
-# images (root), end-to-end (root). A group that cannot run here (no root, no clang, no
+# images (root), upstream objects on kube-apiserver 1.25, end-to-end (root). A group that cannot run here (no root, no clang, no
 # promtool) is reported as skipped with the reason, never silently dropped.
 set -u
 cd "$(dirname "$0")/.."
@@ -52,6 +52,8 @@ step "network-namespace integration tests"
 $MAKE --no-print-directory netns-test || status=1
 step "container images (make image: unpacked, run as uid 65532, imported into containerd)"
 $MAKE --no-print-directory image-test || status=1
+step "upstream objects with our CRDs (kube-apiserver 1.25; skipped without ../shared/k8s)"
+$MAKE --no-print-directory upstream-objects-test || status=1
 if ls tests/e2e/test-*.sh >/dev/null 2>&1; then
     step "end-to-end tests"
     $MAKE --no-print-directory e2e-test || status=1

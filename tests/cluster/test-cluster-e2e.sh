@@ -107,6 +107,16 @@ mark() { echo "-- $1 at +$((SECONDS - T0)) s"; }
 node_ready() { [ "$(k get node $NODE -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]; }
 check "node $NODE Ready" node_ready
 
+# --- harvester/vm-dhcp-controller's objects with our CRDs (before our controller runs: it would
+# write the statuses under test) -----------------------------------------------------------------
+upstream_objects() {
+    "$ROOT/tests/cluster/test-upstream-objects.sh" "$KUBECONFIG" >"$TMP/upstream-objects.log" 2>&1
+    local rc=$?
+    grep -E '^(FAIL|[0-9]+ passed)' "$TMP/upstream-objects.log" | sed 's/^/    /'
+    return $rc
+}
+check "upstream objects read back unchanged (tests/cluster/test-upstream-objects.sh)" upstream_objects
+
 # --- helm install ----------------------------------------------------------------------------------
 helm_() { "$HELM" "$@" >>"$TMP/helm.log" 2>&1 || { tail -n 5 "$TMP/helm.log"; return 1; }; }
 check "helm install" helm_ install $REL "$ROOT/charts/vm-dhcp" -n $NS --create-namespace --wait --timeout 5m
