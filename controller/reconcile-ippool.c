@@ -437,8 +437,12 @@ ensure_ipam(struct ctrl *c, const char *key, const struct pool_item *it, struct 
 	if (rt->np == NULL) {
 		f->cache_ready = false;
 		f->cache_reason = "InvalidRange";
-		snprintf(
-		    msg, len, "the address cache cannot be built: %s", strerror(-rt->build_error));
+		if (rt->build_error == -E2BIG) /* any prefix is taken; the range is bounded */
+			snprintf(msg, len, "the range has more than %lu addresses",
+			    (unsigned long)IPAM_MAX_RANGE);
+		else
+			snprintf(msg, len, "the address cache cannot be built: %s",
+			    strerror(-rt->build_error));
 		f->cache_message = msg;
 		return;
 	}

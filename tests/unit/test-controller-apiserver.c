@@ -1116,6 +1116,72 @@ out:
 	env_stop(&e);
 }
 
+/* Condition type of the object at path has status and reason. */
+struct reason_want {
+	const char *path, *type, *status, *reason;
+};
+
+static bool
+reason_is(struct env *e, const void *arg)
+{
+	const struct reason_want *w = arg;
+	json_t *o = get(e, "%s", w->path), *c;
+	bool ok = false;
+	size_t i;
+
+	json_array_foreach(kind_get(o, "status", "conditions", NULL), i, c)
+	{
+		const char *t = kind_get_str(c, "type", NULL), *s = kind_get_str(c, "status", NULL);
+		const char *r = kind_get_str(c, "reason", NULL);
+
+		if (t && s && r && strcmp(t, w->type) == 0 && strcmp(s, w->status) == 0 &&
+		    strcmp(r, w->reason) == 0)
+			ok = true;
+	}
+	json_decref(o);
+	return ok;
+}
+
+/*
+ * IPPools upstream's schema stores (harvester/vm-dhcp-controller chart/crds/): a /7 network
+ * with a small range is served; a range the address cache cannot hold is CacheReady=False
+ * InvalidRange; an upper-case network name matches no NAD (NetworkNotFound); no ipv4Config
+ * is not served (a Warning Event InvalidSpec).
+ */
+static void
+test_upstream_shaped_pools(void)
+{
+	struct env e;
+
+	if (!world(&e))
+		goto out;
+	create_nad(&e, "net-7", NULL);
+	create_pool(
+	    &e, "net-7", "default/net-7", "12.0.0.0/7", "12.0.0.2", "12.0.0.10", "12.0.0.20");
+	CU_ASSERT_TRUE(wait_for(
+	    &e, cond_is, &(struct cond_want){POOLS "/net-7", IPPOOL_COND_CACHE_READY, "True"}));
+	create_nad(&e, "net-big", NULL);
+	create_pool(
+	    &e, "net-big", "default/net-big", "14.0.0.0/7", "14.0.0.1", "14.0.0.2", "15.0.0.2");
+	CU_ASSERT_TRUE(wait_for(&e, reason_is,
+	    &(struct reason_want){
+		POOLS "/net-big", IPPOOL_COND_CACHE_READY, "False", "InvalidRange"}));
+	create_pool(
+	    &e, "upper", "default/Net-Upper", "10.9.0.0/24", "10.9.0.2", "10.9.0.10", "10.9.0.20");
+	CU_ASSERT_TRUE(wait_for(&e, reason_is,
+	    &(struct reason_want){
+		POOLS "/upper", IPPOOL_COND_REGISTERED, "False", "NetworkNotFound"}));
+	CU_ASSERT_EQUAL(post(&e, POOLS,
+			    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion",
+				CRD_API_VERSION, "kind", IPPOOL_KIND, "metadata", "name", "bare",
+				"namespace", NS, "spec", "networkName", "default/net-2")),
+	    201);
+	CU_ASSERT_TRUE(wait_for(&e, event_recorded,
+	    &(struct event_want){"bare", "Warning", "InvalidSpec", "spec.ipv4Config: required"}));
+out:
+	env_stop(&e);
+}
+
 static const struct test_case apiserver_tests[] = {
     {"re-placement and hold", test_replacement_and_hold},
     {"rebuild conflicts reported", test_rebuild_conflicts_reported},
@@ -1126,6 +1192,8 @@ static const struct test_case apiserver_tests[] = {
     {"injected 409s converge", test_conflicts_injected},
     {"conditions: reason, observedGeneration; Normal Events", test_conditions_and_normal_events},
     {"a refused status write: the Normal Event once", test_normal_event_once_despite_conflict},
+    {"upstream-shaped IPPools: /7, too large, upper case, no ipv4Config",
+	test_upstream_shaped_pools},
     {NULL, NULL},
 };
 
