@@ -582,6 +582,8 @@ test_program_flags(void)
 	    {{"--nope"}, "unknown flag --nope (try --help)"},
 	    {{"--config"}, "--config needs a value (try --help)"},
 	    {{"--config", "f", "stray"}, "unexpected argument \"stray\" (try --help)"},
+	    {{"--config", "f", "--enable-cache-dump-api"},
+		"--enable-cache-dump-api needs --listen (the endpoint that serves /leases)"},
 	    {{NULL},
 		"--config FILE (local mode) or --ippool-ref NS/NAME (Kubernetes mode) is required "
 		"(try --help)"},
@@ -617,6 +619,7 @@ test_program_flags(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n       vm-dhcp-agent --ippool-ref NS/NAME"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  --lease-grace SECONDS "));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  --snapshot FILE "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  --enable-cache-dump-api "));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\nSignals: SIGHUP reloads the --config file"));
 	CU_ASSERT_PTR_NOT_NULL(
 	    strstr(out, "\nExit status: 0 ok, 1 runtime failure, 2 bad usage or configuration.\n"));
