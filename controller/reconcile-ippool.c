@@ -27,6 +27,7 @@ range_hash(const struct ippool_spec *s)
 
 struct gather {
 	const char *network;
+	const struct ippool_status *pool_status; /* the pool's own status (NULL: ignored) */
 	struct netpool_source *src;
 	char **owners;
 	size_t n, cap;
@@ -66,14 +67,25 @@ gather_cfg(void *userdata, const char *key, const void *item)
 	struct gather *g = userdata;
 	const struct cfg_item *it = item;
 
-	if (it->cfg == NULL)
+	/* a paused VMNetCfg holds nothing: its status only remembers addresses (which other
+	 * NICs may have taken since, and committed in their own statuses) */
+	if (it->cfg == NULL || it->cfg->spec.paused)
 		return 0;
 	for (size_t i = 0; i < it->cfg->status.n_nics; i++) {
 		const struct vmnetcfg_nic_status *n = &it->cfg->status.nics[i];
+		const struct ippool_alloc *a;
 		uint8_t mac[MAC_LEN];
 
 		if (n->allocated_ip == 0 || strcmp(n->network_name, g->network) != 0 ||
 		    mac_parse(n->mac, mac) < 0)
+			continue;
+		/* A Pending NIC's address is held when it keeps one while waiting for a static
+		 * address (then the pool status lists it), and only remembered after a pause (then
+		 * the pool status does not): it counts only as the pool status shows it. */
+		if (n->state == VMNETCFG_STATE_PENDING &&
+		    (g->pool_status == NULL ||
+			(a = ippool_status_find(g->pool_status, n->allocated_ip)) == NULL ||
+			a->kind != IPPOOL_ALLOC_MAC || memcmp(a->mac, mac, MAC_LEN) != 0))
 			continue;
 		if ((g->error = gather_push(g, n->allocated_ip, mac, key)) < 0)
 			return 1;
@@ -100,7 +112,8 @@ int
 ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt)
 {
 	const struct ippool *pool = it->pool;
-	struct gather g = {.network = rt->network};
+	struct gather g = {
+	    .network = rt->network, .pool_status = it->status_error == NULL ? &pool->status : NULL};
 	struct ipam_conflict *conf = NULL;
 	struct netpool *np = NULL;
 	json_t *ref;
