@@ -377,7 +377,10 @@ transition_events(struct vmnetcfg_result *res, const struct vmnetcfg_status *old
 	return 0;
 }
 
-/* Release the binding of (network, mac) when this VMNetCfg (or no one) holds it. */
+/*
+ * Release the binding of (network, mac) when this VMNetCfg (or no one) holds it. 0, or 1 when
+ * the network's pool is not ready (nothing can be released there yet), or -ENOMEM.
+ */
 static int
 release_nic(struct compute *c, const char *network, const char *macs)
 {
@@ -385,7 +388,8 @@ release_nic(struct compute *c, const char *network, const char *macs)
 	struct netpool *p = c->lookup(c->userdata, network, &avail);
 	uint8_t mac[MAC_LEN];
 
-	/* a pool not ready builds its IPAM without a paused VMNetCfg's addresses */
+	if (avail == NETPOOL_NOT_READY)
+		return 1;
 	if (p == NULL || avail != NETPOOL_READY || mac_parse(macs, mac) < 0 ||
 	    netpool_release(p, mac, c->key) != 0)
 		return 0;
@@ -397,7 +401,9 @@ release_nic(struct compute *c, const char *network, const char *macs)
  * Paused, as upstream's pkg/controller/vmnetcfg/controller.go (OnChange: cleanup, Disabled,
  * every NIC Pending; its status handlers then fail, Allocated and InSynced False): release
  * every binding, list the spec's NICs Pending with the address each held (remembered for the
- * resume), Released Events for the NICs that were Allocated.
+ * resume), Released Events for the NICs that were Allocated or Stale. A NIC gone from the spec
+ * whose pool is not ready stays listed Stale until it can be released there (its pool status may
+ * still list it).
  */
 static int
 compute_paused(struct compute *c, const struct vmnetcfg *cfg, time_t now)
@@ -406,6 +412,7 @@ compute_paused(struct compute *c, const struct vmnetcfg *cfg, time_t now)
 				  "and taken back on resume when still free";
 	struct vmnetcfg_result *res = c->res;
 	struct crd_conditions *conds = &res->status.conditions;
+	struct vmnetcfg_status stale = {0};
 	long long gen = cfg->meta.generation;
 	int r;
 
@@ -413,11 +420,20 @@ compute_paused(struct compute *c, const struct vmnetcfg *cfg, time_t now)
 		const struct vmnetcfg_nic_status *o = &cfg->status.nics[i];
 
 		if ((r = release_nic(c, o->network_name, o->mac)) < 0)
-			return r;
-		if (o->state == VMNETCFG_STATE_ALLOCATED && o->allocated_ip != 0 &&
+			goto out;
+		if (r == 1 && o->allocated_ip != 0 && o->state != VMNETCFG_STATE_PENDING &&
+		    !nic_in_spec(cfg, o->network_name, o->mac)) {
+			c->n_stale++;
+			if ((r = add_nic(&stale, o->network_name, o->mac, o->allocated_ip,
+				 VMNETCFG_STATE_STALE)) < 0)
+				goto out;
+			continue;
+		}
+		/* Allocated and Stale NICs held their address; Pending ones only remembered it */
+		if (o->state != VMNETCFG_STATE_PENDING && o->allocated_ip != 0 &&
 		    (r = nic_event(res, VMNETCFG_REASON_RELEASED, "released", o->network_name,
 			 o->mac, o->allocated_ip)) < 0)
-			return r;
+			goto out;
 	}
 	for (size_t i = 0; i < cfg->spec.n_nics; i++) {
 		const struct vmnetcfg_nic *n = &cfg->spec.nics[i];
@@ -427,16 +443,21 @@ compute_paused(struct compute *c, const struct vmnetcfg *cfg, time_t now)
 		if ((r = release_nic(c, n->network_name, n->mac)) < 0 ||
 		    (r = add_nic(&res->status, n->network_name, n->mac,
 			 o != NULL ? o->allocated_ip : 0, VMNETCFG_STATE_PENDING)) < 0)
-			return r;
+			goto out;
 	}
+	if ((r = append_status(&res->status, &stale)) < 0)
+		goto out;
 	if ((r = set_cond(
 		 conds, VMNETCFG_COND_DISABLED, true, VMNETCFG_REASON_PAUSED, msg, gen, now)) < 0 ||
 	    (r = set_cond(conds, VMNETCFG_COND_ALLOCATED, false, VMNETCFG_REASON_PAUSED,
 		 "paused: no address is held", gen, now)) < 0 ||
 	    (r = set_cond(conds, VMNETCFG_COND_IN_SYNCED, false, VMNETCFG_REASON_PAUSED,
 		 "paused: the spec is not applied", gen, now)) < 0)
-		return r;
-	return 0;
+		goto out;
+	r = 0;
+out:
+	vmnetcfg_status_clear(&stale);
+	return r;
 }
 
 int

@@ -669,6 +669,46 @@ test_resume_address_taken(void)
 	vmnetcfg_status_clear(&t.cfg.status);
 }
 
+/* Paused while a NIC just removed from the spec sits on a pool that is not ready: listed
+ * Stale (its address still bound there) until that pool can release it. */
+static void
+test_paused_stale(void)
+{
+	struct cfgbuf b;
+	struct vmnetcfg_result r;
+	uint8_t m2[MAC_LEN];
+
+	reset();
+	mac_parse("02:00:00:00:00:02", m2);
+	cfg_init(&b, "vm-s");
+	cfg_nic(&b, "default/net-1", "02:00:00:00:00:01", 0);
+	cfg_nic(&b, "default/net-2", "02:00:00:00:00:02", 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-s", 100, &r), 0);
+	cfg_take_status(&b, &r);
+
+	b.cfg.spec.n_nics = 1;
+	b.cfg.spec.paused = true;
+	w.net2_ready = false;
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-s", 200, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(r.status.n_nics, 2);
+	CU_ASSERT_EQUAL(r.status.nics[0].state, VMNETCFG_STATE_PENDING);
+	CU_ASSERT_EQUAL(r.status.nics[1].state, VMNETCFG_STATE_STALE);
+	CU_ASSERT_EQUAL(r.status.nics[1].allocated_ip, IP(10, 2, 0, 100));
+	CU_ASSERT_EQUAL(n_events(&r, "Normal", VMNETCFG_REASON_RELEASED), 1); /* net-1 only */
+	cfg_take_status(&b, &r);
+
+	w.net2_ready = true;
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-s", 300, &r), 0);
+	CU_ASSERT_EQUAL(r.status.n_nics, 1);
+	CU_ASSERT_PTR_NULL(netpool_by_mac(w.net2, m2));
+	CU_ASSERT_EQUAL(r.n_touched, 1);
+	CU_ASSERT_EQUAL(n_events(&r, "Normal", VMNETCFG_REASON_RELEASED), 1);
+	CU_ASSERT_STRING_EQUAL(event_message(&r, "Normal", VMNETCFG_REASON_RELEASED, 0),
+	    "02:00:00:00:00:02 on default/net-2: released 10.2.0.100");
+	vmnetcfg_result_clear(&r);
+	vmnetcfg_status_clear(&b.cfg.status);
+}
+
 static void
 test_release_all(void)
 {
@@ -834,6 +874,7 @@ static const struct test_case vmnetcfg_tests[] = {
     {"broadcast, multicast and zero MACs stay Pending", test_group_mac},
     {"paused: released, remembered, taken back", test_paused},
     {"resumed after the address was taken", test_resume_address_taken},
+    {"paused with a removed NIC on a pool not ready", test_paused_stale},
     {"release all", test_release_all},
     {"Normal Events on transitions only", test_normal_events},
     {"a new generation rewrites the conditions once", test_generation_bump},
