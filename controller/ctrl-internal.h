@@ -68,6 +68,8 @@ struct vm_item {
 
 struct nad_item {
 	char *cluster_network; /* NULL: plain Multus */
+	/* its network.harvesterhci.io/ippool-namespace and ippool-name labels (NULL: absent) */
+	char *pool_ns, *pool_name;
 };
 
 struct node_item {
