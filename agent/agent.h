@@ -555,9 +555,19 @@ struct agent_opts {
 	const char *snapshot_path;
 	/* for vmdhcp_build_info; NULL: "unknown" */
 	const char *version, *revision;
+	/* --enable-cache-dump-api: GET /leases on the HTTP endpoint (dump.c); needs listen */
+	bool dump_api;
 };
 
 struct agent;
+
+/*
+ * dump.c: the body of --enable-cache-dump-api's GET /leases, as the Go project's (upstream
+ * pkg/server/handler.go, pkg/dhcp/dhcp.go): {"<mac>":"<lease as JSON text>"} for every binding
+ * of s, each with the options o (NULL: no leases yet, "{}"). 0 and a new string in *ret
+ * (free()), or -ENOMEM.
+ */
+int agent_dump_leases_json(const struct dhcp_server *s, const struct dhcp_options *o, char **ret);
 
 /*
  * Builds the agent from a loaded config (takes cfg): engine, bindings, dynamic pool,

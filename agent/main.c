@@ -105,6 +105,11 @@ parse_flags(int argc, char **argv, struct cli *c)
 		.help = "HTTP /healthz /readyz /metrics on HOST:PORT (default: off); never\n"
 			"an address of the served interface; Kubernetes mode: not :PORT\n"
 			"either (--listen $(POD_IP):8080)"},
+	    {.name = "enable-cache-dump-api",
+		.type = FLAG_BOOL,
+		.dst = &o->dump_api,
+		.help = "also serve GET /leases on --listen: the bindings served, as the Go\n"
+			"project's debug endpoint (default off)"},
 	    {.name = "assign-server-ip",
 		.type = FLAG_BOOL,
 		.dst = &o->assign_server_ip,
@@ -272,6 +277,9 @@ parse_flags(int argc, char **argv, struct cli *c)
 	o->log_dhcp = (enum agent_log_dhcp)log_dhcp;
 	if (next < argc)
 		return flags_error(&f, "unexpected argument \"%s\" (try --help)", argv[next]);
+	if (o->dump_api && o->listen == NULL)
+		return flags_error(&f, "--enable-cache-dump-api needs --listen (the endpoint "
+				       "that serves /leases)");
 	if (o->config_path == NULL) {
 		const char *slash;
 

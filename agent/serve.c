@@ -464,6 +464,10 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 			goto fail;
 		}
 		httpd_set_ready(a->httpd, agent_ready, a);
+		if (opts->dump_api && (r = agent_add_dump_api(a)) < 0) {
+			snprintf(err, errlen, "--enable-cache-dump-api: %s", strerror(-r));
+			goto fail;
+		}
 		log_info("HTTP /healthz /readyz /metrics on %s (port %d)", opts->listen,
 		    httpd_port(a->httpd));
 		/* a VM could still reach that address through the served interface (Linux

@@ -74,6 +74,12 @@ void ctrl_lead(struct ctrl *c);
 bool ctrl_synced(const struct ctrl *c);
 /* The /readyz decision: reason filled when not ready. */
 bool ctrl_ready(struct ctrl *c, char *reason, size_t len);
+/*
+ * --enable-cache-dump-api: serve the Go project's debug endpoints /ipams/{network} and
+ * /caches/{network} (dump.c) on h (borrowed; freed after the ctrl). 0 or negative errno.
+ */
+struct httpd;
+int ctrl_add_dump_api(struct ctrl *c, struct httpd *h);
 /* Append "; <why>" to reason for each informer whose list or watch is failing. */
 void ctrl_describe_failures(struct ctrl *c, char *reason, size_t len);
 

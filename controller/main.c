@@ -58,6 +58,7 @@ struct args {
 	bool no_leader_election;
 	bool no_agent, no_dhcp;
 	bool debug, trace, level_given;
+	bool dump_api; /* --enable-cache-dump-api */
 	bool uninstall;
 	uint64_t uninstall_timeout_s; /* 0: not given */
 	enum log_level level;
@@ -213,6 +214,12 @@ parse_args(int argc, char **argv, struct args *a)
 		.dst = &a->listen,
 		.arg = "HOST:PORT",
 		.help = "/healthz /readyz /metrics (default :8080)"},
+	    {.name = "enable-cache-dump-api",
+		.type = FLAG_BOOL,
+		.dst = &a->dump_api,
+		.help = "also serve GET /ipams/NETWORK and /caches/NETWORK on\n"
+			"--listen: the leader's IPAM and MAC bindings as JSON,\n"
+			"as the Go project's debug endpoints (default off)"},
 	    {.name = "log-level",
 		.type = FLAG_FUNC,
 		.dst = &a->level,
@@ -469,6 +476,8 @@ main(int argc, char **argv)
 	co.no_agent = a.no_agent;
 	if ((r = ctrl_new(app.base, client, metrics, &co, &app.ctrl)) < 0)
 		fatalx("cannot start the controller: %s", strerror(-r));
+	if (a.dump_api && (r = ctrl_add_dump_api(app.ctrl, httpd)) < 0)
+		fatalx("cannot serve the cache dump API: %s", strerror(-r));
 	log_info("server %s, namespace %s, agent image %s%s%s, listening on %s",
 	    kube_config_server(cfg), ns, a.agent_image,
 	    a.no_agent ? " (no agents: --no-agent)" : "",

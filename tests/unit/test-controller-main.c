@@ -267,6 +267,7 @@ test_flags(void)
 		for (size_t i = 0; i < ELEMENTSOF(up); i++)
 			CU_ASSERT_PTR_NOT_NULL(strstr(text, up[i]));
 	}
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--enable-cache-dump-api"));
 	CU_ASSERT_EQUAL(strncmp(text, "usage: vm-dhcp-controller --agent-image IMAGE", 45), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n       vm-dhcp-controller --uninstall "));
 	/* each refusal: exit 2 and one line naming what is wrong, no usage dump */
@@ -722,10 +723,10 @@ create_cfg(struct test_apiserver *api, int i)
 		"network.harvesterhci.io/v1alpha1", "kind", "VirtualMachineNetworkConfig",
 		"metadata", "name", name, "namespace", NS, "finalizers",
 		"wrangler.cattle.io/vm-dhcp-vmnetcfg-controller", "spec", "vmName", name,
-		"networkConfig", "networkName", NS "/net-1", "macAddress", mac));
+		"networkConfigs", "networkName", NS "/net-1", "macAddress", mac));
 }
 
-/* status.networkConfig[0] of vm-<i>: Allocated address (new string) or NULL. */
+/* status.networkConfigs[0] of vm-<i>: Allocated address (new string) or NULL. */
 static char *
 cfg_ip(struct test_apiserver *api, int i, char *rv, size_t rvlen)
 {
@@ -736,7 +737,7 @@ cfg_ip(struct test_apiserver *api, int i, char *rv, size_t rvlen)
 
 	snprintf(path, sizeof(path), CFGS "/vm-%d", i);
 	o = api_get(api, path);
-	nic = json_array_get(json_object_get(json_object_get(o, "status"), "networkConfig"), 0);
+	nic = json_array_get(json_object_get(json_object_get(o, "status"), "networkConfigs"), 0);
 	st = json_string_value(json_object_get(nic, "state"));
 	ip = json_string_value(json_object_get(nic, "allocatedIPAddress"));
 	if (st != NULL && strcmp(st, "Allocated") == 0 && ip != NULL)
@@ -1008,7 +1009,7 @@ post_cfg(struct test_apiserver *api, const char *name, const char *network, cons
 	return api_post(api, CFGS,
 	    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:[o]}}", "apiVersion",
 		"network.harvesterhci.io/v1alpha1", "kind", "VirtualMachineNetworkConfig",
-		"metadata", "name", name, "namespace", NS, "spec", "vmName", name, "networkConfig",
+		"metadata", "name", name, "namespace", NS, "spec", "vmName", name, "networkConfigs",
 		nic));
 }
 
@@ -1062,6 +1063,86 @@ wait_pool_metrics(int port, struct body *b, const struct pool_want *want, size_t
 	}
 	fprintf(stderr, "leader /metrics:\n%s\n", b->buf);
 	return false;
+}
+
+/* Whether text has a line that starts with prefix and ends with suffix. */
+static bool
+line_with(const char *text, const char *prefix, const char *suffix)
+{
+	size_t np = strlen(prefix), ns = strlen(suffix);
+
+	for (const char *p = text; p != NULL && *p != '\0';) {
+		const char *end = strchr(p, '\n');
+		size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+
+		if (len >= np + ns && strncmp(p, prefix, np) == 0 &&
+		    strncmp(p + len - ns, suffix, ns) == 0)
+			return true;
+		p = end != NULL ? end + 1 : NULL;
+	}
+	return false;
+}
+
+/* No vmdhcp_* line carries s (our own series' labels are bounded: no MAC, no address). */
+static bool
+own_series_lack(const char *text, const char *s)
+{
+	for (const char *p = text; p != NULL && *p != '\0';) {
+		const char *end = strchr(p, '\n');
+		size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+
+		if (strncmp(p, "vmdhcp_", 7) == 0 && memmem(p, len, s, strlen(s)) != NULL)
+			return false;
+		p = end != NULL ? end + 1 : NULL;
+	}
+	return true;
+}
+
+/*
+ * The Go project's series of the same two pools (upstream pkg/metrics/metrics.go): used and
+ * available per IPPool labelled ippool, cidr, network; one vmnetcfg_status per NIC labelled
+ * vmnetcfg, network, mac, ip, state.
+ */
+static void
+check_upstream_series(const char *text)
+{
+#define UP_POOL(fam, pool, cidr)                                                                   \
+	"vmdhcpcontroller_ippool_" fam "{ippool=\"" NS "/" pool "\",cidr=\"" cidr                  \
+	"\",network=\"" NS "/" pool "\"}"
+#define UP_CFG(cfg, net, mac)                                                                      \
+	"vmdhcpcontroller_vmnetcfg_status{vmnetcfg=\"" NS "/" cfg "\",network=\"" NS "/" net       \
+	"\",mac=\"" mac "\",ip=\""
+	CU_ASSERT_EQUAL(count_of(text, "# TYPE vmdhcpcontroller_ippool_used gauge\n"), 1);
+	CU_ASSERT_EQUAL(count_of(text, "# TYPE vmdhcpcontroller_ippool_available gauge\n"), 1);
+	CU_ASSERT_EQUAL(count_of(text, "# TYPE vmdhcpcontroller_vmnetcfg_status gauge\n"), 1);
+	CU_ASSERT_EQUAL(
+	    count_of(text, "# HELP vmdhcpcontroller_ippool_used Amount of IP addresses which are "
+			   "in use\n"),
+	    1);
+	CU_ASSERT_EQUAL(metric_value(text, UP_POOL("used", "net-1", "10.0.0.0/24")), 3);
+	CU_ASSERT_EQUAL(metric_value(text, UP_POOL("available", "net-1", "10.0.0.0/24")), 7);
+	CU_ASSERT_EQUAL(metric_value(text, UP_POOL("used", "net-2", "10.0.1.0/24")), 1);
+	CU_ASSERT_EQUAL(metric_value(text, UP_POOL("available", "net-2", "10.0.1.0/24")), 35);
+	CU_ASSERT_EQUAL(count_of(text, "\nvmdhcpcontroller_ippool_used{"), 2);
+	CU_ASSERT_EQUAL(count_of(text, "\nvmdhcpcontroller_vmnetcfg_status{"), 5);
+	/* net-1's three took .10-.12 in some order */
+	CU_ASSERT_TRUE(line_with(text, UP_CFG("a-1", "net-1", "02:00:00:00:02:01") "10.0.0.1",
+	    "\",state=\"Allocated\"} 1"));
+	CU_ASSERT_TRUE(line_with(text, UP_CFG("a-2", "net-1", "02:00:00:00:02:02") "10.0.0.1",
+	    "\",state=\"Allocated\"} 1"));
+	CU_ASSERT_TRUE(line_with(text, UP_CFG("a-3", "net-1", "02:00:00:00:02:03") "10.0.0.1",
+	    "\",state=\"Allocated\"} 1"));
+	/* net-2: router .1 and server .2 reserved, the lowest free is .3 */
+	CU_ASSERT_EQUAL(
+	    metric_value(text,
+		UP_CFG("b-1", "net-2", "02:00:00:00:02:11") "10.0.1.3\",state=\"Allocated\"}"),
+	    1);
+	/* a NIC waiting for its address: its state, no address */
+	CU_ASSERT_EQUAL(
+	    metric_value(text, UP_CFG("b-2", "net-2", "02:00:00:00:02:12") "\",state=\"Pending\"}"),
+	    1);
+#undef UP_POOL
+#undef UP_CFG
 }
 
 /*
@@ -1134,15 +1215,20 @@ test_pool_metrics_leader_only(void)
 	CU_ASSERT_EQUAL(count_of(d.b->buf, "\nvmdhcp_ippool_used_addresses{"), 2);
 	CU_ASSERT_EQUAL(count_of(d.b->buf, "\nvmdhcp_ippool_bindings{"), 6);
 	CU_ASSERT_EQUAL(count_of(d.b->buf, "\nvmdhcp_ippool_condition{"), 8);
-	/* bounded labels: no MAC, no address anywhere in the scrape */
-	CU_ASSERT_PTR_NULL(strstr(d.b->buf, "02:00:00:00:02"));
-	CU_ASSERT_PTR_NULL(strstr(d.b->buf, "10.0."));
+	/* bounded labels: no MAC, no address in our own series (upstream's have them) */
+	CU_ASSERT_TRUE(own_series_lack(d.b->buf, "02:00:00:00:02"));
+	CU_ASSERT_TRUE(own_series_lack(d.b->buf, "10.0."));
+	check_upstream_series(d.b->buf);
 	CU_ASSERT_TRUE(promtool_accepts(d.b, "leader"));
+	/* without --enable-cache-dump-api: no debug endpoints, as upstream */
+	CU_ASSERT_EQUAL(http_get(d.port[li], "/ipams/" NS "/net-1", d.b), 404);
+	CU_ASSERT_EQUAL(http_get(d.port[li], "/caches/" NS "/net-1", d.b), 404);
 
 	/* the follower: not leading, no per-pool series, not even their HELP */
 	CU_ASSERT_EQUAL(http_get(d.port[fi], "/metrics", d.b), 200);
 	CU_ASSERT_EQUAL(metric_value(d.b->buf, "vmdhcp_controller_leader"), 0);
 	CU_ASSERT_PTR_NULL(strstr(d.b->buf, "vmdhcp_ippool_"));
+	CU_ASSERT_PTR_NULL(strstr(d.b->buf, "vmdhcpcontroller_"));
 	CU_ASSERT_TRUE(promtool_accepts(d.b, "follower"));
 
 	/* net-2 deleted (finalizer: the leader removes its agent, then the finalizer): its
@@ -1158,6 +1244,8 @@ test_pool_metrics_leader_only(void)
 				usleep(100000);
 		}
 		CU_ASSERT_TRUE(gone);
+		CU_ASSERT_PTR_NULL(strstr(d.b->buf, "ippool=\"" NS "/net-2\""));
+		CU_ASSERT_EQUAL(count_of(d.b->buf, "\nvmdhcpcontroller_ippool_used{"), 1);
 		CU_ASSERT_TRUE(pool_metrics_are(d.b->buf, &want[0]));
 		CU_ASSERT_EQUAL(count_of(d.b->buf, "\nvmdhcp_ippool_used_addresses{"), 1);
 		CU_ASSERT_TRUE(promtool_accepts(d.b, "leader-after-delete"));
@@ -1178,6 +1266,80 @@ out:
 	free(d.b);
 	unlink(log[0]);
 	unlink(log[1]);
+}
+
+/* Poll GET path until it answers code with body want (30 s). */
+static bool
+wait_body(int port, const char *path, long code, const char *want, struct body *b)
+{
+	for (int i = 0; i < 300; i++) {
+		if (http_get(port, path, b) == code && strcmp(b->buf, want) == 0)
+			return true;
+		usleep(100000);
+	}
+	fprintf(stderr, "GET %s: %s\n", path, b->buf);
+	return false;
+}
+
+/*
+ * --enable-cache-dump-api: the Go project's /ipams/{network} and /caches/{network} with its
+ * JSON (upstream pkg/server/handler.go), {network} the IPPool's networkName, slashes as they
+ * are or escaped; an unknown network answers as upstream: 500 and its message.
+ */
+static void
+test_cache_dump_api(void)
+{
+	struct test_apiserver *api = NULL;
+	struct body *b = calloc(1, sizeof(*b));
+	char listen[32], log[80];
+	int port = free_port();
+	pid_t pid;
+
+	if (find_program() < 0 || b == NULL) {
+		CU_FAIL("set-up");
+		free(b);
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(test_apiserver_start(&api, NULL), 0);
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	snprintf(log, sizeof(log), "/tmp/%ld-vmdhcp-ctl-dump.log", (long)getpid());
+	char *args[] = {program, "--kubeconfig", (char *)test_apiserver_kubeconfig(api),
+	    "--namespace", "vmdhcp", "--agent-image", "agent:v1", "--listen", listen,
+	    "--no-leader-election", "--enable-cache-dump-api", NULL};
+	pid = spawn(log, args);
+	CU_ASSERT_TRUE(wait_http(port, "/readyz", 200, b));
+
+	/* range .8-.11, .9 excluded, server .2 outside: upstream's IPAM holds .8, .10, .11 */
+	CU_ASSERT_EQUAL(post_nad(api, "net-1"), 201);
+	CU_ASSERT_EQUAL(post_pool(api, "net-1", "10.0.0.0/24", "10.0.0.2", NULL, "10.0.0.8",
+			    "10.0.0.11", json_pack("[s]", "10.0.0.9")),
+	    201);
+	CU_ASSERT_EQUAL(post_cfg(api, "c-1", "net-1", "02:00:00:00:03:01", "10.0.0.11"), 201);
+	CU_ASSERT_TRUE(wait_body(
+	    port, "/caches/" NS "/net-1", 200, "{\"02:00:00:00:03:01\":\"10.0.0.11\"}", b));
+	CU_ASSERT_TRUE(wait_body(port, "/ipams/" NS "/net-1", 200,
+	    "{\"10.0.0.10\":\"false\",\"10.0.0.11\":\"true\",\"10.0.0.8\":\"false\"}", b));
+	CU_ASSERT_EQUAL(http_get(port, "/ipams/" NS "%2Fnet-1", b), 200);
+	CU_ASSERT_STRING_EQUAL(
+	    b->buf, "{\"10.0.0.10\":\"false\",\"10.0.0.11\":\"true\",\"10.0.0.8\":\"false\"}");
+	/* a bare name is in "default" */
+	CU_ASSERT_EQUAL(http_get(port, "/caches/net-1", b), 200);
+	CU_ASSERT_STRING_EQUAL(b->buf, "{\"02:00:00:00:03:01\":\"10.0.0.11\"}");
+	/* unknown networks, as upstream answers them */
+	CU_ASSERT_EQUAL(http_get(port, "/ipams/" NS "/nope", b), 500);
+	CU_ASSERT_STRING_EQUAL(
+	    b->buf, "failed to list ipam of " NS "/nope: network " NS "/nope does not exist");
+	CU_ASSERT_EQUAL(http_get(port, "/caches/x/y/z", b), 500);
+	CU_ASSERT_STRING_EQUAL(
+	    b->buf, "failed to list cache of x/y/z: network x/y/z does not exist");
+	CU_ASSERT_EQUAL(http_get(port, "/leases", b), 404); /* the agent's */
+	CU_ASSERT_EQUAL(http_get(port, "/healthz", b), 200);
+
+	kill(pid, SIGTERM);
+	CU_ASSERT_EQUAL(wait_exit(pid, 20), 0);
+	test_apiserver_stop(api);
+	free(b);
+	unlink(log);
 }
 
 /* --- --uninstall: the chart's post-delete hook ------------------------------------------- */
@@ -1254,7 +1416,7 @@ create_finalized(struct test_apiserver *api, const char *plural, const char *ns,
 		    "apiVersion", "network.harvesterhci.io/v1alpha1", "kind",
 		    "VirtualMachineNetworkConfig", "metadata", "name", name, "namespace", ns,
 		    "finalizers", list, "labels", "harvesterhci.io/vmName", name, "spec", "vmName",
-		    name, "networkConfig", "networkName", net, "macAddress", "02:00:00:00:02:01");
+		    name, "networkConfigs", "networkName", net, "macAddress", "02:00:00:00:02:01");
 	return api_post(api, path, obj);
 }
 
@@ -1863,6 +2025,7 @@ static const struct test_case main_tests[] = {
     {"/readyz says why when the API server is gone", test_readyz_says_why},
     {"two controllers: exactly one reconciles", test_two_controllers},
     {"two controllers: per-pool metrics on the leader only", test_pool_metrics_leader_only},
+    {"--enable-cache-dump-api: /ipams and /caches", test_cache_dump_api},
     {"uninstall: flags", test_uninstall_flags},
     {"uninstall: agents and finalizers removed, foreign ones kept", test_uninstall_cleanup},
     {"uninstall: waits for a running controller, times out", test_uninstall_waits_for_controller},
