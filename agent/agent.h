@@ -520,8 +520,9 @@ struct agent_opts {
 	bool assign_server_ip;
 	/* Kubernetes mode: the pool ippool_ref is watched through the API server; no config */
 	bool kube;
-	const char *kubeconfig; /* NULL: $KUBECONFIG, else in-cluster */
-	bool dry_run;		/* sync (and serve /readyz, /metrics) without sockets or netlink */
+	const char *kubeconfig;	 /* NULL: $KUBECONFIG, else in-cluster */
+	const char *kubecontext; /* the kubeconfig's context; NULL: its current-context */
+	bool dry_run;		 /* sync (and serve /readyz, /metrics) without sockets or netlink */
 	/*
 	 * Once the DHCP sockets are open and the server address set, drop every capability but
 	 * CAP_NET_ADMIN (kept with assign_server_ip, to re-add the address after link events):

@@ -330,7 +330,8 @@ kube_setup(struct agent *a, char *err, size_t errlen)
 	struct agent_kube *k;
 	int r;
 
-	if ((r = kube_config_load(a->opts.kubeconfig, &a->kcfg, err, errlen)) < 0)
+	if ((r = kube_config_load_context(
+		 a->opts.kubeconfig, a->opts.kubecontext, &a->kcfg, err, errlen)) < 0)
 		return r;
 	if ((r = kube_client_new(a->base, a->kcfg, &a->kc)) < 0) {
 		snprintf(err, errlen, "Kubernetes client: %s", strerror(-r));

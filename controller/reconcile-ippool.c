@@ -614,7 +614,9 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 	/* no backpressure gate here: at most one write per pool is in flight, and pool status
 	 * writes (what agents serve from) must not wait behind a burst of VMNetCfgs */
 
-	if (it == NULL) { /* gone: forget, remove the agent, then the NAD labels naming it */
+	if (c->opts.no_agent)
+		agent = NULL; /* --no-agent: agents are none of our business */
+	if (it == NULL) {     /* gone: forget, remove the agent, then the NAD labels naming it */
 		if (rt != NULL)
 			rt_forget(c, key);
 		if (agent != NULL && !agent->deleting)
@@ -657,6 +659,14 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 			f.registered_reason = "DuplicateNetwork";
 			f.agent_reason = "DuplicateNetwork";
 		}
+		return write_status(c, key, it, rt, NULL, &f);
+	}
+	if (c->opts.no_agent) {
+		/* as the Go project's DeployAgent and MonitorAgent with noAgent: no error */
+		f.registered = f.agent_ready = true;
+		f.registered_reason = f.agent_reason = "NoAgent";
+		f.registered_message = f.agent_message =
+		    "the controller places no agent (--no-agent)";
 		return write_status(c, key, it, rt, NULL, &f);
 	}
 	nad = kube_store_get(kube_informer_store(c->inf_nad), it->pool->spec.network_name);
