@@ -14,9 +14,9 @@
 #
 # Prints "PASS host files unchanged" or "FAIL ..." with the differences, adds one check to
 # $VMDHCP_SUMMARY (group netns) when set. Exit status: CMD's when the files are unchanged,
-# else 1.
+# else 1. `host-files.sh --print` prints what is compared (scripts/fresh-test.sh).
 set -u
-[ $# -gt 0 ] || { echo "usage: $0 CMD..." >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: $0 CMD... | --print" >&2; exit 2; }
 
 PATHS="/etc/resolv.conf /etc/hostname /var/lib/dhcp /var/lib/dhclient /var/lib/dhcpcd
   /run/dhcpcd /var/lib/udhcpc /run/udhcpc"
@@ -39,6 +39,7 @@ fingerprint() {
     done
 }
 
+[ "$1" = --print ] && { fingerprint; exit 0; }
 before=$(fingerprint)
 "$@"
 rc=$?
