@@ -31,7 +31,7 @@
 # FRESH_COMMANDS (lines) replaces the README's commands: a quicker check of the set-up only
 # (the result then says it was not the README's).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 SRC=$(pwd)
 SUITE=bookworm
 CACHE=${FRESH_CACHE:-/var/cache/vm-dhcp/debootstrap}
