@@ -206,7 +206,8 @@ while IFS= read -r cmd; do
     rc=${PIPESTATUS[0]}
     host_after=$(tests/netns/host-files.sh --print)
     if [ "$host_before" != "$host_after" ]; then
-        note_fail "'$cmd' changed the host's resolver or DHCP client state (lines - before, + after):"
+        note_fail "the host's resolver or DHCP client state changed while '$cmd' ran (by it, or by" \
+            "something else running on the host meanwhile, such as other tests; lines - before, + after):"
         diff <(echo "$host_before") <(echo "$host_after") | grep '^[<>]' | sed 's/^</    -/; s/^>/    +/'
     else
         echo "fresh-test: the host's resolv.conf, hostname and DHCP client state unchanged"

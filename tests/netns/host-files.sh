@@ -49,7 +49,8 @@ if [ "$before" = "$after" ]; then
     [ -n "${VMDHCP_SUMMARY:-}" ] && echo "netns 1 0 0" >>"$VMDHCP_SUMMARY"
     exit $rc
 fi
-echo "  FAIL  the tests changed the host's resolver or DHCP client state (lines - before, + after):"
+echo "  FAIL  the host's resolver or DHCP client state changed during the tests (by them, or by something"
+echo "        else on the host meanwhile; lines - before, + after):"
 diff <(echo "$before") <(echo "$after") | grep '^[<>]' | sed 's/^</        -/; s/^>/        +/'
 [ -n "${VMDHCP_SUMMARY:-}" ] && echo "netns 0 1 0 host-files" >>"$VMDHCP_SUMMARY"
 exit 1
