@@ -114,7 +114,7 @@ help:
 	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
 	@echo "Targets: all test unit asan netns-test fuzz fuzz-short valgrind check-layers demo"
 	@echo "         bench-dhcp bench-kube bench-ipam bench-controller bench-e2e bench-ippool-load"
-	@echo "         lint-charts chart-harvester format clean image image-test"
+	@echo "         lint-charts chart-harvester format clean image image-test install-deps fresh-test"
 
 $(FLAGS_STAMP):
 	@mkdir -p $(BUILD)
@@ -141,7 +141,8 @@ $(foreach m,$(MODULES),$(if $(call mod_srcs,$(m)),$(eval $(call archive_rule,$(m
 # "Agent: one binary"). Without the archives (another distribution), the shared libraries.
 AGENT_STATIC_NAMES := libjansson.a libevent.a libnl-route-3.a libnl-3.a libyaml.a libmbedtls.a \
 	libmbedx509.a libmbedcrypto.a
-AGENT_STATIC := $(foreach a,$(AGENT_STATIC_NAMES),$(realpath $(shell $(CC) -print-file-name=$(a))))
+# (2>/dev/null: on a machine without a compiler yet, `make demo` installs one before it builds)
+AGENT_STATIC := $(foreach a,$(AGENT_STATIC_NAMES),$(realpath $(shell $(CC) -print-file-name=$(a) 2>/dev/null)))
 AGENT_LIBS := -Wl,--as-needed $(if $(filter $(words $(AGENT_STATIC_NAMES)),$(words $(AGENT_STATIC))), \
 	$(AGENT_STATIC) -lpthread, \
 	$(shell pkg-config --libs jansson libevent libnl-3.0 libnl-route-3.0 yaml-0.1 2>/dev/null) \
@@ -222,9 +223,10 @@ unit: $(UNIT_BINS)
 asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=asan TEST_GROUP=asan unit
 
-# Network-namespace integration tests (root; they skip with exit 77 otherwise).
+# Network-namespace integration tests (root; they skip with exit 77 otherwise), then one more
+# check: the host's resolv.conf and DHCP clients' state are as they were (tests/netns/host-files.sh).
 netns-test: $(NETNS_BINS) $(HA_PROBE) programs
-	@tests/run-tests.sh netns $(NETNS_BINS) $(NETNS_SCRIPTS)
+	@tests/netns/host-files.sh tests/run-tests.sh netns $(NETNS_BINS) $(NETNS_SCRIPTS)
 
 e2e-test: programs
 	@tests/run-tests.sh e2e $(E2E_SCRIPTS)
@@ -252,17 +254,26 @@ check-layers:
 	@scripts/check-layers.sh
 
 # Everything CI needs: build, unit, sanitizers, layers, short fuzz, netns integration, e2e.
-# `make test` and `make demo` are the README's commands on a fresh machine: they install their
-# packages first, then re-enter make so pkg-config sees the new libraries.
+# `make test` and `make demo` are the README's commands on a fresh machine (`./make` installs
+# make itself first): each installs what its purpose needs (the demo: the build and a DHCP
+# client; the tests: everything they run), then re-enters make so pkg-config sees the new
+# libraries.
 test:
-	@scripts/install-deps
+	@scripts/install-deps --test
 	@$(MAKE) --no-print-directory all
 	+@tests/run-all.sh
 
 demo:
-	@scripts/install-deps
+	@scripts/install-deps --demo
 	@$(MAKE) --no-print-directory all
 	+@scripts/demo.sh
+
+# The README's quick start on a freshly bootstrapped Debian 12 root (debootstrap; root, about
+# 30 minutes): both commands exactly as the README gives them, their totals and times
+# (scripts/fresh-test.sh). Not part of `make test`.
+fresh-test:
+	@scripts/fresh-test.sh
+.PHONY: fresh-test
 
 # scripts/bench-dhcp.sh installs the bench packages first, then builds.
 bench-dhcp:

@@ -21,28 +21,49 @@ PATCHES="reflect2-1.0.2" # part of the cache key
 BINS="kube-apiserver kube-controller-manager kube-scheduler kubelet"
 
 log() { echo "k8s-build: $*" >&2; }
+die() { log "$*"; exit 1; }
+# any other command that fails says where (set -e alone would exit without a word)
+trap 'rc=$?; log "failed (exit $rc) at line $LINENO: $BASH_COMMAND"' ERR
 
-[ "$(id -u)" = 0 ] || { log "needs root (apt-get)"; exit 1; }
+[ "$(id -u)" = 0 ] || die "needs root (apt-get)"
 export DEBIAN_FRONTEND=noninteractive
 
-# A deb-src line for bookworm (the machine has only binary sources).
+# A deb-src line for bookworm (the machine has only binary sources). Its package lists come
+# from the `apt-get update` below, run whenever apt-cache does not know the source package yet
+# (also when an earlier run added the line but its update failed).
+DEB_SRC=/etc/apt/sources.list.d/vm-dhcp-deb-src.sources
 if ! grep -rqs '^\(deb-src\|Types: *deb-src\)' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-    log "adding a deb-src source for bookworm"
-    cat >/etc/apt/sources.list.d/vm-dhcp-deb-src.sources <<'EOF'
+    log "adding a deb-src source for bookworm ($DEB_SRC)"
+    cat >"$DEB_SRC" <<'EOF'
 Types: deb-src
 URIs: http://deb.debian.org/debian
 Suites: bookworm
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOF
-    apt-get update -q >&2
 fi
-version=$(apt-cache showsrc kubernetes 2>/dev/null | sed -n 's/^Version: //p' | sort -V | tail -n 1)
+# the newest source version of kubernetes apt knows, or nothing (apt-cache exits 100 for a
+# package it does not know: not an error here)
+src_version() {
+    { apt-cache showsrc kubernetes 2>/dev/null || true; } | sed -n 's/^Version: //p' | sort -V | tail -n 1
+}
+version=$(src_version)
 if [ -z "$version" ]; then
-    apt-get update -q >&2
-    version=$(apt-cache showsrc kubernetes | sed -n 's/^Version: //p' | sort -V | tail -n 1)
+    log "apt knows no source package 'kubernetes' yet: apt-get update"
+    apt-get update -q >&2 ||
+        die "apt-get update failed (above): the deb-src source (grep -r deb-src /etc/apt/sources.list*) needs the Debian mirror"
+    version=$(src_version)
 fi
-[ -n "$version" ] || { log "apt-cache knows no source package 'kubernetes'"; exit 1; }
+[ -n "$version" ] ||
+    die "apt-cache knows no source package 'kubernetes' even after apt-get update: is there a deb-src source for bookworm main? (grep -r deb-src /etc/apt/sources.list*)"
+# One build at a time: a second run waits for the first and then finds its binaries (without
+# the lock it would remove the first one's work folder and fail both).
+mkdir -p "$CACHE"
+exec 9>"$CACHE/.build.lock"
+if ! flock -n 9; then
+    log "another tests/cluster/k8s-build.sh is building into $CACHE: waiting for it"
+    flock 9
+fi
 key="$version-$(printf '%s|%s|%s' "$WHAT" "$GOTAGS" "$PATCHES" | sha256sum | cut -c1-12)"
 out="$CACHE/$key"
 have=1
@@ -59,7 +80,8 @@ for p in golang-go dpkg-dev rsync jq golang-github-modern-go-reflect2-dev; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
-    apt-get install -y -q --no-install-recommends "${need[@]}" >&2
+    apt-get install -y -q --no-install-recommends "${need[@]}" >&2 ||
+        die "apt-get install ${need[*]} (the build's tools) failed (above)"
 fi
 mkdir -p "$out"
 work="$CACHE/src-$key"

@@ -42,6 +42,8 @@ export KUBECONFIG=$STATE/admin.kubeconfig
 
 log() { echo "k8s-up: $(date +%T) $*" >&2; }
 die() { log "$*"; exit 1; }
+# any other command that fails says where (set -e alone would exit without a word)
+trap 'rc=$?; log "failed (exit $rc) at line $LINENO: $BASH_COMMAND"' ERR
 
 [ "$(id -u)" = 0 ] || { echo "k8s-up: needs root" >&2; exit 77; }
 if [ -e "$RUN/up" ]; then die "already up ($RUN/up); tests/cluster/k8s-down.sh first"; fi
@@ -60,10 +62,11 @@ if [ ${#missing[@]} -gt 0 ]; then
         printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; policy_added=1
     fi
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2 ||
-        { apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2; }
-    [ $policy_added = 1 ] && rm -f /usr/sbin/policy-rc.d
+        { apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2; } ||
+        { [ $policy_added = 0 ] || rm -f /usr/sbin/policy-rc.d; die "apt-get install ${missing[*]} failed (above)"; }
+    [ $policy_added = 0 ] || rm -f /usr/sbin/policy-rc.d
 fi
-BIN=$(tests/cluster/k8s-build.sh)
+BIN=$(tests/cluster/k8s-build.sh) || die "the Kubernetes binaries could not be built: tests/cluster/k8s-build.sh failed (its reason above)"
 
 rm -rf "$STATE" "$RUN"
 mkdir -p "$STATE" "$RUN" "$LOGS" "$PKI" "$STATE/cni"

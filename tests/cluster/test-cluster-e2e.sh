@@ -85,8 +85,10 @@ trap 'exit 130' INT TERM
 if [ ! -e /run/vm-dhcp-k8s/up ]; then
     started_cluster=1
     t0=$(date +%s)
-    "$ROOT/tests/cluster/k8s-up.sh" "${IMAGES[@]}" >/dev/null ||
-        { echo "FAIL: the cluster did not come up (logs: $STATE/log)"; exit 1; }
+    # k8s-up.sh's messages shown and kept: its last one is the reason (which step, why)
+    "$ROOT/tests/cluster/k8s-up.sh" "${IMAGES[@]}" 2>&1 >/dev/null | tee "$TMP/k8s-up.err"
+    [ "${PIPESTATUS[0]}" = 0 ] ||
+        { echo "FAIL: the cluster did not come up: $(grep '^k8s-' "$TMP/k8s-up.err" | tail -n 1) (logs: $STATE/log)"; exit 1; }
     echo "cluster up in $(( $(date +%s) - t0 )) s"
 else
     for i in "${IMAGES[@]}"; do

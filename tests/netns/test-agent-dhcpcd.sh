@@ -6,9 +6,15 @@
 #   - `dhcpcd -N` renews by unicast and is ACKed;
 #   - a DNS change made with SIGHUP reaches it at the next renewal; a bad file on SIGHUP is
 #     logged and the running configuration kept.
-# dhcpcd runs in a private mount namespace with tmpfs over /run/dhcpcd and /var/lib/dhcpcd (its
+# dhcpcd runs in a private mount namespace with tmpfs over /run and /var/lib/dhcpcd (its
 # state never touches the host's), in its own UTS namespace, with the hostname/NTP hooks off;
-# control commands enter that namespace with nsenter.
+# control commands enter that namespace with nsenter -r -m -n: -r keeps the root of the shell
+# that started dhcpcd (the test's), so in a chroot the command stays in the chroot. (Entering a
+# mount namespace without -r resets the root to the namespace's /, the host's: there the host's
+# dhcpcd with the host's configuration would start a second daemon on the VM's interface and
+# rewrite the host's resolv.conf and state.) A control command runs only when it finds dhcpcd's
+# control socket in the namespace's private /run/dhcpcd (a dhcpcd that finds no daemon to talk
+# to becomes one).
 . "$(dirname "$0")/lib.sh"
 require dhcpcd unshare nsenter
 
@@ -33,10 +39,18 @@ require dhcp_server_identifier
 nohook 30-hostname, 60-ntp-common.conf, 62-chrony.conf, 64-timesyncd.conf, 68-openntpd.conf
 EOF
 
-mkdir -p /run/dhcpcd
-ip netns exec "$TAG-vm1" unshare -u sh -c '
-    mount -t tmpfs tmpfs /run/dhcpcd && mount -t tmpfs tmpfs /var/lib/dhcpcd &&
-    exec dhcpcd -f "$1/dhcpcd.conf" -4 -B -d -t 20 eth0' sh "$TMP" >>"$TMP/dhcpcd.log" 2>&1 &
+# The namespace's shell stays dhcpcd's parent: the process the control commands' nsenter -r
+# takes its root from (dhcpcd's own processes chroot themselves: privilege separation). It
+# puts a tmpfs over all of /run (not over /run/dhcpcd, which the host may not have: creating it
+# there would change the host) and stops dhcpcd when it is stopped.
+cat >"$TMP/dhcpcd-ns.sh" <<'EOF'
+mount -t tmpfs tmpfs /run && mkdir /run/dhcpcd && mount -t tmpfs tmpfs /var/lib/dhcpcd || exit 1
+dhcpcd -f "$1/dhcpcd.conf" -4 -B -d -t 20 eth0 &
+d=$!
+trap 'kill -TERM $d 2>/dev/null; wait $d; exit 0' TERM INT
+wait $d
+EOF
+ip netns exec "$TAG-vm1" unshare -u sh "$TMP/dhcpcd-ns.sh" "$TMP" >>"$TMP/dhcpcd.log" 2>&1 &
 DPID=$!; PIDS+=("$DPID")
 
 bound() { grep -Eq "eth0: leased $NET.11 for 120 seconds" "$TMP/dhcpcd.log"; }
@@ -44,7 +58,11 @@ check "dhcpcd: leased $NET.11 for 120 s" wait_for 20 bound
 MTU_ON=route check_applied vm1 $NET.11/24 dhcpcd
 
 # -N: renew, unicast to the server
-dhcpcd_ctl() { nsenter -t "$DPID" -m -n dhcpcd "$@" >>"$TMP/dhcpcd-ctl.log" 2>&1; }
+dhcpcd_ctl() {
+    nsenter -t "$DPID" -r -m -n sh -c 'ls /run/dhcpcd/*.sock >/dev/null 2>&1 && exec dhcpcd "$@"' \
+        sh "$@" >>"$TMP/dhcpcd-ctl.log" 2>&1 ||
+        { echo "dhcpcd_ctl $*: no control socket in dhcpcd's /run/dhcpcd (or dhcpcd failed)" >>"$TMP/dhcpcd-ctl.log"; return 1; }
+}
 # renew_until CHECK...: dhcpcd -N, then wait for CHECK; asks again (3 times) if it is missed
 renew_until() {
     local i

@@ -315,7 +315,8 @@ holder_of() { local n; for n in "$A" "$B"; do ha_state "$n" hold && { H=$n; retu
 check "API server down: one replica holds" wait_for 10 holder_of
 check "API server down: serverIP on one interface" only_on_any "$H"
 O=$((H == A ? B : A))
-check "API server down: the other is a standby" ha_state "$O" standby
+# (the restarted replica that does not hold may still be probing for a moment: polled)
+check "API server down: the other is a standby" wait_for 10 ha_state "$O" standby
 check "API server down: /readyz ok, stale" bash -c "ip netns exec $TAG-n$H curl -s http://${NODE_IP[$H]}:$HTTP_PORT/readyz | grep -q '^ok: stale: serving the snapshot written at .*; hold\$'"
 check "API server down: vmdhcp_agent_snapshot_stale 1" test "$(node_metric "$H" vmdhcp_agent_snapshot_stale)" = 1
 check "API server down: vm2 still gets $NET.12 (the snapshot's binding)" vm2_again
