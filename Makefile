@@ -423,3 +423,6 @@ k8s-down:
 cluster-test: image $(HA_PROBE)
 	@tests/run-tests.sh cluster tests/cluster/test-cluster-e2e.sh
 .PHONY: k8s-up k8s-down cluster-test
+
+# controller/crd-apply.c embeds the CRD files (.incbin): rebuilt when they change.
+$(BUILD)/obj/controller/crd-apply.o: crds/ippools.yaml crds/virtualmachinenetworkconfigs.yaml

@@ -90,7 +90,7 @@ ctrl_synced(const struct ctrl *c)
 		if (!kube_informer_has_synced(
 			*ctrl_kind_informer((struct ctrl *)c, &ctrl_kinds[i])))
 			return false;
-	return true;
+	return ctrl_migrate_synced(c);
 }
 
 bool
@@ -196,6 +196,7 @@ sync_cb(evutil_socket_t fd, short what, void *arg)
 		fatalx("cannot start the reconcilers: %s", strerror(-r));
 	c->reconciling = true;
 	event_del(c->sync_ev);
+	ctrl_migrate_remove_webhooks(c);
 	{
 		char counts[256] = "";
 		size_t used = 0;
@@ -310,6 +311,8 @@ ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *me
 		if ((r = kube_informer_start(*ctrl_kind_informer(c, &ctrl_kinds[i]))) < 0)
 			goto fail;
 	}
+	if ((r = ctrl_migrate_new(c)) < 0)
+		goto fail;
 	{
 		struct timeval tv = {.tv_sec = 0, .tv_usec = 100000};
 		struct timeval trim = {.tv_sec = 5, .tv_usec = 0};
@@ -339,6 +342,7 @@ ctrl_free(struct ctrl *c)
 			    kube_controller_free(*ctrl_kind_controller(c, &ctrl_kinds[i]));
 	for (size_t i = 0; i < ctrl_n_kinds; i++)
 		kube_informer_free(*ctrl_kind_informer(c, &ctrl_kinds[i]));
+	ctrl_migrate_free(c);
 	if (c->sync_ev != NULL)
 		event_free(c->sync_ev);
 	if (c->trim_ev != NULL)
