@@ -191,12 +191,13 @@ sync_cb(evutil_socket_t fd, short what, void *arg)
 
 	if (!c->leading || c->reconciling || !ctrl_synced(c))
 		return;
+	/* first: the Go project's webhook configurations refuse the writes that follow */
+	ctrl_migrate_remove_webhooks(c);
 	kube_store_foreach(kube_informer_store(c->inf_pool), build_visit, c);
 	if ((r = start_controllers(c)) < 0)
 		fatalx("cannot start the reconcilers: %s", strerror(-r));
 	c->reconciling = true;
 	event_del(c->sync_ev);
-	ctrl_migrate_remove_webhooks(c);
 	{
 		char counts[256] = "";
 		size_t used = 0;
