@@ -179,7 +179,7 @@ struct nicrec {
 	uint32_t ip;
 	uint32_t hostname; /* offset in cfg->names */
 	uint32_t doc;	   /* 0-based document index */
-	uint16_t nic;	   /* index in spec.networkConfig */
+	uint16_t nic;	   /* index in spec.networkConfigs */
 	uint8_t mac[6];
 };
 
@@ -279,7 +279,7 @@ stream_doc(struct stream *st, json_t *doc, unsigned line)
 			n = &st->nics[st->n_nics];
 			if (mac_parse(nic->mac, n->mac) < 0) {
 				r = doc_error(
-				    ld, i, line, "spec.networkConfig[%zu].macAddress: bad MAC", k);
+				    ld, i, line, "spec.networkConfigs[%zu].macAddress: bad MAC", k);
 				break;
 			}
 			n->net = net_hash(nic->network_name);
@@ -339,13 +339,14 @@ stream_bindings(struct stream *st, struct origin **ret_origins)
 			ipv4_format(c->cidr, cidr);
 			free(origins);
 			return doc_error(ld, nr->doc, line,
-			    "spec.networkConfig[%u].ipAddress: %s is outside the pool's CIDR %s/%u",
+			    "spec.networkConfigs[%u].ipAddress: %s is outside the pool's CIDR "
+			    "%s/%u",
 			    nr->nic, a, cidr, c->prefix);
 		}
 		if (nr->ip == c->opts.server_ip || nr->ip == c->opts.router) {
 			free(origins);
 			return doc_error(ld, nr->doc, line,
-			    "spec.networkConfig[%u].ipAddress: %s is the pool's %s", nr->nic, a,
+			    "spec.networkConfigs[%u].ipAddress: %s is the pool's %s", nr->nic, a,
 			    nr->ip == c->opts.server_ip ? "serverIP" : "router");
 		}
 		b = &c->bindings[c->n_bindings];
@@ -411,7 +412,7 @@ check_duplicates(struct loader *ld, const struct origin *origins, const unsigned
 			if (pass == 0 && memcmp(a->mac, b->mac, 6) == 0) {
 				mac_format(b->mac, s);
 				r = doc_error(ld, ob->doc, lines[ob->doc],
-				    "spec.networkConfig[%u].macAddress: %s is already bound on "
+				    "spec.networkConfigs[%u].macAddress: %s is already bound on "
 				    "this "
 				    "network by document %u (line %u)",
 				    ob->nic, s, oa->doc + 1, lines[oa->doc]);
@@ -420,7 +421,7 @@ check_duplicates(struct loader *ld, const struct origin *origins, const unsigned
 			if (pass == 1 && a->ip == b->ip) {
 				ipv4_format(b->ip, s);
 				r = doc_error(ld, ob->doc, lines[ob->doc],
-				    "spec.networkConfig[%u].ipAddress: %s is already bound to "
+				    "spec.networkConfigs[%u].ipAddress: %s is already bound to "
 				    "another "
 				    "MAC by document %u (line %u)",
 				    ob->nic, s, oa->doc + 1, lines[oa->doc]);

@@ -61,7 +61,7 @@ echo "bench-rss: IPPool used=$(pool_used) after $(since "$t0") s (controller sta
 echo "bench-rss: when bound: VmRSS $(rss $CTRL_PID VmRSS) KiB, VmHWM $(rss $CTRL_PID VmHWM) KiB"
 sleep "${SETTLE:-5}"
 echo "bench-rss: steady (+${SETTLE:-5} s): VmRSS $(rss $CTRL_PID VmRSS) KiB, peak VmHWM $(rss $CTRL_PID VmHWM) KiB"
-n=$(api GET $G/virtualmachinenetworkconfigs | jq '[.items[].status.networkConfig[0]? | select(.state == "Allocated") | .allocatedIPAddress] | unique | length')
+n=$(api GET $G/virtualmachinenetworkconfigs | jq '[.items[].status.networkConfigs[0]? | select(.state == "Allocated") | .allocatedIPAddress] | unique | length')
 echo "bench-rss: $n distinct addresses Allocated"
 [ -n "${SMAPS:-}" ] && awk '/^[0-9a-f]+-/ { name = $6 } /^Rss:/ { r[name] += $2 }
     END { for (k in r) if (r[k] > 100) print r[k], "KiB", k }' "/proc/$CTRL_PID/smaps" | sort -rn | head -15

@@ -211,6 +211,11 @@ vm_vmnetcfg_update(json_t *existing, json_t *desired, json_t **ret_update)
 		 spec, VMNETCFG_FIELD_NICS, json_object_get(want_spec, VMNETCFG_FIELD_NICS))) < 0)
 		goto nomem;
 	changed |= r;
+	/* the deprecated singular list goes once the plural is written */
+	if (json_object_get(spec, VMNETCFG_FIELD_NICS_OLD) != NULL) {
+		json_object_del(spec, VMNETCFG_FIELD_NICS_OLD);
+		changed = 1;
+	}
 
 	if (!changed) {
 		json_decref(upd);

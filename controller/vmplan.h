@@ -6,7 +6,7 @@
  * KubeVirt VirtualMachine → desired VirtualMachineNetworkConfig (pure part of the VM
  * reconciler). The desired object has the VM's name and namespace, an ownerReference to the
  * VM (controller, blockOwnerDeletion), the label `harvesterhci.io/vmName`, spec.vmName and one
- * spec.networkConfig[] entry (the wire name of SPEC's networkConfigs, as in the Go project)
+ * spec.networkConfigs[] entry (as in the Go project)
  * per Multus NIC, in the order of spec.template.spec.networks:
  *   { networkName: the NIC's multus networkName, qualified with the VM's namespace when
  *                  bare ("net-1" in namespace "ns" → "ns/net-1", which is what Multus
@@ -24,8 +24,6 @@
 
 #include "crds/vmnetcfg.h"
 
-/* spec.networkConfig / status.networkConfig: the NIC lists' wire name. */
-#define VMNETCFG_FIELD_NICS "networkConfig"
 /* Longest networkName a VMNetCfg accepts. */
 #define VMNETCFG_NETWORK_NAME_MAX CRD_NETWORK_NAME_INPUT_MAX
 #define VM_API_VERSION "kubevirt.io/v1"

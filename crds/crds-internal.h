@@ -104,6 +104,8 @@ struct crd_field {
 	size_t present;		  /* CRD_PRESENT(): a bool set when the field is present and
 				     that decides whether it is written; 0 = none */
 	bool always;		  /* written even when unset */
+	bool deprecated;	  /* a read-only alias of another field (the schema keeps it so
+				     the API server does not prune it): never written */
 	bool unequal_ok;	  /* ignored by crd_equal_object (times of the last write) */
 	bool keyed;		  /* arrays of objects: crd_equal_object matches items by their
 				     first child (a string key), in any order */

@@ -23,7 +23,7 @@
 
 /*
  * Decode error. path is the JSON field path ("spec.ipv4Config.pool.start",
- * "spec.networkConfig[2].macAddress"); message is the whole line, path first:
+ * "spec.networkConfigs[2].macAddress"); message is the whole line, path first:
  *   spec.ipv4Config.pool.start: "10.0.0.300" is not an IPv4 address
  */
 struct crd_error {

@@ -18,7 +18,6 @@ static const char *const state_names[] = {
     [VMNETCFG_STATE_PENDING] = "Pending",
     [VMNETCFG_STATE_STALE] = "Stale",
 };
-static const char *const state_enum[] = {"Allocated", "Pending", "Stale", NULL};
 
 const char *
 vmnetcfg_state_string(enum vmnetcfg_state state)
@@ -39,7 +38,7 @@ vmnetcfg_state_parse(const char *s, enum vmnetcfg_state *ret)
 	return -EINVAL;
 }
 
-/* --- spec.networkConfig[] item (ctx: struct vmnetcfg_nic) ----------------------------- */
+/* --- spec.networkConfigs[] item (ctx: struct vmnetcfg_nic) ----------------------------- */
 
 #define NIC(member) .offset = offsetof(struct vmnetcfg_nic, member)
 #define NIC_STATUS(member) .offset = offsetof(struct vmnetcfg_nic_status, member)
@@ -117,7 +116,7 @@ dec_nics(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 
 				crd_path_key(mp, sizeof(mp), sub, "macAddress");
 				return crd_error_set(err, mp,
-				    "%s is already used on network %s by networkConfig[%zu]",
+				    "%s is already used on network %s by networkConfigs[%zu]",
 				    nic->mac, nic->network_name, j);
 			}
 	}
@@ -138,7 +137,7 @@ static const struct crd_field spec_children[] = {
 	.type = CRD_BOOLEAN,
 	.store = CRD_S_BOOL,
 	.offset = offsetof(struct vmnetcfg_spec, paused)},
-    {.key = "networkConfig",
+    {.key = VMNETCFG_FIELD_NICS,
 	.type = CRD_ARRAY,
 	.items = &nic_item,
 	.max_items = VMNETCFG_NICS_MAX,
@@ -147,6 +146,14 @@ static const struct crd_field spec_children[] = {
 	.offset = offsetof(struct vmnetcfg_spec, nics),
 	.aux = offsetof(struct vmnetcfg_spec, n_nics),
 	.always = true},
+    /* Deprecated alias (our releases before the rename, and the Go project's v0.1.0): read
+     * in place of networkConfigs when that is absent (nics_alias() renames it before
+     * decoding), never written. */
+    {.key = VMNETCFG_FIELD_NICS_OLD,
+	.type = CRD_ARRAY,
+	.items = &nic_item,
+	.max_items = VMNETCFG_NICS_MAX,
+	.deprecated = true},
     {.key = NULL},
 };
 
@@ -171,6 +178,21 @@ dec_st_network(const json_t *v, const char *path, void *ctx, struct crd_error *e
 	return 0;
 }
 
+static int
+dec_st_state_old(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	struct vmnetcfg_nic_status *ns = ctx;
+	int state;
+
+	if (ns->state != VMNETCFG_STATE_NONE)
+		return 0; /* state wins */
+	if (vmnetcfg_state_parse(json_string_value(v), (enum vmnetcfg_state *)&state) < 0)
+		return crd_error_set(
+		    err, path, "\"%.40s\" is not one of the allowed values", json_string_value(v));
+	ns->state = (enum vmnetcfg_state)state;
+	return 0;
+}
+
 static const struct crd_field nic_status_children[] = {
     {.key = "allocatedIPAddress",
 	.type = CRD_STRING,
@@ -191,19 +213,14 @@ static const struct crd_field nic_status_children[] = {
 	.size = CRD_NETWORK_NAME_MAX + 1},
     {.key = "state",
 	.type = CRD_STRING,
-	.enum_values = state_enum,
 	.store = CRD_S_ENUM,
 	.names = state_names,
 	.n_names = ELEMENTSOF(state_names),
 	NIC_STATUS(state)},
-    /* The Go project names this field "status"; both are written, either is read. */
-    {.key = "status",
-	.type = CRD_STRING,
-	.enum_values = state_enum,
-	.store = CRD_S_ENUM,
-	.names = state_names,
-	.n_names = ELEMENTSOF(state_names),
-	NIC_STATUS(state)},
+    /* Deprecated: the Go project's v0.1.0 name of state (renamed in its commit 733fe3d),
+     * which our earlier releases wrote beside state. Read when state is absent, never
+     * written: upstream's CRD prunes it. */
+    {.key = "status", .type = CRD_STRING, .decode = dec_st_state_old, .deprecated = true},
     {.key = NULL},
 };
 static const struct crd_field nic_status_item = {
@@ -220,13 +237,17 @@ dec_conditions(const json_t *v, const char *path, void *ctx, struct crd_error *e
 }
 
 static const struct crd_field status_children[] = {
-    {.key = "networkConfig",
+    {.key = VMNETCFG_FIELD_NICS,
 	.type = CRD_ARRAY,
 	.items = &nic_status_item,
-	.max_items = VMNETCFG_NICS_MAX,
 	.store = CRD_S_ARRAY,
 	.offset = offsetof(struct vmnetcfg_status, nics),
 	.aux = offsetof(struct vmnetcfg_status, n_nics)},
+    /* Deprecated alias, as in spec. */
+    {.key = VMNETCFG_FIELD_NICS_OLD,
+	.type = CRD_ARRAY,
+	.items = &nic_status_item,
+	.deprecated = true},
     {.key = "conditions",
 	.type = CRD_ARRAY,
 	.items = &crd_condition_item,
@@ -246,25 +267,95 @@ dec_metadata(const json_t *v, const char *path, void *ctx, struct crd_error *err
 	return crd_meta_decode(v, &((struct vmnetcfg *)ctx)->meta, err);
 }
 
+/*
+ * The deprecated singular NIC list: when obj has networkConfig but no networkConfigs, a new
+ * shallow copy with the list under networkConfigs (*renamed = true); else obj with a new
+ * reference. NULL: no memory.
+ */
+static json_t *
+nics_alias(const json_t *obj, bool *renamed)
+{
+	json_t *old = json_object_get(obj, VMNETCFG_FIELD_NICS_OLD), *cur, *copy;
+
+	cur = json_object_get(obj, VMNETCFG_FIELD_NICS);
+	*renamed = false;
+	if (!json_is_object(obj) || !old || json_is_null(old) || (cur && !json_is_null(cur)))
+		return json_incref((json_t *)obj);
+	copy = json_copy((json_t *)obj);
+	if (!copy || json_object_set(copy, VMNETCFG_FIELD_NICS, old) < 0 ||
+	    json_object_del(copy, VMNETCFG_FIELD_NICS_OLD) < 0) {
+		json_decref(copy);
+		return NULL;
+	}
+	*renamed = true;
+	return copy;
+}
+
+/* Replace the first `from` in s (of size bytes) by `to`. */
+static void
+replace_once(char *s, size_t size, const char *from, const char *to)
+{
+	char buf[512];
+	char *p = strstr(s, from);
+	size_t n;
+
+	if (!p)
+		return;
+
+	snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(p - s), s, to, p + strlen(from));
+	n = strlen(buf) < size ? strlen(buf) : size - 1;
+	memcpy(s, buf, n);
+	s[n] = '\0';
+}
+
+/* An error on a renamed list names the field as written: "<path>.networkConfig...". */
+static void
+error_unalias(struct crd_error *err, const char *path)
+{
+	char from[64], to[64];
+
+	crd_path_key(from, sizeof(from), path, VMNETCFG_FIELD_NICS);
+	crd_path_key(to, sizeof(to), path, VMNETCFG_FIELD_NICS_OLD);
+	replace_once(err->path, sizeof(err->path), from, to);
+	replace_once(err->message, sizeof(err->message), from, to);
+}
+
+/* Decode obj (spec or status) by fields, reading the deprecated singular list name too. */
+static int
+decode_aliased(const json_t *v, const char *path, const struct crd_field *fields, bool strict,
+    void *ctx, struct crd_error *err)
+{
+	bool renamed;
+	json_t *o = nics_alias(v, &renamed);
+	int r;
+
+	if (!o)
+		return -ENOMEM;
+	r = crd_decode_object(o, path, fields, strict, ctx, err);
+	json_decref(o);
+	if (r == -EINVAL && renamed && err)
+		error_unalias(err, path);
+	return r;
+}
+
 static int
 spec_decode_strict(
     const json_t *v, const char *path, struct vmnetcfg_spec *s, struct crd_error *err)
 {
-	char sub[128];
-
-	/* SPEC.md calls the list networkConfigs; the wire name (Go project) is singular. */
-	if (json_is_object(v) && json_object_get(v, "networkConfigs")) {
-		crd_path_key(sub, sizeof(sub), path, "networkConfigs");
-		return crd_error_set(
-		    err, sub, "unknown field; the NIC list is \"networkConfig\" (singular)");
-	}
-	return crd_decode_object(v, path, spec_children, true, s, err);
+	return decode_aliased(v, path, spec_children, true, s, err);
 }
 
 static int
 dec_spec(const json_t *v, const char *path, void *ctx, struct crd_error *err)
 {
 	return spec_decode_strict(v, path, &((struct vmnetcfg *)ctx)->spec, err);
+}
+
+static int
+dec_status(const json_t *v, const char *path, void *ctx, struct crd_error *err)
+{
+	return decode_aliased(
+	    v, path, status_children, false, &((struct vmnetcfg *)ctx)->status, err);
 }
 
 const struct crd_field vmnetcfg_fields[] = {
@@ -286,6 +377,7 @@ const struct crd_field vmnetcfg_fields[] = {
     {.key = "status",
 	.type = CRD_OBJECT,
 	.children = status_children,
+	.decode = dec_status,
 	.store = CRD_S_STRUCT,
 	.offset = offsetof(struct vmnetcfg, status)},
     {.key = NULL},
@@ -314,7 +406,7 @@ vmnetcfg_status_decode(
 	memset(status, 0, sizeof(*status));
 	if (!status_json || json_is_null(status_json))
 		return 0;
-	r = crd_decode_object(status_json, "status", status_children, false, status, err);
+	r = decode_aliased(status_json, "status", status_children, false, status, err);
 	if (r < 0)
 		vmnetcfg_status_clear(status);
 	return r;

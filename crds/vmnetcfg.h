@@ -6,11 +6,13 @@
  * VirtualMachineNetworkConfig (network.harvesterhci.io/v1alpha1,
  * crds/virtualmachinenetworkconfigs.yaml) <-> struct vmnetcfg.
  *
- * Wire names follow harvester/vm-dhcp-controller exactly: the NIC list is
- * `spec.networkConfig` and `status.networkConfig` (singular, an array), as in the Go
- * project's CRD, so existing manifests apply unchanged. SPEC.md's "networkConfigs[]" is
- * that same list; the decoder refuses a `spec.networkConfigs` key with a message naming
- * the right field.
+ * Wire names follow harvester/vm-dhcp-controller's current CRD exactly
+ * (upstream chart/crds/network.harvesterhci.io_virtualmachinenetworkconfigs.yaml and
+ * pkg/apis/network.harvesterhci.io/v1alpha1/virtualmachinenetworkconfig.go): the NIC list
+ * is `spec.networkConfigs` and `status.networkConfigs`, a NIC's state is `state`. Read
+ * only, as deprecated aliases: the singular `networkConfig` (our releases before the
+ * rename, and the Go project's v0.1.0) when the plural is absent, and a NIC's `status`
+ * when `state` is absent. Writes carry the current names only.
  *
  * Ownership: struct vmnetcfg owns everything it points to; vmnetcfg_free() releases it.
  */
@@ -27,6 +29,10 @@
 #define VMNETCFG_KIND "VirtualMachineNetworkConfig"
 #define VMNETCFG_PLURAL "virtualmachinenetworkconfigs"
 #define VMNETCFG_NICS_MAX 32
+/* spec.networkConfigs / status.networkConfigs: the NIC lists' wire name. */
+#define VMNETCFG_FIELD_NICS "networkConfigs"
+/* The deprecated singular name, read when the plural is absent, never written. */
+#define VMNETCFG_FIELD_NICS_OLD "networkConfig"
 #define VMNETCFG_VM_NAME_MAX 253
 /* Label the controller puts on the VMNetCfg it creates for a VM. */
 #define VMNETCFG_LABEL_VM_NAME "harvesterhci.io/vmName"
@@ -57,12 +63,12 @@ struct vmnetcfg_nic_status {
 struct vmnetcfg_spec {
 	char *vm_name; /* required */
 	bool paused;
-	struct vmnetcfg_nic *nics; /* spec.networkConfig[], n_nics <= VMNETCFG_NICS_MAX */
+	struct vmnetcfg_nic *nics; /* spec.networkConfigs[], n_nics <= VMNETCFG_NICS_MAX */
 	size_t n_nics;
 };
 
 struct vmnetcfg_status {
-	struct vmnetcfg_nic_status *nics; /* status.networkConfig[] */
+	struct vmnetcfg_nic_status *nics; /* status.networkConfigs[] */
 	size_t n_nics;
 	struct crd_conditions conditions;
 };
@@ -74,7 +80,7 @@ struct vmnetcfg {
 };
 
 /*
- * Decode a whole object (borrowed). Validates vmName (required), networkConfig (≤ 32;
+ * Decode a whole object (borrowed). Validates vmName (required), networkConfigs (≤ 32;
  * each networkName required, ≤ 64, canonicalised; macAddress required, canonicalised;
  * ipAddress IPv4 when present; the same MAC twice on one network is refused), and status.
  * Unknown spec fields are refused. Returns 0 and *ret (new), -EINVAL (err), -ENOMEM.

@@ -52,7 +52,7 @@ batch() {
     for i in $(seq "$1" "$2"); do
         [ "$i" -gt "$1" ] && echo next
         printf 'url = "%s%s/virtualmachinenetworkconfigs"\n' "$URL" "$G"
-        printf 'data = "{\\"metadata\\":{\\"name\\":\\"vm-%d\\"},\\"spec\\":{\\"vmName\\":\\"vm-%d\\",\\"networkConfig\\":[{\\"networkName\\":\\"default/bench\\",\\"macAddress\\":\\"52:54:%02x:%02x:%02x:%02x\\"}]}}"\n' \
+        printf 'data = "{\\"metadata\\":{\\"name\\":\\"vm-%d\\"},\\"spec\\":{\\"vmName\\":\\"vm-%d\\",\\"networkConfigs\\":[{\\"networkName\\":\\"default/bench\\",\\"macAddress\\":\\"52:54:%02x:%02x:%02x:%02x\\"}]}}"\n' \
             "$i" "$i" $((i >> 24 & 255)) $((i >> 16 & 255)) $((i >> 8 & 255)) $((i & 255))
         printf 'header = "Content-Type: application/json"\nheader = "Authorization: Bearer test-token"\n'
         printf 'cacert = "%s"\noutput = "/dev/null"\nwrite-out = "%%{http_code}\\n"\nsilent\n' "$TMP/api/ca.crt"
@@ -61,7 +61,7 @@ batch() {
 pool_used() { api GET $G/ippools/bench | jq '.status.ipv4.used // 0'; }
 allocated() { # number of VMNetCfgs whose NIC is Allocated, all addresses distinct
     api GET $G/virtualmachinenetworkconfigs >"$TMP/list.json" || { echo 0; return; }
-    jq '[.items[].status.networkConfig[0]? | select((.state // .status) == "Allocated") | .allocatedIPAddress] | unique | length' "$TMP/list.json"
+    jq '[.items[].status.networkConfigs[0]? | select((.state // .status) == "Allocated") | .allocatedIPAddress] | unique | length' "$TMP/list.json"
 }
 # wait_bound TOTAL: until the pool status shows TOTAL, then until the list agrees
 wait_bound() {
@@ -102,12 +102,12 @@ stop "$CTRL_PID"
 t0=$(now)
 start_ctrl
 # ready = the pool's IPAM rebuilt and reconciling: measured by binding one new NIC
-api POST $G/virtualmachinenetworkconfigs '{"metadata":{"name":"probe"},"spec":{"vmName":"probe","networkConfig":[{"networkName":"default/bench","macAddress":"52:54:ff:00:00:01"}]}}' >/dev/null
-probe() { api GET $G/virtualmachinenetworkconfigs/probe | jq -e '.status.networkConfig[0].allocatedIPAddress' >/dev/null; }
+api POST $G/virtualmachinenetworkconfigs '{"metadata":{"name":"probe"},"spec":{"vmName":"probe","networkConfigs":[{"networkName":"default/bench","macAddress":"52:54:ff:00:00:01"}]}}' >/dev/null
+probe() { api GET $G/virtualmachinenetworkconfigs/probe | jq -e '.status.networkConfigs[0].allocatedIPAddress' >/dev/null; }
 for i in $(seq 600); do probe && break; sleep 0.05; done
 t_restart=$(since "$t0")
-probe_ip=$(api GET $G/virtualmachinenetworkconfigs/probe | jq -r '.status.networkConfig[0].allocatedIPAddress')
-dup=$(jq -r --arg ip "$probe_ip" '[.items[].status.networkConfig[0].allocatedIPAddress | select(. == $ip)] | length' "$TMP/list.json")
+probe_ip=$(api GET $G/virtualmachinenetworkconfigs/probe | jq -r '.status.networkConfigs[0].allocatedIPAddress')
+dup=$(jq -r --arg ip "$probe_ip" '[.items[].status.networkConfigs[0].allocatedIPAddress | select(. == $ip)] | length' "$TMP/list.json")
 s2=$(stats)
 t0=$(now)
 curl --parallel --parallel-max 50 -K "$TMP/b2.curl" >"$TMP/codes2" 2>>"$TMP/curl.log"

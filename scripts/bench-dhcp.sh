@@ -80,7 +80,7 @@ gen_bindings() { # N -> YAML: one /16 pool + N VMNetCfgs with static addresses
             a = i + 256
             printf "---\napiVersion: network.harvesterhci.io/v1alpha1\nkind: VirtualMachineNetworkConfig\n"
             printf "metadata:\n  name: vm-%d\n  namespace: default\nspec:\n  vmName: vm-%d\n", i, i
-            printf "  networkConfig:\n    - networkName: rss\n      macAddress: \"52:54:%02x:%02x:%02x:%02x\"\n", int(i / 16777216) % 256, int(i / 65536) % 256, int(i / 256) % 256, i % 256
+            printf "  networkConfigs:\n    - networkName: rss\n      macAddress: \"52:54:%02x:%02x:%02x:%02x\"\n", int(i / 16777216) % 256, int(i / 65536) % 256, int(i / 256) % 256, i % 256
             printf "      ipAddress: 10.80.%d.%d\n", int(a / 256), a % 256
         }
     }'

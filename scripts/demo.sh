@@ -108,7 +108,7 @@ metadata:
   namespace: default
 spec:
   vmName: vm1
-  networkConfig:
+  networkConfigs:
     - networkName: demo
       macAddress: "52:54:00:de:00:01"
       ipAddress: 10.99.0.11
@@ -120,7 +120,7 @@ metadata:
   namespace: default
 spec:
   vmName: vm2
-  networkConfig:
+  networkConfigs:
     - networkName: demo
       macAddress: "52:54:00:de:00:02"
       ipAddress: 10.99.0.12

@@ -162,13 +162,13 @@ metadata:
   namespace: default
 spec:
   vmName: vm1
-  networkConfig:
+  networkConfigs:
   - networkName: default/vmnet
     macAddress: "$MAC"
 EOF
 check "kubectl apply NAD, IPPool, VMNetCfg" k apply -f "$TMP/objects.yaml"
 alloc_ip() {
-    k get vmnetcfg vm1 -o jsonpath='{.status.networkConfig[0].allocatedIPAddress}'
+    k get vmnetcfg vm1 -o jsonpath='{.status.networkConfigs[0].allocatedIPAddress}'
 }
 has_alloc() { [ -n "$(alloc_ip)" ]; }
 check "VMNetCfg vm1 allocated" wait_for 60 has_alloc
@@ -511,7 +511,7 @@ spec:
           networkName: default/vmnet
 EOF
 check "kubectl apply VirtualMachine vm2" k apply -f "$TMP/vm2.yaml"
-vm2_ip() { k get vmnetcfg vm2 -o jsonpath='{.status.networkConfig[0].allocatedIPAddress}' 2>/dev/null; }
+vm2_ip() { k get vmnetcfg vm2 -o jsonpath='{.status.networkConfigs[0].allocatedIPAddress}' 2>/dev/null; }
 vm2_allocated() { [ -n "$(vm2_ip)" ]; }
 check "VM vm2 -> VMNetCfg vm2 with an address" wait_for 60 vm2_allocated
 IP2=$(vm2_ip)

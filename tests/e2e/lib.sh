@@ -150,7 +150,7 @@ create_pool() {
 cfg_json() {
     printf '{"apiVersion":"network.harvesterhci.io/v1alpha1","kind":"VirtualMachineNetworkConfig",%s' \
         '"metadata":{"name":"'"$1"'","namespace":"default"},"spec":{"vmName":"'"$1"'",'
-    printf '"networkConfig":[{"networkName":"default/%s","macAddress":"%s"}]}}\n' "$3" "$2"
+    printf '"networkConfigs":[{"networkName":"default/%s","macAddress":"%s"}]}}\n' "$3" "$2"
 }
 create_cfg() {
     local code
@@ -160,7 +160,7 @@ create_cfg() {
 
 # cfg_ip NAME: the allocated address of its first NIC once Allocated (else empty, status 1)
 cfg_ip() {
-    api_get "$CFGS/$1" | jq -re '.status.networkConfig[0] |
+    api_get "$CFGS/$1" | jq -re '.status.networkConfigs[0] |
         select((.state // .status) == "Allocated") | .allocatedIPAddress'
 }
 cfg_has_ip() { local ip; ip=$(cfg_ip "$1") && [ -n "$ip" ] && { [ -z "${2:-}" ] || [ "${ip%%/*}" = "$2" ]; }; }

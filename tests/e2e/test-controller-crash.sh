@@ -24,7 +24,7 @@ check "controller ready" start_controller
 
 url="$(api_url)$CFGS"
 for i in $(seq $N); do
-    printf '{"apiVersion":"network.harvesterhci.io/v1alpha1","kind":"VirtualMachineNetworkConfig","metadata":{"name":"vm-%d","namespace":"default"},"spec":{"vmName":"vm-%d","networkConfig":[{"networkName":"default/testnet","macAddress":"%s"},{"networkName":"default/testnet","macAddress":"%s"}]}}\n' \
+    printf '{"apiVersion":"network.harvesterhci.io/v1alpha1","kind":"VirtualMachineNetworkConfig","metadata":{"name":"vm-%d","namespace":"default"},"spec":{"vmName":"vm-%d","networkConfigs":[{"networkName":"default/testnet","macAddress":"%s"},{"networkName":"default/testnet","macAddress":"%s"}]}}\n' \
         "$i" "$i" "$(mac_of "$i" 1)" "$(mac_of "$i" 2)" >"$TMP/cfg-$i.json"
     f=$(printf '%s/create-%03d.curl' "$TMP" $(((i - 1) / 50)))
     [ -s "$f" ] && echo next >>"$f"
@@ -41,7 +41,7 @@ CURL_PID=$!; PIDS+=("$CURL_PID")
 
 bound_nics() {
     api_get "$CFGS" >"$TMP/list.json" 2>/dev/null || { echo 0; return; }
-    jq '[.items[].status.networkConfig[]? | select((.state // .status) == "Allocated")] | length' "$TMP/list.json"
+    jq '[.items[].status.networkConfigs[]? | select((.state // .status) == "Allocated")] | length' "$TMP/list.json"
 }
 mid=0 k=0 after=0
 while [ "$after" -lt "$KILLS_AFTER" ]; do
@@ -65,12 +65,12 @@ check "$N VMNetCfgs created (201 each)" test "$(grep -c '^201 ' "$TMP/create.cod
 check "controller ready after the last restart" wait_for 20 ctrl_ready
 all_bound() { [ "$(bound_nics)" = $((2 * N)) ]; }
 check "all $((2 * N)) NICs Allocated" wait_for 90 all_bound
-jq -r '.items[] | .metadata.name as $n | .status.networkConfig[]? | "\(.allocatedIPAddress) \(.macAddress) \($n)"' \
+jq -r '.items[] | .metadata.name as $n | .status.networkConfigs[]? | "\(.allocatedIPAddress) \(.macAddress) \($n)"' \
     "$TMP/list.json" | sort >"$TMP/nics"
 check "$((2 * N)) NIC statuses" test "$(wc -l <"$TMP/nics")" = $((2 * N))
 check "no address has two NICs" test "$(cut -d' ' -f1 "$TMP/nics" | sort | uniq -d | wc -l)" = 0
 check "no MAC has two addresses" test "$(cut -d' ' -f2 "$TMP/nics" | sort | uniq -d | wc -l)" = 0
-spec_macs() { jq -r '.items[].spec.networkConfig[].macAddress' "$TMP/list.json" | sort; }
+spec_macs() { jq -r '.items[].spec.networkConfigs[].macAddress' "$TMP/list.json" | sort; }
 check "status MACs are exactly the spec MACs" cmp -s <(spec_macs) <(cut -d' ' -f2 "$TMP/nics" | sort)
 agree() {
     api_get "$POOLS/testnet" >"$TMP/pool.json" || return 1

@@ -14,7 +14,7 @@ create_nad net2
 create_pool net2 $NET2
 check "second agent ready (net2 on br1)" start_kagent net2 br1 9181
 
-code=$(api PATCH "$CFGS/vm1" '{"spec":{"networkConfig":[{"networkName":"default/net2","macAddress":"'$MAC'"}]}}')
+code=$(api PATCH "$CFGS/vm1" '{"spec":{"networkConfigs":[{"networkName":"default/net2","macAddress":"'$MAC'"}]}}')
 check "VMNetCfg vm1 moved to default/net2 ($code)" test "$code" = 200
 check "controller bound vm1 in net2 ($NET2.100)" wait_for 20 cfg_has_ip vm1 $NET2.100
 released() { [ -z "$(pool_owner testnet "$old")" ]; }

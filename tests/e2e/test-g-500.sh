@@ -30,19 +30,19 @@ check "$N VMNetCfgs created (201 each)" test "$(grep -c '^201 ' "$TMP/create.cod
 
 allocated() {
     api_get "$CFGS" >"$TMP/list.json" || return 1
-    [ "$(jq '[.items[] | select(.status.networkConfig[0] | (.state // .status) == "Allocated")] | length' "$TMP/list.json")" = $N ]
+    [ "$(jq '[.items[] | select(.status.networkConfigs[0] | (.state // .status) == "Allocated")] | length' "$TMP/list.json")" = $N ]
 }
 check "all $N VMNetCfgs Allocated" wait_for 30 allocated
-check "$N distinct addresses" test "$(jq -r '.items[].status.networkConfig[0].allocatedIPAddress' "$TMP/list.json" | sort -u | wc -l)" = $N
+check "$N distinct addresses" test "$(jq -r '.items[].status.networkConfigs[0].allocatedIPAddress' "$TMP/list.json" | sort -u | wc -l)" = $N
 in_range() {
-    jq -r '.items[].status.networkConfig[0].allocatedIPAddress' "$TMP/list.json" |
+    jq -r '.items[].status.networkConfigs[0].allocatedIPAddress' "$TMP/list.json" |
         awk -F. '{ a = $3 * 256 + $4; if ($1 != 10 || $2 != 66 || a < 256 || a > 767) bad++ } END { exit bad > 0 }'
 }
 check "every address inside 10.66.1.0-10.66.2.255" in_range
-check "each status MAC is its spec MAC" test "$(jq '[.items[] | select(.status.networkConfig[0].macAddress != .spec.networkConfig[0].macAddress)] | length' "$TMP/list.json")" = 0
+check "each status MAC is its spec MAC" test "$(jq '[.items[] | select(.status.networkConfigs[0].macAddress != .spec.networkConfigs[0].macAddress)] | length' "$TMP/list.json")" = 0
 agree() {
     api_get "$POOLS/testnet" >"$TMP/pool.json" || return 1
-    jq -r '.items[].status.networkConfig[0] | "\(.allocatedIPAddress) \(.macAddress)"' "$TMP/list.json" | sort >"$TMP/want"
+    jq -r '.items[].status.networkConfigs[0] | "\(.allocatedIPAddress) \(.macAddress)"' "$TMP/list.json" | sort >"$TMP/want"
     jq -r '.status.ipv4.allocated | to_entries[] | select(.value | test(":")) | "\(.key) \(.value)"' "$TMP/pool.json" | sort >"$TMP/have"
     cmp -s "$TMP/want" "$TMP/have"
 }
@@ -51,7 +51,7 @@ check "IPPool status.ipv4.used = $N" test "$(jq .status.ipv4.used "$TMP/pool.jso
 synced() { [ "$(kmetric testnet vmdhcp_agent_bindings)" = $N ]; }
 check "agent synced $N bindings" wait_for 20 synced
 
-want=$(jq -r --arg n "vm-$N" '.items[] | select(.metadata.name == $n) | .status.networkConfig[0].allocatedIPAddress' "$TMP/list.json")
+want=$(jq -r --arg n "vm-$N" '.items[] | select(.metadata.name == $n) | .status.networkConfigs[0].allocatedIPAddress' "$TMP/list.json")
 run_dhclient vm1
 check "dhclient ($(mac_of $N)) bound to vm-$N's address $want" wait_for 20 has_addr vm1 "$want/22"
 check "controller still running" kill -0 "$CTRL_PID"

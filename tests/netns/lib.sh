@@ -134,7 +134,7 @@ metadata:
   namespace: default
 spec:
   vmName: $2
-  networkConfig:
+  networkConfigs:
     - networkName: testnet
       macAddress: "$3"
       ipAddress: $4

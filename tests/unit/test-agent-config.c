@@ -56,7 +56,7 @@
 	"  namespace: default\n"                                                                   \
 	"spec:\n"                                                                                  \
 	"  vmName: " name "\n"                                                                     \
-	"  networkConfig:\n"                                                                       \
+	"  networkConfigs:\n"                                                                      \
 	"    - networkName: " net "\n"                                                             \
 	"      macAddress: \"" mac "\"\n"                                                          \
 	"      ipAddress: " ip "\n"
@@ -163,22 +163,22 @@ test_errors_name_the_field(void)
 
 	/* a bad MAC in document 2, whose first line is 25 (after the "---") */
 	parse_fails(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:zz", "10.0.0.10"), NULL,
-	    "pool.yaml: document 2 (line 25): spec.networkConfig[0].macAddress");
+	    "pool.yaml: document 2 (line 25): spec.networkConfigs[0].macAddress");
 
 	parse_fails(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.1.0.10"), NULL,
-	    "document 2 (line 25): spec.networkConfig[0].ipAddress: 10.1.0.10 is outside the "
+	    "document 2 (line 25): spec.networkConfigs[0].ipAddress: 10.1.0.10 is outside the "
 	    "pool's CIDR 10.0.0.0/24");
 	parse_fails(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.2"), NULL,
-	    "spec.networkConfig[0].ipAddress: 10.0.0.2 is the pool's serverIP");
+	    "spec.networkConfigs[0].ipAddress: 10.0.0.2 is the pool's serverIP");
 	parse_fails(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.10")
 			VM_DOC("vm-b", "net1", "52:54:00:00:00:0A", "10.0.0.11"),
 	    NULL,
-	    "document 3 (line 37): spec.networkConfig[0].macAddress: 52:54:00:00:00:0a is "
+	    "document 3 (line 37): spec.networkConfigs[0].macAddress: 52:54:00:00:00:0a is "
 	    "already bound on this network by document 2 (line 25)");
 	parse_fails(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.10")
 			VM_DOC("vm-b", "net1", "52:54:00:00:00:0b", "10.0.0.10"),
 	    NULL,
-	    "document 3 (line 37): spec.networkConfig[0].ipAddress: 10.0.0.10 is already "
+	    "document 3 (line 37): spec.networkConfigs[0].ipAddress: 10.0.0.10 is already "
 	    "bound to another MAC by document 2 (line 25)");
 	parse_fails(POOL_DOC "---\nkind: Pod\nmetadata: {name: x}\n", NULL,
 	    "document 2 (line 25): kind: \"Pod\" is not IPPool or VirtualMachineNetworkConfig");

@@ -53,7 +53,7 @@
 	"  namespace: default\n"                                                                   \
 	"spec:\n"                                                                                  \
 	"  vmName: vm-s\n"                                                                         \
-	"  networkConfig:\n"                                                                       \
+	"  networkConfigs:\n"                                                                      \
 	"    - networkName: net1\n"                                                                \
 	"      macAddress: \"52:54:00:00:00:05\"\n"                                                \
 	"      ipAddress: 10.0.0.5\n"

@@ -196,7 +196,7 @@ wait_for(struct env *e, pred_fn pred, const void *arg)
 	return w.done;
 }
 
-/* status.networkConfig[0] of VMNetCfg `name` is in `state` (with `ip` when not NULL). */
+/* status.networkConfigs[0] of VMNetCfg `name` is in `state` (with `ip` when not NULL). */
 struct nic_want {
 	const char *name;
 	const char *state;

@@ -710,10 +710,10 @@ create_cfg(struct test_apiserver *api, int i)
 		"network.harvesterhci.io/v1alpha1", "kind", "VirtualMachineNetworkConfig",
 		"metadata", "name", name, "namespace", NS, "finalizers",
 		"wrangler.cattle.io/vm-dhcp-vmnetcfg-controller", "spec", "vmName", name,
-		"networkConfig", "networkName", NS "/net-1", "macAddress", mac));
+		"networkConfigs", "networkName", NS "/net-1", "macAddress", mac));
 }
 
-/* status.networkConfig[0] of vm-<i>: Allocated address (new string) or NULL. */
+/* status.networkConfigs[0] of vm-<i>: Allocated address (new string) or NULL. */
 static char *
 cfg_ip(struct test_apiserver *api, int i, char *rv, size_t rvlen)
 {
@@ -724,7 +724,7 @@ cfg_ip(struct test_apiserver *api, int i, char *rv, size_t rvlen)
 
 	snprintf(path, sizeof(path), CFGS "/vm-%d", i);
 	o = api_get(api, path);
-	nic = json_array_get(json_object_get(json_object_get(o, "status"), "networkConfig"), 0);
+	nic = json_array_get(json_object_get(json_object_get(o, "status"), "networkConfigs"), 0);
 	st = json_string_value(json_object_get(nic, "state"));
 	ip = json_string_value(json_object_get(nic, "allocatedIPAddress"));
 	if (st != NULL && strcmp(st, "Allocated") == 0 && ip != NULL)
@@ -996,7 +996,7 @@ post_cfg(struct test_apiserver *api, const char *name, const char *network, cons
 	return api_post(api, CFGS,
 	    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:[o]}}", "apiVersion",
 		"network.harvesterhci.io/v1alpha1", "kind", "VirtualMachineNetworkConfig",
-		"metadata", "name", name, "namespace", NS, "spec", "vmName", name, "networkConfig",
+		"metadata", "name", name, "namespace", NS, "spec", "vmName", name, "networkConfigs",
 		nic));
 }
 
@@ -1241,7 +1241,7 @@ create_finalized(struct test_apiserver *api, const char *plural, const char *ns,
 		    "apiVersion", "network.harvesterhci.io/v1alpha1", "kind",
 		    "VirtualMachineNetworkConfig", "metadata", "name", name, "namespace", ns,
 		    "finalizers", list, "labels", "harvesterhci.io/vmName", name, "spec", "vmName",
-		    name, "networkConfig", "networkName", net, "macAddress", "02:00:00:00:02:01");
+		    name, "networkConfigs", "networkName", net, "macAddress", "02:00:00:00:02:01");
 	return api_post(api, path, obj);
 }
 

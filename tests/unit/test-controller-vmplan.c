@@ -257,6 +257,27 @@ test_vm_update_decision(void)
 	CU_ASSERT_PTR_NULL(upd2);
 	json_decref(upd);
 
+	/* an object of our releases before the rename (the singular list only): the update
+	 * writes the plural and drops the singular */
+	upd = json_deep_copy(p.vmnetcfg);
+	json_object_set(json_object_get(upd, "spec"), VMNETCFG_FIELD_NICS_OLD,
+	    kind_get(upd, "spec", VMNETCFG_FIELD_NICS, NULL));
+	json_object_del(json_object_get(upd, "spec"), VMNETCFG_FIELD_NICS);
+	CU_ASSERT_EQUAL(vm_vmnetcfg_update(upd, p.vmnetcfg, &upd2), 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(upd2);
+	CU_ASSERT_EQUAL(json_array_size(kind_get(upd2, "spec", VMNETCFG_FIELD_NICS, NULL)), 3);
+	CU_ASSERT_PTR_NULL(kind_get(upd2, "spec", VMNETCFG_FIELD_NICS_OLD, NULL));
+	json_decref(upd2);
+	upd2 = NULL;
+	/* both lists, the plural already right: the singular still goes */
+	json_object_set(json_object_get(upd, "spec"), VMNETCFG_FIELD_NICS,
+	    kind_get(p.vmnetcfg, "spec", VMNETCFG_FIELD_NICS, NULL));
+	CU_ASSERT_EQUAL(vm_vmnetcfg_update(upd, p.vmnetcfg, &upd2), 1);
+	CU_ASSERT_PTR_NULL(kind_get(upd2, "spec", VMNETCFG_FIELD_NICS_OLD, NULL));
+	json_decref(upd2);
+	upd2 = NULL;
+	json_decref(upd);
+
 	/* an unowned VMNetCfg is adopted (ownerReference added) */
 	json_object_del(json_object_get(existing, "metadata"), "ownerReferences");
 	CU_ASSERT_EQUAL(vm_vmnetcfg_update(existing, p.vmnetcfg, &upd), 1);

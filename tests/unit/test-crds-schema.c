@@ -395,8 +395,8 @@ static const struct column vm_cols[] = {
     {"DISABLED", "string", ".status.conditions[?(@.type=='Disabled')].status", 0},
     {"INSYNCED", "string", ".status.conditions[?(@.type=='InSynced')].status", 0},
     {"AGE", "date", ".metadata.creationTimestamp", 0},
-    {"MAC", "string", ".status.networkConfig[0].macAddress", 1},
-    {"IP", "string", ".status.networkConfig[0].allocatedIPAddress", 1},
+    {"MAC", "string", ".status.networkConfigs[0].macAddress", 1},
+    {"IP", "string", ".status.networkConfigs[0].allocatedIPAddress", 1},
     {NULL, NULL, NULL, 0},
 };
 
@@ -731,10 +731,15 @@ set_path(json_t *root, const char *path, json_t *value)
 	}
 }
 
+/* A sample's verdict: refused by both, accepted by both, or stored by the API server (as
+ * upstream's schema stores it) and refused by the codec only (a Warning Event InvalidSpec for
+ * a spec; a status the controller rewrites). */
+#define CODEC_REFUSES 2
+
 struct sample {
 	const char *path;
 	const char *value; /* JSON */
-	bool valid;
+	int valid;	   /* false, true or CODEC_REFUSES */
 };
 
 static const char ippool_base[] =
@@ -806,29 +811,32 @@ static const struct sample ippool_samples[] = {
 };
 
 static const char vmnetcfg_base[] =
-    "{\"spec\": {\"vmName\": \"vm\", \"networkConfig\": [{\"networkName\": \"net\","
+    "{\"spec\": {\"vmName\": \"vm\", \"networkConfigs\": [{\"networkName\": \"net\","
     " \"macAddress\": \"52:54:00:00:00:01\"}]},"
-    " \"status\": {\"networkConfig\": [{\"state\": \"Allocated\"}],"
+    " \"status\": {\"networkConfigs\": [{\"state\": \"Allocated\"}],"
     "  \"conditions\": [{\"type\": \"A\", \"status\": \"True\"}]}}";
 
 static const struct sample vmnetcfg_samples[] = {
-    {"spec.networkConfig[0].macAddress", "\"52:54:00:AA:BB:CC\"", true},
-    {"spec.networkConfig[0].macAddress", "\"52-54-00-aa-bb-cc\"", true},
-    {"spec.networkConfig[0].macAddress", "\"5254.00aa.bbcc\"", true},
-    {"spec.networkConfig[0].macAddress", "\"52:54:00:aa:bb\"", false},
-    {"spec.networkConfig[0].macAddress", "\"52:54-00:aa:bb:cc\"", false},
-    {"spec.networkConfig[0].macAddress", "\"52:54:00:aa:bb:cg\"", false},
-    {"spec.networkConfig[0].macAddress", "\"52:54:00:aa:bb:cc:dd\"", false},
-    {"spec.networkConfig[0].networkName", "\"lab/net\"", true},
-    {"spec.networkConfig[0].networkName", "\"lab/net/x\"", false},
-    {"spec.networkConfig[0].ipAddress", "\"10.0.0.5\"", true},
-    {"spec.networkConfig[0].ipAddress", "\"10.0.0.5/32\"", false},
+    {"spec.networkConfigs[0].macAddress", "\"52:54:00:AA:BB:CC\"", true},
+    {"spec.networkConfigs[0].macAddress", "\"52-54-00-aa-bb-cc\"", true},
+    {"spec.networkConfigs[0].macAddress", "\"5254.00aa.bbcc\"", true},
+    {"spec.networkConfigs[0].macAddress", "\"52:54:00:aa:bb\"", false},
+    {"spec.networkConfigs[0].macAddress", "\"52:54-00:aa:bb:cc\"", false},
+    {"spec.networkConfigs[0].macAddress", "\"52:54:00:aa:bb:cg\"", false},
+    {"spec.networkConfigs[0].macAddress", "\"52:54:00:aa:bb:cc:dd\"", false},
+    {"spec.networkConfigs[0].networkName", "\"lab/net\"", true},
+    {"spec.networkConfigs[0].networkName", "\"lab/net/x\"", false},
+    {"spec.networkConfigs[0].ipAddress", "\"10.0.0.5\"", true},
+    {"spec.networkConfigs[0].ipAddress", "\"10.0.0.5/32\"", false},
     {"spec.vmName", "\"vm-1\"", true},
     {"spec.vmName", "7", false},
+    {"status.networkConfigs[0].state", "\"Stale\"", true},
+    {"status.networkConfigs[0].state", "\"stale\"", CODEC_REFUSES},
     {"status.networkConfig[0].state", "\"Stale\"", true},
-    {"status.networkConfig[0].state", "\"stale\"", false},
-    {"status.networkConfig[0].allocatedIPAddress", "\"10.0.0.5\"", true},
-    {"status.networkConfig[0].allocatedIPAddress", "\"10.0.0.500\"", false},
+    {"status.networkConfigs[0].status", "\"Stale\"", true},
+    {"spec.networkConfig[0].macAddress", "\"52:54:00:AA:BB:CC\"", true},
+    {"status.networkConfigs[0].allocatedIPAddress", "\"10.0.0.5\"", true},
+    {"status.networkConfigs[0].allocatedIPAddress", "\"10.0.0.500\"", false},
     {"status.conditions[0].status", "\"False\"", true},
     {"status.conditions[0].status", "\"false\"", false},
     {"status.conditions[0].observedGeneration", "7", true},
@@ -883,10 +891,13 @@ run_samples(const char *file, const char *base, const struct sample *samples, si
 		/* the whole document must be valid for the schema too, else the sample is moot */
 		by_schema = by_schema && schema_accepts(schema, doc);
 		by_codec = decode(doc, &err) == 0;
-		if (by_schema != s->valid || by_codec != s->valid)
+		if (by_schema != (s->valid != false) || by_codec != (s->valid == true))
 			problem("%s = %s: expected %s, schema %s, codec %s (%s)", s->path, s->value,
-			    s->valid ? "valid" : "invalid", by_schema ? "accepts" : "refuses",
-			    by_codec ? "accepts" : "refuses", by_codec ? "" : err.message);
+			    s->valid == CODEC_REFUSES ? "schema-only valid"
+			    : s->valid		      ? "valid"
+						      : "invalid",
+			    by_schema ? "accepts" : "refuses", by_codec ? "accepts" : "refuses",
+			    by_codec ? "" : err.message);
 		json_decref(doc);
 	}
 	CU_ASSERT_EQUAL(problems, 0);
@@ -984,6 +995,8 @@ check_storage(const struct crd_field *f, const char *path)
 	if (f->children && (f->store == CRD_S_STRUCT || f->decode))
 		for (const struct crd_field *c = f->children; c->key; c++) {
 			snprintf(sub, sizeof(sub), "%s%s%s", path, path[0] ? "." : "", c->key);
+			if (c->deprecated)
+				continue; /* a read-only alias, decoded under the current name */
 			if (!c->decode && !c->store && !c->children) {
 				printf("\n  %s: not stored when read", sub);
 				bad++;

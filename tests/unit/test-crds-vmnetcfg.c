@@ -18,15 +18,15 @@ static const char full_cfg[] =
     " \"metadata\": {\"name\": \"vm1\", \"namespace\": \"default\","
     "  \"labels\": {\"harvesterhci.io/vmName\": \"vm1\"},"
     "  \"deletionTimestamp\": \"2024-05-01T12:00:00Z\"},"
-    " \"spec\": {\"vmName\": \"vm1\", \"paused\": true, \"networkConfig\": ["
+    " \"spec\": {\"vmName\": \"vm1\", \"paused\": true, \"networkConfigs\": ["
     "  {\"networkName\": \"default/net-48\", \"macAddress\": \"52:54:00:aa:bb:01\","
     "   \"ipAddress\": \"192.168.48.100\"},"
     "  {\"networkName\": \"lab/net-49\", \"macAddress\": \"52:54:00:aa:bb:02\"}]},"
-    " \"status\": {\"networkConfig\": ["
+    " \"status\": {\"networkConfigs\": ["
     "  {\"allocatedIPAddress\": \"192.168.48.100\", \"macAddress\": \"52:54:00:aa:bb:01\","
-    "   \"networkName\": \"default/net-48\", \"state\": \"Allocated\", \"status\": \"Allocated\"},"
+    "   \"networkName\": \"default/net-48\", \"state\": \"Allocated\"},"
     "  {\"macAddress\": \"52:54:00:aa:bb:02\", \"networkName\": \"lab/net-49\","
-    "   \"state\": \"Pending\", \"status\": \"Pending\"}],"
+    "   \"state\": \"Pending\"}],"
     "  \"conditions\": [{\"type\": \"Allocated\", \"status\": \"False\","
     "   \"reason\": \"NoPool\", \"message\": \"no IPPool for lab/net-49\","
     "   \"lastUpdateTime\": \"2024-05-01T10:00:00Z\","
@@ -42,7 +42,8 @@ load(const char *text)
 	return j;
 }
 
-/* harvester/vm-dhcp-controller writes the NIC state as "status" only. */
+/* harvester/vm-dhcp-controller v0.1.0 (and our releases before the rename, beside state)
+ * wrote the NIC state as "status": read when state is absent, never written. */
 static void
 test_go_project_status_field(void)
 {
@@ -50,17 +51,95 @@ test_go_project_status_field(void)
 	    load("{\"apiVersion\": \"network.harvesterhci.io/v1alpha1\","
 		 " \"kind\": \"VirtualMachineNetworkConfig\","
 		 " \"metadata\": {\"name\": \"vm1\", \"namespace\": \"default\"},"
-		 " \"spec\": {\"vmName\": \"vm1\", \"networkConfig\": ["
+		 " \"spec\": {\"vmName\": \"vm1\", \"networkConfigs\": ["
 		 "  {\"networkName\": \"default/net-48\", \"macAddress\": \"52:54:00:AA:BB:01\"}]},"
-		 " \"status\": {\"networkConfig\": [{\"allocatedIPAddress\": \"192.168.48.7\","
+		 " \"status\": {\"networkConfigs\": [{\"allocatedIPAddress\": \"192.168.48.7\","
 		 "  \"macAddress\": \"52:54:00:aa:bb:01\", \"networkName\": \"default/net-48\","
 		 "  \"status\": \"Allocated\"}]}}");
 	struct vmnetcfg *c = NULL;
 	struct crd_error err;
 
+	json_t *out, *nic;
+
 	CU_ASSERT_EQUAL_FATAL(vmnetcfg_decode(j, &c, &err), 0);
 	CU_ASSERT_EQUAL_FATAL(c->status.n_nics, 1);
 	CU_ASSERT_EQUAL(c->status.nics[0].state, VMNETCFG_STATE_ALLOCATED);
+	out = vmnetcfg_status_encode(&c->status);
+	nic = json_array_get(json_object_get(out, "networkConfigs"), 0);
+	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(nic, "state")), "Allocated");
+	CU_ASSERT_PTR_NULL(json_object_get(nic, "status"));
+	json_decref(out);
+	vmnetcfg_free(c);
+	json_decref(j);
+	/* state wins over status */
+	j = load("{\"spec\": {\"vmName\": \"v\"}, \"status\": {\"networkConfigs\": [{\"state\": "
+		 "\"Pending\", \"status\": \"Allocated\"}]}}");
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_decode(j, &c, &err), 0);
+	CU_ASSERT_EQUAL(c->status.nics[0].state, VMNETCFG_STATE_PENDING);
+	vmnetcfg_free(c);
+	json_decref(j);
+}
+
+/* The singular list of our releases before the rename (and of the Go project's v0.1.0) is
+ * read when the plural is absent, in spec and in status; writes carry the plural only. */
+static void
+test_singular_alias(void)
+{
+	json_t *j = load("{\"spec\": {\"vmName\": \"v\", \"networkConfig\": ["
+			 "{\"networkName\": \"net\", \"macAddress\": \"52:54:00:00:00:01\","
+			 " \"ipAddress\": \"10.0.0.9\"}]},"
+			 " \"status\": {\"networkConfig\": [{\"macAddress\": \"52:54:00:00:00:01\","
+			 " \"networkName\": \"default/net\", \"allocatedIPAddress\": \"10.0.0.9\","
+			 " \"state\": \"Allocated\", \"status\": \"Allocated\"}]}}");
+	json_t *out, *want;
+	struct vmnetcfg *c = NULL;
+	struct vmnetcfg_spec spec;
+	struct vmnetcfg_status st;
+	struct crd_error err;
+
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_decode(j, &c, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(c->spec.n_nics, 1);
+	CU_ASSERT_STRING_EQUAL(c->spec.nics[0].network_name, "default/net");
+	CU_ASSERT_EQUAL_FATAL(c->status.n_nics, 1);
+	CU_ASSERT_EQUAL(c->status.nics[0].state, VMNETCFG_STATE_ALLOCATED);
+	out = vmnetcfg_encode(c);
+	want = load("{\"apiVersion\": \"network.harvesterhci.io/v1alpha1\","
+		    " \"kind\": \"VirtualMachineNetworkConfig\", \"metadata\": {},"
+		    " \"spec\": {\"vmName\": \"v\", \"networkConfigs\": ["
+		    "{\"networkName\": \"default/net\", \"macAddress\": \"52:54:00:00:00:01\","
+		    " \"ipAddress\": \"10.0.0.9\"}]},"
+		    " \"status\": {\"networkConfigs\": [{\"macAddress\": \"52:54:00:00:00:01\","
+		    " \"networkName\": \"default/net\", \"allocatedIPAddress\": \"10.0.0.9\","
+		    " \"state\": \"Allocated\"}]}}");
+	CU_ASSERT_TRUE(json_equal(out, want));
+	if (!json_equal(out, want)) {
+		char *t = json_dumps(out, JSON_SORT_KEYS);
+
+		printf("\n  got %s\n", t);
+		free(t);
+	}
+	json_decref(want);
+	json_decref(out);
+	c = vmnetcfg_free(c);
+	/* the part decoders too */
+	CU_ASSERT_EQUAL(vmnetcfg_spec_decode(json_object_get(j, "spec"), &spec, &err), 0);
+	CU_ASSERT_EQUAL(spec.n_nics, 1);
+	vmnetcfg_spec_clear(&spec);
+	CU_ASSERT_EQUAL(vmnetcfg_status_decode(json_object_get(j, "status"), &st, &err), 0);
+	CU_ASSERT_EQUAL(st.n_nics, 1);
+	vmnetcfg_status_clear(&st);
+	json_decref(j);
+
+	/* both present: the plural wins, the singular is dropped */
+	j = load("{\"spec\": {\"vmName\": \"v\", \"networkConfigs\": [],"
+		 " \"networkConfig\": [{\"networkName\": \"net\", \"macAddress\": "
+		 "\"52:54:00:00:00:01\"}]}}");
+	CU_ASSERT_EQUAL_FATAL(vmnetcfg_decode(j, &c, &err), 0);
+	CU_ASSERT_EQUAL(c->spec.n_nics, 0);
+	out = vmnetcfg_spec_encode(&c->spec);
+	CU_ASSERT_PTR_NULL(json_object_get(out, "networkConfig"));
+	CU_ASSERT_EQUAL(json_array_size(json_object_get(out, "networkConfigs")), 0);
+	json_decref(out);
 	vmnetcfg_free(c);
 	json_decref(j);
 }
@@ -103,7 +182,7 @@ static void
 test_canonical(void)
 {
 	json_t *j =
-	    load("{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [{\"networkName\": "
+	    load("{\"spec\": {\"vmName\": \"v\", \"networkConfigs\": [{\"networkName\": "
 		 "\"net\", \"macAddress\": \"52-54-00-AA-BB-0F\"}, {\"networkName\": \"net\", "
 		 "\"macAddress\": \"5254.00aa.bb10\"}]}}");
 	struct vmnetcfg *c = NULL;
@@ -117,7 +196,7 @@ test_canonical(void)
 	spec = vmnetcfg_spec_encode(&c->spec);
 	CU_ASSERT_STRING_EQUAL(
 	    json_string_value(json_object_get(
-		json_array_get(json_object_get(spec, "networkConfig"), 0), "macAddress")),
+		json_array_get(json_object_get(spec, "networkConfigs"), 0), "macAddress")),
 	    "52:54:00:aa:bb:0f");
 	json_decref(spec);
 	vmnetcfg_free(c);
@@ -136,38 +215,41 @@ static const struct bad_case bad_cases[] = {
     {"{\"spec\": {}}", "spec.vmName: required"},
     {"{\"spec\": {\"vmName\": \"\"}}", "spec.vmName: must not be empty"},
     {"{\"spec\": {\"vmName\": 1}}", "spec.vmName: must be a string"},
-    {"{\"spec\": {\"vmName\": \"v\", \"networkConfigs\": []}}",
-	"spec.networkConfigs: unknown field; the NIC list is \"networkConfig\" (singular)"},
-    {"{\"spec\": {\"vmName\": \"v\", \"nics\": []}}", "spec.nics: unknown field"},
     {"{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [" NIC("net", "zz") "]}}",
 	"spec.networkConfig[0].macAddress: \"zz\" is not a MAC address"},
-    {"{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [{\"networkName\": \"n\"}]}}",
-	"spec.networkConfig[0].macAddress: required"},
-    {"{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [{\"macAddress\": "
-     "\"52:54:00:00:00:01\"}]}}",
-	"spec.networkConfig[0].networkName: required"},
-    {"{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [" NIC("a/b/c", "52:54:00:00:00:01") "]}}",
-	"spec.networkConfig[0].networkName: \"a/b/c\" is not a \"namespace/name\" or "
-	"\"name\""},
-    {"{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [{\"networkName\": \"n\", "
-     "\"macAddress\": \"52:54:00:00:00:01\", \"ipAddress\": \"1.2.3\"}]}}",
-	"spec.networkConfig[0].ipAddress: \"1.2.3\" is not an IPv4 address"},
-    {"{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [{\"networkName\": \"n\", "
-     "\"macAddress\": \"52:54:00:00:00:01\", \"ip\": \"1.2.3.4\"}]}}",
-	"spec.networkConfig[0].ip: unknown field"},
-    {"{\"spec\": {\"vmName\": \"v\", \"networkConfig\": [" NIC("n", "52:54:00:00:00:01") ", " NIC(
-	 "default/n", "52-54-00-00-00-01") "]}}",
-	"spec.networkConfig[1].macAddress: 52:54:00:00:00:01 is already used on network "
-	"default/n by networkConfig[0]"},
-    {"{\"spec\": {\"vmName\": \"v\", \"networkConfig\": {}}}",
-	"spec.networkConfig: must be an array"},
-    {"{\"spec\": {\"vmName\": \"v\"}, \"status\": {\"networkConfig\": [{\"state\": "
+    {"{\"spec\": {\"vmName\": \"v\"}, \"status\": {\"networkConfigs\": [{\"status\": "
      "\"Bound\"}]}}",
-	"status.networkConfig[0].state: \"Bound\" is not one of the allowed "
+	"status.networkConfigs[0].status: \"Bound\" is not one of the allowed values"},
+    {"{\"spec\": {\"vmName\": \"v\", \"nics\": []}}", "spec.nics: unknown field"},
+    {"{\"spec\": {\"vmName\": \"v\", \"networkConfigs\": [" NIC("net", "zz") "]}}",
+	"spec.networkConfigs[0].macAddress: \"zz\" is not a MAC address"},
+    {"{\"spec\": {\"vmName\": \"v\", \"networkConfigs\": [{\"networkName\": \"n\"}]}}",
+	"spec.networkConfigs[0].macAddress: required"},
+    {"{\"spec\": {\"vmName\": \"v\", \"networkConfigs\": [{\"macAddress\": "
+     "\"52:54:00:00:00:01\"}]}}",
+	"spec.networkConfigs[0].networkName: required"},
+    {"{\"spec\": {\"vmName\": \"v\", \"networkConfigs\": [" NIC("a/b/c", "52:54:00:00:00:01") "]}}",
+	"spec.networkConfigs[0].networkName: \"a/b/c\" is not a \"namespace/name\" or "
+	"\"name\""},
+    {"{\"spec\": {\"vmName\": \"v\", \"networkConfigs\": [{\"networkName\": \"n\", "
+     "\"macAddress\": \"52:54:00:00:00:01\", \"ipAddress\": \"1.2.3\"}]}}",
+	"spec.networkConfigs[0].ipAddress: \"1.2.3\" is not an IPv4 address"},
+    {"{\"spec\": {\"vmName\": \"v\", \"networkConfigs\": [{\"networkName\": \"n\", "
+     "\"macAddress\": \"52:54:00:00:00:01\", \"ip\": \"1.2.3.4\"}]}}",
+	"spec.networkConfigs[0].ip: unknown field"},
+    {"{\"spec\": {\"vmName\": \"v\", \"networkConfigs\": [" NIC("n", "52:54:00:00:00:01") ", " NIC(
+	 "default/n", "52-54-00-00-00-01") "]}}",
+	"spec.networkConfigs[1].macAddress: 52:54:00:00:00:01 is already used on network "
+	"default/n by networkConfigs[0]"},
+    {"{\"spec\": {\"vmName\": \"v\", \"networkConfigs\": {}}}",
+	"spec.networkConfigs: must be an array"},
+    {"{\"spec\": {\"vmName\": \"v\"}, \"status\": {\"networkConfigs\": [{\"state\": "
+     "\"Bound\"}]}}",
+	"status.networkConfigs[0].state: \"Bound\" is not one of the allowed "
 	"values"},
-    {"{\"spec\": {\"vmName\": \"v\"}, \"status\": {\"networkConfig\": [{\"macAddress\": "
+    {"{\"spec\": {\"vmName\": \"v\"}, \"status\": {\"networkConfigs\": [{\"macAddress\": "
      "\"x\"}]}}",
-	"status.networkConfig[0].macAddress: \"x\" is not a MAC address"},
+	"status.networkConfigs[0].macAddress: \"x\" is not a MAC address"},
     {"{\"spec\": {\"vmName\": \"v\"}, \"status\": {\"conditions\": [{\"status\": "
      "\"True\"}]}}",
 	"status.conditions[0].type: required"},
@@ -203,8 +285,8 @@ test_errors(void)
 static void
 test_limits(void)
 {
-	json_t *j = load("{\"spec\": {\"vmName\": \"v\", \"networkConfig\": []}}");
-	json_t *nics = json_object_get(json_object_get(j, "spec"), "networkConfig");
+	json_t *j = load("{\"spec\": {\"vmName\": \"v\", \"networkConfigs\": []}}");
+	json_t *nics = json_object_get(json_object_get(j, "spec"), "networkConfigs");
 	struct vmnetcfg *c = NULL;
 	struct crd_error err;
 
@@ -222,7 +304,7 @@ test_limits(void)
 	json_array_append_new(
 	    nics, json_pack("{s:s, s:s}", "networkName", "net", "macAddress", "52:54:00:00:01:00"));
 	CU_ASSERT_EQUAL(vmnetcfg_decode(j, &c, &err), -EINVAL);
-	CU_ASSERT_STRING_EQUAL(err.message, "spec.networkConfig: at most 32 items (got 33)");
+	CU_ASSERT_STRING_EQUAL(err.message, "spec.networkConfigs: at most 32 items (got 33)");
 	json_decref(j);
 }
 
@@ -352,7 +434,7 @@ test_condition_generation_round_trip(void)
 {
 	json_t *j = load("{\"metadata\": {\"name\": \"vm1\", \"namespace\": \"default\","
 			 " \"generation\": 4},"
-			 " \"spec\": {\"vmName\": \"vm1\", \"networkConfig\": []},"
+			 " \"spec\": {\"vmName\": \"vm1\", \"networkConfigs\": []},"
 			 " \"status\": {\"conditions\": [{\"type\": \"Allocated\","
 			 "  \"status\": \"True\", \"reason\": \"Allocated\","
 			 "  \"observedGeneration\": 3}]}}");
@@ -428,7 +510,7 @@ test_long_bare_network_round_trip(void)
 
 	memset(name, 'n', 60);
 	name[60] = '\0';
-	j = json_pack("{s:{s:s, s:[{s:s, s:s}]}}", "spec", "vmName", "v", "networkConfig",
+	j = json_pack("{s:{s:s, s:[{s:s, s:s}]}}", "spec", "vmName", "v", "networkConfigs",
 	    "networkName", name, "macAddress", "52:54:00:00:00:01");
 	CU_ASSERT_EQUAL_FATAL(vmnetcfg_decode(j, &c, &err), 0);
 	CU_ASSERT_EQUAL(strlen(c->spec.nics[0].network_name), 68);
@@ -444,7 +526,8 @@ test_long_bare_network_round_trip(void)
 
 static const struct test_case vmnetcfg_tests[] = {
     {"decode and round trip", test_decode_and_round_trip},
-    {"Go project NIC \"status\" field is read", test_go_project_status_field},
+    {"deprecated NIC \"status\" field is read, not written", test_go_project_status_field},
+    {"deprecated singular networkConfig is read, plural written", test_singular_alias},
     {"MAC and network canonical forms", test_canonical},
     {"every validation error names its path", test_errors},
     {"32 NICs allowed, 33 refused", test_limits},
