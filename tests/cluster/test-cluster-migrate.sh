@@ -499,7 +499,13 @@ mark "helm install $REL -n $NS"
 check "helm install ours under the Go project's release name" \
     helm_ install $REL "$ROOT/charts/vm-dhcp" -n $NS "${values[@]}" --wait --timeout 5m
 CTRL_DEP=$(k -n $NS get deploy -l app.kubernetes.io/component=controller -o jsonpath='{.items[0].metadata.name}')
-controller_logs() { k -n $NS logs deploy/"$CTRL_DEP" --all-containers --tail=-1 >"$TMP/controller.log" 2>&1; }
+# every controller pod's log (the leader's lines are the ones that matter)
+controller_logs() {
+    local p
+    for p in $(k -n $NS get pods -l app.kubernetes.io/component=controller -o name); do
+        k -n $NS logs "$p" --tail=-1
+    done >"$TMP/controller.log" 2>&1
+}
 
 # the CRDs: ours now
 crd_ours() { k get crd ippools.network.harvesterhci.io -o json | jq -e '.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.ipv4Config.properties.mtu != null' >/dev/null; }
