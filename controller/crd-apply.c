@@ -44,8 +44,8 @@ __asm__(".section .rodata\n"
 extern const char crd_apply_ippools[], crd_apply_ippools_end[];
 extern const char crd_apply_vmnetcfgs[], crd_apply_vmnetcfgs_end[];
 
-static const struct kube_resource crd_res = {"apiextensions.k8s.io", "v1",
-    "customresourcedefinitions", "CustomResourceDefinition", false};
+static const struct kube_resource crd_res = {
+    "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", false};
 
 #define CALL_GUARD_MS (60 * 1000L)
 #define MAX_CONFLICTS 3
@@ -81,7 +81,8 @@ call_wait(struct event_base *base, struct call *c, int rc)
 	}
 	if (kube_run_until(base, &c->done, CALL_GUARD_MS) < 0) {
 		c->error = -ETIMEDOUT;
-		snprintf(c->message, sizeof(c->message), "no answer in %ld s", CALL_GUARD_MS / 1000);
+		snprintf(
+		    c->message, sizeof(c->message), "no answer in %ld s", CALL_GUARD_MS / 1000);
 	}
 	return c->error;
 }
@@ -121,7 +122,8 @@ desired(const json_t *want, const json_t *have)
 	if (obj == NULL || rv == NULL)
 		goto fail;
 	meta = json_object_get(obj, "metadata");
-	if (!json_is_object(meta) || json_object_set_new(meta, "resourceVersion", json_string(rv)) < 0)
+	if (!json_is_object(meta) ||
+	    json_object_set_new(meta, "resourceVersion", json_string(rv)) < 0)
 		goto fail;
 	merge_map(meta, json_object_get(hmeta, "labels"), "labels");
 	merge_map(meta, json_object_get(hmeta, "annotations"), "annotations");
@@ -158,7 +160,8 @@ apply_one(struct event_base *base, struct kube_client *client, const json_t *wan
 			return r;
 		}
 		if (r < 0) {
-			snprintf(err, errlen, "get CustomResourceDefinition %s: %s", name, c.message);
+			snprintf(
+			    err, errlen, "get CustomResourceDefinition %s: %s", name, c.message);
 			json_decref(c.object);
 			return r;
 		}
@@ -192,15 +195,16 @@ ctrl_apply_crds(struct event_base *base, struct kube_client *client, char *err, 
 		const char *start, *end, *file;
 	} files[] = {
 	    {crd_apply_ippools, crd_apply_ippools_end, "crds/ippools.yaml"},
-	    {crd_apply_vmnetcfgs, crd_apply_vmnetcfgs_end, "crds/virtualmachinenetworkconfigs.yaml"},
+	    {crd_apply_vmnetcfgs, crd_apply_vmnetcfgs_end,
+		"crds/virtualmachinenetworkconfigs.yaml"},
 	};
 	int r = 0;
 
 	for (size_t i = 0; i < ELEMENTSOF(files) && r == 0; i++) {
 		struct yaml_error ye = {0};
 		json_t **docs = NULL;
-		int n = yaml_parse_documents(files[i].start,
-		    (size_t)(files[i].end - files[i].start) - 1, &docs, NULL, &ye);
+		int n = yaml_parse_documents(
+		    files[i].start, (size_t)(files[i].end - files[i].start) - 1, &docs, NULL, &ye);
 
 		if (n < 0) {
 			snprintf(err, errlen, "embedded %s: line %u: %s", files[i].file, ye.line,

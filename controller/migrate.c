@@ -189,8 +189,8 @@ ctrl_upstream_agent_delete(
 
 	if (op == NULL)
 		return ctrl_error(-ENOMEM);
-	log_info("ippool %s: removing the Go project's agent pod %s/%s (%s)", key, p->ns, p->name,
-	    why);
+	log_info(
+	    "ippool %s: removing the Go project's agent pod %s/%s (%s)", key, p->ns, p->name, why);
 	return ctrl_op_started(op, kube_delete(c->client, &kube_res_pods, p->ns, p->name, &o,
 				       ctrl_op_done, op, &op->call));
 }

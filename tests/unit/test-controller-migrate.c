@@ -302,7 +302,8 @@ agent_pod(const char *name, bool owned)
 	    "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace", CTRL_NS,
 	    "labels", "network.harvesterhci.io/vm-dhcp-controller", "agent",
 	    "network.harvesterhci.io/ippool-namespace", NS, "network.harvesterhci.io/ippool-name",
-	    "net-1", "spec", "containers", "name", "agent", "image", "rancher/harvester-vm-dhcp-agent");
+	    "net-1", "spec", "containers", "name", "agent", "image",
+	    "rancher/harvester-vm-dhcp-agent");
 
 	if (owned)
 		json_object_set_new(json_object_get(p, "metadata"), "ownerReferences",
@@ -324,17 +325,19 @@ world(struct env *e)
 
 	if (!env_start(e, "../../crds"))
 		return false;
-	CU_ASSERT_EQUAL(req(e, "POST", NADS, NULL,
-			    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion",
-				"k8s.cni.cncf.io/v1", "kind", "NetworkAttachmentDefinition",
-				"metadata", "name", "net-1", "namespace", NS, "spec", "config", "{}")),
+	CU_ASSERT_EQUAL(
+	    req(e, "POST", NADS, NULL,
+		json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion", "k8s.cni.cncf.io/v1",
+		    "kind", "NetworkAttachmentDefinition", "metadata", "name", "net-1", "namespace",
+		    NS, "spec", "config", "{}")),
 	    201);
-	CU_ASSERT_EQUAL(req(e, "POST", POOLS, NULL,
-			    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:{s:s, s:s, s:{s:s, s:s}}}}",
-				"apiVersion", CRD_API_VERSION, "kind", IPPOOL_KIND, "metadata", "name",
-				"net-1", "namespace", NS, "spec", "networkName", "default/net-1",
-				"ipv4Config", "cidr", "10.0.0.0/24", "serverIP", "10.0.0.2", "pool",
-				"start", "10.0.0.10", "end", "10.0.0.20")),
+	CU_ASSERT_EQUAL(
+	    req(e, "POST", POOLS, NULL,
+		json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:{s:s, s:s, s:{s:s, s:s}}}}",
+		    "apiVersion", CRD_API_VERSION, "kind", IPPOOL_KIND, "metadata", "name", "net-1",
+		    "namespace", NS, "spec", "networkName", "default/net-1", "ipv4Config", "cidr",
+		    "10.0.0.0/24", "serverIP", "10.0.0.2", "pool", "start", "10.0.0.10", "end",
+		    "10.0.0.20")),
 	    201);
 	CU_ASSERT_EQUAL(req(e, "POST", PODS, NULL, agent_pod("default-net-1-agent", false)), 201);
 	CU_ASSERT_EQUAL(
@@ -366,14 +369,14 @@ test_upstream_agent_removed_once_ours_ready(void)
 	CU_ASSERT_TRUE(path_present(&e, PODS "/default-net-1-agent"));
 
 	/* ours ready: the Go project's Pod goes, AgentReady True; our own Pod stays */
-	CU_ASSERT_EQUAL(req(&e, "PATCH", DEPLOYS "/default-net-1-agent/status",
-			    "application/merge-patch+json",
-			    json_pack("{s:{s:i, s:i, s:i}}", "status", "observedGeneration", 1,
-				"readyReplicas", 1, "availableReplicas", 1)),
+	CU_ASSERT_EQUAL(
+	    req(&e, "PATCH", DEPLOYS "/default-net-1-agent/status", "application/merge-patch+json",
+		json_pack("{s:{s:i, s:i, s:i}}", "status", "observedGeneration", 1, "readyReplicas",
+		    1, "availableReplicas", 1)),
 	    200);
 	CU_ASSERT_TRUE(wait_for(&e, path_absent, PODS "/default-net-1-agent"));
-	CU_ASSERT_TRUE(wait_for(
-	    &e, pool_cond_is, &(struct cond_want){IPPOOL_COND_AGENT_READY, "True", NULL}));
+	CU_ASSERT_TRUE(
+	    wait_for(&e, pool_cond_is, &(struct cond_want){IPPOOL_COND_AGENT_READY, "True", NULL}));
 	CU_ASSERT_TRUE(path_present(&e, PODS "/default-net-1-agent-5d9c-x2"));
 
 	/* a Pod of the Go project for a paused pool goes at once */
