@@ -102,7 +102,8 @@ $(foreach t,$(patsubst FAKES_%,%,$(filter FAKES_%,$(.VARIABLES))),$(eval \
 .SECONDARY:
 
 .PHONY: all programs tests unit netns-test asan test fuzz fuzz-short check-layers valgrind \
-	demo bench-dhcp bench-kube bench-controller bench-e2e lint-charts clean format format-check help \
+	demo bench-dhcp bench-kube bench-controller bench-e2e lint-charts chart-harvester clean format \
+	format-check help \
 	install-deps
 
 all: programs
@@ -113,7 +114,7 @@ help:
 	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
 	@echo "Targets: all test unit asan netns-test fuzz fuzz-short valgrind check-layers demo"
 	@echo "         bench-dhcp bench-kube bench-ipam bench-controller bench-e2e bench-ippool-load"
-	@echo "         lint-charts format clean image image-test"
+	@echo "         lint-charts chart-harvester format clean image image-test"
 
 $(FLAGS_STAMP):
 	@mkdir -p $(BUILD)
@@ -269,6 +270,11 @@ bench-dhcp:
 
 lint-charts:
 	@scripts/lint-charts.sh
+
+# The chart under the Go project's chart name (harvester-vm-dhcp-controller), packaged with a
+# Helm repository index in build/charts, for Harvester's Addon (spec.repo, chart, version).
+chart-harvester:
+	@scripts/chart-harvester.sh build/charts
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')

@@ -520,8 +520,9 @@ struct agent_opts {
 	bool assign_server_ip;
 	/* Kubernetes mode: the pool ippool_ref is watched through the API server; no config */
 	bool kube;
-	const char *kubeconfig; /* NULL: $KUBECONFIG, else in-cluster */
-	bool dry_run;		/* sync (and serve /readyz, /metrics) without sockets or netlink */
+	const char *kubeconfig;	 /* NULL: $KUBECONFIG, else in-cluster */
+	const char *kubecontext; /* the kubeconfig's context; NULL: its current-context */
+	bool dry_run;		 /* sync (and serve /readyz, /metrics) without sockets or netlink */
 	/*
 	 * Once the DHCP sockets are open and the server address set, drop every capability but
 	 * CAP_NET_ADMIN (kept with assign_server_ip, to re-add the address after link events):
@@ -554,9 +555,19 @@ struct agent_opts {
 	const char *snapshot_path;
 	/* for vmdhcp_build_info; NULL: "unknown" */
 	const char *version, *revision;
+	/* --enable-cache-dump-api: GET /leases on the HTTP endpoint (dump.c); needs listen */
+	bool dump_api;
 };
 
 struct agent;
+
+/*
+ * dump.c: the body of --enable-cache-dump-api's GET /leases, as the Go project's (upstream
+ * pkg/server/handler.go, pkg/dhcp/dhcp.go): {"<mac>":"<lease as JSON text>"} for every binding
+ * of s, each with the options o (NULL: no leases yet, "{}"). 0 and a new string in *ret
+ * (free()), or -ENOMEM.
+ */
+int agent_dump_leases_json(const struct dhcp_server *s, const struct dhcp_options *o, char **ret);
 
 /*
  * Builds the agent from a loaded config (takes cfg): engine, bindings, dynamic pool,

@@ -2,6 +2,11 @@
 /*
  * vm-dhcp-agent: answers DHCPv4 for one IPPool on one L2 interface.
  * One event_base, one thread: DHCP sockets, netlink link events, HTTP, signals.
+ *
+ * The Go project's flags and environment variables (cmd/agent/root.go) are accepted with their
+ * meaning: --name ($VM_DHCP_AGENT_NAME), --kubeconfig ($KUBECONFIG), --kubecontext
+ * ($KUBECONTEXT), --dry-run, --ippool-ref ($IPPOOL_REF), --nic (= --interface), --debug and
+ * --trace ($VM_DHCP_AGENT_DEBUG, $VM_DHCP_AGENT_TRACE).
  */
 #include <errno.h>
 #include <signal.h>
@@ -31,7 +36,10 @@
 struct cli {
 	struct agent_opts opts;
 	const char *kubeconfig;
+	const char *kubecontext;
+	const char *name; /* --name: this instance, in the logs */
 	bool dry;
+	bool debug, trace, level_given;
 	enum log_level level;
 	enum log_format format;
 	char lease_name[254], identity[256], pool_ns[254]; /* --leader-elect's defaults */
@@ -60,7 +68,8 @@ parse_flags(int argc, char **argv, struct cli *c)
 		.type = FLAG_STRING,
 		.dst = &o->ifname,
 		.arg = "IF",
-		.help = "interface to serve (default eth1)"},
+		.help = "interface to serve (default eth1)",
+		.alias = "nic"},
 	    {.name = "dynamic",
 		.type = FLAG_BOOL,
 		.dst = &o->dynamic,
@@ -96,6 +105,11 @@ parse_flags(int argc, char **argv, struct cli *c)
 		.help = "HTTP /healthz /readyz /metrics on HOST:PORT (default: off); never\n"
 			"an address of the served interface; Kubernetes mode: not :PORT\n"
 			"either (--listen $(POD_IP):8080)"},
+	    {.name = "enable-cache-dump-api",
+		.type = FLAG_BOOL,
+		.dst = &o->dump_api,
+		.help = "also serve GET /leases on --listen: the bindings served, as the Go\n"
+			"project's debug endpoint (default off)"},
 	    {.name = "assign-server-ip",
 		.type = FLAG_BOOL,
 		.dst = &o->assign_server_ip,
@@ -110,7 +124,18 @@ parse_flags(int argc, char **argv, struct cli *c)
 		.dst = &c->level,
 		.arg = "LEVEL",
 		.help = "error, warn, info (default) or debug",
-		.parse = log_level_flag},
+		.parse = log_level_flag,
+		.given = &c->level_given},
+	    {.name = "debug",
+		.type = FLAG_BOOL,
+		.dst = &c->debug,
+		.help = "--log-level debug, unless --log-level is given",
+		.env = "VM_DHCP_AGENT_DEBUG"},
+	    {.name = "trace",
+		.type = FLAG_BOOL,
+		.dst = &c->trace,
+		.help = "the same as --debug (no finer level here)",
+		.env = "VM_DHCP_AGENT_TRACE"},
 	    {.name = "log-format",
 		.type = FLAG_FUNC,
 		.dst = &c->format,
@@ -131,13 +156,27 @@ parse_flags(int argc, char **argv, struct cli *c)
 		.arg = "NS/NAME",
 		.help = "the IPPool to serve: without --config, watched through the API\n"
 			"server (Kubernetes mode); with it, picks one when the file has\n"
-			"several"},
+			"several",
+		.env = "IPPOOL_REF"},
 	    {.name = "kubeconfig",
 		.type = FLAG_STRING,
 		.dst = &c->kubeconfig,
 		.arg = "FILE",
 		.help = "Kubernetes mode: kubeconfig file (default $KUBECONFIG, else\n"
 			"in-cluster)"},
+	    {.name = "kubecontext",
+		.type = FLAG_STRING,
+		.dst = &c->kubecontext,
+		.arg = "NAME",
+		.help = "Kubernetes mode: the kubeconfig's context (default its\n"
+			"current-context; in-cluster: ignored)",
+		.env = "KUBECONTEXT"},
+	    {.name = "name",
+		.type = FLAG_STRING,
+		.dst = &c->name,
+		.arg = "NAME",
+		.help = "name of this agent instance, in the logs",
+		.env = "VM_DHCP_AGENT_NAME"},
 	    {.name = "drop-capabilities",
 		.type = FLAG_BOOL,
 		.dst = &o->drop_capabilities,
@@ -238,6 +277,9 @@ parse_flags(int argc, char **argv, struct cli *c)
 	o->log_dhcp = (enum agent_log_dhcp)log_dhcp;
 	if (next < argc)
 		return flags_error(&f, "unexpected argument \"%s\" (try --help)", argv[next]);
+	if (o->dump_api && o->listen == NULL)
+		return flags_error(&f, "--enable-cache-dump-api needs --listen (the endpoint "
+				       "that serves /leases)");
 	if (o->config_path == NULL) {
 		const char *slash;
 
@@ -256,6 +298,7 @@ parse_flags(int argc, char **argv, struct cli *c)
 		/* Kubernetes mode: the agent always sets serverIP/prefix on its interface */
 		o->kube = true;
 		o->kubeconfig = c->kubeconfig;
+		o->kubecontext = c->kubecontext;
 		o->dry_run = c->dry;
 		o->assign_server_ip = true;
 		o->drop_capabilities = true;
@@ -266,6 +309,9 @@ parse_flags(int argc, char **argv, struct cli *c)
 		    : o->leader_elect	  ? "leader-elect"
 					  : "snapshot");
 	}
+	/* local mode ignores --kubecontext: $KUBECONTEXT may be set for other tools */
+	if ((c->debug || c->trace) && !c->level_given)
+		c->level = LOG_LEVEL_DEBUG;
 	if (ha_flags && !o->leader_elect)
 		return flags_error(&f, "--lease-name, --lease-namespace, --identity, "
 				       "--lease-duration, --renew-deadline and --retry-period "
@@ -466,6 +512,13 @@ main(int argc, char **argv)
 	opts->revision = VMDHCP_REVISION;
 	log_kv(LOG_LEVEL_INFO, LOG_KV("version", VMDHCP_VERSION, "revision", VMDHCP_REVISION),
 	    "starting");
+	if (cli.name != NULL && cli.name[0] != '\0')
+		log_info("instance name %s", cli.name);
+	if (opts->kube && opts->kubecontext != NULL && opts->kubecontext[0] != '\0' &&
+	    (opts->kubeconfig == NULL || opts->kubeconfig[0] == '\0') &&
+	    (getenv("KUBECONFIG") == NULL || getenv("KUBECONFIG")[0] == '\0'))
+		log_warn("--kubecontext %s ignored: no kubeconfig, in-cluster configuration",
+		    opts->kubecontext);
 	r = agent_new(base, opts, cfg, &agent, err, sizeof(err));
 	if (r < 0) {
 		log_error("%s", err);

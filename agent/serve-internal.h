@@ -140,6 +140,8 @@ enum { IGNORED_RATE_LIMITED, IGNORED_NOT_BOUND };
 
 /* serve.c */
 const struct agent_config *agent_cur_cfg(const struct agent *a);
+/* --enable-cache-dump-api: GET /leases on a->httpd (dump.c). 0 or negative errno. */
+int agent_add_dump_api(struct agent *a);
 void agent_shrink_config(struct agent_config *c);
 
 /* metrics.c */

@@ -330,7 +330,8 @@ kube_setup(struct agent *a, char *err, size_t errlen)
 	struct agent_kube *k;
 	int r;
 
-	if ((r = kube_config_load(a->opts.kubeconfig, &a->kcfg, err, errlen)) < 0)
+	if ((r = kube_config_load_context(
+		 a->opts.kubeconfig, a->opts.kubecontext, &a->kcfg, err, errlen)) < 0)
 		return r;
 	if ((r = kube_client_new(a->base, a->kcfg, &a->kc)) < 0) {
 		snprintf(err, errlen, "Kubernetes client: %s", strerror(-r));
@@ -463,6 +464,10 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 			goto fail;
 		}
 		httpd_set_ready(a->httpd, agent_ready, a);
+		if (opts->dump_api && (r = agent_add_dump_api(a)) < 0) {
+			snprintf(err, errlen, "--enable-cache-dump-api: %s", strerror(-r));
+			goto fail;
+		}
 		log_info("HTTP /healthz /readyz /metrics on %s (port %d)", opts->listen,
 		    httpd_port(a->httpd));
 		/* a VM could still reach that address through the served interface (Linux

@@ -68,6 +68,8 @@ struct vm_item {
 
 struct nad_item {
 	char *cluster_network; /* NULL: plain Multus */
+	/* its network.harvesterhci.io/ippool-namespace and ippool-name labels (NULL: absent) */
+	char *pool_ns, *pool_name;
 };
 
 struct node_item {
@@ -305,5 +307,17 @@ void ctrl_migrate_remove_webhooks(struct ctrl *c);
  */
 int ctrl_metrics_add(struct ctrl *c);
 void ctrl_metrics_free(struct ctrl *c);
+
+/*
+ * --enable-cache-dump-api's bodies (dump.c), as upstream's /ipams/{network} and
+ * /caches/{network} (pkg/server/handler.go): Go's json.Marshal of a map[string]string,
+ * compact, keys in byte order. ipam: {"<ip>":"true"|"false"} for each address of the range
+ * that can be handed out (neither excluded nor reserved), "true" when bound; -E2BIG when the
+ * range has more than CTRL_DUMP_IPAM_MAX addresses. cache: {"<mac>":"<ip>"} for each binding.
+ * 0 and a new string in *ret (free()), or -ENOMEM.
+ */
+#define CTRL_DUMP_IPAM_MAX (UINT32_C(1) << 20)
+int ctrl_dump_ipam_json(const struct netpool *p, char **ret);
+int ctrl_dump_cache_json(const struct netpool *p, char **ret);
 
 #endif

@@ -29,8 +29,13 @@ struct placement_opts;
 #define CTRL_FINALIZER_IPPOOL "wrangler.cattle.io/vm-dhcp-ippool-controller"
 #define CTRL_FINALIZER_VMNETCFG "wrangler.cattle.io/vm-dhcp-vmnetcfg-controller"
 #define CTRL_COMPONENT "vm-dhcp-controller"
-/* The leader Lease in the controller's namespace (one release per cluster). */
-#define CTRL_LEASE_NAME "vm-dhcp-controller"
+/*
+ * The leader Lease by default: the Go project's (cmd/controller/run.go, wrangler
+ * leader.RunOrDie(ctx, "kube-system", "vm-dhcp-controllers", ...)), so that its controller,
+ * left running, and ours never act at once: both are client-go-style electors of one Lease.
+ */
+#define CTRL_LEASE_NAMESPACE "kube-system"
+#define CTRL_LEASE_NAME "vm-dhcp-controllers"
 
 extern const struct kube_resource ctrl_res_ippools;
 extern const struct kube_resource ctrl_res_vmnetcfgs;
@@ -43,8 +48,10 @@ struct ctrl_opts {
 	const char *agent_image;	    /* required */
 	const char *agent_sa;		    /* may be NULL */
 	const struct placement_opts *agent; /* the agents' knobs (copied); NULL: defaults */
-	uint64_t resync_usec;		    /* informer resync (0 = off) */
-	uint64_t requeue_usec;		    /* delay for retry-later cases (0 = 2 s) */
+	bool no_agent; /* place no agent, delete none (the Go project's --no-agent): pools are
+			* Registered and AgentReady with reason NoAgent */
+	uint64_t resync_usec;  /* informer resync (0 = off) */
+	uint64_t requeue_usec; /* delay for retry-later cases (0 = 2 s) */
 	/* Taking over from the Go project (migrate.c): the namespace of its agent Pods (NULL:
 	 * not watched), its webhook configurations to delete (comma-separated names, or NULL).
 	 * Borrowed for the ctrl's life. */
@@ -72,6 +79,12 @@ void ctrl_lead(struct ctrl *c);
 bool ctrl_synced(const struct ctrl *c);
 /* The /readyz decision: reason filled when not ready. */
 bool ctrl_ready(struct ctrl *c, char *reason, size_t len);
+/*
+ * --enable-cache-dump-api: serve the Go project's debug endpoints /ipams/{network} and
+ * /caches/{network} (dump.c) on h (borrowed; freed after the ctrl). 0 or negative errno.
+ */
+struct httpd;
+int ctrl_add_dump_api(struct ctrl *c, struct httpd *h);
 /* Append "; <why>" to reason for each informer whose list or watch is failing. */
 void ctrl_describe_failures(struct ctrl *c, char *reason, size_t len);
 

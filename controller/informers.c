@@ -159,6 +159,7 @@ pack_intern(struct pack *p, const char *s)
 	    VMNETCFG_REASON_EXHAUSTED,
 	    VMNETCFG_REASON_PAUSED,
 	    VMNETCFG_REASON_INVALID_MAC,
+	    VMNETCFG_REASON_ADDRESS_TAKEN,
 	    VMNETCFG_REASON_ALLOCATED,
 	    VMNETCFG_REASON_IN_SYNC,
 	    VMNETCFG_REASON_PENDING,
@@ -374,8 +375,11 @@ nad_item_free(void *p)
 {
 	struct nad_item *it = p;
 
-	if (it != NULL)
+	if (it != NULL) {
 		free(it->cluster_network);
+		free(it->pool_ns);
+		free(it->pool_name);
+	}
 	free(it);
 }
 
@@ -384,8 +388,11 @@ nad_transform(void *userdata, json_t *obj)
 {
 	struct nad_item *it = calloc(1, sizeof(*it));
 
-	if (it != NULL)
+	if (it != NULL) {
 		it->cluster_network = xstrdup(nad_cluster_network(obj));
+		it->pool_ns = xstrdup(kind_label(obj, PLACEMENT_LABEL_POOL_NS));
+		it->pool_name = xstrdup(kind_label(obj, PLACEMENT_LABEL_POOL_NAME));
+	}
 	return it;
 }
 

@@ -4,8 +4,15 @@
  *
  *   vm-dhcp-controller --agent-image IMAGE [--namespace NS] [--kubeconfig FILE]
  *                      [--agent-service-account SA] [--agent-* knobs of the agent workload]
- *                      [--no-leader-election] [--listen HOST:PORT] [--log-level LEVEL]
- *                      [--log-format text|json]
+ *                      [--no-leader-election] [--lease-namespace NS] [--lease-name NAME]
+ *                      [--no-agent] [--no-dhcp] [--name NAME]
+ *                      [--listen HOST:PORT] [--log-level LEVEL] [--log-format text|json]
+ *
+ * The Go project's flags and environment variables (cmd/controller/root.go) are accepted
+ * with their meaning: --name, --no-leader-election, --no-agent, --no-dhcp, --namespace
+ * ($AGENT_NAMESPACE), --image ($AGENT_IMAGE, = --agent-image), --service-account-name
+ * ($AGENT_SERVICE_ACCOUNT_NAME, = --agent-service-account), --debug and --trace
+ * ($VM_DHCP_CONTROLLER_DEBUG, $VM_DHCP_CONTROLLER_TRACE).
  *   vm-dhcp-controller --uninstall [--uninstall-timeout SECONDS] [--namespace NS]
  *                      [--kubeconfig FILE] [--log-level LEVEL]
  *   vm-dhcp-controller --version
@@ -46,7 +53,13 @@ struct args {
 	const char *agent_image;
 	const char *agent_sa;
 	const char *listen;
+	const char *name;	/* --name: this instance, in the logs */
+	const char *lease_ns;	/* the leader Lease (CTRL_LEASE_NAMESPACE) */
+	const char *lease_name; /* (CTRL_LEASE_NAME) */
 	bool no_leader_election;
+	bool no_agent, no_dhcp;
+	bool debug, trace, level_given;
+	bool dump_api; /* --enable-cache-dump-api */
 	bool uninstall;
 	uint64_t uninstall_timeout_s;  /* 0: not given */
 	bool apply_crds;	       /* controller/crd-apply.h */
@@ -112,18 +125,34 @@ parse_args(int argc, char **argv, struct args *a)
 		.type = FLAG_STRING,
 		.dst = &a->agent_image,
 		.arg = "IMAGE",
-		.help = "image of the per-pool DHCP agent (required)"},
+		.help = "image of the per-pool DHCP agent (required but with\n"
+			"--no-agent)",
+		.alias = "image",
+		.env = "AGENT_IMAGE"},
 	    {.name = "namespace",
 		.type = FLAG_STRING,
 		.dst = &a->namespace,
 		.arg = "NS",
 		.help = "namespace of the controller and its agents\n"
-			"(default: the service account's, or $POD_NAMESPACE)"},
+			"(default: $POD_NAMESPACE, else the service account's)",
+		.env = "AGENT_NAMESPACE"},
 	    {.name = "agent-service-account",
 		.type = FLAG_STRING,
 		.dst = &a->agent_sa,
 		.arg = "SA",
-		.help = "service account of the agents"},
+		.help = "service account of the agents",
+		.alias = "service-account-name",
+		.env = "AGENT_SERVICE_ACCOUNT_NAME"},
+	    {.name = "no-agent",
+		.type = FLAG_BOOL,
+		.dst = &a->no_agent,
+		.help = "place no agent and delete none: IPAM and bindings\n"
+			"only (pools Registered and AgentReady, reason NoAgent)"},
+	    {.name = "no-dhcp",
+		.type = FLAG_BOOL,
+		.dst = &a->no_dhcp,
+		.help = "agents without DHCP: they follow their pool and\n"
+			"report ready, no sockets (the agents' --dry-run)"},
 	    KNOB(PLACEMENT_OPT_INTERFACE, "agent-interface", "NAME",
 		"the agents' VM-facing interface, also the Multus\n"
 		"interface name (default eth1)"),
@@ -167,17 +196,51 @@ parse_args(int argc, char **argv, struct args *a)
 		.type = FLAG_BOOL,
 		.dst = &a->no_leader_election,
 		.help = "reconcile without taking the Lease"},
+	    {.name = "lease-namespace",
+		.type = FLAG_STRING,
+		.dst = &a->lease_ns,
+		.arg = "NS",
+		.help = "namespace of the leader Lease (default " CTRL_LEASE_NAMESPACE
+			",\nthe Go project's: one leader across both)"},
+	    {.name = "lease-name",
+		.type = FLAG_STRING,
+		.dst = &a->lease_name,
+		.arg = "NAME",
+		.help = "the leader Lease (default " CTRL_LEASE_NAME ")"},
+	    {.name = "name",
+		.type = FLAG_STRING,
+		.dst = &a->name,
+		.arg = "NAME",
+		.help = "name of this controller instance, in the logs",
+		.env = "VM_DHCP_CONTROLLER_NAME"},
 	    {.name = "listen",
 		.type = FLAG_STRING,
 		.dst = &a->listen,
 		.arg = "HOST:PORT",
 		.help = "/healthz /readyz /metrics (default :8080)"},
+	    {.name = "enable-cache-dump-api",
+		.type = FLAG_BOOL,
+		.dst = &a->dump_api,
+		.help = "also serve GET /ipams/NETWORK and /caches/NETWORK on\n"
+			"--listen: the leader's IPAM and MAC bindings as JSON,\n"
+			"as the Go project's debug endpoints (default off)"},
 	    {.name = "log-level",
 		.type = FLAG_FUNC,
 		.dst = &a->level,
 		.arg = "error|warn|info|debug",
 		.help = "(default info)",
-		.parse = log_level_flag},
+		.parse = log_level_flag,
+		.given = &a->level_given},
+	    {.name = "debug",
+		.type = FLAG_BOOL,
+		.dst = &a->debug,
+		.help = "--log-level debug, unless --log-level is given",
+		.env = "VM_DHCP_CONTROLLER_DEBUG"},
+	    {.name = "trace",
+		.type = FLAG_BOOL,
+		.dst = &a->trace,
+		.help = "the same as --debug (no finer level here)",
+		.env = "VM_DHCP_CONTROLLER_TRACE"},
 	    {.name = "log-format",
 		.type = FLAG_FUNC,
 		.dst = &a->log_format,
@@ -255,12 +318,25 @@ parse_args(int argc, char **argv, struct args *a)
 		r = flags_error(&f, "--%s: %s", name, err);
 	} else if (a->uninstall_timeout_s != 0 && !a->uninstall)
 		r = flags_error(&f, "--uninstall-timeout needs --uninstall");
-	else if (!a->uninstall && (a->agent_image == NULL || a->agent_image[0] == '\0'))
+	else if (!a->uninstall && !a->no_agent &&
+		 (a->agent_image == NULL || a->agent_image[0] == '\0'))
 		r = flags_error(&f, "--agent-image is required (try --help)");
+	else if ((a->lease_ns != NULL && a->lease_ns[0] == '\0') ||
+		 (a->lease_name != NULL && a->lease_name[0] == '\0'))
+		r = flags_error(&f, "--lease-namespace and --lease-name cannot be empty");
 	if (r != 0) {
 		placement_opts_clear(&a->agent);
 		exit(flags_exit_status(r));
 	}
+	if ((a->debug || a->trace) && !a->level_given)
+		a->level = LOG_LEVEL_DEBUG;
+	if (a->lease_ns == NULL)
+		a->lease_ns = CTRL_LEASE_NAMESPACE;
+	if (a->lease_name == NULL)
+		a->lease_name = CTRL_LEASE_NAME;
+	if (a->agent_image == NULL)
+		a->agent_image = ""; /* --no-agent */
+	a->agent.no_dhcp = a->no_dhcp;
 }
 
 static bool
@@ -333,7 +409,8 @@ run_uninstall(const struct args *a, struct kube_config *cfg, const char *ns)
 {
 	struct ctrl_uninstall_opts uo = {
 	    .namespace = ns,
-	    .lease_name = CTRL_LEASE_NAME,
+	    .lease_namespace = a->lease_ns,
+	    .lease_name = a->lease_name,
 	    .timeout_usec = (uint64_t)(a->uninstall_timeout_s != 0 ? a->uninstall_timeout_s
 								   : UNINSTALL_TIMEOUT_DEFAULT_S) *
 			    USEC_PER_SEC,
@@ -385,6 +462,8 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	log_kv(LOG_LEVEL_INFO, LOG_KV("version", VMDHCP_VERSION, "revision", VMDHCP_REVISION),
 	    "starting");
+	if (a.name != NULL && a.name[0] != '\0')
+		log_info("instance name %s", a.name);
 
 	if ((r = kube_config_load(a.kubeconfig, &cfg, err, sizeof(err))) < 0)
 		fatalx("cannot load the Kubernetes configuration: %s", err);
@@ -422,18 +501,23 @@ main(int argc, char **argv)
 	co.agent_image = a.agent_image;
 	co.agent_sa = a.agent_sa;
 	co.agent = &a.agent;
+	co.no_agent = a.no_agent;
 	if ((r = ctrl_new(app.base, client, metrics, &co, &app.ctrl)) < 0)
 		fatalx("cannot start the controller: %s", strerror(-r));
-	log_info("server %s, namespace %s, agent image %s, listening on %s",
-	    kube_config_server(cfg), ns, a.agent_image, a.listen);
+	if (a.dump_api && (r = ctrl_add_dump_api(app.ctrl, httpd)) < 0)
+		fatalx("cannot serve the cache dump API: %s", strerror(-r));
+	log_info("server %s, namespace %s, agent image %s%s%s, listening on %s",
+	    kube_config_server(cfg), ns, a.agent_image,
+	    a.no_agent ? " (no agents: --no-agent)" : "",
+	    a.no_dhcp ? " (agents without DHCP: --no-dhcp)" : "", a.listen);
 
 	if (a.no_leader_election) {
 		app.leading = true;
 		ctrl_lead(app.ctrl);
 	} else {
 		struct kube_leader_opts lo = {
-		    .ns = ns,
-		    .name = CTRL_LEASE_NAME,
+		    .ns = a.lease_ns,
+		    .name = a.lease_name,
 		    .identity = identity,
 		    .on_started = on_started,
 		    .on_stopped = on_stopped,
@@ -448,6 +532,8 @@ main(int argc, char **argv)
 		if ((r = kube_leader_new(client, &lo, &app.leader)) < 0 ||
 		    (r = kube_leader_start(app.leader)) < 0)
 			fatalx("cannot start leader election: %s", strerror(-r));
+		log_info(
+		    "leader election on the Lease %s/%s as %s", a.lease_ns, a.lease_name, identity);
 	}
 
 	sigterm = evsignal_new(app.base, SIGTERM, signal_cb, &app);

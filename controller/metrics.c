@@ -7,8 +7,21 @@
  * sum() over the replicas counts each pool once. The series are produced from the caches at
  * each scrape, so a deleted pool's go with it. Labels are object names (bounded), never a
  * MAC or an address.
+ *
+ * Beside them, the Go project's series under its names and labels (upstream
+ * pkg/metrics/metrics.go, set by pkg/controller/ippool/controller.go and
+ * pkg/controller/vmnetcfg/controller.go), from the same caches and on the leader only too:
+ *   vmdhcpcontroller_ippool_used{ippool,cidr,network}       addresses bound (status.ipv4.used)
+ *   vmdhcpcontroller_ippool_available{ippool,cidr,network}  addresses free (status.ipv4.available)
+ *   vmdhcpcontroller_vmnetcfg_status{vmnetcfg,network,mac,ip,state} 1 per NIC in the status of
+ *                                                          a VMNetCfg that is not paused
+ * ippool and vmnetcfg are "namespace/name", cidr the spec's ipv4Config.cidr, network the
+ * networkName, state the NIC's status state (Allocated, Pending, Stale), ip "" while it has
+ * none; a paused IPPool has no ippool series. These carry a MAC and an address by upstream's
+ * design: one series per NIC.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -205,6 +218,86 @@ EMITTER(emit_excluded, FAM_EXCLUDED)
 EMITTER(emit_bindings, FAM_BINDINGS)
 EMITTER(emit_condition, FAM_CONDITION)
 
+/* --- the Go project's vmdhcpcontroller_* families ---------------------------------------- */
+
+static void
+emit_upstream_pool(struct metric_emitter *e, void *userdata, bool used)
+{
+	const struct ctrl *c = userdata;
+
+	for (size_t i = 0; i < c->n_samples; i++) {
+		const struct ctrl_pool_sample *s = &c->samples[i];
+		const struct ippool_spec *sp = &s->it->pool->spec;
+		char cidr[IPV4_STRLEN + 3];
+		struct metric_label l[3] = {
+		    {"ippool", s->key},
+		    {"cidr", cidr},
+		    {"network", sp->network_name},
+		};
+		struct ipam_counts n;
+
+		/* upstream sets them once the pool's IPAM exists, from the IPAM, and means to
+		 * drop them while the pool is paused (its cleanup) */
+		if (s->rt == NULL || s->rt->np == NULL || sp->paused)
+			continue;
+		ipv4_format(sp->cidr_addr, cidr);
+		snprintf(cidr + strlen(cidr), sizeof(cidr) - strlen(cidr), "/%u", sp->prefix);
+		netpool_counts(s->rt->np, &n);
+		metric_emit(e, l, 3, used ? n.used : n.available);
+	}
+}
+
+static void
+emit_upstream_used(struct metric_emitter *e, void *userdata)
+{
+	emit_upstream_pool(e, userdata, true);
+}
+
+static void
+emit_upstream_available(struct metric_emitter *e, void *userdata)
+{
+	emit_upstream_pool(e, userdata, false);
+}
+
+static int
+emit_cfg_nics(void *userdata, const char *key, const void *item)
+{
+	struct metric_emitter *e = userdata;
+	const struct cfg_item *it = item;
+
+	/* upstream drops a VMNetCfg's series when it is paused (cleanup) */
+	if (it->cfg == NULL || it->cfg->spec.paused)
+		return 0;
+	for (size_t i = 0; i < it->cfg->status.n_nics; i++) {
+		const struct vmnetcfg_nic_status *n = &it->cfg->status.nics[i];
+		char ip[IPV4_STRLEN] = "";
+		struct metric_label l[5] = {
+		    {"vmnetcfg", key},
+		    {"network", n->network_name},
+		    {"mac", n->mac},
+		    {"ip", ip},
+		    {"state", vmnetcfg_state_string(n->state)},
+		};
+
+		if (n->state == VMNETCFG_STATE_NONE)
+			continue;
+		if (n->allocated_ip != 0)
+			ipv4_format(n->allocated_ip, ip);
+		metric_emit(e, l, 5, 1);
+	}
+	return 0;
+}
+
+static void
+emit_upstream_vmnetcfg(struct metric_emitter *e, void *userdata)
+{
+	struct ctrl *c = userdata;
+
+	if (!c->leading || !c->reconciling)
+		return;
+	kube_store_foreach(kube_informer_store(c->inf_cfg), emit_cfg_nics, e);
+}
+
 int
 ctrl_metrics_add(struct ctrl *c)
 {
@@ -228,6 +321,13 @@ ctrl_metrics_add(struct ctrl *c)
 		"VirtualMachineNetworkConfig NICs on the IPPool's network by state", emit_bindings},
 	    {METRIC_GAUGE, "vmdhcp_ippool_condition",
 		"IPPool status conditions: 1 when True, else 0", emit_condition},
+	    /* the Go project's (upstream pkg/metrics/metrics.go: names and help text) */
+	    {METRIC_GAUGE, "vmdhcpcontroller_ippool_used",
+		"Amount of IP addresses which are in use", emit_upstream_used},
+	    {METRIC_GAUGE, "vmdhcpcontroller_ippool_available",
+		"Amount of IP addresses which are available", emit_upstream_available},
+	    {METRIC_GAUGE, "vmdhcpcontroller_vmnetcfg_status", "Status of the vmnetcfg objects",
+		emit_upstream_vmnetcfg},
 	};
 	struct metrics *m = c->metrics;
 

@@ -174,7 +174,8 @@ ctrl_upstream_agent(struct ctrl *c, const char *pool_key)
 {
 	const struct upstream_pod *p = NULL;
 
-	if (c->inf_upstream != NULL)
+	/* --no-agent: no agent of ours takes over, and none is deleted (as the Go project's) */
+	if (c->inf_upstream != NULL && !c->opts.no_agent)
 		kube_store_by_index(
 		    kube_informer_store(c->inf_upstream), "pool", pool_key, first_pod, &p);
 	return p;

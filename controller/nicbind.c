@@ -9,6 +9,7 @@
 #include <string.h>
 
 struct compute {
+	const struct vmnetcfg *cfg;
 	const char *key;
 	vmnetcfg_lookup_fn lookup;
 	void *userdata;
@@ -80,6 +81,17 @@ add_nic(struct vmnetcfg_status *st, const char *network, const char *mac, uint32
 	n->allocated_ip = addr;
 	n->state = state;
 	return 0;
+}
+
+/* The entry of st for (network, mac), or NULL. */
+static const struct vmnetcfg_nic_status *
+status_nic(const struct vmnetcfg_status *st, const char *network, const char *mac)
+{
+	for (size_t i = 0; i < st->n_nics; i++)
+		if (strcmp(st->nics[i].network_name, network) == 0 &&
+		    strcmp(st->nics[i].mac, mac) == 0)
+			return &st->nics[i];
+	return NULL;
 }
 
 /* Record a Pending NIC's reason; with event, also a Warning Event with the same text. */
@@ -186,6 +198,25 @@ static_unavailable(struct compute *c, const struct vmnetcfg_nic *nic, struct net
 	    state_word(p, nic->ip_address));
 }
 
+/* The address a NIC remembers from before a pause is held by another MAC: Pending + Event. */
+static int
+address_taken(struct compute *c, const struct vmnetcfg_nic *nic, struct netpool *p, uint32_t addr)
+{
+	const struct netpool_entry *holder = netpool_by_addr(p, addr);
+	char ip[IPV4_STRLEN], hmac[MAC_STRLEN] = "?";
+
+	ipv4_format(addr, ip);
+	if (holder != NULL)
+		mac_format(holder->mac, hmac);
+	return pending(c, nic, VMNETCFG_REASON_ADDRESS_TAKEN, true,
+	    "%s, its address before the pause, is now held by MAC %s (%s); waiting for it "
+	    "(set ipAddress to take another)",
+	    ip, hmac,
+	    holder == NULL	    ? "contested binding"
+	    : holder->owner != NULL ? holder->owner
+				    : "IPPool status");
+}
+
 /* One spec NIC: bind and append its status entry. */
 static int
 bind_nic(struct compute *c, const struct vmnetcfg_nic *nic)
@@ -193,7 +224,7 @@ bind_nic(struct compute *c, const struct vmnetcfg_nic *nic)
 	struct vmnetcfg_status *st = &c->res->status;
 	enum netpool_avail avail = NETPOOL_ABSENT;
 	const struct netpool_entry *e;
-	uint32_t addr = 0, held = 0;
+	uint32_t addr = 0, held = 0, want;
 	uint8_t mac[MAC_LEN];
 	struct netpool *p;
 	int r;
@@ -237,13 +268,32 @@ bind_nic(struct compute *c, const struct vmnetcfg_nic *nic)
 		if ((r = touch(c->res, nic->network_name)) < 0)
 			return r;
 	}
-	r = netpool_bind(p, mac, e != NULL ? 0 : nic->ip_address, c->key, &addr);
+	want = e != NULL ? 0 : nic->ip_address;
+	if (e == NULL && want == 0) {
+		/* the address remembered across a pause: back when still free */
+		const struct vmnetcfg_nic_status *o =
+		    status_nic(&c->cfg->status, nic->network_name, nic->mac);
+
+		if (o != NULL && o->state == VMNETCFG_STATE_PENDING && o->allocated_ip != 0) {
+			if (ipam_pool_is_free(netpool_ipam(p), o->allocated_ip)) {
+				want = o->allocated_ip;
+			} else if (ipam_pool_state(netpool_ipam(p), o->allocated_ip) == IPAM_USED) {
+				held = o->allocated_ip; /* still remembered, not held */
+				r = address_taken(c, nic, p, o->allocated_ip);
+				goto pend;
+			}
+			/* else excluded, reserved or outside the range by now: forgotten */
+		}
+	}
+	r = netpool_bind(p, mac, want, c->key, &addr);
 	switch (r) {
 	case 0:
 		break;
 	case -EEXIST:
 	case -EPERM:
 	case -ERANGE:
+		if (want != nic->ip_address) /* checked free just above: cannot happen */
+			return -EIO;
 		r = static_unavailable(c, nic, p);
 		goto pend;
 	case -ENOSPC:
@@ -274,24 +324,6 @@ append_status(struct vmnetcfg_status *dst, const struct vmnetcfg_status *src)
 	return 0;
 }
 
-/* Does the status list exactly the spec's NICs, all Allocated (static addresses honoured)? */
-static bool
-status_in_sync(const struct vmnetcfg_spec *spec, const struct vmnetcfg_status *st)
-{
-	if (spec->n_nics != st->n_nics)
-		return false;
-	for (size_t i = 0; i < spec->n_nics; i++) {
-		const struct vmnetcfg_nic *n = &spec->nics[i];
-		const struct vmnetcfg_nic_status *s = &st->nics[i];
-
-		if (strcmp(n->network_name, s->network_name) != 0 || strcmp(n->mac, s->mac) != 0 ||
-		    s->state != VMNETCFG_STATE_ALLOCATED || s->allocated_ip == 0 ||
-		    (n->ip_address != 0 && n->ip_address != s->allocated_ip))
-			return false;
-	}
-	return true;
-}
-
 static int
 set_cond(struct crd_conditions *conds, const char *type, bool v, const char *reason,
     const char *message, long long generation, time_t now)
@@ -300,17 +332,6 @@ set_cond(struct crd_conditions *conds, const char *type, bool v, const char *rea
 	    conds, type, v ? CRD_COND_TRUE : CRD_COND_FALSE, reason, message, generation, now);
 
 	return r < 0 ? r : 0;
-}
-
-/* The entry of st for (network, mac), or NULL. */
-static const struct vmnetcfg_nic_status *
-status_nic(const struct vmnetcfg_status *st, const char *network, const char *mac)
-{
-	for (size_t i = 0; i < st->n_nics; i++)
-		if (strcmp(st->nics[i].network_name, network) == 0 &&
-		    strcmp(st->nics[i].mac, mac) == 0)
-			return &st->nics[i];
-	return NULL;
 }
 
 /*
@@ -324,9 +345,12 @@ static int
 transition_events(struct vmnetcfg_result *res, const struct vmnetcfg_status *old)
 {
 	const struct vmnetcfg_status *st = &res->status;
+	const struct crd_condition *dis =
+	    crd_conditions_get(&old->conditions, VMNETCFG_COND_DISABLED);
+	bool was_paused = dis != NULL && dis->status == CRD_COND_TRUE;
 	int r;
 
-	for (size_t i = 0; i < old->n_nics; i++) {
+	for (size_t i = 0; i < old->n_nics && !was_paused; i++) {
 		const struct vmnetcfg_nic_status *o = &old->nics[i];
 		const struct vmnetcfg_nic_status *n = status_nic(st, o->network_name, o->mac);
 
@@ -353,11 +377,95 @@ transition_events(struct vmnetcfg_result *res, const struct vmnetcfg_status *old
 	return 0;
 }
 
+/*
+ * Release the binding of (network, mac) when this VMNetCfg (or no one) holds it. 0, or 1 when
+ * the network's pool is not ready (nothing can be released there yet), or -ENOMEM.
+ */
+static int
+release_nic(struct compute *c, const char *network, const char *macs)
+{
+	enum netpool_avail avail = NETPOOL_ABSENT;
+	struct netpool *p = c->lookup(c->userdata, network, &avail);
+	uint8_t mac[MAC_LEN];
+
+	if (avail == NETPOOL_NOT_READY)
+		return 1;
+	if (p == NULL || avail != NETPOOL_READY || mac_parse(macs, mac) < 0 ||
+	    netpool_release(p, mac, c->key) != 0)
+		return 0;
+	c->res->released = true;
+	return touch(c->res, network);
+}
+
+/*
+ * Paused, as upstream's pkg/controller/vmnetcfg/controller.go (OnChange: cleanup, Disabled,
+ * every NIC Pending; its status handlers then fail, Allocated and InSynced False): release
+ * every binding, list the spec's NICs Pending with the address each held (remembered for the
+ * resume), Released Events for the NICs that were Allocated or Stale. A NIC gone from the spec
+ * whose pool is not ready stays listed Stale until it can be released there (its pool status may
+ * still list it).
+ */
+static int
+compute_paused(struct compute *c, const struct vmnetcfg *cfg, time_t now)
+{
+	static const char msg[] = "paused: the addresses are released, remembered in the status "
+				  "and taken back on resume when still free";
+	struct vmnetcfg_result *res = c->res;
+	struct crd_conditions *conds = &res->status.conditions;
+	struct vmnetcfg_status stale = {0};
+	long long gen = cfg->meta.generation;
+	int r;
+
+	for (size_t i = 0; i < cfg->status.n_nics; i++) {
+		const struct vmnetcfg_nic_status *o = &cfg->status.nics[i];
+
+		if ((r = release_nic(c, o->network_name, o->mac)) < 0)
+			goto out;
+		if (r == 1 && o->allocated_ip != 0 && o->state != VMNETCFG_STATE_PENDING &&
+		    !nic_in_spec(cfg, o->network_name, o->mac)) {
+			c->n_stale++;
+			if ((r = add_nic(&stale, o->network_name, o->mac, o->allocated_ip,
+				 VMNETCFG_STATE_STALE)) < 0)
+				goto out;
+			continue;
+		}
+		/* Allocated and Stale NICs held their address; Pending ones only remembered it */
+		if (o->state != VMNETCFG_STATE_PENDING && o->allocated_ip != 0 &&
+		    (r = nic_event(res, VMNETCFG_REASON_RELEASED, "released", o->network_name,
+			 o->mac, o->allocated_ip)) < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < cfg->spec.n_nics; i++) {
+		const struct vmnetcfg_nic *n = &cfg->spec.nics[i];
+		const struct vmnetcfg_nic_status *o =
+		    status_nic(&cfg->status, n->network_name, n->mac);
+
+		if ((r = release_nic(c, n->network_name, n->mac)) < 0 ||
+		    (r = add_nic(&res->status, n->network_name, n->mac,
+			 o != NULL ? o->allocated_ip : 0, VMNETCFG_STATE_PENDING)) < 0)
+			goto out;
+	}
+	if ((r = append_status(&res->status, &stale)) < 0)
+		goto out;
+	if ((r = set_cond(
+		 conds, VMNETCFG_COND_DISABLED, true, VMNETCFG_REASON_PAUSED, msg, gen, now)) < 0 ||
+	    (r = set_cond(conds, VMNETCFG_COND_ALLOCATED, false, VMNETCFG_REASON_PAUSED,
+		 "paused: no address is held", gen, now)) < 0 ||
+	    (r = set_cond(conds, VMNETCFG_COND_IN_SYNCED, false, VMNETCFG_REASON_PAUSED,
+		 "paused: the spec is not applied", gen, now)) < 0)
+		goto out;
+	r = 0;
+out:
+	vmnetcfg_status_clear(&stale);
+	return r;
+}
+
 int
 vmnetcfg_compute(const struct vmnetcfg *cfg, const char *key, vmnetcfg_lookup_fn lookup,
     void *userdata, time_t now, struct vmnetcfg_result *ret)
 {
-	struct compute c = {.key = key, .lookup = lookup, .userdata = userdata, .res = ret};
+	struct compute c = {
+	    .cfg = cfg, .key = key, .lookup = lookup, .userdata = userdata, .res = ret};
 	struct vmnetcfg_status stale = {0};
 	struct crd_conditions *conds = &ret->status.conditions;
 	long long gen = cfg->meta.generation;
@@ -368,21 +476,7 @@ vmnetcfg_compute(const struct vmnetcfg *cfg, const char *key, vmnetcfg_lookup_fn
 		return r;
 
 	if (cfg->spec.paused) {
-		/* administratively frozen: keep every binding, make none */
-		bool synced = status_in_sync(&cfg->spec, &cfg->status);
-		bool all = true;
-
-		for (size_t i = 0; i < cfg->status.n_nics; i++)
-			all = all && cfg->status.nics[i].state == VMNETCFG_STATE_ALLOCATED;
-		if ((r = append_status(&ret->status, &cfg->status)) < 0 ||
-		    (r = set_cond(conds, VMNETCFG_COND_DISABLED, true, VMNETCFG_REASON_PAUSED,
-			 "the network configuration is paused", gen, now)) < 0 ||
-		    (r = set_cond(conds, VMNETCFG_COND_ALLOCATED, all && synced,
-			 all && synced ? VMNETCFG_REASON_ALLOCATED : VMNETCFG_REASON_PAUSED, NULL,
-			 gen, now)) < 0 ||
-		    (r = set_cond(conds, VMNETCFG_COND_IN_SYNCED, synced,
-			 synced ? VMNETCFG_REASON_IN_SYNC : VMNETCFG_REASON_PAUSED,
-			 synced ? NULL : "paused before the spec was applied", gen, now)) < 0)
+		if ((r = compute_paused(&c, cfg, now)) < 0)
 			goto fail;
 		ret->changed = !vmnetcfg_status_equal(&ret->status, &cfg->status);
 		return 0;

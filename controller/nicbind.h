@@ -13,17 +13,28 @@
  *   - a static ipAddress is asked: bind it; held by another MAC → Pending
  *     (StaticIPConflict) + Event; excluded/reserved/outside → Pending (StaticIPUnavailable);
  *     a NIC that holds another address moves to the static one only once it is free;
- *   - else the address the MAC already holds, else the lowest free (PoolExhausted + Event
- *     when none).
+ *   - else the address the MAC already holds;
+ *   - else the address its status remembers (a Pending NIC with an address that it does not
+ *     hold: after a pause) when still free; held by another MAC → Pending (AddressTaken) +
+ *     Event, the address still remembered, taken when it is released; excluded, reserved or
+ *     outside the range by now → forgotten;
+ *   - else the lowest free (PoolExhausted + Event when none).
  * NICs of the previous status that are no longer in the spec (removed, or moved to another
  * network) release their address; when their pool is not ready they stay listed as Stale
- * until it is. A paused VMNetCfg changes nothing (bindings kept, no new ones): Disabled=True.
+ * until it is.
+ * Paused (spec.paused, as upstream's pkg/controller/vmnetcfg/controller.go): every binding of
+ * the VMNetCfg is released (the IPPool status drops its MACs, so the agent stops answering
+ * them); the status lists the spec's NICs, each Pending with the address its previous status
+ * had for it (remembered, not held: another NIC may take it meanwhile); Disabled True,
+ * Allocated and InSynced False, all three with reason Paused. Resuming binds each NIC as
+ * above, so to its remembered address when still free.
  * Conditions: Allocated (every NIC has an address), Disabled (paused), InSynced (the status
  * lists exactly the spec's NICs, none Pending or Stale); each with a CamelCase reason, True or
  * False, and observedGeneration = the VMNetCfg's metadata.generation.
  * Normal Events come from the transition of the status (the object's → the computed one):
  * Allocated for a NIC now Allocated at an address it was not Allocated at before, Released for
- * an address a NIC held (in any state) and holds no more.
+ * an address a NIC held (in any state but paused) and holds no more, or held Allocated before
+ * a pause.
  * Idempotent: computing again on the result binds and releases nothing, yields the same
  * status and no Normal Event.
  */
@@ -63,6 +74,7 @@ typedef struct netpool *(*vmnetcfg_lookup_fn)(
 #define VMNETCFG_REASON_EXHAUSTED "PoolExhausted"
 #define VMNETCFG_REASON_PAUSED "Paused"
 #define VMNETCFG_REASON_INVALID_MAC "InvalidMAC"
+#define VMNETCFG_REASON_ADDRESS_TAKEN "AddressTaken" /* the remembered address is held */
 
 #define VMNETCFG_MESSAGE_MAX 256
 

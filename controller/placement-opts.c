@@ -666,6 +666,7 @@ placement_opts_copy(struct placement_opts *dst, const struct placement_opts *src
 	dst->lease_ms = src->lease_ms;
 	dst->renew_ms = src->renew_ms;
 	dst->retry_ms = src->retry_ms;
+	dst->no_dhcp = src->no_dhcp;
 	if (copy_str(&dst->interface, src->interface) &&
 	    copy_str(&dst->pull_policy, src->pull_policy) &&
 	    copy_str(&dst->priority_class, src->priority_class) &&

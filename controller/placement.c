@@ -173,7 +173,7 @@ placement_inputs_hash(const struct placement_input *in, char out[PLACEMENT_HASH_
 	const struct placement_opts *o;
 	char replicas[16], lease[PLACEMENT_SECONDS_LEN], renew[PLACEMENT_SECONDS_LEN],
 	    retry[PLACEMENT_SECONDS_LEN];
-	const char *parts[14];
+	const char *parts[16];
 	size_t nparts = 0;
 	json_t *res;
 	uint64_t h = 0;
@@ -201,6 +201,8 @@ placement_inputs_hash(const struct placement_input *in, char out[PLACEMENT_HASH_
 		parts[nparts++] = renew;
 		parts[nparts++] = retry;
 	}
+	if (o != NULL && o->no_dhcp)
+		parts[nparts++] = "no-dhcp"; /* only when set: hashes of agents before it stay */
 	for (size_t i = 0; i < nparts; i++)
 		h = hash64(parts[i], strlen(parts[i]) + 1, h); /* the NUL separates fields */
 	/* the effective resources: passing the defaults explicitly changes nothing */
@@ -349,6 +351,8 @@ build_args(const struct placement_input *in, const char *name)
 		argv[n++] = "--retry-period";
 		argv[n++] = retry;
 	}
+	if (in->opts != NULL && in->opts->no_dhcp)
+		argv[n++] = "--dry-run"; /* sync and report ready, no sockets, no netlink */
 	if ((args = json_array()) == NULL)
 		return NULL;
 	for (size_t i = 0; i < n; i++)

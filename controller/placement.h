@@ -83,6 +83,8 @@ struct placement_opts {
 	int lease_ms;	       /* Lease duration; 0: PLACEMENT_LEASE_MS (used from 2 replicas) */
 	int renew_ms;	       /* renew deadline; 0: PLACEMENT_RENEW_MS */
 	int retry_ms;	       /* retry period; 0: PLACEMENT_RETRY_MS */
+	bool no_dhcp; /* agents follow their pool without serving DHCP: their --dry-run (the
+		       * controller's --no-dhcp, as the Go project's, cmd/controller/root.go) */
 };
 
 enum placement_opt {

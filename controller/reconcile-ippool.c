@@ -27,6 +27,7 @@ range_hash(const struct ippool_spec *s)
 
 struct gather {
 	const char *network;
+	const struct ippool_status *pool_status; /* the pool's own status (NULL: ignored) */
 	struct netpool_source *src;
 	char **owners;
 	size_t n, cap;
@@ -66,14 +67,25 @@ gather_cfg(void *userdata, const char *key, const void *item)
 	struct gather *g = userdata;
 	const struct cfg_item *it = item;
 
-	if (it->cfg == NULL)
+	/* a paused VMNetCfg holds nothing: its status only remembers addresses (which other
+	 * NICs may have taken since, and committed in their own statuses) */
+	if (it->cfg == NULL || it->cfg->spec.paused)
 		return 0;
 	for (size_t i = 0; i < it->cfg->status.n_nics; i++) {
 		const struct vmnetcfg_nic_status *n = &it->cfg->status.nics[i];
+		const struct ippool_alloc *a;
 		uint8_t mac[MAC_LEN];
 
 		if (n->allocated_ip == 0 || strcmp(n->network_name, g->network) != 0 ||
 		    mac_parse(n->mac, mac) < 0)
+			continue;
+		/* A Pending NIC's address is held when it keeps one while waiting for a static
+		 * address (then the pool status lists it), and only remembered after a pause (then
+		 * the pool status does not): it counts only as the pool status shows it. */
+		if (n->state == VMNETCFG_STATE_PENDING &&
+		    (g->pool_status == NULL ||
+			(a = ippool_status_find(g->pool_status, n->allocated_ip)) == NULL ||
+			a->kind != IPPOOL_ALLOC_MAC || memcmp(a->mac, mac, MAC_LEN) != 0))
 			continue;
 		if ((g->error = gather_push(g, n->allocated_ip, mac, key)) < 0)
 			return 1;
@@ -100,7 +112,8 @@ int
 ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt)
 {
 	const struct ippool *pool = it->pool;
-	struct gather g = {.network = rt->network};
+	struct gather g = {
+	    .network = rt->network, .pool_status = it->status_error == NULL ? &pool->status : NULL};
 	struct ipam_conflict *conf = NULL;
 	struct netpool *np = NULL;
 	json_t *ref;
@@ -193,6 +206,30 @@ rt_new(struct ctrl *c, const char *key, const struct pool_item *it)
 	return rt;
 }
 
+struct other_pools {
+	struct ctrl *c;
+	const char *except;
+};
+
+static int
+enqueue_other(void *userdata, const char *key, const void *item)
+{
+	const struct other_pools *o = userdata;
+
+	if (strcmp(key, o->except) != 0)
+		ctrl_enqueue_pool(o->c, key);
+	return 0;
+}
+
+static void
+enqueue_other_pools(struct ctrl *c, const char *network, const char *except)
+{
+	struct other_pools o = {.c = c, .except = except};
+
+	kube_store_by_index(
+	    kube_informer_store(c->inf_pool), "network", network, enqueue_other, &o);
+}
+
 /* Forget a pool's IPAM; the VMNetCfgs on its network are reconciled again. */
 static void
 rt_forget(struct ctrl *c, const char *key)
@@ -204,6 +241,8 @@ rt_forget(struct ctrl *c, const char *key)
 			continue;
 		*pp = rt->next;
 		ctrl_enqueue_cfgs_of_network(c, rt->network, false);
+		/* another IPPool on that network (refused as a duplicate) may serve it now */
+		enqueue_other_pools(c, rt->network, key);
 		log_info("ippool %s: IPAM for %s forgotten", key, rt->network);
 		netpool_free(rt->np);
 		free(rt->uid);
@@ -262,6 +301,97 @@ count_nodes(void *userdata, const char *key, const void *item)
 			break;
 		}
 	return 0;
+}
+
+/* --- NAD labels ------------------------------------------------------------------------ */
+
+/*
+ * The labels network.harvesterhci.io/ippool-namespace and ippool-name of a
+ * NetworkAttachmentDefinition name the IPPool that serves its network, as upstream's
+ * pkg/controller/ippool/controller.go (ensureNADLabels) sets them, for the tools that find a
+ * network's pool through them. Ours: set by the pool that serves the network (not a second
+ * pool refused as a duplicate), whether paused or not; removed once that pool is gone
+ * (upstream leaves them). A merge patch of the two labels only: the NAD's other labels and
+ * fields are not touched.
+ */
+static bool
+nad_names_pool(const struct nad_item *nad, const char *ns, const char *name)
+{
+	return nad->pool_ns != NULL && nad->pool_name != NULL && strcmp(nad->pool_ns, ns) == 0 &&
+	       strcmp(nad->pool_name, name) == 0;
+}
+
+/* Set (ns and name) or remove (NULL) the two labels of the NAD nad_key ("ns/name"). */
+static struct kube_reconcile_result
+patch_nad_labels(
+    struct ctrl *c, const char *key, const char *nad_key, const char *ns, const char *name)
+{
+	char nad_ns[KIND_REF_MAX];
+	const char *slash = strchr(nad_key, '/');
+	struct ctrl_op *op;
+	json_t *patch;
+	int r;
+
+	if (slash == NULL || (size_t)(slash - nad_key) >= sizeof(nad_ns))
+		return ctrl_ok(); /* store keys of namespaced objects always have one */
+	snprintf(nad_ns, sizeof(nad_ns), "%.*s", (int)(slash - nad_key), nad_key);
+	patch = json_pack("{s:{s:{s:o, s:o}}}", "metadata", "labels", PLACEMENT_LABEL_POOL_NS,
+	    ns != NULL ? json_string(ns) : json_null(), PLACEMENT_LABEL_POOL_NAME,
+	    name != NULL ? json_string(name) : json_null());
+	if (patch == NULL)
+		return ctrl_error(-ENOMEM);
+	log_info("ippool %s: %s the ippool labels of NetworkAttachmentDefinition %s", key,
+	    ns != NULL ? "setting" : "removing", nad_key);
+	op = ctrl_op_new(
+	    c, c->c_pool, key, ns != NULL ? "label NAD of ippool" : "unlabel NAD of ippool");
+	r = op != NULL ? kube_patch(c->client, &ctrl_res_nads, nad_ns, slash + 1, KUBE_PATCH_MERGE,
+			     patch, NULL, ctrl_op_done, op, &op->call)
+		       : -ENOMEM;
+	json_decref(patch);
+	return ctrl_op_started(op, r);
+}
+
+/* The pool it serves its network: its NAD's labels must name it. */
+static struct kube_reconcile_result
+ensure_nad_labels(struct ctrl *c, const char *key, const struct pool_item *it)
+{
+	const char *network = it->pool->spec.network_name;
+	const struct nad_item *nad = kube_store_get(kube_informer_store(c->inf_nad), network);
+
+	if (nad == NULL || nad_names_pool(nad, it->meta.ns, it->meta.name))
+		return ctrl_ok();
+	return patch_nad_labels(c, key, network, it->meta.ns, it->meta.name);
+}
+
+struct nad_find {
+	char ns[KIND_REF_MAX];
+	const char *name;
+	const char *found; /* the NAD's store key (borrowed) */
+};
+
+static int
+nad_find_visit(void *userdata, const char *key, const void *item)
+{
+	struct nad_find *f = userdata;
+
+	if (!nad_names_pool(item, f->ns, f->name))
+		return 0;
+	f->found = key;
+	return 1;
+}
+
+/* The pool key ("ns/name") is gone: a NAD whose labels still name it loses them. */
+static struct kube_reconcile_result
+remove_nad_labels(struct ctrl *c, const char *key)
+{
+	const char *slash = strchr(key, '/');
+	struct nad_find f = {.name = slash != NULL ? slash + 1 : key};
+
+	snprintf(f.ns, sizeof(f.ns), "%.*s", slash != NULL ? (int)(slash - key) : 0, key);
+	kube_store_foreach(kube_informer_store(c->inf_nad), nad_find_visit, &f);
+	if (f.found == NULL)
+		return ctrl_ok();
+	return patch_nad_labels(c, key, f.found, NULL, NULL);
 }
 
 /* --- status ------------------------------------------------------------------------------ */
@@ -323,7 +453,10 @@ write_status(struct ctrl *c, const char *key, const struct pool_item *it, const 
 	st.last_update = old->last_update;
 	if (ippool_status_equal(&st, old)) {
 		ippool_status_clear(&st);
-		return ctrl_ok();
+		/* the status is settled: then the NAD labels (never in the way of the status) */
+		if (f->cache_reason != NULL && strcmp(f->cache_reason, "DuplicateNetwork") == 0)
+			return ctrl_ok();
+		return ensure_nad_labels(c, key, it);
 	}
 	st.last_update = now;
 	n_ev = ippool_status_events(old, &st, it->pool->spec.network_name, ev);
@@ -482,14 +615,16 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 	/* no backpressure gate here: at most one write per pool is in flight, and pool status
 	 * writes (what agents serve from) must not wait behind a burst of VMNetCfgs */
 
-	if (it == NULL) { /* gone (without our finalizer): forget, remove the agent */
+	if (c->opts.no_agent)
+		agent = NULL; /* --no-agent: agents are none of our business */
+	if (it == NULL) {     /* gone: forget, remove the agent, then the NAD labels naming it */
 		if (rt != NULL)
 			rt_forget(c, key);
 		if (agent != NULL && !agent->deleting)
 			return delete_agent(c, key, agent);
 		if (up != NULL && !up->deleting)
 			return ctrl_upstream_agent_delete(c, key, up, "its IPPool is gone");
-		return ctrl_ok();
+		return remove_nad_labels(c, key);
 	}
 	if (it->pool == NULL) {
 		json_t *ref = ctrl_event_ref(it->meta.ns, it->meta.name, it->meta.uid);
@@ -532,6 +667,14 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 			f.registered_reason = "DuplicateNetwork";
 			f.agent_reason = "DuplicateNetwork";
 		}
+		return write_status(c, key, it, rt, NULL, &f);
+	}
+	if (c->opts.no_agent) {
+		/* as the Go project's DeployAgent and MonitorAgent with noAgent: no error */
+		f.registered = f.agent_ready = true;
+		f.registered_reason = f.agent_reason = "NoAgent";
+		f.registered_message = f.agent_message =
+		    "the controller places no agent (--no-agent)";
 		return write_status(c, key, it, rt, NULL, &f);
 	}
 	nad = kube_store_get(kube_informer_store(c->inf_nad), it->pool->spec.network_name);

@@ -49,7 +49,7 @@ struct call {
 struct uninstall {
 	struct kube_client *client;
 	struct event_base *base;
-	const char *ns, *lease;
+	const char *ns, *lease_ns, *lease;
 	uint64_t timeout, settle, poll;
 	uint64_t deadline;
 	char *err;
@@ -168,8 +168,8 @@ lease_read(struct uninstall *u, struct lease_view *v)
 
 	memset(v, 0, sizeof(*v));
 	call_reset(u);
-	r = call_wait(
-	    u, kube_get(u->client, &kube_res_leases, u->ns, u->lease, call_done, &u->call, NULL));
+	r = call_wait(u, kube_get(u->client, &kube_res_leases, u->lease_ns, u->lease, call_done,
+			     &u->call, NULL));
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
@@ -203,13 +203,13 @@ static void
 lease_describe(const struct uninstall *u, const struct lease_view *v, char *out, size_t len)
 {
 	if (!v->exists)
-		snprintf(out, len, "no Lease %s/%s", u->ns, u->lease);
+		snprintf(out, len, "no Lease %s/%s", u->lease_ns, u->lease);
 	else if (v->holder[0] == '\0')
-		snprintf(out, len, "the Lease %s/%s is released", u->ns, u->lease);
+		snprintf(out, len, "the Lease %s/%s is released", u->lease_ns, u->lease);
 	else
 		snprintf(out, len,
 		    "the Lease %s/%s is held by %s (renewTime %s, leaseDurationSeconds %llu)",
-		    u->ns, u->lease, v->holder, v->renew,
+		    u->lease_ns, u->lease, v->holder, v->renew,
 		    (unsigned long long)(v->duration / USEC_PER_SEC));
 }
 
@@ -230,14 +230,14 @@ wait_stopped(struct uninstall *u, struct lease_view *ret)
 		r = lease_read(u, &v);
 		now = clock_now_usec();
 		if (r == -EACCES || r == -EBADMSG || r == -EPROTO || r == -ENOMEM)
-			return fail(u, r, "cannot read the Lease %s/%s: %s", u->ns, u->lease,
+			return fail(u, r, "cannot read the Lease %s/%s: %s", u->lease_ns, u->lease,
 			    u->call.message);
 		if (r < 0) {
 			/* transient (server, network): a later read with the same resourceVersion
 			 * still proves that nothing was written in between */
 			snprintf(last_error, sizeof(last_error), "%s", u->call.message);
-			log_warn("cannot read the Lease %s/%s: %s (retrying)", u->ns, u->lease,
-			    u->call.message);
+			log_warn("cannot read the Lease %s/%s: %s (retrying)", u->lease_ns,
+			    u->lease, u->call.message);
 		} else {
 			last_error[0] = '\0';
 			if (!have || !lease_same(&v, &seen)) {
@@ -268,7 +268,7 @@ wait_stopped(struct uninstall *u, struct lease_view *ret)
 			if (last_error[0] != '\0')
 				return fail(u, -ETIMEDOUT,
 				    "timed out after %llu s: cannot read the Lease %s/%s: %s",
-				    (unsigned long long)(u->timeout / USEC_PER_SEC), u->ns,
+				    (unsigned long long)(u->timeout / USEC_PER_SEC), u->lease_ns,
 				    u->lease, last_error);
 			lease_describe(u, &seen, what, sizeof(what));
 			return fail(u, -ETIMEDOUT,
@@ -537,6 +537,8 @@ ctrl_uninstall(
 	    .client = client,
 	    .base = kube_client_base(client),
 	    .ns = opts->namespace,
+	    .lease_ns =
+		opts->lease_namespace != NULL ? opts->lease_namespace : CTRL_LEASE_NAMESPACE,
 	    .lease = opts->lease_name != NULL ? opts->lease_name : CTRL_LEASE_NAME,
 	    .timeout = opts->timeout_usec != 0 ? opts->timeout_usec : DEFAULT_TIMEOUT_USEC,
 	    .settle = opts->settle_usec != 0 ? opts->settle_usec : DEFAULT_SETTLE_USEC,
@@ -567,12 +569,12 @@ ctrl_uninstall(
 		if (r == 0 && lease_same(&again, &judged))
 			break;
 		if (r < 0)
-			log_warn("cannot read the Lease %s/%s again: %s: checking again", u.ns,
-			    u.lease, u.call.message);
+			log_warn("cannot read the Lease %s/%s again: %s: checking again",
+			    u.lease_ns, u.lease, u.call.message);
 		else
 			log_warn("the Lease %s/%s changed during the cleanup (held by %s): a "
 				 "controller ran meanwhile; waiting and cleaning up again",
-			    u.ns, u.lease, again.holder[0] != '\0' ? again.holder : "nobody");
+			    u.lease_ns, u.lease, again.holder[0] != '\0' ? again.holder : "nobody");
 	}
 	log_info("uninstall: %u agent Deployment(s) deleted, the finalizer removed from %u "
 		 "IPPool(s) and %u VirtualMachineNetworkConfig(s)%s",

@@ -33,8 +33,9 @@
 struct kube_client;
 
 struct ctrl_uninstall_opts {
-	const char *namespace;	/* the controller's namespace: its Lease and its agents */
-	const char *lease_name; /* the leader Lease (NULL: CTRL_LEASE_NAME) */
+	const char *namespace;	     /* the controller's namespace: its agents */
+	const char *lease_namespace; /* the leader Lease's (NULL: CTRL_LEASE_NAMESPACE) */
+	const char *lease_name;	     /* the leader Lease (NULL: CTRL_LEASE_NAME) */
 	/* How long to wait for a live Lease to be released or expire (0 = 120 s). A free Lease
 	 * seen by then still gets its settle period. */
 	uint64_t timeout_usec;

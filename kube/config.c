@@ -672,11 +672,20 @@ fail:
 }
 
 int
-kube_config_load(const char *kubeconfig, struct kube_config **ret, char *err, size_t err_len)
+kube_config_load_context(const char *kubeconfig, const char *context, struct kube_config **ret,
+    char *err, size_t err_len)
 {
 	const char *env = getenv("KUBECONFIG");
 
+	if (context != NULL && *context == '\0')
+		context = NULL;
 	if ((kubeconfig && *kubeconfig) || (env && *env))
-		return kube_config_from_kubeconfig(kubeconfig, NULL, ret, err, err_len);
+		return kube_config_from_kubeconfig(kubeconfig, context, ret, err, err_len);
 	return kube_config_in_cluster(NULL, ret, err, err_len);
+}
+
+int
+kube_config_load(const char *kubeconfig, struct kube_config **ret, char *err, size_t err_len)
+{
+	return kube_config_load_context(kubeconfig, NULL, ret, err, err_len);
 }

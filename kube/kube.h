@@ -131,6 +131,12 @@ int kube_config_from_kubeconfig(
 int kube_config_in_cluster(const char *root, struct kube_config **ret, char *err, size_t err_len);
 /* Explicit kubeconfig path if given, else $KUBECONFIG, else in-cluster. */
 int kube_config_load(const char *kubeconfig, struct kube_config **ret, char *err, size_t err_len);
+/*
+ * The same with the kubeconfig's context named (NULL or "": its current-context); in-cluster
+ * (no kubeconfig) ignores it, as client-go's clientcmd does with no file.
+ */
+int kube_config_load_context(const char *kubeconfig, const char *context, struct kube_config **ret,
+    char *err, size_t err_len);
 struct kube_config *kube_config_free(struct kube_config *cfg);
 /* Borrowed. */
 const char *kube_config_server(const struct kube_config *cfg);

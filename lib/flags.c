@@ -27,17 +27,23 @@ flags_error(const struct flags *f, const char *fmt, ...)
 	return -EINVAL;
 }
 
+/* "  --name ARG" padded to the help column (one blank when wider). */
+static void
+flag_head(FILE *out, const char *name, const char *arg)
+{
+	int n = fprintf(out, "  --%s%s%s", name, arg != NULL ? " " : "", arg != NULL ? arg : "");
+
+	fprintf(out, "%*s", n < HELP_COLUMN ? HELP_COLUMN - n : 1, "");
+}
+
 void
 flags_usage(const struct flags *f, FILE *out)
 {
 	fputs(f->synopsis, out);
 	for (const struct flag *fl = f->table; fl->name != NULL; fl++) {
 		const char *h = fl->help != NULL ? fl->help : "";
-		int n = fprintf(out, "  --%s%s%s", fl->name, fl->arg != NULL ? " " : "",
-		    fl->arg != NULL ? fl->arg : "");
 
-		/* the first line beside the flag (or after one blank when the flag is wider) */
-		fprintf(out, "%*s", n < HELP_COLUMN ? HELP_COLUMN - n : 1, "");
+		flag_head(out, fl->name, fl->arg);
 		for (;;) {
 			const char *nl = strchr(h, '\n');
 
@@ -46,6 +52,12 @@ flags_usage(const struct flags *f, FILE *out)
 				break;
 			h = nl + 1;
 			fprintf(out, "%*s", HELP_COLUMN, "");
+		}
+		if (fl->env != NULL)
+			fprintf(out, "%*s(environment: $%s)\n", HELP_COLUMN, "", fl->env);
+		if (fl->alias != NULL) {
+			flag_head(out, fl->alias, fl->arg);
+			fprintf(out, "the same as --%s\n", fl->name);
 		}
 	}
 	fprintf(out, "  --help%*s%s\n", HELP_COLUMN - 8, "", "print this help");
@@ -69,8 +81,12 @@ seconds(uint64_t usec, char out[32])
 	return out;
 }
 
+/*
+ * Sets fl from v; label names the source in errors: "--name" (the command line) or
+ * "$NAME" (the environment).
+ */
 static int
-set_value(const struct flags *f, const struct flag *fl, const char *v)
+set_value(const struct flags *f, const struct flag *fl, const char *label, const char *v)
 {
 	char err[256];
 	uint64_t u;
@@ -85,8 +101,8 @@ set_value(const struct flags *f, const struct flag *fl, const char *v)
 		return 0;
 	case FLAG_UINT:
 		if (parse_uint(v, fl->min, fl->max, &u) < 0)
-			return flags_error(f, "--%s: \"%s\" is not a number%s%s from %llu to %llu",
-			    fl->name, v, fl->unit != NULL ? " of " : "",
+			return flags_error(f, "%s: \"%s\" is not a number%s%s from %llu to %llu",
+			    label, v, fl->unit != NULL ? " of " : "",
 			    fl->unit != NULL ? fl->unit : "", (unsigned long long)fl->min,
 			    (unsigned long long)fl->max);
 		*(uint64_t *)fl->dst = u;
@@ -95,9 +111,8 @@ set_value(const struct flags *f, const struct flag *fl, const char *v)
 		if (parse_seconds_usec(v, 6, fl->max, &u) < 0 || u < fl->min) {
 			char lo[32], hi[32];
 
-			return flags_error(f,
-			    "--%s: \"%s\" is not a number of seconds from %s to %s", fl->name, v,
-			    seconds(fl->min, lo), seconds(fl->max, hi));
+			return flags_error(f, "%s: \"%s\" is not a number of seconds from %s to %s",
+			    label, v, seconds(fl->min, lo), seconds(fl->max, hi));
 		}
 		*(uint64_t *)fl->dst = u;
 		return 0;
@@ -108,7 +123,7 @@ set_value(const struct flags *f, const struct flag *fl, const char *v)
 				return 0;
 			}
 		}
-		fprintf(stderr, "%s: --%s: \"%s\" is not ", f->prog, fl->name, v);
+		fprintf(stderr, "%s: %s: \"%s\" is not ", f->prog, label, v);
 		for (int i = 0; fl->choices[i] != NULL; i++)
 			fprintf(stderr, "%s%s",
 			    i == 0			 ? ""
@@ -121,34 +136,86 @@ set_value(const struct flags *f, const struct flag *fl, const char *v)
 		err[0] = '\0';
 		r = fl->parse(fl->dst, v, err, sizeof(err));
 		if (r < 0)
-			return flags_error(
-			    f, "--%s: %s", fl->name, err[0] != '\0' ? err : strerror(-r));
+			return flags_error(f, "%s: %s", label, err[0] != '\0' ? err : strerror(-r));
 		return 0;
 	}
 	return -EINVAL;
 }
 
+/* Go's strconv.ParseBool: 1 / 0 for true / false, -EINVAL for anything else. */
+static int
+parse_bool(const char *v)
+{
+	static const char *const yes[] = {"1", "t", "T", "true", "TRUE", "True"};
+	static const char *const no[] = {"0", "f", "F", "false", "FALSE", "False"};
+
+	for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
+		if (strcmp(v, yes[i]) == 0)
+			return 1;
+		if (strcmp(v, no[i]) == 0)
+			return 0;
+	}
+	return -EINVAL;
+}
+
+/* The flags' environment variables, before the command line (which overrides them). */
+static int
+apply_env(const struct flags *f)
+{
+	for (const struct flag *fl = f->table; fl->name != NULL; fl++) {
+		const char *v = fl->env != NULL ? getenv(fl->env) : NULL;
+		char label[128];
+		int r;
+
+		if (v == NULL || v[0] == '\0')
+			continue;
+		snprintf(label, sizeof(label), "$%s", fl->env);
+		if (fl->type == FLAG_BOOL) {
+			if ((r = parse_bool(v)) < 0)
+				return flags_error(f, "%s: \"%s\" is not true or false", label, v);
+			*(bool *)fl->dst = r == 1;
+		} else if ((r = set_value(f, fl, label, v)) < 0) {
+			return r;
+		}
+		if (fl->given != NULL)
+			*fl->given = true;
+	}
+	return 0;
+}
+
 int
 flags_parse(const struct flags *f, int argc, char **argv, int *ret_next)
 {
-	size_t n = 0;
+	size_t n = 0, k = 0;
 	struct option *opts;
-	int c, r = 0;
+	int c, li, r = 0;
 
 	while (f->table[n].name != NULL)
 		n++;
-	opts = calloc(n + 3, sizeof(*opts));
+	/* each flag, its alias, --help, --version and the terminator */
+	opts = calloc(2 * n + 3, sizeof(*opts));
 	if (opts == NULL)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		opts[i] = (struct option){f->table[i].name,
-		    f->table[i].type == FLAG_BOOL ? no_argument : required_argument, NULL, (int)i};
-	opts[n] = (struct option){"help", no_argument, NULL, OPT_HELP};
+	for (size_t i = 0; i < n; i++) {
+		int has_arg = f->table[i].type == FLAG_BOOL ? no_argument : required_argument;
+
+		opts[k++] = (struct option){f->table[i].name, has_arg, NULL, (int)i};
+		if (f->table[i].alias != NULL)
+			opts[k++] = (struct option){f->table[i].alias, has_arg, NULL, (int)i};
+	}
+	opts[k] = (struct option){"help", no_argument, NULL, OPT_HELP};
 	if (f->version != NULL)
-		opts[n + 1] = (struct option){"version", no_argument, NULL, OPT_VERSION};
+		opts[k + 1] = (struct option){"version", no_argument, NULL, OPT_VERSION};
 	opterr = 0;
 	optind = 1;
-	while (r == 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	/* --help and --version never fail on a bad environment: they are looked for first */
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 ||
+		    (f->version != NULL && strcmp(argv[i], "--version") == 0))
+			goto parse;
+	r = apply_env(f);
+parse:
+	while (r == 0 && (li = -1, c = getopt_long(argc, argv, ":h", opts, &li)) != -1) {
 		if (c == 'h' || c == OPT_HELP) {
 			flags_usage(f, stdout);
 			r = 1;
@@ -161,10 +228,13 @@ flags_parse(const struct flags *f, int argc, char **argv, int *ret_next)
 			r = flags_error(f, "unknown flag %s (try --help)", argv[optind - 1]);
 		} else {
 			const struct flag *fl = &f->table[c];
+			char label[128];
 
 			if (fl->given != NULL)
 				*fl->given = true;
-			r = set_value(f, fl, optarg);
+			/* the name as written: an alias is reported as such */
+			snprintf(label, sizeof(label), "--%s", li >= 0 ? opts[li].name : fl->name);
+			r = set_value(f, fl, label, optarg);
 		}
 	}
 	free(opts);

@@ -11,6 +11,15 @@
  *	prog: --history: "x" is not a number from 0 to 100000000
  *
  * Long flags only ("--name VALUE" or "--name=VALUE"), plus -h for --help.
+ *
+ * A flag may have an alias (a second name, parsed alike and listed in the help) and an
+ * environment variable that gives its value when the command line does not: the command
+ * line wins over the environment, the environment over the default. An empty variable is
+ * unset. FLAG_BOOL takes from its variable 1, t, T, true, TRUE, True (true) or 0, f, F,
+ * false, FALSE, False (false), Go's strconv.ParseBool; any other value, like a bad value of
+ * any type, is refused with one line naming the variable:
+ *
+ *	prog: $VM_DHCP_AGENT_DEBUG: "yes" is not true or false
  */
 
 #include <stdbool.h>
@@ -39,7 +48,9 @@ struct flag {
 	const char *unit; /* FLAG_UINT: what is counted, for the error ("seconds"); NULL: none */
 	const char *const *choices;
 	int (*parse)(void *dst, const char *value, char *err, size_t len);
-	bool *given; /* set when the flag appears (NULL: not tracked) */
+	bool *given; /* set when the flag appears, or its env variable is set (NULL: not tracked) */
+	const char *alias; /* another name ("image" for "agent-image"), or NULL */
+	const char *env;   /* environment variable giving the value ("AGENT_IMAGE"), or NULL */
 };
 
 struct flags {

@@ -47,8 +47,20 @@ struct accepted {
 	struct accepted *next;
 };
 
+/* A httpd_add_body_handler registration. */
+struct body_handler {
+	struct httpd *h;
+	const char *path; /* borrowed */
+	size_t path_len;
+	bool prefix; /* path ends with '/' */
+	httpd_body_fn fn;
+	void *userdata;
+	struct body_handler *next;
+};
+
 struct httpd {
 	struct evhttp *http;
+	struct body_handler *handlers;
 	struct evhttp_bound_socket *sock;
 	struct evconnlistener *listener; /* owned by sock */
 	struct event *retry;		 /* re-enables the listener after an accept error */
@@ -314,6 +326,102 @@ metrics_cb(struct evhttp_request *req, void *arg)
 	free(text);
 }
 
+/* Go's net/http answer to a path nothing serves (http.NotFound). */
+static void
+not_found(struct evhttp_request *req)
+{
+	static const char text[] = "404 page not found\n";
+
+	reply_text(req, 404, "Not Found", text, sizeof(text) - 1, "text/plain; charset=utf-8");
+}
+
+static void
+body_reply(struct evhttp_request *req, const struct body_handler *bh, const char *rest)
+{
+	const char *ctype = NULL;
+	char *body = NULL;
+	size_t len = 0;
+	int code;
+
+	code = bh->fn(bh->userdata, rest, &body, &len, &ctype);
+	if (code < 0 || code < 100 || code > 599) {
+		free(body);
+		evhttp_send_error(req, 500, code < 0 ? strerror(-code) : NULL);
+		return;
+	}
+	reply_text(req, code, NULL, body != NULL ? body : "", body != NULL ? len : 0,
+	    ctype != NULL ? ctype : "text/plain; charset=utf-8");
+	free(body);
+}
+
+static void
+exact_cb(struct evhttp_request *req, void *arg)
+{
+	if (only_get(req))
+		body_reply(req, arg, "");
+}
+
+/* Every path without an exact callback: the prefix handlers, else 404. */
+static void
+generic_cb(struct evhttp_request *req, void *arg)
+{
+	struct httpd *h = arg;
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	const char *raw = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
+	size_t len = 0;
+	char *path;
+
+	if (!only_get(req))
+		return;
+	path = evhttp_uridecode(raw != NULL ? raw : "", 0, &len);
+	if (path == NULL) {
+		evhttp_send_error(req, 500, "out of memory");
+		return;
+	}
+	if (strlen(path) != len) { /* a NUL decoded */
+		free(path);
+		evhttp_send_error(req, 400, "bad path");
+		return;
+	}
+	for (const struct body_handler *bh = h->handlers; bh != NULL; bh = bh->next)
+		if (bh->prefix && strncmp(path, bh->path, bh->path_len) == 0) {
+			body_reply(req, bh, path + bh->path_len);
+			free(path);
+			return;
+		}
+	free(path);
+	not_found(req);
+}
+
+int
+httpd_add_body_handler(struct httpd *h, const char *path, httpd_body_fn fn, void *userdata)
+{
+	struct body_handler *bh;
+	size_t n = path != NULL ? strlen(path) : 0;
+
+	if (n == 0 || path[0] != '/' || fn == NULL)
+		return -EINVAL;
+	for (bh = h->handlers; bh != NULL; bh = bh->next)
+		if (strcmp(bh->path, path) == 0)
+			return -EEXIST;
+	bh = calloc(1, sizeof(*bh));
+	if (bh == NULL)
+		return -ENOMEM;
+	*bh = (struct body_handler){.h = h,
+	    .path = path,
+	    .path_len = n,
+	    .prefix = path[n - 1] == '/',
+	    .fn = fn,
+	    .userdata = userdata};
+	if (!bh->prefix && evhttp_set_cb(h->http, path, exact_cb, bh) != 0) {
+		free(bh);
+		return -EEXIST;
+	}
+	bh->next = h->handlers;
+	h->handlers = bh;
+	return 0;
+}
+
 static int
 split_listen(const char *listen, char *host, size_t hostlen, uint16_t *port)
 {
@@ -423,6 +531,7 @@ httpd_new(struct event_base *base, const char *listen, struct metrics *metrics, 
 	evhttp_set_cb(h->http, "/healthz", healthz_cb, h);
 	evhttp_set_cb(h->http, "/readyz", readyz_cb, h);
 	evhttp_set_cb(h->http, "/metrics", metrics_cb, h);
+	evhttp_set_gencb(h->http, generic_cb, h);
 	fd = listen_socket(host, port);
 	if (fd < 0) {
 		r = fd;
@@ -486,6 +595,12 @@ httpd_free(struct httpd *h)
 	drop_accepted(h);
 	event_free(h->adopt);
 	event_free(h->retry);
+	while (h->handlers != NULL) {
+		struct body_handler *bh = h->handlers;
+
+		h->handlers = bh->next;
+		free(bh);
+	}
 	free(h);
 	return NULL;
 }

@@ -75,6 +75,20 @@ void httpd_set_ready(struct httpd *h, httpd_ready_fn ready, void *userdata);
 typedef void (*httpd_handler_fn)(struct evhttp_request *req, void *userdata);
 int httpd_add_handler(struct httpd *h, const char *path, httpd_handler_fn fn, void *userdata);
 
+/*
+ * A handler that produces a whole reply body, for GET paths the program serves beside the
+ * three above (e.g. debug dumps): path (borrowed) is exact, or, when it ends with '/', a
+ * prefix that also takes every path below it, whose rest (percent-decoded, "" for the prefix
+ * itself) fn gets; exact handlers get "". fn returns the HTTP status and sets *body (malloc'd,
+ * freed by httpd; NULL: empty), *len and *ctype (static; NULL: text/plain), or returns a
+ * negative errno (500). A path that matches no handler answers 404 "404 page not found".
+ * A request whose path does not decode (a %00, a bad escape) answers 400. Returns 0,
+ * -EEXIST (the path is taken), -EINVAL or -ENOMEM.
+ */
+typedef int (*httpd_body_fn)(
+    void *userdata, const char *rest, char **body, size_t *len, const char **ctype);
+int httpd_add_body_handler(struct httpd *h, const char *path, httpd_body_fn fn, void *userdata);
+
 /* The port actually bound (useful with ":0" in tests). */
 int httpd_port(const struct httpd *h);
 

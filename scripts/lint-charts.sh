@@ -20,6 +20,12 @@
 # uninstall hook: a post-delete Job running `--uninstall --namespace <release namespace>`
 # (accepted by the controller), hardened like the controller, its ServiceAccount and RBAC hooks
 # too and created before it, all deleted by policy; none of it with cleanupOnUninstall=false.
+# The Go project's values (harvester/vm-dhcp-controller chart/values.yaml): ci/upstream-values.yaml
+# (its file, unchanged) lints and renders, and the Deployment, Service, ServiceAccounts and the
+# Lease's Role in kube-system carry its values; ci/upstream-knobs-values.yaml sets each of its
+# keys away from the default (and moves the Lease) and every one lands where values.yaml says;
+# its aliases win over our keys only when set; scripts/chart-harvester.sh packages the chart
+# under that project's chart name with a repository index (Harvester's Addon).
 # Monitoring (monitoring.*): the PodMonitor selects the label and scrapes the port name the
 # controller gives the agent pods (controller/placement.[ch]), the ServiceMonitor the metrics
 # Service's labels and port, both set the job names files/rules.yaml uses; rendered: none by
@@ -28,7 +34,7 @@
 # files/dashboard.json, with the knobs' labels, interval and namespace; a ServiceMonitor without
 # the metrics Service is refused. (tests/monitoring/test-monitoring.sh checks the rules with
 # promtool and the dashboard's queries.)
-# Size: about 970 lines, one file on purpose: every check reads the same rendered chart and the
+# Size: about 1120 lines, one file on purpose: every check reads the same rendered chart and the
 # same lists taken from the C sources (API calls, flags); one script keeps them in one place.
 # Prints what was and was not checked. Exit 0 when every check passed, 1 otherwise.
 # Needs jq and perl; builds build/e2e/yaml2json and build/vm-dhcp-controller (make).
@@ -60,11 +66,13 @@ trap 'rm -rf "$tmp"' EXIT
 
 # A template with its {{ }} actions neutralised, so its YAML shape can be parsed: a plain
 # {{ .Values.x.y }} becomes the scalar values.yaml gives it, {{ include "vm-dhcp.xName" . }}
-# becomes x-x (x-controller, x-agent: the suffix tells the objects apart), lines that hold
+# becomes x-x (x-controller, x-agent: the suffix tells the objects apart; likewise
+# {{ include "vm-dhcp.suffixed" (dict … "suffix" "lease-controller") }}), lines that hold
 # only an action (include | nindent, with, if, end) go, other inline actions become "tmpl".
 detemplate() {
     sed -E -f "$tmp/values.sed" -e '/^[[:space:]]*\{\{.*\}\}[[:space:]]*$/d' \
         -e 's/\{\{-? *include "vm-dhcp\.([a-z]+)Name" \. *-?\}\}/x-\1/g' \
+        -e 's/\{\{-? *include "vm-dhcp\.suffixed" \(dict "ctx" \. "suffix" "([a-z-]+)"\) *-?\}\}/x-\1/g' \
         -e 's/\{\{[^}]*\}\}/tmpl/g' "$1"
 }
 
@@ -564,7 +572,8 @@ hook_checks() {
     local label=$1 docs=$2 ns=$3 hooks kinds sa
     hooks=$(jq -cs '[.[] | select(. != null and (.metadata.name | endswith("-uninstall")))]' "$docs")
     kinds=$(jq -r '[.[].kind] | sort | join(" ")' <<<"$hooks")
-    [ "$kinds" = "ClusterRole ClusterRoleBinding Job Role RoleBinding ServiceAccount" ] &&
+    # a Role and RoleBinding in the release namespace, another pair in the leader Lease's
+    [ "$kinds" = "ClusterRole ClusterRoleBinding Job Role Role RoleBinding RoleBinding ServiceAccount" ] &&
         ok "$label: hook objects: $kinds" || bad "$label: hook objects are '$kinds'"
     jq -e 'length > 0 and all(.[]; .metadata.annotations["helm.sh/hook"] == "post-delete" and
         ((.metadata.annotations["helm.sh/hook-delete-policy"] // "") | split(",") |
@@ -910,6 +919,141 @@ if command -v "$HELM" >/dev/null; then
         bad "checks of the rendered objects not run: helm template failed above"
     fi
 
+    # The Go project's values file (ci/upstream-values.yaml, its chart/values.yaml unchanged)
+    # installs, and its keys reach the objects; ci/upstream-knobs-values.yaml sets each of its
+    # keys away from the default and moves the leader Lease.
+    UPV=$CHART/ci/upstream-values.yaml
+    UPK=$CHART/ci/upstream-knobs-values.yaml
+    for f in "$UPV" "$UPK"; do
+        if "$HELM" lint "$CHART" -f "$f" >"$tmp/lint" 2>&1; then
+            ok "helm lint with $(basename "$f")"
+        else
+            bad "helm lint with $(basename "$f"):"
+            cat "$tmp/lint"
+        fi
+    done
+    # dep_of NAME: the controller Deployment of $tmp/NAME.json
+    dep_of() { jq -c 'select(. != null and .kind == "Deployment")' "$tmp/$1.json" | head -n 1; }
+    if render up t "$CHART" --namespace vmdhcp -f "$UPV"; then
+        ok "helm template with $(basename "$UPV") (the Go project's values file, unchanged)"
+        uv=$("$Y2J" "$UPV" | head -n 1)
+        d=$(dep_of up)
+        a=$(ctl_args up)
+        jq -e --argjson v "$uv" '.spec.replicas == $v.replicaCount and
+            .spec.template.spec.containers[0].image == "\($v.image.repository):\($v.image.tag)" and
+            .spec.template.spec.containers[0].imagePullPolicy == $v.image.pullPolicy' <<<"$d" >/dev/null &&
+            ok "$(basename "$UPV"): replicas, image and pull policy from replicaCount and image.*" ||
+            bad "$(basename "$UPV"): replicas, image or pull policy differ from replicaCount / image.*"
+        [ "$(arg_of "$a" --agent-image) $(arg_of "$a" --agent-image-pull-policy)" = \
+            "$(jq -r '"\(.agent.image.repository):\(.agent.image.tag) \(.agent.image.pullPolicy)"' <<<"$uv")" ] &&
+            ok "$(basename "$UPV"): --agent-image and its pull policy from agent.image.*" ||
+            bad "$(basename "$UPV"): --agent-image '$(arg_of "$a" --agent-image)' differs from agent.image.*"
+        has up --argjson v "$uv" '.kind == "Service" and .spec.type == $v.service.type and
+            .spec.ports[0].port == $v.service.metricsPort' &&
+            ok "$(basename "$UPV"): the metrics Service's type and port from service.type and .metricsPort" ||
+            bad "$(basename "$UPV"): no Service of service.type on service.metricsPort"
+        n=$(jq -s '[.[] | select(. != null and .kind == "ServiceAccount" and
+            (.metadata.name | endswith("-uninstall") | not) and .automountServiceAccountToken == true)] | length' "$tmp/up.json")
+        [ "$n" = 2 ] && ok "$(basename "$UPV"): serviceAccount.create and .automount: 2 ServiceAccounts, token mounted" ||
+            bad "$(basename "$UPV"): $n ServiceAccounts with automountServiceAccountToken true, want 2"
+        has up '.kind == "Role" and .metadata.namespace == "kube-system" and
+            any(.rules[]; .resourceNames == ["vm-dhcp-controllers"] and (.verbs | sort) == ["get", "update"]) and
+            any(.rules[]; .resourceNames == null and .verbs == ["create"])' &&
+            ok "$(basename "$UPV"): a Role in kube-system: get, update on the Lease vm-dhcp-controllers, create" ||
+            bad "$(basename "$UPV"): no Role in kube-system granting get/update on vm-dhcp-controllers and create"
+        has up --arg sa "$(jq -r '.spec.template.spec.serviceAccountName' <<<"$d")" '.kind == "RoleBinding" and
+            .metadata.namespace == "kube-system" and any(.subjects[]; .name == $sa and .namespace == "vmdhcp")' &&
+            ok "$(basename "$UPV"): bound in kube-system to the controller's ServiceAccount" ||
+            bad "$(basename "$UPV"): no RoleBinding in kube-system for the controller's ServiceAccount"
+        [ "$(arg_of "$a" --lease-namespace)/$(arg_of "$a" --lease-name)" = kube-system/vm-dhcp-controllers ] &&
+            ok "$(basename "$UPV"): the controller elects on kube-system/vm-dhcp-controllers (the Go project's Lease)" ||
+            bad "$(basename "$UPV"): the controller's Lease is $(arg_of "$a" --lease-namespace)/$(arg_of "$a" --lease-name)"
+        mapfile -t argv < <(jq -r '.[]' <<<"$a")
+        "$CTL" "${argv[@]}" --help >/dev/null 2>"$tmp/err" &&
+            ok "$(basename "$UPV"): vm-dhcp-controller accepts the rendered args" ||
+            bad "$(basename "$UPV"): vm-dhcp-controller refuses the rendered args: $(cat "$tmp/err")"
+        n=$(jq -s '[.[] | select(. != null and .kind == "Deployment")] | length' "$tmp/up.json")
+        [ "$n" = 1 ] && ok "$(basename "$UPV"): webhook.* accepted, no webhook Deployment (none here yet)" ||
+            bad "$(basename "$UPV"): $n Deployments, want 1"
+    else
+        bad "helm template with $(basename "$UPV"): $(grep -v 'symbolic link' "$tmp/up.err")"
+    fi
+    if render upk t "$CHART" --namespace vmdhcp -f "$UPK"; then
+        ok "helm template with $(basename "$UPK")"
+        uv=$("$Y2J" "$UPK" | head -n 1)
+        d=$(dep_of upk)
+        a=$(ctl_args upk)
+        jq -e --argjson v "$uv" '.spec.template as $t | $t.spec.containers[0] as $c |
+            (.spec | has("replicas") | not) and
+            $c.image == "\($v.image.repository):\($v.image.tag)" and $c.imagePullPolicy == $v.image.pullPolicy and
+            $c.resources == $v.resources and $t.spec.nodeSelector == $v.nodeSelector and
+            $t.spec.tolerations == $v.tolerations and $t.spec.affinity == $v.affinity and
+            ($v.podAnnotations | to_entries | all(.[]; $t.metadata.annotations[.key] == .value)) and
+            ($v.podLabels | to_entries | all(.[]; $t.metadata.labels[.key] == .value)) and
+            $t.spec.securityContext.fsGroup == $v.podSecurityContext.fsGroup and
+            $t.spec.securityContext.runAsNonRoot == true and
+            $c.securityContext.runAsUser == $v.securityContext.runAsUser and
+            $c.securityContext.allowPrivilegeEscalation == false and
+            $t.spec.volumes == $v.volumes and $c.volumeMounts == $v.volumeMounts and
+            $t.spec.serviceAccountName == $v.serviceAccount.name and
+            ($t.spec.imagePullSecrets | map(.name)) == ($v.imagePullSecrets | map(.name))' <<<"$d" >/dev/null &&
+            ok "$(basename "$UPK"): image.*, resources, nodeSelector, tolerations, affinity, podAnnotations, podLabels, pod/container securityContext (merged over ours), volumes, volumeMounts, serviceAccount.name reach the Deployment; autoscaling: no replicas" ||
+            bad "$(basename "$UPK"): an upstream key does not reach the controller Deployment as it should"
+        [ "$(arg_of "$a" --agent-service-account)" = "$(jq -r '.serviceAccount.name' <<<"$uv")-agent" ] &&
+            [ "$(arg_of "$a" --lease-namespace)/$(arg_of "$a" --lease-name)" = \
+                "$(jq -r '.controller.leaderElection | "\(.namespace)/\(.name)"' <<<"$uv")" ] &&
+            ok "$(basename "$UPK"): agents' ServiceAccount <serviceAccount.name>-agent; --lease-namespace/--lease-name from controller.leaderElection" ||
+            bad "$(basename "$UPK"): --agent-service-account '$(arg_of "$a" --agent-service-account)' or the Lease args differ"
+        n=$(jq -s '[.[] | select(. != null and .kind == "ServiceAccount" and (.metadata.name | endswith("-uninstall") | not))] | length' "$tmp/upk.json")
+        [ "$n" = 0 ] && ok "$(basename "$UPK"): serviceAccount.create false: no ServiceAccount but the hook's" ||
+            bad "$(basename "$UPK"): serviceAccount.create false still renders $n ServiceAccounts"
+        has upk --argjson v "$uv" '.kind == "Role" and .metadata.namespace == $v.controller.leaderElection.namespace and
+            (.metadata.name | endswith("-lease-controller")) and
+            any(.rules[]; .resourceNames == [$v.controller.leaderElection.name])' &&
+            has upk --argjson v "$uv" '.kind == "Role" and .metadata.namespace == $v.controller.leaderElection.namespace and
+            (.metadata.name | endswith("-lease-uninstall")) and any(.rules[]; .resourceNames == [$v.controller.leaderElection.name])' &&
+            ok "$(basename "$UPK"): the Lease's Roles (controller, uninstall hook) follow controller.leaderElection" ||
+            bad "$(basename "$UPK"): the Lease's Roles are not in controller.leaderElection.namespace for its name"
+        has upk --argjson v "$uv" '.kind == "Service" and .spec.type == $v.service.type and .spec.ports[0].port == $v.service.metricsPort' &&
+            has upk --argjson v "$uv" '.kind == "HorizontalPodAutoscaler" and .spec.minReplicas == $v.autoscaling.minReplicas and
+                .spec.maxReplicas == $v.autoscaling.maxReplicas and (.spec.metrics | length) == 2' &&
+            has upk --argjson v "$uv" '.kind == "Ingress" and .spec.ingressClassName == $v.ingress.className and
+                .spec.rules[0].host == $v.ingress.hosts[0].host and .spec.tls[0].secretName == $v.ingress.tls[0].secretName and
+                .spec.rules[0].http.paths[0].backend.service.port.name == "http"' &&
+            ok "$(basename "$UPK"): service.*, autoscaling.* (HorizontalPodAutoscaler), ingress.* (an Ingress to the metrics Service)" ||
+            bad "$(basename "$UPK"): the Service, HorizontalPodAutoscaler or Ingress differ from service.*, autoscaling.*, ingress.*"
+        mapfile -t argv < <(jq -r '.[]' <<<"$a")
+        "$CTL" "${argv[@]}" --help >/dev/null 2>"$tmp/err" &&
+            ok "$(basename "$UPK"): vm-dhcp-controller accepts the rendered args" ||
+            bad "$(basename "$UPK"): vm-dhcp-controller refuses the rendered args: $(cat "$tmp/err")"
+    else
+        bad "helm template with $(basename "$UPK"): $(grep -v 'symbolic link' "$tmp/upk.err")"
+    fi
+    # precedence: our keys when the Go project's are unset; theirs win when set
+    if render prec t "$CHART" --set controller.replicas=4 --set controller.image.tag=v1 &&
+        render prec2 t "$CHART" --set controller.replicas=4 --set replicaCount=0 --set controller.image.tag=v1 \
+            --set image.tag=v2; then
+        [ "$(dep_of prec | jq -r '"\(.spec.replicas) \(.spec.template.spec.containers[0].image)"')" = "4 vm-dhcp/vm-dhcp-controller:v1" ] &&
+            [ "$(dep_of prec2 | jq -r '"\(.spec.replicas) \(.spec.template.spec.containers[0].image)"')" = "0 vm-dhcp/vm-dhcp-controller:v2" ] &&
+            ok "precedence: controller.replicas / controller.image.tag unless replicaCount / image.tag are set (0 counts)" ||
+            bad "precedence: $(dep_of prec | jq -r '"\(.spec.replicas) \(.spec.template.spec.containers[0].image)"') / $(dep_of prec2 | jq -r '"\(.spec.replicas) \(.spec.template.spec.containers[0].image)"')"
+    else
+        bad "helm template for the precedence checks: $(grep -v 'symbolic link' "$tmp/prec.err" "$tmp/prec2.err")"
+    fi
+    # the chart under the Go project's name (scripts/chart-harvester.sh, for Harvester's Addon)
+    if scripts/chart-harvester.sh "$tmp/hchart" >"$tmp/hc.out" 2>&1 &&
+        [ -e "$tmp/hchart/harvester-vm-dhcp-controller-$(sed -n 's/^version: //p' "$CHART/Chart.yaml").tgz" ] &&
+        render hc harvester-vm-dhcp-controller "$tmp/hchart/harvester-vm-dhcp-controller" \
+            --namespace harvester-system -f "$UPV" &&
+        jq -se '[.[] | select(. != null and .kind == "Deployment")][0].metadata.name == "harvester-vm-dhcp-controller-controller"' \
+            "$tmp/hc.json" >/dev/null &&
+        jq -e '.entries["harvester-vm-dhcp-controller"][0].name == "harvester-vm-dhcp-controller"' \
+            <("$Y2J" "$tmp/hchart/index.yaml" | head -n 1) >/dev/null; then
+        ok "scripts/chart-harvester.sh: chart harvester-vm-dhcp-controller packaged with a repository index; release harvester-vm-dhcp-controller renders with $(basename "$UPV")"
+    else
+        bad "scripts/chart-harvester.sh: $(cat "$tmp/hc.out") $(grep -v 'symbolic link' "$tmp/hc.err" 2>/dev/null)"
+    fi
+
     # names and label values within 63 characters with the longest names helm allows
     long53=$(printf 'r%.0s' $(seq 53))
     long60=$(printf 'f%.0s' $(seq 60))
@@ -943,7 +1087,11 @@ if command -v "$HELM" >/dev/null; then
         monitoring.prometheusRule.enabled=yes monitoring.grafanaDashboard.sidecarLabel= \
         agent.replicas=0 agent.replicas=11 agent.leaderElection.leseDuration=2 \
         agent.leaderElection.leaseDuration=0.5 agent.leaderElection.retryPeriod=0.0001 \
-        agent.leaderElection.renewDeadline=0 agent.leaderElection.retryPeriod=1s; do
+        agent.leaderElection.renewDeadline=0 agent.leaderElection.retryPeriod=1s \
+        image.tga=x image.pullPolicy=sometimes replicaCount=-1 service.tpye=NodePort \
+        service.metricsPort=0 webhook.imge.tag=x ingress.enabeld=true autoscaling.minReplicas=0 \
+        serviceAccount.craete=false controller.leaderElection.nmae=x \
+        controller.leaderElection.namespace=Kube_System; do
         if render bad t "$CHART" --set "$set"; then
             bad "schema accepts --set $set"
         elif grep -q "values don't meet the specifications of the schema" "$tmp/bad.err"; then

@@ -114,7 +114,8 @@ ready_controllers() {
     [ "$(k -n $NS get deploy $REL-controller -o jsonpath='{.status.readyReplicas}')" = 2 ]
 }
 check "both controller replicas Ready" wait_for 120 ready_controllers
-leader() { k -n $NS get lease vm-dhcp-controller -o jsonpath='{.spec.holderIdentity}'; }
+# the leader Lease: the Go project's, kube-system/vm-dhcp-controllers (controller.leaderElection)
+leader() { k -n kube-system get lease vm-dhcp-controllers -o jsonpath='{.spec.holderIdentity}'; }
 # the holder identity is HOSTNAME_PID, and a pod's host name is its name
 has_leader() { local l; l=$(leader) && [ -n "$l" ] && k -n $NS get pod "${l%_*}" >/dev/null; }
 check "one controller pod holds the Lease" wait_for 60 has_leader

@@ -66,13 +66,18 @@ code=$(api PATCH $POOL/testnet/status '{"status":{"ipv4":{"used":1,"available":1
   "allocated":{"'$NET'.11":"'$MAC1'","'$NET'.1":"RESERVED"}}}}')
 check "IPPool status written ($code)" test "$code" = 200
 
+# the Go project's names (cmd/agent/root.go): $IPPOOL_REF, $KUBECONFIG, --nic, and
+# $VM_DHCP_AGENT_DEBUG (for --log-level debug)
 start_kube_agent() {
-    ip netns exec "$SRV" "$AGENT" --ippool-ref default/testnet --kubeconfig "$TMP/api/kubeconfig" \
-        --interface br0 --listen "127.0.0.1:$HTTP_PORT" --log-level debug >>"$TMP/agent.log" 2>&1 &
+    ip netns exec "$SRV" env IPPOOL_REF=default/testnet KUBECONFIG="$TMP/api/kubeconfig" \
+        VM_DHCP_AGENT_DEBUG=true VM_DHCP_AGENT_NAME=testnet-agent "$AGENT" --nic br0 \
+        --listen "127.0.0.1:$HTTP_PORT" >>"$TMP/agent.log" 2>&1 &
     AGENT_PID=$!
 }
 start_kube_agent
 check "agent: ready after the first sync" wait_for 20 agent_ready
+check "agent: \$VM_DHCP_AGENT_NAME and \$VM_DHCP_AGENT_DEBUG in the log" \
+    bash -c "grep -q 'instance name testnet-agent' '$TMP/agent.log' && grep -q ' debug ' '$TMP/agent.log'"
 check "agent: only CAP_NET_ADMIN left (permitted, effective, bounding)" test \
     "$(proc_status $AGENT_PID CapPrm)/$(proc_status $AGENT_PID CapEff)/$(proc_status $AGENT_PID CapBnd)" = \
     "$CAPS_NET_ADMIN/$CAPS_NET_ADMIN/$CAPS_NET_ADMIN"

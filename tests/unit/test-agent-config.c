@@ -514,14 +514,14 @@ test_file_source_ops(void)
 /* --- the program's flags (build/vm-dhcp-agent) ------------------------------------------- */
 
 /*
- * Runs BUILD/vm-dhcp-agent with args (NULL-terminated) and the environment cleared, stdout
- * into out and stderr into err (each at most len - 1 bytes); returns the exit status, or -1.
+ * Runs BUILD/vm-dhcp-agent with args (NULL-terminated) and only the environment env
+ * (NULL-terminated "NAME=value" strings), stdout into out and stderr into err (each at most
+ * len - 1 bytes); returns the exit status, or -1.
  */
 static int
-run_agent(char *const args[], char *out, char *err, size_t len)
+run_agent_env(char *const args[], char *const env[], char *out, char *err, size_t len)
 {
 	char self[PATH_MAX], program[PATH_MAX + 32], path[2][64];
-	char *const env[] = {NULL};
 	char *argv[24] = {program};
 	char *bufs[2] = {out, err};
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -561,6 +561,84 @@ run_agent(char *const args[], char *out, char *err, size_t len)
 	return ret;
 }
 
+/* The same with the environment cleared. */
+static int
+run_agent(char *const args[], char *out, char *err, size_t len)
+{
+	char *const env[] = {NULL};
+
+	return run_agent_env(args, env, out, err, len);
+}
+
+/*
+ * The Go project's flags and environment variables (cmd/agent/root.go): --nic is
+ * --interface; $IPPOOL_REF gives --ippool-ref (the command line wins); $KUBECONTEXT picks the
+ * kubeconfig's context (an unknown one is refused, naming it); $VM_DHCP_AGENT_NAME reaches
+ * the log; a bad $VM_DHCP_AGENT_DEBUG is refused naming it; --help lists them.
+ */
+static void
+test_upstream_flags(void)
+{
+	char file[64], kc[64], kcenv[80], *help[] = {"--help", NULL};
+	char *nic[] = {"--config", file, "--dry-run", "--nic", "eth9", NULL};
+	char *env_pool[] = {"IPPOOL_REF=default/net1", NULL};
+	char *env_bad_pool[] = {"IPPOOL_REF=default/none", NULL};
+	char *dry[] = {"--config", file, "--dry-run", NULL};
+	char *dry_ref[] = {"--config", file, "--dry-run", "--ippool-ref", "default/net1", NULL};
+	char *kube[] = {"--ippool-ref", "default/net1", NULL};
+	char *env_ctx[] = {kcenv, "KUBECONTEXT=nope", "VM_DHCP_AGENT_NAME=agent-up",
+	    "VM_DHCP_AGENT_TRACE=1", NULL};
+	char *env_debug[] = {"VM_DHCP_AGENT_DEBUG=yes", NULL};
+	char out[8192], err[8192];
+	FILE *f;
+
+	CU_ASSERT_EQUAL(run_agent(help, out, err, sizeof(out)), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  --nic IF "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  --kubecontext NAME "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  --name NAME "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  --debug "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  --trace "));
+	for (const char *const *v = (const char *const[]){"$IPPOOL_REF", "$KUBECONTEXT",
+		 "$VM_DHCP_AGENT_NAME", "$VM_DHCP_AGENT_DEBUG", "$VM_DHCP_AGENT_TRACE", NULL};
+	     *v != NULL; v++)
+		CU_ASSERT_PTR_NOT_NULL(strstr(out, *v));
+
+	snprintf(file, sizeof(file), "/tmp/%ld-vmdhcp-agent-up.yaml", (long)getpid());
+	f = fopen(file, "w");
+	CU_ASSERT_FATAL(f != NULL);
+	fputs(POOL_DOC, f);
+	fclose(f);
+	CU_ASSERT_EQUAL(run_agent(nic, out, err, sizeof(out)), 0);
+	CU_ASSERT_EQUAL(strncmp(out, "pool        default/net1 ", 25), 0);
+	CU_ASSERT_EQUAL(run_agent_env(dry, env_pool, out, err, sizeof(out)), 0);
+	CU_ASSERT_EQUAL(strncmp(out, "pool        default/net1 ", 25), 0);
+	CU_ASSERT_EQUAL(run_agent_env(dry, env_bad_pool, out, err, sizeof(out)), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "default/none"));
+	CU_ASSERT_EQUAL(run_agent_env(dry_ref, env_bad_pool, out, err, sizeof(out)), 0);
+
+	/* Kubernetes mode: the context named by $KUBECONTEXT, refused when the file lacks it */
+	snprintf(kc, sizeof(kc), "/tmp/%ld-vmdhcp-agent-up.kubeconfig", (long)getpid());
+	snprintf(kcenv, sizeof(kcenv), "KUBECONFIG=%s", kc);
+	f = fopen(kc, "w");
+	CU_ASSERT_FATAL(f != NULL);
+	fputs("apiVersion: v1\nkind: Config\ncurrent-context: a\nclusters:\n- name: c\n"
+	      "  cluster: {server: \"https://127.0.0.1:1\"}\ncontexts:\n- name: a\n"
+	      "  context: {cluster: c}\n",
+	    f);
+	fclose(f);
+	CU_ASSERT_EQUAL(run_agent_env(kube, env_ctx, out, err, sizeof(out)), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "contexts: no entry named \"nope\""));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "instance name agent-up"));
+	if (strstr(err, "no entry named") == NULL)
+		fprintf(stderr, "agent said: %s\n", err);
+	unlink(kc);
+	unlink(file);
+
+	CU_ASSERT_EQUAL(run_agent_env(dry, env_debug, out, err, sizeof(out)), 2);
+	CU_ASSERT_STRING_EQUAL(
+	    err, "vm-dhcp-agent: $VM_DHCP_AGENT_DEBUG: \"yes\" is not true or false\n");
+}
+
 static void
 test_program_flags(void)
 {
@@ -582,6 +660,8 @@ test_program_flags(void)
 	    {{"--nope"}, "unknown flag --nope (try --help)"},
 	    {{"--config"}, "--config needs a value (try --help)"},
 	    {{"--config", "f", "stray"}, "unexpected argument \"stray\" (try --help)"},
+	    {{"--config", "f", "--enable-cache-dump-api"},
+		"--enable-cache-dump-api needs --listen (the endpoint that serves /leases)"},
 	    {{NULL},
 		"--config FILE (local mode) or --ippool-ref NS/NAME (Kubernetes mode) is required "
 		"(try --help)"},
@@ -617,6 +697,7 @@ test_program_flags(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n       vm-dhcp-agent --ippool-ref NS/NAME"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  --lease-grace SECONDS "));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  --snapshot FILE "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  --enable-cache-dump-api "));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\nSignals: SIGHUP reloads the --config file"));
 	CU_ASSERT_PTR_NOT_NULL(
 	    strstr(out, "\nExit status: 0 ok, 1 runtime failure, 2 bad usage or configuration.\n"));
@@ -646,6 +727,7 @@ static const struct test_case config_tests[] = {
     {"bindings from VMNetCfg NICs on the pool's network", test_bindings_from_vmnetcfgs},
     {"errors name file, document, line and field", test_errors_name_the_field},
     {"--ippool-ref picks one of several pools", test_ippool_ref_picks},
+    {"the Go project's flags and environment variables", test_upstream_flags},
     {"objects of other API groups are skipped", test_other_groups_ignored},
     {"corrupted files: a config or one error line", test_corrupted_files_never_crash},
     {"the file as the agent's source (ready, serving, config, stats)", test_file_source_ops},

@@ -1116,6 +1116,219 @@ out:
 	env_stop(&e);
 }
 
+/* A hand-written VMNetCfg: one dynamic NIC with mac on default/net-1. */
+static void
+create_cfg(struct env *e, const char *name, const char *mac)
+{
+	CU_ASSERT_EQUAL(
+	    post(e, CFGS,
+		json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:[{s:s, s:s}]}}", "apiVersion",
+		    CRD_API_VERSION, "kind", VMNETCFG_KIND, "metadata", "name", name, "namespace",
+		    NS, "spec", "vmName", name, VMNETCFG_FIELD_NICS, "networkName", "default/net-1",
+		    "macAddress", mac)),
+	    201);
+}
+
+static long
+set_paused(struct env *e, const char *name, bool paused)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), CFGS "/%s", name);
+	return merge_patch(e, path, json_pack("{s:{s:b}}", "spec", "paused", paused));
+}
+
+/* The controller restarts: every in-memory state dropped, the IPAM rebuilt from the API. */
+static bool
+restart(struct env *e)
+{
+	wait_for(e, no_writes_in_flight, NULL);
+	e->ctrl = ctrl_free(e->ctrl);
+	return ctrl_start(e) == 0 && wait_for(e, ctrl_is_ready, NULL);
+}
+
+/*
+ * A paused VMNetCfg, as upstream's: its address leaves the IPPool status (the agent stops
+ * answering its MAC) and stays in its own status; another NIC may take it meanwhile, and a
+ * restart in any of these states never gives it to two MACs; resumed, the NIC takes it back
+ * when free, else waits Pending (AddressTaken, Warning Event) until it is.
+ */
+static void
+test_vmnetcfg_pause_resume(void)
+{
+	static const char mac_p[] = "02:00:00:00:05:01", mac_q[] = "02:00:00:00:05:02";
+	struct env e;
+
+	if (!world(&e))
+		goto out;
+	create_cfg(&e, "c-p", mac_p);
+	CU_ASSERT_TRUE(
+	    wait_for(&e, nic_is, &(struct nic_want){"c-p", "Allocated", "10.0.0.10", NULL}));
+	CU_ASSERT_TRUE(wait_for(&e, alloc_is, &(struct alloc_want){"net-1", "10.0.0.10", mac_p}));
+
+	/* paused: released from the pool, remembered in its status */
+	CU_ASSERT_EQUAL(set_paused(&e, "c-p", true), 200);
+	CU_ASSERT_TRUE(wait_for(&e, alloc_is, &(struct alloc_want){"net-1", "10.0.0.10", NULL}));
+	CU_ASSERT_TRUE(wait_for(&e, pool_used_is, &(struct alloc_want){"net-1", NULL, "0"}));
+	CU_ASSERT_TRUE(
+	    wait_for(&e, nic_is, &(struct nic_want){"c-p", "Pending", "10.0.0.10", NULL}));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, cond_is, &(struct cond_want){CFGS "/c-p", VMNETCFG_COND_DISABLED, "True"}));
+	CU_ASSERT_TRUE(
+	    cond_is(&e, &(struct cond_want){CFGS "/c-p", VMNETCFG_COND_ALLOCATED, "False"}));
+	CU_ASSERT_TRUE(
+	    cond_is(&e, &(struct cond_want){CFGS "/c-p", VMNETCFG_COND_IN_SYNCED, "False"}));
+	CU_ASSERT_TRUE(wait_for(&e, event_recorded,
+	    &(struct event_want){"c-p", "Normal", "Released", "released 10.0.0.10"}));
+
+	/* a restart while paused: the remembered address is not held */
+	CU_ASSERT_TRUE_FATAL(restart(&e));
+	CU_ASSERT_TRUE(alloc_is(&e, &(struct alloc_want){"net-1", "10.0.0.10", NULL}));
+	create_cfg(&e, "c-q", mac_q);
+	CU_ASSERT_TRUE(
+	    wait_for(&e, nic_is, &(struct nic_want){"c-q", "Allocated", "10.0.0.10", NULL}));
+	CU_ASSERT_TRUE(wait_for(&e, alloc_is, &(struct alloc_want){"net-1", "10.0.0.10", mac_q}));
+
+	/* resumed: its address is taken, it waits (never steals it) */
+	CU_ASSERT_EQUAL(set_paused(&e, "c-p", false), 200);
+	CU_ASSERT_TRUE(wait_for(
+	    &e, cond_is, &(struct cond_want){CFGS "/c-p", VMNETCFG_COND_DISABLED, "False"}));
+	CU_ASSERT_TRUE(
+	    wait_for(&e, nic_is, &(struct nic_want){"c-p", "Pending", "10.0.0.10", NULL}));
+	CU_ASSERT_TRUE(wait_for(&e, event_recorded,
+	    &(struct event_want){"c-p", "Warning", VMNETCFG_REASON_ADDRESS_TAKEN,
+		"10.0.0.10, its address before the pause, is now held by MAC "
+		"02:00:00:00:05:02"}));
+	CU_ASSERT_TRUE(
+	    cond_is(&e, &(struct cond_want){CFGS "/c-p", VMNETCFG_COND_ALLOCATED, "False"}));
+	CU_ASSERT_TRUE(alloc_is(&e, &(struct alloc_want){"net-1", "10.0.0.10", mac_q}));
+	CU_ASSERT_TRUE(pool_used_is(&e, &(struct alloc_want){"net-1", NULL, "1"}));
+
+	/* a restart now: the Pending NIC's remembered address still is not held, no conflict */
+	CU_ASSERT_TRUE_FATAL(restart(&e));
+	create_cfg(&e, "c-r", "02:00:00:00:05:03");
+	CU_ASSERT_TRUE(
+	    wait_for(&e, nic_is, &(struct nic_want){"c-r", "Allocated", "10.0.0.11", NULL}));
+	CU_ASSERT_TRUE(
+	    wait_for(&e, nic_is, &(struct nic_want){"c-p", "Pending", "10.0.0.10", NULL}));
+	CU_ASSERT_TRUE(alloc_is(&e, &(struct alloc_want){"net-1", "10.0.0.10", mac_q}));
+	CU_ASSERT_FALSE(event_with_reason(&e, "IPAMConflict"));
+	CU_ASSERT_TRUE(
+	    cond_is(&e, &(struct cond_want){POOLS "/net-1", IPPOOL_COND_CACHE_READY, "True"}));
+
+	/* the holder goes: c-p takes its address back */
+	{
+		long code = 0;
+
+		json_decref(api(&e, "DELETE", CFGS "/c-q", NULL, NULL, &code));
+		CU_ASSERT_EQUAL(code, 200);
+	}
+	CU_ASSERT_TRUE(
+	    wait_for(&e, nic_is, &(struct nic_want){"c-p", "Allocated", "10.0.0.10", NULL}));
+	CU_ASSERT_TRUE(wait_for(&e, alloc_is, &(struct alloc_want){"net-1", "10.0.0.10", mac_p}));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, cond_is, &(struct cond_want){CFGS "/c-p", VMNETCFG_COND_ALLOCATED, "True"}));
+
+	/* paused and resumed with nothing in between: the same address, not the lowest free */
+	CU_ASSERT_EQUAL(set_paused(&e, "c-r", true), 200);
+	CU_ASSERT_TRUE(wait_for(&e, alloc_is, &(struct alloc_want){"net-1", "10.0.0.11", NULL}));
+	CU_ASSERT_TRUE(
+	    wait_for(&e, nic_is, &(struct nic_want){"c-r", "Pending", "10.0.0.11", NULL}));
+	CU_ASSERT_EQUAL(set_paused(&e, "c-r", false), 200);
+	CU_ASSERT_TRUE(
+	    wait_for(&e, nic_is, &(struct nic_want){"c-r", "Allocated", "10.0.0.11", NULL}));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, alloc_is, &(struct alloc_want){"net-1", "10.0.0.11", "02:00:00:00:05:03"}));
+out:
+	env_stop(&e);
+}
+
+/* The NAD's ippool labels: name (exactly) the pool that serves its network. */
+struct nad_want {
+	const char *nad;
+	const char *ns; /* NULL: both labels absent */
+	const char *name;
+};
+
+static bool
+nad_labels_are(struct env *e, const void *arg)
+{
+	const struct nad_want *w = arg;
+	json_t *o = get(e, NADS "/%s", w->nad);
+	const char *ns = kind_label(o, PLACEMENT_LABEL_POOL_NS);
+	const char *name = kind_label(o, PLACEMENT_LABEL_POOL_NAME);
+	bool ok =
+	    o != NULL && (w->ns == NULL ? ns == NULL && name == NULL
+					: ns != NULL && name != NULL && strcmp(ns, w->ns) == 0 &&
+					      strcmp(name, w->name) == 0);
+
+	json_decref(o);
+	return ok;
+}
+
+/*
+ * network.harvesterhci.io/ippool-namespace and ippool-name on the NAD, as upstream's IPPool
+ * controller sets them: set by the pool that serves the network (paused too), not by a second
+ * pool refused as a duplicate, put back when changed, moved to the duplicate once it serves,
+ * removed when no pool serves; other labels untouched.
+ */
+static void
+test_nad_labels(void)
+{
+	struct env e;
+	long code = 0;
+	json_t *o;
+
+	if (!world(&e))
+		goto out;
+	CU_ASSERT_TRUE(wait_for(&e, nad_labels_are, &(struct nad_want){"net-1", NS, "net-1"}));
+	CU_ASSERT_TRUE(wait_for(&e, nad_labels_are, &(struct nad_want){"net-2", NS, "net-2"}));
+	o = get(&e, NADS "/net-1");
+	CU_ASSERT_STRING_EQUAL(kind_label(o, KIND_LABEL_CLUSTER_NETWORK), "mgmt");
+	json_decref(o);
+
+	/* a second pool on net-1: refused, the labels keep naming the first */
+	create_pool(
+	    &e, "dup", "default/net-1", "10.0.0.0/24", "10.0.0.2", "10.0.0.30", "10.0.0.40");
+	CU_ASSERT_TRUE(wait_for(
+	    &e, cond_is, &(struct cond_want){POOLS "/dup", IPPOOL_COND_CACHE_READY, "False"}));
+	CU_ASSERT_TRUE(wait_for(&e, no_writes_in_flight, NULL));
+	CU_ASSERT_TRUE(nad_labels_are(&e, &(struct nad_want){"net-1", NS, "net-1"}));
+
+	/* changed by hand: put back */
+	CU_ASSERT_EQUAL(merge_patch(&e, NADS "/net-1",
+			    json_pack("{s:{s:{s:s}}}", "metadata", "labels",
+				PLACEMENT_LABEL_POOL_NAME, "someone-else")),
+	    200);
+	CU_ASSERT_TRUE(wait_for(&e, nad_labels_are, &(struct nad_want){"net-1", NS, "net-1"}));
+
+	/* a paused pool still serves its network: labels kept */
+	CU_ASSERT_EQUAL(
+	    merge_patch(&e, POOLS "/net-2", json_pack("{s:{s:b}}", "spec", "paused", 1)), 200);
+	CU_ASSERT_TRUE(wait_for(
+	    &e, cond_is, &(struct cond_want){POOLS "/net-2", IPPOOL_COND_STOPPED, "True"}));
+	CU_ASSERT_TRUE(wait_for(&e, no_writes_in_flight, NULL));
+	CU_ASSERT_TRUE(nad_labels_are(&e, &(struct nad_want){"net-2", NS, "net-2"}));
+
+	/* the serving pool deleted: the duplicate serves now, the labels name it */
+	json_decref(api(&e, "DELETE", POOLS "/net-1", NULL, NULL, &code));
+	CU_ASSERT_EQUAL(code, 200);
+	CU_ASSERT_TRUE(wait_for(&e, path_absent, POOLS "/net-1"));
+	CU_ASSERT_TRUE(wait_for(&e, nad_labels_are, &(struct nad_want){"net-1", NS, "dup"}));
+	CU_ASSERT_TRUE(wait_for(
+	    &e, cond_is, &(struct cond_want){POOLS "/dup", IPPOOL_COND_CACHE_READY, "True"}));
+	/* the last pool of the network deleted: the labels go, the others stay */
+	json_decref(api(&e, "DELETE", POOLS "/dup", NULL, NULL, &code));
+	CU_ASSERT_EQUAL(code, 200);
+	CU_ASSERT_TRUE(wait_for(&e, nad_labels_are, &(struct nad_want){"net-1", NULL, NULL}));
+	o = get(&e, NADS "/net-1");
+	CU_ASSERT_STRING_EQUAL(kind_label(o, KIND_LABEL_CLUSTER_NETWORK), "mgmt");
+	json_decref(o);
+	CU_ASSERT_TRUE(nad_labels_are(&e, &(struct nad_want){"net-2", NS, "net-2"}));
+out:
+	env_stop(&e);
+}
+
 static const struct test_case apiserver_tests[] = {
     {"re-placement and hold", test_replacement_and_hold},
     {"rebuild conflicts reported", test_rebuild_conflicts_reported},
@@ -1123,6 +1336,8 @@ static const struct test_case apiserver_tests[] = {
     {"static IP, duplicate MAC, NIC move", test_static_duplicate_and_move},
     {"restart rebuilds IPAM", test_restart_rebuilds},
     {"delete paths and pause", test_delete_paths},
+    {"VMNetCfg paused: released, remembered, resumed", test_vmnetcfg_pause_resume},
+    {"NAD ippool labels follow the serving pool", test_nad_labels},
     {"injected 409s converge", test_conflicts_injected},
     {"conditions: reason, observedGeneration; Normal Events", test_conditions_and_normal_events},
     {"a refused status write: the Normal Event once", test_normal_event_once_despite_conflict},

@@ -211,8 +211,8 @@ lease_holder(struct test_apiserver *api)
 	json_t *j;
 
 	if (test_apiserver_request(api, "GET",
-		"/apis/coordination.k8s.io/v1/namespaces/vmdhcp/leases/vm-dhcp-controller", NULL,
-		NULL, &code, &out) < 0 ||
+		"/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/vm-dhcp-controllers",
+		NULL, NULL, &code, &out) < 0 ||
 	    code != 200) {
 		free(out);
 		return NULL;
@@ -238,7 +238,7 @@ test_flags(void)
 	char *novalue[] = {program, "--agent-image", "a", "--agent-interface", NULL};
 	char log[80];
 	tmpname(log, sizeof(log), "vmdhcp-ctl-main.log");
-	char text[4096] = "";
+	char text[16384] = "";
 	FILE *f;
 
 	if (find_program() < 0) {
@@ -255,6 +255,19 @@ test_flags(void)
 	}
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--agent-image"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--no-leader-election"));
+	/* the Go project's names (cmd/controller/root.go) are listed too */
+	{
+		static const char *const up[] = {"\n  --image IMAGE ",
+		    "\n  --service-account-name SA ", "\n  --no-agent ", "\n  --no-dhcp ",
+		    "\n  --name NAME ", "\n  --debug ", "\n  --trace ", "$AGENT_IMAGE",
+		    "$AGENT_NAMESPACE", "$AGENT_SERVICE_ACCOUNT_NAME", "$VM_DHCP_CONTROLLER_NAME",
+		    "$VM_DHCP_CONTROLLER_DEBUG", "$VM_DHCP_CONTROLLER_TRACE",
+		    "\n  --lease-namespace NS ", "\n  --lease-name NAME "};
+
+		for (size_t i = 0; i < ELEMENTSOF(up); i++)
+			CU_ASSERT_PTR_NOT_NULL(strstr(text, up[i]));
+	}
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--enable-cache-dump-api"));
 	CU_ASSERT_EQUAL(strncmp(text, "usage: vm-dhcp-controller --agent-image IMAGE", 45), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n       vm-dhcp-controller --uninstall "));
 	/* each refusal: exit 2 and one line naming what is wrong, no usage dump */
@@ -339,7 +352,7 @@ test_agent_flags(void)
 	    "--agent-image-pull-secret", "s", NULL};
 	char log[80];
 	tmpname(log, sizeof(log), "vmdhcp-ctl-main-flags.log");
-	char text[4096], want[128];
+	char text[16384], want[128];
 
 	if (find_program() < 0) {
 		CU_FAIL("build/vm-dhcp-controller not built");
@@ -1052,6 +1065,86 @@ wait_pool_metrics(int port, struct body *b, const struct pool_want *want, size_t
 	return false;
 }
 
+/* Whether text has a line that starts with prefix and ends with suffix. */
+static bool
+line_with(const char *text, const char *prefix, const char *suffix)
+{
+	size_t np = strlen(prefix), ns = strlen(suffix);
+
+	for (const char *p = text; p != NULL && *p != '\0';) {
+		const char *end = strchr(p, '\n');
+		size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+
+		if (len >= np + ns && strncmp(p, prefix, np) == 0 &&
+		    strncmp(p + len - ns, suffix, ns) == 0)
+			return true;
+		p = end != NULL ? end + 1 : NULL;
+	}
+	return false;
+}
+
+/* No vmdhcp_* line carries s (our own series' labels are bounded: no MAC, no address). */
+static bool
+own_series_lack(const char *text, const char *s)
+{
+	for (const char *p = text; p != NULL && *p != '\0';) {
+		const char *end = strchr(p, '\n');
+		size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+
+		if (strncmp(p, "vmdhcp_", 7) == 0 && memmem(p, len, s, strlen(s)) != NULL)
+			return false;
+		p = end != NULL ? end + 1 : NULL;
+	}
+	return true;
+}
+
+/*
+ * The Go project's series of the same two pools (upstream pkg/metrics/metrics.go): used and
+ * available per IPPool labelled ippool, cidr, network; one vmnetcfg_status per NIC labelled
+ * vmnetcfg, network, mac, ip, state.
+ */
+static void
+check_upstream_series(const char *text)
+{
+#define UP_POOL(fam, pool, cidr)                                                                   \
+	"vmdhcpcontroller_ippool_" fam "{ippool=\"" NS "/" pool "\",cidr=\"" cidr                  \
+	"\",network=\"" NS "/" pool "\"}"
+#define UP_CFG(cfg, net, mac)                                                                      \
+	"vmdhcpcontroller_vmnetcfg_status{vmnetcfg=\"" NS "/" cfg "\",network=\"" NS "/" net       \
+	"\",mac=\"" mac "\",ip=\""
+	CU_ASSERT_EQUAL(count_of(text, "# TYPE vmdhcpcontroller_ippool_used gauge\n"), 1);
+	CU_ASSERT_EQUAL(count_of(text, "# TYPE vmdhcpcontroller_ippool_available gauge\n"), 1);
+	CU_ASSERT_EQUAL(count_of(text, "# TYPE vmdhcpcontroller_vmnetcfg_status gauge\n"), 1);
+	CU_ASSERT_EQUAL(
+	    count_of(text, "# HELP vmdhcpcontroller_ippool_used Amount of IP addresses which are "
+			   "in use\n"),
+	    1);
+	CU_ASSERT_EQUAL(metric_value(text, UP_POOL("used", "net-1", "10.0.0.0/24")), 3);
+	CU_ASSERT_EQUAL(metric_value(text, UP_POOL("available", "net-1", "10.0.0.0/24")), 7);
+	CU_ASSERT_EQUAL(metric_value(text, UP_POOL("used", "net-2", "10.0.1.0/24")), 1);
+	CU_ASSERT_EQUAL(metric_value(text, UP_POOL("available", "net-2", "10.0.1.0/24")), 35);
+	CU_ASSERT_EQUAL(count_of(text, "\nvmdhcpcontroller_ippool_used{"), 2);
+	CU_ASSERT_EQUAL(count_of(text, "\nvmdhcpcontroller_vmnetcfg_status{"), 5);
+	/* net-1's three took .10-.12 in some order */
+	CU_ASSERT_TRUE(line_with(text, UP_CFG("a-1", "net-1", "02:00:00:00:02:01") "10.0.0.1",
+	    "\",state=\"Allocated\"} 1"));
+	CU_ASSERT_TRUE(line_with(text, UP_CFG("a-2", "net-1", "02:00:00:00:02:02") "10.0.0.1",
+	    "\",state=\"Allocated\"} 1"));
+	CU_ASSERT_TRUE(line_with(text, UP_CFG("a-3", "net-1", "02:00:00:00:02:03") "10.0.0.1",
+	    "\",state=\"Allocated\"} 1"));
+	/* net-2: router .1 and server .2 reserved, the lowest free is .3 */
+	CU_ASSERT_EQUAL(
+	    metric_value(text,
+		UP_CFG("b-1", "net-2", "02:00:00:00:02:11") "10.0.1.3\",state=\"Allocated\"}"),
+	    1);
+	/* a NIC waiting for its address: its state, no address */
+	CU_ASSERT_EQUAL(
+	    metric_value(text, UP_CFG("b-2", "net-2", "02:00:00:00:02:12") "\",state=\"Pending\"}"),
+	    1);
+#undef UP_POOL
+#undef UP_CFG
+}
+
 /*
  * Two replicas, two pools of different size and use: the leader exports one series per
  * pool and family with the pool's own values (not sums), the follower vmdhcp_controller_leader
@@ -1122,15 +1215,20 @@ test_pool_metrics_leader_only(void)
 	CU_ASSERT_EQUAL(count_of(d.b->buf, "\nvmdhcp_ippool_used_addresses{"), 2);
 	CU_ASSERT_EQUAL(count_of(d.b->buf, "\nvmdhcp_ippool_bindings{"), 6);
 	CU_ASSERT_EQUAL(count_of(d.b->buf, "\nvmdhcp_ippool_condition{"), 8);
-	/* bounded labels: no MAC, no address anywhere in the scrape */
-	CU_ASSERT_PTR_NULL(strstr(d.b->buf, "02:00:00:00:02"));
-	CU_ASSERT_PTR_NULL(strstr(d.b->buf, "10.0."));
+	/* bounded labels: no MAC, no address in our own series (upstream's have them) */
+	CU_ASSERT_TRUE(own_series_lack(d.b->buf, "02:00:00:00:02"));
+	CU_ASSERT_TRUE(own_series_lack(d.b->buf, "10.0."));
+	check_upstream_series(d.b->buf);
 	CU_ASSERT_TRUE(promtool_accepts(d.b, "leader"));
+	/* without --enable-cache-dump-api: no debug endpoints, as upstream */
+	CU_ASSERT_EQUAL(http_get(d.port[li], "/ipams/" NS "/net-1", d.b), 404);
+	CU_ASSERT_EQUAL(http_get(d.port[li], "/caches/" NS "/net-1", d.b), 404);
 
 	/* the follower: not leading, no per-pool series, not even their HELP */
 	CU_ASSERT_EQUAL(http_get(d.port[fi], "/metrics", d.b), 200);
 	CU_ASSERT_EQUAL(metric_value(d.b->buf, "vmdhcp_controller_leader"), 0);
 	CU_ASSERT_PTR_NULL(strstr(d.b->buf, "vmdhcp_ippool_"));
+	CU_ASSERT_PTR_NULL(strstr(d.b->buf, "vmdhcpcontroller_"));
 	CU_ASSERT_TRUE(promtool_accepts(d.b, "follower"));
 
 	/* net-2 deleted (finalizer: the leader removes its agent, then the finalizer): its
@@ -1146,6 +1244,8 @@ test_pool_metrics_leader_only(void)
 				usleep(100000);
 		}
 		CU_ASSERT_TRUE(gone);
+		CU_ASSERT_PTR_NULL(strstr(d.b->buf, "ippool=\"" NS "/net-2\""));
+		CU_ASSERT_EQUAL(count_of(d.b->buf, "\nvmdhcpcontroller_ippool_used{"), 1);
 		CU_ASSERT_TRUE(pool_metrics_are(d.b->buf, &want[0]));
 		CU_ASSERT_EQUAL(count_of(d.b->buf, "\nvmdhcp_ippool_used_addresses{"), 1);
 		CU_ASSERT_TRUE(promtool_accepts(d.b, "leader-after-delete"));
@@ -1168,10 +1268,85 @@ out:
 	unlink(log[1]);
 }
 
+/* Poll GET path until it answers code with body want (30 s). */
+static bool
+wait_body(int port, const char *path, long code, const char *want, struct body *b)
+{
+	for (int i = 0; i < 300; i++) {
+		if (http_get(port, path, b) == code && strcmp(b->buf, want) == 0)
+			return true;
+		usleep(100000);
+	}
+	fprintf(stderr, "GET %s: %s\n", path, b->buf);
+	return false;
+}
+
+/*
+ * --enable-cache-dump-api: the Go project's /ipams/{network} and /caches/{network} with its
+ * JSON (upstream pkg/server/handler.go), {network} the IPPool's networkName, slashes as they
+ * are or escaped; an unknown network answers as upstream: 500 and its message.
+ */
+static void
+test_cache_dump_api(void)
+{
+	struct test_apiserver *api = NULL;
+	struct body *b = calloc(1, sizeof(*b));
+	char listen[32], log[80];
+	int port = free_port();
+	pid_t pid;
+
+	if (find_program() < 0 || b == NULL) {
+		CU_FAIL("set-up");
+		free(b);
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(test_apiserver_start(&api, NULL), 0);
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	snprintf(log, sizeof(log), "/tmp/%ld-vmdhcp-ctl-dump.log", (long)getpid());
+	char *args[] = {program, "--kubeconfig", (char *)test_apiserver_kubeconfig(api),
+	    "--namespace", "vmdhcp", "--agent-image", "agent:v1", "--listen", listen,
+	    "--no-leader-election", "--enable-cache-dump-api", NULL};
+	pid = spawn(log, args);
+	CU_ASSERT_TRUE(wait_http(port, "/readyz", 200, b));
+
+	/* range .8-.11, .9 excluded, server .2 outside: upstream's IPAM holds .8, .10, .11 */
+	CU_ASSERT_EQUAL(post_nad(api, "net-1"), 201);
+	CU_ASSERT_EQUAL(post_pool(api, "net-1", "10.0.0.0/24", "10.0.0.2", NULL, "10.0.0.8",
+			    "10.0.0.11", json_pack("[s]", "10.0.0.9")),
+	    201);
+	CU_ASSERT_EQUAL(post_cfg(api, "c-1", "net-1", "02:00:00:00:03:01", "10.0.0.11"), 201);
+	CU_ASSERT_TRUE(wait_body(
+	    port, "/caches/" NS "/net-1", 200, "{\"02:00:00:00:03:01\":\"10.0.0.11\"}", b));
+	CU_ASSERT_TRUE(wait_body(port, "/ipams/" NS "/net-1", 200,
+	    "{\"10.0.0.10\":\"false\",\"10.0.0.11\":\"true\",\"10.0.0.8\":\"false\"}", b));
+	CU_ASSERT_EQUAL(http_get(port, "/ipams/" NS "%2Fnet-1", b), 200);
+	CU_ASSERT_STRING_EQUAL(
+	    b->buf, "{\"10.0.0.10\":\"false\",\"10.0.0.11\":\"true\",\"10.0.0.8\":\"false\"}");
+	/* a bare name is in "default" */
+	CU_ASSERT_EQUAL(http_get(port, "/caches/net-1", b), 200);
+	CU_ASSERT_STRING_EQUAL(b->buf, "{\"02:00:00:00:03:01\":\"10.0.0.11\"}");
+	/* unknown networks, as upstream answers them */
+	CU_ASSERT_EQUAL(http_get(port, "/ipams/" NS "/nope", b), 500);
+	CU_ASSERT_STRING_EQUAL(
+	    b->buf, "failed to list ipam of " NS "/nope: network " NS "/nope does not exist");
+	CU_ASSERT_EQUAL(http_get(port, "/caches/x/y/z", b), 500);
+	CU_ASSERT_STRING_EQUAL(
+	    b->buf, "failed to list cache of x/y/z: network x/y/z does not exist");
+	CU_ASSERT_EQUAL(http_get(port, "/leases", b), 404); /* the agent's */
+	CU_ASSERT_EQUAL(http_get(port, "/healthz", b), 200);
+
+	kill(pid, SIGTERM);
+	CU_ASSERT_EQUAL(wait_exit(pid, 20), 0);
+	test_apiserver_stop(api);
+	free(b);
+	unlink(log);
+}
+
 /* --- --uninstall: the chart's post-delete hook ------------------------------------------- */
 
 #define UNS "vmdhcp"
-#define LEASE_PATH "/apis/coordination.k8s.io/v1/namespaces/" UNS "/leases/vm-dhcp-controller"
+/* the leader Lease: the Go project's, kube-system/vm-dhcp-controllers, by default */
+#define LEASE_PATH "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/vm-dhcp-controllers"
 #define GROUP_PATH "/apis/network.harvesterhci.io/v1alpha1/namespaces/"
 #define FIN_POOL "wrangler.cattle.io/vm-dhcp-ippool-controller"
 #define FIN_CFG "wrangler.cattle.io/vm-dhcp-vmnetcfg-controller"
@@ -1333,9 +1508,9 @@ test_uninstall_cleanup(void)
 	CU_ASSERT_EQUAL_FATAL(test_apiserver_start(&api, NULL), 0);
 	/* the holder died an hour ago without releasing (leaseDurationSeconds 2) */
 	CU_ASSERT_EQUAL(
-	    api_post(api, "/apis/coordination.k8s.io/v1/namespaces/" UNS "/leases",
+	    api_post(api, "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases",
 		json_pack("{s:{s:s}, s:{s:s, s:i, s:s, s:s}}", "metadata", "name",
-		    "vm-dhcp-controller", "spec", "holderIdentity", "gone-pod_7",
+		    "vm-dhcp-controllers", "spec", "holderIdentity", "gone-pod_7",
 		    "leaseDurationSeconds", 2, "renewTime", "2020-01-01T00:00:00.000000Z",
 		    "acquireTime", "2020-01-01T00:00:00.000000Z")),
 	    201);
@@ -1441,7 +1616,7 @@ test_uninstall_cleanup(void)
 	CU_ASSERT_EQUAL(api_delete(api, LEASE_PATH), 200);
 	CU_ASSERT_EQUAL(wait_exit(spawn_uninstall(api, log, NULL), 60), 0);
 	read_log(log, text, sizeof(text));
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "no Lease " UNS "/vm-dhcp-controller"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "no Lease kube-system/vm-dhcp-controllers"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "uninstall: 0 agent Deployment(s) deleted, the "
 					    "finalizer removed from 0 IPPool(s) and 0 "
 					    "VirtualMachineNetworkConfig(s)"));
@@ -1536,7 +1711,7 @@ test_uninstall_waits_for_controller(void)
 	read_log(log, text, sizeof(text));
 	snprintf(want, sizeof(want),
 	    "Z error vm-dhcp-controller: --uninstall: timed out after 2 s waiting for the "
-	    "controller to stop: the Lease " UNS "/vm-dhcp-controller is held by %s (",
+	    "controller to stop: the Lease kube-system/vm-dhcp-controllers is held by %s (",
 	    holder);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
 	if (strstr(text, want) == NULL)
@@ -1560,7 +1735,8 @@ test_uninstall_waits_for_controller(void)
 	ctl = -1;
 	CU_ASSERT_EQUAL(wait_exit(un, 60), 0);
 	read_log(log, text, sizeof(text));
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "the Lease " UNS "/vm-dhcp-controller is released"));
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(text, "the Lease kube-system/vm-dhcp-controllers is released"));
 	CU_ASSERT_PTR_NOT_NULL(
 	    strstr(text, "deleted agent Deployment " UNS "/default-net-1-agent"));
 	deployments_in(api, UNS, got, sizeof(got));
@@ -1578,6 +1754,165 @@ test_uninstall_waits_for_controller(void)
 	test_apiserver_stop(api);
 	unlink(log);
 	unlink(ctl_log);
+}
+
+/* The holder of the Lease ns/name ("" when released, NULL when absent). */
+static char *
+lease_holder_at(struct test_apiserver *api, const char *ns, const char *name)
+{
+	char path[256];
+	const char *h;
+	char *copy;
+	json_t *j;
+
+	snprintf(
+	    path, sizeof(path), "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", ns, name);
+	if ((j = api_get(api, path)) == NULL)
+		return NULL;
+	h = json_string_value(json_object_get(json_object_get(j, "spec"), "holderIdentity"));
+	copy = strdup(h != NULL ? h : "");
+	json_decref(j);
+	return copy;
+}
+
+static bool
+pool_no_agent(struct test_apiserver *api)
+{
+	json_t *pool = api_get(api, POOLS "/net-1"), *c;
+	size_t i, n = 0;
+
+	json_array_foreach(json_object_get(json_object_get(pool, "status"), "conditions"), i, c)
+	{
+		const char *type = json_string_value(json_object_get(c, "type"));
+
+		if (type != NULL &&
+		    (strcmp(type, "Registered") == 0 || strcmp(type, "AgentReady") == 0) &&
+		    strcmp(json_string_value(json_object_get(c, "status")) ?: "", "True") == 0 &&
+		    strcmp(json_string_value(json_object_get(c, "reason")) ?: "", "NoAgent") == 0)
+			n++;
+	}
+	json_decref(pool);
+	return n == 2;
+}
+
+static bool
+agent_exists(struct test_apiserver *api)
+{
+	char got[256];
+
+	deployments_in(api, UNS, got, sizeof(got));
+	return strcmp(got, "default-net-1-agent") == 0;
+}
+
+/*
+ * The Go project's flags and environment variables (cmd/controller/root.go), with their
+ * meaning: $AGENT_IMAGE and $AGENT_NAMESPACE place the agent, --service-account-name (an
+ * alias) wins over $AGENT_SERVICE_ACCOUNT_NAME, --no-dhcp gives the agents --dry-run,
+ * $VM_DHCP_CONTROLLER_NAME and $VM_DHCP_CONTROLLER_DEBUG reach the log, --lease-namespace and
+ * --lease-name move the Lease; then --no-agent (no --agent-image needed): the pool is
+ * Registered and AgentReady with reason NoAgent and the agent left there is not deleted. A
+ * bad boolean variable is refused naming it.
+ */
+static void
+test_upstream_flags(void)
+{
+	static const char *const env[][2] = {
+	    {"AGENT_IMAGE", "agent:from-env"},
+	    {"AGENT_NAMESPACE", UNS},
+	    {"AGENT_SERVICE_ACCOUNT_NAME", "sa-from-env"},
+	    {"VM_DHCP_CONTROLLER_NAME", "ctl-up"},
+	    {"VM_DHCP_CONTROLLER_DEBUG", "true"},
+	};
+	struct test_apiserver *api = NULL;
+	char log[80], listen[32], text[65536], path[256];
+	int port = free_port();
+	json_t *dep, *args, *a;
+	char *holder;
+	bool dry = false;
+	size_t i;
+	pid_t pid;
+
+	tmpname(log, sizeof(log), "vmdhcp-ctl-main-upstream.log");
+	if (find_program() < 0 || port < 0) {
+		CU_FAIL("set-up");
+		return;
+	}
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	CU_ASSERT_EQUAL_FATAL(test_apiserver_start(&api, NULL), 0);
+	for (i = 0; i < ELEMENTSOF(env); i++)
+		setenv(env[i][0], env[i][1], 1);
+	{
+		char *argv[] = {program, "--kubeconfig", (char *)test_apiserver_kubeconfig(api),
+		    "--listen", listen, "--service-account-name", "sa-up", "--no-dhcp",
+		    "--lease-namespace", UNS, "--lease-name", "up-lease", NULL};
+
+		pid = spawn(log, argv);
+	}
+	for (i = 0; i < ELEMENTSOF(env); i++)
+		unsetenv(env[i][0]);
+	CU_ASSERT_EQUAL(create_net1(api), 201);
+	CU_ASSERT_TRUE(wait_for(agent_exists, api, 30));
+	snprintf(
+	    path, sizeof(path), "/apis/apps/v1/namespaces/%s/deployments/default-net-1-agent", UNS);
+	dep = api_get(api, path);
+	{
+		json_t *pod = json_object_get(json_object_get(dep, "spec"), "template");
+		json_t *c0 =
+		    json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0);
+
+		CU_ASSERT_STRING_EQUAL(
+		    json_string_value(json_object_get(c0, "image")) ?: "", "agent:from-env");
+		CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(
+					   json_object_get(pod, "spec"), "serviceAccountName"))
+					   ?: "",
+		    "sa-up");
+		args = json_object_get(c0, "args");
+		json_array_foreach(args, i, a) dry |=
+		    strcmp(json_string_value(a) ?: "", "--dry-run") == 0;
+		CU_ASSERT_TRUE(dry);
+	}
+	json_decref(dep);
+	holder = lease_holder_at(api, UNS, "up-lease");
+	CU_ASSERT_PTR_NOT_NULL(holder);
+	free(holder);
+	holder = lease_holder_at(api, "kube-system", "vm-dhcp-controllers");
+	CU_ASSERT_PTR_NULL(holder); /* the default Lease is not touched */
+	free(holder);
+	kill(pid, SIGTERM);
+	CU_ASSERT_EQUAL(wait_exit(pid, 20), 0);
+	read_log(log, text, sizeof(text));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "instance name ctl-up"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, " debug "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "agents without DHCP: --no-dhcp"));
+
+	/* --no-agent: no --agent-image needed, pools served without agents, none deleted */
+	{
+		char *argv[] = {program, "--kubeconfig", (char *)test_apiserver_kubeconfig(api),
+		    "--listen", listen, "--namespace", UNS, "--no-agent", NULL};
+
+		pid = spawn(log, argv);
+	}
+	CU_ASSERT_TRUE(wait_for(pool_no_agent, api, 30));
+	CU_ASSERT_TRUE(agent_exists(api));
+	holder = lease_holder_at(api, "kube-system", "vm-dhcp-controllers");
+	CU_ASSERT_PTR_NOT_NULL(holder); /* the Go project's Lease, by default */
+	free(holder);
+	kill(pid, SIGTERM);
+	CU_ASSERT_EQUAL(wait_exit(pid, 20), 0);
+
+	/* a bad boolean in the environment: exit 2, one line naming the variable */
+	setenv("VM_DHCP_CONTROLLER_TRACE", "yes", 1);
+	{
+		char *argv[] = {program, "--agent-image", "a", NULL};
+
+		CU_ASSERT_EQUAL(wait_exit(spawn(log, argv), 10), 2);
+	}
+	unsetenv("VM_DHCP_CONTROLLER_TRACE");
+	read_log(log, text, sizeof(text));
+	CU_ASSERT_STRING_EQUAL(
+	    text, "vm-dhcp-controller: $VM_DHCP_CONTROLLER_TRACE: \"yes\" is not true or false\n");
+	test_apiserver_stop(api);
+	unlink(log);
 }
 
 /* Flags of the mode: --agent-image not needed, --uninstall-timeout only with --uninstall. */
@@ -1690,10 +2025,12 @@ static const struct test_case main_tests[] = {
     {"/readyz says why when the API server is gone", test_readyz_says_why},
     {"two controllers: exactly one reconciles", test_two_controllers},
     {"two controllers: per-pool metrics on the leader only", test_pool_metrics_leader_only},
+    {"--enable-cache-dump-api: /ipams and /caches", test_cache_dump_api},
     {"uninstall: flags", test_uninstall_flags},
     {"uninstall: agents and finalizers removed, foreign ones kept", test_uninstall_cleanup},
     {"uninstall: waits for a running controller, times out", test_uninstall_waits_for_controller},
     {"version, --log-format, build and process metrics", test_version_log_format_metrics},
+    {"the Go project's flags and environment variables", test_upstream_flags},
     {NULL, NULL},
 };
 

@@ -481,38 +481,230 @@ test_group_mac(void)
 	vmnetcfg_result_clear(&r);
 }
 
+/*
+ * Paused, as upstream's: the bindings are released (the pool no longer has the MACs), the
+ * status keeps each NIC's address (Pending), Disabled True, Allocated and InSynced False.
+ * Unpaused: each NIC takes its remembered address back, not the lowest free one.
+ */
 static void
 test_paused(void)
 {
-	struct cfgbuf b;
+	struct cfgbuf b, x;
 	struct vmnetcfg_result r;
+	uint8_t m1[MAC_LEN], m2[MAC_LEN];
+
+	reset();
+	mac_parse("02:00:00:00:00:01", m1);
+	mac_parse("02:00:00:00:00:02", m2);
+	/* vm-x holds .10, so vm-p's NICs get .11 and 10.2.0.100 */
+	cfg_init(&x, "vm-x");
+	cfg_nic(&x, "default/net-1", "02:00:00:00:00:0f", 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&x.cfg, "ns/vm-x", 100, &r), 0);
+	cfg_take_status(&x, &r);
+	cfg_init(&b, "vm-p");
+	cfg_nic(&b, "default/net-1", "02:00:00:00:00:01", 0);
+	cfg_nic(&b, "default/net-2", "02:00:00:00:00:02", 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-p", 100, &r), 0);
+	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 0, 0, 11));
+	cfg_take_status(&b, &r);
+
+	/* paused: both released, remembered in the status */
+	b.cfg.spec.paused = true;
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-p", 200, &r), 0);
+	CU_ASSERT_TRUE(r.changed);
+	CU_ASSERT_TRUE(r.released);
+	CU_ASSERT_EQUAL(r.n_touched, 2); /* both pools' status drop the MACs */
+	CU_ASSERT_PTR_NULL(netpool_by_mac(w.net1, m1));
+	CU_ASSERT_PTR_NULL(netpool_by_mac(w.net2, m2));
+	CU_ASSERT_TRUE(ipam_pool_is_free(netpool_ipam(w.net1), IP(10, 0, 0, 11)));
+	CU_ASSERT_EQUAL_FATAL(r.status.n_nics, 2);
+	CU_ASSERT_EQUAL(r.status.nics[0].state, VMNETCFG_STATE_PENDING);
+	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 0, 0, 11));
+	CU_ASSERT_EQUAL(r.status.nics[1].state, VMNETCFG_STATE_PENDING);
+	CU_ASSERT_EQUAL(r.status.nics[1].allocated_ip, IP(10, 2, 0, 100));
+	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_DISABLED), CRD_COND_TRUE);
+	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_ALLOCATED), CRD_COND_FALSE);
+	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_IN_SYNCED), CRD_COND_FALSE);
+	CU_ASSERT_STRING_EQUAL(
+	    cond_reason(&r.status, VMNETCFG_COND_DISABLED), VMNETCFG_REASON_PAUSED);
+	CU_ASSERT_STRING_EQUAL(
+	    cond_reason(&r.status, VMNETCFG_COND_ALLOCATED), VMNETCFG_REASON_PAUSED);
+	CU_ASSERT_STRING_EQUAL(
+	    cond_reason(&r.status, VMNETCFG_COND_IN_SYNCED), VMNETCFG_REASON_PAUSED);
+	CU_ASSERT_EQUAL(n_events(&r, "Warning", NULL), 0);
+	CU_ASSERT_EQUAL(n_events(&r, "Normal", VMNETCFG_REASON_RELEASED), 2);
+	CU_ASSERT_STRING_EQUAL(event_message(&r, "Normal", VMNETCFG_REASON_RELEASED, 0),
+	    "02:00:00:00:00:01 on default/net-1: released 10.0.0.11");
+	cfg_take_status(&b, &r);
+
+	/* again (a resync): nothing changes, nothing is released, no Event */
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-p", 250, &r), 0);
+	CU_ASSERT_FALSE(r.changed);
+	CU_ASSERT_EQUAL(r.n_touched, 0);
+	CU_ASSERT_EQUAL(r.n_events, 0);
+	vmnetcfg_result_clear(&r);
+
+	/* a NIC added while paused is listed Pending without an address, and binds nothing */
+	cfg_nic(&b, "default/net-1", "02:00:00:00:00:03", 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-p", 260, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(r.status.n_nics, 3);
+	CU_ASSERT_EQUAL(r.status.nics[2].state, VMNETCFG_STATE_PENDING);
+	CU_ASSERT_EQUAL(r.status.nics[2].allocated_ip, 0);
+	CU_ASSERT_EQUAL(netpool_size(w.net1), 1); /* vm-x's only */
+	cfg_take_status(&b, &r);
+
+	/* vm-x goes away: .10 is the lowest free, but vm-p takes .11 back on resume */
+	CU_ASSERT_EQUAL(vmnetcfg_release_all(&x.cfg, "ns/vm-x", lookup, &w, &r), 0);
+	vmnetcfg_result_clear(&r);
+	b.cfg.spec.paused = false;
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-p", 300, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(r.status.n_nics, 3);
+	CU_ASSERT_EQUAL(r.status.nics[0].state, VMNETCFG_STATE_ALLOCATED);
+	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 0, 0, 11));
+	CU_ASSERT_EQUAL(r.status.nics[1].state, VMNETCFG_STATE_ALLOCATED);
+	CU_ASSERT_EQUAL(r.status.nics[1].allocated_ip, IP(10, 2, 0, 100));
+	CU_ASSERT_EQUAL(r.status.nics[2].allocated_ip, IP(10, 0, 0, 10)); /* the new NIC */
+	CU_ASSERT_STRING_EQUAL(netpool_by_addr(w.net1, IP(10, 0, 0, 11))->owner, "ns/vm-p");
+	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_DISABLED), CRD_COND_FALSE);
+	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_ALLOCATED), CRD_COND_TRUE);
+	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_IN_SYNCED), CRD_COND_TRUE);
+	/* allocated again, and nothing "released" for addresses a paused status only
+	 * remembered */
+	CU_ASSERT_EQUAL(n_events(&r, "Normal", VMNETCFG_REASON_ALLOCATED), 3);
+	CU_ASSERT_EQUAL(n_events(&r, "Normal", VMNETCFG_REASON_RELEASED), 0);
+	cfg_take_status(&b, &r);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-p", 400, &r), 0);
+	CU_ASSERT_FALSE(r.changed);
+	vmnetcfg_result_clear(&r);
+	vmnetcfg_status_clear(&b.cfg.status);
+	vmnetcfg_status_clear(&x.cfg.status);
+}
+
+/*
+ * Resumed after another NIC took the remembered address: Pending (AddressTaken) with a Warning
+ * Event naming the holder, the address still remembered and never taken from its holder; back
+ * once the holder releases it.
+ */
+static void
+test_resume_address_taken(void)
+{
+	struct cfgbuf b, t;
+	struct vmnetcfg_result r;
+	const struct crd_condition *c;
 
 	reset();
 	cfg_init(&b, "vm-p");
 	cfg_nic(&b, "default/net-1", "02:00:00:00:00:01", 0);
+	cfg_nic(&b, "default/net-2", "02:00:00:00:00:02", 0);
 	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-p", 100, &r), 0);
 	cfg_take_status(&b, &r);
-
-	/* paused: Disabled, bindings kept, nothing new bound */
 	b.cfg.spec.paused = true;
-	cfg_nic(&b, "default/net-2", "02:00:00:00:00:02", 0);
 	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-p", 200, &r), 0);
-	CU_ASSERT_TRUE(r.changed);
-	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_DISABLED), CRD_COND_TRUE);
-	CU_ASSERT_STRING_EQUAL(
-	    cond_reason(&r.status, VMNETCFG_COND_DISABLED), VMNETCFG_REASON_PAUSED);
-	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_IN_SYNCED), CRD_COND_FALSE);
-	CU_ASSERT_EQUAL(r.status.n_nics, 1);
-	CU_ASSERT_EQUAL(netpool_size(w.net2), 0);
-	CU_ASSERT_EQUAL(netpool_size(w.net1), 1);
-	CU_ASSERT_EQUAL(r.n_touched, 0);
 	cfg_take_status(&b, &r);
-	/* unpaused: Disabled False, the new NIC binds */
+
+	/* meanwhile vm-t gets .10, the lowest free: the address vm-p remembers */
+	cfg_init(&t, "vm-t");
+	cfg_nic(&t, "default/net-1", "02:00:00:00:00:0a", 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&t.cfg, "ns/vm-t", 300, &r), 0);
+	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 0, 0, 10));
+	cfg_take_status(&t, &r);
+
 	b.cfg.spec.paused = false;
-	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-p", 300, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-p", 400, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(r.status.n_nics, 2);
+	CU_ASSERT_EQUAL(r.status.nics[0].state, VMNETCFG_STATE_PENDING);
+	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 0, 0, 10));  /* remembered */
+	CU_ASSERT_EQUAL(r.status.nics[1].state, VMNETCFG_STATE_ALLOCATED); /* independent */
+	CU_ASSERT_EQUAL(r.status.nics[1].allocated_ip, IP(10, 2, 0, 100));
+	CU_ASSERT_STRING_EQUAL(netpool_by_addr(w.net1, IP(10, 0, 0, 10))->owner, "ns/vm-t");
+	CU_ASSERT_PTR_NULL(netpool_by_mac(w.net1, (uint8_t[]){2, 0, 0, 0, 0, 1}));
 	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_DISABLED), CRD_COND_FALSE);
-	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_IN_SYNCED), CRD_COND_TRUE);
-	CU_ASSERT_EQUAL(r.status.n_nics, 2);
+	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_ALLOCATED), CRD_COND_FALSE);
+	CU_ASSERT_STRING_EQUAL(
+	    cond_reason(&r.status, VMNETCFG_COND_ALLOCATED), VMNETCFG_REASON_ADDRESS_TAKEN);
+	c = crd_conditions_get(&r.status.conditions, VMNETCFG_COND_ALLOCATED);
+	CU_ASSERT_PTR_NOT_NULL(strstr(c->message, "10.0.0.10"));
+	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_IN_SYNCED), CRD_COND_FALSE);
+	CU_ASSERT_EQUAL_FATAL(n_events(&r, "Warning", VMNETCFG_REASON_ADDRESS_TAKEN), 1);
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(event_message(&r, "Warning", VMNETCFG_REASON_ADDRESS_TAKEN, 0),
+		"10.0.0.10, its address before the pause, is now held by MAC 02:00:00:00:00:0a "
+		"(ns/vm-t)"));
+	CU_ASSERT_EQUAL(n_events(&r, "Normal", VMNETCFG_REASON_RELEASED), 0);
+	cfg_take_status(&b, &r);
+
+	/* still taken: the same Pending status, no write */
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-p", 500, &r), 0);
+	CU_ASSERT_FALSE(r.changed);
+	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 0, 0, 10));
+	vmnetcfg_result_clear(&r);
+
+	/* vm-t releases it: vm-p takes it back */
+	CU_ASSERT_EQUAL(vmnetcfg_release_all(&t.cfg, "ns/vm-t", lookup, &w, &r), 0);
+	vmnetcfg_result_clear(&r);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-p", 600, &r), 0);
+	CU_ASSERT_EQUAL(r.status.nics[0].state, VMNETCFG_STATE_ALLOCATED);
+	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 0, 0, 10));
+	CU_ASSERT_EQUAL(cond(&r.status, VMNETCFG_COND_ALLOCATED), CRD_COND_TRUE);
+	vmnetcfg_result_clear(&r);
+
+	/* a static ipAddress wins over the remembered address */
+	reset();
+	vmnetcfg_status_clear(&b.cfg.status);
+	b.cfg.spec.paused = false;
+	b.cfg.spec.n_nics = 1;
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-p", 700, &r), 0);
+	cfg_take_status(&b, &r);
+	b.cfg.spec.paused = true;
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-p", 800, &r), 0);
+	cfg_take_status(&b, &r);
+	b.cfg.spec.paused = false;
+	b.nics[0].ip_address = IP(10, 0, 0, 13);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-p", 900, &r), 0);
+	CU_ASSERT_EQUAL(r.status.nics[0].state, VMNETCFG_STATE_ALLOCATED);
+	CU_ASSERT_EQUAL(r.status.nics[0].allocated_ip, IP(10, 0, 0, 13));
+	CU_ASSERT_TRUE(ipam_pool_is_free(netpool_ipam(w.net1), IP(10, 0, 0, 10)));
+	vmnetcfg_result_clear(&r);
+	vmnetcfg_status_clear(&b.cfg.status);
+	vmnetcfg_status_clear(&t.cfg.status);
+}
+
+/* Paused while a NIC just removed from the spec sits on a pool that is not ready: listed
+ * Stale (its address still bound there) until that pool can release it. */
+static void
+test_paused_stale(void)
+{
+	struct cfgbuf b;
+	struct vmnetcfg_result r;
+	uint8_t m2[MAC_LEN];
+
+	reset();
+	mac_parse("02:00:00:00:00:02", m2);
+	cfg_init(&b, "vm-s");
+	cfg_nic(&b, "default/net-1", "02:00:00:00:00:01", 0);
+	cfg_nic(&b, "default/net-2", "02:00:00:00:00:02", 0);
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-s", 100, &r), 0);
+	cfg_take_status(&b, &r);
+
+	b.cfg.spec.n_nics = 1;
+	b.cfg.spec.paused = true;
+	w.net2_ready = false;
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-s", 200, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(r.status.n_nics, 2);
+	CU_ASSERT_EQUAL(r.status.nics[0].state, VMNETCFG_STATE_PENDING);
+	CU_ASSERT_EQUAL(r.status.nics[1].state, VMNETCFG_STATE_STALE);
+	CU_ASSERT_EQUAL(r.status.nics[1].allocated_ip, IP(10, 2, 0, 100));
+	CU_ASSERT_EQUAL(n_events(&r, "Normal", VMNETCFG_REASON_RELEASED), 1); /* net-1 only */
+	cfg_take_status(&b, &r);
+
+	w.net2_ready = true;
+	CU_ASSERT_EQUAL_FATAL(compute(&b.cfg, "ns/vm-s", 300, &r), 0);
+	CU_ASSERT_EQUAL(r.status.n_nics, 1);
+	CU_ASSERT_PTR_NULL(netpool_by_mac(w.net2, m2));
+	CU_ASSERT_EQUAL(r.n_touched, 1);
+	CU_ASSERT_EQUAL(n_events(&r, "Normal", VMNETCFG_REASON_RELEASED), 1);
+	CU_ASSERT_STRING_EQUAL(event_message(&r, "Normal", VMNETCFG_REASON_RELEASED, 0),
+	    "02:00:00:00:00:02 on default/net-2: released 10.2.0.100");
 	vmnetcfg_result_clear(&r);
 	vmnetcfg_status_clear(&b.cfg.status);
 }
@@ -680,7 +872,9 @@ static const struct test_case vmnetcfg_tests[] = {
     {"move to a static address", test_move_to_static},
     {"pool exhausted", test_exhausted},
     {"broadcast, multicast and zero MACs stay Pending", test_group_mac},
-    {"paused", test_paused},
+    {"paused: released, remembered, taken back", test_paused},
+    {"resumed after the address was taken", test_resume_address_taken},
+    {"paused with a removed NIC on a pool not ready", test_paused_stale},
     {"release all", test_release_all},
     {"Normal Events on transitions only", test_normal_events},
     {"a new generation rewrites the conditions once", test_generation_bump},

@@ -577,6 +577,22 @@ test_knobs_hash(void)
 	set_ok(&o, PLACEMENT_OPT_PULL_SECRET, "regcred");
 	assert_replaces(&in, base);
 	placement_opts_clear(&o);
+	/* --no-dhcp: the agents' --dry-run, last; switching it re-places them */
+	o.no_dhcp = true;
+	assert_replaces(&in, base);
+	dep = build(&in);
+	{
+		json_t *args =
+		    kind_get(json_array_get(
+				 kind_get(dep, "spec", "template", "spec", "containers", NULL), 0),
+			"args", NULL);
+
+		CU_ASSERT_STRING_EQUAL(
+		    json_string_value(json_array_get(args, json_array_size(args) - 1)) ?: "",
+		    "--dry-run");
+	}
+	json_decref(dep);
+	o.no_dhcp = false;
 	/* back to the defaults: same hash as at first */
 	dep = build(&in);
 	CU_ASSERT_STRING_EQUAL(kind_annotation(dep, PLACEMENT_ANNOT_HASH),

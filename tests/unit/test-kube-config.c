@@ -94,6 +94,18 @@ test_raw_kubeconfig(void)
 		CU_ASSERT_EQUAL(kube_config_load(NULL, &cfg, err, sizeof(err)), 0);
 		CU_ASSERT_STRING_EQUAL(kube_config_server(cfg), "https://127.0.0.1:6443");
 		kube_config_free(cfg);
+		/* a context named (the agent's --kubecontext / $KUBECONTEXT) */
+		CU_ASSERT_EQUAL(kube_config_load_context(NULL, "other", &cfg, err, sizeof(err)), 0);
+		CU_ASSERT_STRING_EQUAL(kube_config_server(cfg), "https://10.0.0.1:443");
+		kube_config_free(cfg);
+		CU_ASSERT_EQUAL(kube_config_load_context(path, "", &cfg, err, sizeof(err)), 0);
+		CU_ASSERT_STRING_EQUAL(kube_config_server(cfg), "https://127.0.0.1:6443");
+		kube_config_free(cfg);
+		cfg = NULL;
+		CU_ASSERT_EQUAL(
+		    kube_config_load_context(path, "nope", &cfg, err, sizeof(err)), -EINVAL);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, "no entry named \"nope\""));
+		CU_ASSERT_PTR_NULL(cfg);
 		unsetenv("KUBECONFIG");
 	}
 }

@@ -530,6 +530,162 @@ test_released_lease_taken_at_once(void)
 	finish(&a, NULL);
 }
 
+/* The Go project's Lease (wrangler leader.RunOrDie on kube-system/vm-dhcp-controllers). */
+#define GO_LEASE LEASES "/vm-dhcp-controllers"
+#define GO_HOLDER "harvester-vm-dhcp-controller-6d8f7b9c5-x2k4p"
+
+/*
+ * A Lease as client-go's LeaseLock writes it (k8s.io/client-go tools/leaderelection/
+ * resourcelock/leaselock.go, under wrangler's leader.RunOrDie: identity os.Hostname(), the
+ * pod's name; LeaseDuration 45 s, RenewDeadline 30 s, RetryPeriod 2 s): MicroTime renewTime
+ * and acquireTime, and the metadata the API server adds. holder NULL: no holderIdentity at
+ * all (a record written without one).
+ */
+static char go_text[2048];
+
+static const char *
+go_lease(const char *holder, int duration, const char *renew, int transitions, int rv)
+{
+	char h[128] = "";
+
+	if (holder != NULL)
+		snprintf(h, sizeof(h), "\"holderIdentity\":\"%s\",", holder);
+	snprintf(go_text, sizeof(go_text),
+	    "{\"kind\":\"Lease\",\"apiVersion\":\"coordination.k8s.io/v1\",\"metadata\":{"
+	    "\"name\":\"vm-dhcp-controllers\",\"namespace\":\"kube-system\","
+	    "\"uid\":\"3f1c1a4e-8a57-4c43-9d0e-5b2f9a7d0c11\",\"resourceVersion\":\"%d\","
+	    "\"creationTimestamp\":\"2026-07-23T04:33:38Z\",\"managedFields\":[{\"manager\":"
+	    "\"vm-dhcp-controller\",\"operation\":\"Update\",\"apiVersion\":"
+	    "\"coordination.k8s.io/v1\",\"time\":\"2026-07-23T04:33:38Z\",\"fieldsType\":"
+	    "\"FieldsV1\",\"fieldsV1\":{\"f:spec\":{\"f:acquireTime\":{},\"f:holderIdentity\":"
+	    "{},\"f:leaseDurationSeconds\":{},\"f:leaseTransitions\":{},\"f:renewTime\":{}}}}]},"
+	    "\"spec\":{%s\"leaseDurationSeconds\":%d,\"acquireTime\":"
+	    "\"2026-07-23T04:33:38.512345Z\",\"renewTime\":\"%s\",\"leaseTransitions\":%d}}",
+	    rv, h, duration, renew, transitions);
+	return go_text;
+}
+
+/* RFC 3339 with exactly 6 decimals and Z: metav1.MicroTime, as client-go parses it. */
+static bool
+micro_time(const char *s)
+{
+	static const char shape[] = "dddd-dd-ddTdd:dd:dd.ddddddZ";
+
+	if (strlen(s) != sizeof(shape) - 1)
+		return false;
+	for (size_t i = 0; shape[i] != '\0'; i++)
+		if (shape[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != shape[i])
+			return false;
+	return true;
+}
+
+/*
+ * One leader across both implementations: our elector on the Go project's Lease, held by its
+ * controller through client-go. While the Go holder renews (every 2 s), ours waits; once it
+ * stops, ours waits the Lease's own leaseDurationSeconds (45 s, not its own 2 s) after the
+ * last change it saw, then takes over with what client-go reads back: holderIdentity,
+ * leaseDurationSeconds, transitions + 1, MicroTime acquireTime = renewTime, the
+ * resourceVersion read and the object's metadata kept. Then a Lease client-go released on
+ * shutdown (ReleaseOnCancel: holderIdentity "", leaseDurationSeconds 1) is taken at once,
+ * and so is a record without holderIdentity.
+ */
+static void
+test_client_go_lease(void)
+{
+	struct elector a;
+	struct kube_leader_opts o = {
+	    .ns = "kube-system",
+	    .name = "vm-dhcp-controllers",
+	    .identity = "vm-dhcp-controller-5c9d-abcde_1",
+	    .lease_duration_usec = LEASE_US,
+	    .renew_deadline_usec = RENEW_US,
+	    .retry_period_usec = RETRY_US,
+	    .on_started = on_started,
+	    .on_stopped = on_stopped,
+	    .on_new_leader = on_new_leader,
+	    .userdata = &a,
+	};
+	struct scripted_exp *put;
+	char renew[64];
+	uint64_t seen;
+	json_t *body;
+	int rv = 100;
+
+	memset(&a, 0, sizeof(a));
+	CU_ASSERT_EQUAL_FATAL(kube_leader_new(scripted_client, &o, &a.l), 0);
+	scripted_expect(
+	    "GET", GO_LEASE, 200, go_lease(GO_HOLDER, 45, "2026-07-23T05:00:00.000001Z", 3, rv));
+	CU_ASSERT_EQUAL(kube_leader_start(a.l), 0);
+	scripted_run();
+	CU_ASSERT_FALSE(leads(&a));
+	CU_ASSERT_STRING_EQUAL(a.seen_leader, GO_HOLDER);
+	/* the Go holder renews every 2 s for a minute: longer than its 45 s, ours never acts */
+	for (int i = 1; i <= 240; i++) {
+		if (i % 8 == 0)
+			rv++;
+		snprintf(renew, sizeof(renew), "2026-07-23T05:%02d:%02d.%06dZ", rv / 60 % 60,
+		    rv % 60, rv);
+		scripted_expect("GET", GO_LEASE, 200, go_lease(GO_HOLDER, 45, renew, 3, rv));
+		scripted_advance(RETRY_US);
+		CU_ASSERT_FALSE(leads(&a));
+	}
+	seen = scripted_now(); /* its last renewal (i = 240) was first seen now */
+	CU_ASSERT_EQUAL(a.started, 0);
+	/* silent: the same record until 45 s after it was first seen */
+	while (scripted_now() + RETRY_US < seen + 45 * USEC_PER_SEC) {
+		scripted_expect("GET", GO_LEASE, 200, go_lease(GO_HOLDER, 45, renew, 3, rv));
+		scripted_advance(RETRY_US);
+		CU_ASSERT_FALSE(leads(&a));
+	}
+	scripted_expect("GET", GO_LEASE, 200, go_lease(GO_HOLDER, 45, renew, 3, rv));
+	put = scripted_expect("PUT", GO_LEASE, 200, go_lease(o.identity, 2, "x", 4, rv + 1));
+	scripted_advance(RETRY_US);
+	CU_ASSERT_TRUE(leads(&a));
+	CU_ASSERT_EQUAL(a.started_at, seen + 45 * USEC_PER_SEC);
+	body = scripted_body(put);
+	CU_ASSERT_STRING_EQUAL(sent_str(body, "holderIdentity"), o.identity);
+	CU_ASSERT_EQUAL(sent_int(body, "leaseDurationSeconds"), 2);
+	CU_ASSERT_EQUAL(sent_int(body, "leaseTransitions"), 4);
+	CU_ASSERT_TRUE(micro_time(sent_str(body, "renewTime")));
+	CU_ASSERT_STRING_EQUAL(sent_str(body, "acquireTime"), sent_str(body, "renewTime"));
+	CU_ASSERT_STRING_NOT_EQUAL(sent_str(body, "acquireTime"), "2026-07-23T04:33:38.512345Z");
+	snprintf(renew, sizeof(renew), "%d", rv);
+	CU_ASSERT_STRING_EQUAL(sent_rv(body), renew);
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(json_object_get(body, "metadata"), "uid")) ?: "",
+	    "3f1c1a4e-8a57-4c43-9d0e-5b2f9a7d0c11");
+	json_decref(body);
+	/* the Go controller takes it back (ours lost a renewal race): ours stops at once */
+	scripted_expect("GET", GO_LEASE, 200,
+	    go_lease(GO_HOLDER, 45, "2026-07-23T06:00:00.000000Z", 5, rv + 2));
+	scripted_advance(RETRY_US);
+	CU_ASSERT_FALSE(leads(&a));
+	CU_ASSERT_EQUAL(a.stopped, 1);
+
+	/* client-go's release (ReleaseOnCancel): holder "", 1 s: taken at the next attempt */
+	scripted_expect(
+	    "GET", GO_LEASE, 200, go_lease("", 1, "2026-07-23T06:00:01.000000Z", 5, rv + 3));
+	put = scripted_expect("PUT", GO_LEASE, 200, go_lease(o.identity, 2, "x", 6, rv + 4));
+	scripted_advance(RETRY_US);
+	CU_ASSERT_TRUE(leads(&a));
+	body = scripted_body(put);
+	CU_ASSERT_EQUAL(sent_int(body, "leaseTransitions"), 6);
+	json_decref(body);
+	a.l = kube_leader_free(a.l);
+	scripted_check_done();
+
+	/* a record without holderIdentity: free likewise */
+	memset(&a, 0, sizeof(a));
+	CU_ASSERT_EQUAL_FATAL(kube_leader_new(scripted_client, &o, &a.l), 0);
+	scripted_expect(
+	    "GET", GO_LEASE, 200, go_lease(NULL, 45, "2026-07-23T06:00:01.000000Z", 7, rv + 5));
+	scripted_expect("PUT", GO_LEASE, 200, go_lease(o.identity, 2, "x", 8, rv + 6));
+	CU_ASSERT_EQUAL(kube_leader_start(a.l), 0);
+	scripted_run();
+	CU_ASSERT_TRUE(leads(&a));
+	finish(&a, NULL);
+}
+
 /*
  * on_result tells whether the API server answered each attempt: no for a refused
  * connection, a 503, a 429 and a request that times out; yes for a 404 and a Conflict (a
@@ -919,6 +1075,7 @@ static const struct test_case leader_tests[] = {
 	test_released_lease_taken_at_once},
     {"each attempt reports whether the API server answered", test_reports_reachability},
     {"bad options", test_bad_options},
+    {"a Lease held and released by a client-go elector (the Go project's)", test_client_go_lease},
     {"two electors: stall, take-over, crash, never two leaders", test_two_electors_stall_and_crash},
     {NULL, NULL},
 };

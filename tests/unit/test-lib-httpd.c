@@ -878,6 +878,80 @@ test_free_with_open_connections(void)
 	}
 }
 
+/* A body handler for the tests: echoes what it got; "fail" → -EIO; "bad" → status 42. */
+static int
+echo_body(void *userdata, const char *rest, char **body, size_t *len, const char **ctype)
+{
+	const char *tag = userdata;
+	int n;
+
+	if (strcmp(rest, "fail") == 0)
+		return -EIO;
+	if (strcmp(rest, "bad") == 0)
+		return 42;
+	if (strcmp(rest, "missing") == 0) {
+		*body = strdup("no such thing");
+		*len = strlen(*body);
+		return 500;
+	}
+	n = asprintf(body, "%s[%s]", tag, rest);
+	if (n < 0)
+		return -ENOMEM;
+	*len = (size_t)n;
+	*ctype = "application/json";
+	return 200;
+}
+
+/*
+ * httpd_add_body_handler: an exact path, a prefix with the rest percent-decoded (slashes
+ * kept), Go's 404 for what nothing serves, 400 for a path that does not decode, 500 for a
+ * failing handler; the built-in paths are untouched.
+ */
+static void
+test_body_handlers(void)
+{
+	struct fixture f;
+
+	fixture_init(&f);
+	CU_ASSERT_EQUAL_FATAL(httpd_add_body_handler(f.h, "/leases", echo_body, "L"), 0);
+	CU_ASSERT_EQUAL_FATAL(httpd_add_body_handler(f.h, "/ipams/", echo_body, "I"), 0);
+	CU_ASSERT_EQUAL(httpd_add_body_handler(f.h, "/ipams/", echo_body, "I"), -EEXIST);
+	CU_ASSERT_EQUAL(httpd_add_body_handler(f.h, "/leases", echo_body, "L"), -EEXIST);
+	CU_ASSERT_EQUAL(httpd_add_body_handler(f.h, "nope", echo_body, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(httpd_add_body_handler(f.h, "/x", NULL, NULL), -EINVAL);
+#define GET(path) "GET " path " HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+	expect_reply_then_eof(&f, GET("/leases"), 200, "L[]");
+	expect_reply_then_eof(&f, GET("/leases?x=1"), 200, "L[]");
+	expect_reply_then_eof(&f, GET("/ipams/default/net-1"), 200, "I[default/net-1]");
+	expect_reply_then_eof(&f, GET("/ipams/default%2Fnet-1?q"), 200, "I[default/net-1]");
+	expect_reply_then_eof(&f, GET("/ipams/"), 200, "I[]");
+	expect_reply_then_eof(&f, GET("/ipams/missing"), 500, "no such thing");
+	expect_reply_then_eof(&f, GET("/ipams/fail"), 500, NULL);
+	expect_reply_then_eof(&f, GET("/ipams/bad"), 500, NULL);
+	expect_reply_then_eof(&f, GET("/ipams/a%00b"), 400, NULL);
+	/* not served: an exact path is not a prefix, nor a prefix without its slash */
+	expect_reply_then_eof(&f, GET("/leases/x"), 404, "404 page not found\n");
+	expect_reply_then_eof(&f, GET("/ipams"), 404, "404 page not found\n");
+	expect_reply_then_eof(&f, GET("/caches/default/net-1"), 404, "404 page not found\n");
+	expect_reply_then_eof(&f, GET("/healthz"), 200, "ok\n");
+#undef GET
+	/* the type the handler gave */
+	{
+		struct client c;
+		struct reply r;
+
+		CU_ASSERT_EQUAL_FATAL(client_connect(&f, &c), 0);
+		CU_ASSERT_TRUE(
+		    client_send(&c, "GET /leases HTTP/1.1\r\nConnection: close\r\n\r\n"));
+		CU_ASSERT_TRUE(run_until(&f, done_closed, &c));
+		CU_ASSERT_TRUE(parse_reply_eof(c.buf, c.eof, &r, NULL) &&
+			       reply_has_header(&r, "Content-Type: application/json"));
+		client_close(&c);
+	}
+	CU_ASSERT_TRUE(run_until(&f, done_no_connections, f.h));
+	fixture_done(&f);
+}
+
 static const struct test_case httpd_tests[] = {
     {"Connection: close: whole reply, then EOF", test_connection_close},
     {"HTTP/1.0: whole reply, then EOF", test_http10},
@@ -892,6 +966,7 @@ static const struct test_case httpd_tests[] = {
     {"connection limit pauses accepting", test_connection_limit},
     {"accept EMFILE: paused, few log lines, recovers", test_accept_emfile},
     {"free with open connections", test_free_with_open_connections},
+    {"body handlers: exact, prefix, 404, 400, 500", test_body_handlers},
     {NULL, NULL},
 };
 

@@ -780,12 +780,18 @@ fparse(struct fargs *a, int *next, ...)
 {
 	static const char *const levels[] = {"error", "warn", "info", NULL};
 	const struct flag table[] = {
-	    {.name = "dry-run", .type = FLAG_BOOL, .dst = &a->dry, .help = "only print"},
+	    {.name = "dry-run",
+		.type = FLAG_BOOL,
+		.dst = &a->dry,
+		.help = "only print",
+		.env = "TEST_FLAGS_DRY"},
 	    {.name = "config",
 		.type = FLAG_STRING,
 		.dst = &a->file,
 		.arg = "FILE",
-		.help = "the file\nsecond line"},
+		.help = "the file\nsecond line",
+		.alias = "file",
+		.env = "TEST_FLAGS_CONFIG"},
 	    {.name = "count",
 		.type = FLAG_UINT,
 		.dst = &a->n,
@@ -793,7 +799,9 @@ fparse(struct fargs *a, int *next, ...)
 		.help = "how many",
 		.min = 1,
 		.max = 10,
-		.given = &a->n_given},
+		.given = &a->n_given,
+		.alias = "number",
+		.env = "TEST_FLAGS_COUNT"},
 	    {.name = "timeout",
 		.type = FLAG_UINT,
 		.dst = &a->secs,
@@ -956,6 +964,106 @@ test_flags(void)
 	free(text);
 }
 
+/*
+ * Aliases and environment variables: an alias parses as its flag and errors name it as
+ * written; a variable gives the value unless the command line does; an empty one is unset;
+ * a bad one is refused naming the variable; booleans take Go's strconv.ParseBool words;
+ * --help and --version work whatever the environment; the help lists both.
+ */
+static void
+test_flags_alias_env(void)
+{
+	const struct flag table[] = {
+	    {.name = "agent-image",
+		.type = FLAG_STRING,
+		.arg = "IMAGE",
+		.help = "image",
+		.alias = "image",
+		.env = "AGENT_IMAGE"},
+	    {.name = "debug", .type = FLAG_BOOL, .help = "more", .env = "X_DEBUG"},
+	    {.name = NULL},
+	};
+	const struct flags f = {.prog = "prog", .synopsis = "usage: prog\n", .table = table};
+	static const char *const truths[] = {"1", "t", "T", "true", "TRUE", "True"};
+	static const char *const lies[] = {"0", "f", "F", "false", "FALSE", "False"};
+	struct fargs a;
+	char out[256], *text = NULL;
+	size_t len = 0;
+	FILE *mem;
+	int next, r;
+
+	unsetenv("TEST_FLAGS_DRY");
+	unsetenv("TEST_FLAGS_CONFIG");
+	unsetenv("TEST_FLAGS_COUNT");
+	/* the alias */
+	CU_ASSERT_EQUAL(fparse(&a, &next, "--file", "a.yaml", "--number=4", NULL), 0);
+	CU_ASSERT_STRING_EQUAL(a.file, "a.yaml");
+	CU_ASSERT_EQUAL(a.n, 4);
+	CU_ASSERT(a.n_given);
+	fparse_err(out, sizeof(out), &r, "--number", "11");
+	CU_ASSERT_EQUAL(r, -EINVAL);
+	CU_ASSERT_STRING_EQUAL(out, "prog: --number: \"11\" is not a number from 1 to 10\n");
+	fparse_err(out, sizeof(out), &r, "--count", "11");
+	CU_ASSERT_STRING_EQUAL(out, "prog: --count: \"11\" is not a number from 1 to 10\n");
+
+	/* the environment, overridden by the command line */
+	setenv("TEST_FLAGS_CONFIG", "env.yaml", 1);
+	setenv("TEST_FLAGS_COUNT", "7", 1);
+	CU_ASSERT_EQUAL(fparse(&a, &next, NULL), 0);
+	CU_ASSERT_STRING_EQUAL(a.file, "env.yaml");
+	CU_ASSERT_EQUAL(a.n, 7);
+	CU_ASSERT(a.n_given);
+	CU_ASSERT_EQUAL(fparse(&a, &next, "--config", "cli.yaml", "--count", "2", NULL), 0);
+	CU_ASSERT_STRING_EQUAL(a.file, "cli.yaml");
+	CU_ASSERT_EQUAL(a.n, 2);
+	CU_ASSERT_EQUAL(fparse(&a, &next, "--file", "alias.yaml", NULL), 0);
+	CU_ASSERT_STRING_EQUAL(a.file, "alias.yaml");
+	setenv("TEST_FLAGS_COUNT", "", 1); /* empty: unset */
+	CU_ASSERT_EQUAL(fparse(&a, &next, NULL), 0);
+	CU_ASSERT_EQUAL(a.n, 0);
+	CU_ASSERT_FALSE(a.n_given);
+	/* a bad variable: refused, naming it; not with --help or --version */
+	setenv("TEST_FLAGS_COUNT", "99", 1);
+	fparse_err(out, sizeof(out), &r, NULL, NULL);
+	CU_ASSERT_EQUAL(r, -EINVAL);
+	CU_ASSERT_STRING_EQUAL(
+	    out, "prog: $TEST_FLAGS_COUNT: \"99\" is not a number from 1 to 10\n");
+	CU_ASSERT_EQUAL(fparse(&a, &next, "--version", NULL), 1);
+	unsetenv("TEST_FLAGS_COUNT");
+
+	/* booleans: Go's words, true and false; anything else refused */
+	for (size_t i = 0; i < ELEMENTSOF(truths); i++) {
+		setenv("TEST_FLAGS_DRY", truths[i], 1);
+		CU_ASSERT_EQUAL(fparse(&a, &next, NULL), 0);
+		CU_ASSERT_TRUE(a.dry);
+		setenv("TEST_FLAGS_DRY", lies[i], 1);
+		CU_ASSERT_EQUAL(fparse(&a, &next, NULL), 0);
+		CU_ASSERT_FALSE(a.dry);
+		CU_ASSERT_EQUAL(fparse(&a, &next, "--dry-run", NULL), 0);
+		CU_ASSERT_TRUE(a.dry); /* the command line wins */
+	}
+	setenv("TEST_FLAGS_DRY", "yes", 1);
+	fparse_err(out, sizeof(out), &r, NULL, NULL);
+	CU_ASSERT_EQUAL(r, -EINVAL);
+	CU_ASSERT_STRING_EQUAL(out, "prog: $TEST_FLAGS_DRY: \"yes\" is not true or false\n");
+	unsetenv("TEST_FLAGS_DRY");
+	unsetenv("TEST_FLAGS_CONFIG");
+
+	/* the help: the variable under the flag, the alias as a flag of its own */
+	mem = open_memstream(&text, &len);
+	CU_ASSERT_FATAL(mem != NULL);
+	flags_usage(&f, mem);
+	fclose(mem);
+	CU_ASSERT_STRING_EQUAL(text, "usage: prog\n"
+				     "  --agent-image IMAGE         image\n"
+				     "                              (environment: $AGENT_IMAGE)\n"
+				     "  --image IMAGE               the same as --agent-image\n"
+				     "  --debug                     more\n"
+				     "                              (environment: $X_DEBUG)\n"
+				     "  --help                      print this help\n");
+	free(text);
+}
+
 static const struct test_case lib_tests[] = {
     {"httpd binds numeric addresses, clear errors", test_httpd_listen},
     {"buf reader never reads past the end", test_reader_bounds},
@@ -974,6 +1082,7 @@ static const struct test_case lib_tests[] = {
     {"RFC 3339 parse and format, one of each", test_rfc3339},
     {"hash map: find, walk, remove while walking, reserve", test_hmap},
     {"flags: one table for parsing, checks and help", test_flags},
+    {"flags: aliases and environment variables", test_flags_alias_env},
     {"rate-limited logging", test_ratelimit},
     {NULL, NULL},
 };

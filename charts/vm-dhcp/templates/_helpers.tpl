@@ -44,13 +44,50 @@ kind with the same name).
 {{- include "vm-dhcp.suffixed" (dict "ctx" . "suffix" "uninstall") -}}
 {{- end -}}
 
-{{/* Service accounts: serviceAccount.{controller,agent} when set, else derived names. */}}
+{{/*
+Service accounts: serviceAccount.name (the Go project's key) or serviceAccount.controller for
+the controller; serviceAccount.agent, else <serviceAccount.name>-agent, for the agents; else
+derived names, or "default" when serviceAccount.create is false (as the Go project's chart).
+*/}}
 {{- define "vm-dhcp.controllerServiceAccount" -}}
-{{- .Values.serviceAccount.controller | default (include "vm-dhcp.controllerName" .) -}}
+{{- $derived := ternary (include "vm-dhcp.controllerName" .) "default" (ne .Values.serviceAccount.create false) -}}
+{{- .Values.serviceAccount.name | default .Values.serviceAccount.controller | default $derived -}}
 {{- end -}}
 
 {{- define "vm-dhcp.agentServiceAccount" -}}
-{{- .Values.serviceAccount.agent | default (include "vm-dhcp.agentName" .) -}}
+{{- $derived := ternary (include "vm-dhcp.agentName" .) "default" (ne .Values.serviceAccount.create false) -}}
+{{- if .Values.serviceAccount.name -}}
+{{- $derived = printf "%s-agent" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- .Values.serviceAccount.agent | default $derived -}}
+{{- end -}}
+
+{{/*
+The Go project's values keys (values.yaml, its last section): an alias that is set (and, for
+maps and lists, not empty) wins over our key.
+*/}}
+{{- define "vm-dhcp.controllerReplicas" -}}
+{{- if kindIs "invalid" .Values.replicaCount -}}
+{{- .Values.controller.replicas -}}
+{{- else -}}
+{{- .Values.replicaCount -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The controller's image keys: image.* (the Go project's) over controller.image.*. */}}
+{{- define "vm-dhcp.controllerImageValues" -}}
+{{- $up := .Values.image | default dict -}}
+{{- $c := .Values.controller.image -}}
+{{- dict "repository" ($up.repository | default $c.repository) "tag" ($up.tag | default $c.tag) "digest" $c.digest "pullPolicy" ($up.pullPolicy | default $c.pullPolicy) | toJson -}}
+{{- end -}}
+
+{{/* The metrics Service's port: service.metricsPort (the Go project's) over ours. */}}
+{{- define "vm-dhcp.metricsPort" -}}
+{{- if kindIs "invalid" .Values.service.metricsPort -}}
+{{- .Values.metrics.service.port -}}
+{{- else -}}
+{{- .Values.service.metricsPort -}}
+{{- end -}}
 {{- end -}}
 
 {{- define "vm-dhcp.labels" -}}
@@ -77,7 +114,7 @@ app.kubernetes.io/component: controller
 {{- end -}}
 
 {{- define "vm-dhcp.controllerImage" -}}
-{{- include "vm-dhcp.image" (dict "ctx" . "image" .Values.controller.image) -}}
+{{- include "vm-dhcp.image" (dict "ctx" . "image" (include "vm-dhcp.controllerImageValues" . | fromJson)) -}}
 {{- end -}}
 
 {{- define "vm-dhcp.agentImage" -}}
