@@ -137,11 +137,6 @@ check "node $NODE Ready" node_ready
 k label node $NODE network.harvesterhci.io/vmnet=true --overwrite >/dev/null
 k create namespace $NS >/dev/null 2>&1 || true
 
-# Our codec's NIC list field: upstream's networkConfigs (the stand-in's local-mode file is read
-# by our agent); older builds of ours read networkConfig.
-if grep -q '^ *networkConfigs:' "$ROOT/crds/virtualmachinenetworkconfigs.yaml"; then OURS_NICS=networkConfigs
-else OURS_NICS=networkConfig; echo "NOTE: our CRD has no networkConfigs list yet: the Go project's VMNetCfgs lose their NICs under it"; fi
-
 # --- 1. the cluster as the Go project leaves it -------------------------------------------------------
 mark "the Go project's leftovers"
 # CRDs of ours a previous test installed (Helm leaves CRDs on uninstall): not the Go project's
@@ -298,14 +293,14 @@ data:
     metadata: {name: vm1, namespace: default}
     spec:
       vmName: vm1
-      $OURS_NICS: [{networkName: default/vmnet, macAddress: "$M1", ipAddress: $IP1}]
+      networkConfigs: [{networkName: default/vmnet, macAddress: "$M1", ipAddress: $IP1}]
     ---
     apiVersion: network.harvesterhci.io/v1alpha1
     kind: VirtualMachineNetworkConfig
     metadata: {name: vm2, namespace: default}
     spec:
       vmName: vm2
-      $OURS_NICS: [{networkName: default/vmnet, macAddress: "$M2", ipAddress: $IP2}]
+      networkConfigs: [{networkName: default/vmnet, macAddress: "$M2", ipAddress: $IP2}]
 ---
 apiVersion: v1
 kind: Pod
@@ -488,21 +483,13 @@ mark "the Go project's leftovers in place, VMs bound"
 ( while :; do ip netns exec "$TAG-vm1" "$PROBE" renew eth0 $IP1 $SIP 20 >/dev/null 2>&1; sleep 0.05; done ) &
 RENEW_PID=$!; PIDS+=("$RENEW_PID")
 helm_() { "$HELM" "$@" >>"$TMP/helm.log" 2>&1 || { tail -n 5 "$TMP/helm.log"; return 1; }; }
-ours=(--set "agent.image.repository=vm-dhcp/vm-dhcp-agent" --set "agent.image.tag=$VERSION")
-if "$HELM" template $REL "$ROOT/charts/vm-dhcp" -n $NS -f "$UP/values.yaml" "${ours[@]}" >/dev/null 2>"$TMP/values.err"; then
-    values=(-f "$UP/values.yaml" "${ours[@]}")
-    # its image.* is the controller's image: ours
-    grep -q '^image:' "$ROOT/charts/vm-dhcp/values.yaml" &&
-        values+=(--set "image.repository=vm-dhcp/vm-dhcp-controller" --set "image.tag=$VERSION")
-    echo "installing with the Go project's values file (our images set on top)"
-else
-    values=()
-    echo "NOTE: our chart refuses the Go project's values file ($(grep -v -e WARNING -e walk.go "$TMP/values.err" | tr '\n' ' ' | cut -c1-200)): installed without it"
-fi
+# its values file as it is, our images set on top (it names its own: image.* is the
+# controller's, agent.image.* the agents')
+values=(-f "$UP/values.yaml" --set "image.repository=vm-dhcp/vm-dhcp-controller" --set "image.tag=$VERSION"
+    --set "agent.image.repository=vm-dhcp/vm-dhcp-agent" --set "agent.image.tag=$VERSION")
 mark "helm install $REL -n $NS"
-check "helm install ours under the Go project's release name" \
+check "helm install ours under the Go project's release name, with its values file" \
     helm_ install $REL "$ROOT/charts/vm-dhcp" -n $NS "${values[@]}" --wait --timeout 5m
-CTRL_DEP=$(k -n $NS get deploy -l app.kubernetes.io/component=controller -o jsonpath='{.items[0].metadata.name}')
 # every controller pod's log (the leader's lines are the ones that matter)
 controller_logs() {
     local p
@@ -520,14 +507,9 @@ wh_gone() { ! k get validatingwebhookconfiguration $WEBHOOK >/dev/null 2>&1 && !
 check "the Go project's webhook configurations deleted" wait_for 60 wh_gone
 check "an IPPool can be created again" wait_for 20 k apply -f "$TMP/pool2.yaml"
 k delete -f "$TMP/pool2.yaml" --wait=false >/dev/null
-# the Lease kube-system/vm-dhcp-controllers: ours elect on it where the chart says so
-if k -n $NS get deploy "$CTRL_DEP" -o json | jq -e '.spec.template.spec.containers[0].args | index("vm-dhcp-controllers")' >/dev/null ||
-    grep -q '"vm-dhcp-controllers"' "$ROOT/controller/ctrl.h" "$ROOT/controller/main.c"; then
-    lease_ours() { local h; h=$(k -n kube-system get lease vm-dhcp-controllers -o jsonpath='{.spec.holderIdentity}'); [ -n "$h" ] && k -n $NS get pod "${h%_*}" >/dev/null; }
-    check "Lease kube-system/vm-dhcp-controllers taken over by one of our controller pods" wait_for 60 lease_ours
-else
-    echo "NOTE: this build does not elect on kube-system/vm-dhcp-controllers: the stand-in Lease not checked"
-fi
+# the Lease kube-system/vm-dhcp-controllers: ours elect on it (the holder is HOSTNAME_PID)
+lease_ours() { local h; h=$(k -n kube-system get lease vm-dhcp-controllers -o jsonpath='{.spec.holderIdentity}'); [ -n "$h" ] && k -n $NS get pod "${h%_*}" >/dev/null; }
+check "Lease kube-system/vm-dhcp-controllers taken over by one of our controller pods" wait_for 60 lease_ours
 
 # our agent: placed, ready; then the Go project's Pod goes
 check "our agent Deployment $NS/default-vmnet-agent placed" wait_for 60 k -n $NS get deploy default-vmnet-agent
