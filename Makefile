@@ -435,8 +435,10 @@ bench-failover: programs $(HA_PROBE)
 # k8s-up: etcd, kube-apiserver, controller-manager, scheduler, containerd + runc, kubelet and
 # CNI on this machine (root), Kubernetes built once from Debian's source package and cached in
 # /var/cache/vm-dhcp/k8s; the images of `make image` imported. k8s-down stops all of it by PID.
-# cluster-test: `make image`, then tests/cluster/test-cluster-e2e.sh (starts and stops the
-# cluster itself unless it is up). CI runs it after `make test`.
+# cluster-test: `make image`, then tests/cluster/test-cluster-e2e.sh and
+# tests/cluster/test-cluster-migrate.sh (taking over from harvester/vm-dhcp-controller, and
+# rolling back); each starts and stops the cluster itself unless it is up. CI runs it after
+# `make test`.
 k8s-up: image
 	@tests/cluster/k8s-up.sh build/images/*-$(VMDHCP_VERSION).tar
 
@@ -444,5 +446,8 @@ k8s-down:
 	@tests/cluster/k8s-down.sh
 
 cluster-test: image $(HA_PROBE) $(BUILD)/e2e/yaml2json
-	@tests/run-tests.sh cluster tests/cluster/test-cluster-e2e.sh
+	@tests/run-tests.sh cluster tests/cluster/test-cluster-e2e.sh tests/cluster/test-cluster-migrate.sh
 .PHONY: k8s-up k8s-down cluster-test
+
+# controller/crd-apply.c embeds the CRD files (.incbin): rebuilt when they change.
+$(BUILD)/obj/controller/crd-apply.o: crds/ippools.yaml crds/virtualmachinenetworkconfigs.yaml

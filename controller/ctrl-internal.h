@@ -88,6 +88,13 @@ struct agent_item {
 	bool deleting;
 };
 
+/* A bare agent Pod of the Go project (migrate.c), by the pool its labels name. */
+struct upstream_pod {
+	char pool_ref[KIND_REF_MAX]; /* "ns/name" of the IPPool */
+	char *ns, *name, *uid;
+	bool deleting;
+};
+
 /* --- runtime state of one IPPool ------------------------------------------------------ */
 
 struct pool_rt {
@@ -137,6 +144,7 @@ struct ctrl {
 	struct placement_opts agent; /* owned copy of opts.agent */
 
 	struct kube_informer *inf_pool, *inf_cfg, *inf_vm, *inf_nad, *inf_node, *inf_agent;
+	struct kube_informer *inf_upstream; /* the Go project's agent Pods (migrate.c) or NULL */
 	struct kube_controller *c_pool, *c_cfg, *c_vm;
 	struct event *sync_ev;
 	struct event *trim_ev;
@@ -277,6 +285,20 @@ void ctrl_cfg_forget(struct ctrl *c, const char *key, const struct cfg_item *ite
 json_t *ctrl_vm_desired(const struct vm_item *vm);
 /* Build (or rebuild) the netpool of a pool item from the caches. */
 int ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt);
+
+/*
+ * Taking over from the Go project (migrate.c): the informer on its agent Pods (none without
+ * opts.upstream_agent_ns), the Pod of a pool (borrowed from the cache, or NULL), its removal
+ * (one write; why for the log), and the removal of its webhook configurations (the leader,
+ * once).
+ */
+int ctrl_migrate_new(struct ctrl *c);
+void ctrl_migrate_free(struct ctrl *c);
+bool ctrl_migrate_synced(const struct ctrl *c);
+const struct upstream_pod *ctrl_upstream_agent(struct ctrl *c, const char *pool_key);
+struct kube_reconcile_result ctrl_upstream_agent_delete(
+    struct ctrl *c, const char *key, const struct upstream_pod *p, const char *why);
+void ctrl_migrate_remove_webhooks(struct ctrl *c);
 
 /*
  * The controller's metrics (metrics.c): vmdhcp_controller_leader on every replica,

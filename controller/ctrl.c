@@ -90,7 +90,7 @@ ctrl_synced(const struct ctrl *c)
 		if (!kube_informer_has_synced(
 			*ctrl_kind_informer((struct ctrl *)c, &ctrl_kinds[i])))
 			return false;
-	return true;
+	return ctrl_migrate_synced(c);
 }
 
 bool
@@ -191,6 +191,8 @@ sync_cb(evutil_socket_t fd, short what, void *arg)
 
 	if (!c->leading || c->reconciling || !ctrl_synced(c))
 		return;
+	/* first: the Go project's webhook configurations refuse the writes that follow */
+	ctrl_migrate_remove_webhooks(c);
 	kube_store_foreach(kube_informer_store(c->inf_pool), build_visit, c);
 	if ((r = start_controllers(c)) < 0)
 		fatalx("cannot start the reconcilers: %s", strerror(-r));
@@ -310,6 +312,8 @@ ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *me
 		if ((r = kube_informer_start(*ctrl_kind_informer(c, &ctrl_kinds[i]))) < 0)
 			goto fail;
 	}
+	if ((r = ctrl_migrate_new(c)) < 0)
+		goto fail;
 	{
 		struct timeval tv = {.tv_sec = 0, .tv_usec = 100000};
 		struct timeval trim = {.tv_sec = 5, .tv_usec = 0};
@@ -339,6 +343,7 @@ ctrl_free(struct ctrl *c)
 			    kube_controller_free(*ctrl_kind_controller(c, &ctrl_kinds[i]));
 	for (size_t i = 0; i < ctrl_n_kinds; i++)
 		kube_informer_free(*ctrl_kind_informer(c, &ctrl_kinds[i]));
+	ctrl_migrate_free(c);
 	if (c->sync_ev != NULL)
 		event_free(c->sync_ev);
 	if (c->trim_ev != NULL)

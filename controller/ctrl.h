@@ -52,6 +52,11 @@ struct ctrl_opts {
 			* Registered and AgentReady with reason NoAgent */
 	uint64_t resync_usec;  /* informer resync (0 = off) */
 	uint64_t requeue_usec; /* delay for retry-later cases (0 = 2 s) */
+	/* Taking over from the Go project (migrate.c): the namespace of its agent Pods (NULL:
+	 * not watched), its webhook configurations to delete (comma-separated names, or NULL).
+	 * Borrowed for the ctrl's life. */
+	const char *upstream_agent_ns;
+	const char *upstream_webhooks;
 	const struct kube_clock *clock;
 };
 

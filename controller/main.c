@@ -27,6 +27,7 @@
 
 #include <event2/event.h>
 
+#include "controller/crd-apply.h"
 #include "controller/ctrl.h"
 #include "controller/placement.h"
 #include "controller/uninstall.h"
@@ -60,7 +61,10 @@ struct args {
 	bool debug, trace, level_given;
 	bool dump_api; /* --enable-cache-dump-api */
 	bool uninstall;
-	uint64_t uninstall_timeout_s; /* 0: not given */
+	uint64_t uninstall_timeout_s;  /* 0: not given */
+	bool apply_crds;	       /* controller/crd-apply.h */
+	const char *upstream_agent_ns; /* controller/migrate.c */
+	const char *upstream_webhooks; /* likewise */
 	enum log_level level;
 	enum log_format log_format;
 	struct placement_opts agent; /* --agent-interface and the other knobs */
@@ -243,6 +247,26 @@ parse_args(int argc, char **argv, struct args *a)
 		.arg = "text|json",
 		.help = "log lines as text (default) or one JSON object each",
 		.parse = log_format_flag},
+	    {.name = "apply-crds",
+		.type = FLAG_BOOL,
+		.dst = &a->apply_crds,
+		.help = "at start, replace the spec of the cluster's IPPool and\n"
+			"VirtualMachineNetworkConfig CRDs with this build's\n"
+			"(Helm never upgrades a chart's crds/)"},
+	    {.name = "upstream-agent-namespace",
+		.type = FLAG_STRING,
+		.dst = &a->upstream_agent_ns,
+		.arg = "NS",
+		.help = "where harvester/vm-dhcp-controller placed its agent\n"
+			"pods: a pool's is removed once ours is ready\n"
+			"(default: none watched)"},
+	    {.name = "upstream-webhook-configurations",
+		.type = FLAG_STRING,
+		.dst = &a->upstream_webhooks,
+		.arg = "NAMES",
+		.help = "comma-separated names of harvester/vm-dhcp-controller's\n"
+			"validating and mutating webhook configurations,\n"
+			"deleted by the leader"},
 	    {.name = "uninstall",
 		.type = FLAG_BOOL,
 		.dst = &a->uninstall,
@@ -469,7 +493,11 @@ main(int argc, char **argv)
 		fatalx("cannot listen on %s: %s", a.listen, strerror(-r));
 	httpd_set_ready(httpd, ready_cb, &app);
 
+	if (a.apply_crds && (r = ctrl_apply_crds(app.base, client, err, sizeof(err))) < 0)
+		fatalx("--apply-crds: %s", err);
 	co.namespace = ns;
+	co.upstream_agent_ns = a.upstream_agent_ns;
+	co.upstream_webhooks = a.upstream_webhooks;
 	co.agent_image = a.agent_image;
 	co.agent_sa = a.agent_sa;
 	co.agent = &a.agent;

@@ -608,6 +608,7 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 	struct ctrl *c = userdata;
 	const struct pool_item *it = kube_store_get(kube_informer_store(c->inf_pool), key);
 	const struct agent_item *agent = agent_of(c, key);
+	const struct upstream_pod *up = ctrl_upstream_agent(c, key);
 	struct pool_rt *rt = ctrl_pool_rt(c, key);
 	struct ippool_facts f = {0};
 	char cache_msg[512], reg_msg[512], agent_msg[512];
@@ -625,6 +626,8 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 			rt_forget(c, key);
 		if (agent != NULL && !agent->deleting)
 			return delete_agent(c, key, agent);
+		if (up != NULL && !up->deleting)
+			return ctrl_upstream_agent_delete(c, key, up, "its IPPool is gone");
 		return remove_nad_labels(c, key);
 	}
 	if (it->pool == NULL) {
@@ -638,6 +641,9 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 		return ctrl_ok();
 	}
 	if (it->deleting) {
+		if (up != NULL && !up->deleting)
+			return ctrl_upstream_agent_delete(
+			    c, key, up, "its IPPool is being deleted");
 		if (!it->has_finalizer)
 			return ctrl_ok();
 		if (agent != NULL)
@@ -659,6 +665,8 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 	    (f.cache_reason != NULL && strcmp(f.cache_reason, "DuplicateNetwork") == 0)) {
 		if (agent != NULL && !agent->deleting)
 			return delete_agent(c, key, agent);
+		if (f.paused && up != NULL && !up->deleting)
+			return ctrl_upstream_agent_delete(c, key, up, "its IPPool is paused");
 		if (!f.paused) {
 			f.registered_reason = "DuplicateNetwork";
 			f.agent_reason = "DuplicateNetwork";
@@ -751,6 +759,22 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 				    PLACEMENT_NODE_LABEL_PREFIX, nad->cluster_network);
 			}
 		}
+		f.agent_message = agent_msg;
+	}
+	if (up != NULL) {
+		/*
+		 * The Go project's agent Pod holds the serverIP: ours stand by (their ARP probe
+		 * finds it taken) and do not serve, whatever their readiness says. Once ours can
+		 * serve (Deployment ready: synced), the Pod goes and one of ours takes the address.
+		 */
+		if (agent->ready && !up->deleting)
+			return ctrl_upstream_agent_delete(
+			    c, key, up, "this pool's agent is ready to take over the serverIP");
+		f.agent_ready = false;
+		f.agent_reason = "UpstreamAgentRunning";
+		snprintf(agent_msg, sizeof(agent_msg),
+		    "the serverIP is held by the Go project's agent pod %s/%s%s", up->ns, up->name,
+		    up->deleting ? " (terminating)" : ", removed once this pool's agent is ready");
 		f.agent_message = agent_msg;
 	}
 	return write_status(c, key, it, rt, agent, &f);

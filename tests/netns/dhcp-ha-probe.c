@@ -16,7 +16,7 @@
  *       Every DHCP reply (UDP from port 67) received on IFACE ("any": every interface of the
  *       namespace; frames sent are left out, so a bridged frame is seen on its way in), one
  *       line each, appended to OUT:
- *           REALTIME_NS SRC_MAC SRC_IP TYPE XID YIADDR IFINDEX
+ *           REALTIME_NS SRC_MAC SRC_IP TYPE XID YIADDR IFINDEX CHADDR
  *       until SIGTERM/SIGINT. Run in the bridge's namespace it sees every replica's replies,
  *       so the test can check that no two ever answered at once.
  */
@@ -217,7 +217,7 @@ capture(const char *ifname, const char *out)
 	fprintf(o, "# capturing on %s\n", ifname);
 	while (!stop) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
-		const uint8_t *ip, *udp, *m;
+		const uint8_t *ip, *udp, *m, *ch;
 		size_t ihl;
 		ssize_t n;
 		char src[INET_ADDRSTRLEN], yi[INET_ADDRSTRLEN];
@@ -249,10 +249,14 @@ capture(const char *ifname, const char *out)
 		inet_ntop(AF_INET, &a, src, sizeof(src));
 		a.s_addr = htonl(be32_get(((const struct dhcp_msg *)m)->yiaddr));
 		inet_ntop(AF_INET, &a, yi, sizeof(yi));
-		fprintf(o, "%llu %02x:%02x:%02x:%02x:%02x:%02x %s %d %08x %s %d\n",
+		ch = ((const struct dhcp_msg *)m)->chaddr;
+		fprintf(o,
+		    "%llu %02x:%02x:%02x:%02x:%02x:%02x %s %d %08x %s %d "
+		    "%02x:%02x:%02x:%02x:%02x:%02x\n",
 		    (unsigned long long)now_ns(CLOCK_REALTIME), f[6], f[7], f[8], f[9], f[10],
 		    f[11], src, msg_type(m, (size_t)n - (size_t)(m - f)),
-		    be32_get(((const struct dhcp_msg *)m)->xid), yi, from.sll_ifindex);
+		    be32_get(((const struct dhcp_msg *)m)->xid), yi, from.sll_ifindex, ch[0], ch[1],
+		    ch[2], ch[3], ch[4], ch[5]);
 	}
 	fclose(o);
 	close(fd);

@@ -129,3 +129,30 @@ policy/v1
 policy/v1beta1
 {{- end -}}
 {{- end -}}
+
+{{/*
+Taking over from harvester/vm-dhcp-controller (controller/migrate.c). The namespace of its agent
+pods ("" when none is watched), and its webhook configurations' names, comma-separated: by
+default "<fullname>-webhook", its chart's fullname computed as its chart does
+(upstream:chart/templates/_helpers.tpl, chart name harvester-vm-dhcp-controller) and its
+webhook's --name (upstream:chart/templates/deployment.yaml).
+*/}}
+{{- define "vm-dhcp.upstreamAgentNamespace" -}}
+{{- $ns := .Values.migration.upstreamAgentNamespace | default .Release.Namespace -}}
+{{- if ne $ns "-" }}{{ $ns }}{{ end -}}
+{{- end -}}
+
+{{- define "vm-dhcp.upstreamWebhookConfigurations" -}}
+{{- if .Values.migration.upstreamWebhookConfigurations -}}
+{{- join "," .Values.migration.upstreamWebhookConfigurations -}}
+{{- else -}}
+{{- $name := .Values.nameOverride | default "harvester-vm-dhcp-controller" -}}
+{{- $full := printf "%s-%s" .Release.Name $name -}}
+{{- if .Values.fullnameOverride -}}
+{{- $full = .Values.fullnameOverride -}}
+{{- else if contains $name .Release.Name -}}
+{{- $full = .Release.Name -}}
+{{- end -}}
+{{- printf "%s-webhook" ($full | trunc 63 | trimSuffix "-") -}}
+{{- end -}}
+{{- end -}}
