@@ -23,7 +23,7 @@
 #    Two VMs (network namespaces with a veth on the VM bridge, ISC dhclient) are bound by the
 #    stand-in: vm1 (VM-owned VMNetCfg) and vm2 (the static pin).
 # 2. `helm install` of our chart under the Go project's release name and namespace with its
-#    values file (tests/data/upstream/values.yaml; our images set on top), then:
+#    values file (charts/vm-dhcp/ci/upstream-values.yaml; our images set on top), then:
 #    our CRD schema applied over the Go project's (--apply-crds), its webhook configurations
 #    deleted (an IPPool can be created again), our agent Deployment placed; the Go project's Pod
 #    deleted once ours is ready; the DHCP gap measured and printed: from that Pod's deletion
@@ -485,7 +485,7 @@ RENEW_PID=$!; PIDS+=("$RENEW_PID")
 helm_() { "$HELM" "$@" >>"$TMP/helm.log" 2>&1 || { tail -n 5 "$TMP/helm.log"; return 1; }; }
 # its values file as it is, our images set on top (it names its own: image.* is the
 # controller's, agent.image.* the agents')
-values=(-f "$UP/values.yaml" --set "image.repository=vm-dhcp/vm-dhcp-controller" --set "image.tag=$VERSION"
+values=(-f "$ROOT/charts/vm-dhcp/ci/upstream-values.yaml" --set "image.repository=vm-dhcp/vm-dhcp-controller" --set "image.tag=$VERSION"
     --set "agent.image.repository=vm-dhcp/vm-dhcp-agent" --set "agent.image.tag=$VERSION")
 mark "helm install $REL -n $NS"
 check "helm install ours under the Go project's release name, with its values file" \
