@@ -50,43 +50,6 @@ static const struct kube_resource crd_res = {
 #define CALL_GUARD_MS (60 * 1000L)
 #define MAX_CONFLICTS 3
 
-struct call {
-	bool done;
-	int error;
-	json_t *object;
-	char message[256];
-};
-
-static void
-call_done(void *userdata, const struct kube_result *res)
-{
-	struct call *c = userdata;
-
-	c->error = res->error;
-	c->object = res->object != NULL ? json_incref(res->object) : NULL;
-	snprintf(c->message, sizeof(c->message), "%s%s%s", kube_errno_name(res->error),
-	    res->message != NULL && res->message[0] != '\0' ? ": " : "",
-	    res->message != NULL ? res->message : "");
-	c->done = true;
-}
-
-/* Waits for the call started with return value rc; its error (0 on success). */
-static int
-call_wait(struct event_base *base, struct call *c, int rc)
-{
-	if (rc < 0) {
-		c->error = rc;
-		snprintf(c->message, sizeof(c->message), "%s", strerror(-rc));
-		return rc;
-	}
-	if (kube_run_until(base, &c->done, CALL_GUARD_MS) < 0) {
-		c->error = -ETIMEDOUT;
-		snprintf(
-		    c->message, sizeof(c->message), "no answer in %ld s", CALL_GUARD_MS / 1000);
-	}
-	return c->error;
-}
-
 /* into[key] gets from's members that it does not have (objects of strings). */
 static void
 merge_map(json_t *meta, const json_t *from, const char *key)
@@ -139,7 +102,7 @@ apply_one(struct event_base *base, struct kube_client *client, const json_t *wan
     size_t errlen)
 {
 	const char *name = kube_obj_name(want);
-	struct call c;
+	struct kube_sync c = {0};
 	json_t *obj;
 	int r;
 
@@ -148,33 +111,33 @@ apply_one(struct event_base *base, struct kube_client *client, const json_t *wan
 		return -EINVAL;
 	}
 	for (int attempt = 0;; attempt++) {
-		memset(&c, 0, sizeof(c));
-		r = call_wait(
-		    base, &c, kube_get(client, &crd_res, NULL, name, call_done, &c, NULL));
+		kube_sync_reset(&c);
+		r = kube_sync_wait(base, &c, CALL_GUARD_MS,
+		    kube_get(client, &crd_res, NULL, name, kube_sync_done, &c, NULL));
 		if (r == -ENOENT) {
 			snprintf(err, errlen,
 			    "CustomResourceDefinition %s not found: install it first (the chart "
 			    "installs it from its crds/, or kubectl apply -f crds/)",
 			    name);
-			json_decref(c.object);
+			kube_sync_reset(&c);
 			return r;
 		}
 		if (r < 0) {
 			snprintf(
 			    err, errlen, "get CustomResourceDefinition %s: %s", name, c.message);
-			json_decref(c.object);
+			kube_sync_reset(&c);
 			return r;
 		}
 		obj = desired(want, c.object);
-		json_decref(c.object);
+		kube_sync_reset(&c);
 		if (obj == NULL) {
 			snprintf(err, errlen, "CustomResourceDefinition %s: out of memory", name);
 			return -ENOMEM;
 		}
-		memset(&c, 0, sizeof(c));
-		r = call_wait(base, &c, kube_update(client, &crd_res, obj, call_done, &c, NULL));
+		r = kube_sync_wait(base, &c, CALL_GUARD_MS,
+		    kube_update(client, &crd_res, obj, kube_sync_done, &c, NULL));
 		json_decref(obj);
-		json_decref(c.object);
+		json_decref(kube_sync_take(&c)); /* c.message stays for the error below */
 		if (r == 0) {
 			log_info("CustomResourceDefinition %s applied (this build's schema)", name);
 			return 0;

@@ -38,14 +38,6 @@
 #define MAX_CONFLICTS 5
 #define MAX_RELISTS 3
 
-/* The one call in flight and its answer. */
-struct call {
-	bool done;
-	int error;
-	json_t *object; /* the answer (new reference) or NULL */
-	char message[512];
-};
-
 struct uninstall {
 	struct kube_client *client;
 	struct event_base *base;
@@ -54,64 +46,13 @@ struct uninstall {
 	uint64_t deadline;
 	char *err;
 	size_t err_len;
-	struct call call;
+	struct kube_sync call;		    /* the one call in flight and its answer */
 	unsigned n_agents, n_pools, n_cfgs; /* changed */
 	unsigned n_failed;		    /* objects left as they were after an error */
 	char first_failure[512];
 };
 
 /* --- one call at a time ---------------------------------------------------------------- */
-
-static void
-call_done(void *userdata, const struct kube_result *res)
-{
-	struct call *c = userdata;
-
-	c->error = res->error;
-	c->object = res->object != NULL ? json_incref(res->object) : NULL;
-	snprintf(c->message, sizeof(c->message), "%s%s%s", kube_errno_name(res->error),
-	    res->message != NULL && res->message[0] != '\0' ? ": " : "",
-	    res->message != NULL ? res->message : "");
-	c->done = true;
-}
-
-static void
-call_reset(struct uninstall *u)
-{
-	json_decref(u->call.object);
-	memset(&u->call, 0, sizeof(u->call));
-}
-
-/* Takes the answer object of the last call (new reference, or NULL). */
-static json_t *
-call_take(struct uninstall *u)
-{
-	json_t *o = u->call.object;
-
-	u->call.object = NULL;
-	return o;
-}
-
-/*
- * Waits for the call a kube_* function started with its return value rc (call_done and
- * &u->call as callback). Returns its error (0 on success); the answer is in u->call.
- */
-static int
-call_wait(struct uninstall *u, int rc)
-{
-	if (rc < 0) {
-		u->call.error = rc;
-		snprintf(u->call.message, sizeof(u->call.message), "%s", strerror(-rc));
-		return rc;
-	}
-	if (kube_run_until(u->base, &u->call.done, CALL_GUARD_MS) < 0) {
-		/* still pending: the caller fails, and the client is freed before the loop runs */
-		u->call.error = -ETIMEDOUT;
-		snprintf(u->call.message, sizeof(u->call.message), "no answer in %ld s",
-		    CALL_GUARD_MS / 1000);
-	}
-	return u->call.error;
-}
 
 static void
 pause_usec(struct uninstall *u, uint64_t usec)
@@ -167,9 +108,10 @@ lease_read(struct uninstall *u, struct lease_view *v)
 	int r;
 
 	memset(v, 0, sizeof(*v));
-	call_reset(u);
-	r = call_wait(u, kube_get(u->client, &kube_res_leases, u->lease_ns, u->lease, call_done,
-			     &u->call, NULL));
+	kube_sync_reset(&u->call);
+	r = kube_sync_wait(u->base, &u->call, CALL_GUARD_MS,
+	    kube_get(u->client, &kube_res_leases, u->lease_ns, u->lease, kube_sync_done, &u->call,
+		NULL));
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
@@ -304,15 +246,16 @@ delete_agents(struct uninstall *u)
 		struct kube_list_opts lo = {
 		    .label_selector = AGENT_SELECTOR, .limit = PAGE, .continue_token = cont};
 
-		call_reset(u);
-		r = call_wait(u, kube_list(u->client, &ctrl_res_deployments, u->ns, &lo, call_done,
-				     &u->call, NULL));
+		kube_sync_reset(&u->call);
+		r = kube_sync_wait(u->base, &u->call, CALL_GUARD_MS,
+		    kube_list(u->client, &ctrl_res_deployments, u->ns, &lo, kube_sync_done,
+			&u->call, NULL));
 		free(cont);
 		cont = NULL;
 		if (r < 0)
 			return fail(u, r, "cannot list the agent Deployments of %s (%s): %s", u->ns,
 			    AGENT_SELECTOR, u->call.message);
-		page = call_take(u);
+		page = kube_sync_take(&u->call);
 		cont = continue_token(page);
 		json_array_foreach(json_object_get(page, "items"), i, item)
 		{
@@ -321,9 +264,10 @@ delete_agents(struct uninstall *u)
 
 			if (name == NULL)
 				continue;
-			call_reset(u);
-			r = call_wait(u, kube_delete(u->client, &ctrl_res_deployments, u->ns, name,
-					     &d, call_done, &u->call, NULL));
+			kube_sync_reset(&u->call);
+			r = kube_sync_wait(u->base, &u->call, CALL_GUARD_MS,
+			    kube_delete(u->client, &ctrl_res_deployments, u->ns, name, &d,
+				kube_sync_done, &u->call, NULL));
 			if (r == -ENOENT)
 				continue; /* gone meanwhile */
 			if (r < 0) {
@@ -356,39 +300,39 @@ struct fin_kind {
 static int
 pool_list(struct uninstall *u, const struct kube_list_opts *lo)
 {
-	return kube_list(u->client, &ctrl_res_ippools, NULL, lo, call_done, &u->call, NULL);
+	return kube_list(u->client, &ctrl_res_ippools, NULL, lo, kube_sync_done, &u->call, NULL);
 }
 
 static int
 pool_get(struct uninstall *u, const char *ns, const char *name)
 {
-	return kube_get(u->client, &ctrl_res_ippools, ns, name, call_done, &u->call, NULL);
+	return kube_get(u->client, &ctrl_res_ippools, ns, name, kube_sync_done, &u->call, NULL);
 }
 
 static int
 pool_patch(struct uninstall *u, const char *ns, const char *name, const json_t *patch)
 {
 	return kube_patch(u->client, &ctrl_res_ippools, ns, name, KUBE_PATCH_MERGE, patch, NULL,
-	    call_done, &u->call, NULL);
+	    kube_sync_done, &u->call, NULL);
 }
 
 static int
 cfg_list(struct uninstall *u, const struct kube_list_opts *lo)
 {
-	return kube_list(u->client, &ctrl_res_vmnetcfgs, NULL, lo, call_done, &u->call, NULL);
+	return kube_list(u->client, &ctrl_res_vmnetcfgs, NULL, lo, kube_sync_done, &u->call, NULL);
 }
 
 static int
 cfg_get(struct uninstall *u, const char *ns, const char *name)
 {
-	return kube_get(u->client, &ctrl_res_vmnetcfgs, ns, name, call_done, &u->call, NULL);
+	return kube_get(u->client, &ctrl_res_vmnetcfgs, ns, name, kube_sync_done, &u->call, NULL);
 }
 
 static int
 cfg_patch(struct uninstall *u, const char *ns, const char *name, const json_t *patch)
 {
 	return kube_patch(u->client, &ctrl_res_vmnetcfgs, ns, name, KUBE_PATCH_MERGE, patch, NULL,
-	    call_done, &u->call, NULL);
+	    kube_sync_done, &u->call, NULL);
 }
 
 static const struct fin_kind fin_kinds[] = {
@@ -455,8 +399,8 @@ unfinalize(struct uninstall *u, const struct fin_kind *k, json_t *listed)
 								   : strerror(ENOMEM));
 			break;
 		}
-		call_reset(u);
-		r = call_wait(u, k->patch(u, ns, name, patch));
+		kube_sync_reset(&u->call);
+		r = kube_sync_wait(u->base, &u->call, CALL_GUARD_MS, k->patch(u, ns, name, patch));
 		json_decref(patch);
 		if (r == 0) {
 			log_info("removed the finalizer %s from %s %s/%s%s", k->finalizer, k->kind,
@@ -472,8 +416,8 @@ unfinalize(struct uninstall *u, const struct fin_kind *k, json_t *listed)
 			break;
 		}
 		/* Conflict: changed since it was read; read it again */
-		call_reset(u);
-		r = call_wait(u, k->get(u, ns, name));
+		kube_sync_reset(&u->call);
+		r = kube_sync_wait(u->base, &u->call, CALL_GUARD_MS, k->get(u, ns, name));
 		if (r == -ENOENT)
 			break;
 		if (r < 0) {
@@ -482,7 +426,7 @@ unfinalize(struct uninstall *u, const struct fin_kind *k, json_t *listed)
 			break;
 		}
 		json_decref(cur);
-		cur = call_take(u);
+		cur = kube_sync_take(&u->call);
 	}
 	json_decref(cur);
 	return 0;
@@ -501,8 +445,8 @@ sweep(struct uninstall *u, const struct fin_kind *k)
 		struct kube_list_opts lo = {
 		    .limit = k->page, .continue_token = cont, .metadata_only = k->metadata_only};
 
-		call_reset(u);
-		r = call_wait(u, k->list(u, &lo));
+		kube_sync_reset(&u->call);
+		r = kube_sync_wait(u->base, &u->call, CALL_GUARD_MS, k->list(u, &lo));
 		free(cont);
 		cont = NULL;
 		if (r == -EKEYEXPIRED && relists < MAX_RELISTS) {
@@ -514,7 +458,7 @@ sweep(struct uninstall *u, const struct fin_kind *k)
 		}
 		if (r < 0)
 			return fail(u, r, "cannot list %ss: %s", k->kind, u->call.message);
-		page = call_take(u);
+		page = kube_sync_take(&u->call);
 		cont = continue_token(page);
 		json_array_foreach(json_object_get(page, "items"), i, item)
 		{
@@ -584,6 +528,6 @@ ctrl_uninstall(
 		r = fail(&u, -EIO, "%u object(s) left as they were (first: %s)", u.n_failed,
 		    u.first_failure);
 out:
-	call_reset(&u);
+	kube_sync_reset(&u.call);
 	return r;
 }

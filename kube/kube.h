@@ -238,6 +238,29 @@ void kube_call_cancel(struct kube_call *call);
  * and tests; never from inside a callback. */
 int kube_run_until(struct event_base *base, const bool *flag, long timeout_ms);
 
+/*
+ * One call awaited in place, for start-up code and one-shot commands: pass kube_sync_done and
+ * the struct as a verb's callback and userdata, then kube_sync_wait with the verb's return
+ * value. Not from inside a callback.
+ */
+struct kube_sync {
+	bool done;
+	int error;	   /* 0 or the call's negative errno */
+	json_t *object;	   /* the answer (new reference, owned by the struct) or NULL */
+	char message[512]; /* "ENOENT: the server's message", or why the call did not start */
+};
+void kube_sync_done(void *userdata, const struct kube_result *res);
+/* Drops the answer and clears the struct for the next call. */
+void kube_sync_reset(struct kube_sync *s);
+/* Takes the answer (new reference, or NULL): the struct no longer owns it. */
+json_t *kube_sync_take(struct kube_sync *s);
+/*
+ * Waits at most guard_ms for the call a verb started with return value rc (its error when
+ * negative); returns the call's error (0 on success), -ETIMEDOUT when it did not end. A call
+ * still pending then must not outlive base: free the client before the loop runs again.
+ */
+int kube_sync_wait(struct event_base *base, struct kube_sync *s, long guard_ms, int rc);
+
 /* --- watch (one stream) -------------------------------------------------------------- */
 
 enum kube_watch_type {
