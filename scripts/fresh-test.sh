@@ -13,7 +13,9 @@
 #   3. the root bind-mounted onto itself (`ip netns` needs / to be a mount point), proc, sysfs,
 #      /dev (recursive, as a slave: nothing propagates back) and a tmpfs on /run
 #   4. the repository cloned into /root/vm-dhcp (git clone of this checkout's HEAD: commit
-#      first; uncommitted changes are not tested, and a warning says so)
+#      first; uncommitted changes are not tested, and a warning says so), and, as CI has it, a
+#      copy of the shared/ folder beside the checkout (../shared: the kube-apiserver 1.25 of
+#      `make upstream-objects-test`) in /root/shared, read-only, when the host has one
 #   5. the README's quick start, the commands exactly as its "Quick start" block gives them,
 #      each in `cd /root/vm-dhcp` as root with a clean environment; around each, the host's
 #      resolv.conf and DHCP client state are checked unchanged (tests/netns/host-files.sh
@@ -190,6 +192,13 @@ git clone -q --no-hardlinks "$SRC" "$R/root/vm-dhcp" >"$LOGS/clone.log" 2>&1 &&
     git -C "$R/root/vm-dhcp" checkout -q "$REV" >>"$LOGS/clone.log" 2>&1 ||
     die "git clone of $SRC failed: $(tail -n 2 "$LOGS/clone.log" | tr '\n' ' ')"
 echo "cloned into /root/vm-dhcp"
+if [ -d "$SRC/../shared" ]; then
+    step "shared/ beside the clone ($(cd "$SRC/../shared" && pwd))"
+    cp -a "$SRC/../shared" "$R/root/shared" >>"$LOGS/clone.log" 2>&1 &&
+        chmod -R a-w "$R/root/shared" ||
+        die "copying $SRC/../shared into the root failed: $(tail -n 2 "$LOGS/clone.log" | tr '\n' ' ')"
+    echo "copied to /root/shared (read-only)"
+fi
 
 # --- 5. the README's commands ------------------------------------------------------------------
 ENVV=(HOME=/root "TERM=${TERM:-dumb}" LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
