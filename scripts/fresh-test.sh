@@ -11,7 +11,8 @@
 #      /usr/local/share/ca-certificates), those files and the host's CA bundle, so HTTPS
 #      through an intercepting proxy (npm's registry) works; nothing else is copied
 #   3. the root bind-mounted onto itself (`ip netns` needs / to be a mount point), proc, sysfs,
-#      /dev (recursive, as a slave: nothing propagates back) and a tmpfs on /run
+#      /dev (recursive, as a slave: nothing propagates back) and a tmpfs on /run, all in a mount
+#      namespace of the run (unshare -m): the host's mount table never shows them
 #   4. the repository cloned into /root/vm-dhcp (git clone of this checkout's HEAD: commit
 #      first; uncommitted changes are not tested, and a warning says so), and, as CI has it, a
 #      copy of the shared/ folder beside the checkout (../shared: the kube-apiserver 1.25 of
@@ -58,6 +59,12 @@ note_fail() { echo "fresh-test: FAIL: $*"; FAILED=1; }
 secs() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
 [ "$(id -u)" = 0 ] || { echo "fresh-test: needs root (debootstrap, chroot, mounts)" >&2; exit 1; }
+# The root's mounts (its proc, sysfs, /dev, /run) live in a mount namespace of this run, not in
+# the host's: a kubelet running on the host (make cluster-test) takes the cgroup mounts it finds
+# in the mount table, and once took the root's, whose removal then broke its pods.
+if [ -z "${FRESH_MNTNS:-}" ]; then
+    exec env FRESH_MNTNS=1 unshare --mount --propagation private "$SRC/scripts/fresh-test.sh" "$@"
+fi
 mkdir -p "$LOGS" || { echo "fresh-test: cannot create $LOGS" >&2; exit 1; }
 
 # --- clean-up (EXIT) -------------------------------------------------------------------------
