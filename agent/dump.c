@@ -32,7 +32,7 @@ mask_base64(unsigned prefix, char out[9])
 {
 	static const char b64[] =
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	uint32_t m = prefix == 0 ? 0 : UINT32_MAX << (32 - (prefix > 32 ? 32 : prefix));
+	uint32_t m = ipv4_prefix_mask(prefix > 32 ? 32 : prefix);
 	uint8_t b[4] = {(uint8_t)(m >> 24), (uint8_t)(m >> 16), (uint8_t)(m >> 8), (uint8_t)m};
 	uint32_t v = (uint32_t)b[0] << 16 | (uint32_t)b[1] << 8 | b[2];
 
