@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef VMDHCP_CONTROLLER_WEBHOOK_H
+#define VMDHCP_CONTROLLER_WEBHOOK_H
+
+/*
+ * The admission webhook's HTTPS server, on the controller's event_base: POST /mutate and
+ * POST /validate take an admission.k8s.io/v1 AdmissionReview (v1beta1 answered in kind),
+ * hand the request to the rules (admit.h, through the callback) and answer the review.
+ * TLS 1.2 or newer only (OpenSSL); the certificate and key are set, and replaced at any
+ * time, with webhook_set_cert (new connections use the new pair). Bodies are bounded in
+ * size and nesting depth before they are parsed. Every replica serves (not leader-only).
+ *
+ * Metrics (on the registry given): vmdhcp_admission_requests_total{kind,operation,result}
+ * (result: allowed, patched, denied, error) and vmdhcp_admission_duration_seconds
+ * (histogram).
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "controller/admit.h"
+
+struct event_base;
+struct metrics;
+struct webhook;
+
+#define WEBHOOK_BODY_MAX (3 * 1024 * 1024) /* the API server's own request limit */
+#define WEBHOOK_DEPTH_MAX 64
+
+typedef void (*webhook_admit_fn)(void *userdata, const struct admit_request *rq,
+    struct admit_result *res);
+
+struct webhook_opts {
+	const char *listen;	 /* "HOST:PORT", ":PORT" or "[V6]:PORT" */
+	struct metrics *metrics; /* borrowed, may be NULL */
+	webhook_admit_fn admit;	 /* required */
+	void *userdata;
+};
+
+/* Listens at once; answers 503 until a certificate is set. 0 and *ret, or negative errno. */
+int webhook_new(struct event_base *base, const struct webhook_opts *opts, struct webhook **ret);
+struct webhook *webhook_free(struct webhook *w);
+/* PEM certificate chain and private key (copied). 0, or -EINVAL when they do not load or
+ * do not match (the previous pair stays). */
+int webhook_set_cert(struct webhook *w, const char *cert_pem, const char *key_pem);
+/* Serving with a certificate: true; else false and why in reason. */
+bool webhook_ready(const struct webhook *w, char *reason, size_t len);
+/* Stop accepting new connections (shutdown drain); connections open are served. */
+void webhook_stop_accepting(struct webhook *w);
+
+/*
+ * The AdmissionReview codec, pure (webhook.c's and the fuzzer's). Parse body (len bytes):
+ * 0 and *ret filled (rq's json pointers borrow ret->doc), or -EINVAL / -E2BIG / -ENOMEM
+ * with why in err.
+ */
+struct webhook_review {
+	json_t *doc;	       /* the parsed body (owned) */
+	const char *api_version; /* "admission.k8s.io/v1" or ".../v1beta1" */
+	const char *uid;
+	char group[64], resource[64];
+	struct admit_request rq; /* phase set by the caller */
+};
+int webhook_review_parse(
+    const char *body, size_t len, struct webhook_review *ret, char *err, size_t err_len);
+void webhook_review_clear(struct webhook_review *r);
+/* The AdmissionReview answer for uid and res: a new string (free()), or NULL (ENOMEM). */
+char *webhook_review_answer(const char *api_version, const char *uid, const struct admit_result *res);
+
+#endif
