@@ -24,7 +24,6 @@
 
 struct event_base;
 struct kube_client;
-struct kube_clock;
 struct metrics;
 struct webcert;
 
@@ -43,7 +42,9 @@ struct webcert_opts {
 	const char *const *validating; /* ValidatingWebhookConfiguration names */
 	size_t n_validating;
 	uint64_t validity_s; /* serving certificate validity (0: WEBCERT_VALIDITY_DEFAULT_S) */
-	const struct kube_clock *clock; /* NULL: the real clock (wall time) */
+	/* Wall clock in seconds since the epoch (certificate times); NULL: time(). Tests give
+	 * a fake one and call webcert_recheck after moving it. */
+	int64_t (*now)(void *userdata);
 	struct metrics *metrics;	/* borrowed, may be NULL */
 	/* Called with the serving pair (PEM) each time it is first known or changes. */
 	void (*on_cert)(void *userdata, const char *cert_pem, const char *key_pem);
@@ -58,5 +59,8 @@ int webcert_start(struct webcert *wc);
 struct webcert *webcert_free(struct webcert *wc);
 /* A serving pair is known and the caBundles match it: true; else false and why. */
 bool webcert_ready(const struct webcert *wc, char *reason, size_t len);
+/* Evaluate expiry now (the program also does it on a timer, at least hourly, and on every
+ * change of the Secret). */
+void webcert_recheck(struct webcert *wc);
 
 #endif
