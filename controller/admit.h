@@ -81,7 +81,7 @@ struct admit_request {
 	const char *name;	  /* request.name ("" on a create with generateName) */
 	const json_t *object;	  /* request.object (NULL on DELETE) */
 	const json_t *old_object; /* request.oldObject (NULL on CREATE) */
-	const char *user; /* request.userInfo.username (NULL: unknown) */
+	const char *user;	  /* request.userInfo.username (NULL: unknown) */
 	bool dry_run;
 };
 

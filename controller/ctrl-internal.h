@@ -74,6 +74,7 @@ struct nad_item {
 
 struct node_item {
 	bool ready;
+	char *service_cidr; /* --service-cidr of its rke2.io/k3s.io node-args annotation, or NULL */
 	char **cluster_networks; /* label keys network.harvesterhci.io/<cn>=true → "<cn>" */
 	size_t n;
 };
@@ -146,6 +147,7 @@ struct ctrl {
 	struct kube_informer *inf_pool, *inf_cfg, *inf_vm, *inf_nad, *inf_node, *inf_agent;
 	struct kube_informer *inf_upstream; /* the Go project's agent Pods (migrate.c) or NULL */
 	struct kube_controller *c_pool, *c_cfg, *c_vm;
+	struct ctrl_admission *admission; /* admission.c (NULL: off); owned by main.c */
 	struct event *sync_ev;
 	struct event *trim_ev;
 

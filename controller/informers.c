@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller/admission.h"
 #include "controller/placement.h"
 #include "controller/vmplan.h"
 #include "lib/log.h"
@@ -406,7 +407,25 @@ node_item_free(void *p)
 	for (size_t i = 0; i < it->n; i++)
 		free(it->cluster_networks[i]);
 	free(it->cluster_networks);
+	free(it->service_cidr);
 	free(it);
+}
+
+/* The service CIDR RKE2 (Harvester) or k3s records in the node's arguments (admission.h). */
+static void
+node_service_cidr(json_t *obj, struct node_item *it)
+{
+	static const char *const keys[] = {"rke2.io/node-args", "k3s.io/node-args"};
+	char cidr[64];
+
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+		const char *v = kind_annotation(obj, keys[i]);
+
+		if (v != NULL && ctrl_admission_node_args_cidr(v, cidr, sizeof(cidr)) == 0) {
+			it->service_cidr = strdup(cidr);
+			return;
+		}
+	}
 }
 
 static void *
@@ -420,6 +439,7 @@ node_transform(void *userdata, json_t *obj)
 	if (it == NULL)
 		return NULL;
 	it->ready = node_is_ready(obj);
+	node_service_cidr(obj, it);
 	json_object_foreach(labels, k, v)
 	{
 		char **n;

@@ -27,6 +27,7 @@
 
 #include <event2/event.h>
 
+#include "controller/admission.h"
 #include "controller/crd-apply.h"
 #include "controller/ctrl.h"
 #include "controller/placement.h"
@@ -65,19 +66,34 @@ struct args {
 	bool apply_crds;	       /* controller/crd-apply.h */
 	const char *upstream_agent_ns; /* controller/migrate.c */
 	const char *upstream_webhooks; /* likewise */
+	/* admission (controller/admission.h) */
+	const char *webhook_listen; /* "off": none */
+	const char *webhook_secret, *webhook_service, *webhook_sans;
+	const char *webhook_mutating, *webhook_validating;
+	uint64_t webhook_validity_s;
+	uint64_t webhook_drain_usec;
+	const char *service_cidr;
 	enum log_level level;
 	enum log_format log_format;
 	struct placement_opts agent; /* --agent-interface and the other knobs */
 };
 
+#define DEFAULT_WEBHOOK_SECRET "vm-dhcp-webhook-tls"
+#define DEFAULT_WEBHOOK_SERVICE "vm-dhcp-webhook"
 #define UNINSTALL_TIMEOUT_DEFAULT_S 120
 #define UNINSTALL_TIMEOUT_MAX_S 86400
 
 struct app {
 	struct event_base *base;
 	struct ctrl *ctrl;
+	struct ctrl_admission *admission;
 	struct kube_leader *leader;
+	struct event *drain_ev;
+	uint64_t drain_usec;
 	bool leading;
+	bool stopping;	   /* a signal came: not ready */
+	bool release_done; /* the leader Lease is released (or was not held) */
+	bool drain_done;   /* the admission drain period is over (or there is none) */
 	int exit_code;
 };
 
@@ -267,6 +283,66 @@ parse_args(int argc, char **argv, struct args *a)
 		.help = "comma-separated names of harvester/vm-dhcp-controller's\n"
 			"validating and mutating webhook configurations,\n"
 			"deleted by the leader"},
+	    {.name = "webhook-listen",
+		.type = FLAG_STRING,
+		.dst = &a->webhook_listen,
+		.arg = "HOST:PORT",
+		.help = "the admission webhook's HTTPS address (default :8443;\n"
+			"off: no admission served)"},
+	    {.name = "webhook-secret",
+		.type = FLAG_STRING,
+		.dst = &a->webhook_secret,
+		.arg = "NAME",
+		.help = "the Secret (in --namespace) holding the webhook's CA and\n"
+			"serving certificate, made and rotated by the program\n"
+			"(default " DEFAULT_WEBHOOK_SECRET ")"},
+	    {.name = "webhook-service",
+		.type = FLAG_STRING,
+		.dst = &a->webhook_service,
+		.arg = "NAME",
+		.help = "the webhook's Service: the certificate's names\n"
+			"(default " DEFAULT_WEBHOOK_SERVICE ")"},
+	    {.name = "webhook-cert-san",
+		.type = FLAG_STRING,
+		.dst = &a->webhook_sans,
+		.arg = "LIST",
+		.help = "more certificate names, comma-separated IP:a.b.c.d or\n"
+			"DNS:name (a webhook reached by url)"},
+	    {.name = "webhook-mutating",
+		.type = FLAG_STRING,
+		.dst = &a->webhook_mutating,
+		.arg = "NAMES",
+		.help = "MutatingWebhookConfigurations whose caBundle is kept\n"
+			"equal to the CA (comma-separated)"},
+	    {.name = "webhook-validating",
+		.type = FLAG_STRING,
+		.dst = &a->webhook_validating,
+		.arg = "NAMES",
+		.help = "ValidatingWebhookConfigurations, likewise"},
+	    {.name = "webhook-cert-validity",
+		.type = FLAG_UINT,
+		.dst = &a->webhook_validity_s,
+		.arg = "SECONDS",
+		.help = "validity of the serving certificate, renewed after\n"
+			"two thirds of it (default one year; the CA: ten times)",
+		.min = 60,
+		.max = 10ull * 365 * 24 * 3600,
+		.unit = "seconds"},
+	    {.name = "webhook-drain",
+		.type = FLAG_SECONDS,
+		.dst = &a->webhook_drain_usec,
+		.arg = "SECONDS",
+		.help = "on SIGTERM, keep answering admission this long (not\n"
+			"ready meanwhile) so the API server stops sending to\n"
+			"this replica first (default 3)",
+		.max = 60 * USEC_PER_SEC},
+	    {.name = "service-cidr",
+		.type = FLAG_STRING,
+		.dst = &a->service_cidr,
+		.arg = "CIDR",
+		.help = "the cluster's service CIDR, which no IPPool may overlap\n"
+			"(default: a Node's rke2.io/k3s.io node-args, "
+			"else\n" ADMISSION_SERVICE_CIDR_DEFAULT ")"},
 	    {.name = "uninstall",
 		.type = FLAG_BOOL,
 		.dst = &a->uninstall,
@@ -300,6 +376,10 @@ parse_args(int argc, char **argv, struct args *a)
 
 	memset(a, 0, sizeof(*a));
 	a->listen = ":8080";
+	a->webhook_listen = ":8443";
+	a->webhook_secret = DEFAULT_WEBHOOK_SECRET;
+	a->webhook_service = DEFAULT_WEBHOOK_SERVICE;
+	a->webhook_drain_usec = 3 * USEC_PER_SEC;
 	a->level = LOG_LEVEL_INFO;
 	a->log_format = LOG_FORMAT_TEXT;
 	if ((r = flags_parse(&f, argc, argv, &next)) != 0) {
@@ -346,10 +426,15 @@ ready_cb(void *userdata, char *reason, size_t len)
 
 	if (app->ctrl == NULL)
 		return false;
-	if (ctrl_ready(app->ctrl, reason, len))
-		return true;
-	ctrl_describe_failures(app->ctrl, reason, len);
-	return false;
+	if (app->stopping) {
+		snprintf(reason, len, "stopping");
+		return false;
+	}
+	if (!ctrl_ready(app->ctrl, reason, len)) {
+		ctrl_describe_failures(app->ctrl, reason, len);
+		return false;
+	}
+	return app->admission == NULL || ctrl_admission_ready(app->admission, reason, len);
 }
 
 static void
@@ -381,12 +466,31 @@ on_new_leader(void *userdata, const char *id)
 	log_info("leader is %s", id != NULL ? id : "(none)");
 }
 
+/* Stopping ends once the Lease is released and the admission drain is over. */
+static void
+stop_if_done(struct app *app)
+{
+	if (app->release_done && app->drain_done)
+		event_base_loopbreak(app->base);
+}
+
 static void
 released(void *userdata)
 {
 	struct app *app = userdata;
 
-	event_base_loopbreak(app->base);
+	app->release_done = true;
+	stop_if_done(app);
+}
+
+static void
+drained(evutil_socket_t fd, short what, void *arg)
+{
+	struct app *app = arg;
+
+	app->drain_done = true;
+	ctrl_admission_stop_accepting(app->admission);
+	stop_if_done(app);
 }
 
 static void
@@ -394,13 +498,30 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 {
 	struct app *app = arg;
 
+	if (app->stopping) {
+		log_info("signal %d again: stopping now", (int)sig);
+		event_base_loopbreak(app->base);
+		return;
+	}
 	log_info("signal %d: stopping", (int)sig);
+	app->stopping = true;
+	app->release_done = app->drain_done = true;
 	if (app->leader != NULL && app->leading) {
 		app->leading = false;
 		if (kube_leader_release(app->leader, released, app) == 0)
-			return;
+			app->release_done = false;
 	}
-	event_base_loopbreak(app->base);
+	if (app->drain_ev != NULL) {
+		struct timeval tv = {(time_t)(app->drain_usec / USEC_PER_SEC),
+		    (suseconds_t)(app->drain_usec % USEC_PER_SEC)};
+
+		log_info("admission: answering for %.1f s more while this replica leaves the "
+			 "Service's endpoints",
+		    (double)app->drain_usec / USEC_PER_SEC);
+		app->drain_done = false;
+		evtimer_add(app->drain_ev, &tv);
+	}
+	stop_if_done(app);
 }
 
 /* --uninstall: the cleanup of uninstall.h, then exit (0 done, 1 failed). */
@@ -506,6 +627,30 @@ main(int argc, char **argv)
 		fatalx("cannot start the controller: %s", strerror(-r));
 	if (a.dump_api && (r = ctrl_add_dump_api(app.ctrl, httpd)) < 0)
 		fatalx("cannot serve the cache dump API: %s", strerror(-r));
+	if (strcmp(a.webhook_listen, "off") != 0) {
+		struct ctrl_admission_opts ao = {
+		    .listen = a.webhook_listen,
+		    .namespace = ns,
+		    .secret = a.webhook_secret,
+		    .service = a.webhook_service,
+		    .cert_sans = a.webhook_sans,
+		    .mutating = a.webhook_mutating,
+		    .validating = a.webhook_validating,
+		    .cert_validity_s = a.webhook_validity_s,
+		    .service_cidr = a.service_cidr,
+		};
+
+		if ((r = ctrl_admission_new(
+			 app.ctrl, app.base, client, metrics, &ao, &app.admission)) < 0)
+			fatalx("cannot serve admission on %s: %s", a.webhook_listen, strerror(-r));
+		app.drain_usec = a.webhook_drain_usec;
+		if (app.drain_usec > 0 &&
+		    (app.drain_ev = evtimer_new(app.base, drained, &app)) == NULL)
+			fatalx("cannot create the drain timer");
+		log_info("admission webhook on %s (Secret %s/%s)", a.webhook_listen, ns,
+		    a.webhook_secret);
+	} else
+		log_info("admission webhook off (--webhook-listen off)");
 	log_info("server %s, namespace %s, agent image %s%s%s, listening on %s",
 	    kube_config_server(cfg), ns, a.agent_image,
 	    a.no_agent ? " (no agents: --no-agent)" : "",
@@ -547,6 +692,9 @@ main(int argc, char **argv)
 	event_free(sigterm);
 	event_free(sigint);
 	kube_leader_free(app.leader);
+	if (app.drain_ev != NULL)
+		event_free(app.drain_ev);
+	ctrl_admission_free(app.admission);
 	ctrl_free(app.ctrl);
 	placement_opts_clear(&a.agent);
 	httpd_free(httpd);

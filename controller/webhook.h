@@ -29,8 +29,8 @@ struct webhook;
 #define WEBHOOK_BODY_MAX (3 * 1024 * 1024) /* the API server's own request limit */
 #define WEBHOOK_DEPTH_MAX 64
 
-typedef void (*webhook_admit_fn)(void *userdata, const struct admit_request *rq,
-    struct admit_result *res);
+typedef void (*webhook_admit_fn)(
+    void *userdata, const struct admit_request *rq, struct admit_result *res);
 
 struct webhook_opts {
 	const char *listen;	 /* "HOST:PORT", ":PORT" or "[V6]:PORT" */
@@ -56,7 +56,7 @@ void webhook_stop_accepting(struct webhook *w);
  * with why in err.
  */
 struct webhook_review {
-	json_t *doc;	       /* the parsed body (owned) */
+	json_t *doc;		 /* the parsed body (owned) */
 	const char *api_version; /* "admission.k8s.io/v1" or ".../v1beta1" */
 	const char *uid;
 	char group[64], resource[64];
@@ -66,6 +66,7 @@ int webhook_review_parse(
     const char *body, size_t len, struct webhook_review *ret, char *err, size_t err_len);
 void webhook_review_clear(struct webhook_review *r);
 /* The AdmissionReview answer for uid and res: a new string (free()), or NULL (ENOMEM). */
-char *webhook_review_answer(const char *api_version, const char *uid, const struct admit_result *res);
+char *webhook_review_answer(
+    const char *api_version, const char *uid, const struct admit_result *res);
 
 #endif
