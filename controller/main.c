@@ -7,6 +7,7 @@
  *                      [--no-leader-election] [--lease-namespace NS] [--lease-name NAME]
  *                      [--no-agent] [--no-dhcp] [--name NAME]
  *                      [--listen HOST:PORT] [--log-level LEVEL] [--log-format text|json]
+ *                      [--webhook-listen HOST:PORT [--webhook-* options] [--service-cidr CIDR]]
  *
  * The Go project's flags and environment variables (cmd/controller/root.go) are accepted
  * with their meaning: --name, --no-leader-election, --no-agent, --no-dhcp, --namespace
@@ -287,8 +288,8 @@ parse_args(int argc, char **argv, struct args *a)
 		.type = FLAG_STRING,
 		.dst = &a->webhook_listen,
 		.arg = "HOST:PORT",
-		.help = "the admission webhook's HTTPS address (default :8443;\n"
-			"off: no admission served)"},
+		.help = "serve the admission webhook over HTTPS there (the\n"
+			"chart: :8443); default off: no admission served"},
 	    {.name = "webhook-secret",
 		.type = FLAG_STRING,
 		.dst = &a->webhook_secret,
@@ -376,7 +377,7 @@ parse_args(int argc, char **argv, struct args *a)
 
 	memset(a, 0, sizeof(*a));
 	a->listen = ":8080";
-	a->webhook_listen = ":8443";
+	a->webhook_listen = "off";
 	a->webhook_secret = DEFAULT_WEBHOOK_SECRET;
 	a->webhook_service = DEFAULT_WEBHOOK_SERVICE;
 	a->webhook_drain_usec = 3 * USEC_PER_SEC;
