@@ -61,8 +61,7 @@ int admit_go_parse_addr(const char *s, uint32_t *ret, char *err, size_t err_len)
  * Go's net.ParseCIDR for an IPv4 CIDR: 0, the network (host bits cleared) and prefix;
  * -EINVAL "invalid CIDR address: x"; -EAFNOSUPPORT "cidr x is not an IPv4 CIDR".
  */
-int admit_go_parse_cidr(
-    const char *s, uint32_t *net, unsigned *prefix, char *err, size_t err_len);
+int admit_go_parse_cidr(const char *s, uint32_t *net, unsigned *prefix, char *err, size_t err_len);
 /*
  * An address field of a spec, labelled as upstream labels it ("server ip", "ip address"):
  * Go's message for malformed input, "<label> <s> is not an IPv4 address" for an IPv6 form.
@@ -78,8 +77,8 @@ void admit_go_quote(const char *s, char *out, size_t len);
 int admit_json_str(const json_t *obj, const char *key, const char **ret);
 
 /* upstream's kv.RSplit(networkName, "/") with namespace "default" when empty. */
-void admit_split_network(const char *network, char ns[KIND_NS_MAX], char name[KIND_NAME_MAX],
-    char canon[KIND_REF_MAX]);
+void admit_split_network(
+    const char *network, char ns[KIND_NS_MAX], char name[KIND_NAME_MAX], char canon[KIND_REF_MAX]);
 
 /* "ns/name" of the VMNetCfg whose status binds addr to mac on network, or "" (out). */
 void admit_find_holder(struct admit_ctx *c, const char *network, uint32_t addr,
@@ -98,7 +97,7 @@ struct admit_seen {
 	struct admit_seen_item {
 		char network[KIND_REF_MAX];
 		uint32_t addr;
-	} *items;
+	} * items;
 	size_t n, cap;
 };
 /* 1 when (network, addr) was seen, else adds it and returns 0; -ENOMEM. */
@@ -111,8 +110,8 @@ void admit_seen_clear(struct admit_seen *s);
  * 0 (allowed; may warn), -1 with reason, -ENOMEM.
  */
 int admit_check_desired_ip(struct admit_ctx *c, const char *ip, const char *mac,
-    const char *network, const char *pool_key, const struct ippool *pool,
-    struct admit_seen *seen, char *reason, size_t len);
+    const char *network, const char *pool_key, const struct ippool *pool, struct admit_seen *seen,
+    char *reason, size_t len);
 
 /* The rules per kind. Each returns after filling c->res (allowed unless refused). */
 void admit_ippool(struct admit_ctx *c);

@@ -195,7 +195,8 @@ pinfo_load(const struct raw_pool *rp, struct pinfo *pi, char *reason, size_t len
 		const char *s = json_string_value(json_array_get(rp->exclude, i));
 
 		if (!s) {
-			snprintf(reason, len, "spec.ipv4Config.pool.exclude[%zu] is not a string", i);
+			snprintf(
+			    reason, len, "spec.ipv4Config.pool.exclude[%zu] is not a string", i);
 			return -1;
 		}
 		if (field("exclude ip", s, &has, &pi->excl[k], reason, len) < 0)
@@ -221,8 +222,8 @@ pinfo_clear(struct pinfo *pi)
 static int
 st_load(const json_t *obj, struct st_list *st)
 {
-	const json_t *m = json_object_get(
-	    json_object_get(json_object_get(obj, "status"), "ipv4"), "allocated");
+	const json_t *m =
+	    json_object_get(json_object_get(json_object_get(obj, "status"), "ipv4"), "allocated");
 	const char *k;
 	json_t *v;
 
@@ -625,8 +626,9 @@ warn_pool(struct admit_ctx *c, const struct raw_pool *rp, const struct pinfo *pi
 	ipv4_format(start, x);
 	ipv4_format(end, y);
 	if (n == 0)
-		admit_warn(c, "pool range %s-%s holds no allocatable address (serverIP, router and "
-			      "pool.exclude take all of it)",
+		admit_warn(c,
+		    "pool range %s-%s holds no allocatable address (serverIP, router and "
+		    "pool.exclude take all of it)",
 		    x, y);
 	if (json_is_integer(lt) && json_integer_value(lt) > 0 && json_integer_value(lt) < 60)
 		admit_warn(c, "leaseTime %lld s is under 60 s: clients renew every %lld s",
@@ -636,8 +638,8 @@ warn_pool(struct admit_ctx *c, const struct raw_pool *rp, const struct pinfo *pi
 		    (long long)json_integer_value(lt), IPPOOL_LEASE_TIME_DEFAULT);
 	ipv4_format(pi->net, x);
 	if (rp->cidr && (strncmp(rp->cidr, x, strlen(x)) != 0 || rp->cidr[strlen(x)] != '/'))
-		admit_warn(c, "cidr %s has host bits set: the network is %s/%u", rp->cidr, x,
-		    pi->prefix);
+		admit_warn(
+		    c, "cidr %s has host bits set: the network is %s/%u", rp->cidr, x, pi->prefix);
 }
 
 /* --- validate: CREATE, UPDATE --------------------------------------------------------------- */
@@ -659,8 +661,8 @@ validate_write(struct admit_ctx *c)
 		admit_refuse(c, 400, "the object is not a JSON object");
 		return;
 	}
-	if (old && json_is_string(json_object_get(json_object_get(obj, "metadata"),
-			   "deletionTimestamp")))
+	if (c->rq->op == ADMIT_OP_UPDATE &&
+	    json_is_string(json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp")))
 		return;
 	if (raw_pool_load(c, obj, &rp) < 0)
 		return;
@@ -677,7 +679,7 @@ validate_write(struct admit_ctx *c)
 		admit_nomem(c);
 		goto out;
 	}
-	if (check_upstream(c, &rp, &pi, old ? &st : NULL) < 0)
+	if (check_upstream(c, &rp, &pi, c->rq->op == ADMIT_OP_UPDATE ? &st : NULL) < 0)
 		goto out;
 	if (old && json_equal(json_object_get(obj, "spec"), json_object_get(old, "spec")))
 		goto out;
@@ -757,12 +759,12 @@ validate_delete(struct admit_ctx *c)
 	if (u.n > DELETE_NAMES_MAX) {
 		size_t l = strlen(u.names);
 
-		snprintf(u.names + l, sizeof(u.names) - l, " and %zu more",
-		    u.n - DELETE_NAMES_MAX);
+		snprintf(u.names + l, sizeof(u.names) - l, " and %zu more", u.n - DELETE_NAMES_MAX);
 	}
 	if (is_cleanup_user(c->rq->user)) {
-		admit_warn(c, "IPPool %s/%s is deleted by %s while still used by "
-			      "VirtualMachineNetworkConfig(s) %s",
+		admit_warn(c,
+		    "IPPool %s/%s is deleted by %s while still used by "
+		    "VirtualMachineNetworkConfig(s) %s",
 		    c->ns, c->name, c->rq->user, u.names);
 		return;
 	}

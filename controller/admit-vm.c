@@ -79,9 +79,8 @@ check_one(struct admit_ctx *c, const json_t *vm, const char *key, const char *va
 		return snprintf(reason, len, "nic %s has an invalid network name", nic), -1;
 	if (admit_pool_of_network(c, canon, net2, &pool, pool_key, reason, len) < 0)
 		return -1;
-	r = admit_check_desired_ip(c, value,
-	    vm_nic_mac((json_t *)vm, nic, mac) == 0 ? mac : NULL, net2, pool_key, pool, seen,
-	    reason, len);
+	r = admit_check_desired_ip(c, value, vm_nic_mac((json_t *)vm, nic, mac) == 0 ? mac : NULL,
+	    net2, pool_key, pool, seen, reason, len);
 	return r;
 }
 

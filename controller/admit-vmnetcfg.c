@@ -102,8 +102,8 @@ admit_pool_of_network(struct admit_ctx *c, const char *network, char canon[KIND_
 
 	admit_split_network(network, ns, name, canon);
 	if (!v->nad || v->nad(v->userdata, ns, name, &pns, &pname) < 0) {
-		snprintf(reason, len, "network-attachment-definitions.k8s.cni.cncf.io \"%s\" not found",
-		    name);
+		snprintf(reason, len,
+		    "network-attachment-definitions.k8s.cni.cncf.io \"%s\" not found", name);
 		return -1;
 	}
 	if (!pns) {
@@ -145,8 +145,8 @@ check_allocated(struct admit_ctx *c, const char *network, const struct ippool *p
 	admit_find_holder(c, network, a, al->mac, holder, sizeof(holder));
 	if (holder[0])
 		snprintf(reason, len,
-		    "ip address %s is already allocated to mac %s (VirtualMachineNetworkConfig %s)", s,
-		    m, holder);
+		    "ip address %s is already allocated to mac %s (VirtualMachineNetworkConfig %s)",
+		    s, m, holder);
 	else
 		snprintf(reason, len, "ip address %s is already allocated to mac %s", s, m);
 	return -1;
@@ -277,7 +277,8 @@ check_nic(struct admit_ctx *c, const struct raw_nic *n, bool lookup_only, struct
 	const struct ippool *pool;
 	int r;
 
-	if (admit_pool_of_network(c, n->network, canon, &pool, pool_key, reason, sizeof(reason)) < 0)
+	if (admit_pool_of_network(c, n->network, canon, &pool, pool_key, reason, sizeof(reason)) <
+	    0)
 		return admit_refuse(c, 403, "%s", reason);
 	if (lookup_only || !n->ip)
 		return 0;
@@ -303,8 +304,8 @@ validate_all(struct admit_ctx *c, const json_t *nics, struct admit_seen *seen)
 
 /* UPDATE: the NICs whose desired address is new or changed. */
 static int
-validate_changed(struct admit_ctx *c, const json_t *nics, const json_t *old_nics,
-    struct admit_seen *seen)
+validate_changed(
+    struct admit_ctx *c, const json_t *nics, const json_t *old_nics, struct admit_seen *seen)
 {
 	size_t n_nics = json_array_size(nics);
 	bool *changed = calloc(n_nics ? n_nics : 1, sizeof(bool));
@@ -321,7 +322,8 @@ validate_changed(struct admit_ctx *c, const json_t *nics, const json_t *old_nics
 		if ((changed[i] = ip_changed(old_nics, &n)))
 			continue;
 		admit_split_network(n.network, x, y, canon);
-		if (admit_go_parse_addr(n.ip, &a, NULL, 0) == 0 && admit_seen_add(seen, canon, a) < 0)
+		if (admit_go_parse_addr(n.ip, &a, NULL, 0) == 0 &&
+		    admit_seen_add(seen, canon, a) < 0)
 			r = admit_nomem(c);
 	}
 	for (size_t i = 0; i < n_nics && r == 0; i++)

@@ -238,8 +238,8 @@ go_parse_ipv4(const char *s, uint32_t *ret, char *err, size_t len)
 				return parse_error(s, "IPv4 field has value >255", NULL, err, len);
 		} else if (s[i] == '.') {
 			if (i == 0 || i == n - 1 || s[i - 1] == '.')
-				return parse_error(s, "IPv4 field must have at least one digit",
-				    s + i, err, len);
+				return parse_error(
+				    s, "IPv4 field must have at least one digit", s + i, err, len);
 			if (pos == 3)
 				return parse_error(s, "IPv4 address too long", NULL, err, len);
 			fields[pos++] = val;
@@ -367,8 +367,8 @@ trim_copy(const char *s, size_t n, char *out, size_t cap)
 }
 
 void
-admit_split_network(const char *network, char ns[KIND_NS_MAX], char name[KIND_NAME_MAX],
-    char canon[KIND_REF_MAX])
+admit_split_network(
+    const char *network, char ns[KIND_NS_MAX], char name[KIND_NAME_MAX], char canon[KIND_REF_MAX])
 {
 	/* wrangler's kv.RSplit splits at the first separator (strings.SplitN(s, sep, 2)). */
 	const char *slash = strchr(network, '/');
