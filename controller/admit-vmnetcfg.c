@@ -395,7 +395,7 @@ admit_vmnetcfg(struct admit_ctx *c)
 		admit_refuse(c, 403, "vmName is immutable");
 		return;
 	}
-	if (old && json_is_object(old) && json_is_array(nics_of(old)))
+	if (json_is_object(old))
 		r = validate_changed(c, nics, nics_of(old), &seen);
 	else
 		r = validate_all(c, nics, &seen);

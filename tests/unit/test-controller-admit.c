@@ -146,6 +146,12 @@ static const struct world w_wide = {{NAD("test-net", LABELS("default", "test-poo
      "'pool':{'start':'192.168.0.0','end':'192.168.0.255'}}}}"},
     {NULL}};
 
+/* the NADs of upstream's README pool and of examples/ippool-full.yaml */
+static const struct world w_real = {
+    .nads = {NAD("net-48", ""), "{'metadata':{'namespace':'lab','name':'net-49'}}"},
+    .pools = {NULL},
+    .cfgs = {NULL}};
+
 /* --- the fake view ------------------------------------------------------------------------- */
 
 struct fake {
@@ -590,6 +596,38 @@ static const struct tcase cases[] = {
 	&w_ok, CFG(NIC_DYN(MAC1) "," NIC("192.168.0.112", MAC2)),
 	CFG(NIC("192.168.0.112", MAC1) "," NIC("192.168.0.112", MAC2)),
 	UC "duplicate desired ip 192.168.0.112 on network default/test-net"),
+
+    /* ---- objects upstream stores (tests/data/upstream/ippool-readme.yaml) and ours
+     * (examples/ippool-full.yaml), transcribed: allowed as they are ---- */
+    {.name = "upstream's README IPPool",
+	.flow = CHAIN,
+	.kind = ADMIT_KIND_IPPOOL,
+	.op = ADMIT_OP_CREATE,
+	.world = &w_real,
+	.obj = "{'apiVersion':'network.harvesterhci.io/v1alpha1','kind':'IPPool','metadata':{"
+	       "'name':'net-48','namespace':'default'},'spec':{'ipv4Config':{'serverIP':"
+	       "'192.168.48.77','cidr':'192.168.48.0/24','pool':{'start':'192.168.48.81','end':"
+	       "'192.168.48.90','exclude':['192.168.48.81','192.168.48.90']},'router':"
+	       "'192.168.48.1','dns':['1.1.1.1'],'domainName':'aibao.moe','domainSearch':["
+	       "'aibao.moe'],'ntp':['pool.ntp.org'],'leaseTime':300},'networkName':"
+	       "'default/net-48'}}",
+	.patched = "-"},
+    {.name = "examples/ippool-full.yaml",
+	.flow = CHAIN,
+	.kind = ADMIT_KIND_IPPOOL,
+	.op = ADMIT_OP_CREATE,
+	.world = &w_real,
+	.obj =
+	    "{'apiVersion':'network.harvesterhci.io/v1alpha1','kind':'IPPool','metadata':{"
+	    "'name':'net-49','namespace':'lab'},'spec':{'networkName':'lab/net-49','ipv4Config':{"
+	    "'serverIP':'10.49.0.2','cidr':'10.49.0.0/16','pool':{'start':'10.49.1.0','end':"
+	    "'10.49.255.254','exclude':['10.49.1.0','10.49.1.1','10.49.10.53']},'router':"
+	    "'10.49.0.1','dns':['10.49.10.53','1.1.1.1'],'domainName':'lab.example.com',"
+	    "'domainSearch':['lab.example.com','example.com'],'ntp':['10.49.0.1',"
+	    "'pool.ntp.org'],'leaseTime':600,'mtu':9000,'routes':[{'destination':"
+	    "'10.50.0.0/16','gateway':'10.49.0.254'},{'destination':'172.16.0.0/12',"
+	    "'gateway':'10.49.0.253'}]}}}",
+	.patched = "-"},
 
     /* ---- ours: IPPool ---- */
     {.name = "ours: serverIP with a leading zero",
@@ -1109,6 +1147,14 @@ static const struct tcase cases[] = {
 	.op = ADMIT_OP_DELETE,
 	.world = &w_none,
 	.old = CFG(NIC("1.2.3.4", MAC1))},
+
+    VNU("ours: an update from a VMNetCfg without a NIC list looks up the new static NICs only",
+	&w_none,
+	"{'metadata':{'namespace':'default','name':'test-vmnetcfg'},'spec':{'vmName':'test-vm'}}",
+	CFG(NIC_DYN(MAC1)), NULL),
+    VNU("ours: an update without the old object checks every NIC, as upstream's", &w_none, NULL,
+	CFG(NIC_DYN(MAC1)),
+	UC "network-attachment-definitions.k8s.cni.cncf.io \"test-net\" not found"),
 
     /* ---- ours: VirtualMachine static-ip annotations ---- */
     VM_C("vm: a valid static ip", &w_ok, VM_ANN(SIP "nic-1':'192.168.0.111'"), NULL),
