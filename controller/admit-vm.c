@@ -68,6 +68,8 @@ check_one(struct admit_ctx *c, const json_t *vm, const char *key, const char *va
 
 	if (!value)
 		return snprintf(reason, len, "the value is not a string"), -1;
+	if (!nic[0])
+		return snprintf(reason, len, "the annotation names no nic"), -1;
 	if (admit_parse_field("ip address", value, &a, reason, len) < 0)
 		return -1;
 	r = nic_network(vm, c->ns, nic, canon);
