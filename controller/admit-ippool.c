@@ -32,8 +32,10 @@
  *    leaves out an address the status binds to a MAC (naming the VMNetCfg holding it);
  *  - the codec (crds/ippool.c ippool_spec_decode) must accept the spec (code 400, its
  *    message), so what the controller would only report as InvalidSpec is refused.
- *  On an UPDATE that leaves the spec as it was (metadata, finalizers), ours are skipped: a
- *  pool stored before these rules can still be changed and deleted.
+ *  An UPDATE that leaves the spec as it was (metadata, finalizers) is not checked, neither
+ *  by upstream's rules nor by ours (upstream checks every UPDATE: a finalizer could not be
+ *  added or removed once the NAD is gone; its PR #157 skips what did not change for VMNetCfgs,
+ *  and so do we here): a pool stored before these rules can still be changed and deleted.
  *
  * Warnings (allowed, but said), on CREATE and on a spec change:
  *  - the pool range holds no allocatable address (serverIP, router and excludes take it all:
@@ -664,6 +666,11 @@ validate_write(struct admit_ctx *c)
 	if (c->rq->op == ADMIT_OP_UPDATE &&
 	    json_is_string(json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp")))
 		return;
+	/* PR #157's reasoning for VMNetCfgs (what did not change needs no lookup), for pools:
+	 * a metadata-only update (finalizers, labels) passes even when the NAD is gone */
+	if (json_is_object(old) && json_object_get(obj, "spec") &&
+	    json_equal(json_object_get(obj, "spec"), json_object_get(old, "spec")))
+		return;
 	if (raw_pool_load(c, obj, &rp) < 0)
 		return;
 	if (old && c->opts->immutable && check_immutable(c, obj, old) < 0)
@@ -680,8 +687,6 @@ validate_write(struct admit_ctx *c)
 		goto out;
 	}
 	if (check_upstream(c, &rp, &pi, c->rq->op == ADMIT_OP_UPDATE ? &st : NULL) < 0)
-		goto out;
-	if (old && json_equal(json_object_get(obj, "spec"), json_object_get(old, "spec")))
 		goto out;
 	/* the old object as the reference for "changed" (its own errors do not matter) */
 	if (old && json_is_object(old)) {
