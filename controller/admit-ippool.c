@@ -1,0 +1,795 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/admit-ippool.c - IPPool admission.
+ *
+ * Upstream's (harvester/vm-dhcp-controller, read at 788136d):
+ *  - pkg/webhook/ippool/mutator.go, CREATE: ensureServerIP (an unset serverIP becomes the
+ *    first address after the network address that is neither the router nor excluded, never
+ *    the broadcast address; else "fail to assign ip for dhcp server") and ensurePoolRange
+ *    (an unset pool.start is network+1, an unset pool.end broadcast-1; "invalid pool range"
+ *    when start > end).
+ *  - pkg/webhook/ippool/validator.go, CREATE and UPDATE (an UPDATE of an object being deleted
+ *    is not checked): the addresses parse (pkg/util/network.go LoadPool: Go's messages), the
+ *    NetworkAttachmentDefinition of spec.networkName exists, the CIDR does not overlap the
+ *    service CIDR, pool.start/end and serverIP/router inside the subnet and not its network
+ *    or broadcast address, serverIP not the router and, on UPDATE, not an address the status
+ *    holds for a MAC or EXCLUDED (RESERVED is the server's own mark). DELETE: refused while a
+ *    VirtualMachineNetworkConfig uses the pool.
+ *
+ * Where ours differ from upstream's, on purpose:
+ *  - The mutator refuses a malformed address instead of replacing it (upstream overwrites an
+ *    unparsable serverIP/start/end with a default: the admin's typo would silently become
+ *    another address); its message is the one upstream's validator gives for it.
+ *  - Strict IPv4: "010.1.0.2" is refused (Go's message) and so is every IPv6 form Go would
+ *    accept ("::ffff:10.1.0.2": "<field> ip ... is not an IPv4 address").
+ *
+ * Ours, after upstream's, in the same message form:
+ *  - the CRD's CEL transition rules when opts.immutable (same messages: networkName,
+ *    serverIP, cidr, router immutable when present in the old and the new object; "router
+ *    cannot be removed once set"), checked first as the API server evaluates them first;
+ *  - serverIP in pool.exclude; a second IPPool on the same network; on UPDATE a router newly
+ *    set on an address the status binds to a MAC, and a change of pool.start/end/exclude that
+ *    leaves out an address the status binds to a MAC (naming the VMNetCfg holding it);
+ *  - the codec (crds/ippool.c ippool_spec_decode) must accept the spec (code 400, its
+ *    message), so what the controller would only report as InvalidSpec is refused.
+ *  An UPDATE that leaves the spec as it was (metadata, finalizers) is not checked, neither
+ *  by upstream's rules nor by ours (upstream checks every UPDATE: a finalizer could not be
+ *  added or removed once the NAD is gone; its PR #157 skips what did not change for VMNetCfgs,
+ *  and so do we here): a pool stored before these rules can still be changed and deleted.
+ *
+ * Warnings (allowed, but said), on CREATE and on a spec change:
+ *  - the pool range holds no allocatable address (serverIP, router and excludes take it all:
+ *    upstream's mutator test "/30 ippool with router" is such a pool);
+ *  - leaseTime under 60 s (clients renew every half of it), or not above 0 (served as one
+ *    year, as upstream's agent does: pkg/dhcp/dhcp.go);
+ *  - a CIDR written with host bits set (net.ParseCIDR ignores them);
+ *  - a DELETE by the garbage collector or the namespace controller while VMNetCfgs still
+ *    use the pool (allowed: refusing would wedge the namespace's or owner's deletion).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/admit-internal.h"
+
+#define S(x) ((x) ? (x) : "")
+
+/* The spec's address fields as written (NULL: absent, Go's ""). */
+struct raw_pool {
+	const json_t *spec, *v4, *pool, *exclude;
+	const char *network, *cidr, *server, *router, *start, *end;
+};
+
+/* upstream's util.PoolInfo, plus the excludes (sorted, unique). */
+struct pinfo {
+	uint32_t net, mask, bcast;
+	unsigned prefix;
+	bool has_start, has_end, has_server, has_router;
+	uint32_t start, end, server, router;
+	uint32_t *excl;
+	size_t n_excl;
+};
+
+/* One status.ipv4.allocated entry, read as upstream's LoadAllocated reads it. */
+struct st_entry {
+	uint32_t addr;
+	enum ippool_alloc_kind kind;
+	bool mac_ok;
+	uint8_t mac[MAC_LEN];
+	char raw[MAC_STRLEN + 8];
+};
+
+struct st_list {
+	struct st_entry *e;
+	size_t n;
+};
+
+static int
+cmp_u32(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static int
+cmp_entry(const void *x, const void *y)
+{
+	return cmp_u32(&((const struct st_entry *)x)->addr, &((const struct st_entry *)y)->addr);
+}
+
+static bool
+excluded(const struct pinfo *pi, uint32_t a)
+{
+	return bsearch(&a, pi->excl, pi->n_excl, sizeof(*pi->excl), cmp_u32) != NULL;
+}
+
+static const struct st_entry *
+st_find(const struct st_list *st, uint32_t a)
+{
+	struct st_entry key = {.addr = a};
+
+	return bsearch(&key, st->e, st->n, sizeof(*st->e), cmp_entry);
+}
+
+/* --- loading ----------------------------------------------------------------------------- */
+
+static int
+sub_object(const json_t *parent, const char *key, const json_t **ret)
+{
+	const json_t *v = json_is_object(parent) ? json_object_get(parent, key) : NULL;
+
+	*ret = NULL;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_object(v))
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/* The shape Go's decoder needs; -1 (refused, 400) when it does not decode. */
+static int
+raw_pool_load(struct admit_ctx *c, const json_t *obj, struct raw_pool *rp)
+{
+	const char *bad = NULL;
+
+	memset(rp, 0, sizeof(*rp));
+	if (!json_is_object(obj))
+		return admit_refuse(c, 400, "the object is not a JSON object");
+	if (sub_object(obj, "spec", &rp->spec) < 0)
+		bad = "spec";
+	else if (sub_object(rp->spec, "ipv4Config", &rp->v4) < 0)
+		bad = "spec.ipv4Config";
+	else if (sub_object(rp->v4, "pool", &rp->pool) < 0)
+		bad = "spec.ipv4Config.pool";
+	else if (admit_json_str(rp->spec, "networkName", &rp->network) < 0)
+		bad = "spec.networkName";
+	else if (admit_json_str(rp->v4, "cidr", &rp->cidr) < 0)
+		bad = "spec.ipv4Config.cidr";
+	else if (admit_json_str(rp->v4, "serverIP", &rp->server) < 0)
+		bad = "spec.ipv4Config.serverIP";
+	else if (admit_json_str(rp->v4, "router", &rp->router) < 0)
+		bad = "spec.ipv4Config.router";
+	else if (admit_json_str(rp->pool, "start", &rp->start) < 0)
+		bad = "spec.ipv4Config.pool.start";
+	else if (admit_json_str(rp->pool, "end", &rp->end) < 0)
+		bad = "spec.ipv4Config.pool.end";
+	if (bad)
+		return admit_refuse(c, 400, "%s does not decode", bad);
+	rp->exclude = json_object_get(rp->pool, "exclude");
+	if (rp->exclude && json_is_null(rp->exclude))
+		rp->exclude = NULL;
+	if (rp->exclude && !json_is_array(rp->exclude))
+		return admit_refuse(c, 400, "spec.ipv4Config.pool.exclude does not decode");
+	return 0;
+}
+
+static int
+field(const char *label, const char *s, bool *has, uint32_t *ret, char *reason, size_t len)
+{
+	*has = s && s[0];
+	return *has ? admit_parse_field(label, s, ret, reason, len) : 0;
+}
+
+/* LoadPool's order (cidr, start, end, serverIP, router), then the excludes. */
+static int
+pinfo_load(const struct raw_pool *rp, struct pinfo *pi, char *reason, size_t len)
+{
+	size_t n = json_array_size(rp->exclude), k = 0;
+	bool has;
+
+	memset(pi, 0, sizeof(*pi));
+	if (admit_go_parse_cidr(S(rp->cidr), &pi->net, &pi->prefix, reason, len) < 0)
+		return -1;
+	pi->mask = ipv4_prefix_mask(pi->prefix);
+	pi->bcast = pi->net | ~pi->mask;
+	if (field("start ip", rp->start, &pi->has_start, &pi->start, reason, len) < 0 ||
+	    field("end ip", rp->end, &pi->has_end, &pi->end, reason, len) < 0 ||
+	    field("server ip", rp->server, &pi->has_server, &pi->server, reason, len) < 0 ||
+	    field("router ip", rp->router, &pi->has_router, &pi->router, reason, len) < 0)
+		return -1;
+	pi->excl = calloc(n ? n : 1, sizeof(*pi->excl));
+	if (!pi->excl)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const char *s = json_string_value(json_array_get(rp->exclude, i));
+
+		if (!s) {
+			snprintf(
+			    reason, len, "spec.ipv4Config.pool.exclude[%zu] is not a string", i);
+			return -1;
+		}
+		if (field("exclude ip", s, &has, &pi->excl[k], reason, len) < 0)
+			return -1;
+		k += has;
+	}
+	qsort(pi->excl, k, sizeof(*pi->excl), cmp_u32);
+	pi->n_excl = 0;
+	for (size_t i = 0; i < k; i++)
+		if (i == 0 || pi->excl[i] != pi->excl[i - 1])
+			pi->excl[pi->n_excl++] = pi->excl[i];
+	return 0;
+}
+
+static void
+pinfo_clear(struct pinfo *pi)
+{
+	free(pi->excl);
+	pi->excl = NULL;
+}
+
+/* status.ipv4.allocated as upstream's LoadAllocated reads it (unparsable keys skipped). */
+static int
+st_load(const json_t *obj, struct st_list *st)
+{
+	const json_t *m =
+	    json_object_get(json_object_get(json_object_get(obj, "status"), "ipv4"), "allocated");
+	const char *k;
+	json_t *v;
+
+	st->n = 0;
+	st->e = calloc(json_object_size(m) ? json_object_size(m) : 1, sizeof(*st->e));
+	if (!st->e)
+		return -ENOMEM;
+	json_object_foreach((json_t *)m, k, v)
+	{
+		struct st_entry *e = &st->e[st->n];
+		const char *val = json_string_value(v);
+
+		if (!val || admit_go_parse_addr(k, &e->addr, NULL, 0) < 0)
+			continue;
+		if (strcmp(val, IPPOOL_ALLOCATED_EXCLUDED) == 0)
+			e->kind = IPPOOL_ALLOC_EXCLUDED;
+		else if (strcmp(val, IPPOOL_ALLOCATED_RESERVED) == 0)
+			e->kind = IPPOOL_ALLOC_RESERVED;
+		else
+			e->mac_ok = mac_parse(val, e->mac) == 0;
+		snprintf(e->raw, sizeof(e->raw), "%s", val);
+		if (e->mac_ok)
+			mac_format(e->mac, e->raw);
+		st->n++;
+	}
+	qsort(st->e, st->n, sizeof(*st->e), cmp_entry);
+	return 0;
+}
+
+/* --- mutate (CREATE) --------------------------------------------------------------------- */
+
+static bool
+masked(const struct pinfo *pi, uint32_t a)
+{
+	return (pi->has_router && a == pi->router) || excluded(pi, a);
+}
+
+/* ensureServerIP: 0 and *ret, or -1 when no address is left. */
+static int
+auto_server_ip(const struct pinfo *pi, uint32_t *ret)
+{
+	for (uint32_t a = pi->net + 1; a != 0 && (a & pi->mask) == pi->net; a++) {
+		if (masked(pi, a))
+			continue;
+		if (a == pi->bcast)
+			break;
+		*ret = a;
+		return 0;
+	}
+	return -1;
+}
+
+static int
+patch_add(json_t *ops, const char *path, json_t *value)
+{
+	json_t *op = json_pack("{s:s, s:s, s:o}", "op", "add", "path", path, "value", value);
+
+	return op && json_array_append_new(ops, op) == 0 ? 0 : -ENOMEM;
+}
+
+static int
+patch_addr(json_t *ops, const char *path, uint32_t a)
+{
+	char s[IPV4_STRLEN];
+
+	ipv4_format(a, s);
+	return patch_add(ops, path, json_string(s));
+}
+
+/* "add" ops: they set a member whether or not it exists; parents made when missing. */
+static int
+mutate_patch(const struct raw_pool *rp, const struct pinfo *pi, uint32_t start, uint32_t end,
+    const uint32_t *server, json_t *ops)
+{
+	char s[IPV4_STRLEN], e[IPV4_STRLEN];
+	int r = 0;
+
+	if (!pi->has_start || !pi->has_end) {
+		if (rp->pool) {
+			if (!pi->has_start)
+				r = patch_addr(ops, "/spec/ipv4Config/pool/start", start);
+			if (r == 0 && !pi->has_end)
+				r = patch_addr(ops, "/spec/ipv4Config/pool/end", end);
+		} else {
+			ipv4_format(start, s);
+			ipv4_format(end, e);
+			r = patch_add(ops, "/spec/ipv4Config/pool",
+			    json_pack("{s:s, s:s}", "start", s, "end", e));
+		}
+	}
+	if (r == 0 && server)
+		r = patch_addr(ops, "/spec/ipv4Config/serverIP", *server);
+	return r;
+}
+
+static void
+mutate_create(struct admit_ctx *c)
+{
+	char reason[ADMIT_REASON_MAX];
+	struct raw_pool rp;
+	struct pinfo pi = {0};
+	uint32_t server, start, end;
+	json_t *ops = NULL;
+	int r;
+
+	if (raw_pool_load(c, c->rq->object, &rp) < 0)
+		return;
+	r = pinfo_load(&rp, &pi, reason, sizeof(reason));
+	if (r == -ENOMEM)
+		goto nomem;
+	if (r < 0)
+		goto refuse;
+	if (!pi.has_server && auto_server_ip(&pi, &server) < 0) {
+		snprintf(reason, sizeof(reason), "fail to assign ip for dhcp server");
+		goto refuse;
+	}
+	start = pi.has_start ? pi.start : pi.net + 1;
+	end = pi.has_end ? pi.end : pi.bcast - 1;
+	if (start > end) {
+		snprintf(reason, sizeof(reason), "invalid pool range");
+		goto refuse;
+	}
+	if (!(ops = json_array()) ||
+	    mutate_patch(&rp, &pi, start, end, pi.has_server ? NULL : &server, ops) < 0)
+		goto nomem;
+	if (json_array_size(ops) > 0)
+		c->res->patch = json_incref(ops);
+	json_decref(ops);
+	pinfo_clear(&pi);
+	return;
+nomem:
+	json_decref(ops);
+	pinfo_clear(&pi);
+	admit_nomem(c);
+	return;
+refuse:
+	pinfo_clear(&pi);
+	admit_refuse(c, 403, "%s", reason);
+}
+
+/* --- validate: upstream's checks ----------------------------------------------------------- */
+
+static int
+check_nad(struct admit_ctx *c, const struct raw_pool *rp)
+{
+	char ns[KIND_NS_MAX], name[KIND_NAME_MAX], canon[KIND_REF_MAX];
+	const char *pns, *pname;
+
+	admit_split_network(S(rp->network), ns, name, canon);
+	if (c->view->nad && c->view->nad(c->view->userdata, ns, name, &pns, &pname) == 0)
+		return 0;
+	return admit_refuse(
+	    c, 403, "network-attachment-definitions.k8s.cni.cncf.io \"%s\" not found", name);
+}
+
+static int
+check_cidr(struct admit_ctx *c, const struct raw_pool *rp, const struct pinfo *pi)
+{
+	const struct admit_opts *o = c->opts;
+	uint32_t smask, snet, common;
+	char s[IPV4_STRLEN];
+
+	/* prefix 0 means "not configured": a service CIDR of 0.0.0.0/0 is not one */
+	if (o->service_prefix == 0 || o->service_prefix > 32)
+		return 0;
+	smask = ipv4_prefix_mask(o->service_prefix);
+	snet = o->service_net & smask;
+	common = smask & pi->mask; /* the shorter prefix's mask */
+	if ((snet & common) != (pi->net & common))
+		return 0;
+	ipv4_format(snet, s);
+	return admit_refuse(c, 403, "cidr %s overlaps cluster service cidr %s/%u", S(rp->cidr), s,
+	    o->service_prefix);
+}
+
+/* The three checks every address of checkPoolRange/checkServerIP/checkRouter starts with. */
+static int
+check_in_subnet(struct admit_ctx *c, const struct pinfo *pi, const char *label, uint32_t a)
+{
+	char s[IPV4_STRLEN];
+
+	ipv4_format(a, s);
+	if ((a & pi->mask) != pi->net)
+		return admit_refuse(c, 403, "%s ip %s is not within subnet", label, s);
+	if (a == pi->net)
+		return admit_refuse(c, 403, "%s ip %s is the same as network ip", label, s);
+	if (a == pi->bcast)
+		return admit_refuse(c, 403, "%s ip %s is the same as broadcast ip", label, s);
+	return 0;
+}
+
+static int
+check_upstream(struct admit_ctx *c, const struct raw_pool *rp, const struct pinfo *pi,
+    const struct st_list *st)
+{
+	char s[IPV4_STRLEN];
+
+	if (check_nad(c, rp) < 0 || check_cidr(c, rp, pi) < 0)
+		return -1;
+	if ((pi->has_start && check_in_subnet(c, pi, "start", pi->start) < 0) ||
+	    (pi->has_end && check_in_subnet(c, pi, "end", pi->end) < 0))
+		return -1;
+	if (pi->has_server) {
+		const struct st_entry *e = st ? st_find(st, pi->server) : NULL;
+
+		ipv4_format(pi->server, s);
+		if (check_in_subnet(c, pi, "server", pi->server) < 0)
+			return -1;
+		if (pi->has_router && pi->server == pi->router)
+			return admit_refuse(c, 403, "server ip %s is the same as router ip", s);
+		if (e && e->kind != IPPOOL_ALLOC_RESERVED)
+			return admit_refuse(c, 403, "server ip %s is already occupied", s);
+	}
+	if (pi->has_router && check_in_subnet(c, pi, "router", pi->router) < 0)
+		return -1;
+	return 0;
+}
+
+/* --- validate: ours ------------------------------------------------------------------------- */
+
+/* The CRD's CEL rules (crds/ippools.yaml), evaluated as the API server does: a transition
+ * rule only where the field is in the old and the new object. */
+static int
+check_immutable(struct admit_ctx *c, const json_t *obj, const json_t *old)
+{
+	static const char *const keys[] = {"serverIP", "cidr", "router"};
+	const json_t *spec = json_object_get(obj, "spec"), *ospec = json_object_get(old, "spec");
+	const json_t *v4 = json_object_get(spec, "ipv4Config");
+	const json_t *ov4 = json_object_get(ospec, "ipv4Config");
+	const json_t *a, *b;
+
+	a = json_object_get(spec, "networkName");
+	b = json_object_get(ospec, "networkName");
+	if (a && b && !json_is_null(a) && !json_is_null(b) && !json_equal(a, b))
+		return admit_refuse(c, 403, "networkName is immutable");
+	if (!json_is_object(v4) || !json_is_object(ov4))
+		return 0;
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+		a = json_object_get(v4, keys[i]);
+		b = json_object_get(ov4, keys[i]);
+		if (a && b && !json_is_null(a) && !json_is_null(b) && !json_equal(a, b))
+			return admit_refuse(c, 403, "%s is immutable", keys[i]);
+	}
+	a = json_object_get(v4, "router");
+	b = json_object_get(ov4, "router");
+	if (b && !json_is_null(b) && (!a || json_is_null(a)))
+		return admit_refuse(c, 403, "router cannot be removed once set");
+	return 0;
+}
+
+struct other_pool {
+	const char *self_key;
+	const char *network;
+	char found[KIND_REF_MAX];
+};
+
+static int
+other_pool_visit(void *ctx, const char *key, const struct ippool *pool)
+{
+	struct other_pool *o = ctx;
+
+	if (!pool || strcmp(key, o->self_key) == 0 ||
+	    strcmp(pool->spec.network_name, o->network) != 0)
+		return 0;
+	snprintf(o->found, sizeof(o->found), "%s", key);
+	return 1;
+}
+
+static int
+check_second_pool(struct admit_ctx *c, const struct raw_pool *rp, const struct raw_pool *old)
+{
+	char ns[KIND_NS_MAX], name[KIND_NAME_MAX], canon[KIND_REF_MAX], ocanon[KIND_REF_MAX];
+	char self[KIND_REF_MAX];
+	struct other_pool o = {self, canon, ""};
+
+	admit_split_network(S(rp->network), ns, name, canon);
+	if (old) {
+		admit_split_network(S(old->network), ns, name, ocanon);
+		if (strcmp(canon, ocanon) == 0)
+			return 0; /* only a new or changed network is checked */
+	}
+	snprintf(self, sizeof(self), "%s/%s", c->ns, c->name);
+	if (c->view->each_pool)
+		c->view->each_pool(c->view->userdata, other_pool_visit, &o);
+	if (!o.found[0])
+		return 0;
+	return admit_refuse(c, 403, "network %s already has IPPool %s", canon, o.found);
+}
+
+static void
+bound_to(struct admit_ctx *c, const char *network, const struct st_entry *e, char *out, size_t len)
+{
+	char holder[KIND_REF_MAX] = "";
+
+	if (e->mac_ok)
+		admit_find_holder(c, network, e->addr, e->mac, holder, sizeof(holder));
+	if (holder[0])
+		snprintf(out, len, "mac %s (VirtualMachineNetworkConfig %s)", e->raw, holder);
+	else
+		snprintf(out, len, "mac %s", e->raw);
+}
+
+/* In the range start..end (defaults as the mutator's) and not excluded. */
+static bool
+in_range(const struct pinfo *pi, uint32_t a)
+{
+	uint32_t start = pi->has_start ? pi->start : pi->net + 1;
+	uint32_t end = pi->has_end ? pi->end : pi->bcast - 1;
+
+	return a >= start && a <= end && !excluded(pi, a);
+}
+
+/* UPDATE: a range/exclude change must not leave out an address bound to a MAC. */
+static int
+check_strand(struct admit_ctx *c, const char *network, const struct pinfo *pi,
+    const struct pinfo *old, const struct st_list *st)
+{
+	char s[IPV4_STRLEN], x[IPV4_STRLEN], y[IPV4_STRLEN], who[ADMIT_REASON_MAX / 2];
+
+	for (size_t i = 0; i < st->n; i++) {
+		const struct st_entry *e = &st->e[i];
+
+		if (e->kind != IPPOOL_ALLOC_MAC || in_range(pi, e->addr) ||
+		    (old && !in_range(old, e->addr)))
+			continue;
+		ipv4_format(e->addr, s);
+		bound_to(c, network, e, who, sizeof(who));
+		if (excluded(pi, e->addr))
+			return admit_refuse(c, 403,
+			    "address %s bound to %s would be stranded: pool.exclude covers it", s,
+			    who);
+		ipv4_format(pi->has_start ? pi->start : pi->net + 1, x);
+		ipv4_format(pi->has_end ? pi->end : pi->bcast - 1, y);
+		return admit_refuse(c, 403,
+		    "address %s bound to %s would be stranded: outside the new pool range %s-%s", s,
+		    who, x, y);
+	}
+	return 0;
+}
+
+static int
+check_ours(struct admit_ctx *c, const struct raw_pool *rp, const struct pinfo *pi,
+    const struct raw_pool *orp, const struct pinfo *opi, const struct st_list *st)
+{
+	char ns[KIND_NS_MAX], name[KIND_NAME_MAX], network[KIND_REF_MAX], s[IPV4_STRLEN];
+	char who[ADMIT_REASON_MAX / 2];
+	const struct st_entry *e;
+
+	admit_split_network(S(rp->network), ns, name, network);
+	ipv4_format(pi->server, s);
+	if (pi->has_server && excluded(pi, pi->server))
+		return admit_refuse(c, 403, "server ip %s is in pool.exclude", s);
+	if (check_second_pool(c, rp, orp) < 0)
+		return -1;
+	if (pi->has_router && (!opi || !opi->has_router || opi->router != pi->router) &&
+	    (e = st_find(st, pi->router)) && e->kind == IPPOOL_ALLOC_MAC) {
+		ipv4_format(pi->router, s);
+		bound_to(c, network, e, who, sizeof(who));
+		return admit_refuse(c, 403, "router ip %s is already allocated to %s", s, who);
+	}
+	if (orp && check_strand(c, network, pi, opi, st) < 0)
+		return -1;
+	return 0;
+}
+
+static int
+check_codec(struct admit_ctx *c, const struct raw_pool *rp)
+{
+	struct ippool_spec spec;
+	struct crd_error err;
+	int r;
+
+	if (!rp->spec)
+		return admit_refuse(c, 400, "spec: required");
+	r = ippool_spec_decode(rp->spec, &spec, &err);
+	if (r == -ENOMEM)
+		return admit_nomem(c);
+	if (r < 0)
+		return admit_refuse(c, 400, "%s", err.message);
+	ippool_spec_clear(&spec);
+	return 0;
+}
+
+static void
+warn_pool(struct admit_ctx *c, const struct raw_pool *rp, const struct pinfo *pi)
+{
+	uint32_t start = pi->has_start ? pi->start : pi->net + 1;
+	uint32_t end = pi->has_end ? pi->end : pi->bcast - 1;
+	uint64_t n = start <= end ? (uint64_t)end - start + 1 : 0;
+	const json_t *lt = json_object_get(rp->v4, "leaseTime");
+	char x[IPV4_STRLEN], y[IPV4_STRLEN];
+
+	for (size_t i = 0; i < pi->n_excl; i++)
+		n -= pi->excl[i] >= start && pi->excl[i] <= end;
+	if (pi->has_server && pi->server >= start && pi->server <= end && !excluded(pi, pi->server))
+		n--;
+	if (pi->has_router && pi->router >= start && pi->router <= end &&
+	    !excluded(pi, pi->router) && !(pi->has_server && pi->router == pi->server))
+		n--;
+	ipv4_format(start, x);
+	ipv4_format(end, y);
+	if (n == 0)
+		admit_warn(c,
+		    "pool range %s-%s holds no allocatable address (serverIP, router and "
+		    "pool.exclude take all of it)",
+		    x, y);
+	if (json_is_integer(lt) && json_integer_value(lt) > 0 && json_integer_value(lt) < 60)
+		admit_warn(c, "leaseTime %lld s is under 60 s: clients renew every %lld s",
+		    (long long)json_integer_value(lt), (long long)json_integer_value(lt) / 2);
+	else if (json_is_integer(lt) && json_integer_value(lt) <= 0)
+		admit_warn(c, "leaseTime %lld is served as %d s (one year)",
+		    (long long)json_integer_value(lt), IPPOOL_LEASE_TIME_DEFAULT);
+	ipv4_format(pi->net, x);
+	if (rp->cidr && (strncmp(rp->cidr, x, strlen(x)) != 0 || rp->cidr[strlen(x)] != '/'))
+		admit_warn(
+		    c, "cidr %s has host bits set: the network is %s/%u", rp->cidr, x, pi->prefix);
+}
+
+/* --- validate: CREATE, UPDATE --------------------------------------------------------------- */
+
+static void
+validate_write(struct admit_ctx *c)
+{
+	const json_t *obj = c->rq->object;
+	const json_t *old = c->rq->op == ADMIT_OP_UPDATE ? c->rq->old_object : NULL;
+	char reason[ADMIT_REASON_MAX];
+	struct raw_pool rp, orp;
+	struct pinfo pi = {0}, opi = {0};
+	struct st_list st = {0};
+	bool have_old = false;
+	int r;
+
+	memset(&orp, 0, sizeof(orp));
+	if (!json_is_object(obj)) {
+		admit_refuse(c, 400, "the object is not a JSON object");
+		return;
+	}
+	if (c->rq->op == ADMIT_OP_UPDATE &&
+	    json_is_string(json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp")))
+		return;
+	/* PR #157's reasoning for VMNetCfgs (what did not change needs no lookup), for pools:
+	 * a metadata-only update (finalizers, labels) passes even when the NAD is gone */
+	if (json_is_object(old) && json_object_get(obj, "spec") &&
+	    json_equal(json_object_get(obj, "spec"), json_object_get(old, "spec")))
+		return;
+	if (raw_pool_load(c, obj, &rp) < 0)
+		return;
+	if (old && c->opts->immutable && check_immutable(c, obj, old) < 0)
+		return;
+	if ((r = pinfo_load(&rp, &pi, reason, sizeof(reason))) < 0) {
+		if (r == -ENOMEM)
+			admit_nomem(c);
+		else
+			admit_refuse(c, 403, "%s", reason);
+		goto out;
+	}
+	if (st_load(obj, &st) < 0) {
+		admit_nomem(c);
+		goto out;
+	}
+	if (check_upstream(c, &rp, &pi, c->rq->op == ADMIT_OP_UPDATE ? &st : NULL) < 0)
+		goto out;
+	/* the old object as the reference for "changed" (its own errors do not matter) */
+	if (old && json_is_object(old)) {
+		struct admit_result scratch = {0};
+		struct admit_ctx oc = *c;
+
+		oc.res = &scratch;
+		have_old = raw_pool_load(&oc, old, &orp) == 0 &&
+			   pinfo_load(&orp, &opi, reason, sizeof(reason)) == 0;
+	}
+	if (check_ours(c, &rp, &pi, old ? &orp : NULL, have_old ? &opi : NULL, &st) < 0 ||
+	    check_codec(c, &rp) < 0)
+		goto out;
+	warn_pool(c, &rp, &pi);
+out:
+	free(st.e);
+	pinfo_clear(&pi);
+	pinfo_clear(&opi);
+}
+
+/* --- validate: DELETE ----------------------------------------------------------------------- */
+
+#define DELETE_NAMES_MAX 10
+
+struct users {
+	char names[ADMIT_REASON_MAX / 2];
+	size_t n;
+};
+
+static int
+users_visit(void *ctx, const char *key, const struct vmnetcfg *cfg)
+{
+	struct users *u = ctx;
+	size_t l = strlen(u->names);
+
+	(void)cfg;
+	if (u->n < DELETE_NAMES_MAX)
+		snprintf(u->names + l, sizeof(u->names) - l, "%s%s", u->n ? ", " : "", key);
+	u->n++;
+	return 0;
+}
+
+static bool
+is_cleanup_user(const char *user)
+{
+	return user &&
+	       (strcmp(user, "system:serviceaccount:kube-system:generic-garbage-collector") == 0 ||
+		   strcmp(user, "system:serviceaccount:kube-system:namespace-controller") == 0);
+}
+
+/*
+ * Upstream (pkg/util/vmnetcfg.go WhoUseIPPool) looks the VMNetCfgs up by the pool's own
+ * "ns/name", which in Harvester is also its NetworkAttachmentDefinition's; ours by the pool's
+ * spec.networkName (canonical), which is what VMNetCfg NICs name whatever the pool is called.
+ */
+static void
+validate_delete(struct admit_ctx *c)
+{
+	const json_t *old = c->rq->old_object;
+	const struct ippool *cached;
+	const char *network = NULL;
+	char ns[KIND_NS_MAX], name[KIND_NAME_MAX], canon[KIND_REF_MAX];
+	struct users u = {"", 0};
+
+	if (admit_json_str(json_object_get(old, "spec"), "networkName", &network) == 0 && network)
+		admit_split_network(network, ns, name, canon);
+	else if (c->view->pool && (cached = c->view->pool(c->view->userdata, c->ns, c->name)))
+		snprintf(canon, sizeof(canon), "%s", cached->spec.network_name);
+	else
+		snprintf(canon, sizeof(canon), "%s/%s", c->ns, c->name);
+	if (c->view->each_cfg_of_network)
+		c->view->each_cfg_of_network(c->view->userdata, canon, users_visit, &u);
+	if (u.n == 0)
+		return;
+	if (u.n > DELETE_NAMES_MAX) {
+		size_t l = strlen(u.names);
+
+		snprintf(u.names + l, sizeof(u.names) - l, " and %zu more", u.n - DELETE_NAMES_MAX);
+	}
+	if (is_cleanup_user(c->rq->user)) {
+		admit_warn(c,
+		    "IPPool %s/%s is deleted by %s while still used by "
+		    "VirtualMachineNetworkConfig(s) %s",
+		    c->ns, c->name, c->rq->user, u.names);
+		return;
+	}
+	admit_refuse(c, 403,
+	    "it's still used by VirtualMachineNetworkConfig(s) %s, which must be removed at first",
+	    u.names);
+}
+
+void
+admit_ippool(struct admit_ctx *c)
+{
+	const struct admit_request *rq = c->rq;
+
+	if (rq->phase == ADMIT_MUTATE) {
+		if (rq->op == ADMIT_OP_CREATE)
+			mutate_create(c);
+		return;
+	}
+	if (rq->op == ADMIT_OP_DELETE)
+		validate_delete(c);
+	else if (rq->op == ADMIT_OP_CREATE || rq->op == ADMIT_OP_UPDATE)
+		validate_write(c);
+}
