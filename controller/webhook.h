@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -29,8 +30,13 @@ struct webhook;
 #define WEBHOOK_BODY_MAX (3 * 1024 * 1024) /* the API server's own request limit */
 #define WEBHOOK_DEPTH_MAX 64
 
-typedef void (*webhook_admit_fn)(void *userdata, const struct admit_request *rq,
-    struct admit_result *res);
+typedef void (*webhook_admit_fn)(
+    void *userdata, const struct admit_request *rq, struct admit_result *res);
+
+/* Connections at once, and the read/write inactivity timeout of one (lib/httpd's limits
+ * otherwise: HTTPD_MAX_HEADERS_SIZE, accept back-off). */
+#define WEBHOOK_MAX_CONNECTIONS 128
+#define WEBHOOK_TIMEOUT_MSEC 10000
 
 struct webhook_opts {
 	const char *listen;	 /* "HOST:PORT", ":PORT" or "[V6]:PORT" */
@@ -39,7 +45,14 @@ struct webhook_opts {
 	void *userdata;
 };
 
-/* Listens at once; answers 503 until a certificate is set. 0 and *ret, or negative errno. */
+/*
+ * Listens at once; answers 503 until a certificate is set. 0 and *ret, or negative errno
+ * (-EINVAL: no admit callback or a bad listen address, which takes a numeric host or
+ * "localhost"; -EADDRINUSE; -EEXIST: the registry has the metrics already). The metrics
+ * registry must not be rendered after webhook_free (its counters family reads the webhook).
+ * Also served: GET /healthz ("ok") and GET /readyz (webhook_ready), over TLS once a
+ * certificate is set; other paths 404, other methods on /mutate and /validate 405.
+ */
 int webhook_new(struct event_base *base, const struct webhook_opts *opts, struct webhook **ret);
 struct webhook *webhook_free(struct webhook *w);
 /* PEM certificate chain and private key (copied). 0, or -EINVAL when they do not load or
@@ -49,6 +62,11 @@ int webhook_set_cert(struct webhook *w, const char *cert_pem, const char *key_pe
 bool webhook_ready(const struct webhook *w, char *reason, size_t len);
 /* Stop accepting new connections (shutdown drain); connections open are served. */
 void webhook_stop_accepting(struct webhook *w);
+/* The port bound (":0" in tests), open connections, and requests_total{kind,op,result}. */
+int webhook_port(const struct webhook *w);
+unsigned webhook_connections(const struct webhook *w);
+uint64_t webhook_count(
+    const struct webhook *w, enum admit_kind kind, enum admit_op op, const char *result);
 
 /*
  * The AdmissionReview codec, pure (webhook.c's and the fuzzer's). Parse body (len bytes):
@@ -56,7 +74,7 @@ void webhook_stop_accepting(struct webhook *w);
  * with why in err.
  */
 struct webhook_review {
-	json_t *doc;	       /* the parsed body (owned) */
+	json_t *doc;		 /* the parsed body (owned) */
 	const char *api_version; /* "admission.k8s.io/v1" or ".../v1beta1" */
 	const char *uid;
 	char group[64], resource[64];
@@ -66,6 +84,7 @@ int webhook_review_parse(
     const char *body, size_t len, struct webhook_review *ret, char *err, size_t err_len);
 void webhook_review_clear(struct webhook_review *r);
 /* The AdmissionReview answer for uid and res: a new string (free()), or NULL (ENOMEM). */
-char *webhook_review_answer(const char *api_version, const char *uid, const struct admit_result *res);
+char *webhook_review_answer(
+    const char *api_version, const char *uid, const struct admit_result *res);
 
 #endif
