@@ -127,7 +127,8 @@ count(struct webhook *w, unsigned kind, unsigned op, enum result_label r, uint64
 		op = UNKNOWN_OP;
 	w->counts[kind][op][r]++;
 	if (w->duration != NULL)
-		metric_observe(w->duration, 0, (double)(clock_now_usec() - t0) / (double)USEC_PER_SEC);
+		metric_observe(
+		    w->duration, 0, (double)(clock_now_usec() - t0) / (double)USEC_PER_SEC);
 }
 
 uint64_t
@@ -216,8 +217,8 @@ copy_field(char *dst, size_t dst_len, const char *s, const char *what, char *err
 	size_t n = strlen(s);
 
 	if (n >= dst_len)
-		return fail(-EINVAL, err, err_len, "%s is longer than %zu characters", what,
-		    dst_len - 1);
+		return fail(
+		    -EINVAL, err, err_len, "%s is longer than %zu characters", what, dst_len - 1);
 	memcpy(dst, s, n + 1);
 	return 0;
 }
@@ -267,8 +268,8 @@ parse_request(struct webhook_review *r, const json_t *req, char *err, size_t err
 	if ((k = get_string(req, "subResource", false, "request", &sub, err, err_len)) < 0)
 		return k;
 	/* a subresource (status, scale) is not the object's spec: not ours to decide */
-	r->rq.kind = sub != NULL && sub[0] != '\0' ? ADMIT_KIND_OTHER
-						   : admit_kind_of(r->group, r->resource);
+	r->rq.kind =
+	    sub != NULL && sub[0] != '\0' ? ADMIT_KIND_OTHER : admit_kind_of(r->group, r->resource);
 
 	if ((k = get_string(req, "operation", true, "request", &s, err, err_len)) < 0)
 		return k;
@@ -306,8 +307,8 @@ parse_request(struct webhook_review *r, const json_t *req, char *err, size_t err
 	if (ui != NULL && !json_is_null(ui)) {
 		if (!json_is_object(ui))
 			return fail(-EINVAL, err, err_len, "request.userInfo is not an object");
-		if ((k = get_string(ui, "username", false, "request.userInfo", &r->rq.user, err,
-			 err_len)) < 0)
+		if ((k = get_string(
+			 ui, "username", false, "request.userInfo", &r->rq.user, err, err_len)) < 0)
 			return k;
 	}
 	return 0;
@@ -331,8 +332,8 @@ webhook_review_parse(
 		return fail(-E2BIG, err, err_len, "body of %zu bytes is larger than %d bytes", len,
 		    WEBHOOK_BODY_MAX);
 	if (check_depth(body, len, WEBHOOK_DEPTH_MAX) < 0)
-		return fail(-E2BIG, err, err_len, "body nests deeper than %d levels",
-		    WEBHOOK_DEPTH_MAX);
+		return fail(
+		    -E2BIG, err, err_len, "body nests deeper than %d levels", WEBHOOK_DEPTH_MAX);
 	ret->doc = json_loadb(body, len, 0, &jerr);
 	if (ret->doc == NULL) {
 		if (json_error_code(&jerr) == json_error_out_of_memory)
@@ -475,8 +476,8 @@ webhook_review_answer(const char *api_version, const char *uid, const struct adm
 
 	if (doc == NULL || resp == NULL)
 		goto out;
-	ok = json_object_set_new(doc, "apiVersion",
-		 json_string(api_version != NULL ? api_version : API_V1)) == 0 &&
+	ok = json_object_set_new(
+		 doc, "apiVersion", json_string(api_version != NULL ? api_version : API_V1)) == 0 &&
 	     json_object_set_new(doc, "kind", json_string("AdmissionReview")) == 0 &&
 	     json_object_set_new(resp, "uid", json_string(uid != NULL ? uid : "")) == 0 &&
 	     json_object_set_new(resp, "allowed", json_boolean(res->allowed)) == 0;
@@ -485,12 +486,12 @@ webhook_review_answer(const char *api_version, const char *uid, const struct adm
 		const char *reason = status_reason(code);
 		json_t *st = json_object();
 
-		ok = st != NULL && json_object_set_new(resp, "status", st) == 0 &&
-		     json_object_set_new(st, "code", json_integer(code)) == 0 &&
-		     json_object_set_new(st, "message",
-			 text_string(res->message, sizeof(res->message))) == 0 &&
-		     (reason == NULL ||
-			 json_object_set_new(st, "reason", json_string(reason)) == 0);
+		ok =
+		    st != NULL && json_object_set_new(resp, "status", st) == 0 &&
+		    json_object_set_new(st, "code", json_integer(code)) == 0 &&
+		    json_object_set_new(
+			st, "message", text_string(res->message, sizeof(res->message))) == 0 &&
+		    (reason == NULL || json_object_set_new(st, "reason", json_string(reason)) == 0);
 	}
 	if (ok && has_patch(res))
 		ok = json_object_set_new(resp, "patchType", json_string("JSONPatch")) == 0 &&
@@ -501,8 +502,8 @@ webhook_review_answer(const char *api_version, const char *uid, const struct adm
 		ok = ws != NULL && json_object_set_new(resp, "warnings", ws) == 0;
 		for (size_t i = 0; ok && i < MIN(res->n_warnings, (size_t)ADMIT_WARNINGS_MAX); i++)
 			if (res->warnings[i][0] != '\0')
-				ok = json_array_append_new(ws, text_string(res->warnings[i],
-								   ADMIT_WARNING_MAX)) == 0;
+				ok = json_array_append_new(
+					 ws, text_string(res->warnings[i], ADMIT_WARNING_MAX)) == 0;
 	}
 	if (ok && json_object_set(doc, "response", resp) == 0)
 		out = json_dumps(doc, JSON_COMPACT);
@@ -540,8 +541,8 @@ make_ctx(const char *cert_pem, const char *key_pem, char *why, size_t why_len)
 	if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
 	    SSL_CTX_set_cipher_list(ctx, WEBHOOK_CIPHERS) != 1)
 		goto bad;
-	SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
-				     SSL_OP_CIPHER_SERVER_PREFERENCE);
+	SSL_CTX_set_options(
+	    ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
 
 	b = BIO_new_mem_buf(cert_pem, -1);
@@ -595,7 +596,7 @@ make_bufferevent(struct event_base *base, void *userdata)
 	SSL *ssl;
 
 	if (w->ctx == NULL)
-		return NULL; /* plain: answered 503 */
+		return NULL;   /* plain: answered 503 */
 	ssl = SSL_new(w->ctx); /* holds a reference on the context */
 	if (ssl == NULL)
 		return NULL;
@@ -640,8 +641,8 @@ reply(struct webhook *w, struct evhttp_request *req, int code, const char *reaso
 }
 
 static void
-reply_text(struct webhook *w, struct evhttp_request *req, int code, const char *reason,
-    const char *text)
+reply_text(
+    struct webhook *w, struct evhttp_request *req, int code, const char *reason, const char *text)
 {
 	char line[ADMIT_MESSAGE_MAX + 2];
 	int n = snprintf(line, sizeof(line), "%s\n", text);
@@ -712,8 +713,8 @@ review_cb(struct evhttp_request *req, void *arg)
 		return;
 	}
 	if (!json_content_type(req)) {
-		reply_text(w, req, 415, "Unsupported Media Type",
-		    "Content-Type must be application/json");
+		reply_text(
+		    w, req, 415, "Unsupported Media Type", "Content-Type must be application/json");
 		count(w, UNKNOWN_KIND, UNKNOWN_OP, RES_ERROR, t0);
 		return;
 	}
@@ -733,9 +734,13 @@ review_cb(struct evhttp_request *req, void *arg)
 	r = webhook_review_parse(body, len, &rv, err, sizeof(err));
 	if (r < 0) {
 		log_info("admission: refused an AdmissionReview: %s", err);
-		reply_text(w, req, r == -E2BIG ? 413 : r == -ENOMEM ? 500 : 400,
-		    r == -E2BIG ? "Payload Too Large" : r == -ENOMEM ? "Internal Server Error"
-								   : "Bad Request",
+		reply_text(w, req,
+		    r == -E2BIG	   ? 413
+		    : r == -ENOMEM ? 500
+				   : 400,
+		    r == -E2BIG	   ? "Payload Too Large"
+		    : r == -ENOMEM ? "Internal Server Error"
+				   : "Bad Request",
 		    err);
 		count(w, UNKNOWN_KIND, UNKNOWN_OP, RES_ERROR, t0);
 		return;
@@ -794,7 +799,8 @@ webhook_new(struct event_base *base, const struct webhook_opts *opts, struct web
 	struct webhook *w;
 	int r;
 
-	if (base == NULL || opts == NULL || opts->admit == NULL || opts->listen == NULL || ret == NULL)
+	if (base == NULL || opts == NULL || opts->admit == NULL || opts->listen == NULL ||
+	    ret == NULL)
 		return -EINVAL;
 	w = calloc(1, sizeof(*w));
 	if (w == NULL)
@@ -888,6 +894,12 @@ webhook_stop_accepting(struct webhook *w)
 	w->stopped = true;
 	httpd_stop_accepting(w->httpd);
 	log_info("admission webhook: no longer accepting connections");
+}
+
+int
+webhook_set_timeout(struct webhook *w, unsigned msec)
+{
+	return httpd_set_timeout(w->httpd, msec);
 }
 
 int

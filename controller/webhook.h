@@ -62,6 +62,9 @@ int webhook_set_cert(struct webhook *w, const char *cert_pem, const char *key_pe
 bool webhook_ready(const struct webhook *w, char *reason, size_t len);
 /* Stop accepting new connections (shutdown drain); connections open are served. */
 void webhook_stop_accepting(struct webhook *w);
+/* The inactivity timeout for connections accepted from now on (WEBHOOK_TIMEOUT_MSEC; tests
+ * use short ones): 0 or -EINVAL (0 ms). */
+int webhook_set_timeout(struct webhook *w, unsigned msec);
 /* The port bound (":0" in tests), open connections, and requests_total{kind,op,result}. */
 int webhook_port(const struct webhook *w);
 unsigned webhook_connections(const struct webhook *w);

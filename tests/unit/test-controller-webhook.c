@@ -52,11 +52,15 @@ review(const char *api, const char *request)
 	return s;
 }
 
-#define POOL_RES "\"resource\":{\"group\":\"network.harvesterhci.io\",\"version\":\"v1alpha1\",\"resource\":\"ippools\"}"
+#define POOL_RES                                                                                   \
+	"\"resource\":{\"group\":\"network.harvesterhci.io\",\"version\":\"v1alpha1\","            \
+	"\"resource\":\"ippools\"}"
 #define CFG_RES                                                                                    \
-	"\"resource\":{\"group\":\"network.harvesterhci.io\",\"version\":\"v1alpha1\","             \
+	"\"resource\":{\"group\":\"network.harvesterhci.io\",\"version\":\"v1alpha1\","            \
 	"\"resource\":\"virtualmachinenetworkconfigs\"}"
-#define VM_RES "\"resource\":{\"group\":\"kubevirt.io\",\"version\":\"v1\",\"resource\":\"virtualmachines\"}"
+#define VM_RES                                                                                     \
+	"\"resource\":{\"group\":\"kubevirt.io\",\"version\":\"v1\",\"resource\":"                 \
+	"\"virtualmachines\"}"
 #define POD_RES "\"resource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":\"pods\"}"
 #define OBJ(name) "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"default\"}}"
 
@@ -99,8 +103,8 @@ test_parse_v1_create(void)
 	CU_ASSERT_PTR_NULL(rv.rq.old_object);
 	CU_ASSERT_FALSE(rv.rq.dry_run);
 	CU_ASSERT_STRING_EQUAL(rv.rq.user, "admin");
-	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(
-				   json_object_get(rv.rq.object, "metadata"), "name")),
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(json_object_get(rv.rq.object, "metadata"), "name")),
 	    "pool1");
 	webhook_review_clear(&rv);
 	CU_ASSERT_PTR_NULL(rv.doc);
@@ -170,39 +174,51 @@ test_parse_malformed(void)
 	    {"{\"a\":1} x", NULL, -EINVAL, "invalid JSON"},
 	    {"[]", NULL, -EINVAL, "not a JSON object"},
 	    {"\"AdmissionReview\"", NULL, -EINVAL, "invalid JSON"}, /* jansson: no bare values */
-	    {"{\"kind\":\"AdmissionReview\",\"request\":{}}", NULL, -EINVAL, "apiVersion is missing"},
-	    {"{\"apiVersion\":1,\"kind\":\"AdmissionReview\"}", NULL, -EINVAL, "apiVersion is not a string"},
-	    {"{\"apiVersion\":\"admission.k8s.io/v2\",\"kind\":\"AdmissionReview\",\"request\":{}}", NULL,
-		-EINVAL, "is not admission.k8s.io/v1"},
-	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"request\":{}}", NULL, -EINVAL, "kind is missing"},
-	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"Status\",\"request\":{}}", NULL, -EINVAL,
-		"is not AdmissionReview"},
+	    {"{\"kind\":\"AdmissionReview\",\"request\":{}}", NULL, -EINVAL,
+		"apiVersion is missing"},
+	    {"{\"apiVersion\":1,\"kind\":\"AdmissionReview\"}", NULL, -EINVAL,
+		"apiVersion is not a string"},
+	    {"{\"apiVersion\":\"admission.k8s.io/v2\",\"kind\":\"AdmissionReview\",\"request\":{}}",
+		NULL, -EINVAL, "is not admission.k8s.io/v1"},
+	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"request\":{}}", NULL, -EINVAL,
+		"kind is missing"},
+	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"Status\",\"request\":{}}", NULL,
+		-EINVAL, "is not AdmissionReview"},
 	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}", NULL, -EINVAL,
 		"request is missing"},
-	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":[]}", NULL,
-		-EINVAL, "request is not an object"},
-	    {NULL, POOL_RES ",\"operation\":\"CREATE\",\"object\":{}", -EINVAL, "request.uid is missing"},
+	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":[]}",
+		NULL, -EINVAL, "request is not an object"},
+	    {NULL, POOL_RES ",\"operation\":\"CREATE\",\"object\":{}", -EINVAL,
+		"request.uid is missing"},
 	    {NULL, "\"uid\":\"\"," POOL_RES ",\"operation\":\"CREATE\",\"object\":{}", -EINVAL,
 		"request.uid is empty"},
 	    {NULL, "\"uid\":7," POOL_RES ",\"operation\":\"CREATE\",\"object\":{}", -EINVAL,
 		"request.uid is not a string"},
-	    {NULL, "\"uid\":\"a\\u0000b\"," POOL_RES ",\"operation\":\"CREATE\",\"object\":{}", -EINVAL,
-		"invalid JSON"}, /* jansson refuses \u0000 without JSON_ALLOW_NUL */
+	    {NULL, "\"uid\":\"a\\u0000b\"," POOL_RES ",\"operation\":\"CREATE\",\"object\":{}",
+		-EINVAL, "invalid JSON"}, /* jansson refuses \u0000 without JSON_ALLOW_NUL */
 	    {NULL, "\"uid\":\"u\",\"operation\":\"CREATE\",\"object\":{}", -EINVAL,
 		"request.resource is missing"},
 	    {NULL, "\"uid\":\"u\",\"resource\":\"ippools\",\"operation\":\"CREATE\",\"object\":{}",
 		-EINVAL, "request.resource is not an object"},
-	    {NULL, "\"uid\":\"u\",\"resource\":{\"group\":\"g\"},\"operation\":\"CREATE\",\"object\":{}",
+	    {NULL,
+		"\"uid\":\"u\",\"resource\":{\"group\":\"g\"},\"operation\":\"CREATE\",\"object\":{"
+		"}",
 		-EINVAL, "request.resource.resource is missing"},
-	    {NULL, "\"uid\":\"u\",\"resource\":{\"resource\":\"\"},\"operation\":\"CREATE\",\"object\":{}",
+	    {NULL,
+		"\"uid\":\"u\",\"resource\":{\"resource\":\"\"},\"operation\":\"CREATE\","
+		"\"object\":{}",
 		-EINVAL, "request.resource.resource is empty"},
 	    {NULL,
 		"\"uid\":\"u\",\"resource\":{\"group\":\"0123456789012345678901234567890123456789"
-		"01234567890123456789012345\",\"resource\":\"r\"},\"operation\":\"CREATE\",\"object\":{}",
+		"01234567890123456789012345\",\"resource\":\"r\"},\"operation\":\"CREATE\","
+		"\"object\":{}",
 		-EINVAL, "request.resource.group is longer than 63"},
-	    {NULL, "\"uid\":\"u\",\"resource\":{\"group\":[],\"resource\":\"r\"},\"operation\":\"CREATE\"",
+	    {NULL,
+		"\"uid\":\"u\",\"resource\":{\"group\":[],\"resource\":\"r\"},\"operation\":"
+		"\"CREATE\"",
 		-EINVAL, "request.resource.group is not a string"},
-	    {NULL, "\"uid\":\"u\"," POOL_RES ",\"object\":{}", -EINVAL, "request.operation is missing"},
+	    {NULL, "\"uid\":\"u\"," POOL_RES ",\"object\":{}", -EINVAL,
+		"request.operation is missing"},
 	    {NULL, "\"uid\":\"u\"," POOL_RES ",\"operation\":\"create\",\"object\":{}", -EINVAL,
 		"\"create\" is not CREATE, UPDATE, DELETE or CONNECT"},
 	    {NULL, "\"uid\":\"u\"," POOL_RES ",\"operation\":\"PATCH\",\"object\":{}", -EINVAL,
@@ -215,15 +231,23 @@ test_parse_malformed(void)
 		"request.object is not an object"},
 	    {NULL, "\"uid\":\"u\"," POOL_RES ",\"operation\":\"UPDATE\",\"object\":{}", -EINVAL,
 		"request.oldObject is missing in an UPDATE"},
-	    {NULL, "\"uid\":\"u\"," POOL_RES ",\"operation\":\"UPDATE\",\"object\":{},\"oldObject\":[]",
+	    {NULL,
+		"\"uid\":\"u\"," POOL_RES
+		",\"operation\":\"UPDATE\",\"object\":{},\"oldObject\":[]",
 		-EINVAL, "request.oldObject is not an object"},
-	    {NULL, "\"uid\":\"u\"," POOL_RES ",\"operation\":\"CREATE\",\"object\":{},\"namespace\":1",
+	    {NULL,
+		"\"uid\":\"u\"," POOL_RES ",\"operation\":\"CREATE\",\"object\":{},\"namespace\":1",
 		-EINVAL, "request.namespace is not a string"},
-	    {NULL, "\"uid\":\"u\"," POOL_RES ",\"operation\":\"CREATE\",\"object\":{},\"name\":true",
+	    {NULL,
+		"\"uid\":\"u\"," POOL_RES ",\"operation\":\"CREATE\",\"object\":{},\"name\":true",
 		-EINVAL, "request.name is not a string"},
-	    {NULL, "\"uid\":\"u\"," POOL_RES ",\"operation\":\"CREATE\",\"object\":{},\"dryRun\":\"yes\"",
+	    {NULL,
+		"\"uid\":\"u\"," POOL_RES
+		",\"operation\":\"CREATE\",\"object\":{},\"dryRun\":\"yes\"",
 		-EINVAL, "request.dryRun is not a boolean"},
-	    {NULL, "\"uid\":\"u\"," POOL_RES ",\"operation\":\"CREATE\",\"object\":{},\"userInfo\":\"x\"",
+	    {NULL,
+		"\"uid\":\"u\"," POOL_RES
+		",\"operation\":\"CREATE\",\"object\":{},\"userInfo\":\"x\"",
 		-EINVAL, "request.userInfo is not an object"},
 	    {NULL,
 		"\"uid\":\"u\"," POOL_RES ",\"operation\":\"CREATE\",\"object\":{},\"userInfo\":{"
@@ -276,7 +300,8 @@ deep_review(unsigned extra, bool in_string)
 		if (extra == 0)
 			strcpy(nest, "0");
 	}
-	if (asprintf(&req, "\"uid\":\"d\"," POOL_RES ",\"operation\":\"CREATE\",\"object\":{\"a\":%s}",
+	if (asprintf(&req,
+		"\"uid\":\"d\"," POOL_RES ",\"operation\":\"CREATE\",\"object\":{\"a\":%s}",
 		nest) < 0)
 		abort();
 	s = review(V1, req);
@@ -312,7 +337,9 @@ test_parse_limits(void)
 	webhook_review_clear(&rv);
 	free(body);
 	/* an escaped quote does not end a string */
-	body = review(V1, "\"uid\":\"q\"," POOL_RES ",\"operation\":\"CREATE\",\"object\":{\"a\":\"\\\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"}");
+	body = review(V1, "\"uid\":\"q\"," POOL_RES
+			  ",\"operation\":\"CREATE\",\"object\":{\"a\":\"\\\"[[[[[[[[[[[[[[[[[[[[[["
+			  "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"}");
 	CU_ASSERT_EQUAL(webhook_review_parse(body, strlen(body), &rv, err, sizeof(err)), 0);
 	webhook_review_clear(&rv);
 	free(body);
@@ -338,8 +365,9 @@ test_parse_limits(void)
 		CU_ASSERT_PTR_NOT_NULL_FATAL(big);
 		memset(big, 'x', n);
 		big[n] = '\0';
-		CU_ASSERT_FATAL(asprintf(&req, "\"uid\":\"%s\"," POOL_RES ",\"operation\":\"CREATE\","
-					       "\"object\":{}",
+		CU_ASSERT_FATAL(asprintf(&req,
+				    "\"uid\":\"%s\"," POOL_RES ",\"operation\":\"CREATE\","
+				    "\"object\":{}",
 				    big) > 0);
 		body = review(V1, req);
 		CU_ASSERT_EQUAL(webhook_review_parse(body, strlen(body), &rv, err, sizeof(err)), 0);
@@ -424,7 +452,8 @@ test_answer(void)
 	free(patch);
 	CU_ASSERT_EQUAL(json_array_size(json_object_get(resp, "warnings")), 2);
 	CU_ASSERT_STRING_EQUAL(
-	    json_string_value(json_array_get(json_object_get(resp, "warnings"), 1)), "second warning");
+	    json_string_value(json_array_get(json_object_get(resp, "warnings"), 1)),
+	    "second warning");
 	json_decref(doc);
 	free(s);
 
@@ -459,7 +488,8 @@ test_answer(void)
 	doc = json_loads(s, 0, NULL);
 	st = json_object_get(json_object_get(doc, "response"), "status");
 	CU_ASSERT_EQUAL(json_integer_value(json_object_get(st, "code")), 403);
-	CU_ASSERT_EQUAL(strlen(json_string_value(json_object_get(st, "message"))), ADMIT_MESSAGE_MAX);
+	CU_ASSERT_EQUAL(
+	    strlen(json_string_value(json_object_get(st, "message"))), ADMIT_MESSAGE_MAX);
 	CU_ASSERT_EQUAL(json_string_value(json_object_get(st, "message"))[3], '?');
 	json_decref(doc);
 	free(s);
@@ -488,9 +518,10 @@ test_round_trip(void)
 		    webhook_review_parse(body, strlen(body), &rv, err, sizeof(err)), 0);
 		s = webhook_review_answer(rv.api_version, rv.uid, &res);
 		doc = json_loads(s, 0, NULL);
-		CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(doc, "apiVersion")), apis[i]);
-		CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(
-					   json_object_get(doc, "response"), "uid")),
+		CU_ASSERT_STRING_EQUAL(
+		    json_string_value(json_object_get(doc, "apiVersion")), apis[i]);
+		CU_ASSERT_STRING_EQUAL(
+		    json_string_value(json_object_get(json_object_get(doc, "response"), "uid")),
 		    "rt-uid");
 		json_decref(doc);
 		free(s);
@@ -695,13 +726,14 @@ wait_client(struct fixture *f)
 struct client {
 	int port;
 	bool tls;
-	int max_version; /* 0: any */
+	int max_version;	 /* 0: any */
 	const char *requests[4]; /* sent one after another on the connection (NULL ends) */
 	int wake_fd;		 /* written after each answer */
-	int go[2];		 /* the thread waits for a byte here before each request but the first */
+	int go[2]; /* the thread waits for a byte here before each request but the first */
 	pthread_t thread;
+	bool idle; /* sends nothing, reads until the server closes */
 	/* results */
-	bool connected, handshake;
+	bool connected, handshake, closed_by_server;
 	unsigned char fp[32];
 	struct {
 		int status;
@@ -782,6 +814,13 @@ client_main(void *arg)
 	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0)
 		goto out;
 	c->connected = true;
+	if (c->idle) {
+		char b;
+		ssize_t n = read(fd, &b, 1);
+
+		c->closed_by_server = n == 0 || (n < 0 && errno == ECONNRESET);
+		goto out;
+	}
 	if (c->tls) {
 		X509 *peer;
 		unsigned int n = 0;
@@ -1033,8 +1072,8 @@ test_reviews(void)
 
 	/* an unparsable review: 400 with the message, not handed to the rules */
 	f.decided.n = 0;
-	exchange(&f, &c, true,
-	    post("/validate", "application/json", "{\"apiVersion\":\"v1\"}", false));
+	exchange(
+	    &f, &c, true, post("/validate", "application/json", "{\"apiVersion\":\"v1\"}", false));
 	CU_ASSERT_EQUAL_FATAL(c.n_replies, 1);
 	CU_ASSERT_EQUAL(c.replies[0].status, 400);
 	CU_ASSERT_PTR_NOT_NULL(strstr(c.replies[0].body, "kind is missing"));
@@ -1107,9 +1146,11 @@ test_reviews(void)
 					    "operation=\"CREATE\",result=\"denied\"} 1\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "vmdhcp_admission_requests_total{kind=\"unknown\","
 					    "operation=\"unknown\",result=\"error\"} 4\n"));
-	/* 5 reviews decided, 4 refused before (400, 413, 415 twice); evhttp's own 413 is not seen */
+	/* 5 reviews decided, 4 refused before (400, 413, 415 twice); evhttp's own 413 is not seen
+	 */
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "vmdhcp_admission_duration_seconds_count 9\n"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "vmdhcp_admission_duration_seconds_bucket{le=\"0.0001\"}"));
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(text, "vmdhcp_admission_duration_seconds_bucket{le=\"0.0001\"}"));
 	free(text);
 
 	/* a second webhook on the same registry is refused */
@@ -1238,11 +1279,40 @@ test_cert_swap_and_drain(void)
 	free(body);
 }
 
+/* A client that connects and says nothing (no TLS handshake) is closed after the timeout. */
+static void
+test_idle_client(void)
+{
+	struct fixture f;
+	struct client c;
+	struct pem_pair a;
+
+	make_pair(&a, "a");
+	fixture_init(&f);
+	CU_ASSERT_EQUAL_FATAL(webhook_set_cert(f.w, a.cert, a.key), 0);
+	CU_ASSERT_EQUAL(webhook_set_timeout(f.w, 0), -EINVAL);
+	CU_ASSERT_EQUAL_FATAL(webhook_set_timeout(f.w, 50), 0);
+	client_start(&f, &c, true);
+	c.idle = true;
+	client_run(&f, &c);
+	wait_client(&f);
+	client_join(&f, &c);
+	CU_ASSERT_TRUE(c.connected);
+	CU_ASSERT_TRUE(c.closed_by_server);
+	/* the slot is given back (bounded wait on the loop) */
+	for (int i = 0; i < 1000 && webhook_connections(f.w) > 0; i++)
+		event_base_loop(f.base, EVLOOP_NONBLOCK);
+	CU_ASSERT_EQUAL(webhook_connections(f.w), 0);
+	client_free(&c);
+	fixture_done(&f);
+	free_pair(&a);
+}
+
 static int
 suite_init(void)
 {
-	log_init("test-controller-webhook", getenv("VMDHCP_TEST_DEBUG") ? LOG_LEVEL_DEBUG
-									 : LOG_LEVEL_ERROR);
+	log_init("test-controller-webhook",
+	    getenv("VMDHCP_TEST_DEBUG") ? LOG_LEVEL_DEBUG : LOG_LEVEL_ERROR);
 	return 0;
 }
 
@@ -1261,6 +1331,7 @@ static const struct test_case server_tests[] = {
     {"reviews", test_reviews},
     {"tls versions", test_tls_versions},
     {"certificate swap and drain", test_cert_swap_and_drain},
+    {"idle client", test_idle_client},
     {NULL, NULL},
 };
 
