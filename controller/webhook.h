@@ -51,7 +51,8 @@ struct webhook_opts {
  * "localhost"; -EADDRINUSE; -EEXIST: the registry has the metrics already). The metrics
  * registry must not be rendered after webhook_free (its counters family reads the webhook).
  * Also served: GET /healthz ("ok") and GET /readyz (webhook_ready), over TLS once a
- * certificate is set; other paths 404, other methods on /mutate and /validate 405.
+ * certificate is set. A GET of another path answers 404; any other method than POST on
+ * /mutate and /validate, and than GET/HEAD elsewhere, 405 (lib/httpd's).
  */
 int webhook_new(struct event_base *base, const struct webhook_opts *opts, struct webhook **ret);
 struct webhook *webhook_free(struct webhook *w);

@@ -85,12 +85,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&res, 0, sizeof(res));
 	res.allowed = size % 3 != 0;
 	res.code = size % 3 == 0 ? (int)(size % 700) : 0;
-	snprintf(res.message, sizeof(res.message), "refused %s/%s: %s", rv.rq.ns, rv.rq.name,
-	    rv.uid);
+	snprintf(
+	    res.message, sizeof(res.message), "refused %s/%s: %s", rv.rq.ns, rv.rq.name, rv.uid);
 	if (size % 2 == 0 && rv.rq.object != NULL) {
 		res.patch = json_array();
-		json_array_append_new(res.patch,
-		    json_pack("{s:s, s:s, s:O}", "op", "replace", "path", "", "value", rv.rq.object));
+		json_array_append_new(res.patch, json_pack("{s:s, s:s, s:O}", "op", "replace",
+						     "path", "", "value", rv.rq.object));
 	}
 	res.n_warnings = size % ADMIT_WARNINGS_MAX;
 	for (size_t i = 0; i < res.n_warnings; i++)
@@ -106,9 +106,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    strcmp(json_string_value(json_object_get(resp, "uid")), rv.uid) != 0 ||
 	    json_is_true(json_object_get(resp, "allowed")) != res.allowed)
 		__builtin_trap();
-	if (!res.allowed && (json_object_get(resp, "patch") != NULL ||
-				json_integer_value(json_object_get(
-				    json_object_get(resp, "status"), "code")) < 400))
+	if (!res.allowed &&
+	    (json_object_get(resp, "patch") != NULL ||
+		json_integer_value(json_object_get(json_object_get(resp, "status"), "code")) < 400))
 		__builtin_trap();
 	if (res.allowed && res.patch != NULL)
 		check_patch(resp, res.patch);
