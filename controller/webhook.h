@@ -66,7 +66,8 @@ void webhook_stop_accepting(struct webhook *w);
 /* The inactivity timeout for connections accepted from now on (WEBHOOK_TIMEOUT_MSEC; tests
  * use short ones): 0 or -EINVAL (0 ms). */
 int webhook_set_timeout(struct webhook *w, unsigned msec);
-/* The port bound (":0" in tests), open connections, and requests_total{kind,op,result}. */
+/* The port bound (":0" in tests), open connections, and requests_total{kind,op,result}
+ * (a kind or op out of range: the "unknown" series of reviews that did not parse). */
 int webhook_port(const struct webhook *w);
 unsigned webhook_connections(const struct webhook *w);
 uint64_t webhook_count(
