@@ -135,7 +135,8 @@ view_each_cfg_of_network(void *ud, const char *network, admit_cfg_visit_fn fn, v
 
 	if (c->inf_cfg == NULL)
 		return 0;
-	return kube_store_by_index(kube_informer_store(c->inf_cfg), "network", network, cfg_visit, &v);
+	return kube_store_by_index(
+	    kube_informer_store(c->inf_cfg), "network", network, cfg_visit, &v);
 }
 
 /* --- the service CIDR ------------------------------------------------------------------- */
@@ -253,8 +254,8 @@ on_cert(void *userdata, const char *cert_pem, const char *key_pem)
 	int r = webhook_set_cert(a->server, cert_pem, key_pem);
 
 	if (r < 0)
-		log_error("admission: the certificate from the Secret does not load: %s",
-		    strerror(-r));
+		log_error(
+		    "admission: the certificate from the Secret does not load: %s", strerror(-r));
 	else
 		log_info("admission: serving with the certificate from the Secret");
 }

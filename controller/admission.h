@@ -29,15 +29,15 @@ struct ctrl_admission;
 #define ADMISSION_SERVICE_CIDR_DEFAULT "10.53.0.0/16"
 
 struct ctrl_admission_opts {
-	const char *listen;	   /* "HOST:PORT" */
-	const char *namespace;	   /* the Secret's */
-	const char *secret;	   /* the Secret holding the CA and serving pair */
-	const char *service;	   /* the Service: certificate names (NULL: none) */
-	const char *cert_sans;	   /* "IP:a,DNS:b" (NULL: none) */
-	const char *mutating;	   /* comma-separated configuration names (NULL: none) */
-	const char *validating;	   /* likewise */
-	uint64_t cert_validity_s;  /* 0: webcert's default */
-	const char *service_cidr;  /* NULL: from the Nodes, else the default */
+	const char *listen;	  /* "HOST:PORT" */
+	const char *namespace;	  /* the Secret's */
+	const char *secret;	  /* the Secret holding the CA and serving pair */
+	const char *service;	  /* the Service: certificate names (NULL: none) */
+	const char *cert_sans;	  /* "IP:a,DNS:b" (NULL: none) */
+	const char *mutating;	  /* comma-separated configuration names (NULL: none) */
+	const char *validating;	  /* likewise */
+	uint64_t cert_validity_s; /* 0: webcert's default */
+	const char *service_cidr; /* NULL: from the Nodes, else the default */
 };
 
 int ctrl_admission_new(struct ctrl *c, struct event_base *base, struct kube_client *client,

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -32,6 +33,11 @@ struct webhook;
 typedef void (*webhook_admit_fn)(
     void *userdata, const struct admit_request *rq, struct admit_result *res);
 
+/* Connections at once, and the read/write inactivity timeout of one (lib/httpd's limits
+ * otherwise: HTTPD_MAX_HEADERS_SIZE, accept back-off). */
+#define WEBHOOK_MAX_CONNECTIONS 128
+#define WEBHOOK_TIMEOUT_MSEC 10000
+
 struct webhook_opts {
 	const char *listen;	 /* "HOST:PORT", ":PORT" or "[V6]:PORT" */
 	struct metrics *metrics; /* borrowed, may be NULL */
@@ -39,7 +45,15 @@ struct webhook_opts {
 	void *userdata;
 };
 
-/* Listens at once; answers 503 until a certificate is set. 0 and *ret, or negative errno. */
+/*
+ * Listens at once; answers 503 until a certificate is set. 0 and *ret, or negative errno
+ * (-EINVAL: no admit callback or a bad listen address, which takes a numeric host or
+ * "localhost"; -EADDRINUSE; -EEXIST: the registry has the metrics already). The metrics
+ * registry must not be rendered after webhook_free (its counters family reads the webhook).
+ * Also served: GET /healthz ("ok") and GET /readyz (webhook_ready), over TLS once a
+ * certificate is set. A GET of another path answers 404; any other method than POST on
+ * /mutate and /validate, and than GET/HEAD elsewhere, 405 (lib/httpd's).
+ */
 int webhook_new(struct event_base *base, const struct webhook_opts *opts, struct webhook **ret);
 struct webhook *webhook_free(struct webhook *w);
 /* PEM certificate chain and private key (copied). 0, or -EINVAL when they do not load or
@@ -49,6 +63,15 @@ int webhook_set_cert(struct webhook *w, const char *cert_pem, const char *key_pe
 bool webhook_ready(const struct webhook *w, char *reason, size_t len);
 /* Stop accepting new connections (shutdown drain); connections open are served. */
 void webhook_stop_accepting(struct webhook *w);
+/* The inactivity timeout for connections accepted from now on (WEBHOOK_TIMEOUT_MSEC; tests
+ * use short ones): 0 or -EINVAL (0 ms). */
+int webhook_set_timeout(struct webhook *w, unsigned msec);
+/* The port bound (":0" in tests), open connections, and requests_total{kind,op,result}
+ * (a kind or op out of range: the "unknown" series of reviews that did not parse). */
+int webhook_port(const struct webhook *w);
+unsigned webhook_connections(const struct webhook *w);
+uint64_t webhook_count(
+    const struct webhook *w, enum admit_kind kind, enum admit_op op, const char *result);
 
 /*
  * The AdmissionReview codec, pure (webhook.c's and the fuzzer's). Parse body (len bytes):

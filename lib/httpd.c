@@ -2,6 +2,7 @@
 #include "lib/httpd.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,10 +70,13 @@ struct httpd {
 	struct metrics *metrics;
 	httpd_ready_fn ready;
 	void *ready_userdata;
+	httpd_bufferevent_fn make_bev; /* NULL: a plain socket bufferevent */
+	void *make_bev_userdata;
 	int port;
 	int fd; /* the listening socket (owned by the listener) */
 	unsigned conns, max_conns;
 	bool accepting, backing_off;
+	bool stopped; /* httpd_stop_accepting() */
 	bool closing; /* in httpd_free(): the listener is gone */
 	unsigned backoff_msec;
 	unsigned long accept_errors;
@@ -99,7 +103,7 @@ httpd_of_listener(const struct evconnlistener *lev)
 static void
 listener_update(struct httpd *h)
 {
-	bool want = !h->backing_off && h->conns < h->max_conns;
+	bool want = !h->stopped && !h->backing_off && h->conns < h->max_conns;
 
 	if (h->closing || want == h->accepting)
 		return;
@@ -180,8 +184,11 @@ conn_bufferevent(struct event_base *base, void *arg)
 	a = calloc(1, sizeof(*a));
 	if (a == NULL)
 		return NULL; /* evhttp makes its own (uncounted) */
-	/* what evhttp makes itself when there is no bevcb */
-	a->bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	/* the program's (TLS), else what evhttp makes itself when there is no bevcb */
+	if (h->make_bev != NULL)
+		a->bev = h->make_bev(base, h->make_bev_userdata);
+	if (a->bev == NULL)
+		a->bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
 	if (a->bev == NULL) {
 		free(a);
 		return NULL;
@@ -614,6 +621,41 @@ httpd_set_timeout(struct httpd *h, unsigned msec)
 		return -EINVAL;
 	evhttp_set_timeout_tv(h->http, &tv); /* for connections accepted from now on */
 	return 0;
+}
+
+int
+httpd_set_max_body_size(struct httpd *h, size_t max)
+{
+	if (max == 0)
+		return -EINVAL;
+	evhttp_set_max_body_size(h->http, (ev_ssize_t)MIN(max, (size_t)SSIZE_MAX));
+	return 0;
+}
+
+void
+httpd_set_methods(struct httpd *h, unsigned methods)
+{
+	evhttp_set_allowed_methods(h->http, (ev_uint16_t)methods);
+}
+
+void
+httpd_set_bufferevent(struct httpd *h, httpd_bufferevent_fn fn, void *userdata)
+{
+	h->make_bev = fn;
+	h->make_bev_userdata = userdata;
+}
+
+int
+httpd_remove_handler(struct httpd *h, const char *path)
+{
+	return evhttp_del_cb(h->http, path) == 0 ? 0 : -ENOENT;
+}
+
+void
+httpd_stop_accepting(struct httpd *h)
+{
+	h->stopped = true;
+	listener_update(h);
 }
 
 int

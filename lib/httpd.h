@@ -59,6 +59,29 @@ struct httpd *httpd_free(struct httpd *h);
 int httpd_set_timeout(struct httpd *h, unsigned msec);
 int httpd_set_max_connections(struct httpd *h, unsigned max);
 
+/* The request body limit (default HTTPD_MAX_BODY_SIZE; past it evhttp answers 413), and the
+ * methods evhttp lets through to the handlers (a mask of enum evhttp_cmd_type; default GET |
+ * HEAD; others get 501 from evhttp, and the built-in handlers answer 405 to all but GET/HEAD). */
+int httpd_set_max_body_size(struct httpd *h, size_t max);
+void httpd_set_methods(struct httpd *h, unsigned methods);
+
+/*
+ * The bufferevent of each accepted connection, for a server that speaks TLS: fn(base,
+ * userdata) returns a new bufferevent without a socket yet (fd -1, BEV_OPT_CLOSE_ON_FREE),
+ * e.g. bufferevent_openssl_socket_new(base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING, ...); NULL
+ * makes a plain socket one (evhttp's). The limits and connection accounting above apply to
+ * either. fn NULL: plain sockets (the default).
+ */
+struct bufferevent;
+typedef struct bufferevent *(*httpd_bufferevent_fn)(struct event_base *base, void *userdata);
+void httpd_set_bufferevent(struct httpd *h, httpd_bufferevent_fn fn, void *userdata);
+
+/* Drops the handler of an exact path (one of the built-in three, say): 0 or -ENOENT. */
+int httpd_remove_handler(struct httpd *h, const char *path);
+
+/* Stops accepting new connections for good (a shutdown drain); open ones are served. */
+void httpd_stop_accepting(struct httpd *h);
+
 /* Open connections, and accept() failures since start (for tests and metrics). */
 unsigned httpd_connections(const struct httpd *h);
 unsigned long httpd_accept_errors(const struct httpd *h);
