@@ -496,7 +496,7 @@ env_start(struct env *e)
 {
 	memset(e, 0, sizeof(*e));
 	fake_now = T0;
-	log_init("test-controller-webcert", LOG_LEVEL_WARN);
+	log_init("test-controller-webcert", getenv("WEBCERT_DEBUG") ? LOG_LEVEL_INFO : LOG_LEVEL_WARN);
 	if (test_apiserver_start(&e->api, NULL) < 0) {
 		CU_FAIL("test API server did not start");
 		return false;
