@@ -56,16 +56,16 @@
 #include "lib/log.h"
 #include "lib/metrics.h"
 
-#define MAX_RECHECK_S 3600	 /* re-evaluate at least hourly */
-#define CONFIG_RECHECK_S 60	 /* the caBundles are compared at least this often */
-#define SYNC_POLL_MS 50		 /* until the Secret's informer has synced */
-#define RETRY_MIN_MS 1000	 /* a failed write: again after 1 s, doubling ... */
-#define RETRY_MAX_MS 60000	 /* ... up to 60 s (and after a refused create) */
-#define CONFLICT_WAIT_MS 5000	 /* a lost race: the winner's content comes by the watch */
-#define SETTLE_MAX_S 30		 /* caBundle trusted this long before the new CA serves */
-#define MAX_CAS 8		 /* certificates kept from a bundle */
-#define BACKDATE_MAX_S 300	 /* notBefore this far in the past (clock skew) */
-#define PEM_MAX (256 * 1024) /* a Secret's value we parse */
+#define MAX_RECHECK_S 3600    /* re-evaluate at least hourly */
+#define CONFIG_RECHECK_S 60   /* the caBundles are compared at least this often */
+#define SYNC_POLL_MS 50	      /* until the Secret's informer has synced */
+#define RETRY_MIN_MS 1000     /* a failed write: again after 1 s, doubling ... */
+#define RETRY_MAX_MS 60000    /* ... up to 60 s (and after a refused create) */
+#define CONFLICT_WAIT_MS 5000 /* a lost race: the winner's content comes by the watch */
+#define SETTLE_MAX_S 30	      /* caBundle trusted this long before the new CA serves */
+#define MAX_CAS 8	      /* certificates kept from a bundle */
+#define BACKDATE_MAX_S 300    /* notBefore this far in the past (clock skew) */
+#define PEM_MAX (256 * 1024)  /* a Secret's value we parse */
 
 static const struct kube_resource res_secrets = {"", "v1", "secrets", "Secret", true};
 static const struct kube_resource res_mutating = {"admissionregistration.k8s.io", "v1",
@@ -131,7 +131,7 @@ struct webcert {
 	char status[512]; /* why not ready, about the Secret */
 
 	/* what is in use */
-	char *ca_b64; /* base64(ca.crt) of a usable bundle: the caBundle wanted */
+	char *ca_b64;		 /* base64(ca.crt) of a usable bundle: the caBundle wanted */
 	int64_t bundle_ok_since; /* wall clock when every configuration trusted ca_b64; 0 */
 	char *served_cert, *served_key;
 	int64_t served_not_after;
@@ -535,7 +535,8 @@ has_san(const GENERAL_NAMES *gens, const struct san *s)
 
 		if (s->ip && g->type == GEN_IPADD &&
 		    ASN1_STRING_length(g->d.iPAddress) == s->addr_len &&
-		    memcmp(ASN1_STRING_get0_data(g->d.iPAddress), s->addr, (size_t)s->addr_len) == 0)
+		    memcmp(ASN1_STRING_get0_data(g->d.iPAddress), s->addr, (size_t)s->addr_len) ==
+			0)
 			return true;
 		if (!s->ip && g->type == GEN_DNS &&
 		    (size_t)ASN1_STRING_length(g->d.dNSName) == strlen(s->dns) &&
@@ -573,7 +574,8 @@ kick(struct webcert *wc)
 static void
 timer_in_ms(struct event *ev, uint64_t ms)
 {
-	struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
+	struct timeval tv = {
+	    .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
 
 	evtimer_add(ev, &tv);
 }
@@ -637,8 +639,9 @@ cfg_done(void *userdata, const struct kube_result *res)
 	cf->call = NULL;
 	if (res->error == 0) {
 		if (cf->patched > 0)
-			log_info("webhook certificate: caBundle of %s %s set to the CA bundle of Secret "
-				 "%s/%s (%u webhook%s)",
+			log_info(
+			    "webhook certificate: caBundle of %s %s set to the CA bundle of Secret "
+			    "%s/%s (%u webhook%s)",
 			    cf->res->kind, cf->name, wc->ns, wc->secret, cf->patched,
 			    cf->patched == 1 ? "" : "s");
 		cf->state = CFG_OK;
@@ -648,8 +651,9 @@ cfg_done(void *userdata, const struct kube_result *res)
 		cf->err[0] = '\0';
 	} else if (res->error == -ENOENT) {
 		if (old != CFG_MISSING)
-			log_warn("webhook certificate: %s %s not found; its caBundle is set once it "
-				 "exists (checked every %d s)",
+			log_warn(
+			    "webhook certificate: %s %s not found; its caBundle is set once it "
+			    "exists (checked every %d s)",
 			    cf->res->kind, cf->name, CONFIG_RECHECK_S);
 		cf->state = CFG_MISSING;
 		snprintf(cf->err, sizeof(cf->err), "not found");
@@ -687,8 +691,8 @@ cfg_check(struct wcfg *cf)
 	cf->want = strdup(wc->ca_b64);
 	if (cf->want == NULL)
 		return;
-	r = kube_update_retry(wc->client, cf->res, NULL, cf->name, false, 5, cfg_mutate, cfg_done,
-	    cf, &cf->call);
+	r = kube_update_retry(
+	    wc->client, cf->res, NULL, cf->name, false, 5, cfg_mutate, cfg_done, cf, &cf->call);
 	if (r < 0) {
 		cf->state = CFG_FAILED;
 		snprintf(cf->err, sizeof(cf->err), "cannot start: %s", strerror(-r));
@@ -787,8 +791,9 @@ adopt(struct webcert *wc, const struct material *m, int64_t now)
 		for (size_t i = 0; i < m->ncas; i++)
 			if (issued_by(m->cas[i], m->leaf))
 				fmt_time(not_after(m->cas[i]), ca_na, sizeof(ca_na));
-		log_info("webhook certificate: serving the certificate of Secret %s/%s (notAfter %s, "
-			 "CA notAfter %s)",
+		log_info(
+		    "webhook certificate: serving the certificate of Secret %s/%s (notAfter %s, "
+		    "CA notAfter %s)",
 		    wc->ns, wc->secret, na, ca_na);
 		if (wc->m_expiry != NULL)
 			metric_set(wc->m_expiry, 0, (double)wc->served_not_after);
@@ -874,6 +879,7 @@ plan(struct webcert *wc, const struct material *m, int64_t now, struct plan *p)
 	int issuer = -1, r;
 	bool leaf_broken, leaf_due, ca_due;
 	size_t dropped = 0;
+	char gone[32] = "";
 
 	memset(p, 0, sizeof(*p));
 	p->next = now + MAX_RECHECK_S;
@@ -896,6 +902,7 @@ plan(struct webcert *wc, const struct material *m, int64_t now, struct plan *p)
 	for (size_t i = 0; i < m->ncas; i++) {
 		if (i > 0 && not_after(m->cas[i]) <= now) {
 			dropped++;
+			fmt_time(not_after(m->cas[i]), gone, sizeof(gone));
 			continue;
 		}
 		if (i > 0)
@@ -916,9 +923,9 @@ plan(struct webcert *wc, const struct material *m, int64_t now, struct plan *p)
 	if (leaf_broken) {
 		snprintf(p->what, sizeof(p->what),
 		    "serving certificate of Secret %s/%s replaced (%s)", wc->ns, wc->secret,
-		    !m->leaf_ok		 ? m->why
-		    : issuer < 0	 ? "not signed by a CA of the bundle"
-					 : "expired");
+		    !m->leaf_ok	 ? m->why
+		    : issuer < 0 ? "not signed by a CA of the bundle"
+				 : "expired");
 	} else if (ca_due && issuer == 0) {
 		/* CA rotation, step 1: the new CA joins the bundle and signs from now on; the
 		 * serving certificate waits until the configurations trust the new CA */
@@ -950,7 +957,8 @@ plan(struct webcert *wc, const struct material *m, int64_t now, struct plan *p)
 			if (dropped == 0)
 				return 0;
 			snprintf(p->what, sizeof(p->what),
-			    "expired CA dropped from the bundle of Secret %s/%s", wc->ns, wc->secret);
+			    "expired CA (notAfter %s) dropped from the bundle of Secret %s/%s",
+			    gone, wc->ns, wc->secret);
 			return 1;
 		}
 		snprintf(p->what, sizeof(p->what),
@@ -959,7 +967,8 @@ plan(struct webcert *wc, const struct material *m, int64_t now, struct plan *p)
 		    wc->ns, wc->secret, t1);
 	} else if (dropped > 0) {
 		snprintf(p->what, sizeof(p->what),
-		    "expired CA dropped from the bundle of Secret %s/%s", wc->ns, wc->secret);
+		    "expired CA (notAfter %s) dropped from the bundle of Secret %s/%s", gone,
+		    wc->ns, wc->secret);
 		return 1;
 	} else {
 		return 0;
@@ -969,7 +978,8 @@ plan(struct webcert *wc, const struct material *m, int64_t now, struct plan *p)
 		return r;
 	fmt_time(p->leaf_not_after, t2, sizeof(t2));
 	snprintf(p->what + strlen(p->what), sizeof(p->what) - strlen(p->what),
-	    ": notAfter %s, CA notAfter %s", t2, t1);
+	    ": notAfter %s, CA notAfter %s%s%s%s", t2, t1,
+	    dropped > 0 ? "; expired CA (notAfter " : "", gone, dropped > 0 ? ") dropped" : "");
 	return 1;
 }
 
@@ -998,8 +1008,9 @@ write_done(void *userdata, const struct kube_result *res)
 		timer_in_ms(wc->retry, CONFLICT_WAIT_MS);
 	} else if (res->error == -EACCES && wc->write_create) {
 		if (!wc->create_denied)
-			log_warn("webhook certificate: Secret %s/%s does not exist and this service "
-				 "account may not create it (%s); the chart creates it: waiting for it",
+			log_warn(
+			    "webhook certificate: Secret %s/%s does not exist and this service "
+			    "account may not create it (%s); the chart creates it: waiting for it",
 			    wc->ns, wc->secret, res->message != NULL ? res->message : "");
 		wc->create_denied = true;
 		snprintf(wc->status, sizeof(wc->status),
@@ -1049,9 +1060,10 @@ start_write(struct webcert *wc, const json_t *secret, json_t *data)
 	free(wc->based_rv);
 	wc->based_rv = strdup(rv != NULL ? rv : "");
 	wc->write_create = secret == NULL;
-	r = secret == NULL ? kube_create(wc->client, &res_secrets, wc->ns, obj, write_done, wc,
-				 &wc->write_call)
-			   : kube_update(wc->client, &res_secrets, obj, write_done, wc, &wc->write_call);
+	r = secret == NULL
+		? kube_create(
+		      wc->client, &res_secrets, wc->ns, obj, write_done, wc, &wc->write_call)
+		: kube_update(wc->client, &res_secrets, obj, write_done, wc, &wc->write_call);
 	json_decref(obj);
 	return r;
 }
@@ -1102,7 +1114,9 @@ reconcile(struct webcert *wc)
 	} else if (r == 0) {
 		int64_t d = p.next - now;
 
-		timer_in_ms(wc->due, (uint64_t)(d < 1 ? 1 : d > MAX_RECHECK_S ? MAX_RECHECK_S : d) *
+		timer_in_ms(wc->due, (uint64_t)(d < 1		    ? 1
+						: d > MAX_RECHECK_S ? MAX_RECHECK_S
+								    : d) *
 					 1000);
 	}
 	plan_clear(&p);
@@ -1258,16 +1272,16 @@ webcert_new(struct event_base *base, struct kube_client *client, const struct we
 	wc->service = xstrdup(opts->service);
 	wc->sans = calloc(4 + opts->n_extra_sans, sizeof(*wc->sans));
 	wc->cfgs = calloc(opts->n_mutating + opts->n_validating + 1, sizeof(*wc->cfgs));
-	if (wc->ns == NULL || wc->secret == NULL || (opts->service != NULL && wc->service == NULL) ||
-	    wc->sans == NULL || wc->cfgs == NULL)
+	if (wc->ns == NULL || wc->secret == NULL ||
+	    (opts->service != NULL && wc->service == NULL) || wc->sans == NULL || wc->cfgs == NULL)
 		goto fail;
 	snprintf(wc->key, sizeof(wc->key), "%s/%s", wc->ns, wc->secret);
 	if (wc->service != NULL) {
 		static const char *const suffixes[] = {"", "", ".svc", ".svc.cluster.local"};
 
 		for (size_t i = 0; i < 4; i++) {
-			snprintf(entry, sizeof(entry), "DNS:%s%s%s%s", wc->service, i > 0 ? "." : "",
-			    i > 0 ? wc->ns : "", suffixes[i]);
+			snprintf(entry, sizeof(entry), "DNS:%s%s%s%s", wc->service,
+			    i > 0 ? "." : "", i > 0 ? wc->ns : "", suffixes[i]);
 			if ((r = add_san(wc, entry)) < 0)
 				goto fail;
 		}
@@ -1405,7 +1419,8 @@ webcert_ready(const struct webcert *wc, char *reason, size_t len)
 			continue;
 		if (cf->state == CFG_MISSING)
 			snprintf(reason, len,
-			    "webhook certificate: %s %s not found (its caBundle is set once it exists)",
+			    "webhook certificate: %s %s not found (its caBundle is set once it "
+			    "exists)",
 			    cf->res->kind, cf->name);
 		else if (cf->state == CFG_FAILED)
 			snprintf(reason, len, "webhook certificate: caBundle of %s %s not set: %s",

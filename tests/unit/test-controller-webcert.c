@@ -496,7 +496,8 @@ env_start(struct env *e)
 {
 	memset(e, 0, sizeof(*e));
 	fake_now = T0;
-	log_init("test-controller-webcert", getenv("WEBCERT_DEBUG") ? LOG_LEVEL_INFO : LOG_LEVEL_WARN);
+	log_init(
+	    "test-controller-webcert", getenv("WEBCERT_DEBUG") ? LOG_LEVEL_INFO : LOG_LEVEL_WARN);
 	if (test_apiserver_start(&e->api, NULL) < 0) {
 		CU_FAIL("test API server did not start");
 		return false;
@@ -595,7 +596,8 @@ test_fill_and_adopt(void)
 	CU_ASSERT_EQUAL(bundle_len(&e), 1);
 	s = get(&e, SECRET_PATH);
 	CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(s, "type")), "kubernetes.io/tls");
-	rv = strdup(json_string_value(json_object_get(json_object_get(s, "metadata"), "resourceVersion")));
+	rv = strdup(
+	    json_string_value(json_object_get(json_object_get(s, "metadata"), "resourceVersion")));
 	json_decref(s);
 	/* metrics: the serving certificate's notAfter, one write */
 	{
@@ -608,7 +610,8 @@ test_fill_and_adopt(void)
 		    "vmdhcp_admission_certificate_expiry_timestamp_seconds %lld",
 		    (long long)(T0 + VALIDITY));
 		CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
-		CU_ASSERT_PTR_NOT_NULL(strstr(text, "vmdhcp_admission_certificate_rotations_total 1"));
+		CU_ASSERT_PTR_NOT_NULL(
+		    strstr(text, "vmdhcp_admission_certificate_rotations_total 1"));
 		free(text);
 	}
 
@@ -621,7 +624,8 @@ test_fill_and_adopt(void)
 	CU_ASSERT_TRUE(e.a.key && e.b.key && strcmp(e.a.key, e.b.key) == 0);
 	s = get(&e, SECRET_PATH);
 	CU_ASSERT_STRING_EQUAL(
-	    json_string_value(json_object_get(json_object_get(s, "metadata"), "resourceVersion")), rv);
+	    json_string_value(json_object_get(json_object_get(s, "metadata"), "resourceVersion")),
+	    rv);
 	json_decref(s);
 	free(rv);
 
@@ -745,7 +749,10 @@ test_ca_rotation(void)
 	old_leaf = secret_b64(&e, "tls.crt");
 
 	/* CA: notBefore T0-300, notAfter T0+30000, due at T0+19900. Step 1: the new CA joins
-	 * the bundle, the serving certificate stays. */
+	 * the bundle, the serving certificate stays. The configurations' first update fails. */
+	CU_ASSERT_EQUAL(test_apiserver_fault(e.api, "fail?code=500&count=2&method=PUT&path="
+						    "/apis/admissionregistration.k8s.io/"),
+	    0);
 	advance_and_wait(&e, T0 + 19950, "ca.crt");
 	CU_ASSERT_EQUAL(bundle_len(&e), 2);
 	new_ca = bundle_cert(&e, 0);
@@ -758,10 +765,14 @@ test_ca_rotation(void)
 		free(second);
 		free(leaf);
 	}
-	/* the configurations get the two-CA bundle; the serving certificate still waits (the
-	 * caBundle settles 30 s of the clock) */
-	CU_ASSERT_TRUE(wait_for(&e, configs_bundle_pred, NULL));
+	CU_ASSERT_TRUE(wait_for(&e, reason_has, "not set: ServerError"));
+	CU_ASSERT_FALSE(configs_have_bundle(&e));
+	/* Later, past the settling time: the configurations get the two-CA bundle at this
+	 * check, and the serving certificate waits 30 s of the clock from now */
+	fake_now = T0 + 20050;
+	webcert_recheck(e.a.wc);
 	CU_ASSERT_TRUE(wait_for(&e, is_ready, &e.a));
+	CU_ASSERT_TRUE(configs_have_bundle(&e));
 	{
 		char *leaf = secret_b64(&e, "tls.crt");
 
@@ -770,7 +781,7 @@ test_ca_rotation(void)
 	}
 	check_secret(&e, 1);
 	/* Step 2: signed by the new CA, while both stay in the bundle */
-	advance_and_wait(&e, T0 + 19981, "tls.crt");
+	advance_and_wait(&e, T0 + 20081, "tls.crt");
 	CU_ASSERT_TRUE(configs_have_bundle(&e)); /* trusted before it was issued */
 	CU_ASSERT_EQUAL(bundle_len(&e), 2);
 	check_secret(&e, 0);
@@ -814,8 +825,8 @@ test_missing_config(void)
 	create_configs(&e, true, false);
 	CU_ASSERT_FATAL(inst_new(&e, &e.a));
 	CU_ASSERT_EQUAL_FATAL(webcert_start(e.a.wc), 0);
-	CU_ASSERT_TRUE(wait_for(&e, reason_has,
-	    "ValidatingWebhookConfiguration " VALIDATING " not found"));
+	CU_ASSERT_TRUE(
+	    wait_for(&e, reason_has, "ValidatingWebhookConfiguration " VALIDATING " not found"));
 	CU_ASSERT_TRUE(serves_secret(&e, &e.a));
 	{
 		char *ca = secret_b64(&e, "ca.crt");
@@ -892,8 +903,9 @@ test_create_forbidden(void)
 	CU_ASSERT_TRUE(wait_for(&e, reason_has, "the chart creates it"));
 	CU_ASSERT_PTR_NULL(e.a.cert);
 	/* the chart's Secret appears: filled */
-	CU_ASSERT_EQUAL(req(&e, "POST", SECRETS,
-			    json_pack("{s:{s:s}, s:s}", "metadata", "name", SECRET, "type", "Opaque")),
+	CU_ASSERT_EQUAL(
+	    req(&e, "POST", SECRETS,
+		json_pack("{s:{s:s}, s:s}", "metadata", "name", SECRET, "type", "Opaque")),
 	    201);
 	CU_ASSERT_TRUE(wait_for(&e, is_ready, &e.a));
 	CU_ASSERT_TRUE(serves_secret(&e, &e.a));
