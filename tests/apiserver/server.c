@@ -99,6 +99,8 @@ struct server {
 	/* faults */
 	int fail_code;
 	unsigned fail_count;
+	char fail_method[32]; /* "" = any */
+	char fail_path[256];  /* a path prefix; "" = any */
 	unsigned delay_ms;
 	unsigned delay_count;
 	/* stats */
@@ -136,8 +138,8 @@ phrase(int code)
 	return "Status";
 }
 
-static void
-log_request(struct evhttp_request *req, int code)
+static const char *
+method_name(struct evhttp_request *req)
 {
 	static const struct {
 		enum evhttp_cmd_type cmd;
@@ -151,13 +153,20 @@ log_request(struct evhttp_request *req, int code)
 	    {EVHTTP_REQ_HEAD, "HEAD"},
 	    {EVHTTP_REQ_OPTIONS, "OPTIONS"},
 	};
-	const char *m = "?";
+
+	for (size_t i = 0; i < ELEMENTSOF(methods); i++)
+		if (methods[i].cmd == evhttp_request_get_command(req))
+			return methods[i].name;
+	return "?";
+}
+
+static void
+log_request(struct evhttp_request *req, int code)
+{
+	const char *m = method_name(req);
 
 	if (log_get_level() < LOG_LEVEL_DEBUG)
 		return;
-	for (size_t i = 0; i < ELEMENTSOF(methods); i++)
-		if (methods[i].cmd == evhttp_request_get_command(req))
-			m = methods[i].name;
 	log_debug("%s %s -> %d", m, evhttp_request_get_uri(req), code);
 }
 
@@ -947,6 +956,10 @@ handle_test(struct server *srv, struct evhttp_request *req, const char *what, st
 			goto bad;
 		srv->fail_code = (int)code;
 		srv->fail_count = (unsigned)count;
+		c = PARAM("method");
+		snprintf(srv->fail_method, sizeof(srv->fail_method), "%s", c != NULL ? c : "");
+		c = PARAM("path");
+		snprintf(srv->fail_path, sizeof(srv->fail_path), "%s", c != NULL ? c : "");
 		send_json(
 		    req, 200, json_pack("{s:i, s:i}", "code", (int)code, "count", (int)count));
 	} else if (strcmp(what, "delay") == 0) {
@@ -1179,10 +1192,22 @@ send_fault(struct server *srv, struct evhttp_request *req)
 	send_status(req, srv->fail_code, reason, message, NULL, NULL);
 }
 
+/* The request is one the injected failure is for (its method and path prefix, when set). */
+static bool
+fault_matches(struct server *srv, struct evhttp_request *req)
+{
+	const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
+
+	if (srv->fail_method[0] != '\0' && strcasecmp(srv->fail_method, method_name(req)) != 0)
+		return false;
+	return srv->fail_path[0] == '\0' ||
+	       (path != NULL && strncmp(path, srv->fail_path, strlen(srv->fail_path)) == 0);
+}
+
 static void
 process(struct server *srv, struct evhttp_request *req)
 {
-	if (srv->fail_count > 0) {
+	if (srv->fail_count > 0 && fault_matches(srv, req)) {
 		srv->fail_count--;
 		send_fault(srv, req);
 		return;

@@ -617,6 +617,22 @@ test_cluster_scoped_and_crd(void)
 	e = req("GET", NULL, NULL, &code, "/api/v1/namespaces/default/nodes/node-a");
 	CU_ASSERT_EQUAL(code, 404);
 	json_decref(e);
+	/* webhook configurations are cluster-scoped */
+	o = req("POST", NULL, "{\"metadata\":{\"name\":\"hook\"},\"webhooks\":[]}", &code,
+	    "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations");
+	CU_ASSERT_EQUAL(code, 201);
+	CU_ASSERT_PTR_NULL(meta_str(o, "namespace"));
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(o, "kind")), "ValidatingWebhookConfiguration");
+	json_decref(o);
+	o = req("GET", NULL, NULL, &code,
+	    "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/hook");
+	CU_ASSERT_EQUAL(code, 404);
+	json_decref(o);
+	o = req("GET", NULL, NULL, &code,
+	    "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/hook");
+	CU_ASSERT_EQUAL(code, 200);
+	json_decref(o);
 	/* namespaces are cluster-scoped; /namespaces/NAME is the namespace itself */
 	o = req("POST", NULL, "{\"metadata\":{\"name\":\"team\"}}", &code, "/api/v1/namespaces");
 	CU_ASSERT_EQUAL(code, 201);
@@ -807,6 +823,27 @@ test_faults(void)
 	}
 	j = req("GET", NULL, NULL, &code, "/api/v1/namespaces/default/pods");
 	CU_ASSERT_EQUAL(code, 200);
+	json_decref(j);
+
+	/* limited to a method and a path prefix: other requests pass and do not count */
+	CU_ASSERT_EQUAL(
+	    test_apiserver_fault(
+		srv, "fail?code=403&count=1&method=POST&path=/api/v1/namespaces/default/secrets"),
+	    0);
+	j = req("GET", NULL, NULL, &code, "/api/v1/namespaces/default/secrets");
+	CU_ASSERT_EQUAL(code, 200);
+	json_decref(j);
+	j = req("POST", NULL, "{\"metadata\":{\"name\":\"cm-f\"}}", &code,
+	    "/api/v1/namespaces/default/configmaps");
+	CU_ASSERT_EQUAL(code, 201);
+	json_decref(j);
+	j = req("POST", NULL, "{\"metadata\":{\"name\":\"s-f\"}}", &code,
+	    "/api/v1/namespaces/default/secrets");
+	check_status(j, code, 403, "Forbidden");
+	json_decref(j);
+	j = req("POST", NULL, "{\"metadata\":{\"name\":\"s-f\"}}", &code,
+	    "/api/v1/namespaces/default/secrets");
+	CU_ASSERT_EQUAL(code, 201);
 	json_decref(j);
 
 	/* 429 carries Retry-After */
