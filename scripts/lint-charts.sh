@@ -770,6 +770,9 @@ if command -v "$HELM" >/dev/null; then
             [ "$(arg_of "$a" --webhook-listen)" = ":$(jq -r .admission.port <<<"$v")" ] &&
             ok "$label: container port webhook $(jq -r .admission.port <<<"$v"), --webhook-listen $(arg_of "$a" --webhook-listen), readiness /readyz every ≤ 5 s" ||
             bad "$label: the controller's port \"webhook\", --webhook-listen '$(arg_of "$a" --webhook-listen)' or its /readyz probe differ from admission.port"
+        jq -e '.spec.strategy.type == "RollingUpdate" and .spec.strategy.rollingUpdate.maxUnavailable == 0' <<<"$d" >/dev/null &&
+            ok "$label: rolling updates with maxUnavailable 0 (the webhook Service keeps an endpoint through an upgrade)" ||
+            bad "$label: the controller Deployment may take a replica down before a new one is ready (strategy)"
         [ "$(arg_of "$a" --webhook-secret)" = "$(jq -r .metadata.name <<<"$sec")" ] &&
             [ "$(arg_of "$a" --webhook-service)" = "$(jq -r .metadata.name <<<"$svc")" ] &&
             [ "$(arg_of "$a" --webhook-mutating)" = "$(jq -r .metadata.name <<<"$mwc")" ] &&
