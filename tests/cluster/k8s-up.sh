@@ -16,8 +16,12 @@
 #   - Multus: containerd attaches a second CNI network (max_conf_num = 2) to every pod, so every
 #     pod gets an `eth1` on the bridge vmdhcp-vm0, the way Multus would attach the pool's NAD.
 #     The NetworkAttachmentDefinition CRD is installed so NADs can be created and read.
-#   - kube-proxy: not built; the only Service that must work, `kubernetes`, is reached
-#     directly (the API server listens on the Service IP and port).
+#   - kube-proxy: not built; the `kubernetes` Service is reached directly (the API server
+#     listens on the Service IP and port). The admission webhook's Service (the chart's
+#     <fullname>-webhook) is called by the API server itself: --enable-aggregator-routing=true
+#     makes it resolve a Service to one of its ready Endpoints (a pod IP and the target port),
+#     as kube-proxy would route the ClusterIP, and the host reaches pod IPs through the bridge
+#     vmdhcp-cni0 (the pods' gateway, 10.88.0.1). Pods cannot use other ClusterIPs.
 #   - KubeVirt: VMs are network namespaces with a veth on vmdhcp-vm0 (tests/cluster/*.sh);
 #     only a schema-less VirtualMachine CRD is installed, for the controller's informer.
 #   - CoreDNS: none; pods use the node's resolv.conf.
@@ -168,6 +172,7 @@ start kube-apiserver "$BIN/kube-apiserver" \
     --service-account-key-file="$PKI/sa.pub" --service-account-signing-key-file="$PKI/sa.key" \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
+    --enable-aggregator-routing=true \
     --allow-privileged=true --profiling=false
 wait_for kube-apiserver 120 curl -sf --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" "$API/readyz"
 

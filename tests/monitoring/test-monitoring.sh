@@ -6,7 +6,7 @@
 #   severity, a summary and a description with a "What to do" hint;
 # - charts/vm-dhcp/files/dashboard.json: JSON (jq), unique panel ids, every query on the
 #   ${datasource} variable, every expression valid PromQL (promtool check rules over them as
-#   recording rules), the panels the operator view needs;
+#   recording rules), the panels the operator view needs (admission's too);
 # - every metric name the rules and the dashboard use is in tests/monitoring/metric-names.txt
 #   (the agreed names), and each agent and common name there is one the sources export;
 # - the checks themselves: broken copies (a misspelt metric name, a threshold moved, a reason
@@ -169,10 +169,11 @@ dash_checks() {
     for m in vmdhcp_ippool_used_addresses vmdhcp_ippool_capacity_addresses vmdhcp_ippool_bindings \
         vmdhcp_agent_replies_sent_total vmdhcp_agent_drops_total vmdhcp_agent_reply_latency_seconds_bucket \
         vmdhcp_agent_serving vmdhcp_agent_kube_synced vmdhcp_controller_leader vmdhcp_reconcile_total \
-        vmdhcp_reconcile_errors_total vmdhcp_workqueue_depth; do
+        vmdhcp_reconcile_errors_total vmdhcp_workqueue_depth vmdhcp_admission_requests_total \
+        vmdhcp_admission_duration_seconds_bucket apiserver_admission_webhook_rejection_count; do
         grep -qxF "$m" "$tmp/dash-names" || missing="$missing $m"
     done
-    [ -z "$missing" ] && ok "$f: pool usage, bindings, replies, drops, latency, serving/synced, leader, reconciles, queue depth" ||
+    [ -z "$missing" ] && ok "$f: pool usage, bindings, replies, drops, latency, serving/synced, leader, reconciles, queue depth, admission rate/latency/failed calls" ||
         bad "$f: no panel uses$missing"
     jq -e '[.panels[] | ., (.panels // [])[] | .targets // [] | .[].expr] as $e |
         ([$e[] | select(test("drops_total") and (test("by \\(reason\\)") | not))] | length == 0) and
@@ -225,6 +226,14 @@ while read -r name type who; do
         agent) srcs="agent/*.c dhcp/*.c" ;;
         both) srcs="lib/*.c" ;;
         controller) srcs="controller/*.c kube/*.c lib/*.c" ;;
+        # the admission code lands apart from the chart: checked once it is in the tree
+        admission)
+            srcs=$(ls controller/webhook.c controller/webcert.c 2>/dev/null | tr '\n' ' ')
+            if [ -z "$srcs" ]; then
+                notes+=("$name (admission): controller/webhook.c and webcert.c are not in the tree yet")
+                continue
+            fi
+            ;;
         *) continue ;;
     esac
     # shellcheck disable=SC2086
@@ -270,6 +279,10 @@ if [ -n "$PROMTOOL" ]; then
         expect_fail "rules: a standby's not_serving drops no longer left out" promtool_rules "$tmp/m/standby.yaml"
     mutate noabsent.yaml 's/ or absent(vmdhcp_controller_leader)//' "$RULES" &&
         expect_fail "rules: NoLeader without absent()" promtool_rules "$tmp/m/noabsent.yaml"
+    mutate denials.yaml 's/, error_type="calling_webhook_error"//' "$RULES" &&
+        expect_fail "rules: AdmissionUnavailable counting the API server's refusals for cause" promtool_rules "$tmp/m/denials.yaml"
+    mutate ungated.yaml 's/count(max_over_time(vmdhcp_admission_certificate_expiry_timestamp_seconds{job="vm-dhcp-controller"}\[6h\])) > 0,/vector(1),/' "$RULES" &&
+        expect_fail "rules: AdmissionUnavailable firing without admission ever serving" promtool_rules "$tmp/m/ungated.yaml"
     mutate syntax.yaml 's/max by (namespace, pool, network) (vmdhcp_ippool_used_addresses)$/max by (namespace, pool, network) (vmdhcp_ippool_used_addresses/' "$RULES" &&
         expect_fail "rules: a PromQL syntax error (promtool check rules)" promtool_rules "$tmp/m/syntax.yaml"
 fi

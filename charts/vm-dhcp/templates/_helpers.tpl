@@ -39,6 +39,22 @@ kind with the same name).
 {{- include "vm-dhcp.suffixed" (dict "ctx" . "suffix" "metrics") -}}
 {{- end -}}
 
+{{/*
+Admission (templates/webhook.yaml): the Service the API server calls, the Secret the program
+keeps its CA and serving certificate in, and the name of both webhook configurations.
+*/}}
+{{- define "vm-dhcp.webhookName" -}}
+{{- include "vm-dhcp.suffixed" (dict "ctx" . "suffix" "webhook") -}}
+{{- end -}}
+
+{{- define "vm-dhcp.webhookSecret" -}}
+{{- include "vm-dhcp.suffixed" (dict "ctx" . "suffix" "webhook-tls") -}}
+{{- end -}}
+
+{{- define "vm-dhcp.admissionName" -}}
+{{- include "vm-dhcp.suffixed" (dict "ctx" . "suffix" "admission") -}}
+{{- end -}}
+
 {{/* The post-delete hook's Job, ServiceAccount and RBAC (templates/uninstall.yaml). */}}
 {{- define "vm-dhcp.uninstallName" -}}
 {{- include "vm-dhcp.suffixed" (dict "ctx" . "suffix" "uninstall") -}}
