@@ -70,7 +70,7 @@ declare -A WHY=(
     [ip_outside]='ip address [0-9.]+ is not within subnet'
     [ip_range]='ip address [0-9.]+ is not within pool range'
     [ip_unallocatable]='ip address [0-9.]+ is not allocatable'
-    [ip_taken]='ip address 192\.168\.0\.111 is already allocated to mac 11:22:33:44:55:66'
+    [ip_taken]='ip address 192\.168\.0\.111 is already allocated to mac 52:54:00:ad:01:01'
     [ip_dup]='duplicate desired ip 192\.168\.0\.[0-9]+ on network'
     # ours
     [leading_zero]='leading zero'
@@ -91,7 +91,7 @@ declare -A WHY=(
     [domain]='domain'
     [dns]='dns'
     [mac]='mac'
-    [dup_mac]='11:22:33:44:55:6f|mac'
+    [dup_mac]='52:54:00:ad:01:0f|mac'
 )
 # the regular expression of key K
 why() { local re=${WHY[$1]:?no WHY entry $1}; echo "${re//%P/$PFX}"; }
@@ -100,7 +100,7 @@ pass=0 failn=0
 ok() { printf 'PASS  %s\n' "$1"; pass=$((pass + 1)); }
 ko() {
     printf 'FAIL  %s: %s\n' "$1" "$2"; failn=$((failn + 1))
-    [ -n "${OUT:-}" ] && head -c 600 <<<"$OUT" | sed 's/^/        | /'
+    [ -n "${OUT:-}" ] && printf '%s\n' "$OUT" | head -n 12 | cut -c1-240 | sed 's/^/        | /'
     return 0
 }
 k() { kubectl $KTIMEOUT -n "$NS" "$@"; }
@@ -240,15 +240,15 @@ webhook_up() {
 [ "${ADMISSION_TABLE_NO_PROBE:-0}" = 1 ] || wait_for 90 webhook_up || setup_fail "the admission webhook does not refuse a /32 IPPool (not configured or not answering)"
 
 # net-a: pool-a (names differ), 192.168.0.0/24, serverIP .2, router .1, range .10-.200, exclude
-#   .100; vmnc-a binds 11:22:33:44:55:66 to static .111, vmnc-d has a dynamic NIC and a static
+#   .100; vmnc-a binds 52:54:00:ad:01:01 to static .111, vmnc-d has a dynamic NIC and a static
 #   .130, vmnc-c one dynamic NIC.
 # net-b: pool net-b (same name as its NAD), 192.168.0.0/24, serverIP .2, no router, range
-#   .10-.200; vmnc-b binds 11:22:33:44:55:77 to static .50.
+#   .10-.200; vmnc-b binds 52:54:00:ad:01:0b to static .50.
 # net-free: a NAD without pool (dry-run creates of IPPools land here); net-nolabel: a NAD
 #   without ippool labels and without pool; net-half: only the ippool-namespace label;
 #   net-ghost: labels naming an IPPool that does not exist.
-MAC1=11:22:33:44:55:66 MAC2=22:33:44:55:66:77 MAC3=11:22:33:44:55:68 MAC4=11:22:33:44:55:69
-MAC5=11:22:33:44:55:6a MACB=11:22:33:44:55:77
+MAC1=52:54:00:ad:01:01 MAC2=52:54:00:ad:01:02 MAC3=52:54:00:ad:01:03 MAC4=52:54:00:ad:01:04
+MAC5=52:54:00:ad:01:05 MACB=52:54:00:ad:01:0b
 for n in net-a net-b net-free net-nolabel net-c; do
     run apply "$(nad $n)"; [ $RC = 0 ] || setup_fail "NAD $n"
 done
@@ -464,7 +464,7 @@ deny "vmnetcfg create: static ip excluded" ip_unallocatable create_dry "$(vmnc n
 deny "vmnetcfg create: static ip reserved (the serverIP)" ip_unallocatable create_dry "$(vmnc n11 vm-n11 "$NS/net-a,$MAC2,192.168.0.2")"
 deny "vmnetcfg create: static ip allocated to another mac" ip_taken create_dry "$(vmnc n12 vm-n12 "$NS/net-a,$MAC2,192.168.0.111")"
 deny "vmnetcfg create: one static ip twice on a network" ip_dup \
-    create_dry "$(vmnc n13 vm-n13 "$NS/net-a,$MAC2,192.168.0.120" "$NS/net-a,11:22:33:44:55:6e,192.168.0.120")"
+    create_dry "$(vmnc n13 vm-n13 "$NS/net-a,$MAC2,192.168.0.120" "$NS/net-a,52:54:00:ad:01:0e,192.168.0.120")"
 allow "vmnetcfg create: static ip held by its own mac" create_dry "$(vmnc n14 vm-n14 "$NS/net-a,$MAC1,192.168.0.111")"
 # ours
 deny "vmnetcfg create: static ip 192.168.0.012 (leading zero)" leading_zero \
@@ -473,7 +473,7 @@ deny "vmnetcfg create: static ip ::ffff:192.168.0.12" not_v4 create_dry "$(vmnc 
 deny "vmnetcfg create: vmName empty" vmname_empty create_dry "$(vmnc o22 "" "$NS/net-a,$MAC2")"
 deny "vmnetcfg create: macAddress not a MAC" mac create_dry "$(vmnc o23 vm-o23 "$NS/net-a,zz:22:33:44:55:66")"
 deny "vmnetcfg create: one MAC twice on a network" dup_mac \
-    create_dry "$(vmnc o24 vm-o24 "$NS/net-a,11:22:33:44:55:6f" "$NS/net-a,11:22:33:44:55:6f")"
+    create_dry "$(vmnc o24 vm-o24 "$NS/net-a,52:54:00:ad:01:0f" "$NS/net-a,52:54:00:ad:01:0f")"
 
 # =================================================================================================
 # a60f7a7 TestValidator_Update, against the stored vmnc-a (.111 static), vmnc-c (dynamic), vmnc-d

@@ -92,22 +92,27 @@ to_url() {
         | .webhooks |= map(.clientConfig = {url: ($base + (.clientConfig.service.path // .clientConfig.url // "/" | sub("^https://[^/]*"; "")))})'
 }
 : >"$TMP/webhooks.json"
-if [ -x "$HELM" ] && "$HELM" template $REL charts/vm-dhcp -n $CNS >"$TMP/chart.yaml" 2>"$TMP/helm.err"; then
+why_builtin="helm is not installed"
+if [ -x "$HELM" ] && env -u KUBECONFIG "$HELM" template $REL charts/vm-dhcp -n $CNS >"$TMP/chart.yaml" 2>"$TMP/helm.err"; then
+    why_builtin="the chart renders no webhook configuration"
     "$Y2J" "$TMP/chart.yaml" 2>/dev/null |
         jq -c 'select(.kind == "MutatingWebhookConfiguration" or .kind == "ValidatingWebhookConfiguration")' |
         while IFS= read -r doc; do to_url <<<"$doc"; done >"$TMP/webhooks.json"
+elif [ -x "$HELM" ]; then
+    why_builtin="helm template failed: $(head -c 200 "$TMP/helm.err" | tr '\n' ' ')"
 fi
 if [ -s "$TMP/webhooks.json" ]; then
     SOURCE="the chart (helm template)"
 else
     # The chart's rules, for a clone without helm (keep in step with charts/vm-dhcp/templates):
     # IPPool CREATE is mutated (upstream's defaults); IPPool CREATE/UPDATE/DELETE, VMNetCfg
-    # CREATE/UPDATE and KubeVirt VirtualMachine CREATE/UPDATE (static-ip annotations) validated.
-    SOURCE="the built-in copy of the chart's rules ($(head -c 200 "$TMP/helm.err" 2>/dev/null | tr '\n' ' '))"
-    common='"sideEffects":"None","failurePolicy":"Fail","timeoutSeconds":10,"admissionReviewVersions":["v1","v1beta1"],"matchPolicy":"Equivalent"'
+    # CREATE/UPDATE (failurePolicy Fail) and KubeVirt VirtualMachine CREATE/UPDATE (static-ip
+    # annotations; Ignore, so VMs are never blocked) validated; timeoutSeconds 5.
+    SOURCE="the built-in copy of the chart's rules ($why_builtin)"
+    common='"sideEffects":"None","timeoutSeconds":5,"admissionReviewVersions":["v1","v1beta1"],"matchPolicy":"Equivalent"'
     cat >"$TMP/webhooks.json" <<EOF
-{"apiVersion":"admissionregistration.k8s.io/v1","kind":"MutatingWebhookConfiguration","metadata":{"name":"x"},"webhooks":[{"name":"mutate.network.harvesterhci.io",$common,"reinvocationPolicy":"Never","clientConfig":{"service":{"path":"/mutate"}},"rules":[{"apiGroups":["network.harvesterhci.io"],"apiVersions":["v1alpha1"],"resources":["ippools"],"operations":["CREATE"],"scope":"Namespaced"}]}]}
-{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingWebhookConfiguration","metadata":{"name":"x"},"webhooks":[{"name":"validate.network.harvesterhci.io",$common,"clientConfig":{"service":{"path":"/validate"}},"rules":[{"apiGroups":["network.harvesterhci.io"],"apiVersions":["v1alpha1"],"resources":["ippools"],"operations":["CREATE","UPDATE","DELETE"],"scope":"Namespaced"},{"apiGroups":["network.harvesterhci.io"],"apiVersions":["v1alpha1"],"resources":["virtualmachinenetworkconfigs"],"operations":["CREATE","UPDATE"],"scope":"Namespaced"}]},{"name":"validate-vm.network.harvesterhci.io",$common,"clientConfig":{"service":{"path":"/validate"}},"rules":[{"apiGroups":["kubevirt.io"],"apiVersions":["v1"],"resources":["virtualmachines"],"operations":["CREATE","UPDATE"],"scope":"Namespaced"}]}]}
+{"apiVersion":"admissionregistration.k8s.io/v1","kind":"MutatingWebhookConfiguration","metadata":{"name":"x"},"webhooks":[{"name":"ippools.vm-dhcp.network.harvesterhci.io",$common,"failurePolicy":"Fail","reinvocationPolicy":"Never","clientConfig":{"service":{"path":"/mutate"}},"rules":[{"apiGroups":["network.harvesterhci.io"],"apiVersions":["v1alpha1"],"resources":["ippools"],"operations":["CREATE"],"scope":"Namespaced"}]}]}
+{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingWebhookConfiguration","metadata":{"name":"x"},"webhooks":[{"name":"ippools.vm-dhcp.network.harvesterhci.io",$common,"failurePolicy":"Fail","clientConfig":{"service":{"path":"/validate"}},"rules":[{"apiGroups":["network.harvesterhci.io"],"apiVersions":["v1alpha1"],"resources":["ippools"],"operations":["CREATE","UPDATE","DELETE"],"scope":"Namespaced"}]},{"name":"virtualmachinenetworkconfigs.vm-dhcp.network.harvesterhci.io",$common,"failurePolicy":"Fail","clientConfig":{"service":{"path":"/validate"}},"rules":[{"apiGroups":["network.harvesterhci.io"],"apiVersions":["v1alpha1"],"resources":["virtualmachinenetworkconfigs"],"operations":["CREATE","UPDATE"],"scope":"Namespaced"}]},{"name":"virtualmachines.vm-dhcp.network.harvesterhci.io",$common,"failurePolicy":"Ignore","clientConfig":{"service":{"path":"/validate"}},"rules":[{"apiGroups":["kubevirt.io"],"apiVersions":["v1"],"resources":["virtualmachines"],"operations":["CREATE","UPDATE"],"scope":"Namespaced"}]}]}
 EOF
     while IFS= read -r doc; do to_url <<<"$doc"; done <"$TMP/webhooks.json" >"$TMP/webhooks.url.json"
     mv "$TMP/webhooks.url.json" "$TMP/webhooks.json"
