@@ -438,6 +438,14 @@ bench-failover: programs $(HA_PROBE)
 	@scripts/bench-failover.sh
 .PHONY: bench-failover
 
+# Admission latency on the real cluster (tests/cluster/bench-admission.sh; the cluster up, the
+# chart installed or installed by it): 50 requests/s of --dry-run=server IPPool creates for 30 s
+# straight to the API server; p50/p99 from the API server's webhook histogram, the controller's
+# vmdhcp_admission_duration_seconds and the client. For docs/benchmarks.md ("Admission").
+bench-admission: $(BUILD)/e2e/yaml2json
+	@tests/cluster/bench-admission.sh
+.PHONY: bench-admission
+
 # --- a real single-node Kubernetes (tests/cluster/) ------------------------------------------
 # k8s-up: etcd, kube-apiserver, controller-manager, scheduler, containerd + runc, kubelet and
 # CNI on this machine (root), Kubernetes built once from Debian's source package and cached in
