@@ -367,6 +367,13 @@ e2e-test: $(BUILD)/e2e/yaml2json
 upstream-objects-test: $(BUILD)/e2e/yaml2json
 	@tests/run-tests.sh upstream-objects tests/cluster/test-upstream-objects.sh
 
+# The admission webhook's table (tests/cluster/admission-table.sh: upstream's webhook test cases
+# and ours) on kube-apiserver 1.25 (../shared/k8s, skipped when absent), the controller on this
+# host reached by url: CEL rules and the webhook must agree. About a minute.
+.PHONY: admission-125-test
+admission-125-test: programs $(BUILD)/e2e/yaml2json
+	@tests/run-tests.sh admission-125 tests/cluster/test-admission-125.sh
+
 # Controller benchmark: 10 000 NICs in one pool bound end to end against build/test-apiserver
 # (loopback); writes the "Controller" section of docs/benchmarks.md.
 bench-controller: programs $(BUILD)/e2e/yaml2json
@@ -430,6 +437,14 @@ bench-snapshot: $(BUILD)/bench/bench-snapshot
 bench-failover: programs $(HA_PROBE)
 	@scripts/bench-failover.sh
 .PHONY: bench-failover
+
+# Admission latency on the real cluster (tests/cluster/bench-admission.sh; the cluster up, the
+# chart installed or installed by it): 50 requests/s of --dry-run=server IPPool creates for 30 s
+# straight to the API server; p50/p99 from the API server's webhook histogram, the controller's
+# vmdhcp_admission_duration_seconds and the client. For docs/benchmarks.md ("Admission").
+bench-admission: $(BUILD)/e2e/yaml2json
+	@tests/cluster/bench-admission.sh
+.PHONY: bench-admission
 
 # --- a real single-node Kubernetes (tests/cluster/) ------------------------------------------
 # k8s-up: etcd, kube-apiserver, controller-manager, scheduler, containerd + runc, kubelet and

@@ -60,6 +60,8 @@ step "container images (make image: unpacked, run as uid 65532, imported into co
 $MAKE --no-print-directory image-test || status=1
 step "upstream objects with our CRDs (kube-apiserver 1.25; skipped without ../shared/k8s)"
 $MAKE --no-print-directory upstream-objects-test || status=1
+step "admission webhook table (kube-apiserver 1.25; skipped without ../shared/k8s)"
+$MAKE --no-print-directory admission-125-test || status=1
 if ls tests/e2e/test-*.sh >/dev/null 2>&1; then
     step "end-to-end tests"
     $MAKE --no-print-directory e2e-test || status=1

@@ -21,6 +21,9 @@
 #       ever answered from two MACs;
 #   a VirtualMachine (the stand-in CRD) -> its VMNetCfg, owned by it, gets an address; deleting the
 #   VM, the cluster's garbage collector deletes the VMNetCfg and the controller frees the address;
+#   the admission webhook through the chart's Service (tests/cluster/test-cluster-admission.sh:
+#   the table of upstream's webhook cases and ours, a replica lost during applies, a short
+#   certificate validity rotated under load);
 #   helm uninstall -> no agent Deployment left, no object stuck on a finalizer.
 # The VM is a network namespace with a veth on the bridge vmdhcp-vm0, which the cluster's
 # containerd attaches to every pod as eth1 (the stand-in for Multus; see k8s-up.sh).
@@ -539,6 +542,17 @@ vm2_gone() { ! k get vmnetcfg vm2 >/dev/null 2>&1; }
 check "VMNetCfg vm2 deleted by the garbage collector" wait_for 120 vm2_gone
 pool_freed() { ! pool_has "$1"; }
 check "IPPool status no longer lists $IP2" wait_for 60 pool_freed "$IP2"
+
+# --- the admission webhook through the chart's Service: the table, a replica lost during applies,
+# a short certificate validity rotated under load (tests/cluster/test-cluster-admission.sh) ---------
+admission() {
+    "$ROOT/tests/cluster/test-cluster-admission.sh" >"$TMP/admission.log" 2>&1
+    local rc=$?
+    grep -vE '^ +\|' "$TMP/admission.log" | grep -E '^(FAIL|SKIP|admission-table:|test-cluster-admission:|graceful|kill|certificate|    )' | sed 's/^/    /'
+    return $rc
+}
+check "admission webhook (tests/cluster/test-cluster-admission.sh)" admission
+mark "admission tested"
 
 # --- helm uninstall ----------------------------------------------------------------------------------
 check "helm uninstall" helm_ uninstall $REL -n $NS --timeout 3m
