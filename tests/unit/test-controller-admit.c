@@ -1204,6 +1204,7 @@ static const struct tcase cases[] = {
 	CV "nic-3: network-attachment-definitions.k8s.cni.cncf.io \"no-such-net\" not found"),
     VM_C("vm: a static-ip annotation naming no NIC", &w_ok, VM_ANN(SIP "':'192.168.0.111'"),
 	CV ": the annotation names no nic"),
+    VM_C("vm: an empty static-ip annotation asks for none", &w_none, VM_ANN(SIP "nic-9':''"), NULL),
     VM_C("vm: no static-ip annotation at all", &w_none, VM_ANN("'other':'x'"), NULL),
     {.name = "vm: an unchanged bad annotation on update",
 	.flow = VAL,
