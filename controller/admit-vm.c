@@ -12,8 +12,8 @@
  * that network (its networkName qualified with the VM's namespace, as the VM controller
  * does: controller/vmplan.h), with the NIC's MAC from its interface or the
  * harvesterhci.io/mac-address annotation (an unknown MAC only skips "allocated to another
- * MAC"). Refusals read "cannot <verb> VirtualMachine ns/name because annotation
- * static-ip.harvesterhci.io/<nic>: <reason>".
+ * MAC"). An empty value asks for no static address and is not checked. Refusals read "cannot <verb>
+ * VirtualMachine ns/name because annotation static-ip.harvesterhci.io/<nic>: <reason>".
  */
 #include <errno.h>
 #include <stdio.h>
@@ -156,7 +156,8 @@ admit_vm(struct admit_ctx *c)
 	for (size_t i = 0; i < n && r == 0; i++) {
 		const json_t *v = json_object_get(ann, keys[i]);
 
-		if (unchanged(old_ann, keys[i], v))
+		/* "" asks for no static address (upstream's VM controller skips it too) */
+		if (unchanged(old_ann, keys[i], v) || (json_is_string(v) && !json_string_length(v)))
 			continue;
 		r = check_one(c, vm, keys[i], json_string_value(v), &seen, reason, sizeof(reason));
 		if (r == -ENOMEM)

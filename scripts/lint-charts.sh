@@ -782,8 +782,9 @@ if command -v "$HELM" >/dev/null; then
             ok "$label: --webhook-secret, --webhook-service, --webhook-mutating, --webhook-validating name the rendered objects; --webhook-cert-validity $(arg_of "$a" --webhook-cert-validity); --service-cidr '$(arg_of "$a" --service-cidr)'" ||
             bad "$label: a --webhook-* flag or --service-cidr differs from the rendered objects or admission.*: $(jq -c . <<<"$a")"
         jq -e --arg ns "$ns" '.metadata.namespace == $ns and .type == "Opaque" and (has("data") | not) and
-            (has("stringData") | not) and (.metadata.name | endswith("-webhook-tls"))' <<<"$sec" >/dev/null &&
-            ok "$label: Secret $(jq -r .metadata.name <<<"$sec"): Opaque, no data (helm upgrade never resets what the program wrote)" ||
+            (has("stringData") | not) and (.metadata.name | endswith("-admission-tls")) and
+            (.metadata.name | test("-webhook-(ca|tls)$") | not)' <<<"$sec" >/dev/null &&
+            ok "$label: Secret $(jq -r .metadata.name <<<"$sec"): Opaque, no data (helm upgrade never resets what the program wrote), not one of the Go project's <name>-webhook-ca/-tls" ||
             bad "$label: the webhook Secret has data or stringData, or is not Opaque in $ns"
         [ "$(jq -r .metadata.name <<<"$mwc")" = "$(jq -r .metadata.name <<<"$vwc")" ] &&
             [[ $(jq -r .metadata.name <<<"$mwc") == *-admission ]] &&

@@ -1204,6 +1204,7 @@ static const struct tcase cases[] = {
 	CV "nic-3: network-attachment-definitions.k8s.cni.cncf.io \"no-such-net\" not found"),
     VM_C("vm: a static-ip annotation naming no NIC", &w_ok, VM_ANN(SIP "':'192.168.0.111'"),
 	CV ": the annotation names no nic"),
+    VM_C("vm: an empty static-ip annotation asks for none", &w_none, VM_ANN(SIP "nic-9':''"), NULL),
     VM_C("vm: no static-ip annotation at all", &w_none, VM_ANN("'other':'x'"), NULL),
     {.name = "vm: an unchanged bad annotation on update",
 	.flow = VAL,
@@ -1524,8 +1525,108 @@ test_one_line_no_view(void)
 	json_decref(obj);
 }
 
+/*
+ * Robustness: every member of every case's objects replaced in turn by values of other types
+ * and by odd addresses; each review must answer (allowed, or refused with a message and a
+ * code) and a mutation must be a list of "add" operations. Under ASan and valgrind this is
+ * also the memory check of the error paths.
+ */
+static const char *const odd_values[] = {"null", "7", "-1", "true", "\"\"", "\"::1\"",
+    "\"1.2.3.4\"", "\"300.1.2.3\"", "\"10.0.0.0/8\"", "[]", "[7]", "{}", "{\"a\":[null]}"};
+
+static size_t n_reviews;
+
+static void
+check_answer(const struct admit_result *res)
+{
+	size_t i;
+	json_t *op;
+
+	n_reviews++;
+	if (!res->allowed) {
+		CU_ASSERT(res->message[0] != '\0');
+		CU_ASSERT(res->code == 400 || res->code == 403 || res->code == 500);
+		CU_ASSERT_PTR_NULL(strchr(res->message, '\n'));
+	}
+	if (res->patch) {
+		CU_ASSERT(json_is_array(res->patch));
+		json_array_foreach(res->patch, i, op)
+		    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(op, "op")), "add");
+	}
+}
+
+static void
+review_all_ways(const struct tcase *t, struct fake *f, json_t *obj, json_t *old)
+{
+	struct admit_result res;
+
+	for (int phase = ADMIT_MUTATE; phase <= ADMIT_VALIDATE; phase++) {
+		review(t, f, (enum admit_phase)phase, obj, old, &res);
+		check_answer(&res);
+		admit_result_clear(&res);
+	}
+}
+
+/* Replace each member under v (inside obj or old) in turn, review, put it back. */
+static void
+perturb(const struct tcase *t, struct fake *f, json_t *obj, json_t *old, json_t *v)
+{
+	const char *key;
+	json_t *child, *tmp;
+	size_t i;
+
+	if (json_is_object(v)) {
+		void *iter;
+
+		for (iter = json_object_iter(v); iter; iter = json_object_iter_next(v, iter)) {
+			key = json_object_iter_key(iter);
+			child = json_incref(json_object_iter_value(iter));
+			for (i = 0; i < ELEMENTSOF(odd_values); i++) {
+				json_object_iter_set_new(
+				    v, iter, json_loads(odd_values[i], JSON_DECODE_ANY, NULL));
+				review_all_ways(t, f, obj, old);
+			}
+			json_object_iter_set_new(v, iter, child);
+			perturb(t, f, obj, old, json_object_get(v, key));
+		}
+	} else if (json_is_array(v)) {
+		for (size_t j = 0; j < json_array_size(v); j++) {
+			child = json_incref(json_array_get(v, j));
+			for (i = 0; i < ELEMENTSOF(odd_values); i++) {
+				tmp = json_loads(odd_values[i], JSON_DECODE_ANY, NULL);
+				json_array_set_new(v, j, tmp);
+				review_all_ways(t, f, obj, old);
+			}
+			json_array_set_new(v, j, child);
+			perturb(t, f, obj, old, child);
+		}
+	}
+}
+
+static void
+test_robust(void)
+{
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		const struct tcase *t = &cases[i];
+		json_t *obj = t->obj ? load_json(t->obj) : NULL;
+		json_t *old = t->old ? load_json(t->old) : NULL;
+		struct fake f;
+
+		fake_build(&f, t->world);
+		if (obj)
+			perturb(t, &f, obj, old, obj);
+		if (old)
+			perturb(t, &f, obj, old, old);
+		json_decref(obj);
+		json_decref(old);
+		fake_free(&f);
+	}
+	printf("(%zu reviews) ", n_reviews);
+}
+
 static const struct test_case admit_tests[] = {
     {"table", test_table},
+    {"robust", test_robust},
     {"parse_ipv4", test_parse_ipv4},
     {"names", test_names},
     {"one line, no view", test_one_line_no_view},

@@ -41,14 +41,18 @@ kind with the same name).
 
 {{/*
 Admission (templates/webhook.yaml): the Service the API server calls, the Secret the program
-keeps its CA and serving certificate in, and the name of both webhook configurations.
+keeps its CA and serving certificate in, and the name of both webhook configurations. Not
+"<fullname>-webhook-tls": the Go project's webhook (harvester/webhook, its --name
+"<fullname>-webhook") makes the Secrets "<fullname>-webhook-ca" and "<fullname>-webhook-tls" at
+run time, which outlive its helm uninstall; with Harvester's release name and namespace the
+same name would make our install fail (a Secret helm does not own).
 */}}
 {{- define "vm-dhcp.webhookName" -}}
 {{- include "vm-dhcp.suffixed" (dict "ctx" . "suffix" "webhook") -}}
 {{- end -}}
 
 {{- define "vm-dhcp.webhookSecret" -}}
-{{- include "vm-dhcp.suffixed" (dict "ctx" . "suffix" "webhook-tls") -}}
+{{- include "vm-dhcp.suffixed" (dict "ctx" . "suffix" "admission-tls") -}}
 {{- end -}}
 
 {{- define "vm-dhcp.admissionName" -}}
