@@ -270,6 +270,34 @@ ip_changed(const json_t *old_nics, const struct raw_nic *n)
 	return true;
 }
 
+/*
+ * Written by the VM controller for a KubeVirt VirtualMachine (its controller ownerReference)?
+ * Upstream's controller writes such a VMNetCfg with every Multus NIC of the VM, and upstream's
+ * webhook then refuses it when one NIC's network has no pool: the VM gets no addresses at all.
+ * Ours serves each NIC on its own (a NIC without a pool stays Pending, SPEC "each NIC is
+ * independent"), so for these the missing pool is a warning. A VMNetCfg written by hand is
+ * decided as upstream decides it.
+ */
+static bool
+vm_owned(const json_t *obj)
+{
+	const json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
+	const json_t *r;
+	size_t i;
+
+	json_array_foreach(refs, i, r)
+	{
+		const char *kind = json_string_value(json_object_get(r, "kind"));
+		const char *api = json_string_value(json_object_get(r, "apiVersion"));
+
+		if (json_is_true(json_object_get(r, "controller")) && kind != NULL &&
+		    strcmp(kind, "VirtualMachine") == 0 && api != NULL &&
+		    strncmp(api, "kubevirt.io/", strlen("kubevirt.io/")) == 0)
+			return true;
+	}
+	return false;
+}
+
 static int
 check_nic(struct admit_ctx *c, const struct raw_nic *n, bool lookup_only, struct admit_seen *seen)
 {
@@ -278,8 +306,13 @@ check_nic(struct admit_ctx *c, const struct raw_nic *n, bool lookup_only, struct
 	int r;
 
 	if (admit_pool_of_network(c, n->network, canon, &pool, pool_key, reason, sizeof(reason)) <
-	    0)
-		return admit_refuse(c, 403, "%s", reason);
+	    0) {
+		if (!vm_owned(c->rq->object))
+			return admit_refuse(c, 403, "%s", reason);
+		admit_warn(c, "NIC %s on network %s stays Pending until an IPPool serves it: %s",
+		    n->mac, canon, reason);
+		return 0;
+	}
 	if (lookup_only || !n->ip)
 		return 0;
 	r = admit_check_desired_ip(c, n->ip, mac_canonicalize(n->mac, m) == 0 ? m : n->mac, canon,

@@ -56,6 +56,13 @@
 	"{'apiVersion':'network.harvesterhci.io/v1alpha1','kind':'VirtualMachineNetworkConfig',"   \
 	"'metadata':{'namespace':'default','name':'test-vmnetcfg'},"                               \
 	"'spec':{'vmName':'test-vm','networkConfigs':[" nics "]}}"
+/* ... written by the VM controller: a controller ownerReference to the VM (or not). */
+#define CFG_OWNER(nics, ctl)                                                                       \
+	"{'apiVersion':'network.harvesterhci.io/v1alpha1','kind':'VirtualMachineNetworkConfig',"   \
+	"'metadata':{'namespace':'default','name':'test-vmnetcfg','ownerReferences':[{"            \
+	"'apiVersion':'kubevirt.io/v1','kind':'VirtualMachine','name':'test-vm','uid':'u1',"       \
+	"'controller':" ctl "}]},'spec':{'vmName':'test-vm','networkConfigs':[" nics "]}}"
+#define CFG_VM(nics) CFG_OWNER(nics, "true")
 #define NIC(ip, mac)                                                                               \
 	"{'networkName':'default/test-net','macAddress':'" mac "','ipAddress':'" ip "'}"
 #define NIC_DYN(mac) "{'networkName':'default/test-net','macAddress':'" mac "'}"
@@ -1131,6 +1138,20 @@ static const struct tcase cases[] = {
 	CC "ip address 192.168.0.255 is the same as broadcast ip"),
     VNC("ours: a desired address already bound to the same MAC (upper case)", &w_mac2,
 	CFG(NIC("192.168.0.111", "22:33:44:55:66:77")), false),
+    {.name = "ours: a VM's VMNetCfg with a NIC on a network without a pool: a warning",
+	.flow = VAL,
+	.kind = ADMIT_KIND_VMNETCFG,
+	.op = ADMIT_OP_CREATE,
+	.world = &w_no_labels,
+	.obj = CFG_VM(NIC_DYN(MAC1)),
+	.warn = "stays Pending until an IPPool serves it: network.harvesterhci.io/ippool-namespace "
+		"label not found"},
+    VNCM("ours: an owner that is not a VM's controller reference: decided as upstream",
+	&w_no_labels, CFG_OWNER(NIC_DYN(MAC1), "false"),
+	CC "network.harvesterhci.io/ippool-namespace label not found"),
+    VNCM("ours: a VM's VMNetCfg still has its desired addresses checked", &w_ok,
+	CFG_VM(NIC("192.168.1.111", MAC1)),
+	CC "ip address 192.168.1.111 is not within subnet 192.168.0.0/24"),
     {.name = "ours: a desired address in a paused pool is allowed with a warning",
 	.flow = VAL,
 	.kind = ADMIT_KIND_VMNETCFG,
