@@ -838,6 +838,9 @@ webhook_new(struct event_base *base, const struct webhook_opts *opts, struct web
 					EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH |
 					EVHTTP_REQ_OPTIONS);
 	httpd_set_max_body_size(w->httpd, WEBHOOK_BODY_MAX);
+	/* a whole request without stopping (see lib/httpd.h: OpenSSL's bufferevent stalls at
+	 * the watermark) */
+	httpd_set_read_buffer_max(w->httpd, WEBHOOK_BODY_MAX + 2 * HTTPD_MAX_HEADERS_SIZE);
 	httpd_set_max_connections(w->httpd, WEBHOOK_MAX_CONNECTIONS);
 	httpd_set_timeout(w->httpd, WEBHOOK_TIMEOUT_MSEC);
 	httpd_set_bufferevent(w->httpd, make_bufferevent, w);

@@ -75,6 +75,7 @@ struct httpd {
 	int port;
 	int fd; /* the listening socket (owned by the listener) */
 	unsigned conns, max_conns;
+	size_t read_max; /* read-ahead watermark of a connection */
 	bool accepting, backing_off;
 	bool stopped; /* httpd_stop_accepting() */
 	bool closing; /* in httpd_free(): the listener is gone */
@@ -199,7 +200,7 @@ conn_bufferevent(struct event_base *base, void *arg)
 	 * without end: stop reading at this much; evhttp's parser drains it as it goes, and
 	 * needs no more than the header and body limits.
 	 */
-	bufferevent_setwatermark(a->bev, EV_READ, 0, HTTPD_READ_BUFFER_MAX);
+	bufferevent_setwatermark(a->bev, EV_READ, 0, h->read_max);
 	bufferevent_incref(a->bev); /* valid until adopt_accepted(), whatever evhttp does */
 	a->next = h->accepted;
 	h->accepted = a;
@@ -533,6 +534,7 @@ httpd_new(struct event_base *base, const char *listen, struct metrics *metrics, 
 	evhttp_set_max_headers_size(h->http, HTTPD_MAX_HEADERS_SIZE);
 	evhttp_set_max_body_size(h->http, HTTPD_MAX_BODY_SIZE);
 	h->max_conns = HTTPD_MAX_CONNECTIONS;
+	h->read_max = HTTPD_READ_BUFFER_MAX;
 	httpd_set_timeout(h, HTTPD_TIMEOUT_MSEC);
 	evhttp_set_bevcb(h->http, conn_bufferevent, h);
 	evhttp_set_cb(h->http, "/healthz", healthz_cb, h);
@@ -629,6 +631,15 @@ httpd_set_max_body_size(struct httpd *h, size_t max)
 	if (max == 0)
 		return -EINVAL;
 	evhttp_set_max_body_size(h->http, (ev_ssize_t)MIN(max, (size_t)SSIZE_MAX));
+	return 0;
+}
+
+int
+httpd_set_read_buffer_max(struct httpd *h, size_t max)
+{
+	if (max == 0)
+		return -EINVAL;
+	h->read_max = max;
 	return 0;
 }
 

@@ -63,6 +63,14 @@ int httpd_set_max_connections(struct httpd *h, unsigned max);
  * methods evhttp lets through to the handlers (a mask of enum evhttp_cmd_type; default GET |
  * HEAD; others get 501 from evhttp, and the built-in handlers answer 405 to all but GET/HEAD). */
 int httpd_set_max_body_size(struct httpd *h, size_t max);
+/*
+ * The read-ahead bound of a connection (HTTPD_READ_BUFFER_MAX) for those accepted from now on.
+ * A TLS server needs it above its largest request: OpenSSL's bufferevent (libevent 2.1) stalls
+ * when it stops at the watermark with decrypted bytes pending in the SSL object, as the
+ * socket is then no longer readable to resume it; a client that pipelines past the bound then
+ * waits for the inactivity timeout, which closes it.
+ */
+int httpd_set_read_buffer_max(struct httpd *h, size_t max);
 void httpd_set_methods(struct httpd *h, unsigned methods);
 
 /*

@@ -1279,6 +1279,41 @@ test_cert_swap_and_drain(void)
 	free(body);
 }
 
+/* A body near the limit goes through TLS and evhttp's read limits whole. */
+static void
+test_large_body(void)
+{
+	struct fixture f;
+	struct client c;
+	struct pem_pair a;
+	size_t n = WEBHOOK_BODY_MAX - 4096;
+	char *big = malloc(n + 1), *req = NULL, *body;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+	memset(big, 'x', n);
+	big[n] = '\0';
+	CU_ASSERT_FATAL(asprintf(&req,
+			    "\"uid\":\"big\"," POOL_RES ",\"operation\":\"CREATE\",\"name\":\"ok\","
+			    "\"object\":{\"data\":\"%s\"}",
+			    big) > 0);
+	free(big);
+	body = review(V1, req);
+	free(req);
+	CU_ASSERT_FATAL(strlen(body) <= WEBHOOK_BODY_MAX);
+	make_pair(&a, "a");
+	fixture_init(&f);
+	CU_ASSERT_EQUAL_FATAL(webhook_set_cert(f.w, a.cert, a.key), 0);
+	exchange(&f, &c, true, post("/validate", "application/json", body, false));
+	CU_ASSERT_EQUAL_FATAL(c.n_replies, 1);
+	CU_ASSERT_EQUAL(c.replies[0].status, 200);
+	CU_ASSERT_PTR_NOT_NULL(strstr(c.replies[0].body, "\"uid\":\"big\""));
+	CU_ASSERT_EQUAL(f.decided.n, 1);
+	client_free(&c);
+	fixture_done(&f);
+	free_pair(&a);
+	free(body);
+}
+
 /* A client that connects and says nothing (no TLS handshake) is closed after the timeout. */
 static void
 test_idle_client(void)
@@ -1331,6 +1366,7 @@ static const struct test_case server_tests[] = {
     {"reviews", test_reviews},
     {"tls versions", test_tls_versions},
     {"certificate swap and drain", test_cert_swap_and_drain},
+    {"large body", test_large_body},
     {"idle client", test_idle_client},
     {NULL, NULL},
 };
