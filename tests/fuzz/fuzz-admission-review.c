@@ -19,7 +19,6 @@
 #include <openssl/evp.h>
 
 #include "controller/webhook.h"
-#include "tests/helpers/admit-stub.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

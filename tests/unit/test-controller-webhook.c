@@ -30,7 +30,6 @@
 #include "controller/webhook.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
-#include "tests/helpers/admit-stub.h"
 #include "tests/runner.h"
 
 #define WAIT_SEC 30 /* bound on any wait for the client */
