@@ -86,7 +86,7 @@ struct wcfg {
 	char *name;
 	struct kube_call *call;
 	char *want;   /* the caBundle the call in flight writes */
-	char *ok_b64; /* the caBundle state refers to */
+	char *ok_b64; /* the caBundle last seen in place (kept when a later check fails) */
 	enum cfg_state state;
 	unsigned patched; /* webhooks changed by the last mutate */
 	char err[256];
@@ -656,6 +656,8 @@ cfg_done(void *userdata, const struct kube_result *res)
 			    "exists (checked every %d s)",
 			    cf->res->kind, cf->name, CONFIG_RECHECK_S);
 		cf->state = CFG_MISSING;
+		free(cf->ok_b64);
+		cf->ok_b64 = NULL;
 		snprintf(cf->err, sizeof(cf->err), "not found");
 	} else {
 		char err[256];
@@ -820,6 +822,7 @@ struct plan {
 	char *leaf_pem, *leaf_key_pem;
 	int64_t leaf_not_after;
 	char what[512];
+	int64_t now;
 	int64_t next; /* wall clock of the next look */
 };
 
@@ -832,10 +835,12 @@ plan_clear(struct plan *p)
 	free(p->leaf_key_pem);
 }
 
+/* A time to look again; one already past is acted on now or waits for an event (the
+ * configurations' check), not for a timer. */
 static void
 plan_next(struct plan *p, int64_t t)
 {
-	if (t < p->next)
+	if (t > p->now && t < p->next)
 		p->next = t;
 }
 
@@ -882,6 +887,7 @@ plan(struct webcert *wc, const struct material *m, int64_t now, struct plan *p)
 	char gone[32] = "";
 
 	memset(p, 0, sizeof(*p));
+	p->now = now;
 	p->next = now + MAX_RECHECK_S;
 	if (!m->ca_ok) {
 		/* fill: a new CA and serving certificate */
@@ -1114,10 +1120,11 @@ reconcile(struct webcert *wc)
 	} else if (r == 0) {
 		int64_t d = p.next - now;
 
-		timer_in_ms(wc->due, (uint64_t)(d < 1		    ? 1
-						: d > MAX_RECHECK_S ? MAX_RECHECK_S
-								    : d) *
-					 1000);
+		if (d < 1)
+			d = 1;
+		if (d > MAX_RECHECK_S)
+			d = MAX_RECHECK_S;
+		timer_in_ms(wc->due, (uint64_t)d * 1000);
 	}
 	plan_clear(&p);
 	material_free(&m);
@@ -1387,10 +1394,40 @@ webcert_free(struct webcert *wc)
 	return NULL;
 }
 
+static X509 *
+parse_served(const struct webcert *wc)
+{
+	X509 *leaf = NULL;
+
+	if (parse_certs(wc->served_cert, &leaf, 1) == 0)
+		leaf = NULL;
+	ERR_clear_error();
+	return leaf;
+}
+
+/* b64 (a caBundle) holds the CA that signed leaf. */
+static bool
+bundle_signed(const char *b64, X509 *leaf)
+{
+	char *pem = b64 != NULL ? b64_decode(b64) : NULL;
+	X509 *cas[MAX_CAS];
+	size_t n = parse_certs(pem, cas, MAX_CAS);
+	bool ok = false;
+
+	for (size_t i = 0; i < n; i++) {
+		ok = ok || issued_by(cas[i], leaf);
+		X509_free(cas[i]);
+	}
+	free(pem);
+	ERR_clear_error();
+	return ok;
+}
+
 bool
 webcert_ready(const struct webcert *wc, char *reason, size_t len)
 {
-	char buf[400];
+	char buf[400], note[512] = "";
+	X509 *leaf;
 
 	if (reason != NULL && len > 0)
 		reason[0] = '\0';
@@ -1412,11 +1449,21 @@ webcert_ready(const struct webcert *wc, char *reason, size_t len)
 		snprintf(reason, len, "webhook certificate: the serving certificate has expired");
 		return false;
 	}
+	leaf = parse_served(wc);
 	for (size_t i = 0; i < wc->ncfgs; i++) {
 		const struct wcfg *cf = &wc->cfgs[i];
 
-		if (cf->state == CFG_OK && cfg_trusts(wc, cf))
+		if (leaf != NULL && bundle_signed(cf->ok_b64, leaf)) {
+			/* the API server trusts what is served; a check that failed since, or a
+			 * newer bundle not set yet, is noted */
+			if (note[0] == '\0' && cf->state == CFG_FAILED)
+				snprintf(note, sizeof(note),
+				    "webhook certificate: caBundle of %s %s not set: %s (the one "
+				    "in "
+				    "place trusts the serving certificate)",
+				    cf->res->kind, cf->name, cf->err);
 			continue;
+		}
 		if (cf->state == CFG_MISSING)
 			snprintf(reason, len,
 			    "webhook certificate: %s %s not found (its caBundle is set once it "
@@ -1428,8 +1475,11 @@ webcert_ready(const struct webcert *wc, char *reason, size_t len)
 		else
 			snprintf(reason, len, "webhook certificate: caBundle of %s %s being set",
 			    cf->res->kind, cf->name);
+		X509_free(leaf);
 		return false;
 	}
+	X509_free(leaf);
+	snprintf(reason, len, "%s", note);
 	return true;
 }
 

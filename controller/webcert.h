@@ -28,13 +28,13 @@ struct metrics;
 struct webcert;
 
 #define WEBCERT_VALIDITY_DEFAULT_S (365u * 24 * 3600) /* serving certificate */
-#define WEBCERT_CA_VALIDITY_FACTOR 10		       /* CA validity = factor * serving */
+#define WEBCERT_CA_VALIDITY_FACTOR 10		      /* CA validity = factor * serving */
 
 struct webcert_opts {
-	const char *ns;	     /* the Secret's namespace (required) */
-	const char *secret;  /* the Secret's name (required) */
-	const char *service; /* the webhook Service's name: SANs svc, svc.ns, svc.ns.svc,
-				svc.ns.svc.cluster.local (NULL: none) */
+	const char *ns;		       /* the Secret's namespace (required) */
+	const char *secret;	       /* the Secret's name (required) */
+	const char *service;	       /* the webhook Service's name: SANs svc, svc.ns, svc.ns.svc,
+					  svc.ns.svc.cluster.local (NULL: none) */
 	const char *const *extra_sans; /* "IP:127.0.0.1" / "DNS:name" entries; n_extra_sans */
 	size_t n_extra_sans;
 	const char *const *mutating; /* MutatingWebhookConfiguration names to keep patched */
@@ -45,19 +45,22 @@ struct webcert_opts {
 	/* Wall clock in seconds since the epoch (certificate times); NULL: time(). Tests give
 	 * a fake one and call webcert_recheck after moving it. */
 	int64_t (*now)(void *userdata);
-	struct metrics *metrics;	/* borrowed, may be NULL */
+	struct metrics *metrics; /* borrowed, may be NULL */
 	/* Called with the serving pair (PEM) each time it is first known or changes. */
 	void (*on_cert)(void *userdata, const char *cert_pem, const char *key_pem);
 	void *userdata;
 };
 
 /* Validates opts; nothing is started. 0 and *ret, or negative errno. */
-int webcert_new(struct event_base *base, struct kube_client *client, const struct webcert_opts *opts,
-    struct webcert **ret);
+int webcert_new(struct event_base *base, struct kube_client *client,
+    const struct webcert_opts *opts, struct webcert **ret);
 /* Read (watch) the Secret, fill or rotate it, patch the caBundles. 0 or negative errno. */
 int webcert_start(struct webcert *wc);
 struct webcert *webcert_free(struct webcert *wc);
-/* A serving pair is known and the caBundles match it: true; else false and why. */
+/* A serving pair is known and the caBundles match it (each configuration's caBundle last
+ * seen holds the CA that signed the serving certificate): true; else false and why. True
+ * may come with a note in reason (a check that failed since, while the caBundle in place
+ * still trusts the serving certificate), else reason is "". */
 bool webcert_ready(const struct webcert *wc, char *reason, size_t len);
 /* Evaluate expiry now (the program also does it on a timer, at least hourly, and on every
  * change of the Secret). */

@@ -276,12 +276,23 @@ is_ready(struct env *e, const void *arg)
 	return webcert_ready(in->wc, why, sizeof(why));
 }
 
+/* Ready without a note. */
+static bool
+ready_clean(struct env *e, const void *arg)
+{
+	const struct inst *in = arg;
+	char why[512];
+
+	return webcert_ready(in->wc, why, sizeof(why)) && why[0] == '\0';
+}
+
 static bool
 reason_has(struct env *e, const void *arg)
 {
 	char why[512];
 
-	return !webcert_ready(e->a.wc, why, sizeof(why)) && strstr(why, arg) != NULL;
+	webcert_ready(e->a.wc, why, sizeof(why));
+	return strstr(why, arg) != NULL;
 }
 
 /* The Secret's data[key] differs from arg (a base64 value, or NULL: is present). */
@@ -767,11 +778,13 @@ test_ca_rotation(void)
 	}
 	CU_ASSERT_TRUE(wait_for(&e, reason_has, "not set: ServerError"));
 	CU_ASSERT_FALSE(configs_have_bundle(&e));
+	/* still ready: the caBundle in place trusts the serving certificate */
+	CU_ASSERT_TRUE(is_ready(&e, &e.a));
 	/* Later, past the settling time: the configurations get the two-CA bundle at this
 	 * check, and the serving certificate waits 30 s of the clock from now */
 	fake_now = T0 + 20050;
 	webcert_recheck(e.a.wc);
-	CU_ASSERT_TRUE(wait_for(&e, is_ready, &e.a));
+	CU_ASSERT_TRUE(wait_for(&e, ready_clean, &e.a)); /* both checks succeeded */
 	CU_ASSERT_TRUE(configs_have_bundle(&e));
 	{
 		char *leaf = secret_b64(&e, "tls.crt");
@@ -827,6 +840,7 @@ test_missing_config(void)
 	CU_ASSERT_EQUAL_FATAL(webcert_start(e.a.wc), 0);
 	CU_ASSERT_TRUE(
 	    wait_for(&e, reason_has, "ValidatingWebhookConfiguration " VALIDATING " not found"));
+	CU_ASSERT_FALSE(is_ready(&e, &e.a));
 	CU_ASSERT_TRUE(serves_secret(&e, &e.a));
 	{
 		char *ca = secret_b64(&e, "ca.crt");
@@ -901,6 +915,7 @@ test_create_forbidden(void)
 	CU_ASSERT_FATAL(inst_new(&e, &e.a));
 	CU_ASSERT_EQUAL_FATAL(webcert_start(e.a.wc), 0);
 	CU_ASSERT_TRUE(wait_for(&e, reason_has, "the chart creates it"));
+	CU_ASSERT_FALSE(is_ready(&e, &e.a));
 	CU_ASSERT_PTR_NULL(e.a.cert);
 	/* the chart's Secret appears: filled */
 	CU_ASSERT_EQUAL(
