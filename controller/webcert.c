@@ -28,7 +28,22 @@
  *
  * The caBundle of each named configuration is compared and written (GET, PUT with its
  * resourceVersion, again on conflict: kube_update_retry) when ca.crt changes, every 60 s
- * (a `helm upgrade` that resets it is repaired) and on webcert_recheck.
+ * (a `helm upgrade` that resets it is repaired) and on webcert_recheck. A configuration that
+ * does not exist is never created; it is looked for again at those times.
+ *
+ * The settling time of a CA rotation is a tenth of the serving validity, at most 30 s of the
+ * wall clock, counted from this replica's first check that found every caBundle set: room for
+ * the API servers to load the new caBundle before a certificate they need it for is served.
+ *
+ * Ready: a serving pair is known, and the caBundle last seen in each configuration holds the
+ * CA that signed it (a configuration not found is not ready; a check that fails while the
+ * caBundle in place still trusts the serving certificate is a note, not a failure: every
+ * replica turning unready at once would take the Service's endpoints away).
+ *
+ * Metrics (when a registry is given): vmdhcp_admission_certificate_expiry_timestamp_seconds
+ * (notAfter of the serving certificate in use), vmdhcp_admission_certificate_rotations_total
+ * (this replica's writes of the Secret). Log: one info line per write (fill, renewal, CA
+ * rotation step, CA dropped) and per caBundle set, with names and notAfter.
  */
 #include "controller/webcert.h"
 
