@@ -1018,7 +1018,9 @@ write_done(void *userdata, const struct kube_result *res)
 		wc->create_denied = false;
 		wc->waiting = true;
 		json_decref(wc->written);
-		wc->written = json_incref(res->object);
+		wc->written = json_is_object(res->object) ? json_incref(res->object) : NULL;
+		if (wc->written == NULL) /* no answer to go by: the watch brings it */
+			timer_in_ms(wc->retry, CONFLICT_WAIT_MS);
 	} else if (res->error == -EEXIST || res->error == -ESTALE) {
 		log_info("webhook certificate: Secret %s/%s was written by another replica first; "
 			 "using its content",
