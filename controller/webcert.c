@@ -28,7 +28,22 @@
  *
  * The caBundle of each named configuration is compared and written (GET, PUT with its
  * resourceVersion, again on conflict: kube_update_retry) when ca.crt changes, every 60 s
- * (a `helm upgrade` that resets it is repaired) and on webcert_recheck.
+ * (a `helm upgrade` that resets it is repaired) and on webcert_recheck. A configuration that
+ * does not exist is never created; it is looked for again at those times.
+ *
+ * The settling time of a CA rotation is a tenth of the serving validity, at most 30 s of the
+ * wall clock, counted from this replica's first check that found every caBundle set: room for
+ * the API servers to load the new caBundle before a certificate they need it for is served.
+ *
+ * Ready: a serving pair is known, and the caBundle last seen in each configuration holds the
+ * CA that signed it (a configuration not found is not ready; a check that fails while the
+ * caBundle in place still trusts the serving certificate is a note, not a failure: every
+ * replica turning unready at once would take the Service's endpoints away).
+ *
+ * Metrics (when a registry is given): vmdhcp_admission_certificate_expiry_timestamp_seconds
+ * (notAfter of the serving certificate in use), vmdhcp_admission_certificate_rotations_total
+ * (this replica's writes of the Secret). Log: one info line per write (fill, renewal, CA
+ * rotation step, CA dropped) and per caBundle set, with names and notAfter.
  */
 #include "controller/webcert.h"
 
@@ -86,7 +101,7 @@ struct wcfg {
 	char *name;
 	struct kube_call *call;
 	char *want;   /* the caBundle the call in flight writes */
-	char *ok_b64; /* the caBundle state refers to */
+	char *ok_b64; /* the caBundle last seen in place (kept when a later check fails) */
 	enum cfg_state state;
 	unsigned patched; /* webhooks changed by the last mutate */
 	char err[256];
@@ -656,6 +671,8 @@ cfg_done(void *userdata, const struct kube_result *res)
 			    "exists (checked every %d s)",
 			    cf->res->kind, cf->name, CONFIG_RECHECK_S);
 		cf->state = CFG_MISSING;
+		free(cf->ok_b64);
+		cf->ok_b64 = NULL;
 		snprintf(cf->err, sizeof(cf->err), "not found");
 	} else {
 		char err[256];
@@ -820,6 +837,7 @@ struct plan {
 	char *leaf_pem, *leaf_key_pem;
 	int64_t leaf_not_after;
 	char what[512];
+	int64_t now;
 	int64_t next; /* wall clock of the next look */
 };
 
@@ -832,10 +850,12 @@ plan_clear(struct plan *p)
 	free(p->leaf_key_pem);
 }
 
+/* A time to look again; one already past is acted on now or waits for an event (the
+ * configurations' check), not for a timer. */
 static void
 plan_next(struct plan *p, int64_t t)
 {
-	if (t < p->next)
+	if (t > p->now && t < p->next)
 		p->next = t;
 }
 
@@ -882,6 +902,7 @@ plan(struct webcert *wc, const struct material *m, int64_t now, struct plan *p)
 	char gone[32] = "";
 
 	memset(p, 0, sizeof(*p));
+	p->now = now;
 	p->next = now + MAX_RECHECK_S;
 	if (!m->ca_ok) {
 		/* fill: a new CA and serving certificate */
@@ -997,7 +1018,9 @@ write_done(void *userdata, const struct kube_result *res)
 		wc->create_denied = false;
 		wc->waiting = true;
 		json_decref(wc->written);
-		wc->written = json_incref(res->object);
+		wc->written = json_is_object(res->object) ? json_incref(res->object) : NULL;
+		if (wc->written == NULL) /* no answer to go by: the watch brings it */
+			timer_in_ms(wc->retry, CONFLICT_WAIT_MS);
 	} else if (res->error == -EEXIST || res->error == -ESTALE) {
 		log_info("webhook certificate: Secret %s/%s was written by another replica first; "
 			 "using its content",
@@ -1114,10 +1137,11 @@ reconcile(struct webcert *wc)
 	} else if (r == 0) {
 		int64_t d = p.next - now;
 
-		timer_in_ms(wc->due, (uint64_t)(d < 1		    ? 1
-						: d > MAX_RECHECK_S ? MAX_RECHECK_S
-								    : d) *
-					 1000);
+		if (d < 1)
+			d = 1;
+		if (d > MAX_RECHECK_S)
+			d = MAX_RECHECK_S;
+		timer_in_ms(wc->due, (uint64_t)d * 1000);
 	}
 	plan_clear(&p);
 	material_free(&m);
@@ -1387,10 +1411,40 @@ webcert_free(struct webcert *wc)
 	return NULL;
 }
 
+static X509 *
+parse_served(const struct webcert *wc)
+{
+	X509 *leaf = NULL;
+
+	if (parse_certs(wc->served_cert, &leaf, 1) == 0)
+		leaf = NULL;
+	ERR_clear_error();
+	return leaf;
+}
+
+/* b64 (a caBundle) holds the CA that signed leaf. */
+static bool
+bundle_signed(const char *b64, X509 *leaf)
+{
+	char *pem = b64 != NULL ? b64_decode(b64) : NULL;
+	X509 *cas[MAX_CAS];
+	size_t n = parse_certs(pem, cas, MAX_CAS);
+	bool ok = false;
+
+	for (size_t i = 0; i < n; i++) {
+		ok = ok || issued_by(cas[i], leaf);
+		X509_free(cas[i]);
+	}
+	free(pem);
+	ERR_clear_error();
+	return ok;
+}
+
 bool
 webcert_ready(const struct webcert *wc, char *reason, size_t len)
 {
-	char buf[400];
+	char buf[400], note[512] = "";
+	X509 *leaf;
 
 	if (reason != NULL && len > 0)
 		reason[0] = '\0';
@@ -1412,11 +1466,21 @@ webcert_ready(const struct webcert *wc, char *reason, size_t len)
 		snprintf(reason, len, "webhook certificate: the serving certificate has expired");
 		return false;
 	}
+	leaf = parse_served(wc);
 	for (size_t i = 0; i < wc->ncfgs; i++) {
 		const struct wcfg *cf = &wc->cfgs[i];
 
-		if (cf->state == CFG_OK && cfg_trusts(wc, cf))
+		if (leaf != NULL && bundle_signed(cf->ok_b64, leaf)) {
+			/* the API server trusts what is served; a check that failed since, or a
+			 * newer bundle not set yet, is noted */
+			if (note[0] == '\0' && cf->state == CFG_FAILED)
+				snprintf(note, sizeof(note),
+				    "webhook certificate: caBundle of %s %s not set: %s (the one "
+				    "in "
+				    "place trusts the serving certificate)",
+				    cf->res->kind, cf->name, cf->err);
 			continue;
+		}
 		if (cf->state == CFG_MISSING)
 			snprintf(reason, len,
 			    "webhook certificate: %s %s not found (its caBundle is set once it "
@@ -1428,8 +1492,11 @@ webcert_ready(const struct webcert *wc, char *reason, size_t len)
 		else
 			snprintf(reason, len, "webhook certificate: caBundle of %s %s being set",
 			    cf->res->kind, cf->name);
+		X509_free(leaf);
 		return false;
 	}
+	X509_free(leaf);
+	snprintf(reason, len, "%s", note);
 	return true;
 }
 

@@ -57,7 +57,10 @@ int webcert_new(struct event_base *base, struct kube_client *client,
 /* Read (watch) the Secret, fill or rotate it, patch the caBundles. 0 or negative errno. */
 int webcert_start(struct webcert *wc);
 struct webcert *webcert_free(struct webcert *wc);
-/* A serving pair is known and the caBundles match it: true; else false and why. */
+/* A serving pair is known and the caBundles match it (each configuration's caBundle last
+ * seen holds the CA that signed the serving certificate): true; else false and why. True
+ * may come with a note in reason (a check that failed since, while the caBundle in place
+ * still trusts the serving certificate), else reason is "". */
 bool webcert_ready(const struct webcert *wc, char *reason, size_t len);
 /* Evaluate expiry now (the program also does it on a timer, at least hourly, and on every
  * change of the Secret). */

@@ -276,12 +276,23 @@ is_ready(struct env *e, const void *arg)
 	return webcert_ready(in->wc, why, sizeof(why));
 }
 
+/* Ready without a note. */
+static bool
+ready_clean(struct env *e, const void *arg)
+{
+	const struct inst *in = arg;
+	char why[512];
+
+	return webcert_ready(in->wc, why, sizeof(why)) && why[0] == '\0';
+}
+
 static bool
 reason_has(struct env *e, const void *arg)
 {
 	char why[512];
 
-	return !webcert_ready(e->a.wc, why, sizeof(why)) && strstr(why, arg) != NULL;
+	webcert_ready(e->a.wc, why, sizeof(why));
+	return strstr(why, arg) != NULL;
 }
 
 /* The Secret's data[key] differs from arg (a base64 value, or NULL: is present). */
@@ -443,7 +454,8 @@ bundle_cert(struct env *e, size_t i)
 
 /* --- set-up --------------------------------------------------------------------------------- */
 
-static const char *const extra_sans[] = {"IP:127.0.0.1"};
+static const char *const extra_sans[] = {"IP:127.0.0.1", "DNS:webhook.example.org"};
+static size_t n_extra = 1; /* the second: a replica of a newer configuration */
 static const char *const mutating[] = {MUTATING};
 static const char *const validating[] = {VALIDATING};
 
@@ -456,7 +468,7 @@ inst_new(struct env *e, struct inst *in)
 	    .secret = SECRET,
 	    .service = "vmdhcp-webhook",
 	    .extra_sans = extra_sans,
-	    .n_extra_sans = 1,
+	    .n_extra_sans = n_extra,
 	    .mutating = mutating,
 	    .n_mutating = 1,
 	    .validating = validating,
@@ -496,6 +508,7 @@ env_start(struct env *e)
 {
 	memset(e, 0, sizeof(*e));
 	fake_now = T0;
+	n_extra = 1;
 	log_init(
 	    "test-controller-webcert", getenv("WEBCERT_DEBUG") ? LOG_LEVEL_INFO : LOG_LEVEL_WARN);
 	if (test_apiserver_start(&e->api, NULL) < 0) {
@@ -767,11 +780,13 @@ test_ca_rotation(void)
 	}
 	CU_ASSERT_TRUE(wait_for(&e, reason_has, "not set: ServerError"));
 	CU_ASSERT_FALSE(configs_have_bundle(&e));
+	/* still ready: the caBundle in place trusts the serving certificate */
+	CU_ASSERT_TRUE(is_ready(&e, &e.a));
 	/* Later, past the settling time: the configurations get the two-CA bundle at this
 	 * check, and the serving certificate waits 30 s of the clock from now */
 	fake_now = T0 + 20050;
 	webcert_recheck(e.a.wc);
-	CU_ASSERT_TRUE(wait_for(&e, is_ready, &e.a));
+	CU_ASSERT_TRUE(wait_for(&e, ready_clean, &e.a)); /* both checks succeeded */
 	CU_ASSERT_TRUE(configs_have_bundle(&e));
 	{
 		char *leaf = secret_b64(&e, "tls.crt");
@@ -827,6 +842,7 @@ test_missing_config(void)
 	CU_ASSERT_EQUAL_FATAL(webcert_start(e.a.wc), 0);
 	CU_ASSERT_TRUE(
 	    wait_for(&e, reason_has, "ValidatingWebhookConfiguration " VALIDATING " not found"));
+	CU_ASSERT_FALSE(is_ready(&e, &e.a));
 	CU_ASSERT_TRUE(serves_secret(&e, &e.a));
 	{
 		char *ca = secret_b64(&e, "ca.crt");
@@ -901,6 +917,7 @@ test_create_forbidden(void)
 	CU_ASSERT_FATAL(inst_new(&e, &e.a));
 	CU_ASSERT_EQUAL_FATAL(webcert_start(e.a.wc), 0);
 	CU_ASSERT_TRUE(wait_for(&e, reason_has, "the chart creates it"));
+	CU_ASSERT_FALSE(is_ready(&e, &e.a));
 	CU_ASSERT_PTR_NULL(e.a.cert);
 	/* the chart's Secret appears: filled */
 	CU_ASSERT_EQUAL(
@@ -914,6 +931,63 @@ out:
 	env_stop(&e);
 }
 
+static bool
+has_name(const char *pem, const char *name)
+{
+	X509 *x[1] = {NULL};
+	bool ok = pem != NULL && pem_certs(pem, x, 1) == 1 &&
+		  X509_check_host(x[0], name, 0, 0, NULL) == 1;
+
+	X509_free(x[0]);
+	return ok;
+}
+
+static void
+test_names_changed(void)
+{
+	struct env e;
+	char *crt, *rv;
+	struct changed c = {"tls.crt", NULL};
+	json_t *s;
+
+	if (!env_start(&e))
+		goto out;
+	create_configs(&e, true, true);
+	if (!start_a(&e))
+		goto out;
+	CU_ASSERT_FALSE(has_name(e.a.cert, "webhook.example.org"));
+	/* a replica that wants one more name renews the serving certificate once (same CA) */
+	crt = secret_b64(&e, "tls.crt");
+	c.old = crt;
+	n_extra = 2;
+	CU_ASSERT_FATAL(inst_new(&e, &e.b));
+	CU_ASSERT_EQUAL_FATAL(webcert_start(e.b.wc), 0);
+	CU_ASSERT_TRUE(wait_for(&e, secret_changed, &c));
+	CU_ASSERT_TRUE(wait_for(&e, both_serve_secret, NULL));
+	CU_ASSERT_TRUE(has_name(e.a.cert, "webhook.example.org"));
+	check_secret(&e, 0);
+	/* the first replica is content with more names than it wants: nothing more is written
+	 * (a rewrite by it would follow the Secret's change at once, and the re-checks) */
+	s = get(&e, SECRET_PATH);
+	rv = strdup(
+	    json_string_value(json_object_get(json_object_get(s, "metadata"), "resourceVersion")));
+	json_decref(s);
+	webcert_recheck(e.a.wc);
+	webcert_recheck(e.b.wc);
+	CU_ASSERT_TRUE(wait_for(&e, both_serve_secret, NULL));
+	s = get(&e, SECRET_PATH);
+	CU_ASSERT_STRING_EQUAL(
+	    json_string_value(json_object_get(json_object_get(s, "metadata"), "resourceVersion")),
+	    rv);
+	json_decref(s);
+	CU_ASSERT_EQUAL(e.a.ncert, 2);
+	CU_ASSERT_EQUAL(e.b.ncert, 2); /* the pair it found, then its own */
+	free(rv);
+	free(crt);
+out:
+	env_stop(&e);
+}
+
 static const struct test_case webcert_tests[] = {
     {"options are checked", test_opts},
     {"first start fills the Secret; a second replica adopts it", test_fill_and_adopt},
@@ -923,6 +997,7 @@ static const struct test_case webcert_tests[] = {
     {"CA rotation in two steps, old CA kept until it expires", test_ca_rotation},
     {"a missing webhook configuration is reported, then patched", test_missing_config},
     {"a garbage Secret is replaced", test_garbage},
+    {"a replica wanting another name renews once", test_names_changed},
     {"a refused create waits for the chart's Secret", test_create_forbidden},
     {NULL, NULL},
 };
