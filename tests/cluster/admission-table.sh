@@ -193,10 +193,12 @@ nad() {
                     labels: ({($l): "1", "network.harvesterhci.io/clusternetwork": "vmd-admission-none"} + $extra)},
          spec: {config: ("{\"cniVersion\":\"0.3.1\",\"name\":\"" + $name + "\",\"type\":\"bridge\",\"bridge\":\"vmd-adm0\",\"ipam\":{}}")}}'
 }
-create_dry() { k create --dry-run=server -o json -f - <<<"$1"; }
-create() { k create -o json -f - <<<"$1"; }
-apply() { k apply -f - <<<"$1"; }
-apply_dry() { k apply --dry-run=server -f - <<<"$1"; }
+# --validate=false: kubectl before 1.25 checks required fields itself, against the CRD's schema,
+# before the mutating webhook could fill them in (an IPPool with only a CIDR); the API server
+# validates the mutated object in any case
+create_dry() { k create --validate=false --dry-run=server -o json -f - <<<"$1"; }
+create() { k create --validate=false -o json -f - <<<"$1"; }
+apply() { k apply --validate=false -f - <<<"$1"; }
 patch_dry() { k patch "$1" "$2" --type "$3" -p "$4" --dry-run=server -o json; }
 patch() { k patch "$1" "$2" --type "$3" -p "$4" -o json; }
 absent() { ! k get "$1" "$2" >/dev/null 2>&1; }
