@@ -154,8 +154,11 @@ curl -sS --cacert "$TMP/webhook-ca.crt" -o /dev/null "https://127.0.0.1:$WPORT/v
     fail "the webhook's certificate does not verify against the Secret's ca.crt: $(cat "$TMP/curl.err")"
 echo "controller up, caBundle patched in $((SECONDS - t0)) s"
 
+# ADMISSION_TABLE: another script to run against this setup (the controller's metrics URL in
+# ADMISSION_CONTROLLER_METRICS)
 ADMISSION_SERVICE_CIDR=${ADMISSION_SERVICE_CIDR:-10.53.0.0/16} \
-    "$ROOT/tests/cluster/admission-table.sh" vmd-admission
+    ADMISSION_CONTROLLER_METRICS="http://127.0.0.1:$HPORT/metrics" \
+    "${ADMISSION_TABLE:-$ROOT/tests/cluster/admission-table.sh}" vmd-admission
 rc=$?
 kill -0 "$CPID" 2>/dev/null || { echo "FAIL: the controller exited during the table"; rc=1; }
 echo "test-admission-125: $((SECONDS - t0)) s"

@@ -16,7 +16,9 @@
 #      the chart's admission.certValidity allows one hour at least; renewal after 60 s) while the
 #      stream runs (through the rollout, too): not one request fails, the Secret's serving certificate is
 #      replaced (its serial changes) and both replicas serve the new one (openssl s_client
-#      against each endpoint of the Service).
+#      against each endpoint of the Service);
+#   4. no replica at all (scaled to 0): an IPPool create is refused with "failed calling webhook",
+#      a ConfigMap and a VirtualMachine (its webhook fails open) are not affected; scaled back.
 # Run by tests/cluster/test-cluster-e2e.sh after its helm install (release vm-dhcp in
 # vm-dhcp-system); alone, it needs the cluster up (make k8s-up) and installs/uninstalls the
 # chart itself when the release is absent. Leaves the controller Deployment with
@@ -292,6 +294,35 @@ n=$(stream_total) f=$(stream_failures | wc -l)
 echo "certificate rotation from $t_up: serials $s0 -> $s1 -> $s2; $n admissions, $f failed"
 stream_failures | head -n 10 | sed 's/^/    /'
 check "rotation (and the rollout of the upgrade): no admission failed ($n sent)" test "$f" = 0 -a "$n" -gt 50
+
+# --- 4. no replica answers: our kinds refused with a clear message, nothing else affected -----------
+no_endpoints() { [ -z "$(endpoints)" ]; }
+check "controller scaled to 0" k -n $NS scale deploy $REL-controller --replicas=0
+check "  ... no endpoint left behind $REL-webhook" wait_for 120 no_endpoints
+down_refused() {
+    local out
+    out=$(kubectl --request-timeout=30s -n $TNS create --validate=false --dry-run=server -f - 2>&1 <<<"$BODY") && return 1
+    echo "    $out" | cut -c1-200
+    grep -q 'failed calling webhook' <<<"$out"
+}
+check "no replica: an IPPool create is refused, \"failed calling webhook\"" down_refused
+check "no replica: a ConfigMap is created as ever" k -n $TNS create configmap unaffected --from-literal=a=b
+unaffected_vm() {
+    k -n $TNS create --dry-run=server -f - >/dev/null <<EOF
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata:
+  name: unaffected
+  annotations:
+    static-ip.harvesterhci.io/nic-1: 192.168.77.10
+spec:
+  running: false
+EOF
+}
+check "no replica: a VirtualMachine is created (its webhook fails open)" unaffected_vm
+check "controller scaled back to 2" k -n $NS scale deploy $REL-controller --replicas=2
+check "  ... two replicas Ready" wait_for 180 ready_replicas 2
+check "  ... an IPPool create allowed again" wait_for 60 probe_ok
 
 echo "test-cluster-admission: $pass passed, $failn failed"
 [ "$failn" = 0 ]
