@@ -238,6 +238,10 @@ for crd in nad-crd kubevirt-vm-crd; do
         [ $RC = 0 ] || setup_fail "CRD $name not Established"
     fi
 done
+# a namespace of an earlier run still terminating (a real cluster finalizes it in seconds)
+ns_terminating() { [ "$(kubectl $KTIMEOUT get namespace "$NS" -o jsonpath='{.status.phase}' 2>/dev/null)" = Terminating ]; }
+ns_gone() { ! ns_terminating; }
+wait_for 120 ns_gone || setup_fail "namespace $NS still Terminating (a bare API server never finalizes it: pick another name)"
 run kubectl $KTIMEOUT create namespace "$NS"
 [ $RC = 0 ] || grep -q AlreadyExists <<<"$OUT" || setup_fail "namespace $NS"
 
