@@ -9,9 +9,10 @@
 #      - SIGKILL of the container's process: requests fail only while the dead replica is still
 #        listed as a ready address of the webhook Service's Endpoints (until its readiness probe
 #        fails: periodSeconds 2 x failureThreshold 2, plus the endpoints controller), or until
-#        the restarted container is ready again, whichever comes first, with SLACK (3) s for the
-#        watcher's polling and the API server to see the change; each failure says "failed calling webhook". The
-#        failures and the window are printed;
+#        the restarted container is ready again, whichever comes first (and those in flight at
+#        the kill, sent up to 1 s before it), with SLACK (3) s for the watcher's polling and the
+#        API server to see the change; each failure says "failed calling webhook". The failures
+#        and the window are printed;
 #   3. a short certificate validity (--webhook-cert-validity 90 set on the controller Deployment:
 #      the chart's admission.certValidity allows one hour at least; the serving pair then emptied
 #      in the Secret, so that a 90 s one is issued from the same CA; renewal after 60 s) while
