@@ -113,8 +113,9 @@ programs: $(PROGRAMS) $(APISERVER)
 help:
 	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
 	@echo "Targets: all test unit asan netns-test fuzz fuzz-short valgrind check-layers demo"
-	@echo "         bench-dhcp bench-kube bench-ipam bench-controller bench-e2e bench-ippool-load"
+	@echo "         bench-dhcp bench-kube bench-ipam bench-controller bench-e2e bench-ippool-load bench-admission"
 	@echo "         lint-charts chart-harvester format clean image image-test install-deps fresh-test"
+	@echo "         upstream-objects-test admission-125-test cluster-test k8s-up k8s-down"
 
 $(FLAGS_STAMP):
 	@mkdir -p $(BUILD)

@@ -193,10 +193,12 @@ nad() {
                     labels: ({($l): "1", "network.harvesterhci.io/clusternetwork": "vmd-admission-none"} + $extra)},
          spec: {config: ("{\"cniVersion\":\"0.3.1\",\"name\":\"" + $name + "\",\"type\":\"bridge\",\"bridge\":\"vmd-adm0\",\"ipam\":{}}")}}'
 }
-create_dry() { k create --dry-run=server -o json -f - <<<"$1"; }
-create() { k create -o json -f - <<<"$1"; }
-apply() { k apply -f - <<<"$1"; }
-apply_dry() { k apply --dry-run=server -f - <<<"$1"; }
+# --validate=false: kubectl before 1.25 checks required fields itself, against the CRD's schema,
+# before the mutating webhook could fill them in (an IPPool with only a CIDR); the API server
+# validates the mutated object in any case
+create_dry() { k create --validate=false --dry-run=server -o json -f - <<<"$1"; }
+create() { k create --validate=false -o json -f - <<<"$1"; }
+apply() { k apply --validate=false -f - <<<"$1"; }
 patch_dry() { k patch "$1" "$2" --type "$3" -p "$4" --dry-run=server -o json; }
 patch() { k patch "$1" "$2" --type "$3" -p "$4" -o json; }
 absent() { ! k get "$1" "$2" >/dev/null 2>&1; }
@@ -236,6 +238,10 @@ for crd in nad-crd kubevirt-vm-crd; do
         [ $RC = 0 ] || setup_fail "CRD $name not Established"
     fi
 done
+# a namespace of an earlier run still terminating (a real cluster finalizes it in seconds)
+ns_terminating() { [ "$(kubectl $KTIMEOUT get namespace "$NS" -o jsonpath='{.status.phase}' 2>/dev/null)" = Terminating ]; }
+ns_gone() { ! ns_terminating; }
+wait_for 120 ns_gone || setup_fail "namespace $NS still Terminating (a bare API server never finalizes it: pick another name)"
 run kubectl $KTIMEOUT create namespace "$NS"
 [ $RC = 0 ] || grep -q AlreadyExists <<<"$OUT" || setup_fail "namespace $NS"
 

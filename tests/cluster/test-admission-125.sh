@@ -10,7 +10,7 @@
 # stay the chart's; the built-in copy below when helm or the chart cannot give them) with
 # clientConfig.url https://127.0.0.1:<port>/mutate|/validate (no Service: the API server has no
 # kube-proxy), waits until the controller has patched their caBundle, then runs the table.
-# Stops what it started by PID. Exit 77 (skipped, with the reason) when ../shared/k8s, the
+# CTRL_EXTRA_ARGS: more controller flags. Stops what it started by PID. Exit 77 (skipped, with the reason) when ../shared/k8s, the
 # controller binary, kubectl, jq or curl are missing.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -130,7 +130,7 @@ echo "webhook configurations $NAME from $SOURCE, url https://127.0.0.1:$WPORT"
     --webhook-listen "127.0.0.1:$WPORT" --webhook-cert-san IP:127.0.0.1 \
     --webhook-secret $SECRET --webhook-service $SERVICE \
     --webhook-mutating $NAME --webhook-validating $NAME \
-    --service-cidr "${ADMISSION_SERVICE_CIDR:-10.53.0.0/16}" >"$TMP/controller.log" 2>&1 &
+    --service-cidr "${ADMISSION_SERVICE_CIDR:-10.53.0.0/16}" ${CTRL_EXTRA_ARGS:-} >"$TMP/controller.log" 2>&1 &
 CPID=$!
 # every webhook of both configurations has a caBundle
 ca_patched() {
@@ -154,8 +154,11 @@ curl -sS --cacert "$TMP/webhook-ca.crt" -o /dev/null "https://127.0.0.1:$WPORT/v
     fail "the webhook's certificate does not verify against the Secret's ca.crt: $(cat "$TMP/curl.err")"
 echo "controller up, caBundle patched in $((SECONDS - t0)) s"
 
+# ADMISSION_TABLE: another script to run against this setup (the controller's metrics URL in
+# ADMISSION_CONTROLLER_METRICS)
 ADMISSION_SERVICE_CIDR=${ADMISSION_SERVICE_CIDR:-10.53.0.0/16} \
-    "$ROOT/tests/cluster/admission-table.sh" vmd-admission
+    ADMISSION_CONTROLLER_METRICS="http://127.0.0.1:$HPORT/metrics" \
+    "${ADMISSION_TABLE:-$ROOT/tests/cluster/admission-table.sh}" vmd-admission
 rc=$?
 kill -0 "$CPID" 2>/dev/null || { echo "FAIL: the controller exited during the table"; rc=1; }
 echo "test-admission-125: $((SECONDS - t0)) s"
