@@ -92,6 +92,24 @@ admit_find_holder(struct admit_ctx *c, const char *network, uint32_t addr,
 		c->view->each_cfg_of_network(c->view->userdata, network, holder_visit, &h);
 }
 
+struct pool_on_network {
+	const char *network;
+	const struct ippool *pool;
+	char key[KIND_REF_MAX];
+};
+
+static int
+pool_on_network_visit(void *ctx, const char *key, const struct ippool *pool)
+{
+	struct pool_on_network *f = ctx;
+
+	if (pool == NULL || strcmp(pool->spec.network_name, f->network) != 0)
+		return 0;
+	f->pool = pool;
+	snprintf(f->key, sizeof(f->key), "%s", key);
+	return 1;
+}
+
 int
 admit_pool_of_network(struct admit_ctx *c, const char *network, char canon[KIND_REF_MAX],
     const struct ippool **pool, char pool_key[KIND_REF_MAX], char *reason, size_t len)
@@ -99,12 +117,25 @@ admit_pool_of_network(struct admit_ctx *c, const char *network, char canon[KIND_
 	const struct admit_view *v = c->view;
 	char ns[KIND_NS_MAX], name[KIND_NAME_MAX];
 	const char *pns = NULL, *pname = NULL;
+	struct pool_on_network f = {.network = canon};
 
 	admit_split_network(network, ns, name, canon);
 	if (!v->nad || v->nad(v->userdata, ns, name, &pns, &pname) < 0) {
 		snprintf(reason, len,
 		    "network-attachment-definitions.k8s.cni.cncf.io \"%s\" not found", name);
 		return -1;
+	}
+	/*
+	 * The NAD's labels are written by the controller once it has reconciled the pool: a
+	 * VMNetCfg applied in the same `kubectl apply` as its IPPool would be refused for want
+	 * of them. An IPPool on the network, already in the cache, is what the labels would
+	 * name (ours; upstream's cases without labels have no such pool and are refused).
+	 */
+	if ((!pns || !pname) && v->each_pool &&
+	    v->each_pool(v->userdata, pool_on_network_visit, &f) > 0) {
+		*pool = f.pool;
+		snprintf(pool_key, KIND_REF_MAX, "%s", f.key);
+		return 0;
 	}
 	if (!pns) {
 		snprintf(reason, len, "%s label not found", ADMIT_LABEL_POOL_NS);

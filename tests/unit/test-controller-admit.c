@@ -126,12 +126,21 @@ static const struct world w_same_name = {.nads = {NAD("test-net", LABELS("defaul
 static const struct world w_no_pool = {
     .nads = {NAD("test-net", LABELS("default", "test-pool"))}, .pools = {NULL}, .cfgs = {NULL}};
 static const struct world w_no_nad = {.nads = {NULL}, .pools = {TEST_POOL("")}, .cfgs = {NULL}};
+/* upstream's fixtures: NADs without (all) the labels, and a pool not on their network
+ * (upstream's builder gives it no networkName) */
+#define OTHER_POOL                                                                                 \
+	"{'metadata':{'namespace':'default','name':'test-pool'},"                                  \
+	"'spec':{'networkName':'default/other-net','ipv4Config':{'cidr':'192.168.0.0/24',"         \
+	"'serverIP':'192.168.0.2','pool':{'start':'192.168.0.100','end':'192.168.0.200'}}}}"
 static const struct world w_no_labels = {
-    .nads = {NAD("test-net", "")}, .pools = {TEST_POOL("")}, .cfgs = {NULL}};
+    .nads = {NAD("test-net", "")}, .pools = {OTHER_POOL}, .cfgs = {NULL}};
 static const struct world w_half_labels = {
     .nads = {NAD("test-net", "'network.harvesterhci.io/ippool-name':'test-pool'")},
-    .pools = {TEST_POOL("")},
+    .pools = {OTHER_POOL},
     .cfgs = {NULL}};
+/* ours: the NAD not labelled yet, the pool on its network already in the cache */
+static const struct world w_unlabelled = {
+    .nads = {NAD("test-net", "")}, .pools = {TEST_POOL("")}, .cfgs = {NULL}};
 static const struct world w_excluded = {.nads = {NAD("test-net", LABELS("default", "test-pool"))},
     .pools = {TEST_POOL(ALLOC("192.168.0.111", "EXCLUDED"))},
     .cfgs = {NULL}};
@@ -1138,6 +1147,11 @@ static const struct tcase cases[] = {
 	CC "ip address 192.168.0.255 is the same as broadcast ip"),
     VNC("ours: a desired address already bound to the same MAC (upper case)", &w_mac2,
 	CFG(NIC("192.168.0.111", "22:33:44:55:66:77")), false),
+    VNC("ours: the NAD not labelled yet, its pool cached: allowed (one kubectl apply)",
+	&w_unlabelled, CFG(NIC_DYN(MAC1)), false),
+    VNCM("ours: the NAD not labelled yet, its pool cached: desired addresses checked",
+	&w_unlabelled, CFG(NIC("192.168.0.50", MAC1)),
+	CC "ip address 192.168.0.50 is not within pool range 192.168.0.100-192.168.0.200"),
     {.name = "ours: a VM's VMNetCfg with a NIC on a network without a pool: a warning",
 	.flow = VAL,
 	.kind = ADMIT_KIND_VMNETCFG,
