@@ -170,7 +170,11 @@ spec:
     - $VNET.53
     domainName: vm.test
     leaseTime: 60
----
+EOF
+# A VMNetCfg written by hand needs its pool known to admission first (upstream's rule): in one
+# `kubectl apply` with its IPPool it may reach the webhook before the controller has seen the
+# pool (docs/admission.md).
+cat >"$TMP/vm1-cfg.yaml" <<EOF
 apiVersion: network.harvesterhci.io/v1alpha1
 kind: VirtualMachineNetworkConfig
 metadata:
@@ -182,7 +186,10 @@ spec:
   - networkName: default/vmnet
     macAddress: "$MAC"
 EOF
-check "kubectl apply NAD, IPPool, VMNetCfg" k apply -f "$TMP/objects.yaml"
+check "kubectl apply NAD, IPPool" k apply -f "$TMP/objects.yaml"
+pool_labelled() { [ "$(k get net-attach-def vmnet -o jsonpath='{.metadata.labels.network\.harvesterhci\.io/ippool-name}')" = vmnet ]; }
+check "the controller labelled the NAD with its IPPool" wait_for 60 pool_labelled
+check "kubectl apply VMNetCfg vm1" k apply -f "$TMP/vm1-cfg.yaml"
 alloc_ip() {
     k get vmnetcfg vm1 -o jsonpath='{.status.networkConfigs[0].allocatedIPAddress}'
 }
