@@ -39,56 +39,81 @@ struct scale {
 
 static void created_cb(void *userdata, const struct kube_result *res);
 
-/* Create VMNetCfg number s->next (one NIC); the callback creates the next one. */
+/* One create in flight: retried when it fails (a loaded machine, valgrind: a request can
+ * time out), counted once. */
+struct create_req {
+	struct scale *s;
+	size_t i;
+	unsigned attempt;
+};
+#define CREATE_ATTEMPTS 5
+
 static void
-create_next(struct scale *s)
+create_one(struct scale *s, size_t i, unsigned attempt)
 {
 	char name[32], mac[MAC_STRLEN];
-	size_t i = s->next++;
+	struct create_req *rq = malloc(sizeof(*rq));
 	json_t *obj;
+	int r;
 
-	if (i >= s->want)
-		return;
 	snprintf(name, sizeof(name), "vm-%05zu", i);
 	snprintf(mac, sizeof(mac), "02:01:00:%02zx:%02zx:%02zx", (i >> 16) & 0xff, (i >> 8) & 0xff,
 	    i & 0xff);
-	if (s->from_vms) {
+	if (s->from_vms)
 		obj = json_pack("{s:s, s:s, s:{s:s, s:s},"
 				" s:{s:{s:{s:{s:{s:[{s:s, s:{}, s:s}]}}, s:[{s:s, s:{s:s}}]}}}}",
 		    "apiVersion", "kubevirt.io/v1", "kind", "VirtualMachine", "metadata", "name",
 		    name, "namespace", NS, "spec", "template", "spec", "domain", "devices",
 		    "interfaces", "name", "nic-1", "bridge", "macAddress", mac, "networks", "name",
 		    "nic-1", "multus", "networkName", NS "/big");
-		if (kube_create(s->client, &ctrl_res_vms, NS, obj, created_cb, s, NULL) < 0) {
-			s->failed++;
-			if (s->created + s->failed == s->want)
-				s->done = true;
-		}
-		json_decref(obj);
-		return;
+	else /* as the VM reconciler creates them: with the VMNetCfg finalizer */
+		obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:[s]}, s:{s:s, s:[{s:s, s:s}]}}",
+		    "apiVersion", CRD_API_VERSION, "kind", VMNETCFG_KIND, "metadata", "name", name,
+		    "namespace", NS, "finalizers", CTRL_FINALIZER_VMNETCFG, "spec", "vmName", name,
+		    VMNETCFG_FIELD_NICS, "networkName", NS "/big", "macAddress", mac);
+	r = -ENOMEM;
+	if (rq != NULL && obj != NULL) {
+		*rq = (struct create_req){s, i, attempt};
+		r = kube_create(s->client, s->from_vms ? &ctrl_res_vms : &ctrl_res_vmnetcfgs, NS,
+		    obj, created_cb, rq, NULL);
 	}
-	/* as the VM reconciler creates them: with the VMNetCfg finalizer */
-	obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:[s]}, s:{s:s, s:[{s:s, s:s}]}}", "apiVersion",
-	    CRD_API_VERSION, "kind", VMNETCFG_KIND, "metadata", "name", name, "namespace", NS,
-	    "finalizers", CTRL_FINALIZER_VMNETCFG, "spec", "vmName", name, VMNETCFG_FIELD_NICS,
-	    "networkName", NS "/big", "macAddress", mac);
-	if (kube_create(s->client, &ctrl_res_vmnetcfgs, NS, obj, created_cb, s, NULL) < 0) {
+	json_decref(obj);
+	if (r < 0) {
+		free(rq);
 		s->failed++;
 		if (s->created + s->failed == s->want)
 			s->done = true;
 	}
-	json_decref(obj);
+}
+
+/* Create VMNetCfg (or VM) number s->next (one NIC); the callback creates the next one. */
+static void
+create_next(struct scale *s)
+{
+	size_t i = s->next++;
+
+	if (i < s->want)
+		create_one(s, i, 1);
 }
 
 static void
 created_cb(void *userdata, const struct kube_result *res)
 {
-	struct scale *s = userdata;
+	struct create_req *rq = userdata;
+	struct scale *s = rq->s;
 
-	if (res->error == 0)
+	/* -EEXIST: an earlier attempt was stored but its answer was lost */
+	if (res->error == 0 || (res->error == -EEXIST && rq->attempt > 1))
 		s->created++;
-	else
+	else if (rq->attempt < CREATE_ATTEMPTS) {
+		fprintf(stderr, "scale: create %zu failed (%s), attempt %u: again\n", rq->i,
+		    strerror(-res->error), rq->attempt);
+		create_one(s, rq->i, rq->attempt + 1);
+		free(rq);
+		return;
+	} else
 		s->failed++;
+	free(rq);
 	if (s->created + s->failed == s->want)
 		s->done = true;
 	create_next(s);
