@@ -107,20 +107,22 @@ ko() {
     return 0
 }
 k() { kubectl $KTIMEOUT -n "$NS" "$@"; }
+# the output of the last run, on one line, for a FAIL line (the callers keep the FAIL lines)
+msg() { tr '\n' ' ' <<<"${OUT:-}" | cut -c1-300; }
 # run CMD...: its output (both streams) in OUT, its status in RC
 run() { OUT=$("$@" 2>&1); RC=$?; }
 
 # allow NAME CMD...
 allow() {
     local name=$1; shift; run "$@"
-    if [ $RC = 0 ]; then ok "$name"; else ko "$name" "expected allowed, got exit $RC"; fi
+    if [ $RC = 0 ]; then ok "$name"; else ko "$name" "expected allowed, got exit $RC: $(msg)"; fi
 }
 # deny NAME WHYKEY CMD...: refused, the message matching WHY[WHYKEY]
 deny() {
     local name=$1 re; re=$(why "$2"); shift 2; run "$@"
     if [ $RC = 0 ]; then ko "$name" "expected refused (/$re/), was allowed"
     elif grep -qiE -- "$re" <<<"$OUT"; then ok "$name"
-    else ko "$name" "refused, but the message does not match /$re/"
+    else ko "$name" "refused, but the message does not match /$re/: $(msg)"
     fi
 }
 # patched NAME JQ CMD...: allowed, and the JSON CMD prints on stdout satisfies the jq expression
@@ -128,10 +130,10 @@ deny() {
 patched() {
     local name=$1 q=$2 re; shift 2
     OUT=$("$@" 2>"$TMP/stderr"); RC=$?
-    if [ $RC != 0 ]; then OUT="$OUT$(cat "$TMP/stderr")"; ko "$name" "expected allowed, got exit $RC"
-    elif ! jq -e "$q" <<<"$OUT" >/dev/null 2>&1; then ko "$name" "allowed, but the object does not satisfy $q"
+    if [ $RC != 0 ]; then OUT="$OUT$(cat "$TMP/stderr")"; ko "$name" "expected allowed, got exit $RC: $(msg)"
+    elif ! jq -e "$q" <<<"$OUT" >/dev/null 2>&1; then ko "$name" "allowed, but the object does not satisfy $q: $(msg)"
     elif [ -n "${WARN:-}" ] && re=$(why "$WARN") && ! grep -qiE -- "^Warning:.*($re)" "$TMP/stderr"; then
-        OUT=$(cat "$TMP/stderr"); ko "$name" "allowed, but no warning matching /$re/"
+        OUT=$(cat "$TMP/stderr"); ko "$name" "allowed, but no warning matching /$re/: $(msg)"
     else ok "$name"
     fi
 }

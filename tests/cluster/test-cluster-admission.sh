@@ -257,7 +257,7 @@ fi
 
 # --- 3. certificate rotation under the stream ---------------------------------------------------------
 serial_secret() {
-    k -n $NS get secret $REL-webhook-tls -o jsonpath='{.data.tls\.crt}' | base64 -d 2>/dev/null |
+    k -n $NS get secret $REL-admission-tls -o jsonpath='{.data.tls\.crt}' | base64 -d 2>/dev/null |
         openssl x509 -noout -serial 2>/dev/null | cut -d= -f2
 }
 serial_at() { # IP: the serial of the certificate served at IP:8443
@@ -268,7 +268,7 @@ all_serve() { # SERIAL: every ready endpoint serves it
     for ip in $eps; do [ "$(serial_at "$ip")" = "$1" ] || return 1; done
 }
 s0=$(serial_secret)
-check "the Secret $REL-webhook-tls holds a serving certificate" test -n "$s0"
+check "the Secret $REL-admission-tls holds a serving certificate" test -n "$s0"
 start_stream
 sleep 2
 t_up=$(now)
@@ -291,7 +291,7 @@ changed_from() { local s; s=$(serial_secret); [ -n "$s" ] && [ "$s" != "$1" ]; }
 # stays), so that a replica issues a 90 s
 # one from the same CA at once; that one is then renewed under the stream.
 if [ "$s1" = "$s0" ]; then
-    check "serving pair emptied in the Secret (ca.crt, ca.key kept)" k -n $NS patch secret $REL-webhook-tls --type json \
+    check "serving pair emptied in the Secret (ca.crt, ca.key kept)" k -n $NS patch secret $REL-admission-tls --type json \
         -p '[{"op":"replace","path":"/data/tls.crt","value":""},{"op":"replace","path":"/data/tls.key","value":""}]'
     check "a 90 s serving certificate issued by 60 s" wait_for 60 changed_from "$s0"
     s1=$(serial_secret)
@@ -311,15 +311,17 @@ no_endpoints() { [ -z "$(endpoints)" ]; }
 check "controller scaled to 0" k -n $NS scale deploy $REL-controller --replicas=0
 check "  ... no endpoint left behind $REL-webhook" wait_for 120 no_endpoints
 down_refused() {
-    local out
-    out=$(kubectl --request-timeout=30s -n $TNS create --validate=false --dry-run=server -f - 2>&1 <<<"$BODY") && return 1
-    echo "    $out" | cut -c1-200
-    grep -q 'failed calling webhook' <<<"$out"
+    local out rc
+    out=$(kubectl --request-timeout=30s -n $TNS create --validate=false --dry-run=server -f - 2>&1 <<<"$BODY")
+    rc=$?
+    echo "    no replica: IPPool create: exit $rc: $(tr '\n' ' ' <<<"$out" | cut -c1-300)"
+    [ $rc != 0 ] && grep -q 'failed calling webhook' <<<"$out"
 }
 check "no replica: an IPPool create is refused, \"failed calling webhook\"" down_refused
 check "no replica: a ConfigMap is created as ever" k -n $TNS create configmap unaffected --from-literal=a=b
 unaffected_vm() {
-    k -n $TNS create --dry-run=server -f - >/dev/null <<EOF
+    local out rc
+    out=$(kubectl --request-timeout=30s -n $TNS create --dry-run=server -f - 2>&1 <<EOF
 apiVersion: kubevirt.io/v1
 kind: VirtualMachine
 metadata:
@@ -329,6 +331,10 @@ metadata:
 spec:
   running: false
 EOF
+)
+    rc=$?
+    echo "    no replica: VirtualMachine create: exit $rc: $(tr '\n' ' ' <<<"$out" | cut -c1-300)"
+    [ $rc = 0 ]
 }
 check "no replica: a VirtualMachine is created (its webhook fails open)" unaffected_vm
 check "controller scaled back to 2" k -n $NS scale deploy $REL-controller --replicas=2
