@@ -222,15 +222,20 @@ else
     sleep 3
     # watch: when the dead replica leaves the ready endpoints, or is back (restarted and ready)
     (
+        set -o pipefail # a failed kubectl call is no "gone"
+        # the time after the look (a kubectl call takes most of a second): the state held then
         while [ ! -e "$TMP/stop" ]; do
-            t=$(now)
-            if ! endpoints | grep -qx -- "$vip"; then echo "$t gone"
-            elif [ "$(restarts "$victim")" != "$r0" ] && pod_ready "$victim"; then echo "$t back"
-            else echo "$t listed"; fi
+            if ! eps=$(endpoints); then st=error
+            elif ! grep -qx -- "$vip" <<<"$eps"; then st=gone
+            elif [ "$(restarts "$victim")" != "$r0" ] && pod_ready "$victim"; then st=back
+            else st=listed; fi
+            echo "$(now) $st"
             sleep 0.2
         done >"$TMP/watch"
     ) &
     STREAM_PIDS+=($!)
+    watching() { grep -q ' listed$' "$TMP/watch"; }
+    wait_for 30 watching || ko "the endpoint watcher saw $vip listed before the kill"
     t_kill=$(now)
     kill -9 "$vpid"
     # the kubelet restarts it (the same pod); wait until it is ready and listed again
@@ -238,12 +243,15 @@ else
     check "killed replica $victim restarted by the kubelet and Ready again" wait_for 180 back
     sleep 3
     stop_stream
-    t_end=$(awk -v k="$t_kill" '$1 >= k && $2 != "listed" { print $1; exit }' "$TMP/watch")
+    t_end=$(awk -v k="$t_kill" '$1 >= k && ($2 == "gone" || $2 == "back") { print $1; exit }' "$TMP/watch")
+    t_back=$(awk -v k="$t_kill" '$1 >= k && $2 == "back" { print $1; exit }' "$TMP/watch")
     n=$(stream_total)
     stream_failures >"$TMP/failures"
     f=$(wc -l <"$TMP/failures")
     echo "kill -9 of $victim ($vip) at $t_kill; its endpoint no longer used from ${t_end:-?}" \
-        "($(awk -v a="$t_kill" -v b="${t_end:-0}" 'BEGIN { printf "%.1f", b - a }') s); $n admissions, $f failed"
+        "($(awk -v a="$t_kill" -v b="${t_end:-0}" 'BEGIN { printf "%.1f", b - a }') s), restarted and ready by ${t_back:-?};" \
+        "$n admissions, $f failed, $(cat "$TMP"/stream.* | awk -v a="$t_kill" -v b="${t_end:-0}" '$1 >= a - 1 && $1 <= b' | wc -l)" \
+        "of them sent from 1 s before the kill to the end of the window"
     sed 's/^/    /' "$TMP/failures" | head -n 20
     # (from a second before the kill: a request in flight on a connection to the killed process)
     late=$(awk -v a="$t_kill" -v b="${t_end:-0}" -v s="$SLACK" '$1 < a - 1 || $1 > b + s' "$TMP/failures" | wc -l)
@@ -310,6 +318,11 @@ check "rotation (and the rollout of the upgrade): no admission failed ($n sent)"
 no_endpoints() { [ -z "$(endpoints)" ]; }
 check "controller scaled to 0" k -n $NS scale deploy $REL-controller --replicas=0
 check "  ... no endpoint left behind $REL-webhook" wait_for 120 no_endpoints
+# a terminating replica keeps answering for --webhook-drain on the connections the API server
+# already has to it (HTTP/2, kept alive): only once no controller process is left is nothing
+# answering
+no_pods() { local o; o=$(k -n $NS get pods -l app.kubernetes.io/component=controller -o name) && [ -z "$o" ]; }
+check "  ... no controller pod left (the drain over)" wait_for 180 no_pods
 down_refused() {
     local out rc
     out=$(kubectl --request-timeout=30s -n $TNS create --validate=false --dry-run=server -f - 2>&1 <<<"$BODY")
