@@ -23,7 +23,7 @@ export PORT=${PORT:-26453} ETCD_PORT=${ETCD_PORT:-22389}
 REL=vm-dhcp              # the names `helm install vm-dhcp` gives (fullname vm-dhcp)
 CNS=vm-dhcp-system       # the controller's namespace (its Secret)
 NAME=$REL-admission      # both webhook configurations
-SECRET=$REL-webhook-tls
+SECRET=$REL-admission-tls  # the chart's name (vm-dhcp.webhookSecret)
 SERVICE=$REL-webhook
 TMP=$(mktemp -d /tmp/vmd-admission-125.XXXXXX)
 CPID=""

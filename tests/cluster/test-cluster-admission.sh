@@ -222,15 +222,20 @@ else
     sleep 3
     # watch: when the dead replica leaves the ready endpoints, or is back (restarted and ready)
     (
+        set -o pipefail # a failed kubectl call is no "gone"
+        # the time after the look (a kubectl call takes most of a second): the state held then
         while [ ! -e "$TMP/stop" ]; do
-            t=$(now)
-            if ! endpoints | grep -qx -- "$vip"; then echo "$t gone"
-            elif [ "$(restarts "$victim")" != "$r0" ] && pod_ready "$victim"; then echo "$t back"
-            else echo "$t listed"; fi
+            if ! eps=$(endpoints); then st=error
+            elif ! grep -qx -- "$vip" <<<"$eps"; then st=gone
+            elif [ "$(restarts "$victim")" != "$r0" ] && pod_ready "$victim"; then st=back
+            else st=listed; fi
+            echo "$(now) $st"
             sleep 0.2
         done >"$TMP/watch"
     ) &
     STREAM_PIDS+=($!)
+    watching() { grep -q ' listed$' "$TMP/watch"; }
+    wait_for 30 watching || ko "the endpoint watcher saw $vip listed before the kill"
     t_kill=$(now)
     kill -9 "$vpid"
     # the kubelet restarts it (the same pod); wait until it is ready and listed again
@@ -238,12 +243,15 @@ else
     check "killed replica $victim restarted by the kubelet and Ready again" wait_for 180 back
     sleep 3
     stop_stream
-    t_end=$(awk -v k="$t_kill" '$1 >= k && $2 != "listed" { print $1; exit }' "$TMP/watch")
+    t_end=$(awk -v k="$t_kill" '$1 >= k && ($2 == "gone" || $2 == "back") { print $1; exit }' "$TMP/watch")
+    t_back=$(awk -v k="$t_kill" '$1 >= k && $2 == "back" { print $1; exit }' "$TMP/watch")
     n=$(stream_total)
     stream_failures >"$TMP/failures"
     f=$(wc -l <"$TMP/failures")
     echo "kill -9 of $victim ($vip) at $t_kill; its endpoint no longer used from ${t_end:-?}" \
-        "($(awk -v a="$t_kill" -v b="${t_end:-0}" 'BEGIN { printf "%.1f", b - a }') s); $n admissions, $f failed"
+        "($(awk -v a="$t_kill" -v b="${t_end:-0}" 'BEGIN { printf "%.1f", b - a }') s), restarted and ready by ${t_back:-?};" \
+        "$n admissions, $f failed, $(cat "$TMP"/stream.* | awk -v a="$t_kill" -v b="${t_end:-0}" '$1 >= a - 1 && $1 <= b' | wc -l)" \
+        "of them sent from 1 s before the kill to the end of the window"
     sed 's/^/    /' "$TMP/failures" | head -n 20
     # (from a second before the kill: a request in flight on a connection to the killed process)
     late=$(awk -v a="$t_kill" -v b="${t_end:-0}" -v s="$SLACK" '$1 < a - 1 || $1 > b + s' "$TMP/failures" | wc -l)
@@ -257,7 +265,7 @@ fi
 
 # --- 3. certificate rotation under the stream ---------------------------------------------------------
 serial_secret() {
-    k -n $NS get secret $REL-webhook-tls -o jsonpath='{.data.tls\.crt}' | base64 -d 2>/dev/null |
+    k -n $NS get secret $REL-admission-tls -o jsonpath='{.data.tls\.crt}' | base64 -d 2>/dev/null |
         openssl x509 -noout -serial 2>/dev/null | cut -d= -f2
 }
 serial_at() { # IP: the serial of the certificate served at IP:8443
@@ -268,7 +276,7 @@ all_serve() { # SERIAL: every ready endpoint serves it
     for ip in $eps; do [ "$(serial_at "$ip")" = "$1" ] || return 1; done
 }
 s0=$(serial_secret)
-check "the Secret $REL-webhook-tls holds a serving certificate" test -n "$s0"
+check "the Secret $REL-admission-tls holds a serving certificate" test -n "$s0"
 start_stream
 sleep 2
 t_up=$(now)
@@ -291,7 +299,7 @@ changed_from() { local s; s=$(serial_secret); [ -n "$s" ] && [ "$s" != "$1" ]; }
 # stays), so that a replica issues a 90 s
 # one from the same CA at once; that one is then renewed under the stream.
 if [ "$s1" = "$s0" ]; then
-    check "serving pair emptied in the Secret (ca.crt, ca.key kept)" k -n $NS patch secret $REL-webhook-tls --type json \
+    check "serving pair emptied in the Secret (ca.crt, ca.key kept)" k -n $NS patch secret $REL-admission-tls --type json \
         -p '[{"op":"replace","path":"/data/tls.crt","value":""},{"op":"replace","path":"/data/tls.key","value":""}]'
     check "a 90 s serving certificate issued by 60 s" wait_for 60 changed_from "$s0"
     s1=$(serial_secret)
@@ -310,16 +318,23 @@ check "rotation (and the rollout of the upgrade): no admission failed ($n sent)"
 no_endpoints() { [ -z "$(endpoints)" ]; }
 check "controller scaled to 0" k -n $NS scale deploy $REL-controller --replicas=0
 check "  ... no endpoint left behind $REL-webhook" wait_for 120 no_endpoints
+# a terminating replica keeps answering for --webhook-drain on the connections the API server
+# already has to it (HTTP/2, kept alive): only once no controller process is left is nothing
+# answering
+no_pods() { local o; o=$(k -n $NS get pods -l app.kubernetes.io/component=controller -o name) && [ -z "$o" ]; }
+check "  ... no controller pod left (the drain over)" wait_for 180 no_pods
 down_refused() {
-    local out
-    out=$(kubectl --request-timeout=30s -n $TNS create --validate=false --dry-run=server -f - 2>&1 <<<"$BODY") && return 1
-    echo "    $out" | cut -c1-200
-    grep -q 'failed calling webhook' <<<"$out"
+    local out rc
+    out=$(kubectl --request-timeout=30s -n $TNS create --validate=false --dry-run=server -f - 2>&1 <<<"$BODY")
+    rc=$?
+    echo "    no replica: IPPool create: exit $rc: $(tr '\n' ' ' <<<"$out" | cut -c1-300)"
+    [ $rc != 0 ] && grep -q 'failed calling webhook' <<<"$out"
 }
 check "no replica: an IPPool create is refused, \"failed calling webhook\"" down_refused
 check "no replica: a ConfigMap is created as ever" k -n $TNS create configmap unaffected --from-literal=a=b
 unaffected_vm() {
-    k -n $TNS create --dry-run=server -f - >/dev/null <<EOF
+    local out rc
+    out=$(kubectl --request-timeout=30s -n $TNS create --dry-run=server -f - 2>&1 <<EOF
 apiVersion: kubevirt.io/v1
 kind: VirtualMachine
 metadata:
@@ -329,6 +344,10 @@ metadata:
 spec:
   running: false
 EOF
+)
+    rc=$?
+    echo "    no replica: VirtualMachine create: exit $rc: $(tr '\n' ' ' <<<"$out" | cut -c1-300)"
+    [ $rc = 0 ]
 }
 check "no replica: a VirtualMachine is created (its webhook fails open)" unaffected_vm
 check "controller scaled back to 2" k -n $NS scale deploy $REL-controller --replicas=2

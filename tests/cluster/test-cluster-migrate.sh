@@ -505,8 +505,27 @@ check "the CRD kept the Go project's objects" test "$(k get vmnetcfg -o name | w
 # the webhook configurations: gone, an IPPool can be created again
 wh_gone() { ! k get validatingwebhookconfiguration $WEBHOOK >/dev/null 2>&1 && ! k get mutatingwebhookconfiguration $WEBHOOK >/dev/null 2>&1; }
 check "the Go project's webhook configurations deleted" wait_for 60 wh_gone
-check "an IPPool can be created again" wait_for 20 k apply -f "$TMP/pool2.yaml"
+# (through our admission webhook now, which refuses an IPPool whose NetworkAttachmentDefinition
+# does not exist, as upstream:pkg/webhook/ippool/validator.go does: "other" is made first)
+cat >"$TMP/nad2.yaml" <<EOF
+apiVersion: k8s.cni.cncf.io/v1
+kind: NetworkAttachmentDefinition
+metadata:
+  name: other
+  namespace: default
+  labels:
+    network.harvesterhci.io/clusternetwork: vmnet
+    network.harvesterhci.io/ippool-namespace: default
+    network.harvesterhci.io/ippool-name: other
+spec:
+  config: '{"cniVersion":"0.3.1","name":"other","type":"bridge","bridge":"vmdhcp-vm0","ipam":{}}'
+EOF
+k apply -f "$TMP/nad2.yaml" >/dev/null
+created_again() { kubectl apply -f "$TMP/pool2.yaml" >"$TMP/again.txt" 2>&1; }
+wait_for 20 created_again
+check "an IPPool can be created again ($(grep -v WARNING "$TMP/again.txt" | tr '\n' ' ' | cut -c1-200))" created_again
 k delete -f "$TMP/pool2.yaml" --wait=false >/dev/null
+k delete -f "$TMP/nad2.yaml" --wait=false >/dev/null
 # the Lease kube-system/vm-dhcp-controllers: ours elect on it (the holder is HOSTNAME_PID)
 lease_ours() { local h; h=$(k -n kube-system get lease vm-dhcp-controllers -o jsonpath='{.spec.holderIdentity}'); [ -n "$h" ] && k -n $NS get pod "${h%_*}" >/dev/null; }
 check "Lease kube-system/vm-dhcp-controllers taken over by one of our controller pods" wait_for 60 lease_ours
