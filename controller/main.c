@@ -79,7 +79,7 @@ struct args {
 	struct placement_opts agent; /* --agent-interface and the other knobs */
 };
 
-#define DEFAULT_WEBHOOK_SECRET "vm-dhcp-webhook-tls"
+#define DEFAULT_WEBHOOK_SECRET "vm-dhcp-admission-tls"
 #define DEFAULT_WEBHOOK_SERVICE "vm-dhcp-webhook"
 #define UNINSTALL_TIMEOUT_DEFAULT_S 120
 #define UNINSTALL_TIMEOUT_MAX_S 86400
