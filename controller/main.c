@@ -402,6 +402,10 @@ parse_args(int argc, char **argv, struct args *a)
 	else if (!a->uninstall && !a->no_agent &&
 		 (a->agent_image == NULL || a->agent_image[0] == '\0'))
 		r = flags_error(&f, "--agent-image is required (try --help)");
+	else if (a->service_cidr != NULL && a->service_cidr[0] != '\0' &&
+		 ipv4_cidr_parse(a->service_cidr, &(uint32_t){0}, &(unsigned){0}) < 0)
+		r = flags_error(
+		    &f, "--service-cidr %s: not an IPv4 CIDR (a.b.c.d/n)", a->service_cidr);
 	else if ((a->lease_ns != NULL && a->lease_ns[0] == '\0') ||
 		 (a->lease_name != NULL && a->lease_name[0] == '\0'))
 		r = flags_error(&f, "--lease-namespace and --lease-name cannot be empty");

@@ -1943,6 +1943,30 @@ test_uninstall_flags(void)
 	unlink(log);
 }
 
+/* The admission flags refused at start, with the flag named. */
+static void
+test_admission_flags(void)
+{
+	char *cidr[] = {program, "--no-agent", "--service-cidr", "10.0.0/8", NULL};
+	char *validity[] = {program, "--no-agent", "--webhook-cert-validity", "59", NULL};
+	char log[80];
+	tmpname(log, sizeof(log), "vmdhcp-ctl-main-aflags.log");
+	char text[8192];
+
+	if (find_program() < 0) {
+		CU_FAIL("build/vm-dhcp-controller not built");
+		return;
+	}
+	CU_ASSERT_EQUAL(wait_exit(spawn(log, cidr), 10), 2);
+	read_log(log, text, sizeof(text));
+	CU_ASSERT_STRING_EQUAL(
+	    text, "vm-dhcp-controller: --service-cidr 10.0.0/8: not an IPv4 CIDR (a.b.c.d/n)\n");
+	CU_ASSERT_EQUAL(wait_exit(spawn(log, validity), 10), 2);
+	read_log(log, text, sizeof(text));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "--webhook-cert-validity"));
+	unlink(log);
+}
+
 /* What an operator sees: --version; --log-format (a bad one exits 2, json gives one JSON
  * object per line, the first saying version and revision); the build and process metrics on
  * /metrics, which `promtool check metrics` accepts when promtool is installed. */
@@ -2027,6 +2051,7 @@ static const struct test_case main_tests[] = {
     {"two controllers: per-pool metrics on the leader only", test_pool_metrics_leader_only},
     {"--enable-cache-dump-api: /ipams and /caches", test_cache_dump_api},
     {"uninstall: flags", test_uninstall_flags},
+    {"admission: flags", test_admission_flags},
     {"uninstall: agents and finalizers removed, foreign ones kept", test_uninstall_cleanup},
     {"uninstall: waits for a running controller, times out", test_uninstall_waits_for_controller},
     {"version, --log-format, build and process metrics", test_version_log_format_metrics},
