@@ -25,6 +25,7 @@
 #include "lib/log.h"
 #include "lib/util.h"
 #include "tests/helpers/apiserver.h"
+#include "tests/helpers/poll.h"
 #include "tests/runner.h"
 
 #define WAIT_MS 20000
@@ -161,39 +162,27 @@ create_vm(struct env *e, const char *name, const char *net, const char *mac, con
 
 typedef bool (*pred_fn)(struct env *e, const void *arg);
 
-struct waiter {
+/* Run the loop until pred holds (tests/helpers/poll.h), at most WAIT_MS. */
+struct pred_call {
 	struct env *e;
 	pred_fn pred;
 	const void *arg;
-	bool done;
-	struct event *ev;
 };
 
-static void
-wait_tick(evutil_socket_t fd, short what, void *p)
+static bool
+pred_call(void *p)
 {
-	struct waiter *w = p;
+	const struct pred_call *c = p;
 
-	if (w->pred(w->e, w->arg)) {
-		w->done = true;
-		event_base_loopbreak(w->e->base);
-	}
+	return c->pred(c->e, c->arg);
 }
 
-/* Run the loop until pred holds (checked every 20 ms), at most WAIT_MS. */
 static bool
 wait_for(struct env *e, pred_fn pred, const void *arg)
 {
-	struct waiter w = {.e = e, .pred = pred, .arg = arg};
-	struct timeval tv = {.tv_sec = 0, .tv_usec = 20000};
+	struct pred_call c = {e, pred, arg};
 
-	if (pred(e, arg))
-		return true;
-	w.ev = event_new(e->base, -1, EV_PERSIST, wait_tick, &w);
-	event_add(w.ev, &tv);
-	kube_run_until(e->base, &w.done, WAIT_MS);
-	event_free(w.ev);
-	return w.done;
+	return test_poll_until(e->base, pred_call, &c, WAIT_MS);
 }
 
 /* status.networkConfigs[0] of VMNetCfg `name` is in `state` (with `ip` when not NULL). */

@@ -24,6 +24,7 @@
 #include "lib/log.h"
 #include "lib/util.h"
 #include "tests/helpers/apiserver.h"
+#include "tests/helpers/poll.h"
 #include "tests/runner.h"
 
 #define WAIT_MS 20000
@@ -88,38 +89,27 @@ req(struct env *e, const char *method, const char *path, const char *ctype, json
 
 typedef bool (*pred_fn)(struct env *e, const void *arg);
 
-struct waiter {
+/* Run the loop until pred holds (tests/helpers/poll.h), at most WAIT_MS. */
+struct pred_call {
 	struct env *e;
 	pred_fn pred;
 	const void *arg;
-	bool done;
 };
 
-static void
-wait_tick(evutil_socket_t fd, short what, void *p)
+static bool
+pred_call(void *p)
 {
-	struct waiter *w = p;
+	const struct pred_call *c = p;
 
-	if (w->pred(w->e, w->arg)) {
-		w->done = true;
-		event_base_loopbreak(w->e->base);
-	}
+	return c->pred(c->e, c->arg);
 }
 
 static bool
 wait_for(struct env *e, pred_fn pred, const void *arg)
 {
-	struct waiter w = {.e = e, .pred = pred, .arg = arg};
-	struct timeval tv = {.tv_sec = 0, .tv_usec = 20000};
-	struct event *ev;
+	struct pred_call c = {e, pred, arg};
 
-	if (pred(e, arg))
-		return true;
-	ev = event_new(e->base, -1, EV_PERSIST, wait_tick, &w);
-	event_add(ev, &tv);
-	kube_run_until(e->base, &w.done, WAIT_MS);
-	event_free(ev);
-	return w.done;
+	return test_poll_until(e->base, pred_call, &c, WAIT_MS);
 }
 
 static bool
