@@ -926,6 +926,18 @@ exchange(struct fixture *f, struct client *c, bool tls, char *request)
 	client_join(f, c);
 }
 
+/* One request on a TLS connection of its own, answered once with status want. */
+static void
+expect_status(struct fixture *f, char *request, int want)
+{
+	struct client c;
+
+	exchange(f, &c, true, request);
+	CU_ASSERT_EQUAL_FATAL(c.n_replies, 1);
+	CU_ASSERT_EQUAL(c.replies[0].status, want);
+	client_free(&c);
+}
+
 static char *
 post(const char *path, const char *ctype, const char *body, bool keep_alive)
 {
@@ -1091,14 +1103,8 @@ test_reviews(void)
 
 	/* wrong content type: 415 */
 	body = pool_create(V1, "u", "ok");
-	exchange(&f, &c, true, post("/validate", "text/plain", body, false));
-	CU_ASSERT_EQUAL_FATAL(c.n_replies, 1);
-	CU_ASSERT_EQUAL(c.replies[0].status, 415);
-	client_free(&c);
-	exchange(&f, &c, true, post("/validate", "application/jsonx", body, false));
-	CU_ASSERT_EQUAL_FATAL(c.n_replies, 1);
-	CU_ASSERT_EQUAL(c.replies[0].status, 415);
-	client_free(&c);
+	expect_status(&f, post("/validate", "text/plain", body, false), 415);
+	expect_status(&f, post("/validate", "application/jsonx", body, false), 415);
 	free(body);
 	CU_ASSERT_EQUAL(f.decided.n, 0);
 
@@ -1107,33 +1113,18 @@ test_reviews(void)
 			    "POST /validate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
 			    "application/json\r\nContent-Length: %d\r\n\r\n{",
 			    WEBHOOK_BODY_MAX + 1) > 0);
-	exchange(&f, &c, true, text);
-	CU_ASSERT_EQUAL_FATAL(c.n_replies, 1);
-	CU_ASSERT_EQUAL(c.replies[0].status, 413);
-	client_free(&c);
+	expect_status(&f, text, 413);
 
 	/* methods and paths */
-	exchange(&f, &c, true, get("/validate"));
-	CU_ASSERT_EQUAL_FATAL(c.n_replies, 1);
-	CU_ASSERT_EQUAL(c.replies[0].status, 405);
-	client_free(&c);
-	exchange(&f, &c, true, get("/nothing"));
-	CU_ASSERT_EQUAL_FATAL(c.n_replies, 1);
-	CU_ASSERT_EQUAL(c.replies[0].status, 404);
-	client_free(&c);
-	exchange(&f, &c, true, get("/metrics"));
-	CU_ASSERT_EQUAL_FATAL(c.n_replies, 1);
-	CU_ASSERT_EQUAL(c.replies[0].status, 404);
-	client_free(&c);
+	expect_status(&f, get("/validate"), 405);
+	expect_status(&f, get("/nothing"), 404);
+	expect_status(&f, get("/metrics"), 404);
 	exchange(&f, &c, true, get("/healthz"));
 	CU_ASSERT_EQUAL_FATAL(c.n_replies, 1);
 	CU_ASSERT_EQUAL(c.replies[0].status, 200);
 	CU_ASSERT_STRING_EQUAL(c.replies[0].body, "ok\n");
 	client_free(&c);
-	exchange(&f, &c, true, get("/readyz"));
-	CU_ASSERT_EQUAL_FATAL(c.n_replies, 1);
-	CU_ASSERT_EQUAL(c.replies[0].status, 200);
-	client_free(&c);
+	expect_status(&f, get("/readyz"), 200);
 
 	/* the metrics on the registry */
 	CU_ASSERT_EQUAL_FATAL(metrics_render(f.metrics, &text, &len), 0);
