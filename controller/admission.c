@@ -109,14 +109,15 @@ pool_visit(void *userdata, const char *key, const void *item)
 }
 
 static int
-view_each_pool(void *ud, admit_pool_visit_fn fn, void *ctx)
+view_each_pool_of_network(void *ud, const char *network, admit_pool_visit_fn fn, void *ctx)
 {
 	struct ctrl *c = ud;
 	struct pool_visit v = {.fn = fn, .ctx = ctx};
 
 	if (c->inf_pool == NULL)
 		return 0;
-	return kube_store_foreach(kube_informer_store(c->inf_pool), pool_visit, &v);
+	return kube_store_by_index(
+	    kube_informer_store(c->inf_pool), "network", network, pool_visit, &v);
 }
 
 static int
@@ -230,7 +231,7 @@ on_admit(void *userdata, const struct admit_request *rq, struct admit_result *re
 	    .userdata = a->c,
 	    .nad = view_nad,
 	    .pool = view_pool,
-	    .each_pool = view_each_pool,
+	    .each_pool_of_network = view_each_pool_of_network,
 	    .each_cfg_of_network = view_each_cfg_of_network,
 	};
 	struct admit_opts o = {.immutable = true};

@@ -85,6 +85,13 @@ void admit_find_holder(struct admit_ctx *c, const char *network, uint32_t addr,
     const uint8_t mac[MAC_LEN], char *out, size_t len);
 
 /*
+ * The cached IPPool on network (canonical "ns/name") other than the one keyed except (NULL:
+ * none excepted): the pool, and its key in key; NULL when there is none.
+ */
+const struct ippool *admit_pool_on_network(
+    struct admit_ctx *c, const char *network, const char *except, char key[KIND_REF_MAX]);
+
+/*
  * upstream's getIPPoolFromNetworkConfig: the NAD of network (as written) must exist and carry
  * both ippool labels, the IPPool they name must exist. 0 and *pool, canon (the network's
  * "ns/name") and pool_key ("ns/name" of the pool); -1 with reason (upstream's messages).

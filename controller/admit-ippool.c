@@ -476,30 +476,11 @@ check_immutable(struct admit_ctx *c, const json_t *obj, const json_t *old)
 	return 0;
 }
 
-struct other_pool {
-	const char *self_key;
-	const char *network;
-	char found[KIND_REF_MAX];
-};
-
-static int
-other_pool_visit(void *ctx, const char *key, const struct ippool *pool)
-{
-	struct other_pool *o = ctx;
-
-	if (!pool || strcmp(key, o->self_key) == 0 ||
-	    strcmp(pool->spec.network_name, o->network) != 0)
-		return 0;
-	snprintf(o->found, sizeof(o->found), "%s", key);
-	return 1;
-}
-
 static int
 check_second_pool(struct admit_ctx *c, const struct raw_pool *rp, const struct raw_pool *old)
 {
 	char ns[KIND_NS_MAX], name[KIND_NAME_MAX], canon[KIND_REF_MAX], ocanon[KIND_REF_MAX];
-	char self[KIND_REF_MAX];
-	struct other_pool o = {self, canon, ""};
+	char self[KIND_REF_MAX], other[KIND_REF_MAX];
 
 	admit_split_network(S(rp->network), ns, name, canon);
 	if (old) {
@@ -508,11 +489,9 @@ check_second_pool(struct admit_ctx *c, const struct raw_pool *rp, const struct r
 			return 0; /* only a new or changed network is checked */
 	}
 	snprintf(self, sizeof(self), "%s/%s", c->ns, c->name);
-	if (c->view->each_pool)
-		c->view->each_pool(c->view->userdata, other_pool_visit, &o);
-	if (!o.found[0])
+	if (admit_pool_on_network(c, canon, self, other) == NULL)
 		return 0;
-	return admit_refuse(c, 403, "network %s already has IPPool %s", canon, o.found);
+	return admit_refuse(c, 403, "network %s already has IPPool %s", canon, other);
 }
 
 static void

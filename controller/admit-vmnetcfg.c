@@ -93,9 +93,9 @@ admit_find_holder(struct admit_ctx *c, const char *network, uint32_t addr,
 }
 
 struct pool_on_network {
-	const char *network;
+	const char *except;
 	const struct ippool *pool;
-	char key[KIND_REF_MAX];
+	char *key;
 };
 
 static int
@@ -103,11 +103,24 @@ pool_on_network_visit(void *ctx, const char *key, const struct ippool *pool)
 {
 	struct pool_on_network *f = ctx;
 
-	if (pool == NULL || strcmp(pool->spec.network_name, f->network) != 0)
+	if (pool == NULL || (f->except != NULL && strcmp(key, f->except) == 0))
 		return 0;
 	f->pool = pool;
-	snprintf(f->key, sizeof(f->key), "%s", key);
+	snprintf(f->key, KIND_REF_MAX, "%s", key);
 	return 1;
+}
+
+const struct ippool *
+admit_pool_on_network(
+    struct admit_ctx *c, const char *network, const char *except, char key[KIND_REF_MAX])
+{
+	struct pool_on_network f = {.except = except, .key = key};
+
+	key[0] = '\0';
+	if (c->view->each_pool_of_network)
+		c->view->each_pool_of_network(
+		    c->view->userdata, network, pool_on_network_visit, &f);
+	return f.pool;
 }
 
 int
@@ -117,7 +130,6 @@ admit_pool_of_network(struct admit_ctx *c, const char *network, char canon[KIND_
 	const struct admit_view *v = c->view;
 	char ns[KIND_NS_MAX], name[KIND_NAME_MAX];
 	const char *pns = NULL, *pname = NULL;
-	struct pool_on_network f = {.network = canon};
 
 	admit_split_network(network, ns, name, canon);
 	if (!v->nad || v->nad(v->userdata, ns, name, &pns, &pname) < 0) {
@@ -131,12 +143,8 @@ admit_pool_of_network(struct admit_ctx *c, const char *network, char canon[KIND_
 	 * of them. An IPPool on the network, already in the cache, is what the labels would
 	 * name (ours; upstream's cases without labels have no such pool and are refused).
 	 */
-	if ((!pns || !pname) && v->each_pool &&
-	    v->each_pool(v->userdata, pool_on_network_visit, &f) > 0) {
-		*pool = f.pool;
-		snprintf(pool_key, KIND_REF_MAX, "%s", f.key);
+	if ((!pns || !pname) && (*pool = admit_pool_on_network(c, canon, NULL, pool_key)) != NULL)
 		return 0;
-	}
 	if (!pns) {
 		snprintf(reason, len, "%s label not found", ADMIT_LABEL_POOL_NS);
 		return -1;

@@ -58,8 +58,10 @@ struct admit_view {
 	    const char **pool_name);
 	/* IPPool ns/name, decoded (NULL: absent, or its object does not decode). */
 	const struct ippool *(*pool)(void *ud, const char *ns, const char *name);
-	/* Each cached IPPool ("ns/name", decoded or NULL) until fn returns non-zero (returned). */
-	int (*each_pool)(void *ud, admit_pool_visit_fn fn, void *ctx);
+	/* Each cached IPPool ("ns/name", decoded) whose spec.networkName is network, until fn
+	 * returns non-zero (returned). */
+	int (*each_pool_of_network)(
+	    void *ud, const char *network, admit_pool_visit_fn fn, void *ctx);
 	/* Each cached VMNetCfg one of whose spec NICs names network, until fn returns non-zero. */
 	int (*each_cfg_of_network)(void *ud, const char *network, admit_cfg_visit_fn fn, void *ctx);
 };

@@ -223,13 +223,15 @@ fake_pool(void *ud, const char *ns, const char *name)
 }
 
 static int
-fake_each_pool(void *ud, admit_pool_visit_fn fn, void *ctx)
+fake_each_pool(void *ud, const char *network, admit_pool_visit_fn fn, void *ctx)
 {
 	struct fake *f = ud;
 	char key[300];
 	int r;
 
 	for (size_t i = 0; i < ELEMENTSOF(f->pools) && f->pools[i]; i++) {
+		if (strcmp(f->pools[i]->spec.network_name, network) != 0)
+			continue;
 		snprintf(
 		    key, sizeof(key), "%s/%s", f->pools[i]->meta.namespace, f->pools[i]->meta.name);
 		if ((r = fn(ctx, key, f->pools[i])) != 0)
@@ -1347,7 +1349,7 @@ review(const struct tcase *t, struct fake *f, enum admit_phase phase, const json
 	    .userdata = f,
 	    .nad = fake_nad,
 	    .pool = fake_pool,
-	    .each_pool = fake_each_pool,
+	    .each_pool_of_network = fake_each_pool,
 	    .each_cfg_of_network = fake_each_cfg,
 	};
 	const struct admit_opts opts = {
