@@ -346,6 +346,13 @@ ctrl_admission_ready(struct ctrl_admission *a, char *reason, size_t len)
 }
 
 void
+ctrl_admission_stopping(struct ctrl_admission *a)
+{
+	if (a != NULL)
+		webcert_stop(a->certs);
+}
+
+void
 ctrl_admission_stop_accepting(struct ctrl_admission *a)
 {
 	if (a != NULL)

@@ -511,6 +511,7 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	log_info("signal %d: stopping", (int)sig);
 	app->stopping = true;
 	app->release_done = app->drain_done = true;
+	ctrl_admission_stopping(app->admission);
 	if (app->leader != NULL && app->leading) {
 		app->leading = false;
 		if (kube_leader_release(app->leader, released, app) == 0)

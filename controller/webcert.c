@@ -141,6 +141,7 @@ struct webcert {
 	bool waiting;	 /* until the informer's copy moves past based_rv */
 	json_t *written; /* what the last successful write returned (while waiting) */
 	bool hold;	 /* no write until the retry timer (failures, refused create) */
+	bool stopped;	 /* webcert_stop: the replica is leaving, it writes nothing more */
 	bool create_denied;
 	unsigned failures;
 	char status[512]; /* why not ready, about the Secret */
@@ -1113,7 +1114,7 @@ reconcile(struct webcert *wc)
 	now = wc_now(wc);
 	material_parse(&m, secret, now);
 	adopt(wc, &m, now);
-	if (wc->hold) {
+	if (wc->hold || wc->stopped) {
 		material_free(&m);
 		return;
 	}
@@ -1498,6 +1499,16 @@ webcert_ready(const struct webcert *wc, char *reason, size_t len)
 	X509_free(leaf);
 	snprintf(reason, len, "%s", note);
 	return true;
+}
+
+void
+webcert_stop(struct webcert *wc)
+{
+	if (wc == NULL || wc->stopped)
+		return;
+	wc->stopped = true;
+	log_info("webhook certificate: stopping: Secret %s/%s left to the other replicas", wc->ns,
+	    wc->secret);
 }
 
 void

@@ -62,6 +62,10 @@ struct webcert *webcert_free(struct webcert *wc);
  * may come with a note in reason (a check that failed since, while the caBundle in place
  * still trusts the serving certificate), else reason is "". */
 bool webcert_ready(const struct webcert *wc, char *reason, size_t len);
+/* The replica is leaving (SIGTERM): the Secret is not written any more (a write under way
+ * ends), so that a replica of the previous rollout, with other options, does not undo what
+ * the new ones do; the serving pair in use and changes to it are still taken in. */
+void webcert_stop(struct webcert *wc);
 /* Evaluate expiry now (the program also does it on a timer, at least hourly, and on every
  * change of the Secret). */
 void webcert_recheck(struct webcert *wc);

@@ -922,6 +922,52 @@ out:
 }
 
 static bool
+metric_has(struct inst *in, const char *want)
+{
+	char *text = NULL;
+	size_t len;
+	bool ok = metrics_render(in->metrics, &text, &len) == 0 && strstr(text, want) != NULL;
+
+	free(text);
+	return ok;
+}
+
+/* A leaving replica (SIGTERM) writes nothing more: the serving pair emptied in the Secret is
+ * filled by the other one, and the leaving one still takes in the new pair. */
+static void
+test_stopped_writes_nothing(void)
+{
+	struct env e;
+	json_t *s;
+	struct changed c = {"tls.crt", NULL};
+	char *crt = NULL;
+
+	if (!env_start(&e))
+		goto out;
+	create_configs(&e, true, true);
+	if (!start_a(&e))
+		goto out;
+	c.old = crt = secret_b64(&e, "tls.crt");
+	webcert_stop(e.a.wc);
+	s = get(&e, SECRET_PATH);
+	json_object_set_new(json_object_get(s, "data"), "tls.crt", json_string(""));
+	json_object_set_new(json_object_get(s, "data"), "tls.key", json_string(""));
+	CU_ASSERT_EQUAL(req(&e, "PUT", SECRET_PATH, s), 200);
+	webcert_recheck(e.a.wc);
+	CU_ASSERT_FATAL(inst_new(&e, &e.b));
+	CU_ASSERT_EQUAL_FATAL(webcert_start(e.b.wc), 0);
+	CU_ASSERT_TRUE(wait_for(&e, secret_changed, &c));
+	CU_ASSERT_TRUE(wait_for(&e, both_serve_secret, NULL));
+	CU_ASSERT_TRUE(metric_has(&e.a, "vmdhcp_admission_certificate_rotations_total 1\n"));
+	CU_ASSERT_TRUE(metric_has(&e.b, "vmdhcp_admission_certificate_rotations_total 1\n"));
+	CU_ASSERT_EQUAL(e.a.ncert, 2);
+	check_secret(&e, 0);
+out:
+	free(crt);
+	env_stop(&e);
+}
+
+static bool
 has_name(const char *pem, const char *name)
 {
 	X509 *x[1] = {NULL};
@@ -989,6 +1035,7 @@ static const struct test_case webcert_tests[] = {
     {"a garbage Secret is replaced", test_garbage},
     {"a replica wanting another name renews once", test_names_changed},
     {"a refused create waits for the chart's Secret", test_create_forbidden},
+    {"a stopped replica writes nothing more", test_stopped_writes_nothing},
     {NULL, NULL},
 };
 
