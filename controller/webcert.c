@@ -28,7 +28,8 @@
  *
  * The caBundle of each named configuration is compared and written (GET, PUT with its
  * resourceVersion, again on conflict: kube_update_retry) when ca.crt changes, every 60 s
- * (a `helm upgrade` that resets it is repaired) and on webcert_recheck. A configuration that
+ * (a `helm upgrade` that resets it is repaired) and on webcert_recheck; a check that failed
+ * (not a missing configuration) again after 1 s, doubling up to 60 s. A configuration that
  * does not exist is never created; it is looked for again at those times.
  *
  * The settling time of a CA rotation is a tenth of the serving validity, at most 30 s of the
@@ -105,6 +106,8 @@ struct wcfg {
 	enum cfg_state state;
 	unsigned patched; /* webhooks changed by the last mutate */
 	char err[256];
+	unsigned failures;   /* failed checks in a row */
+	struct event *retry; /* after a failed check: again after 1 s, doubling up to 60 s */
 };
 
 struct san {
@@ -686,6 +689,17 @@ cfg_done(void *userdata, const struct kube_result *res)
 		cf->state = CFG_FAILED;
 		snprintf(cf->err, sizeof(cf->err), "%s", err);
 	}
+	if (cf->state == CFG_FAILED) {
+		uint64_t ms = RETRY_MIN_MS;
+
+		for (unsigned i = 0; i < cf->failures && ms < RETRY_MAX_MS; i++)
+			ms *= 2;
+		cf->failures++;
+		timer_in_ms(cf->retry, ms < RETRY_MAX_MS ? ms : RETRY_MAX_MS);
+	} else {
+		cf->failures = 0;
+		event_del(cf->retry);
+	}
 	free(cf->want);
 	cf->want = NULL;
 	update_bundle_ok(wc);
@@ -715,6 +729,12 @@ cfg_check(struct wcfg *cf)
 		cf->state = CFG_FAILED;
 		snprintf(cf->err, sizeof(cf->err), "cannot start: %s", strerror(-r));
 	}
+}
+
+static void
+cfg_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	cfg_check(arg);
 }
 
 static void
@@ -1258,9 +1278,10 @@ add_cfgs(struct webcert *wc, const struct kube_resource *res, const char *const 
 		cf->wc = wc;
 		cf->res = res;
 		cf->name = strdup(names[i]);
-		if (cf->name == NULL)
-			return -ENOMEM;
+		cf->retry = evtimer_new(wc->base, cfg_retry_cb, cf);
 		wc->ncfgs++;
+		if (cf->name == NULL || cf->retry == NULL)
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -1382,6 +1403,8 @@ webcert_free(struct webcert *wc)
 	kube_call_cancel(wc->write_call);
 	for (size_t i = 0; i < wc->ncfgs; i++) {
 		kube_call_cancel(wc->cfgs[i].call);
+		if (wc->cfgs[i].retry != NULL)
+			event_free(wc->cfgs[i].retry);
 		free(wc->cfgs[i].name);
 		free(wc->cfgs[i].want);
 		free(wc->cfgs[i].ok_b64);

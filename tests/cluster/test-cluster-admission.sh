@@ -241,7 +241,14 @@ else
     # the kubelet restarts it (the same pod); wait until it is ready and listed again
     back() { [ "$(restarts "$victim")" != "$r0" ] && pod_ready "$victim" && two_endpoints; }
     check "killed replica $victim restarted by the kubelet and Ready again" wait_for 180 back
-    sleep 3
+    # the stream goes on until more than 10 admissions were answered after the window (its end
+    # + SLACK): the stream's pace on a loaded machine is no given
+    answered_after() {
+        local te
+        te=$(awk -v k="$t_kill" '$1 >= k && ($2 == "gone" || $2 == "back") { print $1; exit }' "$TMP/watch")
+        [ -n "$te" ] && [ "$(awk -v b="$te" -v s="$SLACK" '$1 > b + s && ($2 == 200 || $2 == 201)' "$TMP"/stream.* | wc -l)" -gt 10 ]
+    }
+    wait_for 120 answered_after
     stop_stream
     t_end=$(awk -v k="$t_kill" '$1 >= k && ($2 == "gone" || $2 == "back") { print $1; exit }' "$TMP/watch")
     t_back=$(awk -v k="$t_kill" '$1 >= k && $2 == "back" { print $1; exit }' "$TMP/watch")
