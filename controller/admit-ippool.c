@@ -2,7 +2,7 @@
 /*
  * controller/admit-ippool.c - IPPool admission.
  *
- * Upstream's (harvester/vm-dhcp-controller, read at 788136d):
+ * Upstream's (harvester/vm-dhcp-controller, read at main c3042d6):
  *  - pkg/webhook/ippool/mutator.go, CREATE: ensureServerIP (an unset serverIP becomes the
  *    first address after the network address that is neither the router nor excluded, never
  *    the broadcast address; else "fail to assign ip for dhcp server") and ensurePoolRange

@@ -4,7 +4,7 @@
  * cluster built from small JSON fixtures.
  *
  * Every case of harvester/vm-dhcp-controller's pkg/webhook/ippool/mutator_test.go and
- * validator_test.go (788136d) and of pkg/webhook/vmnetcfg/validator_test.go as of PR #157
+ * validator_test.go (main at c3042d6) and of pkg/webhook/vmnetcfg/validator_test.go as of PR #157
  * (a60f7a7) is here, decided the same way, with upstream's message where its test asserts
  * one. How the fixtures differ from upstream's builders, and why:
  *  - upstream's validator tests call the validator alone; an object the API server would
