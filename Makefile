@@ -324,6 +324,16 @@ bench-ipam: $(BUILD)/bench/bench-ipam
 	@$(BUILD)/bench/bench-ipam
 .PHONY: bench-ipam
 
+# Lease file load benchmark: peak RSS of opening a 400 000-line --dynamic lease file.
+$(BUILD)/bench/bench-leasefile-load: $(BUILD)/obj/tests/bench/bench-leasefile-load.o $(ARCHIVES)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(ARCHIVES) $(LIBS)
+
+bench-leasefile: $(BUILD)/bench/bench-leasefile-load
+	@$(BUILD)/bench/bench-leasefile-load
+.PHONY: bench-leasefile
+
 # Every test binary links the test API server harness (tests/helpers/apiserver.c), which
 # starts BUILD/test-apiserver: build the server before the tests.
 $(UNIT_BINS) $(NETNS_BINS): | $(APISERVER)
