@@ -13,11 +13,11 @@
  * then with the same MAC (so a lease that moved to a new MAC or to a new key, or an address
  * expired and handed out again, reads back as it was last written, compaction or not).
  * The whole file is written atomically (temp + fsync + rename, streamed through a 64 KiB
- * buffer) when opened, on reload and at exit; between those, leasefile_add() appends each new lease as a complete
- * line before it records it in memory, so before its reply is built: a lease that cannot be
- * written (disk full, I/O error, read-only) is not recorded at all, and the caller does not
- * answer it. A crash can only tear the last line, which load ignores. Any other line that is not
- * a lease, a comment or blank (a NUL byte, binary garbage, a bad MAC or address, an over-long
+ * buffer) when opened, on reload and at exit; between those, leasefile_add() appends each new lease
+ * as a complete line before it records it in memory, so before its reply is built: a lease that
+ * cannot be written (disk full, I/O error, read-only) is not recorded at all, and the caller does
+ * not answer it. A crash can only tear the last line, which load ignores. Any other line that is
+ * not a lease, a comment or blank (a NUL byte, binary garbage, a bad MAC or address, an over-long
  * line) is copied byte for byte to PATH.quarantine before the rewrite at open drops it: the good
  * leases around it are kept and the agent starts. The load reads the file line by line through
  * the same 64 KiB buffer: a 400 000-line file costs its table, not its size.

@@ -7,8 +7,9 @@
  * the agent does at start (load, quarantine, rewrite) and prints the peak resident set
  * (VmHWM, reset through /proc/self/clear_refs before the open). `make bench-leasefile`.
  *
- * Usage: bench-leasefile-load [DIR [LINES [ID_BYTES]]] (ID_BYTES 0: MAC-keyed leases). The last line is the parseable summary:
- *   bench-leasefile-load: lines=400000 leases=... bytes=... open_ms=... peak_rss_kib=...
+ * Usage: bench-leasefile-load [DIR [LINES [ID_BYTES]]] (ID_BYTES 0: MAC-keyed leases). The last
+ * line is the parseable summary: bench-leasefile-load: lines=400000 leases=... bytes=...
+ * open_ms=... peak_rss_kib=...
  */
 #include <fcntl.h>
 #include <stdio.h>
