@@ -160,8 +160,10 @@ void dhcp_reply_destination(
     const struct dhcp_request *req, int type, uint32_t yiaddr, struct dhcp_dest *ret);
 /*
  * Builds the DHCP message of a reply at out (cap bytes): fixed header from req, options in
- * PRL order then the mandatory ones, option 82 echoed last, limited by option 57, padded to
- * 300 bytes. hostname may be NULL. Returns the length or -ENOBUFS.
+ * PRL order then the mandatory ones, option 82 echoed last (split per RFC 3396), limited by
+ * option 57 (relayed: plus the option 82 echo, which the relay removes) and cap, padded to 300
+ * bytes. hostname may be NULL. Returns the length, or -EMSGSIZE when the mandatory options
+ * and the echoes do not fit.
  */
 int dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, int type,
     uint32_t yiaddr, const char *hostname, uint8_t *out, size_t cap);

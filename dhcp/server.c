@@ -39,6 +39,8 @@ static const char *const drop_names[_DHCP_DROP_MAX] = {
     [DHCP_DROP_NOT_SERVING] = "not_serving",
     [DHCP_DROP_DECLINED] = "declined",
     [DHCP_DROP_WRONG_SUBNET] = "wrong_subnet",
+    [DHCP_DROP_REPLY_TOO_BIG] = "reply_too_big",
+    [DHCP_DROP_TRUNCATED] = "truncated",
 };
 
 static const char *const msg_names[_DHCP_MSG_MAX] = {
