@@ -129,15 +129,16 @@ check_echo(const struct dhcp_reply *rep, size_t len82)
 static void
 test_400_byte_option_82(void)
 {
-	static const uint8_t want_ip[] = {DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 100,
-	    DHCP_OPT_SERVER_ID, 4, 10, 0, 0, 1};
+	static const uint8_t want_ip[] = {
+	    DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 100, DHCP_OPT_SERVER_ID, 4, 10, 0, 0, 1};
 	struct dhcp_server *s = server();
 	struct dhcp_reply rep;
 	struct req r;
 	size_t len;
 
 	len = build(&r, DHCP_MSG_DISCOVER, RELAY_IP, 400, NULL, 0);
-	CU_ASSERT_EQUAL_FATAL(dhcp_handle_message(s, (const uint8_t *)&r, len, 1, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_EQUAL_FATAL(
+	    dhcp_handle_message(s, (const uint8_t *)&r, len, 1, &rep), DHCP_MSG_OFFER);
 	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_SEND_FAILED], 0);
 	check_echo(&rep, 400);
 	CU_ASSERT_EQUAL(be32_get(((const struct dhcp_msg *)rep.payload)->yiaddr), VM_IP);
@@ -146,7 +147,8 @@ test_400_byte_option_82(void)
 	CU_ASSERT(rep.payload_len <= DHCP_MAX_PAYLOAD);
 
 	len = build(&r, DHCP_MSG_REQUEST, RELAY_IP, 400, want_ip, sizeof(want_ip));
-	CU_ASSERT_EQUAL_FATAL(dhcp_handle_message(s, (const uint8_t *)&r, len, 1, &rep), DHCP_MSG_ACK);
+	CU_ASSERT_EQUAL_FATAL(
+	    dhcp_handle_message(s, (const uint8_t *)&r, len, 1, &rep), DHCP_MSG_ACK);
 	check_echo(&rep, 400);
 	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_SEND_FAILED], 0);
 	dhcp_server_free(s);
@@ -166,7 +168,8 @@ test_too_big_for_the_link(void)
 	size_t len;
 
 	len = build(&r, DHCP_MSG_DISCOVER, RELAY_IP, 1000, NULL, 0);
-	CU_ASSERT_EQUAL_FATAL(dhcp_handle_message(s, (const uint8_t *)&r, len, 1, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_EQUAL_FATAL(
+	    dhcp_handle_message(s, (const uint8_t *)&r, len, 1, &rep), DHCP_MSG_OFFER);
 	check_echo(&rep, 1000);
 	CU_ASSERT(rep.payload_len <= DHCP_MAX_PAYLOAD);
 
@@ -200,7 +203,8 @@ test_unrelayed_needs_option_57(void)
 	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_REPLY_TOO_BIG], 1);
 	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_SEND_FAILED], 0);
 	len = build(&r, DHCP_MSG_DISCOVER, 0, 400, o57, sizeof(o57));
-	CU_ASSERT_EQUAL_FATAL(dhcp_handle_message(s, (const uint8_t *)&r, len, 1, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_EQUAL_FATAL(
+	    dhcp_handle_message(s, (const uint8_t *)&r, len, 1, &rep), DHCP_MSG_OFFER);
 	check_echo(&rep, 400);
 	dhcp_server_free(s);
 }
