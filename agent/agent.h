@@ -360,6 +360,7 @@ struct agent_link_state {
 	bool up; /* IFF_UP */
 	int ifindex;
 	uint8_t hwaddr[6];
+	unsigned mtu; /* IFLA_MTU; 0 unknown */
 };
 
 struct agent_link;

@@ -175,7 +175,7 @@ agent_metrics_setup(struct agent *a)
 	a->m_serving = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_serving",
 	    "1 while the DHCP sockets are open on the interface");
 	a->m_link_events = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_link_events_total",
-	    "Changes of the served interface (deleted, re-created, down, up)");
+	    "Changes of the served interface (deleted, re-created, down, up, MAC, MTU)");
 	a->m_lease_errors = metrics_add_simple(m, METRIC_COUNTER,
 	    "vmdhcp_agent_lease_file_errors_total", "Failed writes of the lease file");
 	a->m_lease_persistent =

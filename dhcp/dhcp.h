@@ -214,6 +214,15 @@ void dhcp_server_close(struct dhcp_server *s);
  */
 void dhcp_server_set_hwaddr(struct dhcp_server *s, const uint8_t hwaddr[6]);
 /*
+ * The interface's MTU changed: replies are sized for it, and the receive ring's slots are
+ * resized in place to hold a whole frame of it (a 9000-byte link takes 4000-byte requests;
+ * no new socket, so it works after capabilities are dropped; frames waiting in the ring at
+ * that instant are lost). A frame longer than its slot is never dropped silently: it is
+ * counted (DHCP_DROP_TRUNCATED) and logged at most once a minute. 0 or negative errno (the
+ * socket then reads with recvmmsg).
+ */
+int dhcp_server_set_mtu(struct dhcp_server *s, unsigned mtu);
+/*
  * Standby (a replica that does not hold its pool's Lease): the sockets stay open and read,
  * every request is dropped (DHCP_DROP_NOT_SERVING) before it is parsed, nothing is answered.
  * Takes effect with the next datagram read. Off at dhcp_server_new.
