@@ -176,7 +176,7 @@ make_readonly(void)
 		unshared = true;
 	}
 	if (mount("tmpfs", rodir, "tmpfs", 0, "size=4m,mode=0700") < 0 ||
-	    mount("none", rodir, NULL, MS_REMOUNT | MS_RDONLY, NULL) < 0) {
+	    mount("none", rodir, "tmpfs", MS_REMOUNT | MS_RDONLY, NULL) < 0) {
 		test_skip("cannot mount a read-only tmpfs: %s", strerror(errno));
 		return -1;
 	}
@@ -188,7 +188,7 @@ make_writable(void)
 {
 	if (!use_mount)
 		return chmod(rodir, 0700);
-	return mount("none", rodir, NULL, MS_REMOUNT, NULL);
+	return mount("none", rodir, "tmpfs", MS_REMOUNT, NULL);
 }
 
 /*
