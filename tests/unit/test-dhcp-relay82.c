@@ -45,7 +45,8 @@ build(struct req *r, uint8_t type, uint32_t giaddr, size_t len82, const uint8_t 
 	r->opts[n++] = DHCP_OPT_MESSAGE_TYPE;
 	r->opts[n++] = 1;
 	r->opts[n++] = type;
-	memcpy(r->opts + n, extra, extra_len);
+	if (extra_len > 0)
+		memcpy(r->opts + n, extra, extra_len);
 	n += extra_len;
 	while (left > 0) {
 		size_t chunk = left > 255 ? 255 : left;
