@@ -211,7 +211,14 @@ $(HA_PROBE): $(BUILD)/obj/tests/netns/dhcp-ha-probe.o
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $<
 
-tests: $(UNIT_BINS) $(NETNS_BINS) $(HA_PROBE) programs
+# The MTU test's client: a DHCPDISCOVER of any size (tests/netns/test-agent-mtu.sh).
+BIG_DISCOVER := $(BUILD)/tests/dhcp-big-discover
+$(BIG_DISCOVER): $(BUILD)/obj/tests/netns/dhcp-big-discover.o
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $<
+
+tests: $(UNIT_BINS) $(NETNS_BINS) $(HA_PROBE) $(BIG_DISCOVER) programs
 
 # --- running tests -------------------------------------------------------------------------
 
@@ -226,7 +233,7 @@ asan:
 
 # Network-namespace integration tests (root; they skip with exit 77 otherwise), then one more
 # check: the host's resolv.conf and DHCP clients' state are as they were (tests/netns/host-files.sh).
-netns-test: $(NETNS_BINS) $(HA_PROBE) programs
+netns-test: $(NETNS_BINS) $(HA_PROBE) $(BIG_DISCOVER) programs
 	@tests/netns/host-files.sh tests/run-tests.sh netns $(NETNS_BINS) $(NETNS_SCRIPTS)
 
 e2e-test: programs
@@ -323,6 +330,16 @@ $(BUILD)/bench/bench-ipam: $(BUILD)/obj/tests/bench/bench-ipam.o $(ARCHIVES)
 bench-ipam: $(BUILD)/bench/bench-ipam
 	@$(BUILD)/bench/bench-ipam
 .PHONY: bench-ipam
+
+# Lease file load benchmark: peak RSS of opening a 400 000-line --dynamic lease file.
+$(BUILD)/bench/bench-leasefile-load: $(BUILD)/obj/tests/bench/bench-leasefile-load.o $(ARCHIVES)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(ARCHIVES) $(LIBS)
+
+bench-leasefile: $(BUILD)/bench/bench-leasefile-load
+	@$(BUILD)/bench/bench-leasefile-load
+.PHONY: bench-leasefile
 
 # Every test binary links the test API server harness (tests/helpers/apiserver.c), which
 # starts BUILD/test-apiserver: build the server before the tests.

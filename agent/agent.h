@@ -270,7 +270,8 @@ void leasefile_foreach_id(const struct leasefile *lf,
     void *userdata);
 /* Nothing is ever queued (leasefile_add writes each line itself): returns 0. */
 int leasefile_flush(struct leasefile *lf);
-/* Rewrites the whole file atomically from memory and reopens the journal. */
+/* Rewrites the whole file atomically from memory and reopens the journal (streamed through
+ * a 64 KiB buffer). Without persistence: tries to, and returns 0 either way. */
 int leasefile_compact(struct leasefile *lf);
 /* Number of leases read from the file at open (for logs/tests). */
 size_t leasefile_loaded(const struct leasefile *lf);
@@ -278,6 +279,23 @@ size_t leasefile_loaded(const struct leasefile *lf);
 size_t leasefile_rejected(const struct leasefile *lf);
 /* Leases refused by leasefile_add because their line could not be written. */
 uint64_t leasefile_append_errors(const struct leasefile *lf);
+/*
+ * Whether leases are written to the file (always true without a path). false: serving
+ * without persistence: the file could not be written at open (a read-only directory or
+ * file system, no permission, a full disk: one warning; any other error, such as a missing
+ * directory, fails the open), or it was deleted or replaced and cannot be recreated. Leases
+ * are then kept in memory only, and leasefile_check() or leasefile_compact() writing the file
+ * ends that (one info line).
+ */
+bool leasefile_persistent(const struct leasefile *lf);
+/*
+ * Called periodically: when the file at the path is no longer the one the journal writes to
+ * (deleted, or replaced by rename), warns once and writes every lease in memory to a new
+ * file at the path; when serving without persistence, tries to write the file again.
+ * Returns 1 when the file was (re)written, 0 when nothing was needed or it still cannot be
+ * written, negative errno when a lost file could not be recreated (then memory only).
+ */
+int leasefile_check(struct leasefile *lf);
 
 /* ---- snapshot.c: Kubernetes mode's warm-start snapshot --------------------------------- */
 
@@ -342,6 +360,7 @@ struct agent_link_state {
 	bool up; /* IFF_UP */
 	int ifindex;
 	uint8_t hwaddr[6];
+	unsigned mtu; /* IFLA_MTU; 0 unknown */
 };
 
 struct agent_link;

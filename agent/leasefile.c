@@ -12,19 +12,29 @@
  * an earlier one with the same key; then, of the leases left, over one with the same address,
  * then with the same MAC (so a lease that moved to a new MAC or to a new key, or an address
  * expired and handed out again, reads back as it was last written, compaction or not).
- * The whole file is written atomically (write_file_atomic: temp + fsync + rename) when opened,
- * on reload and at exit; between those, leasefile_add() appends each new lease as a complete
- * line before it records it in memory, so before its reply is built: a lease that cannot be
- * written (disk full, I/O error, read-only) is not recorded at all, and the caller does not
- * answer it. A crash can only tear the last line, which load ignores. Any other line that is not
- * a lease, a comment or blank (a NUL byte, binary garbage, a bad MAC or address, an over-long
+ * The whole file is written atomically (temp + fsync + rename, streamed through a 64 KiB
+ * buffer) when opened, on reload and at exit; between those, leasefile_add() appends each new lease
+ * as a complete line before it records it in memory, so before its reply is built: a lease that
+ * cannot be written (disk full, I/O error, read-only) is not recorded at all, and the caller does
+ * not answer it. A crash can only tear the last line, which load ignores. Any other line that is
+ * not a lease, a comment or blank (a NUL byte, binary garbage, a bad MAC or address, an over-long
  * line) is copied byte for byte to PATH.quarantine before the rewrite at open drops it: the good
- * leases around it are kept and the agent starts.
+ * leases around it are kept and the agent starts. The load reads the file line by line through
+ * the same 64 KiB buffer: a 400 000-line file costs its table, not its size.
  *
- * Size: a little under 1000 lines: the strict line parser, the quarantine, the append and
- * compaction paths and the key-indexed table share the file's record of what is on disk. The
- * table stays open addressing over 24-byte slots rather than lib/hmap: a record per lease would
- * cost about 0.5 MiB more at 65 000 leases against the agent's 8 MiB bar.
+ * Under a changing file system: leasefile_check() (every few seconds) compares the inode at
+ * the path with the journal's; when the file was deleted or replaced it warns once and writes
+ * every lease in memory to a new file at the path (the journal then follows it), so what went
+ * to the unlinked inode meanwhile is not lost. When the file cannot be written at open (a
+ * read-only directory or file system, no permission, a full disk) the agent serves without
+ * persistence (one warning, vmdhcp_agent_lease_file_persistent 0) and each check tries again;
+ * the first write that succeeds resumes the journal.
+ *
+ * Size: about 1200 lines: the strict line parser, the streamed load, the quarantine, the
+ * append and compaction paths, the watch on the path and the key-indexed table share the
+ * file's record of what is on disk. The table stays open addressing over 24-byte slots rather
+ * than lib/hmap: a record per lease would cost about 0.5 MiB more at 65 000 leases against the
+ * agent's 8 MiB bar.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +60,7 @@
 #define LINE_BASE_LEN (MAC_STRLEN + IPV4_STRLEN)
 #define LINE_MAX_LEN (LINE_BASE_LEN + 4 + 2 * AGENT_ID_MAX + 2)
 #define JOURNAL_WINDOW (256u << 10) /* mapped tail of the file; slides as it fills */
+#define IO_CHUNK (64u << 10)	    /* load and rewrite go through one buffer of this size */
 #define QUARANTINE_SUFFIX ".quarantine"
 #define QUARANTINE_LOG_LINES 10 /* bad lines logged one by one (debug) */
 
@@ -87,6 +98,12 @@ struct leasefile {
 	size_t rejected;	/* bad lines moved to the quarantine file at open */
 	uint64_t append_errors; /* leases refused because their line could not be written */
 	bool need_nl; /* a piece of a line could not be cut off: the next line starts anew */
+	/*
+	 * false: serving without persistence (the file cannot be written: a read-only
+	 * directory, or the path was lost and cannot be recreated): leases are kept in memory
+	 * only, and leasefile_check() tries to write them all again at every call.
+	 */
+	bool persistent;
 	/*
 	 * The journal is normally a shared mapping of the file's tail: appending a lease is a
 	 * memcpy into the page cache (no system call per lease), which survives the process
@@ -479,7 +496,7 @@ leasefile_add_id(
 	/* room first: once the line is in the file, recording it in memory must not fail */
 	if ((r = table_reserve(lf)) < 0 || (r = key_copy(lf, &k, mac, &copy)) < 0)
 		return r;
-	if (lf->path != NULL) {
+	if (lf->path != NULL && lf->persistent) {
 		/*
 		 * The file first: a lease that is not in it would be lost at the next start and
 		 * its address handed to another MAC while this one still uses it. On failure
@@ -524,52 +541,188 @@ leasefile_rejected(const struct leasefile *lf)
 	return lf->rejected;
 }
 
-int
-leasefile_compact(struct leasefile *lf)
+/* Writes n bytes to fd. Negative errno. */
+static int
+write_all(int fd, const char *p, size_t n)
 {
-	size_t cap = sizeof(LEASEFILE_HEADER) + lf->n * LINE_BASE_LEN, len;
-	char *text;
-	int r, fd;
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
 
-	if (lf->path == NULL)
-		return 0;
-	for (size_t i = 0; i < lf->cap; i++)
-		if (lf->slots[i].state == SLOT_USED && lf->slots[i].id != NULL)
-			cap += 4 + 2 * (size_t)lf->slots[i].id_len;
-	text = malloc(cap);
-	if (text == NULL)
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/*
+ * The header and every lease, to fd through one IO_CHUNK buffer (never the whole text in
+ * memory: 400 000 leases are ~20 MB of text); the bytes written in *ret_len.
+ */
+static int
+write_leases(const struct leasefile *lf, int fd, size_t *ret_len)
+{
+	char *buf = malloc(IO_CHUNK);
+	size_t n, total = 0;
+	int r;
+
+	if (buf == NULL)
 		return -ENOMEM;
-	len = (size_t)snprintf(text, cap, "%s", LEASEFILE_HEADER);
+	n = (size_t)snprintf(buf, IO_CHUNK, "%s", LEASEFILE_HEADER);
 	for (size_t i = 0; i < lf->cap; i++) {
 		const struct slot *sl = &lf->slots[i];
-		if (sl->state == SLOT_USED)
-			len += (size_t)format_line(
-			    text + len, cap - len, sl->id, sl->id_len, sl->mac, sl->ip);
+		int len;
+
+		if (sl->state != SLOT_USED)
+			continue;
+		if (IO_CHUNK - n < LINE_MAX_LEN + 8) {
+			if ((r = write_all(fd, buf, n)) < 0)
+				goto out;
+			total += n;
+			n = 0;
+		}
+		len = format_line(buf + n, IO_CHUNK - n, sl->id, sl->id_len, sl->mac, sl->ip);
+		if (len < 0) {
+			r = -EINVAL;
+			goto out;
+		}
+		n += (size_t)len;
 	}
-	r = write_file_atomic(lf->path, text, len, 0644);
-	free(text);
-	if (r < 0)
+	if ((r = write_all(fd, buf, n)) < 0)
+		goto out;
+	*ret_len = total + n;
+out:
+	free(buf);
+	return r;
+}
+
+/*
+ * Writes the whole file atomically (PATH.tmp.PID, fsync, rename, fsync of the directory) and
+ * makes it the journal: the fd written is kept, so the journal is the inode now at the path.
+ * On failure, the file at the path and the journal are as they were. Negative errno.
+ */
+static int
+rewrite(struct leasefile *lf)
+{
+	char tmp[4096], dir[4096];
+	size_t len = 0;
+	int r, fd;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", lf->path, (long)getpid()) >=
+	    sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_RDWR | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if ((r = write_leases(lf, fd, &len)) < 0 || (fsync(fd) < 0 && (r = -errno) < 0) ||
+	    (rename(tmp, lf->path) < 0 && (r = -errno) < 0)) {
+		close(fd);
+		unlink(tmp);
 		return r;
-	/* everything mapped is in the snapshot now */
+	}
+	snprintf(dir, sizeof(dir), "%s", lf->path);
+	r = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (r >= 0) {
+		(void)fsync(r);
+		close(r);
+	}
+	/* everything mapped is in the snapshot now; the journal follows the new inode */
 	if (lf->map != NULL) {
 		munmap(lf->map, JOURNAL_WINDOW);
 		lf->map = NULL;
 	}
-	lf->need_nl = false;
-	/* the journal must follow the new inode; never the old one, which is gone */
-	fd = open(lf->path, O_RDWR | O_APPEND | O_CLOEXEC);
 	if (lf->fd >= 0)
 		close(lf->fd);
 	lf->fd = fd;
-	if (fd < 0)
-		return -errno;
+	lf->need_nl = false;
 	if ((r = map_journal(lf, len)) < 0) {
-		if (ftruncate(fd, (off_t)len) < 0) /* undo a reservation that could not be mapped */
-			return -errno;
+		/* undo a reservation that could not be mapped */
+		if (ftruncate(fd, (off_t)len) < 0)
+			log_warn("%s: cannot trim the lease file: %s", lf->path, strerror(errno));
 		log_debug(
 		    "%s: journal not mapped (%s): one write() per lease", lf->path, strerror(-r));
 	}
 	return 0;
+}
+
+/* Errors that mean "cannot write here (now)", not a wrong path: serve without persistence. */
+static bool
+not_writable(int r)
+{
+	return r == -EROFS || r == -EACCES || r == -EPERM || r == -ENOSPC || r == -EDQUOT;
+}
+
+/* Stops writing the file (leases kept in memory only), with one warning. */
+static void
+memory_only(struct leasefile *lf, int r, const char *why)
+{
+	if (!lf->persistent)
+		return;
+	lf->persistent = false;
+	unmap_journal(lf);
+	if (lf->fd >= 0)
+		close(lf->fd);
+	lf->fd = -1;
+	lf->need_nl = false;
+	log_warn("%s: %s: %s; serving without persistence: the %zu leases are kept in memory "
+		 "only (vmdhcp_agent_lease_file_persistent 0) and the file is tried again every "
+		 "few seconds",
+	    lf->path, why, strerror(-r), lf->n);
+}
+
+int
+leasefile_compact(struct leasefile *lf)
+{
+	int r;
+
+	if (lf->path == NULL)
+		return 0;
+	r = rewrite(lf);
+	if (lf->persistent)
+		return r;
+	/* serving without persistence: that is known and reported; a failure is no news */
+	if (r == 0) {
+		lf->persistent = true;
+		log_info("%s: lease file written again (%zu leases); persistence resumed", lf->path,
+		    lf->n);
+	}
+	return 0;
+}
+
+bool
+leasefile_persistent(const struct leasefile *lf)
+{
+	return lf->path == NULL || lf->persistent;
+}
+
+int
+leasefile_check(struct leasefile *lf)
+{
+	struct stat at, in;
+	bool gone;
+	int r;
+
+	if (lf->path == NULL)
+		return 0;
+	if (!lf->persistent) {
+		(void)leasefile_compact(lf);
+		return lf->persistent ? 1 : 0;
+	}
+	if (lf->fd >= 0 && fstat(lf->fd, &in) == 0 && in.st_nlink > 0 && stat(lf->path, &at) == 0 &&
+	    at.st_dev == in.st_dev && at.st_ino == in.st_ino)
+		return 0;
+	gone = stat(lf->path, &at) < 0 && errno == ENOENT;
+	log_warn("%s: the lease file was %s while in use; the %zu leases in memory are written "
+		 "to a new file at the path",
+	    lf->path, gone ? "deleted" : "replaced", lf->n);
+	if ((r = rewrite(lf)) < 0) {
+		memory_only(lf, r, "cannot recreate the lease file");
+		return r;
+	}
+	return 1;
 }
 
 /*
@@ -585,18 +738,11 @@ struct quarantine {
 	const char *first_why;
 };
 
+/* Appends n more bytes of the current bad line to the quarantine file. */
 static void
-quarantine_add(struct leasefile *lf, struct quarantine *q, const char *p, size_t n, unsigned lineno,
-    const char *why)
+quarantine_write(struct quarantine *q, const char *p, size_t n)
 {
-	if (q->lines++ == 0) {
-		q->first_lineno = lineno;
-		q->first_why = why;
-	}
 	q->bytes += n;
-	if (q->lines <= QUARANTINE_LOG_LINES)
-		log_debug(
-		    "%s: line %u: %s (%zu bytes): moved to %s", lf->path, lineno, why, n, q->path);
 	if (q->err != 0)
 		return;
 	if (q->fd < 0) {
@@ -606,17 +752,22 @@ quarantine_add(struct leasefile *lf, struct quarantine *q, const char *p, size_t
 			return;
 		}
 	}
-	while (n > 0) {
-		ssize_t w = write(q->fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			q->err = w < 0 ? -errno : -EIO;
-			return;
-		}
-		p += w;
-		n -= (size_t)w;
+	if ((q->err = write_all(q->fd, p, n)) < 0)
+		return;
+}
+
+static void
+quarantine_add(struct leasefile *lf, struct quarantine *q, const char *p, size_t n, unsigned lineno,
+    const char *why)
+{
+	if (q->lines++ == 0) {
+		q->first_lineno = lineno;
+		q->first_why = why;
 	}
+	if (q->lines <= QUARANTINE_LOG_LINES)
+		log_debug(
+		    "%s: line %u: %s (%zu bytes): moved to %s", lf->path, lineno, why, n, q->path);
+	quarantine_write(q, p, n);
 }
 
 /* Makes the quarantined bytes durable (before the rewrite removes them). Negative errno. */
@@ -746,50 +897,136 @@ torn_line(const char *s, size_t n)
 	return true;
 }
 
-/* Loads text into lf's table; bad lines go to q. 0 or -ENOMEM. */
+/* One complete line (n bytes, without its newline) into lf's table, or to q. 0 or -ENOMEM. */
 static int
-parse(struct leasefile *lf, const char *text, size_t len, struct quarantine *q)
+load_line(struct leasefile *lf, struct quarantine *q, const char *p, size_t n, unsigned lineno)
 {
-	const char *p = text, *end = text + len;
-	unsigned lineno = 0;
+	const char *why;
+	struct line l;
+	struct key k;
+	uint8_t *copy;
+	bool lease;
 	int r;
 
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p)), *why;
-		struct line l;
-		struct key k;
-		uint8_t *copy;
-		bool lease;
-		size_t n;
-
-		lineno++;
-		if (nl == NULL) {
-			/* the journal's reserve (spaces; NULs where never written) is no data */
-			n = (size_t)(end - p);
-			while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\0'))
-				n--;
-			if (n == 0)
-				break;
-			if (torn_line(p, n))
-				log_warn("%s: line %u: ignoring incomplete last line (interrupted "
-					 "write)",
-				    lf->path, lineno);
-			else
-				quarantine_add(lf, q, p, n, lineno, "incomplete last line");
-			break;
-		}
-		n = (size_t)(nl - p);
-		if ((why = parse_line(p, n, &l, &lease)) != NULL) {
-			quarantine_add(lf, q, p, n + 1, lineno, why);
-		} else if (lease) {
-			key_init(&k, l.id_len > 0 ? l.id : NULL, l.id_len, l.mac);
-			if ((r = table_reserve(lf)) < 0 || (r = key_copy(lf, &k, l.mac, &copy)) < 0)
-				return r;
-			table_put(lf, &k, l.mac, l.ip, lineno, copy);
-		}
-		p = nl + 1;
+	if ((why = parse_line(p, n, &l, &lease)) != NULL) {
+		quarantine_add(lf, q, p, n + 1, lineno, why);
+	} else if (lease) {
+		key_init(&k, l.id_len > 0 ? l.id : NULL, l.id_len, l.mac);
+		if ((r = table_reserve(lf)) < 0 || (r = key_copy(lf, &k, l.mac, &copy)) < 0)
+			return r;
+		table_put(lf, &k, l.mac, l.ip, lineno, copy);
 	}
 	return 0;
+}
+
+/* The bytes after the last newline (n of them, maybe 0). */
+static void
+load_tail(struct leasefile *lf, struct quarantine *q, const char *p, size_t n, unsigned lineno)
+{
+	/* the journal's reserve (spaces; NULs where never written) is no data */
+	while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\0'))
+		n--;
+	if (n == 0)
+		return;
+	if (torn_line(p, n))
+		log_warn("%s: line %u: ignoring incomplete last line (interrupted write)", lf->path,
+		    lineno);
+	else
+		quarantine_add(lf, q, p, n, lineno, "incomplete last line");
+}
+
+static bool
+all_blank(const char *p, size_t n, bool *nul)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] == '\0')
+			*nul = true;
+		else if (p[i] != ' ' && p[i] != '\t')
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Loads the file open on fd into lf's table, line by line through one IO_CHUNK buffer: the
+ * memory is the table's, whatever the file's size (at most LEASEFILE_MAX_SIZE bytes are read).
+ * Bad lines go to q. A line longer than the buffer is bad: copied to q piece by piece. A full
+ * buffer of blanks only (the journal's reserve left by a kill -9) is skipped as it comes. 0,
+ * -ENOMEM, -EFBIG or the read's errno.
+ */
+static int
+load(struct leasefile *lf, int fd, struct quarantine *q)
+{
+	char *buf = malloc(IO_CHUNK);
+	size_t have = 0, total = 0;
+	unsigned lineno = 0;
+	bool long_line = false; /* in a line too long for the buffer, being quarantined */
+	bool blanks = false;	/* the current line began with a skipped buffer of blanks */
+	bool blank_nul = false; /* ... holding a NUL byte */
+	int r = 0;
+
+	if (buf == NULL)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t got = read(fd, buf + have, IO_CHUNK - have);
+		char *p = buf, *end, *nl;
+		size_t rest;
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			r = -errno;
+			break;
+		}
+		total += (size_t)got;
+		if (total > LEASEFILE_MAX_SIZE) {
+			r = -EFBIG;
+			break;
+		}
+		have += (size_t)got;
+		end = buf + have;
+		while ((nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+			size_t n = (size_t)(nl - p);
+
+			if (long_line) {
+				quarantine_write(q, p, n + 1);
+				long_line = false;
+			} else if (blanks && blank_nul) {
+				quarantine_add(lf, q, p, n + 1, ++lineno, "NUL byte");
+			} else if ((r = load_line(lf, q, p, n, ++lineno)) < 0) {
+				goto out;
+			}
+			blanks = blank_nul = false;
+			p = nl + 1;
+		}
+		rest = (size_t)(end - p);
+		if (got == 0) {
+			if (long_line)
+				quarantine_write(q, p, rest);
+			else
+				load_tail(lf, q, p, rest, lineno + 1);
+			break;
+		}
+		if (rest == IO_CHUNK) {
+			/* a whole buffer without a newline */
+			if (long_line) {
+				quarantine_write(q, p, rest);
+			} else if (all_blank(p, rest, &blank_nul)) {
+				blanks = true;
+			} else {
+				quarantine_add(lf, q, p, rest, ++lineno,
+				    blank_nul ? "NUL byte" : "line too long");
+				long_line = true;
+			}
+			have = 0;
+		} else {
+			memmove(buf, p, rest);
+			have = rest;
+		}
+	}
+out:
+	free(buf);
+	return r;
 }
 
 struct ref {
@@ -872,9 +1109,8 @@ leasefile_open(const char *path, struct leasefile **ret, char *err, size_t errle
 {
 	struct leasefile *lf = calloc(1, sizeof(*lf));
 	struct quarantine q = {.fd = -1};
-	char *text = NULL;
-	size_t len = 0;
-	int r;
+	struct stat st;
+	int r, fd = -1;
 
 	if (lf == NULL || (path != NULL && (lf->path = strdup(path)) == NULL)) {
 		free(lf);
@@ -888,22 +1124,29 @@ leasefile_open(const char *path, struct leasefile **ret, char *err, size_t errle
 		*ret = lf;
 		return 0;
 	}
-	r = read_file(path, LEASEFILE_MAX_SIZE, &text, &len);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	r = fd < 0 ? -errno : 0;
+	if (r == 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)))
+		r = -EINVAL; /* a FIFO would hang the start, a device never end */
 	if (r < 0 && r != -ENOENT) {
-		snprintf(err, errlen, "%s: cannot read lease file: %s", path, strerror(-r));
+		snprintf(err, errlen, "%s: cannot read lease file: %s", path,
+		    r == -EINVAL ? "not a regular file" : strerror(-r));
 		goto out;
 	}
 	if (r >= 0) {
 		if ((q.path = malloc(strlen(path) + sizeof(QUARANTINE_SUFFIX))) == NULL) {
-			free(text);
 			r = -ENOMEM;
 			snprintf(err, errlen, "%s: out of memory", path);
 			goto out;
 		}
 		strcpy(q.path, path);
 		strcat(q.path, QUARANTINE_SUFFIX);
-		r = parse(lf, text, len, &q);
-		free(text);
+		r = load(lf, fd, &q);
+		if (r < 0 && r != -ENOMEM) {
+			snprintf(err, errlen, "%s: cannot read lease file: %s", path,
+			    r == -EFBIG ? "larger than 256 MiB" : strerror(-r));
+			goto out;
+		}
 		if (r >= 0 && (r = supersede(lf)) > 0)
 			log_info(
 			    "%s: %d leases superseded by later lines (the same address or MAC)",
@@ -927,14 +1170,23 @@ leasefile_open(const char *path, struct leasefile **ret, char *err, size_t errle
 	}
 	lf->loaded = lf->n;
 	lf->rejected = q.lines;
-	if ((r = leasefile_compact(lf)) < 0) {
-		snprintf(err, errlen, "%s: cannot write lease file: %s", path, strerror(-r));
-		goto out;
+	lf->persistent = true;
+	if ((r = rewrite(lf)) < 0) {
+		if (!not_writable(r)) {
+			/* a wrong path (no such directory, ...), or no memory: do not start */
+			snprintf(
+			    err, errlen, "%s: cannot write lease file: %s", path, strerror(-r));
+			goto out;
+		}
+		/* a read-only directory or a full disk: serve, say so, try again later */
+		memory_only(lf, r, "cannot write lease file");
 	}
 	r = 0;
 	*ret = lf;
 	lf = NULL;
 out:
+	if (fd >= 0)
+		close(fd);
 	if (q.fd >= 0)
 		close(q.fd);
 	free(q.path);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The served interface, through libnl-route: its ifindex, MAC and IFF_UP, followed with a
+ * The served interface, through libnl-route: its ifindex, MAC, IFF_UP and MTU, followed with a
  * cache manager whose netlink socket sits on the event loop; and the server address added
  * to it (--assign-server-ip). No shell commands.
  *
@@ -74,6 +74,7 @@ state_from_link(struct rtnl_link *link, struct agent_link_state *st)
 	st->up = (rtnl_link_get_flags(link) & IFF_UP) != 0;
 	if (a != NULL && nl_addr_get_len(a) == 6)
 		memcpy(st->hwaddr, nl_addr_get_binary_addr(a), 6);
+	st->mtu = rtnl_link_get_mtu(link);
 }
 
 static void
@@ -82,7 +83,7 @@ transition(struct agent_link *l, const struct agent_link_state *now)
 	struct agent_link_state old = l->st;
 
 	if (old.exists == now->exists && old.up == now->up && old.ifindex == now->ifindex &&
-	    memcmp(old.hwaddr, now->hwaddr, 6) == 0)
+	    memcmp(old.hwaddr, now->hwaddr, 6) == 0 && old.mtu == now->mtu)
 		return;
 	l->st = *now;
 	if (l->fn != NULL)

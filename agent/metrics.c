@@ -46,6 +46,7 @@ collect(void *userdata)
 	metric_set(a->m_lease_errors, 0,
 	    (double)((a->lf != NULL ? leasefile_append_errors(a->lf) : 0) + a->sweep_write_errors));
 	metric_set(a->m_dynamic, 0, a->lf != NULL ? (double)leasefile_count(a->lf) : 0);
+	metric_set(a->m_lease_persistent, 0, a->lf == NULL || leasefile_persistent(a->lf) ? 1 : 0);
 	metric_set(a->m_available, 0, a->dyn != NULL ? (double)agent_dynamic_available(a->dyn) : 0);
 	metric_set(a->m_held, 0, a->dyn != NULL ? (double)agent_dynamic_held(a->dyn) : 0);
 	metric_set(
@@ -174,9 +175,13 @@ agent_metrics_setup(struct agent *a)
 	a->m_serving = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_serving",
 	    "1 while the DHCP sockets are open on the interface");
 	a->m_link_events = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_link_events_total",
-	    "Changes of the served interface (deleted, re-created, down, up)");
+	    "Changes of the served interface (deleted, re-created, down, up, MAC, MTU)");
 	a->m_lease_errors = metrics_add_simple(m, METRIC_COUNTER,
 	    "vmdhcp_agent_lease_file_errors_total", "Failed writes of the lease file");
+	a->m_lease_persistent =
+	    metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_lease_file_persistent",
+		"1 while --dynamic leases are written to the lease file (or none is used); 0 while "
+		"it cannot be written (read-only, deleted) and leases are kept in memory only");
 	a->m_expired = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_dynamic_expired_total",
 	    "Dynamic leases reclaimed: not renewed for the lease time plus the grace period");
 	a->m_held = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_declined_held",
@@ -211,7 +216,7 @@ agent_metrics_setup(struct agent *a)
 	    a->m_link_events == NULL || a->m_lease_errors == NULL || a->m_expired == NULL ||
 	    a->m_held == NULL || a->m_declines_ignored == NULL || a->m_leader == NULL ||
 	    a->m_transitions == NULL || a->m_garp == NULL || a->m_ha_state == NULL ||
-	    a->m_arp_probes == NULL || a->m_arp_conflicts == NULL)
+	    a->m_arp_probes == NULL || a->m_arp_conflicts == NULL || a->m_lease_persistent == NULL)
 		return -ENOMEM;
 	metrics_set_collect(m, collect, a);
 	return 0;

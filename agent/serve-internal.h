@@ -133,6 +133,7 @@ struct agent {
 	struct metric *m_ha_state, *m_arp_probes, *m_arp_conflicts;
 	struct metric *m_leader, *m_transitions, *m_garp, *m_snap_stale, *m_snap_writes,
 	    *m_snap_errors, *m_snap_bytes, *m_snap_write_seconds;
+	struct metric *m_lease_persistent;
 };
 
 /* vmdhcp_agent_declines_ignored_total's reasons (metrics.c's labels, in this order) */

@@ -204,6 +204,9 @@ expire_cb(evutil_socket_t fd, short what, void *arg)
 	/* a storm that stopped still gets its summary of suppressed decision lines */
 	agent_declog_flush(&a->declog, dhcp_clock(NULL), false);
 	(void)agent_marks_expire(a->marks, a->dhcp, dhcp_clock(NULL), EXPIRE_BUDGET);
+	/* the lease file deleted or replaced under us, or not writable yet: (re)written here */
+	if (a->lf != NULL)
+		(void)leasefile_check(a->lf);
 	if (a->dyn == NULL || (n = agent_dynamic_expire(a->dyn, a->dhcp, EXPIRE_BUDGET)) == 0)
 		return;
 	metric_add(a->m_expired, 0, (double)n);

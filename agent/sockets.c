@@ -545,5 +545,22 @@ agent_link_changed(
 		log_info("%s: MAC address changed to %s", ifname, m);
 		force = true;
 	}
+	if (old->exists && now->exists && old->mtu != now->mtu && (!force || a->caps_dropped)) {
+		/*
+		 * The receive ring is resized in place (no new socket: this works after the
+		 * capabilities are dropped), so a link raised to 9000 takes 4000-byte requests.
+		 * (A reopen, force, sizes it from the MTU anyway; with capabilities dropped
+		 * there is none.)
+		 */
+		int r = a->open ? dhcp_server_set_mtu(a->dhcp, now->mtu) : 0;
+
+		if (r < 0)
+			log_warn("%s: MTU %u -> %u: cannot resize the receive ring (%s); longer "
+				 "frames are counted as truncated and dropped",
+			    ifname, old->mtu, now->mtu, strerror(-r));
+		else
+			log_info("%s: MTU %u -> %u: the receive buffer and replies follow", ifname,
+			    old->mtu, now->mtu);
+	}
 	agent_update_sockets(a, force);
 }

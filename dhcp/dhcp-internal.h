@@ -78,7 +78,11 @@ struct dhcp_tx_slot {
  * A frame slot holds the kernel's header and one whole frame of the interface's MTU (read
  * when the socket opens, clamped to [DHCP_RING_MTU_MIN, DHCP_RING_MTU_MAX]): a 9000-MTU link
  * gets 9 KiB slots, so a large request is not truncated. About DHCP_RING_MEM bytes in all.
- * map == NULL: no ring (recvmmsg is used).
+ * When the MTU changes later, dhcp_server_set_mtu() resizes the ring in place (the agent
+ * follows the link through netlink). The ring is sized for the MTU rather than for 65535
+ * from the start: within the same 1 MiB, 64 KiB slots would leave 16 frames for a burst
+ * where 1500-byte links (nearly all) have 512. A frame longer than its slot is counted as
+ * truncated (and logged), never handled. map == NULL: no ring (recvmmsg is used).
  */
 #define DHCP_RING_MEM (1u << 20)
 #define DHCP_RING_BLOCK_MIN (32u << 10)
@@ -124,7 +128,8 @@ struct dhcp_server {
 	 * on_decision reports without a second lookup; no callback runs between the two */
 	const struct dhcp_binding *binding;
 	bool binding_looked;
-	struct log_ratelimit drop_log; /* debug lines about drops */
+	struct log_ratelimit drop_log;	/* debug lines about drops */
+	struct log_ratelimit trunc_log; /* warnings about frames cut short by the receive buffer */
 	/* receive and transmit batches, preallocated */
 	uint8_t (*rx)[DHCP_RX_BUF]; /* DHCP_BATCH buffers */
 	struct dhcp_tx_slot *tx;    /* DHCP_BATCH slots */
@@ -160,8 +165,10 @@ void dhcp_reply_destination(
     const struct dhcp_request *req, int type, uint32_t yiaddr, struct dhcp_dest *ret);
 /*
  * Builds the DHCP message of a reply at out (cap bytes): fixed header from req, options in
- * PRL order then the mandatory ones, option 82 echoed last, limited by option 57, padded to
- * 300 bytes. hostname may be NULL. Returns the length or -ENOBUFS.
+ * PRL order then the mandatory ones, option 82 echoed last (split per RFC 3396), limited by
+ * option 57 (relayed: plus the option 82 echo, which the relay removes) and cap, padded to 300
+ * bytes. hostname may be NULL. Returns the length, or -EMSGSIZE when the mandatory options
+ * and the echoes do not fit.
  */
 int dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, int type,
     uint32_t yiaddr, const char *hostname, uint8_t *out, size_t cap);
@@ -175,17 +182,24 @@ void dhcp_reply_frame(
 int dhcp_socket_open_packet(int ifindex, struct dhcp_ring *ring);
 /* Unmaps the ring (the socket is closed by the caller). */
 void dhcp_socket_ring_close(struct dhcp_ring *ring);
-/* Called once per ready frame, in arrival order: frame (borrowed), its captured length,
- * CSUMNOTREADY. */
+/* Called once per ready frame, in arrival order: frame (borrowed), its captured length, its
+ * length on the wire (larger when the slot cut it short), CSUMNOTREADY. */
 typedef void (*dhcp_ring_frame_fn)(
-    void *userdata, const uint8_t *frame, size_t len, bool csum_not_ready);
+    void *userdata, const uint8_t *frame, size_t len, size_t wire_len, bool csum_not_ready);
 /* Hands the ready frames (at most a ring's worth) to fn, each returned to the kernel after
  * fn. Returns how many, or -EAGAIN when none is ready. */
 int dhcp_socket_ring_next(struct dhcp_ring *ring, dhcp_ring_frame_fn fn, void *userdata);
 int dhcp_socket_open_udp(const char *ifname);
-/* Reads up to DHCP_BATCH frames; ret_len[i] lengths (0: skip), ret_csum[i] CSUMNOTREADY. */
-int dhcp_socket_recv_packets(
-    int fd, uint8_t (*bufs)[DHCP_RX_BUF], size_t n, size_t *ret_len, bool *ret_csum);
+/* Reads up to DHCP_BATCH frames; ret_len[i] lengths (0: skip), ret_csum[i] CSUMNOTREADY,
+ * ret_trunc[i] the frame was longer than DHCP_RX_BUF (cut short; ret_len[i] its wire length). */
+int dhcp_socket_recv_packets(int fd, uint8_t (*bufs)[DHCP_RX_BUF], size_t n, size_t *ret_len,
+    bool *ret_csum, bool *ret_trunc);
+/*
+ * Gives the packet socket fd a receive ring sized for mtu in place of ring (unmapped, freed,
+ * set up again: no new socket, so no capability is needed; frames waiting in the old ring are
+ * lost). On failure the socket is left without a ring (recvmmsg). 0 or negative errno.
+ */
+int dhcp_socket_ring_resize(int fd, struct dhcp_ring *ring, unsigned mtu);
 /* MTU of ifname (queried through fd), or negative errno. */
 int dhcp_socket_mtu(int fd, const char *ifname);
 /* Sends the replies' frames on packet_fd (a reply without one is not sent); returns how many

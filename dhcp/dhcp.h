@@ -53,18 +53,20 @@ struct dhcp_options {
 
 /* Reasons a received datagram was dropped (counted, rate-limited log). */
 enum dhcp_drop_reason {
-	DHCP_DROP_MALFORMED,	/* bad lengths, truncated, bad cookie, option overrun */
-	DHCP_DROP_NOT_REQUEST,	/* op != BOOTREQUEST, bad htype/hlen */
-	DHCP_DROP_NO_TYPE,	/* no/invalid option 53 */
-	DHCP_DROP_UNKNOWN_MAC,	/* no binding for chaddr */
-	DHCP_DROP_OTHER_SERVER, /* option 54 names another server */
-	DHCP_DROP_BAD_CHECKSUM, /* IPv4 or UDP checksum */
-	DHCP_DROP_NOT_FOR_US,	/* not UDP to port 67, fragment, ... */
-	DHCP_DROP_UNSUPPORTED,	/* message type a server does not answer */
-	DHCP_DROP_SEND_FAILED,	/* reply could not be sent */
-	DHCP_DROP_NOT_SERVING,	/* no options set yet / stopped / standby */
-	DHCP_DROP_DECLINED,	/* the MAC declined its bound address; silent until it changes */
-	DHCP_DROP_WRONG_SUBNET, /* relayed (giaddr) from a network outside the pool's subnet */
+	DHCP_DROP_MALFORMED,	 /* bad lengths, truncated, bad cookie, option overrun */
+	DHCP_DROP_NOT_REQUEST,	 /* op != BOOTREQUEST, bad htype/hlen */
+	DHCP_DROP_NO_TYPE,	 /* no/invalid option 53 */
+	DHCP_DROP_UNKNOWN_MAC,	 /* no binding for chaddr */
+	DHCP_DROP_OTHER_SERVER,	 /* option 54 names another server */
+	DHCP_DROP_BAD_CHECKSUM,	 /* IPv4 or UDP checksum */
+	DHCP_DROP_NOT_FOR_US,	 /* not UDP to port 67, fragment, ... */
+	DHCP_DROP_UNSUPPORTED,	 /* message type a server does not answer */
+	DHCP_DROP_SEND_FAILED,	 /* reply could not be sent */
+	DHCP_DROP_NOT_SERVING,	 /* no options set yet / stopped / standby */
+	DHCP_DROP_DECLINED,	 /* the MAC declined its bound address; silent until it changes */
+	DHCP_DROP_WRONG_SUBNET,	 /* relayed (giaddr) from a network outside the pool's subnet */
+	DHCP_DROP_REPLY_TOO_BIG, /* the reply with its echoes (61, 82) cannot fit the link/client */
+	DHCP_DROP_TRUNCATED,	 /* the frame was larger than the receive buffer (cut short) */
 	_DHCP_DROP_MAX,
 };
 const char *dhcp_drop_reason_name(enum dhcp_drop_reason r);
@@ -211,6 +213,15 @@ void dhcp_server_close(struct dhcp_server *s);
  * whose ports changed): the sockets, bound to the ifindex, stay as they are.
  */
 void dhcp_server_set_hwaddr(struct dhcp_server *s, const uint8_t hwaddr[6]);
+/*
+ * The interface's MTU changed: replies are sized for it, and the receive ring's slots are
+ * resized in place to hold a whole frame of it (a 9000-byte link takes 4000-byte requests;
+ * no new socket, so it works after capabilities are dropped; frames waiting in the ring at
+ * that instant are lost). A frame longer than its slot is never dropped silently: it is
+ * counted (DHCP_DROP_TRUNCATED) and logged at most once a minute. 0 or negative errno (the
+ * socket then reads with recvmmsg).
+ */
+int dhcp_server_set_mtu(struct dhcp_server *s, unsigned mtu);
 /*
  * Standby (a replica that does not hold its pool's Lease): the sockets stay open and read,
  * every request is dropped (DHCP_DROP_NOT_SERVING) before it is parsed, nothing is answered.

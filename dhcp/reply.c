@@ -137,14 +137,22 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
 			item_add(&l, code, tlv, len, false);
 		}
 	}
-	/* Option 57 counts the IP datagram (RFC 2132 §9.10); never below 576. */
+	/*
+	 * Option 57 counts the IP datagram (RFC 2132 §9.10); never below 576. Relayed (giaddr
+	 * set), the reply goes to the relay agent, which removes option 82 before it forwards
+	 * the reply to the client (RFC 3046 §2.2): the echo is not in what the client receives,
+	 * so it counts against the link only (cap: the MTU), not against the client's size. A
+	 * 400-byte option 82 (split in two, RFC 3396) no longer overflows a 576-byte client.
+	 */
 	max_len = (size_t)req->max_size - DHCP_IP_UDP_LEN;
+	if (req->giaddr != 0)
+		max_len += echo_size(req->relay_info, req->relay_info_len);
 	if (max_len > DHCP_MAX_PAYLOAD)
 		max_len = DHCP_MAX_PAYLOAD;
 	if (max_len > cap)
 		max_len = cap;
 	if (max_len < DHCP_FIXED_LEN + 4 + 1 + 3)
-		return -ENOBUFS;
+		return -EMSGSIZE;
 	room = max_len - DHCP_FIXED_LEN - 4 - 1; /* header, cookie, END */
 	/* RFC 6842: the client identifier is echoed unchanged; RFC 3046 §2.2: the relay agent
 	 * information too, last. */
@@ -161,8 +169,9 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
 	for (size_t i = 0; i < l.n; i++)
 		if (l.items[i].mandatory)
 			total += l.items[i].len;
-	if (total > room)
-		return -ENOBUFS;
+	/* the mandatory options and the echoes (which RFC 6842 and 3046 require) do not fit */
+	if (total > room || room == 0)
+		return -EMSGSIZE;
 	{
 		size_t kept = 0;
 

@@ -122,8 +122,8 @@ reply(struct dhcp_server *s, const struct dhcp_request *req, int type, const str
 
 	n = dhcp_reply_build(s->optset, req, type, yiaddr, hostname, txbuf + DHCP_FRAME_HEADROOM,
 	    s->max_payload != 0 ? s->max_payload : DHCP_TX_BUF - DHCP_FRAME_HEADROOM);
-	if (n < 0)
-		return drop(s, DHCP_DROP_SEND_FAILED);
+	if (n < 0) /* -EMSGSIZE: what must be echoed does not fit (RFC 3046 §2.2, RFC 6842) */
+		return drop(s, n == -EMSGSIZE ? DHCP_DROP_REPLY_TOO_BIG : DHCP_DROP_SEND_FAILED);
 	ret->type = type;
 	ret->payload = txbuf + DHCP_FRAME_HEADROOM;
 	ret->payload_len = (size_t)n;

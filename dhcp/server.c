@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The server object: configuration, bindings, counters, and the per-batch I/O path. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,6 +40,8 @@ static const char *const drop_names[_DHCP_DROP_MAX] = {
     [DHCP_DROP_NOT_SERVING] = "not_serving",
     [DHCP_DROP_DECLINED] = "declined",
     [DHCP_DROP_WRONG_SUBNET] = "wrong_subnet",
+    [DHCP_DROP_REPLY_TOO_BIG] = "reply_too_big",
+    [DHCP_DROP_TRUNCATED] = "truncated",
 };
 
 static const char *const msg_names[_DHCP_MSG_MAX] = {
@@ -79,6 +82,7 @@ dhcp_server_new(struct dhcp_server **ret)
 	s->packet_fd = s->udp_fd = -1;
 	dhcp_moderation_reset(&s->mod);
 	s->drop_log = (struct log_ratelimit)LOG_RATELIMIT_INIT(10 * 1000000, 10);
+	s->trunc_log = (struct log_ratelimit)LOG_RATELIMIT_INIT(60 * 1000000, 1);
 	s->rx = calloc(DHCP_BATCH, sizeof(*s->rx));
 	s->tx = calloc(DHCP_BATCH, sizeof(*s->tx));
 	if (s->rx == NULL || s->tx == NULL) {
@@ -236,6 +240,16 @@ dhcp_server_set_standby(struct dhcp_server *s, bool standby)
 	s->standby = standby;
 }
 
+/* The largest DHCP reply for a link of mtu (<= 0: unknown): at most DHCP_MAX_PAYLOAD. */
+static size_t
+max_payload(int mtu)
+{
+	if (mtu > 0 && (size_t)mtu - DHCP_IP_UDP_LEN < DHCP_MAX_PAYLOAD)
+		return MAX(
+		    (size_t)mtu - DHCP_IP_UDP_LEN, (size_t)DHCP_MIN_MAX_SIZE - DHCP_IP_UDP_LEN);
+	return DHCP_MAX_PAYLOAD;
+}
+
 int
 dhcp_server_open(struct dhcp_server *s, int ifindex, const char *ifname, const uint8_t hwaddr[6])
 {
@@ -259,11 +273,24 @@ dhcp_server_open(struct dhcp_server *s, int ifindex, const char *ifname, const u
 	memcpy(s->hwaddr, hwaddr, 6);
 	/* replies must fit the link: an overlay's 1450 leaves 1422 DHCP bytes */
 	mtu = dhcp_socket_mtu(fd, ifname);
-	s->max_payload = DHCP_MAX_PAYLOAD;
-	if (mtu > 0 && (size_t)mtu - DHCP_IP_UDP_LEN < DHCP_MAX_PAYLOAD)
-		s->max_payload =
-		    MAX((size_t)mtu - DHCP_IP_UDP_LEN, (size_t)DHCP_MIN_MAX_SIZE - DHCP_IP_UDP_LEN);
+	s->max_payload = max_payload(mtu);
 	return 0;
+}
+
+int
+dhcp_server_set_mtu(struct dhcp_server *s, unsigned mtu)
+{
+	struct dhcp_ring g;
+
+	s->max_payload = max_payload(mtu > INT_MAX ? INT_MAX : (int)mtu);
+	if (s->packet_fd < 0 || s->ring.map == NULL)
+		return 0; /* not open, or read with recvmmsg (DHCP_RX_BUF a frame, counted when cut)
+			   */
+	memset(&g, 0, sizeof(g));
+	dhcp_ring_geometry(&g, mtu);
+	if (g.frame_size == s->ring.frame_size)
+		return 0;
+	return dhcp_socket_ring_resize(s->packet_fd, &s->ring, mtu);
 }
 
 void
@@ -276,6 +303,7 @@ dhcp_server_close(struct dhcp_server *s)
 		close(s->udp_fd);
 	s->packet_fd = s->udp_fd = -1;
 	s->drop_log = (struct log_ratelimit)LOG_RATELIMIT_INIT(10 * 1000000, 10);
+	s->trunc_log = (struct log_ratelimit)LOG_RATELIMIT_INIT(60 * 1000000, 1);
 }
 
 int
@@ -364,6 +392,21 @@ dhcp_server_client_id(const struct dhcp_server *s, size_t *ret_len)
 	return s->req.client_id;
 }
 
+/*
+ * A frame cut short by the receive buffer (the link's MTU grew past what it was sized for, or
+ * no ring): counted as truncated and said at most once a minute, never dropped silently.
+ */
+static int
+truncated(struct dhcp_server *s, size_t len, size_t wire_len, uint64_t now)
+{
+	s->now = now;
+	log_ratelimited(&s->trunc_log, now, LOG_LEVEL_WARN,
+	    "dhcp: dropped a %zu-byte frame: the receive buffer holds %zu bytes "
+	    "(vmdhcp_agent_drops_total{reason=\"truncated\"})",
+	    wire_len, len);
+	return dhcp_count_drop(s, DHCP_DROP_TRUNCATED);
+}
+
 static int
 handle_frame(struct dhcp_server *s, const uint8_t *frame, size_t len, bool csum_not_ready,
     uint64_t now, uint8_t *txbuf, struct dhcp_reply *ret)
@@ -435,12 +478,16 @@ struct ring_ctx {
 };
 
 static void
-ring_frame(void *userdata, const uint8_t *frame, size_t len, bool csum_not_ready)
+ring_frame(void *userdata, const uint8_t *frame, size_t len, size_t wire_len, bool csum_not_ready)
 {
 	struct ring_ctx *c = userdata;
 	struct dhcp_server *s = c->s;
 	struct dhcp_tx_slot *slot = &s->tx[s->n_tx];
 
+	if (wire_len > len) {
+		truncated(s, len, wire_len, c->now);
+		return;
+	}
 	if (handle_frame(s, frame, len, csum_not_ready, c->now, slot->buf, &slot->reply) > 0) {
 		slot->rx_time = c->now;
 		if (++s->n_tx == DHCP_BATCH)
@@ -466,11 +513,12 @@ static int
 on_recv(struct dhcp_server *s, uint64_t now)
 {
 	size_t lens[DHCP_BATCH];
-	bool csum[DHCP_BATCH];
+	bool csum[DHCP_BATCH], trunc[DHCP_BATCH];
 	int total = 0;
 
 	for (int batch = 0; batch < MAX_BATCHES_PER_CALL; batch++) {
-		int n = dhcp_socket_recv_packets(s->packet_fd, s->rx, DHCP_BATCH, lens, csum);
+		int n =
+		    dhcp_socket_recv_packets(s->packet_fd, s->rx, DHCP_BATCH, lens, csum, trunc);
 
 		if (n == -EAGAIN || n == -EWOULDBLOCK)
 			break;
@@ -484,6 +532,10 @@ on_recv(struct dhcp_server *s, uint64_t now)
 
 			if (lens[i] == 0)
 				continue;
+			if (trunc[i]) {
+				truncated(s, DHCP_RX_BUF, lens[i], now);
+				continue;
+			}
 			if (handle_frame(
 				s, s->rx[i], lens[i], csum[i], now, slot->buf, &slot->reply) > 0) {
 				slot->rx_time = now;

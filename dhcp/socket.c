@@ -156,6 +156,20 @@ fallback:
 	(void)setsockopt(fd, SOL_PACKET, PACKET_VERSION, &version, sizeof(version));
 }
 
+int
+dhcp_socket_ring_resize(int fd, struct dhcp_ring *ring, unsigned mtu)
+{
+	struct tpacket_req req = {0};
+
+	dhcp_socket_ring_close(ring);
+	/* the kernel frees a ring only unmapped; a new geometry needs the old one gone */
+	if (setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) < 0)
+		return -errno;
+	ring_setup(fd, ring, mtu);
+	/* without a ring, recvmmsg reads the socket (DHCP_RX_BUF bytes a frame) */
+	return ring->map != NULL ? 0 : -ENOMEM;
+}
+
 void
 dhcp_socket_ring_close(struct dhcp_ring *ring)
 {
@@ -184,10 +198,10 @@ dhcp_socket_ring_next(struct dhcp_ring *ring, dhcp_ring_frame_fn fn, void *userd
 			break;
 		sll = (const struct sockaddr_ll *)((const uint8_t *)h + TPACKET_ALIGN(sizeof(*h)));
 		/* our own output (the filter drops it already): skipped, not counted. A frame
-		 * longer than its slot keeps its captured length: its IP length then overruns it
-		 * and it is dropped as malformed. */
+		 * longer than its slot is cut to it (tp_snaplen < tp_len): fn is told both. */
 		if (sll->sll_pkttype != PACKET_OUTGOING)
 			fn(userdata, (const uint8_t *)h + h->tp_mac, h->tp_snaplen,
+			    h->tp_len > h->tp_snaplen ? h->tp_len : h->tp_snaplen,
 			    (status & TP_STATUS_CSUMNOTREADY) != 0);
 		__atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
 		ring->cur = (ring->cur + 1) % ring->frame_nr;
@@ -264,8 +278,8 @@ fail:
 }
 
 int
-dhcp_socket_recv_packets(
-    int fd, uint8_t (*bufs)[DHCP_RX_BUF], size_t n, size_t *ret_len, bool *ret_csum)
+dhcp_socket_recv_packets(int fd, uint8_t (*bufs)[DHCP_RX_BUF], size_t n, size_t *ret_len,
+    bool *ret_csum, bool *ret_trunc)
 {
 	struct mmsghdr msgs[DHCP_BATCH];
 	struct iovec iov[DHCP_BATCH];
@@ -290,15 +304,17 @@ dhcp_socket_recv_packets(
 		};
 		msgs[i].msg_len = 0;
 	}
-	r = recvmmsg(fd, msgs, (unsigned)n, MSG_DONTWAIT, NULL);
+	/* MSG_TRUNC: a packet socket then gives a cut frame's length on the wire */
+	r = recvmmsg(fd, msgs, (unsigned)n, MSG_DONTWAIT | MSG_TRUNC, NULL);
 	if (r < 0)
 		return -errno;
 	for (int i = 0; i < r; i++) {
 		struct msghdr *mh = &msgs[i].msg_hdr;
 
 		ret_csum[i] = false;
-		/* a truncated frame keeps its captured length: its IP length then overruns it and
-		 * it is dropped as malformed */
+		/* a frame longer than the buffer is cut to it: the caller counts it (ret_len is
+		 * then its length on the wire, past the buffer: not to be read) */
+		ret_trunc[i] = (mh->msg_flags & MSG_TRUNC) != 0 || msgs[i].msg_len > DHCP_RX_BUF;
 		ret_len[i] = msgs[i].msg_len;
 		/* our own output (the filter drops it already): length 0 = skip, not counted */
 		if (from[i].sll_pkttype == PACKET_OUTGOING)
