@@ -65,6 +65,7 @@ enum dhcp_drop_reason {
 	DHCP_DROP_NOT_SERVING,	/* no options set yet / stopped / standby */
 	DHCP_DROP_DECLINED,	/* the MAC declined its bound address; silent until it changes */
 	DHCP_DROP_WRONG_SUBNET, /* relayed (giaddr) from a network outside the pool's subnet */
+	DHCP_DROP_OFFER_LIMIT,	/* a DISCOVER on_offer refused with -EBUSY (pending offers cap) */
 	_DHCP_DROP_MAX,
 };
 const char *dhcp_drop_reason_name(enum dhcp_drop_reason r);
@@ -98,6 +99,12 @@ struct dhcp_stats {
 
 /*
  * Callbacks. All optional. Called on the per-packet path: they must be quick.
+ * on_offer: a DISCOVER from a MAC with no binding, when set (else on_unknown is asked). Return
+ *   0 and fill *ret_ip to OFFER that address without binding it: the callback holds it for
+ *   the REQUEST that may follow, which on_unknown is asked about (the MAC still has no
+ *   binding); return 1 and fill *ret_ip to bind it and offer it, as on_unknown does; negative
+ *   errno to stay silent: -EBUSY is counted as DHCP_DROP_OFFER_LIMIT (too many offers
+ *   pending), anything else as DHCP_DROP_UNKNOWN_MAC.
  * on_unknown: a DISCOVER/REQUEST from a MAC with no binding. Return 0 and fill *ret_ip to
  *   bind it now (the engine inserts it into its table and carries on), or negative errno to
  *   stay silent (counted as DHCP_DROP_UNKNOWN_MAC; so is an *ret_ip already bound to another
@@ -118,6 +125,7 @@ struct dhcp_stats {
 struct dhcp_decision;
 struct dhcp_callbacks {
 	int (*on_unknown)(void *userdata, const uint8_t mac[6], uint32_t *ret_ip);
+	int (*on_offer)(void *userdata, const uint8_t mac[6], uint32_t *ret_ip);
 	void (*on_decline)(void *userdata, const uint8_t mac[6], uint32_t ip);
 	void (*on_release)(void *userdata, const uint8_t mac[6], uint32_t ip);
 	void (*on_ack)(void *userdata, const uint8_t mac[6], uint32_t ip);
@@ -151,6 +159,11 @@ struct dhcp_decision {
  * Replies echo it unchanged (RFC 6842).
  */
 const uint8_t *dhcp_server_client_id(const struct dhcp_server *s, size_t *ret_len);
+/*
+ * Inside a callback: the address the request names, option 50 (requested IP address), else
+ * ciaddr; 0 when it names none, or outside a callback. What on_unknown commits for a REQUEST.
+ */
+uint32_t dhcp_server_requested_ip(const struct dhcp_server *s);
 
 /* Returns 0 and a new server in *ret (no sockets yet), or -ENOMEM. */
 int dhcp_server_new(struct dhcp_server **ret);

@@ -143,6 +143,43 @@ wrong_subnet(const struct dhcp_server *s, const struct dhcp_request *req)
 	return req->giaddr != 0 && (req->giaddr & mask) != (s->optset->o.server_ip & mask);
 }
 
+/*
+ * A DISCOVER from a MAC without a binding, when on_offer is set: the address it gives is
+ * offered and not bound (held by the callback until a REQUEST or its expiry), or bound when it
+ * says so. Returns the reply type or a counted drop.
+ */
+static int
+offer_unknown(
+    struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf, struct dhcp_reply *ret)
+{
+	const uint8_t *mac = req->msg->chaddr;
+	uint32_t ip = 0;
+	int r;
+
+	s->binding = NULL;
+	s->binding_looked = true;
+	/* a group or all-zero chaddr is no NIC's: never handed an address */
+	if (!dhcp_mac_bindable(mac))
+		return drop(s, DHCP_DROP_UNKNOWN_MAC);
+	r = s->cb.on_offer(s->cb.userdata, mac, &ip);
+	if (r == -EBUSY)
+		return drop(s, DHCP_DROP_OFFER_LIMIT);
+	if (r < 0 || ip == 0)
+		return drop(s, DHCP_DROP_UNKNOWN_MAC);
+	if (r > 0) {
+		/* a lease: bound as on_unknown's (unless the callback bound it itself) */
+		const struct dhcp_binding *b = dhcp_table_lookup(s->table, mac);
+		if (b == NULL && dhcp_table_set(s->table, mac, ip, NULL) == 0)
+			b = dhcp_table_lookup(s->table, mac);
+		if ((s->binding = b) == NULL)
+			return drop(s, DHCP_DROP_UNKNOWN_MAC);
+		if (b->flags & DHCP_BINDING_DECLINED)
+			return drop(s, DHCP_DROP_DECLINED);
+		return reply(s, req, DHCP_MSG_OFFER, b, b->ip, txbuf, ret);
+	}
+	return reply(s, req, DHCP_MSG_OFFER, NULL, ip, txbuf, ret);
+}
+
 static int
 process_discover(
     struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf, struct dhcp_reply *ret)
@@ -151,6 +188,8 @@ process_discover(
 
 	if (wrong_subnet(s, req))
 		return drop(s, DHCP_DROP_WRONG_SUBNET);
+	if (s->cb.on_offer != NULL && dhcp_table_lookup(s->table, req->msg->chaddr) == NULL)
+		return offer_unknown(s, req, txbuf, ret);
 	b = binding_for(s, req, true);
 	if (b == NULL)
 		return drop(s, DHCP_DROP_UNKNOWN_MAC);

@@ -39,6 +39,7 @@ static const char *const drop_names[_DHCP_DROP_MAX] = {
     [DHCP_DROP_NOT_SERVING] = "not_serving",
     [DHCP_DROP_DECLINED] = "declined",
     [DHCP_DROP_WRONG_SUBNET] = "wrong_subnet",
+    [DHCP_DROP_OFFER_LIMIT] = "offer_limit",
 };
 
 static const char *const msg_names[_DHCP_MSG_MAX] = {
@@ -362,6 +363,19 @@ dhcp_server_client_id(const struct dhcp_server *s, size_t *ret_len)
 {
 	*ret_len = s->req.client_id != NULL ? s->req.client_id_len : 0;
 	return s->req.client_id;
+}
+
+uint32_t
+dhcp_server_requested_ip(const struct dhcp_server *s)
+{
+	const struct dhcp_request *req = &s->req;
+	uint32_t ip;
+
+	if (req->msg == NULL || req->type == 0)
+		return 0;
+	if (dhcp_option_get_addr(&req->opts, DHCP_OPT_REQUESTED_IP, &ip) == 0)
+		return ip;
+	return be32_get(req->msg->ciaddr);
 }
 
 static int
