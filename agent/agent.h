@@ -694,7 +694,10 @@ int agent_dynamic_offer_id(struct agent_dynamic *d, struct dhcp_server *s, const
  * is offered to mac, or free (a hold that ended, a lease that expired): committed as mac's lease
  * (the lease file's line, a fresh expiry), its other offer let go. -EADDRNOTAVAIL: requested
  * is none or not free (the engine NAKs a SELECTING or RENEWING client); the lease file's error
- * (nothing changed).
+ * when the lease could not be written (nothing changed: the caller tells the engine -EAGAIN, to
+ * stay silent while the client retries).
+ * While the last lease could not be written, agent_dynamic_offer_id writes a new MAC's lease at
+ * once (agent_dynamic_allocate_id, returning 1) instead of offering, until one is written.
  */
 int agent_dynamic_request_id(struct agent_dynamic *d, struct dhcp_server *s, const uint8_t mac[6],
     const uint8_t *id, size_t id_len, uint32_t requested, uint32_t *ret_ip);

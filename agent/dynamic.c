@@ -21,6 +21,15 @@
  * one dhclient setting for all interfaces) are one client to the agent, and each request moves
  * the lease to its MAC (logged).
  *
+ * An OFFER is not a lease (RFC 2131 §4.3.1: a server "need not reserve the offered network
+ * address", though it works better when it does; Kea holds it for its offer-lifetime): a DISCOVER
+ * from a MAC without one reserves an address for the offer hold (agent_dynamic_offer_id, the
+ * engine's on_offer) and writes nothing; the REQUEST that names it commits the lease and its
+ * lease-file line (agent_dynamic_request_id, from on_unknown). Pending offers sit in their own
+ * table (24 bytes each plus the indexes), one per MAC, at most max_offers: a flood of DISCOVERs
+ * from made-up MACs holds that many addresses for seconds and no more memory; beyond it DISCOVERs
+ * from new MACs are refused (counted).
+ *
  * Leases end: each one expires lease time + grace after the last ACK (agent_dynamic_renew_id,
  * from the engine's on_ack), and agent_dynamic_expire(), called from a timer, reclaims it. A
  * DECLINEd address is held for the hold-down period, not for good. Per bound MAC the agent
@@ -249,6 +258,12 @@ struct agent_dynamic {
 	uint64_t offer_usec;
 	size_t max_offers;
 	struct agent_offer_stats ost; /* counters (carried over a reload) */
+	/*
+	 * The last lease could not be written (disk full, I/O error): until one can, a DISCOVER
+	 * from a new MAC writes its lease at once, as each did before offers were held, so that
+	 * a lease that cannot be recorded is never offered and the first that can ends it.
+	 */
+	bool lf_failing;
 };
 
 struct offer {
@@ -716,8 +731,10 @@ commit(struct agent_dynamic *d, const uint8_t mac[6], const uint8_t *id, size_t 
 		return r;
 	if ((r = leasefile_add_id(d->lf, id, id_len, mac, ip)) < 0) {
 		free(copy);
+		d->lf_failing = true;
 		return r;
 	}
+	d->lf_failing = false;
 	(void)lease_insert(d, mac, ip, copy, id_len, add_sat(now_usec(d), d->life_usec));
 	d->ost.committed++;
 	return 0;
@@ -817,6 +834,12 @@ agent_dynamic_offer_id(struct agent_dynamic *d, struct dhcp_server *s, const uin
 		o->due = add_sat(now, d->offer_usec);
 		*ret_ip = o->l.addr;
 		return 0;
+	}
+	if (d->lf_failing) {
+		/* no offer of a lease that cannot be recorded: try to record it now */
+		if ((r = agent_dynamic_allocate_id(d, s, mac, id, id_len, ret_ip)) < 0)
+			return r;
+		return 1;
 	}
 	if (ipam_leases_count(&d->offers) >= d->max_offers &&
 	    (reclaim_offers(d, now, OFFER_RECLAIM_BUDGET) == 0 ||

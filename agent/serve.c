@@ -91,6 +91,7 @@ on_unknown(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
 		log_ratelimited(&rl_lease, clock_now_usec(), LOG_LEVEL_ERROR,
 		    "%s: cannot record a lease for %s: %s; not answered", a->opts.lease_path, m,
 		    strerror(-r));
+		return -EAGAIN; /* silence, not a DHCPNAK: the client's retry may find room */
 	}
 	return r;
 }

@@ -108,7 +108,10 @@ struct dhcp_stats {
  * on_unknown: a DISCOVER/REQUEST from a MAC with no binding. Return 0 and fill *ret_ip to
  *   bind it now (the engine inserts it into its table and carries on), or negative errno to
  *   stay silent (counted as DHCP_DROP_UNKNOWN_MAC; so is an *ret_ip already bound to another
- *   MAC). Used by the agent's --dynamic mode. Not asked for INFORM (unknown: silent).
+ *   MAC), but for a REQUEST that is NAKed when the engine holds no binding (SELECTING this
+ *   server, RENEWING in its subnet), unless the error is -EAGAIN: the callback could not record
+ *   the binding now, and silence lets the client retry. Used by the agent's --dynamic mode. Not
+ *   asked for INFORM (unknown: silent).
  * on_decline: a DECLINE for mac/ip (after the engine marked the address declined).
  * on_release: a RELEASE for mac/ip.
  * on_ack: a REQUEST of mac for its binding ip was answered with DHCPACK (a lease granted or
