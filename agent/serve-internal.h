@@ -43,8 +43,10 @@ struct agent {
 	struct event *ev_expire;     /* the sweep of both, every EXPIRE_TICK_SEC */
 	uint64_t sweep_write_errors; /* failed lease file rewrites after a sweep */
 	/* --dynamic: DISCOVERs refused at the cap of pending offers, said in the log (on_offer) */
-	bool offers_refusing;
-	uint64_t offers_refusing_since; /* start of the period the next summary covers */
+	bool offers_refusing;	       /* warned; until a summary period without any */
+	uint64_t offers_first_refused; /* first and last refused since the last summary (0: none) */
+	uint64_t offers_last_refused;
+	uint64_t offers_summary_at;	/* when the last summary was written */
 	uint64_t offers_refused_logged; /* the refused count the last line covered */
 	struct agent_link *link;
 	struct event *ev_fd; /* dhcp_server_fd readable; NULL while closed */

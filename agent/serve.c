@@ -120,16 +120,20 @@ on_offer(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
 	id = dhcp_server_client_id(a->dhcp, &id_len);
 	failed = leasefile_append_errors(a->lf);
 	r = agent_dynamic_offer_id(a->dyn, a->dhcp, mac, id, id_len, ret_ip);
-	if (r == -EBUSY && !a->offers_refusing) {
+	if (r == -EBUSY) {
 		uint64_t now = clock_now_usec();
-		agent_dynamic_offer_stats(a->dyn, &st);
-		a->offers_refusing = true;
-		a->offers_refusing_since = now;
-		a->offers_refused_logged = st.refused - 1;
-		log_warn("%zu offers pending, the most --max-pending-offers allows: DHCPDISCOVERs "
-			 "from new MACs are dropped (counted as offer_limit) until offers are "
-			 "taken or their --offer-hold ends",
-		    st.pending);
+		if (a->offers_first_refused == 0)
+			a->offers_first_refused = now;
+		a->offers_last_refused = now;
+		if (!a->offers_refusing) {
+			agent_dynamic_offer_stats(a->dyn, &st);
+			a->offers_refusing = true;
+			a->offers_refused_logged = st.refused - 1;
+			log_warn("%zu offers pending, the most --max-pending-offers allows: "
+				 "DHCPDISCOVERs from new MACs are dropped (counted as offer_limit) "
+				 "until offers are taken or their --offer-hold ends",
+			    st.pending);
+		}
 	} else if (r < 0 && r != -EBUSY && leasefile_append_errors(a->lf) != failed) {
 		/* a lease moved to this MAC with its identifier could not be recorded */
 		mac_format(mac, m);
@@ -141,33 +145,37 @@ on_offer(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
 }
 
 /*
- * While DISCOVERs are refused (on_offer): a summary every OFFERS_SUMMARY_USEC, and a last one
- * when no more were refused since the previous.
+ * While DISCOVERs are refused (on_offer): a summary of those refused, the span they came in and
+ * their rate, once OFFERS_SUMMARY_USEC passed since the first; a line when none came for as long.
  */
 static void
 offers_summary(struct agent *a, uint64_t now)
 {
 	struct agent_offer_stats st;
-	uint64_t n, secs;
+	uint64_t n, span;
 
-	if (!a->offers_refusing || a->dyn == NULL ||
-	    now - a->offers_refusing_since < OFFERS_SUMMARY_USEC)
+	if (!a->offers_refusing || a->dyn == NULL)
 		return;
 	agent_dynamic_offer_stats(a->dyn, &st);
-	n = st.refused - a->offers_refused_logged;
-	secs = (now - a->offers_refusing_since + USEC_PER_SEC / 2) / USEC_PER_SEC;
-	if (n == 0) {
+	if (a->offers_first_refused == 0) {
+		if (now - a->offers_summary_at < OFFERS_SUMMARY_USEC)
+			return;
 		log_info("DHCPDISCOVERs from new MACs answered again: %zu offers pending (at most "
 			 "%zu)",
 		    st.pending, st.max_pending);
 		a->offers_refusing = false;
 		return;
 	}
-	log_warn("%" PRIu64 " DHCPDISCOVERs from new MACs refused in the last %" PRIu64
-		 " s (%" PRIu64 "/s): %zu offers pending, at most %zu (--max-pending-offers)",
-	    n, secs, n / MAX(secs, (uint64_t)1), st.pending, st.max_pending);
+	if (now - a->offers_first_refused < OFFERS_SUMMARY_USEC)
+		return;
+	n = st.refused - a->offers_refused_logged;
+	span = MAX(a->offers_last_refused - a->offers_first_refused, (uint64_t)1000);
+	log_warn("%" PRIu64 " DHCPDISCOVERs from new MACs refused in %.1f s (%" PRIu64
+		 "/s): %zu offers pending, at most %zu (--max-pending-offers)",
+	    n, (double)span / USEC_PER_SEC, n * USEC_PER_SEC / span, st.pending, st.max_pending);
 	a->offers_refused_logged = st.refused;
-	a->offers_refusing_since = now;
+	a->offers_first_refused = 0;
+	a->offers_summary_at = now;
 }
 
 /* Every request handled: one info line (rate-limited, see agent.h). */

@@ -77,6 +77,8 @@ check "agent: RSS grew by less than 8 MiB (the cap bounds the offers)" grown
 logged() { grep -Eq -- "$1" "$TMP/agent.log"; }
 check "agent log: one warning when the cap is reached" \
     logged "warn  vm-dhcp-agent: [0-9]+ offers pending, the most --max-pending-offers allows"
+check "agent log: a summary of the refused DISCOVERs and their rate" \
+    wait_for 30 logged "warn  vm-dhcp-agent: [0-9]+ DHCPDISCOVERs from new MACs refused in [0-9.]+ s \([0-9]+/s\): [0-9]+ offers pending"
 check "agent log: the decision log's summary gives the rate and the offer_limit drops" \
     wait_for 30 logged "suppressed [0-9]+ DHCP decision lines in the last [0-9]+ s \([0-9]+/s\):.* dropped \(.*offer_limit [0-9]+"
 
