@@ -218,7 +218,14 @@ $(BIG_DISCOVER): $(BUILD)/obj/tests/netns/dhcp-big-discover.o
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $<
 
-tests: $(UNIT_BINS) $(NETNS_BINS) $(HA_PROBE) $(BIG_DISCOVER) programs
+# The DISCOVER flood of tests/netns/test-agent-offers.sh.
+DHCP_FLOOD := $(BUILD)/tests/dhcp-flood
+$(DHCP_FLOOD): $(BUILD)/obj/tests/netns/dhcp-flood.o
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $<
+
+tests: $(UNIT_BINS) $(NETNS_BINS) $(HA_PROBE) $(BIG_DISCOVER) $(DHCP_FLOOD) programs
 
 # --- running tests -------------------------------------------------------------------------
 
@@ -233,7 +240,7 @@ asan:
 
 # Network-namespace integration tests (root; they skip with exit 77 otherwise), then one more
 # check: the host's resolv.conf and DHCP clients' state are as they were (tests/netns/host-files.sh).
-netns-test: $(NETNS_BINS) $(HA_PROBE) $(BIG_DISCOVER) programs
+netns-test: $(NETNS_BINS) $(HA_PROBE) $(BIG_DISCOVER) $(DHCP_FLOOD) programs
 	@tests/netns/host-files.sh tests/run-tests.sh netns $(NETNS_BINS) $(NETNS_SCRIPTS)
 
 e2e-test: programs

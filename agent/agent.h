@@ -559,6 +559,10 @@ struct agent_opts {
 	 * AGENT_DEFAULT: AGENT_DECLINE_HOLD_DEFAULT.
 	 */
 	uint32_t decline_hold_s;
+	/* --dynamic: --offer-hold (0: AGENT_OFFER_HOLD_DEFAULT), --max-pending-offers (0: default)
+	 */
+	uint32_t offer_hold_s;
+	uint32_t max_offers;
 	enum agent_log_dhcp log_dhcp; /* --log-dhcp */
 	/*
 	 * Kubernetes mode, --leader-elect: replicas of one pool elect the active one through the
@@ -634,12 +638,33 @@ int agent_reload(struct agent *a);
 #define AGENT_DEFAULT UINT32_MAX	 /* an agent_opts / agent_dynamic_opts value not set */
 #define AGENT_DECLINE_HOLD_DEFAULT 86400 /* seconds: Kea's decline-probation-period */
 #define AGENT_DECLINE_LIMIT 4		 /* DECLINEs honoured per MAC per hold-down period */
+/*
+ * Pending offers: a DISCOVER from a MAC without a lease reserves an address for
+ * AGENT_OFFER_HOLD_DEFAULT seconds (--offer-hold) after its last OFFER, nothing more; only a
+ * REQUEST commits a lease (the lease file's line). At most one per MAC (a repeated DISCOVER is
+ * offered the same address) and max_offers in all: by default half of what the range can hand
+ * out, at most AGENT_OFFERS_MAX (--max-pending-offers). Over it a DISCOVER from a new MAC is
+ * refused (-EBUSY, counted): a flood of made-up MACs holds at most that many addresses, for
+ * seconds, and costs no memory beyond it.
+ */
+#define AGENT_OFFER_HOLD_DEFAULT 10 /* seconds */
+#define AGENT_OFFERS_MAX 4096
 
 struct agent_dynamic_opts {
 	uint64_t (*clock)(void *userdata); /* monotonic usec; NULL: lib/clock.h clock_now_usec */
 	void *clock_userdata;
 	uint32_t grace_s;	 /* AGENT_DEFAULT: lease time / 2 */
 	uint32_t decline_hold_s; /* AGENT_DEFAULT: AGENT_DECLINE_HOLD_DEFAULT */
+	uint32_t offer_hold_s;	 /* 0: AGENT_OFFER_HOLD_DEFAULT */
+	size_t max_offers; /* 0: half of what the range can hand out, at most AGENT_OFFERS_MAX */
+};
+
+/* Pending offers now and since start (the counters carry over a reload). */
+struct agent_offer_stats {
+	size_t pending, max_pending;
+	uint64_t expired;   /* holds that ended without a REQUEST: the address went back */
+	uint64_t refused;   /* DISCOVERs from new MACs refused: max_pending were pending */
+	uint64_t committed; /* leases made by a REQUEST (agent_dynamic_request_id, _allocate_id) */
 };
 
 struct agent_dynamic;
@@ -671,6 +696,36 @@ int agent_dynamic_allocate_id(struct agent_dynamic *d, struct dhcp_server *s, co
 /* The same without an identifier (keyed by mac) and without an engine to update. */
 int agent_dynamic_allocate(struct agent_dynamic *d, const uint8_t mac[6], uint32_t *ret_ip);
 /*
+ * A DISCOVER from a MAC the engine has no binding for (the engine's on_offer). 1 and *ret_ip:
+ * the MAC's lease, as agent_dynamic_allocate_id finds it (its own, or its identifier's moved
+ * to it): the caller binds it. 0 and *ret_ip: an address offered, not leased: mac's pending
+ * offer (the same address as before, held from now on), else a new one, mac's hint's address
+ * while free, else the lowest free one; nothing is written to the lease file. -EBUSY: the cap
+ * of pending offers is reached (counted in refused); -ENOSPC: the range is full; -EINVAL: an
+ * identifier over AGENT_ID_MAX bytes.
+ */
+int agent_dynamic_offer_id(struct agent_dynamic *d, struct dhcp_server *s, const uint8_t mac[6],
+    const uint8_t *id, size_t id_len, uint32_t *ret_ip);
+/*
+ * A REQUEST (SELECTING, INIT-REBOOT, RENEWING/REBINDING) from a MAC the engine has no binding
+ * for, naming requested (option 50, else ciaddr; dhcp_server_requested_ip): the MAC's lease
+ * when it has one (*ret_ip, which the engine compares with requested); else requested when it
+ * is offered to mac, or free (a hold that ended, a lease that expired): committed as mac's lease
+ * (the lease file's line, a fresh expiry), its other offer let go. -EADDRNOTAVAIL: requested
+ * is none or not free (the engine NAKs a SELECTING or RENEWING client); the lease file's error
+ * when the lease could not be written (nothing changed: the caller tells the engine -EAGAIN, to
+ * stay silent while the client retries).
+ * While the last lease could not be written, agent_dynamic_offer_id writes a new MAC's lease at
+ * once (agent_dynamic_allocate_id, returning 1) instead of offering, until one is written.
+ */
+int agent_dynamic_request_id(struct agent_dynamic *d, struct dhcp_server *s, const uint8_t mac[6],
+    const uint8_t *id, size_t id_len, uint32_t requested, uint32_t *ret_ip);
+/* Pending offers and their counters. */
+void agent_dynamic_offer_stats(const struct agent_dynamic *d, struct agent_offer_stats *ret);
+/* mac's pending offer: its address and when its hold ends. 0, or -ENOENT. */
+int agent_dynamic_offered(
+    const struct agent_dynamic *d, const uint8_t mac[6], uint32_t *ret_ip, uint64_t *ret_due);
+/*
  * A DECLINE of mac's dynamic lease ip (the lease bound to mac, whatever its key: the engine's
  * binding is the MAC's): the address is in use on the network, so it is held for
  * the hold-down period and mac moves to the lowest free address (*ret_ip, recorded in the lease
@@ -696,7 +751,8 @@ int agent_dynamic_renew(struct agent_dynamic *d, const uint8_t mac[6], uint32_t 
  * Reclaims what is due, looking at no more than budget entries and held addresses (the
  * rest waits for the next call): expired leases leave s (when s still binds mac to them; s
  * may be NULL) and the lease file (leasefile_remove: the caller flushes or compacts), and
- * their addresses go back to the pool; held addresses whose hold-down is over go back too.
+ * their addresses go back to the pool; held addresses whose hold-down is over go back too, and
+ * so do the addresses of pending offers whose hold is over (counted in the offer stats).
  * Returns the number of leases expired (so the caller knows to persist the lease file).
  */
 size_t agent_dynamic_expire(struct agent_dynamic *d, struct dhcp_server *s, size_t budget);

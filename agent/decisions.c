@@ -80,13 +80,15 @@ agent_declog_flush(struct agent_declog *l, uint64_t now, bool force)
 	char text[1024], count[24];
 	const char *sep = "";
 	size_t n = 0;
-	uint64_t drops = 0;
+	uint64_t drops = 0, secs;
 
 	if (l->suppressed == 0 || (!force && now - l->since < AGENT_DECLOG_SUMMARY_USEC))
 		return;
+	/* the rate says a storm (a DISCOVER flood) from a busy network */
+	secs = (now - l->since + USEC_PER_SEC / 2) / USEC_PER_SEC;
 	append(text, sizeof(text), &n,
-	    "suppressed %" PRIu64 " DHCP decision lines in the last %" PRIu64 " s:", l->suppressed,
-	    (now - l->since + USEC_PER_SEC / 2) / USEC_PER_SEC);
+	    "suppressed %" PRIu64 " DHCP decision lines in the last %" PRIu64 " s (%" PRIu64 "/s):",
+	    l->suppressed, secs, l->suppressed / MAX(secs, (uint64_t)1));
 	for (int t = 1; t < _DHCP_MSG_MAX; t++) {
 		if (l->by_reply[t] > 0) {
 			append(text, sizeof(text), &n, "%s %" PRIu64 " %s", sep, l->by_reply[t],

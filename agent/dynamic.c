@@ -21,6 +21,15 @@
  * one dhclient setting for all interfaces) are one client to the agent, and each request moves
  * the lease to its MAC (logged).
  *
+ * An OFFER is not a lease (RFC 2131 §4.3.1: a server "need not reserve the offered network
+ * address", though it works better when it does; Kea holds it for its offer-lifetime): a DISCOVER
+ * from a MAC without one reserves an address for the offer hold (agent_dynamic_offer_id, the
+ * engine's on_offer) and writes nothing; the REQUEST that names it commits the lease and its
+ * lease-file line (agent_dynamic_request_id, from on_unknown). Pending offers sit in their own
+ * table (24 bytes each plus the indexes), one per MAC, at most max_offers: a flood of DISCOVERs
+ * from made-up MACs holds that many addresses for seconds and no more memory; beyond it DISCOVERs
+ * from new MACs are refused (counted).
+ *
  * Leases end: each one expires lease time + grace after the last ACK (agent_dynamic_renew_id,
  * from the engine's on_ack), and agent_dynamic_expire(), called from a timer, reclaims it. A
  * DECLINEd address is held for the hold-down period, not for good. Per bound MAC the agent
@@ -239,7 +248,31 @@ struct agent_dynamic {
 	/* DECLINEd addresses, oldest first: a ring of hold_cap */
 	struct hold *holds;
 	size_t hold_cap, hold_head, n_held, max_held;
+	/*
+	 * Pending offers: an address OFFERed to a MAC without a lease, held (USED in the pool)
+	 * until offer_usec after the last OFFER; a REQUEST for it commits it (a lease, in the lease
+	 * file), else it goes back to the pool. One per MAC, at most max_offers in all. Records
+	 * struct offer, indexed by MAC and by address.
+	 */
+	struct ipam_leases offers;
+	uint64_t offer_usec;
+	size_t max_offers;
+	struct agent_offer_stats ost; /* counters (carried over a reload) */
+	/*
+	 * The last lease could not be written (disk full, I/O error): until one can, a DISCOVER
+	 * from a new MAC writes its lease at once, as each did before offers were held, so that
+	 * a lease that cannot be recorded is never offered and the first that can ends it.
+	 */
+	bool lf_failing;
 };
+
+struct offer {
+	struct ipam_lease l; /* the MAC and the address offered */
+	uint64_t due;	     /* when the hold ends */
+};
+
+/* Offers looked at for an expired one when a DISCOVER finds the cap reached. */
+#define OFFER_RECLAIM_BUDGET 64
 
 static uint64_t
 default_clock(void *userdata)
@@ -396,6 +429,29 @@ carry(struct agent_dynamic *d, const struct agent_dynamic *prev)
 		e->id_len = 0;
 		d->n_hints++;
 	}
+	/* pending offers, where the MAC has no lease and the new range has the address free */
+	d->ost.expired = prev->ost.expired;
+	d->ost.refused = prev->ost.refused;
+	d->ost.committed = prev->ost.committed;
+	for (size_t k = 0; k < ipam_leases_count(&prev->offers); k++) {
+		const struct offer *o =
+		    (const struct offer *)(void *)ipam_leases_at(&prev->offers, k);
+		const struct entry *e = tab_lookup(&d->tab, o->l.mac);
+		struct ipam_lease *l;
+
+		if (ipam_leases_count(&d->offers) >= d->max_offers ||
+		    (e != NULL && e->kind == E_LEASE))
+			continue;
+		if ((r = ipam_leases_reserve(&d->offers, ipam_leases_count(&d->offers) + 1)) < 0)
+			return r;
+		if (ipam_pool_allocate_addr(d->pool, o->l.addr) < 0)
+			continue;
+		if (ipam_leases_add(&d->offers, o->l.mac, o->l.addr, &l) < 0) {
+			(void)ipam_pool_release(d->pool, o->l.addr);
+			continue;
+		}
+		((struct offer *)(void *)l)->due = o->due;
+	}
 	/* the newest max_held holds, where the new range still has the address free */
 	for (size_t k = skip; k < prev->n_held; k++) {
 		const struct hold *h = &prev->holds[(prev->hold_head + k) % prev->hold_cap];
@@ -430,6 +486,7 @@ agent_dynamic_new_opts(const struct agent_config *cfg, struct leasefile *lf,
 	if (d == NULL)
 		return -ENOMEM;
 	tab_init(&d->tab);
+	ipam_leases_init(&d->offers, sizeof(struct offer), true);
 	d->lf = lf;
 	d->clock = opts != NULL && opts->clock != NULL ? opts->clock : default_clock;
 	d->clock_userdata = opts != NULL ? opts->clock_userdata : NULL;
@@ -443,6 +500,10 @@ agent_dynamic_new_opts(const struct agent_config *cfg, struct leasefile *lf,
 	d->life_usec =
 	    lease_s == UINT32_MAX ? UINT64_MAX : ((uint64_t)lease_s + grace_s) * USEC_PER_SEC;
 	d->hold_usec = (uint64_t)hold_s * USEC_PER_SEC;
+	d->offer_usec =
+	    (uint64_t)(opts != NULL && opts->offer_hold_s != 0 ? opts->offer_hold_s
+							       : AGENT_OFFER_HOLD_DEFAULT) *
+	    USEC_PER_SEC;
 	r = ipam_pool_new(cfg->cidr, cfg->prefix, cfg->pool_start, cfg->pool_end,
 	    cfg->opts.server_ip, cfg->opts.router, cfg->exclude, cfg->n_exclude, &d->pool);
 	if (r < 0)
@@ -461,6 +522,11 @@ agent_dynamic_new_opts(const struct agent_config *cfg, struct leasefile *lf,
 	ipam_pool_counts(d->pool, &c);
 	d->max_held = MAX((size_t)c.available / 2, (size_t)1);
 	d->max_hints = MAX((size_t)c.available, (size_t)1);
+	/* made-up MACs DISCOVERing hold at most half of it, and 4096 addresses, at once */
+	d->max_offers =
+	    opts != NULL && opts->max_offers != 0
+		? opts->max_offers
+		: MIN(MAX((size_t)c.available / 2, (size_t)1), (size_t)AGENT_OFFERS_MAX);
 	/* leases: keep those still valid, drop the others */
 	if (leasefile_count(lf) > 0) {
 		if (cfg->n_bindings > 0) {
@@ -501,9 +567,47 @@ agent_dynamic_free(struct agent_dynamic *d)
 		return NULL;
 	ipam_pool_free(d->pool);
 	tab_free(&d->tab);
+	ipam_leases_destroy(&d->offers);
 	free(d->holds);
 	free(d);
 	return NULL;
+}
+
+/* ---- pending offers ------------------------------------------------------------------- */
+
+static struct offer *
+offer_of(const struct agent_dynamic *d, const uint8_t mac[6])
+{
+	return (struct offer *)(void *)ipam_leases_by_mac(&d->offers, mac);
+}
+
+/* Removes mac's pending offer, if any; its address goes back to the pool when release. */
+static void
+remove_offer(struct agent_dynamic *d, const uint8_t mac[6], bool release)
+{
+	struct offer *o = offer_of(d, mac);
+
+	if (o == NULL)
+		return;
+	if (release)
+		(void)ipam_pool_release(d->pool, o->l.addr);
+	ipam_leases_remove(&d->offers, &o->l);
+}
+
+/* mac's pending offer is void (it got another address): its address is free again. */
+static void
+drop_offer(struct agent_dynamic *d, const uint8_t mac[6])
+{
+	remove_offer(d, mac, true);
+}
+
+/* Whether ip is offered to mac now. */
+static bool
+offered_to(const struct agent_dynamic *d, uint32_t ip, const uint8_t mac[6])
+{
+	const struct ipam_lease *l = ipam_leases_by_addr(&d->offers, ip);
+
+	return l != NULL && memcmp(l->mac, mac, 6) == 0;
 }
 
 /*
@@ -573,20 +677,19 @@ move_lease(struct agent_dynamic *d, struct dhcp_server *s, const uint8_t from[6]
 	return 0;
 }
 
-int
-agent_dynamic_allocate_id(struct agent_dynamic *d, struct dhcp_server *s, const uint8_t mac[6],
+/*
+ * The lease mac is served, if any: its own, or the identifier's, moved to mac when it was
+ * bound to another MAC. 1 and *ret_ip: a lease; 0: none; negative errno. tab_reserve() first.
+ */
+static int
+existing_lease(struct agent_dynamic *d, struct dhcp_server *s, const uint8_t mac[6],
     const uint8_t *id, size_t id_len, uint32_t *ret_ip)
 {
-	struct entry *e;
+	struct entry *e = tab_lookup(&d->tab, mac);
 	uint8_t bound[6], *copy;
 	uint32_t ip;
 	int r;
 
-	if (id != NULL && id_len > AGENT_ID_MAX)
-		return -EINVAL;
-	if ((r = tab_reserve(&d->tab)) < 0)
-		return r;
-	e = tab_lookup(&d->tab, mac);
 	/*
 	 * One binding per MAC, as the engine has: a MAC with a lease is served that lease,
 	 * whatever identifier it sends now (the engine does not ask for a MAC it has bound; this
@@ -594,20 +697,71 @@ agent_dynamic_allocate_id(struct agent_dynamic *d, struct dhcp_server *s, const 
 	 */
 	if (e != NULL && e->kind == E_LEASE) {
 		*ret_ip = e->ip;
-		return 0;
+		return 1;
 	}
-	if (leasefile_lookup_id(d->lf, id, id_len, mac, bound, &ip) == 0) {
-		if (memcmp(bound, mac, 6) != 0) {
-			/* the identifier is known: its lease follows it to this MAC */
-			if ((r = move_lease(d, s, bound, mac, id, id_len, ip)) < 0)
-				return r;
-		} else {
-			/* a lease without its entry: give it one now */
-			if ((r = id_copy(mac, id, id_len, &copy)) < 0)
-				return r;
-			(void)lease_insert(
-			    d, mac, ip, copy, id_len, add_sat(now_usec(d), d->life_usec));
-		}
+	if (leasefile_lookup_id(d->lf, id, id_len, mac, bound, &ip) < 0)
+		return 0;
+	if (memcmp(bound, mac, 6) != 0) {
+		/* the identifier is known: its lease follows it to this MAC */
+		if ((r = move_lease(d, s, bound, mac, id, id_len, ip)) < 0)
+			return r;
+	} else {
+		/* a lease without its entry: give it one now */
+		if ((r = id_copy(mac, id, id_len, &copy)) < 0)
+			return r;
+		(void)lease_insert(d, mac, ip, copy, id_len, add_sat(now_usec(d), d->life_usec));
+	}
+	drop_offer(d, mac); /* (none: a MAC with a lease is never offered another address) */
+	*ret_ip = ip;
+	return 1;
+}
+
+/*
+ * Records the lease of ip for mac keyed by (id, id_len), with a fresh expiry: the lease file's
+ * line, then the entry. tab_reserve() first; ip is already USED in the pool (not released on
+ * error). Negative errno: nothing changed.
+ */
+static int
+commit(struct agent_dynamic *d, const uint8_t mac[6], const uint8_t *id, size_t id_len, uint32_t ip)
+{
+	uint8_t *copy;
+	int r;
+
+	if ((r = id_copy(mac, id, id_len, &copy)) < 0)
+		return r;
+	if ((r = leasefile_add_id(d->lf, id, id_len, mac, ip)) < 0) {
+		free(copy);
+		d->lf_failing = true;
+		return r;
+	}
+	d->lf_failing = false;
+	(void)lease_insert(d, mac, ip, copy, id_len, add_sat(now_usec(d), d->life_usec));
+	d->ost.committed++;
+	return 0;
+}
+
+int
+agent_dynamic_allocate_id(struct agent_dynamic *d, struct dhcp_server *s, const uint8_t mac[6],
+    const uint8_t *id, size_t id_len, uint32_t *ret_ip)
+{
+	const struct offer *o;
+	struct entry *e;
+	uint32_t ip;
+	int r;
+
+	if (id != NULL && id_len > AGENT_ID_MAX)
+		return -EINVAL;
+	if ((r = tab_reserve(&d->tab)) < 0)
+		return r;
+	if ((r = existing_lease(d, s, mac, id, id_len, ret_ip)) != 0)
+		return r < 0 ? r : 0;
+	e = tab_lookup(&d->tab, mac);
+	if ((o = offer_of(d, mac)) != NULL) {
+		/* its pending offer becomes its lease */
+		ip = o->l.addr;
+		if ((r = commit(d, mac, id, id_len, ip)) < 0)
+			return r;
+		remove_offer(d, mac, false);
 		*ret_ip = ip;
 		return 0;
 	}
@@ -616,14 +770,137 @@ agent_dynamic_allocate_id(struct agent_dynamic *d, struct dhcp_server *s, const 
 		ip = e->ip;
 	else if ((r = ipam_pool_allocate(d->pool, &ip)) < 0)
 		return r;
-	if ((r = id_copy(mac, id, id_len, &copy)) < 0 ||
-	    (r = leasefile_add_id(d->lf, id, id_len, mac, ip)) < 0) {
-		free(copy);
+	if ((r = commit(d, mac, id, id_len, ip)) < 0) {
 		(void)ipam_pool_release(d->pool, ip);
 		return r;
 	}
-	(void)lease_insert(d, mac, ip, copy, id_len, add_sat(now_usec(d), d->life_usec));
 	*ret_ip = ip;
+	return 0;
+}
+
+struct reclaim {
+	struct agent_dynamic *d;
+	uint64_t now;
+	size_t expired;
+};
+
+/* One pending offer: its hold over, the address goes back to the pool. */
+static bool
+reclaim_one(struct ipam_lease *l, void *userdata)
+{
+	struct reclaim *rc = userdata;
+	const struct offer *o = (const struct offer *)(void *)l;
+
+	if (o->due > rc->now)
+		return false;
+	(void)ipam_pool_release(rc->d->pool, o->l.addr);
+	ipam_leases_remove(&rc->d->offers, l);
+	rc->d->ost.expired++;
+	rc->expired++;
+	return true;
+}
+
+/* Looks at up to budget pending offers; returns how many expired. */
+static size_t
+reclaim_offers(struct agent_dynamic *d, uint64_t now, size_t budget)
+{
+	struct reclaim rc = {.d = d, .now = now};
+
+	(void)ipam_leases_sweep(
+	    &d->offers, MIN(budget, 2 * ipam_leases_count(&d->offers)), reclaim_one, &rc);
+	return rc.expired;
+}
+
+int
+agent_dynamic_offer_id(struct agent_dynamic *d, struct dhcp_server *s, const uint8_t mac[6],
+    const uint8_t *id, size_t id_len, uint32_t *ret_ip)
+{
+	struct ipam_lease *l;
+	struct offer *o;
+	struct entry *e;
+	uint64_t now;
+	uint32_t ip;
+	int r;
+
+	if (id != NULL && id_len > AGENT_ID_MAX)
+		return -EINVAL;
+	if ((r = tab_reserve(&d->tab)) < 0)
+		return r;
+	if ((r = existing_lease(d, s, mac, id, id_len, ret_ip)) != 0)
+		return r;
+	now = now_usec(d);
+	if ((o = offer_of(d, mac)) != NULL) {
+		/* a repeated DISCOVER: the same address, held from this OFFER on */
+		o->due = add_sat(now, d->offer_usec);
+		*ret_ip = o->l.addr;
+		return 0;
+	}
+	if (d->lf_failing) {
+		/* no offer of a lease that cannot be recorded: try to record it now */
+		if ((r = agent_dynamic_allocate_id(d, s, mac, id, id_len, ret_ip)) < 0)
+			return r;
+		return 1;
+	}
+	if (ipam_leases_count(&d->offers) >= d->max_offers &&
+	    (reclaim_offers(d, now, OFFER_RECLAIM_BUDGET) == 0 ||
+		ipam_leases_count(&d->offers) >= d->max_offers)) {
+		d->ost.refused++;
+		return -EBUSY;
+	}
+	if ((r = ipam_leases_reserve(&d->offers, ipam_leases_count(&d->offers) + 1)) < 0)
+		return r;
+	/* sticky past expiry: the MAC's last address while nobody else took it */
+	e = tab_lookup(&d->tab, mac);
+	if (e != NULL && e->kind == E_HINT && ipam_pool_allocate_addr(d->pool, e->ip) == 0)
+		ip = e->ip;
+	else if ((r = ipam_pool_allocate(d->pool, &ip)) < 0)
+		return r;
+	if ((r = ipam_leases_add(&d->offers, mac, ip, &l)) < 0) {
+		(void)ipam_pool_release(d->pool, ip);
+		return r;
+	}
+	((struct offer *)(void *)l)->due = add_sat(now, d->offer_usec);
+	*ret_ip = ip;
+	return 0;
+}
+
+int
+agent_dynamic_request_id(struct agent_dynamic *d, struct dhcp_server *s, const uint8_t mac[6],
+    const uint8_t *id, size_t id_len, uint32_t requested, uint32_t *ret_ip)
+{
+	const struct offer *o;
+	int r;
+
+	if (id != NULL && id_len > AGENT_ID_MAX)
+		return -EINVAL;
+	if ((r = tab_reserve(&d->tab)) < 0)
+		return r;
+	if ((r = existing_lease(d, s, mac, id, id_len, ret_ip)) != 0)
+		return r < 0 ? r : 0;
+	if (requested == 0)
+		return -EADDRNOTAVAIL;
+	o = offer_of(d, mac);
+	if (o != NULL && o->l.addr == requested) {
+		/* the address offered: it becomes the MAC's lease */
+		if ((r = commit(d, mac, id, id_len, requested)) < 0)
+			return r;
+		remove_offer(d, mac, false);
+		*ret_ip = requested;
+		return 0;
+	}
+	/*
+	 * Not (or no longer) offered to it: still its if free (RFC 2131 §4.3.2 leaves a server
+	 * free to grant it; the client had it offered, before the hold ended, or leased).
+	 * Another MAC's lease or offer, a held, excluded or static address: refused (DHCPNAK).
+	 */
+	if (ipam_pool_allocate_addr(d->pool, requested) < 0)
+		return -EADDRNOTAVAIL;
+	if ((r = commit(d, mac, id, id_len, requested)) < 0) {
+		(void)ipam_pool_release(d->pool, requested);
+		return r;
+	}
+	drop_offer(d, mac);
+	*ret_ip = requested;
 	return 0;
 }
 
@@ -777,7 +1054,7 @@ sweep_one(struct ipam_lease *l, void *userdata)
 
 	if (e->kind == E_HINT) {
 		/* a hint is good while its address is free; taken, it is of no use */
-		if (ipam_pool_is_free(d->pool, e->ip))
+		if (ipam_pool_is_free(d->pool, e->ip) || offered_to(d, e->ip, e->mac))
 			return false;
 		d->n_hints--;
 		tab_delete(&d->tab, e);
@@ -825,8 +1102,13 @@ size_t
 agent_dynamic_expire(struct agent_dynamic *d, struct dhcp_server *s, size_t budget)
 {
 	struct sweep sw = {.d = d, .s = s, .now = now_usec(d)};
+	/* every offer once: a removal is looked at again (the last one moved there) */
+	size_t n_offers = MIN(budget, 2 * ipam_leases_count(&d->offers));
 	char a[IPV4_STRLEN];
 
+	/* pending offers whose hold is over: no log line each (a DISCOVER flood makes many) */
+	(void)reclaim_offers(d, sw.now, n_offers);
+	budget -= n_offers;
 	while (d->n_held > 0 && budget > 0 &&
 	       add_sat(d->holds[d->hold_head].since, d->hold_usec) <= sw.now) {
 		struct hold h = hold_pop(d);
@@ -860,6 +1142,29 @@ size_t
 agent_dynamic_held_max(const struct agent_dynamic *d)
 {
 	return d->max_held;
+}
+
+void
+agent_dynamic_offer_stats(const struct agent_dynamic *d, struct agent_offer_stats *ret)
+{
+	*ret = d->ost;
+	ret->pending = ipam_leases_count(&d->offers);
+	ret->max_pending = d->max_offers;
+}
+
+int
+agent_dynamic_offered(
+    const struct agent_dynamic *d, const uint8_t mac[6], uint32_t *ret_ip, uint64_t *ret_due)
+{
+	const struct offer *o = offer_of(d, mac);
+
+	if (o == NULL)
+		return -ENOENT;
+	if (ret_ip != NULL)
+		*ret_ip = o->l.addr;
+	if (ret_due != NULL)
+		*ret_due = o->due;
+	return 0;
 }
 
 int

@@ -56,6 +56,8 @@ parse_flags(int argc, char **argv, struct cli *c)
 {
 	struct agent_opts *o = &c->opts;
 	uint64_t grace = AGENT_DEFAULT, hold = AGENT_DECLINE_HOLD_DEFAULT;
+	uint64_t offer_hold = 0, max_offers = 0;
+	bool offer_flags = false;
 	int log_dhcp = AGENT_LOG_DHCP_ALL;
 	bool ha_flags = false;
 	const struct flag table[] = {
@@ -98,6 +100,26 @@ parse_flags(int argc, char **argv, struct cli *c)
 			"(default 86400)",
 		.max = UINT32_MAX - 1,
 		.unit = "seconds"},
+	    {.name = "offer-hold",
+		.type = FLAG_UINT,
+		.dst = &offer_hold,
+		.arg = "SECONDS",
+		.help = "with --dynamic: an address offered to a MAC without a lease is held\n"
+			"this long for its REQUEST, which alone makes a lease (default 10)",
+		.min = 1,
+		.max = 3600,
+		.unit = "seconds",
+		.given = &offer_flags},
+	    {.name = "max-pending-offers",
+		.type = FLAG_UINT,
+		.dst = &max_offers,
+		.arg = "N",
+		.help = "with --dynamic: at most N offers held at once; over it DISCOVERs\n"
+			"from new MACs are dropped (default: half the range, at most 4096)",
+		.min = 1,
+		.max = 1 << 24,
+		.unit = "offers",
+		.given = &offer_flags},
 	    {.name = "listen",
 		.type = FLAG_STRING,
 		.dst = &o->listen,
@@ -274,6 +296,8 @@ parse_flags(int argc, char **argv, struct cli *c)
 		return r;
 	o->lease_grace_s = (uint32_t)grace;
 	o->decline_hold_s = (uint32_t)hold;
+	o->offer_hold_s = (uint32_t)offer_hold;
+	o->max_offers = (uint32_t)max_offers;
 	o->log_dhcp = (enum agent_log_dhcp)log_dhcp;
 	if (next < argc)
 		return flags_error(&f, "unexpected argument \"%s\" (try --help)", argv[next]);
@@ -358,6 +382,10 @@ parse_flags(int argc, char **argv, struct cli *c)
 	if (o->lease_path != NULL && !o->dynamic)
 		return flags_error(&f, "--lease-file needs --dynamic (static bindings come from "
 				       "--config)");
+	if (offer_flags && !o->dynamic)
+		return flags_error(&f,
+		    "--offer-hold and --max-pending-offers need --dynamic (static "
+		    "bindings are offered as they are)");
 	if (o->lease_grace_s != AGENT_DEFAULT && !o->dynamic)
 		return flags_error(&f, "--lease-grace needs --dynamic (static bindings do not "
 				       "expire)");

@@ -49,6 +49,13 @@ collect(void *userdata)
 	metric_set(a->m_lease_persistent, 0, a->lf == NULL || leasefile_persistent(a->lf) ? 1 : 0);
 	metric_set(a->m_available, 0, a->dyn != NULL ? (double)agent_dynamic_available(a->dyn) : 0);
 	metric_set(a->m_held, 0, a->dyn != NULL ? (double)agent_dynamic_held(a->dyn) : 0);
+	if (a->dyn != NULL) {
+		struct agent_offer_stats os;
+		agent_dynamic_offer_stats(a->dyn, &os);
+		metric_set(a->m_offers_pending, 0, (double)os.pending);
+		metric_set(a->m_offers_expired, 0, (double)os.expired);
+		metric_set(a->m_offers_refused, 0, (double)os.refused);
+	}
 	metric_set(
 	    a->m_serving, 0, a->open && a->link != NULL && agent_link_state(a->link)->up ? 1 : 0);
 	metric_set(a->m_leader, 0, a->active ? 1 : 0);
@@ -210,6 +217,21 @@ agent_metrics_setup(struct agent *a)
 	    "vmdhcp_agent_declines_ignored_total",
 	    "DHCPDECLINE messages ignored: over the per-MAC limit, or not for the MAC's address",
 	    "reason", ignored_labels, ELEMENTSOF(ignored_labels), NULL, 0);
+	a->m_offers_pending =
+	    metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_dynamic_offers_pending",
+		"Addresses offered to MACs without a lease and held for their REQUEST until "
+		"--offer-hold ends (--dynamic)");
+	a->m_offers_expired =
+	    metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_dynamic_offers_expired_total",
+		"Offers whose hold ended without a REQUEST: the address went back to the pool "
+		"(--dynamic)");
+	a->m_offers_refused =
+	    metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_dynamic_discovers_refused_total",
+		"DHCPDISCOVERs from MACs without a lease dropped: --max-pending-offers offers were "
+		"pending (--dynamic)");
+	if (a->m_offers_pending == NULL || a->m_offers_expired == NULL ||
+	    a->m_offers_refused == NULL)
+		return -ENOMEM;
 	if (a->m_rx == NULL || a->m_tx == NULL || a->m_drops == NULL || a->m_declines == NULL ||
 	    a->m_latency == NULL || a->m_bindings == NULL || a->m_dynamic == NULL ||
 	    a->m_available == NULL || a->m_reloads == NULL || a->m_serving == NULL ||

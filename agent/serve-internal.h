@@ -42,6 +42,12 @@ struct agent {
 	struct agent_declog declog;  /* the engine's decisions, logged */
 	struct event *ev_expire;     /* the sweep of both, every EXPIRE_TICK_SEC */
 	uint64_t sweep_write_errors; /* failed lease file rewrites after a sweep */
+	/* --dynamic: DISCOVERs refused at the cap of pending offers, said in the log (on_offer) */
+	bool offers_refusing;	       /* warned; until a summary period without any */
+	uint64_t offers_first_refused; /* first and last refused since the last summary (0: none) */
+	uint64_t offers_last_refused;
+	uint64_t offers_summary_at;	/* when the last summary was written */
+	uint64_t offers_refused_logged; /* the refused count the last line covered */
 	struct agent_link *link;
 	struct event *ev_fd; /* dhcp_server_fd readable; NULL while closed */
 	/* the engine's receive moderation: while it asks for a delay, ev_fd is not watched
@@ -130,6 +136,7 @@ struct agent {
 	struct metric *m_rx, *m_tx, *m_drops, *m_declines, *m_latency, *m_bindings, *m_dynamic,
 	    *m_available, *m_reloads, *m_serving, *m_link_events, *m_lease_errors, *m_expired,
 	    *m_held, *m_declines_ignored;
+	struct metric *m_offers_pending, *m_offers_expired, *m_offers_refused;
 	struct metric *m_ha_state, *m_arp_probes, *m_arp_conflicts;
 	struct metric *m_leader, *m_transitions, *m_garp, *m_snap_stale, *m_snap_writes,
 	    *m_snap_errors, *m_snap_bytes, *m_snap_write_seconds;

@@ -8,6 +8,7 @@
  * /healthz /readyz /metrics content are in their own files (see serve-internal.h).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -61,7 +62,8 @@ dhcp_clock(void *userdata)
 
 /*
  * The engine asks before it builds the OFFER/ACK; replies leave at the end of the batch. The
- * lease line is written here (leasefile_add, through agent_dynamic_allocate), so it is in the
+ * lease line is written here, for a REQUEST (agent_dynamic_request_id: a DISCOVER only gets an
+ * offer, on_offer), so it is in the
  * file (page cache) before the reply is sent: a kill -9 can never lose a lease a client was
  * told about. When it cannot be written (disk full, I/O error) the allocation is undone and
  * the request dropped (counted as unknown_mac): an address that is not in the file would go to
@@ -82,14 +84,98 @@ on_unknown(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
 	/* the lease is the client identifier's (option 61), else the MAC's: RFC 2131 §4.2 */
 	id = dhcp_server_client_id(a->dhcp, &id_len);
 	failed = leasefile_append_errors(a->lf);
-	if ((r = agent_dynamic_allocate_id(a->dyn, a->dhcp, mac, id, id_len, ret_ip)) < 0 &&
-	    leasefile_append_errors(a->lf) != failed) {
+	r = agent_dynamic_request_id(
+	    a->dyn, a->dhcp, mac, id, id_len, dhcp_server_requested_ip(a->dhcp), ret_ip);
+	if (r < 0 && leasefile_append_errors(a->lf) != failed) {
+		mac_format(mac, m);
+		log_ratelimited(&rl_lease, clock_now_usec(), LOG_LEVEL_ERROR,
+		    "%s: cannot record a lease for %s: %s; not answered", a->opts.lease_path, m,
+		    strerror(-r));
+		return -EAGAIN; /* silence, not a DHCPNAK: the client's retry may find room */
+	}
+	return r;
+}
+
+/*
+ * A DISCOVER from a MAC without a binding: an address is offered and held for --offer-hold,
+ * not leased (agent_dynamic_offer_id); a lease the MAC already has is bound (return 1). Over
+ * the cap of pending offers the DISCOVER is dropped (offer_limit): counted, and said in one
+ * warning when it starts and a summary line at most every OFFERS_SUMMARY_USEC (expire_cb).
+ */
+#define OFFERS_SUMMARY_USEC (10 * USEC_PER_SEC)
+
+static int
+on_offer(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
+{
+	struct agent *a = userdata;
+	struct agent_offer_stats st;
+	const uint8_t *id;
+	size_t id_len;
+	uint64_t failed;
+	char m[MAC_STRLEN];
+	int r;
+
+	if (a->dyn == NULL)
+		return -ENOENT;
+	id = dhcp_server_client_id(a->dhcp, &id_len);
+	failed = leasefile_append_errors(a->lf);
+	r = agent_dynamic_offer_id(a->dyn, a->dhcp, mac, id, id_len, ret_ip);
+	if (r == -EBUSY) {
+		uint64_t now = clock_now_usec();
+		if (a->offers_first_refused == 0)
+			a->offers_first_refused = now;
+		a->offers_last_refused = now;
+		if (!a->offers_refusing) {
+			agent_dynamic_offer_stats(a->dyn, &st);
+			a->offers_refusing = true;
+			a->offers_refused_logged = st.refused - 1;
+			log_warn("%zu offers pending, the most --max-pending-offers allows: "
+				 "DHCPDISCOVERs from new MACs are dropped (counted as offer_limit) "
+				 "until offers are taken or their --offer-hold ends",
+			    st.pending);
+		}
+	} else if (r < 0 && r != -EBUSY && leasefile_append_errors(a->lf) != failed) {
+		/* a lease moved to this MAC with its identifier could not be recorded */
 		mac_format(mac, m);
 		log_ratelimited(&rl_lease, clock_now_usec(), LOG_LEVEL_ERROR,
 		    "%s: cannot record a lease for %s: %s; not answered", a->opts.lease_path, m,
 		    strerror(-r));
 	}
 	return r;
+}
+
+/*
+ * While DISCOVERs are refused (on_offer): a summary of those refused, the span they came in and
+ * their rate, once OFFERS_SUMMARY_USEC passed since the first; a line when none came for as long.
+ */
+static void
+offers_summary(struct agent *a, uint64_t now)
+{
+	struct agent_offer_stats st;
+	uint64_t n, span;
+
+	if (!a->offers_refusing || a->dyn == NULL)
+		return;
+	agent_dynamic_offer_stats(a->dyn, &st);
+	if (a->offers_first_refused == 0) {
+		if (now - a->offers_summary_at < OFFERS_SUMMARY_USEC)
+			return;
+		log_info("DHCPDISCOVERs from new MACs answered again: %zu offers pending (at most "
+			 "%zu)",
+		    st.pending, st.max_pending);
+		a->offers_refusing = false;
+		return;
+	}
+	if (now - a->offers_first_refused < OFFERS_SUMMARY_USEC)
+		return;
+	n = st.refused - a->offers_refused_logged;
+	span = MAX(a->offers_last_refused - a->offers_first_refused, (uint64_t)1000);
+	log_warn("%" PRIu64 " DHCPDISCOVERs from new MACs refused in %.1f s (%" PRIu64
+		 "/s): %zu offers pending, at most %zu (--max-pending-offers)",
+	    n, (double)span / USEC_PER_SEC, n * USEC_PER_SEC / span, st.pending, st.max_pending);
+	a->offers_refused_logged = st.refused;
+	a->offers_first_refused = 0;
+	a->offers_summary_at = now;
 }
 
 /* Every request handled: one info line (rate-limited, see agent.h). */
@@ -203,6 +289,7 @@ expire_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	/* a storm that stopped still gets its summary of suppressed decision lines */
 	agent_declog_flush(&a->declog, dhcp_clock(NULL), false);
+	offers_summary(a, dhcp_clock(NULL));
 	(void)agent_marks_expire(a->marks, a->dhcp, dhcp_clock(NULL), EXPIRE_BUDGET);
 	/* the lease file deleted or replaced under us, or not writable yet: (re)written here */
 	if (a->lf != NULL)
@@ -381,6 +468,8 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 	    .clock = dhcp_clock,
 	    .grace_s = a->opts.lease_grace_s,
 	    .decline_hold_s = a->opts.decline_hold_s,
+	    .offer_hold_s = a->opts.offer_hold_s,
+	    .max_offers = a->opts.max_offers,
 	};
 	if ((r = dhcp_server_new(&a->dhcp)) < 0 || (r = agent_metrics_setup(a)) < 0 ||
 	    (r = agent_marks_new(a->opts.decline_hold_s, &a->marks)) < 0) {
@@ -405,6 +494,7 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 		}
 	}
 	cb.on_unknown = on_unknown;
+	cb.on_offer = on_offer;
 	cb.on_decline = on_decline;
 	cb.on_ack = on_ack;
 	if (opts->log_dhcp != AGENT_LOG_DHCP_NONE && log_get_level() >= LOG_LEVEL_INFO)

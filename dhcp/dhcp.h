@@ -67,6 +67,7 @@ enum dhcp_drop_reason {
 	DHCP_DROP_WRONG_SUBNET,	 /* relayed (giaddr) from a network outside the pool's subnet */
 	DHCP_DROP_REPLY_TOO_BIG, /* the reply with its echoes (61, 82) cannot fit the link/client */
 	DHCP_DROP_TRUNCATED,	 /* the frame was larger than the receive buffer (cut short) */
+	DHCP_DROP_OFFER_LIMIT,	 /* a DISCOVER on_offer refused with -EBUSY (pending offers cap) */
 	_DHCP_DROP_MAX,
 };
 const char *dhcp_drop_reason_name(enum dhcp_drop_reason r);
@@ -100,10 +101,19 @@ struct dhcp_stats {
 
 /*
  * Callbacks. All optional. Called on the per-packet path: they must be quick.
+ * on_offer: a DISCOVER from a MAC with no binding, when set (else on_unknown is asked). Return
+ *   0 and fill *ret_ip to OFFER that address without binding it: the callback holds it for
+ *   the REQUEST that may follow, which on_unknown is asked about (the MAC still has no
+ *   binding); return 1 and fill *ret_ip to bind it and offer it, as on_unknown does; negative
+ *   errno to stay silent: -EBUSY is counted as DHCP_DROP_OFFER_LIMIT (too many offers
+ *   pending), anything else as DHCP_DROP_UNKNOWN_MAC.
  * on_unknown: a DISCOVER/REQUEST from a MAC with no binding. Return 0 and fill *ret_ip to
  *   bind it now (the engine inserts it into its table and carries on), or negative errno to
  *   stay silent (counted as DHCP_DROP_UNKNOWN_MAC; so is an *ret_ip already bound to another
- *   MAC). Used by the agent's --dynamic mode. Not asked for INFORM (unknown: silent).
+ *   MAC), but for a REQUEST that is NAKed when the engine holds no binding (SELECTING this
+ *   server, RENEWING in its subnet), unless the error is -EAGAIN: the callback could not record
+ *   the binding now, and silence lets the client retry. Used by the agent's --dynamic mode. Not
+ *   asked for INFORM (unknown: silent).
  * on_decline: a DECLINE for mac/ip (after the engine marked the address declined).
  * on_release: a RELEASE for mac/ip.
  * on_ack: a REQUEST of mac for its binding ip was answered with DHCPACK (a lease granted or
@@ -120,6 +130,7 @@ struct dhcp_stats {
 struct dhcp_decision;
 struct dhcp_callbacks {
 	int (*on_unknown)(void *userdata, const uint8_t mac[6], uint32_t *ret_ip);
+	int (*on_offer)(void *userdata, const uint8_t mac[6], uint32_t *ret_ip);
 	void (*on_decline)(void *userdata, const uint8_t mac[6], uint32_t ip);
 	void (*on_release)(void *userdata, const uint8_t mac[6], uint32_t ip);
 	void (*on_ack)(void *userdata, const uint8_t mac[6], uint32_t ip);
@@ -153,6 +164,11 @@ struct dhcp_decision {
  * Replies echo it unchanged (RFC 6842).
  */
 const uint8_t *dhcp_server_client_id(const struct dhcp_server *s, size_t *ret_len);
+/*
+ * Inside a callback: the address the request names, option 50 (requested IP address), else
+ * ciaddr; 0 when it names none, or outside a callback. What on_unknown commits for a REQUEST.
+ */
+uint32_t dhcp_server_requested_ip(const struct dhcp_server *s);
 
 /* Returns 0 and a new server in *ret (no sockets yet), or -ENOMEM. */
 int dhcp_server_new(struct dhcp_server **ret);

@@ -83,18 +83,23 @@ other_server(const struct dhcp_server *s, const struct dhcp_request *req)
  * what it returns. NULL: no binding (the caller counts DHCP_DROP_UNKNOWN_MAC or answers).
  */
 static const struct dhcp_binding *
-find_binding(struct dhcp_server *s, const struct dhcp_request *req, bool ask)
+find_binding(struct dhcp_server *s, const struct dhcp_request *req, bool ask, int *ret_err)
 {
 	const uint8_t *mac = req->msg->chaddr;
 	const struct dhcp_binding *b = dhcp_table_lookup(s->table, mac);
 	uint32_t ip = 0;
+	int r;
 
+	*ret_err = 0;
 	if (b != NULL)
 		return b;
 	/* a group or all-zero chaddr is no NIC's: never handed an address */
-	if (!ask || s->cb.on_unknown == NULL || !dhcp_mac_bindable(mac) ||
-	    s->cb.on_unknown(s->cb.userdata, mac, &ip) < 0 || ip == 0)
+	if (!ask || s->cb.on_unknown == NULL || !dhcp_mac_bindable(mac))
 		return NULL;
+	if ((r = s->cb.on_unknown(s->cb.userdata, mac, &ip)) < 0 || ip == 0) {
+		*ret_err = r;
+		return NULL;
+	}
 	/* the callback may have bound it itself (perhaps with a hostname): keep that */
 	b = dhcp_table_lookup(s->table, mac);
 	if (b != NULL)
@@ -104,11 +109,16 @@ find_binding(struct dhcp_server *s, const struct dhcp_request *req, bool ask)
 	return dhcp_table_lookup(s->table, mac);
 }
 
-/* find_binding, remembered for on_decision (the VM name) */
+/*
+ * find_binding, remembered for on_decision (the VM name). *ret_err (may be NULL): on_unknown's
+ * error when it was asked and gave nothing.
+ */
 static const struct dhcp_binding *
-binding_for(struct dhcp_server *s, const struct dhcp_request *req, bool ask)
+binding_for(struct dhcp_server *s, const struct dhcp_request *req, bool ask, int *ret_err)
 {
-	s->binding = find_binding(s, req, ask);
+	int err;
+
+	s->binding = find_binding(s, req, ask, ret_err != NULL ? ret_err : &err);
 	s->binding_looked = true;
 	return s->binding;
 }
@@ -143,6 +153,43 @@ wrong_subnet(const struct dhcp_server *s, const struct dhcp_request *req)
 	return req->giaddr != 0 && (req->giaddr & mask) != (s->optset->o.server_ip & mask);
 }
 
+/*
+ * A DISCOVER from a MAC without a binding, when on_offer is set: the address it gives is
+ * offered and not bound (held by the callback until a REQUEST or its expiry), or bound when it
+ * says so. Returns the reply type or a counted drop.
+ */
+static int
+offer_unknown(
+    struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf, struct dhcp_reply *ret)
+{
+	const uint8_t *mac = req->msg->chaddr;
+	uint32_t ip = 0;
+	int r;
+
+	s->binding = NULL;
+	s->binding_looked = true;
+	/* a group or all-zero chaddr is no NIC's: never handed an address */
+	if (!dhcp_mac_bindable(mac))
+		return drop(s, DHCP_DROP_UNKNOWN_MAC);
+	r = s->cb.on_offer(s->cb.userdata, mac, &ip);
+	if (r == -EBUSY)
+		return drop(s, DHCP_DROP_OFFER_LIMIT);
+	if (r < 0 || ip == 0)
+		return drop(s, DHCP_DROP_UNKNOWN_MAC);
+	if (r > 0) {
+		/* a lease: bound as on_unknown's (unless the callback bound it itself) */
+		const struct dhcp_binding *b = dhcp_table_lookup(s->table, mac);
+		if (b == NULL && dhcp_table_set(s->table, mac, ip, NULL) == 0)
+			b = dhcp_table_lookup(s->table, mac);
+		if ((s->binding = b) == NULL)
+			return drop(s, DHCP_DROP_UNKNOWN_MAC);
+		if (b->flags & DHCP_BINDING_DECLINED)
+			return drop(s, DHCP_DROP_DECLINED);
+		return reply(s, req, DHCP_MSG_OFFER, b, b->ip, txbuf, ret);
+	}
+	return reply(s, req, DHCP_MSG_OFFER, NULL, ip, txbuf, ret);
+}
+
 static int
 process_discover(
     struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf, struct dhcp_reply *ret)
@@ -151,7 +198,9 @@ process_discover(
 
 	if (wrong_subnet(s, req))
 		return drop(s, DHCP_DROP_WRONG_SUBNET);
-	b = binding_for(s, req, true);
+	if (s->cb.on_offer != NULL && dhcp_table_lookup(s->table, req->msg->chaddr) == NULL)
+		return offer_unknown(s, req, txbuf, ret);
+	b = binding_for(s, req, true, NULL);
 	if (b == NULL)
 		return drop(s, DHCP_DROP_UNKNOWN_MAC);
 	/* The client declined this address: never offer it again until the binding changes. */
@@ -208,9 +257,10 @@ process_request(
 		return drop(s, DHCP_DROP_MALFORMED);
 	if (r == -ENOENT)
 		requested = req->ciaddr;
-	b = binding_for(s, req, true);
+	b = binding_for(s, req, true, &r);
 	if (b == NULL) {
-		if (!nak_unknown(s, req))
+		/* -EAGAIN: the binding could not be recorded now; the client's retry may be */
+		if (r == -EAGAIN || !nak_unknown(s, req))
 			return drop(s, DHCP_DROP_UNKNOWN_MAC);
 		return reply(s, req, DHCP_MSG_NAK, NULL, 0, txbuf, ret);
 	}
@@ -226,7 +276,7 @@ static int
 process_inform(
     struct dhcp_server *s, const struct dhcp_request *req, uint8_t *txbuf, struct dhcp_reply *ret)
 {
-	const struct dhcp_binding *b = binding_for(s, req, false);
+	const struct dhcp_binding *b = binding_for(s, req, false, NULL);
 
 	if (b == NULL)
 		return drop(s, DHCP_DROP_UNKNOWN_MAC);

@@ -42,6 +42,7 @@ static const char *const drop_names[_DHCP_DROP_MAX] = {
     [DHCP_DROP_WRONG_SUBNET] = "wrong_subnet",
     [DHCP_DROP_REPLY_TOO_BIG] = "reply_too_big",
     [DHCP_DROP_TRUNCATED] = "truncated",
+    [DHCP_DROP_OFFER_LIMIT] = "offer_limit",
 };
 
 static const char *const msg_names[_DHCP_MSG_MAX] = {
@@ -405,6 +406,19 @@ truncated(struct dhcp_server *s, size_t len, size_t wire_len, uint64_t now)
 	    "(vmdhcp_agent_drops_total{reason=\"truncated\"})",
 	    wire_len, len);
 	return dhcp_count_drop(s, DHCP_DROP_TRUNCATED);
+}
+
+uint32_t
+dhcp_server_requested_ip(const struct dhcp_server *s)
+{
+	const struct dhcp_request *req = &s->req;
+	uint32_t ip;
+
+	if (req->msg == NULL || req->type == 0)
+		return 0;
+	if (dhcp_option_get_addr(&req->opts, DHCP_OPT_REQUESTED_IP, &ip) == 0)
+		return ip;
+	return be32_get(req->msg->ciaddr);
 }
 
 static int

@@ -683,6 +683,13 @@ test_program_flags(void)
 		"--lease-file needs --dynamic (static bindings come from --config)"},
 	    {{"--config", "f", "--lease-grace", "5"},
 		"--lease-grace needs --dynamic (static bindings do not expire)"},
+	    {{"--config", "f", "--dynamic", "--offer-hold", "0"},
+		"--offer-hold: \"0\" is not a number of seconds from 1 to 3600"},
+	    {{"--config", "f", "--dynamic", "--max-pending-offers", "0"},
+		"--max-pending-offers: \"0\" is not a number of offers from 1 to 16777216"},
+	    {{"--config", "f", "--max-pending-offers", "10"},
+		"--offer-hold and --max-pending-offers need --dynamic (static bindings are offered "
+		"as they are)"},
 	};
 	char *help[] = {"--dry-run", "--help", NULL};
 	char *version[] = {"--version", NULL};
@@ -696,6 +703,8 @@ test_program_flags(void)
 	CU_ASSERT_EQUAL(strncmp(out, "usage: vm-dhcp-agent --config FILE", 34), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n       vm-dhcp-agent --ippool-ref NS/NAME"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  --lease-grace SECONDS "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  --offer-hold SECONDS "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  --max-pending-offers N "));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  --snapshot FILE "));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  --enable-cache-dump-api "));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\nSignals: SIGHUP reloads the --config file"));

@@ -99,6 +99,7 @@ struct rig {
 	size_t ignored; /* DECLINEs over the per-MAC limit */
 };
 
+/* A REQUEST from a MAC without a binding: commits the address it names (serve.c's on_unknown) */
 static int
 rig_unknown(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
 {
@@ -106,7 +107,19 @@ rig_unknown(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
 	size_t id_len;
 	const uint8_t *id = dhcp_server_client_id(g->s, &id_len);
 
-	return agent_dynamic_allocate_id(g->d, g->s, mac, id, id_len, ret_ip);
+	return agent_dynamic_request_id(
+	    g->d, g->s, mac, id, id_len, dhcp_server_requested_ip(g->s), ret_ip);
+}
+
+/* A DISCOVER from a MAC without a binding: an offer, not a lease (serve.c's on_offer) */
+static int
+rig_offer(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
+{
+	struct rig *g = userdata;
+	size_t id_len;
+	const uint8_t *id = dhcp_server_client_id(g->s, &id_len);
+
+	return agent_dynamic_offer_id(g->d, g->s, mac, id, id_len, ret_ip);
 }
 
 static void
@@ -150,12 +163,17 @@ parse_ok(const char *text)
 	return c;
 }
 
+/* --offer-hold and --max-pending-offers of the next rig_open (0: the defaults) */
+static uint32_t rig_offer_hold_s;
+static size_t rig_max_offers;
+
 /* A pool over lease file path (NULL: memory), grace/hold as given (AGENT_DEFAULT: default). */
 static void
 rig_open(struct rig *g, const char *text, const char *path, uint32_t grace_s, uint32_t hold_s)
 {
 	struct dhcp_callbacks cb = {
 	    .on_unknown = rig_unknown,
+	    .on_offer = rig_offer,
 	    .on_decline = rig_decline,
 	    .on_ack = rig_ack,
 	    .userdata = g,
@@ -165,8 +183,11 @@ rig_open(struct rig *g, const char *text, const char *path, uint32_t grace_s, ui
 
 	memset(g, 0, sizeof(*g));
 	cur_id = no_id;
-	g->opts = (struct agent_dynamic_opts){
-	    .clock = fake_clock, .grace_s = grace_s, .decline_hold_s = hold_s};
+	g->opts = (struct agent_dynamic_opts){.clock = fake_clock,
+	    .grace_s = grace_s,
+	    .decline_hold_s = hold_s,
+	    .offer_hold_s = rig_offer_hold_s,
+	    .max_offers = rig_max_offers};
 	g->cfg = parse_ok(text);
 	CU_ASSERT_EQUAL_FATAL(leasefile_open(path, &g->lf, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL_FATAL(agent_dynamic_new_opts(g->cfg, g->lf, &g->opts, NULL, &g->d), 0);
@@ -337,8 +358,11 @@ test_lease_expires_after_lease_and_grace(void)
 	CU_ASSERT_EQUAL(dhcp_server_get_binding(g.s, m1, NULL), -ENOENT);
 	CU_ASSERT_EQUAL(leasefile_lookup(g.lf, m1, &ip), -ENOENT);
 	CU_ASSERT_EQUAL(agent_dynamic_expiry(g.d, m1, &exp), -ENOENT);
-	/* m2's offer (not ACKed) was made later: it has not expired */
-	CU_ASSERT_EQUAL(bound_ip(&g, m2), IP(11));
+	/* m2's offer (not REQUESTed) was made 1 us ago: held, not bound, not leased */
+	CU_ASSERT_EQUAL(bound_ip(&g, m2), 0u);
+	CU_ASSERT_EQUAL(agent_dynamic_offered(g.d, m2, &ip, NULL), 0);
+	CU_ASSERT_EQUAL(ip, IP(11));
+	CU_ASSERT_EQUAL(leasefile_lookup(g.lf, m2, &ip), -ENOENT);
 	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY - 1);
 
 	/* lowest free: a new MAC gets the expired lease's address */
@@ -955,6 +979,328 @@ test_client_id_leases_survive_a_restart(void)
 	rmdir(dir);
 }
 
+/* ---- pending offers ----------------------------------------------------------------------- */
+
+#define OFFER_S 10u /* AGENT_OFFER_HOLD_DEFAULT */
+
+static struct agent_offer_stats
+ostats(struct rig *g)
+{
+	struct agent_offer_stats st;
+
+	agent_dynamic_offer_stats(g->d, &st);
+	return st;
+}
+
+/* SELECTING: REQUEST of ip naming this server. The reply type (0: silence). */
+static int
+select_ip(struct rig *g, const uint8_t mac[6], uint32_t ip)
+{
+	return send_msg(g, DHCP_MSG_REQUEST, mac, ip, SERVER_IP, 0, NULL);
+}
+
+static void
+test_offer_is_held_briefly(void)
+{
+	struct rig g;
+	uint8_t m1[6], m2[6], m3[6];
+	uint64_t due = 0;
+	uint32_t ip = 0;
+
+	fake_now = T0;
+	rig_open(&g, POOL_DOC("3600"), NULL, AGENT_DEFAULT, AGENT_DEFAULT);
+	mac_n(m1, 1);
+	mac_n(m2, 2);
+	mac_n(m3, 3);
+	CU_ASSERT_EQUAL(AGENT_OFFER_HOLD_DEFAULT, OFFER_S);
+	CU_ASSERT_EQUAL(discover(&g, m1), IP(10));
+	CU_ASSERT_EQUAL(discover(&g, m2), IP(11));
+	/* offered, held: no binding, no lease, no lease line; the addresses are not free */
+	CU_ASSERT_EQUAL(bound_ip(&g, m1), 0u);
+	CU_ASSERT_EQUAL(dhcp_server_n_bindings(g.s), 0u);
+	CU_ASSERT_EQUAL(leasefile_count(g.lf), 0u);
+	CU_ASSERT_EQUAL(agent_dynamic_expiry(g.d, m1, &due), -ENOENT);
+	CU_ASSERT_EQUAL(agent_dynamic_offered(g.d, m1, &ip, &due), 0);
+	CU_ASSERT_EQUAL(ip, IP(10));
+	CU_ASSERT_EQUAL(due, T0 + SEC(OFFER_S));
+	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY - 2);
+	CU_ASSERT_EQUAL(ostats(&g).pending, 2u);
+
+	/* one microsecond before the hold ends: still held */
+	fake_now = T0 + SEC(OFFER_S) - 1;
+	CU_ASSERT_EQUAL(agent_dynamic_expire(g.d, g.s, 1u << 20), 0u);
+	CU_ASSERT_EQUAL(ostats(&g).pending, 2u);
+	CU_ASSERT_EQUAL(discover(&g, m3), IP(12));
+	/* the hold is over: the addresses are free again, the offers counted as expired */
+	fake_now = T0 + SEC(OFFER_S);
+	CU_ASSERT_EQUAL(agent_dynamic_expire(g.d, g.s, 1u << 20), 0u); /* no lease expired */
+	CU_ASSERT_EQUAL(ostats(&g).pending, 1u);
+	CU_ASSERT_EQUAL(ostats(&g).expired, 2u);
+	CU_ASSERT_EQUAL(agent_dynamic_offered(g.d, m1, NULL, NULL), -ENOENT);
+	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY - 1);
+	CU_ASSERT_EQUAL(leasefile_count(g.lf), 0u);
+	/* lowest free: a new offer takes .10 */
+	{
+		uint8_t m4[6];
+		mac_n(m4, 4);
+		CU_ASSERT_EQUAL(discover(&g, m4), IP(10));
+	}
+	rig_close(&g);
+}
+
+static void
+test_repeated_discover_same_offer(void)
+{
+	struct rig g;
+	uint8_t m1[6], m2[6];
+	uint64_t due = 0;
+
+	fake_now = T0;
+	rig_open(&g, POOL_DOC("3600"), NULL, AGENT_DEFAULT, AGENT_DEFAULT);
+	mac_n(m1, 1);
+	mac_n(m2, 2);
+	CU_ASSERT_EQUAL(discover(&g, m1), IP(10));
+	for (unsigned i = 1; i <= 5; i++) {
+		fake_now = T0 + SEC(8 * i);
+		CU_ASSERT_EQUAL(discover(&g, m1), IP(10));
+		(void)agent_dynamic_expire(g.d, g.s, 1u << 20);
+	}
+	/* one offer, held from its last OFFER on */
+	CU_ASSERT_EQUAL(ostats(&g).pending, 1u);
+	CU_ASSERT_EQUAL(ostats(&g).expired, 0u);
+	CU_ASSERT_EQUAL(agent_dynamic_offered(g.d, m1, NULL, &due), 0);
+	CU_ASSERT_EQUAL(due, T0 + SEC(40 + OFFER_S));
+	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY - 1);
+	CU_ASSERT_EQUAL(discover(&g, m2), IP(11));
+	rig_close(&g);
+}
+
+static void
+test_request_commits_the_offer(void)
+{
+	char dir[] = "/tmp/test-agent-dynamic-XXXXXX", path[64];
+	struct rig g;
+	uint8_t m1[6];
+	uint64_t exp = 0;
+	uint32_t ip = 0;
+	char *text = NULL;
+	size_t len;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/leases", dir);
+	fake_now = T0;
+	rig_open(&g, POOL_DOC("3600"), path, AGENT_DEFAULT, AGENT_DEFAULT);
+	mac_n(m1, 1);
+	CU_ASSERT_EQUAL(discover(&g, m1), IP(10));
+	/* the lease file is untouched by the OFFER: nothing on disk names the MAC */
+	CU_ASSERT_EQUAL(leasefile_flush(g.lf), 0);
+	CU_ASSERT_EQUAL_FATAL(read_file(path, 1 << 20, &text, &len), 0);
+	CU_ASSERT_PTR_NULL(strstr(text, "02:aa:00:00:00:01"));
+	free(text);
+	text = NULL;
+	/* SELECTING, 5 s later: ACKed, a lease from now on, in the file before the reply */
+	fake_now = T0 + SEC(5);
+	CU_ASSERT_EQUAL(select_ip(&g, m1, IP(10)), DHCP_MSG_ACK);
+	CU_ASSERT_EQUAL(bound_ip(&g, m1), IP(10));
+	CU_ASSERT_EQUAL(leasefile_lookup(g.lf, m1, &ip), 0);
+	CU_ASSERT_EQUAL(ip, IP(10));
+	CU_ASSERT_EQUAL(agent_dynamic_expiry(g.d, m1, &exp), 0);
+	CU_ASSERT_EQUAL(exp, T0 + SEC(5 + LIFE_S));
+	CU_ASSERT_EQUAL(agent_dynamic_offered(g.d, m1, NULL, NULL), -ENOENT);
+	CU_ASSERT_EQUAL(ostats(&g).pending, 0u);
+	CU_ASSERT_EQUAL(ostats(&g).committed, 1u);
+	CU_ASSERT_EQUAL_FATAL(read_file(path, 1 << 20, &text, &len), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "02:aa:00:00:00:01 10.0.0.10\n"));
+	free(text);
+	/* the hold's end is nothing to a lease */
+	fake_now = T0 + SEC(100);
+	CU_ASSERT_EQUAL(agent_dynamic_expire(g.d, g.s, 1u << 20), 0u);
+	CU_ASSERT_EQUAL(bound_ip(&g, m1), IP(10));
+	CU_ASSERT_EQUAL(ostats(&g).expired, 0u);
+	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY - 1);
+	rig_close(&g);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void
+test_request_after_the_hold(void)
+{
+	struct rig g;
+	uint8_t m1[6], m2[6], m3[6], m4[6];
+	uint32_t ip = 0;
+
+	fake_now = T0;
+	rig_open(&g, POOL_DOC("3600"), NULL, AGENT_DEFAULT, AGENT_DEFAULT);
+	mac_n(m1, 1);
+	mac_n(m2, 2);
+	mac_n(m3, 3);
+	mac_n(m4, 4);
+	CU_ASSERT_EQUAL(discover(&g, m1), IP(10));
+	CU_ASSERT_EQUAL(discover(&g, m2), IP(11));
+	fake_now = T0 + SEC(OFFER_S + 5);
+	(void)agent_dynamic_expire(g.d, g.s, 1u << 20);
+	CU_ASSERT_EQUAL(ostats(&g).pending, 0u);
+	/* a slow client: its offer's hold ended, the address is free: still its (RFC 2131) */
+	CU_ASSERT_EQUAL(select_ip(&g, m1, IP(10)), DHCP_MSG_ACK);
+	CU_ASSERT_EQUAL(leasefile_lookup(g.lf, m1, &ip), 0);
+	CU_ASSERT_EQUAL(ip, IP(10));
+	/* .11 is offered to m3 now: m2, too late, is NAKed and gets nothing recorded */
+	CU_ASSERT_EQUAL(discover(&g, m3), IP(11));
+	CU_ASSERT_EQUAL(select_ip(&g, m2, IP(11)), DHCP_MSG_NAK);
+	CU_ASSERT_EQUAL(select_ip(&g, m2, IP(10)), DHCP_MSG_NAK); /* m1's lease */
+	CU_ASSERT_EQUAL(leasefile_lookup(g.lf, m2, &ip), -ENOENT);
+	CU_ASSERT_EQUAL(bound_ip(&g, m2), 0u);
+	/* INIT-REBOOT for a taken address, no record of the client: silence (RFC 2131 4.3.2) */
+	CU_ASSERT_EQUAL(send_msg(&g, DHCP_MSG_REQUEST, m4, IP(10), 0, 0, NULL), 0);
+	/* m2 starts again: DISCOVER, then its new offer is ACKed */
+	CU_ASSERT_EQUAL(bind_mac(&g, m2), IP(12));
+	/* m3 asks for another free address than its offer: granted, its offer let go */
+	CU_ASSERT_EQUAL(select_ip(&g, m3, IP(20)), DHCP_MSG_ACK);
+	CU_ASSERT_EQUAL(agent_dynamic_offered(g.d, m3, NULL, NULL), -ENOENT);
+	CU_ASSERT_EQUAL(leasefile_count(g.lf), 3u);
+	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY - 3); /* .11 free again */
+	CU_ASSERT_EQUAL(discover(&g, m4), IP(11));
+	/* a static binding's address is never committed to another MAC */
+	{
+		uint8_t m5[6];
+		mac_n(m5, 5);
+		CU_ASSERT_EQUAL(select_ip(&g, m5, IP(5)), DHCP_MSG_NAK);
+		CU_ASSERT_EQUAL(leasefile_lookup(g.lf, m5, &ip), -ENOENT);
+	}
+	rig_close(&g);
+}
+
+static void
+test_pending_offers_cap(void)
+{
+	struct rig g;
+	uint8_t m[6];
+	uint32_t ip = 0;
+	const struct dhcp_stats *st;
+
+	fake_now = T0;
+	rig_max_offers = 5; /* --max-pending-offers 5 */
+	rig_open(&g, POOL_DOC("3600"), NULL, AGENT_DEFAULT, AGENT_DEFAULT);
+	rig_max_offers = 0;
+	st = dhcp_server_stats(g.s);
+	for (unsigned i = 0; i < 5; i++) {
+		mac_n(m, 100 + i);
+		CU_ASSERT_EQUAL(discover(&g, m), IP(10 + i));
+	}
+	/* the cap: a new MAC's DISCOVER is dropped and counted, nothing held for it */
+	mac_n(m, 200);
+	CU_ASSERT_EQUAL(discover(&g, m), 0u);
+	CU_ASSERT_EQUAL(ostats(&g).refused, 1u);
+	CU_ASSERT_EQUAL(st->drops[DHCP_DROP_OFFER_LIMIT], 1u);
+	CU_ASSERT_EQUAL(agent_dynamic_offered(g.d, m, NULL, NULL), -ENOENT);
+	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY - 5);
+	/* a MAC with a pending offer is offered it again; a REQUEST frees a place */
+	mac_n(m, 100);
+	CU_ASSERT_EQUAL(discover(&g, m), IP(10));
+	CU_ASSERT_EQUAL(select_ip(&g, m, IP(10)), DHCP_MSG_ACK);
+	CU_ASSERT_EQUAL(ostats(&g).pending, 4u);
+	mac_n(m, 200);
+	CU_ASSERT_EQUAL(discover(&g, m), IP(15));
+	/* a MAC with a lease is served over the cap */
+	mac_n(m, 201);
+	CU_ASSERT_EQUAL(discover(&g, m), 0u);
+	mac_n(m, 100);
+	CU_ASSERT_EQUAL(discover(&g, m), IP(10));
+	/* at the cap, holds that ended make room at once (no sweep in between) */
+	fake_now = T0 + SEC(OFFER_S);
+	mac_n(m, 201);
+	CU_ASSERT_EQUAL(discover(&g, m), IP(11));
+	CU_ASSERT_EQUAL(ostats(&g).refused, 2u);
+	CU_ASSERT(ostats(&g).expired >= 1u);
+	CU_ASSERT(ostats(&g).pending <= 5u);
+	CU_ASSERT_EQUAL(ostats(&g).max_pending, 5u);
+	CU_ASSERT_EQUAL(leasefile_count(g.lf), 1u);
+	CU_ASSERT_EQUAL(leasefile_lookup(g.lf, m, &ip), -ENOENT);
+	rig_close(&g);
+}
+
+static void
+test_discover_flood(void)
+{
+	struct rig g;
+	uint8_t m[6], real[6] = {0x52, 0x54, 0x00, 0x77, 0x00, 0x01};
+	const size_t cap = CAPACITY / 2;
+
+	fake_now = T0;
+	rig_open(&g, POOL_DOC("3600"), NULL, AGENT_DEFAULT, AGENT_DEFAULT);
+	CU_ASSERT_EQUAL(ostats(&g).max_pending, cap);
+	/* 20 000 DISCOVERs from new MACs over 2 s, none REQUESTs */
+	for (unsigned i = 0; i < 20000; i++) {
+		uint8_t fm[6] = {0x02, 0xf1, (uint8_t)(i >> 16), (uint8_t)(i >> 8), (uint8_t)i, 7};
+		fake_now = T0 + (uint64_t)i * 100;
+		(void)discover(&g, fm);
+	}
+	CU_ASSERT_EQUAL(ostats(&g).pending, cap);
+	CU_ASSERT_EQUAL(ostats(&g).refused, 20000u - cap);
+	CU_ASSERT_EQUAL(leasefile_count(g.lf), 0u);
+	CU_ASSERT_EQUAL(dhcp_server_n_bindings(g.s), 0u);
+	/* half of the range is still free, and leases are renewed as ever */
+	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY - cap);
+	/* once the flood's holds end, a real client gets an address at its first DISCOVER */
+	fake_now = T0 + SEC(2 + OFFER_S);
+	CU_ASSERT_EQUAL(bind_mac(&g, real), IP(10));
+	CU_ASSERT_EQUAL(leasefile_count(g.lf), 1u);
+	(void)agent_dynamic_expire(g.d, g.s, 1u << 20);
+	CU_ASSERT_EQUAL(ostats(&g).pending, 0u);
+	CU_ASSERT_EQUAL(ostats(&g).expired, (uint64_t)cap);
+	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY - 1);
+	mac_n(m, 1);
+	CU_ASSERT_EQUAL(bind_mac(&g, m), IP(11));
+	rig_close(&g);
+}
+
+static void
+test_offers_survive_a_reload(void)
+{
+	struct rig g;
+	uint8_t m1[6], m2[6];
+	uint32_t ip = 0;
+	uint64_t due = 0;
+
+	fake_now = T0;
+	rig_offer_hold_s = 30; /* --offer-hold 30 */
+	rig_open(&g, POOL_DOC("3600"), NULL, AGENT_DEFAULT, AGENT_DEFAULT);
+	rig_offer_hold_s = 0;
+	mac_n(m1, 1);
+	mac_n(m2, 2);
+	CU_ASSERT_EQUAL(discover(&g, m1), IP(10));
+	fake_now = T0 + SEC(1);
+	{
+		struct agent_config *c2 = parse_ok(POOL_DOC("600"));
+		struct agent_dynamic *d2 = NULL;
+		char err[AGENT_ERR_MAX];
+		CU_ASSERT_EQUAL_FATAL(agent_dynamic_new_opts(c2, g.lf, &g.opts, g.d, &d2), 0);
+		agent_dynamic_free(g.d);
+		agent_config_free(g.cfg);
+		g.d = d2;
+		g.cfg = c2;
+		CU_ASSERT(agent_apply_config(g.s, g.cfg, g.d, err, sizeof(err)) >= 0);
+	}
+	CU_ASSERT_EQUAL(agent_dynamic_offered(g.d, m1, &ip, &due), 0);
+	CU_ASSERT_EQUAL(ip, IP(10));
+	CU_ASSERT_EQUAL(due, T0 + SEC(30));
+	CU_ASSERT_EQUAL(discover(&g, m2), IP(11));
+	CU_ASSERT_EQUAL(select_ip(&g, m1, IP(10)), DHCP_MSG_ACK);
+	rig_close(&g);
+}
+
+static const struct test_case offer_tests[] = {
+    {"an OFFER holds its address for --offer-hold, then frees it", test_offer_is_held_briefly},
+    {"a repeated DISCOVER is offered the same address", test_repeated_discover_same_offer},
+    {"only a REQUEST commits a lease (and the lease file)", test_request_commits_the_offer},
+    {"a REQUEST after the hold: granted if free, else NAK", test_request_after_the_hold},
+    {"the cap of pending offers: refused, counted, room made", test_pending_offers_cap},
+    {"a DISCOVER flood from made-up MACs holds half the range", test_discover_flood},
+    {"pending offers carry over a reload", test_offers_survive_a_reload},
+    {NULL, NULL},
+};
+
 static const struct test_case client_id_tests[] = {
     {"a client identifier takes its lease to a new MAC",
 	test_client_id_takes_its_lease_to_a_new_mac},
@@ -990,5 +1336,6 @@ const struct test_suite test_suites[] = {
     {.name = "dynamic-expiry", .tests = expiry_tests},
     {.name = "dynamic-decline", .tests = decline_tests},
     {.name = "dynamic-client-id", .tests = client_id_tests},
+    {.name = "dynamic-offers", .tests = offer_tests},
     {.name = NULL},
 };

@@ -438,6 +438,101 @@ on_unknown_binds(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
 	return dhcp_server_set_binding(cb_server, mac, *ret_ip, "dyn-vm");
 }
 
+/* on_offer / on_unknown of the test below: what they return, what they were asked */
+static int offer_ret, unknown_ret;
+static unsigned offer_calls;
+static uint32_t asked_requested;
+
+static int
+on_offer_cb(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
+{
+	(void)mac;
+	offer_calls++;
+	*ret_ip = *(uint32_t *)userdata;
+	return offer_ret;
+}
+
+static int
+on_unknown_cb(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
+{
+	(void)mac;
+	unknown_calls++;
+	asked_requested = dhcp_server_requested_ip(cb_server);
+	*ret_ip = *(uint32_t *)userdata;
+	return unknown_ret;
+}
+
+/*
+ * on_offer: a DISCOVER from an unbound MAC is offered what it gives, unbound (0), or bound (1);
+ * -EBUSY is an offer_limit drop. The REQUEST goes to on_unknown, which reads the address asked
+ * for; its -EAGAIN is silence where another error would be a DHCPNAK.
+ */
+static void
+test_offer_callback(void)
+{
+	static const uint8_t stranger_mac[6] = {0x52, 0x54, 0x00, 0, 0, 2};
+	struct dhcp_server *s = server();
+	uint32_t dyn_ip = 0x0a0000c8; /* 10.0.0.200 */
+	struct dhcp_callbacks cb = {
+	    .on_offer = on_offer_cb, .on_unknown = on_unknown_cb, .userdata = &dyn_ip};
+	uint8_t sel[] = {
+	    DHCP_OPT_REQUESTED_IP, 4, 10, 0, 0, 200, DHCP_OPT_SERVER_ID, 4, 10, 0, 0, 1};
+	struct dhcp_reply rep;
+	struct req r;
+	size_t len;
+
+	cb_server = s;
+	dhcp_server_set_callbacks(s, &cb);
+	unknown_calls = offer_calls = 0;
+	/* offered, not bound: the engine's table is unchanged */
+	offer_ret = 0;
+	len = build(&r, DHCP_MSG_DISCOVER, other_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_EQUAL(be32_get(reply_msg(&rep)->yiaddr), dyn_ip);
+	CU_ASSERT_EQUAL(dhcp_server_get_binding(s, other_mac, NULL), -ENOENT);
+	CU_ASSERT_EQUAL(offer_calls, 1);
+	CU_ASSERT_EQUAL(unknown_calls, 0);
+	/* a bound MAC is never asked */
+	len = build(&r, DHCP_MSG_DISCOVER, vm_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_EQUAL(offer_calls, 1);
+	/* the cap: offer_limit */
+	offer_ret = -EBUSY;
+	len = build(&r, DHCP_MSG_DISCOVER, other_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_OFFER_LIMIT], 1);
+	CU_ASSERT_STRING_EQUAL(dhcp_drop_reason_name(DHCP_DROP_OFFER_LIMIT), "offer_limit");
+	offer_ret = -ENOSPC;
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_UNKNOWN_MAC], 1);
+	/* SELECTING: the callback could not record it now: silence, not a DHCPNAK */
+	unknown_ret = -EAGAIN;
+	len = build(&r, DHCP_MSG_REQUEST, other_mac, 0, 0, 0, sel, sizeof(sel));
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), 0);
+	CU_ASSERT_EQUAL(asked_requested, dyn_ip);
+	CU_ASSERT_EQUAL(s->stats.drops[DHCP_DROP_UNKNOWN_MAC], 2);
+	/* not available: DHCPNAK */
+	unknown_ret = -EADDRNOTAVAIL;
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_NAK);
+	/* committed: ACKed and bound */
+	unknown_ret = 0;
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_ACK);
+	CU_ASSERT_EQUAL(dhcp_server_get_binding(s, other_mac, NULL), 0);
+	/* RENEWING names ciaddr; outside a callback nothing */
+	dhcp_server_remove_binding(s, other_mac);
+	len = build(&r, DHCP_MSG_REQUEST, other_mac, 0x0a0000c8, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_ACK);
+	CU_ASSERT_EQUAL(asked_requested, 0x0a0000c8);
+	CU_ASSERT_EQUAL(dhcp_server_requested_ip(s), 0u);
+	/* 1: a lease, bound and offered */
+	offer_ret = 1;
+	dyn_ip = 0x0a0000c9;
+	len = build(&r, DHCP_MSG_DISCOVER, stranger_mac, 0, 0, 0, NULL, 0);
+	CU_ASSERT_EQUAL(handle(s, &r, len, &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_EQUAL(dhcp_server_get_binding(s, stranger_mac, NULL), 0);
+	dhcp_server_free(s);
+}
+
 /* A callback that binds the MAC itself (with a hostname) is not overridden. */
 static void
 test_unknown_mac_bound_by_callback(void)
@@ -1450,7 +1545,7 @@ test_declog_rate_limit(void)
 	CU_ASSERT_EQUAL(count_lines(text, NULL), 2);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, " info  "));
 	CU_ASSERT_PTR_NOT_NULL(
-	    strstr(text, ": suppressed 960 DHCP decision lines in the last 10 s: "
+	    strstr(text, ": suppressed 960 DHCP decision lines in the last 10 s (96/s): "
 			 "900 DHCPOFFER, 60 dropped (unknown_mac 60) "
 			 "suppressed=960\n"));
 	CU_ASSERT(strstr(text, "suppressed=960\n") < strstr(text, "DHCPOFFER 10.0.0.100"));
@@ -1469,8 +1564,9 @@ test_declog_rate_limit(void)
 	agent_declog_flush(&declog, t0 + 40 * USEC_PER_SEC, true); /* nothing left */
 	text = capture_end();
 	CU_ASSERT_EQUAL(count_lines(text, NULL), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "suppressed 50 DHCP decision lines in the last 10 s: "
-					    "50 DHCPOFFER suppressed=50\n"));
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(text, "suppressed 50 DHCP decision lines in the last 10 s (5/s): "
+			 "50 DHCPOFFER suppressed=50\n"));
 	free(text);
 	dhcp_server_free(s);
 }
@@ -1680,6 +1776,7 @@ static const struct test_case request_tests[] = {
     {"removed binding: renewal NAKed, INIT-REBOOT silent", test_removed_binding_nak},
     {"unknown MAC", test_unknown_mac},
     {"unknown MAC bound by the callback", test_unknown_mac_bound_by_callback},
+    {"on_offer: offered unbound, bound, or refused (offer_limit)", test_offer_callback},
     {"relay on another subnet: silent", test_relay_wrong_subnet},
     {"group and zero MACs refused", test_group_mac_refused},
     {"inform", test_inform},
