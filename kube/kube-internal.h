@@ -296,7 +296,7 @@ int kube_answer_limit_compute(
     const char *cgroup_root, const char *env, struct kube_answer_limit *ret);
 /* The process's cap, computed at first use ($VMDHCP_CGROUP_ROOT, else /sys/fs/cgroup). */
 const struct kube_answer_limit *kube_answer_limit(void);
-/* One answer refused for its size (vmdhcp_kube_answers_too_large_total). */
+/* One answer refused for its size (vmdhcp_api_answers_too_large_total). */
 void kube_answer_refused_count(void);
 
 /* --- backoff ---------------------------------------------------------------------------- */

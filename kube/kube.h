@@ -274,7 +274,7 @@ int kube_sync_wait(struct event_base *base, struct kube_sync *s, long guard_ms, 
  */
 void kube_answer_limit_set(uint64_t bytes, const char *source);
 uint64_t kube_answers_refused(void);
-/* vmdhcp_kube_answers_too_large_total (counter) and vmdhcp_kube_answer_limit_bytes (gauge). */
+/* vmdhcp_api_answers_too_large_total (counter) and vmdhcp_api_answer_limit_bytes (gauge). */
 int kube_metrics_add(struct metrics *m);
 
 /* --- watch (one stream) -------------------------------------------------------------- */

@@ -184,7 +184,8 @@ kube_answer_limit_compute(const char *cgroup_root, const char *env, struct kube_
 	if (env && *env) {
 		if (kube_parse_size(env, &v) < 0 || v < 4096) {
 			snprintf(ret->source, sizeof(ret->source),
-			    "VMDHCP_KUBE_MAX_ANSWER=%.32s is not a size of at least 4096 bytes", env);
+			    "VMDHCP_KUBE_MAX_ANSWER=%.32s is not a size of at least 4096 bytes",
+			    env);
 			ret->bytes = DEFAULT_ANSWER;
 			return -EINVAL;
 		}
@@ -270,11 +271,11 @@ emit_limit(struct metric_emitter *e, void *userdata)
 int
 kube_metrics_add(struct metrics *m)
 {
-	if (!metrics_add_dynamic(m, METRIC_COUNTER, "vmdhcp_kube_answers_too_large_total",
+	if (!metrics_add_dynamic(m, METRIC_COUNTER, "vmdhcp_api_answers_too_large_total",
 		"API server answers (list or get bodies, single watch events) refused for being "
-		"larger than vmdhcp_kube_answer_limit_bytes",
+		"larger than vmdhcp_api_answer_limit_bytes",
 		emit_refused, NULL) ||
-	    !metrics_add_dynamic(m, METRIC_GAUGE, "vmdhcp_kube_answer_limit_bytes",
+	    !metrics_add_dynamic(m, METRIC_GAUGE, "vmdhcp_api_answer_limit_bytes",
 		"The largest API server answer held in memory (a quarter of the cgroup memory "
 		"limit, or VMDHCP_KUBE_MAX_ANSWER)",
 		emit_limit, NULL))

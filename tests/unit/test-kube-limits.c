@@ -135,7 +135,8 @@ test_answer_limit(void)
 	tree("memory.max", "max\n");
 	CU_ASSERT_EQUAL(kube_answer_limit_compute(root, NULL, &l), 0);
 	CU_ASSERT_EQUAL(l.bytes, 64u << 20);
-	CU_ASSERT_STRING_EQUAL(l.source, "the default: no cgroup memory limit in cgroup v2 memory.max");
+	CU_ASSERT_STRING_EQUAL(
+	    l.source, "the default: no cgroup memory limit in cgroup v2 memory.max");
 	tree(NULL, NULL);
 	CU_ASSERT_EQUAL(kube_answer_limit_compute(root, NULL, &l), 0);
 	CU_ASSERT_EQUAL(l.bytes, 64u << 20);
@@ -197,12 +198,12 @@ test_metrics(void)
 	CU_ASSERT_EQUAL_FATAL(metrics_new(&m), 0);
 	CU_ASSERT_EQUAL(kube_metrics_add(m), 0);
 	CU_ASSERT_EQUAL(metrics_render(m, &text, &len), 0);
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\nvmdhcp_kube_answer_limit_bytes 16777216\n"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\nvmdhcp_kube_answers_too_large_total 0\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\nvmdhcp_api_answer_limit_bytes 16777216\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\nvmdhcp_api_answers_too_large_total 0\n"));
 	free(text);
 	kube_answer_refused_count();
 	CU_ASSERT_EQUAL(metrics_render(m, &text, &len), 0);
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\nvmdhcp_kube_answers_too_large_total 1\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\nvmdhcp_api_answers_too_large_total 1\n"));
 	free(text);
 	metrics_free(m);
 }
