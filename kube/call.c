@@ -115,8 +115,8 @@ report(struct kube_http_call *call, int err, long status, const char *message)
 	call_free(call);
 }
 
-/* "answer too large: 16 MiB read and more coming (Content-Length 1 GiB), the cap is 16 MiB
- * (a quarter of ...; VMDHCP_KUBE_MAX_ANSWER overrides)" */
+/* "answer too large: more than 16 MiB (or: Content-Length 1 GiB), the cap is 16 MiB (a
+ * quarter of the cgroup v2 memory.max of 64 MiB; VMDHCP_KUBE_MAX_ANSWER overrides it)" */
 static void
 too_large_message(const struct kube_http_call *call, char *out, size_t len)
 {

@@ -214,6 +214,7 @@ kube_watch_framer_feed_raw(struct kube_watch_framer *f, const char *data, size_t
 struct kube_watch {
 	struct kube_http_call *call;
 	struct kube_watch_framer framer;
+	const char *resource;	      /* the plural name (static), for messages */
 	kube_watch_event_fn on_event; /* or: */
 	kube_framer_raw_fn on_raw;
 	kube_watch_end_fn on_end;
@@ -310,9 +311,9 @@ watch_too_large(struct kube_watch *w)
 	kube_format_size(w->framer.max_line, cap, sizeof(cap));
 	w->error_err = -EFBIG;
 	snprintf(w->error_message, sizeof(w->error_message),
-	    "watch event too large: more than %s, the cap is %s (%s; VMDHCP_KUBE_MAX_ANSWER "
-	    "overrides it)",
-	    seen, cap, kube_answer_limit()->source);
+	    "watch of %s: event too large: more than %s, the cap is %s (%s; "
+	    "VMDHCP_KUBE_MAX_ANSWER overrides it)",
+	    w->resource, seen, cap, kube_answer_limit()->source);
 }
 
 static bool
@@ -405,6 +406,7 @@ watch_start(struct kube_client *c, const struct kube_resource *res, const char *
 	if (!w)
 		return -ENOMEM;
 	kube_watch_framer_init(&w->framer, 0);
+	w->resource = res->resource;
 	w->on_event = on_event;
 	w->on_raw = on_raw;
 	w->on_end = on_end;

@@ -804,8 +804,9 @@ test_answer_too_large(void)
 	    kube_watch_start(client, &kube_res_configmaps, "ft", &wo, w_event, w_end, &s, &s.w), 0);
 	CU_ASSERT_EQUAL(kube_run_until(base, &s.ended, 20000), 0);
 	CU_ASSERT_EQUAL(s.end_error, -EFBIG);
-	CU_ASSERT_PTR_NOT_NULL(strstr(s.end_message, "watch event too large: more than 1 MiB, the "
-						     "cap is 1 MiB (set by the test"));
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(s.end_message, "watch of configmaps: event too large: more than 1 MiB, the "
+				  "cap is 1 MiB (set by the test"));
 	CU_ASSERT_EQUAL(s.events[KUBE_WATCH_ADDED], 0);
 	CU_ASSERT_EQUAL(kube_answers_refused(), refused + 3);
 	/* the next answers are whole again */
