@@ -283,18 +283,26 @@ struct kube_answer_limit {
  * negative errno for an unreadable or malformed file. *ret_what names the file read, or NULL.
  */
 int kube_memory_limit_read(const char *root, uint64_t *ret, const char **ret_what);
+/*
+ * The same, first at the process's own cgroup named in self_cgroup (/proc/self/cgroup: the v2
+ * line "0::/path", or v1's memory controller) under root, as a container in the host's
+ * cgroup namespace sees it; then at root. self_cgroup may be NULL.
+ */
+int kube_memory_limit_find(
+    const char *root, const char *self_cgroup, uint64_t *ret, const char **ret_what);
 /* "1048576", "64Mi", "2G": 0 and *ret, or -EINVAL. */
 int kube_parse_size(const char *s, uint64_t *ret);
 /* "64 MiB", "1.5 GiB", "512 bytes". */
 void kube_format_size(uint64_t n, char *out, size_t len);
 /*
  * The cap from env (VMDHCP_KUBE_MAX_ANSWER's value, may be NULL) or a quarter of the memory
- * limit under cgroup_root (at least 1 MiB, at most 256 MiB), else 64 MiB. 0, or negative
- * errno with the default in *ret and the problem in ret->source.
+ * limit kube_memory_limit_find reads (at least 1 MiB, at most 256 MiB), else 64 MiB. 0, or
+ * negative errno with the default in *ret and the problem in ret->source.
  */
-int kube_answer_limit_compute(
-    const char *cgroup_root, const char *env, struct kube_answer_limit *ret);
-/* The process's cap, computed at first use ($VMDHCP_CGROUP_ROOT, else /sys/fs/cgroup). */
+int kube_answer_limit_compute(const char *cgroup_root, const char *self_cgroup, const char *env,
+    struct kube_answer_limit *ret);
+/* The process's cap, computed at first use (/sys/fs/cgroup and /proc/self/cgroup; tests give
+ * a tree of their own in $VMDHCP_CGROUP_ROOT). */
 const struct kube_answer_limit *kube_answer_limit(void);
 /* One answer refused for its size (vmdhcp_api_answers_too_large_total). */
 void kube_answer_refused_count(void);

@@ -6,7 +6,8 @@
  * list body, a single event of gigabytes) and have it OOM-killed over and over.
  *
  * The cap follows the pod's memory limit, read from the cgroup the process runs in (a
- * container sees its own cgroup at /sys/fs/cgroup): a quarter of it, so the body, its
+ * container sees its own cgroup at /sys/fs/cgroup; in the host's cgroup namespace, its own is
+ * found through /proc/self/cgroup): a quarter of it, so the body, its
  * decoded objects and the rest of the process fit. Without a limit, a fixed 64 MiB. The
  * environment variable VMDHCP_KUBE_MAX_ANSWER (bytes, or with a K/M/G or Ki/Mi/Gi suffix)
  * overrides both.
@@ -71,41 +72,113 @@ parse_u64(const char *s, uint64_t *ret)
 	return 0;
 }
 
-int
-kube_memory_limit_read(const char *root, uint64_t *ret, const char **ret_what)
+/*
+ * One limit file: cgroup v2 memory.max ("max" or bytes) or v1 memory.limit_in_bytes (bytes,
+ * a huge value or -1 for none). *present false when the file is absent (then 0).
+ */
+static int
+limit_file(const char *path, bool v2, uint64_t *ret, bool *present)
 {
-	char path[4096], line[64];
+	char line[64];
 	uint64_t v;
-	int r;
+	int r = read_line(path, line, sizeof(line));
 
+	*present = r != 0;
 	*ret = 0;
-	*ret_what = NULL;
-	snprintf(path, sizeof(path), "%s/memory.max", root);
-	r = read_line(path, line, sizeof(line));
-	if (r < 0)
-		return r;
-	if (r > 0) {
-		*ret_what = "cgroup v2 memory.max";
-		if (strcmp(line, "max") == 0)
-			return 0;
-		if (parse_u64(line, &v) < 0)
-			return -EBADMSG;
-		*ret = v;
-		return v ? 1 : 0;
-	}
-	snprintf(path, sizeof(path), "%s/memory/memory.limit_in_bytes", root);
-	r = read_line(path, line, sizeof(line));
 	if (r <= 0)
 		return r;
-	*ret_what = "cgroup v1 memory.limit_in_bytes";
-	if (line[0] == '-') /* -1: no limit, as some kernels print it */
+	if (v2 && strcmp(line, "max") == 0)
+		return 0;
+	if (!v2 && line[0] == '-') /* -1: no limit, as some kernels print it */
 		return strcmp(line, "-1") == 0 ? 0 : -EBADMSG;
 	if (parse_u64(line, &v) < 0)
 		return -EBADMSG;
-	if (v == 0 || v >= V1_UNLIMITED)
+	if (v == 0 || (!v2 && v >= V1_UNLIMITED))
 		return 0;
 	*ret = v;
 	return 1;
+}
+
+int
+kube_memory_limit_read(const char *root, uint64_t *ret, const char **ret_what)
+{
+	char path[4096];
+	bool present;
+	int r;
+
+	*ret_what = NULL;
+	snprintf(path, sizeof(path), "%s/memory.max", root);
+	r = limit_file(path, true, ret, &present);
+	if (present) {
+		*ret_what = "cgroup v2 memory.max";
+		return r;
+	}
+	snprintf(path, sizeof(path), "%s/memory/memory.limit_in_bytes", root);
+	r = limit_file(path, false, ret, &present);
+	if (present)
+		*ret_what = "cgroup v1 memory.limit_in_bytes";
+	return r;
+}
+
+/*
+ * The process's own cgroup from self_cgroup (/proc/self/cgroup): the cgroup v2 line "0::/path",
+ * else the v1 memory controller's "N:...memory...:/path". 1 and path, 0 when none (or "/").
+ */
+static int
+own_cgroup(const char *self_cgroup, char *out, size_t len, bool *v1)
+{
+	char line[1024];
+	FILE *f = self_cgroup ? fopen(self_cgroup, "re") : NULL;
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, *p;
+		bool is_v2, is_mem = false;
+
+		if (!c2)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		*c2 = '\0';
+		p = c2 + 1;
+		is_v2 = strncmp(line, "0:", 2) == 0 && c1 + 1 == c2;
+		for (char *tok = strtok(c1 + 1, ","); tok && !is_v2; tok = strtok(NULL, ","))
+			is_mem = is_mem || strcmp(tok, "memory") == 0;
+		if ((!is_v2 && !is_mem) || p[0] != '/' || strstr(p, "/..") || p[1] == '\0')
+			continue;
+		snprintf(out, len, "%s", p);
+		*v1 = is_mem;
+		found = 1;
+		if (is_mem)
+			break; /* v1's memory controller holds the limit on a hybrid host */
+	}
+	fclose(f);
+	return found;
+}
+
+int
+kube_memory_limit_find(
+    const char *root, const char *self_cgroup, uint64_t *ret, const char **ret_what)
+{
+	char own[512], path[4096];
+	bool v1 = false, present;
+	int r;
+
+	/* a container in the host's cgroup namespace sees every cgroup: its own is nested */
+	if (own_cgroup(self_cgroup, own, sizeof(own), &v1)) {
+		if (v1)
+			snprintf(
+			    path, sizeof(path), "%s/memory%s/memory.limit_in_bytes", root, own);
+		else
+			snprintf(path, sizeof(path), "%s%s/memory.max", root, own);
+		r = limit_file(path, !v1, ret, &present);
+		if (present) {
+			*ret_what = v1 ? "cgroup v1 memory.limit_in_bytes" : "cgroup v2 memory.max";
+			return r;
+		}
+	}
+	return kube_memory_limit_read(root, ret, ret_what);
 }
 
 int
@@ -173,7 +246,8 @@ kube_format_size(uint64_t n, char *out, size_t len)
 }
 
 int
-kube_answer_limit_compute(const char *cgroup_root, const char *env, struct kube_answer_limit *ret)
+kube_answer_limit_compute(const char *cgroup_root, const char *self_cgroup, const char *env,
+    struct kube_answer_limit *ret)
 {
 	char a[32], b[32];
 	uint64_t mem = 0, v;
@@ -193,7 +267,7 @@ kube_answer_limit_compute(const char *cgroup_root, const char *env, struct kube_
 		snprintf(ret->source, sizeof(ret->source), "VMDHCP_KUBE_MAX_ANSWER=%.32s", env);
 		return 0;
 	}
-	r = kube_memory_limit_read(cgroup_root, &mem, &what);
+	r = kube_memory_limit_find(cgroup_root, self_cgroup, &mem, &what);
 	if (r <= 0) {
 		ret->bytes = DEFAULT_ANSWER;
 		if (r < 0)
@@ -225,9 +299,11 @@ kube_answer_limit(void)
 {
 	if (!g.init) {
 		const char *root = getenv("VMDHCP_CGROUP_ROOT");
+		bool fake = root && *root; /* tests: a tree of their own, not this process's */
 
-		if (kube_answer_limit_compute(root && *root ? root : "/sys/fs/cgroup",
-			getenv("VMDHCP_KUBE_MAX_ANSWER"), &g.lim) < 0)
+		if (kube_answer_limit_compute(fake ? root : "/sys/fs/cgroup",
+			fake ? NULL : "/proc/self/cgroup", getenv("VMDHCP_KUBE_MAX_ANSWER"),
+			&g.lim) < 0)
 			log_warn("API answer cap: %s; using %llu bytes", g.lim.source,
 			    (unsigned long long)g.lim.bytes);
 		g.init = true;

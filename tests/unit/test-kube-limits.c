@@ -107,53 +107,104 @@ test_memory_limit_read(void)
 }
 
 static void
+write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A container in the host's cgroup namespace: its own cgroup, named in /proc/self/cgroup, is
+ * nested under the root it sees. */
+static void
+test_memory_limit_nested(void)
+{
+	char self[256], p[512], cmd[600];
+	uint64_t v = 0;
+	const char *what = NULL;
+
+	snprintf(self, sizeof(self), "%s/self-cgroup", root);
+	tree("memory.max", "max\n"); /* the host's root: no limit */
+	snprintf(p, sizeof(p), "mkdir -p %s/kubepods/pod1/c1 %s/memory/kubepods/x", root, root);
+	CU_ASSERT_EQUAL_FATAL(system(p), 0);
+	snprintf(p, sizeof(p), "%s/kubepods/pod1/c1/memory.max", root);
+	write_file(p, "67108864\n");
+	/* v2: 0::/path */
+	write_file(self, "0::/kubepods/pod1/c1\n");
+	CU_ASSERT_EQUAL(kube_memory_limit_find(root, self, &v, &what), 1);
+	CU_ASSERT_EQUAL(v, 64u << 20);
+	CU_ASSERT_STRING_EQUAL(what, "cgroup v2 memory.max");
+	/* its own namespace: "/" is the root */
+	write_file(self, "0::/\n");
+	CU_ASSERT_EQUAL(kube_memory_limit_find(root, self, &v, &what), 0);
+	CU_ASSERT_STRING_EQUAL(what, "cgroup v2 memory.max");
+	/* a path that climbs is not followed; an absent nested file falls back to the root */
+	write_file(self, "0::/kubepods/../kubepods/pod1/c1\n");
+	CU_ASSERT_EQUAL(kube_memory_limit_find(root, self, &v, &what), 0);
+	write_file(self, "0::/elsewhere\n");
+	CU_ASSERT_EQUAL(kube_memory_limit_find(root, self, &v, &what), 0);
+	CU_ASSERT_EQUAL(kube_memory_limit_find(root, "/nonexistent/self", &v, &what), 0);
+	/* v1: the memory controller's line, among others */
+	snprintf(p, sizeof(p), "%s/memory/kubepods/x/memory.limit_in_bytes", root);
+	write_file(p, "134217728\n");
+	write_file(self, "12:cpu,cpuacct:/kubepods/y\n5:memory:/kubepods/x\n0::/\n");
+	CU_ASSERT_EQUAL(kube_memory_limit_find(root, self, &v, &what), 1);
+	CU_ASSERT_EQUAL(v, 128u << 20);
+	CU_ASSERT_STRING_EQUAL(what, "cgroup v1 memory.limit_in_bytes");
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/kubepods %s/memory %s", root, root, self);
+	CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
+static void
 test_answer_limit(void)
 {
 	struct kube_answer_limit l;
 
 	/* the agent's chart limit (64 Mi): a quarter */
 	tree("memory.max", "67108864\n");
-	CU_ASSERT_EQUAL(kube_answer_limit_compute(root, NULL, &l), 0);
+	CU_ASSERT_EQUAL(kube_answer_limit_compute(root, NULL, NULL, &l), 0);
 	CU_ASSERT_EQUAL(l.bytes, 16u << 20);
 	CU_ASSERT_EQUAL(l.memory_limit, 64u << 20);
 	CU_ASSERT_STRING_EQUAL(l.source, "a quarter of the cgroup v2 memory.max of 64 MiB");
 	/* the controller's (128 Mi) through cgroup v1 */
 	tree("memory/memory.limit_in_bytes", "134217728\n");
-	CU_ASSERT_EQUAL(kube_answer_limit_compute(root, "", &l), 0);
+	CU_ASSERT_EQUAL(kube_answer_limit_compute(root, NULL, "", &l), 0);
 	CU_ASSERT_EQUAL(l.bytes, 32u << 20);
 	CU_ASSERT_STRING_EQUAL(
 	    l.source, "a quarter of the cgroup v1 memory.limit_in_bytes of 128 MiB");
 	/* bounded: at least 1 MiB, at most 256 MiB */
 	tree("memory.max", "2097152\n");
-	CU_ASSERT_EQUAL(kube_answer_limit_compute(root, NULL, &l), 0);
+	CU_ASSERT_EQUAL(kube_answer_limit_compute(root, NULL, NULL, &l), 0);
 	CU_ASSERT_EQUAL(l.bytes, 1u << 20);
 	CU_ASSERT_STRING_EQUAL(l.source, "a quarter of the cgroup v2 memory.max of 2 MiB, bounded");
 	tree("memory.max", "17179869184\n");
-	CU_ASSERT_EQUAL(kube_answer_limit_compute(root, NULL, &l), 0);
+	CU_ASSERT_EQUAL(kube_answer_limit_compute(root, NULL, NULL, &l), 0);
 	CU_ASSERT_EQUAL(l.bytes, 256u << 20);
 	/* no limit: the fixed default */
 	tree("memory.max", "max\n");
-	CU_ASSERT_EQUAL(kube_answer_limit_compute(root, NULL, &l), 0);
+	CU_ASSERT_EQUAL(kube_answer_limit_compute(root, NULL, NULL, &l), 0);
 	CU_ASSERT_EQUAL(l.bytes, 64u << 20);
 	CU_ASSERT_STRING_EQUAL(
 	    l.source, "the default: no cgroup memory limit in cgroup v2 memory.max");
 	tree(NULL, NULL);
-	CU_ASSERT_EQUAL(kube_answer_limit_compute(root, NULL, &l), 0);
+	CU_ASSERT_EQUAL(kube_answer_limit_compute(root, NULL, NULL, &l), 0);
 	CU_ASSERT_EQUAL(l.bytes, 64u << 20);
 	CU_ASSERT_STRING_EQUAL(l.source, "the default: no cgroup memory limit");
 	/* unreadable: the default and why */
 	tree("memory.max", "junk\n");
-	CU_ASSERT_EQUAL(kube_answer_limit_compute(root, NULL, &l), -EBADMSG);
+	CU_ASSERT_EQUAL(kube_answer_limit_compute(root, NULL, NULL, &l), -EBADMSG);
 	CU_ASSERT_EQUAL(l.bytes, 64u << 20);
 	CU_ASSERT_PTR_NOT_NULL(strstr(l.source, "unreadable"));
 	/* the override wins over the cgroup */
 	tree("memory.max", "67108864\n");
-	CU_ASSERT_EQUAL(kube_answer_limit_compute(root, "8Mi", &l), 0);
+	CU_ASSERT_EQUAL(kube_answer_limit_compute(root, NULL, "8Mi", &l), 0);
 	CU_ASSERT_EQUAL(l.bytes, 8u << 20);
 	CU_ASSERT_STRING_EQUAL(l.source, "VMDHCP_KUBE_MAX_ANSWER=8Mi");
-	CU_ASSERT_EQUAL(kube_answer_limit_compute(root, "100", &l), -EINVAL); /* < 4096 */
+	CU_ASSERT_EQUAL(kube_answer_limit_compute(root, NULL, "100", &l), -EINVAL); /* < 4096 */
 	CU_ASSERT_EQUAL(l.bytes, 64u << 20);
-	CU_ASSERT_EQUAL(kube_answer_limit_compute(root, "lots", &l), -EINVAL);
+	CU_ASSERT_EQUAL(kube_answer_limit_compute(root, NULL, "lots", &l), -EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(l.source, "VMDHCP_KUBE_MAX_ANSWER=lots is not a size"));
 }
 
@@ -210,6 +261,7 @@ test_metrics(void)
 
 static const struct test_case tests[] = {
     {"memory limit: cgroup v2, v1, max, absent, malformed", test_memory_limit_read},
+    {"memory limit: the own cgroup nested (host cgroup namespace)", test_memory_limit_nested},
     {"answer cap: a quarter of the limit, bounds, default, override", test_answer_limit},
     {"sizes: parsed and formatted", test_sizes},
     {"metrics: the cap and the answers refused", test_metrics},
