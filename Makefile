@@ -376,6 +376,7 @@ bench-kube: $(BUILD)/bench-kube $(APISERVER)
 # The programs' own tests run their binaries.
 $(BUILD)/tests/test-controller-main: | $(CONTROLLER)
 $(BUILD)/tests/test-agent-config: | $(AGENT)
+$(BUILD)/tests/test-api-flood: | $(AGENT) $(CONTROLLER)
 
 # --- end-to-end tests (tests/e2e) and the controller / end-to-end benchmarks ------------------
 # tests/e2e/yaml2json.c: crds/*.yaml and examples/*.yaml to JSON lines for the scripts' POSTs.

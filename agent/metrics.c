@@ -10,6 +10,7 @@
 
 #include "agent/agent.h"
 #include "agent/serve-internal.h"
+#include "kube/kube.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
 #include "lib/util.h"
@@ -131,7 +132,8 @@ agent_kube_metrics_setup(struct agent *a)
 	    a->m_kube_reconnects == NULL || a->m_kube_errors == NULL || a->m_kube_relists == NULL ||
 	    a->m_kube_malformed == NULL || a->m_kube_duplicate_macs == NULL)
 		return -ENOMEM;
-	return 0;
+	/* the API answers refused for their size, and the cap (kube/limits.c) */
+	return kube_metrics_add(m) < 0 ? -ENOMEM : 0;
 }
 
 int

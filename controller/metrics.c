@@ -344,6 +344,9 @@ ctrl_metrics_add(struct ctrl *c)
 		if (metrics_add_dynamic(
 			m, fams[i].type, fams[i].name, fams[i].help, fams[i].emit, c) == NULL)
 			return -errno;
+	/* the API answers refused for their size, and the cap (kube/limits.c) */
+	if (kube_metrics_add(m) < 0)
+		return -errno;
 	metrics_set_collect(m, collect, c);
 	return 0;
 }

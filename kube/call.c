@@ -6,7 +6,8 @@
  * so a burst of writes waits here as small records; streams are not counted), cancellation
  * (a mark and a deferred event, the reaper, that frees the call from the loop: safe from
  * inside any callback, its own included), the total timeout of each call (an evtimer from
- * its start), the answer body (kept up to 256 MiB or handed to on_data for a 2xx stream)
+ * its start), the answer body (kept up to the answer cap of kube/limits.c, or handed to
+ * on_data for a 2xx stream)
  * and the one report of each call.
  *
  * The connect timeout belongs to the engines (only they know when a connection is up);
@@ -24,7 +25,6 @@
 
 #define DEFAULT_REQUEST_MS 30000
 #define DEFAULT_CONNECT_MS 10000
-#define MAX_BODY (256u << 20)
 
 struct kube_http {
 	struct event_base *base;
@@ -115,6 +115,21 @@ report(struct kube_http_call *call, int err, long status, const char *message)
 	call_free(call);
 }
 
+/* "answer too large: more than 16 MiB (or: Content-Length 1 GiB), the cap is 16 MiB (a
+ * quarter of the cgroup v2 memory.max of 64 MiB; VMDHCP_KUBE_MAX_ANSWER overrides it)" */
+static void
+too_large_message(const struct kube_http_call *call, char *out, size_t len)
+{
+	const struct kube_answer_limit *lim = kube_answer_limit();
+	char seen[32], cap[32];
+
+	kube_format_size(call->body_seen, seen, sizeof(seen));
+	kube_format_size(call->max_body, cap, sizeof(cap));
+	snprintf(out, len,
+	    "answer too large: %s%s, the cap is %s (%s; VMDHCP_KUBE_MAX_ANSWER overrides it)",
+	    call->body_declared ? "Content-Length " : "more than ", seen, cap, lim->source);
+}
+
 static void vdone(struct kube_http_call *call, int err, long status, const char *fmt, va_list ap)
     __attribute__((format(printf, 4, 0)));
 
@@ -128,9 +143,9 @@ vdone(struct kube_http_call *call, int err, long status, const char *fmt, va_lis
 		return; /* the reaper frees it */
 	if (call->body_error) {
 		/* the body was refused: that is the end's cause, not the engine's view of it */
-		err = call->body_error == -EFBIG ? -EIO : call->body_error;
+		err = call->body_error;
 		why = call->body_error == -ECANCELED ? "aborted"
-		      : call->body_error == -EFBIG   ? "answer larger than 256 MiB"
+		      : call->body_error == -EFBIG   ? "too large"
 						     : "out of memory";
 	}
 	if (fmt || why) {
@@ -139,7 +154,9 @@ vdone(struct kube_http_call *call, int err, long status, const char *fmt, va_lis
 
 		if (n < 0 || (size_t)n >= sizeof(message))
 			n = 0;
-		if (why)
+		if (call->body_error == -EFBIG)
+			too_large_message(call, message + n, sizeof(message) - (size_t)n);
+		else if (why)
 			snprintf(message + n, sizeof(message) - (size_t)n, "%s", why);
 		else
 			vsnprintf(message + n, sizeof(message) - (size_t)n, fmt, ap);
@@ -173,11 +190,31 @@ timeout_cb(evutil_socket_t fd, short what, void *arg)
 	kube_http_call_done(call, -ETIMEDOUT, 0, "Operation timed out after %ld milliseconds", ms);
 }
 
+/* The body is refused for its size: the transfer stops, the call fails with -EFBIG. */
+static int
+too_large(struct kube_http_call *call, uint64_t seen, bool declared)
+{
+	call->body_error = -EFBIG;
+	call->body_seen = seen;
+	call->body_declared = declared;
+	kube_answer_refused_count();
+	free(call->resp); /* give the memory back at once, not when the call is reaped */
+	call->resp = NULL;
+	call->resp_len = call->resp_cap = 0;
+	return -EFBIG;
+}
+
 void
 kube_http_call_expect(struct kube_http_call *call, uint64_t len)
 {
+	if (call->body_error || call->cancelled)
+		return;
+	if (len > call->max_body) {
+		too_large(call, len, true); /* refused before a byte is held */
+		return;
+	}
 	/* the whole body at once: no doubling past it (a 2.6 MB IPPool would take 4 MB) */
-	if (call->resp_cap == 0 && len < MAX_BODY) {
+	if (call->resp_cap == 0) {
 		call->resp = malloc((size_t)len + 1);
 		if (call->resp)
 			call->resp_cap = (size_t)len + 1;
@@ -200,16 +237,16 @@ kube_http_call_data(struct kube_http_call *call, long status, const char *data, 
 		}
 		return call->cancelled ? -ECANCELED : 0;
 	}
+	if ((uint64_t)call->resp_len + len > call->max_body)
+		return too_large(call, (uint64_t)call->resp_len + len, false);
 	if (call->resp_len + len + 1 > call->resp_cap) {
 		size_t cap = call->resp_cap ? call->resp_cap : 4096;
 		char *p;
 
 		while (cap < call->resp_len + len + 1)
 			cap *= 2;
-		if (cap > MAX_BODY) {
-			call->body_error = -EFBIG;
-			return -EFBIG;
-		}
+		if (cap > call->max_body + 1)
+			cap = (size_t)call->max_body + 1; /* no doubling past the cap */
 		p = realloc(call->resp, cap);
 		if (!p) {
 			call->body_error = -ENOMEM;
@@ -361,6 +398,7 @@ kube_http_submit(
 	call->http = h;
 	call->stream = req->stream;
 	call->timeout_ms = req->timeout_ms;
+	call->max_body = kube_answer_limit()->bytes;
 	call->on_data = req->on_data;
 	call->on_done = req->on_done;
 	call->release = req->release;

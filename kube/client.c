@@ -17,6 +17,7 @@
 
 #include "kube/kube-internal.h"
 #include "lib/jscan.h"
+#include "lib/log.h"
 
 #define PATH_MAX_LEN 2048
 
@@ -55,6 +56,13 @@ kube_client_new(struct event_base *base, struct kube_config *cfg, struct kube_cl
 	if (rc < 0) {
 		free(c);
 		return rc;
+	}
+	{
+		const struct kube_answer_limit *lim = kube_answer_limit();
+		char cap[32];
+
+		kube_format_size(lim->bytes, cap, sizeof(cap));
+		log_debug("API answers held up to %s (%s)", cap, lim->source);
 	}
 	*ret = c;
 	return 0;

@@ -10,6 +10,9 @@
  *        410 Gone / Expired          --> LIST again (relist)
  *        other failure (refused ...) --> WATCH again after jittered exponential backoff
  *        no byte for the idle timeout --> WATCH again at once (a stalled stream)
+ *        an event larger than the cap --> LIST again after backoff
+ *   LIST answer larger than the cap (kube/limits.c) --> half the page size, LIST again after
+ *        backoff (capped at the full 30 s even before the first sync)
  *
  * Backoff is capped at 2 s until the first list succeeds, then at 30 s. Failures are logged
  * (the first at warn, then at the 2nd, 4th, 8th ... and at most once per backoff cap) and the
@@ -278,7 +281,11 @@ record_failure(struct kube_informer *inf, const char *what, int err, long status
 
 	if (!message)
 		message = "";
-	if (status) {
+	if (err == -EFBIG) {
+		/* the message names the URL, the size, the cap and where the cap comes from */
+		snprintf(
+		    st->last_error, sizeof(st->last_error), "%s failed: answer too large", what);
+	} else if (status) {
 		snprintf(st->last_error, sizeof(st->last_error), "%s failed: HTTP %ld %s", what,
 		    status, reason && *reason ? reason : kube_errno_name(err));
 	} else {
@@ -466,11 +473,14 @@ backoff_fired(evutil_socket_t fd, short what, void *arg)
 		start_watch(inf);
 }
 
+/* An answer too large comes back as large: never the short backoff of a process waiting
+ * for its first sync, which would fetch it again every 2 s. */
 static void
-schedule_retry(struct kube_informer *inf, bool relist, bool count_error)
+schedule_retry_max(struct kube_informer *inf, bool relist, bool count_error, bool full)
 {
 	uint64_t d = kube_backoff_delay(inf->backoff_base,
-	    inf->synced ? inf->backoff_max : inf->backoff_unsynced_max, inf->attempt, &inf->seed);
+	    inf->synced || full ? inf->backoff_max : inf->backoff_unsynced_max, inf->attempt,
+	    &inf->seed);
 	struct timeval tv = {
 	    .tv_sec = (time_t)(d / USEC_PER_SEC), .tv_usec = (suseconds_t)(d % USEC_PER_SEC)};
 
@@ -482,6 +492,12 @@ schedule_retry(struct kube_informer *inf, bool relist, bool count_error)
 	inf->state = INF_BACKOFF;
 	inf->backoff_relist = relist;
 	evtimer_add(inf->backoff_timer, &tv);
+}
+
+static void
+schedule_retry(struct kube_informer *inf, bool relist, bool count_error)
+{
+	schedule_retry_max(inf, relist, count_error, false);
 }
 
 /* --- list ------------------------------------------------------------------------------------ */
@@ -539,11 +555,26 @@ static void list_page(struct kube_informer *inf);
 static void
 list_failed(struct kube_informer *inf, int err, long status, const char *reason, const char *msg)
 {
+	char more[1400];
+
+	if (err == -EFBIG) {
+		/* a page too large: smaller pages next time (down to one object), after backoff */
+		unsigned was = inf->page_size;
+
+		inf->stats.too_large++;
+		if (inf->page_size > 1)
+			inf->page_size /= 2;
+		if (inf->page_size != was) {
+			snprintf(more, sizeof(more), "%s; pages of %u objects next", msg ? msg : "",
+			    inf->page_size);
+			msg = more;
+		}
+	}
 	record_failure(inf, "list", err, status, reason, msg);
 	free(inf->continue_token);
 	inf->continue_token = NULL;
 	inf->seen = kube_store_free(inf->seen);
-	schedule_retry(inf, true, true);
+	schedule_retry_max(inf, true, true, err == -EFBIG);
 }
 
 /*
@@ -719,6 +750,12 @@ watch_end(void *userdata, int error, const char *message)
 		inf->stats.relists_410++;
 		inf->rv[0] = '\0';
 		start_list(inf);
+	} else if (error == -EFBIG) {
+		/* an event too large was skipped: the cache misses it, list again after backoff */
+		inf->stats.too_large++;
+		inf->rv[0] = '\0';
+		record_failure(inf, "watch", error, 0, NULL, message);
+		schedule_retry_max(inf, true, true, true);
 	} else if (error == -ETIMEDOUT && !quick) {
 		/* silent for the idle timeout (or the connect timeout): watch again at once */
 		inf->stats.stalls++;

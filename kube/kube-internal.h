@@ -87,9 +87,10 @@ void kube_http_cancel(struct kube_http_call *call);
  * max_active plain requests started at once; streams are not counted), their order (calls
  * start in the order they were submitted), cancellation (a mark; the reaper, a deferred event,
  * frees the call from the loop, so cancel is safe from inside any callback), the total
- * timeout of each call (an evtimer from its start), the answer body (kept up to 256 MiB, or
- * handed to on_data for a 2xx stream) and the one report of each call. An engine only moves
- * bytes: it starts an admitted call, aborts one, and reports data and the end back.
+ * timeout of each call (an evtimer from its start), the answer body (kept up to the answer
+ * cap, kube_answer_limit, or handed to on_data for a 2xx stream) and the one report of each call.
+ * An engine only moves bytes: it starts an admitted call, aborts one, and reports data and the end
+ * back.
  */
 struct kube_http_call {
 	/* read by the engine */
@@ -102,7 +103,10 @@ struct kube_http_call {
 	struct event *timer;
 	long timeout_ms;
 	bool started, counted, reported;
-	int body_error; /* why the body was refused: -ECANCELED (on_data), -EFBIG, -ENOMEM */
+	int body_error;	    /* why the body was refused: -ECANCELED (on_data), -EFBIG, -ENOMEM */
+	uint64_t max_body;  /* the answer cap when the call was made (kube_answer_limit) */
+	uint64_t body_seen; /* -EFBIG: bytes read, or the Content-Length announced */
+	bool body_declared; /* body_seen is the Content-Length */
 	char *resp;
 	size_t resp_len, resp_cap;
 	bool (*on_data)(void *, const char *, size_t);
@@ -225,7 +229,8 @@ void kube_informer_apply_event_text(
 
 /*
  * Newline-delimited JSON: bytes in, one event per complete line out. A line longer than
- * max_line is dropped (counted) and the framer resynchronises at the next newline.
+ * max_line is dropped (counted in dropped and overlong) and the framer resynchronises at the
+ * next newline; a watch stream (kube_watch_start) ends with -EFBIG on such a line.
  */
 struct kube_watch_framer {
 	char *buf;
@@ -233,6 +238,8 @@ struct kube_watch_framer {
 	size_t max_line;
 	bool skipping; /* inside an over-long line */
 	uint64_t lines, dropped;
+	uint64_t overlong;  /* lines longer than max_line */
+	uint64_t long_seen; /* bytes of the last over-long line seen when it was refused */
 };
 
 typedef void (*kube_framer_event_fn)(void *userdata, enum kube_watch_type type, json_t *object);
@@ -240,6 +247,7 @@ typedef void (*kube_framer_event_fn)(void *userdata, enum kube_watch_type type, 
 typedef void (*kube_framer_raw_fn)(
     void *userdata, enum kube_watch_type type, const char *object, size_t len);
 
+/* max_line 0: the answer cap (kube_answer_limit). */
 void kube_watch_framer_init(struct kube_watch_framer *f, size_t max_line);
 void kube_watch_framer_release(struct kube_watch_framer *f);
 /* Feeds bytes; calls fn for each decoded event. Returns 0 or -ENOMEM. */
@@ -261,6 +269,43 @@ int kube_watch_scan_line(const char *line, size_t len, enum kube_watch_type *ret
 int kube_watch_start_raw(struct kube_client *c, const struct kube_resource *res, const char *ns,
     const struct kube_watch_opts *opts, kube_framer_raw_fn on_event, kube_watch_end_fn on_end,
     void *userdata, struct kube_watch **ret);
+
+/* --- the cap on answers held in memory (limits.c) ------------------------------------- */
+
+struct kube_answer_limit {
+	uint64_t bytes;	       /* the largest list/get body or watch event held */
+	uint64_t memory_limit; /* the cgroup's, 0 when none was read */
+	char source[160];      /* where the cap comes from, for messages */
+};
+/*
+ * The pod's memory limit under a cgroup root (/sys/fs/cgroup): cgroup v2 memory.max, else v1
+ * memory/memory.limit_in_bytes. 1 and *ret, 0 for no limit ("max", absent, v1's huge value),
+ * negative errno for an unreadable or malformed file. *ret_what names the file read, or NULL.
+ */
+int kube_memory_limit_read(const char *root, uint64_t *ret, const char **ret_what);
+/*
+ * The same, first at the process's own cgroup named in self_cgroup (/proc/self/cgroup: the v2
+ * line "0::/path", or v1's memory controller) under root, as a container in the host's
+ * cgroup namespace sees it; then at root. self_cgroup may be NULL.
+ */
+int kube_memory_limit_find(
+    const char *root, const char *self_cgroup, uint64_t *ret, const char **ret_what);
+/* "1048576", "64Mi", "2G": 0 and *ret, or -EINVAL. */
+int kube_parse_size(const char *s, uint64_t *ret);
+/* "64 MiB", "1.5 GiB", "512 bytes". */
+void kube_format_size(uint64_t n, char *out, size_t len);
+/*
+ * The cap from env (VMDHCP_KUBE_MAX_ANSWER's value, may be NULL) or a quarter of the memory
+ * limit kube_memory_limit_find reads (at least 1 MiB, at most 256 MiB), else 64 MiB. 0, or
+ * negative errno with the default in *ret and the problem in ret->source.
+ */
+int kube_answer_limit_compute(const char *cgroup_root, const char *self_cgroup, const char *env,
+    struct kube_answer_limit *ret);
+/* The process's cap, computed at first use (/sys/fs/cgroup and /proc/self/cgroup; tests give
+ * a tree of their own in $VMDHCP_CGROUP_ROOT). */
+const struct kube_answer_limit *kube_answer_limit(void);
+/* One answer refused for its size (vmdhcp_api_answers_too_large_total). */
+void kube_answer_refused_count(void);
 
 /* --- backoff ---------------------------------------------------------------------------- */
 

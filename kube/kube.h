@@ -23,6 +23,7 @@
  *   client or server timeout                  -ETIMEDOUT
  *   connection refused / host unreachable     -ECONNREFUSED / -EHOSTUNREACH
  *   TLS failure (bad CA, bad certificate)     -EPROTO
+ *   answer larger than the cap (see below)    -EFBIG
  *   other transport failure                   -EIO
  *
  * The Status message (or the curl error with the URL) is kept in the result for logs.
@@ -261,6 +262,21 @@ json_t *kube_sync_take(struct kube_sync *s);
  */
 int kube_sync_wait(struct event_base *base, struct kube_sync *s, long guard_ms, int rc);
 
+/*
+ * The largest answer held in memory: a list or get body, or one watch event (kube/limits.c).
+ * By default a quarter of the pod's memory limit read from the cgroup (at least 1 MiB, at
+ * most 256 MiB), 64 MiB without a limit; $VMDHCP_KUBE_MAX_ANSWER (bytes, or 64Mi, 2G ...)
+ * overrides it, and so does kube_answer_limit_set (process-wide, for every client; source
+ * says where the value comes from, for the error messages). A larger answer fails its call
+ * with -EFBIG and one message naming the size seen, the cap and its source; an informer backs
+ * off and lists again (halving its page size) and a watch event larger is a failure of the
+ * watch (relist after backoff), never a silent drop.
+ */
+void kube_answer_limit_set(uint64_t bytes, const char *source);
+uint64_t kube_answers_refused(void);
+/* vmdhcp_api_answers_too_large_total (counter) and vmdhcp_api_answer_limit_bytes (gauge). */
+int kube_metrics_add(struct metrics *m);
+
 /* --- watch (one stream) -------------------------------------------------------------- */
 
 enum kube_watch_type {
@@ -393,6 +409,7 @@ struct kube_informer_stats {
 	uint64_t errors;      /* failed list/watch attempts */
 	uint64_t dropped;     /* objects the transform dropped or without a key */
 	uint64_t stalls;      /* watches stopped for want of any byte (idle timeout) */
+	uint64_t too_large;   /* list pages or watch events refused for their size */
 	char last_resource_version[64];
 	/* The current run of failures (cleared by a successful list or a watch event): */
 	uint64_t failures;	    /* list/watch failures in a row, 0 when healthy */

@@ -69,6 +69,7 @@ static const struct {
     {-EPROTO, "ProtocolError"},
     {-ECANCELED, "Canceled"},
     {-ENOMEM, "OutOfMemory"},
+    {-EFBIG, "TooLarge"},
 };
 
 const char *

@@ -17,8 +17,6 @@
 #include "lib/jscan.h"
 #include "lib/util.h"
 
-#define WATCH_MAX_LINE (64u << 20)
-
 static const char *const watch_type_names[] = {
     [KUBE_WATCH_ADDED] = "ADDED",
     [KUBE_WATCH_MODIFIED] = "MODIFIED",
@@ -83,7 +81,7 @@ void
 kube_watch_framer_init(struct kube_watch_framer *f, size_t max_line)
 {
 	memset(f, 0, sizeof(*f));
-	f->max_line = max_line ? max_line : WATCH_MAX_LINE;
+	f->max_line = max_line ? max_line : (size_t)kube_answer_limit()->bytes;
 }
 
 void
@@ -139,6 +137,8 @@ buffer_append(struct kube_watch_framer *f, const char *data, size_t n)
 
 		while (cap < f->len + n)
 			cap *= 2;
+		if (cap > f->max_line && f->len + n <= f->max_line)
+			cap = f->max_line; /* no doubling past the longest line kept */
 		p = realloc(f->buf, cap);
 		if (!p)
 			return -ENOMEM;
@@ -162,8 +162,14 @@ feed(struct kube_watch_framer *f, const char *data, size_t len, const struct emi
 				f->skipping = false;
 		} else if (f->len + n > f->max_line) {
 			f->dropped++;
+			f->overlong++;
+			f->long_seen = f->len + n;
 			f->len = 0;
 			f->skipping = !nl;
+			/* the part held is given back at once (the watch ends anyway) */
+			free(f->buf);
+			f->buf = NULL;
+			f->cap = 0;
 		} else if (!nl) {
 			if (buffer_append(f, data, n) < 0)
 				return -ENOMEM;
@@ -208,6 +214,7 @@ kube_watch_framer_feed_raw(struct kube_watch_framer *f, const char *data, size_t
 struct kube_watch {
 	struct kube_http_call *call;
 	struct kube_watch_framer framer;
+	const char *resource;	      /* the plural name (static), for messages */
 	kube_watch_event_fn on_event; /* or: */
 	kube_framer_raw_fn on_raw;
 	kube_watch_end_fn on_end;
@@ -217,7 +224,7 @@ struct kube_watch {
 	bool free_later;
 	bool gone;     /* an ERROR event said 410 */
 	int error_err; /* errno of an ERROR event */
-	char error_message[256];
+	char error_message[512];
 	struct event *idle_timer; /* no byte for idle_tv: the stream is stalled */
 	struct timeval idle_tv;
 };
@@ -292,10 +299,28 @@ framed_raw(void *userdata, enum kube_watch_type type, const char *text, size_t l
 	w->in_event = false;
 }
 
+/* One event larger than the cap: the stream ends with -EFBIG (the owner lists again: an
+ * event skipped silently would leave its cache wrong until the next relist). */
+static void
+watch_too_large(struct kube_watch *w)
+{
+	char seen[32], cap[32];
+
+	kube_answer_refused_count();
+	kube_format_size(w->framer.long_seen, seen, sizeof(seen));
+	kube_format_size(w->framer.max_line, cap, sizeof(cap));
+	w->error_err = -EFBIG;
+	snprintf(w->error_message, sizeof(w->error_message),
+	    "watch of %s: event too large: more than %s, the cap is %s (%s; "
+	    "VMDHCP_KUBE_MAX_ANSWER overrides it)",
+	    w->resource, seen, cap, kube_answer_limit()->source);
+}
+
 static bool
 watch_data(void *userdata, const char *data, size_t len)
 {
 	struct kube_watch *w = userdata;
+	uint64_t overlong = w->framer.overlong;
 
 	if (w->idle_timer && !w->stopped)
 		evtimer_add(w->idle_timer, &w->idle_tv); /* any byte counts, bookmarks too */
@@ -306,6 +331,8 @@ watch_data(void *userdata, const char *data, size_t len)
 		watch_destroy(w);
 		return false; /* the call was cancelled already */
 	}
+	if (w->framer.overlong != overlong && w->error_err == 0)
+		watch_too_large(w);
 	/* An ERROR event ends the stream: the server closes it anyway. */
 	return w->error_err == 0;
 }
@@ -379,6 +406,7 @@ watch_start(struct kube_client *c, const struct kube_resource *res, const char *
 	if (!w)
 		return -ENOMEM;
 	kube_watch_framer_init(&w->framer, 0);
+	w->resource = res->resource;
 	w->on_event = on_event;
 	w->on_raw = on_raw;
 	w->on_end = on_end;

@@ -83,6 +83,16 @@ struct delayed {
 	struct event *ev;
 };
 
+/* An answer that does not end (fault "flood"): chunks sent as the client reads them. */
+struct flood {
+	struct server *srv;
+	struct flood *prev, *next;
+	struct evhttp_request *req;
+	struct evhttp_connection *evcon;
+	uint64_t left; /* body bytes still to send; UINT64_MAX: endless */
+	bool watch;    /* one endless watch event instead of a list */
+};
+
 struct server {
 	struct event_base *base;
 	SSL_CTX *ssl;
@@ -103,6 +113,13 @@ struct server {
 	char fail_path[256];  /* a path prefix; "" = any */
 	unsigned delay_ms;
 	unsigned delay_count;
+	unsigned flood_count;
+	uint64_t flood_bytes; /* 0: endless */
+	bool flood_length;    /* announce flood_bytes as Content-Length (no chunking) */
+	char flood_path[256]; /* a path prefix; "" = any */
+	struct flood *floods;
+	uint64_t flood_sent;   /* body bytes of every flood (stats) */
+	uint64_t flood_starts; /* flooded answers started (stats) */
 	/* stats */
 	uint64_t counts[VERB_MAX];
 	uint64_t requests;
@@ -973,6 +990,26 @@ handle_test(struct server *srv, struct evhttp_request *req, const char *what, st
 		srv->delay_ms = (unsigned)ms;
 		srv->delay_count = (unsigned)count;
 		send_json(req, 200, json_pack("{s:i, s:i}", "ms", (int)ms, "count", (int)count));
+	} else if (strcmp(what, "flood") == 0) {
+		uint64_t bytes = 0, count = 1, length = 0;
+		const char *c = PARAM("bytes");
+		if (c != NULL && parse_uint(c, 0, (uint64_t)1 << 50, &bytes) < 0)
+			goto bad;
+		c = PARAM("count");
+		if (c != NULL && parse_uint(c, 0, UINT32_MAX, &count) < 0)
+			goto bad;
+		c = PARAM("length");
+		if (c != NULL && parse_uint(c, 0, 1, &length) < 0)
+			goto bad;
+		if (length && bytes == 0)
+			goto bad; /* an announced length needs bytes */
+		srv->flood_bytes = bytes;
+		srv->flood_count = (unsigned)count;
+		srv->flood_length = length != 0;
+		c = PARAM("path");
+		snprintf(srv->flood_path, sizeof(srv->flood_path), "%s", c != NULL ? c : "");
+		send_json(req, 200,
+		    json_pack("{s:I, s:i}", "bytes", (json_int_t)bytes, "count", (int)count));
 	} else if (strcmp(what, "compact") == 0) {
 		store_compact(srv->st);
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)store_rv(srv->st));
@@ -990,10 +1027,12 @@ handle_test(struct server *srv, struct evhttp_request *req, const char *what, st
 			    counts, verb_names[i], json_integer((json_int_t)srv->counts[i]));
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)store_rv(srv->st));
 		send_json(req, 200,
-		    json_pack("{s:o, s:I, s:I, s:s, s:I, s:I}", "requests", counts, "total",
-			(json_int_t)srv->requests, "writes", (json_int_t)store_writes(srv->st),
-			"resourceVersion", buf, "objects", (json_int_t)store_object_count(srv->st),
-			"watches", (json_int_t)srv->nwatches));
+		    json_pack("{s:o, s:I, s:I, s:s, s:I, s:I, s:I, s:I}", "requests", counts,
+			"total", (json_int_t)srv->requests, "writes",
+			(json_int_t)store_writes(srv->st), "resourceVersion", buf, "objects",
+			(json_int_t)store_object_count(srv->st), "watches",
+			(json_int_t)srv->nwatches, "floodBytes", (json_int_t)srv->flood_sent,
+			"floods", (json_int_t)srv->flood_starts));
 	} else {
 		send_not_found(req);
 	}
@@ -1204,12 +1243,150 @@ fault_matches(struct server *srv, struct evhttp_request *req)
 	       (path != NULL && strncmp(path, srv->fail_path, strlen(srv->fail_path)) == 0);
 }
 
+/* --- flood: an answer too large to hold, sent as fast as the client reads it -------------- */
+
+#define FLOOD_CHUNK 65536
+
+static void
+flood_free(struct flood *f)
+{
+	struct server *srv = f->srv;
+
+	if (f->prev != NULL)
+		f->prev->next = f->next;
+	else
+		srv->floods = f->next;
+	if (f->next != NULL)
+		f->next->prev = f->prev;
+	free(f);
+}
+
+static void
+flood_closecb(struct evhttp_connection *evcon, void *arg)
+{
+	struct flood *f = arg;
+
+	log_debug("flood: client closed");
+	if (evhttp_request_get_connection(f->req) == NULL)
+		evhttp_request_free(f->req);
+	flood_free(f);
+}
+
+static void flood_next(struct evhttp_connection *evcon, void *arg);
+
+/* The next chunk once the previous one is written: at most FLOOD_CHUNK waits in memory. */
+static void
+flood_send(struct flood *f)
+{
+	static char filler[FLOOD_CHUNK];
+	struct evbuffer *b = evbuffer_new();
+	size_t n = FLOOD_CHUNK;
+
+	if (b == NULL)
+		abort();
+	if (filler[0] != 'x')
+		memset(filler, 'x', sizeof(filler));
+	if (f->left != UINT64_MAX && f->left < n)
+		n = (size_t)f->left;
+	evbuffer_add(b, filler, n);
+	if (f->left != UINT64_MAX)
+		f->left -= n;
+	f->srv->flood_sent += n;
+	evhttp_send_reply_chunk_with_cb(f->req, b, flood_next, f);
+	evbuffer_free(b);
+}
+
+static void
+flood_next(struct evhttp_connection *evcon, void *arg)
+{
+	struct flood *f = arg;
+
+	if (f->left == 0) {
+		evhttp_connection_set_closecb(f->evcon, NULL, NULL);
+		evhttp_send_reply_end(f->req);
+		flood_free(f);
+		return;
+	}
+	flood_send(f);
+}
+
+/*
+ * A 200 answer whose body starts as a list (or, for a watch, one event) and goes on with a
+ * string that never closes: endless, or flood_bytes long in all (then it just stops: the
+ * answer is not valid JSON, a client must refuse it before it matters).
+ */
+static void
+flood_start(struct server *srv, struct evhttp_request *req)
+{
+	static const char list_head[] =
+	    "{\"kind\":\"List\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"1\"},"
+	    "\"items\":[{\"metadata\":{\"name\":\"flood\"},\"data\":\"";
+	static const char event_head[] = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{"
+					 "\"name\":\"flood\"},\"data\":\"";
+	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+	const char *query = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
+	struct flood *f = calloc(1, sizeof(*f));
+	const char *head;
+	struct evbuffer *b;
+	size_t hl;
+
+	if (f == NULL)
+		abort();
+	f->srv = srv;
+	f->req = req;
+	srv->flood_starts++;
+	f->evcon = evhttp_request_get_connection(req);
+	f->watch = query != NULL && strstr(query, "watch=true") != NULL;
+	head = f->watch ? event_head : list_head;
+	hl = strlen(head);
+	f->left =
+	    srv->flood_bytes ? (srv->flood_bytes > hl ? srv->flood_bytes - hl : 0) : UINT64_MAX;
+	f->next = srv->floods;
+	if (f->next != NULL)
+		f->next->prev = f;
+	srv->floods = f;
+	evhttp_add_header(h, "Content-Type", "application/json");
+	if (srv->flood_length) {
+		char len[32];
+
+		snprintf(len, sizeof(len), "%llu", (unsigned long long)(hl + f->left));
+		evhttp_add_header(h, "Content-Length", len);
+	}
+	evhttp_connection_set_closecb(f->evcon, flood_closecb, f);
+	log_info("flood: %s %s: a %s answer of %s", method_name(req), evhttp_request_get_uri(req),
+	    f->watch ? "watch" : "list", srv->flood_bytes ? "bounded length" : "endless length");
+	evhttp_send_reply_start(req, 200, "OK");
+	b = evbuffer_new();
+	if (b == NULL)
+		abort();
+	evbuffer_add(b, head, hl);
+	srv->flood_sent += hl;
+	evhttp_send_reply_chunk_with_cb(req, b, flood_next, f);
+	evbuffer_free(b);
+}
+
+static bool
+flood_matches(struct server *srv, struct evhttp_request *req)
+{
+	const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
+
+	if (evhttp_request_get_command(req) != EVHTTP_REQ_GET)
+		return false;
+	return srv->flood_path[0] == '\0' ||
+	       (path != NULL && strncmp(path, srv->flood_path, strlen(srv->flood_path)) == 0);
+}
+
 static void
 process(struct server *srv, struct evhttp_request *req)
 {
 	if (srv->fail_count > 0 && fault_matches(srv, req)) {
 		srv->fail_count--;
 		send_fault(srv, req);
+		return;
+	}
+	if (srv->flood_count > 0 && flood_matches(srv, req)) {
+		srv->flood_count--;
+		flood_start(srv, req);
 		return;
 	}
 	dispatch(srv, req);
@@ -1436,6 +1613,10 @@ server_free(struct server *srv)
 		return NULL;
 	while (srv->watches != NULL)
 		watch_end(srv->watches);
+	while (srv->floods != NULL) {
+		evhttp_connection_set_closecb(srv->floods->evcon, NULL, NULL);
+		flood_free(srv->floods); /* their connections go with the evhttp */
+	}
 	while (srv->delayed != NULL) {
 		struct delayed *d = srv->delayed;
 		evhttp_connection_set_closecb(d->evcon, NULL, NULL);

@@ -633,7 +633,7 @@ struct wstate {
 	char last_name[64];
 	bool ended;
 	int end_error;
-	char end_message[256];
+	char end_message[512];
 	struct kube_watch *w;
 	bool free_on_event;
 };
@@ -764,6 +764,59 @@ test_watch_free_in_callback(void)
 	json_decref(cm);
 }
 
+/*
+ * A server whose answers do not end (or announce more than the cap): the list fails with
+ * -EFBIG at the cap and a message naming the URL, the size and the cap; a watch event that
+ * does not end fails the watch with -EFBIG; the client keeps working.
+ */
+static void
+test_answer_too_large(void)
+{
+	struct answer a = {0};
+	struct wstate s = {0};
+	struct kube_watch_opts wo = {0};
+	uint64_t refused = kube_answers_refused();
+
+	kube_answer_limit_set((uint64_t)1 << 20, "set by the test");
+	/* an endless list body */
+	CU_ASSERT_EQUAL_FATAL(
+	    test_apiserver_fault(srv, "flood?count=1&path=/api/v1/namespaces/ft/configmaps"), 0);
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_list(client, &kube_res_configmaps, "ft", NULL,
+					    answer_cb, &a, NULL)),
+	    -EFBIG);
+	CU_ASSERT_PTR_NOT_NULL(strstr(a.message, "/api/v1/namespaces/ft/configmaps: answer too "
+						 "large: more than 1 MiB, the cap is 1 MiB (set by "
+						 "the test; VMDHCP_KUBE_MAX_ANSWER overrides it)"));
+	answer_reset(&a);
+	/* a Content-Length past the cap: refused before the body is read */
+	CU_ASSERT_EQUAL_FATAL(test_apiserver_fault(srv, "flood?count=1&bytes=4194304&length=1&"
+							"path=/api/v1/namespaces/ft/configmaps"),
+	    0);
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_list(client, &kube_res_configmaps, "ft", NULL,
+					    answer_cb, &a, NULL)),
+	    -EFBIG);
+	CU_ASSERT_PTR_NOT_NULL(strstr(a.message, "answer too large: Content-Length 4 MiB"));
+	answer_reset(&a);
+	/* one watch event without end */
+	CU_ASSERT_EQUAL_FATAL(
+	    test_apiserver_fault(srv, "flood?count=1&path=/api/v1/namespaces/ft/configmaps"), 0);
+	CU_ASSERT_EQUAL_FATAL(
+	    kube_watch_start(client, &kube_res_configmaps, "ft", &wo, w_event, w_end, &s, &s.w), 0);
+	CU_ASSERT_EQUAL(kube_run_until(base, &s.ended, 20000), 0);
+	CU_ASSERT_EQUAL(s.end_error, -EFBIG);
+	CU_ASSERT_PTR_NOT_NULL(
+	    strstr(s.end_message, "watch of configmaps: event too large: more than 1 MiB, the "
+				  "cap is 1 MiB (set by the test"));
+	CU_ASSERT_EQUAL(s.events[KUBE_WATCH_ADDED], 0);
+	CU_ASSERT_EQUAL(kube_answers_refused(), refused + 3);
+	/* the next answers are whole again */
+	CU_ASSERT_EQUAL(wait_answer(&a, kube_list(client, &kube_res_configmaps, "ft", NULL,
+					    answer_cb, &a, NULL)),
+	    0);
+	answer_reset(&a);
+	kube_answer_limit_set((uint64_t)64 << 20, "set by the test");
+}
+
 static const struct test_case client_tests[] = {
     {"create, get, AlreadyExists, NotFound", test_create_get},
     {"list with label and field selectors", test_list_selectors},
@@ -774,6 +827,8 @@ static const struct test_case client_tests[] = {
     {"delete with preconditions", test_delete_preconditions},
     {"Invalid -> EINVAL", test_invalid},
     {"500/429/503 and timeout", test_injected_faults},
+    {"answers past the cap: endless list, Content-Length, endless watch event",
+	test_answer_too_large},
     {"wrong token -> EACCES", test_unauthorized},
     {"rotated token file picked up", test_token_rotation},
     {"TLS verified against the CA", test_tls_verified},

@@ -82,7 +82,7 @@ struct rec {
 	int error;
 	long status;
 	char body[64];
-	char message[256];
+	char message[512];
 	struct kube_http_call *self;
 	struct kube_http_call *cancel_in_done; /* another call cancelled from on_done */
 	bool cancel_self_in_data;
@@ -127,6 +127,7 @@ static int
 suite_init(void)
 {
 	base = event_base_new();
+	kube_answer_limit_set((uint64_t)1 << 20, "set by the test"); /* not the host's cgroup */
 	return base ? 0 : -1;
 }
 
@@ -351,17 +352,70 @@ test_body(void)
 	CU_ASSERT_EQUAL(r[1].data, 0);
 	CU_ASSERT_STRING_EQUAL(r[1].body, "{\"kind\":\"Status\"}");
 	CU_ASSERT_EQUAL(r[1].status, 403);
-	/* over 256 MiB: refused before a byte is read; the end says why */
+	/* over the cap: refused before a byte more is held; the end says why */
 	c = submit(h, &r[2], false, NULL);
 	settle();
 	CU_ASSERT_EQUAL(kube_http_call_data(c, 200, small, 3), 0);
 	CU_ASSERT_EQUAL(kube_http_call_data(c, 200, small, (size_t)300 << 20), -EFBIG);
+	CU_ASSERT_PTR_NULL(c->resp); /* what was held is given back at once */
 	kube_http_call_done(c, -ECANCELED, 0, "Failure writing output");
-	CU_ASSERT_EQUAL(r[2].error, -EIO);
-	CU_ASSERT_STRING_EQUAL(r[2].message, "GET https://fake.test/x: answer larger than 256 MiB");
+	CU_ASSERT_EQUAL(r[2].error, -EFBIG);
+	CU_ASSERT_STRING_EQUAL(r[2].message,
+	    "GET https://fake.test/x: answer too large: more than 300 MiB, the cap is 1 MiB (set "
+	    "by the test; VMDHCP_KUBE_MAX_ANSWER overrides it)");
 	CU_ASSERT_STRING_EQUAL(r[2].body, ""); /* no partial body with an error */
 	settle();
 	kube_http_free(h);
+}
+
+/* The cap on a held answer: a body grows to it and no further (no doubling past it); one
+ * announced larger is refused before a byte is held; each refusal is counted. */
+static void
+test_body_cap(void)
+{
+	struct kube_http *h;
+	struct kube_http_call *a, *b, *c;
+	struct rec r[3];
+	uint64_t refused = kube_answers_refused();
+	char *chunk = calloc(1, 300000);
+
+	kube_answer_limit_set(1000000, "set by the test");
+	h = fresh();
+	memset(r, 0, sizeof(r));
+	memset(chunk, 'x', 300000);
+	a = submit(h, &r[0], false, NULL);
+	b = submit(h, &r[1], false, NULL);
+	c = submit(h, &r[2], false, NULL);
+	settle();
+	/* exactly the cap is kept; the buffer never grows past cap + 1 */
+	for (int i = 0; i < 3; i++)
+		CU_ASSERT_EQUAL(kube_http_call_data(a, 200, chunk, 300000), 0);
+	CU_ASSERT_EQUAL(kube_http_call_data(a, 200, chunk, 100000), 0);
+	CU_ASSERT(a->resp_cap <= 1000001);
+	CU_ASSERT_EQUAL(kube_http_call_data(a, 200, chunk, 1), -EFBIG);
+	CU_ASSERT_EQUAL(kube_http_call_data(a, 200, chunk, 1), -EFBIG); /* stays refused */
+	kube_http_call_done(a, -ECANCELED, 0, "Failure writing output");
+	CU_ASSERT_EQUAL(r[0].error, -EFBIG);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r[0].message, "more than 976.6 KiB, the cap is 976.6 KiB"));
+	/* Content-Length past the cap: nothing allocated, the first byte refused */
+	kube_http_call_expect(b, (uint64_t)1 << 30);
+	CU_ASSERT_PTR_NULL(b->resp);
+	CU_ASSERT_EQUAL(kube_http_call_data(b, 200, chunk, 10), -EFBIG);
+	kube_http_call_done(b, -ECANCELED, 0, "Failure writing output");
+	CU_ASSERT_EQUAL(r[1].error, -EFBIG);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r[1].message, "answer too large: Content-Length 1 GiB"));
+	/* an error answer (non-2xx) is held under the same cap */
+	CU_ASSERT_EQUAL(kube_http_call_data(c, 500, chunk, 300000), 0);
+	CU_ASSERT_EQUAL(kube_http_call_data(c, 500, chunk, 300000), 0);
+	CU_ASSERT_EQUAL(kube_http_call_data(c, 500, chunk, 300000), 0);
+	CU_ASSERT_EQUAL(kube_http_call_data(c, 500, chunk, 300000), -EFBIG);
+	kube_http_call_done(c, -ECANCELED, 0, "Failure writing output");
+	CU_ASSERT_EQUAL(r[2].error, -EFBIG);
+	CU_ASSERT_EQUAL(kube_answers_refused(), refused + 3);
+	settle();
+	kube_http_free(h);
+	free(chunk);
+	kube_answer_limit_set((uint64_t)1 << 20, "set by the test");
 }
 
 static void
@@ -440,7 +494,8 @@ static const struct test_case tests[] = {
     {"cancel before start, queued, in flight, twice", test_cancel_queued_and_in_flight},
     {"cancel from on_data and from another call's on_done", test_cancel_from_callbacks},
     {"total timeout on the loop; streams have none", test_timeout},
-    {"answer body: kept, non-2xx stream, over 256 MiB", test_body},
+    {"answer body: kept, non-2xx stream, over the cap", test_body},
+    {"answer cap: grows to it, Content-Length past it, error answers, counted", test_body_cap},
     {"start failures: engine error, token with a line break", test_start_failures},
     {"free with calls queued and in flight", test_free_with_calls},
     {"curl errors (libcurl engine)", test_curl_errno},
