@@ -323,9 +323,10 @@ test_per_peer_limit(void)
 
 	CU_ASSERT_EQUAL(metrics_render(m, &text, &len), 0);
 	CU_ASSERT_PTR_NOT_NULL(
-	    text != NULL ? strstr(text, "vmdhcp_http_connections_dropped_total{reason=\"peer_limit\"} "
-					"1\n")
-			 : NULL);
+	    text != NULL
+		? strstr(text, "vmdhcp_http_connections_dropped_total{reason=\"peer_limit\"} "
+			       "1\n")
+		: NULL);
 	free(text);
 	for (unsigned i = 0; i < 3; i++)
 		close(a[i].fd);
@@ -344,8 +345,7 @@ test_per_peer_limit(void)
  */
 enum { HELD = 2000 };
 
-static void __attribute__((noreturn))
-attacker(int port, int ready, int stop)
+static void __attribute__((noreturn)) attacker(int port, int ready, int stop)
 {
 	struct rlimit rl;
 	int *fds = calloc(HELD, sizeof(*fds));
@@ -495,12 +495,13 @@ test_held_connections_probe_answered(void)
 	}
 	CU_ASSERT_EQUAL(answered, PROBES);
 	/* the table was full all along: the attackers lost connections, not the probe */
-	CU_ASSERT_TRUE(httpd_dropped(f.h, HTTPD_DROP_PEER_LIMIT) +
-			   httpd_dropped(f.h, HTTPD_DROP_TABLE_FULL) >
-		       0);
+	CU_ASSERT_TRUE(
+	    httpd_dropped(f.h, HTTPD_DROP_PEER_LIMIT) + httpd_dropped(f.h, HTTPD_DROP_TABLE_FULL) >
+	    0);
 	CU_ASSERT_TRUE(httpd_connections(f.h) <= HTTPD_MAX_CONNECTIONS + 16);
-	fprintf(stderr, "probes answered %u/%u; dropped: table_full %lu, peer_limit %lu, "
-			"deadline %lu, refused %lu\n",
+	fprintf(stderr,
+	    "probes answered %u/%u; dropped: table_full %lu, peer_limit %lu, "
+	    "deadline %lu, refused %lu\n",
 	    answered, PROBES, httpd_dropped(f.h, HTTPD_DROP_TABLE_FULL),
 	    httpd_dropped(f.h, HTTPD_DROP_PEER_LIMIT), httpd_dropped(f.h, HTTPD_DROP_DEADLINE),
 	    httpd_dropped(f.h, HTTPD_DROP_REFUSED));
