@@ -67,6 +67,7 @@ struct conn {
 	struct event *deadline;		    /* the request deadline, while one is under way */
 	struct conn *prev, *next;
 	uint64_t order;		/* accept (or, once a reply is done, idle-since) sequence number */
+	uint64_t since_usec;	/* when it entered its state (clock_now_usec) */
 	uint64_t batch;		/* the accept pass that took it */
 	unsigned long requests; /* answered */
 	enum conn_state state;
@@ -114,6 +115,9 @@ struct httpd {
 	int fd; /* the listening socket (owned by the listener) */
 	unsigned conns, max_conns;
 	unsigned max_per_peer;
+	uint64_t hold_usec;	/* HTTPD_HOLD_MSEC */
+	uint64_t grace_usec;	/* HTTPD_SEND_GRACE_MSEC */
+	struct event *resume;	/* ends table_paused once a connection may have become old enough */
 	unsigned deadline_msec; /* a request must be complete within it */
 	unsigned batch_max;	/* connections accepted in one pass of the loop at most */
 	unsigned batch_accepts; /* in the current pass */
@@ -122,9 +126,10 @@ struct httpd {
 	unsigned long dropped[HTTPD_DROP_N];
 	size_t read_max; /* read-ahead watermark of a connection */
 	bool accepting, backing_off;
-	bool batch_full; /* batch_max reached: accepting resumes once the pass is adopted */
-	bool stopped;	 /* httpd_stop_accepting() */
-	bool closing;	 /* in httpd_free(): the listener is gone */
+	bool batch_full;   /* batch_max reached: accepting resumes once the pass is adopted */
+	bool table_paused; /* over the table and nothing could go: resumes when one can */
+	bool stopped;	   /* httpd_stop_accepting() */
+	bool closing;	   /* in httpd_free(): the listener is gone */
 	unsigned backoff_msec;
 	unsigned long accept_errors;
 	unsigned long errors_unlogged; /* since the last warning */
@@ -150,7 +155,7 @@ httpd_of_listener(const struct evconnlistener *lev)
 static void
 listener_update(struct httpd *h)
 {
-	bool want = !h->stopped && !h->backing_off && !h->batch_full;
+	bool want = !h->stopped && !h->backing_off && !h->batch_full && !h->table_paused;
 
 	if (h->closing || want == h->accepting)
 		return;
@@ -172,7 +177,6 @@ static const char *const drop_reasons[HTTPD_DROP_N] = {
     [HTTPD_DROP_TABLE_FULL] = "table_full",
     [HTTPD_DROP_PEER_LIMIT] = "peer_limit",
     [HTTPD_DROP_DEADLINE] = "deadline",
-    [HTTPD_DROP_REFUSED] = "refused",
 };
 
 /* Takes c out of the table and frees it: its connection is gone (or going) in evhttp. */
@@ -198,6 +202,8 @@ conn_remove(struct conn *c)
 		h->tail = c->prev;
 	free(c);
 	h->conns--;
+	if (h->conns < h->max_conns)
+		h->table_paused = false;
 	listener_update(h);
 }
 
@@ -256,8 +262,10 @@ conn_input(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
 	if (info->n_added == 0 || c->state != CONN_WAITING)
 		return;
 	c->state = CONN_READING;
-	if (c->requests > 0) /* the first request's deadline runs from the accept */
+	if (c->requests > 0) { /* the first request's deadline runs from the accept */
+		c->since_usec = clock_now_usec();
 		deadline_arm(c);
+	}
 }
 
 /* The connection of a request that reached a handler, or NULL (not one of ours). */
@@ -282,6 +290,10 @@ request_done(struct evhttp_request *req, void *arg)
 	c->requests++;
 	c->state = CONN_WAITING;
 	c->order = ++c->h->seq;
+	c->since_usec = clock_now_usec();
+	/* an idle connection can go for a new one now: accepting may resume */
+	c->h->table_paused = false;
+	listener_update(c->h);
 	if (evbuffer_get_length(
 		bufferevent_get_input(evhttp_connection_get_bufferevent(c->evcon))) > 0) {
 		c->state = CONN_READING; /* pipelined */
@@ -298,6 +310,7 @@ request_dispatched(struct httpd *h, struct evhttp_request *req)
 	if (c == NULL)
 		return;
 	c->state = CONN_REPLYING;
+	c->since_usec = clock_now_usec();
 	evtimer_del(c->deadline);
 	evhttp_request_set_on_complete_cb(req, request_done, c);
 }
@@ -305,18 +318,26 @@ request_dispatched(struct httpd *h, struct evhttp_request *req)
 /*
  * Which connection goes first when one must (lowest first): one kept alive and idle after
  * a reply; then one without a complete request (none yet, or half of one); then one whose
- * reply is being written; last, one accepted in the current pass, which has not had a
- * chance to send its request yet. Within a rank the oldest goes first.
+ * reply has waited HTTPD_HOLD_MSEC for a client that does not read it. Within a rank the
+ * oldest goes first. Never (-1): one accepted in the current pass, which has not had a
+ * chance to send its request yet, one whose reply is under way, and one without a complete
+ * request younger than HTTPD_SEND_GRACE_MSEC (for the per-address rule, gentle:
+ * HTTPD_HOLD_MSEC), so that a burst of well-behaved clients, which connect and then send,
+ * is served, not cut down to the limits.
  */
 static int
-conn_rank(const struct conn *c)
+conn_rank(const struct conn *c, uint64_t now, bool gentle)
 {
+	bool young = now - c->since_usec < c->h->hold_usec;
+
 	if (c->batch == c->h->batch)
-		return 3;
+		return -1;
 	if (c->state == CONN_REPLYING)
-		return 2;
+		return young ? -1 : 2;
 	if (c->state == CONN_WAITING && c->requests > 0)
 		return 0;
+	if (now - c->since_usec < (gentle ? c->h->hold_usec : c->h->grace_usec))
+		return -1; /* give it time to send its request */
 	return 1;
 }
 
@@ -333,13 +354,16 @@ pick_victim(struct httpd *h, const struct conn *peer)
 {
 	struct conn *best = NULL;
 	int best_rank = 0;
+	uint64_t now = clock_now_usec();
 
 	for (struct conn *c = h->head; c != NULL; c = c->next) {
 		int rank;
 
 		if (!c->adopted || (peer != NULL && !same_peer(c, peer)))
 			continue;
-		rank = conn_rank(c);
+		rank = conn_rank(c, now, peer != NULL);
+		if (rank < 0)
+			continue;
 		if (best == NULL || rank < best_rank ||
 		    (rank == best_rank && c->order < best->order)) {
 			best = c;
@@ -442,21 +466,28 @@ adopt_accepted(evutil_socket_t fd, short what, void *arg)
 		for (struct conn *o = h->head; o != NULL; o = o->next)
 			n += same_peer(o, c);
 		while (n-- > h->max_per_peer) {
-			struct conn *v = pick_victim(h, c);
+			struct conn *v = pick_victim(h, c); /* never c: accepted in this pass */
 			if (v == NULL)
 				break;
 			if (v == next)
 				next = v->next;
-			conn_drop(v, v == c ? HTTPD_DROP_REFUSED : HTTPD_DROP_PEER_LIMIT);
-			if (v == c)
-				break;
+			conn_drop(v, HTTPD_DROP_PEER_LIMIT);
 		}
 	}
 	while (h->conns > h->max_conns) {
 		c = pick_victim(h, NULL);
-		if (c == NULL)
+		if (c == NULL) {
+			/* only new ones and replies under way: they end or age soon; the
+			 * next connections wait in the listen backlog meanwhile */
+			uint64_t usec = MAX(h->grace_usec, 10 * USEC_PER_MSEC);
+			struct timeval tv = {.tv_sec = (time_t)(usec / USEC_PER_SEC),
+			    .tv_usec = (suseconds_t)(usec % USEC_PER_SEC)};
+
+			h->table_paused = true;
+			evtimer_add(h->resume, &tv);
 			break;
-		conn_drop(c, c->batch == h->batch ? HTTPD_DROP_REFUSED : HTTPD_DROP_TABLE_FULL);
+		}
+		conn_drop(c, HTTPD_DROP_TABLE_FULL);
 	}
 	h->batch++;
 	h->batch_accepts = 0;
@@ -505,6 +536,7 @@ conn_bufferevent(struct event_base *base, void *arg)
 	bufferevent_setwatermark(c->bev, EV_READ, 0, h->read_max);
 	bufferevent_incref(c->bev); /* valid until adopted, whatever evhttp does */
 	c->order = ++h->seq;
+	c->since_usec = clock_now_usec();
 	c->batch = h->batch;
 	c->state = CONN_WAITING;
 	c->prev = h->tail;
@@ -521,6 +553,17 @@ conn_bufferevent(struct event_base *base, void *arg)
 		h->batch_full = true;
 	listener_update(h);
 	return c->bev;
+}
+
+static void
+table_resume(evutil_socket_t fd, short what, void *arg)
+{
+	struct httpd *h = arg;
+
+	(void)fd;
+	(void)what;
+	h->table_paused = false;
+	listener_update(h);
 }
 
 static void
@@ -855,6 +898,8 @@ httpd_new(struct event_base *base, const char *listen, struct metrics *metrics, 
 	h->max_conns = HTTPD_MAX_CONNECTIONS;
 	h->batch_max = batch_for(h->max_conns);
 	h->max_per_peer = HTTPD_MAX_PER_PEER;
+	h->hold_usec = HTTPD_HOLD_MSEC * USEC_PER_MSEC;
+	h->grace_usec = HTTPD_SEND_GRACE_MSEC * USEC_PER_MSEC;
 	h->deadline_msec = HTTPD_REQUEST_DEADLINE_MSEC;
 	if (metrics != NULL)
 		h->m_dropped = metrics_add(metrics, METRIC_COUNTER,
@@ -862,7 +907,7 @@ httpd_new(struct event_base *base, const char *listen, struct metrics *metrics, 
 		    "Connections of the HTTP endpoint closed unanswered, by reason: table_full "
 		    "(the oldest idle or incomplete one, for a new one), peer_limit (the oldest "
 		    "of a source address over its limit), deadline (a request not complete in "
-		    "time), refused (a new one, when nothing else could go).",
+		    "time).",
 		    "reason", drop_reasons, HTTPD_DROP_N, NULL, 0);
 	h->read_max = HTTPD_READ_BUFFER_MAX;
 	httpd_set_timeout(h, HTTPD_TIMEOUT_MSEC);
@@ -881,8 +926,9 @@ httpd_new(struct event_base *base, const char *listen, struct metrics *metrics, 
 	h->fd = fd;
 	h->retry = evtimer_new(base, accept_retry, h);
 	h->adopt = event_new(base, -1, 0, adopt_accepted, h);
+	h->resume = evtimer_new(base, table_resume, h);
 	/* backlog 0: already listening; the callback is evhttp's (evhttp_bind_listener) */
-	h->listener = h->retry == NULL || h->adopt == NULL
+	h->listener = h->retry == NULL || h->adopt == NULL || h->resume == NULL
 			  ? NULL
 			  : evconnlistener_new(base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE, 0, fd);
 	if (h->listener != NULL)
@@ -896,6 +942,8 @@ httpd_new(struct event_base *base, const char *listen, struct metrics *metrics, 
 			event_free(h->retry);
 		if (h->adopt != NULL)
 			event_free(h->adopt);
+		if (h->resume != NULL)
+			event_free(h->resume);
 		evhttp_free(h->http);
 		free(h);
 		return -ENOMEM;
@@ -933,6 +981,7 @@ httpd_free(struct httpd *h)
 	evhttp_free(h->http);
 	drop_accepted(h);
 	event_free(h->adopt);
+	event_free(h->resume);
 	event_free(h->retry);
 	while (h->user_handlers != NULL) {
 		struct user_handler *uh = h->user_handlers;
@@ -1020,6 +1069,13 @@ httpd_set_max_per_peer(struct httpd *h, unsigned max)
 {
 	h->max_per_peer = max;
 	return 0;
+}
+
+void
+httpd_set_hold(struct httpd *h, unsigned msec)
+{
+	h->hold_usec = msec * USEC_PER_MSEC;
+	h->grace_usec = MIN(h->hold_usec, HTTPD_SEND_GRACE_MSEC * USEC_PER_MSEC);
 }
 
 int

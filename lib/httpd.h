@@ -44,17 +44,24 @@ struct httpd *httpd_free(struct httpd *h);
  *                         and from its first byte for a later one (keep-alive): a client
  *                         trickling one byte per interval, or one that connects and sends
  *                         nothing, is closed after it (reason "deadline").
- * HTTPD_MAX_CONNECTIONS   the connection table. A new connection is always accepted; when the
- *                         table is over the limit, one goes, in this order: the oldest idle
- *                         keep-alive connection, else the oldest without a complete request,
- *                         else the oldest whose reply is being written (reason "table_full");
- *                         connections accepted in the same loop pass go last (reason
- *                         "refused"), and a pass accepts a quarter of the table at most (1 to
- *                         16), so every new connection reads its request before others can
- *                         push it out. Connections held open by others never keep a probe out.
+ * HTTPD_MAX_CONNECTIONS   the connection table. New connections keep being accepted; when
+ *                         the table is over the limit, one goes (reason "table_full"), in
+ *                         this order: the oldest idle keep-alive connection, else the oldest
+ *                         without a complete request (open for HTTPD_SEND_GRACE_MSEC at
+ *                         least), else the oldest whose reply has waited HTTPD_HOLD_MSEC for
+ *                         a client that does not read it. Never one accepted in the same
+ *                         loop pass (a pass accepts a quarter of the table at most, 1 to 16,
+ *                         so every new connection reads its request before others can push
+ *                         it out), nor a reply under way: when only those are left, accepting
+ *                         pauses until one ends (the next wait in the listen backlog).
+ *                         Connections held open by others never keep a probe out.
  * HTTPD_MAX_PER_PEER      connections of one source address; a new one over it replaces that
- *                         address's own oldest (same order; reason "peer_limit"), so that one
- *                         client cannot push out the connections of others. 0: no limit.
+ *                         address's own oldest (same order, among those open for
+ *                         HTTPD_HOLD_MSEC at least; reason "peer_limit"), so that one client
+ *                         cannot push out the connections of others, while a burst of quick
+ *                         requests from one address is still served. 0: no limit.
+ * HTTPD_HOLD_MSEC, HTTPD_SEND_GRACE_MSEC
+ *                         see the two above.
  * HTTPD_ACCEPT_BACKOFF_*  when accept() fails (EMFILE, ENFILE, ENOBUFS, ENOMEM) the listener
  *                         is paused for an interval doubling from MIN to MAX, reset by the next
  *                         successful accept; one warning per second at most, with the count.
@@ -66,6 +73,8 @@ struct httpd *httpd_free(struct httpd *h);
 #define HTTPD_MAX_CONNECTIONS 64
 #define HTTPD_REQUEST_DEADLINE_MSEC 5000
 #define HTTPD_MAX_PER_PEER 16
+#define HTTPD_HOLD_MSEC 1000
+#define HTTPD_SEND_GRACE_MSEC 25
 #define HTTPD_ACCEPT_BACKOFF_MIN_MSEC 100
 #define HTTPD_ACCEPT_BACKOFF_MAX_MSEC 1000
 
@@ -76,6 +85,9 @@ int httpd_set_max_connections(struct httpd *h, unsigned max);
 int httpd_set_request_deadline(struct httpd *h, unsigned msec);
 /* 0: no per-address limit. For connections accepted from now on. */
 int httpd_set_max_per_peer(struct httpd *h, unsigned max);
+/* HTTPD_HOLD_MSEC, and HTTPD_SEND_GRACE_MSEC at most msec (tests: 0, every connection but
+ * those of the current pass and replies under way can go). */
+void httpd_set_hold(struct httpd *h, unsigned msec);
 
 /*
  * Connections closed unanswered, by reason. With a metrics registry, httpd_new() registers
@@ -86,7 +98,6 @@ enum httpd_drop {
 	HTTPD_DROP_TABLE_FULL, /* the lowest-ranked connection, for a new one */
 	HTTPD_DROP_PEER_LIMIT, /* a source address's own oldest, for its new one */
 	HTTPD_DROP_DEADLINE,   /* a request not complete within the deadline */
-	HTTPD_DROP_REFUSED,    /* a new connection, when nothing older could go */
 	HTTPD_DROP_N,
 };
 unsigned long httpd_dropped(const struct httpd *h, enum httpd_drop why);

@@ -233,20 +233,21 @@ test_invalid_pool_logged_once(void)
 	CU_ASSERT_FATAL(saved >= 0);
 	dup2(log_fd, STDERR_FILENO);
 	/* an IPPool the controller cannot decode: a CIDR that is none */
-	CU_ASSERT_EQUAL(request(&e, "POST", POOLS, NULL,
-			    "{\"apiVersion\":\"network.harvesterhci.io/v1alpha1\",\"kind\":\"IPPool\","
-			    "\"metadata\":{\"name\":\"p-loud\",\"namespace\":\"" NS "\"},"
-			    "\"spec\":{\"networkName\":\"" NS "/net\",\"ipv4Config\":{"
-			    "\"serverIP\":\"10.0.0.2\",\"cidr\":\"nope\","
-			    "\"pool\":{\"start\":\"10.0.0.10\",\"end\":\"10.0.0.20\"}}}}"),
+	CU_ASSERT_EQUAL(
+	    request(&e, "POST", POOLS, NULL,
+		"{\"apiVersion\":\"network.harvesterhci.io/v1alpha1\",\"kind\":\"IPPool\","
+		"\"metadata\":{\"name\":\"p-loud\",\"namespace\":\"" NS "\"},"
+		"\"spec\":{\"networkName\":\"" NS "/net\",\"ipv4Config\":{"
+		"\"serverIP\":\"10.0.0.2\",\"cidr\":\"nope\","
+		"\"pool\":{\"start\":\"10.0.0.10\",\"end\":\"10.0.0.20\"}}}}"),
 	    201);
 	cw.n = 1;
 	CU_ASSERT(test_poll_until(e.base, invalid_seen, &cw, WAIT_MS));
 	for (unsigned i = 0; i < REPEATS; i++) {
 		snprintf(body, sizeof(body), "{\"metadata\":{\"annotations\":{\"n\":\"%u\"}}}", i);
 		cw.n = metric_get(e.ctrl->m_invalid, 0) + 1;
-		CU_ASSERT_EQUAL(request(&e, "PATCH", POOLS "/p-loud", "application/merge-patch+json",
-				    body),
+		CU_ASSERT_EQUAL(
+		    request(&e, "PATCH", POOLS "/p-loud", "application/merge-patch+json", body),
 		    200);
 		CU_ASSERT(test_poll_until(e.base, invalid_seen, &cw, WAIT_MS));
 	}
