@@ -115,6 +115,7 @@ struct agent_kube {
 	struct agent_config *cur; /* last applied version, bindings dropped; NULL before */
 	struct ntp_names cur_ntp; /* its NTP entries as written */
 	struct agent_source_stats stats;
+	char last_invalid[AGENT_ERR_MAX]; /* the error last logged for a refused version */
 
 	struct event_base *base; /* borrowed (the client's) */
 	struct evdns_base *dns;
@@ -526,9 +527,19 @@ apply(struct agent_kube *k, struct kpool *kp)
 		return; /* cannot happen (see above) */
 	if (kp->cfg == NULL) {
 		k->stats.malformed++;
-		log_error("IPPool %s/%s: %s; %s", k->ns, k->name, kp->message,
-		    k->state == AGENT_KUBE_ACTIVE ? "keeping the previous version"
-						  : "nothing to serve yet");
+		/*
+		 * Said once per error text: a pool rewritten in a loop with the same fault
+		 * logged a line per watch event (vmdhcp_agent_kube_malformed_total counts them
+		 * all); a new error, or the same after a valid version, is said again.
+		 */
+		if (strcmp(k->last_invalid, kp->message) != 0) {
+			snprintf(k->last_invalid, sizeof(k->last_invalid), "%s", kp->message);
+			log_error("IPPool %s/%s: %s; %s", k->ns, k->name, kp->message,
+			    k->state == AGENT_KUBE_ACTIVE ? "keeping the previous version"
+							  : "nothing to serve yet");
+		} else {
+			log_debug("IPPool %s/%s: %s (again)", k->ns, k->name, kp->message);
+		}
 		if (k->state != AGENT_KUBE_ACTIVE)
 			k->state = AGENT_KUBE_INVALID;
 		return;
@@ -551,6 +562,7 @@ apply(struct agent_kube *k, struct kpool *kp)
 	k->cur = cfg;
 	k->cur_ntp = kp->ntp;
 	k->state = AGENT_KUBE_ACTIVE;
+	k->last_invalid[0] = '\0';
 	k->stats.applied++;
 	k->stats.last_sync_usec = (uint64_t)clock_realtime_usec();
 	log_info("IPPool %s/%s: applied: %zu bindings (%d removed)%s", k->ns, k->name,
@@ -596,6 +608,7 @@ on_delete(void *userdata, const char *key, const void *item)
 	removed = dhcp_server_sync_end(k->dhcp);
 	k->stats.deleted++;
 	k->state = AGENT_KUBE_ABSENT;
+	k->last_invalid[0] = '\0';
 	k->cur = agent_config_free(k->cur);
 	k->cur_ntp.n = 0;
 	log_warn(

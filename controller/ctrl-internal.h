@@ -135,6 +135,12 @@ struct ctrl_pool_sample {
 	double bindings[3];	    /* NICs Allocated, Pending, Stale on rt's network */
 };
 
+/* An IPPool whose spec is invalid, and the error logged for it (said once per text). */
+struct ctrl_invalid_pool {
+	char *key, *error;
+	struct ctrl_invalid_pool *next;
+};
+
 struct ctrl {
 	struct event_base *base;
 	struct kube_client *client; /* borrowed */
@@ -158,7 +164,9 @@ struct ctrl {
 	bool reconciling; /* controllers started */
 
 	struct metric *m_leader, *m_writes;
-	struct ctrl_pool_sample *samples; /* reused from render to render */
+	struct metric *m_invalid;	   /* vmdhcp_controller_ippool_invalid_total */
+	struct ctrl_invalid_pool *invalid; /* the error last logged per invalid IPPool */
+	struct ctrl_pool_sample *samples;  /* reused from render to render */
 	size_t n_samples, cap_samples;
 };
 

@@ -93,11 +93,55 @@ ctrl_synced(const struct ctrl *c)
 	return ctrl_migrate_synced(c);
 }
 
+/*
+ * Whether the API server has been out of reach for the outage threshold: every informer's
+ * list/watch failing (one failing alone is a problem of its resource, e.g. RBAC, which the
+ * reason describes anyway), the last of them since longer than the threshold. The seconds
+ * it has lasted in *secs.
+ */
+static bool
+api_unreachable(const struct ctrl *c, int64_t *secs)
+{
+	uint64_t limit = c->opts.api_outage_usec ? c->opts.api_outage_usec : CTRL_API_OUTAGE_USEC;
+	int64_t latest = 0, now = clock_realtime_usec();
+	size_t n = 0;
+
+	for (size_t i = 0; i < ctrl_n_kinds; i++) {
+		struct kube_informer *inf = *ctrl_kind_informer((struct ctrl *)c, &ctrl_kinds[i]);
+		struct kube_informer_stats st;
+
+		if (inf == NULL)
+			continue;
+		kube_informer_get_stats(inf, &st);
+		if (st.failures == 0)
+			return false;
+		latest = MAX(latest, st.failing_since);
+		n++;
+	}
+	if (n == 0 || now < latest * 1000000)
+		return false;
+	*secs = now / 1000000 - latest;
+	return (uint64_t)(now - latest * 1000000) >= limit;
+}
+
 bool
 ctrl_ready(struct ctrl *c, char *reason, size_t len)
 {
+	int64_t secs = 0;
+
 	if (!ctrl_synced(c)) {
 		snprintf(reason, len, "caches not synced");
+		return false;
+	}
+	/*
+	 * Not ready while the API server is out of reach (a short outage is ridden out): the
+	 * caches go stale and no write lands. Liveness (/healthz) stays: a restart would not
+	 * bring the API server back. The admission webhook on this replica leaves the Service
+	 * with it (its decisions read the same stale caches); replicas that still reach the API
+	 * server keep serving it.
+	 */
+	if (api_unreachable(c, &secs)) {
+		snprintf(reason, len, "API server unreachable for %llds", (long long)secs);
 		return false;
 	}
 	if (c->leading && !c->reconciling) {
@@ -354,6 +398,14 @@ ctrl_free(struct ctrl *c)
 		netpool_free(rt->np);
 		free(rt->uid);
 		free(rt);
+	}
+	while (c->invalid != NULL) {
+		struct ctrl_invalid_pool *ip = c->invalid;
+
+		c->invalid = ip->next;
+		free(ip->key);
+		free(ip->error);
+		free(ip);
 	}
 	ctrl_metrics_free(c);
 	free(c->namespace);

@@ -58,7 +58,12 @@ struct ctrl_opts {
 	const char *upstream_agent_ns;
 	const char *upstream_webhooks;
 	const struct kube_clock *clock;
+	/* /readyz turns not ready once every informer's list/watch has been failing this long
+	 * (the API server unreachable); 0: CTRL_API_OUTAGE_USEC. Liveness is not touched. */
+	uint64_t api_outage_usec;
 };
+
+#define CTRL_API_OUTAGE_USEC (30 * UINT64_C(1000000))
 
 struct ctrl;
 

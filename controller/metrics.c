@@ -338,7 +338,10 @@ ctrl_metrics_add(struct ctrl *c)
 	    "else 0");
 	c->m_writes = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_controller_api_writes_total",
 	    "Writes sent to the API server");
-	if (c->m_leader == NULL || c->m_writes == NULL)
+	c->m_invalid =
+	    metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_controller_ippool_invalid_total",
+		"Reconciles that found an IPPool's spec invalid (logged once per error text)");
+	if (c->m_leader == NULL || c->m_writes == NULL || c->m_invalid == NULL)
 		return -errno;
 	for (size_t i = 0; i < ELEMENTSOF(fams); i++)
 		if (metrics_add_dynamic(

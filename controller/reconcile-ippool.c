@@ -13,6 +13,7 @@
 #include "controller/placement.h"
 #include "lib/clock.h"
 #include "lib/log.h"
+#include "lib/metrics.h"
 
 static uint64_t
 range_hash(const struct ippool_spec *s)
@@ -602,6 +603,48 @@ ensure_ipam(struct ctrl *c, const char *key, const struct pool_item *it, struct 
 	}
 }
 
+/*
+ * Whether the error of an invalid IPPool is new (to be logged): an IPPool rewritten in a loop
+ * with the same fault, or reconciled again for other reasons, says it once; a changed error
+ * is said again. error NULL: the pool is valid or gone, forgotten.
+ */
+static bool
+invalid_is_new(struct ctrl *c, const char *key, const char *error)
+{
+	struct ctrl_invalid_pool **p, *ip;
+
+	for (p = &c->invalid; (ip = *p) != NULL; p = &ip->next)
+		if (strcmp(ip->key, key) == 0)
+			break;
+	if (error == NULL) {
+		if (ip != NULL) {
+			*p = ip->next;
+			free(ip->key);
+			free(ip->error);
+			free(ip);
+		}
+		return false;
+	}
+	if (ip != NULL && strcmp(ip->error, error) == 0)
+		return false;
+	char *copy = strdup(error);
+	if (copy == NULL)
+		return true; /* said again rather than never */
+	if (ip == NULL) {
+		ip = calloc(1, sizeof(*ip));
+		if (ip == NULL || (ip->key = strdup(key)) == NULL) {
+			free(ip);
+			free(copy);
+			return true;
+		}
+		ip->next = c->invalid;
+		c->invalid = ip;
+	}
+	free(ip->error);
+	ip->error = copy;
+	return true;
+}
+
 struct kube_reconcile_result
 ctrl_reconcile_pool(void *userdata, const char *key)
 {
@@ -621,7 +664,9 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 
 	if (c->opts.no_agent)
 		agent = NULL; /* --no-agent: agents are none of our business */
-	if (it == NULL) {     /* gone: forget, remove the agent, then the NAD labels naming it */
+	if (it == NULL || it->pool != NULL)
+		invalid_is_new(c, key, NULL); /* valid or gone: an error is news again */
+	if (it == NULL) { /* gone: forget, remove the agent, then the NAD labels naming it */
 		if (rt != NULL)
 			rt_forget(c, key);
 		if (agent != NULL && !agent->deleting)
@@ -633,7 +678,12 @@ ctrl_reconcile_pool(void *userdata, const char *key)
 	if (it->pool == NULL) {
 		json_t *ref = ctrl_event_ref(it->meta.ns, it->meta.name, it->meta.uid);
 
-		log_warn("ippool %s: invalid: %s", key, it->error);
+		if (c->m_invalid != NULL)
+			metric_inc(c->m_invalid, 0);
+		if (invalid_is_new(c, key, it->error != NULL ? it->error : ""))
+			log_warn("ippool %s: invalid: %s", key, it->error);
+		else
+			log_debug("ippool %s: invalid: %s", key, it->error);
 		if (ref != NULL)
 			kube_record_event(c->recorder, ref, CRD_API_VERSION, IPPOOL_KIND, "Warning",
 			    "InvalidSpec", "%s", it->error);

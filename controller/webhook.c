@@ -843,6 +843,11 @@ webhook_new(struct event_base *base, const struct webhook_opts *opts, struct web
 	httpd_set_read_buffer_max(w->httpd, WEBHOOK_BODY_MAX + 2 * HTTPD_MAX_HEADERS_SIZE);
 	httpd_set_max_connections(w->httpd, WEBHOOK_MAX_CONNECTIONS);
 	httpd_set_timeout(w->httpd, WEBHOOK_TIMEOUT_MSEC);
+	/* the API server (a few addresses) is nearly the only client: no per-address limit
+	 * below the table's; a request (TLS handshake included) within the API server's own
+	 * webhook timeout */
+	httpd_set_max_per_peer(w->httpd, 0);
+	httpd_set_request_deadline(w->httpd, WEBHOOK_TIMEOUT_MSEC);
 	httpd_set_bufferevent(w->httpd, make_bufferevent, w);
 	httpd_set_ready(w->httpd, ready_cb, w);
 	httpd_remove_handler(w->httpd, "/metrics"); /* on the metrics port, not here */

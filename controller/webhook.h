@@ -33,8 +33,9 @@ struct webhook;
 typedef void (*webhook_admit_fn)(
     void *userdata, const struct admit_request *rq, struct admit_result *res);
 
-/* Connections at once, and the read/write inactivity timeout of one (lib/httpd's limits
- * otherwise: HTTPD_MAX_HEADERS_SIZE, accept back-off). */
+/* Connections at once, and the read/write inactivity timeout of one, also the request
+ * deadline; no per-address limit (lib/httpd's limits otherwise: HTTPD_MAX_HEADERS_SIZE,
+ * accept back-off, the table's drop order). */
 #define WEBHOOK_MAX_CONNECTIONS 128
 #define WEBHOOK_TIMEOUT_MSEC 10000
 

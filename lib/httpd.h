@@ -36,13 +36,32 @@ struct httpd *httpd_free(struct httpd *h);
  * HTTPD_READ_BUFFER_MAX   bytes read ahead of evhttp's parser (a client that pipelines requests
  *                         and reads no reply): reading pauses there until the parser drains it.
  * HTTPD_TIMEOUT_MSEC      read/write inactivity timeout of a connection: a request that stops
- *                         making progress (a slow client) and an idle keep-alive connection
- *                         are closed after it. It is an inactivity timeout, not a deadline:
- *                         a client trickling one byte per interval keeps its connection until
- *                         the header limit, but it holds only one of the connection slots.
- * HTTPD_MAX_CONNECTIONS   concurrent connections; at the limit the listener stops accepting
- *                         (new connections wait in the kernel's listen backlog, and are
- *                         refused by it when that is full) until one closes.
+ *                         making progress (a slow client), a reply the client does not read
+ *                         and an idle keep-alive connection are closed after it.
+ * HTTPD_REQUEST_DEADLINE_MSEC
+ *                         a request (request line, headers and body) must be complete within
+ *                         it, counted from the accept for the first request of a connection
+ *                         and from its first byte for a later one (keep-alive): a client
+ *                         trickling one byte per interval, or one that connects and sends
+ *                         nothing, is closed after it (reason "deadline").
+ * HTTPD_MAX_CONNECTIONS   the connection table. New connections keep being accepted; when
+ *                         the table is over the limit, one goes (reason "table_full"), in
+ *                         this order: the oldest idle keep-alive connection, else the oldest
+ *                         without a complete request (open for HTTPD_SEND_GRACE_MSEC at
+ *                         least), else the oldest whose reply has waited HTTPD_HOLD_MSEC for
+ *                         a client that does not read it. Never one accepted in the same
+ *                         loop pass (a pass accepts a quarter of the table at most, 1 to 16,
+ *                         so every new connection reads its request before others can push
+ *                         it out), nor a reply under way: when only those are left, accepting
+ *                         pauses until one ends (the next wait in the listen backlog).
+ *                         Connections held open by others never keep a probe out.
+ * HTTPD_MAX_PER_PEER      connections of one source address; a new one over it replaces that
+ *                         address's own oldest (same order, among those open for
+ *                         HTTPD_HOLD_MSEC at least; reason "peer_limit"), so that one client
+ *                         cannot push out the connections of others, while a burst of quick
+ *                         requests from one address is still served. 0: no limit.
+ * HTTPD_HOLD_MSEC, HTTPD_SEND_GRACE_MSEC
+ *                         see the two above.
  * HTTPD_ACCEPT_BACKOFF_*  when accept() fails (EMFILE, ENFILE, ENOBUFS, ENOMEM) the listener
  *                         is paused for an interval doubling from MIN to MAX, reset by the next
  *                         successful accept; one warning per second at most, with the count.
@@ -52,12 +71,36 @@ struct httpd *httpd_free(struct httpd *h);
 #define HTTPD_READ_BUFFER_MAX 16384
 #define HTTPD_TIMEOUT_MSEC 10000
 #define HTTPD_MAX_CONNECTIONS 64
+#define HTTPD_REQUEST_DEADLINE_MSEC 5000
+#define HTTPD_MAX_PER_PEER 16
+#define HTTPD_HOLD_MSEC 1000
+#define HTTPD_SEND_GRACE_MSEC 25
 #define HTTPD_ACCEPT_BACKOFF_MIN_MSEC 100
 #define HTTPD_ACCEPT_BACKOFF_MAX_MSEC 1000
 
 /* Overrides of the defaults above (tests use short ones). msec and max must be > 0. */
 int httpd_set_timeout(struct httpd *h, unsigned msec);
 int httpd_set_max_connections(struct httpd *h, unsigned max);
+/* msec > 0; for requests started from now on. */
+int httpd_set_request_deadline(struct httpd *h, unsigned msec);
+/* 0: no per-address limit. For connections accepted from now on. */
+int httpd_set_max_per_peer(struct httpd *h, unsigned max);
+/* HTTPD_HOLD_MSEC, and HTTPD_SEND_GRACE_MSEC at most msec (tests: 0, every connection but
+ * those of the current pass and replies under way can go). */
+void httpd_set_hold(struct httpd *h, unsigned msec);
+
+/*
+ * Connections closed unanswered, by reason. With a metrics registry, httpd_new() registers
+ * them as vmdhcp_http_connections_dropped_total{reason} (a second server on the same registry
+ * keeps them here only).
+ */
+enum httpd_drop {
+	HTTPD_DROP_TABLE_FULL, /* the lowest-ranked connection, for a new one */
+	HTTPD_DROP_PEER_LIMIT, /* a source address's own oldest, for its new one */
+	HTTPD_DROP_DEADLINE,   /* a request not complete within the deadline */
+	HTTPD_DROP_N,
+};
+unsigned long httpd_dropped(const struct httpd *h, enum httpd_drop why);
 
 /* The request body limit (default HTTPD_MAX_BODY_SIZE; past it evhttp answers 413), and the
  * methods evhttp lets through to the handlers (a mask of enum evhttp_cmd_type; default GET |
@@ -101,7 +144,9 @@ void httpd_set_ready(struct httpd *h, httpd_ready_fn ready, void *userdata);
 
 /*
  * Extra handler for an exact path (borrowed string). It must not set the close callback of
- * the request's connection: lib/httpd counts connections with it.
+ * the request's connection, nor the request's on-complete callback: lib/httpd tracks
+ * connections with them. It answers before it returns (a connection whose request has been
+ * handled may be dropped for a new one while its reply is written).
  */
 typedef void (*httpd_handler_fn)(struct evhttp_request *req, void *userdata);
 int httpd_add_handler(struct httpd *h, const char *path, httpd_handler_fn fn, void *userdata);

@@ -805,6 +805,80 @@ test_malformed(void)
 	delete_pool("p-bad");
 }
 
+/* Lines of the file at fd (from its start) that contain needle. */
+static unsigned
+lines_with(int fd, const char *needle)
+{
+	char buf[65536];
+	unsigned n = 0;
+	ssize_t len;
+
+	lseek(fd, 0, SEEK_SET);
+	len = read(fd, buf, sizeof(buf) - 1);
+	if (len <= 0)
+		return 0;
+	buf[len] = '\0';
+	for (char *p = buf; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	return n;
+}
+
+/*
+ * An invalid IPPool written again and again with the same fault (a watch event each time):
+ * every version is counted, the error is logged once (a line per event before); a
+ * different fault is logged again.
+ */
+static void
+test_malformed_logged_once(void)
+{
+	enum { REPEATS = 20 };
+	struct src s;
+	char path[256], body[128], tmpl[] = "/tmp/test-agent-kube-log-XXXXXX";
+	int log_fd, saved;
+
+	log_fd = mkstemp(tmpl);
+	CU_ASSERT_FATAL(log_fd >= 0);
+	unlink(tmpl);
+	pool_path(path, sizeof(path), NULL, NULL);
+	CU_ASSERT_EQUAL(api("POST", path,
+			    "{\"metadata\":{\"name\":\"p-loud\"},\"spec\":{\"networkName\":\"x\","
+			    "\"ipv4Config\":{\"serverIP\":\"10.0.0.2\",\"cidr\":\"nope\","
+			    "\"pool\":{\"start\":\"10.0.0.10\",\"end\":\"10.0.0.20\"}}}}"),
+	    201);
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	CU_ASSERT_FATAL(saved >= 0);
+	dup2(log_fd, STDERR_FILENO);
+	src_start(&s, "p-loud");
+	s.want = 1;
+	CU_ASSERT(wait_for(malformed_reaches, &s, WAIT_MS));
+	for (unsigned i = 0; i < REPEATS; i++) {
+		snprintf(body, sizeof(body), "{\"metadata\":{\"annotations\":{\"n\":\"%u\"}}}", i);
+		s.want = stats(&s).malformed + 1;
+		patch_pool("p-loud", NULL, body);
+		CU_ASSERT(wait_for(malformed_reaches, &s, WAIT_MS));
+	}
+	fflush(stderr);
+	unsigned once = lines_with(log_fd, "nothing to serve yet");
+	/* another fault: said */
+	s.want = stats(&s).malformed + 1;
+	patch_pool("p-loud", NULL, "{\"spec\":{\"ipv4Config\":{\"cidr\":\"still-not\"}}}");
+	CU_ASSERT(wait_for(malformed_reaches, &s, WAIT_MS));
+	fflush(stderr);
+	unsigned twice = lines_with(log_fd, "nothing to serve yet");
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	close(log_fd);
+	CU_ASSERT_EQUAL(stats(&s).malformed, 1 + REPEATS + 1);
+	CU_ASSERT_EQUAL(once, 1);
+	CU_ASSERT_EQUAL(twice, 2);
+	if (once != 1 || twice != 2)
+		fprintf(stderr, "log lines: %u after %u versions, %u after another fault\n", once,
+		    1 + REPEATS, twice);
+	src_stop(&s);
+	delete_pool("p-loud");
+}
+
 static void
 test_malformed_first(void)
 {
@@ -1023,6 +1097,7 @@ static const struct test_case kube_tests[] = {
     {"deleted: not serving, not ready", test_deleted},
     {"malformed version: counted, previous kept", test_malformed},
     {"malformed first version: not ready", test_malformed_first},
+    {"same malformed version again: logged once", test_malformed_logged_once},
     {"NTP hostnames resolved in the background, followed", test_ntp_hostnames},
     {"bad --ippool-ref", test_bad_ref},
     {NULL, NULL},

@@ -696,44 +696,65 @@ done_conns_at(void *arg)
 }
 
 /*
- * At the connection limit the server stops accepting: a further connection is not served
- * while the first ones still are, and is served once one of them closes.
+ * At the connection limit a new connection still gets in: the idle keep-alive connection
+ * goes first, then the oldest without a complete request; the others are served.
  */
 static void
 test_connection_limit(void)
 {
 	enum { MAX = 4 };
+	static const char get_close[] =
+	    "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
 	struct fixture f;
-	struct client c[MAX], extra;
+	struct client c[MAX], extra, filler;
 
 	fixture_init(&f);
+	CU_ASSERT_EQUAL(httpd_set_request_deadline(f.h, 0), -EINVAL);
+	CU_ASSERT_EQUAL(httpd_set_request_deadline(f.h, 600000), 0); /* not in this test */
+	httpd_set_hold(f.h, 0); /* the order, not the grace of new connections */
 	CU_ASSERT_EQUAL(httpd_set_max_connections(f.h, 0), -EINVAL);
 	CU_ASSERT_EQUAL(httpd_set_max_connections(f.h, MAX), 0);
 	for (unsigned i = 0; i < MAX; i++)
 		CU_ASSERT_EQUAL_FATAL(client_connect(&f, &c[i]), 0);
 	struct conns_at w = {.h = f.h, .n = MAX};
 	CU_ASSERT_TRUE_FATAL(run_until(&f, done_conns_at, &w));
+	/* the last one is answered and stays open, idle */
+	CU_ASSERT_TRUE(client_send(&c[MAX - 1], get_healthz));
+	CU_ASSERT_TRUE(run_until(&f, done_response, &c[MAX - 1]));
 
 	CU_ASSERT_EQUAL_FATAL(client_connect(&f, &extra), 0);
-	CU_ASSERT_TRUE(client_send(&extra, get_healthz));
-	for (unsigned i = 0; i < MAX; i++) {
+	CU_ASSERT_TRUE(client_send(&extra, get_close));
+	CU_ASSERT_TRUE(run_until(&f, done_response, &extra));
+	CU_ASSERT_PTR_NOT_NULL(strstr(extra.buf, "HTTP/1.1 200"));
+	CU_ASSERT_TRUE(run_until(&f, done_closed, &c[MAX - 1]));
+	CU_ASSERT_EQUAL(httpd_dropped(f.h, HTTPD_DROP_TABLE_FULL), 1u);
+	client_close(&extra);
+	client_close(&c[MAX - 1]);
+	w.n = MAX - 1;
+	CU_ASSERT_TRUE_FATAL(run_until(&f, done_conns_at, &w));
+	CU_ASSERT_EQUAL_FATAL(client_connect(&f, &filler), 0);
+	w.n = MAX;
+	CU_ASSERT_TRUE_FATAL(run_until(&f, done_conns_at, &w));
+
+	/* no idle one left: the oldest that has sent nothing goes */
+	CU_ASSERT_EQUAL_FATAL(client_connect(&f, &extra), 0);
+	CU_ASSERT_TRUE(client_send(&extra, get_close));
+	CU_ASSERT_TRUE(run_until(&f, done_response, &extra));
+	CU_ASSERT_PTR_NOT_NULL(strstr(extra.buf, "HTTP/1.1 200"));
+	CU_ASSERT_TRUE(run_until(&f, done_closed, &c[0]));
+	CU_ASSERT_EQUAL(c[0].len, 0u);
+	CU_ASSERT_EQUAL(httpd_dropped(f.h, HTTPD_DROP_TABLE_FULL), 2u);
+	client_close(&extra);
+	for (unsigned i = 1; i < MAX - 1; i++) {
 		CU_ASSERT_TRUE(client_send(&c[i], get_healthz));
 		CU_ASSERT_TRUE(run_until(&f, done_response, &c[i]));
 		CU_ASSERT_PTR_NOT_NULL(strstr(c[i].buf, "HTTP/1.1 200"));
 	}
-	/* the loop has run for every answer above, and the extra one was never accepted */
-	CU_ASSERT_EQUAL(httpd_connections(f.h), MAX);
-	client_poll(&extra);
-	CU_ASSERT_EQUAL(extra.len, 0u);
-	CU_ASSERT_FALSE(extra.closed);
-
-	client_close(&c[0]);
-	CU_ASSERT_TRUE(run_until(&f, done_response, &extra));
-	CU_ASSERT_PTR_NOT_NULL(strstr(extra.buf, "HTTP/1.1 200"));
-	for (unsigned i = 1; i < MAX; i++)
+	for (unsigned i = 0; i < MAX; i++)
 		client_close(&c[i]);
-	client_close(&extra);
+	client_close(&filler);
 	CU_ASSERT_TRUE(run_until(&f, done_no_connections, f.h));
+	CU_ASSERT_EQUAL(httpd_dropped(f.h, HTTPD_DROP_DEADLINE), 0u);
 	fixture_done(&f);
 }
 
@@ -963,7 +984,7 @@ static const struct test_case httpd_tests[] = {
     {"header limit within one endless line", test_header_limit_one_line},
     {"pipelining without reading: reading pauses", test_pipelining_without_reading},
     {"slow and idle clients are dropped", test_slow_and_idle_clients},
-    {"connection limit pauses accepting", test_connection_limit},
+    {"connection limit: idle, then oldest incomplete dropped", test_connection_limit},
     {"accept EMFILE: paused, few log lines, recovers", test_accept_emfile},
     {"free with open connections", test_free_with_open_connections},
     {"body handlers: exact, prefix, 404, 400, 500", test_body_handlers},
