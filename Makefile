@@ -211,7 +211,14 @@ $(HA_PROBE): $(BUILD)/obj/tests/netns/dhcp-ha-probe.o
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $<
 
-tests: $(UNIT_BINS) $(NETNS_BINS) $(HA_PROBE) programs
+# An LD_PRELOAD shim that fails socket(AF_NETLINK) on demand (tests/netns/test-exit-codes.sh).
+FAULT_SHIM := $(BUILD)/tests/fault-shim.so
+$(FAULT_SHIM): tests/netns/fault-shim.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -shared -fPIC -o $@ $< -ldl
+
+tests: $(UNIT_BINS) $(NETNS_BINS) $(HA_PROBE) $(FAULT_SHIM) programs
 
 # --- running tests -------------------------------------------------------------------------
 
@@ -226,7 +233,7 @@ asan:
 
 # Network-namespace integration tests (root; they skip with exit 77 otherwise), then one more
 # check: the host's resolv.conf and DHCP clients' state are as they were (tests/netns/host-files.sh).
-netns-test: $(NETNS_BINS) $(HA_PROBE) programs
+netns-test: $(NETNS_BINS) $(HA_PROBE) $(FAULT_SHIM) programs
 	@tests/netns/host-files.sh tests/run-tests.sh netns $(NETNS_BINS) $(NETNS_SCRIPTS)
 
 e2e-test: programs
