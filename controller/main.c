@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -554,6 +555,32 @@ static void __attribute__((format(printf, 2, 3), noreturn)) die(int status, cons
 	exit(status);
 }
 
+/*
+ * Start-up steps that open sockets are tried again while their error may pass (ENOMEM, ENOBUFS,
+ * EAGAIN: the kernel or the allocator short for a moment), 10 attempts in all, after 0.1 s
+ * doubling up to 10 s, as the agent does; then, or for any other error, the step's exit.
+ */
+#define START_ATTEMPTS 10
+
+static bool
+start_retry(int r, unsigned *attempt, const char *what)
+{
+	uint64_t delay = 100 * UINT64_C(1000);
+	struct timespec ts;
+
+	if ((r != -ENOMEM && r != -ENOBUFS && r != -EAGAIN) || ++*attempt >= START_ATTEMPTS)
+		return false;
+	for (unsigned i = 1; i < *attempt && delay < 10 * USEC_PER_SEC; i++)
+		delay *= 2;
+	delay = MIN(delay, 10 * USEC_PER_SEC);
+	log_warn("%s: %s; may pass: trying again in %.1f s (attempt %u of %u)", what, strerror(-r),
+	    (double)delay / USEC_PER_SEC, *attempt + 1, START_ATTEMPTS);
+	ts = (struct timespec){(time_t)(delay / USEC_PER_SEC), (long)(delay % USEC_PER_SEC) * 1000};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	return true;
+}
+
 /* -EINVAL from a listen address: the flag's value is no address (2); else the system's (1) */
 #define LISTEN_STATUS(r) ((r) == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME)
 
@@ -604,6 +631,7 @@ main(int argc, char **argv)
 	const char *ns;
 	char err[512], identity[300], host[256];
 	struct args a;
+	unsigned attempt = 0;
 	int r;
 
 	parse_args(argc, argv, &a);
@@ -637,15 +665,17 @@ main(int argc, char **argv)
 	app.base = event_base_new();
 	if (app.base == NULL)
 		fatalx("cannot create the event loop");
-	if ((r = kube_client_new(app.base, cfg, &client)) < 0)
-		fatalx("cannot create the API client: %s", strerror(-r));
+	while ((r = kube_client_new(app.base, cfg, &client)) < 0)
+		if (!start_retry(r, &attempt, "cannot create the API client"))
+			fatalx("cannot create the API client: %s", strerror(-r));
 	if ((r = metrics_new(&metrics)) < 0)
 		fatalx("cannot create metrics: %s", strerror(-r));
 	if (metrics_add_build_info(metrics, VMDHCP_VERSION, VMDHCP_REVISION) == NULL ||
 	    metrics_add_process(metrics) < 0)
 		fatalx("cannot create the build and process metrics");
-	if ((r = httpd_new(app.base, a.listen, metrics, &httpd)) < 0)
-		die(LISTEN_STATUS(r), "--listen %s: %s", a.listen, strerror(-r));
+	while ((r = httpd_new(app.base, a.listen, metrics, &httpd)) < 0)
+		if (!start_retry(r, &attempt, a.listen))
+			die(LISTEN_STATUS(r), "--listen %s: %s", a.listen, strerror(-r));
 	httpd_set_ready(httpd, ready_cb, &app);
 
 	if (a.apply_crds && (r = ctrl_apply_crds(app.base, client, err, sizeof(err))) < 0)

@@ -4,7 +4,8 @@
 # configuration; representative cases of each, both programs run inside this test's network
 # namespace. Then the agent's start-up retries, with socket(AF_NETLINK) failing through an
 # LD_PRELOAD shim (build/tests/fault-shim.so): ENOMEM twice is tried again and the agent serves;
-# EPERM ends the start at once with status 1.
+# EPERM ends the start at once with status 1; the controller's HTTP socket failing with ENOMEM
+# twice is tried again too.
 . "$(dirname "$0")/lib.sh"
 require
 CONTROLLER=${CONTROLLER:-$ROOT/build/vm-dhcp-controller}
@@ -94,5 +95,15 @@ status 1 "EPERM at start" env LD_PRELOAD="$SHIM" FAULT_NETLINK_COUNT=1000 FAULT_
 check "EPERM at start: one attempt" test "$(grep -c '^fault-shim:' "$TMP/out")" = 1
 check "EPERM at start: not tried again" bash -c "! grep -q 'trying again' '$TMP/out'"
 said "EPERM at start" "Operation not permitted"
+# the controller: its HTTP socket failing with ENOMEM twice is tried again, then served
+ip netns exec "$SRV" env LD_PRELOAD="$SHIM" FAULT_DOMAIN=2 FAULT_NETLINK_COUNT=2 FAULT_NETLINK_ERRNO=12 \
+    $C --kubeconfig "$kc" --listen "127.0.0.1:$HTTP_PORT" >"$TMP/controller.log" 2>&1 &
+CTL_PID=$!; PIDS+=("$CTL_PID")
+healthz() { ip netns exec "$SRV" curl -sf --max-time 5 -o /dev/null "http://127.0.0.1:$HTTP_PORT/healthz"; }
+check "controller: ENOMEM twice on its HTTP socket, then /healthz answers" wait_for 30 healthz
+check "controller: 2 failures injected" test "$(grep -c '^fault-shim:' "$TMP/controller.log")" = 2
+check "controller: each said to be tried again" \
+    test "$(grep -c 'Cannot allocate memory; may pass: trying again in' "$TMP/controller.log")" = 2
+stop_pid "$CTL_PID"
 [ "$CHECKS_FAIL" = 0 ] || { show_logs; cat "$TMP/out"; }
 finish
