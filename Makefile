@@ -225,7 +225,14 @@ $(DHCP_FLOOD): $(BUILD)/obj/tests/netns/dhcp-flood.o
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $<
 
-tests: $(UNIT_BINS) $(NETNS_BINS) $(HA_PROBE) $(BIG_DISCOVER) $(DHCP_FLOOD) programs
+# An LD_PRELOAD shim that fails socket(AF_NETLINK) on demand (tests/netns/test-exit-codes.sh).
+FAULT_SHIM := $(BUILD)/tests/fault-shim.so
+$(FAULT_SHIM): tests/netns/fault-shim.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -shared -fPIC -o $@ $< -ldl
+
+tests: $(UNIT_BINS) $(NETNS_BINS) $(HA_PROBE) $(BIG_DISCOVER) $(DHCP_FLOOD) $(FAULT_SHIM) programs
 
 # --- running tests -------------------------------------------------------------------------
 
@@ -240,7 +247,7 @@ asan:
 
 # Network-namespace integration tests (root; they skip with exit 77 otherwise), then one more
 # check: the host's resolv.conf and DHCP clients' state are as they were (tests/netns/host-files.sh).
-netns-test: $(NETNS_BINS) $(HA_PROBE) $(BIG_DISCOVER) $(DHCP_FLOOD) programs
+netns-test: $(NETNS_BINS) $(HA_PROBE) $(BIG_DISCOVER) $(DHCP_FLOOD) $(FAULT_SHIM) programs
 	@tests/netns/host-files.sh tests/run-tests.sh netns $(NETNS_BINS) $(NETNS_SCRIPTS)
 
 e2e-test: programs

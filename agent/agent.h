@@ -75,6 +75,18 @@ int agent_config_load(
 /* Same, from text in memory; name is used in messages. */
 int agent_config_parse(const char *name, const char *text, size_t len, const char *ippool_ref,
     struct agent_config **ret, char *err, size_t errlen);
+/*
+ * The same, in steps (a reload lets the event loop run between them): open reads the file
+ * (path borrowed until the parser is freed); each step parses up to max_docs documents (0: all)
+ * and returns 1 while some are left, 0 with *ret once done, or a negative errno with err filled
+ * as agent_config_load's. Free the parser after it returned 0 or an error, or to abandon it.
+ */
+struct agent_config_parser;
+int agent_config_parser_open(const char *path, const char *ippool_ref,
+    struct agent_config_parser **ret, char *err, size_t errlen);
+int agent_config_parser_step(struct agent_config_parser *ps, size_t max_docs,
+    struct agent_config **ret, char *err, size_t errlen);
+struct agent_config_parser *agent_config_parser_free(struct agent_config_parser *ps);
 struct agent_config *agent_config_free(struct agent_config *c);
 struct ippool_spec;
 /*
@@ -614,6 +626,12 @@ int agent_stop(struct agent *a, void (*done)(void *userdata), void *userdata);
 int agent_exit_status(const struct agent *a);
 /* Re-reads the config file; a bad file is logged and the old config kept. */
 int agent_reload(struct agent *a);
+/*
+ * The second half of agent_reload, for a file parsed in steps (agent_config_parser_step): r and
+ * err its result, cfg (taken) the new configuration when r is 0. Applies it or keeps the old
+ * one, logs and counts the reload. Local mode only.
+ */
+int agent_reload_done(struct agent *a, int r, struct agent_config *cfg, const char *err);
 
 /*
  * ---- dynamic.c: --dynamic leases -------------------------------------------------------

@@ -14,11 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 
 #include "agent/agent.h"
+#include "lib/clock.h"
 #include "lib/flags.h"
 #include "lib/log.h"
 #include "lib/util.h"
@@ -30,7 +32,23 @@
 #define VMDHCP_REVISION "unknown"
 #endif
 
+/*
+ * Exit status, the same in vm-dhcp-controller (README "Exit status"): 0 done (--help,
+ * --version, --dry-run, a stop on SIGTERM/SIGINT); 1 a runtime failure (the system refused
+ * something: permission, an address in use, the event loop, start-up still failing after its
+ * retries); 2 bad usage or configuration (a flag, the --config file, the kubeconfig).
+ */
+#define EXIT_RUNTIME 1
 #define EXIT_USAGE FLAGS_EXIT_USAGE
+
+/*
+ * Start-up errors that may pass (the kernel or the allocator short for a moment) are tried
+ * again, START_ATTEMPTS times in all, after 0.1 s, doubling up to 10 s; the others end the
+ * start at once.
+ */
+#define START_ATTEMPTS 10
+#define START_RETRY_FIRST_USEC (100 * UINT64_C(1000))
+#define START_RETRY_MAX_USEC (10 * USEC_PER_SEC)
 
 /* What the command line gives: the agent's options and what main() does with the rest. */
 struct cli {
@@ -272,11 +290,19 @@ parse_flags(int argc, char **argv, struct cli *c)
 	    .synopsis = "usage: vm-dhcp-agent --config FILE [--interface IF] [options]\n"
 			"       vm-dhcp-agent --ippool-ref NS/NAME [--kubeconfig FILE] "
 			"[--interface IF] [options]\n\n",
-	    .footer = "\nKubernetes mode sets the pool's serverIP/prefix on the interface itself "
-		      "and, once\n"
-		      "serving, drops every capability but CAP_NET_ADMIN.\n"
-		      "Signals: SIGHUP reloads the --config file; SIGTERM/SIGINT stop.\n"
-		      "Exit status: 0 ok, 1 runtime failure, 2 bad usage or configuration.\n",
+	    .footer =
+		"\nKubernetes mode sets the pool's serverIP/prefix on the interface itself "
+		"and, once\n"
+		"serving, drops every capability but CAP_NET_ADMIN.\n"
+		"Signals: SIGHUP reloads the --config file (a burst of them: one reload once\n"
+		"they stop for 0.2 s, at most 2 s after the first); SIGTERM/SIGINT stop.\n"
+		"Start-up errors that may pass (ENOMEM, ENOBUFS, EAGAIN) are tried again, "
+		"10 times\n"
+		"in all, backing off from 0.1 s to 10 s.\n"
+		"Exit status: 0 done; 1 runtime failure (permission, address in use, "
+		"start-up\n"
+		"still failing after its retries); 2 bad usage or configuration (a flag, the\n"
+		"--config file, the kubeconfig).\n",
 	    .version = VMDHCP_VERSION,
 	    .table = table};
 	int next, r;
@@ -445,6 +471,132 @@ dry_run(const struct agent_config *c)
 
 static struct event_base *loop_base;
 
+/*
+ * SIGHUPs are coalesced: the first of a burst arms a timer, each further one only pushes it
+ * back, and the reload runs once the signals have stopped for RELOAD_QUIET_USEC, or
+ * RELOAD_MAX_DELAY_USEC after the first at the latest (a steady stream still reloads). libevent
+ * hands a burst to signal_cb once per signal received: each call costs a timer update, not a
+ * reload, so the loop goes back to DHCP and HTTP at once. A signal that comes during a reload
+ * marks the next one.
+ */
+#define RELOAD_QUIET_USEC (200 * UINT64_C(1000))
+#define RELOAD_MAX_DELAY_USEC (2 * USEC_PER_SEC)
+/*
+ * A reload parses the file RELOAD_STEP_DOCS documents at a time (some milliseconds), and the
+ * event loop answers DHCP and HTTP between the steps; only the last step (the pool, the
+ * duplicate checks, the engine's resync) is done in one go.
+ */
+#define RELOAD_STEP_DOCS 128
+
+static struct {
+	struct event *ev;   /* the quiet-period timer */
+	struct event *step; /* the next step of a running reload */
+	struct agent *agent;
+	const struct agent_opts *opts;
+	struct agent_config_parser *parser; /* a reload running */
+	bool pending;			    /* signals not yet reloaded */
+	bool again;			    /* the timer fired while a reload was running */
+	bool stopping;			    /* SIGTERM/SIGINT: no more reloads */
+	uint64_t first_usec;		    /* the first signal of the pending burst */
+	uint64_t signals;		    /* SIGHUPs in the pending burst */
+} reload;
+
+static void
+reload_step_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent_config *cfg = NULL;
+	char err[AGENT_ERR_MAX] = "";
+	int r;
+	(void)fd;
+	(void)what;
+	(void)arg;
+
+	r = agent_config_parser_step(reload.parser, RELOAD_STEP_DOCS, &cfg, err, sizeof(err));
+	if (r > 0) {
+		if (event_add(reload.step, &(struct timeval){0, 0}) == 0)
+			return;
+		/* cannot yield: the rest at once */
+		r = agent_config_parser_step(reload.parser, 0, &cfg, err, sizeof(err));
+	}
+	reload.parser = agent_config_parser_free(reload.parser);
+	(void)agent_reload_done(reload.agent, r, cfg, err);
+	if (reload.again) {
+		/* signals came during this reload: the file may have changed since it was read */
+		reload.again = false;
+		reload.pending = true;
+		reload.first_usec = clock_now_usec();
+		event_active(reload.ev, EV_TIMEOUT, 0);
+	}
+}
+
+static void
+reload_cb(evutil_socket_t fd, short what, void *arg)
+{
+	uint64_t n = reload.signals;
+	char err[AGENT_ERR_MAX] = "";
+	int r;
+	(void)fd;
+	(void)what;
+	(void)arg;
+
+	if (reload.parser != NULL) {
+		reload.again = true;
+		return;
+	}
+	reload.pending = false;
+	reload.signals = 0;
+	if (n > 1)
+		log_info("reloading the configuration (%llu SIGHUPs, one reload)",
+		    (unsigned long long)n);
+	else
+		log_info("reloading the configuration");
+	if (reload.opts->kube) {
+		(void)agent_reload(reload.agent);
+		return;
+	}
+	r = agent_config_parser_open(
+	    reload.opts->config_path, reload.opts->ippool_ref, &reload.parser, err, sizeof(err));
+	if (r < 0) {
+		(void)agent_reload_done(reload.agent, r, NULL, err);
+		return;
+	}
+	reload_step_cb(-1, 0, NULL);
+}
+
+static void
+reload_schedule(void)
+{
+	uint64_t now = clock_now_usec(), at;
+	struct timeval tv;
+
+	if (!reload.pending) {
+		reload.pending = true;
+		reload.first_usec = now;
+		log_info("SIGHUP: reloading the configuration once signals stop");
+	}
+	reload.signals++;
+	at = MIN(now + RELOAD_QUIET_USEC, reload.first_usec + RELOAD_MAX_DELAY_USEC);
+	at = at > now ? at - now : 0;
+	tv = (struct timeval){(time_t)(at / USEC_PER_SEC), (suseconds_t)(at % USEC_PER_SEC)};
+	if (evtimer_add(reload.ev, &tv) < 0) {
+		log_error("SIGHUP: cannot arm the reload timer; reloading now");
+		reload_cb(-1, 0, NULL);
+	}
+}
+
+/* A stop: the pending and running reloads are dropped. */
+static void
+reload_cancel(void)
+{
+	if (reload.ev != NULL)
+		evtimer_del(reload.ev);
+	if (reload.step != NULL)
+		evtimer_del(reload.step);
+	reload.parser = agent_config_parser_free(reload.parser);
+	reload.pending = reload.again = false;
+	reload.stopping = true;
+}
+
 static void
 stopped(void *userdata)
 {
@@ -459,14 +611,64 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	(void)what;
 
 	if (sig == SIGHUP) {
-		log_info("SIGHUP: reloading the configuration");
-		(void)agent_reload(a);
+		if (!reload.stopping)
+			reload_schedule();
 		return;
 	}
+	reload_cancel();
 	log_info("%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	/* a second signal stops at once; the first hands the Lease over first */
 	if (agent_stop(a, stopped, NULL) < 0)
 		event_base_loopbreak(loop_base);
+}
+
+static bool
+start_error_transient(int r)
+{
+	return r == -ENOMEM || r == -ENOBUFS || r == -EAGAIN;
+}
+
+/*
+ * After a failed start-up attempt: true when another is worth it (the error may pass and
+ * attempts are left), after one log line and the back-off; false after one error line.
+ */
+static bool
+start_retry(int r, unsigned attempt, const char *err)
+{
+	uint64_t delay = START_RETRY_FIRST_USEC;
+	struct timespec ts;
+
+	if (!start_error_transient(r) || attempt >= START_ATTEMPTS) {
+		if (start_error_transient(r))
+			log_error("%s; giving up after %u attempts", err, attempt);
+		else
+			log_error("%s", err);
+		return false;
+	}
+	for (unsigned i = 1; i < attempt && delay < START_RETRY_MAX_USEC; i++)
+		delay *= 2;
+	delay = MIN(delay, START_RETRY_MAX_USEC);
+	log_warn("%s; may pass: trying again in %.1f s (attempt %u of %u)", err,
+	    (double)delay / USEC_PER_SEC, attempt + 1, START_ATTEMPTS);
+	ts = (struct timespec){(time_t)(delay / USEC_PER_SEC), (long)(delay % USEC_PER_SEC) * 1000};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	return true;
+}
+
+/* Local mode: the --config file, read again while its errors may pass. */
+static int
+load_config(const struct agent_opts *opts, struct agent_config **cfg, unsigned *attempt)
+{
+	char err[AGENT_ERR_MAX];
+	int r;
+
+	while ((r = agent_config_load(opts->config_path, opts->ippool_ref, cfg, err, sizeof(err))) <
+	       0) {
+		if (!start_retry(r, ++*attempt, err))
+			return start_error_transient(r) ? EXIT_RUNTIME : EXIT_USAGE;
+	}
+	return 0;
 }
 
 int
@@ -480,6 +682,7 @@ main(int argc, char **argv)
 	struct event *sigs[3] = {NULL};
 	static const int signums[3] = {SIGHUP, SIGTERM, SIGINT};
 	char err[AGENT_ERR_MAX];
+	unsigned attempt = 0;
 	int r, status = 0;
 
 	log_init("vm-dhcp-agent", LOG_LEVEL_INFO);
@@ -488,11 +691,8 @@ main(int argc, char **argv)
 	log_set_level(cli.level);
 	log_set_format(cli.format);
 
-	if (!opts->kube && (r = agent_config_load(
-				opts->config_path, opts->ippool_ref, &cfg, err, sizeof(err))) < 0) {
-		log_error("%s", err);
-		return EXIT_USAGE;
-	}
+	if (!opts->kube && (r = load_config(opts, &cfg, &attempt)) != 0)
+		return r;
 	if (cli.dry && !opts->kube) {
 		dry_run(cfg);
 		agent_config_free(cfg);
@@ -533,7 +733,7 @@ main(int argc, char **argv)
 	if (base == NULL) {
 		log_error("cannot create the event loop");
 		agent_config_free(cfg);
-		return 1;
+		return EXIT_RUNTIME;
 	}
 	loop_base = base;
 	opts->version = VMDHCP_VERSION;
@@ -547,23 +747,35 @@ main(int argc, char **argv)
 	    (getenv("KUBECONFIG") == NULL || getenv("KUBECONFIG")[0] == '\0'))
 		log_warn("--kubecontext %s ignored: no kubeconfig, in-cluster configuration",
 		    opts->kubecontext);
-	r = agent_new(base, opts, cfg, &agent, err, sizeof(err));
-	if (r < 0) {
-		log_error("%s", err);
-		event_base_free(base);
-		return r == -EINVAL ? EXIT_USAGE : 1;
+	/* agent_new takes cfg, also when it fails: a new attempt reads the file again */
+	while ((r = agent_new(base, opts, cfg, &agent, err, sizeof(err))) < 0) {
+		cfg = NULL;
+		if (!start_retry(r, ++attempt, err) ||
+		    (!opts->kube && (r = load_config(opts, &cfg, &attempt)) != 0)) {
+			event_base_free(base);
+			libevent_global_shutdown();
+			return r == -EINVAL ? EXIT_USAGE : r > 0 ? r : EXIT_RUNTIME;
+		}
+	}
+	reload.agent = agent;
+	reload.opts = opts;
+	if ((reload.ev = evtimer_new(base, reload_cb, NULL)) == NULL ||
+	    (reload.step = evtimer_new(base, reload_step_cb, NULL)) == NULL) {
+		log_error("cannot create the reload timer");
+		status = EXIT_RUNTIME;
+		goto out;
 	}
 	for (size_t i = 0; i < ELEMENTSOF(sigs); i++) {
 		sigs[i] = evsignal_new(base, signums[i], signal_cb, agent);
 		if (sigs[i] == NULL || event_add(sigs[i], NULL) < 0) {
 			log_error("cannot install signal handlers");
-			status = 1;
+			status = EXIT_RUNTIME;
 			goto out;
 		}
 	}
 	if (event_base_dispatch(base) < 0) {
 		log_error("event loop failed");
-		status = 1;
+		status = EXIT_RUNTIME;
 	}
 	if (agent_exit_status(agent) != 0)
 		status = agent_exit_status(agent);
@@ -571,6 +783,11 @@ out:
 	for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
 		if (sigs[i] != NULL)
 			event_free(sigs[i]);
+	reload_cancel();
+	if (reload.ev != NULL)
+		event_free(reload.ev);
+	if (reload.step != NULL)
+		event_free(reload.step);
 	agent_free(agent);
 	event_base_free(base);
 	libevent_global_shutdown();

@@ -336,20 +336,29 @@ agent_shrink_config(struct agent_config *c)
 int
 agent_reload(struct agent *a)
 {
-	char err[AGENT_ERR_MAX];
+	char err[AGENT_ERR_MAX] = "";
 	struct agent_config *cfg = NULL;
-	struct agent_dynamic *dyn = NULL;
-	bool was_paused;
-	uint32_t old_server;
 	int r;
 
 	if (a->opts.kube) {
 		log_info("reload: nothing to re-read in Kubernetes mode (the IPPool is watched)");
 		return 0;
 	}
+	r = agent_config_load(a->opts.config_path, a->opts.ippool_ref, &cfg, err, sizeof(err));
+	return agent_reload_done(a, r, cfg, err);
+}
+
+int
+agent_reload_done(struct agent *a, int r, struct agent_config *cfg, const char *err_in)
+{
+	char err[AGENT_ERR_MAX];
+	struct agent_dynamic *dyn = NULL;
+	bool was_paused;
+	uint32_t old_server;
+
+	snprintf(err, sizeof(err), "%s", err_in != NULL ? err_in : "");
 	was_paused = agent_cur_cfg(a)->paused;
 	old_server = agent_cur_cfg(a)->opts.server_ip;
-	r = agent_config_load(a->opts.config_path, a->opts.ippool_ref, &cfg, err, sizeof(err));
 	if (r < 0) {
 		log_error("reload: %s; keeping the previous configuration", err);
 		metric_inc(a->m_reloads, 1);
@@ -422,7 +431,8 @@ kube_setup(struct agent *a, char *err, size_t errlen)
 
 	if ((r = kube_config_load_context(
 		 a->opts.kubeconfig, a->opts.kubecontext, &a->kcfg, err, errlen)) < 0)
-		return r;
+		/* a kubeconfig missing, unreadable or wrong is configuration: exit status 2 */
+		return r == -ENOMEM ? r : -EINVAL;
 	if ((r = kube_client_new(a->base, a->kcfg, &a->kc)) < 0) {
 		snprintf(err, errlen, "Kubernetes client: %s", strerror(-r));
 		return r;

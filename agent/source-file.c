@@ -15,9 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include "agent/agent.h"
 #include "crds/ippool.h"
@@ -26,7 +30,9 @@
 #include "lib/log.h"
 #include "lib/util.h"
 
-#define CONFIG_MAX_SIZE (512u << 20)
+/* The largest file read: 65 000 VMNetCfg documents are about 25 MiB. */
+#define CONFIG_MAX_SIZE (64u << 20)
+#define CONFIG_MAX_SIZE_NAME "64 MiB"
 
 struct loader {
 	const char *name; /* file name for messages */
@@ -282,6 +288,15 @@ stream_doc(struct stream *st, json_t *doc, unsigned line)
 				    ld, i, line, "spec.networkConfigs[%zu].macAddress: bad MAC", k);
 				break;
 			}
+			if (!mac_is_nic(n->mac)) {
+				/* as a bad MAC: no NIC sends from it, a binding would never serve
+				 */
+				r = doc_error(ld, i, line,
+				    "spec.networkConfigs[%zu].macAddress: %s is %s, not a NIC's "
+				    "address",
+				    k, nic->mac, mac_kind(n->mac));
+				break;
+			}
 			n->net = net_hash(nic->network_name);
 			n->ip = nic->ip_address;
 			n->doc = (uint32_t)i;
@@ -460,42 +475,120 @@ chunk_len(const char *p, const char *end, unsigned *ret_lines)
 
 /*
  * Parses one document at a time (split at "---" lines), so a file of 65 000 objects never
- * exists as 65 000 JSON trees at once.
+ * exists as 65 000 JSON trees at once; a step parses a bounded number of documents, so a
+ * reload can let the event loop run in between.
  */
-int
-agent_config_parse(const char *name, const char *text, size_t len, const char *ippool_ref,
-    struct agent_config **ret, char *err, size_t errlen)
+struct agent_config_parser {
+	struct loader ld;
+	struct stream st;
+	char *owned; /* the text, when the parser read it */
+	const char *p, *end;
+	unsigned line0;
+};
+
+struct agent_config_parser *
+agent_config_parser_free(struct agent_config_parser *ps)
 {
-	struct loader ld = {.name = name, .err = err, .errlen = errlen};
-	struct stream st = {.ld = &ld, .ippool_ref = ippool_ref, .pool_doc = SIZE_MAX};
+	if (ps == NULL)
+		return NULL;
+	free(ps->st.nics);
+	free(ps->st.lines);
+	ippool_free(ps->st.pool);
+	agent_config_free(ps->ld.cfg);
+	free(ps->owned);
+	free(ps);
+	return NULL;
+}
+
+/* A parser of text (borrowed: kept until the parser is freed); NULL without memory. */
+static struct agent_config_parser *
+parser_new(const char *name, const char *text, size_t len, const char *ippool_ref)
+{
+	struct agent_config_parser *ps = calloc(1, sizeof(*ps));
+
+	if (ps == NULL)
+		return NULL;
+	ps->ld.name = name;
+	ps->st = (struct stream){.ld = &ps->ld, .ippool_ref = ippool_ref, .pool_doc = SIZE_MAX};
+	ps->p = text;
+	ps->end = text + len;
+	ps->line0 = 1;
+	ps->ld.cfg = calloc(1, sizeof(*ps->ld.cfg));
+	if (ps->ld.cfg == NULL)
+		return agent_config_parser_free(ps);
+	return ps;
+}
+
+/* Once every document is in: the served pool, its bindings, the duplicate checks. */
+static int
+parser_finish(struct agent_config_parser *ps, struct agent_config **ret)
+{
+	struct loader *ld = &ps->ld;
+	struct stream *st = &ps->st;
 	struct origin *origins = NULL;
-	const char *p = text, *end = text + len;
-	unsigned line0 = 1;
+	const char *name = ld->name;
+	int r;
+
+	if (st->n_pools == 0) {
+		snprintf(ld->err, ld->errlen, "%s: no %s document", name, IPPOOL_KIND);
+		return -EINVAL;
+	}
+	if (st->ippool_ref == NULL && st->n_pools > 1) {
+		snprintf(ld->err, ld->errlen,
+		    "%s: %zu %s documents; pick one with --ippool-ref NAMESPACE/NAME", name,
+		    st->n_pools, IPPOOL_KIND);
+		return -EINVAL;
+	}
+	if (st->pool == NULL) {
+		snprintf(
+		    ld->err, ld->errlen, "%s: no %s named %s", name, IPPOOL_KIND, st->ippool_ref);
+		return -EINVAL;
+	}
+	if ((r = convert_pool(ld, st->pool_doc, st->lines[st->pool_doc], st->pool)) < 0)
+		return r;
+	if ((r = stream_bindings(st, &origins)) < 0)
+		return r;
+	r = check_duplicates(ld, origins, st->lines);
+	free(origins);
+	if (r < 0)
+		return r;
+	*ret = ld->cfg;
+	ld->cfg = NULL;
+	return 0;
+}
+
+int
+agent_config_parser_step(struct agent_config_parser *ps, size_t max_docs, struct agent_config **ret,
+    char *err, size_t errlen)
+{
+	struct loader *ld = &ps->ld;
+	size_t done = 0;
 	int r = 0;
 
-	ld.cfg = calloc(1, sizeof(*ld.cfg));
-	if (ld.cfg == NULL) {
-		r = -ENOMEM;
-		goto fail;
+	ld->err = err;
+	ld->errlen = errlen;
+	if (ld->cfg == NULL) {
+		snprintf(err, errlen, "%s: parsed already", ld->name);
+		return -EINVAL;
 	}
-	while (p < end && r == 0) {
+	while (ps->p < ps->end && r == 0 && (done < max_docs || max_docs == 0)) {
 		struct yaml_error yerr = {0};
 		unsigned n_lines, *lines = NULL;
-		size_t clen = chunk_len(p, end, &n_lines);
+		size_t clen = chunk_len(ps->p, ps->end, &n_lines);
 		json_t **docs = NULL;
 		int n;
 
-		n = yaml_parse_documents(p, clen, &docs, &lines, &yerr);
+		n = yaml_parse_documents(ps->p, clen, &docs, &lines, &yerr);
 		if (n < 0) {
 			if (n == -ENOMEM) {
 				r = -ENOMEM;
 			} else {
 				if (yerr.line > 0)
-					snprintf(err, errlen, "%s: line %u, column %u: %s", name,
-					    yerr.line + line0 - 1, yerr.column,
+					snprintf(err, errlen, "%s: line %u, column %u: %s",
+					    ld->name, yerr.line + ps->line0 - 1, yerr.column,
 					    yerr.message[0] ? yerr.message : "invalid YAML");
 				else
-					snprintf(err, errlen, "%s: %s", name,
+					snprintf(err, errlen, "%s: %s", ld->name,
 					    yerr.message[0] ? yerr.message : "invalid YAML");
 				r = -EINVAL;
 			}
@@ -503,71 +596,171 @@ agent_config_parse(const char *name, const char *text, size_t len, const char *i
 		}
 		for (int k = 0; k < n; k++) {
 			if (r == 0)
-				r = stream_doc(&st, docs[k], lines[k] + line0 - 1);
+				r = stream_doc(&ps->st, docs[k], lines[k] + ps->line0 - 1);
 			json_decref(docs[k]);
 		}
 		free(docs);
 		free(lines);
-		p += clen;
-		line0 += n_lines;
+		ps->p += clen;
+		ps->line0 += n_lines;
+		done += (size_t)(n > 0 ? n : 1);
 	}
+	if (r == 0 && ps->p < ps->end)
+		return 1;
+	if (r == 0)
+		r = parser_finish(ps, ret);
+	if (r == -ENOMEM)
+		snprintf(err, errlen, "%s: out of memory", ld->name);
 	if (r < 0)
-		goto fail;
-	if (st.n_pools == 0) {
-		snprintf(err, errlen, "%s: no %s document", name, IPPOOL_KIND);
-		r = -EINVAL;
-		goto fail;
+		ld->cfg = agent_config_free(ld->cfg); /* a failed parser is done too */
+	return r;
+}
+
+int
+agent_config_parse(const char *name, const char *text, size_t len, const char *ippool_ref,
+    struct agent_config **ret, char *err, size_t errlen)
+{
+	struct agent_config_parser *ps = parser_new(name, text, len, ippool_ref);
+	int r;
+
+	if (ps == NULL) {
+		snprintf(err, errlen, "%s: out of memory", name);
+		return -ENOMEM;
 	}
-	if (ippool_ref == NULL && st.n_pools > 1) {
-		snprintf(err, errlen,
-		    "%s: %zu %s documents; pick one with --ippool-ref NAMESPACE/NAME", name,
-		    st.n_pools, IPPOOL_KIND);
-		r = -EINVAL;
-		goto fail;
+	r = agent_config_parser_step(ps, 0, ret, err, errlen);
+	agent_config_parser_free(ps);
+	return r;
+}
+
+/*
+ * Reads the whole file: a regular file of at most CONFIG_MAX_SIZE only. Opened non-blocking, so
+ * a FIFO without a writer cannot hang the start or a reload; /dev/zero and the like are refused
+ * before a byte is read; a file growing past the limit while read is refused too. Returns 0, or
+ * a negative errno after filling err (-EINVAL for the kind or the size of the file).
+ */
+static int
+config_read(const char *path, char **ret, size_t *ret_len, char *err, size_t errlen)
+{
+	struct stat st;
+	size_t cap, len = 0;
+	char *buf;
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(-r));
+		return r;
 	}
-	if (st.pool == NULL) {
-		snprintf(err, errlen, "%s: no %s named %s", name, IPPOOL_KIND, ippool_ref);
-		r = -EINVAL;
-		goto fail;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(-r));
+		close(fd);
+		return r;
 	}
-	if ((r = convert_pool(&ld, st.pool_doc, st.lines[st.pool_doc], st.pool)) < 0)
-		goto fail;
-	if ((r = stream_bindings(&st, &origins)) < 0)
-		goto fail;
-	if ((r = check_duplicates(&ld, origins, st.lines)) < 0)
-		goto fail;
-	free(origins);
-	free(st.nics);
-	free(st.lines);
-	ippool_free(st.pool);
-	*ret = ld.cfg;
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file (%s); give a YAML file", path,
+		    S_ISDIR(st.st_mode)	   ? "a directory"
+		    : S_ISFIFO(st.st_mode) ? "a FIFO"
+		    : S_ISCHR(st.st_mode)  ? "a character device"
+		    : S_ISBLK(st.st_mode)  ? "a block device"
+		    : S_ISSOCK(st.st_mode) ? "a socket"
+					   : "not a file");
+		close(fd);
+		return -EINVAL;
+	}
+	if (st.st_size < 0 || (uint64_t)st.st_size > CONFIG_MAX_SIZE) {
+		snprintf(err, errlen, "%s: %lld bytes, over the limit of " CONFIG_MAX_SIZE_NAME,
+		    path, (long long)st.st_size);
+		close(fd);
+		return -EINVAL;
+	}
+	/* one byte more than the size, to see a file that grew */
+	cap = (size_t)st.st_size + 2;
+	buf = malloc(cap);
+	if (buf == NULL) {
+		close(fd);
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap - 1) {
+			char *nb;
+
+			if (cap - 1 > CONFIG_MAX_SIZE) {
+				snprintf(err, errlen,
+				    "%s: more than " CONFIG_MAX_SIZE_NAME " (the file grows while "
+				    "read)",
+				    path);
+				r = -EINVAL;
+				goto fail;
+			}
+			cap = MIN(cap * 2, (size_t)CONFIG_MAX_SIZE + 2);
+			if ((nb = realloc(buf, cap)) == NULL) {
+				snprintf(err, errlen, "%s: out of memory", path);
+				r = -ENOMEM;
+				goto fail;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			snprintf(err, errlen, "%s: cannot read: %s", path, strerror(-r));
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*ret = buf;
+	*ret_len = len;
 	return 0;
 fail:
-	if (r == -ENOMEM)
-		snprintf(err, errlen, "%s: out of memory", name);
-	free(origins);
-	free(st.nics);
-	free(st.lines);
-	ippool_free(st.pool);
-	agent_config_free(ld.cfg);
+	close(fd);
+	free(buf);
 	return r;
+}
+
+int
+agent_config_parser_open(const char *path, const char *ippool_ref, struct agent_config_parser **ret,
+    char *err, size_t errlen)
+{
+	struct agent_config_parser *ps;
+	char *text = NULL;
+	size_t len = 0;
+	int r;
+
+	if ((r = config_read(path, &text, &len, err, errlen)) < 0)
+		return r;
+	ps = parser_new(path, text, len, ippool_ref);
+	if (ps == NULL) {
+		free(text);
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	ps->owned = text;
+	*ret = ps;
+	return 0;
 }
 
 int
 agent_config_load(
     const char *path, const char *ippool_ref, struct agent_config **ret, char *err, size_t errlen)
 {
-	char *text = NULL;
-	size_t len = 0;
+	struct agent_config_parser *ps = NULL;
 	int r;
 
-	r = read_file(path, CONFIG_MAX_SIZE, &text, &len);
-	if (r < 0) {
-		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(-r));
+	if ((r = agent_config_parser_open(path, ippool_ref, &ps, err, errlen)) < 0)
 		return r;
-	}
-	r = agent_config_parse(path, text, len, ippool_ref, ret, err, errlen);
-	free(text);
+	r = agent_config_parser_step(ps, 0, ret, err, errlen);
+	agent_config_parser_free(ps);
 	return r;
 }
 

@@ -75,6 +75,8 @@ struct kpool {
 	char message[AGENT_ERR_MAX];
 	size_t duplicate_macs; /* MACs under two or more addresses: only the lowest is served */
 	char duplicate_example[80];
+	size_t invalid_macs; /* broadcast, multicast or all-zero MACs: not bindings, skipped */
+	char invalid_example[96];
 };
 
 enum ntp_state {
@@ -420,6 +422,17 @@ convert_status(struct kpool *kp, const struct ippool *p)
 		if (al->kind != IPPOOL_ALLOC_MAC)
 			continue;
 		ipv4_format(al->addr, a);
+		if (!mac_is_nic(al->mac)) {
+			/* no NIC sends from it: skipped, the other entries still serve */
+			if (kp->invalid_macs++ == 0) {
+				char m[MAC_STRLEN];
+
+				mac_format(al->mac, m);
+				snprintf(kp->invalid_example, sizeof(kp->invalid_example),
+				    "%s -> %s, %s", a, m, mac_kind(al->mac));
+			}
+			continue;
+		}
 		if ((al->addr & ipv4_prefix_mask(c->prefix)) != c->cidr)
 			return refuse(kp, "status.ipv4.allocated[%s]: outside the pool's CIDR", a);
 		if (al->addr == c->opts.server_ip || al->addr == c->opts.router)
@@ -572,6 +585,11 @@ apply(struct agent_kube *k, struct kpool *kp)
 		log_warn("IPPool %s/%s: status.ipv4.allocated has %zu MAC(s) under more than one "
 			 "address (e.g. %s); each is served its lowest address only",
 		    k->ns, k->name, kp->duplicate_macs, kp->duplicate_example);
+	if (kp->invalid_macs > 0)
+		log_warn("IPPool %s/%s: status.ipv4.allocated has %zu entr%s whose MAC is no "
+			 "NIC's (e.g. %s); not served",
+		    k->ns, k->name, kp->invalid_macs, kp->invalid_macs == 1 ? "y" : "ies",
+		    kp->invalid_example);
 	changed(k);
 	/* Decoding a large version (65 000 bindings: a 2.6 MB JSON) leaves ~20 MiB of freed
 	 * heap that glibc keeps; hand it back once the informer has dropped the object. */

@@ -21,9 +21,11 @@
 #include <errno.h>
 #include <malloc.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -369,6 +371,11 @@ parse_args(int argc, char **argv, struct args *a)
 			"       vm-dhcp-controller --uninstall [--uninstall-timeout SECONDS] "
 			"[--namespace NS]\n"
 			"                          [--kubeconfig FILE] [--log-level LEVEL]\n",
+	    .footer = "\nExit status: 0 done (--help, --version, --uninstall done, a stop on\n"
+		      "SIGTERM/SIGINT); 1 runtime failure (the API server, permission, an address\n"
+		      "in use, the leader Lease lost, --uninstall failed); 2 bad usage or\n"
+		      "configuration (a flag, the kubeconfig, a --listen address). The same in\n"
+		      "vm-dhcp-agent.\n",
 	    .version = VMDHCP_VERSION " (" VMDHCP_REVISION ")",
 	    .table = table};
 	enum placement_opt bad = PLACEMENT_OPT_LEASE_DURATION;
@@ -530,6 +537,53 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	stop_if_done(app);
 }
 
+/*
+ * Exit status, the same in vm-dhcp-agent (README "Exit status"): 0 done; 1 a runtime failure
+ * (fatalx); 2 bad usage or configuration (FLAGS_EXIT_USAGE: a flag, the kubeconfig, a listen
+ * address that is not one).
+ */
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE FLAGS_EXIT_USAGE
+
+static void __attribute__((format(printf, 2, 3), noreturn)) die(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg(LOG_LEVEL_ERROR, fmt, ap);
+	va_end(ap);
+	exit(status);
+}
+
+/*
+ * Start-up steps that open sockets are tried again while their error may pass (ENOMEM, ENOBUFS,
+ * EAGAIN: the kernel or the allocator short for a moment), 10 attempts in all, after 0.1 s
+ * doubling up to 10 s, as the agent does; then, or for any other error, the step's exit.
+ */
+#define START_ATTEMPTS 10
+
+static bool
+start_retry(int r, unsigned *attempt, const char *what)
+{
+	uint64_t delay = 100 * UINT64_C(1000);
+	struct timespec ts;
+
+	if ((r != -ENOMEM && r != -ENOBUFS && r != -EAGAIN) || ++*attempt >= START_ATTEMPTS)
+		return false;
+	for (unsigned i = 1; i < *attempt && delay < 10 * USEC_PER_SEC; i++)
+		delay *= 2;
+	delay = MIN(delay, 10 * USEC_PER_SEC);
+	log_warn("%s: %s; may pass: trying again in %.1f s (attempt %u of %u)", what, strerror(-r),
+	    (double)delay / USEC_PER_SEC, *attempt + 1, START_ATTEMPTS);
+	ts = (struct timespec){(time_t)(delay / USEC_PER_SEC), (long)(delay % USEC_PER_SEC) * 1000};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	return true;
+}
+
+/* -EINVAL from a listen address: the flag's value is no address (2); else the system's (1) */
+#define LISTEN_STATUS(r) ((r) == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME)
+
 /* --uninstall: the cleanup of uninstall.h, then exit (0 done, 1 failed). */
 static int
 run_uninstall(const struct args *a, struct kube_config *cfg, const char *ns)
@@ -577,6 +631,7 @@ main(int argc, char **argv)
 	const char *ns;
 	char err[512], identity[300], host[256];
 	struct args a;
+	unsigned attempt = 0;
 	int r;
 
 	parse_args(argc, argv, &a);
@@ -593,7 +648,8 @@ main(int argc, char **argv)
 		log_info("instance name %s", a.name);
 
 	if ((r = kube_config_load(a.kubeconfig, &cfg, err, sizeof(err))) < 0)
-		fatalx("cannot load the Kubernetes configuration: %s", err);
+		die(r == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE,
+		    "cannot load the Kubernetes configuration: %s", err);
 	ns = a.namespace;
 	if (ns == NULL)
 		ns = getenv("POD_NAMESPACE");
@@ -609,15 +665,17 @@ main(int argc, char **argv)
 	app.base = event_base_new();
 	if (app.base == NULL)
 		fatalx("cannot create the event loop");
-	if ((r = kube_client_new(app.base, cfg, &client)) < 0)
-		fatalx("cannot create the API client: %s", strerror(-r));
+	while ((r = kube_client_new(app.base, cfg, &client)) < 0)
+		if (!start_retry(r, &attempt, "cannot create the API client"))
+			fatalx("cannot create the API client: %s", strerror(-r));
 	if ((r = metrics_new(&metrics)) < 0)
 		fatalx("cannot create metrics: %s", strerror(-r));
 	if (metrics_add_build_info(metrics, VMDHCP_VERSION, VMDHCP_REVISION) == NULL ||
 	    metrics_add_process(metrics) < 0)
 		fatalx("cannot create the build and process metrics");
-	if ((r = httpd_new(app.base, a.listen, metrics, &httpd)) < 0)
-		fatalx("cannot listen on %s: %s", a.listen, strerror(-r));
+	while ((r = httpd_new(app.base, a.listen, metrics, &httpd)) < 0)
+		if (!start_retry(r, &attempt, a.listen))
+			die(LISTEN_STATUS(r), "--listen %s: %s", a.listen, strerror(-r));
 	httpd_set_ready(httpd, ready_cb, &app);
 
 	if (a.apply_crds && (r = ctrl_apply_crds(app.base, client, err, sizeof(err))) < 0)
@@ -648,7 +706,8 @@ main(int argc, char **argv)
 
 		if ((r = ctrl_admission_new(
 			 app.ctrl, app.base, client, metrics, &ao, &app.admission)) < 0)
-			fatalx("cannot serve admission on %s: %s", a.webhook_listen, strerror(-r));
+			die(LISTEN_STATUS(r), "cannot serve admission on %s: %s", a.webhook_listen,
+			    strerror(-r));
 		app.drain_usec = a.webhook_drain_usec;
 		if (app.drain_usec > 0 &&
 		    (app.drain_ev = evtimer_new(app.base, drained, &app)) == NULL)

@@ -73,6 +73,20 @@ mac_is_nic(const uint8_t mac[MAC_LEN])
 	return (mac[0] & 0x01) == 0 && memcmp(mac, zero, MAC_LEN) != 0;
 }
 
+const char *
+mac_kind(const uint8_t mac[MAC_LEN])
+{
+	static const uint8_t zero[MAC_LEN], bcast[MAC_LEN] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+	if (memcmp(mac, bcast, MAC_LEN) == 0)
+		return "the broadcast address";
+	if (mac[0] & 0x01)
+		return "a multicast (group) address";
+	if (memcmp(mac, zero, MAC_LEN) == 0)
+		return "all zeros";
+	return "a NIC's address";
+}
+
 void
 mac_format(const uint8_t mac[MAC_LEN], char out[MAC_STRLEN])
 {

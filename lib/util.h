@@ -25,6 +25,9 @@ int mac_canonicalize(const char *s, char out[MAC_STRLEN]);
 /* Can mac be a NIC's? false for the all-zero MAC and for group (multicast, broadcast) MACs:
  * the low bit of the first octet set. Neither can hold a DHCP binding. */
 bool mac_is_nic(const uint8_t mac[MAC_LEN]);
+/* What a MAC that is no NIC's is, for messages: "the broadcast address", "a multicast (group)
+ * address", "all zeros"; "a NIC's address" for the others. */
+const char *mac_kind(const uint8_t mac[MAC_LEN]);
 
 /*
  * IPv4 addresses in host byte order. Strict dotted quad: four decimal numbers 0..255, no

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include "agent/agent.h"
 #include "dhcp/dhcp.h"
@@ -455,20 +456,32 @@ test_apply_and_resync(void)
 	agent_config_free(c2);
 }
 
-/* A NIC with a broadcast, multicast or all-zero MAC is skipped (logged); the others serve. */
+/*
+ * A binding with a broadcast, multicast or all-zero MAC that reaches the engine (the file
+ * refuses such MACs, the IPPool path skips them: this is the last line) is skipped (logged);
+ * the others serve.
+ */
 static void
 test_apply_skips_group_mac(void)
 {
 	struct agent_config *c = parse_ok(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a",
-	    "10.0.0.10") VM_DOC("vm-b", "net1", "ff:ff:ff:ff:ff:ff", "10.0.0.11")
-		VM_DOC("vm-c", "net1", "01:00:5e:00:00:01", "10.0.0.12")
-		    VM_DOC("vm-d", "net1", "00:00:00:00:00:00", "10.0.0.13"));
+	    "10.0.0.10") VM_DOC("vm-b", "net1", "52:54:00:00:00:0b", "10.0.0.11")
+		VM_DOC("vm-c", "net1", "52:54:00:00:00:0c", "10.0.0.12")
+		    VM_DOC("vm-d", "net1", "52:54:00:00:00:0d", "10.0.0.13"));
 	struct dhcp_server *s = NULL;
 	char err[AGENT_ERR_MAX] = "";
 	uint8_t a[6] = {0x52, 0x54, 0, 0, 0, 0x0a}, bc[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 	uint32_t ip = 0;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL_FATAL(c->n_bindings, 4u);
+	for (size_t i = 1; i < 4; i++) {
+		static const uint8_t bad[3][6] = {{0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
+		    {0x01, 0x00, 0x5e, 0x00, 0x00, 0x01}, {0}};
+		for (size_t k = 0; k < 4; k++)
+			if (c->bindings[k].ip == 0x0a00000au + (uint32_t)i)
+				memcpy(c->bindings[k].mac, bad[i - 1], 6);
+	}
 	CU_ASSERT_EQUAL_FATAL(dhcp_server_new(&s), 0);
 	CU_ASSERT_EQUAL(agent_apply_config(s, c, NULL, err, sizeof(err)), 0);
 	CU_ASSERT_STRING_EQUAL(err, "");
@@ -708,8 +721,8 @@ test_program_flags(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  --snapshot FILE "));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  --enable-cache-dump-api "));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\nSignals: SIGHUP reloads the --config file"));
-	CU_ASSERT_PTR_NOT_NULL(
-	    strstr(out, "\nExit status: 0 ok, 1 runtime failure, 2 bad usage or configuration.\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\nExit status: 0 done; 1 runtime failure"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "2 bad usage or configuration"));
 	CU_ASSERT_STRING_EQUAL(err, "");
 	CU_ASSERT_EQUAL(run_agent(version, out, err, sizeof(out)), 0);
 	CU_ASSERT_EQUAL(strncmp(out, "vm-dhcp-agent ", 14), 0);
@@ -731,7 +744,138 @@ test_program_flags(void)
 	}
 }
 
+/* A broadcast, multicast or all-zero MAC is no NIC's: the file is refused, naming it. */
+static void
+test_group_mac_refused(void)
+{
+	parse_fails(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.10")
+			VM_DOC("vm-b", "net1", "ff:ff:ff:ff:ff:ff", "10.0.0.11"),
+	    NULL,
+	    "pool.yaml: document 3 (line 37): spec.networkConfigs[0].macAddress: "
+	    "ff:ff:ff:ff:ff:ff is the broadcast address, not a NIC's address");
+	parse_fails(POOL_DOC VM_DOC("vm-c", "net1", "01:00:5E:00:00:01", "10.0.0.12"), NULL,
+	    "document 2 (line 25): spec.networkConfigs[0].macAddress: 01:00:5e:00:00:01 is a "
+	    "multicast (group) address, not a NIC's address");
+	parse_fails(POOL_DOC VM_DOC("vm-d", "net1", "00:00:00:00:00:00", "10.0.0.13"), NULL,
+	    "spec.networkConfigs[0].macAddress: 00:00:00:00:00:00 is all zeros, not a NIC's "
+	    "address");
+	/* on another network too: the file is wrong whatever pool is served */
+	parse_fails(POOL_DOC VM_DOC("vm-e", "net2", "33:33:00:00:00:01", "10.9.0.13"), NULL,
+	    "33:33:00:00:00:01 is a multicast (group) address");
+}
+
+/* load_fails PATH WANT: agent_config_load refuses PATH with -EINVAL, err holding want */
+static void
+load_fails(const char *path, const char *want)
+{
+	struct agent_config *c = NULL;
+	char err[AGENT_ERR_MAX] = "";
+	int r = agent_config_load(path, NULL, &c, err, sizeof(err));
+
+	CU_ASSERT_EQUAL(r, -EINVAL);
+	CU_ASSERT_PTR_NULL(c);
+	if (strstr(err, want) == NULL)
+		fprintf(stderr, "want \"%s\"\n got \"%s\"\n", want, err);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, want));
+	agent_config_free(c);
+}
+
+/*
+ * Only a regular file of at most 64 MiB is read: a device (/dev/zero: 512 MiB read before)
+ * and a directory are refused before a byte is read, a FIFO without a writer at once (it hung
+ * the start), a file over the limit by its size.
+ */
+static void
+test_config_file_kinds(void)
+{
+	char dir[64], fifo[96], big[96];
+	int fd;
+
+	snprintf(dir, sizeof(dir), "/tmp/%ld-vmdhcp-config-kinds", (long)getpid());
+	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0700), 0);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	snprintf(big, sizeof(big), "%s/big.yaml", dir);
+	load_fails("/dev/zero", "/dev/zero: not a regular file (a character device)");
+	load_fails(dir, ": not a regular file (a directory)");
+	CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+	load_fails(fifo, "/fifo: not a regular file (a FIFO)");
+	fd = open(big, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(ftruncate(fd, (off_t)(64 << 20) + 1), 0); /* sparse */
+	close(fd);
+	load_fails(big, "/big.yaml: 67108865 bytes, over the limit of 64 MiB");
+	fd = open(big, O_WRONLY | O_TRUNC);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(write(fd, POOL_DOC, strlen(POOL_DOC)), (ssize_t)strlen(POOL_DOC));
+	close(fd);
+	{
+		struct agent_config *c = NULL;
+		char err[AGENT_ERR_MAX] = "";
+
+		CU_ASSERT_EQUAL(agent_config_load(big, NULL, &c, err, sizeof(err)), 0);
+		CU_ASSERT_PTR_NOT_NULL(c);
+		agent_config_free(c);
+	}
+	unlink(big);
+	unlink(fifo);
+	rmdir(dir);
+}
+
+/* Parsed in steps of one document: the same configuration, one step per document. */
+static void
+test_parser_steps(void)
+{
+	static const char text[] = POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.10")
+	    VM_DOC("vm-b", "net1", "52:54:00:00:00:0b", "10.0.0.11")
+		VM_DOC("vm-x", "net2", "52:54:00:00:00:0c", "10.9.0.11");
+	char path[64], err[AGENT_ERR_MAX] = "";
+	struct agent_config_parser *ps = NULL;
+	struct agent_config *c = NULL;
+	int fd, r, steps = 0;
+
+	snprintf(path, sizeof(path), "/tmp/%ld-vmdhcp-steps.yaml", (long)getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	CU_ASSERT_EQUAL_FATAL(agent_config_parser_open(path, NULL, &ps, err, sizeof(err)), 0);
+	while ((r = agent_config_parser_step(ps, 1, &c, err, sizeof(err))) == 1)
+		steps++;
+	CU_ASSERT_EQUAL(r, 0);
+	CU_ASSERT_EQUAL(steps, 3); /* 4 documents: 3 steps with more to come, then the last */
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL(c->n_bindings, 2u);
+	CU_ASSERT_STRING_EQUAL(c->pool_name, "net1");
+	/* done: a further step is refused, not a crash */
+	CU_ASSERT_EQUAL(
+	    agent_config_parser_step(ps, 1, &(struct agent_config *){NULL}, err, sizeof(err)),
+	    -EINVAL);
+	agent_config_parser_free(ps);
+	agent_config_free(c);
+
+	/* an error in a later step: the parser is done, nothing leaks */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	CU_ASSERT_FATAL(fd >= 0);
+	{
+		static const char bad[] =
+		    POOL_DOC VM_DOC("vm-a", "net1", "ff:ff:ff:ff:ff:ff", "10.0.0.10");
+		CU_ASSERT_EQUAL(write(fd, bad, strlen(bad)), (ssize_t)strlen(bad));
+	}
+	close(fd);
+	c = NULL;
+	CU_ASSERT_EQUAL_FATAL(agent_config_parser_open(path, NULL, &ps, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(agent_config_parser_step(ps, 1, &c, err, sizeof(err)), 1);
+	CU_ASSERT_EQUAL(agent_config_parser_step(ps, 1, &c, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NULL(c);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "is the broadcast address"));
+	agent_config_parser_free(ps);
+	unlink(path);
+}
+
 static const struct test_case config_tests[] = {
+    {"broadcast, multicast and zero MACs refused", test_group_mac_refused},
+    {"a regular file of at most 64 MiB only (no FIFO, no device)", test_config_file_kinds},
+    {"parsed in steps: the same configuration", test_parser_steps},
     {"IPPool options converted", test_options_converted},
     {"bindings from VMNetCfg NICs on the pool's network", test_bindings_from_vmnetcfgs},
     {"errors name file, document, line and field", test_errors_name_the_field},

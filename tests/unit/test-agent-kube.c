@@ -10,6 +10,7 @@
  * and the DHCP fixtures that check what the next reply says.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -537,6 +538,78 @@ test_lease_time_unset(void)
 	CU_ASSERT_EQUAL(be32_get(b), 31536000);
 	src_stop(&s);
 	delete_pool("p-lease");
+}
+
+/* stderr to a file while f runs; the file's text (malloc'd) */
+static char *
+stderr_of(void (*f)(struct src *), struct src *s)
+{
+	char path[64], *text = NULL;
+	size_t len = 0;
+	int fd, saved;
+
+	snprintf(path, sizeof(path), "/tmp/%ld-vmdhcp-kube-stderr", (long)getpid());
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (saved < 0 || fd < 0) {
+		CU_FAIL("cannot redirect stderr");
+		return NULL;
+	}
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+	f(s);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	CU_ASSERT_EQUAL(read_file(path, 1 << 20, &text, &len), 0);
+	unlink(path);
+	return text;
+}
+
+static void
+apply_group_macs(struct src *s)
+{
+	EXPECT_APPLY(s, patch_pool("p-group", "/status",
+			    "{\"status\":{\"ipv4\":{\"allocated\":"
+			    "{\"10.0.0.30\":\"ff:ff:ff:ff:ff:ff\","
+			    "\"10.0.0.31\":\"01:00:5e:00:00:01\","
+			    "\"10.0.0.32\":\"00:00:00:00:00:00\","
+			    "\"10.0.0.33\":\"52:54:00:00:00:03\"}}}}"));
+}
+
+/*
+ * Broadcast, multicast and all-zero MACs in status.ipv4.allocated are no bindings: skipped,
+ * the others of the same version served, one warning line for the version (not one per entry),
+ * the version not counted as malformed.
+ */
+static void
+test_group_macs_skipped(void)
+{
+	static const uint8_t bc[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	struct src s;
+	char *log;
+
+	create_pool("p-group", NULL, ALLOC_2);
+	src_start(&s, "p-group");
+	CU_ASSERT_FATAL(wait_for(is_ready, &s, WAIT_MS));
+	log = stderr_of(apply_group_macs, &s);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+	CU_ASSERT_EQUAL(dhcp_server_n_bindings(s.dhcp), 3);
+	CU_ASSERT_EQUAL(offered(&s, mac3), IP(10, 0, 0, 33));
+	CU_ASSERT_EQUAL(bound(&s, bc), 0);
+	CU_ASSERT_EQUAL(stats(&s).malformed, 0);
+	if (strstr(log,
+		"status.ipv4.allocated has 3 entries whose MAC is no NIC's (e.g. "
+		"10.0.0.30 -> ff:ff:ff:ff:ff:ff, the broadcast address); not served") == NULL)
+		fprintf(stderr, "log:\n%s\n", log);
+	CU_ASSERT_PTR_NOT_NULL(strstr(log, "status.ipv4.allocated has 3 entries whose MAC is no "
+					   "NIC's (e.g. 10.0.0.30 -> ff:ff:ff:ff:ff:ff, the "
+					   "broadcast address); not served"));
+	CU_ASSERT_PTR_NULL(strstr(log, "skipped: a broadcast, multicast or all-zero MAC"));
+	free(log);
+	src_stop(&s);
+	delete_pool("p-group");
 }
 
 static void
@@ -1091,6 +1164,7 @@ static const struct test_case kube_tests[] = {
     {"option changes reach the next reply", test_option_changes},
     {"no leaseTime: one-year leases, as upstream", test_lease_time_unset},
     {"bindings added, removed, moved", test_binding_changes},
+    {"broadcast, multicast and zero MACs skipped, one line", test_group_macs_skipped},
     {"API server outage and restart: served from memory, resync", test_outage_and_restart},
     {"410 Gone: relist, table correct", test_relist_after_410},
     {"paused: not serving, table kept", test_paused},
