@@ -493,7 +493,14 @@ k8s-up: image
 k8s-down:
 	@tests/cluster/k8s-down.sh
 
-cluster-test: image $(HA_PROBE) $(BUILD)/e2e/yaml2json
+# tests/cluster/test-cluster-e2e.sh's connection abuse of the pods' HTTP endpoints.
+HTTP_HOLD := $(BUILD)/tests/http-hold
+$(HTTP_HOLD): $(BUILD)/obj/tests/cluster/http-hold.o
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $<
+
+cluster-test: image $(HA_PROBE) $(HTTP_HOLD) $(BUILD)/e2e/yaml2json
 	@tests/run-tests.sh cluster tests/cluster/test-cluster-e2e.sh tests/cluster/test-cluster-migrate.sh
 .PHONY: k8s-up k8s-down cluster-test
 

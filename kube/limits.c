@@ -299,7 +299,9 @@ kube_answer_limit(void)
 {
 	if (!g.init) {
 		const char *root = getenv("VMDHCP_CGROUP_ROOT");
-		bool fake = root && *root; /* tests: a tree of their own, not this process's */
+		/* where the cgroup file system is mounted, when not at /sys/fs/cgroup (the tests
+		 * give a tree of their own); then /proc/self/cgroup is not followed */
+		bool fake = root && *root;
 
 		if (kube_answer_limit_compute(fake ? root : "/sys/fs/cgroup",
 			fake ? NULL : "/proc/self/cgroup", getenv("VMDHCP_KUBE_MAX_ANSWER"),

@@ -361,6 +361,46 @@ probe_errors() {
 no_probe_errors() { ! probe_errors; }
 check "no probe met an empty reply or a reset" no_probe_errors
 
+# --- abuse, as the pods run: API answer cap from the pod's cgroup; held connections ------------------
+# The cap on an API answer held in memory is a quarter of the container's memory limit, read by
+# the non-root process from its own cgroup (kube/limits.c): the pod's limit, not a default.
+mem_bytes() { case $1 in *Gi) echo $((${1%Gi} << 30)) ;; *Mi) echo $((${1%Mi} << 20)) ;; *Ki) echo $((${1%Ki} << 10)) ;; *) echo "$1" ;; esac; }
+cap_is_quarter() { # POD PORT
+    local lim cap
+    lim=$(k -n $NS get pod "$1" -o jsonpath='{.spec.containers[0].resources.limits.memory}')
+    cap=$(curl -s -m 3 "http://$(pod_ip "$1"):$2/metrics" | awk '$1 == "vmdhcp_api_answer_limit_bytes" { print $2 }')
+    echo "    $1: memory limit $lim, API answer cap ${cap:-?} bytes"
+    [ -n "$lim" ] && [ -n "$cap" ] && [ "$cap" = "$(($(mem_bytes "$lim") / 4))" ]
+}
+check "agent $POD: API answer cap = a quarter of its memory limit (from its cgroup)" cap_is_quarter "$POD" 8080
+CTRL_POD=$(k -n $NS get pods -l app.kubernetes.io/component=controller -o jsonpath='{.items[0].metadata.name}')
+check "controller $CTRL_POD: API answer cap = a quarter of its memory limit" cap_is_quarter "$CTRL_POD" 8080
+# 2 000 connections to the active agent's HTTP port held for 40 s from another pod on the cluster
+# network (the standby's network namespace: a pod address, as a hostile pod would; idle, one in four
+# trickling a request a byte a second, each closed one opened again at once): the kubelet's probes
+# (readiness every 5 s, liveness every 10 s) still get through: no restart, Ready all along, no
+# Unhealthy event for it, and the endpoint says it dropped connections.
+HOLD=${HOLD:-$ROOT/build/tests/http-hold}
+T_HOLD=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+rc0=$(restart_count "$POD") d0=$(pod_metric "$POD" vmdhcp_http_connections_dropped_total)
+ip netns exec "$(pod_netns "$SBY")" "$HOLD" "$(pod_ip "$POD")" 8080 2000 40 >"$TMP/hold.out" 2>&1 & HOLD_PID=$!
+not_ready=0
+while kill -0 "$HOLD_PID" 2>/dev/null; do pod_ready "$POD" || not_ready=$((not_ready + 1)); sleep 1; done
+wait "$HOLD_PID"; hold_rc=$?
+echo "    http-hold: $(cat "$TMP/hold.out") (exit $hold_rc); looks at the pod while held: not Ready $not_ready times"
+check "held connections: http-hold ran (exit 0)" test "$hold_rc" = 0
+check "held connections: $POD stayed Ready" test "$not_ready" = 0
+check "held connections: $POD not restarted" test "$(restart_count "$POD")" = "$rc0"
+unhealthy_since() {
+    k -n $NS get events -o json | jq -r --arg t0 "$1" --arg p "$2" '.items[] |
+        select(.reason == "Unhealthy" and .involvedObject.name == $p and (.lastTimestamp // .eventTime // "") >= $t0) | .message'
+}
+check "held connections: no Unhealthy event for $POD ($(unhealthy_since "$T_HOLD" "$POD" | head -n1))" \
+    test -z "$(unhealthy_since "$T_HOLD" "$POD")"
+check "held connections: the endpoint dropped some (vmdhcp_http_connections_dropped_total > $d0)" \
+    test "$(pod_metric "$POD" vmdhcp_http_connections_dropped_total)" -gt "$d0"
+check "held connections: /healthz answers after" curl -sf -m 5 -o /dev/null "http://$(pod_ip "$POD"):8080/healthz"
+
 # --- failover -------------------------------------------------------------------------------------
 now_ns() { date +%s%N; }
 # renew_ack: a RENEWING REQUEST (unicast to serverIP through the VM kernel's ARP) resent every
