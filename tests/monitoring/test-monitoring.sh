@@ -224,7 +224,7 @@ echo "== agreed metric names ($NAMES) exported by the sources"
 while read -r name type who; do
     case $who in
         agent) srcs="agent/*.c dhcp/*.c" ;;
-        both) srcs="lib/*.c" ;;
+        both) srcs="lib/*.c kube/*.c" ;;
         controller) srcs="controller/*.c kube/*.c lib/*.c" ;;
         # the admission code lands apart from the chart: checked once it is in the tree
         admission)
