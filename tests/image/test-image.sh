@@ -194,8 +194,8 @@ if [ -d "$R/usr" ]; then
     out=$(unshare --pid --fork --mount-proc="$R/proc" setpriv --no-new-privs chroot --userspec=65532:65532 \
         "$R" /usr/bin/$n --ippool-ref default/x --kubeconfig /nonexistent --dry-run 2>&1); rc=$?
     ok=0
-    [ $rc = 1 ] && grep -q kubeconfig <<<"$out" && ok=1
-    check "$n Kubernetes mode: starts, then stops at the missing kubeconfig" \
+    [ $rc = 2 ] && grep -q kubeconfig <<<"$out" && ok=1
+    check "$n Kubernetes mode: starts, then stops at the missing kubeconfig (exit 2, a configuration error)" \
         test $ok = 1 || echo "      | exit $rc: $out"
     # the pod: uid 65532, capabilities dropped but those the Deployment adds (the bounding set);
     # chroot needs its own three to get there, all gone once the agent is exec()ed as 65532
