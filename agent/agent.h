@@ -682,6 +682,7 @@ struct agent_offer_stats {
 	size_t pending, max_pending;
 	uint64_t expired;   /* holds that ended without a REQUEST: the address went back */
 	uint64_t refused;   /* DISCOVERs from new MACs refused: max_pending were pending */
+	uint64_t evicted;   /* offers taken over by a DISCOVER at the cap (250 ms old at least) */
 	uint64_t committed; /* leases made by a REQUEST (agent_dynamic_request_id, _allocate_id) */
 };
 

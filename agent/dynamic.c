@@ -27,8 +27,10 @@
  * engine's on_offer) and writes nothing; the REQUEST that names it commits the lease and its
  * lease-file line (agent_dynamic_request_id, from on_unknown). Pending offers sit in their own
  * table (24 bytes each plus the indexes), one per MAC, at most max_offers: a flood of DISCOVERs
- * from made-up MACs holds that many addresses for seconds and no more memory; beyond it DISCOVERs
- * from new MACs are refused (counted).
+ * from made-up MACs holds that many addresses for seconds and no more memory; beyond it a
+ * DISCOVER from a new MAC takes over an offer made at least 250 ms ago (counted as evicted), and
+ * is refused (counted) only while every pending offer is younger: a real client is offered an
+ * address at once during or after a flood.
  *
  * Leases end: each one expires lease time + grace after the last ACK (agent_dynamic_renew_id,
  * from the engine's on_ack), and agent_dynamic_expire(), called from a timer, reclaims it. A
@@ -273,6 +275,14 @@ struct offer {
 
 /* Offers looked at for an expired one when a DISCOVER finds the cap reached. */
 #define OFFER_RECLAIM_BUDGET 64
+/*
+ * With the cap reached, a DISCOVER from a new MAC takes the place of an offer made at least
+ * this long ago (or --offer-hold, when shorter): a flood cannot keep a real client waiting for
+ * the holds to end, and an offer keeps its address for this long at least, room enough for its
+ * REQUEST (sent at once after the OFFER; a REQUEST after that still gets the address while it
+ * is free).
+ */
+#define OFFER_PROTECT_USEC (250 * UINT64_C(1000))
 
 static uint64_t
 default_clock(void *userdata)
@@ -432,6 +442,7 @@ carry(struct agent_dynamic *d, const struct agent_dynamic *prev)
 	/* pending offers, where the MAC has no lease and the new range has the address free */
 	d->ost.expired = prev->ost.expired;
 	d->ost.refused = prev->ost.refused;
+	d->ost.evicted = prev->ost.evicted;
 	d->ost.committed = prev->ost.committed;
 	for (size_t k = 0; k < ipam_leases_count(&prev->offers); k++) {
 		const struct offer *o =
@@ -781,7 +792,9 @@ agent_dynamic_allocate_id(struct agent_dynamic *d, struct dhcp_server *s, const 
 struct reclaim {
 	struct agent_dynamic *d;
 	uint64_t now;
+	uint64_t evict_due; /* 0, or: one offer whose hold ends by then may be taken over */
 	size_t expired;
+	bool evicted;
 };
 
 /* One pending offer: its hold over, the address goes back to the pool. */
@@ -791,12 +804,17 @@ reclaim_one(struct ipam_lease *l, void *userdata)
 	struct reclaim *rc = userdata;
 	const struct offer *o = (const struct offer *)(void *)l;
 
-	if (o->due > rc->now)
+	if (o->due <= rc->now) {
+		rc->d->ost.expired++;
+		rc->expired++;
+	} else if (!rc->evicted && o->due <= rc->evict_due) {
+		rc->d->ost.evicted++;
+		rc->evicted = true;
+	} else {
 		return false;
+	}
 	(void)ipam_pool_release(rc->d->pool, o->l.addr);
 	ipam_leases_remove(&rc->d->offers, l);
-	rc->d->ost.expired++;
-	rc->expired++;
 	return true;
 }
 
@@ -809,6 +827,20 @@ reclaim_offers(struct agent_dynamic *d, uint64_t now, size_t budget)
 	(void)ipam_leases_sweep(
 	    &d->offers, MIN(budget, 2 * ipam_leases_count(&d->offers)), reclaim_one, &rc);
 	return rc.expired;
+}
+
+/* The cap reached: room for one more offer, from expired ones or else one made at least
+ * OFFER_PROTECT_USEC ago (taken over). Returns whether there is room now. */
+static bool
+make_offer_room(struct agent_dynamic *d, uint64_t now)
+{
+	uint64_t protect = MIN(OFFER_PROTECT_USEC, d->offer_usec);
+	struct reclaim rc = {
+	    .d = d, .now = now, .evict_due = add_sat(now, d->offer_usec - protect)};
+
+	(void)ipam_leases_sweep(&d->offers,
+	    MIN(OFFER_RECLAIM_BUDGET, 2 * ipam_leases_count(&d->offers)), reclaim_one, &rc);
+	return ipam_leases_count(&d->offers) < d->max_offers;
 }
 
 int
@@ -841,9 +873,7 @@ agent_dynamic_offer_id(struct agent_dynamic *d, struct dhcp_server *s, const uin
 			return r;
 		return 1;
 	}
-	if (ipam_leases_count(&d->offers) >= d->max_offers &&
-	    (reclaim_offers(d, now, OFFER_RECLAIM_BUDGET) == 0 ||
-		ipam_leases_count(&d->offers) >= d->max_offers)) {
+	if (ipam_leases_count(&d->offers) >= d->max_offers && !make_offer_room(d, now)) {
 		d->ost.refused++;
 		return -EBUSY;
 	}

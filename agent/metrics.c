@@ -56,6 +56,7 @@ collect(void *userdata)
 		metric_set(a->m_offers_pending, 0, (double)os.pending);
 		metric_set(a->m_offers_expired, 0, (double)os.expired);
 		metric_set(a->m_offers_refused, 0, (double)os.refused);
+		metric_set(a->m_offers_evicted, 0, (double)os.evicted);
 	}
 	metric_set(
 	    a->m_serving, 0, a->open && a->link != NULL && agent_link_state(a->link)->up ? 1 : 0);
@@ -231,8 +232,12 @@ agent_metrics_setup(struct agent *a)
 	    metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_dynamic_discovers_refused_total",
 		"DHCPDISCOVERs from MACs without a lease dropped: --max-pending-offers offers were "
 		"pending (--dynamic)");
+	a->m_offers_evicted =
+	    metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_dynamic_offers_evicted_total",
+		"Offers taken over by a DHCPDISCOVER from a new MAC while --max-pending-offers "
+		"were pending (the offer at least 250 ms old; --dynamic)");
 	if (a->m_offers_pending == NULL || a->m_offers_expired == NULL ||
-	    a->m_offers_refused == NULL)
+	    a->m_offers_refused == NULL || a->m_offers_evicted == NULL)
 		return -ENOMEM;
 	if (a->m_rx == NULL || a->m_tx == NULL || a->m_drops == NULL || a->m_declines == NULL ||
 	    a->m_latency == NULL || a->m_bindings == NULL || a->m_dynamic == NULL ||

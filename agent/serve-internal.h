@@ -136,7 +136,7 @@ struct agent {
 	struct metric *m_rx, *m_tx, *m_drops, *m_declines, *m_latency, *m_bindings, *m_dynamic,
 	    *m_available, *m_reloads, *m_serving, *m_link_events, *m_lease_errors, *m_expired,
 	    *m_held, *m_declines_ignored;
-	struct metric *m_offers_pending, *m_offers_expired, *m_offers_refused;
+	struct metric *m_offers_pending, *m_offers_expired, *m_offers_refused, *m_offers_evicted;
 	struct metric *m_ha_state, *m_arp_probes, *m_arp_conflicts;
 	struct metric *m_leader, *m_transitions, *m_garp, *m_snap_stale, *m_snap_writes,
 	    *m_snap_errors, *m_snap_bytes, *m_snap_write_seconds;

@@ -110,7 +110,8 @@ main(int argc, char **argv)
 				ssize_t r = read(c[i].fd, buf, sizeof(buf));
 
 				gone = r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR);
-				/* an answer (a 4xx for a request cut short): the server is done with it */
+				/* an answer (a 4xx for a request cut short): the server is done
+				 * with it */
 				gone = gone || r > 0;
 			}
 			if (gone) {
@@ -128,7 +129,8 @@ main(int argc, char **argv)
 			for (long i = 0; i < n; i += 4) {
 				if (c[i].fd < 0)
 					continue;
-				if (write(c[i].fd, &trickle[c[i].sent % (sizeof(trickle) - 1)], 1) == 1)
+				if (write(c[i].fd, &trickle[c[i].sent % (sizeof(trickle) - 1)],
+					1) == 1)
 					c[i].sent++;
 			}
 		}

@@ -1226,6 +1226,8 @@ test_discover_flood(void)
 	struct rig g;
 	uint8_t m[6], real[6] = {0x52, 0x54, 0x00, 0x77, 0x00, 0x01};
 	const size_t cap = CAPACITY / 2;
+	struct agent_offer_stats os;
+	uint32_t rip, mip;
 
 	fake_now = T0;
 	rig_open(&g, POOL_DOC("3600"), NULL, AGENT_DEFAULT, AGENT_DEFAULT);
@@ -1236,22 +1238,61 @@ test_discover_flood(void)
 		fake_now = T0 + (uint64_t)i * 100;
 		(void)discover(&g, fm);
 	}
-	CU_ASSERT_EQUAL(ostats(&g).pending, cap);
-	CU_ASSERT_EQUAL(ostats(&g).refused, 20000u - cap);
+	os = ostats(&g);
+	CU_ASSERT_EQUAL(os.pending, cap);
+	/* at the cap, offers 250 ms old were taken over, the rest refused */
+	CU_ASSERT(os.evicted > 0u);
+	CU_ASSERT(os.refused > 0u);
+	CU_ASSERT_EQUAL(os.refused + os.evicted, 20000u - cap);
+	CU_ASSERT_EQUAL(os.expired, 0u);
 	CU_ASSERT_EQUAL(leasefile_count(g.lf), 0u);
 	CU_ASSERT_EQUAL(dhcp_server_n_bindings(g.s), 0u);
 	/* half of the range is still free, and leases are renewed as ever */
 	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY - cap);
-	/* once the flood's holds end, a real client gets an address at its first DISCOVER */
-	fake_now = T0 + SEC(2 + OFFER_S);
-	CU_ASSERT_EQUAL(bind_mac(&g, real), IP(10));
+	/* a real client 250 ms after the flood, long before its holds end, gets an address at its
+	 * first DISCOVER */
+	fake_now = T0 + SEC(2) + 250000;
+	rip = bind_mac(&g, real);
+	CU_ASSERT(rip >= IP(10) && rip < IP(10) + CAPACITY);
+	CU_ASSERT_EQUAL(ostats(&g).evicted, os.evicted + 1);
+	CU_ASSERT_EQUAL(ostats(&g).refused, os.refused);
 	CU_ASSERT_EQUAL(leasefile_count(g.lf), 1u);
+	/* the flood's holds end */
+	fake_now = T0 + SEC(3 + OFFER_S);
 	(void)agent_dynamic_expire(g.d, g.s, 1u << 20);
 	CU_ASSERT_EQUAL(ostats(&g).pending, 0u);
-	CU_ASSERT_EQUAL(ostats(&g).expired, (uint64_t)cap);
+	CU_ASSERT_EQUAL(ostats(&g).expired, (uint64_t)cap - 1);
 	CU_ASSERT_EQUAL(agent_dynamic_available(g.d), CAPACITY - 1);
 	mac_n(m, 1);
-	CU_ASSERT_EQUAL(bind_mac(&g, m), IP(11));
+	mip = bind_mac(&g, m);
+	CU_ASSERT(mip >= IP(10) && mip < IP(10) + CAPACITY && mip != rip);
+	rig_close(&g);
+}
+
+/* An offer younger than 250 ms is never taken over: at the cap, a DISCOVER is refused until
+ * one is that old, then takes its place; the client whose offer was taken still gets the
+ * address by its REQUEST while it is free. */
+static void
+test_offer_protected(void)
+{
+	struct rig g;
+	uint8_t m[6];
+
+	fake_now = T0;
+	rig_open(&g, POOL_DOC("3600"), NULL, AGENT_DEFAULT, AGENT_DEFAULT);
+	for (unsigned i = 0; i < CAPACITY / 2; i++) {
+		mac_n(m, 1000 + i);
+		CU_ASSERT(discover(&g, m) != 0u);
+	}
+	fake_now = T0 + 249999;
+	mac_n(m, 5000);
+	CU_ASSERT_EQUAL(discover(&g, m), 0u);
+	CU_ASSERT_EQUAL(ostats(&g).refused, 1u);
+	CU_ASSERT_EQUAL(ostats(&g).evicted, 0u);
+	fake_now = T0 + 250000;
+	CU_ASSERT(discover(&g, m) != 0u);
+	CU_ASSERT_EQUAL(ostats(&g).evicted, 1u);
+	CU_ASSERT_EQUAL(ostats(&g).pending, (size_t)CAPACITY / 2);
 	rig_close(&g);
 }
 
@@ -1296,6 +1337,7 @@ static const struct test_case offer_tests[] = {
     {"only a REQUEST commits a lease (and the lease file)", test_request_commits_the_offer},
     {"a REQUEST after the hold: granted if free, else NAK", test_request_after_the_hold},
     {"the cap of pending offers: refused, counted, room made", test_pending_offers_cap},
+    {"an offer younger than 250 ms is not taken over", test_offer_protected},
     {"a DISCOVER flood from made-up MACs holds half the range", test_discover_flood},
     {"pending offers carry over a reload", test_offers_survive_a_reload},
     {NULL, NULL},
