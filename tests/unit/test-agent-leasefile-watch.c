@@ -288,9 +288,19 @@ vm_rss_kib(void)
 	return kib;
 }
 
-#define BIG_LINES 400000u
-#define BIG_KEEP 360000u /* leases: lines BIG_KEEP.. rewrite the first ones */
-#define BIG_ID 64u	 /* bytes of each lease's client identifier */
+#define BIG_ID 64u /* bytes of each lease's client identifier */
+
+/* 400 000 lines; a tenth of that under valgrind or ASan, where the memory bound is not
+ * asserted (their own memory is in the figures) and the content checks are the same. */
+static bool
+instrumented(void)
+{
+#ifdef __SANITIZE_ADDRESS__
+	return true;
+#else
+	return getenv("VALGRIND") != NULL;
+#endif
+}
 
 /* Lease n's client identifier: n in its first 4 bytes, then 0xa5. */
 static void
@@ -318,16 +328,18 @@ test_big_file_streamed(void)
 	uint32_t ip;
 	int fd;
 	FILE *f;
+	/* leases: lines big_keep.. rewrite the first ones */
+	const unsigned big_lines = instrumented() ? 40000u : 400000u, big_keep = big_lines / 10 * 9;
 
 	f = fopen(path, "w");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
 	fputs("# vm-dhcp-agent leases v2\n", f);
-	for (unsigned i = 0; i < BIG_LINES; i++) {
-		unsigned n = i % BIG_KEEP;
+	for (unsigned i = 0; i < big_lines; i++) {
+		unsigned n = i % big_keep;
 
 		mac_n(mac, n);
 		mac_format(mac, m);
-		ipv4_format(0x0a000000u + n + (i >= BIG_KEEP ? 0x100000u : 0), a);
+		ipv4_format(0x0a000000u + n + (i >= big_keep ? 0x100000u : 0), a);
 		big_id(id, n);
 		fprintf(f, "%s %s id=", m, a);
 		for (unsigned k = 0; k < BIG_ID; k++)
@@ -348,15 +360,15 @@ test_big_file_streamed(void)
 	CU_ASSERT_EQUAL_FATAL(leasefile_open(path, &lf, err, sizeof(err)), 0);
 	hwm = vm_hwm_kib();
 	after = vm_rss_kib();
-	CU_ASSERT_EQUAL(leasefile_loaded(lf), BIG_KEEP);
-	CU_ASSERT_EQUAL(leasefile_count(lf), BIG_KEEP);
+	CU_ASSERT_EQUAL(leasefile_loaded(lf), big_keep);
+	CU_ASSERT_EQUAL(leasefile_count(lf), big_keep);
 	CU_ASSERT_EQUAL(leasefile_rejected(lf), 0u);
 	/* spot checks: a rewritten lease has its later address, the others theirs */
 	mac_n(mac, 8);
 	big_id(id, 8);
 	CU_ASSERT_EQUAL(leasefile_lookup_id(lf, id, BIG_ID, mac, NULL, &ip), 0);
 	CU_ASSERT_EQUAL(ip, 0x0a000000u + 8 + 0x100000u);
-	for (unsigned n = 40000; n < BIG_KEEP; n += 7919) {
+	for (unsigned n = big_lines / 10; n < big_keep; n += big_lines / 50 - 81) {
 		mac_n(mac, n);
 		big_id(id, n);
 		CU_ASSERT_EQUAL(leasefile_lookup_id(lf, id, BIG_ID, mac, NULL, &ip), 0);
@@ -364,12 +376,9 @@ test_big_file_streamed(void)
 	}
 	printf("\n  %u-line lease file of %lld bytes: RSS %lu KiB before the open, peak %lu KiB, "
 	       "%lu KiB after\n",
-	    BIG_LINES, (long long)st.st_size, base, hwm, after);
-	/* (not under valgrind or ASan: their own memory is in the figures) */
-#ifndef __SANITIZE_ADDRESS__
-	if (fd != -1 && hwm > 0 && after > 0 && getenv("VALGRIND") == NULL)
+	    big_lines, (long long)st.st_size, base, hwm, after);
+	if (fd != -1 && hwm > 0 && after > 0 && !instrumented())
 		CU_ASSERT(hwm - after < (unsigned long)(st.st_size / 1024 / 2));
-#endif
 	leasefile_free(lf);
 	unlink(path);
 }
