@@ -49,7 +49,14 @@ printf '%s\n%s\n' "${lat_line:-agent latency run failed}" "${kea_lat_line:-kea l
 # Same topology as run-perfdhcp.sh (dsrv / dcl-perf), agent with --listen: every request the
 # agent received and every reply it sent, against what perfdhcp sent and received.
 acct_line=
+APID=
+acct_down() { # the agent by its PID, then the namespaces netns-up.sh made (dsrv, dcl-perf)
+    [ -n "$APID" ] && kill "$APID" 2>/dev/null && wait "$APID" 2>/dev/null
+    APID=
+    "$BENCH/netns-down.sh" >/dev/null 2>&1 || "$BENCH/netns-down.sh"
+}
 if "$BENCH/netns-up.sh" perf >/dev/null 2>&1; then
+    trap acct_down EXIT
     mkdir -p "$OUT/acct"
     sed -n '/^cat >/,/^YAML$/p' "$BENCH/servers/vm-dhcp-agent.sh" |
         sed -e '1d' -e '$d' -e 's/\${SRV_IP:-10.77.0.1}/10.77.0.1/' >"$OUT/acct/pool.yaml"
@@ -60,7 +67,8 @@ if "$BENCH/netns-up.sh" perf >/dev/null 2>&1; then
     ip netns exec dcl-perf taskset -c 0 perfdhcp -4 -l 10.77.0.2 -r "$RATE" -p "$DUR" -R 60000 -g single \
         10.77.0.1 >"$OUT/acct/perfdhcp.txt" 2>&1 || true
     ip netns exec dsrv curl -sf http://127.0.0.1:9182/metrics >"$OUT/acct/metrics.txt" || true
-    kill "$APID" 2>/dev/null; wait "$APID" 2>/dev/null || true
+    acct_down
+    trap - EXIT
     m() { awk -v k="$1" '$1 == k { print $2 }' "$OUT/acct/metrics.txt"; }
     p_sent=($(awk '/^sent packets:/ { print $3 }' "$OUT/acct/perfdhcp.txt"))
     p_rcvd=($(awk '/^received packets:/ { print $3 }' "$OUT/acct/perfdhcp.txt"))
