@@ -727,6 +727,21 @@ existing_lease(struct agent_dynamic *d, struct dhcp_server *s, const uint8_t mac
 	return 1;
 }
 
+/* What each entry point starts with: the identifier's size checked, room in the table, then
+ * existing_lease()'s answer (1 and *ret_ip: a lease; 0: none; negative errno). */
+static int
+known_lease(struct agent_dynamic *d, struct dhcp_server *s, const uint8_t mac[6], const uint8_t *id,
+    size_t id_len, uint32_t *ret_ip)
+{
+	int r;
+
+	if (id != NULL && id_len > AGENT_ID_MAX)
+		return -EINVAL;
+	if ((r = tab_reserve(&d->tab)) < 0)
+		return r;
+	return existing_lease(d, s, mac, id, id_len, ret_ip);
+}
+
 /*
  * Records the lease of ip for mac keyed by (id, id_len), with a fresh expiry: the lease file's
  * line, then the entry. tab_reserve() first; ip is already USED in the pool (not released on
@@ -760,11 +775,7 @@ agent_dynamic_allocate_id(struct agent_dynamic *d, struct dhcp_server *s, const 
 	uint32_t ip;
 	int r;
 
-	if (id != NULL && id_len > AGENT_ID_MAX)
-		return -EINVAL;
-	if ((r = tab_reserve(&d->tab)) < 0)
-		return r;
-	if ((r = existing_lease(d, s, mac, id, id_len, ret_ip)) != 0)
+	if ((r = known_lease(d, s, mac, id, id_len, ret_ip)) != 0)
 		return r < 0 ? r : 0;
 	e = tab_lookup(&d->tab, mac);
 	if ((o = offer_of(d, mac)) != NULL) {
@@ -818,11 +829,12 @@ reclaim_one(struct ipam_lease *l, void *userdata)
 	return true;
 }
 
-/* Looks at up to budget pending offers; returns how many expired. */
+/* Looks at up to budget pending offers: the expired ones go, and one whose hold ends by
+ * evict_due (0: none) is taken over. Returns how many expired. */
 static size_t
-reclaim_offers(struct agent_dynamic *d, uint64_t now, size_t budget)
+reclaim_offers(struct agent_dynamic *d, uint64_t now, uint64_t evict_due, size_t budget)
 {
-	struct reclaim rc = {.d = d, .now = now};
+	struct reclaim rc = {.d = d, .now = now, .evict_due = evict_due};
 
 	(void)ipam_leases_sweep(
 	    &d->offers, MIN(budget, 2 * ipam_leases_count(&d->offers)), reclaim_one, &rc);
@@ -835,11 +847,8 @@ static bool
 make_offer_room(struct agent_dynamic *d, uint64_t now)
 {
 	uint64_t protect = MIN(OFFER_PROTECT_USEC, d->offer_usec);
-	struct reclaim rc = {
-	    .d = d, .now = now, .evict_due = add_sat(now, d->offer_usec - protect)};
 
-	(void)ipam_leases_sweep(&d->offers,
-	    MIN(OFFER_RECLAIM_BUDGET, 2 * ipam_leases_count(&d->offers)), reclaim_one, &rc);
+	(void)reclaim_offers(d, now, add_sat(now, d->offer_usec - protect), OFFER_RECLAIM_BUDGET);
 	return ipam_leases_count(&d->offers) < d->max_offers;
 }
 
@@ -854,11 +863,7 @@ agent_dynamic_offer_id(struct agent_dynamic *d, struct dhcp_server *s, const uin
 	uint32_t ip;
 	int r;
 
-	if (id != NULL && id_len > AGENT_ID_MAX)
-		return -EINVAL;
-	if ((r = tab_reserve(&d->tab)) < 0)
-		return r;
-	if ((r = existing_lease(d, s, mac, id, id_len, ret_ip)) != 0)
+	if ((r = known_lease(d, s, mac, id, id_len, ret_ip)) != 0)
 		return r;
 	now = now_usec(d);
 	if ((o = offer_of(d, mac)) != NULL) {
@@ -901,11 +906,7 @@ agent_dynamic_request_id(struct agent_dynamic *d, struct dhcp_server *s, const u
 	const struct offer *o;
 	int r;
 
-	if (id != NULL && id_len > AGENT_ID_MAX)
-		return -EINVAL;
-	if ((r = tab_reserve(&d->tab)) < 0)
-		return r;
-	if ((r = existing_lease(d, s, mac, id, id_len, ret_ip)) != 0)
+	if ((r = known_lease(d, s, mac, id, id_len, ret_ip)) != 0)
 		return r < 0 ? r : 0;
 	if (requested == 0)
 		return -EADDRNOTAVAIL;
@@ -1137,7 +1138,7 @@ agent_dynamic_expire(struct agent_dynamic *d, struct dhcp_server *s, size_t budg
 	char a[IPV4_STRLEN];
 
 	/* pending offers whose hold is over: no log line each (a DISCOVER flood makes many) */
-	(void)reclaim_offers(d, sw.now, n_offers);
+	(void)reclaim_offers(d, sw.now, 0, n_offers);
 	budget -= n_offers;
 	while (d->n_held > 0 && budget > 0 &&
 	       add_sat(d->holds[d->hold_head].since, d->hold_usec) <= sw.now) {
