@@ -18,6 +18,7 @@
 
 #include "agent/agent.h"
 #include "lib/util.h"
+#include "tests/helpers/proc.h"
 #include "tests/runner.h"
 
 static char dir[64];
@@ -255,39 +256,6 @@ test_fifo_refused(void)
 	unlink(fifo);
 }
 
-/* VmHWM (peak resident set) of this process, in KiB; 0 when unknown. */
-static unsigned long
-vm_hwm_kib(void)
-{
-	char line[256];
-	unsigned long kib = 0;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (f == NULL)
-		return 0;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "VmHWM: %lu kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
-static unsigned long
-vm_rss_kib(void)
-{
-	char line[256];
-	unsigned long kib = 0;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (f == NULL)
-		return 0;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "VmRSS: %lu kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
 #define BIG_ID 64u /* bytes of each lease's client identifier */
 
 /* 400 000 lines; a tenth of that under valgrind or ASan, where the memory bound is not
@@ -322,7 +290,7 @@ test_big_file_streamed(void)
 {
 	struct leasefile *lf = NULL;
 	char err[AGENT_ERR_MAX] = "", m[MAC_STRLEN], a[IPV4_STRLEN];
-	unsigned long base, hwm, after;
+	long base, hwm, after;
 	uint8_t mac[6], id[BIG_ID];
 	struct stat st;
 	uint32_t ip;
@@ -356,10 +324,10 @@ test_big_file_streamed(void)
 			fd = -2;
 		close(fd);
 	}
-	base = vm_rss_kib();
+	base = test_proc_status_kib(0, "VmRSS:");
 	CU_ASSERT_EQUAL_FATAL(leasefile_open(path, &lf, err, sizeof(err)), 0);
-	hwm = vm_hwm_kib();
-	after = vm_rss_kib();
+	hwm = test_proc_status_kib(0, "VmHWM:");
+	after = test_proc_status_kib(0, "VmRSS:");
 	CU_ASSERT_EQUAL(leasefile_loaded(lf), big_keep);
 	CU_ASSERT_EQUAL(leasefile_count(lf), big_keep);
 	CU_ASSERT_EQUAL(leasefile_rejected(lf), 0u);
@@ -374,11 +342,11 @@ test_big_file_streamed(void)
 		CU_ASSERT_EQUAL(leasefile_lookup_id(lf, id, BIG_ID, mac, NULL, &ip), 0);
 		CU_ASSERT_EQUAL(ip, 0x0a000000u + n);
 	}
-	printf("\n  %u-line lease file of %lld bytes: RSS %lu KiB before the open, peak %lu KiB, "
-	       "%lu KiB after\n",
+	printf("\n  %u-line lease file of %lld bytes: RSS %ld KiB before the open, peak %ld KiB, "
+	       "%ld KiB after\n",
 	    big_lines, (long long)st.st_size, base, hwm, after);
 	if (fd != -1 && hwm > 0 && after > 0 && !instrumented())
-		CU_ASSERT(hwm - after < (unsigned long)(st.st_size / 1024 / 2));
+		CU_ASSERT(hwm - after < (long)(st.st_size / 1024 / 2));
 	leasefile_free(lf);
 	unlink(path);
 }

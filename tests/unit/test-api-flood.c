@@ -35,6 +35,7 @@
 #include <jansson.h>
 
 #include "tests/helpers/apiserver.h"
+#include "tests/helpers/proc.h"
 #include "tests/runner.h"
 
 #define POOLS "/apis/network.harvesterhci.io/v1alpha1/namespaces/default/ippools"
@@ -170,25 +171,6 @@ stop(pid_t pid)
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
 	return -ETIMEDOUT;
-}
-
-/* "VmHWM:" (peak) or "VmRSS:" of pid in KiB; -1 when gone. */
-static long
-proc_kib(pid_t pid, const char *field)
-{
-	char p[64], line[256];
-	long v = -1;
-	FILE *f;
-
-	snprintf(p, sizeof(p), "/proc/%ld/status", (long)pid);
-	f = fopen(p, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, field, strlen(field)) == 0)
-			v = strtol(line + strlen(field), NULL, 10);
-	fclose(f);
-	return v;
 }
 
 static char *
@@ -327,7 +309,7 @@ watch_run(struct run *r, bool (*done)(const char *text, long long floods), doubl
 
 	while (now_s() < end) {
 		char *text = slurp(r->log);
-		long hwm = proc_kib(r->pid, "VmHWM:");
+		long hwm = test_proc_status_kib(r->pid, "VmHWM:");
 
 		if (hwm > r->peak_kib)
 			r->peak_kib = hwm;
