@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "tests/helpers/capture.h"
@@ -59,4 +60,21 @@ test_captured_stderr(size_t *len)
 		fclose(f);
 	unlink(capture_path);
 	return text;
+}
+
+unsigned
+test_count_in_fd(int fd, const char *needle)
+{
+	char buf[65536];
+	unsigned n = 0;
+	ssize_t len;
+
+	lseek(fd, 0, SEEK_SET);
+	len = read(fd, buf, sizeof(buf) - 1);
+	if (len <= 0)
+		return 0;
+	buf[len] = '\0';
+	for (char *p = buf; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	return n;
 }

@@ -12,5 +12,8 @@
  */
 int test_capture_stderr(void);
 char *test_captured_stderr(size_t *len);
+/* How many times needle occurs in the file at fd, read from its start (its first 64 KiB): a
+ * log written to a temporary file. */
+unsigned test_count_in_fd(int fd, const char *needle);
 
 #endif

@@ -30,6 +30,7 @@
 #include "lib/buf.h"
 #include "lib/util.h"
 #include "tests/helpers/apiserver.h"
+#include "tests/helpers/capture.h"
 #include "tests/runner.h"
 
 #define NS "lab"
@@ -878,24 +879,6 @@ test_malformed(void)
 	delete_pool("p-bad");
 }
 
-/* Lines of the file at fd (from its start) that contain needle. */
-static unsigned
-lines_with(int fd, const char *needle)
-{
-	char buf[65536];
-	unsigned n = 0;
-	ssize_t len;
-
-	lseek(fd, 0, SEEK_SET);
-	len = read(fd, buf, sizeof(buf) - 1);
-	if (len <= 0)
-		return 0;
-	buf[len] = '\0';
-	for (char *p = buf; (p = strstr(p, needle)) != NULL; p += strlen(needle))
-		n++;
-	return n;
-}
-
 /*
  * An invalid IPPool written again and again with the same fault (a watch event each time):
  * every version is counted, the error is logged once (a line per event before); a
@@ -932,13 +915,13 @@ test_malformed_logged_once(void)
 		CU_ASSERT(wait_for(malformed_reaches, &s, WAIT_MS));
 	}
 	fflush(stderr);
-	unsigned once = lines_with(log_fd, "nothing to serve yet");
+	unsigned once = test_count_in_fd(log_fd, "nothing to serve yet");
 	/* another fault: said */
 	s.want = stats(&s).malformed + 1;
 	patch_pool("p-loud", NULL, "{\"spec\":{\"ipv4Config\":{\"cidr\":\"still-not\"}}}");
 	CU_ASSERT(wait_for(malformed_reaches, &s, WAIT_MS));
 	fflush(stderr);
-	unsigned twice = lines_with(log_fd, "nothing to serve yet");
+	unsigned twice = test_count_in_fd(log_fd, "nothing to serve yet");
 	dup2(saved, STDERR_FILENO);
 	close(saved);
 	close(log_fd);

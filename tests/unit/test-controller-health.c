@@ -21,6 +21,7 @@
 #include "lib/util.h"
 #include "tests/helpers/apiserver.h"
 #include "tests/helpers/poll.h"
+#include "tests/helpers/capture.h"
 #include "tests/runner.h"
 
 #define WAIT_MS 20000
@@ -176,23 +177,6 @@ out:
 	env_stop(&e);
 }
 
-static unsigned
-lines_with(int fd, const char *needle)
-{
-	char buf[65536];
-	unsigned n = 0;
-	ssize_t len;
-
-	lseek(fd, 0, SEEK_SET);
-	len = read(fd, buf, sizeof(buf) - 1);
-	if (len <= 0)
-		return 0;
-	buf[len] = '\0';
-	for (char *p = buf; (p = strstr(p, needle)) != NULL; p += strlen(needle))
-		n++;
-	return n;
-}
-
 struct count_want {
 	struct env *e;
 	double n;
@@ -252,14 +236,14 @@ test_invalid_pool_logged_once(void)
 		CU_ASSERT(test_poll_until(e.base, invalid_seen, &cw, WAIT_MS));
 	}
 	fflush(stderr);
-	once = lines_with(log_fd, needle);
+	once = test_count_in_fd(log_fd, needle);
 	cw.n = metric_get(e.ctrl->m_invalid, 0) + 1;
 	CU_ASSERT_EQUAL(request(&e, "PATCH", POOLS "/p-loud", "application/merge-patch+json",
 			    "{\"spec\":{\"ipv4Config\":{\"cidr\":\"still-not\"}}}"),
 	    200);
 	CU_ASSERT(test_poll_until(e.base, invalid_seen, &cw, WAIT_MS));
 	fflush(stderr);
-	twice = lines_with(log_fd, needle);
+	twice = test_count_in_fd(log_fd, needle);
 	dup2(saved, STDERR_FILENO);
 	close(saved);
 	CU_ASSERT(metric_get(e.ctrl->m_invalid, 0) >= 1 + REPEATS + 1);
