@@ -638,7 +638,7 @@ conn_start_io(struct conn *c)
 	int one = 1, r;
 
 	(void)setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	(void)setsockopt(c->fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	(void)kube_http_keepalive(c->fd); /* a dead peer found within a minute */
 	if (!c->tls) {
 		c->state = C_READY;
 		evtimer_del(c->timer);

@@ -318,6 +318,15 @@ setup_tls(CURL *e, struct kube_config *cfg)
 	return 0;
 }
 
+/* Each new connection: TCP keep-alive and a user timeout (kube/http-keepalive.c). */
+static int
+sockopt_cb(void *userdata, curl_socket_t fd, curlsocktype purpose)
+{
+	if (purpose == CURLSOCKTYPE_IPCXN)
+		(void)kube_http_keepalive(fd);
+	return CURL_SOCKOPT_OK;
+}
+
 /* Creates the curl handle of an admitted call and adds it to the multi handle. */
 static int
 curl_start(struct kube_http_call *call, const char *token)
@@ -364,7 +373,12 @@ curl_start(struct kube_http_call *call, const char *token)
 	curl_easy_setopt(e, CURLOPT_USERAGENT, "vm-dhcp/kube");
 	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
 	curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+	/* curl's own keep-alive options with the same values (whichever curl applies last), and
+	 * the rest (probe count, user timeout) in sockopt_cb */
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, (long)KUBE_TCP_KEEPIDLE_S);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, (long)KUBE_TCP_KEEPINTVL_S);
+	curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, sockopt_cb);
 	/*
 	 * Memory per transfer in flight: request bodies are sent from memory, so the upload
 	 * buffer (64 KiB by default) can be curl's minimum; the answers to writes are one

@@ -139,6 +139,16 @@ extern const struct kube_http_engine kube_http_engine;
 int kube_http_new_engine(struct event_base *base, struct kube_config *cfg,
     const struct kube_http_engine *engine, struct kube_http **ret);
 
+/*
+ * TCP keep-alive on a connection to the API server (http-keepalive.c: why): probes after 30 s
+ * without traffic, every 10 s, 3 unanswered drop it; TCP_USER_TIMEOUT the same 60 s for data
+ * left unacknowledged. Best effort: 0, or -1 when an option was refused (the socket works on).
+ */
+#define KUBE_TCP_KEEPIDLE_S 30
+#define KUBE_TCP_KEEPINTVL_S 10
+#define KUBE_TCP_KEEPCNT 3
+int kube_http_keepalive(int fd);
+
 /* The libcurl engine's curl error code -> negative errno (http.c only). */
 int kube_curl_errno(int curl_code);
 
