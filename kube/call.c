@@ -11,7 +11,7 @@
  * and the one report of each call.
  *
  * The connect timeout belongs to the engines (only they know when a connection is up);
- * the idle timeout of watches to kube/watch.c.
+ * the deadline of watches to kube/watch.c.
  */
 #include <errno.h>
 #include <stdarg.h>

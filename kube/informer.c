@@ -6,13 +6,20 @@
  *        last page: delete what was not seen, synced, remember list resourceVersion
  *   WATCH from that resourceVersion (bookmarks, server timeoutSeconds)
  *        event: transform, put/delete, call handlers, advance resourceVersion
- *        closed by the server        --> WATCH again at once
+ *        closed by the server        --> WATCH again at once, from the last resourceVersion
+ *                                        (its timeoutSeconds: the normal end, logged at debug)
  *        410 Gone / Expired          --> LIST again (relist)
  *        other failure (refused ...) --> WATCH again after jittered exponential backoff
- *        no byte for the idle timeout --> WATCH again at once (a stalled stream)
+ *        still open past the deadline --> WATCH again at once (a stalled stream, warned)
  *        an event larger than the cap --> LIST again after backoff
  *   LIST answer larger than the cap (kube/limits.c) --> half the page size, LIST again after
  *        backoff (capped at the full 30 s even before the first sync)
+ *
+ * A quiet watch is healthy: the API server sends no bookmark for a kind that has not changed
+ * since it started (kube/watch.c), so there is no no-byte timer. A dead connection is found by
+ * TCP keep-alive (kube/http-keepalive.c), a server that stopped serving a live one by the
+ * watch's deadline a little past its timeoutSeconds (300..600 s jittered, as client-go's
+ * reflector picks: the watches of many informers do not end together).
  *
  * Backoff is capped at 2 s until the first list succeeds, then at 30 s. Failures are logged
  * (the first at warn, then at the 2nd, 4th, 8th ... and at most once per backoff cap) and the
@@ -43,7 +50,6 @@
 #define MAX_HANDLERS 8
 #define KEY_MAX 512
 #define UNSYNCED_BACKOFF_MAX (2 * USEC_PER_SEC)
-#define WATCH_IDLE_TIMEOUT (120 * USEC_PER_SEC)
 
 enum inf_state {
 	INF_IDLE,
@@ -60,7 +66,6 @@ struct kube_informer {
 	uint64_t resync_usec;
 	unsigned watch_timeout_s;
 	uint64_t backoff_base, backoff_max, backoff_unsynced_max;
-	uint64_t watch_idle;
 	uint64_t last_log; /* of a failure line (monotonic, like the loop's timers) */
 	unsigned attempt;
 	uint64_t seed;
@@ -122,8 +127,6 @@ kube_informer_new(
 					: UNSYNCED_BACKOFF_MAX;
 	if (inf->backoff_unsynced_max > inf->backoff_max)
 		inf->backoff_unsynced_max = inf->backoff_max;
-	inf->watch_idle =
-	    opts->watch_idle_timeout_usec ? opts->watch_idle_timeout_usec : WATCH_IDLE_TIMEOUT;
 	inf->seed = clock_now_usec() | 1;
 	inf->transform = opts->transform;
 	inf->transform_userdata = opts->transform_userdata;
@@ -743,6 +746,14 @@ watch_end(void *userdata, int error, const char *message)
 		/* closed as soon as opened (a proxy, an overloaded server): do not spin */
 		schedule_retry(inf, false, false);
 	} else if (error == 0) {
+		/* the server's timeoutSeconds (or its shutdown): the normal end of a watch */
+		inf->stats.watch_ends++;
+		log_debug(
+		    "%s informer: watch ended by the server after %llu s; watching again from "
+		    "resourceVersion %s",
+		    inf_name(inf),
+		    (unsigned long long)((clock_now_usec() - inf->watch_started) / USEC_PER_SEC),
+		    inf->rv);
 		inf->attempt = 0;
 		record_success(inf, "watch");
 		start_watch(inf);
@@ -757,7 +768,7 @@ watch_end(void *userdata, int error, const char *message)
 		record_failure(inf, "watch", error, 0, NULL, message);
 		schedule_retry_max(inf, true, true, true);
 	} else if (error == -ETIMEDOUT && !quick) {
-		/* silent for the idle timeout (or the connect timeout): watch again at once */
+		/* not ended by the server by its deadline (or the connect timed out): at once */
 		inf->stats.stalls++;
 		inf->stats.errors++;
 		record_failure(inf, "watch", error, 0, NULL, message);
@@ -791,7 +802,6 @@ start_watch(struct kube_informer *inf)
 		return;
 	}
 	wo.timeout_seconds = inf->watch_timeout_s;
-	wo.idle_timeout_ms = (unsigned)((inf->watch_idle + USEC_PER_MSEC - 1) / USEC_PER_MSEC);
 	if (!wo.timeout_seconds) {
 		uint64_t jitter = kube_backoff_delay(600, 600, 0, &inf->seed); /* 300..600 */
 

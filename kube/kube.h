@@ -292,12 +292,18 @@ struct kube_watch_opts {
 	const char *label_selector;
 	const char *field_selector;
 	const char *resource_version; /* resume point */
-	unsigned timeout_seconds;     /* server-side timeoutSeconds; 0 = server default */
-	bool bookmarks;		      /* allowWatchBookmarks */
-	/* No byte of the answer (events or bookmarks) for this long: the stream is stopped and
-	 * ends with -ETIMEDOUT. 0 = never (only the client-side guard past timeout_seconds). */
-	unsigned idle_timeout_ms;
+	/* Server-side timeoutSeconds: the server ends the watch then (0, the end callback's 0).
+	 * A watch still open at kube_watch_deadline_ms() of it is stopped and ends with -ETIMEDOUT
+	 * (a stalled stream). 0 = the server's default (30 to 60 min) and no deadline: only TCP
+	 * keep-alive finds a dead connection. Silence before the deadline is no failure (see
+	 * kube/watch.c: the API server sends bookmarks only for kinds that changed). */
+	unsigned timeout_seconds;
+	bool bookmarks; /* allowWatchBookmarks */
 };
+/* When a watch with timeout_seconds counts as stalled, in ms from its start: the timeout, plus
+ * connect_ms (the server's clock starts once the connection is up), plus a tenth of the
+ * timeout (2 s at least, 30 s at most). */
+long kube_watch_deadline_ms(unsigned timeout_seconds, long connect_ms);
 
 /* object borrowed for the duration of the call. For ERROR it is the Status. */
 typedef void (*kube_watch_event_fn)(void *userdata, enum kube_watch_type type, json_t *object);
@@ -371,18 +377,18 @@ struct kube_informer_opts {
 	const char *ns;			 /* NULL: all namespaces */
 	const char *label_selector;
 	const char *field_selector;
-	unsigned page_size;	    /* list limit per page (0 = 500) */
-	uint64_t resync_usec;	    /* periodic resync (update events for all items); 0 = off */
-	unsigned watch_timeout_s;   /* server timeoutSeconds per watch (0 = 300..600 jittered) */
+	unsigned page_size;   /* list limit per page (0 = 500) */
+	uint64_t resync_usec; /* periodic resync (update events for all items); 0 = off */
+	/* Server timeoutSeconds per watch (0 = 300..600 jittered). The server ends each watch then
+	 * and the informer watches again from its last resourceVersion, without a list; a watch
+	 * not ended by kube_watch_deadline_ms() of it is a stall. No bytes in between (no event,
+	 * no bookmark) is no failure. */
+	unsigned watch_timeout_s;
 	uint64_t backoff_base_usec; /* reconnect backoff (0 = 800 ms), doubling ... */
 	uint64_t backoff_max_usec;  /* ... up to this (0 = 30 s), jittered */
 	/* Until the first list succeeds the backoff is capped lower (0 = 2 s), so a process
 	 * that started while the API server was away syncs within seconds of its return. */
 	uint64_t backoff_unsynced_max_usec;
-	/* A watch that delivers no byte (events or bookmarks) for this long is stopped and
-	 * started again from the last resourceVersion (0 = 120 s: twice the API server's
-	 * one-minute bookmark period, well under its watch timeout). */
-	uint64_t watch_idle_timeout_usec;
 	/* Either a transform of the json_load'ed object (with its destroy), or a typed codec
 	 * (copied) that decodes the object's text itself; neither: the store keeps json_t. */
 	kube_transform_fn transform;
@@ -408,8 +414,9 @@ struct kube_informer_stats {
 	uint64_t relists_410; /* relists forced by 410 Gone */
 	uint64_t errors;      /* failed list/watch attempts */
 	uint64_t dropped;     /* objects the transform dropped or without a key */
-	uint64_t stalls;      /* watches stopped for want of any byte (idle timeout) */
+	uint64_t stalls;      /* watches the server did not end by their deadline (stopped) */
 	uint64_t too_large;   /* list pages or watch events refused for their size */
+	uint64_t watch_ends;  /* watches the server ended cleanly (its timeoutSeconds) */
 	char last_resource_version[64];
 	/* The current run of failures (cleared by a successful list or a watch event): */
 	uint64_t failures;	    /* list/watch failures in a row, 0 when healthy */

@@ -5,6 +5,22 @@
  * each with lib/jscan.h for its type and the span of its object, and counts what it drops.
  * The object is then decoded by json_loadb (kube_watch_start) or handed as text to a typed
  * codec (kube_watch_start_raw: the informer's path).
+ *
+ * Liveness. Silence is normal on a watch: the API server's watch cache sends bookmarks
+ * (about once a minute, and 2 s before the watch's deadline) only after it has dispatched an
+ * event of that resource since it started (k8s.io/apiserver storage/cacher; seen on 1.20 and
+ * 1.25), so a watch of a kind that never changes (Node, NAD, VirtualMachine) carries no byte
+ * until the server ends it at its timeoutSeconds. A short no-byte timer would tear such healthy
+ * watches down over and over. As client-go does, a stream is judged by two things instead:
+ *   - a dead peer or path (host gone, connection reset by a middlebox, NAT entry dropped):
+ *     TCP keep-alive and TCP_USER_TIMEOUT on the connection (kube/http-keepalive.c) fail the
+ *     stream within about a minute, silent or not;
+ *   - a live connection on which the server stopped serving the watch (a stuck server or
+ *     proxy): a watch asked with timeoutSeconds must be ended by the server then; one still
+ *     open at the deadline below (timeoutSeconds + the connect timeout + a margin of a tenth
+ *     of the timeout, 2..30 s) is stopped and ends with -ETIMEDOUT ("stalled").
+ * A watch the server ends at its timeoutSeconds ends with 0: the owner watches again from its
+ * last resourceVersion (no list).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +30,7 @@
 #include <event2/event.h>
 
 #include "kube/kube-internal.h"
+#include "lib/clock.h"
 #include "lib/jscan.h"
 #include "lib/util.h"
 
@@ -211,6 +228,19 @@ kube_watch_framer_feed_raw(struct kube_watch_framer *f, const char *data, size_t
 
 /* --- one watch stream ------------------------------------------------------------------------ */
 
+long
+kube_watch_deadline_ms(unsigned timeout_seconds, long connect_ms)
+{
+	long t = (long)timeout_seconds * 1000, margin = t / 10;
+
+	if (margin < 2000)
+		margin = 2000;
+	if (margin > 30000)
+		margin = 30000;
+	/* the server's clock starts when it has the request: after the connection is up */
+	return t + (connect_ms > 0 ? connect_ms : 0) + margin;
+}
+
 struct kube_watch {
 	struct kube_http_call *call;
 	struct kube_watch_framer framer;
@@ -225,33 +255,44 @@ struct kube_watch {
 	bool gone;     /* an ERROR event said 410 */
 	int error_err; /* errno of an ERROR event */
 	char error_message[512];
-	struct event *idle_timer; /* no byte for idle_tv: the stream is stalled */
-	struct timeval idle_tv;
+	struct event *deadline; /* not ended by the server by then: the stream is stalled */
+	unsigned timeout_s;	/* the timeoutSeconds asked */
+	long deadline_ms;	/* from the start */
+	uint64_t last_byte;	/* clock_now_usec() of the last byte, 0 before */
 };
 
 static void
 watch_destroy(struct kube_watch *w)
 {
-	if (w->idle_timer)
-		event_free(w->idle_timer);
+	if (w->deadline)
+		event_free(w->deadline);
 	kube_watch_framer_release(&w->framer);
 	free(w);
 }
 
-/* A silent stream (a half-open connection, a proxy holding it, a server stalled mid-line):
- * stop it and report -ETIMEDOUT so the owner watches again from its last resourceVersion. */
+/* The server did not end the watch at its timeoutSeconds (a server or proxy holding a stream
+ * it no longer serves, a server stalled mid-line): stop it and report -ETIMEDOUT so the owner
+ * watches again from its last resourceVersion. */
 static void
-watch_idle_fired(evutil_socket_t fd, short what, void *arg)
+watch_deadline_fired(evutil_socket_t fd, short what, void *arg)
 {
 	struct kube_watch *w = arg;
+	uint64_t now = clock_now_usec();
+	char last[64];
 
 	if (w->stopped || !w->call)
 		return;
 	kube_http_cancel(w->call);
 	w->call = NULL;
+	if (w->last_byte)
+		snprintf(last, sizeof(last), "last byte %llu s ago",
+		    (unsigned long long)((now - w->last_byte) / USEC_PER_SEC));
+	else
+		snprintf(last, sizeof(last), "no byte of the answer");
 	snprintf(w->error_message, sizeof(w->error_message),
-	    "watch: no data for %lld.%03lld s (stalled stream)", (long long)w->idle_tv.tv_sec,
-	    (long long)(w->idle_tv.tv_usec / 1000));
+	    "watch of %s: still open %ld ms after it started, its timeoutSeconds is %u, %s "
+	    "(stalled stream)",
+	    w->resource, w->deadline_ms, w->timeout_s, last);
 	w->on_end(w->userdata, -ETIMEDOUT, w->error_message); /* may free w */
 }
 
@@ -322,8 +363,7 @@ watch_data(void *userdata, const char *data, size_t len)
 	struct kube_watch *w = userdata;
 	uint64_t overlong = w->framer.overlong;
 
-	if (w->idle_timer && !w->stopped)
-		evtimer_add(w->idle_timer, &w->idle_tv); /* any byte counts, bookmarks too */
+	w->last_byte = clock_now_usec();
 	if ((w->on_raw ? kube_watch_framer_feed_raw(&w->framer, data, len, framed_raw, w)
 		       : kube_watch_framer_feed(&w->framer, data, len, framed_event, w)) < 0)
 		return false;
@@ -348,8 +388,8 @@ watch_done(
 	const char *msg = "";
 
 	w->call = NULL;
-	if (w->idle_timer)
-		evtimer_del(w->idle_timer);
+	if (w->deadline)
+		evtimer_del(w->deadline);
 	if (w->error_err) {
 		err = w->error_err;
 		msg = w->error_message;
@@ -398,9 +438,6 @@ watch_start(struct kube_client *c, const struct kube_resource *res, const char *
 		    (rc = kube_query_add(path, sizeof(path), "timeoutSeconds",
 			 opts->timeout_seconds ? num : NULL)) < 0)
 			return rc;
-		/* Client-side guard a little past the server's own timeout. */
-		if (opts->timeout_seconds)
-			req.timeout_ms = (long)opts->timeout_seconds * 1000 + 30000;
 	}
 	w = calloc(1, sizeof(*w));
 	if (!w)
@@ -415,11 +452,12 @@ watch_start(struct kube_client *c, const struct kube_resource *res, const char *
 	req.on_data = watch_data;
 	req.on_done = watch_done;
 	req.userdata = w;
-	if (opts && opts->idle_timeout_ms) {
-		w->idle_tv.tv_sec = (time_t)(opts->idle_timeout_ms / 1000);
-		w->idle_tv.tv_usec = (suseconds_t)(opts->idle_timeout_ms % 1000) * 1000;
-		w->idle_timer = evtimer_new(kube_client_base(c), watch_idle_fired, w);
-		if (!w->idle_timer) {
+	if (opts && opts->timeout_seconds) {
+		w->timeout_s = opts->timeout_seconds;
+		w->deadline_ms = kube_watch_deadline_ms(
+		    opts->timeout_seconds, kube_http_connect_ms(kube_client_http(c)));
+		w->deadline = evtimer_new(kube_client_base(c), watch_deadline_fired, w);
+		if (!w->deadline) {
 			watch_destroy(w);
 			return -ENOMEM;
 		}
@@ -429,8 +467,12 @@ watch_start(struct kube_client *c, const struct kube_resource *res, const char *
 		watch_destroy(w);
 		return rc;
 	}
-	if (w->idle_timer)
-		evtimer_add(w->idle_timer, &w->idle_tv); /* the answer's first byte counts too */
+	if (w->deadline) {
+		struct timeval tv = {.tv_sec = w->deadline_ms / 1000,
+		    .tv_usec = (suseconds_t)(w->deadline_ms % 1000) * 1000};
+
+		evtimer_add(w->deadline, &tv);
+	}
 	*ret = w;
 	return 0;
 }
@@ -464,8 +506,8 @@ kube_watch_free(struct kube_watch *w)
 		kube_http_cancel(w->call);
 	w->call = NULL;
 	w->stopped = true;
-	if (w->idle_timer)
-		evtimer_del(w->idle_timer);
+	if (w->deadline)
+		evtimer_del(w->deadline);
 	if (w->in_event) {
 		w->free_later = true; /* watch_data frees it when the handler returns */
 		return NULL;

@@ -5,8 +5,8 @@
  * status and Status reason -> errno table, the request timeout, the conflict retry loop,
  * cancellation at every point of a call's life (before it is sent, while its answer is held,
  * from inside callbacks, between the GET and the PUT of a retry loop, by freeing the
- * scripted_client) and a watch's idle timeout. The order of events is the script's, not the
- * machine's speed.
+ * scripted_client) and a watch's deadline past its timeoutSeconds. The order of events is the
+ * script's, not the machine's speed.
  *
  * The transports (libcurl, mbed TLS) against the test API server over HTTPS are covered by
  * test-kube-client and test-kube-watch (and their -mbedtls variants).
@@ -562,7 +562,7 @@ test_cancel_then_free_client(void)
 	scripted_check_done();
 }
 
-/* --- watch idle timeout --------------------------------------------------------------------- */
+/* --- watch deadline ------------------------------------------------------------------------- */
 
 struct wstate {
 	int added;
@@ -592,34 +592,79 @@ w_end(void *userdata, int error, const char *message)
 	s->w = kube_watch_free(s->w);
 }
 
-/* A stream that goes silent ends with -ETIMEDOUT once the idle timeout has passed since its
- * last byte (not since it started), instead of hanging until the server's watch timeout. */
+/*
+ * A watch asked with timeoutSeconds=20 that stays silent is healthy until the server should
+ * have ended it: nothing happens at 20 s + the connect timeout + 2 s less a millisecond (no
+ * byte at all meanwhile, as on a kind that never changes), then it ends with -ETIMEDOUT, the
+ * message saying why. Bytes do not move the deadline: a server that keeps sending but never
+ * ends the watch is stalled too.
+ */
 static void
-test_watch_idle_timeout(void)
+test_watch_deadline(void)
 {
 	struct wstate s = {0};
-	struct kube_watch_opts wo = {.idle_timeout_ms = 1000};
+	struct kube_watch_opts wo = {.timeout_seconds = 20};
 	struct scripted_exp *w;
+	long deadline = kube_watch_deadline_ms(20, 10000);
 
+	kube_client_set_timeouts(scripted_client, 30000, 10000);
+	CU_ASSERT_EQUAL(deadline, 20000 + 10000 + 2000);
 	w = scripted_expect_held("GET", "/api/v1/namespaces/wi/configmaps?*");
 	CU_ASSERT_EQUAL_FATAL(kube_watch_start(scripted_client, &kube_res_configmaps, "wi", &wo,
 				  w_event, w_end, &s, &s.w),
 	    0);
 	scripted_run();
-	CU_ASSERT_PTR_NOT_NULL(strstr(scripted_path(w), "watch="));
-	scripted_advance(600 * MS);
+	CU_ASSERT_PTR_NOT_NULL(strstr(scripted_path(w), "watch=true&timeoutSeconds=20"));
+	scripted_advance(25000 * MS); /* silent past the timeout: still waiting for the server */
+	CU_ASSERT_FALSE(s.ended);
 	scripted_send(w, "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\","
 			 "\"namespace\":\"wi\",\"resourceVersion\":\"3\"}}}\n");
 	CU_ASSERT_EQUAL(s.added, 1);
-	scripted_advance(999 * MS);
+	scripted_advance((uint64_t)(deadline - 25000 - 1) * MS);
 	CU_ASSERT_FALSE(s.ended);
 	scripted_advance(MS);
 	CU_ASSERT_TRUE(s.ended);
 	CU_ASSERT_EQUAL(s.end_error, -ETIMEDOUT);
-	CU_ASSERT_PTR_NOT_NULL(strstr(s.end_message, "no data for 1.000 s"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(s.end_message, "watch of configmaps: still open 32000 ms "
+						     "after it started, its timeoutSeconds is 20, "
+						     "last byte 7 s ago (stalled stream)"));
 	CU_ASSERT_PTR_NULL(s.w);
 	CU_ASSERT_TRUE(scripted_aborted(w));
 	scripted_check_done();
+}
+
+/* Ended by the server at its timeout: a clean end (0), and the deadline is gone with it. */
+static void
+test_watch_server_end(void)
+{
+	struct wstate s = {0};
+	struct kube_watch_opts wo = {.timeout_seconds = 20};
+	struct scripted_exp *w;
+
+	w = scripted_expect_held("GET", "/api/v1/namespaces/we/configmaps?*");
+	CU_ASSERT_EQUAL_FATAL(kube_watch_start(scripted_client, &kube_res_configmaps, "we", &wo,
+				  w_event, w_end, &s, &s.w),
+	    0);
+	scripted_run();
+	scripted_advance(20000 * MS);
+	scripted_close(w);
+	CU_ASSERT_TRUE(s.ended);
+	CU_ASSERT_EQUAL(s.end_error, 0);
+	s.ended = false;
+	scripted_advance(60000 * MS); /* past where the deadline was: nothing more */
+	CU_ASSERT_FALSE(s.ended);
+	scripted_check_done();
+}
+
+/* The deadline's margin: a tenth of the timeout, 2 s at least and 30 s at most. */
+static void
+test_watch_deadline_margin(void)
+{
+	CU_ASSERT_EQUAL(kube_watch_deadline_ms(1, 0), 1000 + 2000);
+	CU_ASSERT_EQUAL(kube_watch_deadline_ms(100, 0), 100000 + 10000);
+	CU_ASSERT_EQUAL(kube_watch_deadline_ms(300, 10000), 300000 + 10000 + 30000);
+	CU_ASSERT_EQUAL(kube_watch_deadline_ms(600, 10000), 600000 + 10000 + 30000);
+	CU_ASSERT_EQUAL(kube_watch_deadline_ms(600, -1), 600000 + 30000);
 }
 
 static const struct test_case tests[] = {
@@ -631,7 +676,9 @@ static const struct test_case tests[] = {
     {"calls cancelled from inside callbacks", test_cancel_from_callback},
     {"retry loop cancelled at each step", test_cancel_update_retry},
     {"cancelled calls and a client freed", test_cancel_then_free_client},
-    {"a silent watch ends after the idle timeout", test_watch_idle_timeout},
+    {"a silent watch lives until its deadline, then ends as stalled", test_watch_deadline},
+    {"a watch the server ends is a clean end", test_watch_server_end},
+    {"the watch deadline's margin", test_watch_deadline_margin},
     {NULL, NULL},
 };
 

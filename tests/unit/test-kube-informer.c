@@ -7,8 +7,9 @@
  * long-lived watch, after a backoff after a quick close), after a reset connection and
  * refusals, relist after 410 (an HTTP answer or an ERROR event), bookmarks, periodic resync,
  * a typed codec, freeing with a list page in flight, and no per-event memory growth over
- * 100 000 events. Failures are logged (rate limited) and described for /readyz; a stalled
- * watch is replaced; the backoff before the first list is capped low.
+ * 100 000 events. Failures are logged (rate limited) and described for /readyz; a quiet watch
+ * lives until the server ends it and resumes without a list, one the server does not end by
+ * its deadline is replaced; the backoff before the first list is capped low.
  *
  * The transports (libcurl, mbed TLS) against the test API server are covered by
  * test-kube-client and test-kube-watch (and their -mbedtls variants).
@@ -30,6 +31,8 @@
 #include "lib/clock.h"
 #include "lib/jscan.h"
 #include "lib/util.h"
+#include "lib/log.h"
+#include "tests/helpers/capture.h"
 #include "tests/helpers/scripted-http.h"
 #include "tests/runner.h"
 
@@ -892,7 +895,7 @@ new_cm_informer(
 
 	o.res = &kube_res_configmaps;
 	o.ns = ns;
-	o.watch_timeout_s = 3600;
+	o.watch_timeout_s = tune->watch_timeout_s ? tune->watch_timeout_s : 3600;
 	o.transform = cm_transform;
 	o.destroy = cm_destroy;
 	CU_ASSERT_EQUAL_FATAL(kube_informer_new(c, &o, &inf), 0);
@@ -1035,9 +1038,72 @@ test_unsynced_backoff_cap(void)
 }
 
 /*
- * The server keeps the watch open but sends nothing (a proxy holding a dead stream, a
- * server stuck mid-line): after the idle timeout the informer drops it and watches again at
- * once from its last resourceVersion (no relist) and gets what it missed.
+ * A kind that never changes: the API server sends no event and no bookmark on its watch (it
+ * sends bookmarks only for kinds it has seen change), so the stream is silent until the
+ * server ends it at its timeoutSeconds. Silent for 149 s of its 150 s (past the 120 s no-byte
+ * timer of earlier releases) the watch is left alone; ended by the server, the informer
+ * watches again at once from the same resourceVersion (the next request scripted is that
+ * watch: a list would fail the test), logs it at debug and warns of nothing; the new watch
+ * still delivers events.
+ */
+static void
+test_quiet_watch(void)
+{
+	struct kube_informer_opts tune = {.watch_timeout_s = 150};
+	struct kube_informer *inf;
+	struct kube_informer_stats st;
+	struct seen s = {0};
+	struct scripted_exp *w1, *w2;
+	enum log_level level = log_get_level();
+	char *log;
+
+	expect_list("/api/v1/namespaces/quiet/configmaps?limit=500", "quiet", "q", 1, 1);
+	w1 = scripted_expect_held("GET",
+	    "/api/v1/namespaces/quiet/configmaps?watch=true&"
+	    "resourceVersion=1&allowWatchBookmarks=true&timeoutSeconds=150");
+	w2 = scripted_expect_held("GET",
+	    "/api/v1/namespaces/quiet/configmaps?watch=true&"
+	    "resourceVersion=1&allowWatchBookmarks=true&timeoutSeconds=150");
+	inf = new_cm_informer(scripted_client, "quiet", &s, &tune);
+	CU_ASSERT_EQUAL_FATAL(test_capture_stderr(), 0);
+	log_set_level(LOG_LEVEL_DEBUG);
+	CU_ASSERT_EQUAL_FATAL(kube_informer_start(inf), 0);
+	scripted_run();
+	CU_ASSERT_TRUE(scripted_arrived(w1));
+	scripted_advance(149 * SEC); /* past the 120 s no-byte timer of earlier releases */
+	CU_ASSERT_FALSE(scripted_aborted(w1));
+	CU_ASSERT_FALSE(scripted_arrived(w2));
+	scripted_advance(1 * SEC);
+	scripted_close(w1); /* the server's timeoutSeconds */
+	CU_ASSERT_TRUE(scripted_arrived(w2));
+	scripted_advance(149 * SEC);
+	CU_ASSERT_FALSE(scripted_aborted(w2));
+	scripted_send(w2, event_line("ADDED", "quiet", "q2", "a", 2, 2));
+	log_set_level(level);
+	log = test_captured_stderr(NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+	CU_ASSERT_STRING_EQUAL(s.last_key, "quiet/q2");
+	st = stats(inf);
+	CU_ASSERT_EQUAL(st.lists, 1);
+	CU_ASSERT_EQUAL(st.watches, 2);
+	CU_ASSERT_EQUAL(st.watch_ends, 1);
+	CU_ASSERT_EQUAL(st.stalls, 0);
+	CU_ASSERT_EQUAL(st.errors, 0);
+	CU_ASSERT_EQUAL(st.failures, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(log, "ConfigMap informer: watch ended by the server after "
+					   "150 s; watching again from resourceVersion 1"));
+	CU_ASSERT_PTR_NULL(strstr(log, "warn"));
+	CU_ASSERT_PTR_NULL(strstr(log, "stalled"));
+	free(log);
+	kube_informer_free(inf);
+	scripted_check_done();
+}
+
+/*
+ * The server keeps the watch open past its timeoutSeconds (a proxy holding a stream the server
+ * no longer serves, a server stuck mid-line): at the watch's deadline the informer drops it,
+ * warns, and watches again at once from its last resourceVersion (no relist), and gets what
+ * it missed. Bytes on the stream do not put the deadline off.
  */
 static void
 test_stalled_watch(void)
@@ -1045,34 +1111,45 @@ test_stalled_watch(void)
 	struct kube_informer_opts tune = {
 	    .backoff_base_usec = 1 * SEC,
 	    .backoff_max_usec = 10 * SEC,
-	    .watch_idle_timeout_usec = 120 * SEC,
+	    .watch_timeout_s = 150,
 	};
+	uint64_t deadline = (uint64_t)kube_watch_deadline_ms(150, 10000) * 1000;
 	struct kube_informer *inf;
 	struct kube_informer_stats st;
 	struct seen s = {0};
 	struct scripted_exp *w1, *w2;
+	char *log;
 
+	CU_ASSERT_EQUAL(deadline, 175 * SEC);
+	kube_client_set_timeouts(scripted_client, 30000, 10000);
 	expect_list("/api/v1/namespaces/stall/configmaps?limit=500", "stall", "s", 1, 1);
 	w1 = scripted_expect_held("GET",
 	    "/api/v1/namespaces/stall/configmaps?watch=true&"
-	    "resourceVersion=1&allowWatchBookmarks=true&timeoutSeconds=3600");
+	    "resourceVersion=1&allowWatchBookmarks=true&timeoutSeconds=150");
 	w2 = scripted_expect_held("GET",
 	    "/api/v1/namespaces/stall/configmaps?watch=true&"
-	    "resourceVersion=2&allowWatchBookmarks=true&timeoutSeconds=3600");
+	    "resourceVersion=2&allowWatchBookmarks=true&timeoutSeconds=150");
 	inf = new_cm_informer(scripted_client, "stall", &s, &tune);
+	CU_ASSERT_EQUAL_FATAL(test_capture_stderr(), 0);
 	CU_ASSERT_EQUAL_FATAL(kube_informer_start(inf), 0);
 	scripted_run();
 	scripted_advance(100 * SEC);
-	scripted_send(
-	    w1, event_line("ADDED", "stall", "s2", "a", 2, 2)); /* the idle clock restarts */
-	scripted_advance(119 * SEC);
+	scripted_send(w1, event_line("ADDED", "stall", "s2", "a", 2, 2));
+	scripted_advance(deadline - 100 * SEC - 1);
 	CU_ASSERT_FALSE(scripted_arrived(w2));
-	scripted_advance(2 * SEC);
+	scripted_advance(1);
+	log = test_captured_stderr(NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(log);
 	CU_ASSERT_TRUE(scripted_aborted(w1));
 	CU_ASSERT_TRUE(scripted_arrived(w2));
 	st = stats(inf);
 	CU_ASSERT_EQUAL(st.stalls, 1);
+	CU_ASSERT_EQUAL(st.watch_ends, 0);
 	CU_ASSERT_EQUAL(st.failures, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(log, "warn"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(log, "its timeoutSeconds is 150, last byte 75 s ago "
+					   "(stalled stream)"));
+	free(log);
 
 	scripted_send(w2, event_line("ADDED", "stall", "s3", "a", 3, 3));
 	CU_ASSERT_STRING_EQUAL(s.last_key, "stall/s3");
@@ -1081,6 +1158,47 @@ test_stalled_watch(void)
 	CU_ASSERT_EQUAL(st.lists, 1); /* watched again from the last resourceVersion */
 	CU_ASSERT_EQUAL(st.relists_410, 0);
 	CU_ASSERT_EQUAL(st.failures, 0); /* the event on the new watch ended the failure run */
+	kube_informer_free(inf);
+	scripted_check_done();
+}
+
+/*
+ * After a clean end the next watch may be refused with 410 (its resourceVersion compacted
+ * away meanwhile): that, and only that, lists again.
+ */
+static void
+test_quiet_watch_then_gone(void)
+{
+	struct kube_informer_opts tune = {.watch_timeout_s = 150};
+	struct kube_informer *inf;
+	struct kube_informer_stats st;
+	struct seen s = {0};
+	struct scripted_exp *w1, *w2;
+
+	expect_list("/api/v1/namespaces/qg/configmaps?limit=500", "qg", "q", 1, 1);
+	w1 = scripted_expect_held("GET",
+	    "/api/v1/namespaces/qg/configmaps?watch=true&"
+	    "resourceVersion=1&allowWatchBookmarks=true&timeoutSeconds=150");
+	w2 = scripted_expect_held("GET",
+	    "/api/v1/namespaces/qg/configmaps?watch=true&"
+	    "resourceVersion=1&allowWatchBookmarks=true&timeoutSeconds=150");
+	expect_list("/api/v1/namespaces/qg/configmaps?limit=500", "qg", "q", 2, 9);
+	scripted_expect_held("GET",
+	    "/api/v1/namespaces/qg/configmaps?watch=true&"
+	    "resourceVersion=9&allowWatchBookmarks=true&timeoutSeconds=150");
+	inf = new_cm_informer(scripted_client, "qg", &s, &tune);
+	CU_ASSERT_EQUAL_FATAL(kube_informer_start(inf), 0);
+	scripted_run();
+	scripted_advance(150 * SEC);
+	scripted_close(w1);
+	CU_ASSERT_TRUE(scripted_arrived(w2));
+	scripted_send(w2, gone_event);
+	st = stats(inf);
+	CU_ASSERT_EQUAL(st.watch_ends, 1);
+	CU_ASSERT_EQUAL(st.relists_410, 1);
+	CU_ASSERT_EQUAL(st.lists, 2);
+	CU_ASSERT_EQUAL(st.stalls, 0);
+	CU_ASSERT_EQUAL(s.adds, 2);
 	kube_informer_free(inf);
 	scripted_check_done();
 }
@@ -1099,7 +1217,9 @@ static const struct test_case informer_tests[] = {
     {"codec options checked", test_codec_options},
     {"failures are described and logged, rate limited", test_failures_described_and_logged},
     {"start-up backoff capped until the first list", test_unsynced_backoff_cap},
-    {"a stalled watch is replaced", test_stalled_watch},
+    {"a quiet watch lives until the server ends it, then resumes without a list", test_quiet_watch},
+    {"a watch not ended by its deadline is replaced", test_stalled_watch},
+    {"after a clean end, 410 Gone still lists again", test_quiet_watch_then_gone},
     {NULL, NULL},
 };
 
