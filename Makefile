@@ -506,3 +506,19 @@ cluster-test: image $(HA_PROBE) $(HTTP_HOLD) $(BUILD)/e2e/yaml2json
 
 # controller/crd-apply.c embeds the CRD files (.incbin): rebuilt when they change.
 $(BUILD)/obj/controller/crd-apply.o: crds/ippools.yaml crds/virtualmachinenetworkconfigs.yaml
+
+# Quiet watches on real API servers (tests/cluster/test-watch-quiet.sh): kube-apiserver 1.25
+# (../shared/k8s) and 1.20 (the binary tests/cluster/k8s-build.sh caches), each skipped when
+# absent; the client on both transports (libcurl, mbed TLS). About 40 s; part of `make test`.
+WATCH_QUIET := $(BUILD)/tests/watch-quiet $(BUILD)/tests/watch-quiet-mbedtls
+$(BUILD)/tests/watch-quiet: $(BUILD)/obj/tests/cluster/watch-quiet.o $(ARCHIVES)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(ARCHIVES) $(LIBS)
+$(BUILD)/tests/watch-quiet-mbedtls: $(BUILD)/obj/tests/cluster/watch-quiet.o $(BUILD)/obj/kube/http-mbedtls.o $(ARCHIVES)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/obj/kube/http-mbedtls.o $(ARCHIVES) $(LIBS)
+.PHONY: watch-quiet-test
+watch-quiet-test: $(WATCH_QUIET)
+	@tests/run-tests.sh watch-quiet tests/cluster/test-watch-quiet.sh

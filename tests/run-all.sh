@@ -62,6 +62,8 @@ step "upstream objects with our CRDs (kube-apiserver 1.25; skipped without ../sh
 $MAKE --no-print-directory upstream-objects-test || status=1
 step "admission webhook table (kube-apiserver 1.25; skipped without ../shared/k8s)"
 $MAKE --no-print-directory admission-125-test || status=1
+step "quiet watches (kube-apiserver 1.25 and 1.20; skipped without ../shared/k8s)"
+$MAKE --no-print-directory watch-quiet-test || status=1
 if ls tests/e2e/test-*.sh >/dev/null 2>&1; then
     step "end-to-end tests"
     $MAKE --no-print-directory e2e-test || status=1
