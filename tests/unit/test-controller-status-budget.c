@@ -19,6 +19,7 @@
 #include <event2/event.h>
 #include <jansson.h>
 
+#include "controller/admit.h"
 #include "controller/ctrl-internal.h"
 #include "controller/netpool.h"
 #include "lib/log.h"
@@ -87,7 +88,8 @@ test_bytes_match_render(void)
 	CU_ASSERT_TRUE(netpool_status_bytes(p) >= n && netpool_status_bytes(p) <= n + 1);
 	/* one entry: "10.0.0.2":"02:00:00:00:00:00", */
 	CU_ASSERT_EQUAL(netpool_entry_bytes(UINT32_C(0x0a000002), IPPOOL_ALLOC_MAC), 8 + 17 + 6);
-	CU_ASSERT_EQUAL(netpool_entry_bytes(UINT32_C(0x0a000002), IPPOOL_ALLOC_EXCLUDED), 8 + 8 + 6);
+	CU_ASSERT_EQUAL(
+	    netpool_entry_bytes(UINT32_C(0x0a000002), IPPOOL_ALLOC_EXCLUDED), 8 + 8 + 6);
 	json_decref(obj);
 	ippool_status_clear(&st);
 	netpool_free(p);
@@ -159,6 +161,159 @@ test_excluded_left_out(void)
 	CU_ASSERT_EQUAL(st.n_allocated, 0); /* no binding, no RESERVED inside this range */
 	ippool_status_clear(&st);
 	netpool_free(p);
+}
+
+/* --- admission (controller/admit-ippool.c, admit-vmnetcfg.c) ------------------------------- */
+
+static struct ippool *adm_pool; /* default/net-1, StatusFull True */
+
+static int
+adm_nad(void *ud, const char *ns, const char *name, const char **pool_ns, const char **pool_name)
+{
+	(void)ud;
+	(void)ns;
+	(void)name;
+	*pool_ns = "default";
+	*pool_name = "net-1";
+	return 0;
+}
+
+static const struct ippool *
+adm_pool_get(void *ud, const char *ns, const char *name)
+{
+	(void)ud;
+	return strcmp(ns, "default") == 0 && strcmp(name, "net-1") == 0 ? adm_pool : NULL;
+}
+
+static int
+adm_each_pool(void *ud, const char *network, admit_pool_visit_fn fn, void *ctx)
+{
+	(void)ud;
+	return strcmp(network, "default/net-1") == 0 ? fn(ctx, "default/net-1", adm_pool) : 0;
+}
+
+static void
+adm_review(enum admit_kind kind, enum admit_op op, json_t *obj, json_t *old, uint64_t budget,
+    struct admit_result *res)
+{
+	const struct admit_view view = {
+	    .nad = adm_nad, .pool = adm_pool_get, .each_pool_of_network = adm_each_pool};
+	struct admit_opts opts = {.immutable = true, .ippool_budget = budget};
+	struct admit_request rq = {.phase = ADMIT_VALIDATE,
+	    .kind = kind,
+	    .op = op,
+	    .ns = "default",
+	    .name = kind_get_str(obj, "metadata", "name", NULL),
+	    .object = obj,
+	    .old_object = old};
+
+	ipv4_cidr_parse("10.53.0.0/16", &opts.service_net, &opts.service_prefix);
+	admit_review(&view, &opts, &rq, res);
+}
+
+/* An IPPool whose object cannot record its status within the budget is refused. */
+static void
+test_admit_ippool_size(void)
+{
+	json_t *ex = json_array(), *pool;
+	struct admit_result res;
+	char ip[IPV4_STRLEN];
+
+	for (uint32_t i = 0; i < 5000; i++) {
+		ipv4_format(UINT32_C(0x0a010000) + 100 + i, ip);
+		json_array_append_new(ex, json_string(ip));
+	}
+	pool = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:{s:s, s:s, s:{s:s, s:s, s:o}}}}",
+	    "apiVersion", CRD_API_VERSION, "kind", IPPOOL_KIND, "metadata", "name", "big",
+	    "namespace", "default", "spec", "networkName", "default/net-9", "ipv4Config", "cidr",
+	    "10.1.0.0/16", "serverIP", "10.1.0.2", "pool", "start", "10.1.0.10", "end",
+	    "10.1.255.250", "exclude", ex);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	/* spec ~70 KB; the EXCLUDED entries (~120 KB) left out past half the map's room */
+	adm_review(ADMIT_KIND_IPPOOL, ADMIT_OP_CREATE, pool, NULL, 1024 * 1024, &res);
+	CU_ASSERT_TRUE(res.allowed);
+	admit_result_clear(&res);
+	adm_review(ADMIT_KIND_IPPOOL, ADMIT_OP_CREATE, pool, NULL, 0, &res);
+	CU_ASSERT_TRUE(res.allowed);
+	admit_result_clear(&res);
+	adm_review(ADMIT_KIND_IPPOOL, ADMIT_OP_CREATE, pool, NULL, 60000, &res);
+	CU_ASSERT_FALSE(res.allowed);
+	CU_ASSERT_EQUAL(res.code, 403);
+	CU_ASSERT_PTR_NOT_NULL(strstr(res.message, "--ippool-object-budget"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(res.message, "exclude"));
+	admit_result_clear(&res);
+	/* an update that does not grow it passes (the pool may only shrink) */
+	adm_review(ADMIT_KIND_IPPOOL, ADMIT_OP_UPDATE, pool, pool, 60000, &res);
+	CU_ASSERT_TRUE(res.allowed);
+	admit_result_clear(&res);
+	json_decref(pool);
+}
+
+static json_t *
+cfg_object(const char *mac, bool vm_owned)
+{
+	json_t *o = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:[{s:s, s:s}]}}", "apiVersion",
+	    CRD_API_VERSION, "kind", "VirtualMachineNetworkConfig", "metadata", "name", "vm-x",
+	    "namespace", "default", "spec", "vmName", "vm-x", "networkConfigs", "networkName",
+	    "default/net-1", "macAddress", mac);
+
+	if (vm_owned)
+		json_object_set_new(json_object_get(o, "metadata"), "ownerReferences",
+		    json_pack("[{s:s, s:s, s:s, s:s, s:b}]", "apiVersion", "kubevirt.io/v1", "kind",
+			"VirtualMachine", "name", "vm-x", "uid", "u-1", "controller", 1));
+	return o;
+}
+
+/* A new NIC on a pool whose status is full is refused; the VM controller's is warned. */
+static void
+test_admit_nic_on_full_pool(void)
+{
+	json_t *p = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:{s:s, s:s, s:{s:s, s:s}}},"
+			      " s:{s:{s:{s:s}, s:i, s:i}, s:[{s:s, s:s, s:s, s:s}]}}",
+	    "apiVersion", CRD_API_VERSION, "kind", IPPOOL_KIND, "metadata", "name", "net-1",
+	    "namespace", "default", "spec", "networkName", "default/net-1", "ipv4Config", "cidr",
+	    "10.0.0.0/24", "serverIP", "10.0.0.2", "pool", "start", "10.0.0.10", "end",
+	    "10.0.0.200", "status", "ipv4", "allocated", "10.0.0.10", "02:00:00:00:00:01", "used",
+	    1, "available", 190, "conditions", "type", IPPOOL_COND_STATUS_FULL, "status", "True",
+	    "reason", IPPOOL_REASON_STATUS_FULL, "message", "no room for another binding");
+	struct crd_error err;
+	struct admit_result res;
+	json_t *cfg, *old;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	CU_ASSERT_EQUAL_FATAL(ippool_decode(p, &adm_pool, &err), 0);
+	cfg = cfg_object("02:00:00:00:00:09", false);
+	adm_review(ADMIT_KIND_VMNETCFG, ADMIT_OP_CREATE, cfg, NULL, 1 << 20, &res);
+	CU_ASSERT_FALSE(res.allowed);
+	CU_ASSERT_PTR_NOT_NULL(strstr(res.message, "StatusFull"));
+	admit_result_clear(&res);
+	/* not checked without a budget */
+	adm_review(ADMIT_KIND_VMNETCFG, ADMIT_OP_CREATE, cfg, NULL, 0, &res);
+	CU_ASSERT_TRUE(res.allowed);
+	admit_result_clear(&res);
+	/* the NIC was there before: an update passes */
+	old = json_deep_copy(cfg);
+	adm_review(ADMIT_KIND_VMNETCFG, ADMIT_OP_UPDATE, cfg, old, 1 << 20, &res);
+	CU_ASSERT_TRUE(res.allowed);
+	admit_result_clear(&res);
+	json_decref(old);
+	json_decref(cfg);
+	/* a MAC the status already binds: served, allowed */
+	cfg = cfg_object("02:00:00:00:00:01", false);
+	adm_review(ADMIT_KIND_VMNETCFG, ADMIT_OP_CREATE, cfg, NULL, 1 << 20, &res);
+	CU_ASSERT_TRUE(res.allowed);
+	admit_result_clear(&res);
+	json_decref(cfg);
+	/* written by the VM controller: allowed, with a warning (the NIC stays Pending) */
+	cfg = cfg_object("02:00:00:00:00:09", true);
+	adm_review(ADMIT_KIND_VMNETCFG, ADMIT_OP_CREATE, cfg, NULL, 1 << 20, &res);
+	CU_ASSERT_TRUE(res.allowed);
+	CU_ASSERT_TRUE(res.n_warnings >= 1);
+	admit_result_clear(&res);
+	json_decref(cfg);
+	ippool_free(adm_pool);
+	adm_pool = NULL;
+	json_decref(p);
 }
 
 /* --- in-process, against the test API server ----------------------------------------------- */
@@ -332,7 +487,8 @@ allocated_all_recorded(struct env *e, const void *arg)
 			const char *s = kind_get_str(nic, "state", NULL);
 			const char *ip = kind_get_str(nic, "allocatedIPAddress", NULL);
 			const char *mac = kind_get_str(nic, "macAddress", NULL);
-			const char *v = ip != NULL ? json_string_value(json_object_get(m, ip)) : NULL;
+			const char *v =
+			    ip != NULL ? json_string_value(json_object_get(m, ip)) : NULL;
 
 			if (s != NULL && strcmp(s, "Allocated") == 0 &&
 			    (v == NULL || mac == NULL || strcasecmp(v, mac) != 0))
@@ -384,7 +540,8 @@ event_recorded(struct env *e, const void *arg)
 	json_array_foreach(json_object_get(o, "items"), i, ev)
 	{
 		const char *obj = kind_get_str(ev, "involvedObject", "name", NULL);
-		const char *t = kind_get_str(ev, "type", NULL), *r = kind_get_str(ev, "reason", NULL);
+		const char *t = kind_get_str(ev, "type", NULL),
+			   *r = kind_get_str(ev, "reason", NULL);
 
 		if (obj && t && r && strcmp(obj, w->object) == 0 && strcmp(t, w->type) == 0 &&
 		    strcmp(r, w->reason) == 0)
@@ -463,11 +620,11 @@ env_start(struct env *e, uint64_t budget)
 		CU_FAIL("CRDs not applied");
 		return false;
 	}
-	CU_ASSERT_EQUAL(post(e, NADS,
-			    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion",
-				"k8s.cni.cncf.io/v1", "kind", "NetworkAttachmentDefinition",
-				"metadata", "name", "net-1", "namespace", NS, "spec", "config",
-				"{}")),
+	CU_ASSERT_EQUAL(
+	    post(e, NADS,
+		json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion", "k8s.cni.cncf.io/v1",
+		    "kind", "NetworkAttachmentDefinition", "metadata", "name", "net-1", "namespace",
+		    NS, "spec", "config", "{}")),
 	    201);
 	CU_ASSERT_EQUAL(
 	    post(e, POOLS,
@@ -577,8 +734,8 @@ test_pool_fills_to_budget(void)
 	CU_ASSERT_EQUAL(allocated + pending, N_VMS);
 	CU_ASSERT_TRUE(wait_for(&e, pool_cond_is,
 	    &(struct cond_want){IPPOOL_COND_STATUS_FULL, "True", IPPOOL_REASON_STATUS_FULL}));
-	CU_ASSERT_TRUE(wait_for(
-	    &e, event_recorded, &(struct event_want){"net-1", "Warning", IPPOOL_EVENT_STATUS_FULL}));
+	CU_ASSERT_TRUE(wait_for(&e, event_recorded,
+	    &(struct event_want){"net-1", "Warning", IPPOOL_EVENT_STATUS_FULL}));
 	CU_ASSERT_TRUE(wait_for(
 	    &e, event_recorded, &(struct event_want){first_pending, "Warning", "PoolStatusFull"}));
 	CU_ASSERT_TRUE(wait_for(&e, allocated_all_recorded, NULL));
@@ -623,8 +780,8 @@ test_request_too_large(void)
 	CU_ASSERT_TRUE(wait_for(&e, nic_status_full, "vm-b"));
 	CU_ASSERT_TRUE(wait_for(&e, pool_cond_is,
 	    &(struct cond_want){IPPOOL_COND_STATUS_FULL, "True", IPPOOL_REASON_TOO_LARGE}));
-	CU_ASSERT_TRUE(wait_for(
-	    &e, event_recorded, &(struct event_want){"net-1", "Warning", IPPOOL_EVENT_STATUS_FULL}));
+	CU_ASSERT_TRUE(wait_for(&e, event_recorded,
+	    &(struct event_want){"net-1", "Warning", IPPOOL_EVENT_STATUS_FULL}));
 	CU_ASSERT_TRUE(wait_for(&e, allocated_all_recorded, NULL));
 	CU_ASSERT_TRUE(nic_allocated(&e, "vm-a"));
 out:
@@ -635,6 +792,8 @@ static const struct test_case budget_tests[] = {
     {"status bytes match the rendered map", test_bytes_match_render},
     {"a binding past the budget is refused", test_budget_refuses},
     {"EXCLUDED entries left out past half the budget", test_excluded_left_out},
+    {"admission: an IPPool that cannot fit", test_admit_ippool_size},
+    {"admission: a new NIC on a full pool", test_admit_nic_on_full_pool},
     {"a pool fills to its budget, visibly", test_pool_fills_to_budget},
     {"request is too large: the same state, no endless retries", test_request_too_large},
     {NULL, NULL},
