@@ -245,6 +245,7 @@ on_admit(void *userdata, const struct admit_request *rq, struct admit_result *re
 		return;
 	}
 	service_cidr(a, &o);
+	o.ippool_budget = ctrl_ippool_budget(a->c);
 	admit_review(&view, &o, rq, res);
 }
 

@@ -52,6 +52,7 @@
 #include <string.h>
 
 #include "controller/admit-internal.h"
+#include "controller/netpool.h"
 
 #define S(x) ((x) ? (x) : "")
 
@@ -588,6 +589,80 @@ check_codec(struct admit_ctx *c, const struct raw_pool *rp)
 	return 0;
 }
 
+/*
+ * The object's size once the controller writes its status (controller/reconcile-ippool.c):
+ * the object as sent, less the status.ipv4.allocated it carries, plus that map as the
+ * controller renders it for this spec (EXCLUDED and RESERVED marks) with the bindings st
+ * lists. 0 and *ret, -EINVAL (a spec the codec refuses: said elsewhere), -ENOMEM.
+ */
+static int
+object_bytes(
+    const json_t *obj, const struct st_list *st, uint64_t budget, size_t *ret, size_t *marks)
+{
+	const json_t *m =
+	    json_object_get(json_object_get(json_object_get(obj, "status"), "ipv4"), "allocated");
+	struct ippool_spec spec;
+	struct netpool *np = NULL;
+	struct crd_error err;
+	size_t n;
+	int r;
+
+	r = ippool_spec_decode(json_object_get(obj, "spec"), &spec, &err);
+	if (r < 0)
+		return r == -ENOMEM ? r : -EINVAL;
+	r = netpool_new(&spec, &np);
+	ippool_spec_clear(&spec);
+	if (r < 0)
+		return r == -ENOMEM ? r : -EINVAL;
+	n = json_dumpb(obj, NULL, 0, JSON_COMPACT);
+	if (m != NULL)
+		n -= json_dumpb(m, NULL, 0, JSON_COMPACT);
+	n += sizeof("\"allocated\":,") - 1;
+	/* as the controller's netpool_set_budget decides for the map's budget */
+	netpool_set_budget(np, budget > n ? (size_t)(budget - n) : 2);
+	*marks = netpool_status_bytes(np);
+	netpool_free(np);
+	n += *marks;
+	for (size_t i = 0; st != NULL && i < st->n; i++)
+		if (st->e[i].kind == IPPOOL_ALLOC_MAC)
+			n += netpool_entry_bytes(st->e[i].addr, IPPOOL_ALLOC_MAC);
+	*ret = n;
+	return 0;
+}
+
+/*
+ * Ours: the pool must be able to record its status within the controller's object budget
+ * (--ippool-object-budget, under etcd's request limit): a long exclude list is written twice
+ * (spec.ipv4Config.pool.exclude, and EXCLUDED in status.ipv4.allocated, as upstream's
+ * pkg/controller/ippool/controller.go does). An update that does not grow the estimate
+ * passes (a pool already over it can still shrink).
+ */
+static int
+check_size(struct admit_ctx *c, const struct st_list *st)
+{
+	const json_t *old = c->rq->op == ADMIT_OP_UPDATE ? c->rq->old_object : NULL;
+	size_t n, marks, old_n, old_marks;
+	int r;
+
+	if (c->opts->ippool_budget == 0)
+		return 0;
+	r = object_bytes(c->rq->object, st, c->opts->ippool_budget, &n, &marks);
+	if (r == -ENOMEM)
+		return admit_nomem(c);
+	if (r < 0 || n <= c->opts->ippool_budget)
+		return 0;
+	if (json_is_object(old) &&
+	    object_bytes(old, st, c->opts->ippool_budget, &old_n, &old_marks) == 0 && n <= old_n)
+		return 0;
+	return admit_refuse(c, 403,
+	    "the IPPool object would take about %zu bytes once its status is written (%zu of "
+	    "them for status.ipv4.allocated's marks%s), more than the %llu bytes an IPPool may "
+	    "take (the controller's --ippool-object-budget, under etcd's request limit): list "
+	    "fewer exclude addresses (narrow pool.start and pool.end instead)",
+	    n, marks, st != NULL && st->n > 0 ? ", with its current bindings" : "",
+	    (unsigned long long)c->opts->ippool_budget);
+}
+
 static void
 warn_pool(struct admit_ctx *c, const struct raw_pool *rp, const struct pinfo *pi)
 {
@@ -677,7 +752,7 @@ validate_write(struct admit_ctx *c)
 			   pinfo_load(&orp, &opi, reason, sizeof(reason)) == 0;
 	}
 	if (check_ours(c, &rp, &pi, old ? &orp : NULL, have_old ? &opi : NULL, &st) < 0 ||
-	    check_codec(c, &rp) < 0)
+	    check_codec(c, &rp) < 0 || check_size(c, &st) < 0)
 		goto out;
 	warn_pool(c, &rp, &pi);
 out:

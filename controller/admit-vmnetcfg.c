@@ -405,6 +405,75 @@ validate_changed(
 	return r;
 }
 
+/* The NIC (network as written, canonical in canon) is in the old spec. */
+static bool
+nic_in(const json_t *old_nics, const struct raw_nic *n)
+{
+	struct raw_nic o;
+
+	for (size_t i = 0; i < json_array_size(old_nics); i++)
+		if (raw_nic_get(old_nics, i, &o) == 0 && same_nic_key(&o, n))
+			return true;
+	return false;
+}
+
+/* pool's status lists mac (canonical text) bound to an address. */
+static bool
+pool_binds_mac(const struct ippool *pool, const char *mac)
+{
+	uint8_t m[MAC_LEN];
+
+	if (mac_parse(mac, m) < 0)
+		return false;
+	for (size_t i = 0; i < pool->status.n_allocated; i++)
+		if (pool->status.allocated[i].kind == IPPOOL_ALLOC_MAC &&
+		    memcmp(pool->status.allocated[i].mac, m, MAC_LEN) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Ours: a NIC new to the object, on a pool whose status has no room left for another binding
+ * (its condition StatusFull True: the controller's --ippool-object-budget is reached, or the
+ * API server refused the status as too large), would never be served: refused. A VMNetCfg the
+ * VM controller writes for a VirtualMachine is allowed with a warning (its NIC stays Pending,
+ * reason PoolStatusFull, until the pool has room).
+ */
+static int
+check_status_room(struct admit_ctx *c, const json_t *nics, const json_t *old_nics)
+{
+	char x[KIND_NS_MAX], y[KIND_NAME_MAX], canon[KIND_REF_MAX], key[KIND_REF_MAX];
+	const struct crd_condition *full;
+	const struct ippool *pool;
+	struct raw_nic n;
+
+	if (c->opts->ippool_budget == 0)
+		return 0;
+	for (size_t i = 0; i < json_array_size(nics); i++) {
+		if (raw_nic_get(nics, i, &n) < 0 || (old_nics != NULL && nic_in(old_nics, &n)))
+			continue;
+		admit_split_network(n.network, x, y, canon);
+		pool = admit_pool_on_network(c, canon, NULL, key);
+		if (pool == NULL)
+			continue;
+		full = crd_conditions_get(&pool->status.conditions, IPPOOL_COND_STATUS_FULL);
+		if (full == NULL || full->status != CRD_COND_TRUE || pool_binds_mac(pool, n.mac))
+			continue;
+		if (vm_owned(c->rq->object)) {
+			admit_warn(c,
+			    "NIC %s stays Pending: IPPool %s has no room left in its status "
+			    "(StatusFull)",
+			    n.mac, key);
+			continue;
+		}
+		return admit_refuse(c, 403,
+		    "IPPool %s has no room left in its status for another binding (condition "
+		    "StatusFull: %s): NIC %s on network %s would never be served",
+		    key, full->message != NULL ? full->message : full->reason, n.mac, canon);
+	}
+	return 0;
+}
+
 /* Ours: vmName present, not empty, immutable; the codec's cross-checks. */
 static int
 validate_ours(struct admit_ctx *c, const json_t *obj, const json_t *old)
@@ -472,6 +541,6 @@ admit_vmnetcfg(struct admit_ctx *c)
 	else
 		r = validate_all(c, nics, &seen);
 	admit_seen_clear(&seen);
-	if (r == 0)
+	if (r == 0 && check_status_room(c, nics, json_is_object(old) ? nics_of(old) : NULL) == 0)
 		validate_ours(c, obj, old);
 }

@@ -73,6 +73,11 @@ struct admit_opts {
 	/* Enforce the fields the CRD declares immutable (its CEL rules, evaluated by the API
 	 * server from 1.25 on only). Always on in the product; the messages are the CRD's. */
 	bool immutable;
+	/* The most bytes an IPPool object may take with its status (the controller's
+	 * --ippool-object-budget): an IPPool spec whose object cannot record its excluded and
+	 * reserved addresses and bindings within it is refused, and so are new NICs on a pool
+	 * whose condition StatusFull is True. 0: not checked. */
+	uint64_t ippool_budget;
 };
 
 struct admit_request {

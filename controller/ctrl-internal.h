@@ -110,6 +110,11 @@ struct pool_rt {
 	size_t n_conflicts;	 /* reported by the last rebuild */
 	char conflicts[256];	 /* their summary */
 	bool kick;		 /* addresses freed: retry Pending VMNetCfgs */
+	/* the size of the IPPool object (ctrl_pool_budget) */
+	size_t base_bytes;	/* the object but its status.ipv4.allocated entries */
+	size_t written_bytes;	/* the map at the last status write attempted */
+	size_t too_large_bytes; /* the map the API server last refused as too large (0: none) */
+	bool omit_said;		/* the EXCLUDED entries left out: logged */
 	struct pool_rt *next;
 };
 
@@ -165,6 +170,8 @@ struct ctrl {
 
 	struct metric *m_leader, *m_writes;
 	struct metric *m_invalid;	   /* vmdhcp_controller_ippool_invalid_total */
+	struct metric *m_refused;	   /* vmdhcp_controller_allocations_refused_total */
+	struct metric *m_too_large;	   /* vmdhcp_controller_ippool_status_too_large_total */
 	struct ctrl_invalid_pool *invalid; /* the error last logged per invalid IPPool */
 	struct ctrl_pool_sample *samples;  /* reused from render to render */
 	size_t n_samples, cap_samples;
@@ -293,6 +300,14 @@ struct kube_reconcile_result ctrl_reconcile_vm(void *userdata, const char *key);
 void ctrl_cfg_forget(struct ctrl *c, const char *key, const struct cfg_item *item);
 /* The desired VMNetCfg object of a VM item (new reference, or NULL). */
 json_t *ctrl_vm_desired(const struct vm_item *vm);
+/*
+ * The object budget of an IPPool (opts.ippool_budget) and the part of it its
+ * status.ipv4.allocated may take once the rest of the object (pool, borrowed) is counted:
+ * ctrl_ippool_base_bytes is that rest, the object as compact JSON with an empty map, its
+ * condition StatusFull counted at its most whether there or not (0 on ENOMEM).
+ */
+uint64_t ctrl_ippool_budget(const struct ctrl *c);
+size_t ctrl_ippool_base_bytes(const struct ippool *pool);
 /* Build (or rebuild) the netpool of a pool item from the caches. */
 int ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt);
 

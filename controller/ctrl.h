@@ -61,9 +61,17 @@ struct ctrl_opts {
 	/* /readyz turns not ready once every informer's list/watch has been failing this long
 	 * (the API server unreachable); 0: CTRL_API_OUTAGE_USEC. Liveness is not touched. */
 	uint64_t api_outage_usec;
+	/* The most bytes an IPPool object may take as the API server stores it (compact JSON:
+	 * metadata, spec and status with its status.ipv4.allocated map), under etcd's request
+	 * limit (--max-request-bytes, 1.5 MiB by default); no binding is made past it. 0:
+	 * CTRL_IPPOOL_BUDGET_DEFAULT. */
+	uint64_t ippool_budget;
 };
 
 #define CTRL_API_OUTAGE_USEC (30 * UINT64_C(1000000))
+/* 1.25 MiB: 256 KiB under etcd's default 1.5 MiB request limit (the margin covers what the
+ * estimate does not see: managedFields, the request's own framing) */
+#define CTRL_IPPOOL_BUDGET_DEFAULT (UINT64_C(1280) * 1024)
 
 struct ctrl;
 

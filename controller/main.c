@@ -74,6 +74,7 @@ struct args {
 	const char *webhook_secret, *webhook_service, *webhook_sans;
 	const char *webhook_mutating, *webhook_validating;
 	uint64_t webhook_validity_s;
+	uint64_t ippool_budget; /* --ippool-object-budget (0: the default) */
 	uint64_t webhook_drain_usec;
 	const char *service_cidr;
 	enum log_level level;
@@ -322,6 +323,19 @@ parse_args(int argc, char **argv, struct args *a)
 		.dst = &a->webhook_validating,
 		.arg = "NAMES",
 		.help = "ValidatingWebhookConfigurations, likewise"},
+	    {.name = "ippool-object-budget",
+		.type = FLAG_UINT,
+		.dst = &a->ippool_budget,
+		.arg = "BYTES",
+		.help = "most bytes an IPPool object may take as stored, its\n"
+			"status.ipv4.allocated included: no binding past it (NICs\n"
+			"Pending, reason PoolStatusFull; the pool's condition\n"
+			"StatusFull), and admission refuses IPPool specs that\n"
+			"cannot fit (default 1310720, under etcd's 1.5 MiB)",
+		.min = 4096,
+		.max = UINT64_C(1) << 30,
+		.unit = "bytes",
+		.env = "VM_DHCP_IPPOOL_OBJECT_BUDGET"},
 	    {.name = "webhook-cert-validity",
 		.type = FLAG_UINT,
 		.dst = &a->webhook_validity_s,
@@ -687,6 +701,7 @@ main(int argc, char **argv)
 	co.agent_sa = a.agent_sa;
 	co.agent = &a.agent;
 	co.no_agent = a.no_agent;
+	co.ippool_budget = a.ippool_budget;
 	if ((r = ctrl_new(app.base, client, metrics, &co, &app.ctrl)) < 0)
 		fatalx("cannot start the controller: %s", strerror(-r));
 	if (a.dump_api && (r = ctrl_add_dump_api(app.ctrl, httpd)) < 0)

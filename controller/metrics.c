@@ -30,8 +30,8 @@
 
 enum { BINDING_ALLOCATED, BINDING_PENDING, BINDING_STALE, N_BINDING_STATES };
 static const char *const binding_states[N_BINDING_STATES] = {"allocated", "pending", "stale"};
-static const char *const conditions[] = {
-    IPPOOL_COND_REGISTERED, IPPOOL_COND_CACHE_READY, IPPOOL_COND_AGENT_READY, IPPOOL_COND_STOPPED};
+static const char *const conditions[] = {IPPOOL_COND_REGISTERED, IPPOOL_COND_CACHE_READY,
+    IPPOOL_COND_AGENT_READY, IPPOOL_COND_STOPPED, IPPOOL_COND_STATUS_FULL};
 
 /* --- gathering (before each render) ----------------------------------------------------- */
 
@@ -148,6 +148,8 @@ enum family {
 	FAM_EXCLUDED,
 	FAM_BINDINGS,
 	FAM_CONDITION,
+	FAM_STATUS_BYTES,
+	FAM_STATUS_BUDGET,
 };
 
 static void
@@ -176,6 +178,10 @@ emit_pools(struct metric_emitter *e, const struct ctrl *c, enum family f)
 				const struct crd_condition *cond = crd_conditions_get(
 				    &s->it->pool->status.conditions, conditions[k]);
 
+				/* StatusFull: only on a pool that has had it */
+				if (cond == NULL &&
+				    strcmp(conditions[k], IPPOOL_COND_STATUS_FULL) == 0)
+					continue;
 				l[3].value = conditions[k];
 				metric_emit(
 				    e, l, 4, cond != NULL && cond->status == CRD_COND_TRUE ? 1 : 0);
@@ -200,6 +206,13 @@ emit_pools(struct metric_emitter *e, const struct ctrl *c, enum family f)
 		case FAM_EXCLUDED:
 			metric_emit(e, l, 3, (double)n.excluded + (double)n.reserved);
 			break;
+		case FAM_STATUS_BYTES:
+			metric_emit(e, l, 3,
+			    (double)s->rt->base_bytes + (double)netpool_status_bytes(s->rt->np));
+			break;
+		case FAM_STATUS_BUDGET:
+			metric_emit(e, l, 3, (double)ctrl_ippool_budget(c));
+			break;
 		default:
 			break;
 		}
@@ -217,6 +230,8 @@ EMITTER(emit_available, FAM_AVAILABLE)
 EMITTER(emit_excluded, FAM_EXCLUDED)
 EMITTER(emit_bindings, FAM_BINDINGS)
 EMITTER(emit_condition, FAM_CONDITION)
+EMITTER(emit_status_bytes, FAM_STATUS_BYTES)
+EMITTER(emit_status_budget, FAM_STATUS_BUDGET)
 
 /* --- the Go project's vmdhcpcontroller_* families ---------------------------------------- */
 
@@ -321,6 +336,13 @@ ctrl_metrics_add(struct ctrl *c)
 		"VirtualMachineNetworkConfig NICs on the IPPool's network by state", emit_bindings},
 	    {METRIC_GAUGE, "vmdhcp_ippool_condition",
 		"IPPool status conditions: 1 when True, else 0", emit_condition},
+	    {METRIC_GAUGE, "vmdhcp_ippool_object_bytes",
+		"Estimated size of the IPPool object as stored (compact JSON), its "
+		"status.ipv4.allocated included",
+		emit_status_bytes},
+	    {METRIC_GAUGE, "vmdhcp_ippool_object_budget_bytes",
+		"Most bytes an IPPool object may take (--ippool-object-budget): no binding past it",
+		emit_status_budget},
 	    /* the Go project's (upstream pkg/metrics/metrics.go: names and help text) */
 	    {METRIC_GAUGE, "vmdhcpcontroller_ippool_used",
 		"Amount of IP addresses which are in use", emit_upstream_used},
@@ -341,7 +363,16 @@ ctrl_metrics_add(struct ctrl *c)
 	c->m_invalid =
 	    metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_controller_ippool_invalid_total",
 		"Reconciles that found an IPPool's spec invalid (logged once per error text)");
-	if (c->m_leader == NULL || c->m_writes == NULL || c->m_invalid == NULL)
+	c->m_refused =
+	    metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_controller_allocations_refused_total",
+		"NIC bindings refused because the IPPool's status had no room for them "
+		"(PoolStatusFull)");
+	c->m_too_large =
+	    metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_controller_ippool_status_too_large_total",
+		"IPPool status writes the API server refused as too large (HTTP 413, or etcd's "
+		"request is too large)");
+	if (c->m_leader == NULL || c->m_writes == NULL || c->m_invalid == NULL ||
+	    c->m_refused == NULL || c->m_too_large == NULL)
 		return -errno;
 	for (size_t i = 0; i < ELEMENTSOF(fams); i++)
 		if (metrics_add_dynamic(

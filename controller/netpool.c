@@ -19,7 +19,48 @@ struct netpool {
 	uint32_t server_ip;
 	uint32_t router;
 	struct ipam_leases leases; /* of struct netpool_entry */
+	size_t lease_bytes;	   /* JSON bytes of the MAC entries of status.ipv4.allocated */
+	size_t mark_bytes;	   /* of its EXCLUDED and RESERVED entries */
+	size_t excluded_bytes;	   /* of its EXCLUDED entries alone */
+	bool omit_excluded;	   /* EXCLUDED entries left out of the status */
+	size_t budget;		   /* most bytes the map may take (0: no limit) */
 };
+
+/* "a.b.c.d":"aa:bb:cc:dd:ee:ff", in compact JSON: the address, the value, 6 quotes/punct. */
+static size_t
+entry_bytes(uint32_t addr, size_t value_len)
+{
+	char ip[IPV4_STRLEN];
+
+	ipv4_format(addr, ip);
+	return strlen(ip) + value_len + 6;
+}
+
+size_t
+netpool_entry_bytes(uint32_t addr, enum ippool_alloc_kind kind)
+{
+	return entry_bytes(addr, kind == IPPOOL_ALLOC_MAC ? MAC_STRLEN - 1 : 8);
+}
+
+static int
+mark_bytes_add(uint32_t addr, enum ipam_state state, void *userdata)
+{
+	struct netpool *p = userdata;
+	size_t n = netpool_entry_bytes(addr, IPPOOL_ALLOC_EXCLUDED);
+
+	p->mark_bytes += n;
+	if (state == IPAM_EXCLUDED)
+		p->excluded_bytes += n;
+	return 0;
+}
+
+static void
+marks_recount(struct netpool *p)
+{
+	p->mark_bytes = p->excluded_bytes = 0;
+	ipam_pool_foreach(
+	    p->ipam, IPAM_MASK(IPAM_EXCLUDED) | IPAM_MASK(IPAM_RESERVED), mark_bytes_add, p);
+}
 
 /* The record a lease begins (NULL for NULL). */
 static struct netpool_entry *
@@ -49,6 +90,7 @@ entry_add(struct netpool *p, const uint8_t mac[MAC_LEN], uint32_t addr, const ch
 		return r;
 	}
 	entry_of(l)->owner = o;
+	p->lease_bytes += netpool_entry_bytes(addr, IPPOOL_ALLOC_MAC);
 	return 0;
 }
 
@@ -56,6 +98,7 @@ static void
 entry_remove(struct netpool *p, struct netpool_entry *e)
 {
 	free(e->owner);
+	p->lease_bytes -= netpool_entry_bytes(e->addr, IPPOOL_ALLOC_MAC);
 	ipam_leases_remove(&p->leases, &e->lease);
 }
 
@@ -65,6 +108,7 @@ entries_clear(struct netpool *p)
 	for (size_t i = 0; i < ipam_leases_count(&p->leases); i++)
 		free(entry_of(ipam_leases_at(&p->leases, i))->owner);
 	ipam_leases_clear(&p->leases);
+	p->lease_bytes = 0;
 }
 
 int
@@ -87,6 +131,7 @@ netpool_new(const struct ippool_spec *spec, struct netpool **ret)
 	p->server_ip = spec->server_ip;
 	p->router = spec->router;
 	ipam_leases_init(&p->leases, sizeof(struct netpool_entry), true);
+	marks_recount(p);
 	*ret = p;
 	return 0;
 }
@@ -114,8 +159,60 @@ netpool_same_network(const struct netpool *p, const struct ippool_spec *spec)
 int
 netpool_set_range(struct netpool *p, const struct ippool_spec *spec, uint32_t *ret_conflict)
 {
-	return ipam_pool_set_range(
+	int r = ipam_pool_set_range(
 	    p->ipam, spec->start, spec->end, spec->exclude, spec->n_exclude, ret_conflict);
+
+	if (r == 0) {
+		marks_recount(p);
+		p->omit_excluded = netpool_omits_excluded(p->budget, p->excluded_bytes);
+	}
+	return r;
+}
+
+size_t
+netpool_status_bytes(const struct netpool *p)
+{
+	return p->lease_bytes + p->mark_bytes - (p->omit_excluded ? p->excluded_bytes : 0) + 2;
+}
+
+size_t
+netpool_excluded_bytes(const struct netpool *p)
+{
+	return p->excluded_bytes;
+}
+
+bool
+netpool_omits_excluded(size_t budget, size_t excluded_bytes)
+{
+	return budget != 0 && excluded_bytes > budget / 2;
+}
+
+void
+netpool_set_budget(struct netpool *p, size_t budget)
+{
+	p->budget = budget;
+	p->omit_excluded = netpool_omits_excluded(budget, p->excluded_bytes);
+}
+
+bool
+netpool_omitting_excluded(const struct netpool *p)
+{
+	return p->omit_excluded;
+}
+
+size_t
+netpool_budget(const struct netpool *p)
+{
+	return p->budget;
+}
+
+bool
+netpool_status_full(const struct netpool *p)
+{
+	/* no room for one more binding at the longest address (15 characters) */
+	return p->budget != 0 &&
+	       netpool_status_bytes(p) + netpool_entry_bytes(UINT32_MAX, IPPOOL_ALLOC_MAC) >
+		   p->budget;
 }
 
 const struct netpool_entry *
@@ -257,6 +354,11 @@ netpool_bind(struct netpool *p, const uint8_t mac[MAC_LEN], uint32_t addr, const
 		if (r < 0)
 			return r; /* -ENOSPC */
 	}
+	if (p->budget != 0 &&
+	    netpool_status_bytes(p) + netpool_entry_bytes(a, IPPOOL_ALLOC_MAC) > p->budget) {
+		ipam_pool_release(p->ipam, a);
+		return -EFBIG;
+	}
 	r = entry_add(p, mac, a, owner);
 	if (r < 0) {
 		ipam_pool_release(p->ipam, a);
@@ -278,6 +380,31 @@ netpool_release(struct netpool *p, const uint8_t mac[MAC_LEN], const char *owner
 	(void)ipam_pool_release(p->ipam, e->addr);
 	entry_remove(p, e);
 	return 0;
+}
+
+size_t
+netpool_evict_unrecorded(struct netpool *p, const struct ippool_status *recorded,
+    void (*evicted)(void *userdata, const char *owner), void *userdata)
+{
+	size_t n = 0;
+
+	/* from the end: a removal moves the last record into the hole, already visited */
+	for (size_t i = ipam_leases_count(&p->leases); i-- > 0;) {
+		struct netpool_entry *e = entry_of(ipam_leases_at(&p->leases, i));
+		const struct ippool_alloc *a = ippool_status_find(recorded, e->addr);
+
+		if (netpool_status_bytes(p) <= p->budget || p->budget == 0)
+			break;
+		if (a != NULL && a->kind == IPPOOL_ALLOC_MAC &&
+		    memcmp(a->mac, e->mac, MAC_LEN) == 0)
+			continue;
+		if (evicted != NULL)
+			evicted(userdata, e->owner);
+		(void)ipam_pool_release(p->ipam, e->addr);
+		entry_remove(p, e);
+		n++;
+	}
+	return n;
 }
 
 size_t
@@ -336,8 +463,9 @@ netpool_render_status(const struct netpool *p, struct ippool_status *st)
 		memcpy(c.allocs[c.n].mac, l->mac, MAC_LEN);
 		c.n++;
 	}
-	ipam_pool_foreach(
-	    p->ipam, IPAM_MASK(IPAM_EXCLUDED) | IPAM_MASK(IPAM_RESERVED), render_mark, &c);
+	ipam_pool_foreach(p->ipam,
+	    (p->omit_excluded ? 0 : IPAM_MASK(IPAM_EXCLUDED)) | IPAM_MASK(IPAM_RESERVED),
+	    render_mark, &c);
 	r = ippool_status_set_allocated(st, c.allocs, c.n);
 	free(c.allocs);
 	if (r < 0)
@@ -391,6 +519,21 @@ ippool_conditions_apply(struct crd_conditions *conds, const struct ippool_facts 
 			return r;
 		changed += r;
 	}
+	/* StatusFull: only on a pool that has been full (upstream has no such condition) */
+	if (f->status_full || crd_conditions_get(conds, IPPOOL_COND_STATUS_FULL) != NULL) {
+		const char *reason = f->status_full_reason;
+		int r;
+
+		if (reason == NULL || reason[0] == '\0')
+			reason =
+			    f->status_full ? IPPOOL_REASON_STATUS_FULL : IPPOOL_REASON_STATUS_ROOM;
+		r = crd_conditions_set(conds, IPPOOL_COND_STATUS_FULL,
+		    f->status_full ? CRD_COND_TRUE : CRD_COND_FALSE, reason, f->status_full_message,
+		    f->generation, now);
+		if (r < 0)
+			return r;
+		changed += r;
+	}
 	return changed;
 }
 
@@ -426,7 +569,7 @@ event_add(struct ippool_event *ev, size_t *n, const char *reason, const char *fm
 	struct ippool_event *e = &ev[(*n)++];
 	va_list ap;
 
-	e->type = "Normal";
+	e->type = strcmp(reason, IPPOOL_EVENT_STATUS_FULL) == 0 ? "Warning" : "Normal";
 	e->reason = reason;
 	va_start(ap, fmt);
 	if (vsnprintf(e->message, sizeof(e->message), fmt, ap) < 0)
@@ -455,5 +598,12 @@ ippool_status_events(const struct ippool_status *old, const struct ippool_status
 		    "serving network %s: agent %s/%s ready, %lld addresses available", network,
 		    a->namespace != NULL ? a->namespace : "", a->name != NULL ? a->name : "",
 		    new->available);
+	if (cond_true(new, IPPOOL_COND_STATUS_FULL) && !cond_true(old, IPPOOL_COND_STATUS_FULL)) {
+		const struct crd_condition *c =
+		    crd_conditions_get(&new->conditions, IPPOOL_COND_STATUS_FULL);
+
+		event_add(ev, &n, IPPOOL_EVENT_STATUS_FULL, "%s",
+		    c->message != NULL ? c->message : "status.ipv4.allocated is full");
+	}
 	return n;
 }

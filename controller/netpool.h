@@ -92,6 +92,7 @@ const struct netpool_entry *netpool_by_addr(const struct netpool *p, uint32_t ad
  *   -EPERM   addr is excluded or reserved;
  *   -ERANGE  addr is outside the range;
  *   -ENOSPC  no free address;
+ *   -EFBIG   the status has no room for another entry (netpool_set_budget);
  *   -ENOMEM.
  */
 int netpool_bind(struct netpool *p, const uint8_t mac[MAC_LEN], uint32_t addr, const char *owner,
@@ -103,6 +104,43 @@ int netpool_bind(struct netpool *p, const uint8_t mac[MAC_LEN], uint32_t addr, c
  */
 int netpool_release(struct netpool *p, const uint8_t mac[MAC_LEN], const char *owner);
 
+/*
+ * The size of status.ipv4.allocated as the API server stores it (compact JSON; kept up to
+ * date as bindings come and go, and on range changes): each entry is "a.b.c.d":"<value>",
+ * with the value a MAC (17 characters) or EXCLUDED/RESERVED (8), the braces included.
+ * netpool_entry_bytes: one entry's share.
+ */
+size_t netpool_status_bytes(const struct netpool *p);
+size_t netpool_entry_bytes(uint32_t addr, enum ippool_alloc_kind kind);
+/*
+ * The most bytes status.ipv4.allocated may take (0: no limit): a new binding that would take
+ * it past that is refused (-EFBIG); bindings made before, and those a rebuild restores, are
+ * kept. netpool_status_full: not even one more binding fits.
+ */
+void netpool_set_budget(struct netpool *p, size_t budget);
+/*
+ * The EXCLUDED entries are left out of the status (netpool_render_status, and its size)
+ * when they would take more than half the budget: neither agent serves from them (ours:
+ * agent/source-kube.c; upstream's pkg/agent/ippool/ippool.go skips them) and the controllers
+ * rebuild them from spec.ipv4Config.pool.exclude (upstream's BuildCache too), so the room
+ * goes to bindings. netpool_omits_excluded: that rule, for a budget and the bytes the
+ * EXCLUDED entries take (netpool_excluded_bytes).
+ */
+bool netpool_omits_excluded(size_t budget, size_t excluded_bytes);
+bool netpool_omitting_excluded(const struct netpool *p);
+size_t netpool_excluded_bytes(const struct netpool *p);
+size_t netpool_budget(const struct netpool *p);
+bool netpool_status_full(const struct netpool *p);
+
+/*
+ * While the map is over its budget: release the bindings that recorded (the IPPool status
+ * as last stored, borrowed) does not list, calling evicted with each one's owner (borrowed,
+ * NULL for none) before it goes. Bindings the status lists are kept (an agent serves them).
+ * Returns how many were released.
+ */
+size_t netpool_evict_unrecorded(struct netpool *p, const struct ippool_status *recorded,
+    void (*evicted)(void *userdata, const char *owner), void *userdata);
+
 /* Number of MAC bindings. */
 size_t netpool_size(const struct netpool *p);
 void netpool_counts(const struct netpool *p, struct ipam_counts *ret);
@@ -110,7 +148,8 @@ void netpool_counts(const struct netpool *p, struct ipam_counts *ret);
 const struct ipam_pool *netpool_ipam(const struct netpool *p);
 
 /*
- * Fill status->allocated (MAC bindings plus EXCLUDED and RESERVED marks inside the range),
+ * Fill status->allocated (MAC bindings plus EXCLUDED and RESERVED marks inside the range;
+ * no EXCLUDED ones when netpool_omitting_excluded),
  * status->used and status->available from the netpool; has_ipv4 set. 0 or -ENOMEM.
  */
 int netpool_render_status(const struct netpool *p, struct ippool_status *status);
@@ -134,6 +173,11 @@ struct ippool_facts {
 	bool agent_ready;
 	const char *agent_reason;
 	const char *agent_message;
+	/* status.ipv4.allocated has no room for another binding (condition StatusFull, set
+	 * once true and kept from then on; reason NULL: StatusFull / StatusHasRoom) */
+	bool status_full;
+	const char *status_full_reason;
+	const char *status_full_message;
 };
 
 /* Default reasons (True / False) when the facts give none; the Go project's where it has one. */
@@ -145,16 +189,20 @@ struct ippool_facts {
 #define IPPOOL_REASON_AGENT_NOT_READY "AgentNotReady"  /* AgentReady False */
 #define IPPOOL_REASON_PAUSED "Paused"		       /* Stopped True; the others False */
 #define IPPOOL_REASON_NOT_PAUSED "NotPaused"	       /* Stopped False */
+#define IPPOOL_REASON_STATUS_FULL "StatusFull"	       /* StatusFull True: the budget is reached */
+#define IPPOOL_REASON_TOO_LARGE "RequestTooLarge"      /* StatusFull True: the API server said so */
+#define IPPOOL_REASON_STATUS_ROOM "StatusHasRoom"      /* StatusFull False */
 /* Normal Event reasons (IPPool). */
 #define IPPOOL_EVENT_AGENT_PLACED "AgentPlaced"
 #define IPPOOL_EVENT_READY "Ready"
+#define IPPOOL_EVENT_STATUS_FULL "StatusFull" /* Warning: StatusFull turned True */
 
 /* Returns the number of conditions that changed (0: nothing to write), or -ENOMEM. */
 int ippool_conditions_apply(struct crd_conditions *conds, const struct ippool_facts *f, time_t now);
 
 /* An Event to record on the IPPool. */
 #define IPPOOL_EVENT_MESSAGE_MAX 256
-#define IPPOOL_EVENTS_MAX 2
+#define IPPOOL_EVENTS_MAX 3
 struct ippool_event {
 	const char *type;   /* static: "Normal" or "Warning" */
 	const char *reason; /* static */
@@ -167,7 +215,8 @@ struct ippool_event {
  * Deployment, or the same one re-placed with another image), Ready when the pool becomes ready
  * (Registered, CacheReady and AgentReady all True in new, not all in old). Nothing when the
  * status did not move that way: a resync that rewrites nothing, or rewrites the same facts,
- * emits none. Fills ev[0..n) and returns n (<= IPPOOL_EVENTS_MAX).
+ * emits none. And a Warning StatusFull when the condition StatusFull turns True (its
+ * message). Fills ev[0..n) and returns n (<= IPPOOL_EVENTS_MAX).
  */
 size_t ippool_status_events(const struct ippool_status *old, const struct ippool_status *new,
     const char *network, struct ippool_event ev[IPPOOL_EVENTS_MAX]);

@@ -299,6 +299,12 @@ bind_nic(struct compute *c, const struct vmnetcfg_nic *nic)
 	case -ENOSPC:
 		r = pending(c, nic, VMNETCFG_REASON_EXHAUSTED, true, "no free address left");
 		goto pend;
+	case -EFBIG:
+		r = pending(c, nic, VMNETCFG_REASON_STATUS_FULL, true,
+		    "the IPPool's status.ipv4.allocated has no room for another binding (%zu of "
+		    "%zu bytes): no address is bound that no agent would serve",
+		    netpool_status_bytes(p), netpool_budget(p));
+		goto pend;
 	default:
 		return r;
 	}

@@ -19,6 +19,9 @@
  *     Event, the address still remembered, taken when it is released; excluded, reserved or
  *     outside the range by now → forgotten;
  *   - else the lowest free (PoolExhausted + Event when none).
+ *   Any new binding that would take the IPPool's status.ipv4.allocated past its budget
+ *   (netpool_set_budget) → Pending (PoolStatusFull) + Event: nothing says Allocated for an
+ *   address the IPPool status, which the agents serve from, could not record.
  * NICs of the previous status that are no longer in the spec (removed, or moved to another
  * network) release their address; when their pool is not ready they stay listed as Stale
  * until it is.
@@ -75,6 +78,8 @@ typedef struct netpool *(*vmnetcfg_lookup_fn)(
 #define VMNETCFG_REASON_PAUSED "Paused"
 #define VMNETCFG_REASON_INVALID_MAC "InvalidMAC"
 #define VMNETCFG_REASON_ADDRESS_TAKEN "AddressTaken" /* the remembered address is held */
+/* the IPPool object would outgrow the API server's request limit (--ippool-status-budget) */
+#define VMNETCFG_REASON_STATUS_FULL "PoolStatusFull"
 
 #define VMNETCFG_MESSAGE_MAX 256
 

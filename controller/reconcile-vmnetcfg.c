@@ -14,6 +14,7 @@
 #include "controller/ctrl-internal.h"
 #include "lib/clock.h"
 #include "lib/log.h"
+#include "lib/metrics.h"
 
 /* After bindings changed: refresh the pools' status; freed addresses may serve others. */
 static void
@@ -132,6 +133,9 @@ ctrl_reconcile_cfg(void *userdata, const char *key)
 	if (r < 0)
 		return ctrl_error(r);
 	after_touch(c, &res);
+	for (size_t i = 0; c->m_refused != NULL && i < res.n_events; i++)
+		if (strcmp(res.events[i].reason, VMNETCFG_REASON_STATUS_FULL) == 0)
+			metric_inc(c->m_refused, 0);
 	/* Warnings report a state that lasts (the recorder folds the repeats): now */
 	record_events(c, key, it, &res, "Warning");
 	if (!res.changed) { /* no transition: no Normal Event either */

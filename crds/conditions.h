@@ -47,6 +47,8 @@ struct crd_conditions {
 #define IPPOOL_COND_CACHE_READY "CacheReady"
 #define IPPOOL_COND_AGENT_READY "AgentReady"
 #define IPPOOL_COND_STOPPED "Stopped"
+/* ours: status.ipv4.allocated has no room for another binding (present once it has been) */
+#define IPPOOL_COND_STATUS_FULL "StatusFull"
 #define VMNETCFG_COND_ALLOCATED "Allocated"
 #define VMNETCFG_COND_DISABLED "Disabled"
 #define VMNETCFG_COND_IN_SYNCED "InSynced"

@@ -109,8 +109,9 @@ struct server {
 	/* faults */
 	int fail_code;
 	unsigned fail_count;
-	char fail_method[32]; /* "" = any */
-	char fail_path[256];  /* a path prefix; "" = any */
+	char fail_message[256]; /* the Status message of the injected failure ("": the table's) */
+	char fail_method[32];	/* "" = any */
+	char fail_path[256];	/* a path prefix; "" = any */
 	unsigned delay_ms;
 	unsigned delay_count;
 	unsigned flood_count;
@@ -977,6 +978,8 @@ handle_test(struct server *srv, struct evhttp_request *req, const char *what, st
 		snprintf(srv->fail_method, sizeof(srv->fail_method), "%s", c != NULL ? c : "");
 		c = PARAM("path");
 		snprintf(srv->fail_path, sizeof(srv->fail_path), "%s", c != NULL ? c : "");
+		c = PARAM("message");
+		snprintf(srv->fail_message, sizeof(srv->fail_message), "%s", c != NULL ? c : "");
 		send_json(
 		    req, 200, json_pack("{s:i, s:i}", "code", (int)code, "count", (int)count));
 	} else if (strcmp(what, "delay") == 0) {
@@ -1226,6 +1229,8 @@ send_fault(struct server *srv, struct evhttp_request *req)
 			reason = faults[i].reason;
 			message = faults[i].message;
 		}
+	if (srv->fail_message[0] != '\0')
+		message = srv->fail_message;
 	if (srv->fail_code == 429)
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "1");
 	send_status(req, srv->fail_code, reason, message, NULL, NULL);

@@ -64,7 +64,8 @@ int test_apiserver_pid(const struct test_apiserver *a);
 /*
  * Fault injection: POST URL/_test/<what> with the bearer token, e.g. "close-watches",
  * "stall-watches" (open watches stay open but send nothing more, not even bookmarks),
- * "fail?code=500&count=2", "fail?code=429&count=1", "delay?ms=200&count=3", "compact", "save".
+ * "fail?code=500&count=2", "fail?code=429&count=1" (also &method=, &path= prefix, and
+ * &message= for the Status message, URL-encoded), "delay?ms=200&count=3", "compact", "save".
  * Returns 0 on a 2xx answer, -EIO on another status, negative errno on transport errors.
  */
 int test_apiserver_fault(struct test_apiserver *a, const char *what);
