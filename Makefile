@@ -298,7 +298,8 @@ fresh-test:
 	@scripts/fresh-test.sh
 .PHONY: fresh-test
 
-# scripts/bench-dhcp.sh installs the bench packages first, then builds.
+# scripts/bench-dhcp.sh installs the bench packages first, then builds (root; knobs such as REPS,
+# LAT_RATES, PARTS, NODOC=1 and the run time are in its header).
 bench-dhcp:
 	@scripts/bench-dhcp.sh
 
