@@ -12,6 +12,7 @@ VMD_PKI=$VMD_STATE/pki
 VMD_API=https://10.96.0.1:443
 VMD_NS=${VMD_NS:-vm-dhcp-system}
 VMD_REL=${VMD_REL:-vm-dhcp}
+# shellcheck disable=SC2034 # (used by the scripts that source this)
 VMD_NODE=vmdhcp-node
 VMD_STARTED_CLUSTER=0
 VMD_VERSION=$(cat "$ROOT/VERSION" 2>/dev/null || echo 0.1.0)
