@@ -114,6 +114,7 @@ help:
 	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
 	@echo "Targets: all test unit asan netns-test fuzz fuzz-short valgrind check-layers demo"
 	@echo "         bench-dhcp bench-kube bench-ipam bench-controller bench-e2e bench-ippool-load bench-admission"
+	@echo "         bench-cluster"
 	@echo "         lint-charts chart-harvester format clean image image-test install-deps fresh-test"
 	@echo "         upstream-objects-test admission-125-test ippool-size-125-test cluster-test"
 	@echo "         k8s-up k8s-down"
@@ -486,6 +487,14 @@ bench-failover: programs $(HA_PROBE)
 bench-admission: $(BUILD)/e2e/yaml2json
 	@tests/cluster/bench-admission.sh
 .PHONY: bench-admission
+
+# Cluster scale on the real cluster (scripts/bench-cluster.sh, root; under flock
+# /tmp/vmd-cluster.lock, starting and stopping the cluster unless it is up): 1000 VirtualMachines
+# created at once -> all NICs Allocated and served by the agent pod, then 10 000 NICs in a /16
+# pool; a bench, not in `make test`. For docs/benchmarks.md ("Cluster scale (real cluster)").
+bench-cluster: image $(BUILD)/bench/bench-e2e-client
+	@scripts/bench-cluster.sh
+.PHONY: bench-cluster
 
 # --- a real single-node Kubernetes (tests/cluster/) ------------------------------------------
 # k8s-up: etcd, kube-apiserver, controller-manager, scheduler, containerd + runc, kubelet and
