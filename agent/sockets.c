@@ -43,33 +43,15 @@
 static struct log_ratelimit rl_read = LOG_RATELIMIT_INIT(10 * USEC_PER_SEC, 5);
 
 /*
- * The engine's receive moderation (dhcp_server_on_readable): again == 0, the DHCP fd is
- * watched for readability; again > 0, it is not, and ev_dhcp_again reads again after that
- * many microseconds (the event base has EVENT_BASE_FLAG_PRECISE_TIMER: main.c).
+ * fd: the DHCP fd, found readable. The engine reads and answers what is there, and reads
+ * again at once while more arrived meanwhile, up to a budget (dhcp/moderate.h): never a
+ * timer, the fd is always watched.
  */
-static void
-dhcp_watch(struct agent *a, uint32_t again)
-{
-	if (again == 0 || a->ev_fd == NULL) {
-		evtimer_del(a->ev_dhcp_again);
-		if (a->fd_unwatched && a->ev_fd != NULL)
-			event_add(a->ev_fd, NULL);
-		a->fd_unwatched = false;
-		return;
-	}
-	if (!a->fd_unwatched)
-		event_del(a->ev_fd);
-	a->fd_unwatched = true;
-	evtimer_add(a->ev_dhcp_again, &(struct timeval){.tv_usec = (suseconds_t)again});
-}
-
-/* fd: the DHCP fd, found readable, or -1 when the engine's delay ran out. */
 static void
 dhcp_read(struct agent *a, int fd)
 {
 	uint64_t now = clock_now_usec();
-	uint32_t again = 0;
-	int got = dhcp_server_on_readable(a->dhcp, fd, now, &again);
+	int got = dhcp_server_on_readable(a->dhcp, fd, now);
 
 	if (fd >= 0 && (got == 0 || got == -EAGAIN)) {
 		/*
@@ -86,7 +68,6 @@ dhcp_read(struct agent *a, int fd)
 	if (got < 0 && got != -EAGAIN && got != -EINTR)
 		log_ratelimited(&rl_read, now, LOG_LEVEL_WARN, "%s: receive: %s", a->opts.ifname,
 		    strerror(-got));
-	dhcp_watch(a, again);
 }
 
 static void
@@ -94,14 +75,6 @@ dhcp_readable(evutil_socket_t fd, short what, void *arg)
 {
 	(void)what;
 	dhcp_read(arg, fd);
-}
-
-void
-agent_dhcp_again_cb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	dhcp_read(arg, -1);
 }
 
 /* --leader-elect: the ARP socket that fences the serverIP (ha.c), beside the DHCP sockets. */
@@ -129,9 +102,6 @@ agent_close_sockets(struct agent *a)
 	if (a->ev_fd != NULL)
 		event_free(a->ev_fd);
 	a->ev_fd = NULL;
-	if (a->ev_dhcp_again != NULL)
-		evtimer_del(a->ev_dhcp_again);
-	a->fd_unwatched = false;
 	if (a->ev_arp != NULL)
 		event_free(a->ev_arp);
 	a->ev_arp = NULL;

@@ -190,6 +190,15 @@ typedef void (*dhcp_ring_frame_fn)(
  * fn. Returns how many, or -EAGAIN when none is ready. */
 int dhcp_socket_ring_next(struct dhcp_ring *ring, dhcp_ring_frame_fn fn, void *userdata);
 int dhcp_socket_open_udp(const char *ifname);
+/* Whether the ring's next frame is ready to read (a memory load; false without a ring). */
+bool dhcp_socket_ring_ready(const struct dhcp_ring *ring);
+/*
+ * Adds a PACKET_STATISTICS readout (tp_packets: frames the filter passed, drops included;
+ * tp_drops: dropped, the ring or buffer full) to st's kernel_received / kernel_drops.
+ */
+void dhcp_kernel_stats_add(struct dhcp_stats *st, unsigned packets, unsigned drops);
+/* Reads (and so resets) fd's PACKET_STATISTICS into st (above). 0 or negative errno. */
+int dhcp_socket_packet_stats(int fd, struct dhcp_stats *st);
 /* Reads up to DHCP_BATCH frames; ret_len[i] lengths (0: skip), ret_csum[i] CSUMNOTREADY,
  * ret_trunc[i] the frame was longer than DHCP_RX_BUF (cut short; ret_len[i] its wire length). */
 int dhcp_socket_recv_packets(int fd, uint8_t (*bufs)[DHCP_RX_BUF], size_t n, size_t *ret_len,
