@@ -134,7 +134,7 @@ struct agent {
 	    *m_held, *m_declines_ignored;
 	struct metric *m_offers_pending, *m_offers_expired, *m_offers_refused, *m_offers_evicted;
 	/* the DHCP socket's receive passes (dhcp/moderate.h) and its kernel counters */
-	struct metric *m_rx_passes, *m_rx_yields, *m_kernel_received, *m_kernel_drops;
+	struct metric *m_rx_passes, *m_rx_yields, *m_kernel_received, *m_kernel_drops, *m_rx_wait;
 	struct metric *m_ha_state, *m_arp_probes, *m_arp_conflicts;
 	struct metric *m_leader, *m_transitions, *m_garp, *m_snap_stale, *m_snap_writes,
 	    *m_snap_errors, *m_snap_bytes, *m_snap_write_seconds;

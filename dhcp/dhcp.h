@@ -100,6 +100,8 @@ struct dhcp_stats {
 	/* receive passes (dhcp/moderate.h): calls of dhcp_server_on_readable, passes begun at
 	 * once because frames were still waiting after answering, calls ended by the budget */
 	uint64_t rx_wakeups, rx_immediate, rx_yields;
+	/* coalescing waits (above 10 000 requests/s only): calls after one, and their usec */
+	uint64_t rx_waits, rx_wait_usec;
 	/* the packet socket's PACKET_STATISTICS, accumulated (dhcp_server_read_kernel_stats):
 	 * frames the socket's filter passed (dropped ones included), and those dropped because
 	 * the receive ring (or buffer) was full */
@@ -267,12 +269,14 @@ int dhcp_server_fd(const struct dhcp_server *s);
  * what is pending and answers every request, NAPI-style (dhcp/moderate.h): what the receive
  * ring holds is read, answered and sent at once; while frames are still waiting after the
  * replies are sent, the ring is read again at once, up to a budget per call (the socket then
- * stays readable and the caller's loop calls again). Never a deliberate wait, so the caller
- * needs no timer. now: the receive time of the first pass; later passes take theirs from the
- * dhcp_server_set_clock clock when there is one. Returns the frames read, or negative errno
- * (-EBADF: fd is not dhcp_server_fd, or no sockets).
+ * stays readable and the caller's loop calls again). now: the receive time of the first pass;
+ * later passes take theirs from the dhcp_server_set_clock clock when there is one. Returns
+ * the frames read, or negative errno (-EBADF: fd is not dhcp_server_fd, or no sockets).
+ * *ret_wait_usec (may be NULL): 0, wait for readability; > 0 (at most 200, and only while
+ * requests come faster than 10 000 a second): wait that long and call again (fd -1), so one
+ * wakeup serves the requests of that window (dhcp/moderate.h).
  */
-int dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now);
+int dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now, uint32_t *ret_wait_usec);
 /*
  * Reads the packet socket's kernel counters (PACKET_STATISTICS, which the kernel resets on
  * every read) into dhcp_server_stats()'s kernel_received / kernel_drops, which accumulate

@@ -11,6 +11,7 @@ void
 dhcp_moderation_reset(struct dhcp_moderation *m)
 {
 	memset(m, 0, sizeof(*m));
+	m->gap = DHCP_MOD_IDLE_USEC;
 }
 
 void
@@ -34,4 +35,34 @@ dhcp_moderation_pass(struct dhcp_moderation *m, unsigned n, bool pending)
 	}
 	m->st.immediate++;
 	return DHCP_MOD_READ_NOW;
+}
+
+uint32_t
+dhcp_moderation_end(struct dhcp_moderation *m, uint64_t now)
+{
+	uint64_t elapsed, sample;
+	unsigned n = m->call_frames;
+
+	if (n == 0) {
+		m->delay = 0; /* nothing waited: readability, the next request on its own wakeup */
+		return 0;
+	}
+	elapsed = !m->started ? DHCP_MOD_IDLE_USEC : now > m->last ? now - m->last : 0;
+	sample = elapsed / n;
+	if (sample > DHCP_MOD_IDLE_USEC)
+		sample = DHCP_MOD_IDLE_USEC;
+	m->started = true;
+	m->last = now;
+	m->gap = (uint32_t)((int64_t)m->gap + ((int64_t)sample - (int64_t)m->gap) / 8);
+	if (m->gap > DHCP_MOD_OFF_USEC || (m->delay == 0 && m->gap > DHCP_MOD_ON_USEC)) {
+		m->delay = 0;
+		return 0;
+	}
+	if (m->delay == 0)
+		m->delay = m->gap < DHCP_MOD_MIN_USEC ? DHCP_MOD_MIN_USEC : m->gap;
+	else
+		m->delay *= 2;
+	if (m->delay > DHCP_MOD_MAX_USEC)
+		m->delay = DHCP_MOD_MAX_USEC;
+	return m->delay;
 }

@@ -7,7 +7,7 @@
  * receive call (dhcp_server_on_readable) follows: it is told of every pass over the socket
  * (frames read and answered, whether frames were still waiting once the replies were sent)
  * and says whether to read again at once or to return to the event loop. It reads no clock
- * and does no I/O; no decision depends on time.
+ * and does no I/O: the caller gives it the time of each call.
  *
  * The rules:
  *   - A wakeup (the socket readable) reads at once what is in the receive ring, answers it
@@ -22,16 +22,19 @@
  *   - After DHCP_MOD_BUDGET frames in one call, back to the event loop even with frames
  *     waiting (the socket stays readable, so the loop calls again after its other events):
  *     a flood does not starve the loop's timers, its Kubernetes watch and its /metrics.
- *   - Never a deliberate wait. A wait would save at most one pass (one sendmmsg and, when
- *     the ring was empty, one wakeup) per window, and cost every request of the window up to
- *     the window in latency, plus a timer: a libevent precise timer is a timerfd re-armed on
- *     every loop turn while any timer is pending, about 9% more CPU per exchange measured
- *     against perfdhcp at 12 000 DORA/s (docs/benchmarks.md, "Re-run for the
- *     simplification"), about what the batching it bought saved. The previous design here
- *     (a window of up to 200 us once the average gap between requests fell under 250 us)
- *     put the median DISCOVER->OFFER at 2-4 times the wire's (the AF_PACKET reflector's) at
- *     1 000-8 000 requests/s. Without a timer the agent's event base needs no precise
- *     timers at all.
+ *   - No wait at all up to 10 000 requests/s: a wait saves wakeups (each a sleep and a
+ *     wake-up, the largest cost per request on a virtual machine: half the agent's CPU
+ *     samples at 7 000 DORA/s) and costs every request of its window up to the window in
+ *     latency. The previous design (windows of up to 200 us once the average gap fell under
+ *     250 us, ~4 000/s) put the median DISCOVER->OFFER at 2-4 times the wire's (the
+ *     AF_PACKET reflector's) at 1 000-8 000 requests/s.
+ *   - Above 10 000 requests/s (the rule below), where one wakeup per request would cost ~40%
+ *     more CPU per exchange (measured against perfdhcp at 12 000 DORA/s: 40 000 against
+ *     70 000 DORA per CPU-second), a call that found requests asks for a wait of one
+ *     average gap, doubled by each call that finds more, at most DHCP_MOD_MAX_USEC; a call
+ *     that finds none ends it. The caller waits without a libevent timer (a precise timer
+ *     re-arms a timerfd on every loop turn: ~9% CPU, docs/benchmarks.md "Re-run for the
+ *     simplification"): the agent sleeps in its callback, a bounded number of windows.
  *
  * The counters (struct dhcp_moderation_stats) say what was decided, for the metrics.
  */
@@ -40,6 +43,21 @@
 #include <stdint.h>
 
 #define DHCP_MOD_BUDGET 512u /* frames read in one call before the loop gets its turn */
+
+/*
+ * Coalescing at high rates only: the average gap between requests (an EWMA, weight 1/8, of
+ * the time between calls that found requests divided by how many; one sample counts at most
+ * DHCP_MOD_IDLE_USEC) under DHCP_MOD_ON_USEC (above 10 000 requests/s) starts it, over
+ * DHCP_MOD_OFF_USEC ends it. While on, a call that found requests asks its caller to wait
+ * before reading again: one average gap first, doubled by every call that finds requests, at
+ * most DHCP_MOD_MAX_USEC; a call that finds none ends the wait (readability again). At
+ * steady rates below 10 000/s (those of the latency goals, bursts included) no request waits.
+ */
+#define DHCP_MOD_ON_USEC 100u
+#define DHCP_MOD_OFF_USEC 110u
+#define DHCP_MOD_MAX_USEC 200u
+#define DHCP_MOD_MIN_USEC 25u
+#define DHCP_MOD_IDLE_USEC 10000u
 
 enum dhcp_mod_next {
 	DHCP_MOD_WATCH,	   /* return to the event loop: wait for readability */
@@ -55,6 +73,10 @@ struct dhcp_moderation_stats {
 
 struct dhcp_moderation {
 	unsigned call_frames; /* read in the current call */
+	uint64_t last;	      /* time of the last call that found requests */
+	bool started;
+	uint32_t gap;	/* average gap between requests, usec */
+	uint32_t delay; /* the current wait, usec (0: not coalescing) */
 	struct dhcp_moderation_stats st;
 };
 
@@ -67,5 +89,10 @@ void dhcp_moderation_begin(struct dhcp_moderation *m);
  * were sent. Returns what to do next.
  */
 enum dhcp_mod_next dhcp_moderation_pass(struct dhcp_moderation *m, unsigned n, bool pending);
+/*
+ * The call that began at now is over: how long its caller should wait before reading again
+ * (0: wait for readability), per the coalescing rule above.
+ */
+uint32_t dhcp_moderation_end(struct dhcp_moderation *m, uint64_t now);
 
 #endif

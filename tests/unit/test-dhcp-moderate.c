@@ -234,6 +234,101 @@ test_sim_overload(void)
 	CU_ASSERT(s.passes <= s.calls * (DHCP_MOD_BUDGET + 1));
 }
 
+/* --- coalescing at high rates (dhcp_moderation_end) -------------------------------------- */
+
+/* Calls of one request each, gap apart, from t: the waits asked for; returns the largest. */
+static uint32_t
+steady(struct dhcp_moderation *m, uint64_t *t, uint64_t gap, int calls, unsigned *waits)
+{
+	uint32_t w, max = 0;
+
+	for (int i = 0; i < calls; i++) {
+		dhcp_moderation_begin(m);
+		(void)dhcp_moderation_pass(m, 1, false);
+		w = dhcp_moderation_end(m, *t);
+		if (w > max)
+			max = w;
+		if (w > 0)
+			(*waits)++;
+		*t += w > gap ? w : gap;
+	}
+	return max;
+}
+
+/* Every rate up to 10 000/s (gaps from 100 us): never a wait. */
+static void
+test_no_wait_below_10k(void)
+{
+	static const uint64_t gaps[] = {1000000, 10000, 1000, 250, 125, 101};
+
+	for (size_t i = 0; i < sizeof(gaps) / sizeof(gaps[0]); i++) {
+		struct dhcp_moderation m;
+		uint64_t t = 1000000;
+		unsigned waits = 0;
+
+		dhcp_moderation_reset(&m);
+		CU_ASSERT_EQUAL(steady(&m, &t, gaps[i], 20000, &waits), 0);
+		CU_ASSERT_EQUAL(waits, 0);
+	}
+	/* bursts averaging 8 000/s (8 at once every 1 ms): no wait either */
+	{
+		struct dhcp_moderation m;
+		uint64_t t = 1000000;
+
+		dhcp_moderation_reset(&m);
+		for (int i = 0; i < 5000; i++, t += 1000) {
+			dhcp_moderation_begin(&m);
+			(void)dhcp_moderation_pass(&m, 8, false);
+			CU_ASSERT_EQUAL(dhcp_moderation_end(&m, t), 0);
+		}
+	}
+}
+
+/* Above 10 000/s: waits, one gap first, doubling, never past DHCP_MOD_MAX_USEC; a call that
+ * finds nothing ends it; so does an idle spell. */
+static void
+test_wait_above_10k(void)
+{
+	struct dhcp_moderation m;
+	uint64_t t = 1000000;
+	unsigned waits = 0;
+	uint32_t w, prev;
+
+	dhcp_moderation_reset(&m);
+	CU_ASSERT_EQUAL(steady(&m, &t, 50, 20000, &waits), DHCP_MOD_MAX_USEC);
+	CU_ASSERT(waits > 0);
+	/* the steps: from scratch at a steady 50 us gap, the first wait is one average gap */
+	dhcp_moderation_reset(&m);
+	w = 0;
+	for (int i = 0; i < 1000 && w == 0; i++, t += 50) {
+		dhcp_moderation_begin(&m);
+		(void)dhcp_moderation_pass(&m, 1, false);
+		w = dhcp_moderation_end(&m, t);
+	}
+	CU_ASSERT(m.gap <= DHCP_MOD_ON_USEC);
+	CU_ASSERT_EQUAL(w, m.gap < DHCP_MOD_MIN_USEC ? DHCP_MOD_MIN_USEC : m.gap);
+	for (int i = 0; i < 5; i++) {
+		prev = w;
+		t += w;
+		dhcp_moderation_begin(&m);
+		(void)dhcp_moderation_pass(&m, (unsigned)(w / 50 + 1), false);
+		w = dhcp_moderation_end(&m, t);
+		CU_ASSERT_EQUAL(w, prev * 2 < DHCP_MOD_MAX_USEC ? prev * 2 : DHCP_MOD_MAX_USEC);
+	}
+	CU_ASSERT_EQUAL(w, DHCP_MOD_MAX_USEC);
+	/* a call after the wait finds nothing: readability again */
+	t += w;
+	dhcp_moderation_begin(&m);
+	(void)dhcp_moderation_pass(&m, 0, false);
+	CU_ASSERT_EQUAL(dhcp_moderation_end(&m, t), 0);
+	CU_ASSERT_EQUAL(m.delay, 0);
+	/* an idle second, then one request: answered, no wait */
+	t += 1000000;
+	dhcp_moderation_begin(&m);
+	(void)dhcp_moderation_pass(&m, 1, false);
+	CU_ASSERT_EQUAL(dhcp_moderation_end(&m, t), 0);
+}
+
 static const struct test_case moderate_tests[] = {
     {"idle: one pass, back to the loop", test_idle},
     {"backlog: read again at once", test_backlog},
@@ -241,6 +336,8 @@ static const struct test_case moderate_tests[] = {
     {"model: low rates, one request per wakeup, no wait", test_sim_low_rates},
     {"model: bursts batch without delay", test_sim_backlog},
     {"model: overload yields by the budget", test_sim_overload},
+    {"coalescing: never a wait up to 10 000/s", test_no_wait_below_10k},
+    {"coalescing: bounded waits above 10 000/s", test_wait_above_10k},
     {NULL, NULL},
 };
 

@@ -178,7 +178,7 @@ serve(struct dhcp_server *s)
 	CU_ASSERT(p.fd >= 0);
 	if (poll(&p, 1, 5000) != 1)
 		return -ETIMEDOUT;
-	return dhcp_server_on_readable(s, p.fd, 1);
+	return dhcp_server_on_readable(s, p.fd, 1, NULL);
 }
 
 /* Reads the next IPv4 frame the server sent to c0 (skips c0's own output). */
@@ -328,9 +328,9 @@ test_filter(void)
 	CU_ASSERT_EQUAL(dhcp_server_stats(s)->drops[DHCP_DROP_NOT_FOR_US], 0);
 	/* nothing pending now; the one fd to watch is the packet socket */
 	CU_ASSERT_EQUAL(dhcp_server_fd(s), s->packet_fd);
-	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, s->packet_fd, 1), 0);
-	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, s->udp_fd, 1), -EBADF);
-	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, 12345, 1), -EBADF);
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, s->packet_fd, 1, NULL), 0);
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, s->udp_fd, 1, NULL), -EBADF);
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, 12345, 1, NULL), -EBADF);
 	/* the UDP socket holds nothing (drop-all filter), even after a datagram to its port that
 	 * the packet socket answered: it is never watched, never readable */
 	send_request(c, DHCP_MSG_DISCOVER, 0, RELAY_IP, RELAY_IP, 67, SERVER_IP, 67, s_mac);
@@ -462,7 +462,7 @@ test_batch_and_latency(void)
 	fake_now = 1000 + 30; /* the clock says 30 us after `now` */
 	/* all in the ring before the call (so one pass reads them, at `now`) */
 	CU_ASSERT_FATAL(wait_kernel_received(s, DHCP_BATCH + 8));
-	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, fd, 1000), DHCP_BATCH + 8);
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, fd, 1000, NULL), DHCP_BATCH + 8);
 	while (got < DHCP_BATCH + 8 && recv_reply(c, buf, sizeof(buf)) > 0)
 		got++;
 	CU_ASSERT_EQUAL(got, DHCP_BATCH + 8);
@@ -606,14 +606,14 @@ test_backlog_read_at_once(void)
 	l.c = client_socket();
 	fd = dhcp_server_fd(l.s);
 	/* nothing pending: one pass, nothing read */
-	CU_ASSERT_EQUAL(dhcp_server_on_readable(l.s, fd, 1000), 0);
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(l.s, fd, 1000, NULL), 0);
 	CU_ASSERT_EQUAL(st->rx_wakeups, 1);
 	CU_ASSERT_EQUAL(st->rx_immediate, 0);
 	/* one request; five more arrive while it is answered: one call reads all six */
 	dhcp_server_set_callbacks(l.s, &cb);
 	send_request(l.c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67, bcast);
 	CU_ASSERT_FATAL(wait_kernel_received(l.s, 1));
-	CU_ASSERT_EQUAL(dhcp_server_on_readable(l.s, fd, 2000), 1 + l.extra);
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(l.s, fd, 2000, NULL), 1 + l.extra);
 	CU_ASSERT(l.sent);
 	CU_ASSERT_EQUAL(st->rx_wakeups, 2);
 	CU_ASSERT_EQUAL(st->rx_yields, 0);
@@ -624,7 +624,7 @@ test_backlog_read_at_once(void)
 	CU_ASSERT_EQUAL(st->kernel_drops, 0);
 	/* no sockets: nothing to read */
 	dhcp_server_close(l.s);
-	CU_ASSERT_EQUAL(dhcp_server_on_readable(l.s, -1, 3000), -EBADF);
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(l.s, -1, 3000, NULL), -EBADF);
 	close(l.c);
 	dhcp_server_free(l.s);
 }
@@ -656,13 +656,55 @@ test_backlog_recvmmsg(void)
 		send_request(
 		    c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67, bcast);
 	CU_ASSERT_FATAL(wait_kernel_received(s, DHCP_BATCH + 8));
-	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, fd, 1000), DHCP_BATCH + 8);
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, fd, 1000, NULL), DHCP_BATCH + 8);
 	CU_ASSERT_EQUAL(st->rx_wakeups, 1);
 	CU_ASSERT_EQUAL(st->rx_immediate, 1);
 	CU_ASSERT_EQUAL(st->rx_yields, 0);
 	for (i = 0; i < DHCP_BATCH + 8 && recv_reply(c, buf, sizeof(buf)) > 0; i++)
 		;
 	CU_ASSERT_EQUAL(i, DHCP_BATCH + 8);
+	close(c);
+	dhcp_server_free(s);
+}
+
+/* Above 10 000 requests/s a wait is asked for; the call after it (fd -1) counts it. */
+static void
+test_coalescing_wait(void)
+{
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	struct dhcp_server *s;
+	const struct dhcp_stats *st;
+	uint8_t buf[DHCP_RX_BUF];
+	uint64_t now = 1000000;
+	uint32_t wait = 0;
+	int c, fd, i, got = 0, sent = 0;
+
+	if (skip())
+		return;
+	s = server();
+	st = dhcp_server_stats(s);
+	c = client_socket();
+	fd = dhcp_server_fd(s);
+	/* one request per call, 50 us apart on the clock given (20 000/s): a wait, bounded */
+	for (i = 0; i < 200 && wait == 0; i++, sent++) {
+		send_request(
+		    c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67, bcast);
+		CU_ASSERT_FATAL(wait_kernel_received(s, (uint64_t)sent + 1));
+		now += 50;
+		got += dhcp_server_on_readable(s, fd, now, &wait);
+	}
+	CU_ASSERT(wait > 0 && wait <= 200);
+	CU_ASSERT_EQUAL(got, sent);
+	CU_ASSERT_EQUAL(st->rx_waits, 0);
+	/* the read after the wait finds nothing: counted, and back to readability */
+	now += wait;
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, -1, now, &wait), 0);
+	CU_ASSERT_EQUAL(wait, 0);
+	CU_ASSERT_EQUAL(st->rx_waits, 1);
+	CU_ASSERT(st->rx_wait_usec > 0 && st->rx_wait_usec <= 200);
+	for (i = 0; i < sent && recv_reply(c, buf, sizeof(buf)) > 0; i++)
+		;
+	CU_ASSERT_EQUAL(i, sent);
 	close(c);
 	dhcp_server_free(s);
 }
@@ -704,7 +746,7 @@ test_kernel_drops(void)
 	CU_ASSERT_EQUAL(st->kernel_received, sent);
 	CU_ASSERT_EQUAL(st->kernel_drops, 100);
 	/* the ring's frames are all there to read, in one call (the budget is a ring's worth) */
-	read = (uint64_t)dhcp_server_on_readable(s, fd, 1000);
+	read = (uint64_t)dhcp_server_on_readable(s, fd, 1000, NULL);
 	CU_ASSERT_EQUAL(read, s->ring.frame_nr);
 	CU_ASSERT_EQUAL(st->drops[DHCP_DROP_SEND_FAILED] + st->tx[DHCP_MSG_OFFER], read);
 	/* one more after a close and reopen: counted on top */
@@ -732,6 +774,7 @@ static const struct test_case socket_tests[] = {
     {"receive ring geometry", test_ring_geometry},
     {"frames arriving during a pass are read at once", test_backlog_read_at_once},
     {"without a ring: a full batch is read on at once", test_backlog_recvmmsg},
+    {"a coalescing wait above 10 000/s, counted", test_coalescing_wait},
     {"kernel counters: ring overflow counted, accumulated", test_kernel_drops},
     {NULL, NULL},
 };
