@@ -716,7 +716,7 @@ main(int argc, char **argv)
 	/* a peer closing our HTTP connection must not kill us */
 	signal(SIGPIPE, SIG_IGN);
 	/*
-	 * No precise timers: the DHCP engine's coalescing waits (above 10 000 requests/s,
+	 * No precise timers: the DHCP engine's coalescing waits (above 20 000 requests/s,
 	 * dhcp/moderate.h) are slept in the receive callback (sockets.c), and the agent's
 	 * timers are of 250 ms and more. With EVENT_BASE_FLAG_PRECISE_TIMER, libevent's epoll
 	 * backend re-arms a timerfd on every loop turn while a timer is pending: a syscall per

@@ -250,7 +250,7 @@ agent_metrics_setup(struct agent *a)
 	    "Passes over the DHCP packet socket, each reading what is waiting and answering it: "
 	    "wakeup = the first of an event-loop wakeup (the socket readable), backlog = begun at "
 	    "once after answering because more had arrived meanwhile, after_wait = after a "
-	    "coalescing wait (above 10 000 requests/s only)",
+	    "coalescing wait (above 20 000 requests/s only)",
 	    "trigger", pass_labels, ELEMENTSOF(pass_labels), NULL, 0);
 	a->m_rx_yields =
 	    metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_receive_budget_yields_total",
@@ -266,7 +266,7 @@ agent_metrics_setup(struct agent *a)
 	a->m_rx_wait = metrics_add_simple(m, METRIC_COUNTER,
 	    "vmdhcp_agent_receive_wait_seconds_total",
 	    "Time the DHCP socket was left unread on purpose to serve several requests per wakeup "
-	    "(coalescing: above 10 000 requests/s only, at most 200 us at a time)");
+	    "(coalescing: above 20 000 requests/s only, at most 200 us at a time)");
 	if (a->m_rx_passes == NULL || a->m_rx_yields == NULL || a->m_rx_wait == NULL ||
 	    a->m_kernel_received == NULL || a->m_kernel_drops == NULL)
 		return -ENOMEM;

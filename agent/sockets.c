@@ -44,7 +44,7 @@
 static struct log_ratelimit rl_read = LOG_RATELIMIT_INIT(10 * USEC_PER_SEC, 5);
 
 /*
- * Coalescing windows (above 10 000 requests/s only: dhcp/moderate.h) served in one wakeup of
+ * Coalescing windows (above 20 000 requests/s only: dhcp/moderate.h) served in one wakeup of
  * the loop before it gets its turn again: at most 16 x 200 us.
  */
 #define DHCP_WINDOWS_PER_WAKEUP 16
@@ -52,7 +52,7 @@ static struct log_ratelimit rl_read = LOG_RATELIMIT_INIT(10 * USEC_PER_SEC, 5);
 /*
  * fd: the DHCP fd, found readable. The engine reads and answers what is there, and reads
  * again at once while more arrived meanwhile, up to a budget (dhcp/moderate.h). When it asks
- * for a wait (requests coming faster than 10 000/s), the wait is a nanosleep here, then a
+ * for a wait (requests coming faster than 20 000/s), the wait is a nanosleep here, then a
  * read: no timer on the loop (a libevent precise timer re-arms a timerfd on every turn), the
  * fd stays watched.
  */

@@ -100,7 +100,7 @@ struct dhcp_stats {
 	/* receive passes (dhcp/moderate.h): calls of dhcp_server_on_readable, passes begun at
 	 * once because frames were still waiting after answering, calls ended by the budget */
 	uint64_t rx_wakeups, rx_immediate, rx_yields;
-	/* coalescing waits (above 10 000 requests/s only): calls after one, and their usec */
+	/* coalescing waits (above 20 000 requests/s only): calls after one, and their usec */
 	uint64_t rx_waits, rx_wait_usec;
 	/* the packet socket's PACKET_STATISTICS, accumulated (dhcp_server_read_kernel_stats):
 	 * frames the socket's filter passed (dropped ones included), and those dropped because
@@ -273,8 +273,8 @@ int dhcp_server_fd(const struct dhcp_server *s);
  * later passes take theirs from the dhcp_server_set_clock clock when there is one. Returns
  * the frames read, or negative errno (-EBADF: fd is not dhcp_server_fd, or no sockets).
  * *ret_wait_usec (may be NULL): 0, wait for readability; > 0 (at most 200, and only while
- * requests come faster than 10 000 a second): wait that long and call again (fd -1), so one
- * wakeup serves the requests of that window (dhcp/moderate.h).
+ * requests come faster than 20 000 a second, 10 000 DORA): wait that long and call again (fd -1),
+ * so one wakeup serves the requests of that window (dhcp/moderate.h).
  */
 int dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now, uint32_t *ret_wait_usec);
 /*

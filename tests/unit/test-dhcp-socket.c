@@ -667,7 +667,7 @@ test_backlog_recvmmsg(void)
 	dhcp_server_free(s);
 }
 
-/* Above 10 000 requests/s a wait is asked for; the call after it (fd -1) counts it. */
+/* Above 20 000 requests/s a wait is asked for; the call after it (fd -1) counts it. */
 static void
 test_coalescing_wait(void)
 {
@@ -685,12 +685,12 @@ test_coalescing_wait(void)
 	st = dhcp_server_stats(s);
 	c = client_socket();
 	fd = dhcp_server_fd(s);
-	/* one request per call, 50 us apart on the clock given (20 000/s): a wait, bounded */
+	/* one request per call, 25 us apart on the clock given (40 000/s): a wait, bounded */
 	for (i = 0; i < 200 && wait == 0; i++, sent++) {
 		send_request(
 		    c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67, bcast);
 		CU_ASSERT_FATAL(wait_kernel_received(s, (uint64_t)sent + 1));
-		now += 50;
+		now += 25;
 		got += dhcp_server_on_readable(s, fd, now, &wait);
 	}
 	CU_ASSERT(wait > 0 && wait <= 200);
@@ -774,7 +774,7 @@ static const struct test_case socket_tests[] = {
     {"receive ring geometry", test_ring_geometry},
     {"frames arriving during a pass are read at once", test_backlog_read_at_once},
     {"without a ring: a full batch is read on at once", test_backlog_recvmmsg},
-    {"a coalescing wait above 10 000/s, counted", test_coalescing_wait},
+    {"a coalescing wait above 20 000 requests/s, counted", test_coalescing_wait},
     {"kernel counters: ring overflow counted, accumulated", test_kernel_drops},
     {NULL, NULL},
 };
