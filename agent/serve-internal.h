@@ -50,10 +50,6 @@ struct agent {
 	uint64_t offers_refused_logged; /* the refused count the last line covered */
 	struct agent_link *link;
 	struct event *ev_fd; /* dhcp_server_fd readable; NULL while closed */
-	/* the engine's receive moderation: while it asks for a delay, ev_fd is not watched
-	 * (fd_unwatched) and ev_dhcp_again reads again when the delay runs out */
-	struct event *ev_dhcp_again;
-	bool fd_unwatched;
 	struct event *ev_retry;
 	unsigned retry_sec; /* next retry delay; 0 after a success */
 	bool open;
@@ -137,6 +133,8 @@ struct agent {
 	    *m_available, *m_reloads, *m_serving, *m_link_events, *m_lease_errors, *m_expired,
 	    *m_held, *m_declines_ignored;
 	struct metric *m_offers_pending, *m_offers_expired, *m_offers_refused, *m_offers_evicted;
+	/* the DHCP socket's receive passes (dhcp/moderate.h) and its kernel counters */
+	struct metric *m_rx_passes, *m_rx_yields, *m_kernel_received, *m_kernel_drops, *m_rx_wait;
 	struct metric *m_ha_state, *m_arp_probes, *m_arp_conflicts;
 	struct metric *m_leader, *m_transitions, *m_garp, *m_snap_stale, *m_snap_writes,
 	    *m_snap_errors, *m_snap_bytes, *m_snap_write_seconds;
@@ -166,7 +164,6 @@ void agent_del_address(struct agent *a, const char *why);
 void agent_announce(struct agent *a);
 void agent_garp_cb(evutil_socket_t fd, short what, void *arg);
 void agent_retry_cb(evutil_socket_t fd, short what, void *arg);
-void agent_dhcp_again_cb(evutil_socket_t fd, short what, void *arg);
 void agent_link_changed(
     void *userdata, const struct agent_link_state *old, const struct agent_link_state *now);
 

@@ -521,7 +521,6 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 	}
 
 	a->ev_retry = evtimer_new(base, agent_retry_cb, a);
-	a->ev_dhcp_again = evtimer_new(base, agent_dhcp_again_cb, a);
 	a->ev_expire = event_new(base, -1, EV_PERSIST, expire_cb, a);
 	a->ev_garp = evtimer_new(base, agent_garp_cb, a);
 	a->ev_refresh = event_new(base, -1, EV_PERSIST, agent_refresh_cb, a);
@@ -529,9 +528,9 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 	a->ev_snap = evtimer_new(base, agent_warmstart_cb, a);
 	a->ev_probe = evtimer_new(base, agent_probe_cb, a);
 	a->ev_hold = evtimer_new(base, agent_hold_cb, a);
-	if (a->ev_retry == NULL || a->ev_dhcp_again == NULL || a->ev_expire == NULL ||
-	    a->ev_garp == NULL || a->ev_refresh == NULL || a->ev_stop == NULL ||
-	    a->ev_snap == NULL || a->ev_probe == NULL || a->ev_hold == NULL ||
+	if (a->ev_retry == NULL || a->ev_expire == NULL || a->ev_garp == NULL ||
+	    a->ev_refresh == NULL || a->ev_stop == NULL || a->ev_snap == NULL ||
+	    a->ev_probe == NULL || a->ev_hold == NULL ||
 	    event_add(a->ev_expire, &(struct timeval){.tv_sec = EXPIRE_TICK_SEC}) < 0) {
 		r = -ENOMEM;
 		snprintf(err, errlen, "out of memory");
@@ -634,8 +633,6 @@ agent_free(struct agent *a)
 	agent_declog_flush(&a->declog, dhcp_clock(NULL), true);
 	if (a->ev_retry != NULL)
 		event_free(a->ev_retry);
-	if (a->ev_dhcp_again != NULL)
-		event_free(a->ev_dhcp_again);
 	if (a->ev_expire != NULL)
 		event_free(a->ev_expire);
 	if (a->ev_garp != NULL)

@@ -17,6 +17,7 @@
 #include <linux/capability.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -43,33 +44,32 @@
 static struct log_ratelimit rl_read = LOG_RATELIMIT_INIT(10 * USEC_PER_SEC, 5);
 
 /*
- * The engine's receive moderation (dhcp_server_on_readable): again == 0, the DHCP fd is
- * watched for readability; again > 0, it is not, and ev_dhcp_again reads again after that
- * many microseconds (the event base has EVENT_BASE_FLAG_PRECISE_TIMER: main.c).
+ * Coalescing windows (above 20 000 requests/s only: dhcp/moderate.h) served in one wakeup of
+ * the loop before it gets its turn again: at most 16 x 200 us.
  */
-static void
-dhcp_watch(struct agent *a, uint32_t again)
-{
-	if (again == 0 || a->ev_fd == NULL) {
-		evtimer_del(a->ev_dhcp_again);
-		if (a->fd_unwatched && a->ev_fd != NULL)
-			event_add(a->ev_fd, NULL);
-		a->fd_unwatched = false;
-		return;
-	}
-	if (!a->fd_unwatched)
-		event_del(a->ev_fd);
-	a->fd_unwatched = true;
-	evtimer_add(a->ev_dhcp_again, &(struct timeval){.tv_usec = (suseconds_t)again});
-}
+#define DHCP_WINDOWS_PER_WAKEUP 16
 
-/* fd: the DHCP fd, found readable, or -1 when the engine's delay ran out. */
+/*
+ * fd: the DHCP fd, found readable. The engine reads and answers what is there, and reads
+ * again at once while more arrived meanwhile, up to a budget (dhcp/moderate.h). When it asks
+ * for a wait (requests coming faster than 20 000/s), the wait is a nanosleep here, then a
+ * read: no timer on the loop (a libevent precise timer re-arms a timerfd on every turn), the
+ * fd stays watched.
+ */
 static void
 dhcp_read(struct agent *a, int fd)
 {
 	uint64_t now = clock_now_usec();
-	uint32_t again = 0;
-	int got = dhcp_server_on_readable(a->dhcp, fd, now, &again);
+	uint32_t wait = 0;
+	int got = dhcp_server_on_readable(a->dhcp, fd, now, &wait);
+
+	for (int i = 0; i < DHCP_WINDOWS_PER_WAKEUP && wait > 0 && got >= 0; i++) {
+		struct timespec ts = {.tv_nsec = (long)wait * 1000};
+
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+		(void)dhcp_server_on_readable(a->dhcp, -1, clock_now_usec(), &wait);
+	}
 
 	if (fd >= 0 && (got == 0 || got == -EAGAIN)) {
 		/*
@@ -86,7 +86,6 @@ dhcp_read(struct agent *a, int fd)
 	if (got < 0 && got != -EAGAIN && got != -EINTR)
 		log_ratelimited(&rl_read, now, LOG_LEVEL_WARN, "%s: receive: %s", a->opts.ifname,
 		    strerror(-got));
-	dhcp_watch(a, again);
 }
 
 static void
@@ -94,14 +93,6 @@ dhcp_readable(evutil_socket_t fd, short what, void *arg)
 {
 	(void)what;
 	dhcp_read(arg, fd);
-}
-
-void
-agent_dhcp_again_cb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	dhcp_read(arg, -1);
 }
 
 /* --leader-elect: the ARP socket that fences the serverIP (ha.c), beside the DHCP sockets. */
@@ -129,9 +120,6 @@ agent_close_sockets(struct agent *a)
 	if (a->ev_fd != NULL)
 		event_free(a->ev_fd);
 	a->ev_fd = NULL;
-	if (a->ev_dhcp_again != NULL)
-		evtimer_del(a->ev_dhcp_again);
-	a->fd_unwatched = false;
 	if (a->ev_arp != NULL)
 		event_free(a->ev_arp);
 	a->ev_arp = NULL;

@@ -119,6 +119,7 @@ struct dhcp_server {
 	int packet_fd, udp_fd;
 	struct dhcp_ring ring;	    /* on packet_fd */
 	struct dhcp_moderation mod; /* fed by every read of packet_fd */
+	uint32_t wait_asked;	    /* the last wait on_readable asked for (0: none) */
 
 	struct dhcp_request req;    /* scratch: the request being handled */
 	uint64_t now;		    /* receive time of the datagram being handled */
@@ -190,6 +191,15 @@ typedef void (*dhcp_ring_frame_fn)(
  * fn. Returns how many, or -EAGAIN when none is ready. */
 int dhcp_socket_ring_next(struct dhcp_ring *ring, dhcp_ring_frame_fn fn, void *userdata);
 int dhcp_socket_open_udp(const char *ifname);
+/* Whether the ring's next frame is ready to read (a memory load; false without a ring). */
+bool dhcp_socket_ring_ready(const struct dhcp_ring *ring);
+/*
+ * Adds a PACKET_STATISTICS readout (tp_packets: frames the filter passed, drops included;
+ * tp_drops: dropped, the ring or buffer full) to st's kernel_received / kernel_drops.
+ */
+void dhcp_kernel_stats_add(struct dhcp_stats *st, unsigned packets, unsigned drops);
+/* Reads (and so resets) fd's PACKET_STATISTICS into st (above). 0 or negative errno. */
+int dhcp_socket_packet_stats(int fd, struct dhcp_stats *st);
 /* Reads up to DHCP_BATCH frames; ret_len[i] lengths (0: skip), ret_csum[i] CSUMNOTREADY,
  * ret_trunc[i] the frame was longer than DHCP_RX_BUF (cut short; ret_len[i] its wire length). */
 int dhcp_socket_recv_packets(int fd, uint8_t (*bufs)[DHCP_RX_BUF], size_t n, size_t *ret_len,

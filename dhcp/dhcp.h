@@ -97,6 +97,15 @@ struct dhcp_stats {
 	uint64_t declines;
 	uint64_t latency[DHCP_LATENCY_BUCKETS]; /* receive -> reply sent, non-cumulative */
 	uint64_t latency_sum_usec;
+	/* receive passes (dhcp/moderate.h): calls of dhcp_server_on_readable, passes begun at
+	 * once because frames were still waiting after answering, calls ended by the budget */
+	uint64_t rx_wakeups, rx_immediate, rx_yields;
+	/* coalescing waits (above 20 000 requests/s only): calls after one, and their usec */
+	uint64_t rx_waits, rx_wait_usec;
+	/* the packet socket's PACKET_STATISTICS, accumulated (dhcp_server_read_kernel_stats):
+	 * frames the socket's filter passed (dropped ones included), and those dropped because
+	 * the receive ring (or buffer) was full */
+	uint64_t kernel_received, kernel_drops;
 };
 
 /*
@@ -256,20 +265,25 @@ void dhcp_server_set_standby(struct dhcp_server *s, bool standby);
  */
 int dhcp_server_fd(const struct dhcp_server *s);
 /*
- * The one receive call. fd: dhcp_server_fd, found readable, or -1 when the delay this call
- * asked for (below) has run out. Reads what is pending and answers every request. Returns
+ * The one receive call. fd: dhcp_server_fd, found readable (or -1: read it anyway). Reads
+ * what is pending and answers every request, NAPI-style (dhcp/moderate.h): what the receive
+ * ring holds is read, answered and sent at once; while frames are still waiting after the
+ * replies are sent, the ring is read again at once, up to a budget per call (the socket then
+ * stays readable and the caller's loop calls again). now: the receive time of the first pass;
+ * later passes take theirs from the dhcp_server_set_clock clock when there is one. Returns
  * the frames read, or negative errno (-EBADF: fd is not dhcp_server_fd, or no sockets).
- *
- * Moderation: *ret_again_usec (may be NULL) says what to do next. 0: wait for the fds to be
- * readable, as usual. > 0 (at most DHCP_MODERATION_MAX_USEC): requests keep coming; stop
- * watching the fds and call again with fd -1 after that many microseconds, so one wakeup and
- * one sendmmsg serve the requests of that window. Only while the request rate is high (some
- * thousands a second, from the recent gaps between requests); at lower rates, or after a
- * delayed read that finds nothing, it is 0 and each request is answered on its own wakeup.
- * A delay needs a timer with microsecond resolution (libevent: EVENT_BASE_FLAG_PRECISE_TIMER).
+ * *ret_wait_usec (may be NULL): 0, wait for readability; > 0 (at most 200, and only while
+ * requests come faster than 20 000 a second, 10 000 DORA): wait that long and call again (fd -1),
+ * so one wakeup serves the requests of that window (dhcp/moderate.h).
  */
-#define DHCP_MODERATION_MAX_USEC 200
-int dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now, uint32_t *ret_again_usec);
+int dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now, uint32_t *ret_wait_usec);
+/*
+ * Reads the packet socket's kernel counters (PACKET_STATISTICS, which the kernel resets on
+ * every read) into dhcp_server_stats()'s kernel_received / kernel_drops, which accumulate
+ * them over the server's life (sockets reopened included: they are read before a close).
+ * 0, or negative errno (no socket: -EBADF; the counters are left as they were).
+ */
+int dhcp_server_read_kernel_stats(struct dhcp_server *s);
 
 const struct dhcp_stats *dhcp_server_stats(const struct dhcp_server *s);
 

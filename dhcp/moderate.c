@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Receive moderation: the delay before the next read of the packet socket, from the recent
- * gaps between requests (dhcp/moderate.h has the rules). Pure: no clock, no I/O.
+ * Receive moderation: after each pass over the packet socket, read again at once or return to
+ * the event loop (dhcp/moderate.h has the rules). Pure: no clock, no I/O.
  */
 #include <string.h>
 
@@ -14,17 +14,37 @@ dhcp_moderation_reset(struct dhcp_moderation *m)
 	m->gap = DHCP_MOD_IDLE_USEC;
 }
 
+void
+dhcp_moderation_begin(struct dhcp_moderation *m)
+{
+	m->call_frames = 0;
+	m->st.wakeups++;
+}
+
+enum dhcp_mod_next
+dhcp_moderation_pass(struct dhcp_moderation *m, unsigned n, bool pending)
+{
+	m->st.frames += n;
+	m->call_frames =
+	    n > DHCP_MOD_BUDGET - m->call_frames ? DHCP_MOD_BUDGET : m->call_frames + n;
+	if (!pending || n == 0) /* (a pass that read nothing cannot make progress) */
+		return DHCP_MOD_WATCH;
+	if (m->call_frames >= DHCP_MOD_BUDGET) {
+		m->st.yields++;
+		return DHCP_MOD_WATCH;
+	}
+	m->st.immediate++;
+	return DHCP_MOD_READ_NOW;
+}
+
 uint32_t
-dhcp_moderation_next(struct dhcp_moderation *m, uint64_t now, unsigned n)
+dhcp_moderation_end(struct dhcp_moderation *m, uint64_t now)
 {
 	uint64_t elapsed, sample;
+	unsigned n = m->call_frames;
 
 	if (n == 0) {
-		/* nothing waited: back to readability, the level halved; the average is left for
-		 * the next read that finds requests, which counts the time since the last one */
-		m->delay /= 2;
-		if (m->delay < DHCP_MOD_MIN_USEC)
-			m->delay = 0;
+		m->delay = 0; /* nothing waited: readability, the next request on its own wakeup */
 		return 0;
 	}
 	elapsed = !m->started ? DHCP_MOD_IDLE_USEC : now > m->last ? now - m->last : 0;
@@ -34,18 +54,14 @@ dhcp_moderation_next(struct dhcp_moderation *m, uint64_t now, unsigned n)
 	m->started = true;
 	m->last = now;
 	m->gap = (uint32_t)((int64_t)m->gap + ((int64_t)sample - (int64_t)m->gap) / 8);
-	if (m->gap > DHCP_MOD_OFF_USEC) {
+	if (m->gap > DHCP_MOD_OFF_USEC || (m->delay == 0 && m->gap > DHCP_MOD_ON_USEC)) {
 		m->delay = 0;
 		return 0;
 	}
-	if (m->delay == 0) {
-		if (m->gap > DHCP_MOD_ON_USEC)
-			return 0;
-		/* a window of about one gap: the next read likely finds a request */
+	if (m->delay == 0)
 		m->delay = m->gap < DHCP_MOD_MIN_USEC ? DHCP_MOD_MIN_USEC : m->gap;
-	} else {
+	else
 		m->delay *= 2;
-	}
 	if (m->delay > DHCP_MOD_MAX_USEC)
 		m->delay = DHCP_MOD_MAX_USEC;
 	return m->delay;

@@ -10,9 +10,6 @@
 #include "lib/buf.h"
 #include "lib/util.h"
 
-/* Datagram batches handled per on_readable call before returning to the event loop. */
-#define MAX_BATCHES_PER_CALL 64
-
 const uint64_t dhcp_latency_bounds_usec[DHCP_LATENCY_BUCKETS - 1] = {
     5,
     10,
@@ -270,7 +267,6 @@ dhcp_server_open(struct dhcp_server *s, int ifindex, const char *ifname, const u
 	}
 	s->udp_fd = fd;
 	s->ifindex = ifindex;
-	dhcp_moderation_reset(&s->mod);
 	memcpy(s->hwaddr, hwaddr, 6);
 	/* replies must fit the link: an overlay's 1450 leaves 1422 DHCP bytes */
 	mtu = dhcp_socket_mtu(fd, ifname);
@@ -298,8 +294,11 @@ void
 dhcp_server_close(struct dhcp_server *s)
 {
 	dhcp_socket_ring_close(&s->ring);
-	if (s->packet_fd >= 0)
+	if (s->packet_fd >= 0) {
+		/* its kernel counters die with it: keep what they hold */
+		(void)dhcp_socket_packet_stats(s->packet_fd, &s->stats);
 		close(s->packet_fd);
+	}
 	if (s->udp_fd >= 0)
 		close(s->udp_fd);
 	s->packet_fd = s->udp_fd = -1;
@@ -509,7 +508,7 @@ ring_frame(void *userdata, const uint8_t *frame, size_t len, size_t wire_len, bo
 	}
 }
 
-/* Reads the ready frames of the receive ring; replies leave in batches of DHCP_BATCH. */
+/* One pass over the receive ring: its ready frames; replies leave in batches of DHCP_BATCH. */
 static int
 on_ring(struct dhcp_server *s, uint64_t now)
 {
@@ -522,61 +521,90 @@ on_ring(struct dhcp_server *s, uint64_t now)
 	return n < 0 ? 0 : n;
 }
 
-/* Reads the packet socket with recvmmsg (no ring): up to MAX_BATCHES_PER_CALL batches. */
+/* One pass with recvmmsg (no ring): one batch of up to DHCP_BATCH datagrams. */
 static int
 on_recv(struct dhcp_server *s, uint64_t now)
 {
 	size_t lens[DHCP_BATCH];
 	bool csum[DHCP_BATCH], trunc[DHCP_BATCH];
-	int total = 0;
+	int n;
 
-	for (int batch = 0; batch < MAX_BATCHES_PER_CALL; batch++) {
-		int n =
-		    dhcp_socket_recv_packets(s->packet_fd, s->rx, DHCP_BATCH, lens, csum, trunc);
+	do
+		n = dhcp_socket_recv_packets(s->packet_fd, s->rx, DHCP_BATCH, lens, csum, trunc);
+	while (n == -EINTR);
+	if (n == -EAGAIN || n == -EWOULDBLOCK)
+		return 0;
+	if (n < 0)
+		return n;
+	s->n_tx = 0;
+	for (int i = 0; i < n; i++) {
+		struct dhcp_tx_slot *slot = &s->tx[s->n_tx];
 
-		if (n == -EAGAIN || n == -EWOULDBLOCK)
-			break;
-		if (n == -EINTR)
+		if (lens[i] == 0)
 			continue;
-		if (n < 0)
-			return total > 0 ? total : n;
-		s->n_tx = 0;
-		for (int i = 0; i < n; i++) {
-			struct dhcp_tx_slot *slot = &s->tx[s->n_tx];
-
-			if (lens[i] == 0)
-				continue;
-			if (trunc[i]) {
-				truncated(s, DHCP_RX_BUF, lens[i], now);
-				continue;
-			}
-			if (handle_frame(
-				s, s->rx[i], lens[i], csum[i], now, slot->buf, &slot->reply) > 0) {
-				slot->rx_time = now;
-				s->n_tx++;
-			}
+		if (trunc[i]) {
+			truncated(s, DHCP_RX_BUF, lens[i], now);
+			continue;
 		}
-		flush(s);
-		total += n;
-		if (n < DHCP_BATCH)
-			break;
+		if (handle_frame(s, s->rx[i], lens[i], csum[i], now, slot->buf, &slot->reply) > 0) {
+			slot->rx_time = now;
+			s->n_tx++;
+		}
 	}
+	flush(s);
+	return n;
+}
+
+int
+dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now, uint32_t *ret_wait_usec)
+{
+	uint64_t t0 = now;
+	uint32_t wait;
+	enum dhcp_mod_next next;
+	int n, total = 0;
+
+	if (ret_wait_usec != NULL)
+		*ret_wait_usec = 0;
+	if (s->packet_fd < 0 || (fd >= 0 && fd != s->packet_fd))
+		return -EBADF;
+	/* fd -1 after a wait asked for: the caller waited */
+	if (fd < 0 && s->wait_asked > 0) {
+		s->stats.rx_waits++;
+		s->stats.rx_wait_usec += s->wait_asked;
+	}
+	s->wait_asked = 0;
+	dhcp_moderation_begin(&s->mod);
+	do {
+		bool pending;
+
+		n = s->ring.map != NULL ? on_ring(s, now) : on_recv(s, now);
+		if (n < 0) {
+			if (total == 0)
+				total = n;
+			n = 0;
+		} else {
+			total += n;
+		}
+		/* after the replies are sent: did more arrive meanwhile? (a full recvmmsg batch
+		 * says there may be more) */
+		pending = s->ring.map != NULL ? dhcp_socket_ring_ready(&s->ring) : n == DHCP_BATCH;
+		next = dhcp_moderation_pass(&s->mod, (unsigned)n, pending);
+		/* frames of the next pass arrived after the first read */
+		if (next == DHCP_MOD_READ_NOW && s->clock != NULL)
+			now = s->clock(s->clock_userdata);
+	} while (next == DHCP_MOD_READ_NOW);
+	wait = dhcp_moderation_end(&s->mod, t0);
+	s->wait_asked = ret_wait_usec != NULL ? wait : 0;
+	if (ret_wait_usec != NULL)
+		*ret_wait_usec = wait;
+	s->stats.rx_wakeups = s->mod.st.wakeups;
+	s->stats.rx_immediate = s->mod.st.immediate;
+	s->stats.rx_yields = s->mod.st.yields;
 	return total;
 }
 
 int
-dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now, uint32_t *ret_again_usec)
+dhcp_server_read_kernel_stats(struct dhcp_server *s)
 {
-	uint32_t again;
-	int n;
-
-	if (ret_again_usec != NULL)
-		*ret_again_usec = 0;
-	if (s->packet_fd < 0 || (fd >= 0 && fd != s->packet_fd))
-		return -EBADF;
-	n = s->ring.map != NULL ? on_ring(s, now) : on_recv(s, now);
-	again = dhcp_moderation_next(&s->mod, now, n > 0 ? (unsigned)n : 0);
-	if (ret_again_usec != NULL && n >= 0)
-		*ret_again_usec = again;
-	return n;
+	return dhcp_socket_packet_stats(s->packet_fd, &s->stats);
 }

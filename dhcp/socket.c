@@ -210,6 +210,42 @@ dhcp_socket_ring_next(struct dhcp_ring *ring, dhcp_ring_frame_fn fn, void *userd
 	return n > 0 ? n : -EAGAIN;
 }
 
+bool
+dhcp_socket_ring_ready(const struct dhcp_ring *ring)
+{
+	const struct tpacket2_hdr *h;
+
+	if (ring->map == NULL)
+		return false;
+	h = (const struct tpacket2_hdr *)(ring->map +
+					  ring->cur / ring->frames_per_block * ring->block_size +
+					  ring->cur % ring->frames_per_block * ring->frame_size);
+	return (__atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER) != 0;
+}
+
+void
+dhcp_kernel_stats_add(struct dhcp_stats *st, unsigned packets, unsigned drops)
+{
+	st->kernel_received += packets;
+	st->kernel_drops += drops;
+}
+
+int
+dhcp_socket_packet_stats(int fd, struct dhcp_stats *st)
+{
+	struct tpacket_stats k;
+	socklen_t len = sizeof(k);
+
+	if (fd < 0)
+		return -EBADF;
+	memset(&k, 0, sizeof(k));
+	/* TPACKET_V2 (and no ring): struct tpacket_stats; read and reset by the kernel */
+	if (getsockopt(fd, SOL_PACKET, PACKET_STATISTICS, &k, &len) < 0)
+		return -errno;
+	dhcp_kernel_stats_add(st, k.tp_packets, k.tp_drops);
+	return 0;
+}
+
 int
 dhcp_socket_open_packet(int ifindex, struct dhcp_ring *ring)
 {

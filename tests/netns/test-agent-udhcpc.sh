@@ -69,6 +69,12 @@ check "agent: reply latency histogram counted" \
     test "$(metric vmdhcp_agent_reply_latency_seconds_count)" -gt 0
 latency_sum() { awk -v v="$(metric vmdhcp_agent_reply_latency_seconds_sum)" 'BEGIN { exit !(v + 0 > 0) }'; }
 check "agent: reply latency sum > 0 (was always 0)" latency_sum
+# the DHCP packet socket's kernel counters (PACKET_STATISTICS, read at the scrape), and the
+# receive passes: the DISCOVER and REQUEST were seen by the kernel, none dropped
+check "agent: kernel_received_total >= 2" test "$(metric vmdhcp_agent_kernel_received_total)" -ge 2
+check "agent: kernel_drops_total 0" test "$(metric vmdhcp_agent_kernel_drops_total)" = 0
+check "agent: receive passes on wakeups counted" \
+    test "$(metric 'vmdhcp_agent_receive_passes_total{trigger="wakeup"}')" -ge 2
 
 # 2. SIGUSR1: unicast renewal, ACKed
 acks_before=$(metric 'vmdhcp_agent_replies_sent_total{type="ack"}')

@@ -414,6 +414,22 @@ test_mtu(void)
 	CU_ASSERT(system("ip link set s0 mtu 1500") == 0);
 }
 
+/*
+ * Waits (bounded: ~5 s, not a timing window) until the kernel has passed at least n frames to
+ * the server's packet socket, per its accumulated PACKET_STATISTICS.
+ */
+static bool
+wait_kernel_received(struct dhcp_server *s, uint64_t n)
+{
+	for (int i = 0; i < 5000; i++) {
+		CU_ASSERT_EQUAL(dhcp_server_read_kernel_stats(s), 0);
+		if (dhcp_server_stats(s)->kernel_received >= n)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
 static uint64_t fake_now;
 
 static uint64_t
@@ -444,11 +460,8 @@ test_batch_and_latency(void)
 		    c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67, bcast);
 	fd = dhcp_server_fd(s);
 	fake_now = 1000 + 30; /* the clock says 30 us after `now` */
-	{
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-
-		CU_ASSERT_FATAL(poll(&p, 1, 5000) == 1);
-	}
+	/* all in the ring before the call (so one pass reads them, at `now`) */
+	CU_ASSERT_FATAL(wait_kernel_received(s, DHCP_BATCH + 8));
 	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, fd, 1000, NULL), DHCP_BATCH + 8);
 	while (got < DHCP_BATCH + 8 && recv_reply(c, buf, sizeof(buf)) > 0)
 		got++;
@@ -547,51 +560,205 @@ test_ring_geometry(void)
 	CU_ASSERT_EQUAL(r.frame_nr, 512);
 }
 
-/* Receive moderation through the one receive call: delayed reads (fd -1) read the requests. */
+/*
+ * NAPI-style receive: frames that arrive while a call answers are read by the same call, at
+ * once (the pass over the ring goes on while frames are ready, and another pass begins when
+ * some arrived during the last sendmmsg); an idle socket costs one pass.
+ */
+struct late {
+	struct dhcp_server *s;
+	int c;	   /* client socket */
+	int extra; /* requests sent from the first decision, during the first pass */
+	bool sent;
+};
+
 static void
-test_moderation(void)
+late_decision(void *userdata, const struct dhcp_decision *d)
 {
 	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	struct late *l = userdata;
+
+	(void)d;
+	if (l->sent)
+		return;
+	l->sent = true;
+	for (int i = 0; i < l->extra; i++)
+		send_request(
+		    l->c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67, bcast);
+	/* in the ring before the pass ends: 1 + extra frames passed by the filter */
+	CU_ASSERT(wait_kernel_received(l->s, 1 + (uint64_t)l->extra));
+}
+
+static void
+test_backlog_read_at_once(void)
+{
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	struct late l = {.extra = 5};
+	struct dhcp_callbacks cb = {.on_decision = late_decision, .userdata = &l};
+	const struct dhcp_stats *st;
 	uint8_t buf[DHCP_RX_BUF];
+	int fd, i;
+
+	if (skip())
+		return;
+	l.s = server();
+	st = dhcp_server_stats(l.s);
+	l.c = client_socket();
+	fd = dhcp_server_fd(l.s);
+	/* nothing pending: one pass, nothing read */
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(l.s, fd, 1000, NULL), 0);
+	CU_ASSERT_EQUAL(st->rx_wakeups, 1);
+	CU_ASSERT_EQUAL(st->rx_immediate, 0);
+	/* one request; five more arrive while it is answered: one call reads all six */
+	dhcp_server_set_callbacks(l.s, &cb);
+	send_request(l.c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67, bcast);
+	CU_ASSERT_FATAL(wait_kernel_received(l.s, 1));
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(l.s, fd, 2000, NULL), 1 + l.extra);
+	CU_ASSERT(l.sent);
+	CU_ASSERT_EQUAL(st->rx_wakeups, 2);
+	CU_ASSERT_EQUAL(st->rx_yields, 0);
+	for (i = 0; i < 1 + l.extra && recv_reply(l.c, buf, sizeof(buf)) > 0; i++)
+		;
+	CU_ASSERT_EQUAL(i, 1 + l.extra);
+	CU_ASSERT_EQUAL(st->tx[DHCP_MSG_OFFER], (uint64_t)(1 + l.extra));
+	CU_ASSERT_EQUAL(st->kernel_drops, 0);
+	/* no sockets: nothing to read */
+	dhcp_server_close(l.s);
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(l.s, -1, 3000, NULL), -EBADF);
+	close(l.c);
+	dhcp_server_free(l.s);
+}
+
+/*
+ * Without a ring (recvmmsg): a full batch is followed at once by another pass (rx_immediate),
+ * in the same call; a short one ends the call.
+ */
+static void
+test_backlog_recvmmsg(void)
+{
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 	struct dhcp_server *s;
+	const struct dhcp_stats *st;
+	uint8_t buf[DHCP_RX_BUF];
+	int c, fd, i;
+
+	if (skip())
+		return;
+	s = server();
+	st = dhcp_server_stats(s);
+	/* the same socket, without the ring (as when the kernel refuses one) */
+	dhcp_socket_ring_close(&s->ring);
+	close(s->packet_fd);
+	s->packet_fd = fd = dhcp_socket_open_packet(s_ifindex, NULL);
+	CU_ASSERT_FATAL(fd >= 0);
+	c = client_socket();
+	for (i = 0; i < DHCP_BATCH + 8; i++)
+		send_request(
+		    c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67, bcast);
+	CU_ASSERT_FATAL(wait_kernel_received(s, DHCP_BATCH + 8));
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, fd, 1000, NULL), DHCP_BATCH + 8);
+	CU_ASSERT_EQUAL(st->rx_wakeups, 1);
+	CU_ASSERT_EQUAL(st->rx_immediate, 1);
+	CU_ASSERT_EQUAL(st->rx_yields, 0);
+	for (i = 0; i < DHCP_BATCH + 8 && recv_reply(c, buf, sizeof(buf)) > 0; i++)
+		;
+	CU_ASSERT_EQUAL(i, DHCP_BATCH + 8);
+	close(c);
+	dhcp_server_free(s);
+}
+
+/* Above 20 000 requests/s a wait is asked for; the call after it (fd -1) counts it. */
+static void
+test_coalescing_wait(void)
+{
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	struct dhcp_server *s;
+	const struct dhcp_stats *st;
+	uint8_t buf[DHCP_RX_BUF];
 	uint64_t now = 1000000;
-	uint32_t again = 1;
+	uint32_t wait = 0;
 	int c, fd, i, got = 0, sent = 0;
 
 	if (skip())
 		return;
 	s = server();
+	st = dhcp_server_stats(s);
 	c = client_socket();
 	fd = dhcp_server_fd(s);
-	/* nothing pending: nothing read, no delay */
-	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, -1, now, &again), 0);
-	CU_ASSERT_EQUAL(again, 0);
-	/* two requests per read, 100 us apart on the clock given (~20 000/s): a delay, bounded */
-	for (i = 0; i < 200 && again == 0; i++) {
-		for (int k = 0; k < 2; k++, sent++)
-			send_request(c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68,
-			    0xffffffff, 67, bcast);
-		now += 100;
-		{
-			struct pollfd p = {.fd = fd, .events = POLLIN};
-
-			CU_ASSERT_FATAL(poll(&p, 1, 5000) == 1);
-		}
-		got += dhcp_server_on_readable(s, i % 2 ? fd : -1, now, &again);
+	/* one request per call, 25 us apart on the clock given (40 000/s): a wait, bounded */
+	for (i = 0; i < 200 && wait == 0; i++, sent++) {
+		send_request(
+		    c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67, bcast);
+		CU_ASSERT_FATAL(wait_kernel_received(s, (uint64_t)sent + 1));
+		now += 25;
+		got += dhcp_server_on_readable(s, fd, now, &wait);
 	}
-	CU_ASSERT(again > 0 && again <= DHCP_MODERATION_MAX_USEC);
+	CU_ASSERT(wait > 0 && wait <= 200);
 	CU_ASSERT_EQUAL(got, sent);
-	/* the delayed read finds nothing: back to readability */
-	now += again;
-	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, -1, now, &again), 0);
-	CU_ASSERT_EQUAL(again, 0);
+	CU_ASSERT_EQUAL(st->rx_waits, 0);
+	/* the read after the wait finds nothing: counted, and back to readability */
+	now += wait;
+	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, -1, now, &wait), 0);
+	CU_ASSERT_EQUAL(wait, 0);
+	CU_ASSERT_EQUAL(st->rx_waits, 1);
+	CU_ASSERT(st->rx_wait_usec > 0 && st->rx_wait_usec <= 200);
 	for (i = 0; i < sent && recv_reply(c, buf, sizeof(buf)) > 0; i++)
 		;
 	CU_ASSERT_EQUAL(i, sent);
-	CU_ASSERT_EQUAL(dhcp_server_stats(s)->tx[DHCP_MSG_OFFER], (uint64_t)sent);
-	/* no sockets: nothing to read */
+	close(c);
+	dhcp_server_free(s);
+}
+
+/*
+ * The kernel's counters: a server that does not read while more frames arrive than its ring
+ * holds: the overflow is counted in kernel_drops, every frame in kernel_received; the
+ * counters accumulate (the kernel resets them on every read) and survive a close.
+ */
+static void
+test_kernel_drops(void)
+{
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	struct dhcp_server *s;
+	const struct dhcp_stats *st;
+	uint64_t sent, read, drops;
+	int c, fd;
+
+	if (skip())
+		return;
+	s = server();
+	st = dhcp_server_stats(s);
+	CU_ASSERT_FATAL(s->ring.map != NULL);
+	c = client_socket();
+	fd = dhcp_server_fd(s);
+	CU_ASSERT_EQUAL(dhcp_server_read_kernel_stats(s), 0);
+	CU_ASSERT_EQUAL(st->kernel_received, 0);
+	CU_ASSERT_EQUAL(st->kernel_drops, 0);
+	/* the ring's worth and 100 more, none read (the veth's backlog queue holds 1000) */
+	sent = s->ring.frame_nr + 100;
+	for (uint64_t i = 0; i < sent; i++)
+		send_request(
+		    c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67, bcast);
+	CU_ASSERT_FATAL(wait_kernel_received(s, sent));
+	CU_ASSERT_EQUAL(st->kernel_received, sent);
+	CU_ASSERT_EQUAL(st->kernel_drops, 100);
+	/* read again: the kernel's counters restarted at 0, ours stay */
+	CU_ASSERT_EQUAL(dhcp_server_read_kernel_stats(s), 0);
+	CU_ASSERT_EQUAL(st->kernel_received, sent);
+	CU_ASSERT_EQUAL(st->kernel_drops, 100);
+	/* the ring's frames are all there to read, in one call (the budget is a ring's worth) */
+	read = (uint64_t)dhcp_server_on_readable(s, fd, 1000, NULL);
+	CU_ASSERT_EQUAL(read, s->ring.frame_nr);
+	CU_ASSERT_EQUAL(st->drops[DHCP_DROP_SEND_FAILED] + st->tx[DHCP_MSG_OFFER], read);
+	/* one more after a close and reopen: counted on top */
+	drops = st->kernel_drops;
 	dhcp_server_close(s);
-	CU_ASSERT_EQUAL(dhcp_server_on_readable(s, -1, now, &again), -EBADF);
+	CU_ASSERT_EQUAL(dhcp_server_read_kernel_stats(s), -EBADF);
+	CU_ASSERT_EQUAL(st->kernel_received, sent);
+	CU_ASSERT_EQUAL_FATAL(dhcp_server_open(s, s_ifindex, "s0", s_mac), 0);
+	send_request(c, DHCP_MSG_DISCOVER, DHCP_FLAG_BROADCAST, 0, 0, 68, 0xffffffff, 67, bcast);
+	CU_ASSERT(wait_kernel_received(s, sent + 1));
+	CU_ASSERT_EQUAL(st->kernel_received, sent + 1);
+	CU_ASSERT_EQUAL(st->kernel_drops, drops);
 	close(c);
 	dhcp_server_free(s);
 }
@@ -605,7 +772,10 @@ static const struct test_case socket_tests[] = {
     {"replies fit the interface MTU", test_mtu},
     {"a 4000-byte request on a 9000-MTU link", test_jumbo_request},
     {"receive ring geometry", test_ring_geometry},
-    {"receive moderation", test_moderation},
+    {"frames arriving during a pass are read at once", test_backlog_read_at_once},
+    {"without a ring: a full batch is read on at once", test_backlog_recvmmsg},
+    {"a coalescing wait above 20 000 requests/s, counted", test_coalescing_wait},
+    {"kernel counters: ring overflow counted, accumulated", test_kernel_drops},
     {NULL, NULL},
 };
 
