@@ -22,12 +22,12 @@
  *   - After DHCP_MOD_BUDGET frames in one call, back to the event loop even with frames
  *     waiting (the socket stays readable, so the loop calls again after its other events):
  *     a flood does not starve the loop's timers, its Kubernetes watch and its /metrics.
- *   - No wait at all up to 20 000 requests/s (10 000 DORA/s): a wait saves wakeups (each a sleep
- * and a wake-up, the largest cost per request on a virtual machine: half the agent's CPU samples at
- * 7 000 DORA/s) and costs every request of its window up to the window in latency. The previous
- * design (windows of up to 200 us once the average gap fell under 250 us, ~2 000 DORA/s) put the
- * median DISCOVER->OFFER at 2-4 times the wire's (the AF_PACKET reflector's) at 1 000-8 000
- * requests/s.
+ *   - No wait at all up to 20 000 requests/s (10 000 DORA/s): a wait saves wakeups (each a
+ *     sleep and a wake-up, the largest cost per request on a virtual machine: half the
+ *     agent's CPU samples at 7 000 DORA/s) and costs every request of its window up to the
+ *     window in latency. The previous design (windows of up to 200 us once the average gap
+ *     fell under 250 us, ~2 000 DORA/s) put the median DISCOVER->OFFER at 2-4 times the
+ *     wire's (the AF_PACKET reflector's) at 1 000-8 000 requests/s.
  *   - Above 20 000 requests/s (the rule below), where one wakeup per request would cost ~40%
  *     more CPU per exchange (measured against perfdhcp at 12 000 DORA/s: 40 000 against
  *     70 000 DORA per CPU-second), a call that found requests asks for a wait of one
@@ -48,12 +48,11 @@
  * Coalescing at high rates only: the average gap between requests (an EWMA, weight 1/8, of
  * the time between calls that found requests divided by how many; one sample counts at most
  * DHCP_MOD_IDLE_USEC) under DHCP_MOD_ON_USEC (above 20 000 requests/s: 10 000 DORA/s, each
- * exchange two requests) starts it, over
- * DHCP_MOD_OFF_USEC ends it. While on, a call that found requests asks its caller to wait
- * before reading again: one average gap first, doubled by every call that finds requests, at
- * most DHCP_MOD_MAX_USEC; a call that finds none ends the wait (readability again). At
- * steady rates below 20 000 requests/s (those of the latency goals, up to 8 000 DORA/s, bursts
- * included) no request waits.
+ * exchange two requests) starts it, over DHCP_MOD_OFF_USEC ends it. While on, a call that
+ * found requests asks its caller to wait before reading again: one average gap first,
+ * doubled by every call that finds requests, at most DHCP_MOD_MAX_USEC; a call that finds
+ * none ends the wait (readability again). At steady rates below 20 000 requests/s (those of
+ * the latency goals, up to 8 000 DORA/s, bursts included) no request waits.
  */
 #define DHCP_MOD_ON_USEC 50u
 #define DHCP_MOD_OFF_USEC 55u
