@@ -349,8 +349,10 @@ ctrl_admission_ready(struct ctrl_admission *a, char *reason, size_t len)
 void
 ctrl_admission_stopping(struct ctrl_admission *a)
 {
-	if (a != NULL)
-		webcert_stop(a->certs);
+	if (a == NULL)
+		return;
+	webcert_stop(a->certs);
+	webhook_drain(a->server);
 }
 
 void

@@ -46,8 +46,9 @@ struct ctrl_admission *ctrl_admission_free(struct ctrl_admission *a);
 /* Serving with a certificate: true (a remark in reason when the caBundles lag); else false
  * and why. */
 bool ctrl_admission_ready(struct ctrl_admission *a, char *reason, size_t len);
-/* Shutdown begins (SIGTERM): reviews are still answered for the drain, but the webhook's
- * Secret is not written any more (webcert_stop). */
+/* Shutdown begins (SIGTERM): reviews are still answered for the drain, each reply asking its
+ * client to close the connection (webhook_drain), and the webhook's Secret is not written any
+ * more (webcert_stop). */
 void ctrl_admission_stopping(struct ctrl_admission *a);
 /* Shutdown: stop accepting new connections. */
 void ctrl_admission_stop_accepting(struct ctrl_admission *a);

@@ -84,6 +84,7 @@ struct webhook {
 	void *userdata;
 	struct route mutate, validate;
 	bool stopped;
+	bool draining; /* SIGTERM: replies ask clients to close (webhook_drain) */
 	unsigned long cert_swaps;
 	struct metric *requests; /* dynamic: counts below */
 	struct metric *duration;
@@ -633,7 +634,7 @@ reply(struct webhook *w, struct evhttp_request *req, int code, const char *reaso
 		return;
 	}
 	evhttp_add_header(h, "Content-Type", ctype);
-	if (w->stopped) /* draining: the client reconnects to another replica */
+	if (w->stopped || w->draining) /* the client reconnects, to another replica */
 		evhttp_add_header(h, "Connection", "close");
 	evbuffer_add(b, body, len);
 	evhttp_send_reply(req, code, reason, b);
@@ -776,8 +777,8 @@ review_cb(struct evhttp_request *req, void *arg)
 bool
 webhook_ready(const struct webhook *w, char *reason, size_t len)
 {
-	if (w->stopped) {
-		snprintf(reason, len, "admission webhook: shutting down");
+	if (w->stopped || w->draining) {
+		snprintf(reason, len, "admission webhook: shutting down (draining)");
 		return false;
 	}
 	if (w->ctx == NULL) {
@@ -892,6 +893,15 @@ webhook_set_cert(struct webhook *w, const char *cert_pem, const char *key_pem)
 	log_debug("admission webhook: %s certificate for new connections",
 	    w->cert_swaps == 1 ? "serving with a" : "a new");
 	return 0;
+}
+
+void
+webhook_drain(struct webhook *w)
+{
+	if (w->draining || w->stopped)
+		return;
+	w->draining = true;
+	log_info("admission webhook: draining: each reply asks its client to close the connection");
 }
 
 void

@@ -63,6 +63,12 @@ int webhook_set_cert(struct webhook *w, const char *cert_pem, const char *key_pe
 /* Serving with a certificate: true; else false and why in reason. */
 bool webhook_ready(const struct webhook *w, char *reason, size_t len);
 /* Stop accepting new connections (shutdown drain); connections open are served. */
+/*
+ * The replica is leaving (SIGTERM): still accepting and serving, not ready, and every reply
+ * carries Connection: close, so that the API server stops reusing its kept-alive connections
+ * to this replica during the drain instead of finding them cut when the process exits.
+ */
+void webhook_drain(struct webhook *w);
 void webhook_stop_accepting(struct webhook *w);
 /* The inactivity timeout for connections accepted from now on (WEBHOOK_TIMEOUT_MSEC; tests
  * use short ones): 0 or -EINVAL (0 ms). */

@@ -1250,7 +1250,18 @@ test_cert_swap_and_drain(void)
 	CU_ASSERT_EQUAL(c1.replies[1].status, 200);
 	CU_ASSERT_PTR_NULL(strcasestr(c1.replies[1].text, "Connection: close"));
 
-	/* drain: not ready, the open connection is served and told to close */
+	/* drain (SIGTERM): still accepting, not ready, a new keep-alive connection is served
+	 * and told to close */
+	webhook_drain(f.w);
+	CU_ASSERT_FALSE(webhook_ready(f.w, reason, sizeof(reason)));
+	CU_ASSERT_PTR_NOT_NULL(strstr(reason, "draining"));
+	exchange(&f, &c2, true, post("/validate", "application/json", body, true));
+	CU_ASSERT_EQUAL_FATAL(c2.n_replies, 1);
+	CU_ASSERT_EQUAL(c2.replies[0].status, 200);
+	CU_ASSERT_PTR_NOT_NULL(strcasestr(c2.replies[0].text, "Connection: close"));
+	client_free(&c2);
+
+	/* then no more connections: not ready, the open connection is served and told to close */
 	webhook_stop_accepting(f.w);
 	webhook_stop_accepting(f.w); /* twice is fine */
 	CU_ASSERT_FALSE(webhook_ready(f.w, reason, sizeof(reason)));
