@@ -125,6 +125,28 @@ EOF
     if [ "${LEASE_TIME:-}" = unset ]; then sed -i '/^    leaseTime: unset$/d' "$f"; fi
 }
 
+# write_wide_pool FILE: a /16 pool (10.66.1.0-10.66.255.250) for --dynamic floods, where the
+# /24 of write_pool would run out of addresses
+write_wide_pool() {
+    cat >"$1" <<EOF
+apiVersion: network.harvesterhci.io/v1alpha1
+kind: IPPool
+metadata:
+  name: wide
+  namespace: default
+spec:
+  networkName: default/wide
+  ipv4Config:
+    serverIP: $SERVER_IP
+    cidr: 10.66.0.0/16
+    pool:
+      start: 10.66.1.0
+      end: 10.66.255.250
+    router: $SERVER_IP
+    leaseTime: 900
+EOF
+}
+
 # vmnetcfg FILE VMNAME MAC IP: append a static binding
 vmnetcfg() {
     cat >>"$1" <<EOF

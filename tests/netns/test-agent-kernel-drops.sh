@@ -18,23 +18,7 @@ N=3000
 make_server
 add_vm flood 52:54:00:ef:00:01
 cfg=$TMP/pool.yaml
-cat >"$cfg" <<EOF
-apiVersion: network.harvesterhci.io/v1alpha1
-kind: IPPool
-metadata:
-  name: wide
-  namespace: default
-spec:
-  networkName: default/wide
-  ipv4Config:
-    serverIP: $SERVER_IP
-    cidr: 10.66.0.0/16
-    pool:
-      start: 10.66.1.0
-      end: 10.66.255.250
-    router: $SERVER_IP
-    leaseTime: 900
-EOF
+write_wide_pool "$cfg"
 start_agent "$cfg" --dynamic --log-level warn ||
     { fail "agent ready" "did not start"; finish; }
 pass "agent ready"

@@ -23,23 +23,7 @@ make_server
 add_vm flood 52:54:00:ee:00:01
 add_vm vm1 52:54:00:ee:00:02
 cfg=$TMP/pool.yaml
-cat >"$cfg" <<EOF
-apiVersion: network.harvesterhci.io/v1alpha1
-kind: IPPool
-metadata:
-  name: wide
-  namespace: default
-spec:
-  networkName: default/wide
-  ipv4Config:
-    serverIP: $SERVER_IP
-    cidr: 10.66.0.0/16
-    pool:
-      start: 10.66.1.0
-      end: 10.66.255.250
-    router: $SERVER_IP
-    leaseTime: 900
-EOF
+write_wide_pool "$cfg"
 LEASES=$TMP/leases
 # info, not debug: the flood's drops are what is looked at, not one debug line each
 # holds of 30 s: the flood's offers still hold their addresses when the VM asks, a few seconds
