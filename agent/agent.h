@@ -3,9 +3,11 @@
 #define VMDHCP_AGENT_AGENT_H
 
 /*
- * vm-dhcp-agent: shared context of the program's parts (agent/ only).
+ * vm-dhcp-agent: the agent as main.c sees it (struct agent_opts, agent_new and the calls on
+ * the running agent), and the shared context of the parts below that have no header of their
+ * own yet. One header per module:
  *
- *   link.c         libnl: interface state (ifindex, MAC, up), serverIP/prefix, link events
+ *   link.c         link.h: libnl: interface state (ifindex, MAC, up), serverIP/prefix, events
  *   source-file.c  local mode: YAML IPPool/VMNetCfg documents -> struct agent_config
  *   source-kube.c  Kubernetes mode: an informer on the one IPPool -> struct agent_config
  *   config.c       an IPPool spec -> struct agent_config, for both sources
@@ -13,16 +15,23 @@
  *   leasefile.c    local-mode dynamic leases: snapshot (atomic) + append journal
  *   snapshot.c     Kubernetes mode: warm-start snapshot of the table and options (checksummed)
  *   ha.c           --leader-elect on the wire: gratuitous ARP, ARP probes, the ARP fence socket
- *   caps.c         capabilities: raised at start, dropped once the sockets are open
- *   listen.c       where the HTTP endpoint may listen (never on the served interface)
- *   serve.c        the running agent: agent_new/agent_free, the source, the engine's callbacks
- *   sockets.c      DHCP and ARP sockets <-> libevent, the serverIP, link events, capability drop
+ *   caps.c         caps.h: capabilities: raised at start, dropped once the sockets are open
+ *   listen.c       listen.h: where the HTTP endpoint may listen (never the served interface)
+ *   decisions.c    decisions.h: the DHCP decision log
+ *   dump.c         dump.h: --enable-cache-dump-api's GET /leases
+ *   serve.c        this header: the running agent: agent_new/agent_free, the source, the
+ *                  engine's callbacks; serve-internal.h: struct agent, the composition of the
+ *                  parts owned by the files below, for the files that share it
+ *   sockets.c      sockets.h: DHCP and ARP sockets <-> libevent, the serverIP, link events,
+ *                  capability drop
  *   failover.c     --leader-elect: standby/probing/active/hold, ARP fencing, Lease callbacks
- *   warmstart.c    --snapshot: written on change, served at start until synced
- *   metrics.c      /metrics series and /readyz
- *   decisions.c    the DHCP decision log
- *                  (all six but decisions.c share struct agent: serve-internal.h)
+ *   warmstart.c    warmstart.h: --snapshot: written on change, served at start until synced
+ *   metrics.c      metrics.h: /metrics series and /readyz
  *   main.c         flags, start-up, signals
+ *
+ * Calls go one way, from the higher file to the lower: main.c > serve.c > failover.c >
+ * metrics.c > warmstart.c > sockets.c > link.c, caps.c, listen.c, ha.c, decisions.c, dump.c;
+ * a lower file reaches a higher one only through a function pointer the higher one set.
  *
  * Fallible functions return negative errno; those that take `err` fill it with one line
  * fit for the user (naming the file and line or field) on failure.
@@ -32,8 +41,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/decisions.h" /* enum agent_log_dhcp, in struct agent_opts */
 #include "dhcp/dhcp.h"
 #include "lib/log.h"
+
+#include "agent/caps.h"	  /* transitional */
+#include "agent/dump.h"	  /* transitional */
+#include "agent/link.h"	  /* transitional */
+#include "agent/listen.h" /* transitional */
 
 struct event_base;
 struct ipam_pool;
@@ -365,42 +380,6 @@ int agent_snapshot_decode(const uint8_t *buf, size_t len, const char *ippool_ref
 /* CRC-32C (Castagnoli) of data, the snapshot's checksum. */
 uint32_t agent_snapshot_crc32c(const void *data, size_t len);
 
-/* ---- link.c: the served interface ---------------------------------------------------- */
-
-struct agent_link_state {
-	bool exists;
-	bool up; /* IFF_UP */
-	int ifindex;
-	uint8_t hwaddr[6];
-	unsigned mtu; /* IFLA_MTU; 0 unknown */
-};
-
-struct agent_link;
-/* Called on the event loop whenever the watched interface's state changes (borrowed). */
-typedef void (*agent_link_fn)(
-    void *userdata, const struct agent_link_state *old, const struct agent_link_state *now);
-
-/*
- * Watches ifname (borrowed; copied) through a libnl cache manager whose fd is on base.
- * Returns 0 and a new object in *ret, or negative errno.
- */
-int agent_link_new(struct event_base *base, const char *ifname, agent_link_fn fn, void *userdata,
-    struct agent_link **ret);
-struct agent_link *agent_link_free(struct agent_link *l);
-const struct agent_link_state *agent_link_state(const struct agent_link *l);
-const char *agent_link_name(const struct agent_link *l);
-/* Adds ip/prefix to the interface (already present is fine). Negative errno. */
-int agent_link_add_address(struct agent_link *l, uint32_t ip, unsigned prefix);
-/*
- * The same with a valid and preferred lifetime of lifetime_s seconds (0: forever): the kernel
- * removes the address when it is not added again in time, so an address whose agent died
- * (SIGKILL, its node frozen) leaves the interface by itself. Adding it again renews it.
- */
-int agent_link_add_address_lifetime(
-    struct agent_link *l, uint32_t ip, unsigned prefix, uint32_t lifetime_s);
-/* Removes ip/prefix from the interface (absent is fine: 0). Negative errno. */
-int agent_link_del_address(struct agent_link *l, uint32_t ip, unsigned prefix);
-
 /* ---- ha.c: the active replica's announcement --------------------------------------------- */
 
 #define AGENT_GARP_LEN 42 /* Ethernet header + ARP for IPv4 over Ethernet */
@@ -437,107 +416,6 @@ enum agent_arp_kind {
 /* What the frame f says about ip; the sender's MAC in ret_mac (for CLAIM and PROBE). */
 int agent_arp_classify(
     const uint8_t *f, size_t len, const uint8_t self[6], uint32_t ip, uint8_t ret_mac[6]);
-
-/* ---- caps.c: capabilities ------------------------------------------------------------- */
-
-#define AGENT_CAP(cap) (UINT64_C(1) << (cap))
-
-/* The process's capability sets, one bit per capability (AGENT_CAP(CAP_NET_RAW), ...). */
-struct agent_caps {
-	uint64_t effective, permitted, inheritable, bounding;
-};
-
-/* Reads the calling thread's sets into *ret. Negative errno. */
-int agent_caps_get(struct agent_caps *ret);
-/*
- * Makes every permitted capability effective (file capabilities set without the effective
- * bit, "+p"). *ret_raised: the ones that were not. Negative errno.
- */
-int agent_caps_raise(uint64_t *ret_raised);
-/*
- * Drops for good every capability but those of keep that are permitted: permitted and
- * effective = keep, inheritable and ambient empty; the rest leaves the bounding set too when
- * CAP_SETPCAP is effective; no_new_privs set. The sets before and after go to *ret_before and
- * *ret_after (either may be NULL) on success. Negative errno (-EPERM: the kernel did not
- * leave exactly keep; -EBUSY: the process has other threads, which capset() would not reach).
- */
-int agent_caps_drop(uint64_t keep, struct agent_caps *ret_before, struct agent_caps *ret_after);
-/*
- * "NET_ADMIN, NET_RAW" (at most max_names names, then " and N more"), or "none", into buf;
- * returns buf.
- */
-const char *agent_caps_format(uint64_t mask, unsigned max_names, char *buf, size_t len);
-
-/* ---- listen.c: the HTTP endpoint's address ----------------------------------------------- */
-
-/*
- * Checks --listen against the served interface ifname: an address of ifname, or server_ip
- * (the pool's serverIP, host order; 0 = not known yet), is refused (-EINVAL); so is a
- * wildcard in Kubernetes mode (kube). Returns 0 when fine, 1 when allowed with a warning
- * (a wildcard in local mode), negative errno when refused; msg gets the warning or the error.
- * *ret_ip is the listen address when it is IPv4 (host order), else 0, so the serverIP of a
- * later pool version can be checked against it.
- */
-int agent_listen_check(const char *listen, const char *ifname, bool kube, uint32_t server_ip,
-    uint32_t *ret_ip, char *msg, size_t msglen);
-/*
- * The interface that holds the --listen address (a specific one, not a wildcard) into
- * ifname (IF_NAMESIZE bytes): 0, or -ENOENT when no interface has it (or it is a wildcard),
- * -EINVAL for an address httpd_new() does not take.
- */
-int agent_listen_device(const char *listen, char *ifname, size_t len);
-
-/* ---- decisions.c: the DHCP decision log ------------------------------------------ */
-
-/*
- * The DHCP decision log: one info line per request the engine handled (its on_decision), e.g.
- *
- *   DHCPACK 10.0.0.5 to 52:54:00:12:34:56 (vm-1) for DHCPREQUEST xid=0x3903f326
- *   DHCPDISCOVER from 52:54:00:aa:bb:cc dropped: unknown_mac xid=0x1c2d3e4f
- *
- * Text lines carry everything in the message (a relayed request adds " via GIADDR") and the
- * key xid; JSON lines the same message and the keys type, mac, ip, vm, reply (offer, ack, nak,
- * none) or drop (dhcp_drop_reason_name), xid, giaddr (relayed only) and ippool. --log-level warn
- * silences them. A token bucket (AGENT_DECLOG_RATE lines/s, AGENT_DECLOG_BURST at once) keeps a
- * storm (perfdhcp, a client in a loop) out of the log: a suppressed line costs a few counters,
- * nothing is formatted, and once AGENT_DECLOG_SUMMARY_USEC passed since the first suppressed
- * one, one line counts what was suppressed by reply and drop reason.
- */
-enum agent_log_dhcp {
-	AGENT_LOG_DHCP_ALL = 0, /* every decision (default) */
-	AGENT_LOG_DHCP_DROPS,	/* requests dropped or NAKed only */
-	AGENT_LOG_DHCP_NONE,	/* none (the engine is not even asked) */
-};
-/* "all|drops|none" -> mode; -EINVAL on anything else. */
-int agent_log_dhcp_from_string(const char *s, enum agent_log_dhcp *ret);
-
-#define AGENT_DECLOG_RATE 20
-#define AGENT_DECLOG_BURST 100
-#define AGENT_DECLOG_SUMMARY_USEC (10 * UINT64_C(1000000))
-
-struct agent_declog {
-	enum agent_log_dhcp mode;
-	uint64_t tokens;   /* millionths of a line */
-	uint64_t refilled; /* time of the last refill (the decisions' clock); 0: full bucket */
-	uint64_t since;	   /* time of the first line suppressed since the last summary; 0: none */
-	uint64_t suppressed;
-	uint64_t by_reply[_DHCP_MSG_MAX];   /* suppressed, by reply type (OFFER, ACK, NAK) */
-	uint64_t by_request[_DHCP_MSG_MAX]; /* suppressed, neither answered nor dropped (DECLINE,
-					     * RELEASE), by request type */
-	uint64_t by_drop[_DHCP_DROP_MAX];   /* suppressed drops, by reason */
-};
-void agent_declog_init(struct agent_declog *l, enum agent_log_dhcp mode);
-/*
- * Logs d (the engine's, borrowed) unless the mode or the log level leaves it out, or the bucket
- * suppresses it (counted). cfg (may be NULL) gives the ippool key. A summary due is logged first.
- */
-void agent_declog_decision(
-    struct agent_declog *l, const struct dhcp_decision *d, const struct agent_config *cfg);
-/*
- * The summary of suppressed lines, when there are some and AGENT_DECLOG_SUMMARY_USEC passed
- * since the first (always with force: at exit). now: the decisions' clock.
- */
-void agent_declog_flush(struct agent_declog *l, uint64_t now, bool force);
 
 /* ---- serve.c: the running agent ---------------------------------------------------- */
 
@@ -595,14 +473,6 @@ struct agent_opts {
 };
 
 struct agent;
-
-/*
- * dump.c: the body of --enable-cache-dump-api's GET /leases, as the Go project's (upstream
- * pkg/server/handler.go, pkg/dhcp/dhcp.go): {"<mac>":"<lease as JSON text>"} for every binding
- * of s, each with the options o (NULL: no leases yet, "{}"). 0 and a new string in *ret
- * (free()), or -ENOMEM.
- */
-int agent_dump_leases_json(const struct dhcp_server *s, const struct dhcp_options *o, char **ret);
 
 /*
  * Builds the agent from a loaded config (takes cfg): engine, bindings, dynamic pool,

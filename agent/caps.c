@@ -20,7 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/caps.h"
 #include "lib/util.h"
 
 #ifndef PR_CAP_AMBIENT

@@ -10,7 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/agent.h"
+#include "agent/decisions.h"
+#include "agent/agent.h" /* struct agent_config (source-file.c) */
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/util.h"

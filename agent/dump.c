@@ -21,7 +21,7 @@
 
 #include <jansson.h>
 
-#include "agent/agent.h"
+#include "agent/dump.h"
 #include "agent/serve-internal.h"
 #include "lib/httpd.h"
 #include "lib/util.h"

@@ -47,10 +47,10 @@ agent_refresh_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (!a->active || a->addr_ip == 0 || a->link == NULL)
+	if (!a->active || a->sock.addr_ip == 0 || a->link == NULL)
 		return;
 	(void)agent_link_add_address_lifetime(
-	    a->link, a->addr_ip, a->addr_prefix, a->addr_lifetime_s);
+	    a->link, a->sock.addr_ip, a->sock.addr_prefix, a->addr_lifetime_s);
 }
 
 /* Takes the serverIP and answers: ACTIVE with the Lease, HOLD without it. */
@@ -95,8 +95,8 @@ agent_stand_down(struct agent *a, const char *why)
 	dhcp_server_set_standby(a->dhcp, true);
 	evtimer_del(a->ev_garp);
 	event_del(a->ev_refresh);
-	if (a->addr_ip != 0)
-		a->cleared_ip = a->addr_ip;
+	if (a->sock.addr_ip != 0)
+		a->cleared_ip = a->sock.addr_ip;
 	agent_del_address(a, why);
 	if (was)
 		log_kv(LOG_LEVEL_WARN,
@@ -134,7 +134,7 @@ keep_watching(struct agent *a)
 static void
 probe_start(struct agent *a, bool for_hold)
 {
-	if (a->stopping || !a->open || a->arp_fd < 0 || agent_cur_cfg(a) == NULL || a->active)
+	if (a->stopping || !a->sock.open || a->arp_fd < 0 || agent_cur_cfg(a) == NULL || a->active)
 		return;
 	a->ha = HA_PROBING;
 	a->probe_for_hold = for_hold;
@@ -158,7 +158,7 @@ agent_probe_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	if (a->probes_sent < PROBE_NUM && !a->probe_conflict) {
 		r = agent_arp_probe_send(
-		    a->arp_fd, a->open_ifindex, a->open_hwaddr, cfg->opts.server_ip);
+		    a->arp_fd, a->sock.open_ifindex, a->sock.open_hwaddr, cfg->opts.server_ip);
 		if (r < 0)
 			log_warn("%s: cannot send an ARP probe: %s", a->opts.ifname, strerror(-r));
 		a->probes_sent++;
@@ -213,7 +213,8 @@ agent_arp_readable(evutil_socket_t fd, short what, void *arg)
 	while ((n = recv(fd, f, sizeof(f), 0)) > 0) {
 		if (cfg == NULL)
 			continue;
-		kind = agent_arp_classify(f, (size_t)n, a->open_hwaddr, cfg->opts.server_ip, mac);
+		kind =
+		    agent_arp_classify(f, (size_t)n, a->sock.open_hwaddr, cfg->opts.server_ip, mac);
 		if (kind == AGENT_ARP_OTHER)
 			continue;
 		if (a->ha == HA_PROBING) {
@@ -286,7 +287,7 @@ agent_ha_sockets_open(struct agent *a)
 		return;
 	if (a->lease_held)
 		probe_start(a, false);
-	else if (!a->api_answered && (a->snap != NULL || a->api_tried))
+	else if (!a->api_answered && (a->warm.snap != NULL || a->api_tried))
 		/*
 		 * a warm start: serving the snapshot at once, without waiting for the API server
 		 * (which may take its connect timeout to fail), if nobody answers for the serverIP;

@@ -21,7 +21,7 @@
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
 
-#include "agent/agent.h"
+#include "agent/link.h"
 #include "lib/log.h"
 #include "lib/util.h"
 

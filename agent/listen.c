@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/agent.h"
+#include "agent/listen.h"
 #include "lib/util.h"
 
 /*

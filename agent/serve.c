@@ -18,7 +18,13 @@
 #include <event2/event.h>
 
 #include "agent/agent.h"
+#include "agent/dump.h"
+#include "agent/link.h"
+#include "agent/listen.h"
+#include "agent/metrics.h"
 #include "agent/serve-internal.h"
+#include "agent/sockets.h"
+#include "agent/warmstart.h"
 #include "kube/kube.h"
 #include "lib/clock.h"
 #include "lib/httpd.h"
@@ -36,18 +42,6 @@
 #define EXPIRE_BUDGET 16384
 
 static struct log_ratelimit rl_lease = LOG_RATELIMIT_INIT(10 * USEC_PER_SEC, 5);
-
-/*
- * The configuration being served: the snapshot's until synced (Kubernetes mode), else the
- * source's (the file's, or the IPPool's last valid version; NULL before one).
- */
-const struct agent_config *
-agent_cur_cfg(const struct agent *a)
-{
-	if (a->snap != NULL)
-		return a->snap;
-	return a->src.ops != NULL ? a->src.ops->config(a->src.src) : NULL;
-}
 
 /*
  * The engine's send-time clock: vmdhcp_agent_reply_latency_seconds is receive -> send. Also the
@@ -122,13 +116,13 @@ on_offer(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
 	r = agent_dynamic_offer_id(a->dyn, a->dhcp, mac, id, id_len, ret_ip);
 	if (r == -EBUSY) {
 		uint64_t now = clock_now_usec();
-		if (a->offers_first_refused == 0)
-			a->offers_first_refused = now;
-		a->offers_last_refused = now;
-		if (!a->offers_refusing) {
+		if (a->offers.first == 0)
+			a->offers.first = now;
+		a->offers.last = now;
+		if (!a->offers.refusing) {
 			agent_dynamic_offer_stats(a->dyn, &st);
-			a->offers_refusing = true;
-			a->offers_refused_logged = st.refused - 1;
+			a->offers.refusing = true;
+			a->offers.logged = st.refused - 1;
 			log_warn("%zu offers pending, the most --max-pending-offers allows: "
 				 "DHCPDISCOVERs from new MACs are dropped (counted as offer_limit) "
 				 "until offers are taken or their --offer-hold ends",
@@ -154,28 +148,28 @@ offers_summary(struct agent *a, uint64_t now)
 	struct agent_offer_stats st;
 	uint64_t n, span;
 
-	if (!a->offers_refusing || a->dyn == NULL)
+	if (!a->offers.refusing || a->dyn == NULL)
 		return;
 	agent_dynamic_offer_stats(a->dyn, &st);
-	if (a->offers_first_refused == 0) {
-		if (now - a->offers_summary_at < OFFERS_SUMMARY_USEC)
+	if (a->offers.first == 0) {
+		if (now - a->offers.summary_at < OFFERS_SUMMARY_USEC)
 			return;
 		log_info("DHCPDISCOVERs from new MACs answered again: %zu offers pending (at most "
 			 "%zu)",
 		    st.pending, st.max_pending);
-		a->offers_refusing = false;
+		a->offers.refusing = false;
 		return;
 	}
-	if (now - a->offers_first_refused < OFFERS_SUMMARY_USEC)
+	if (now - a->offers.first < OFFERS_SUMMARY_USEC)
 		return;
-	n = st.refused - a->offers_refused_logged;
-	span = MAX(a->offers_last_refused - a->offers_first_refused, (uint64_t)1000);
+	n = st.refused - a->offers.logged;
+	span = MAX(a->offers.last - a->offers.first, (uint64_t)1000);
 	log_warn("%" PRIu64 " DHCPDISCOVERs from new MACs refused in %.1f s (%" PRIu64
 		 "/s): %zu offers pending, at most %zu (--max-pending-offers)",
 	    n, (double)span / USEC_PER_SEC, n * USEC_PER_SEC / span, st.pending, st.max_pending);
-	a->offers_refused_logged = st.refused;
-	a->offers_first_refused = 0;
-	a->offers_summary_at = now;
+	a->offers.logged = st.refused;
+	a->offers.first = 0;
+	a->offers.summary_at = now;
 }
 
 /* Every request handled: one info line (rate-limited, see agent.h). */
@@ -227,7 +221,7 @@ on_decline(void *userdata, const uint8_t mac[6], uint32_t ip)
 		}
 		hold_mark(a, mac, ip, now, m, s);
 		if (r == -EBUSY) {
-			metric_inc(a->m_declines_ignored, IGNORED_RATE_LIMITED);
+			metric_inc(a->mx.declines_ignored, IGNORED_RATE_LIMITED);
 			log_ratelimited(&rl_decline, now, LOG_LEVEL_WARN,
 			    "DHCPDECLINE from %s for %s ignored: %d DECLINEs of this MAC were "
 			    "honoured within %u s already; no reply to it until its lease "
@@ -243,7 +237,7 @@ on_decline(void *userdata, const uint8_t mac[6], uint32_t ip)
 	}
 	/* the engine marks a binding only when the DECLINE names its address */
 	if (dhcp_server_get_binding(a->dhcp, mac, &bound) < 0 || bound != ip) {
-		metric_inc(a->m_declines_ignored, IGNORED_NOT_BOUND);
+		metric_inc(a->mx.declines_ignored, IGNORED_NOT_BOUND);
 		log_ratelimited(&rl_decline, now, LOG_LEVEL_WARN,
 		    "DHCPDECLINE from %s for %s ignored: not the address bound to it", m, s);
 		return;
@@ -296,7 +290,7 @@ expire_cb(evutil_socket_t fd, short what, void *arg)
 		(void)leasefile_check(a->lf);
 	if (a->dyn == NULL || (n = agent_dynamic_expire(a->dyn, a->dhcp, EXPIRE_BUDGET)) == 0)
 		return;
-	metric_add(a->m_expired, 0, (double)n);
+	metric_add(a->mx.expired, 0, (double)n);
 	if (a->opts.lease_path != NULL && (r = leasefile_compact(a->lf)) < 0) {
 		a->sweep_write_errors++;
 		log_ratelimited(&rl_lease, clock_now_usec(), LOG_LEVEL_ERROR,
@@ -318,19 +312,6 @@ log_config(const struct agent *a, const struct agent_config *c, const char *what
 	    what, a->opts.config_path, c->pool_ns, c->pool_name, c->network, net, c->prefix, sip,
 	    st, en, c->n_bindings, a->lf ? leasefile_count(a->lf) : 0, c->paused ? " (paused)" : "",
 	    removed);
-}
-
-/* The static binding array is not needed once the engine has it; options and pool are. */
-void
-agent_shrink_config(struct agent_config *c)
-{
-	free(c->bindings);
-	c->bindings = NULL;
-	c->n_bindings = 0;
-	free(c->names);
-	c->names = NULL;
-	c->names_len = c->names_cap = 0;
-	malloc_trim(0);
 }
 
 int
@@ -361,7 +342,7 @@ agent_reload_done(struct agent *a, int r, struct agent_config *cfg, const char *
 	old_server = agent_cur_cfg(a)->opts.server_ip;
 	if (r < 0) {
 		log_error("reload: %s; keeping the previous configuration", err);
-		metric_inc(a->m_reloads, 1);
+		metric_inc(a->mx.reloads, 1);
 		return r;
 	}
 	if (a->listen_ip != 0 && cfg->opts.server_ip == a->listen_ip) {
@@ -369,7 +350,7 @@ agent_reload_done(struct agent *a, int r, struct agent_config *cfg, const char *
 			  "to the VMs on %s; keeping the previous configuration",
 		    a->opts.config_path, a->opts.ifname);
 		agent_config_free(cfg);
-		metric_inc(a->m_reloads, 1);
+		metric_inc(a->mx.reloads, 1);
 		return -EINVAL;
 	}
 	/* expiries, hints and held addresses carry over from the pool being replaced */
@@ -378,7 +359,7 @@ agent_reload_done(struct agent *a, int r, struct agent_config *cfg, const char *
 		log_error("reload: %s: pool range: %s; keeping the previous configuration",
 		    a->opts.config_path, strerror(-r));
 		agent_config_free(cfg);
-		metric_inc(a->m_reloads, 1);
+		metric_inc(a->mx.reloads, 1);
 		return r;
 	}
 	r = agent_apply_config(a->dhcp, cfg, dyn, err, sizeof(err));
@@ -386,7 +367,7 @@ agent_reload_done(struct agent *a, int r, struct agent_config *cfg, const char *
 		log_error("reload: %s: %s", a->opts.config_path, err);
 		agent_dynamic_free(dyn);
 		agent_config_free(cfg);
-		metric_inc(a->m_reloads, 1);
+		metric_inc(a->mx.reloads, 1);
 		return r;
 	}
 	agent_dynamic_free(a->dyn);
@@ -398,7 +379,7 @@ agent_reload_done(struct agent *a, int r, struct agent_config *cfg, const char *
 	a->src.src = cfg;
 	if (a->lf != NULL && (r = leasefile_compact(a->lf)) < 0)
 		log_error("%s: cannot write lease file: %s", a->opts.lease_path, strerror(-r));
-	metric_inc(a->m_reloads, 0);
+	metric_inc(a->mx.reloads, 0);
 	if (was_paused != cfg->paused || old_server != cfg->opts.server_ip)
 		agent_update_sockets(a, true);
 	return 0;
@@ -471,6 +452,9 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 	a->active = !opts->leader_elect;
 	a->api_answered_at = clock_now_usec(); /* silent from the renew deadline after start */
 	a->arp_fd = -1;
+	/* sockets.c calls nothing above it: the failover's part of the sockets, through these */
+	a->sock.arp_readable = agent_arp_readable;
+	a->sock.opened = agent_ha_sockets_open;
 	agent_declog_init(&a->declog, opts->log_dhcp);
 	if (a->opts.decline_hold_s == AGENT_DEFAULT)
 		a->opts.decline_hold_s = AGENT_DECLINE_HOLD_DEFAULT;
@@ -520,16 +504,16 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 		agent_shrink_config(cfg);
 	}
 
-	a->ev_retry = evtimer_new(base, agent_retry_cb, a);
+	a->sock.ev_retry = evtimer_new(base, agent_retry_cb, a);
 	a->ev_expire = event_new(base, -1, EV_PERSIST, expire_cb, a);
 	a->ev_garp = evtimer_new(base, agent_garp_cb, a);
 	a->ev_refresh = event_new(base, -1, EV_PERSIST, agent_refresh_cb, a);
 	a->ev_stop = evtimer_new(base, agent_stop_timeout_cb, a);
-	a->ev_snap = evtimer_new(base, agent_warmstart_cb, a);
+	a->warm.ev = evtimer_new(base, agent_warmstart_cb, a);
 	a->ev_probe = evtimer_new(base, agent_probe_cb, a);
 	a->ev_hold = evtimer_new(base, agent_hold_cb, a);
-	if (a->ev_retry == NULL || a->ev_expire == NULL || a->ev_garp == NULL ||
-	    a->ev_refresh == NULL || a->ev_stop == NULL || a->ev_snap == NULL ||
+	if (a->sock.ev_retry == NULL || a->ev_expire == NULL || a->ev_garp == NULL ||
+	    a->ev_refresh == NULL || a->ev_stop == NULL || a->warm.ev == NULL ||
 	    a->ev_probe == NULL || a->ev_hold == NULL ||
 	    event_add(a->ev_expire, &(struct timeval){.tv_sec = EXPIRE_TICK_SEC}) < 0) {
 		r = -ENOMEM;
@@ -560,7 +544,7 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 		}
 		if (r > 0)
 			log_warn("%s", msg);
-		r = httpd_new(base, opts->listen, a->metrics, &a->httpd);
+		r = httpd_new(base, opts->listen, a->mx.registry, &a->httpd);
 		if (r < 0) {
 			snprintf(err, errlen, "--listen %s: %s", opts->listen, strerror(-r));
 			goto fail;
@@ -599,8 +583,8 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 		goto fail;
 	}
 	/* the capabilities go now if the sockets are open (local mode), else at the first open */
-	a->started = true;
-	if ((a->open || opts->dry_run) && (r = agent_drop_capabilities(a)) < 0) {
+	a->sock.started = true;
+	if ((a->sock.open || opts->dry_run) && (r = agent_drop_capabilities(a)) < 0) {
 		snprintf(err, errlen, "cannot drop capabilities: %s", strerror(-r));
 		goto fail;
 	}
@@ -631,8 +615,8 @@ agent_free(struct agent *a)
 	a->leader = kube_leader_free(a->leader);
 	agent_close_sockets(a);
 	agent_declog_flush(&a->declog, dhcp_clock(NULL), true);
-	if (a->ev_retry != NULL)
-		event_free(a->ev_retry);
+	if (a->sock.ev_retry != NULL)
+		event_free(a->sock.ev_retry);
 	if (a->ev_expire != NULL)
 		event_free(a->ev_expire);
 	if (a->ev_garp != NULL)
@@ -641,13 +625,13 @@ agent_free(struct agent *a)
 		event_free(a->ev_refresh);
 	if (a->ev_stop != NULL)
 		event_free(a->ev_stop);
-	if (a->ev_snap != NULL)
-		event_free(a->ev_snap);
+	if (a->warm.ev != NULL)
+		event_free(a->warm.ev);
 	if (a->ev_probe != NULL)
 		event_free(a->ev_probe);
 	if (a->ev_hold != NULL)
 		event_free(a->ev_hold);
-	agent_config_free(a->snap);
+	agent_config_free(a->warm.snap);
 	agent_link_free(a->link);
 	if (a->lf != NULL && a->opts.lease_path != NULL && (r = leasefile_compact(a->lf)) < 0)
 		log_error("%s: cannot write lease file: %s", a->opts.lease_path, strerror(-r));
@@ -659,7 +643,7 @@ agent_free(struct agent *a)
 	kube_client_free(a->kc);
 	kube_config_free(a->kcfg);
 	dhcp_server_free(a->dhcp);
-	metrics_free(a->metrics);
+	metrics_free(a->mx.registry);
 	free(a);
 	return NULL;
 }

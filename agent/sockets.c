@@ -24,11 +24,12 @@
 
 #include <event2/event.h>
 
-#include "agent/agent.h"
+#include "agent/caps.h"
+#include "agent/link.h"
 #include "agent/serve-internal.h"
+#include "agent/sockets.h"
 #include "lib/clock.h"
 #include "lib/log.h"
-#include "lib/metrics.h"
 #include "lib/util.h"
 
 #define REOPEN_RETRY_SEC 2	/* first retry after a failed open; doubles */
@@ -108,7 +109,7 @@ arp_open(struct agent *a, int ifindex)
 		log_error("%s: cannot open the ARP socket: %s", a->opts.ifname, strerror(-r));
 		return r;
 	}
-	a->ev_arp = event_new(a->base, a->arp_fd, EV_READ | EV_PERSIST, agent_arp_readable, a);
+	a->ev_arp = event_new(a->base, a->arp_fd, EV_READ | EV_PERSIST, a->sock.arp_readable, a);
 	if (a->ev_arp == NULL || event_add(a->ev_arp, NULL) < 0)
 		return -ENOMEM;
 	return 0;
@@ -117,19 +118,19 @@ arp_open(struct agent *a, int ifindex)
 void
 agent_close_sockets(struct agent *a)
 {
-	if (a->ev_fd != NULL)
-		event_free(a->ev_fd);
-	a->ev_fd = NULL;
+	if (a->sock.ev_fd != NULL)
+		event_free(a->sock.ev_fd);
+	a->sock.ev_fd = NULL;
 	if (a->ev_arp != NULL)
 		event_free(a->ev_arp);
 	a->ev_arp = NULL;
 	if (a->arp_fd >= 0)
 		close(a->arp_fd);
 	a->arp_fd = -1;
-	if (a->open)
+	if (a->sock.open)
 		dhcp_server_close(a->dhcp);
-	a->open = false;
-	a->open_ifindex = 0;
+	a->sock.open = false;
+	a->sock.open_ifindex = 0;
 }
 
 /* Removes the serverIP this replica added (a standby, a stop, a new serverIP). */
@@ -139,17 +140,18 @@ agent_del_address(struct agent *a, const char *why)
 	char ip[IPV4_STRLEN];
 	int r;
 
-	if (a->addr_ip == 0 || a->link == NULL)
+	if (a->sock.addr_ip == 0 || a->link == NULL)
 		return;
-	ipv4_format(a->addr_ip, ip);
-	r = agent_link_del_address(a->link, a->addr_ip, a->addr_prefix);
+	ipv4_format(a->sock.addr_ip, ip);
+	r = agent_link_del_address(a->link, a->sock.addr_ip, a->sock.addr_prefix);
 	if (r < 0)
-		log_error("%s: cannot remove %s/%u (%s): %s", a->opts.ifname, ip, a->addr_prefix,
-		    why, strerror(-r));
+		log_error("%s: cannot remove %s/%u (%s): %s", a->opts.ifname, ip,
+		    a->sock.addr_prefix, why, strerror(-r));
 	else
-		log_info("%s: address %s/%u removed (%s)", a->opts.ifname, ip, a->addr_prefix, why);
-	a->addr_ip = 0;
-	a->addr_prefix = 0;
+		log_info(
+		    "%s: address %s/%u removed (%s)", a->opts.ifname, ip, a->sock.addr_prefix, why);
+	a->sock.addr_ip = 0;
+	a->sock.addr_prefix = 0;
 }
 
 /*
@@ -186,7 +188,8 @@ add_address(struct agent *a)
 
 	if (!a->opts.assign_server_ip || !a->active)
 		return 0;
-	if (a->addr_ip != 0 && (a->addr_ip != cfg->opts.server_ip || a->addr_prefix != cfg->prefix))
+	if (a->sock.addr_ip != 0 &&
+	    (a->sock.addr_ip != cfg->opts.server_ip || a->sock.addr_prefix != cfg->prefix))
 		agent_del_address(a, "the pool's serverIP changed");
 	ipv4_format(cfg->opts.server_ip, ip);
 	r = agent_link_add_address_lifetime(
@@ -196,10 +199,10 @@ add_address(struct agent *a)
 		    strerror(-r), r == -EPERM || r == -EACCES ? " (needs CAP_NET_ADMIN)" : "");
 		return r;
 	}
-	if (a->addr_ip != cfg->opts.server_ip || a->addr_prefix != cfg->prefix)
+	if (a->sock.addr_ip != cfg->opts.server_ip || a->sock.addr_prefix != cfg->prefix)
 		log_info("%s: address %s/%u present", a->opts.ifname, ip, cfg->prefix);
-	a->addr_ip = cfg->opts.server_ip;
-	a->addr_prefix = cfg->prefix;
+	a->sock.addr_ip = cfg->opts.server_ip;
+	a->sock.addr_prefix = cfg->prefix;
 	return 0;
 }
 
@@ -213,10 +216,10 @@ agent_announce(struct agent *a)
 
 	/* whoever adds the serverIP announces it: a new active replica, or a single agent that
 	 * (re)starts, so VMs whose neighbour entry is stale or incomplete send to it at once */
-	if (!a->active || !a->open || a->addr_ip == 0 || fd < 0)
+	if (!a->active || !a->sock.open || a->sock.addr_ip == 0 || fd < 0)
 		return;
-	r = agent_garp_send(fd, a->open_ifindex, a->open_hwaddr, a->addr_ip);
-	ipv4_format(a->addr_ip, ip);
+	r = agent_garp_send(fd, a->sock.open_ifindex, a->sock.open_hwaddr, a->sock.addr_ip);
+	ipv4_format(a->sock.addr_ip, ip);
 	if (r < 0) {
 		log_warn("%s: cannot send a gratuitous ARP for %s: %s", a->opts.ifname, ip,
 		    strerror(-r));
@@ -270,15 +273,15 @@ open_sockets(struct agent *a)
 		log_error("%s: cannot open DHCP sockets: %s%s", a->opts.ifname, strerror(-r), hint);
 		return r;
 	}
-	a->open = true;
-	a->open_ifindex = st->ifindex;
-	memcpy(a->open_hwaddr, st->hwaddr, 6);
+	a->sock.open = true;
+	a->sock.open_ifindex = st->ifindex;
+	memcpy(a->sock.open_hwaddr, st->hwaddr, 6);
 	fd = dhcp_server_fd(a->dhcp);
 	/* SO_RCVBUFFORCE passes rmem_max with CAP_NET_ADMIN; else the capped SO_RCVBUF */
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
 		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-	a->ev_fd = event_new(a->base, fd, EV_READ | EV_PERSIST, dhcp_readable, a);
-	if (a->ev_fd == NULL || event_add(a->ev_fd, NULL) < 0) {
+	a->sock.ev_fd = event_new(a->base, fd, EV_READ | EV_PERSIST, dhcp_readable, a);
+	if (a->sock.ev_fd == NULL || event_add(a->sock.ev_fd, NULL) < 0) {
 		agent_close_sockets(a);
 		log_error("%s: cannot watch DHCP sockets", a->opts.ifname);
 		return -ENOMEM;
@@ -302,7 +305,7 @@ must_restart(struct agent *a, const char *what)
 		  "exiting so the container restarts with them",
 	    a->opts.ifname, what);
 	a->exit_status = 1;
-	evtimer_del(a->ev_retry);
+	evtimer_del(a->sock.ev_retry);
 	event_base_loopbreak(a->base);
 }
 
@@ -319,12 +322,12 @@ agent_drop_capabilities(struct agent *a)
 	char kept[64], dropped[128];
 	int others, r;
 
-	if (!a->opts.drop_capabilities || a->caps_dropped || !a->started)
+	if (!a->opts.drop_capabilities || a->sock.caps_dropped || !a->sock.started)
 		return 0;
 	if ((r = agent_caps_drop(keep, &before, &after)) < 0)
 		return r;
-	a->caps_dropped = true;
-	a->dropped_ifindex = a->open_ifindex;
+	a->sock.caps_dropped = true;
+	a->sock.dropped_ifindex = a->sock.open_ifindex;
 	/* the two the sockets needed by name, the others (uid 0 has them all) counted */
 	gone = before.permitted & ~after.permitted;
 	others = __builtin_popcountll(gone & ~sockets);
@@ -354,16 +357,16 @@ server_ip_refused(struct agent *a, const struct agent_config *cfg)
 	char ip[IPV4_STRLEN];
 
 	if (!agent_server_ip_is_listen(a, cfg)) {
-		a->refused_server_ip = 0;
+		a->sock.refused_server_ip = 0;
 		return false;
 	}
-	if (a->refused_server_ip != cfg->opts.server_ip) {
+	if (a->sock.refused_server_ip != cfg->opts.server_ip) {
 		ipv4_format(cfg->opts.server_ip, ip);
 		log_error("IPPool %s/%s: serverIP %s is the --listen address: not serving it on "
 			  "%s, the VMs would reach /metrics; listen on another address (the pod "
 			  "IP) or change the serverIP",
 		    cfg->pool_ns, cfg->pool_name, ip, a->opts.ifname);
-		a->refused_server_ip = cfg->opts.server_ip;
+		a->sock.refused_server_ip = cfg->opts.server_ip;
 	}
 	return true;
 }
@@ -373,11 +376,12 @@ retry_later(struct agent *a)
 {
 	struct timeval tv;
 
-	a->retry_sec =
-	    a->retry_sec == 0 ? REOPEN_RETRY_SEC : MIN(a->retry_sec * 2, REOPEN_RETRY_MAX_SEC);
-	tv = (struct timeval){.tv_sec = a->retry_sec};
-	log_info("%s: retrying in %u s", a->opts.ifname, a->retry_sec);
-	evtimer_add(a->ev_retry, &tv);
+	a->sock.retry_sec = a->sock.retry_sec == 0
+				? REOPEN_RETRY_SEC
+				: MIN(a->sock.retry_sec * 2, REOPEN_RETRY_MAX_SEC);
+	tv = (struct timeval){.tv_sec = a->sock.retry_sec};
+	log_info("%s: retrying in %u s", a->opts.ifname, a->sock.retry_sec);
+	evtimer_add(a->sock.ev_retry, &tv);
 }
 
 /*
@@ -391,20 +395,20 @@ serve_kept(struct agent *a, const struct agent_link_state *st, bool force)
 	char what[96];
 
 	/* the sockets are never reopened after the drop: while open, they are on dropped_ifindex */
-	if (st->ifindex != a->dropped_ifindex)
+	if (st->ifindex != a->sock.dropped_ifindex)
 		snprintf(what, sizeof(what), "the interface re-created (ifindex %d -> %d)",
-		    a->dropped_ifindex, st->ifindex);
-	else if (!a->open)
+		    a->sock.dropped_ifindex, st->ifindex);
+	else if (!a->sock.open)
 		snprintf(what, sizeof(what),
 		    "serving again after the sockets were closed (pool paused, deleted or "
 		    "refused)");
 	else {
-		if (memcmp(st->hwaddr, a->open_hwaddr, 6) != 0) {
+		if (memcmp(st->hwaddr, a->sock.open_hwaddr, 6) != 0) {
 			/* a bridge takes a port's MAC: the sockets stay, replies take the new one
 			 */
 			char m[MAC_STRLEN];
 			dhcp_server_set_hwaddr(a->dhcp, st->hwaddr);
-			memcpy(a->open_hwaddr, st->hwaddr, 6);
+			memcpy(a->sock.open_hwaddr, st->hwaddr, 6);
 			mac_format(st->hwaddr, m);
 			log_info(
 			    "%s: replies now sent from %s (DHCP sockets kept)", a->opts.ifname, m);
@@ -416,12 +420,12 @@ serve_kept(struct agent *a, const struct agent_link_state *st, bool force)
 			return;
 		}
 		announce_twice(a);
-		evtimer_del(a->ev_retry);
-		a->retry_sec = 0;
-		if (a->kept_down)
+		evtimer_del(a->sock.ev_retry);
+		a->sock.retry_sec = 0;
+		if (a->sock.kept_down)
 			log_info("%s: serving again on the DHCP sockets kept (ifindex %d)",
 			    a->opts.ifname, st->ifindex);
-		a->kept_down = false;
+		a->sock.kept_down = false;
 		return;
 	}
 	must_restart(a, what);
@@ -438,8 +442,7 @@ agent_update_sockets(struct agent *a, bool force)
 	if (a->link == NULL || a->exit_status != 0)
 		return; /* dry run: no sockets; or on the way out */
 	st = agent_link_state(a->link);
-	pool = (a->snap != NULL ? !a->snap->paused : a->src.ops->serving(a->src.src)) &&
-	       !server_ip_refused(a, agent_cur_cfg(a));
+	pool = agent_pool_serving(a) && !server_ip_refused(a, agent_cur_cfg(a));
 	want = pool && st->exists && st->up;
 	if (pool)
 		clear_stale_address(a, agent_cur_cfg(a));
@@ -449,50 +452,52 @@ agent_update_sockets(struct agent *a, bool force)
 	    agent_arp_set_filter(a->arp_fd, agent_cur_cfg(a)->opts.server_ip) == 0)
 		a->arp_ip = agent_cur_cfg(a)->opts.server_ip;
 	/* a new serverIP/prefix (a new pool version): the address is added again */
-	if (want && a->open && a->opts.assign_server_ip && a->active &&
-	    (agent_cur_cfg(a)->opts.server_ip != a->addr_ip ||
-		agent_cur_cfg(a)->prefix != a->addr_prefix))
+	if (want && a->sock.open && a->opts.assign_server_ip && a->active &&
+	    (agent_cur_cfg(a)->opts.server_ip != a->sock.addr_ip ||
+		agent_cur_cfg(a)->prefix != a->sock.addr_prefix))
 		force = true;
 
 	if (!want) {
-		evtimer_del(a->ev_retry);
-		a->retry_sec = 0;
-		if (!a->open)
+		evtimer_del(a->sock.ev_retry);
+		a->sock.retry_sec = 0;
+		if (!a->sock.open)
 			return;
-		if (a->caps_dropped && pool && st->exists && st->ifindex == a->open_ifindex) {
-			if (!a->kept_down)
+		if (a->sock.caps_dropped && pool && st->exists &&
+		    st->ifindex == a->sock.open_ifindex) {
+			if (!a->sock.kept_down)
 				log_info("%s: DHCP sockets kept while the interface is down "
 					 "(capabilities were dropped: they could not be reopened)",
 				    a->opts.ifname);
-			a->kept_down = true;
+			a->sock.kept_down = true;
 			return;
 		}
 		agent_close_sockets(a);
 		log_info("%s: DHCP sockets closed; waiting%s", a->opts.ifname,
-		    a->caps_dropped ? " (capabilities were dropped: serving again will need a "
-				      "restart)"
-				    : "");
+		    a->sock.caps_dropped ? " (capabilities were dropped: serving again will need a "
+					   "restart)"
+					 : "");
 		return;
 	}
-	if (a->caps_dropped) {
+	if (a->sock.caps_dropped) {
 		serve_kept(a, st, force);
 		return;
 	}
-	if (a->open && !force && a->open_ifindex == st->ifindex)
+	if (a->sock.open && !force && a->sock.open_ifindex == st->ifindex)
 		return;
 	if (open_sockets(a) < 0) {
 		retry_later(a);
 		return;
 	}
-	evtimer_del(a->ev_retry);
-	a->retry_sec = 0;
+	evtimer_del(a->sock.ev_retry);
+	a->sock.retry_sec = 0;
 	if ((r = agent_drop_capabilities(a)) < 0) {
 		log_error("cannot drop capabilities: %s; exiting", strerror(-r));
 		a->exit_status = 1;
 		event_base_loopbreak(a->base);
 		return;
 	}
-	agent_ha_sockets_open(a);
+	if (a->sock.opened != NULL)
+		a->sock.opened(a);
 }
 
 void
@@ -511,7 +516,7 @@ agent_link_changed(
 	const char *ifname = a->opts.ifname;
 	bool force = false;
 
-	metric_inc(a->m_link_events, 0);
+	a->sock.link_events++;
 	if (!now->exists) {
 		log_warn("%s: interface deleted", ifname);
 	} else if (!old->exists) {
@@ -533,14 +538,15 @@ agent_link_changed(
 		log_info("%s: MAC address changed to %s", ifname, m);
 		force = true;
 	}
-	if (old->exists && now->exists && old->mtu != now->mtu && (!force || a->caps_dropped)) {
+	if (old->exists && now->exists && old->mtu != now->mtu &&
+	    (!force || a->sock.caps_dropped)) {
 		/*
 		 * The receive ring is resized in place (no new socket: this works after the
 		 * capabilities are dropped), so a link raised to 9000 takes 4000-byte requests.
 		 * (A reopen, force, sizes it from the MTU anyway; with capabilities dropped
 		 * there is none.)
 		 */
-		int r = a->open ? dhcp_server_set_mtu(a->dhcp, now->mtu) : 0;
+		int r = a->sock.open ? dhcp_server_set_mtu(a->dhcp, now->mtu) : 0;
 
 		if (r < 0)
 			log_warn("%s: MTU %u -> %u: cannot resize the receive ring (%s); longer "

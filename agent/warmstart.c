@@ -13,8 +13,8 @@
 
 #include <event2/event.h>
 
-#include "agent/agent.h"
 #include "agent/serve-internal.h"
+#include "agent/warmstart.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 
@@ -32,25 +32,25 @@ snapshot_write(struct agent *a)
 	uint64_t t0 = clock_now_usec();
 	int r;
 
-	a->snap_last = t0;
-	if (cfg == NULL || a->snap != NULL)
+	a->warm.last = t0;
+	if (cfg == NULL || a->warm.snap != NULL)
 		return; /* nothing synced to write (a stale table is never written back) */
 	r = agent_snapshot_write(
 	    a->opts.snapshot_path, cfg, a->dhcp, NULL, &info, err, sizeof(err));
-	a->snap_write_usec = clock_now_usec() - t0;
+	a->warm.write_usec = clock_now_usec() - t0;
 	if (r < 0) {
-		a->snap_write_errors++;
+		a->warm.write_errors++;
 		log_ratelimited(&rl_snapshot, t0, LOG_LEVEL_WARN,
 		    "snapshot not written: %s (a warm start would serve an older one, or none)",
 		    err);
 		return;
 	}
-	a->snap_writes++;
-	a->snap_bytes = info.bytes;
+	a->warm.writes++;
+	a->warm.bytes = info.bytes;
 	/* the encoded file (0.6 MiB at 65 000 bindings) goes back to the system, not the heap */
 	malloc_trim(0);
 	log_debug("snapshot %s written: %zu bindings, %zu bytes in %" PRIu64 " us",
-	    a->opts.snapshot_path, info.bindings, info.bytes, a->snap_write_usec);
+	    a->opts.snapshot_path, info.bindings, info.bytes, a->warm.write_usec);
 }
 
 void
@@ -67,14 +67,14 @@ agent_warmstart_schedule(struct agent *a)
 {
 	uint64_t now = clock_now_usec(), due;
 
-	if (a->opts.snapshot_path == NULL || a->ev_snap == NULL ||
-	    evtimer_pending(a->ev_snap, NULL))
+	if (a->opts.snapshot_path == NULL || a->warm.ev == NULL ||
+	    evtimer_pending(a->warm.ev, NULL))
 		return;
-	due = a->snap_last != 0 ? a->snap_last + SNAPSHOT_MIN_INTERVAL_USEC : now;
+	due = a->warm.last != 0 ? a->warm.last + SNAPSHOT_MIN_INTERVAL_USEC : now;
 	due = due > now ? due - now : 0;
 	struct timeval tv = {
 	    .tv_sec = (time_t)(due / USEC_PER_SEC), .tv_usec = (suseconds_t)(due % USEC_PER_SEC)};
-	evtimer_add(a->ev_snap, &tv);
+	evtimer_add(a->warm.ev, &tv);
 }
 
 /* Reads the snapshot at start and puts it in the engine: served, stale, until the first sync. */
@@ -83,12 +83,10 @@ agent_warmstart_load(struct agent *a)
 {
 	struct agent_config *snap = NULL;
 	char err[AGENT_ERR_MAX];
-	struct tm tm;
-	time_t t;
 	int r;
 
 	r = agent_snapshot_load(
-	    a->opts.snapshot_path, a->opts.ippool_ref, &snap, &a->snap_info, err, sizeof(err));
+	    a->opts.snapshot_path, a->opts.ippool_ref, &snap, &a->warm.info, err, sizeof(err));
 	if (r == -ENOENT) {
 		log_info("no snapshot at %s yet: serving once synced with the API server",
 		    a->opts.snapshot_path);
@@ -105,25 +103,22 @@ agent_warmstart_load(struct agent *a)
 	}
 	/* the engine has the bindings now: keep the options, the pool range, the identity */
 	agent_shrink_config(snap);
-	a->snap = snap;
-	a->snap_bytes = a->snap_info.bytes;
-	t = (time_t)(a->snap_info.written_usec / USEC_PER_SEC);
-	if (gmtime_r(&t, &tm) == NULL ||
-	    strftime(a->snap_written, sizeof(a->snap_written), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		snprintf(a->snap_written, sizeof(a->snap_written), "?");
+	a->warm.snap = snap;
+	a->warm.bytes = a->warm.info.bytes;
+	rfc3339_format((int64_t)a->warm.info.written_usec, 0, a->warm.written);
 	log_kv(LOG_LEVEL_INFO,
-	    LOG_KV("snapshot", a->opts.snapshot_path, "written", a->snap_written, "ippool",
+	    LOG_KV("snapshot", a->opts.snapshot_path, "written", a->warm.written, "ippool",
 		a->opts.ippool_ref),
 	    "warm start: %zu bindings of IPPool %s served from the snapshot (stale until synced "
 	    "with the API server)",
-	    a->snap_info.bindings, a->opts.ippool_ref);
+	    a->warm.info.bindings, a->opts.ippool_ref);
 }
 
 /* The API server answered for the pool: the snapshot's table is over. */
 void
 agent_warmstart_done(struct agent *a, enum agent_kube_state st)
 {
-	if (a->snap == NULL)
+	if (a->warm.snap == NULL)
 		return;
 	if (st == AGENT_KUBE_ABSENT) {
 		/* the pool is gone: its bindings leave the engine with the snapshot */
@@ -136,5 +131,5 @@ agent_warmstart_done(struct agent *a, enum agent_kube_state st)
 			 "%s's current version",
 		    a->opts.ippool_ref);
 	}
-	a->snap = agent_config_free(a->snap);
+	a->warm.snap = agent_config_free(a->warm.snap);
 }

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef VMDHCP_AGENT_METRICS_H
+#define VMDHCP_AGENT_METRICS_H
+
+/*
+ * metrics.c: what the agent's HTTP endpoint reports: the /metrics series and the /readyz
+ * verdict. Its state is struct agent's `mx`: the registry and the handles of the series it
+ * registered, read from the other parts when scraped.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct agent;
+struct metric;
+struct metrics;
+
+struct agent_metrics {
+	struct metrics *registry;
+	struct metric *kube_synced, *kube_last_sync, *kube_reconnects, *kube_errors, *kube_relists,
+	    *kube_malformed, *kube_duplicate_macs;
+	struct metric *rx, *tx, *drops, *declines, *latency, *bindings, *dynamic, *available,
+	    *reloads, *serving, *link_events, *lease_errors, *expired, *held, *declines_ignored;
+	struct metric *offers_pending, *offers_expired, *offers_refused, *offers_evicted;
+	/* the DHCP socket's receive passes (dhcp/moderate.h) and its kernel counters */
+	struct metric *rx_passes, *rx_yields, *kernel_received, *kernel_drops, *rx_wait;
+	struct metric *ha_state, *arp_probes, *arp_conflicts;
+	struct metric *leader, *transitions, *garp, *snap_stale, *snap_writes, *snap_errors,
+	    *snap_bytes, *snap_write_seconds;
+	struct metric *lease_persistent;
+};
+
+/* vmdhcp_agent_declines_ignored_total's reasons (its labels, in this order) */
+enum { IGNORED_RATE_LIMITED, IGNORED_NOT_BOUND };
+
+/* The registry and the series of both modes. 0 or negative errno. */
+int agent_metrics_setup(struct agent *a);
+/* Kubernetes mode: the IPPool source's series (and the snapshot's with --snapshot). */
+int agent_kube_metrics_setup(struct agent *a);
+/* httpd's /readyz (userdata: the agent): true when serving, else false and the reason. */
+bool agent_ready(void *userdata, char *reason, size_t len);
+
+#endif
