@@ -4,8 +4,8 @@
 
 /*
  * vm-dhcp-agent: the agent as main.c sees it (struct agent_opts, agent_new and the calls on
- * the running agent), and the shared context of the parts below that have no header of their
- * own yet. One header per module:
+ * the running agent), and the sections below of the files that have no header of their own
+ * yet. One header per module:
  *
  *   link.c         link.h: libnl: interface state (ifindex, MAC, up), serverIP/prefix, events
  *   source-file.c  local mode: YAML IPPool/VMNetCfg documents -> struct agent_config
@@ -27,9 +27,10 @@
  *   failover.c     --leader-elect: standby/probing/active/hold, ARP fencing, Lease callbacks
  *   warmstart.c    warmstart.h: --snapshot: written on change, served at start until synced
  *   metrics.c      metrics.h: /metrics series and /readyz
- *   main.c         flags, start-up, signals
+ *   cli.c          cli.h: the command line: flags and the checks across them
+ *   main.c         start-up, signals
  *
- * Calls go one way, from the higher file to the lower: main.c > serve.c > failover.c >
+ * Calls go one way, from the higher file to the lower: main.c > cli.c, serve.c > failover.c >
  * metrics.c > warmstart.c > sockets.c > link.c, caps.c, listen.c, ha.c, decisions.c, dump.c;
  * a lower file reaches a higher one only through a function pointer the higher one set.
  *

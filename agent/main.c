@@ -3,10 +3,8 @@
  * vm-dhcp-agent: answers DHCPv4 for one IPPool on one L2 interface.
  * One event_base, one thread: DHCP sockets, netlink link events, HTTP, signals.
  *
- * The Go project's flags and environment variables (cmd/agent/root.go) are accepted with their
- * meaning: --name ($VM_DHCP_AGENT_NAME), --kubeconfig ($KUBECONFIG), --kubecontext
- * ($KUBECONTEXT), --dry-run, --ippool-ref ($IPPOOL_REF), --nic (= --interface), --debug and
- * --trace ($VM_DHCP_AGENT_DEBUG, $VM_DHCP_AGENT_TRACE).
+ * The command line is cli.c's (the Go project's flags among the others); here: the start-up
+ * and its retries, SIGHUP's reloads, SIGTERM/SIGINT's stop.
  */
 #include <errno.h>
 #include <signal.h>
@@ -20,6 +18,8 @@
 #include <event2/event.h>
 
 #include "agent/agent.h"
+#include "agent/caps.h"
+#include "agent/cli.h"
 #include "lib/clock.h"
 #include "lib/flags.h"
 #include "lib/log.h"
@@ -49,374 +49,6 @@
 #define START_ATTEMPTS 10
 #define START_RETRY_FIRST_USEC (100 * UINT64_C(1000))
 #define START_RETRY_MAX_USEC (10 * USEC_PER_SEC)
-
-/* What the command line gives: the agent's options and what main() does with the rest. */
-struct cli {
-	struct agent_opts opts;
-	const char *kubeconfig;
-	const char *kubecontext;
-	const char *name; /* --name: this instance, in the logs */
-	bool dry;
-	bool debug, trace, level_given;
-	enum log_level level;
-	enum log_format format;
-	char lease_name[254], identity[256], pool_ns[254]; /* --leader-elect's defaults */
-};
-
-static const char *const log_dhcp_choices[] = {"all", "drops", "none", NULL};
-
-/*
- * The flags and the checks across them, as flags_parse(): 0 when the agent goes on; 1 after
- * --help or --version; -EINVAL after one line on stderr; -ENOMEM.
- */
-static int
-parse_flags(int argc, char **argv, struct cli *c)
-{
-	struct agent_opts *o = &c->opts;
-	uint64_t grace = AGENT_DEFAULT, hold = AGENT_DECLINE_HOLD_DEFAULT;
-	uint64_t offer_hold = 0, max_offers = 0;
-	bool offer_flags = false;
-	int log_dhcp = AGENT_LOG_DHCP_ALL;
-	bool ha_flags = false;
-	const struct flag table[] = {
-	    {.name = "config",
-		.type = FLAG_STRING,
-		.dst = &o->config_path,
-		.arg = "FILE",
-		.help = "local mode: IPPool and VirtualMachineNetworkConfig YAML documents"},
-	    {.name = "interface",
-		.type = FLAG_STRING,
-		.dst = &o->ifname,
-		.arg = "IF",
-		.help = "interface to serve (default eth1)",
-		.alias = "nic"},
-	    {.name = "dynamic",
-		.type = FLAG_BOOL,
-		.dst = &o->dynamic,
-		.help = "local mode: also serve unknown MACs from the pool range\n"
-			"(sticky per MAC)"},
-	    {.name = "lease-file",
-		.type = FLAG_STRING,
-		.dst = &o->lease_path,
-		.arg = "FILE",
-		.help = "with --dynamic: where leases are kept across restarts\n"
-			"(default: memory only)"},
-	    /* AGENT_DEFAULT (UINT32_MAX) is not a value */
-	    {.name = "lease-grace",
-		.type = FLAG_UINT,
-		.dst = &grace,
-		.arg = "SECONDS",
-		.help = "with --dynamic: a lease not renewed for the lease time plus this\n"
-			"is reclaimed (default: half the lease time)",
-		.max = UINT32_MAX - 1,
-		.unit = "seconds"},
-	    {.name = "decline-hold",
-		.type = FLAG_UINT,
-		.dst = &hold,
-		.arg = "SECONDS",
-		.help = "a DHCPDECLINEd address is not offered again for this long\n"
-			"(default 86400)",
-		.max = UINT32_MAX - 1,
-		.unit = "seconds"},
-	    {.name = "offer-hold",
-		.type = FLAG_UINT,
-		.dst = &offer_hold,
-		.arg = "SECONDS",
-		.help = "with --dynamic: an address offered to a MAC without a lease is held\n"
-			"this long for its REQUEST, which alone makes a lease (default 10)",
-		.min = 1,
-		.max = 3600,
-		.unit = "seconds",
-		.given = &offer_flags},
-	    {.name = "max-pending-offers",
-		.type = FLAG_UINT,
-		.dst = &max_offers,
-		.arg = "N",
-		.help = "with --dynamic: at most N offers held at once; over it DISCOVERs\n"
-			"from new MACs are dropped (default: half the range, at most 4096)",
-		.min = 1,
-		.max = 1 << 24,
-		.unit = "offers",
-		.given = &offer_flags},
-	    {.name = "listen",
-		.type = FLAG_STRING,
-		.dst = &o->listen,
-		.arg = "ADDR",
-		.help = "HTTP /healthz /readyz /metrics on HOST:PORT (default: off); never\n"
-			"an address of the served interface; Kubernetes mode: not :PORT\n"
-			"either (--listen $(POD_IP):8080)"},
-	    {.name = "enable-cache-dump-api",
-		.type = FLAG_BOOL,
-		.dst = &o->dump_api,
-		.help = "also serve GET /leases on --listen: the bindings served, as the Go\n"
-			"project's debug endpoint (default off)"},
-	    {.name = "assign-server-ip",
-		.type = FLAG_BOOL,
-		.dst = &o->assign_server_ip,
-		.help = "add the pool's serverIP/prefix to the interface (netlink)"},
-	    {.name = "dry-run",
-		.type = FLAG_BOOL,
-		.dst = &c->dry,
-		.help = "local mode: check the file, print a summary, exit; Kubernetes\n"
-			"mode: follow the pool without sockets or netlink"},
-	    {.name = "log-level",
-		.type = FLAG_FUNC,
-		.dst = &c->level,
-		.arg = "LEVEL",
-		.help = "error, warn, info (default) or debug",
-		.parse = log_level_flag,
-		.given = &c->level_given},
-	    {.name = "debug",
-		.type = FLAG_BOOL,
-		.dst = &c->debug,
-		.help = "--log-level debug, unless --log-level is given",
-		.env = "VM_DHCP_AGENT_DEBUG"},
-	    {.name = "trace",
-		.type = FLAG_BOOL,
-		.dst = &c->trace,
-		.help = "the same as --debug (no finer level here)",
-		.env = "VM_DHCP_AGENT_TRACE"},
-	    {.name = "log-format",
-		.type = FLAG_FUNC,
-		.dst = &c->format,
-		.arg = "FORMAT",
-		.help = "text (default) or json: one object per line with ts, level, msg\n"
-			"and the line's keys",
-		.parse = log_format_flag},
-	    {.name = "log-dhcp",
-		.type = FLAG_CHOICE,
-		.dst = &log_dhcp,
-		.arg = "WHAT",
-		.help = "DHCP decision lines at info level (rate-limited): all (default),\n"
-			"drops (dropped or NAKed requests only) or none",
-		.choices = log_dhcp_choices},
-	    {.name = "ippool-ref",
-		.type = FLAG_STRING,
-		.dst = &o->ippool_ref,
-		.arg = "NS/NAME",
-		.help = "the IPPool to serve: without --config, watched through the API\n"
-			"server (Kubernetes mode); with it, picks one when the file has\n"
-			"several",
-		.env = "IPPOOL_REF"},
-	    {.name = "kubeconfig",
-		.type = FLAG_STRING,
-		.dst = &c->kubeconfig,
-		.arg = "FILE",
-		.help = "Kubernetes mode: kubeconfig file (default $KUBECONFIG, else\n"
-			"in-cluster)"},
-	    {.name = "kubecontext",
-		.type = FLAG_STRING,
-		.dst = &c->kubecontext,
-		.arg = "NAME",
-		.help = "Kubernetes mode: the kubeconfig's context (default its\n"
-			"current-context; in-cluster: ignored)",
-		.env = "KUBECONTEXT"},
-	    {.name = "name",
-		.type = FLAG_STRING,
-		.dst = &c->name,
-		.arg = "NAME",
-		.help = "name of this agent instance, in the logs",
-		.env = "VM_DHCP_AGENT_NAME"},
-	    {.name = "drop-capabilities",
-		.type = FLAG_BOOL,
-		.dst = &o->drop_capabilities,
-		.help = "local mode: once serving, drop every capability but CAP_NET_ADMIN\n"
-			"(as Kubernetes mode always does); the interface can then not be\n"
-			"re-created under the agent"},
-	    {.name = "leader-elect",
-		.type = FLAG_BOOL,
-		.dst = &o->leader_elect,
-		.help = "Kubernetes mode: replicas of the pool elect the active one through\n"
-			"a Lease; only it holds the serverIP and answers, the others stand\n"
-			"by with their tables synced"},
-	    {.name = "lease-name",
-		.type = FLAG_STRING,
-		.dst = &o->lease_name,
-		.arg = "NAME",
-		.help = "with --leader-elect: the Lease (default vm-dhcp-agent-NS-NAME of\n"
-			"the pool)",
-		.given = &ha_flags},
-	    {.name = "lease-namespace",
-		.type = FLAG_STRING,
-		.dst = &o->lease_ns,
-		.arg = "NS",
-		.help = "with --leader-elect: the Lease's namespace (default\n"
-			"$POD_NAMESPACE, else the pool's)",
-		.given = &ha_flags},
-	    {.name = "identity",
-		.type = FLAG_STRING,
-		.dst = &o->identity,
-		.arg = "ID",
-		.help = "with --leader-elect: this replica's name in the Lease (default\n"
-			"$POD_NAME, else the host name)",
-		.given = &ha_flags},
-	    {.name = "lease-duration",
-		.type = FLAG_SECONDS,
-		.dst = &o->lease_duration_usec,
-		.arg = "SECONDS",
-		.help = "with --leader-elect: a standby takes over this long after the\n"
-			"active one's last renewal it saw (default 2; whole seconds in the\n"
-			"Lease)",
-		.min = 1,
-		.max = 3600 * UINT64_C(1000000),
-		.given = &ha_flags},
-	    {.name = "renew-deadline",
-		.type = FLAG_SECONDS,
-		.dst = &o->renew_deadline_usec,
-		.arg = "SECONDS",
-		.help = "with --leader-elect: the active one stops answering when it could\n"
-			"not renew for this long (default 1.5; under --lease-duration)",
-		.min = 1,
-		.max = 3600 * UINT64_C(1000000),
-		.given = &ha_flags},
-	    {.name = "retry-period",
-		.type = FLAG_SECONDS,
-		.dst = &o->retry_period_usec,
-		.arg = "SECONDS",
-		.help = "with --leader-elect: how often the Lease is renewed or tried\n"
-			"(default 0.3; under --renew-deadline)",
-		.min = 1,
-		.max = 3600 * UINT64_C(1000000),
-		.given = &ha_flags},
-	    {.name = "snapshot",
-		.type = FLAG_STRING,
-		.dst = &o->snapshot_path,
-		.arg = "FILE",
-		.help = "Kubernetes mode: keep a snapshot of the table in FILE and, at\n"
-			"start, serve from it until synced with the API server (warm start)"},
-	    {.name = NULL},
-	};
-	const struct flags f = {.prog = "vm-dhcp-agent",
-	    .synopsis = "usage: vm-dhcp-agent --config FILE [--interface IF] [options]\n"
-			"       vm-dhcp-agent --ippool-ref NS/NAME [--kubeconfig FILE] "
-			"[--interface IF] [options]\n\n",
-	    .footer =
-		"\nKubernetes mode sets the pool's serverIP/prefix on the interface itself "
-		"and, once\n"
-		"serving, drops every capability but CAP_NET_ADMIN.\n"
-		"Signals: SIGHUP reloads the --config file (a burst of them: one reload once\n"
-		"they stop for 0.2 s, at most 2 s after the first); SIGTERM/SIGINT stop.\n"
-		"Start-up errors that may pass (ENOMEM, ENOBUFS, EAGAIN) are tried again, "
-		"10 times\n"
-		"in all, backing off from 0.1 s to 10 s.\n"
-		"Exit status: 0 done; 1 runtime failure (permission, address in use, "
-		"start-up\n"
-		"still failing after its retries); 2 bad usage or configuration (a flag, the\n"
-		"--config file, the kubeconfig).\n",
-	    .version = VMDHCP_VERSION,
-	    .table = table};
-	int next, r;
-
-	*c = (struct cli){
-	    .opts =
-		{
-		    .ifname = "eth1",
-		    .lease_duration_usec = 2000000,
-		    .renew_deadline_usec = 1500000,
-		    .retry_period_usec = 300000,
-		},
-	    .level = LOG_LEVEL_INFO,
-	    .format = LOG_FORMAT_TEXT,
-	};
-	if ((r = flags_parse(&f, argc, argv, &next)) != 0)
-		return r;
-	o->lease_grace_s = (uint32_t)grace;
-	o->decline_hold_s = (uint32_t)hold;
-	o->offer_hold_s = (uint32_t)offer_hold;
-	o->max_offers = (uint32_t)max_offers;
-	o->log_dhcp = (enum agent_log_dhcp)log_dhcp;
-	if (next < argc)
-		return flags_error(&f, "unexpected argument \"%s\" (try --help)", argv[next]);
-	if (o->dump_api && o->listen == NULL)
-		return flags_error(&f, "--enable-cache-dump-api needs --listen (the endpoint "
-				       "that serves /leases)");
-	if (o->config_path == NULL) {
-		const char *slash;
-
-		if (o->ippool_ref == NULL)
-			return flags_error(&f, "--config FILE (local mode) or --ippool-ref NS/NAME "
-					       "(Kubernetes mode) is required (try --help)");
-		if (o->dynamic || o->lease_path != NULL)
-			return flags_error(&f, "--dynamic and --lease-file are for local mode "
-					       "(--config); in Kubernetes mode the bindings come "
-					       "from the IPPool");
-		slash = strchr(o->ippool_ref, '/');
-		if (slash == NULL || slash == o->ippool_ref || slash[1] == '\0' ||
-		    strchr(slash + 1, '/') != NULL)
-			return flags_error(
-			    &f, "--ippool-ref: \"%s\" is not NAMESPACE/NAME", o->ippool_ref);
-		/* Kubernetes mode: the agent always sets serverIP/prefix on its interface */
-		o->kube = true;
-		o->kubeconfig = c->kubeconfig;
-		o->kubecontext = c->kubecontext;
-		o->dry_run = c->dry;
-		o->assign_server_ip = true;
-		o->drop_capabilities = true;
-	} else if (c->kubeconfig != NULL || o->leader_elect || o->snapshot_path != NULL) {
-		return flags_error(&f,
-		    "--%s is for Kubernetes mode (--ippool-ref without --config)",
-		    c->kubeconfig != NULL ? "kubeconfig"
-		    : o->leader_elect	  ? "leader-elect"
-					  : "snapshot");
-	}
-	/* local mode ignores --kubecontext: $KUBECONTEXT may be set for other tools */
-	if ((c->debug || c->trace) && !c->level_given)
-		c->level = LOG_LEVEL_DEBUG;
-	if (ha_flags && !o->leader_elect)
-		return flags_error(&f, "--lease-name, --lease-namespace, --identity, "
-				       "--lease-duration, --renew-deadline and --retry-period "
-				       "need --leader-elect");
-	if (o->leader_elect) {
-		const char *env, *slash = strchr(o->ippool_ref, '/');
-
-		if (o->lease_duration_usec < 1000000 ||
-		    o->renew_deadline_usec >= o->lease_duration_usec ||
-		    o->retry_period_usec >= o->renew_deadline_usec)
-			return flags_error(&f,
-			    "--leader-elect: need --retry-period < --renew-deadline < "
-			    "--lease-duration and --lease-duration >= 1 (got %.3f, %.3f, "
-			    "%.3f)",
-			    (double)o->retry_period_usec / 1e6,
-			    (double)o->renew_deadline_usec / 1e6,
-			    (double)o->lease_duration_usec / 1e6);
-		snprintf(c->pool_ns, sizeof(c->pool_ns), "%.*s", (int)(slash - o->ippool_ref),
-		    o->ippool_ref);
-		if (o->lease_ns == NULL)
-			o->lease_ns =
-			    (env = getenv("POD_NAMESPACE")) != NULL && *env ? env : c->pool_ns;
-		if (o->lease_name == NULL) {
-			if ((size_t)snprintf(c->lease_name, sizeof(c->lease_name),
-				"vm-dhcp-agent-%s-%s", c->pool_ns,
-				slash + 1) >= sizeof(c->lease_name))
-				return flags_error(&f,
-				    "--leader-elect: the default Lease name for %s is too "
-				    "long; give --lease-name",
-				    o->ippool_ref);
-			o->lease_name = c->lease_name;
-		}
-		if (o->identity == NULL) {
-			if ((env = getenv("POD_NAME")) != NULL && *env)
-				snprintf(c->identity, sizeof(c->identity), "%s", env);
-			else if (gethostname(c->identity, sizeof(c->identity) - 1) < 0 ||
-				 !c->identity[0])
-				snprintf(c->identity, sizeof(c->identity), "vm-dhcp-agent-%ld",
-				    (long)getpid());
-			c->identity[sizeof(c->identity) - 1] = '\0';
-			o->identity = c->identity;
-		}
-	}
-	if (o->lease_path != NULL && !o->dynamic)
-		return flags_error(&f, "--lease-file needs --dynamic (static bindings come from "
-				       "--config)");
-	if (offer_flags && !o->dynamic)
-		return flags_error(&f,
-		    "--offer-hold and --max-pending-offers need --dynamic (static "
-		    "bindings are offered as they are)");
-	if (o->lease_grace_s != AGENT_DEFAULT && !o->dynamic)
-		return flags_error(&f, "--lease-grace needs --dynamic (static bindings do not "
-				       "expire)");
-	return 0;
-}
 
 static void
 dry_run(const struct agent_config *c)
@@ -671,48 +303,120 @@ load_config(const struct agent_opts *opts, struct agent_config **cfg, unsigned *
 	return 0;
 }
 
+/*
+ * File capabilities set without the effective bit ("+p"): made effective. The agent drops
+ * them once its sockets are open (sockets.c).
+ */
+static void
+raise_capabilities(void)
+{
+	uint64_t raised;
+	char names[96];
+	int r;
+
+	if ((r = agent_caps_raise(&raised)) < 0)
+		log_warn("cannot make the permitted capabilities effective: %s", strerror(-r));
+	else if (raised != 0)
+		log_debug("capabilities made effective: %s",
+		    agent_caps_format(raised, 4, names, sizeof(names)));
+}
+
+/* The start-up lines: the version, the instance, a --kubecontext without a kubeconfig. */
+static void
+log_start(const struct cli *cli)
+{
+	const struct agent_opts *opts = &cli->opts;
+
+	log_kv(LOG_LEVEL_INFO, LOG_KV("version", VMDHCP_VERSION, "revision", VMDHCP_REVISION),
+	    "starting");
+	if (cli->name != NULL && cli->name[0] != '\0')
+		log_info("instance name %s", cli->name);
+	if (opts->kube && opts->kubecontext != NULL && opts->kubecontext[0] != '\0' &&
+	    (opts->kubeconfig == NULL || opts->kubeconfig[0] == '\0') &&
+	    (getenv("KUBECONFIG") == NULL || getenv("KUBECONFIG")[0] == '\0'))
+		log_warn("--kubecontext %s ignored: no kubeconfig, in-cluster configuration",
+		    opts->kubecontext);
+}
+
+/*
+ * agent_new, tried again while its errors may pass (local mode: the file read again each
+ * time). 0 with *ret, or main's exit status.
+ */
+static int
+start_agent(struct event_base *base, const struct agent_opts *opts, struct agent_config *cfg,
+    unsigned *attempt, struct agent **ret)
+{
+	char err[AGENT_ERR_MAX];
+	int r;
+
+	/* agent_new takes cfg, also when it fails: a new attempt reads the file again */
+	while ((r = agent_new(base, opts, cfg, ret, err, sizeof(err))) < 0) {
+		cfg = NULL;
+		if (!start_retry(r, ++*attempt, err) ||
+		    (!opts->kube && (r = load_config(opts, &cfg, attempt)) != 0))
+			return r == -EINVAL ? EXIT_USAGE : r > 0 ? r : EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+/* The reload timers and the signal handlers, then the loop until a stop; the exit status. */
+static int
+run(struct event_base *base, struct agent *agent, const struct agent_opts *opts,
+    struct event *sigs[3])
+{
+	static const int signums[3] = {SIGHUP, SIGTERM, SIGINT};
+	int status = 0;
+
+	reload.agent = agent;
+	reload.opts = opts;
+	if ((reload.ev = evtimer_new(base, reload_cb, NULL)) == NULL ||
+	    (reload.step = evtimer_new(base, reload_step_cb, NULL)) == NULL) {
+		log_error("cannot create the reload timer");
+		return EXIT_RUNTIME;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(signums); i++) {
+		sigs[i] = evsignal_new(base, signums[i], signal_cb, agent);
+		if (sigs[i] == NULL || event_add(sigs[i], NULL) < 0) {
+			log_error("cannot install signal handlers");
+			return EXIT_RUNTIME;
+		}
+	}
+	if (event_base_dispatch(base) < 0) {
+		log_error("event loop failed");
+		status = EXIT_RUNTIME;
+	}
+	if (agent_exit_status(agent) != 0)
+		status = agent_exit_status(agent);
+	return status;
+}
+
 int
 main(int argc, char **argv)
 {
-	struct cli cli;
-	struct agent_opts *opts = &cli.opts;
+	struct cli *cli;
+	struct agent_opts *opts;
 	struct agent_config *cfg = NULL;
 	struct event_base *base = NULL;
 	struct agent *agent = NULL;
 	struct event *sigs[3] = {NULL};
-	static const int signums[3] = {SIGHUP, SIGTERM, SIGINT};
-	char err[AGENT_ERR_MAX];
 	unsigned attempt = 0;
-	int r, status = 0;
+	int r, status;
 
 	log_init("vm-dhcp-agent", LOG_LEVEL_INFO);
-	if ((r = parse_flags(argc, argv, &cli)) != 0)
+	if ((r = cli_parse(argc, argv, VMDHCP_VERSION, &cli)) != 0)
 		return flags_exit_status(r);
-	log_set_level(cli.level);
-	log_set_format(cli.format);
+	opts = &cli->opts;
+	log_set_level(cli->level);
+	log_set_format(cli->format);
 
 	if (!opts->kube && (r = load_config(opts, &cfg, &attempt)) != 0)
 		return r;
-	if (cli.dry && !opts->kube) {
+	if (cli->dry && !opts->kube) {
 		dry_run(cfg);
 		agent_config_free(cfg);
 		return 0;
 	}
-
-	/*
-	 * File capabilities set without the effective bit ("+p"): make them effective. The
-	 * agent drops them once its sockets are open (sockets.c).
-	 */
-	{
-		uint64_t raised;
-		char names[96];
-		if ((r = agent_caps_raise(&raised)) < 0)
-			log_warn(
-			    "cannot make the permitted capabilities effective: %s", strerror(-r));
-		else if (raised != 0)
-			log_debug("capabilities made effective: %s",
-			    agent_caps_format(raised, 4, names, sizeof(names)));
-	}
+	raise_capabilities();
 	/* a peer closing our HTTP connection must not kill us */
 	signal(SIGPIPE, SIG_IGN);
 	/*
@@ -731,48 +435,13 @@ main(int argc, char **argv)
 	loop_base = base;
 	opts->version = VMDHCP_VERSION;
 	opts->revision = VMDHCP_REVISION;
-	log_kv(LOG_LEVEL_INFO, LOG_KV("version", VMDHCP_VERSION, "revision", VMDHCP_REVISION),
-	    "starting");
-	if (cli.name != NULL && cli.name[0] != '\0')
-		log_info("instance name %s", cli.name);
-	if (opts->kube && opts->kubecontext != NULL && opts->kubecontext[0] != '\0' &&
-	    (opts->kubeconfig == NULL || opts->kubeconfig[0] == '\0') &&
-	    (getenv("KUBECONFIG") == NULL || getenv("KUBECONFIG")[0] == '\0'))
-		log_warn("--kubecontext %s ignored: no kubeconfig, in-cluster configuration",
-		    opts->kubecontext);
-	/* agent_new takes cfg, also when it fails: a new attempt reads the file again */
-	while ((r = agent_new(base, opts, cfg, &agent, err, sizeof(err))) < 0) {
-		cfg = NULL;
-		if (!start_retry(r, ++attempt, err) ||
-		    (!opts->kube && (r = load_config(opts, &cfg, &attempt)) != 0)) {
-			event_base_free(base);
-			libevent_global_shutdown();
-			return r == -EINVAL ? EXIT_USAGE : r > 0 ? r : EXIT_RUNTIME;
-		}
+	log_start(cli);
+	if ((r = start_agent(base, opts, cfg, &attempt, &agent)) != 0) {
+		event_base_free(base);
+		libevent_global_shutdown();
+		return r;
 	}
-	reload.agent = agent;
-	reload.opts = opts;
-	if ((reload.ev = evtimer_new(base, reload_cb, NULL)) == NULL ||
-	    (reload.step = evtimer_new(base, reload_step_cb, NULL)) == NULL) {
-		log_error("cannot create the reload timer");
-		status = EXIT_RUNTIME;
-		goto out;
-	}
-	for (size_t i = 0; i < ELEMENTSOF(sigs); i++) {
-		sigs[i] = evsignal_new(base, signums[i], signal_cb, agent);
-		if (sigs[i] == NULL || event_add(sigs[i], NULL) < 0) {
-			log_error("cannot install signal handlers");
-			status = EXIT_RUNTIME;
-			goto out;
-		}
-	}
-	if (event_base_dispatch(base) < 0) {
-		log_error("event loop failed");
-		status = EXIT_RUNTIME;
-	}
-	if (agent_exit_status(agent) != 0)
-		status = agent_exit_status(agent);
-out:
+	status = run(base, agent, opts, sigs);
 	for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
 		if (sigs[i] != NULL)
 			event_free(sigs[i]);

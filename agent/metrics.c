@@ -6,6 +6,7 @@
  * interface up and the DHCP sockets open on it.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "agent/link.h"
@@ -100,53 +101,173 @@ collect(void *userdata)
 	}
 }
 
+/* One series to register: where its handle goes in struct agent_metrics, and metrics_add's. */
+struct series {
+	size_t off;
+	enum metric_type type;
+	const char *name, *help, *label;
+	const char *const *values;
+	size_t n_values;
+	const double *buckets;
+	size_t n_buckets;
+};
+#define SERIES(f, t, n, h)                                                                         \
+	{                                                                                          \
+		offsetof(struct agent_metrics, f), t, n, h, NULL, NULL, 0, NULL, 0                 \
+	}
+#define SERIES_LABELED(f, t, n, h, l, v)                                                           \
+	{                                                                                          \
+		offsetof(struct agent_metrics, f), t, n, h, l, v, ELEMENTSOF(v), NULL, 0           \
+	}
+#define SERIES_HIST(f, t, n, h, b)                                                                 \
+	{                                                                                          \
+		offsetof(struct agent_metrics, f), t, n, h, NULL, NULL, 0, b, ELEMENTSOF(b)        \
+	}
+
+/* Both modes' series, in the order /metrics lists them. */
+static const struct series agent_series[] = {
+    SERIES_LABELED(rx, METRIC_COUNTER, "vmdhcp_agent_packets_received_total",
+	"DHCP messages received from clients, by message type", "type", rx_labels),
+    SERIES_LABELED(tx, METRIC_COUNTER, "vmdhcp_agent_replies_sent_total",
+	"DHCP replies sent, by message type", "type", tx_labels),
+    SERIES_LABELED(drops, METRIC_COUNTER, "vmdhcp_agent_drops_total",
+	"Received datagrams not answered, by reason", "reason", drop_labels),
+    SERIES(declines, METRIC_COUNTER, "vmdhcp_agent_declines_total",
+	"DHCPDECLINE messages (address in use on the network)"),
+    SERIES_HIST(latency, METRIC_HISTOGRAM, "vmdhcp_agent_reply_latency_seconds",
+	"Time from receiving a request to sending its reply", latency_bounds),
+    SERIES(bindings, METRIC_GAUGE, "vmdhcp_agent_bindings",
+	"MAC to address bindings in the table (static and dynamic)"),
+    SERIES(dynamic, METRIC_GAUGE, "vmdhcp_agent_dynamic_leases",
+	"Leases handed out to unknown MACs (--dynamic)"),
+    SERIES(available, METRIC_GAUGE, "vmdhcp_agent_pool_available",
+	"Free addresses left in the pool range for --dynamic"),
+    SERIES_LABELED(reloads, METRIC_COUNTER, "vmdhcp_agent_config_reloads_total",
+	"Configuration reloads (SIGHUP), by result", "result", reload_labels),
+    SERIES(serving, METRIC_GAUGE, "vmdhcp_agent_serving",
+	"1 while the DHCP sockets are open on the interface"),
+    SERIES(link_events, METRIC_COUNTER, "vmdhcp_agent_link_events_total",
+	"Changes of the served interface (deleted, re-created, down, up, MAC, MTU)"),
+    SERIES(lease_errors, METRIC_COUNTER, "vmdhcp_agent_lease_file_errors_total",
+	"Failed writes of the lease file"),
+    SERIES(lease_persistent, METRIC_GAUGE, "vmdhcp_agent_lease_file_persistent",
+	"1 while --dynamic leases are written to the lease file (or none is used); 0 while "
+	"it cannot be written (read-only, deleted) and leases are kept in memory only"),
+    SERIES(expired, METRIC_COUNTER, "vmdhcp_agent_dynamic_expired_total",
+	"Dynamic leases reclaimed: not renewed for the lease time plus the grace period"),
+    SERIES(held, METRIC_GAUGE, "vmdhcp_agent_declined_held",
+	"Pool addresses held after a DHCPDECLINE until their hold-down ends (--dynamic)"),
+    SERIES(leader, METRIC_GAUGE, "vmdhcp_agent_leader",
+	"1 while this replica answers: it holds the pool's Lease (--leader-elect) or runs "
+	"without election; 0 on a standby"),
+    SERIES(transitions, METRIC_COUNTER, "vmdhcp_agent_leader_transitions_total",
+	"Times this replica became the active one (--leader-elect)"),
+    SERIES(garp, METRIC_COUNTER, "vmdhcp_agent_gratuitous_arp_sent_total",
+	"Gratuitous ARP announcements of the serverIP sent (when it is added to the "
+	"interface)"),
+    SERIES_LABELED(ha_state, METRIC_GAUGE, "vmdhcp_agent_ha_state",
+	"1 for this replica's state (--leader-elect): standby, probing (ARP for the serverIP "
+	"before taking it), active (holds the Lease), hold (answers without the Lease while "
+	"the API server does not answer)",
+	"state", ha_state_labels),
+    SERIES(arp_probes, METRIC_COUNTER, "vmdhcp_agent_arp_probes_total",
+	"ARP probes for the serverIP sent before taking it (--leader-elect)"),
+    SERIES(arp_conflicts, METRIC_COUNTER, "vmdhcp_agent_arp_conflicts_total",
+	"Times another MAC answered or claimed the serverIP while this replica probed for it "
+	"or held it (--leader-elect)"),
+    SERIES_LABELED(declines_ignored, METRIC_COUNTER, "vmdhcp_agent_declines_ignored_total",
+	"DHCPDECLINE messages ignored: over the per-MAC limit, or not for the MAC's address",
+	"reason", ignored_labels),
+    SERIES(offers_pending, METRIC_GAUGE, "vmdhcp_agent_dynamic_offers_pending",
+	"Addresses offered to MACs without a lease and held for their REQUEST until "
+	"--offer-hold ends (--dynamic)"),
+    SERIES(offers_expired, METRIC_COUNTER, "vmdhcp_agent_dynamic_offers_expired_total",
+	"Offers whose hold ended without a REQUEST: the address went back to the pool "
+	"(--dynamic)"),
+    SERIES(offers_refused, METRIC_COUNTER, "vmdhcp_agent_dynamic_discovers_refused_total",
+	"DHCPDISCOVERs from MACs without a lease dropped: --max-pending-offers offers were "
+	"pending (--dynamic)"),
+    SERIES(offers_evicted, METRIC_COUNTER, "vmdhcp_agent_dynamic_offers_evicted_total",
+	"Offers taken over by a DHCPDISCOVER from a new MAC while --max-pending-offers "
+	"were pending (the offer at least 250 ms old; --dynamic)"),
+    SERIES_LABELED(rx_passes, METRIC_COUNTER, "vmdhcp_agent_receive_passes_total",
+	"Passes over the DHCP packet socket, each reading what is waiting and answering it: "
+	"wakeup = the first of an event-loop wakeup (the socket readable), backlog = begun at "
+	"once after answering because more had arrived meanwhile, after_wait = after a "
+	"coalescing wait (above 20 000 requests/s only)",
+	"trigger", pass_labels),
+    SERIES(rx_yields, METRIC_COUNTER, "vmdhcp_agent_receive_budget_yields_total",
+	"Wakeups that read their budget of frames with more still waiting, and gave the "
+	"event loop its turn before reading on"),
+    SERIES(kernel_received, METRIC_COUNTER, "vmdhcp_agent_kernel_received_total",
+	"Frames the kernel passed through the DHCP packet socket's filter, those dropped "
+	"included (PACKET_STATISTICS tp_packets, accumulated)"),
+    SERIES(kernel_drops, METRIC_COUNTER, "vmdhcp_agent_kernel_drops_total",
+	"Frames for the DHCP packet socket the kernel dropped because its receive ring was "
+	"full: requests never read (PACKET_STATISTICS tp_drops, accumulated)"),
+    SERIES(rx_wait, METRIC_COUNTER, "vmdhcp_agent_receive_wait_seconds_total",
+	"Time the DHCP socket was left unread on purpose to serve several requests per wakeup "
+	"(coalescing: above 20 000 requests/s only, at most 200 us at a time)"),
+};
+
+/* Kubernetes mode: the IPPool source's series. */
+static const struct series kube_series[] = {
+    SERIES(kube_synced, METRIC_GAUGE, "vmdhcp_agent_kube_synced",
+	"1 while a valid version of the IPPool is in the table"),
+    SERIES(kube_last_sync, METRIC_GAUGE, "vmdhcp_agent_kube_last_sync_timestamp_seconds",
+	"Unix time of the last IPPool version applied to the table"),
+    SERIES(kube_reconnects, METRIC_COUNTER, "vmdhcp_agent_kube_watch_reconnects_total",
+	"IPPool watch streams opened after the first"),
+    SERIES(kube_errors, METRIC_COUNTER, "vmdhcp_agent_kube_errors_total",
+	"Failed IPPool list or watch attempts (retried with backoff)"),
+    SERIES(kube_relists, METRIC_COUNTER, "vmdhcp_agent_kube_relists_total",
+	"IPPool relists forced by 410 Gone"),
+    SERIES(kube_malformed, METRIC_COUNTER, "vmdhcp_agent_kube_malformed_total",
+	"IPPool versions refused as malformed (the previous one kept)"),
+    SERIES(kube_duplicate_macs, METRIC_GAUGE, "vmdhcp_agent_kube_duplicate_macs",
+	"MACs under more than one address in the IPPool's status (only the lowest is served)"),
+};
+
+/* With --snapshot: the warm start's. */
+static const struct series snapshot_series[] = {
+    SERIES(snap_stale, METRIC_GAUGE, "vmdhcp_agent_snapshot_stale",
+	"1 while the table served is the snapshot read at start (not yet synced with "
+	"the API server)"),
+    SERIES(snap_writes, METRIC_COUNTER, "vmdhcp_agent_snapshot_writes_total",
+	"Snapshots of the table written"),
+    SERIES(snap_errors, METRIC_COUNTER, "vmdhcp_agent_snapshot_write_errors_total",
+	"Snapshots that could not be written (the previous one is kept)"),
+    SERIES(snap_bytes, METRIC_GAUGE, "vmdhcp_agent_snapshot_bytes",
+	"Size of the last snapshot written or read"),
+    SERIES(snap_write_seconds, METRIC_GAUGE, "vmdhcp_agent_snapshot_write_seconds",
+	"Time the last snapshot write took (encode, write, fsync, rename)"),
+};
+
+/* Registers series[0..n) into m, each handle into mx. 0, or -ENOMEM. */
+static int
+add_series(struct metrics *m, struct agent_metrics *mx, const struct series *series, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct series *s = &series[i];
+		struct metric **dst = (struct metric **)((char *)mx + s->off);
+
+		*dst = metrics_add(m, s->type, s->name, s->help, s->label, s->values, s->n_values,
+		    s->buckets, s->n_buckets);
+		if (*dst == NULL)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int
 agent_kube_metrics_setup(struct agent *a)
 {
 	struct metrics *m = a->mx.registry;
 
-	a->mx.kube_synced = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_kube_synced",
-	    "1 while a valid version of the IPPool is in the table");
-	a->mx.kube_last_sync =
-	    metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_kube_last_sync_timestamp_seconds",
-		"Unix time of the last IPPool version applied to the table");
-	a->mx.kube_reconnects =
-	    metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_kube_watch_reconnects_total",
-		"IPPool watch streams opened after the first");
-	a->mx.kube_errors = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_kube_errors_total",
-	    "Failed IPPool list or watch attempts (retried with backoff)");
-	a->mx.kube_relists = metrics_add_simple(m, METRIC_COUNTER,
-	    "vmdhcp_agent_kube_relists_total", "IPPool relists forced by 410 Gone");
-	a->mx.kube_malformed =
-	    metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_kube_malformed_total",
-		"IPPool versions refused as malformed (the previous one kept)");
-	a->mx.kube_duplicate_macs = metrics_add_simple(m, METRIC_GAUGE,
-	    "vmdhcp_agent_kube_duplicate_macs",
-	    "MACs under more than one address in the IPPool's status (only the lowest is served)");
-	if (a->opts.snapshot_path != NULL) {
-		a->mx.snap_stale = metrics_add_simple(m, METRIC_GAUGE,
-		    "vmdhcp_agent_snapshot_stale",
-		    "1 while the table served is the snapshot read at start (not yet synced with "
-		    "the API server)");
-		a->mx.snap_writes = metrics_add_simple(m, METRIC_COUNTER,
-		    "vmdhcp_agent_snapshot_writes_total", "Snapshots of the table written");
-		a->mx.snap_errors = metrics_add_simple(m, METRIC_COUNTER,
-		    "vmdhcp_agent_snapshot_write_errors_total",
-		    "Snapshots that could not be written (the previous one is kept)");
-		a->mx.snap_bytes = metrics_add_simple(m, METRIC_GAUGE,
-		    "vmdhcp_agent_snapshot_bytes", "Size of the last snapshot written or read");
-		a->mx.snap_write_seconds =
-		    metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_snapshot_write_seconds",
-			"Time the last snapshot write took (encode, write, fsync, rename)");
-		if (a->mx.snap_stale == NULL || a->mx.snap_writes == NULL ||
-		    a->mx.snap_errors == NULL || a->mx.snap_bytes == NULL ||
-		    a->mx.snap_write_seconds == NULL)
-			return -ENOMEM;
-	}
-	if (a->mx.kube_synced == NULL || a->mx.kube_last_sync == NULL ||
-	    a->mx.kube_reconnects == NULL || a->mx.kube_errors == NULL ||
-	    a->mx.kube_relists == NULL || a->mx.kube_malformed == NULL ||
-	    a->mx.kube_duplicate_macs == NULL)
+	if (add_series(m, &a->mx, kube_series, ELEMENTSOF(kube_series)) < 0)
+		return -ENOMEM;
+	if (a->opts.snapshot_path != NULL &&
+	    add_series(m, &a->mx, snapshot_series, ELEMENTSOF(snapshot_series)) < 0)
 		return -ENOMEM;
 	/* the API answers refused for their size, and the cap (kube/limits.c) */
 	return kube_metrics_add(m) < 0 ? -ENOMEM : 0;
@@ -174,120 +295,8 @@ agent_metrics_setup(struct agent *a)
 		return -ENOMEM;
 	if ((r = metrics_add_process(m)) < 0)
 		return r;
-	a->mx.rx = metrics_add(m, METRIC_COUNTER, "vmdhcp_agent_packets_received_total",
-	    "DHCP messages received from clients, by message type", "type", rx_labels,
-	    ELEMENTSOF(rx_labels), NULL, 0);
-	a->mx.tx = metrics_add(m, METRIC_COUNTER, "vmdhcp_agent_replies_sent_total",
-	    "DHCP replies sent, by message type", "type", tx_labels, ELEMENTSOF(tx_labels), NULL,
-	    0);
-	a->mx.drops = metrics_add(m, METRIC_COUNTER, "vmdhcp_agent_drops_total",
-	    "Received datagrams not answered, by reason", "reason", drop_labels,
-	    ELEMENTSOF(drop_labels), NULL, 0);
-	a->mx.declines = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_declines_total",
-	    "DHCPDECLINE messages (address in use on the network)");
-	a->mx.latency = metrics_add(m, METRIC_HISTOGRAM, "vmdhcp_agent_reply_latency_seconds",
-	    "Time from receiving a request to sending its reply", NULL, NULL, 0, latency_bounds,
-	    ELEMENTSOF(latency_bounds));
-	a->mx.bindings = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_bindings",
-	    "MAC to address bindings in the table (static and dynamic)");
-	a->mx.dynamic = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_dynamic_leases",
-	    "Leases handed out to unknown MACs (--dynamic)");
-	a->mx.available = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_pool_available",
-	    "Free addresses left in the pool range for --dynamic");
-	a->mx.reloads = metrics_add(m, METRIC_COUNTER, "vmdhcp_agent_config_reloads_total",
-	    "Configuration reloads (SIGHUP), by result", "result", reload_labels,
-	    ELEMENTSOF(reload_labels), NULL, 0);
-	a->mx.serving = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_serving",
-	    "1 while the DHCP sockets are open on the interface");
-	a->mx.link_events = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_link_events_total",
-	    "Changes of the served interface (deleted, re-created, down, up, MAC, MTU)");
-	a->mx.lease_errors = metrics_add_simple(m, METRIC_COUNTER,
-	    "vmdhcp_agent_lease_file_errors_total", "Failed writes of the lease file");
-	a->mx.lease_persistent =
-	    metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_lease_file_persistent",
-		"1 while --dynamic leases are written to the lease file (or none is used); 0 while "
-		"it cannot be written (read-only, deleted) and leases are kept in memory only");
-	a->mx.expired = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_dynamic_expired_total",
-	    "Dynamic leases reclaimed: not renewed for the lease time plus the grace period");
-	a->mx.held = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_declined_held",
-	    "Pool addresses held after a DHCPDECLINE until their hold-down ends (--dynamic)");
-	a->mx.leader = metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_leader",
-	    "1 while this replica answers: it holds the pool's Lease (--leader-elect) or runs "
-	    "without election; 0 on a standby");
-	a->mx.transitions =
-	    metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_leader_transitions_total",
-		"Times this replica became the active one (--leader-elect)");
-	a->mx.garp = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_gratuitous_arp_sent_total",
-	    "Gratuitous ARP announcements of the serverIP sent (when it is added to the "
-	    "interface)");
-	a->mx.ha_state = metrics_add(m, METRIC_GAUGE, "vmdhcp_agent_ha_state",
-	    "1 for this replica's state (--leader-elect): standby, probing (ARP for the serverIP "
-	    "before taking it), active (holds the Lease), hold (answers without the Lease while "
-	    "the API server does not answer)",
-	    "state", ha_state_labels, ELEMENTSOF(ha_state_labels), NULL, 0);
-	a->mx.arp_probes = metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_arp_probes_total",
-	    "ARP probes for the serverIP sent before taking it (--leader-elect)");
-	a->mx.arp_conflicts = metrics_add_simple(m, METRIC_COUNTER,
-	    "vmdhcp_agent_arp_conflicts_total",
-	    "Times another MAC answered or claimed the serverIP while this replica probed for it "
-	    "or held it (--leader-elect)");
-	a->mx.declines_ignored = metrics_add(m, METRIC_COUNTER,
-	    "vmdhcp_agent_declines_ignored_total",
-	    "DHCPDECLINE messages ignored: over the per-MAC limit, or not for the MAC's address",
-	    "reason", ignored_labels, ELEMENTSOF(ignored_labels), NULL, 0);
-	a->mx.offers_pending =
-	    metrics_add_simple(m, METRIC_GAUGE, "vmdhcp_agent_dynamic_offers_pending",
-		"Addresses offered to MACs without a lease and held for their REQUEST until "
-		"--offer-hold ends (--dynamic)");
-	a->mx.offers_expired =
-	    metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_dynamic_offers_expired_total",
-		"Offers whose hold ended without a REQUEST: the address went back to the pool "
-		"(--dynamic)");
-	a->mx.offers_refused =
-	    metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_dynamic_discovers_refused_total",
-		"DHCPDISCOVERs from MACs without a lease dropped: --max-pending-offers offers were "
-		"pending (--dynamic)");
-	a->mx.offers_evicted =
-	    metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_dynamic_offers_evicted_total",
-		"Offers taken over by a DHCPDISCOVER from a new MAC while --max-pending-offers "
-		"were pending (the offer at least 250 ms old; --dynamic)");
-	a->mx.rx_passes = metrics_add(m, METRIC_COUNTER, "vmdhcp_agent_receive_passes_total",
-	    "Passes over the DHCP packet socket, each reading what is waiting and answering it: "
-	    "wakeup = the first of an event-loop wakeup (the socket readable), backlog = begun at "
-	    "once after answering because more had arrived meanwhile, after_wait = after a "
-	    "coalescing wait (above 20 000 requests/s only)",
-	    "trigger", pass_labels, ELEMENTSOF(pass_labels), NULL, 0);
-	a->mx.rx_yields =
-	    metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_receive_budget_yields_total",
-		"Wakeups that read their budget of frames with more still waiting, and gave the "
-		"event loop its turn before reading on");
-	a->mx.kernel_received =
-	    metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_kernel_received_total",
-		"Frames the kernel passed through the DHCP packet socket's filter, those dropped "
-		"included (PACKET_STATISTICS tp_packets, accumulated)");
-	a->mx.kernel_drops =
-	    metrics_add_simple(m, METRIC_COUNTER, "vmdhcp_agent_kernel_drops_total",
-		"Frames for the DHCP packet socket the kernel dropped because its receive ring was "
-		"full: requests never read (PACKET_STATISTICS tp_drops, accumulated)");
-	a->mx.rx_wait = metrics_add_simple(m, METRIC_COUNTER,
-	    "vmdhcp_agent_receive_wait_seconds_total",
-	    "Time the DHCP socket was left unread on purpose to serve several requests per wakeup "
-	    "(coalescing: above 20 000 requests/s only, at most 200 us at a time)");
-	if (a->mx.rx_passes == NULL || a->mx.rx_yields == NULL || a->mx.rx_wait == NULL ||
-	    a->mx.kernel_received == NULL || a->mx.kernel_drops == NULL)
-		return -ENOMEM;
-	if (a->mx.offers_pending == NULL || a->mx.offers_expired == NULL ||
-	    a->mx.offers_refused == NULL || a->mx.offers_evicted == NULL)
-		return -ENOMEM;
-	if (a->mx.rx == NULL || a->mx.tx == NULL || a->mx.drops == NULL || a->mx.declines == NULL ||
-	    a->mx.latency == NULL || a->mx.bindings == NULL || a->mx.dynamic == NULL ||
-	    a->mx.available == NULL || a->mx.reloads == NULL || a->mx.serving == NULL ||
-	    a->mx.link_events == NULL || a->mx.lease_errors == NULL || a->mx.expired == NULL ||
-	    a->mx.held == NULL || a->mx.declines_ignored == NULL || a->mx.leader == NULL ||
-	    a->mx.transitions == NULL || a->mx.garp == NULL || a->mx.ha_state == NULL ||
-	    a->mx.arp_probes == NULL || a->mx.arp_conflicts == NULL ||
-	    a->mx.lease_persistent == NULL)
-		return -ENOMEM;
+	if ((r = add_series(m, &a->mx, agent_series, ELEMENTSOF(agent_series))) < 0)
+		return r;
 	metrics_set_collect(m, collect, a);
 	return 0;
 }

@@ -432,19 +432,14 @@ kube_setup(struct agent *a, char *err, size_t errlen)
 	return 0;
 }
 
-int
-agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_config *cfg,
-    struct agent **ret, char *err, size_t errlen)
+/* The object with its options and defaults, nothing opened yet; takes cfg (local mode). */
+static struct agent *
+agent_alloc(struct event_base *base, const struct agent_opts *opts, struct agent_config *cfg)
 {
 	struct agent *a = calloc(1, sizeof(*a));
-	struct dhcp_callbacks cb = {0};
-	int r;
 
-	if (a == NULL) {
-		agent_config_free(cfg);
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
+	if (a == NULL)
+		return NULL;
 	a->base = base;
 	a->opts = *opts;
 	if (!opts->kube) /* local mode: the file read by the caller is the source */
@@ -465,44 +460,60 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 	    .offer_hold_s = a->opts.offer_hold_s,
 	    .max_offers = a->opts.max_offers,
 	};
-	if ((r = dhcp_server_new(&a->dhcp)) < 0 || (r = agent_metrics_setup(a)) < 0 ||
-	    (r = agent_marks_new(a->opts.decline_hold_s, &a->marks)) < 0) {
-		snprintf(err, errlen, "out of memory");
-		goto fail;
+	return a;
+}
+
+/* --dynamic: the lease file and the pool over it, the file rewritten compacted. */
+static int
+dynamic_setup(struct agent *a, const struct agent_config *cfg, char *err, size_t errlen)
+{
+	const struct agent_opts *opts = &a->opts;
+	int r;
+
+	if ((r = leasefile_open(opts->lease_path, &a->lf, err, errlen)) < 0)
+		return r;
+	if ((r = agent_dynamic_new_opts(cfg, a->lf, &a->dyn_opts, NULL, &a->dyn)) < 0) {
+		snprintf(err, errlen, "%s: pool range: %s", opts->config_path, strerror(-r));
+		return r;
 	}
-	if (opts->kube && (r = kube_setup(a, err, errlen)) < 0)
-		goto fail;
-	if (opts->dynamic) {
-		r = leasefile_open(opts->lease_path, &a->lf, err, errlen);
-		if (r < 0)
-			goto fail;
-		if ((r = agent_dynamic_new_opts(cfg, a->lf, &a->dyn_opts, NULL, &a->dyn)) < 0) {
-			snprintf(
-			    err, errlen, "%s: pool range: %s", opts->config_path, strerror(-r));
-			goto fail;
-		}
-		if (opts->lease_path != NULL && (r = leasefile_compact(a->lf)) < 0) {
-			snprintf(err, errlen, "%s: cannot write lease file: %s", opts->lease_path,
-			    strerror(-r));
-			goto fail;
-		}
+	if (opts->lease_path != NULL && (r = leasefile_compact(a->lf)) < 0) {
+		snprintf(
+		    err, errlen, "%s: cannot write lease file: %s", opts->lease_path, strerror(-r));
+		return r;
 	}
+	return 0;
+}
+
+/* The engine's callbacks and clock; in local mode the file's pool goes into it. */
+static int
+engine_setup(struct agent *a, struct agent_config *cfg, char *err, size_t errlen)
+{
+	struct dhcp_callbacks cb = {0};
+	int r;
+
 	cb.on_unknown = on_unknown;
 	cb.on_offer = on_offer;
 	cb.on_decline = on_decline;
 	cb.on_ack = on_ack;
-	if (opts->log_dhcp != AGENT_LOG_DHCP_NONE && log_get_level() >= LOG_LEVEL_INFO)
+	if (a->opts.log_dhcp != AGENT_LOG_DHCP_NONE && log_get_level() >= LOG_LEVEL_INFO)
 		cb.on_decision = on_decision;
 	cb.userdata = a;
 	dhcp_server_set_callbacks(a->dhcp, &cb);
 	dhcp_server_set_clock(a->dhcp, dhcp_clock, NULL);
-	if (!opts->kube) {
-		r = agent_apply_config(a->dhcp, cfg, a->dyn, err, errlen);
-		if (r < 0)
-			goto fail;
-		log_config(a, cfg, "loaded", 0);
-		agent_shrink_config(cfg);
-	}
+	if (a->opts.kube)
+		return 0;
+	if ((r = agent_apply_config(a->dhcp, cfg, a->dyn, err, errlen)) < 0)
+		return r;
+	log_config(a, cfg, "loaded", 0);
+	agent_shrink_config(cfg);
+	return 0;
+}
+
+/* The timers of every part, the sweep's armed. 0 or -ENOMEM. */
+static int
+timers_new(struct agent *a)
+{
+	struct event_base *base = a->base;
 
 	a->sock.ev_retry = evtimer_new(base, agent_retry_cb, a);
 	a->ev_expire = event_new(base, -1, EV_PERSIST, expire_cb, a);
@@ -515,79 +526,137 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 	if (a->sock.ev_retry == NULL || a->ev_expire == NULL || a->ev_garp == NULL ||
 	    a->ev_refresh == NULL || a->ev_stop == NULL || a->warm.ev == NULL ||
 	    a->ev_probe == NULL || a->ev_hold == NULL ||
-	    event_add(a->ev_expire, &(struct timeval){.tv_sec = EXPIRE_TICK_SEC}) < 0) {
-		r = -ENOMEM;
-		snprintf(err, errlen, "out of memory");
-		goto fail;
-	}
-	r = opts->dry_run ? 0 : agent_link_new(base, opts->ifname, agent_link_changed, a, &a->link);
-	if (r < 0) {
-		snprintf(err, errlen, "%s: cannot watch the interface (netlink): %s", opts->ifname,
-		    strerror(-r));
-		goto fail;
-	}
-	if (a->link != NULL) {
-		const struct agent_link_state *st = agent_link_state(a->link);
-		if (!st->exists)
-			log_warn("%s: no such interface yet; waiting for it", opts->ifname);
-		else if (!st->up)
-			log_warn("%s: interface is down; waiting for it to come up", opts->ifname);
-	}
+	    event_add(a->ev_expire, &(struct timeval){.tv_sec = EXPIRE_TICK_SEC}) < 0)
+		return -ENOMEM;
+	return 0;
+}
 
-	if (opts->listen != NULL) {
-		char msg[AGENT_ERR_MAX], dev[IF_NAMESIZE];
-		r = agent_listen_check(opts->listen, opts->ifname, opts->kube,
-		    cfg != NULL ? cfg->opts.server_ip : 0, &a->listen_ip, msg, sizeof(msg));
-		if (r < 0) {
-			snprintf(err, errlen, "%s", msg); /* -EINVAL: exit status 2 */
-			goto fail;
-		}
-		if (r > 0)
-			log_warn("%s", msg);
-		r = httpd_new(base, opts->listen, a->mx.registry, &a->httpd);
-		if (r < 0) {
-			snprintf(err, errlen, "--listen %s: %s", opts->listen, strerror(-r));
-			goto fail;
-		}
-		httpd_set_ready(a->httpd, agent_ready, a);
-		if (opts->dump_api && (r = agent_add_dump_api(a)) < 0) {
-			snprintf(err, errlen, "--enable-cache-dump-api: %s", strerror(-r));
-			goto fail;
-		}
-		log_info("HTTP /healthz /readyz /metrics on %s (port %d)", opts->listen,
-		    httpd_port(a->httpd));
-		/* a VM could still reach that address through the served interface (Linux
-		 * takes any local address on any interface): accept on its own device only */
-		if (agent_listen_device(opts->listen, dev, sizeof(dev)) == 0) {
-			if ((r = httpd_bind_device(a->httpd, dev)) < 0) {
-				snprintf(err, errlen,
-				    "--listen %s: cannot restrict it to %s: %s (needs CAP_NET_RAW)",
-				    opts->listen, dev, strerror(-r));
-				if (opts->kube)
-					goto fail;
-				log_warn("%s; VMs on %s may reach it", err, opts->ifname);
-			} else {
-				log_info("HTTP accepts connections that arrive on %s only", dev);
-			}
-		}
+/* The served interface watched (not in a dry run); its state said when it is not ready. */
+static int
+link_setup(struct agent *a, char *err, size_t errlen)
+{
+	const char *ifname = a->opts.ifname;
+	const struct agent_link_state *st;
+	int r;
+
+	if (a->opts.dry_run)
+		return 0;
+	if ((r = agent_link_new(a->base, ifname, agent_link_changed, a, &a->link)) < 0) {
+		snprintf(err, errlen, "%s: cannot watch the interface (netlink): %s", ifname,
+		    strerror(-r));
+		return r;
 	}
+	st = agent_link_state(a->link);
+	if (!st->exists)
+		log_warn("%s: no such interface yet; waiting for it", ifname);
+	else if (!st->up)
+		log_warn("%s: interface is down; waiting for it to come up", ifname);
+	return 0;
+}
+
+/*
+ * --listen: the HTTP endpoint (/healthz /readyz /metrics, /leases with
+ * --enable-cache-dump-api), checked against the served interface and the serverIP of cfg
+ * (local mode; NULL in Kubernetes mode).
+ */
+static int
+http_setup(struct agent *a, const struct agent_config *cfg, char *err, size_t errlen)
+{
+	const struct agent_opts *opts = &a->opts;
+	char msg[AGENT_ERR_MAX], dev[IF_NAMESIZE];
+	int r;
+
+	r = agent_listen_check(opts->listen, opts->ifname, opts->kube,
+	    cfg != NULL ? cfg->opts.server_ip : 0, &a->listen_ip, msg, sizeof(msg));
+	if (r < 0) {
+		snprintf(err, errlen, "%s", msg); /* -EINVAL: exit status 2 */
+		return r;
+	}
+	if (r > 0)
+		log_warn("%s", msg);
+	if ((r = httpd_new(a->base, opts->listen, a->mx.registry, &a->httpd)) < 0) {
+		snprintf(err, errlen, "--listen %s: %s", opts->listen, strerror(-r));
+		return r;
+	}
+	httpd_set_ready(a->httpd, agent_ready, a);
+	if (opts->dump_api && (r = agent_add_dump_api(a)) < 0) {
+		snprintf(err, errlen, "--enable-cache-dump-api: %s", strerror(-r));
+		return r;
+	}
+	log_info(
+	    "HTTP /healthz /readyz /metrics on %s (port %d)", opts->listen, httpd_port(a->httpd));
+	/* a VM could still reach that address through the served interface (Linux takes any
+	 * local address on any interface): accept on its own device only */
+	if (agent_listen_device(opts->listen, dev, sizeof(dev)) < 0)
+		return 0;
+	if ((r = httpd_bind_device(a->httpd, dev)) < 0) {
+		snprintf(err, errlen,
+		    "--listen %s: cannot restrict it to %s: %s (needs CAP_NET_RAW)", opts->listen,
+		    dev, strerror(-r));
+		if (opts->kube)
+			return r;
+		log_warn("%s; VMs on %s may reach it", err, opts->ifname);
+	} else {
+		log_info("HTTP accepts connections that arrive on %s only", dev);
+	}
+	return 0;
+}
+
+/* Serving: the snapshot, the sockets, the source, the election, then the capability drop. */
+static int
+agent_start(struct agent *a, char *err, size_t errlen)
+{
+	int r;
+
 	if (a->opts.snapshot_path != NULL) /* Kubernetes mode only (main.c) */
 		agent_warmstart_load(a);
 	agent_update_sockets(a, true);
 	if ((r = a->src.ops->start(a->src.src)) < 0) {
 		snprintf(err, errlen, "IPPool informer: %s", strerror(-r));
-		goto fail;
+		return r;
 	}
 	if (a->leader != NULL && (r = kube_leader_start(a->leader)) < 0) {
 		snprintf(err, errlen, "leader election: %s", strerror(-r));
-		goto fail;
+		return r;
 	}
 	/* the capabilities go now if the sockets are open (local mode), else at the first open */
 	a->sock.started = true;
-	if ((a->sock.open || opts->dry_run) && (r = agent_drop_capabilities(a)) < 0) {
+	if ((a->sock.open || a->opts.dry_run) && (r = agent_drop_capabilities(a)) < 0) {
 		snprintf(err, errlen, "cannot drop capabilities: %s", strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+int
+agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_config *cfg,
+    struct agent **ret, char *err, size_t errlen)
+{
+	struct agent *a = agent_alloc(base, opts, cfg);
+	int r;
+
+	if (a == NULL) {
+		agent_config_free(cfg);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if ((r = dhcp_server_new(&a->dhcp)) < 0 || (r = agent_metrics_setup(a)) < 0 ||
+	    (r = agent_marks_new(a->opts.decline_hold_s, &a->marks)) < 0) {
+		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
+	if ((opts->kube && (r = kube_setup(a, err, errlen)) < 0) ||
+	    (opts->dynamic && (r = dynamic_setup(a, cfg, err, errlen)) < 0) ||
+	    (r = engine_setup(a, cfg, err, errlen)) < 0)
+		goto fail;
+	if ((r = timers_new(a)) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	if ((r = link_setup(a, err, errlen)) < 0 ||
+	    (opts->listen != NULL && (r = http_setup(a, cfg, err, errlen)) < 0) ||
+	    (r = agent_start(a, err, errlen)) < 0)
+		goto fail;
 	*ret = a;
 	return 0;
 fail:

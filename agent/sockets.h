@@ -37,8 +37,8 @@ struct agent_sockets {
 	uint64_t link_events;	    /* changes of the interface seen (vmdhcp_agent_link_events) */
 
 	/* set by serve.c (failover.c's, --leader-elect): */
-	event_callback_fn arp_readable;	  /* the ARP socket readable (arg: the agent) */
-	void (*opened)(struct agent *a);  /* the sockets opened (after the capability drop) */
+	event_callback_fn arp_readable;	 /* the ARP socket readable (arg: the agent) */
+	void (*opened)(struct agent *a); /* the sockets opened (after the capability drop) */
 };
 
 /* Brings the sockets to what the interface and the pool ask for; force reopens. */
