@@ -17,7 +17,6 @@
 #include "lib/flags.h"
 #include "lib/log.h"
 
-
 static const char *const log_dhcp_choices[] = {"all", "drops", "none", NULL};
 
 /* The command line: the agent's options, and what main() does with the rest (flag_table). */
@@ -402,4 +401,3 @@ cli_parse(int argc, char **argv, const char *version, struct cli **ret)
 		return r;
 	return check_dynamic(c);
 }
-

@@ -18,7 +18,7 @@
  *   metrics.c     `mx` (metrics.h): what /metrics and /readyz report
  *
  * A file calls only the files below it (agent.h's order); the inline helpers here read the
- * parts and call nothing.
+ * parts and call no file of agent/ (only the source's function pointers).
  */
 
 #include <malloc.h>
