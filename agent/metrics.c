@@ -43,6 +43,11 @@ collect(void *userdata)
 	for (size_t d = 0; d < _DHCP_DROP_MAX; d++)
 		metric_set(a->mx.drops, d, (double)st->drops[d]);
 	metric_set(a->mx.declines, 0, (double)st->declines);
+	for (size_t i = 0; i < ELEMENTSOF(a->declines_ignored); i++)
+		metric_set(a->mx.declines_ignored, i, (double)a->declines_ignored[i]);
+	for (size_t i = 0; i < ELEMENTSOF(a->reloads); i++)
+		metric_set(a->mx.reloads, i, (double)a->reloads[i]);
+	metric_set(a->mx.expired, 0, (double)a->expired);
 	metric_set(a->mx.rx_passes, 0, (double)(st->rx_wakeups - st->rx_waits));
 	metric_set(a->mx.rx_passes, 1, (double)st->rx_immediate);
 	metric_set(a->mx.rx_passes, 2, (double)st->rx_waits);

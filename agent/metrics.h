@@ -5,7 +5,7 @@
 /*
  * metrics.c: what the agent's HTTP endpoint reports: the /metrics series and the /readyz
  * verdict. Its state is struct agent's `mx`: the registry and the handles of the series it
- * registered, read from the other parts when scraped.
+ * registered, written by metrics.c only: it reads the other parts' counts when scraped.
  */
 
 #include <stdbool.h>
@@ -30,7 +30,9 @@ struct agent_metrics {
 	struct metric *lease_persistent;
 };
 
-/* vmdhcp_agent_declines_ignored_total's reasons (its labels, in this order) */
+/* vmdhcp_agent_config_reloads_total's results and vmdhcp_agent_declines_ignored_total's
+ * reasons (their labels, in this order) */
+enum { RELOAD_OK, RELOAD_ERROR };
 enum { IGNORED_RATE_LIMITED, IGNORED_NOT_BOUND };
 
 /* The registry and the series of both modes. 0 or negative errno. */

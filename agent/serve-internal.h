@@ -58,6 +58,10 @@ struct agent {
 	struct event *ev_expire;	    /* the sweep of both, every EXPIRE_TICK_SEC */
 	uint64_t sweep_write_errors;	    /* failed lease file rewrites after a sweep */
 	struct agent_offers_refused offers; /* serve.c's: on_offer, offers_summary */
+	/* serve.c's counts, for /metrics */
+	uint64_t reloads[2];	      /* by result: RELOAD_OK, RELOAD_ERROR */
+	uint64_t declines_ignored[2]; /* by reason: IGNORED_RATE_LIMITED, IGNORED_NOT_BOUND */
+	uint64_t expired;	      /* dynamic leases reclaimed */
 	struct agent_link *link;
 	struct agent_sockets sock; /* sockets.c's */
 	int exit_status;	   /* non-zero: the loop was broken, the process must restart */

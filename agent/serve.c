@@ -221,7 +221,7 @@ on_decline(void *userdata, const uint8_t mac[6], uint32_t ip)
 		}
 		hold_mark(a, mac, ip, now, m, s);
 		if (r == -EBUSY) {
-			metric_inc(a->mx.declines_ignored, IGNORED_RATE_LIMITED);
+			a->declines_ignored[IGNORED_RATE_LIMITED]++;
 			log_ratelimited(&rl_decline, now, LOG_LEVEL_WARN,
 			    "DHCPDECLINE from %s for %s ignored: %d DECLINEs of this MAC were "
 			    "honoured within %u s already; no reply to it until its lease "
@@ -237,7 +237,7 @@ on_decline(void *userdata, const uint8_t mac[6], uint32_t ip)
 	}
 	/* the engine marks a binding only when the DECLINE names its address */
 	if (dhcp_server_get_binding(a->dhcp, mac, &bound) < 0 || bound != ip) {
-		metric_inc(a->mx.declines_ignored, IGNORED_NOT_BOUND);
+		a->declines_ignored[IGNORED_NOT_BOUND]++;
 		log_ratelimited(&rl_decline, now, LOG_LEVEL_WARN,
 		    "DHCPDECLINE from %s for %s ignored: not the address bound to it", m, s);
 		return;
@@ -290,7 +290,7 @@ expire_cb(evutil_socket_t fd, short what, void *arg)
 		(void)leasefile_check(a->lf);
 	if (a->dyn == NULL || (n = agent_dynamic_expire(a->dyn, a->dhcp, EXPIRE_BUDGET)) == 0)
 		return;
-	metric_add(a->mx.expired, 0, (double)n);
+	a->expired += n;
 	if (a->opts.lease_path != NULL && (r = leasefile_compact(a->lf)) < 0) {
 		a->sweep_write_errors++;
 		log_ratelimited(&rl_lease, clock_now_usec(), LOG_LEVEL_ERROR,
@@ -342,7 +342,7 @@ agent_reload_done(struct agent *a, int r, struct agent_config *cfg, const char *
 	old_server = agent_cur_cfg(a)->opts.server_ip;
 	if (r < 0) {
 		log_error("reload: %s; keeping the previous configuration", err);
-		metric_inc(a->mx.reloads, 1);
+		a->reloads[RELOAD_ERROR]++;
 		return r;
 	}
 	if (a->listen_ip != 0 && cfg->opts.server_ip == a->listen_ip) {
@@ -350,7 +350,7 @@ agent_reload_done(struct agent *a, int r, struct agent_config *cfg, const char *
 			  "to the VMs on %s; keeping the previous configuration",
 		    a->opts.config_path, a->opts.ifname);
 		agent_config_free(cfg);
-		metric_inc(a->mx.reloads, 1);
+		a->reloads[RELOAD_ERROR]++;
 		return -EINVAL;
 	}
 	/* expiries, hints and held addresses carry over from the pool being replaced */
@@ -359,7 +359,7 @@ agent_reload_done(struct agent *a, int r, struct agent_config *cfg, const char *
 		log_error("reload: %s: pool range: %s; keeping the previous configuration",
 		    a->opts.config_path, strerror(-r));
 		agent_config_free(cfg);
-		metric_inc(a->mx.reloads, 1);
+		a->reloads[RELOAD_ERROR]++;
 		return r;
 	}
 	r = agent_apply_config(a->dhcp, cfg, dyn, err, sizeof(err));
@@ -367,7 +367,7 @@ agent_reload_done(struct agent *a, int r, struct agent_config *cfg, const char *
 		log_error("reload: %s: %s", a->opts.config_path, err);
 		agent_dynamic_free(dyn);
 		agent_config_free(cfg);
-		metric_inc(a->mx.reloads, 1);
+		a->reloads[RELOAD_ERROR]++;
 		return r;
 	}
 	agent_dynamic_free(a->dyn);
@@ -379,7 +379,7 @@ agent_reload_done(struct agent *a, int r, struct agent_config *cfg, const char *
 	a->src.src = cfg;
 	if (a->lf != NULL && (r = leasefile_compact(a->lf)) < 0)
 		log_error("%s: cannot write lease file: %s", a->opts.lease_path, strerror(-r));
-	metric_inc(a->mx.reloads, 0);
+	a->reloads[RELOAD_OK]++;
 	if (was_paused != cfg->paused || old_server != cfg->opts.server_ip)
 		agent_update_sockets(a, true);
 	return 0;
