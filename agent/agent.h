@@ -12,12 +12,13 @@
  *   dynamic.c      --dynamic leases: allocation, DECLINE holds, expiry; agent_apply_config
  *   leasefile.c    local-mode dynamic leases: snapshot (atomic) + append journal
  *   snapshot.c     Kubernetes mode: warm-start snapshot of the table and options (checksummed)
- *   ha.c           --leader-elect on the wire: gratuitous ARP, ARP probes, the ARP fence socket
+ *   arp.c          --leader-elect on the wire (arp.h): gratuitous ARP, ARP probes, the fence socket
  *   caps.c         capabilities: raised at start, dropped once the sockets are open
  *   listen.c       where the HTTP endpoint may listen (never on the served interface)
  *   serve.c        the running agent: agent_new/agent_free, the source, the engine's callbacks
  *   sockets.c      DHCP and ARP sockets <-> libevent, the serverIP, link events, capability drop
- *   failover.c     --leader-elect: standby/probing/active/hold, ARP fencing, Lease callbacks
+ *   failover.c     --leader-elect (failover.h): the Lease's callbacks, ARP reads and timers fed
+ *                  to failover-fsm.c (standby/probing/active/hold, pure), its actions done
  *   warmstart.c    --snapshot: written on change, served at start until synced
  *   metrics.c      /metrics series and /readyz
  *   decisions.c    the DHCP decision log
@@ -400,43 +401,6 @@ int agent_link_add_address_lifetime(
     struct agent_link *l, uint32_t ip, unsigned prefix, uint32_t lifetime_s);
 /* Removes ip/prefix from the interface (absent is fine: 0). Negative errno. */
 int agent_link_del_address(struct agent_link *l, uint32_t ip, unsigned prefix);
-
-/* ---- ha.c: the active replica's announcement --------------------------------------------- */
-
-#define AGENT_GARP_LEN 42 /* Ethernet header + ARP for IPv4 over Ethernet */
-/*
- * A gratuitous ARP announcement (RFC 5227 §2.3: an ARP request whose sender and target
- * protocol addresses are both ip, target hardware address zero) from hwaddr, broadcast: the
- * new active replica tells the VMs' and relays' neighbour caches where ip is now.
- */
-void agent_garp_build(uint8_t frame[AGENT_GARP_LEN], const uint8_t hwaddr[6], uint32_t ip);
-/*
- * Sends it on the packet socket fd (the engine's, bound to ifindex; no new capability is
- * needed once it is open). 0 or negative errno.
- */
-int agent_garp_send(int fd, int ifindex, const uint8_t hwaddr[6], uint32_t ip);
-/*
- * An ARP probe for ip (RFC 5227 §2.1.1: a request with sender protocol address 0): whoever
- * has ip answers it, so a replica about to take the serverIP learns whether another still
- * holds it. Sent like agent_garp_send.
- */
-void agent_arp_probe_build(uint8_t frame[AGENT_GARP_LEN], const uint8_t hwaddr[6], uint32_t ip);
-int agent_arp_probe_send(int fd, int ifindex, const uint8_t hwaddr[6], uint32_t ip);
-/*
- * A packet socket for ARP on ifindex (non-blocking; CAP_NET_RAW) whose BPF filter passes only
- * frames about ip: its holder's replies and announcements (sender ip) and others' probes for
- * it. agent_arp_set_filter moves it to a new ip. Negative errno.
- */
-int agent_arp_open(int ifindex, uint32_t ip, int *ret_fd);
-int agent_arp_set_filter(int fd, uint32_t ip);
-enum agent_arp_kind {
-	AGENT_ARP_OTHER, /* not about ip, not ARP for IPv4 over Ethernet, or sent by self */
-	AGENT_ARP_CLAIM, /* another MAC has ip: a reply, an announcement, any ARP from it */
-	AGENT_ARP_PROBE, /* another MAC probes for ip: it is about to take it */
-};
-/* What the frame f says about ip; the sender's MAC in ret_mac (for CLAIM and PROBE). */
-int agent_arp_classify(
-    const uint8_t *f, size_t len, const uint8_t self[6], uint32_t ip, uint8_t ret_mac[6]);
 
 /* ---- caps.c: capabilities ------------------------------------------------------------- */
 

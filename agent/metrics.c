@@ -70,12 +70,13 @@ collect(void *userdata)
 	}
 	metric_set(
 	    a->m_serving, 0, a->open && a->link != NULL && agent_link_state(a->link)->up ? 1 : 0);
-	metric_set(a->m_leader, 0, a->active ? 1 : 0);
+	metric_set(a->m_leader, 0, a->fo.fsm.active ? 1 : 0);
 	for (size_t i = 0; i < 4; i++)
-		metric_set(a->m_ha_state, i, a->leader != NULL && (size_t)a->ha == i ? 1 : 0);
-	metric_set(a->m_arp_probes, 0, (double)a->probes);
-	metric_set(a->m_arp_conflicts, 0, (double)a->conflicts);
-	metric_set(a->m_transitions, 0, (double)a->transitions);
+		metric_set(
+		    a->m_ha_state, i, a->fo.leader != NULL && (size_t)a->fo.fsm.state == i ? 1 : 0);
+	metric_set(a->m_arp_probes, 0, (double)a->fo.fsm.probes);
+	metric_set(a->m_arp_conflicts, 0, (double)a->fo.fsm.conflicts);
+	metric_set(a->m_transitions, 0, (double)a->fo.fsm.transitions);
 	metric_set(a->m_garp, 0, (double)a->garp_sent);
 	if (a->m_snap_stale != NULL) {
 		metric_set(a->m_snap_stale, 0, a->snap != NULL ? 1 : 0);
@@ -322,9 +323,9 @@ agent_ready(void *userdata, char *reason, size_t len)
 			    "stale: serving the snapshot written at %s, not synced with the API "
 			    "server yet",
 			    a->snap_written);
-		if (a->leader != NULL && n < len)
-			snprintf(
-			    reason + n, len - n, "%s%s", n ? "; " : "", ha_state_labels[a->ha]);
+		if (a->fo.leader != NULL && n < len)
+			snprintf(reason + n, len - n, "%s%s", n ? "; " : "",
+			    ha_state_labels[a->fo.fsm.state]);
 		return true;
 	}
 	if (!st->exists)

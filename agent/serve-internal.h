@@ -10,8 +10,9 @@
  *                 reload, the engine's callbacks (--dynamic, DECLINE, ACK), the expiry sweep
  *   sockets.c     the DHCP and ARP sockets on the event loop, the serverIP on the interface,
  *                 link events, the capability drop
- *   failover.c    --leader-elect: STANDBY/PROBING/ACTIVE/HOLD, ARP fencing, the Lease's
- *                 callbacks, the serverIP's lifetime, SIGTERM's Lease release
+ *   failover.c    --leader-elect (its part: struct agent_failover, failover.h): the Lease's
+ *                 callbacks, ARP reads and timers fed to failover-fsm.c, its actions done
+ *                 through sockets.c's hooks; the serverIP's lifetime, SIGTERM's Lease release
  *   warmstart.c   --snapshot: the table written on change, read at start, dropped once synced
  *   metrics.c     what /metrics and /readyz report
  *   decisions.c   the DHCP decision log (agent.h; it needs nothing of struct agent)
@@ -24,6 +25,7 @@
 #include <event2/util.h>
 
 #include "agent/agent.h"
+#include "agent/failover.h"
 
 struct event;
 struct httpd;
@@ -74,44 +76,17 @@ struct agent {
 	 * --leader-elect: replicas of one pool hold identical tables; only the holder of the
 	 * pool's Lease (active) owns the serverIP on its interface and answers. A standby keeps
 	 * its sockets open (they could not be reopened once the capabilities are dropped) and
-	 * drains them: the engine drops every request (dhcp_server_set_standby).
+	 * drains them: the engine drops every request (dhcp_server_set_standby). The Lease, the
+	 * decisions (fo.fsm: fo.fsm.active, fo.fsm.state) and their timers: failover.h.
 	 */
-	struct kube_leader *leader;
-	bool active;		  /* may answer (always, without --leader-elect) */
-	uint64_t transitions;	  /* times this replica became active */
-	uint32_t addr_lifetime_s; /* the serverIP's lifetime while active (0: forever) */
-	struct event *ev_refresh; /* renews the address's lifetime while active */
-	struct event *ev_garp;	  /* the second announcement */
+	struct agent_failover fo;
+	/* the announcements and the ARP socket sockets.c keeps for failover.c (arp.h) */
+	struct event *ev_garp; /* the second announcement */
 	uint64_t garp_sent;
 	uint32_t cleared_ip; /* a standby's serverIP removed from the interface, once per IP */
-	/*
-	 * Fencing on the wire (RFC 5227): a replica takes the serverIP (PROBING -> ACTIVE or HOLD)
-	 * only when no other MAC answers ARP probes for it. ACTIVE holds the Lease; HOLD answers
-	 * without it while the API server does not answer (its Lease could not be renewed, or it
-	 * started from its snapshot with the API server down) and steps down as soon as another
-	 * replica is seen holding the Lease or claiming the address.
-	 */
-	enum { HA_STANDBY, HA_PROBING, HA_ACTIVE, HA_HOLD } ha;
-	bool lease_held;	  /* between kube_leader's on_started and on_stopped */
-	bool api_answered;	  /* the last Lease attempt got the API server's answer */
-	bool api_tried;		  /* a Lease attempt has ended */
-	uint64_t api_answered_at; /* monotonic usec of the last answered attempt (or the start) */
-	bool probe_for_hold;	  /* the probe under way is to hold without the Lease */
-	bool probe_conflict;
-	uint8_t conflict_mac[6];
-	uint8_t fenced_mac[6]; /* the MAC last logged as still answering for the serverIP */
-	unsigned probes_sent;
-	int arp_fd;	 /* ARP for the serverIP (agent_arp_open), with the DHCP sockets */
-	uint32_t arp_ip; /* the address its filter passes */
+	int arp_fd;	     /* ARP for the serverIP (agent_arp_open), with the DHCP sockets */
+	uint32_t arp_ip;     /* the address its filter passes */
 	struct event *ev_arp;
-	struct event *ev_probe; /* the next probe, then the verdict */
-	struct event *ev_hold;	/* the next try to take the serverIP (fenced, or without the API) */
-	uint64_t defended_at;
-	uint64_t probes, conflicts;
-	bool stopping;
-	void (*stop_done)(void *userdata);
-	void *stop_userdata;
-	struct event *ev_stop; /* the Lease release's time limit */
 
 	/*
 	 * --snapshot: the table written on change (rate-limited), read at start and served,
@@ -166,21 +141,13 @@ void agent_garp_cb(evutil_socket_t fd, short what, void *arg);
 void agent_retry_cb(evutil_socket_t fd, short what, void *arg);
 void agent_link_changed(
     void *userdata, const struct agent_link_state *old, const struct agent_link_state *now);
+/* what failover.c asks of the sockets and the serverIP (agent_failover_setup's hooks) */
+extern const struct agent_failover_hooks agent_sockets_failover_hooks;
 
 /* warmstart.c */
 void agent_warmstart_load(struct agent *a);
 void agent_warmstart_schedule(struct agent *a);
 void agent_warmstart_done(struct agent *a, enum agent_kube_state st);
 void agent_warmstart_cb(evutil_socket_t fd, short what, void *arg);
-
-/* failover.c */
-int agent_leader_setup(struct agent *a, char *err, size_t errlen);
-void agent_ha_sockets_open(struct agent *a);
-void agent_stand_down(struct agent *a, const char *why);
-void agent_arp_readable(evutil_socket_t fd, short what, void *arg);
-void agent_refresh_cb(evutil_socket_t fd, short what, void *arg);
-void agent_probe_cb(evutil_socket_t fd, short what, void *arg);
-void agent_hold_cb(evutil_socket_t fd, short what, void *arg);
-void agent_stop_timeout_cb(evutil_socket_t fd, short what, void *arg);
 
 #endif

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* agent/ha.c: the gratuitous ARP the active replica announces its serverIP with, the ARP
+/* agent/arp.c: the gratuitous ARP the active replica announces its serverIP with, the ARP
  * probes and the filtered socket it fences it with. */
 #include <errno.h>
 #include <string.h>
@@ -9,7 +9,7 @@
 #include <linux/if_packet.h>
 #include <sys/socket.h>
 
-#include "agent/agent.h"
+#include "agent/arp.h"
 #include "tests/runner.h"
 
 static const uint8_t hw[6] = {0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc};
