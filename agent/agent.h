@@ -22,7 +22,8 @@
  *   warmstart.c    --snapshot: written on change, served at start until synced
  *   metrics.c      /metrics series and /readyz
  *   decisions.c    the DHCP decision log
- *                  (all six but decisions.c share struct agent: serve-internal.h)
+ *                  (serve.c, sockets.c, warmstart.c, metrics.c share struct agent:
+ *                  serve-internal.h; failover.c has its part, failover.h)
  *   main.c         flags, start-up, signals
  *
  * Fallible functions return negative errno; those that take `err` fill it with one line
