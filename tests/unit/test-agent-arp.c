@@ -125,7 +125,7 @@ test_arp_socket(void)
 	close(fd);
 }
 
-static const struct test_case ha_tests[] = {
+static const struct test_case arp_tests[] = {
     {"gratuitous ARP: RFC 5227 announcement", test_garp_frame},
     {"gratuitous ARP: send errors", test_garp_send_errors},
     {"gratuitous ARP: sent on a packet socket", test_garp_send_loopback},
@@ -136,6 +136,6 @@ static const struct test_case ha_tests[] = {
 };
 
 const struct test_suite test_suites[] = {
-    {.name = "agent-ha", .tests = ha_tests},
+    {.name = "agent-arp", .tests = arp_tests},
     {.name = NULL},
 };
