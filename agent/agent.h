@@ -14,7 +14,7 @@
  *   dynamic.c      --dynamic leases: allocation, DECLINE holds, expiry; agent_apply_config
  *   leasefile.c    local-mode dynamic leases: snapshot (atomic) + append journal
  *   snapshot.c     Kubernetes mode: warm-start snapshot of the table and options (checksummed)
- *   ha.c           --leader-elect on the wire: gratuitous ARP, ARP probes, the ARP fence socket
+ *   arp.c          arp.h: --leader-elect on the wire: gratuitous ARP, ARP probes, the fence socket
  *   caps.c         caps.h: capabilities: raised at start, dropped once the sockets are open
  *   listen.c       listen.h: where the HTTP endpoint may listen (never the served interface)
  *   decisions.c    decisions.h: the DHCP decision log
@@ -24,15 +24,19 @@
  *                  parts owned by the files below, for the files that share it
  *   sockets.c      sockets.h: DHCP and ARP sockets <-> libevent, the serverIP, link events,
  *                  capability drop
- *   failover.c     --leader-elect: standby/probing/active/hold, ARP fencing, Lease callbacks
+ *   failover-fsm.c failover-fsm.h: --leader-elect's decisions (standby/probing/active/hold), a
+ *                  pure state machine
+ *   failover.c     failover.h: its glue: the Lease's callbacks, ARP reads and timers fed to the
+ *                  machine, its actions done (through sockets.c's hooks)
  *   warmstart.c    warmstart.h: --snapshot: written on change, served at start until synced
  *   metrics.c      metrics.h: /metrics series and /readyz
  *   cli.c          cli.h: the command line: flags and the checks across them
  *   main.c         start-up, signals
  *
- * Calls go one way, from the higher file to the lower: main.c > cli.c, serve.c > failover.c >
- * metrics.c > warmstart.c > sockets.c > link.c, caps.c, listen.c, ha.c, decisions.c, dump.c;
- * a lower file reaches a higher one only through a function pointer the higher one set.
+ * Calls go one way, from the higher file to the lower: main.c > cli.c, serve.c > metrics.c,
+ * warmstart.c > sockets.c > failover.c > failover-fsm.c, arp.c, link.c, caps.c, listen.c,
+ * decisions.c, dump.c; a lower file reaches a higher one only through a function pointer the
+ * higher one set (failover.c does what it decides through sockets.c's hooks).
  *
  * Fallible functions return negative errno; those that take `err` fill it with one line
  * fit for the user (naming the file and line or field) on failure.
@@ -380,43 +384,6 @@ int agent_snapshot_decode(const uint8_t *buf, size_t len, const char *ippool_ref
     struct agent_config **ret, struct agent_snapshot_info *info, char *err, size_t errlen);
 /* CRC-32C (Castagnoli) of data, the snapshot's checksum. */
 uint32_t agent_snapshot_crc32c(const void *data, size_t len);
-
-/* ---- ha.c: the active replica's announcement --------------------------------------------- */
-
-#define AGENT_GARP_LEN 42 /* Ethernet header + ARP for IPv4 over Ethernet */
-/*
- * A gratuitous ARP announcement (RFC 5227 §2.3: an ARP request whose sender and target
- * protocol addresses are both ip, target hardware address zero) from hwaddr, broadcast: the
- * new active replica tells the VMs' and relays' neighbour caches where ip is now.
- */
-void agent_garp_build(uint8_t frame[AGENT_GARP_LEN], const uint8_t hwaddr[6], uint32_t ip);
-/*
- * Sends it on the packet socket fd (the engine's, bound to ifindex; no new capability is
- * needed once it is open). 0 or negative errno.
- */
-int agent_garp_send(int fd, int ifindex, const uint8_t hwaddr[6], uint32_t ip);
-/*
- * An ARP probe for ip (RFC 5227 §2.1.1: a request with sender protocol address 0): whoever
- * has ip answers it, so a replica about to take the serverIP learns whether another still
- * holds it. Sent like agent_garp_send.
- */
-void agent_arp_probe_build(uint8_t frame[AGENT_GARP_LEN], const uint8_t hwaddr[6], uint32_t ip);
-int agent_arp_probe_send(int fd, int ifindex, const uint8_t hwaddr[6], uint32_t ip);
-/*
- * A packet socket for ARP on ifindex (non-blocking; CAP_NET_RAW) whose BPF filter passes only
- * frames about ip: its holder's replies and announcements (sender ip) and others' probes for
- * it. agent_arp_set_filter moves it to a new ip. Negative errno.
- */
-int agent_arp_open(int ifindex, uint32_t ip, int *ret_fd);
-int agent_arp_set_filter(int fd, uint32_t ip);
-enum agent_arp_kind {
-	AGENT_ARP_OTHER, /* not about ip, not ARP for IPv4 over Ethernet, or sent by self */
-	AGENT_ARP_CLAIM, /* another MAC has ip: a reply, an announcement, any ARP from it */
-	AGENT_ARP_PROBE, /* another MAC probes for ip: it is about to take it */
-};
-/* What the frame f says about ip; the sender's MAC in ret_mac (for CLAIM and PROBE). */
-int agent_arp_classify(
-    const uint8_t *f, size_t len, const uint8_t self[6], uint32_t ip, uint8_t ret_mac[6]);
 
 /* ---- serve.c: the running agent ---------------------------------------------------- */
 

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * --leader-elect: what a replica does with the pool's Lease (kube/leader.c) and the wire
- * (ha.c). STANDBY drains its sockets and answers nothing; PROBING sends ARP probes for the
- * serverIP before taking it; ACTIVE holds the Lease, has the serverIP on its interface (its
- * lifetime renewed while it answers, so a dead agent's address goes by itself) and defends
- * it; HOLD answers without the Lease while the API server does not answer, and stands down as
- * soon as another replica is seen holding the Lease or claiming the address. On SIGTERM the
- * Lease is released so a standby takes over at once.
+ * --leader-elect's glue (failover.h): the pool's Lease (kube/leader.c), the ARP socket's reads
+ * and the timers become events of the state machine (failover-fsm.h: STANDBY, PROBING, ACTIVE,
+ * HOLD, and the rules); this file does what it asks: the timers, the ARP probes (arp.c), the
+ * log lines, and through the hooks of the sockets' owner, the serverIP taken or given up and
+ * the gratuitous ARP. The serverIP's lifetime is renewed while active, so a dead agent's
+ * address goes by itself. On SIGTERM the Lease is released so a standby takes over at once.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,387 +17,311 @@
 #include <event2/event.h>
 
 #include "agent/agent.h"
-#include "agent/serve-internal.h"
+#include "agent/arp.h"
+#include "agent/failover.h"
 #include "kube/kube.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
-/*
- * ARP probes before taking the serverIP: PROBE_NUM, PROBE_INTERVAL_USEC apart, the verdict
- * PROBE_INTERVAL_USEC after the last. RFC 5227 waits seconds (PROBE_NUM 3, 1-2 s apart) for
- * hosts that may be slow to answer; here the holder is a Linux kernel on the same L2 segment,
- * which answers in microseconds, and every 100 ms counts in a failover.
- */
-#define PROBE_NUM 2
-#define PROBE_INTERVAL_USEC (50 * UINT64_C(1000))
-/* While the API server does not answer, a standby tries to take the serverIP this often. */
-#define HOLD_RETRY_USEC USEC_PER_SEC
-/* A claim of our serverIP by another MAC is answered with a gratuitous ARP at most this often. */
-#define DEFEND_INTERVAL_USEC USEC_PER_SEC
-/* On SIGTERM the Lease is released (the standby takes over at once) within this, else given up. */
-#define STOP_RELEASE_USEC (2 * USEC_PER_SEC)
-
-/* Renews the serverIP's lifetime while active (so a dead agent's address goes by itself). */
-void
-agent_refresh_cb(evutil_socket_t fd, short what, void *arg)
+static void
+wire(const struct agent_failover *f, struct agent_failover_wire *w)
 {
-	struct agent *a = arg;
-
-	(void)fd;
-	(void)what;
-	if (!a->active || a->sock.addr_ip == 0 || a->link == NULL)
-		return;
-	(void)agent_link_add_address_lifetime(
-	    a->link, a->sock.addr_ip, a->sock.addr_prefix, a->addr_lifetime_s);
+	memset(w, 0, sizeof(*w));
+	w->arp_fd = -1;
+	f->hooks->wire(f->userdata, w);
 }
 
-/* Takes the serverIP and answers: ACTIVE with the Lease, HOLD without it. */
-static void
-claim(struct agent *a)
+/* A probe can go out: the sockets and the ARP socket are open, a pool is served. */
+static bool
+can_probe(const struct agent_failover_wire *w)
 {
-	bool was = a->active;
+	return w->open && w->arp_fd >= 0 && w->pool;
+}
 
-	a->ha = a->lease_held ? HA_ACTIVE : HA_HOLD;
-	a->active = true;
-	if (!was)
-		a->transitions++;
-	a->cleared_ip = 0;
-	memset(a->fenced_mac, 0, 6);
-	if (a->ha == HA_ACTIVE)
-		log_kv(LOG_LEVEL_INFO,
-		    LOG_KV("ippool", a->opts.ippool_ref, "lease", a->opts.lease_name),
+static void
+set_timer(struct event *ev, const struct failover_timer *t)
+{
+	uint64_t usec = t->usec;
+	struct timeval tv;
+
+	if (t->op == FAILOVER_TIMER_CANCEL) {
+		evtimer_del(ev);
+		return;
+	}
+	if (t->op != FAILOVER_TIMER_ARM)
+		return;
+	if (t->jitter_usec != 0)
+		usec += (uint64_t)random() % t->jitter_usec;
+	tv.tv_sec = (time_t)(usec / USEC_PER_SEC);
+	tv.tv_usec = (suseconds_t)(usec % USEC_PER_SEC);
+	evtimer_add(ev, &tv);
+}
+
+/* Takes the serverIP and answers (the state machine says ACTIVE or HOLD). */
+static void
+take(struct agent_failover *f)
+{
+	const struct agent_opts *o = f->opts;
+
+	if (f->fsm.state == FAILOVER_ACTIVE)
+		log_kv(LOG_LEVEL_INFO, LOG_KV("ippool", o->ippool_ref, "lease", o->lease_name),
 		    "this replica (%s) holds the Lease: active, answering and announcing the "
 		    "serverIP",
-		    a->opts.identity);
+		    o->identity);
 	else
-		log_kv(LOG_LEVEL_WARN,
-		    LOG_KV("ippool", a->opts.ippool_ref, "lease", a->opts.lease_name),
+		log_kv(LOG_LEVEL_WARN, LOG_KV("ippool", o->ippool_ref, "lease", o->lease_name),
 		    "the API server does not answer and no replica answers for the serverIP: this "
 		    "replica (%s) answers without the Lease (hold) until the API server is back",
-		    a->opts.identity);
-	dhcp_server_set_standby(a->dhcp, false);
-	agent_update_sockets(a, true);
-	if (a->addr_lifetime_s != 0 && !event_pending(a->ev_refresh, EV_TIMEOUT, NULL))
-		event_add(a->ev_refresh, &(struct timeval){.tv_usec = 250000});
+		    o->identity);
+	f->hooks->take(f->userdata);
+	if (f->addr_lifetime_s != 0 && !event_pending(f->ev_refresh, EV_TIMEOUT, NULL))
+		event_add(f->ev_refresh, &(struct timeval){.tv_usec = 250000});
 }
 
 /* Stops answering, then gives the serverIP up. */
-void
-agent_stand_down(struct agent *a, const char *why)
+static void
+drop(struct agent_failover *f, const char *why, bool was_active)
 {
-	bool was = a->active;
+	const struct agent_opts *o = f->opts;
 
-	evtimer_del(a->ev_probe);
-	a->ha = HA_STANDBY;
-	a->active = false;
-	dhcp_server_set_standby(a->dhcp, true);
-	evtimer_del(a->ev_garp);
-	event_del(a->ev_refresh);
-	if (a->sock.addr_ip != 0)
-		a->cleared_ip = a->sock.addr_ip;
-	agent_del_address(a, why);
-	if (was)
-		log_kv(LOG_LEVEL_WARN,
-		    LOG_KV("ippool", a->opts.ippool_ref, "lease", a->opts.lease_name),
-		    "this replica (%s) stands by, not answering: %s", a->opts.identity, why);
+	event_del(f->ev_refresh);
+	f->hooks->drop(f->userdata, why);
+	if (was_active)
+		log_kv(LOG_LEVEL_WARN, LOG_KV("ippool", o->ippool_ref, "lease", o->lease_name),
+		    "this replica (%s) stands by, not answering: %s", o->identity, why);
 }
 
 static void
-schedule_hold(struct agent *a, uint64_t delay)
+send_probe(struct agent_failover *f)
 {
-	struct timeval tv = {.tv_sec = (time_t)(delay / USEC_PER_SEC),
-	    .tv_usec = (suseconds_t)(delay % USEC_PER_SEC)};
-
-	if (a->stopping || a->ev_hold == NULL)
-		return;
-	evtimer_add(a->ev_hold, &tv);
-}
-
-/* The next look at the serverIP while the API server may be silent: 1 to 1.5 s from now. */
-static void
-schedule_hold_retry(struct agent *a)
-{
-	schedule_hold(a, HOLD_RETRY_USEC + (uint64_t)(random() % 500000));
-}
-
-/* A standby without the Lease keeps looking (agent_hold_cb), unless a look is already due. */
-static void
-keep_watching(struct agent *a)
-{
-	if (a->ha == HA_STANDBY && !a->lease_held && !evtimer_pending(a->ev_hold, NULL))
-		schedule_hold_retry(a);
-}
-
-/* Probes for the serverIP before taking it (for_hold: without the Lease). */
-static void
-probe_start(struct agent *a, bool for_hold)
-{
-	if (a->stopping || !a->sock.open || a->arp_fd < 0 || agent_cur_cfg(a) == NULL || a->active)
-		return;
-	a->ha = HA_PROBING;
-	a->probe_for_hold = for_hold;
-	a->probe_conflict = false;
-	a->probes_sent = 0;
-	evtimer_del(a->ev_hold);
-	evtimer_add(a->ev_probe, &(struct timeval){0});
-}
-
-void
-agent_probe_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct agent *a = arg;
-	const struct agent_config *cfg = agent_cur_cfg(a);
-	char ip[IPV4_STRLEN], m[MAC_STRLEN];
+	struct agent_failover_wire w;
 	int r;
+
+	wire(f, &w);
+	r = agent_arp_probe_send(w.arp_fd, w.ifindex, w.hwaddr, w.server_ip);
+	if (r < 0)
+		log_warn("%s: cannot send an ARP probe: %s", f->opts->ifname, strerror(-r));
+}
+
+static void release(struct agent_failover *f);
+
+/* Does what the state machine asked, in failover-fsm.h's order; why: a stand down's reason. */
+static void
+perform(struct agent_failover *f, const struct failover_actions *act, const char *why)
+{
+	set_timer(f->ev_probe, &act->probe);
+	set_timer(f->ev_hold, &act->hold);
+	if (act->claim)
+		take(f);
+	if (act->stand_down)
+		drop(f, why, act->was_active);
+	if (act->send_probe)
+		send_probe(f);
+	if (act->announce)
+		f->hooks->announce(f->userdata);
+	if (act->release)
+		release(f);
+}
+
+/* The words of a reason that names nobody. */
+static const char *
+why_text(enum failover_why why)
+{
+	return why == FAILOVER_WHY_STOPPING ? "stopping" : "no longer holds the Lease";
+}
+
+/* Renews the serverIP's lifetime while active (so a dead agent's address goes by itself). */
+static void
+refresh_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent_failover *f = arg;
 
 	(void)fd;
 	(void)what;
-	if (a->ha != HA_PROBING || cfg == NULL || a->arp_fd < 0)
+	if (!f->fsm.active)
 		return;
-	if (a->probes_sent < PROBE_NUM && !a->probe_conflict) {
-		r = agent_arp_probe_send(
-		    a->arp_fd, a->sock.open_ifindex, a->sock.open_hwaddr, cfg->opts.server_ip);
-		if (r < 0)
-			log_warn("%s: cannot send an ARP probe: %s", a->opts.ifname, strerror(-r));
-		a->probes_sent++;
-		a->probes++;
-		evtimer_add(a->ev_probe, &(struct timeval){.tv_usec = PROBE_INTERVAL_USEC});
-		return;
+	f->hooks->renew(f->userdata, f->addr_lifetime_s);
+}
+
+static void
+probe_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent_failover *f = arg;
+	struct agent_failover_wire w;
+	struct failover_actions act;
+	char ip[IPV4_STRLEN], m[MAC_STRLEN];
+
+	(void)fd;
+	(void)what;
+	wire(f, &w);
+	failover_fsm_probe_timer(&f->fsm, w.arp_fd >= 0 && w.pool, can_probe(&w), &act);
+	if (act.note == FAILOVER_NOTE_FENCED || act.note == FAILOVER_NOTE_STAYS_STANDBY) {
+		ipv4_format(w.server_ip, ip);
+		mac_format(f->fsm.conflict_mac, m);
+		if (act.note == FAILOVER_NOTE_FENCED)
+			log_warn("%s: this replica holds the Lease but %s is still answered by %s "
+				 "(a previous active replica cut off from the API server?): not "
+				 "taking it until nobody answers",
+			    f->opts->ifname, ip, m);
+		else
+			log_debug("%s: %s answered by %s: stays standby", f->opts->ifname, ip, m);
 	}
-	ipv4_format(cfg->opts.server_ip, ip);
-	if (a->probe_conflict) {
-		a->ha = HA_STANDBY;
-		mac_format(a->conflict_mac, m);
-		if (!a->probe_for_hold) {
-			if (memcmp(a->fenced_mac, a->conflict_mac, 6) != 0)
-				log_warn(
-				    "%s: this replica holds the Lease but %s is still answered by "
-				    "%s (a previous active replica cut off from the API server?): "
-				    "not taking it until nobody answers",
-				    a->opts.ifname, ip, m);
-			memcpy(a->fenced_mac, a->conflict_mac, 6);
-			schedule_hold(a, a->opts.retry_period_usec);
-		} else {
-			log_debug("%s: %s answered by %s: stays standby", a->opts.ifname, ip, m);
-			schedule_hold_retry(a);
-		}
-		return;
-	}
-	if ((a->probe_for_hold && (a->lease_held || a->api_answered)) ||
-	    (!a->probe_for_hold && !a->lease_held)) {
-		/* the API server answered meanwhile (the Lease decides), or the Lease was lost */
-		a->ha = HA_STANDBY;
-		if (a->lease_held)
-			probe_start(a, false);
-		else /* keep watching for the API server falling silent */
-			schedule_hold_retry(a);
-		return;
-	}
-	claim(a);
+	perform(f, &act, NULL);
+}
+
+/* One frame of the ARP socket about the serverIP; false once the replica stood down. */
+static bool
+arp_frame(struct agent_failover *f, const struct agent_failover_wire *w, uint64_t now, int kind,
+    const uint8_t mac[6])
+{
+	struct failover_actions act;
+	char ip[IPV4_STRLEN], m[MAC_STRLEN], why[128] = "";
+
+	failover_fsm_arp(&f->fsm, now,
+	    kind == AGENT_ARP_CLAIM ? FAILOVER_ARP_CLAIM : FAILOVER_ARP_PROBE, mac, &act);
+	ipv4_format(w->server_ip, ip);
+	mac_format(mac, m);
+	if (act.note == FAILOVER_NOTE_DEFEND)
+		log_warn("%s: %s also claimed by %s; this replica holds the Lease: defending it "
+			 "with a gratuitous ARP",
+		    f->opts->ifname, ip, m);
+	if (act.stand_down)
+		snprintf(why, sizeof(why), "%s claimed by %s while held without the Lease", ip, m);
+	perform(f, &act, why);
+	return !act.stand_down;
 }
 
 void
-agent_arp_readable(evutil_socket_t fd, short what, void *arg)
+agent_failover_arp_readable(evutil_socket_t fd, short what, void *arg)
 {
-	struct agent *a = arg;
-	const struct agent_config *cfg = agent_cur_cfg(a);
-	uint8_t f[128], mac[6];
-	char ip[IPV4_STRLEN], m[MAC_STRLEN];
+	struct agent_failover *f = arg;
+	struct agent_failover_wire w;
+	uint8_t frame[128], mac[6];
 	uint64_t now = clock_now_usec();
 	ssize_t n;
 	int kind;
 
 	(void)what;
-	while ((n = recv(fd, f, sizeof(f), 0)) > 0) {
-		if (cfg == NULL)
+	wire(f, &w);
+	while ((n = recv(fd, frame, sizeof(frame), 0)) > 0) {
+		if (!w.pool)
 			continue;
-		kind =
-		    agent_arp_classify(f, (size_t)n, a->sock.open_hwaddr, cfg->opts.server_ip, mac);
+		kind = agent_arp_classify(frame, (size_t)n, w.hwaddr, w.server_ip, mac);
 		if (kind == AGENT_ARP_OTHER)
 			continue;
-		if (a->ha == HA_PROBING) {
-			/* answered (CLAIM), or another probing for it at once (PROBE): not ours */
-			if (!a->probe_conflict)
-				a->conflicts++;
-			a->probe_conflict = true;
-			memcpy(a->conflict_mac, mac, 6);
-			continue;
-		}
-		if (kind != AGENT_ARP_CLAIM || !a->active)
-			continue; /* our kernel answers probes for an address we hold */
-		a->conflicts++;
-		ipv4_format(cfg->opts.server_ip, ip);
-		mac_format(mac, m);
-		if (a->ha == HA_HOLD) {
-			char why[128];
-			snprintf(why, sizeof(why), "%s claimed by %s while held without the Lease",
-			    ip, m);
-			agent_stand_down(a, why);
-			schedule_hold_retry(a);
+		if (!arp_frame(f, &w, now, kind, mac))
 			return;
-		}
-		if (now - a->defended_at >= DEFEND_INTERVAL_USEC) {
-			/* ACTIVE with the Lease: defend the address (RFC 5227 §2.4 (b)) */
-			a->defended_at = now;
-			log_warn(
-			    "%s: %s also claimed by %s; this replica holds the Lease: defending "
-			    "it with a gratuitous ARP",
-			    a->opts.ifname, ip, m);
-			agent_announce(a);
-		}
 	}
 }
 
-/*
- * Whether the API server is silent for the Lease: its last attempt failed without an answer,
- * or none was answered for the renew deadline (a request that hangs fails only at the
- * client's connect or request timeout, seconds later).
- */
-static bool
-api_silent(const struct agent *a)
+static void
+hold_cb(evutil_socket_t fd, short what, void *arg)
 {
-	return (a->api_tried && !a->api_answered) ||
-	       clock_now_usec() - a->api_answered_at >= a->opts.renew_deadline_usec;
-}
-
-void
-agent_hold_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct agent *a = arg;
+	struct agent_failover *f = arg;
+	struct agent_failover_wire w;
+	struct failover_actions act;
 
 	(void)fd;
 	(void)what;
-	if (a->active || a->ha == HA_PROBING || a->stopping)
-		return;
-	if (a->lease_held)
-		probe_start(a, false); /* fenced: is the address free now? */
-	else if (api_silent(a))
-		probe_start(a, true);
-	/* the probe's verdict schedules the next look; here when no probe could start */
-	keep_watching(a);
+	wire(f, &w);
+	failover_fsm_hold_timer(&f->fsm, clock_now_usec(), can_probe(&w), &act);
+	perform(f, &act, NULL);
 }
 
-/* The DHCP sockets (and the ARP socket) are open: a Lease held meanwhile is acted on. */
 void
-agent_ha_sockets_open(struct agent *a)
+agent_failover_sockets_open(struct agent_failover *f)
 {
-	if (a->leader == NULL || a->active || a->ha == HA_PROBING)
+	struct agent_failover_wire w;
+	struct failover_actions act;
+
+	if (f->leader == NULL)
 		return;
-	if (a->lease_held)
-		probe_start(a, false);
-	else if (!a->api_answered && (a->warm.snap != NULL || a->api_tried))
-		/*
-		 * a warm start: serving the snapshot at once, without waiting for the API server
-		 * (which may take its connect timeout to fail), if nobody answers for the serverIP;
-		 * the Lease decides once the API server answers
-		 */
-		probe_start(a, true);
-	keep_watching(a);
+	wire(f, &w);
+	failover_fsm_sockets_open(&f->fsm, can_probe(&w), w.snapshot, &act);
+	perform(f, &act, NULL);
 }
 
 static void
 leader_started(void *userdata)
 {
-	struct agent *a = userdata;
+	struct agent_failover *f = userdata;
+	struct agent_failover_wire w;
+	struct failover_actions act;
 
-	a->lease_held = true;
-	if (a->stopping)
-		return;
-	if (a->active) {
-		if (a->ha == HA_HOLD)
-			log_info(
-			    "this replica (%s) holds the Lease again: active", a->opts.identity);
-		a->ha = HA_ACTIVE;
-		return;
-	}
-	probe_start(a, false); /* or, sockets not open yet, from agent_ha_sockets_open */
+	wire(f, &w);
+	failover_fsm_lease_won(&f->fsm, can_probe(&w), &act);
+	if (act.note == FAILOVER_NOTE_HOLDS_AGAIN)
+		log_info("this replica (%s) holds the Lease again: active", f->opts->identity);
+	perform(f, &act, NULL);
 }
 
 static void
 leader_stopped(void *userdata)
 {
-	struct agent *a = userdata;
+	struct agent_failover *f = userdata;
+	const struct agent_opts *o = f->opts;
+	struct failover_actions act;
 
-	a->lease_held = false;
-	if (a->ha == HA_PROBING && !a->probe_for_hold) {
-		evtimer_del(a->ev_probe);
-		a->ha = HA_STANDBY;
-	}
-	evtimer_del(a->ev_hold);
-	if (!a->active)
-		return;
-	if (!a->api_answered && !a->stopping) {
-		a->ha = HA_HOLD;
-		log_kv(LOG_LEVEL_WARN,
-		    LOG_KV("ippool", a->opts.ippool_ref, "lease", a->opts.lease_name),
+	failover_fsm_lease_lost(&f->fsm, &act);
+	if (act.note == FAILOVER_NOTE_HOLD_NO_API)
+		log_kv(LOG_LEVEL_WARN, LOG_KV("ippool", o->ippool_ref, "lease", o->lease_name),
 		    "cannot renew the Lease: the API server does not answer; this replica (%s) "
 		    "keeps answering (hold): no replica can take the Lease without the API server, "
 		    "and one that does takes the serverIP only once nobody answers for it",
-		    a->opts.identity);
-		return;
-	}
-	agent_stand_down(a, a->stopping ? "stopping" : "no longer holds the Lease");
+		    o->identity);
+	perform(f, &act, why_text(act.why));
 }
 
 static void
 leader_new_holder(void *userdata, const char *id)
 {
-	struct agent *a = userdata;
+	struct agent_failover *f = userdata;
+	struct failover_actions act;
 	char why[320];
 
 	/* kube_leader calls this when the holder changed to another, non-empty one */
-	if (strcmp(id, a->opts.identity) == 0)
+	if (strcmp(id, f->opts->identity) == 0)
 		return;
-	log_info("IPPool %s: the active replica is %s", a->opts.ippool_ref, id);
-	if (a->ha == HA_HOLD) {
-		snprintf(why, sizeof(why), "the Lease is held by %.200s", id);
-		agent_stand_down(a, why);
-	} else if (a->ha == HA_PROBING && a->probe_for_hold) {
-		evtimer_del(a->ev_probe);
-		a->ha = HA_STANDBY;
-	}
+	log_info("IPPool %s: the active replica is %s", f->opts->ippool_ref, id);
+	failover_fsm_lease_other(&f->fsm, &act);
+	snprintf(why, sizeof(why), "the Lease is held by %.200s", id);
+	perform(f, &act, why);
 }
 
 static void
 leader_result(void *userdata, bool answered)
 {
-	struct agent *a = userdata;
-	bool first = !a->api_tried;
+	struct agent_failover *f = userdata;
+	struct failover_actions act;
 
-	a->api_tried = true;
-	a->api_answered = answered;
-	if (answered) {
-		a->api_answered_at = clock_now_usec();
-		if (!a->lease_held)
-			evtimer_del(a->ev_hold);
-		return;
-	}
-	/* no API server: a standby with a table takes the serverIP if nobody answers for it */
-	if (!a->active && a->ha == HA_STANDBY && !a->lease_held &&
-	    !evtimer_pending(a->ev_hold, NULL))
-		schedule_hold(a, first ? 0 : HOLD_RETRY_USEC + (uint64_t)(random() % 500000));
+	failover_fsm_api_result(&f->fsm, clock_now_usec(), answered, &act);
+	perform(f, &act, NULL);
 }
 
 int
-agent_leader_setup(struct agent *a, char *err, size_t errlen)
+agent_failover_setup(struct agent_failover *f, struct kube_client *kc,
+    const struct agent_failover_hooks *hooks, void *userdata, char *err, size_t errlen)
 {
+	const struct agent_opts *o = f->opts;
 	struct kube_leader_opts lo = {
-	    .ns = a->opts.lease_ns,
-	    .name = a->opts.lease_name,
-	    .identity = a->opts.identity,
-	    .lease_duration_usec = a->opts.lease_duration_usec,
-	    .renew_deadline_usec = a->opts.renew_deadline_usec,
-	    .retry_period_usec = a->opts.retry_period_usec,
+	    .ns = o->lease_ns,
+	    .name = o->lease_name,
+	    .identity = o->identity,
+	    .lease_duration_usec = o->lease_duration_usec,
+	    .renew_deadline_usec = o->renew_deadline_usec,
+	    .retry_period_usec = o->retry_period_usec,
 	    .on_started = leader_started,
 	    .on_stopped = leader_stopped,
 	    .on_new_leader = leader_new_holder,
 	    .on_result = leader_result,
-	    .userdata = a,
+	    .userdata = f,
 	};
 	int r;
 
-	if ((r = kube_leader_new(a->kc, &lo, &a->leader)) < 0) {
+	f->hooks = hooks;
+	f->userdata = userdata;
+	if ((r = kube_leader_new(kc, &lo, &f->leader)) < 0) {
 		snprintf(err, errlen,
 		    "--leader-elect: %s (the renew deadline must be under the lease duration, the "
 		    "retry period under the renew deadline, the lease duration at least 1 s)",
@@ -409,68 +332,117 @@ agent_leader_setup(struct agent *a, char *err, size_t errlen)
 	 * The address dies with the agent (renewed every 250 ms while it answers): gone before a
 	 * standby may take the Lease (the lease duration), so its ARP probes find it free.
 	 */
-	a->addr_lifetime_s = a->opts.lease_duration_usec >= 3 * USEC_PER_SEC
-				 ? (uint32_t)(a->opts.lease_duration_usec / USEC_PER_SEC) - 1
+	f->addr_lifetime_s = o->lease_duration_usec >= 3 * USEC_PER_SEC
+				 ? (uint32_t)(o->lease_duration_usec / USEC_PER_SEC) - 1
 				 : 1;
 	log_info("leader election: Lease %s/%s as %s (lease %.1f s, renew deadline %.1f s, retry "
 		 "%.2f s)",
-	    a->opts.lease_ns, a->opts.lease_name, a->opts.identity,
-	    (double)a->opts.lease_duration_usec / 1e6, (double)a->opts.renew_deadline_usec / 1e6,
-	    (double)a->opts.retry_period_usec / 1e6);
+	    o->lease_ns, o->lease_name, o->identity, (double)o->lease_duration_usec / 1e6,
+	    (double)o->renew_deadline_usec / 1e6, (double)o->retry_period_usec / 1e6);
 	return 0;
 }
 
 static void
-stop_finish(struct agent *a)
+stop_finish(struct agent_failover *f)
 {
-	void (*done)(void *) = a->stop_done;
+	void (*done)(void *) = f->stop_done;
 
-	a->stop_done = NULL;
-	if (a->ev_stop != NULL)
-		evtimer_del(a->ev_stop);
+	f->stop_done = NULL;
+	if (f->ev_stop != NULL)
+		evtimer_del(f->ev_stop);
 	if (done != NULL)
-		done(a->stop_userdata);
+		done(f->stop_userdata);
 }
 
 static void
 released(void *userdata)
 {
-	struct agent *a = userdata;
+	struct agent_failover *f = userdata;
 
-	log_info("Lease %s/%s released", a->opts.lease_ns, a->opts.lease_name);
-	stop_finish(a);
+	log_info("Lease %s/%s released", f->opts->lease_ns, f->opts->lease_name);
+	stop_finish(f);
 }
 
-void
-agent_stop_timeout_cb(evutil_socket_t fd, short what, void *arg)
+static void
+stop_timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct agent *a = arg;
+	struct agent_failover *f = arg;
 
 	(void)fd;
 	(void)what;
 	log_warn("Lease %s/%s: release not confirmed in time; the standby takes over when it "
 		 "expires",
-	    a->opts.lease_ns, a->opts.lease_name);
-	stop_finish(a);
+	    f->opts->lease_ns, f->opts->lease_name);
+	stop_finish(f);
+}
+
+/* The Lease released, confirmed by released() or given up by stop_timeout_cb. */
+static void
+release(struct agent_failover *f)
+{
+	if (kube_leader_release(f->leader, released, f) < 0) {
+		stop_finish(f);
+		return;
+	}
+	evtimer_add(f->ev_stop,
+	    &(struct timeval){.tv_sec = (time_t)(FAILOVER_STOP_RELEASE_USEC / USEC_PER_SEC)});
 }
 
 int
-agent_stop(struct agent *a, void (*done)(void *userdata), void *userdata)
+agent_failover_stop(struct agent_failover *f, void (*done)(void *userdata), void *userdata)
 {
-	if (a->stopping)
-		return -EALREADY;
-	a->stopping = true;
-	a->stop_done = done;
-	a->stop_userdata = userdata;
-	if (a->leader == NULL || a->ev_stop == NULL) {
-		stop_finish(a);
+	struct failover_actions act;
+	int r;
+
+	r = failover_fsm_stop(&f->fsm, f->leader != NULL && f->ev_stop != NULL, &act);
+	if (r < 0)
+		return r;
+	f->stop_done = done;
+	f->stop_userdata = userdata;
+	if (!act.release) {
+		stop_finish(f);
 		return 0;
 	}
-	agent_stand_down(a, "stopping");
-	if (kube_leader_release(a->leader, released, a) < 0) {
-		stop_finish(a);
-		return 0;
-	}
-	evtimer_add(a->ev_stop, &(struct timeval){.tv_sec = STOP_RELEASE_USEC / USEC_PER_SEC});
+	perform(f, &act, why_text(act.why));
 	return 0;
+}
+
+int
+agent_failover_init(
+    struct agent_failover *f, struct event_base *base, const struct agent_opts *opts, uint64_t now)
+{
+	memset(f, 0, sizeof(*f));
+	f->opts = opts;
+	failover_fsm_init(
+	    &f->fsm, opts->leader_elect, now, opts->renew_deadline_usec, opts->retry_period_usec);
+	f->ev_refresh = event_new(base, -1, EV_PERSIST, refresh_cb, f);
+	f->ev_probe = evtimer_new(base, probe_cb, f);
+	f->ev_hold = evtimer_new(base, hold_cb, f);
+	f->ev_stop = evtimer_new(base, stop_timeout_cb, f);
+	if (f->ev_refresh == NULL || f->ev_probe == NULL || f->ev_hold == NULL ||
+	    f->ev_stop == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+void
+agent_failover_free(struct agent_failover *f)
+{
+	struct failover_actions act;
+
+	if (f->leader != NULL && f->fsm.active) {
+		/* not answering, the address gone, before the sockets close */
+		failover_fsm_stand_down(&f->fsm, FAILOVER_WHY_STOPPING, &act);
+		perform(f, &act, why_text(act.why));
+	}
+	f->leader = kube_leader_free(f->leader);
+	if (f->ev_refresh != NULL)
+		event_free(f->ev_refresh);
+	if (f->ev_probe != NULL)
+		event_free(f->ev_probe);
+	if (f->ev_hold != NULL)
+		event_free(f->ev_hold);
+	if (f->ev_stop != NULL)
+		event_free(f->ev_stop);
+	f->ev_refresh = f->ev_probe = f->ev_hold = f->ev_stop = NULL;
 }

@@ -79,12 +79,13 @@ collect(void *userdata)
 	metric_set(a->mx.serving, 0,
 	    a->sock.open && a->link != NULL && agent_link_state(a->link)->up ? 1 : 0);
 	metric_set(a->mx.link_events, 0, (double)a->sock.link_events);
-	metric_set(a->mx.leader, 0, a->active ? 1 : 0);
+	metric_set(a->mx.leader, 0, a->fo.fsm.active ? 1 : 0);
 	for (size_t i = 0; i < 4; i++)
-		metric_set(a->mx.ha_state, i, a->leader != NULL && (size_t)a->ha == i ? 1 : 0);
-	metric_set(a->mx.arp_probes, 0, (double)a->probes);
-	metric_set(a->mx.arp_conflicts, 0, (double)a->conflicts);
-	metric_set(a->mx.transitions, 0, (double)a->transitions);
+		metric_set(a->mx.ha_state, i,
+		    a->fo.leader != NULL && (size_t)a->fo.fsm.state == i ? 1 : 0);
+	metric_set(a->mx.arp_probes, 0, (double)a->fo.fsm.probes);
+	metric_set(a->mx.arp_conflicts, 0, (double)a->fo.fsm.conflicts);
+	metric_set(a->mx.transitions, 0, (double)a->fo.fsm.transitions);
 	metric_set(a->mx.garp, 0, (double)a->garp_sent);
 	if (a->mx.snap_stale != NULL) {
 		metric_set(a->mx.snap_stale, 0, a->warm.snap != NULL ? 1 : 0);
@@ -336,9 +337,9 @@ agent_ready(void *userdata, char *reason, size_t len)
 			    "stale: serving the snapshot written at %s, not synced with the API "
 			    "server yet",
 			    a->warm.written);
-		if (a->leader != NULL && n < len)
-			snprintf(
-			    reason + n, len - n, "%s%s", n ? "; " : "", ha_state_labels[a->ha]);
+		if (a->fo.leader != NULL && n < len)
+			snprintf(reason + n, len - n, "%s%s", n ? "; " : "",
+			    ha_state_labels[a->fo.fsm.state]);
 		return true;
 	}
 	if (!st->exists)

@@ -11,8 +11,9 @@
  *                 struct agent's own members and `offers`
  *   sockets.c     `sock` (sockets.h): the DHCP and ARP sockets on the event loop, the serverIP
  *                 on the interface, link events, the capability drop
- *   failover.c    the --leader-elect block: STANDBY/PROBING/ACTIVE/HOLD, ARP fencing, the
- *                 Lease's callbacks, the serverIP's lifetime, SIGTERM's Lease release
+ *   failover.c    `fo` (failover.h): --leader-elect: the Lease's callbacks, ARP reads and timers
+ *                 fed to failover-fsm.c (STANDBY/PROBING/ACTIVE/HOLD, pure), its actions done
+ *                 through sockets.c's hooks; the serverIP's lifetime, SIGTERM's Lease release
  *   warmstart.c   `warm` (warmstart.h): --snapshot: the table written on change, read at
  *                 start, dropped once synced
  *   metrics.c     `mx` (metrics.h): what /metrics and /readyz report
@@ -33,6 +34,7 @@
 #include "agent/metrics.h"
 #include "agent/sockets.h"
 #include "agent/warmstart.h"
+#include "agent/failover.h"
 
 struct event;
 struct httpd;
@@ -75,44 +77,17 @@ struct agent {
 	 * --leader-elect: replicas of one pool hold identical tables; only the holder of the
 	 * pool's Lease (active) owns the serverIP on its interface and answers. A standby keeps
 	 * its sockets open (they could not be reopened once the capabilities are dropped) and
-	 * drains them: the engine drops every request (dhcp_server_set_standby).
+	 * drains them: the engine drops every request (dhcp_server_set_standby). The Lease, the
+	 * decisions (fo.fsm: fo.fsm.active, fo.fsm.state) and their timers: failover.h.
 	 */
-	struct kube_leader *leader;
-	bool active;		  /* may answer (always, without --leader-elect) */
-	uint64_t transitions;	  /* times this replica became active */
-	uint32_t addr_lifetime_s; /* the serverIP's lifetime while active (0: forever) */
-	struct event *ev_refresh; /* renews the address's lifetime while active */
-	struct event *ev_garp;	  /* the second announcement */
+	struct agent_failover fo;
+	/* the announcements and the ARP socket sockets.c keeps for failover.c (arp.h) */
+	struct event *ev_garp; /* the second announcement */
 	uint64_t garp_sent;
 	uint32_t cleared_ip; /* a standby's serverIP removed from the interface, once per IP */
-	/*
-	 * Fencing on the wire (RFC 5227): a replica takes the serverIP (PROBING -> ACTIVE or HOLD)
-	 * only when no other MAC answers ARP probes for it. ACTIVE holds the Lease; HOLD answers
-	 * without it while the API server does not answer (its Lease could not be renewed, or it
-	 * started from its snapshot with the API server down) and steps down as soon as another
-	 * replica is seen holding the Lease or claiming the address.
-	 */
-	enum { HA_STANDBY, HA_PROBING, HA_ACTIVE, HA_HOLD } ha;
-	bool lease_held;	  /* between kube_leader's on_started and on_stopped */
-	bool api_answered;	  /* the last Lease attempt got the API server's answer */
-	bool api_tried;		  /* a Lease attempt has ended */
-	uint64_t api_answered_at; /* monotonic usec of the last answered attempt (or the start) */
-	bool probe_for_hold;	  /* the probe under way is to hold without the Lease */
-	bool probe_conflict;
-	uint8_t conflict_mac[6];
-	uint8_t fenced_mac[6]; /* the MAC last logged as still answering for the serverIP */
-	unsigned probes_sent;
-	int arp_fd;	 /* ARP for the serverIP (agent_arp_open), with the DHCP sockets */
-	uint32_t arp_ip; /* the address its filter passes */
+	int arp_fd;	     /* ARP for the serverIP (agent_arp_open), with the DHCP sockets */
+	uint32_t arp_ip;     /* the address its filter passes */
 	struct event *ev_arp;
-	struct event *ev_probe; /* the next probe, then the verdict */
-	struct event *ev_hold;	/* the next try to take the serverIP (fenced, or without the API) */
-	uint64_t defended_at;
-	uint64_t probes, conflicts;
-	bool stopping;
-	void (*stop_done)(void *userdata);
-	void *stop_userdata;
-	struct event *ev_stop; /* the Lease release's time limit */
 
 	struct agent_warmstart warm; /* warmstart.c's: --snapshot */
 
@@ -158,15 +133,5 @@ agent_shrink_config(struct agent_config *c)
 	c->names_len = c->names_cap = 0;
 	malloc_trim(0);
 }
-
-/* failover.c */
-int agent_leader_setup(struct agent *a, char *err, size_t errlen);
-void agent_ha_sockets_open(struct agent *a);
-void agent_stand_down(struct agent *a, const char *why);
-void agent_arp_readable(evutil_socket_t fd, short what, void *arg);
-void agent_refresh_cb(evutil_socket_t fd, short what, void *arg);
-void agent_probe_cb(evutil_socket_t fd, short what, void *arg);
-void agent_hold_cb(evutil_socket_t fd, short what, void *arg);
-void agent_stop_timeout_cb(evutil_socket_t fd, short what, void *arg);
 
 #endif

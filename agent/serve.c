@@ -421,7 +421,8 @@ kube_setup(struct agent *a, char *err, size_t errlen)
 	if ((r = agent_kube_new(a->kc, a->dhcp, &ko, &k, err, errlen)) < 0)
 		return r;
 	a->src = (struct agent_source){.ops = &agent_kube_source_ops, .src = k};
-	if (a->opts.leader_elect && (r = agent_leader_setup(a, err, errlen)) < 0)
+	if (a->opts.leader_elect && (r = agent_failover_setup(&a->fo, a->kc,
+					 &agent_sockets_failover_hooks, a, err, errlen)) < 0)
 		return r;
 	if ((r = agent_kube_metrics_setup(a)) < 0) {
 		snprintf(err, errlen, "out of memory");
@@ -444,12 +445,14 @@ agent_alloc(struct event_base *base, const struct agent_opts *opts, struct agent
 	a->opts = *opts;
 	if (!opts->kube) /* local mode: the file read by the caller is the source */
 		a->src = (struct agent_source){.ops = &agent_file_source_ops, .src = cfg};
-	a->active = !opts->leader_elect;
-	a->api_answered_at = clock_now_usec(); /* silent from the renew deadline after start */
 	a->arp_fd = -1;
-	/* sockets.c calls nothing above it: the failover's part of the sockets, through these */
-	a->sock.arp_readable = agent_arp_readable;
-	a->sock.opened = agent_ha_sockets_open;
+	/* failover's part and its timers; the API server counts as silent from the renew
+	 * deadline after start */
+	if (agent_failover_init(&a->fo, base, &a->opts, clock_now_usec()) < 0) {
+		agent_failover_free(&a->fo);
+		free(a);
+		return NULL;
+	}
 	agent_declog_init(&a->declog, opts->log_dhcp);
 	if (a->opts.decline_hold_s == AGENT_DEFAULT)
 		a->opts.decline_hold_s = AGENT_DECLINE_HOLD_DEFAULT;
@@ -518,14 +521,9 @@ timers_new(struct agent *a)
 	a->sock.ev_retry = evtimer_new(base, agent_retry_cb, a);
 	a->ev_expire = event_new(base, -1, EV_PERSIST, expire_cb, a);
 	a->ev_garp = evtimer_new(base, agent_garp_cb, a);
-	a->ev_refresh = event_new(base, -1, EV_PERSIST, agent_refresh_cb, a);
-	a->ev_stop = evtimer_new(base, agent_stop_timeout_cb, a);
 	a->warm.ev = evtimer_new(base, agent_warmstart_cb, a);
-	a->ev_probe = evtimer_new(base, agent_probe_cb, a);
-	a->ev_hold = evtimer_new(base, agent_hold_cb, a);
 	if (a->sock.ev_retry == NULL || a->ev_expire == NULL || a->ev_garp == NULL ||
-	    a->ev_refresh == NULL || a->ev_stop == NULL || a->warm.ev == NULL ||
-	    a->ev_probe == NULL || a->ev_hold == NULL ||
+	    a->warm.ev == NULL ||
 	    event_add(a->ev_expire, &(struct timeval){.tv_sec = EXPIRE_TICK_SEC}) < 0)
 		return -ENOMEM;
 	return 0;
@@ -615,7 +613,7 @@ agent_start(struct agent *a, char *err, size_t errlen)
 		snprintf(err, errlen, "IPPool informer: %s", strerror(-r));
 		return r;
 	}
-	if (a->leader != NULL && (r = kube_leader_start(a->leader)) < 0) {
+	if (a->fo.leader != NULL && (r = kube_leader_start(a->fo.leader)) < 0) {
 		snprintf(err, errlen, "leader election: %s", strerror(-r));
 		return r;
 	}
@@ -665,6 +663,12 @@ fail:
 }
 
 int
+agent_stop(struct agent *a, void (*done)(void *userdata), void *userdata)
+{
+	return agent_failover_stop(&a->fo, done, userdata);
+}
+
+int
 agent_exit_status(const struct agent *a)
 {
 	return a != NULL ? a->exit_status : 0;
@@ -678,10 +682,7 @@ agent_free(struct agent *a)
 	if (a == NULL)
 		return NULL;
 	httpd_free(a->httpd);
-	if (a->leader != NULL && a->active)
-		agent_stand_down(
-		    a, "stopping"); /* not answering, the address gone, before the sockets close */
-	a->leader = kube_leader_free(a->leader);
+	agent_failover_free(&a->fo); /* not answering, the address gone, before the sockets close */
 	agent_close_sockets(a);
 	agent_declog_flush(&a->declog, dhcp_clock(NULL), true);
 	if (a->sock.ev_retry != NULL)
@@ -690,16 +691,8 @@ agent_free(struct agent *a)
 		event_free(a->ev_expire);
 	if (a->ev_garp != NULL)
 		event_free(a->ev_garp);
-	if (a->ev_refresh != NULL)
-		event_free(a->ev_refresh);
-	if (a->ev_stop != NULL)
-		event_free(a->ev_stop);
 	if (a->warm.ev != NULL)
 		event_free(a->warm.ev);
-	if (a->ev_probe != NULL)
-		event_free(a->ev_probe);
-	if (a->ev_hold != NULL)
-		event_free(a->ev_hold);
 	agent_config_free(a->warm.snap);
 	agent_link_free(a->link);
 	if (a->lf != NULL && a->opts.lease_path != NULL && (r = leasefile_compact(a->lf)) < 0)

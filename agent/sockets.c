@@ -24,6 +24,8 @@
 
 #include <event2/event.h>
 
+#include "agent/agent.h"
+#include "agent/arp.h"
 #include "agent/caps.h"
 #include "agent/link.h"
 #include "agent/serve-internal.h"
@@ -96,7 +98,7 @@ dhcp_readable(evutil_socket_t fd, short what, void *arg)
 	dhcp_read(arg, fd);
 }
 
-/* --leader-elect: the ARP socket that fences the serverIP (ha.c), beside the DHCP sockets. */
+/* --leader-elect: the ARP socket that fences the serverIP (arp.c), beside the DHCP sockets. */
 static int
 arp_open(struct agent *a, int ifindex)
 {
@@ -109,7 +111,8 @@ arp_open(struct agent *a, int ifindex)
 		log_error("%s: cannot open the ARP socket: %s", a->opts.ifname, strerror(-r));
 		return r;
 	}
-	a->ev_arp = event_new(a->base, a->arp_fd, EV_READ | EV_PERSIST, a->sock.arp_readable, a);
+	a->ev_arp = event_new(
+	    a->base, a->arp_fd, EV_READ | EV_PERSIST, agent_failover_arp_readable, &a->fo);
 	if (a->ev_arp == NULL || event_add(a->ev_arp, NULL) < 0)
 		return -ENOMEM;
 	return 0;
@@ -165,7 +168,7 @@ clear_stale_address(struct agent *a, const struct agent_config *cfg)
 	char ip[IPV4_STRLEN];
 	int r;
 
-	if (a->active || a->link == NULL || cfg == NULL || !a->opts.assign_server_ip ||
+	if (a->fo.fsm.active || a->link == NULL || cfg == NULL || !a->opts.assign_server_ip ||
 	    a->cleared_ip == cfg->opts.server_ip || !agent_link_state(a->link)->exists)
 		return;
 	r = agent_link_del_address(a->link, cfg->opts.server_ip, cfg->prefix);
@@ -186,14 +189,14 @@ add_address(struct agent *a)
 	char ip[IPV4_STRLEN];
 	int r;
 
-	if (!a->opts.assign_server_ip || !a->active)
+	if (!a->opts.assign_server_ip || !a->fo.fsm.active)
 		return 0;
 	if (a->sock.addr_ip != 0 &&
 	    (a->sock.addr_ip != cfg->opts.server_ip || a->sock.addr_prefix != cfg->prefix))
 		agent_del_address(a, "the pool's serverIP changed");
 	ipv4_format(cfg->opts.server_ip, ip);
 	r = agent_link_add_address_lifetime(
-	    a->link, cfg->opts.server_ip, cfg->prefix, a->addr_lifetime_s);
+	    a->link, cfg->opts.server_ip, cfg->prefix, a->fo.addr_lifetime_s);
 	if (r < 0) {
 		log_error("%s: cannot add %s/%u: %s%s", a->opts.ifname, ip, cfg->prefix,
 		    strerror(-r), r == -EPERM || r == -EACCES ? " (needs CAP_NET_ADMIN)" : "");
@@ -216,7 +219,7 @@ agent_announce(struct agent *a)
 
 	/* whoever adds the serverIP announces it: a new active replica, or a single agent that
 	 * (re)starts, so VMs whose neighbour entry is stale or incomplete send to it at once */
-	if (!a->active || !a->sock.open || a->sock.addr_ip == 0 || fd < 0)
+	if (!a->fo.fsm.active || !a->sock.open || a->sock.addr_ip == 0 || fd < 0)
 		return;
 	r = agent_garp_send(fd, a->sock.open_ifindex, a->sock.open_hwaddr, a->sock.addr_ip);
 	ipv4_format(a->sock.addr_ip, ip);
@@ -286,13 +289,14 @@ open_sockets(struct agent *a)
 		log_error("%s: cannot watch DHCP sockets", a->opts.ifname);
 		return -ENOMEM;
 	}
-	if (a->leader != NULL && (r = arp_open(a, st->ifindex)) < 0) {
+	if (a->fo.leader != NULL && (r = arp_open(a, st->ifindex)) < 0) {
 		agent_close_sockets(a);
 		return r;
 	}
-	dhcp_server_set_standby(a->dhcp, !a->active);
+	dhcp_server_set_standby(a->dhcp, !a->fo.fsm.active);
 	log_info("%s: %s pool %s/%s (ifindex %d)", a->opts.ifname,
-	    a->active ? "serving" : "standby for", cfg->pool_ns, cfg->pool_name, st->ifindex);
+	    a->fo.fsm.active ? "serving" : "standby for", cfg->pool_ns, cfg->pool_name,
+	    st->ifindex);
 	announce_twice(a);
 	return 0;
 }
@@ -452,7 +456,7 @@ agent_update_sockets(struct agent *a, bool force)
 	    agent_arp_set_filter(a->arp_fd, agent_cur_cfg(a)->opts.server_ip) == 0)
 		a->arp_ip = agent_cur_cfg(a)->opts.server_ip;
 	/* a new serverIP/prefix (a new pool version): the address is added again */
-	if (want && a->sock.open && a->opts.assign_server_ip && a->active &&
+	if (want && a->sock.open && a->opts.assign_server_ip && a->fo.fsm.active &&
 	    (agent_cur_cfg(a)->opts.server_ip != a->sock.addr_ip ||
 		agent_cur_cfg(a)->prefix != a->sock.addr_prefix))
 		force = true;
@@ -496,8 +500,7 @@ agent_update_sockets(struct agent *a, bool force)
 		event_base_loopbreak(a->base);
 		return;
 	}
-	if (a->sock.opened != NULL)
-		a->sock.opened(a);
+	agent_failover_sockets_open(&a->fo);
 }
 
 void
@@ -558,3 +561,67 @@ agent_link_changed(
 	}
 	agent_update_sockets(a, force);
 }
+
+/* ---- what failover.c asks of the sockets and the serverIP (failover.h) ---- */
+
+static void
+failover_wire(void *userdata, struct agent_failover_wire *w)
+{
+	const struct agent *a = userdata;
+	const struct agent_config *cfg = agent_cur_cfg(a);
+
+	w->open = a->sock.open;
+	w->arp_fd = a->arp_fd;
+	w->ifindex = a->sock.open_ifindex;
+	memcpy(w->hwaddr, a->sock.open_hwaddr, 6);
+	w->pool = cfg != NULL;
+	w->server_ip = cfg != NULL ? cfg->opts.server_ip : 0;
+	w->snapshot = a->warm.snap != NULL;
+}
+
+static void
+failover_take(void *userdata)
+{
+	struct agent *a = userdata;
+
+	a->cleared_ip = 0;
+	dhcp_server_set_standby(a->dhcp, false);
+	agent_update_sockets(a, true);
+}
+
+static void
+failover_drop(void *userdata, const char *why)
+{
+	struct agent *a = userdata;
+
+	dhcp_server_set_standby(a->dhcp, true);
+	evtimer_del(a->ev_garp);
+	if (a->sock.addr_ip != 0)
+		a->cleared_ip = a->sock.addr_ip;
+	agent_del_address(a, why);
+}
+
+static void
+failover_renew(void *userdata, uint32_t lifetime_s)
+{
+	struct agent *a = userdata;
+
+	if (a->sock.addr_ip == 0 || a->link == NULL)
+		return;
+	(void)agent_link_add_address_lifetime(
+	    a->link, a->sock.addr_ip, a->sock.addr_prefix, lifetime_s);
+}
+
+static void
+failover_announce(void *userdata)
+{
+	agent_announce(userdata);
+}
+
+const struct agent_failover_hooks agent_sockets_failover_hooks = {
+    .wire = failover_wire,
+    .take = failover_take,
+    .drop = failover_drop,
+    .renew = failover_renew,
+    .announce = failover_announce,
+};

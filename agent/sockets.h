@@ -35,11 +35,10 @@ struct agent_sockets {
 	unsigned addr_prefix;
 	uint32_t refused_server_ip; /* a serverIP equal to the --listen address, already logged */
 	uint64_t link_events;	    /* changes of the interface seen (vmdhcp_agent_link_events) */
-
-	/* set by serve.c (failover.c's, --leader-elect): */
-	event_callback_fn arp_readable;	 /* the ARP socket readable (arg: the agent) */
-	void (*opened)(struct agent *a); /* the sockets opened (after the capability drop) */
 };
+
+/* What failover.c asks of the sockets and the serverIP (agent_failover_setup's hooks). */
+extern const struct agent_failover_hooks agent_sockets_failover_hooks;
 
 /* Brings the sockets to what the interface and the pool ask for; force reopens. */
 void agent_update_sockets(struct agent *a, bool force);

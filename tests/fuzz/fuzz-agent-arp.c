@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer: agent_arp_classify (agent/ha.c) on frames as the ARP socket hands them over
+ * libFuzzer: agent_arp_classify (agent/arp.c) on frames as the ARP socket hands them over
  * (any bytes, any length): never reads past the frame; a CLAIM or PROBE is only ever an ARP
  * request or reply for IPv4 over Ethernet about the address asked, from a MAC not ours, whose
  * sender MAC it returns. Anything else traps.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/agent.h"
+#include "agent/arp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* agent/ha.c: the gratuitous ARP the active replica announces its serverIP with, the ARP
+/* agent/arp.c: the gratuitous ARP the active replica announces its serverIP with, the ARP
  * probes and the filtered socket it fences it with. */
 #include <errno.h>
 #include <string.h>
@@ -9,7 +9,7 @@
 #include <linux/if_packet.h>
 #include <sys/socket.h>
 
-#include "agent/agent.h"
+#include "agent/arp.h"
 #include "tests/runner.h"
 
 static const uint8_t hw[6] = {0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc};
@@ -125,7 +125,7 @@ test_arp_socket(void)
 	close(fd);
 }
 
-static const struct test_case ha_tests[] = {
+static const struct test_case arp_tests[] = {
     {"gratuitous ARP: RFC 5227 announcement", test_garp_frame},
     {"gratuitous ARP: send errors", test_garp_send_errors},
     {"gratuitous ARP: sent on a packet socket", test_garp_send_loopback},
@@ -136,6 +136,6 @@ static const struct test_case ha_tests[] = {
 };
 
 const struct test_suite test_suites[] = {
-    {.name = "agent-ha", .tests = ha_tests},
+    {.name = "agent-arp", .tests = arp_tests},
     {.name = NULL},
 };

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * High availability on the wire (agent.h): the gratuitous ARP the active replica announces
+ * High availability on the wire (arp.h): the gratuitous ARP the active replica announces
  * the pool's server address with, and the ARP probes and the filtered ARP socket it fences
  * with (RFC 5227): a replica takes the address only when no other MAC answers for it. The
  * election itself is kube/leader.c's Lease; failover.c decides what a replica does with both.
@@ -16,7 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/arp.h"
 #include "lib/buf.h"
 #include "lib/util.h"
 
