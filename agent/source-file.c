@@ -58,26 +58,6 @@ doc_error(struct loader *ld, size_t doc, unsigned line, const char *fmt, ...)
 	return -EINVAL;
 }
 
-struct agent_config *
-agent_config_free(struct agent_config *c)
-{
-	if (c == NULL)
-		return NULL;
-	free(c->exclude);
-	free(c->bindings);
-	free(c->names);
-	free(c);
-	return NULL;
-}
-
-const char *
-agent_config_hostname(const struct agent_config *c, const struct agent_binding *b)
-{
-	if (b->hostname == UINT32_MAX || c->names == NULL)
-		return NULL;
-	return c->names + b->hostname;
-}
-
 /* Stores a hostname (truncated to an option 12 label of 63 bytes); UINT32_MAX on failure. */
 static uint32_t
 names_add(struct agent_config *c, const char *s)
