@@ -459,7 +459,7 @@ bench-ippool-load: $(BUILD)/bench/bench-ippool-load
 	@$(BUILD)/bench/bench-ippool-load $(BUILD)/bench/ippool-65000.json
 .PHONY: bench-ippool-load
 
-# Warm-start snapshot (agent/snapshot.c) of 65 000 bindings: medians of agent_snapshot_write
+# Warm-start snapshot (agent/snapshot*.c) of 65 000 bindings: medians of agent_snapshot_write
 # and of agent_snapshot_load + agent_apply_config into a fresh engine, and the file's size.
 # BENCH_DIR: where it is written (default /tmp; a tmpfs such as /dev/shm leaves out the disk);
 # BENCH_RUNS: runs (default 21).

@@ -21,9 +21,8 @@
  *
  * Hostnames (option 12): status.ipv4.allocated carries no VM name, so bindings have none.
  *
- * Size: a little over 800 lines: the IPPool transform, its handlers and the NTP name
- * resolution that feeds the same options are one source; splitting them would expose the
- * source's state to a second file.
+ * One version of the IPPool -> struct agent_config is source-kube-pool.c's; this file holds
+ * the informer's glue, the NTP names and what is applied.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -42,6 +41,7 @@
 #include <event2/util.h>
 
 #include "agent/agent.h"
+#include "agent/source-kube-internal.h"
 #include "crds/ippool.h"
 #include "kube/kube.h"
 #include "lib/clock.h"
@@ -59,25 +59,6 @@ static const struct kube_resource res_ippools = {
 #define NTP_REFRESH_USEC_DEFAULT (60 * 1000000ull)
 /* the names of the applied version and of the one being decoded fit */
 #define NTP_CACHE_MAX (2 * IPPOOL_NTP_MAX)
-
-/* spec.ipv4Config.ntp as written (IPv4 literals or hostnames). */
-struct ntp_names {
-	char name[IPPOOL_NTP_MAX][IPPOOL_NTP_LEN_MAX + 1];
-	size_t n;
-};
-
-/* What the store keeps for one version of the IPPool: a config, or why there is none. */
-struct kpool {
-	struct agent_config *cfg; /* NULL when the version was refused, or once applied */
-	bool applied;		  /* cfg moved to agent_kube.cur */
-	struct ntp_names ntp;
-	int error;
-	char message[AGENT_ERR_MAX];
-	size_t duplicate_macs; /* MACs under two or more addresses: only the lowest is served */
-	char duplicate_example[80];
-	size_t invalid_macs; /* broadcast, multicast or all-zero MACs: not bindings, skipped */
-	char invalid_example[96];
-};
 
 enum ntp_state {
 	NTP_UNUSED,
@@ -125,8 +106,6 @@ struct agent_kube {
 	uint64_t ntp_refresh_usec;
 	struct ntp_entry ntp[NTP_CACHE_MAX];
 };
-
-/* ---- IPPool -> agent_config ------------------------------------------------------------- */
 
 /* ---- NTP names ------------------------------------------------------------------------- */
 
@@ -312,152 +291,6 @@ ntp_timer_cb(evutil_socket_t fd, short what, void *arg)
 			ntp_resolve(k, &k->ntp[i]);
 }
 
-/* Fills kp->message and returns -EINVAL. */
-static int refuse(struct kpool *kp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int
-refuse(struct kpool *kp, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(kp->message, sizeof(kp->message), fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
-static int
-convert_spec(struct agent_kube *k, struct kpool *kp, const struct ippool *p)
-{
-	const struct ippool_spec *sp = &p->spec;
-	struct agent_config *c = kp->cfg;
-	char why[256];
-	int r;
-
-	snprintf(c->pool_ns, sizeof(c->pool_ns), "%s", k->ns);
-	snprintf(c->pool_name, sizeof(c->pool_name), "%s", k->name);
-	r = agent_config_from_spec(c, sp, why, sizeof(why));
-	if (r == -EINVAL)
-		return refuse(kp, "%s", why);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < sp->n_ntp && i < IPPOOL_NTP_MAX; i++) {
-		if (strlen(sp->ntp[i]) >= sizeof(kp->ntp.name[0]))
-			return refuse(kp, "spec.ipv4Config.ntp[%zu]: too long", i);
-		snprintf(kp->ntp.name[kp->ntp.n++], sizeof(kp->ntp.name[0]), "%s", sp->ntp[i]);
-	}
-	/* hostnames resolve in the background: those known now are sent, the others later */
-	ntp_want(k, &kp->ntp);
-	ntp_fill(k, &kp->ntp, &c->opts);
-	return 0;
-}
-
-static int
-binding_cmp(const void *x, const void *y)
-{
-	const struct agent_binding *a = x, *b = y;
-	int r = memcmp(a->mac, b->mac, 6);
-
-	if (r != 0)
-		return r;
-	return a->ip < b->ip ? -1 : a->ip > b->ip;
-}
-
-/*
- * The same MAC under several addresses (a status edited by hand, or written by something else
- * than the controller, which never does this): a DHCP server can hand out only one. Serve the
- * lowest address, deterministically whatever the JSON order, and report the rest.
- */
-static void
-drop_duplicate_macs(struct kpool *kp)
-{
-	struct agent_config *c = kp->cfg;
-	size_t out = 0;
-	bool counted = false;
-
-	if (c->n_bindings < 2)
-		return;
-	qsort(c->bindings, c->n_bindings, sizeof(*c->bindings), binding_cmp);
-	for (size_t i = 0; i < c->n_bindings; i++) {
-		if (out > 0 && memcmp(c->bindings[out - 1].mac, c->bindings[i].mac, 6) == 0) {
-			/* an extra address of the MAC kept just before */
-			if (!counted && kp->duplicate_macs++ == 0) {
-				char m[MAC_STRLEN], a1[IPV4_STRLEN], a2[IPV4_STRLEN];
-
-				mac_format(c->bindings[i].mac, m);
-				ipv4_format(c->bindings[out - 1].ip, a1);
-				ipv4_format(c->bindings[i].ip, a2);
-				snprintf(kp->duplicate_example, sizeof(kp->duplicate_example),
-				    "%s under %s and %s", m, a1, a2);
-			}
-			counted = true;
-			continue;
-		}
-		counted = false;
-		c->bindings[out++] = c->bindings[i];
-	}
-	c->n_bindings = out;
-}
-
-/* status.ipv4.allocated IP -> MAC entries become bindings; the marks are skipped. */
-static int
-convert_status(struct kpool *kp, const struct ippool *p)
-{
-	const struct ippool_status *st = &p->status;
-	struct agent_config *c = kp->cfg;
-	char a[IPV4_STRLEN];
-	size_t n = 0;
-
-	for (size_t i = 0; i < st->n_allocated; i++)
-		n += st->allocated[i].kind == IPPOOL_ALLOC_MAC;
-	if (n == 0)
-		return 0;
-	c->bindings = malloc(n * sizeof(*c->bindings));
-	if (c->bindings == NULL)
-		return -ENOMEM;
-	for (size_t i = 0; i < st->n_allocated; i++) {
-		const struct ippool_alloc *al = &st->allocated[i];
-		struct agent_binding *b;
-
-		if (al->kind != IPPOOL_ALLOC_MAC)
-			continue;
-		ipv4_format(al->addr, a);
-		if (!mac_is_nic(al->mac)) {
-			/* no NIC sends from it: skipped, the other entries still serve */
-			if (kp->invalid_macs++ == 0) {
-				char m[MAC_STRLEN];
-
-				mac_format(al->mac, m);
-				snprintf(kp->invalid_example, sizeof(kp->invalid_example),
-				    "%s -> %s, %s", a, m, mac_kind(al->mac));
-			}
-			continue;
-		}
-		if ((al->addr & ipv4_prefix_mask(c->prefix)) != c->cidr)
-			return refuse(kp, "status.ipv4.allocated[%s]: outside the pool's CIDR", a);
-		if (al->addr == c->opts.server_ip || al->addr == c->opts.router)
-			return refuse(kp, "status.ipv4.allocated[%s]: the pool's %s bound to a MAC",
-			    a, al->addr == c->opts.server_ip ? "serverIP" : "router");
-		b = &c->bindings[c->n_bindings++];
-		memcpy(b->mac, al->mac, 6);
-		b->ip = al->addr;
-		b->hostname = UINT32_MAX; /* the VM name is not in the IPPool */
-	}
-	drop_duplicate_macs(kp);
-	return 0;
-}
-
-static void
-kpool_destroy(void *item)
-{
-	struct kpool *kp = item;
-
-	if (kp == NULL)
-		return;
-	agent_config_free(kp->cfg);
-	free(kp);
-}
-
 /*
  * The informer's codec: one version of the IPPool, as text, -> new struct kpool; NULL only
  * without memory. ippool_decode_text parses status.ipv4.allocated straight into its sorted
@@ -485,9 +318,14 @@ kpool_decode(void *userdata, const char *text, size_t len)
 	kp->cfg = calloc(1, sizeof(*kp->cfg));
 	if (kp->cfg == NULL)
 		goto nomem;
-	r = convert_spec(k, kp, p);
-	if (r == 0)
-		r = convert_status(kp, p);
+	r = kpool_convert_spec(kp, k->ns, k->name, p);
+	if (r == 0) {
+		/* hostnames resolve in the background: those known now are sent, the others later
+		 */
+		ntp_want(k, &kp->ntp);
+		ntp_fill(k, &kp->ntp, &kp->cfg->opts);
+		r = kpool_convert_status(kp, p);
+	}
 	ippool_free(p);
 	if (r == -ENOMEM) {
 		kpool_destroy(kp);
@@ -636,14 +474,68 @@ on_delete(void *userdata, const char *key, const void *item)
 
 /* ---- object ---------------------------------------------------------------------------------- */
 
+/*
+ * k's resolver (/etc/hosts and resolv.conf's servers, or opts->resolv_conf) and the NTP refresh
+ * timer on k->base. 0; -EINVAL with err filled for a resolv.conf that cannot be used; -ENOMEM.
+ */
+static int
+ntp_open(struct agent_kube *k, const struct agent_kube_opts *opts, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < NTP_CACHE_MAX; i++)
+		k->ntp[i].k = k;
+	k->ntp_refresh_usec =
+	    opts->ntp_refresh_usec != 0 ? opts->ntp_refresh_usec : NTP_REFRESH_USEC_DEFAULT;
+	/* /etc/hosts and resolv.conf's servers (a missing file means 127.0.0.1, as libc does) */
+	if (opts->resolv_conf == NULL)
+		k->dns = evdns_base_new(
+		    k->base, EVDNS_BASE_INITIALIZE_NAMESERVERS | EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+	else if ((k->dns = evdns_base_new(k->base, EVDNS_BASE_DISABLE_WHEN_INACTIVE)) != NULL &&
+		 evdns_base_resolv_conf_parse(k->dns, DNS_OPTIONS_ALL, opts->resolv_conf) != 0) {
+		snprintf(err, errlen, "%s: cannot be used for name resolution", opts->resolv_conf);
+		return -EINVAL;
+	}
+	if (k->dns == NULL)
+		return -ENOMEM;
+	k->ntp_timer = event_new(k->base, -1, EV_PERSIST, ntp_timer_cb, k);
+	if (k->ntp_timer == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The informer on the one IPPool, its codec and handlers k's. Negative errno. */
+static int
+informer_open(struct agent_kube *k, struct kube_client *c, const struct agent_kube_opts *opts)
+{
+	struct kube_informer_opts io = {0};
+	struct kube_codec codec = {0};
+	struct kube_informer_handlers h = {0};
+	int r;
+
+	io.res = &res_ippools;
+	io.ns = k->ns;
+	io.field_selector = k->field_selector;
+	io.backoff_base_usec = opts->backoff_base_usec;
+	io.backoff_max_usec = opts->backoff_max_usec;
+	io.watch_timeout_s = opts->watch_timeout_s;
+	/* no periodic resync: a store item gives its bindings to the engine once applied */
+	codec.decode = kpool_decode;
+	codec.destroy = kpool_destroy;
+	codec.userdata = k;
+	io.codec = &codec;
+	if ((r = kube_informer_new(c, &io, &k->inf)) < 0)
+		return r;
+	h.on_add = on_add;
+	h.on_update = on_update;
+	h.on_delete = on_delete;
+	h.userdata = k;
+	return kube_informer_add_handlers(k->inf, &h);
+}
+
 int
 agent_kube_new(struct kube_client *c, struct dhcp_server *s, const struct agent_kube_opts *opts,
     struct agent_kube **ret, char *err, size_t errlen)
 {
 	struct agent_kube *k;
-	struct kube_informer_opts io = {0};
-	struct kube_codec codec = {0};
-	struct kube_informer_handlers h = {0};
 	int r;
 
 	if (opts->ippool_ref == NULL || strchr(opts->ippool_ref, '/') == NULL) {
@@ -668,56 +560,18 @@ agent_kube_new(struct kube_client *c, struct dhcp_server *s, const struct agent_
 		return -EINVAL;
 	}
 	snprintf(k->field_selector, sizeof(k->field_selector), "metadata.name=%s", k->name);
-	for (size_t i = 0; i < NTP_CACHE_MAX; i++)
-		k->ntp[i].k = k;
-	k->ntp_refresh_usec =
-	    opts->ntp_refresh_usec != 0 ? opts->ntp_refresh_usec : NTP_REFRESH_USEC_DEFAULT;
 	k->base = kube_client_base(c);
-	/* /etc/hosts and resolv.conf's servers (a missing file means 127.0.0.1, as libc does) */
-	if (opts->resolv_conf == NULL)
-		k->dns = evdns_base_new(
-		    k->base, EVDNS_BASE_INITIALIZE_NAMESERVERS | EVDNS_BASE_DISABLE_WHEN_INACTIVE);
-	else if ((k->dns = evdns_base_new(k->base, EVDNS_BASE_DISABLE_WHEN_INACTIVE)) != NULL &&
-		 evdns_base_resolv_conf_parse(k->dns, DNS_OPTIONS_ALL, opts->resolv_conf) != 0) {
-		snprintf(err, errlen, "%s: cannot be used for name resolution", opts->resolv_conf);
+	if ((r = ntp_open(k, opts, err, errlen)) == -EINVAL) {
 		agent_kube_free(k);
-		return -EINVAL;
+		return r;
 	}
-	if (k->dns == NULL) {
-		r = -ENOMEM;
-		goto fail;
+	if (r < 0 || (r = informer_open(k, c, opts)) < 0) {
+		snprintf(err, errlen, "IPPool informer: %s", strerror(-r));
+		agent_kube_free(k);
+		return r;
 	}
-	k->ntp_timer = event_new(k->base, -1, EV_PERSIST, ntp_timer_cb, k);
-	if (k->ntp_timer == NULL) {
-		r = -ENOMEM;
-		goto fail;
-	}
-
-	io.res = &res_ippools;
-	io.ns = k->ns;
-	io.field_selector = k->field_selector;
-	io.backoff_base_usec = opts->backoff_base_usec;
-	io.backoff_max_usec = opts->backoff_max_usec;
-	io.watch_timeout_s = opts->watch_timeout_s;
-	/* no periodic resync: a store item gives its bindings to the engine once applied */
-	codec.decode = kpool_decode;
-	codec.destroy = kpool_destroy;
-	codec.userdata = k;
-	io.codec = &codec;
-	if ((r = kube_informer_new(c, &io, &k->inf)) < 0)
-		goto fail;
-	h.on_add = on_add;
-	h.on_update = on_update;
-	h.on_delete = on_delete;
-	h.userdata = k;
-	if ((r = kube_informer_add_handlers(k->inf, &h)) < 0)
-		goto fail;
 	*ret = k;
 	return 0;
-fail:
-	snprintf(err, errlen, "IPPool informer: %s", strerror(-r));
-	agent_kube_free(k);
-	return r;
 }
 
 int

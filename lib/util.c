@@ -12,7 +12,7 @@
 
 #include "lib/clock.h"
 
-static int
+int
 hexval(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -249,109 +249,201 @@ parse_seconds_usec(const char *s, unsigned max_decimals, uint64_t max_usec, uint
 int
 write_file_atomic(const char *path, const void *data, size_t len, unsigned mode)
 {
-	char tmp[4096], dir[4096];
-	const uint8_t *p = data;
-	int fd, r;
+	struct atomic_file f;
+	int r;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (fd < 0)
-		return -errno;
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			goto fail;
-		}
-		p += n;
-		len -= (size_t)n;
+	if ((r = atomic_file_open(&f, path, mode, ATOMIC_FILE_TMP_PID)) < 0)
+		return r;
+	if ((r = atomic_file_write(&f, data, len)) < 0) {
+		atomic_file_abort(&f);
+		return r;
 	}
-	if (fsync(fd) < 0) {
-		r = -errno;
-		goto fail;
-	}
-	if (close(fd) < 0) {
-		fd = -1;
-		r = -errno;
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path) < 0) {
-		r = -errno;
-		goto fail;
-	}
-	snprintf(dir, sizeof(dir), "%s", path);
-	fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		(void)fsync(fd);
-		close(fd);
-	}
-	return 0;
-fail:
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	return r;
+	return atomic_file_commit(&f);
 }
 
 int
 read_file(const char *path, size_t max, char **ret, size_t *ret_len)
 {
-	size_t cap = 4096, len = 0;
-	char *buf;
 	int fd, r;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	buf = malloc(cap);
-	if (buf == NULL) {
-		close(fd);
+	r = read_fd(fd, max, 0, ret, ret_len);
+	close(fd);
+	return r;
+}
+
+int
+read_fd(int fd, size_t max, size_t hint, char **ret, size_t *ret_len)
+{
+	size_t cap, len = 0;
+	char *buf;
+	int r;
+
+	max = MIN(max, SIZE_MAX / 4);
+	/* room for one byte more than max (or than the hint), to see a file longer than that */
+	cap = MIN(MAX(hint, (size_t)4094), max) + 2;
+	if ((buf = malloc(cap)) == NULL)
 		return -ENOMEM;
-	}
 	for (;;) {
 		ssize_t n;
 
-		if (cap - len < 2) {
+		if (len == cap - 1) {
+			size_t ncap = cap - 2 >= max ? cap : MIN((cap - 2) * 2, max) + 2;
 			char *nb;
-			if (cap >= max) {
+
+			if (ncap == cap) {
 				r = -EFBIG;
 				goto fail;
 			}
-			cap *= 2;
-			nb = realloc(buf, cap);
-			if (nb == NULL) {
+			if ((nb = realloc(buf, ncap)) == NULL) {
 				r = -ENOMEM;
 				goto fail;
 			}
 			buf = nb;
+			cap = ncap;
 		}
-		n = read(fd, buf + len, cap - len - 1);
+		n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
 			r = -errno;
 			goto fail;
 		}
 		if (n == 0)
 			break;
 		len += (size_t)n;
-		if (len > max) {
-			r = -EFBIG;
-			goto fail;
-		}
 	}
-	close(fd);
+	if (len > max) {
+		r = -EFBIG;
+		goto fail;
+	}
 	buf[len] = '\0';
 	*ret = buf;
 	if (ret_len != NULL)
 		*ret_len = len;
 	return 0;
 fail:
-	close(fd);
 	free(buf);
 	return r;
+}
+
+int
+fd_write_all(int fd, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+fsync_parent_dir(const char *path)
+{
+	char dir[4096];
+	int fd, r = 0;
+
+	if ((size_t)snprintf(dir, sizeof(dir), "%s", path) >= sizeof(dir))
+		return -ENAMETOOLONG;
+	fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+int
+atomic_file_open(struct atomic_file *f, const char *path, unsigned mode, unsigned flags)
+{
+	int oflags = O_CREAT | O_TRUNC | O_CLOEXEC;
+	int n;
+
+	f->fd = -1;
+	f->flags = flags;
+	f->path = path;
+	f->step = NULL; /* the temp file's name does not fit */
+	if ((flags & ATOMIC_FILE_TMP_PID) != 0)
+		n = snprintf(f->tmp, sizeof(f->tmp), "%s.tmp.%ld", path, (long)getpid());
+	else
+		n = snprintf(f->tmp, sizeof(f->tmp), "%s.tmp", path);
+	if (n < 0 || (size_t)n >= sizeof(f->tmp))
+		return -ENAMETOOLONG;
+	f->step = "open";
+	oflags |= (flags & ATOMIC_FILE_KEEP_FD) != 0 ? O_RDWR | O_APPEND : O_WRONLY;
+	if ((flags & ATOMIC_FILE_PRIVATE) != 0)
+		oflags |= O_NOFOLLOW;
+	f->fd = open(f->tmp, oflags, mode);
+	if (f->fd < 0)
+		return -errno; /* nothing created (or someone else's file: left alone) */
+	/* a temp file left by an older run keeps its mode through O_TRUNC */
+	f->step = "chmod";
+	if ((flags & ATOMIC_FILE_PRIVATE) != 0 && fchmod(f->fd, mode) < 0) {
+		n = -errno;
+		atomic_file_abort(f);
+		return n;
+	}
+	f->step = "write";
+	return 0;
+}
+
+int
+atomic_file_write(struct atomic_file *f, const void *data, size_t len)
+{
+	f->step = "write";
+	return fd_write_all(f->fd, data, len);
+}
+
+int
+atomic_file_commit(struct atomic_file *f)
+{
+	int r;
+
+	f->step = "fsync";
+	if (fsync(f->fd) < 0)
+		goto fail;
+	if ((f->flags & ATOMIC_FILE_KEEP_FD) == 0) {
+		f->step = "close";
+		r = close(f->fd);
+		f->fd = -1;
+		if (r < 0)
+			goto fail;
+	}
+	f->step = "rename";
+	if (rename(f->tmp, f->path) < 0)
+		goto fail;
+	/* the rename itself must survive a crash */
+	f->step = "fsync of the directory";
+	r = fsync_parent_dir(f->path);
+	if (r < 0 && (f->flags & ATOMIC_FILE_SYNC_DIR) != 0) {
+		if (f->fd >= 0)
+			close(f->fd);
+		f->fd = -1;
+		return r;
+	}
+	return 0;
+fail:
+	r = -errno;
+	atomic_file_abort(f);
+	return r;
+}
+
+void
+atomic_file_abort(struct atomic_file *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	unlink(f->tmp);
 }

@@ -71,4 +71,43 @@ int write_file_atomic(const char *path, const void *data, size_t len, unsigned m
 /* Read a whole file into a new NUL-terminated buffer (caller frees). */
 int read_file(const char *path, size_t max, char **ret, size_t *ret_len);
 
+/* The value of hex digit c (either case), or -1. */
+int hexval(char c);
+
+/*
+ * Reads fd to its end into a new NUL-terminated buffer (caller frees), *ret_len bytes (may be
+ * NULL): -EFBIG when there are more than max. hint: the expected size (0: unknown), the first
+ * allocation. Negative errno.
+ */
+int read_fd(int fd, size_t max, size_t hint, char **ret, size_t *ret_len);
+/* Writes len bytes to fd, retrying short writes and EINTR. Negative errno (-EIO: wrote 0). */
+int fd_write_all(int fd, const void *data, size_t len);
+/* fsync of the directory that holds path (a rename in it made durable). Negative errno. */
+int fsync_parent_dir(const char *path);
+
+/*
+ * A file replaced atomically, its content streamed: atomic_file_open creates the temp file
+ * beside path, atomic_file_write appends to it, atomic_file_commit makes it durable and renames
+ * it over path (fsync, close, rename, fsync of the directory), atomic_file_abort closes and
+ * removes it. On failure commit aborts itself (the file at path is as it was, unless only the
+ * directory's fsync failed); step names what failed: "open", "chmod", "write", "fsync",
+ * "close", "rename" or "fsync of the directory" (NULL: the temp file's name is too long).
+ * Negative errno.
+ */
+#define ATOMIC_FILE_TMP_PID 0x1u  /* the temp file is PATH.tmp.PID, else PATH.tmp */
+#define ATOMIC_FILE_KEEP_FD 0x2u  /* opened O_RDWR | O_APPEND; after commit fd is the file */
+#define ATOMIC_FILE_PRIVATE 0x4u  /* O_NOFOLLOW, and mode set on a temp file left behind */
+#define ATOMIC_FILE_SYNC_DIR 0x8u /* the directory's fsync failing fails commit (else ignored) */
+struct atomic_file {
+	int fd;
+	unsigned flags;
+	const char *path; /* borrowed */
+	const char *step;
+	char tmp[4096];
+};
+int atomic_file_open(struct atomic_file *f, const char *path, unsigned mode, unsigned flags);
+int atomic_file_write(struct atomic_file *f, const void *data, size_t len);
+int atomic_file_commit(struct atomic_file *f);
+void atomic_file_abort(struct atomic_file *f);
+
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench-leasefile-load: the peak memory of loading a large --dynamic lease file
- * (agent/leasefile.c). Writes LINES lines (default 400 000, the last tenth rewriting earlier
+ * (agent/leasefile*.c). Writes LINES lines (default 400 000, the last tenth rewriting earlier
  * leases; every lease keyed by a client identifier of ID_BYTES bytes, default 255, the
  * largest: the worst case, a 225 MB file) to DIR, then opens it as
  * the agent does at start (load, quarantine, rewrite) and prints the peak resident set

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bench-snapshot: the agent's warm-start snapshot (agent/snapshot.c) of a pool with 65 000
+ * bench-snapshot: the agent's warm-start snapshot (agent/snapshot*.c) of a pool with 65 000
  * bindings. Medians over RUNS runs of agent_snapshot_encode (memory only), agent_snapshot_write
  * (encode, PATH.tmp, write, fsync, rename, fsync of the directory) and agent_snapshot_load +
  * agent_apply_config into a fresh engine (what a restarted agent does before it serves), for a

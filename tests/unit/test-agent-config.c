@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * agent/source-file.c and agent/dynamic.c: local-mode YAML -> options and bindings, errors
+ * agent/source-file*.c and agent/dynamic.c: local-mode YAML -> options and bindings, errors
  * that name file/document/line/field, dynamic allocation (lowest free, sticky, restart),
  * resync into the engine. The program's flags: build/vm-dhcp-agent is run for --help, a dry
  * run, and each refusal (exit 2, one line on stderr naming the flag).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Kubernetes mode of the agent (agent/source-kube.c) against the in-memory API server: a real
+ * Kubernetes mode of the agent (agent/source-kube*.c) against the in-memory API server: a real
  * dhcp_server without sockets, answered through dhcp_handle_message(). Initial sync and
  * readiness, option and binding changes visible to the next reply, outages and restarts of
  * the API server (served from memory meanwhile), 410 relist, paused and deleted pools,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * agent/leasefile.c under a changing file system: the lease file deleted or replaced while in
+ * agent/leasefile*.c under a changing file system: the lease file deleted or replaced while in
  * use (leasefile_check writes the leases in memory to the path again), a read-only directory
  * (serving without persistence, then persistence resumed; a read-only tmpfs in a private mount
  * namespace as root, a 0555 directory otherwise), and a 400 000-line file loaded line by line

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * agent/leasefile.c: round trip, journal appends, atomic rewrite, torn files, bad lines moved to
+ * agent/leasefile*.c: round trip, journal appends, atomic rewrite, torn files, bad lines moved to
  * the quarantine file, a full disk (a tmpfs in a private mount namespace; root); leases keyed by
  * client identifiers (id=, v2), v1 files, which later line wins.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * agent/snapshot.c: round trips (options, bindings, hostnames; an empty table; 65 000
+ * agent/snapshot*.c: round trips (options, bindings, hostnames; an empty table; 65 000
  * bindings), byte-identical re-encoding of a decoded snapshot, every single-byte corruption and
  * every truncation refused, out-of-range fields behind a valid checksum refused with a message
  * naming them, the wrong version or pool refused, random mutations with the checksum fixed up

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * IPPool spec -> struct agent_config: shared by local mode (source-file.c) and Kubernetes
- * mode (source-kube.c). NTP names are left to the callers, which resolve them their own way
+ * struct agent_config, the served pool both sources build, and the IPPool spec -> agent_config
+ * translation they share: local mode (source-file-pool.c) and Kubernetes mode
+ * (source-kube-pool.c). NTP names are left to the callers, which resolve them their own way
  * (local mode at load time, Kubernetes mode in the background).
  */
 #include <errno.h>
@@ -9,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/agent.h"
+#include "agent/pool-config.h"
 #include "crds/ippool.h"
 #include "lib/util.h"
 
@@ -79,4 +80,24 @@ agent_config_from_spec(
 	o->n_routes = sp->n_routes;
 	o->lease_time = sp->lease_time != 0 ? sp->lease_time : IPPOOL_LEASE_TIME_DEFAULT;
 	return 0;
+}
+
+struct agent_config *
+agent_config_free(struct agent_config *c)
+{
+	if (c == NULL)
+		return NULL;
+	free(c->exclude);
+	free(c->bindings);
+	free(c->names);
+	free(c);
+	return NULL;
+}
+
+const char *
+agent_config_hostname(const struct agent_config *c, const struct agent_binding *b)
+{
+	if (b->hostname == UINT32_MAX || c->names == NULL)
+		return NULL;
+	return c->names + b->hostname;
 }

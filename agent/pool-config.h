@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef VMDHCP_AGENT_POOL_CONFIG_H
+#define VMDHCP_AGENT_POOL_CONFIG_H
+
+/*
+ * pool-config.c: the served pool as both sources give it (source-file.c from YAML documents,
+ * source-kube.c from the IPPool object, snapshot-decode.c from a warm-start snapshot): the
+ * network, range, excludes, DHCP options and static bindings, and the IPPool spec -> options
+ * translation they share.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dhcp/dhcp.h"
+
+struct agent_binding {
+	uint8_t mac[6];
+	uint32_t ip;
+	uint32_t hostname; /* offset into agent_config.names, or UINT32_MAX for none */
+};
+
+struct agent_config {
+	char pool_ns[254];
+	char pool_name[254];
+	char network[256]; /* canonical "namespace/name" */
+	bool paused;
+	uint32_t cidr; /* network address */
+	unsigned prefix;
+	uint32_t pool_start, pool_end;
+	uint32_t *exclude; /* pool.exclude[] */
+	size_t n_exclude;
+	struct dhcp_options opts;	/* server_ip, prefix, router, ... (hostnames resolved) */
+	struct agent_binding *bindings; /* static bindings (VMNetCfg NICs with ipAddress) */
+	size_t n_bindings;
+	char *names; /* NUL-separated hostname pool */
+	size_t names_len, names_cap;
+};
+
+struct agent_config *agent_config_free(struct agent_config *c);
+struct ippool_spec;
+/*
+ * An IPPool spec (borrowed) -> c's network, range, excludes and options, all but NTP
+ * (c->opts.ntp is cleared; the caller resolves spec NTP names). Returns 0, -ENOMEM, or -EINVAL
+ * with err naming the field.
+ */
+int agent_config_from_spec(
+    struct agent_config *c, const struct ippool_spec *sp, char *err, size_t errlen);
+/* Hostname of binding b (borrowed) or NULL. */
+const char *agent_config_hostname(const struct agent_config *c, const struct agent_binding *b);
+
+#endif
