@@ -134,9 +134,9 @@ dhcp_table_set(struct dhcp_table *t, const uint8_t mac[6], uint32_t ip, const ch
 		return -EINVAL;
 	if (hlen > HOSTNAME_MAX)
 		hlen = HOSTNAME_MAX; /* option 12 carries one label's worth: truncate */
-	if ((b = mactable_find_ip(&t->tab, ip)) != NULL && memcmp(b->mac, mac, 6) != 0)
-		return -EEXIST;
 	if ((b = mactable_find_mac(&t->tab, mac)) != NULL) {
+		if (b->ip != ip && mactable_find_ip(&t->tab, ip) != NULL)
+			return -EEXIST; /* ip bound to another MAC */
 		r = set_hostname(t, b, hostname, hlen);
 		if (r < 0)
 			return r;
@@ -148,6 +148,7 @@ dhcp_table_set(struct dhcp_table *t, const uint8_t mac[6], uint32_t ip, const ch
 		pool_compact(t);
 		return 0;
 	}
+	/* a new MAC: -EEXIST when ip is bound (to another MAC) */
 	if ((r = mactable_insert(&t->tab, mac, ip, &nb)) < 0)
 		return r;
 	if ((r = set_hostname(t, nb, hostname, hlen)) < 0) {
