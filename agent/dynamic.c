@@ -40,7 +40,7 @@
  * DECLINEd address is held for the hold-down period, not for good. Per bound MAC the agent
  * keeps one 40-byte entry (lease expiry and key, or the hint of an expired lease, and its
  * DECLINE count; a lease keyed by an identifier has a copy of its bytes) in lib/mactable.h's
- * table (dense records and a MAC index, about 45 to 50 bytes a MAC with the index) that the
+ * table (dense records and a MAC index, about 45 to 58 bytes a MAC with the index) that the
  * timer sweeps a bounded number of entries at a time; the held addresses are a FIFO
  * (one hold-down for all, so the oldest is always first).
  *
