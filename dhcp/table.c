@@ -1,69 +1,29 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* MAC -> binding table: dense records + two open-addressing indexes + a hostname pool. */
+/* MAC -> binding table: lib/mactable.h's dense records and two indexes + a hostname pool. */
 #include "dhcp/table.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/mactable.h"
 #include "lib/util.h"
 
-/*
- * An index slot holds a record number (low 24 bits) and 8 bits of the key's hash (tag), so
- * a probe only touches the record when the tags match: a miss costs no record cache misses.
- */
-#define EMPTY UINT32_MAX
-#define REC_MASK 0x00ffffffu
-#define MAX_RECS (REC_MASK - 1)
-#define MIN_CAP 64u
 #define HOSTNAME_MAX 63u
 
+/* The records (struct dhcp_binding) and their indexes are lib/mactable.h's. */
+MACTABLE_RECORD_CHECK(struct dhcp_binding, mac, ip);
+
 struct dhcp_table {
-	struct dhcp_binding *recs; /* dense: 0..n-1 */
-	size_t n, recs_cap;
-	uint32_t *by_mac; /* index slots: tag << 24 | record number, or EMPTY */
-	uint32_t *by_ip;
-	size_t cap; /* slots per index (any size: homes by multiply-shift) */
-	char *pool; /* hostnames, NUL-terminated; offset 0 unused */
+	struct mactable tab; /* of struct dhcp_binding, indexed by MAC and by IP */
+	char *pool;	     /* hostnames, NUL-terminated; offset 0 unused */
 	size_t pool_len, pool_cap, pool_garbage;
 };
 
-/* Maps a 64-bit hash onto [0, cap) with its high bits (Lemire's multiply-shift). */
-static inline size_t
-reduce(uint64_t h, size_t cap)
+static inline struct dhcp_binding *
+rec(const struct dhcp_table *t, size_t i)
 {
-	return (size_t)(((h >> 32) * (uint64_t)cap) >> 32);
-}
-
-static inline size_t
-next_slot(const struct dhcp_table *t, size_t i)
-{
-	return i + 1 == t->cap ? 0 : i + 1;
-}
-
-static inline uint64_t
-hash_ip(uint32_t ip)
-{
-	uint64_t v = ip;
-
-	v = (v ^ (v >> 16)) * UINT64_C(0x45d9f3b3335b369);
-	v ^= v >> 29;
-	v *= UINT64_C(0xbf58476d1ce4e5b9);
-	return v ^ (v >> 32);
-}
-
-static inline uint32_t
-tag_of(uint64_t h)
-{
-	return (uint32_t)(h & 0xff) << 24;
-}
-
-static size_t
-home_of(const struct dhcp_table *t, const uint32_t *index, uint32_t entry)
-{
-	const struct dhcp_binding *b = &t->recs[entry & REC_MASK];
-
-	return reduce(index == t->by_mac ? hash_mac(b->mac) : hash_ip(b->ip), t->cap);
+	return mactable_at(&t->tab, i);
 }
 
 int
@@ -73,15 +33,7 @@ dhcp_table_new(struct dhcp_table **ret)
 
 	if (t == NULL)
 		return -ENOMEM;
-	t->cap = MIN_CAP;
-	t->by_mac = malloc(t->cap * sizeof(uint32_t));
-	t->by_ip = malloc(t->cap * sizeof(uint32_t));
-	if (t->by_mac == NULL || t->by_ip == NULL) {
-		dhcp_table_free(t);
-		return -ENOMEM;
-	}
-	memset(t->by_mac, 0xff, t->cap * sizeof(uint32_t));
-	memset(t->by_ip, 0xff, t->cap * sizeof(uint32_t));
+	mactable_init(&t->tab, sizeof(struct dhcp_binding), true);
 	*ret = t;
 	return 0;
 }
@@ -91,126 +43,10 @@ dhcp_table_free(struct dhcp_table *t)
 {
 	if (t == NULL)
 		return NULL;
-	free(t->recs);
-	free(t->by_mac);
-	free(t->by_ip);
+	mactable_destroy(&t->tab);
 	free(t->pool);
 	free(t);
 	return NULL;
-}
-
-/*
- * Slot holding mac (*found) or the empty slot where it would go; *ret_tag gets the tag to
- * store with it.
- */
-static size_t
-find_mac_slot(const struct dhcp_table *t, const uint8_t mac[6], bool *found, uint32_t *ret_tag)
-{
-	uint64_t h = hash_mac(mac);
-	uint32_t tag = tag_of(h);
-	size_t i = reduce(h, t->cap);
-
-	*ret_tag = tag;
-	for (;;) {
-		uint32_t e = t->by_mac[i];
-
-		if (e == EMPTY) {
-			*found = false;
-			return i;
-		}
-		if ((e & ~REC_MASK) == tag && memcmp(t->recs[e & REC_MASK].mac, mac, 6) == 0) {
-			*found = true;
-			return i;
-		}
-		i = next_slot(t, i);
-	}
-}
-
-static size_t
-find_ip_slot(const struct dhcp_table *t, uint32_t ip, bool *found, uint32_t *ret_tag)
-{
-	uint64_t h = hash_ip(ip);
-	uint32_t tag = tag_of(h);
-	size_t i = reduce(h, t->cap);
-
-	*ret_tag = tag;
-	for (;;) {
-		uint32_t e = t->by_ip[i];
-
-		if (e == EMPTY) {
-			*found = false;
-			return i;
-		}
-		if ((e & ~REC_MASK) == tag && t->recs[e & REC_MASK].ip == ip) {
-			*found = true;
-			return i;
-		}
-		i = next_slot(t, i);
-	}
-}
-
-/* Backward-shift deletion for linear probing: no tombstones, probes stay short. */
-static void
-index_delete(struct dhcp_table *t, uint32_t *index, size_t i)
-{
-	size_t j = i;
-
-	for (;;) {
-		size_t k;
-
-		j = next_slot(t, j);
-		if (index[j] == EMPTY)
-			break;
-		k = home_of(t, index, index[j]);
-		/* move index[j] to the hole at i unless its home lies cyclically in (i, j] */
-		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
-			index[i] = index[j];
-			i = j;
-		}
-	}
-	index[i] = EMPTY;
-}
-
-/* Slot in index that holds record number rec (it must be there). */
-static size_t
-slot_of(const struct dhcp_table *t, const uint32_t *index, uint32_t rec)
-{
-	size_t i = reduce(
-	    index == t->by_mac ? hash_mac(t->recs[rec].mac) : hash_ip(t->recs[rec].ip), t->cap);
-
-	while ((index[i] & REC_MASK) != rec)
-		i = next_slot(t, i);
-	return i;
-}
-
-static int
-rehash(struct dhcp_table *t, size_t cap)
-{
-	uint32_t *bm = malloc(cap * sizeof(uint32_t)), *bi = malloc(cap * sizeof(uint32_t));
-
-	if (bm == NULL || bi == NULL) {
-		free(bm);
-		free(bi);
-		return -ENOMEM;
-	}
-	memset(bm, 0xff, cap * sizeof(uint32_t));
-	memset(bi, 0xff, cap * sizeof(uint32_t));
-	free(t->by_mac);
-	free(t->by_ip);
-	t->by_mac = bm;
-	t->by_ip = bi;
-	t->cap = cap;
-	for (uint32_t r = 0; r < t->n; r++) {
-		uint32_t tag;
-		bool found;
-		size_t i;
-
-		i = find_mac_slot(t, t->recs[r].mac, &found, &tag);
-		t->by_mac[i] = tag | r;
-		i = find_ip_slot(t, t->recs[r].ip, &found, &tag);
-		t->by_ip[i] = tag | r;
-	}
-	return 0;
 }
 
 static void
@@ -225,8 +61,8 @@ pool_compact(struct dhcp_table *t)
 	if (np == NULL)
 		return; /* keep the garbage; correct, just bigger */
 	np[0] = '\0';
-	for (size_t r = 0; r < t->n; r++) {
-		struct dhcp_binding *b = &t->recs[r];
+	for (size_t r = 0; r < mactable_count(&t->tab); r++) {
+		struct dhcp_binding *b = rec(t, r);
 
 		if (b->hostname_len == 0)
 			continue;
@@ -291,100 +127,53 @@ dhcp_table_set(struct dhcp_table *t, const uint8_t mac[6], uint32_t ip, const ch
 {
 	size_t hlen = hostname != NULL ? strnlen(hostname, HOSTNAME_MAX + 1) : 0;
 	struct dhcp_binding *b;
-	size_t mslot, islot;
-	bool mfound, ifound;
-	uint32_t mtag, itag;
+	void *nb;
 	int r;
 
 	if (ip == 0)
 		return -EINVAL;
 	if (hlen > HOSTNAME_MAX)
 		hlen = HOSTNAME_MAX; /* option 12 carries one label's worth: truncate */
-	islot = find_ip_slot(t, ip, &ifound, &itag);
-	if (ifound && memcmp(t->recs[t->by_ip[islot] & REC_MASK].mac, mac, 6) != 0)
-		return -EEXIST;
-	mslot = find_mac_slot(t, mac, &mfound, &mtag);
-	if (mfound) {
-		uint32_t rec = t->by_mac[mslot] & REC_MASK;
-
-		b = &t->recs[rec];
+	if ((b = mactable_find_mac(&t->tab, mac)) != NULL) {
+		if (b->ip != ip && mactable_find_ip(&t->tab, ip) != NULL)
+			return -EEXIST; /* ip bound to another MAC */
 		r = set_hostname(t, b, hostname, hlen);
 		if (r < 0)
 			return r;
 		if (b->ip != ip) {
-			index_delete(t, t->by_ip, slot_of(t, t->by_ip, rec));
-			b->ip = ip;
-			islot = find_ip_slot(t, ip, &ifound, &itag);
-			t->by_ip[islot] = itag | rec;
+			(void)mactable_set_ip(&t->tab, b, ip); /* ip is free: checked above */
 			b->flags &= (uint8_t)~DHCP_BINDING_DECLINED;
 		}
 		b->flags &= (uint8_t)~DHCP_BINDING_STALE;
 		pool_compact(t);
 		return 0;
 	}
-	if (t->n >= MAX_RECS)
-		return -ENOMEM;
-	if (t->n == t->recs_cap) {
-		size_t cap = t->recs_cap < 64 ? 64 : t->recs_cap + t->recs_cap / 4;
-		struct dhcp_binding *nr = realloc(t->recs, cap * sizeof(*nr));
-
-		if (nr == NULL)
-			return -ENOMEM;
-		t->recs = nr;
-		t->recs_cap = cap;
-	}
-	/* load factor at most 0.8; grow by half */
-	if ((t->n + 1) * 5 > t->cap * 4) {
-		r = rehash(t, t->cap + t->cap / 2);
-		if (r < 0)
-			return r;
-	}
-	b = &t->recs[t->n];
-	memset(b, 0, sizeof(*b));
-	memcpy(b->mac, mac, 6);
-	b->ip = ip;
-	r = set_hostname(t, b, hostname, hlen);
-	if (r < 0)
+	/* a new MAC: -EEXIST when ip is bound (to another MAC) */
+	if ((r = mactable_insert(&t->tab, mac, ip, &nb)) < 0)
 		return r;
-	mslot = find_mac_slot(t, mac, &mfound, &mtag);
-	t->by_mac[mslot] = mtag | (uint32_t)t->n;
-	islot = find_ip_slot(t, ip, &ifound, &itag);
-	t->by_ip[islot] = itag | (uint32_t)t->n;
-	t->n++;
+	if ((r = set_hostname(t, nb, hostname, hlen)) < 0) {
+		mactable_delete(&t->tab, nb); /* the last record: nothing else moves */
+		return r;
+	}
 	return 0;
 }
 
 static void
-remove_rec(struct dhcp_table *t, uint32_t rec)
+remove_rec(struct dhcp_table *t, struct dhcp_binding *b)
 {
-	uint32_t last = (uint32_t)(t->n - 1);
-	struct dhcp_binding *b = &t->recs[rec];
-
-	index_delete(t, t->by_mac, slot_of(t, t->by_mac, rec));
-	index_delete(t, t->by_ip, slot_of(t, t->by_ip, rec));
 	if (b->hostname_len > 0)
 		t->pool_garbage += b->hostname_len + 1u;
-	if (rec != last) {
-		/* move the last record into the hole and repoint its index slots */
-		size_t ms = slot_of(t, t->by_mac, last), is = slot_of(t, t->by_ip, last);
-
-		t->recs[rec] = t->recs[last];
-		t->by_mac[ms] = (t->by_mac[ms] & ~REC_MASK) | rec;
-		t->by_ip[is] = (t->by_ip[is] & ~REC_MASK) | rec;
-	}
-	t->n--;
+	mactable_delete(&t->tab, b);
 }
 
 int
 dhcp_table_remove(struct dhcp_table *t, const uint8_t mac[6])
 {
-	uint32_t tag;
-	bool found;
-	size_t slot = find_mac_slot(t, mac, &found, &tag);
+	struct dhcp_binding *b = mactable_find_mac(&t->tab, mac);
 
-	if (!found)
+	if (b == NULL)
 		return -ENOENT;
-	remove_rec(t, t->by_mac[slot] & REC_MASK);
+	remove_rec(t, b);
 	pool_compact(t);
 	return 0;
 }
@@ -392,21 +181,13 @@ dhcp_table_remove(struct dhcp_table *t, const uint8_t mac[6])
 struct dhcp_binding *
 dhcp_table_lookup(const struct dhcp_table *t, const uint8_t mac[6])
 {
-	uint32_t tag;
-	bool found;
-	size_t slot = find_mac_slot(t, mac, &found, &tag);
-
-	return found ? &t->recs[t->by_mac[slot] & REC_MASK] : NULL;
+	return mactable_find_mac(&t->tab, mac);
 }
 
 struct dhcp_binding *
 dhcp_table_lookup_ip(const struct dhcp_table *t, uint32_t ip)
 {
-	uint32_t tag;
-	bool found;
-	size_t slot = find_ip_slot(t, ip, &found, &tag);
-
-	return found ? &t->recs[t->by_ip[slot] & REC_MASK] : NULL;
+	return mactable_find_ip(&t->tab, ip);
 }
 
 const char *
@@ -418,14 +199,14 @@ dhcp_table_hostname(const struct dhcp_table *t, const struct dhcp_binding *b)
 size_t
 dhcp_table_size(const struct dhcp_table *t)
 {
-	return t->n;
+	return mactable_count(&t->tab);
 }
 
 void
 dhcp_table_sync_begin(struct dhcp_table *t)
 {
-	for (size_t r = 0; r < t->n; r++)
-		t->recs[r].flags |= DHCP_BINDING_STALE;
+	for (size_t r = 0; r < mactable_count(&t->tab); r++)
+		rec(t, r)->flags |= DHCP_BINDING_STALE;
 }
 
 size_t
@@ -434,9 +215,9 @@ dhcp_table_sync_end(struct dhcp_table *t)
 	size_t removed = 0;
 
 	/* from the end: remove_rec moves the last record into the hole */
-	for (size_t r = t->n; r-- > 0;) {
-		if (t->recs[r].flags & DHCP_BINDING_STALE) {
-			remove_rec(t, (uint32_t)r);
+	for (size_t r = mactable_count(&t->tab); r-- > 0;) {
+		if (rec(t, r)->flags & DHCP_BINDING_STALE) {
+			remove_rec(t, rec(t, r));
 			removed++;
 		}
 	}
@@ -449,13 +230,15 @@ dhcp_table_foreach(const struct dhcp_table *t,
     void (*fn)(void *userdata, const uint8_t mac[6], uint32_t ip, const char *hostname),
     void *userdata)
 {
-	for (size_t r = 0; r < t->n; r++)
-		fn(userdata, t->recs[r].mac, t->recs[r].ip, dhcp_table_hostname(t, &t->recs[r]));
+	for (size_t r = 0; r < mactable_count(&t->tab); r++) {
+		const struct dhcp_binding *b = rec(t, r);
+
+		fn(userdata, b->mac, b->ip, dhcp_table_hostname(t, b));
+	}
 }
 
 size_t
 dhcp_table_memory(const struct dhcp_table *t)
 {
-	return t->recs_cap * sizeof(struct dhcp_binding) + 2 * t->cap * sizeof(uint32_t) +
-	       t->pool_cap;
+	return mactable_memory(&t->tab) + t->pool_cap;
 }

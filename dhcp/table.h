@@ -3,9 +3,9 @@
 #define VMDHCP_DHCP_TABLE_H
 
 /*
- * MAC -> binding table. Records are 16 bytes in one dense array; two open-addressing
- * (linear probing, backward-shift deletion) index arrays of uint32_t map MAC and IP to a
- * record index; hostnames live in one string pool. About 40 bytes per binding in all.
+ * MAC -> binding table. Records are 16 bytes in one dense array of lib/mactable.h, whose two
+ * open-addressing (linear probing, backward-shift deletion) index arrays of uint32_t map MAC
+ * and IP to a record; hostnames live in one string pool. About 40 bytes per binding in all.
  * Lookups never allocate.
  */
 

@@ -5,14 +5,11 @@
 /*
  * The MAC ↔ address ownership table: at most one address per MAC and one MAC per address,
  * found either way in O(1). Without its address index (by_addr false at init) it is a MAC →
- * address table where addresses may repeat (the agent's expired-lease hints and DECLINE marks).
- *Records are the caller's, of a size fixed at init, and begin with a struct ipam_lease; what
- *follows it is the caller's payload (an owner, an expiry), zeroed when the record is added. The
- *records sit in one dense array (no allocation per binding, no pointer per record) with two
- *open-addressing indexes of 32-bit record numbers beside it (linear probing, backward-shift
- *deletion, at most half full):
- *
- *	per binding: rec_size (x1..x2 while the array doubles) + 4 bytes x 2..4 slots per index
+ * address table where addresses may repeat. Records are the caller's, of a size fixed at init,
+ * and begin with a struct ipam_lease; what follows it is the caller's payload (an owner, an
+ * expiry), zeroed when the record is added. The table is lib/mactable.h's (dense records, two
+ * open-addressing indexes, about rec_size + 10 bytes a binding); these are its names for
+ * IPAM's records.
  *
  * Removal moves the last record into the hole, so a record pointer (and an index from
  * ipam_leases_at) is good until the next add or remove. A sweep visits the records a bounded
@@ -25,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/mactable.h"
 #include "lib/util.h"
 
 struct ipam_lease {
@@ -34,13 +32,7 @@ struct ipam_lease {
 
 /* Embeddable; the fields are the table's. */
 struct ipam_leases {
-	unsigned char *recs; /* n records of rec_size bytes, cap allocated */
-	size_t rec_size;
-	size_t n, cap;
-	uint32_t *by_mac, *by_addr; /* record number + 1; 0: empty. by_addr NULL: none */
-	bool has_addr_index;
-	size_t mask;   /* index slots - 1 (a power of two); 0 before the first add */
-	size_t cursor; /* where the next sweep starts */
+	struct mactable tab;
 };
 
 /*
@@ -56,14 +48,14 @@ void ipam_leases_clear(struct ipam_leases *t);
 static inline size_t
 ipam_leases_count(const struct ipam_leases *t)
 {
-	return t->n;
+	return mactable_count(&t->tab);
 }
 
 /* Record i of [0, count), in no particular order. */
 static inline struct ipam_lease *
 ipam_leases_at(const struct ipam_leases *t, size_t i)
 {
-	return (struct ipam_lease *)(void *)(t->recs + i * t->rec_size);
+	return mactable_at(&t->tab, i);
 }
 
 /* The record of a MAC / an address (NULL without the address index), or NULL. */

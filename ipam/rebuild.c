@@ -78,36 +78,31 @@ push(struct conflicts *c, enum ipam_conflict_kind kind, uint32_t addr, size_t fi
 	return 0;
 }
 
-int
-ipam_pool_rebuild(struct ipam_pool *pool, const struct ipam_binding *bindings, size_t n,
-    struct ipam_conflict **ret_conflicts)
+/* What a rebuild works on: the input, its two sort orders' index, and the result so far. */
+struct rebuild {
+	struct ipam_pool *pool;
+	const struct ipam_binding *bindings;
+	size_t n;
+	struct sort_ctx *idx;
+	bool *marked;	/* binding i holds its address (pass 1) */
+	uint64_t *used; /* the new USED bitmap */
+	uint32_t n_used;
+	struct conflicts c;
+};
+
+/* Pass 1: by address. The earliest binding of a free address marks it; others conflict. */
+static int
+pass_by_addr(struct rebuild *rb)
 {
-	struct conflicts c = {0};
-	struct sort_ctx *idx = NULL;
-	bool *marked = NULL;
-	uint64_t *used = NULL;
-	uint32_t n_used = 0;
-	int r = -ENOMEM;
+	struct sort_ctx *idx = rb->idx;
+	size_t n = rb->n;
 
-	used = calloc(pool->nwords, sizeof(*used));
-	if (!used)
-		goto fail;
-	if (n > 0) {
-		idx = malloc(n * sizeof(*idx));
-		marked = calloc(n, sizeof(*marked));
-		if (!idx || !marked)
-			goto fail;
-	}
-	for (size_t i = 0; i < n; i++)
-		idx[i] = (struct sort_ctx){.b = &bindings[i], .i = i};
-
-	/* Pass 1: by address. */
 	if (n > 0)
 		qsort(idx, n, sizeof(*idx), cmp_addr);
 	for (size_t g = 0; g < n;) {
 		uint32_t addr = idx[g].b->addr;
 		size_t end = g, owner = idx[g].i;
-		int state = ipam_pool_state(pool, addr);
+		int state = ipam_pool_state(rb->pool, addr);
 		enum ipam_conflict_kind bad = 0;
 
 		while (end < n && idx[end].b->addr == addr)
@@ -123,25 +118,34 @@ ipam_pool_rebuild(struct ipam_pool *pool, const struct ipam_binding *bindings, s
 			size_t i = idx[k].i;
 
 			if (bad) {
-				if (push(&c, bad, addr, i, i) < 0)
-					goto fail;
+				if (push(&rb->c, bad, addr, i, i) < 0)
+					return -ENOMEM;
 				continue;
 			}
-			marked[i] = true;
-			if (k > g && memcmp(idx[k].b->mac, bindings[owner].mac, MAC_LEN) != 0 &&
-			    push(&c, IPAM_CONFLICT_DUPLICATE_IP, addr, owner, i) < 0)
-				goto fail;
+			rb->marked[i] = true;
+			if (k > g && memcmp(idx[k].b->mac, rb->bindings[owner].mac, MAC_LEN) != 0 &&
+			    push(&rb->c, IPAM_CONFLICT_DUPLICATE_IP, addr, owner, i) < 0)
+				return -ENOMEM;
 		}
 		if (!bad) {
-			uint32_t bit = addr - pool->start;
+			uint32_t bit = addr - rb->pool->start;
 
-			used[bit / 64] |= UINT64_C(1) << (bit % 64);
-			n_used++;
+			rb->used[bit / 64] |= UINT64_C(1) << (bit % 64);
+			rb->n_used++;
 		}
 		g = end;
 	}
+	return 0;
+}
 
-	/* Pass 2: by MAC, among bindings that were marked. */
+/* Pass 2: by MAC, among bindings that were marked: one MAC on two addresses conflicts. */
+static int
+pass_by_mac(struct rebuild *rb)
+{
+	struct sort_ctx *idx = rb->idx;
+	const bool *marked = rb->marked;
+	size_t n = rb->n;
+
 	if (n > 0)
 		qsort(idx, n, sizeof(*idx), cmp_mac);
 	for (size_t g = 0; g < n;) {
@@ -168,34 +172,56 @@ ipam_pool_rebuild(struct ipam_pool *pool, const struct ipam_binding *bindings, s
 			for (size_t j = k; j < end && idx[j].b->addr == addr; j++)
 				if (marked[idx[j].i] && idx[j].i < earliest)
 					earliest = idx[j].i;
-			if (push(&c, IPAM_CONFLICT_DUPLICATE_MAC, addr, first, earliest) < 0)
-				goto fail;
+			if (push(&rb->c, IPAM_CONFLICT_DUPLICATE_MAC, addr, first, earliest) < 0)
+				return -ENOMEM;
 		}
 		g = end;
 	}
+	return 0;
+}
 
-	if (c.n > 0)
-		qsort(c.v, c.n, sizeof(*c.v), cmp_conflict);
+int
+ipam_pool_rebuild(struct ipam_pool *pool, const struct ipam_binding *bindings, size_t n,
+    struct ipam_conflict **ret_conflicts)
+{
+	struct rebuild rb = {.pool = pool, .bindings = bindings, .n = n};
+	int r = -ENOMEM;
+
+	rb.used = calloc(pool->nwords, sizeof(*rb.used));
+	if (!rb.used)
+		goto fail;
+	if (n > 0) {
+		rb.idx = malloc(n * sizeof(*rb.idx));
+		rb.marked = calloc(n, sizeof(*rb.marked));
+		if (!rb.idx || !rb.marked)
+			goto fail;
+	}
+	for (size_t i = 0; i < n; i++)
+		rb.idx[i] = (struct sort_ctx){.b = &bindings[i], .i = i};
+	if (pass_by_addr(&rb) < 0 || pass_by_mac(&rb) < 0)
+		goto fail;
+	if (rb.c.n > 0)
+		qsort(rb.c.v, rb.c.n, sizeof(*rb.c.v), cmp_conflict);
 
 	free(pool->used);
-	pool->used = used;
-	pool->n_used = n_used;
+	pool->used = rb.used;
+	pool->n_used = rb.n_used;
 	pool->hint = 0;
 	ipam_pool_summary_rebuild(pool);
-	free(idx);
-	free(marked);
-	r = (int)c.n;
+	free(rb.idx);
+	free(rb.marked);
+	r = (int)rb.c.n;
 	if (ret_conflicts)
-		*ret_conflicts = c.v;
+		*ret_conflicts = rb.c.v;
 	else
-		free(c.v);
+		free(rb.c.v);
 	return r;
 
 fail:
-	free(used);
-	free(idx);
-	free(marked);
-	free(c.v);
+	free(rb.used);
+	free(rb.idx);
+	free(rb.marked);
+	free(rb.c.v);
 	return r;
 }
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * agent/source-file*.c and agent/dynamic.c: local-mode YAML -> options and bindings, errors
- * that name file/document/line/field, dynamic allocation (lowest free, sticky, restart),
- * resync into the engine. The program's flags: build/vm-dhcp-agent is run for --help, a dry
- * run, and each refusal (exit 2, one line on stderr naming the flag).
+ * agent/source-file.c, agent/dynamic*.c and agent/apply-config.c: local-mode YAML -> options and
+ * bindings, errors that name file/document/line/field, dynamic allocation (lowest free, sticky,
+ * restart), resync into the engine. The program's flags: build/vm-dhcp-agent is run for --help, a
+ * dry run, and each refusal (exit 2, one line on stderr naming the flag).
  */
 #include <errno.h>
 #include <libgen.h>

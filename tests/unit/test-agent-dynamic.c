@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * agent/dynamic.c: --dynamic leases end and DECLINEs are bounded. Leases expire lease time +
+ * agent/dynamic*.c: --dynamic leases end and DECLINEs are bounded. Leases expire lease time +
  * grace after the last ACK and their addresses go back to the pool; a returning MAC gets its
  * old address while it is free; DECLINEd addresses are held for the hold-down only, at most
  * AGENT_DECLINE_LIMIT per MAC and half the range in all; a restart gives fresh expiries.

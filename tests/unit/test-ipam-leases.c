@@ -251,7 +251,7 @@ test_mac_only(void)
 	mac_n(2, b);
 	ipam_leases_init(&t, sizeof(struct rec), false);
 	CU_ASSERT_EQUAL_FATAL(ipam_leases_reserve(&t, 1000), 0);
-	before = t.recs;
+	before = t.tab.recs;
 	CU_ASSERT_EQUAL_FATAL(ipam_leases_add(&t, a, 10, &l), 0);
 	CU_ASSERT_EQUAL_FATAL(ipam_leases_add(&t, b, 10, &m), 0); /* the same address */
 	CU_ASSERT_EQUAL(ipam_leases_add(&t, a, 11, &m), -EEXIST);
@@ -262,7 +262,7 @@ test_mac_only(void)
 		mac_n(i, mac);
 		CU_ASSERT_EQUAL_FATAL(ipam_leases_add(&t, mac, 10, &m), 0);
 	}
-	CU_ASSERT_PTR_EQUAL(t.recs, before); /* reserved: nothing moved */
+	CU_ASSERT_PTR_EQUAL(t.tab.recs, before); /* reserved: nothing moved */
 	l = ipam_leases_by_mac(&t, a);
 	CU_ASSERT_EQUAL(ipam_leases_rebind(&t, l, 12), 0);
 	CU_ASSERT_EQUAL(ipam_leases_by_mac(&t, a)->addr, 12);
