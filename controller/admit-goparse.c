@@ -1,126 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * controller/admit.c - the admission rules' entry point (admit_review), the names of kinds
- * and operations, refusals and warnings in upstream's message form, and Go-compatible
- * address parsing (the messages upstream's webhook returns come from Go's net/netip and
- * net packages: harvester/vm-dhcp-controller pkg/util/network.go LoadCIDR/LoadPool).
+ * controller/admit-goparse.c - Go-compatible parsing for the admission rules: the messages
+ * upstream's webhook returns come from Go's net/netip and net packages
+ * (harvester/vm-dhcp-controller pkg/util/network.go LoadCIDR/LoadPool), its strings from
+ * Go's JSON decoder and wrangler's kv.RSplit.
  */
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "controller/admit-internal.h"
-
-/* --- names ------------------------------------------------------------------------------- */
-
-enum admit_kind
-admit_kind_of(const char *group, const char *resource)
-{
-	if (!group || !resource)
-		return ADMIT_KIND_OTHER;
-	if (strcmp(group, CRD_GROUP) == 0 && strcmp(resource, IPPOOL_PLURAL) == 0)
-		return ADMIT_KIND_IPPOOL;
-	if (strcmp(group, CRD_GROUP) == 0 && strcmp(resource, "virtualmachinenetworkconfigs") == 0)
-		return ADMIT_KIND_VMNETCFG;
-	if (strcmp(group, "kubevirt.io") == 0 && strcmp(resource, "virtualmachines") == 0)
-		return ADMIT_KIND_VM;
-	return ADMIT_KIND_OTHER;
-}
-
-static const char *const op_names[] = {"CREATE", "UPDATE", "DELETE", "CONNECT"};
-
-int
-admit_op_parse(const char *s, enum admit_op *ret)
-{
-	for (size_t i = 0; s && i < ELEMENTSOF(op_names); i++)
-		if (strcmp(s, op_names[i]) == 0) {
-			*ret = (enum admit_op)i;
-			return 0;
-		}
-	return -EINVAL;
-}
-
-const char *
-admit_op_name(enum admit_op op)
-{
-	return (unsigned)op < ELEMENTSOF(op_names) ? op_names[op] : "OTHER";
-}
-
-const char *
-admit_kind_name(enum admit_kind kind)
-{
-	switch (kind) {
-	case ADMIT_KIND_IPPOOL:
-		return "IPPool";
-	case ADMIT_KIND_VMNETCFG:
-		return "VirtualMachineNetworkConfig";
-	case ADMIT_KIND_VM:
-		return "VirtualMachine";
-	default:
-		return "other";
-	}
-}
-
-/* --- results ----------------------------------------------------------------------------- */
-
-/* One line: control characters (from names or values in the object) become spaces. */
-static void
-one_line(char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = ' ';
-}
-
-int
-admit_refuse(struct admit_ctx *c, int code, const char *fmt, ...)
-{
-	char reason[ADMIT_REASON_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
-	va_end(ap);
-	c->res->allowed = false;
-	c->res->code = code;
-	snprintf(c->res->message, sizeof(c->res->message), "cannot %s %s %s/%s because %s", c->verb,
-	    c->kind, c->ns, c->name, reason);
-	one_line(c->res->message);
-	return -1;
-}
-
-int
-admit_nomem(struct admit_ctx *c)
-{
-	return admit_refuse(c, 500, "of an internal error: %s", strerror(ENOMEM));
-}
-
-void
-admit_warn(struct admit_ctx *c, const char *fmt, ...)
-{
-	struct admit_result *res = c->res;
-	va_list ap;
-
-	if (res->n_warnings >= ADMIT_WARNINGS_MAX)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(res->warnings[res->n_warnings], ADMIT_WARNING_MAX, fmt, ap);
-	va_end(ap);
-	one_line(res->warnings[res->n_warnings]);
-	res->n_warnings++;
-}
-
-void
-admit_result_clear(struct admit_result *res)
-{
-	if (!res)
-		return;
-	json_decref(res->patch);
-	res->patch = NULL;
-}
 
 /* --- Go-compatible parsing --------------------------------------------------------------- */
 
@@ -383,93 +274,4 @@ admit_split_network(
 	if (ns[0] == '\0')
 		snprintf(ns, KIND_NS_MAX, "default");
 	snprintf(canon, KIND_REF_MAX, "%s/%s", ns, name);
-}
-
-/* --- entry point ------------------------------------------------------------------------- */
-
-static const char *
-verb_of(enum admit_op op)
-{
-	switch (op) {
-	case ADMIT_OP_CREATE:
-		return "create";
-	case ADMIT_OP_UPDATE:
-		return "update";
-	case ADMIT_OP_DELETE:
-		return "delete";
-	default:
-		return "connect";
-	}
-}
-
-/* The object's name: the request's, else metadata.name, else metadata.generateName. */
-static const char *
-name_of(const struct admit_request *rq)
-{
-	const json_t *o = rq->object ? rq->object : rq->old_object;
-	const char *s = NULL;
-
-	if (rq->name && rq->name[0])
-		return rq->name;
-	if (json_is_object(o)) {
-		json_t *md = json_object_get(o, "metadata");
-
-		s = json_string_value(json_object_get(md, "name"));
-		if (!s || !s[0])
-			s = json_string_value(json_object_get(md, "generateName"));
-	}
-	return s ? s : "";
-}
-
-static const char *
-ns_of(const struct admit_request *rq)
-{
-	const json_t *o = rq->object ? rq->object : rq->old_object;
-	const char *s = NULL;
-
-	if (rq->ns && rq->ns[0])
-		return rq->ns;
-	if (json_is_object(o))
-		s = json_string_value(json_object_get(json_object_get(o, "metadata"), "namespace"));
-	return s ? s : "";
-}
-
-void
-admit_review(const struct admit_view *view, const struct admit_opts *opts,
-    const struct admit_request *rq, struct admit_result *res)
-{
-	static const struct admit_view no_view;
-	static const struct admit_opts no_opts;
-	struct admit_ctx c = {
-	    .view = view ? view : &no_view,
-	    .opts = opts ? opts : &no_opts,
-	    .rq = rq,
-	    .res = res,
-	    .kind = admit_kind_name(rq->kind),
-	    .verb = verb_of(rq->op),
-	};
-
-	memset(res, 0, sizeof(*res));
-	res->allowed = true;
-	c.ns = ns_of(rq);
-	c.name = name_of(rq);
-	if (rq->op == ADMIT_OP_CONNECT)
-		return;
-	switch (rq->kind) {
-	case ADMIT_KIND_IPPOOL:
-		admit_ippool(&c);
-		break;
-	case ADMIT_KIND_VMNETCFG:
-		admit_vmnetcfg(&c);
-		break;
-	case ADMIT_KIND_VM:
-		admit_vm(&c);
-		break;
-	default:
-		break;
-	}
-	if (!res->allowed) {
-		json_decref(res->patch);
-		res->patch = NULL;
-	}
 }
