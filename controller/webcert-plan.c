@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/rfc3339.h"
-
 #define SETTLE_MAX_S 30 /* caBundle trusted this long before the new CA serves */
 
 /* The bundle kept: the older CAs still valid. */
@@ -22,12 +20,6 @@ struct kept {
 	size_t dropped; /* expired older CAs left out */
 	char gone[RFC3339_MAX]; /* notAfter of the last one left out */
 };
-
-static void
-fmt_time(int64_t t, char buf[RFC3339_MAX])
-{
-	rfc3339_format(t * 1000000, 0, buf);
-}
 
 static int
 settle_s(uint64_t validity_s)
@@ -97,8 +89,8 @@ plan_fill(const struct webcert_plan_in *in, const struct webcert_material *m, in
 		 &p->leaf_pem, &p->leaf_key_pem, &p->leaf_not_after)) < 0)
 		return r;
 	p->cas[p->ncas++] = p->new_ca;
-	fmt_time(webcert_not_after(p->new_ca), t1);
-	fmt_time(p->leaf_not_after, t2);
+	webcert_fmt_time(webcert_not_after(p->new_ca), t1);
+	webcert_fmt_time(p->leaf_not_after, t2);
 	snprintf(p->what, sizeof(p->what),
 	    "filled Secret %s/%s (%s): new CA (notAfter %s) and serving certificate for %s "
 	    "(notAfter %s)",
@@ -117,7 +109,7 @@ plan_keep_cas(const struct webcert_material *m, int64_t now, struct webcert_plan
 	for (size_t i = 0; i < m->ncas; i++) {
 		if (i > 0 && webcert_not_after(m->cas[i]) <= now) {
 			k->dropped++;
-			fmt_time(webcert_not_after(m->cas[i]), k->gone);
+			webcert_fmt_time(webcert_not_after(m->cas[i]), k->gone);
 			continue;
 		}
 		if (i > 0)
@@ -145,7 +137,7 @@ plan_new_ca(
 		return r;
 	p->cas[0] = p->new_ca;
 	p->ncas++;
-	fmt_time(webcert_not_after(p->new_ca), t2);
+	webcert_fmt_time(webcert_not_after(p->new_ca), t2);
 	snprintf(p->what, sizeof(p->what),
 	    "CA rotation: new CA (notAfter %s) added to the bundle of Secret %s/%s before "
 	    "the CA (notAfter %s); the serving certificate follows once the webhook "
@@ -178,7 +170,7 @@ plan_new_leaf(const struct webcert_plan_in *in, X509 *ca, EVP_PKEY *ca_key, int6
 	if ((r = webcert_new_leaf(in->names, in->validity_s, now, ca, ca_key, &p->leaf_pem,
 		 &p->leaf_key_pem, &p->leaf_not_after)) < 0)
 		return r;
-	fmt_time(p->leaf_not_after, t2);
+	webcert_fmt_time(p->leaf_not_after, t2);
 	l = strlen(p->what);
 	snprintf(p->what + l, sizeof(p->what) - l, ": notAfter %s, CA notAfter %s%s%s%s", t2, ca_na,
 	    k->dropped > 0 ? "; expired CA (notAfter " : "", k->gone,
@@ -207,7 +199,7 @@ webcert_plan(const struct webcert_plan_in *in, const struct webcert_material *m,
 	plan_next(p, webcert_renew_at(m->cas[0]));
 	if (!leaf_broken)
 		plan_next(p, webcert_renew_at(m->leaf));
-	fmt_time(webcert_not_after(m->cas[0]), ca_na);
+	webcert_fmt_time(webcert_not_after(m->cas[0]), ca_na);
 	if (leaf_broken) {
 		snprintf(p->what, sizeof(p->what),
 		    "serving certificate of Secret %s/%s replaced (%s)", in->ns, in->secret,

@@ -135,6 +135,12 @@ webcert_not_after(X509 *x)
 	return asn1_epoch(X509_get0_notAfter(x));
 }
 
+void
+webcert_fmt_time(int64_t t, char out[RFC3339_MAX])
+{
+	rfc3339_format(t * 1000000, 0, out);
+}
+
 /* Two thirds of the validity passed. */
 int64_t
 webcert_renew_at(X509 *x)

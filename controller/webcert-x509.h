@@ -17,6 +17,8 @@
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
+#include "lib/rfc3339.h"
+
 #define WEBCERT_MAX_CAS 8 /* certificates kept from a bundle */
 
 /* --- base64, PEM, times --------------------------------------------------------------- */
@@ -36,6 +38,8 @@ size_t webcert_parse_certs(const char *pem, X509 **out, size_t max);
 int64_t webcert_not_before(X509 *x);
 int64_t webcert_not_after(X509 *x);
 int64_t webcert_renew_at(X509 *x);
+/* t (seconds since the epoch) as RFC 3339 in UTC, "2026-11-27T05:13:58Z" (lib/rfc3339). */
+void webcert_fmt_time(int64_t t, char out[RFC3339_MAX]);
 /* ca signed cert. */
 bool webcert_issued_by(X509 *ca, X509 *cert);
 /* b64 (a caBundle, NULL: none) holds the CA that signed leaf. */

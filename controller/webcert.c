@@ -69,7 +69,6 @@
 #include "kube/kube.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
-#include "lib/rfc3339.h"
 
 #define SYNC_POLL_MS 50	      /* until the Secret's informer has synced */
 #define RETRY_MIN_MS 1000     /* a failed write: again after 1 s, doubling ... */
@@ -126,12 +125,6 @@ static int64_t
 wc_now(const struct webcert *wc)
 {
 	return wc->now != NULL ? wc->now(wc->userdata) : (int64_t)time(NULL);
-}
-
-static void
-fmt_time(int64_t t, char buf[RFC3339_MAX])
-{
-	rfc3339_format(t * 1000000, 0, buf);
 }
 
 /* --- timers ----------------------------------------------------------------------------------- */
@@ -217,10 +210,10 @@ adopt(struct webcert *wc, const struct webcert_material *m, int64_t now)
 		wc->served_cert = c;
 		wc->served_key = k;
 		wc->served_not_after = webcert_not_after(m->leaf);
-		fmt_time(wc->served_not_after, na);
+		webcert_fmt_time(wc->served_not_after, na);
 		for (size_t i = 0; i < m->ncas; i++)
 			if (webcert_issued_by(m->cas[i], m->leaf))
-				fmt_time(webcert_not_after(m->cas[i]), ca_na);
+				webcert_fmt_time(webcert_not_after(m->cas[i]), ca_na);
 		log_info(
 		    "webhook certificate: serving the certificate of Secret %s/%s (notAfter %s, "
 		    "CA notAfter %s)",
