@@ -57,15 +57,6 @@ cb_now(const struct webcert_cabundles *cb)
 	return cb->now != NULL ? cb->now(cb->userdata) : (int64_t)time(NULL);
 }
 
-static void
-timer_in_ms(struct event *ev, uint64_t ms)
-{
-	struct timeval tv = {
-	    .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
-
-	evtimer_add(ev, &tv);
-}
-
 static int
 cfg_mutate(void *userdata, json_t *obj)
 {
@@ -137,11 +128,15 @@ cfg_done(void *userdata, const struct kube_result *res)
 	}
 	if (cf->state == CFG_FAILED) {
 		uint64_t ms = RETRY_MIN_MS;
+		struct timeval tv;
 
 		for (unsigned i = 0; i < cf->failures && ms < RETRY_MAX_MS; i++)
 			ms *= 2;
 		cf->failures++;
-		timer_in_ms(cf->retry, ms < RETRY_MAX_MS ? ms : RETRY_MAX_MS);
+		ms = ms < RETRY_MAX_MS ? ms : RETRY_MAX_MS;
+		tv = (struct timeval){
+		    .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
+		evtimer_add(cf->retry, &tv);
 	} else {
 		cf->failures = 0;
 		event_del(cf->retry);

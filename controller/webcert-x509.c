@@ -123,7 +123,7 @@ asn1_epoch(const ASN1_TIME *t)
 	return (int64_t)timegm(&tm);
 }
 
-int64_t
+static int64_t
 webcert_not_before(X509 *x)
 {
 	return asn1_epoch(X509_get0_notBefore(x));

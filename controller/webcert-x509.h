@@ -33,9 +33,8 @@ char *webcert_certs_pem(X509 *const *certs, size_t n);
 char *webcert_key_pem(EVP_PKEY *key);
 /* Up to max certificates of pem (NULL: none) into out: how many. */
 size_t webcert_parse_certs(const char *pem, X509 **out, size_t max);
-/* notBefore, notAfter (seconds since the epoch; 0 when unreadable), and the time two thirds
- * of the validity have passed. */
-int64_t webcert_not_before(X509 *x);
+/* notAfter (seconds since the epoch; 0 when unreadable), and the time two thirds of the
+ * validity have passed. */
 int64_t webcert_not_after(X509 *x);
 int64_t webcert_renew_at(X509 *x);
 /* t (seconds since the epoch) as RFC 3339 in UTC, "2026-11-27T05:13:58Z" (lib/rfc3339). */
