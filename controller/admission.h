@@ -10,10 +10,10 @@
  *
  * The service CIDR the rules compare pools with: --service-cidr when given; else the
  * `--service-cidr` argument in a Node's rke2.io/node-args or k3s.io/node-args annotation
- * (what RKE2, Harvester's distribution, and k3s record; upstream read the same annotation
- * before it settled on a flag, pkg/util/network.go GetServiceCIDRFromNode); else upstream's
- * default 10.53.0.0/16 (cmd/webhook/root.go). Nothing else the API exposes tells the range
- * reliably, so we do not guess from the `kubernetes` Service's address.
+ * (admission-cidr.h; what RKE2, Harvester's distribution, and k3s record; upstream read the same
+ * annotation before it settled on a flag, pkg/util/network.go GetServiceCIDRFromNode); else
+ * upstream's default 10.53.0.0/16 (cmd/webhook/root.go). Nothing else the API exposes tells the
+ * range reliably, so we do not guess from the `kubernetes` Service's address.
  */
 
 #include <stdbool.h>
@@ -52,9 +52,5 @@ bool ctrl_admission_ready(struct ctrl_admission *a, char *reason, size_t len);
 void ctrl_admission_stopping(struct ctrl_admission *a);
 /* Shutdown: stop accepting new connections. */
 void ctrl_admission_stop_accepting(struct ctrl_admission *a);
-
-/* A Node's service CIDR from its node-args annotation value (a JSON array of strings):
- * 0 and the CIDR text in out, or -ENOENT / -EINVAL. */
-int ctrl_admission_node_args_cidr(const char *node_args, char *out, size_t len);
 
 #endif

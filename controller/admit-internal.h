@@ -4,9 +4,9 @@
 
 /*
  * What the admission rules (admit.c, admit-ippool.c, admit-vmnetcfg.c, admit-vm.c) share:
- * the state of one review, refusals and warnings in upstream's message form, Go-compatible
- * address parsing, and the desired-IP checks a VMNetCfg NIC and a VM's static-ip
- * annotation both go through.
+ * the state of one review, refusals and warnings in upstream's message form (admit-result.c),
+ * Go-compatible address parsing (admit-goparse.c), and the desired-IP checks a VMNetCfg NIC
+ * and a VM's static-ip annotation both go through (admit-vmnetcfg.c).
  */
 
 #include <stdarg.h>

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * controller/admit-ippool.c - IPPool admission.
+ * controller/admit-ippool.c - IPPool admission (the object read as upstream reads it:
+ * admit-ippool-load.c).
  *
  * Upstream's (harvester/vm-dhcp-controller, read at main c3042d6):
  *  - pkg/webhook/ippool/mutator.go, CREATE: ensureServerIP (an unset serverIP becomes the
@@ -52,216 +53,17 @@
 #include <string.h>
 
 #include "controller/admit-internal.h"
+#include "controller/admit-ippool-load.h"
 #include "controller/netpool.h"
 
 #define S(x) ((x) ? (x) : "")
-
-/* The spec's address fields as written (NULL: absent, Go's ""). */
-struct raw_pool {
-	const json_t *spec, *v4, *pool, *exclude;
-	const char *network, *cidr, *server, *router, *start, *end;
-};
-
-/* upstream's util.PoolInfo, plus the excludes (sorted, unique). */
-struct pinfo {
-	uint32_t net, mask, bcast;
-	unsigned prefix;
-	bool has_start, has_end, has_server, has_router;
-	uint32_t start, end, server, router;
-	uint32_t *excl;
-	size_t n_excl;
-};
-
-/* One status.ipv4.allocated entry, read as upstream's LoadAllocated reads it. */
-struct st_entry {
-	uint32_t addr;
-	enum ippool_alloc_kind kind;
-	bool mac_ok;
-	uint8_t mac[MAC_LEN];
-	char raw[MAC_STRLEN + 8];
-};
-
-struct st_list {
-	struct st_entry *e;
-	size_t n;
-};
-
-static int
-cmp_u32(const void *x, const void *y)
-{
-	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
-static int
-cmp_entry(const void *x, const void *y)
-{
-	return cmp_u32(&((const struct st_entry *)x)->addr, &((const struct st_entry *)y)->addr);
-}
-
-static bool
-excluded(const struct pinfo *pi, uint32_t a)
-{
-	return bsearch(&a, pi->excl, pi->n_excl, sizeof(*pi->excl), cmp_u32) != NULL;
-}
-
-static const struct st_entry *
-st_find(const struct st_list *st, uint32_t a)
-{
-	struct st_entry key = {.addr = a};
-
-	return bsearch(&key, st->e, st->n, sizeof(*st->e), cmp_entry);
-}
-
-/* --- loading ----------------------------------------------------------------------------- */
-
-static int
-sub_object(const json_t *parent, const char *key, const json_t **ret)
-{
-	const json_t *v = json_is_object(parent) ? json_object_get(parent, key) : NULL;
-
-	*ret = NULL;
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_object(v))
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
-
-/* The shape Go's decoder needs; -1 (refused, 400) when it does not decode. */
-static int
-raw_pool_load(struct admit_ctx *c, const json_t *obj, struct raw_pool *rp)
-{
-	const char *bad = NULL;
-
-	memset(rp, 0, sizeof(*rp));
-	if (!json_is_object(obj))
-		return admit_refuse(c, 400, "the object is not a JSON object");
-	if (sub_object(obj, "spec", &rp->spec) < 0)
-		bad = "spec";
-	else if (sub_object(rp->spec, "ipv4Config", &rp->v4) < 0)
-		bad = "spec.ipv4Config";
-	else if (sub_object(rp->v4, "pool", &rp->pool) < 0)
-		bad = "spec.ipv4Config.pool";
-	else if (admit_json_str(rp->spec, "networkName", &rp->network) < 0)
-		bad = "spec.networkName";
-	else if (admit_json_str(rp->v4, "cidr", &rp->cidr) < 0)
-		bad = "spec.ipv4Config.cidr";
-	else if (admit_json_str(rp->v4, "serverIP", &rp->server) < 0)
-		bad = "spec.ipv4Config.serverIP";
-	else if (admit_json_str(rp->v4, "router", &rp->router) < 0)
-		bad = "spec.ipv4Config.router";
-	else if (admit_json_str(rp->pool, "start", &rp->start) < 0)
-		bad = "spec.ipv4Config.pool.start";
-	else if (admit_json_str(rp->pool, "end", &rp->end) < 0)
-		bad = "spec.ipv4Config.pool.end";
-	if (bad)
-		return admit_refuse(c, 400, "%s does not decode", bad);
-	rp->exclude = json_object_get(rp->pool, "exclude");
-	if (rp->exclude && json_is_null(rp->exclude))
-		rp->exclude = NULL;
-	if (rp->exclude && !json_is_array(rp->exclude))
-		return admit_refuse(c, 400, "spec.ipv4Config.pool.exclude does not decode");
-	return 0;
-}
-
-static int
-field(const char *label, const char *s, bool *has, uint32_t *ret, char *reason, size_t len)
-{
-	*has = s && s[0];
-	return *has ? admit_parse_field(label, s, ret, reason, len) : 0;
-}
-
-/* LoadPool's order (cidr, start, end, serverIP, router), then the excludes. */
-static int
-pinfo_load(const struct raw_pool *rp, struct pinfo *pi, char *reason, size_t len)
-{
-	size_t n = json_array_size(rp->exclude), k = 0;
-	bool has;
-
-	memset(pi, 0, sizeof(*pi));
-	if (admit_go_parse_cidr(S(rp->cidr), &pi->net, &pi->prefix, reason, len) < 0)
-		return -1;
-	pi->mask = ipv4_prefix_mask(pi->prefix);
-	pi->bcast = pi->net | ~pi->mask;
-	if (field("start ip", rp->start, &pi->has_start, &pi->start, reason, len) < 0 ||
-	    field("end ip", rp->end, &pi->has_end, &pi->end, reason, len) < 0 ||
-	    field("server ip", rp->server, &pi->has_server, &pi->server, reason, len) < 0 ||
-	    field("router ip", rp->router, &pi->has_router, &pi->router, reason, len) < 0)
-		return -1;
-	pi->excl = calloc(n ? n : 1, sizeof(*pi->excl));
-	if (!pi->excl)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const char *s = json_string_value(json_array_get(rp->exclude, i));
-
-		if (!s) {
-			snprintf(
-			    reason, len, "spec.ipv4Config.pool.exclude[%zu] is not a string", i);
-			return -1;
-		}
-		if (field("exclude ip", s, &has, &pi->excl[k], reason, len) < 0)
-			return -1;
-		k += has;
-	}
-	qsort(pi->excl, k, sizeof(*pi->excl), cmp_u32);
-	pi->n_excl = 0;
-	for (size_t i = 0; i < k; i++)
-		if (i == 0 || pi->excl[i] != pi->excl[i - 1])
-			pi->excl[pi->n_excl++] = pi->excl[i];
-	return 0;
-}
-
-static void
-pinfo_clear(struct pinfo *pi)
-{
-	free(pi->excl);
-	pi->excl = NULL;
-}
-
-/* status.ipv4.allocated as upstream's LoadAllocated reads it (unparsable keys skipped). */
-static int
-st_load(const json_t *obj, struct st_list *st)
-{
-	const json_t *m =
-	    json_object_get(json_object_get(json_object_get(obj, "status"), "ipv4"), "allocated");
-	const char *k;
-	json_t *v;
-
-	st->n = 0;
-	st->e = calloc(json_object_size(m) ? json_object_size(m) : 1, sizeof(*st->e));
-	if (!st->e)
-		return -ENOMEM;
-	json_object_foreach((json_t *)m, k, v)
-	{
-		struct st_entry *e = &st->e[st->n];
-		const char *val = json_string_value(v);
-
-		if (!val || admit_go_parse_addr(k, &e->addr, NULL, 0) < 0)
-			continue;
-		if (strcmp(val, IPPOOL_ALLOCATED_EXCLUDED) == 0)
-			e->kind = IPPOOL_ALLOC_EXCLUDED;
-		else if (strcmp(val, IPPOOL_ALLOCATED_RESERVED) == 0)
-			e->kind = IPPOOL_ALLOC_RESERVED;
-		else
-			e->mac_ok = mac_parse(val, e->mac) == 0;
-		snprintf(e->raw, sizeof(e->raw), "%s", val);
-		if (e->mac_ok)
-			mac_format(e->mac, e->raw);
-		st->n++;
-	}
-	qsort(st->e, st->n, sizeof(*st->e), cmp_entry);
-	return 0;
-}
 
 /* --- mutate (CREATE) --------------------------------------------------------------------- */
 
 static bool
 masked(const struct pinfo *pi, uint32_t a)
 {
-	return (pi->has_router && a == pi->router) || excluded(pi, a);
+	return (pi->has_router && a == pi->router) || admit_pinfo_excluded(pi, a);
 }
 
 /* ensureServerIP: 0 and *ret, or -1 when no address is left. */
@@ -332,9 +134,9 @@ mutate_create(struct admit_ctx *c)
 	json_t *ops = NULL;
 	int r;
 
-	if (raw_pool_load(c, c->rq->object, &rp) < 0)
+	if (admit_raw_pool_load(c, c->rq->object, &rp) < 0)
 		return;
-	r = pinfo_load(&rp, &pi, reason, sizeof(reason));
+	r = admit_pinfo_load(&rp, &pi, reason, sizeof(reason));
 	if (r == -ENOMEM)
 		goto nomem;
 	if (r < 0)
@@ -355,15 +157,15 @@ mutate_create(struct admit_ctx *c)
 	if (json_array_size(ops) > 0)
 		c->res->patch = json_incref(ops);
 	json_decref(ops);
-	pinfo_clear(&pi);
+	admit_pinfo_clear(&pi);
 	return;
 nomem:
 	json_decref(ops);
-	pinfo_clear(&pi);
+	admit_pinfo_clear(&pi);
 	admit_nomem(c);
 	return;
 refuse:
-	pinfo_clear(&pi);
+	admit_pinfo_clear(&pi);
 	admit_refuse(c, 403, "%s", reason);
 }
 
@@ -430,7 +232,7 @@ check_upstream(struct admit_ctx *c, const struct raw_pool *rp, const struct pinf
 	    (pi->has_end && check_in_subnet(c, pi, "end", pi->end) < 0))
 		return -1;
 	if (pi->has_server) {
-		const struct st_entry *e = st ? st_find(st, pi->server) : NULL;
+		const struct st_entry *e = st ? admit_st_find(st, pi->server) : NULL;
 
 		ipv4_format(pi->server, s);
 		if (check_in_subnet(c, pi, "server", pi->server) < 0)
@@ -515,7 +317,7 @@ in_range(const struct pinfo *pi, uint32_t a)
 	uint32_t start = pi->has_start ? pi->start : pi->net + 1;
 	uint32_t end = pi->has_end ? pi->end : pi->bcast - 1;
 
-	return a >= start && a <= end && !excluded(pi, a);
+	return a >= start && a <= end && !admit_pinfo_excluded(pi, a);
 }
 
 /* UPDATE: a range/exclude change must not leave out an address bound to a MAC. */
@@ -533,7 +335,7 @@ check_strand(struct admit_ctx *c, const char *network, const struct pinfo *pi,
 			continue;
 		ipv4_format(e->addr, s);
 		bound_to(c, network, e, who, sizeof(who));
-		if (excluded(pi, e->addr))
+		if (admit_pinfo_excluded(pi, e->addr))
 			return admit_refuse(c, 403,
 			    "address %s bound to %s would be stranded: pool.exclude covers it", s,
 			    who);
@@ -556,12 +358,12 @@ check_ours(struct admit_ctx *c, const struct raw_pool *rp, const struct pinfo *p
 
 	admit_split_network(S(rp->network), ns, name, network);
 	ipv4_format(pi->server, s);
-	if (pi->has_server && excluded(pi, pi->server))
+	if (pi->has_server && admit_pinfo_excluded(pi, pi->server))
 		return admit_refuse(c, 403, "server ip %s is in pool.exclude", s);
 	if (check_second_pool(c, rp, orp) < 0)
 		return -1;
 	if (pi->has_router && (!opi || !opi->has_router || opi->router != pi->router) &&
-	    (e = st_find(st, pi->router)) && e->kind == IPPOOL_ALLOC_MAC) {
+	    (e = admit_st_find(st, pi->router)) && e->kind == IPPOOL_ALLOC_MAC) {
 		ipv4_format(pi->router, s);
 		bound_to(c, network, e, who, sizeof(who));
 		return admit_refuse(c, 403, "router ip %s is already allocated to %s", s, who);
@@ -674,10 +476,11 @@ warn_pool(struct admit_ctx *c, const struct raw_pool *rp, const struct pinfo *pi
 
 	for (size_t i = 0; i < pi->n_excl; i++)
 		n -= pi->excl[i] >= start && pi->excl[i] <= end;
-	if (pi->has_server && pi->server >= start && pi->server <= end && !excluded(pi, pi->server))
+	if (pi->has_server && pi->server >= start && pi->server <= end &&
+	    !admit_pinfo_excluded(pi, pi->server))
 		n--;
 	if (pi->has_router && pi->router >= start && pi->router <= end &&
-	    !excluded(pi, pi->router) && !(pi->has_server && pi->router == pi->server))
+	    !admit_pinfo_excluded(pi, pi->router) && !(pi->has_server && pi->router == pi->server))
 		n--;
 	ipv4_format(start, x);
 	ipv4_format(end, y);
@@ -725,18 +528,18 @@ validate_write(struct admit_ctx *c)
 	if (json_is_object(old) && json_object_get(obj, "spec") &&
 	    json_equal(json_object_get(obj, "spec"), json_object_get(old, "spec")))
 		return;
-	if (raw_pool_load(c, obj, &rp) < 0)
+	if (admit_raw_pool_load(c, obj, &rp) < 0)
 		return;
 	if (old && c->opts->immutable && check_immutable(c, obj, old) < 0)
 		return;
-	if ((r = pinfo_load(&rp, &pi, reason, sizeof(reason))) < 0) {
+	if ((r = admit_pinfo_load(&rp, &pi, reason, sizeof(reason))) < 0) {
 		if (r == -ENOMEM)
 			admit_nomem(c);
 		else
 			admit_refuse(c, 403, "%s", reason);
 		goto out;
 	}
-	if (st_load(obj, &st) < 0) {
+	if (admit_st_load(obj, &st) < 0) {
 		admit_nomem(c);
 		goto out;
 	}
@@ -748,8 +551,8 @@ validate_write(struct admit_ctx *c)
 		struct admit_ctx oc = *c;
 
 		oc.res = &scratch;
-		have_old = raw_pool_load(&oc, old, &orp) == 0 &&
-			   pinfo_load(&orp, &opi, reason, sizeof(reason)) == 0;
+		have_old = admit_raw_pool_load(&oc, old, &orp) == 0 &&
+			   admit_pinfo_load(&orp, &opi, reason, sizeof(reason)) == 0;
 	}
 	if (check_ours(c, &rp, &pi, old ? &orp : NULL, have_old ? &opi : NULL, &st) < 0 ||
 	    check_codec(c, &rp) < 0 || check_size(c, &st) < 0)
@@ -757,8 +560,8 @@ validate_write(struct admit_ctx *c)
 	warn_pool(c, &rp, &pi);
 out:
 	free(st.e);
-	pinfo_clear(&pi);
-	pinfo_clear(&opi);
+	admit_pinfo_clear(&pi);
+	admit_pinfo_clear(&opi);
 }
 
 /* --- validate: DELETE ----------------------------------------------------------------------- */

@@ -313,9 +313,9 @@ ip_changed(const json_t *old_nics, const struct raw_nic *n)
  * Written by the VM controller for a KubeVirt VirtualMachine (its controller ownerReference)?
  * Upstream's controller writes such a VMNetCfg with every Multus NIC of the VM, and upstream's
  * webhook then refuses it when one NIC's network has no pool: the VM gets no addresses at all.
- * Ours serves each NIC on its own (a NIC without a pool stays Pending, SPEC "each NIC is
- * independent"), so for these the missing pool is a warning. A VMNetCfg written by hand is
- * decided as upstream decides it.
+ * Ours serves each NIC on its own (a NIC without a pool stays Pending, each NIC independent
+ * of the others: controller/nicbind.h), so for these the missing pool is a warning. A VMNetCfg
+ * written by hand is decided as upstream decides it.
  */
 static bool
 vm_owned(const json_t *obj)

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/admission.h"
+#include "controller/admission-cidr.h"
 #include "controller/placement.h"
 #include "controller/vmplan.h"
 #include "lib/log.h"
@@ -411,7 +411,7 @@ node_item_free(void *p)
 	free(it);
 }
 
-/* The service CIDR RKE2 (Harvester) or k3s records in the node's arguments (admission.h). */
+/* The service CIDR RKE2 (Harvester) or k3s records in the node's arguments (admission-cidr.h). */
 static void
 node_service_cidr(json_t *obj, struct node_item *it)
 {

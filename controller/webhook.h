@@ -19,16 +19,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
-
 #include "controller/admit.h"
+#include "controller/webhook-review.h"
 
 struct event_base;
 struct metrics;
 struct webhook;
-
-#define WEBHOOK_BODY_MAX (3 * 1024 * 1024) /* the API server's own request limit */
-#define WEBHOOK_DEPTH_MAX 64
 
 typedef void (*webhook_admit_fn)(
     void *userdata, const struct admit_request *rq, struct admit_result *res);
@@ -62,13 +58,13 @@ struct webhook *webhook_free(struct webhook *w);
 int webhook_set_cert(struct webhook *w, const char *cert_pem, const char *key_pem);
 /* Serving with a certificate: true; else false and why in reason. */
 bool webhook_ready(const struct webhook *w, char *reason, size_t len);
-/* Stop accepting new connections (shutdown drain); connections open are served. */
 /*
  * The replica is leaving (SIGTERM): still accepting and serving, not ready, and every reply
  * carries Connection: close, so that the API server stops reusing its kept-alive connections
  * to this replica during the drain instead of finding them cut when the process exits.
  */
 void webhook_drain(struct webhook *w);
+/* Stop accepting new connections (shutdown drain); connections open are served. */
 void webhook_stop_accepting(struct webhook *w);
 /* The inactivity timeout for connections accepted from now on (WEBHOOK_TIMEOUT_MSEC; tests
  * use short ones): 0 or -EINVAL (0 ms). */
@@ -79,24 +75,5 @@ int webhook_port(const struct webhook *w);
 unsigned webhook_connections(const struct webhook *w);
 uint64_t webhook_count(
     const struct webhook *w, enum admit_kind kind, enum admit_op op, const char *result);
-
-/*
- * The AdmissionReview codec, pure (webhook.c's and the fuzzer's). Parse body (len bytes):
- * 0 and *ret filled (rq's json pointers borrow ret->doc), or -EINVAL / -E2BIG / -ENOMEM
- * with why in err.
- */
-struct webhook_review {
-	json_t *doc;		 /* the parsed body (owned) */
-	const char *api_version; /* "admission.k8s.io/v1" or ".../v1beta1" */
-	const char *uid;
-	char group[64], resource[64];
-	struct admit_request rq; /* phase set by the caller */
-};
-int webhook_review_parse(
-    const char *body, size_t len, struct webhook_review *ret, char *err, size_t err_len);
-void webhook_review_clear(struct webhook_review *r);
-/* The AdmissionReview answer for uid and res: a new string (free()), or NULL (ENOMEM). */
-char *webhook_review_answer(
-    const char *api_version, const char *uid, const struct admit_result *res);
 
 #endif

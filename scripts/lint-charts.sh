@@ -366,7 +366,7 @@ sub classify {
 }
 
 # &NAME passed as argument $k of $fn, a function the program defines (a helper such as
-# webcert.c's add_cfgs): follows parameter $k through $fn's body, where it is
+# webcert-cabundle.c's add_cfgs): follows parameter $k through $fn's body, where it is
 #   an argument of a known call (or of another such helper), or
 #   stored in a field (X->F = param, X.F = param): then every known call of $fn's file with
 #   an argument X->F / X.F (any X) is a use of it.

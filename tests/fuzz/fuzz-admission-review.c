@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer: bytes -> webhook_review_parse -> webhook_review_answer (controller/webhook.c).
+ * libFuzzer: bytes -> webhook_review_parse -> webhook_review_answer
+ * (controller/webhook-review.c).
  * Parsing never crashes or leaks; a refusal says why and holds nothing; a parsed review is
  * consistent (its kind is admit_kind_of its group and resource, ns and name are set, no object
  * on DELETE, no old object on CREATE), and its answer, for a result derived from the input

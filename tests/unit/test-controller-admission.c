@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* controller/admission.c: the service CIDR recorded in a Node's node-args annotation. */
+/* controller/admission-cidr.c: the service CIDR recorded in a Node's node-args annotation. */
 #include <errno.h>
 #include <string.h>
 
-#include "controller/admission.h"
+#include "controller/admission-cidr.h"
 #include "tests/runner.h"
 
 static void

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * controller/webhook.c: the AdmissionReview codec (parse and answer, every malformed case,
- * the size and depth limits) and the HTTPS server end to end on 127.0.0.1: a TLS client
- * (OpenSSL, in a thread: blocking I/O while the loop serves) posts reviews; TLS 1.1 refused;
- * a certificate swap seen by a new connection while an open one keeps its own; 503 before a
- * certificate; 413; the metrics. The loop runs until the client thread says it is done (a
- * pipe); a wait is bounded (generously) only so that a regression fails instead of hanging.
+ * controller/webhook-review.c and webhook.c: the AdmissionReview codec (parse and answer,
+ * every malformed case, the size and depth limits) and the HTTPS server end to end on
+ * 127.0.0.1: a TLS client (OpenSSL, in a thread: blocking I/O while the loop serves) posts
+ * reviews; TLS 1.1 refused; a certificate swap seen by a new connection while an open one
+ * keeps its own; 503 before a certificate; 413; the metrics. The loop runs until the client
+ * thread says it is done (a pipe); a wait is bounded (generously) only so that a regression
+ * fails instead of hanging.
  */
 #include <errno.h>
 #include <pthread.h>
