@@ -16,7 +16,7 @@
 #include <jansson.h>
 
 #include "controller/ctrl.h"
-#include "controller/kinds.h"
+#include "controller/foreign-kinds.h"
 #include "controller/netpool.h"
 #include "controller/nicbind.h"
 #include "controller/placement.h"
