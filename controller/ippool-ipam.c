@@ -106,6 +106,49 @@ source_owner(const struct netpool_source *s)
 	return s->owner != NULL ? s->owner : "IPPool status";
 }
 
+/*
+ * What the build found, said: the pool status ignored (it did not decode) and each conflict
+ * (two MACs on one address, ...) logged, recorded as a Warning Event and summed up in
+ * rt->conflicts.
+ */
+static void
+report_conflicts(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt,
+    const struct gather *g, const struct ipam_conflict *conf, int n)
+{
+	json_t *ref = ctrl_event_ref(it->meta.ns, it->meta.name, it->meta.uid);
+
+	if (it->status_error != NULL) {
+		/* its bindings could not be read: only the VMNetCfg statuses count */
+		log_warn("ippool %s: status ignored: %s", rt->key, it->status_error);
+		if (ref != NULL)
+			kube_record_event(c->recorder, ref, CRD_API_VERSION, IPPOOL_KIND, "Warning",
+			    "InvalidStatus", "status ignored and rewritten: %s", it->status_error);
+		snprintf(
+		    rt->conflicts, sizeof(rt->conflicts), "status ignored (%s)", it->status_error);
+	}
+	for (int i = 0; i < n; i++) {
+		const struct netpool_source *a = &g->src[conf[i].first],
+					    *b = &g->src[conf[i].second];
+		char ip[IPV4_STRLEN], mac_a[MAC_STRLEN], mac_b[MAC_STRLEN], line[200];
+		size_t len = strlen(rt->conflicts);
+
+		ipv4_format(conf[i].addr, ip);
+		mac_format(a->mac, mac_a);
+		mac_format(b->mac, mac_b);
+		snprintf(line, sizeof(line), "%s %s: %s (%s) vs %s (%s)",
+		    ipam_conflict_kind_name(conf[i].kind), ip, mac_a, source_owner(a), mac_b,
+		    source_owner(b));
+		log_warn("ippool %s: IPAM conflict: %s", rt->key, line);
+		if (ref != NULL)
+			kube_record_event(c->recorder, ref, CRD_API_VERSION, IPPOOL_KIND, "Warning",
+			    "IPAMConflict", "%s", line);
+		if (len + 3 < sizeof(rt->conflicts))
+			snprintf(rt->conflicts + len, sizeof(rt->conflicts) - len, "%s%s",
+			    len > 0 ? "; " : "", line);
+	}
+	json_decref(ref);
+}
+
 int
 ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt)
 {
@@ -114,7 +157,6 @@ ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt)
 	    .network = rt->network, .pool_status = it->status_error == NULL ? &pool->status : NULL};
 	struct ipam_conflict *conf = NULL;
 	struct netpool *np = NULL;
-	json_t *ref;
 	int n, r;
 
 	rt->np = netpool_free(rt->np);
@@ -142,36 +184,7 @@ ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt)
 		r = n;
 		goto fail;
 	}
-	ref = ctrl_event_ref(it->meta.ns, it->meta.name, it->meta.uid);
-	if (it->status_error != NULL) {
-		/* its bindings could not be read: only the VMNetCfg statuses count */
-		log_warn("ippool %s: status ignored: %s", rt->key, it->status_error);
-		if (ref != NULL)
-			kube_record_event(c->recorder, ref, CRD_API_VERSION, IPPOOL_KIND, "Warning",
-			    "InvalidStatus", "status ignored and rewritten: %s", it->status_error);
-		snprintf(
-		    rt->conflicts, sizeof(rt->conflicts), "status ignored (%s)", it->status_error);
-	}
-	for (int i = 0; i < n; i++) {
-		const struct netpool_source *a = &g.src[conf[i].first], *b = &g.src[conf[i].second];
-		char ip[IPV4_STRLEN], mac_a[MAC_STRLEN], mac_b[MAC_STRLEN], line[200];
-		size_t len = strlen(rt->conflicts);
-
-		ipv4_format(conf[i].addr, ip);
-		mac_format(a->mac, mac_a);
-		mac_format(b->mac, mac_b);
-		snprintf(line, sizeof(line), "%s %s: %s (%s) vs %s (%s)",
-		    ipam_conflict_kind_name(conf[i].kind), ip, mac_a, source_owner(a), mac_b,
-		    source_owner(b));
-		log_warn("ippool %s: IPAM conflict: %s", rt->key, line);
-		if (ref != NULL)
-			kube_record_event(c->recorder, ref, CRD_API_VERSION, IPPOOL_KIND, "Warning",
-			    "IPAMConflict", "%s", line);
-		if (len + 3 < sizeof(rt->conflicts))
-			snprintf(rt->conflicts + len, sizeof(rt->conflicts) - len, "%s%s",
-			    len > 0 ? "; " : "", line);
-	}
-	json_decref(ref);
+	report_conflicts(c, it, rt, &g, conf, n);
 	free(conf);
 	rt->n_conflicts = (size_t)n + (it->status_error != NULL);
 	rt->np = np;
@@ -233,9 +246,78 @@ ctrl_pool_forget(struct ctrl *c, const char *key)
 	}
 }
 
+/* A range change applied to the netpool, or refused (said once per refusal). */
+static void
+apply_range(struct ctrl *c, const char *key, const struct pool_item *it, struct pool_rt *rt)
+{
+	const struct ippool_spec *spec = &it->pool->spec;
+	uint32_t conflict = 0;
+	int r = netpool_set_range(rt->np, spec, &conflict);
+
+	if (r == 0) {
+		rt->range_hash = range_hash(spec);
+		rt->range_error = 0;
+		rt->kick = true; /* the range may have grown */
+		log_info("ippool %s: range changed", key);
+	} else if (rt->range_error != r || rt->range_conflict != conflict) {
+		char ip[IPV4_STRLEN];
+		json_t *ref = ctrl_event_ref(it->meta.ns, it->meta.name, it->meta.uid);
+
+		rt->range_error = r;
+		rt->range_conflict = conflict;
+		ipv4_format(conflict, ip);
+		log_warn("ippool %s: range change refused: %s", key,
+		    r == -EBUSY ? "a bound address would be stranded" : strerror(-r));
+		if (ref != NULL)
+			kube_record_event(c->recorder, ref, CRD_API_VERSION, IPPOOL_KIND, "Warning",
+			    "RangeChangeRefused",
+			    r == -EBUSY ? "bound address %s would fall outside the new "
+					  "range or on an exclude"
+					: "invalid range (%s)",
+			    r == -EBUSY ? ip : strerror(-r));
+		json_decref(ref);
+	}
+}
+
+/* The CacheReady facts of rt's IPAM; false when it has none. */
+static bool
+cache_facts(const struct pool_rt *rt, struct ippool_facts *f, char *msg, size_t len)
+{
+	if (rt->np == NULL) {
+		f->cache_ready = false;
+		f->cache_reason = "InvalidRange";
+		if (rt->build_error == -E2BIG) /* any prefix is taken; the range is bounded */
+			snprintf(msg, len, "the range has more than %lu addresses",
+			    (unsigned long)IPAM_MAX_RANGE);
+		else
+			snprintf(msg, len, "the address cache cannot be built: %s",
+			    strerror(-rt->build_error));
+		f->cache_message = msg;
+		return false;
+	}
+	f->cache_ready = true;
+	if (rt->range_error == -EBUSY) {
+		char ip[IPV4_STRLEN];
+
+		ipv4_format(rt->range_conflict, ip);
+		f->cache_reason = "RangeChangeRefused";
+		snprintf(msg, len, "range change refused: bound address %s would be stranded", ip);
+		f->cache_message = msg;
+	} else if (rt->range_error < 0) {
+		f->cache_reason = "RangeChangeRefused";
+		snprintf(msg, len, "range change refused: %s", strerror(-rt->range_error));
+		f->cache_message = msg;
+	} else if (rt->n_conflicts > 0) {
+		f->cache_reason = "Conflicts";
+		snprintf(msg, len, "%zu conflicts: %s", rt->n_conflicts, rt->conflicts);
+		f->cache_message = msg;
+	}
+	return true;
+}
+
 void
-ctrl_pool_ensure_ipam(struct ctrl *c, const char *key, const struct pool_item *it, struct pool_rt **rtp,
-    struct ippool_facts *f, char *msg, size_t len)
+ctrl_pool_ensure_ipam(struct ctrl *c, const char *key, const struct pool_item *it,
+    struct pool_rt **rtp, struct ippool_facts *f, char *msg, size_t len)
 {
 	const struct ippool_spec *spec = &it->pool->spec;
 	struct pool_rt *rt = *rtp;
@@ -267,62 +349,10 @@ ctrl_pool_ensure_ipam(struct ctrl *c, const char *key, const struct pool_item *i
 		rt->uid = it->meta.uid != NULL ? strdup(it->meta.uid) : NULL;
 		ctrl_pool_build(c, it, rt);
 	} else if (rt->range_hash != range_hash(spec)) {
-		uint32_t conflict = 0;
-		int r = netpool_set_range(rt->np, spec, &conflict);
-
-		if (r == 0) {
-			rt->range_hash = range_hash(spec);
-			rt->range_error = 0;
-			rt->kick = true; /* the range may have grown */
-			log_info("ippool %s: range changed", key);
-		} else if (rt->range_error != r || rt->range_conflict != conflict) {
-			char ip[IPV4_STRLEN];
-			json_t *ref = ctrl_event_ref(it->meta.ns, it->meta.name, it->meta.uid);
-
-			rt->range_error = r;
-			rt->range_conflict = conflict;
-			ipv4_format(conflict, ip);
-			log_warn("ippool %s: range change refused: %s", key,
-			    r == -EBUSY ? "a bound address would be stranded" : strerror(-r));
-			if (ref != NULL)
-				kube_record_event(c->recorder, ref, CRD_API_VERSION, IPPOOL_KIND,
-				    "Warning", "RangeChangeRefused",
-				    r == -EBUSY ? "bound address %s would fall outside the new "
-						  "range or on an exclude"
-						: "invalid range (%s)",
-				    r == -EBUSY ? ip : strerror(-r));
-			json_decref(ref);
-		}
+		apply_range(c, key, it, rt);
 	}
-	if (rt->np == NULL) {
-		f->cache_ready = false;
-		f->cache_reason = "InvalidRange";
-		if (rt->build_error == -E2BIG) /* any prefix is taken; the range is bounded */
-			snprintf(msg, len, "the range has more than %lu addresses",
-			    (unsigned long)IPAM_MAX_RANGE);
-		else
-			snprintf(msg, len, "the address cache cannot be built: %s",
-			    strerror(-rt->build_error));
-		f->cache_message = msg;
+	if (!cache_facts(rt, f, msg, len))
 		return;
-	}
-	f->cache_ready = true;
-	if (rt->range_error == -EBUSY) {
-		char ip[IPV4_STRLEN];
-
-		ipv4_format(rt->range_conflict, ip);
-		f->cache_reason = "RangeChangeRefused";
-		snprintf(msg, len, "range change refused: bound address %s would be stranded", ip);
-		f->cache_message = msg;
-	} else if (rt->range_error < 0) {
-		f->cache_reason = "RangeChangeRefused";
-		snprintf(msg, len, "range change refused: %s", strerror(-rt->range_error));
-		f->cache_message = msg;
-	} else if (rt->n_conflicts > 0) {
-		f->cache_reason = "Conflicts";
-		snprintf(msg, len, "%zu conflicts: %s", rt->n_conflicts, rt->conflicts);
-		f->cache_message = msg;
-	}
 	if (rt->kick) {
 		rt->kick = false;
 		ctrl_enqueue_cfgs_of_network(c, rt->network, true);

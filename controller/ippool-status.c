@@ -61,8 +61,8 @@ evicted_cfg(void *userdata, const char *owner)
 }
 
 void
-ctrl_pool_apply_budget(struct ctrl *c, const char *key, const struct pool_item *it, struct pool_rt *rt,
-    struct ippool_facts *f, char *msg, size_t len)
+ctrl_pool_apply_budget(struct ctrl *c, const char *key, const struct pool_item *it,
+    struct pool_rt *rt, struct ippool_facts *f, char *msg, size_t len)
 {
 	uint64_t total = ctrl_ippool_budget(c);
 	size_t budget, n;
@@ -179,8 +179,8 @@ set_agent_ref(struct ippool_status *st, const struct agent_item *a)
 }
 
 struct kube_reconcile_result
-ctrl_pool_write_status(struct ctrl *c, const char *key, const struct pool_item *it, const struct pool_rt *rt,
-    const struct agent_item *agent, const struct ippool_facts *f)
+ctrl_pool_write_status(struct ctrl *c, const char *key, const struct pool_item *it,
+    const struct pool_rt *rt, const struct agent_item *agent, const struct ippool_facts *f)
 {
 	const struct ippool_status *old = &it->pool->status;
 	time_t now = (time_t)clock_realtime_sec();
