@@ -34,6 +34,7 @@
  *      items.c          what each kind's informer keeps: transforms, destructors, indexes
  *   7  kind-table.c     the table of kinds: resource, items, handlers, reconciler
  *   8  lifecycle.c      ctrl_new, start-up once leading and synced, ctrl_free
+ *      cmdline.c        the command line: flags, defaults, checks across flags
  *   9  main.c           flags, leader election, the HTTP endpoints
  */
 
