@@ -142,6 +142,7 @@ struct pool_rt {
 	bool kick;		 /* addresses freed: retry Pending VMNetCfgs */
 	/* the size of the IPPool object (ctrl_pool_budget) */
 	size_t base_bytes;	/* the object but its status.ipv4.allocated entries */
+	char *base_rv;		/* the resourceVersion base_bytes was counted for (NULL: none) */
 	size_t written_bytes;	/* the map at the last status write attempted */
 	size_t too_large_bytes; /* the map the API server last refused as too large (0: none) */
 	bool omit_said;		/* the EXCLUDED entries left out: logged */

@@ -78,6 +78,7 @@ ctrl_pool_rt_free(struct pool_rt *rt)
 {
 	netpool_free(rt->np);
 	free(rt->uid);
+	free(rt->base_rv);
 	free(rt);
 }
 

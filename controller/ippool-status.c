@@ -67,7 +67,13 @@ ctrl_pool_apply_budget(struct ctrl *c, const char *key, const struct pool_item *
 	uint64_t total = ctrl_ippool_budget(c);
 	size_t budget, n;
 
-	rt->base_bytes = ctrl_ippool_base_bytes(it->pool);
+	/* the same resourceVersion is the same object: counted once, not at every reconcile */
+	if (it->meta.rv == NULL || rt->base_rv == NULL || strcmp(rt->base_rv, it->meta.rv) != 0) {
+		free(rt->base_rv);
+		rt->base_bytes = ctrl_ippool_base_bytes(it->pool);
+		rt->base_rv =
+		    it->meta.rv != NULL && rt->base_bytes != 0 ? strdup(it->meta.rv) : NULL;
+	}
 	budget = total > rt->base_bytes + 2 ? (size_t)(total - rt->base_bytes) : 2;
 	if (rt->too_large_bytes != 0 && rt->too_large_bytes - rt->too_large_bytes / 16 < budget)
 		budget = rt->too_large_bytes - rt->too_large_bytes / 16;
