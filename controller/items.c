@@ -15,7 +15,6 @@
 #include "controller/admission.h"
 #include "controller/placement.h"
 #include "controller/vmplan.h"
-#include "lib/log.h"
 #include "lib/util.h"
 
 static char *

@@ -12,7 +12,6 @@
 
 #include "controller/ctrl-internal.h"
 #include "controller/placement.h"
-#include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
 
