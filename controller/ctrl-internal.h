@@ -6,7 +6,7 @@
  * The controller's context and what its files share: the items the informer transforms keep
  * (items.c), the runtime state of each IPPool (ctrl.c), the write lifecycle (writes.c), the
  * reconcilers (reconcile-*.c and the IPPool reconciler's parts) and the metrics (metrics.c).
- * For the controller's own files and its tests; main.c uses ctrl.h.
+ * For the controller's own files and its tests; main.c uses ctrl.h, lifecycle.h and dump.h.
  *
  * The file map, by floor: a file calls or includes only files of its own floor named
  * before it, or of lower floors, never one above (no circle of files); a lower file that needs
@@ -15,16 +15,17 @@
  *      netpool.c        IPAM and MAC ownership of one network
  *      placement-opts.c the agent workload's knobs (--agent-*)
  *      crd-apply.c      --apply-crds
- *      webcert.c, webhook.c  the admission webhook's certificate and HTTPS server
+ *      webcert.c        the admission webhook's certificate
  *   1  placement.c      the agent Deployment of a pool
  *      vmplan.c         VirtualMachine -> the VMNetCfg it asks for
  *      nicbind.c        per-NIC binding and the VMNetCfg status
  *      admit-*.c, admit.c  the admission decisions
  *   2  ctrl.c           the context: resources, pools' runtime state and lookups, enqueue
- *                       helpers, object budget, readiness
+ *                       helpers, object budget, readiness (ctrl.h)
+ *      webhook.c        the admission webhook's HTTPS server
  *   3  writes.c         the write lifecycle (struct ctrl_op), Event references, finalizers
  *      admission.c      the admission webhook's life cycle (reads ctrl.c's readiness)
- *      metrics.c, dump.c, uninstall.c
+ *      metrics.c, dump.c (dump.h), uninstall.c
  *   4  migrate.c        taking over from the Go project: its agent Pods, its webhooks
  *      ippool-ipam.c    an IPPool's IPAM: built, kept in step with the spec, forgotten
  *      nad-labels.c     the NAD labels that name the pool serving a network
@@ -33,7 +34,7 @@
  *   6  reconcile-ippool.c  the IPPool reconciler
  *      items.c          what each kind's informer keeps: transforms, destructors, indexes
  *   7  kind-table.c     the table of kinds: resource, items, handlers, reconciler
- *   8  lifecycle.c      ctrl_new, start-up once leading and synced, ctrl_free
+ *   8  lifecycle.c      ctrl_new, start-up once leading and synced, ctrl_free (lifecycle.h)
  *      cmdline.c        the command line: flags, defaults, checks across flags
  *   9  main.c           flags, leader election, the HTTP endpoints
  */
@@ -46,6 +47,8 @@
 #include <jansson.h>
 
 #include "controller/ctrl.h"
+#include "controller/dump.h"
+#include "controller/lifecycle.h"
 #include "controller/foreign-kinds.h"
 #include "controller/netpool.h"
 #include "controller/nicbind.h"
@@ -432,17 +435,5 @@ void ctrl_migrate_remove_webhooks(struct ctrl *c);
  */
 int ctrl_metrics_add(struct ctrl *c);
 void ctrl_metrics_free(struct ctrl *c);
-
-/*
- * --enable-cache-dump-api's bodies (dump.c), as upstream's /ipams/{network} and
- * /caches/{network} (pkg/server/handler.go): Go's json.Marshal of a map[string]string,
- * compact, keys in byte order. ipam: {"<ip>":"true"|"false"} for each address of the range
- * that can be handed out (neither excluded nor reserved), "true" when bound; -E2BIG when the
- * range has more than CTRL_DUMP_IPAM_MAX addresses. cache: {"<mac>":"<ip>"} for each binding.
- * 0 and a new string in *ret (free()), or -ENOMEM.
- */
-#define CTRL_DUMP_IPAM_MAX (UINT32_C(1) << 20)
-int ctrl_dump_ipam_json(const struct netpool *p, char **ret);
-int ctrl_dump_cache_json(const struct netpool *p, char **ret);
 
 #endif

@@ -6,6 +6,8 @@
  * and ctrl_free. The top of the controller's core files (main.c aside): what is watched is
  * in kind-table.c, the shared context and readiness in ctrl.c.
  */
+#include "controller/lifecycle.h"
+
 #include "controller/ctrl-internal.h"
 
 #include <errno.h>

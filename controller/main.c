@@ -34,6 +34,8 @@
 #include "controller/cmdline.h"
 #include "controller/crd-apply.h"
 #include "controller/ctrl.h"
+#include "controller/dump.h"
+#include "controller/lifecycle.h"
 #include "controller/placement.h"
 #include "controller/uninstall.h"
 #include "kube/kube.h"
