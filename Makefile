@@ -432,11 +432,11 @@ $(BUILD)/bench/bench-e2e-client: $(BUILD)/obj/tests/bench/bench-e2e-client.o $(A
 bench-e2e: programs $(BUILD)/e2e/yaml2json $(BUILD)/bench/bench-e2e-client
 	@scripts/bench-e2e.sh
 
-# Controller memory at 10 000 KubeVirt VMs (SPEC §5: RSS under 32 MiB): the real binary against
+# Controller memory at 10 000 KubeVirt VMs (the bar: RSS under 32 MiB): the real binary against
 # the test API server ("Controller" section of docs/benchmarks.md). BENCH_N overrides N.
 .PHONY: bench-controller-rss
 bench-controller-rss: programs
-	@controller/bench-rss.sh
+	@scripts/bench-controller-rss.sh
 
 # IPPool loading with 65 000 bindings (the awk of scripts/bench-e2e.sh): json_loadb against
 # ippool_decode_text (the agent informer's codec): times and heap (peak, held by the pool).

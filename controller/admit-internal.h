@@ -17,7 +17,7 @@
 #include <jansson.h>
 
 #include "controller/admit.h"
-#include "controller/kinds.h"
+#include "controller/foreign-kinds.h"
 #include "crds/ippool.h"
 #include "lib/util.h"
 

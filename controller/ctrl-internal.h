@@ -4,19 +4,52 @@
 
 /*
  * The controller's context and what its files share: the items the informer transforms keep
- * (informers.c), the runtime state of each IPPool (ctrl.c), the write lifecycle (writes.c),
- * the reconcilers (reconcile-*.c) and the metrics (metrics.c). For the controller's own
- * files and its tests; main.c uses ctrl.h.
+ * (items.c), the runtime state of each IPPool (ctrl.c), the write lifecycle (writes.c), the
+ * reconcilers (reconcile-*.c and the IPPool reconciler's parts) and the metrics (metrics.c).
+ * For the controller's own files and its tests; main.c uses ctrl.h, lifecycle.h and dump.h.
+ *
+ * The file map, by floor: a file calls or includes only files of its own floor named
+ * before it, or of lower floors, never one above (no circle of files); a lower file that needs
+ * a higher one gets a pointer set by the higher one (c->kinds, set by ctrl_new).
+ *   0  foreign-kinds.c  the foreign kinds' fields (VirtualMachine, NAD, Deployment, Node)
+ *      netpool.c        IPAM and MAC ownership of one network
+ *      placement-opts.c the agent workload's knobs (--agent-*)
+ *      crd-apply.c      --apply-crds
+ *      webcert.c        the admission webhook's certificate
+ *   1  placement.c      the agent Deployment of a pool
+ *      vmplan.c         VirtualMachine -> the VMNetCfg it asks for
+ *      nicbind.c        per-NIC binding and the VMNetCfg status
+ *      admit-*.c, admit.c  the admission decisions
+ *   2  ctrl.c           the context: resources, pools' runtime state and lookups, enqueue
+ *                       helpers, object budget, readiness (ctrl.h)
+ *      webhook.c        the admission webhook's HTTPS server
+ *   3  writes.c         the write lifecycle (struct ctrl_op), Event references, finalizers
+ *      admission.c      the admission webhook's life cycle (reads ctrl.c's readiness)
+ *      metrics.c, dump.c (dump.h), uninstall.c
+ *   4  migrate.c        taking over from the Go project: its agent Pods, its webhooks
+ *      ippool-ipam.c    an IPPool's IPAM: built, kept in step with the spec, forgotten
+ *      nad-labels.c     the NAD labels that name the pool serving a network
+ *   5  ippool-status.c  an IPPool's size against its budget, the coalesced status write
+ *      reconcile-vmnetcfg.c, reconcile-vm.c
+ *   6  reconcile-ippool.c  the IPPool reconciler
+ *      items.c          what each kind's informer keeps: transforms, destructors, indexes
+ *   7  kind-table.c     the table of kinds: resource, items, handlers, reconciler
+ *   8  lifecycle.c      ctrl_new, start-up once leading and synced, ctrl_free (lifecycle.h)
+ *      cmdline.c        the command line: flags, defaults, checks across flags
+ *   9  main.c           flags, leader election, the HTTP endpoints
  */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <jansson.h>
 
 #include "controller/ctrl.h"
-#include "controller/kinds.h"
+#include "controller/dump.h"
+#include "controller/lifecycle.h"
+#include "controller/foreign-kinds.h"
 #include "controller/netpool.h"
 #include "controller/nicbind.h"
 #include "controller/placement.h"
@@ -112,6 +145,7 @@ struct pool_rt {
 	bool kick;		 /* addresses freed: retry Pending VMNetCfgs */
 	/* the size of the IPPool object (ctrl_pool_budget) */
 	size_t base_bytes;	/* the object but its status.ipv4.allocated entries */
+	char *base_rv;		/* the resourceVersion base_bytes was counted for (NULL: none) */
 	size_t written_bytes;	/* the map at the last status write attempted */
 	size_t too_large_bytes; /* the map the API server last refused as too large (0: none) */
 	bool omit_said;		/* the EXCLUDED entries left out: logged */
@@ -146,7 +180,11 @@ struct ctrl_invalid_pool {
 	struct ctrl_invalid_pool *next;
 };
 
+struct ctrl_kind;
+
 struct ctrl {
+	const struct ctrl_kind *kinds; /* the table of kinds (kind-table.c), set by ctrl_new */
+	size_t n_kinds;
 	struct event_base *base;
 	struct kube_client *client; /* borrowed */
 	struct kube_recorder *recorder;
@@ -177,21 +215,28 @@ struct ctrl {
 	size_t n_samples, cap_samples;
 };
 
+/* What the informer of a kind keeps of its objects (items.c). */
+struct ctrl_item_ops {
+	kube_transform_fn transform;
+	kube_destroy_fn destroy;
+	const char *index_name; /* NULL: no index */
+	kube_index_fn index;
+};
+extern const struct ctrl_item_ops ctrl_items_pool, ctrl_items_cfg, ctrl_items_vm, ctrl_items_nad,
+    ctrl_items_node, ctrl_items_agent;
+
 /*
- * The table of kinds (informers.c), iterated by start-up (ctrl.c): per watched kind its
- * informer (resource, scope, transform, index, handlers that enqueue keys) and, for the kinds
- * the controller reconciles, the reconciler (started once leading and synced, then given
- * every cached key).
+ * The table of kinds (kind-table.c), iterated by start-up (lifecycle.c) and readiness (ctrl.c,
+ * through c->kinds): per watched kind its informer (resource, scope, items, handlers that
+ * enqueue keys) and, for the kinds the controller reconciles, the reconciler (started once
+ * leading and synced, then given every cached key).
  */
 struct ctrl_kind {
 	const char *what; /* plural for the logs: "IPPools" */
 	const struct kube_resource *res;
 	bool in_namespace; /* only the controller's namespace */
 	const char *label_selector;
-	kube_transform_fn transform;
-	kube_destroy_fn destroy;
-	const char *index_name;
-	kube_index_fn index;
+	const struct ctrl_item_ops *items;
 	struct kube_informer_handlers handlers;
 	size_t inf_off; /* of its struct kube_informer * in struct ctrl */
 	/* reconciled kinds only (reconcile NULL: watched for the others' sake) */
@@ -215,25 +260,44 @@ ctrl_kind_controller(struct ctrl *c, const struct ctrl_kind *k)
 	return (struct kube_controller **)((char *)c + k->ctl_off);
 }
 
-/* --- shared by the controller's files -------------------------------------------- */
+/* --- the context (ctrl.c) ---------------------------------------------------------- */
 
 struct pool_rt *ctrl_pool_rt(struct ctrl *c, const char *pool_key);
 struct pool_rt *ctrl_pool_rt_by_network(struct ctrl *c, const char *network);
+/* A new runtime state for the pool item it (key "ns/name"), first of c->pools; NULL on ENOMEM. */
+struct pool_rt *ctrl_pool_rt_new(struct ctrl *c, const char *key, const struct pool_item *it);
+/* Frees rt and its netpool (rt already off c->pools). */
+void ctrl_pool_rt_free(struct pool_rt *rt);
 /* The netpool lookup used by the VMNetCfg computation (userdata = struct ctrl). */
 struct netpool *ctrl_lookup(void *userdata, const char *network, enum netpool_avail *avail);
 void ctrl_enqueue_pool(struct ctrl *c, const char *pool_key);
 void ctrl_enqueue_network_pool(struct ctrl *c, const char *network);
 void ctrl_enqueue_cfg(struct ctrl *c, const char *key);
+void ctrl_enqueue_vm(struct ctrl *c, const char *key);
 void ctrl_enqueue_all_pools(struct ctrl *c);
 /* Enqueue the VMNetCfgs that reference network (only Pending ones when pending_only). */
 void ctrl_enqueue_cfgs_of_network(struct ctrl *c, const char *network, bool pending_only);
+uint64_t ctrl_now_usec(const struct ctrl *c);
+/* The object budget of an IPPool: opts.ippool_budget, else CTRL_IPPOOL_BUDGET_DEFAULT. */
+uint64_t ctrl_ippool_budget(const struct ctrl *c);
+
+/* Strings equal, NULL and "" alike. */
+static inline bool
+ctrl_str_eq(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return (a == NULL || a[0] == '\0') && (b == NULL || b[0] == '\0');
+	return strcmp(a, b) == 0;
+}
+
+/* --- the write lifecycle (writes.c) ------------------------------------------------- */
+
 /* Tiny object {metadata{name,namespace,uid}} for Events (new reference). */
 json_t *ctrl_event_ref(const char *ns, const char *name, const char *uid);
 /* Finalizer merge patch {"metadata":{"resourceVersion":rv,"finalizers":[...]}}: the current
  * list with fin added (add) or removed (every listed name removed). New reference. */
 json_t *ctrl_finalizer_patch(const char *rv, char *const *current, size_t n, bool add,
     const char *fin, const char *also_remove);
-uint64_t ctrl_now_usec(const struct ctrl *c);
 
 /* One asynchronous write of a reconcile (PENDING until its callback completes the key). */
 struct ctrl_op {
@@ -293,6 +357,56 @@ ctrl_after(uint64_t usec)
 	    .action = KUBE_RECONCILE_REQUEUE_AFTER, .after_usec = usec};
 }
 
+/* --- the IPPool reconciler's parts ------------------------------------------------- */
+
+/*
+ * An IPPool's IPAM (ippool-ipam.c). ctrl_pool_build builds (or rebuilds) the netpool of a
+ * pool item from the caches. ctrl_pool_ensure_ipam keeps *rtp (NULL: none yet, then made)
+ * in step with the spec: a new object or network starts over, a range change is applied or
+ * refused; fills the CacheReady facts in f (messages in msg). ctrl_pool_forget drops a
+ * pool's IPAM; the VMNetCfgs on its network are reconciled again.
+ */
+int ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt);
+void ctrl_pool_ensure_ipam(struct ctrl *c, const char *key, const struct pool_item *it,
+    struct pool_rt **rtp, struct ippool_facts *f, char *msg, size_t len);
+void ctrl_pool_forget(struct ctrl *c, const char *key);
+
+/*
+ * The NAD labels naming the pool that serves a network (nad-labels.c): set on the NAD of
+ * the pool's network when they name another or none; removed from the NAD that still names
+ * a pool (key "ns/name") that is gone. One write at most.
+ */
+struct kube_reconcile_result ctrl_nad_labels_ensure(
+    struct ctrl *c, const char *key, const struct pool_item *it);
+struct kube_reconcile_result ctrl_nad_labels_remove(struct ctrl *c, const char *key);
+
+/*
+ * An IPPool's status (ippool-status.c). ctrl_ippool_base_bytes: the part of the object
+ * budget (ctrl_ippool_budget) the rest of the object (pool, borrowed) takes, the object as
+ * compact JSON with an empty status.ipv4.allocated map, its condition StatusFull counted at
+ * its most whether there or not (0 on ENOMEM).
+ */
+size_t ctrl_ippool_base_bytes(const struct ippool *pool);
+/*
+ * The budget of the pool's status.ipv4.allocated: the object budget less the rest of the
+ * object, lowered to what the API server last refused (less 1/16) when it refused a write as
+ * too large. A map over it (bindings restored from VMNetCfg statuses the pool status never
+ * recorded, a lowered budget) loses its unrecorded bindings: their VMNetCfgs are reconciled
+ * again, and go Pending. Fills the StatusFull facts (messages in msg).
+ */
+void ctrl_pool_apply_budget(struct ctrl *c, const char *key, const struct pool_item *it,
+    struct pool_rt *rt, struct ippool_facts *f, char *msg, size_t len);
+/*
+ * The one status write, when the status computed from rt (NULL: the cached bindings kept),
+ * agent and f differs from the cached one; once it is settled, the NAD labels. The Normal
+ * Events of the transition (agent placed, pool ready) are recorded once that write succeeds.
+ */
+struct kube_reconcile_result ctrl_pool_write_status(struct ctrl *c, const char *key,
+    const struct pool_item *it, const struct pool_rt *rt, const struct agent_item *agent,
+    const struct ippool_facts *f);
+
+/* --- the reconcilers ---------------------------------------------------------------- */
+
 struct kube_reconcile_result ctrl_reconcile_pool(void *userdata, const char *key);
 struct kube_reconcile_result ctrl_reconcile_cfg(void *userdata, const char *key);
 struct kube_reconcile_result ctrl_reconcile_vm(void *userdata, const char *key);
@@ -300,16 +414,6 @@ struct kube_reconcile_result ctrl_reconcile_vm(void *userdata, const char *key);
 void ctrl_cfg_forget(struct ctrl *c, const char *key, const struct cfg_item *item);
 /* The desired VMNetCfg object of a VM item (new reference, or NULL). */
 json_t *ctrl_vm_desired(const struct vm_item *vm);
-/*
- * The object budget of an IPPool (opts.ippool_budget) and the part of it its
- * status.ipv4.allocated may take once the rest of the object (pool, borrowed) is counted:
- * ctrl_ippool_base_bytes is that rest, the object as compact JSON with an empty map, its
- * condition StatusFull counted at its most whether there or not (0 on ENOMEM).
- */
-uint64_t ctrl_ippool_budget(const struct ctrl *c);
-size_t ctrl_ippool_base_bytes(const struct ippool *pool);
-/* Build (or rebuild) the netpool of a pool item from the caches. */
-int ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt);
 
 /*
  * Taking over from the Go project (migrate.c): the informer on its agent Pods (none without
@@ -319,7 +423,6 @@ int ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *
  */
 int ctrl_migrate_new(struct ctrl *c);
 void ctrl_migrate_free(struct ctrl *c);
-bool ctrl_migrate_synced(const struct ctrl *c);
 const struct upstream_pod *ctrl_upstream_agent(struct ctrl *c, const char *pool_key);
 struct kube_reconcile_result ctrl_upstream_agent_delete(
     struct ctrl *c, const char *key, const struct upstream_pod *p, const char *why);
@@ -332,17 +435,5 @@ void ctrl_migrate_remove_webhooks(struct ctrl *c);
  */
 int ctrl_metrics_add(struct ctrl *c);
 void ctrl_metrics_free(struct ctrl *c);
-
-/*
- * --enable-cache-dump-api's bodies (dump.c), as upstream's /ipams/{network} and
- * /caches/{network} (pkg/server/handler.go): Go's json.Marshal of a map[string]string,
- * compact, keys in byte order. ipam: {"<ip>":"true"|"false"} for each address of the range
- * that can be handed out (neither excluded nor reserved), "true" when bound; -E2BIG when the
- * range has more than CTRL_DUMP_IPAM_MAX addresses. cache: {"<mac>":"<ip>"} for each binding.
- * 0 and a new string in *ret (free()), or -ENOMEM.
- */
-#define CTRL_DUMP_IPAM_MAX (UINT32_C(1) << 20)
-int ctrl_dump_ipam_json(const struct netpool *p, char **ret);
-int ctrl_dump_cache_json(const struct netpool *p, char **ret);
 
 #endif

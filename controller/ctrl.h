@@ -11,8 +11,10 @@
  * leads (or with leader election off) and every cache has synced. Readiness: caches synced
  * and, for the leader, reconciling.
  *
- * This is what main.c uses; the context itself (struct ctrl), the cached items and the
- * helpers the controller's files share are in ctrl-internal.h (also used by the tests).
+ * This header is ctrl.c's: the resources, the options, readiness. main.c also uses
+ * lifecycle.h (ctrl_new, ctrl_lead, ctrl_free) and dump.h; the context itself (struct ctrl),
+ * the cached items and the helpers the controller's files share are in ctrl-internal.h (also
+ * used by the tests).
  */
 
 #include <stdbool.h>
@@ -75,29 +77,10 @@ struct ctrl_opts {
 
 struct ctrl;
 
-/*
- * New controller context on base with client (borrowed) and metrics (borrowed, may be NULL;
- * one ctrl per registry, which must not be rendered once the ctrl is freed: its per-pool
- * families read the ctrl). Creates and starts the informers. Returns 0 and *ret, or
- * negative errno.
- */
-int ctrl_new(struct event_base *base, struct kube_client *client, struct metrics *metrics,
-    const struct ctrl_opts *opts, struct ctrl **ret);
-/* Writes still in flight are cancelled: their answers never come. Before kube_client_free. */
-struct ctrl *ctrl_free(struct ctrl *c);
-
-/* Allow reconciling (leader elected, or no election): controllers start once synced. */
-void ctrl_lead(struct ctrl *c);
-
+/* Every informer's cache synced (the take-over informer's too, when it runs). */
 bool ctrl_synced(const struct ctrl *c);
 /* The /readyz decision: reason filled when not ready. */
 bool ctrl_ready(struct ctrl *c, char *reason, size_t len);
-/*
- * --enable-cache-dump-api: serve the Go project's debug endpoints /ipams/{network} and
- * /caches/{network} (dump.c) on h (borrowed; freed after the ctrl). 0 or negative errno.
- */
-struct httpd;
-int ctrl_add_dump_api(struct ctrl *c, struct httpd *h);
 /* Append "; <why>" to reason for each informer whose list or watch is failing. */
 void ctrl_describe_failures(struct ctrl *c, char *reason, size_t len);
 

@@ -24,6 +24,8 @@
 
 #include <jansson.h>
 
+#include "controller/dump.h"
+
 #include "controller/ctrl-internal.h"
 #include "crds/meta.h"
 #include "ipam/ipam.h"

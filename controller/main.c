@@ -31,8 +31,11 @@
 #include <event2/event.h>
 
 #include "controller/admission.h"
+#include "controller/cmdline.h"
 #include "controller/crd-apply.h"
 #include "controller/ctrl.h"
+#include "controller/dump.h"
+#include "controller/lifecycle.h"
 #include "controller/placement.h"
 #include "controller/uninstall.h"
 #include "kube/kube.h"
@@ -51,44 +54,11 @@
 #define VMDHCP_REVISION "unknown"
 #endif
 
-struct args {
-	const char *kubeconfig;
-	const char *namespace;
-	const char *agent_image;
-	const char *agent_sa;
-	const char *listen;
-	const char *name;	/* --name: this instance, in the logs */
-	const char *lease_ns;	/* the leader Lease (CTRL_LEASE_NAMESPACE) */
-	const char *lease_name; /* (CTRL_LEASE_NAME) */
-	bool no_leader_election;
-	bool no_agent, no_dhcp;
-	bool debug, trace, level_given;
-	bool dump_api; /* --enable-cache-dump-api */
-	bool uninstall;
-	uint64_t uninstall_timeout_s;  /* 0: not given */
-	bool apply_crds;	       /* controller/crd-apply.h */
-	const char *upstream_agent_ns; /* controller/migrate.c */
-	const char *upstream_webhooks; /* likewise */
-	/* admission (controller/admission.h) */
-	const char *webhook_listen; /* "off": none */
-	const char *webhook_secret, *webhook_service, *webhook_sans;
-	const char *webhook_mutating, *webhook_validating;
-	uint64_t webhook_validity_s;
-	uint64_t ippool_budget; /* --ippool-object-budget (0: the default) */
-	uint64_t webhook_drain_usec;
-	const char *service_cidr;
-	enum log_level level;
-	enum log_format log_format;
-	struct placement_opts agent; /* --agent-interface and the other knobs */
-};
-
-#define DEFAULT_WEBHOOK_SECRET "vm-dhcp-admission-tls"
-#define DEFAULT_WEBHOOK_SERVICE "vm-dhcp-webhook"
-#define UNINSTALL_TIMEOUT_DEFAULT_S 120
-#define UNINSTALL_TIMEOUT_MAX_S 86400
-
 struct app {
 	struct event_base *base;
+	struct kube_client *client;
+	struct metrics *metrics;
+	struct httpd *httpd;
 	struct ctrl *ctrl;
 	struct ctrl_admission *admission;
 	struct kube_leader *leader;
@@ -100,350 +70,6 @@ struct app {
 	bool drain_done;   /* the admission drain period is over (or there is none) */
 	int exit_code;
 };
-
-/* One knob of the agent workload, as a FLAG_FUNC's dst: placement_opts_set() checks it. */
-struct agent_knob {
-	struct placement_opts *o;
-	enum placement_opt opt;
-};
-
-static int
-agent_knob_flag(void *dst, const char *value, char *err, size_t len)
-{
-	const struct agent_knob *k = dst;
-	int r = placement_opts_set(k->o, k->opt, value, err, len);
-
-	if (r < 0 && r != -EINVAL)
-		err[0] = '\0'; /* the lib says strerror(-r) */
-	return r;
-}
-
-static void
-parse_args(int argc, char **argv, struct args *a)
-{
-	/* by enum placement_opt: &knob[bad] finds the flag at fault */
-	struct agent_knob knob[] = {
-	    [PLACEMENT_OPT_INTERFACE] = {&a->agent, PLACEMENT_OPT_INTERFACE},
-	    [PLACEMENT_OPT_PULL_POLICY] = {&a->agent, PLACEMENT_OPT_PULL_POLICY},
-	    [PLACEMENT_OPT_PULL_SECRET] = {&a->agent, PLACEMENT_OPT_PULL_SECRET},
-	    [PLACEMENT_OPT_RESOURCES] = {&a->agent, PLACEMENT_OPT_RESOURCES},
-	    [PLACEMENT_OPT_NODE_SELECTOR] = {&a->agent, PLACEMENT_OPT_NODE_SELECTOR},
-	    [PLACEMENT_OPT_TOLERATIONS] = {&a->agent, PLACEMENT_OPT_TOLERATIONS},
-	    [PLACEMENT_OPT_PRIORITY_CLASS] = {&a->agent, PLACEMENT_OPT_PRIORITY_CLASS},
-	    [PLACEMENT_OPT_REPLICAS] = {&a->agent, PLACEMENT_OPT_REPLICAS},
-	    [PLACEMENT_OPT_LEASE_DURATION] = {&a->agent, PLACEMENT_OPT_LEASE_DURATION},
-	    [PLACEMENT_OPT_RENEW_DEADLINE] = {&a->agent, PLACEMENT_OPT_RENEW_DEADLINE},
-	    [PLACEMENT_OPT_RETRY_PERIOD] = {&a->agent, PLACEMENT_OPT_RETRY_PERIOD},
-	};
-#define KNOB(o, flag, argname, text)                                                               \
-	{                                                                                          \
-		.name = flag, .type = FLAG_FUNC, .dst = &knob[o], .arg = argname, .help = text,    \
-		.parse = agent_knob_flag                                                           \
-	}
-	const struct flag table[] = {
-	    {.name = "agent-image",
-		.type = FLAG_STRING,
-		.dst = &a->agent_image,
-		.arg = "IMAGE",
-		.help = "image of the per-pool DHCP agent (required but with\n"
-			"--no-agent)",
-		.alias = "image",
-		.env = "AGENT_IMAGE"},
-	    {.name = "namespace",
-		.type = FLAG_STRING,
-		.dst = &a->namespace,
-		.arg = "NS",
-		.help = "namespace of the controller and its agents\n"
-			"(default: $POD_NAMESPACE, else the service account's)",
-		.env = "AGENT_NAMESPACE"},
-	    {.name = "agent-service-account",
-		.type = FLAG_STRING,
-		.dst = &a->agent_sa,
-		.arg = "SA",
-		.help = "service account of the agents",
-		.alias = "service-account-name",
-		.env = "AGENT_SERVICE_ACCOUNT_NAME"},
-	    {.name = "no-agent",
-		.type = FLAG_BOOL,
-		.dst = &a->no_agent,
-		.help = "place no agent and delete none: IPAM and bindings\n"
-			"only (pools Registered and AgentReady, reason NoAgent)"},
-	    {.name = "no-dhcp",
-		.type = FLAG_BOOL,
-		.dst = &a->no_dhcp,
-		.help = "agents without DHCP: they follow their pool and\n"
-			"report ready, no sockets (the agents' --dry-run)"},
-	    KNOB(PLACEMENT_OPT_INTERFACE, "agent-interface", "NAME",
-		"the agents' VM-facing interface, also the Multus\n"
-		"interface name (default eth1)"),
-	    KNOB(PLACEMENT_OPT_PULL_POLICY, "agent-image-pull-policy", "Always|IfNotPresent|Never",
-		"(default IfNotPresent)"),
-	    KNOB(PLACEMENT_OPT_PULL_SECRET, "agent-image-pull-secret", "NAME",
-		"imagePullSecrets of the agents (repeatable)"),
-	    KNOB(PLACEMENT_OPT_RESOURCES, "agent-resources", "JSON",
-		"the agent container's core/v1 ResourceRequirements\n"
-		"(default {\"requests\":{\"cpu\":\"10m\",\"memory\":\"16Mi\"},\n"
-		"\"limits\":{\"memory\":\"64Mi\"}}; {} sets none)"),
-	    KNOB(PLACEMENT_OPT_NODE_SELECTOR, "agent-node-selector", "JSON",
-		"nodeSelector of the agents, an object of strings\n"
-		"(beside the cluster-network node affinity)"),
-	    KNOB(PLACEMENT_OPT_TOLERATIONS, "agent-tolerations", "JSON",
-		"array of tolerations added to the agents' own"),
-	    KNOB(PLACEMENT_OPT_PRIORITY_CLASS, "agent-priority-class", "NAME",
-		"priorityClassName of the agents"),
-	    KNOB(PLACEMENT_OPT_REPLICAS, "agent-replicas", "N",
-		"agent pods per pool, 1 to 10 (default 2); from 2\n"
-		"they elect the one that answers DHCP through a\n"
-		"Lease, the others stand by; 1: no election"),
-	    KNOB(PLACEMENT_OPT_LEASE_DURATION, "agent-lease-duration", "SECONDS",
-		"how long the Lease holds unrenewed: the failover\n"
-		"time is about this + the retry period (default 2,\n"
-		"at least 1; up to 3 decimals, as the next two)"),
-	    KNOB(PLACEMENT_OPT_RENEW_DEADLINE, "agent-renew-deadline", "SECONDS",
-		"the active agent stops answering when it could\n"
-		"not renew for this long (default 1.5, below the\n"
-		"lease duration)"),
-	    KNOB(PLACEMENT_OPT_RETRY_PERIOD, "agent-retry-period", "SECONDS",
-		"how often each agent tries the Lease: about\n"
-		"1/SECONDS API requests a second (default 0.3,\n"
-		"below the renew deadline)"),
-	    {.name = "kubeconfig",
-		.type = FLAG_STRING,
-		.dst = &a->kubeconfig,
-		.arg = "FILE",
-		.help = "kubeconfig (default: $KUBECONFIG, else in-cluster)"},
-	    {.name = "no-leader-election",
-		.type = FLAG_BOOL,
-		.dst = &a->no_leader_election,
-		.help = "reconcile without taking the Lease"},
-	    {.name = "lease-namespace",
-		.type = FLAG_STRING,
-		.dst = &a->lease_ns,
-		.arg = "NS",
-		.help = "namespace of the leader Lease (default " CTRL_LEASE_NAMESPACE
-			",\nthe Go project's: one leader across both)"},
-	    {.name = "lease-name",
-		.type = FLAG_STRING,
-		.dst = &a->lease_name,
-		.arg = "NAME",
-		.help = "the leader Lease (default " CTRL_LEASE_NAME ")"},
-	    {.name = "name",
-		.type = FLAG_STRING,
-		.dst = &a->name,
-		.arg = "NAME",
-		.help = "name of this controller instance, in the logs",
-		.env = "VM_DHCP_CONTROLLER_NAME"},
-	    {.name = "listen",
-		.type = FLAG_STRING,
-		.dst = &a->listen,
-		.arg = "HOST:PORT",
-		.help = "/healthz /readyz /metrics (default :8080)"},
-	    {.name = "enable-cache-dump-api",
-		.type = FLAG_BOOL,
-		.dst = &a->dump_api,
-		.help = "also serve GET /ipams/NETWORK and /caches/NETWORK on\n"
-			"--listen: the leader's IPAM and MAC bindings as JSON,\n"
-			"as the Go project's debug endpoints (default off)"},
-	    {.name = "log-level",
-		.type = FLAG_FUNC,
-		.dst = &a->level,
-		.arg = "error|warn|info|debug",
-		.help = "(default info)",
-		.parse = log_level_flag,
-		.given = &a->level_given},
-	    {.name = "debug",
-		.type = FLAG_BOOL,
-		.dst = &a->debug,
-		.help = "--log-level debug, unless --log-level is given",
-		.env = "VM_DHCP_CONTROLLER_DEBUG"},
-	    {.name = "trace",
-		.type = FLAG_BOOL,
-		.dst = &a->trace,
-		.help = "the same as --debug (no finer level here)",
-		.env = "VM_DHCP_CONTROLLER_TRACE"},
-	    {.name = "log-format",
-		.type = FLAG_FUNC,
-		.dst = &a->log_format,
-		.arg = "text|json",
-		.help = "log lines as text (default) or one JSON object each",
-		.parse = log_format_flag},
-	    {.name = "apply-crds",
-		.type = FLAG_BOOL,
-		.dst = &a->apply_crds,
-		.help = "at start, replace the spec of the cluster's IPPool and\n"
-			"VirtualMachineNetworkConfig CRDs with this build's\n"
-			"(Helm never upgrades a chart's crds/)"},
-	    {.name = "upstream-agent-namespace",
-		.type = FLAG_STRING,
-		.dst = &a->upstream_agent_ns,
-		.arg = "NS",
-		.help = "where harvester/vm-dhcp-controller placed its agent\n"
-			"pods: a pool's is removed once ours is ready\n"
-			"(default: none watched)"},
-	    {.name = "upstream-webhook-configurations",
-		.type = FLAG_STRING,
-		.dst = &a->upstream_webhooks,
-		.arg = "NAMES",
-		.help = "comma-separated names of harvester/vm-dhcp-controller's\n"
-			"validating and mutating webhook configurations,\n"
-			"deleted by the leader"},
-	    {.name = "webhook-listen",
-		.type = FLAG_STRING,
-		.dst = &a->webhook_listen,
-		.arg = "HOST:PORT",
-		.help = "serve the admission webhook over HTTPS there (the\n"
-			"chart: :8443); default off: no admission served"},
-	    {.name = "webhook-secret",
-		.type = FLAG_STRING,
-		.dst = &a->webhook_secret,
-		.arg = "NAME",
-		.help = "the Secret (in --namespace) holding the webhook's CA and\n"
-			"serving certificate, made and rotated by the program\n"
-			"(default " DEFAULT_WEBHOOK_SECRET ")"},
-	    {.name = "webhook-service",
-		.type = FLAG_STRING,
-		.dst = &a->webhook_service,
-		.arg = "NAME",
-		.help = "the webhook's Service: the certificate's names\n"
-			"(default " DEFAULT_WEBHOOK_SERVICE ")"},
-	    {.name = "webhook-cert-san",
-		.type = FLAG_STRING,
-		.dst = &a->webhook_sans,
-		.arg = "LIST",
-		.help = "more certificate names, comma-separated IP:a.b.c.d or\n"
-			"DNS:name (a webhook reached by url)"},
-	    {.name = "webhook-mutating",
-		.type = FLAG_STRING,
-		.dst = &a->webhook_mutating,
-		.arg = "NAMES",
-		.help = "MutatingWebhookConfigurations whose caBundle is kept\n"
-			"equal to the CA (comma-separated)"},
-	    {.name = "webhook-validating",
-		.type = FLAG_STRING,
-		.dst = &a->webhook_validating,
-		.arg = "NAMES",
-		.help = "ValidatingWebhookConfigurations, likewise"},
-	    {.name = "ippool-object-budget",
-		.type = FLAG_UINT,
-		.dst = &a->ippool_budget,
-		.arg = "BYTES",
-		.help = "most bytes an IPPool object may take as stored, its\n"
-			"status.ipv4.allocated included: no binding past it (NICs\n"
-			"Pending, reason PoolStatusFull; the pool's condition\n"
-			"StatusFull), and admission refuses IPPool specs that\n"
-			"cannot fit (default 1310720, under etcd's 1.5 MiB)",
-		.min = 4096,
-		.max = UINT64_C(1) << 30,
-		.unit = "bytes",
-		.env = "VM_DHCP_IPPOOL_OBJECT_BUDGET"},
-	    {.name = "webhook-cert-validity",
-		.type = FLAG_UINT,
-		.dst = &a->webhook_validity_s,
-		.arg = "SECONDS",
-		.help = "validity of the serving certificate, renewed after\n"
-			"two thirds of it (default one year; the CA: ten times)",
-		.min = 60,
-		.max = 10ull * 365 * 24 * 3600,
-		.unit = "seconds"},
-	    {.name = "webhook-drain",
-		.type = FLAG_SECONDS,
-		.dst = &a->webhook_drain_usec,
-		.arg = "SECONDS",
-		.help = "on SIGTERM, keep answering admission this long (not\n"
-			"ready meanwhile) so the API server stops sending to\n"
-			"this replica first (default 3)",
-		.max = 60 * USEC_PER_SEC},
-	    {.name = "service-cidr",
-		.type = FLAG_STRING,
-		.dst = &a->service_cidr,
-		.arg = "CIDR",
-		.help = "the cluster's service CIDR, which no IPPool may overlap\n"
-			"(default: a Node's rke2.io/k3s.io node-args, "
-			"else\n" ADMISSION_SERVICE_CIDR_DEFAULT ")"},
-	    {.name = "uninstall",
-		.type = FLAG_BOOL,
-		.dst = &a->uninstall,
-		.help = "one-shot cleanup after the chart is removed (its\n"
-			"post-delete hook): wait until no controller holds\n"
-			"the Lease, delete the agent Deployments, remove the\n"
-			"controller's finalizers from every IPPool and\n"
-			"VirtualMachineNetworkConfig; exit 0 when done"},
-	    {.name = "uninstall-timeout",
-		.type = FLAG_UINT,
-		.dst = &a->uninstall_timeout_s,
-		.arg = "SECONDS",
-		.help = "how long --uninstall waits for a running controller\n"
-			"to stop (default 120)",
-		.min = 1,
-		.max = UNINSTALL_TIMEOUT_MAX_S,
-		.unit = "seconds"},
-	    {.name = NULL},
-	};
-#undef KNOB
-	const struct flags f = {.prog = "vm-dhcp-controller",
-	    .synopsis = "usage: vm-dhcp-controller --agent-image IMAGE [options]\n"
-			"       vm-dhcp-controller --uninstall [--uninstall-timeout SECONDS] "
-			"[--namespace NS]\n"
-			"                          [--kubeconfig FILE] [--log-level LEVEL]\n",
-	    .footer = "\nExit status: 0 done (--help, --version, --uninstall done, a stop on\n"
-		      "SIGTERM/SIGINT); 1 runtime failure (the API server, permission, an address\n"
-		      "in use, the leader Lease lost, --uninstall failed); 2 bad usage or\n"
-		      "configuration (a flag, the kubeconfig, a --listen address). The same in\n"
-		      "vm-dhcp-agent.\n",
-	    .version = VMDHCP_VERSION " (" VMDHCP_REVISION ")",
-	    .table = table};
-	enum placement_opt bad = PLACEMENT_OPT_LEASE_DURATION;
-	char err[256];
-	int next, r;
-
-	memset(a, 0, sizeof(*a));
-	a->listen = ":8080";
-	a->webhook_listen = "off";
-	a->webhook_secret = DEFAULT_WEBHOOK_SECRET;
-	a->webhook_service = DEFAULT_WEBHOOK_SERVICE;
-	a->webhook_drain_usec = 3 * USEC_PER_SEC;
-	a->level = LOG_LEVEL_INFO;
-	a->log_format = LOG_FORMAT_TEXT;
-	if ((r = flags_parse(&f, argc, argv, &next)) != 0) {
-		placement_opts_clear(&a->agent);
-		exit(flags_exit_status(r));
-	}
-	if (next < argc)
-		r = flags_error(&f, "unexpected argument %s (try --help)", argv[next]);
-	/* the checks that span agent knobs (the election durations' order), naming the knob */
-	else if (placement_opts_check(&a->agent, &bad, err, sizeof(err)) < 0) {
-		const char *name = "agent-lease-duration";
-
-		for (const struct flag *fl = table; fl->name != NULL; fl++)
-			if (fl->dst == &knob[bad])
-				name = fl->name;
-		r = flags_error(&f, "--%s: %s", name, err);
-	} else if (a->uninstall_timeout_s != 0 && !a->uninstall)
-		r = flags_error(&f, "--uninstall-timeout needs --uninstall");
-	else if (!a->uninstall && !a->no_agent &&
-		 (a->agent_image == NULL || a->agent_image[0] == '\0'))
-		r = flags_error(&f, "--agent-image is required (try --help)");
-	else if (a->service_cidr != NULL && a->service_cidr[0] != '\0' &&
-		 ipv4_cidr_parse(a->service_cidr, &(uint32_t){0}, &(unsigned){0}) < 0)
-		r = flags_error(
-		    &f, "--service-cidr %s: not an IPv4 CIDR (a.b.c.d/n)", a->service_cidr);
-	else if ((a->lease_ns != NULL && a->lease_ns[0] == '\0') ||
-		 (a->lease_name != NULL && a->lease_name[0] == '\0'))
-		r = flags_error(&f, "--lease-namespace and --lease-name cannot be empty");
-	if (r != 0) {
-		placement_opts_clear(&a->agent);
-		exit(flags_exit_status(r));
-	}
-	if ((a->debug || a->trace) && !a->level_given)
-		a->level = LOG_LEVEL_DEBUG;
-	if (a->lease_ns == NULL)
-		a->lease_ns = CTRL_LEASE_NAMESPACE;
-	if (a->lease_name == NULL)
-		a->lease_name = CTRL_LEASE_NAME;
-	if (a->agent_image == NULL)
-		a->agent_image = ""; /* --no-agent */
-	a->agent.no_dhcp = a->no_dhcp;
-}
 
 static bool
 ready_cb(void *userdata, char *reason, size_t len)
@@ -600,7 +226,7 @@ start_retry(int r, unsigned *attempt, const char *what)
 
 /* --uninstall: the cleanup of uninstall.h, then exit (0 done, 1 failed). */
 static int
-run_uninstall(const struct args *a, struct kube_config *cfg, const char *ns)
+run_uninstall(const struct ctrl_args *a, struct kube_config *cfg, const char *ns)
 {
 	struct ctrl_uninstall_opts uo = {
 	    .namespace = ns,
@@ -632,134 +258,169 @@ run_uninstall(const struct args *a, struct kube_config *cfg, const char *ns)
 	return 0;
 }
 
+/* Logging and the allocator, once the flags are read. */
+static void
+start_logging(const struct ctrl_args *a)
+{
+	/* large, short-lived buffers (list pages, pool status bodies) go back to the system */
+	mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+	mallopt(M_TRIM_THRESHOLD, 256 * 1024);
+	mallopt(M_ARENA_MAX, 1); /* one thread does the work; resolver threads share the heap */
+	log_init("vm-dhcp-controller", a->level);
+	log_set_format(a->log_format);
+	signal(SIGPIPE, SIG_IGN);
+	log_kv(LOG_LEVEL_INFO, LOG_KV("version", VMDHCP_VERSION, "revision", VMDHCP_REVISION),
+	    "starting");
+	if (a->name != NULL && a->name[0] != '\0')
+		log_info("instance name %s", a->name);
+}
+
+/* The event loop, the API client, the metrics and the HTTP endpoints (--listen). */
+static void
+start_serving(struct app *app, const struct ctrl_args *a, struct kube_config *cfg)
+{
+	unsigned attempt = 0;
+	int r;
+
+	app->base = event_base_new();
+	if (app->base == NULL)
+		fatalx("cannot create the event loop");
+	while ((r = kube_client_new(app->base, cfg, &app->client)) < 0)
+		if (!start_retry(r, &attempt, "cannot create the API client"))
+			fatalx("cannot create the API client: %s", strerror(-r));
+	if ((r = metrics_new(&app->metrics)) < 0)
+		fatalx("cannot create metrics: %s", strerror(-r));
+	if (metrics_add_build_info(app->metrics, VMDHCP_VERSION, VMDHCP_REVISION) == NULL ||
+	    metrics_add_process(app->metrics) < 0)
+		fatalx("cannot create the build and process metrics");
+	while ((r = httpd_new(app->base, a->listen, app->metrics, &app->httpd)) < 0)
+		if (!start_retry(r, &attempt, a->listen))
+			die(LISTEN_STATUS(r), "--listen %s: %s", a->listen, strerror(-r));
+	httpd_set_ready(app->httpd, ready_cb, app);
+}
+
+/* The CRDs (--apply-crds), the controller and its cache dump API (--enable-cache-dump-api). */
+static void
+start_controller(struct app *app, struct ctrl_args *a, const char *ns)
+{
+	struct ctrl_opts co = {0};
+	char err[512];
+	int r;
+
+	if (a->apply_crds && (r = ctrl_apply_crds(app->base, app->client, err, sizeof(err))) < 0)
+		fatalx("--apply-crds: %s", err);
+	co.namespace = ns;
+	co.upstream_agent_ns = a->upstream_agent_ns;
+	co.upstream_webhooks = a->upstream_webhooks;
+	co.agent_image = a->agent_image;
+	co.agent_sa = a->agent_sa;
+	co.agent = &a->agent;
+	co.no_agent = a->no_agent;
+	co.ippool_budget = a->ippool_budget;
+	if ((r = ctrl_new(app->base, app->client, app->metrics, &co, &app->ctrl)) < 0)
+		fatalx("cannot start the controller: %s", strerror(-r));
+	if (a->dump_api && (r = ctrl_add_dump_api(app->ctrl, app->httpd)) < 0)
+		fatalx("cannot serve the cache dump API: %s", strerror(-r));
+}
+
+/* The admission webhook (--webhook-listen) and its drain timer, or none. */
+static void
+start_admission(struct app *app, const struct ctrl_args *a, const char *ns)
+{
+	struct ctrl_admission_opts ao = {
+	    .listen = a->webhook_listen,
+	    .namespace = ns,
+	    .secret = a->webhook_secret,
+	    .service = a->webhook_service,
+	    .cert_sans = a->webhook_sans,
+	    .mutating = a->webhook_mutating,
+	    .validating = a->webhook_validating,
+	    .cert_validity_s = a->webhook_validity_s,
+	    .service_cidr = a->service_cidr,
+	};
+	int r;
+
+	if (strcmp(a->webhook_listen, "off") == 0) {
+		log_info("admission webhook off (--webhook-listen off)");
+		return;
+	}
+	if ((r = ctrl_admission_new(
+		 app->ctrl, app->base, app->client, app->metrics, &ao, &app->admission)) < 0)
+		die(LISTEN_STATUS(r), "cannot serve admission on %s: %s", a->webhook_listen,
+		    strerror(-r));
+	app->drain_usec = a->webhook_drain_usec;
+	if (app->drain_usec > 0 && (app->drain_ev = evtimer_new(app->base, drained, app)) == NULL)
+		fatalx("cannot create the drain timer");
+	log_info(
+	    "admission webhook on %s (Secret %s/%s)", a->webhook_listen, ns, a->webhook_secret);
+}
+
+/* Leader election on the Lease, or reconciling at once (--no-leader-election). */
+static void
+start_leading(struct app *app, const struct ctrl_args *a)
+{
+	char identity[300], host[256];
+	struct kube_leader_opts lo = {
+	    .ns = a->lease_ns,
+	    .name = a->lease_name,
+	    .identity = identity,
+	    .on_started = on_started,
+	    .on_stopped = on_stopped,
+	    .on_new_leader = on_new_leader,
+	    .userdata = app,
+	};
+	int r;
+
+	if (a->no_leader_election) {
+		app->leading = true;
+		ctrl_lead(app->ctrl);
+		return;
+	}
+	if (gethostname(host, sizeof(host)) < 0)
+		snprintf(host, sizeof(host), "unknown");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(identity, sizeof(identity), "%s_%ld", host, (long)getpid());
+	if ((r = kube_leader_new(app->client, &lo, &app->leader)) < 0 ||
+	    (r = kube_leader_start(app->leader)) < 0)
+		fatalx("cannot start leader election: %s", strerror(-r));
+	log_info("leader election on the Lease %s/%s as %s", a->lease_ns, a->lease_name, identity);
+}
+
 int
 main(int argc, char **argv)
 {
 	struct app app = {0};
 	struct kube_config *cfg = NULL;
-	struct kube_client *client = NULL;
-	struct metrics *metrics = NULL;
-	struct httpd *httpd = NULL;
 	struct event *sigterm, *sigint;
-	struct ctrl_opts co = {0};
+	struct ctrl_args *a = ctrl_args_parse(argc, argv, VMDHCP_VERSION " (" VMDHCP_REVISION ")");
 	const char *ns;
-	char err[512], identity[300], host[256];
-	struct args a;
-	unsigned attempt = 0;
+	char err[512];
 	int r;
 
-	parse_args(argc, argv, &a);
-	/* large, short-lived buffers (list pages, pool status bodies) go back to the system */
-	mallopt(M_MMAP_THRESHOLD, 64 * 1024);
-	mallopt(M_TRIM_THRESHOLD, 256 * 1024);
-	mallopt(M_ARENA_MAX, 1); /* one thread does the work; resolver threads share the heap */
-	log_init("vm-dhcp-controller", a.level);
-	log_set_format(a.log_format);
-	signal(SIGPIPE, SIG_IGN);
-	log_kv(LOG_LEVEL_INFO, LOG_KV("version", VMDHCP_VERSION, "revision", VMDHCP_REVISION),
-	    "starting");
-	if (a.name != NULL && a.name[0] != '\0')
-		log_info("instance name %s", a.name);
-
-	if ((r = kube_config_load(a.kubeconfig, &cfg, err, sizeof(err))) < 0)
+	start_logging(a);
+	if ((r = kube_config_load(a->kubeconfig, &cfg, err, sizeof(err))) < 0)
 		die(r == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE,
 		    "cannot load the Kubernetes configuration: %s", err);
-	ns = a.namespace;
+	ns = a->namespace;
 	if (ns == NULL)
 		ns = getenv("POD_NAMESPACE");
 	if (ns == NULL || ns[0] == '\0')
 		ns = kube_config_namespace(cfg);
-	if (a.uninstall) {
-		r = run_uninstall(&a, cfg, ns);
-		placement_opts_clear(&a.agent);
+	if (a->uninstall) {
+		r = run_uninstall(a, cfg, ns);
+		placement_opts_clear(&a->agent);
 		kube_config_free(cfg);
 		return r;
 	}
 
-	app.base = event_base_new();
-	if (app.base == NULL)
-		fatalx("cannot create the event loop");
-	while ((r = kube_client_new(app.base, cfg, &client)) < 0)
-		if (!start_retry(r, &attempt, "cannot create the API client"))
-			fatalx("cannot create the API client: %s", strerror(-r));
-	if ((r = metrics_new(&metrics)) < 0)
-		fatalx("cannot create metrics: %s", strerror(-r));
-	if (metrics_add_build_info(metrics, VMDHCP_VERSION, VMDHCP_REVISION) == NULL ||
-	    metrics_add_process(metrics) < 0)
-		fatalx("cannot create the build and process metrics");
-	while ((r = httpd_new(app.base, a.listen, metrics, &httpd)) < 0)
-		if (!start_retry(r, &attempt, a.listen))
-			die(LISTEN_STATUS(r), "--listen %s: %s", a.listen, strerror(-r));
-	httpd_set_ready(httpd, ready_cb, &app);
-
-	if (a.apply_crds && (r = ctrl_apply_crds(app.base, client, err, sizeof(err))) < 0)
-		fatalx("--apply-crds: %s", err);
-	co.namespace = ns;
-	co.upstream_agent_ns = a.upstream_agent_ns;
-	co.upstream_webhooks = a.upstream_webhooks;
-	co.agent_image = a.agent_image;
-	co.agent_sa = a.agent_sa;
-	co.agent = &a.agent;
-	co.no_agent = a.no_agent;
-	co.ippool_budget = a.ippool_budget;
-	if ((r = ctrl_new(app.base, client, metrics, &co, &app.ctrl)) < 0)
-		fatalx("cannot start the controller: %s", strerror(-r));
-	if (a.dump_api && (r = ctrl_add_dump_api(app.ctrl, httpd)) < 0)
-		fatalx("cannot serve the cache dump API: %s", strerror(-r));
-	if (strcmp(a.webhook_listen, "off") != 0) {
-		struct ctrl_admission_opts ao = {
-		    .listen = a.webhook_listen,
-		    .namespace = ns,
-		    .secret = a.webhook_secret,
-		    .service = a.webhook_service,
-		    .cert_sans = a.webhook_sans,
-		    .mutating = a.webhook_mutating,
-		    .validating = a.webhook_validating,
-		    .cert_validity_s = a.webhook_validity_s,
-		    .service_cidr = a.service_cidr,
-		};
-
-		if ((r = ctrl_admission_new(
-			 app.ctrl, app.base, client, metrics, &ao, &app.admission)) < 0)
-			die(LISTEN_STATUS(r), "cannot serve admission on %s: %s", a.webhook_listen,
-			    strerror(-r));
-		app.drain_usec = a.webhook_drain_usec;
-		if (app.drain_usec > 0 &&
-		    (app.drain_ev = evtimer_new(app.base, drained, &app)) == NULL)
-			fatalx("cannot create the drain timer");
-		log_info("admission webhook on %s (Secret %s/%s)", a.webhook_listen, ns,
-		    a.webhook_secret);
-	} else
-		log_info("admission webhook off (--webhook-listen off)");
+	start_serving(&app, a, cfg);
+	start_controller(&app, a, ns);
+	start_admission(&app, a, ns);
 	log_info("server %s, namespace %s, agent image %s%s%s, listening on %s",
-	    kube_config_server(cfg), ns, a.agent_image,
-	    a.no_agent ? " (no agents: --no-agent)" : "",
-	    a.no_dhcp ? " (agents without DHCP: --no-dhcp)" : "", a.listen);
-
-	if (a.no_leader_election) {
-		app.leading = true;
-		ctrl_lead(app.ctrl);
-	} else {
-		struct kube_leader_opts lo = {
-		    .ns = a.lease_ns,
-		    .name = a.lease_name,
-		    .identity = identity,
-		    .on_started = on_started,
-		    .on_stopped = on_stopped,
-		    .on_new_leader = on_new_leader,
-		    .userdata = &app,
-		};
-
-		if (gethostname(host, sizeof(host)) < 0)
-			snprintf(host, sizeof(host), "unknown");
-		host[sizeof(host) - 1] = '\0';
-		snprintf(identity, sizeof(identity), "%s_%ld", host, (long)getpid());
-		if ((r = kube_leader_new(client, &lo, &app.leader)) < 0 ||
-		    (r = kube_leader_start(app.leader)) < 0)
-			fatalx("cannot start leader election: %s", strerror(-r));
-		log_info(
-		    "leader election on the Lease %s/%s as %s", a.lease_ns, a.lease_name, identity);
-	}
+	    kube_config_server(cfg), ns, a->agent_image,
+	    a->no_agent ? " (no agents: --no-agent)" : "",
+	    a->no_dhcp ? " (agents without DHCP: --no-dhcp)" : "", a->listen);
+	start_leading(&app, a);
 
 	sigterm = evsignal_new(app.base, SIGTERM, signal_cb, &app);
 	sigint = evsignal_new(app.base, SIGINT, signal_cb, &app);
@@ -776,10 +437,10 @@ main(int argc, char **argv)
 		event_free(app.drain_ev);
 	ctrl_admission_free(app.admission);
 	ctrl_free(app.ctrl);
-	placement_opts_clear(&a.agent);
-	httpd_free(httpd);
-	kube_client_free(client);
-	metrics_free(metrics);
+	placement_opts_clear(&a->agent);
+	httpd_free(app.httpd);
+	kube_client_free(app.client);
+	metrics_free(app.metrics);
 	kube_config_free(cfg);
 	event_base_free(app.base);
 	log_info("stopped");

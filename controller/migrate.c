@@ -156,12 +156,6 @@ ctrl_migrate_free(struct ctrl *c)
 	c->inf_upstream = NULL;
 }
 
-bool
-ctrl_migrate_synced(const struct ctrl *c)
-{
-	return c->inf_upstream == NULL || kube_informer_has_synced(c->inf_upstream);
-}
-
 static int
 first_pod(void *userdata, const char *key, const void *item)
 {

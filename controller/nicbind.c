@@ -217,97 +217,134 @@ address_taken(struct compute *c, const struct vmnetcfg_nic *nic, struct netpool 
 				    : "IPPool status");
 }
 
-/* One spec NIC: bind and append its status entry. */
+/*
+ * The phases of bind_nic return 0 to go on, a negative errno, or NIC_PENDING once pending()
+ * has said why the NIC waits (its entry is then Pending).
+ */
+#define NIC_PENDING 1
+
 static int
-bind_nic(struct compute *c, const struct vmnetcfg_nic *nic)
+said_pending(int r)
 {
-	struct vmnetcfg_status *st = &c->res->status;
+	return r < 0 ? r : NIC_PENDING;
+}
+
+/* The netpool of the NIC's network (*p) and its MAC's binding there (*e, or NULL). */
+static int
+nic_pool(struct compute *c, const struct vmnetcfg_nic *nic, const uint8_t mac[MAC_LEN],
+    struct netpool **p, const struct netpool_entry **e)
+{
 	enum netpool_avail avail = NETPOOL_ABSENT;
-	const struct netpool_entry *e;
-	uint32_t addr = 0, held = 0, want;
-	uint8_t mac[MAC_LEN];
-	struct netpool *p;
+
+	if (!mac_is_nic(mac))
+		/* the schema's pattern lets these through; the agents would never serve them */
+		return said_pending(pending(c, nic, VMNETCFG_REASON_INVALID_MAC, true,
+		    "a broadcast, multicast or all-zero MAC: no NIC can have it, none is bound"));
+	*p = c->lookup(c->userdata, nic->network_name, &avail);
+	if (avail == NETPOOL_ABSENT || (avail == NETPOOL_READY && *p == NULL))
+		return said_pending(pending(
+		    c, nic, VMNETCFG_REASON_NO_IPPOOL, false, "no IPPool for this network"));
+	if (avail == NETPOOL_NOT_READY)
+		return said_pending(pending(c, nic, VMNETCFG_REASON_NOT_READY, false,
+		    "the IPPool's address cache is not built yet"));
+	*e = netpool_by_mac(*p, mac);
+	if (*e != NULL && (*e)->owner != NULL && strcmp((*e)->owner, c->key) != 0)
+		return said_pending(pending(c, nic, VMNETCFG_REASON_DUPLICATE_MAC, true,
+		    "MAC already bound on this network by %s", (*e)->owner));
+	return 0;
+}
+
+/* Bound at e_addr, asked for another static address: moved there, only once it is free. */
+static int
+move_to_static(struct compute *c, const struct vmnetcfg_nic *nic, struct netpool *p,
+    const uint8_t mac[MAC_LEN], uint32_t e_addr, uint32_t *held)
+{
 	int r;
 
-	if (mac_parse(nic->mac, mac) < 0) /* the codec canonicalised it: cannot happen */
-		return -EINVAL;
-	if (!mac_is_nic(mac)) {
-		/* the schema's pattern lets these through; the agents would never serve them */
-		r = pending(c, nic, VMNETCFG_REASON_INVALID_MAC, true,
-		    "a broadcast, multicast or all-zero MAC: no NIC can have it, none is bound");
-		goto pend;
-	}
-	p = c->lookup(c->userdata, nic->network_name, &avail);
-	if (avail == NETPOOL_ABSENT || (avail == NETPOOL_READY && p == NULL)) {
-		r = pending(c, nic, VMNETCFG_REASON_NO_IPPOOL, false, "no IPPool for this network");
-		goto pend;
-	}
-	if (avail == NETPOOL_NOT_READY) {
-		r = pending(c, nic, VMNETCFG_REASON_NOT_READY, false,
-		    "the IPPool's address cache is not built yet");
-		goto pend;
-	}
-	e = netpool_by_mac(p, mac);
-	if (e != NULL && e->owner != NULL && strcmp(e->owner, c->key) != 0) {
-		r = pending(c, nic, VMNETCFG_REASON_DUPLICATE_MAC, true,
-		    "MAC already bound on this network by %s", e->owner);
-		goto pend;
-	}
-	if (e != NULL && nic->ip_address != 0 && nic->ip_address != e->addr) {
-		/* move to the static address, only once it is free */
-		held = e->addr;
-		if (!ipam_pool_is_free(netpool_ipam(p), nic->ip_address)) {
-			r = static_unavailable(c, nic, p);
-			goto pend;
-		}
-		if ((r = netpool_release(p, mac, c->key)) < 0)
-			return r == -ENOMEM ? r : -EIO;
-		held = 0;
-		e = NULL;
-		c->res->released = true;
-		if ((r = touch(c->res, nic->network_name)) < 0)
-			return r;
-	}
-	want = e != NULL ? 0 : nic->ip_address;
-	if (e == NULL && want == 0) {
-		/* the address remembered across a pause: back when still free */
-		const struct vmnetcfg_nic_status *o =
-		    status_nic(&c->cfg->status, nic->network_name, nic->mac);
+	*held = e_addr;
+	if (!ipam_pool_is_free(netpool_ipam(p), nic->ip_address))
+		return said_pending(static_unavailable(c, nic, p));
+	if ((r = netpool_release(p, mac, c->key)) < 0)
+		return r == -ENOMEM ? r : -EIO;
+	*held = 0;
+	c->res->released = true;
+	return touch(c->res, nic->network_name);
+}
 
-		if (o != NULL && o->state == VMNETCFG_STATE_PENDING && o->allocated_ip != 0) {
-			if (ipam_pool_is_free(netpool_ipam(p), o->allocated_ip)) {
-				want = o->allocated_ip;
-			} else if (ipam_pool_state(netpool_ipam(p), o->allocated_ip) == IPAM_USED) {
-				held = o->allocated_ip; /* still remembered, not held */
-				r = address_taken(c, nic, p, o->allocated_ip);
-				goto pend;
-			}
-			/* else excluded, reserved or outside the range by now: forgotten */
-		}
+/* The address remembered across a pause: wanted back (*want) when still free. */
+static int
+remembered(struct compute *c, const struct vmnetcfg_nic *nic, struct netpool *p, uint32_t *want,
+    uint32_t *held)
+{
+	const struct vmnetcfg_nic_status *o =
+	    status_nic(&c->cfg->status, nic->network_name, nic->mac);
+
+	if (o == NULL || o->state != VMNETCFG_STATE_PENDING || o->allocated_ip == 0)
+		return 0;
+	if (ipam_pool_is_free(netpool_ipam(p), o->allocated_ip)) {
+		*want = o->allocated_ip;
+	} else if (ipam_pool_state(netpool_ipam(p), o->allocated_ip) == IPAM_USED) {
+		*held = o->allocated_ip; /* still remembered, not held */
+		return said_pending(address_taken(c, nic, p, o->allocated_ip));
 	}
-	r = netpool_bind(p, mac, want, c->key, &addr);
+	/* else excluded, reserved or outside the range by now: forgotten */
+	return 0;
+}
+
+/* The binding itself: want (0: the lowest free address), into *addr. */
+static int
+bind_addr(struct compute *c, const struct vmnetcfg_nic *nic, struct netpool *p,
+    const uint8_t mac[MAC_LEN], uint32_t want, uint32_t *addr)
+{
+	int r = netpool_bind(p, mac, want, c->key, addr);
+
 	switch (r) {
 	case 0:
-		break;
+		return 0;
 	case -EEXIST:
 	case -EPERM:
 	case -ERANGE:
 		if (want != nic->ip_address) /* checked free just above: cannot happen */
 			return -EIO;
-		r = static_unavailable(c, nic, p);
-		goto pend;
+		return said_pending(static_unavailable(c, nic, p));
 	case -ENOSPC:
-		r = pending(c, nic, VMNETCFG_REASON_EXHAUSTED, true, "no free address left");
-		goto pend;
+		return said_pending(
+		    pending(c, nic, VMNETCFG_REASON_EXHAUSTED, true, "no free address left"));
 	case -EFBIG:
-		r = pending(c, nic, VMNETCFG_REASON_STATUS_FULL, true,
+		return said_pending(pending(c, nic, VMNETCFG_REASON_STATUS_FULL, true,
 		    "the IPPool's status.ipv4.allocated has no room for another binding (%zu of "
 		    "%zu bytes): no address is bound that no agent would serve",
-		    netpool_status_bytes(p), netpool_budget(p));
-		goto pend;
+		    netpool_status_bytes(p), netpool_budget(p)));
 	default:
 		return r;
 	}
+}
+
+/* One spec NIC: bind and append its status entry. */
+static int
+bind_nic(struct compute *c, const struct vmnetcfg_nic *nic)
+{
+	struct vmnetcfg_status *st = &c->res->status;
+	const struct netpool_entry *e = NULL;
+	uint32_t addr = 0, held = 0, want;
+	uint8_t mac[MAC_LEN];
+	struct netpool *p = NULL;
+	int r;
+
+	if (mac_parse(nic->mac, mac) < 0) /* the codec canonicalised it: cannot happen */
+		return -EINVAL;
+	if ((r = nic_pool(c, nic, mac, &p, &e)) != 0)
+		goto pend;
+	if (e != NULL && nic->ip_address != 0 && nic->ip_address != e->addr) {
+		if ((r = move_to_static(c, nic, p, mac, e->addr, &held)) != 0)
+			goto pend;
+		e = NULL;
+	}
+	want = e != NULL ? 0 : nic->ip_address;
+	if (e == NULL && want == 0 && (r = remembered(c, nic, p, &want, &held)) != 0)
+		goto pend;
+	if ((r = bind_addr(c, nic, p, mac, want, &addr)) != 0)
+		goto pend;
 	if (e == NULL && (r = touch(c->res, nic->network_name)) < 0)
 		return r;
 	return add_nic(st, nic->network_name, nic->mac, addr, VMNETCFG_STATE_ALLOCATED);

@@ -5,9 +5,7 @@
  * the checks Kubernetes would make of them (names, quantities, tolerations, label
  * selectors), the order of the election durations, copy and clear.
  */
-#include "controller/placement.h"
-#include "controller/kinds.h"
-#include "controller/placement-internal.h"
+#include "controller/placement-opts.h"
 
 #include <errno.h>
 #include <math.h>
@@ -16,7 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller/foreign-kinds.h"
 #include "lib/util.h"
+
+bool
+placement_is_lower_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
 
 /* --- the admin's knobs (struct placement_opts) ---------------------------------------- */
 

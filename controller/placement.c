@@ -5,7 +5,6 @@
  * (struct placement_opts: parsing and checks) are in placement-opts.c.
  */
 #include "controller/placement.h"
-#include "controller/placement-internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,7 +14,7 @@
 
 #include <openssl/evp.h>
 
-#include "controller/kinds.h"
+#include "controller/foreign-kinds.h"
 #include "lib/util.h"
 
 /* Bump when the manifest's shape changes so existing agents are re-placed once. */
@@ -35,12 +34,6 @@
 #define STATE_VOLUME "state"
 #define HOSTNAME_KEY "kubernetes.io/hostname"
 #define ANTI_AFFINITY_WEIGHT 100
-
-bool
-placement_is_lower_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
 
 int
 placement_agent_name(const char *pool_ns, const char *pool_name, char out[PLACEMENT_NAME_MAX])

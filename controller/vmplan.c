@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "controller/kinds.h"
+#include "controller/foreign-kinds.h"
 #include "lib/util.h"
 
 static int

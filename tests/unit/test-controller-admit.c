@@ -27,7 +27,7 @@
 #include <jansson.h>
 
 #include "controller/admit.h"
-#include "controller/kinds.h"
+#include "controller/foreign-kinds.h"
 #include "crds/ippool.h"
 #include "crds/vmnetcfg.h"
 #include "tests/runner.h"

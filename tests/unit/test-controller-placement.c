@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "controller/kinds.h"
+#include "controller/foreign-kinds.h"
 #include "controller/placement.h"
 #include "tests/runner.h"
 
@@ -906,8 +906,8 @@ test_election_refused(void)
 }
 
 /*
- * The IPPool's AgentReady (controller/kinds.c deployment_ready) of the placed Deployment: one
- * ready replica of two serves the pool (the Lease makes a ready one active); none does not.
+ * The IPPool's AgentReady (controller/foreign-kinds.c deployment_ready) of the placed Deployment:
+ * one ready replica of two serves the pool (the Lease makes a ready one active); none does not.
  */
 static void
 test_ready_with_standby(void)

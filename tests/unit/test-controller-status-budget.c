@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The IPPool object's size against the API server's request limit (controller/netpool.c
- * size accounting, controller/reconcile-ippool.c budget): the accounting itself (pure), then
+ * size accounting, controller/ippool-status.c budget): the accounting itself (pure), then
  * the controller in-process against the test API server with a small --ippool-object-budget:
  * the pool fills to its budget, the next NIC is Pending (PoolStatusFull) with a Warning Event,
  * the pool's condition StatusFull turns True with a Warning Event, and every NIC that says

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* controller/kinds.c decoders and controller/vmplan.c: VirtualMachine → VMNetCfg. */
+/* controller/foreign-kinds.c decoders and controller/vmplan.c: VirtualMachine → VMNetCfg. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <jansson.h>
 
-#include "controller/kinds.h"
+#include "controller/foreign-kinds.h"
 #include "controller/vmplan.h"
 #include "tests/runner.h"
 

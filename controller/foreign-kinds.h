@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#ifndef VMDHCP_CONTROLLER_KINDS_H
-#define VMDHCP_CONTROLLER_KINDS_H
+#ifndef VMDHCP_CONTROLLER_FOREIGN_KINDS_H
+#define VMDHCP_CONTROLLER_FOREIGN_KINDS_H
 
 /*
  * Small decoders for the foreign kinds the controller reads: KubeVirt VirtualMachine,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Borrowed-getter decoders for VirtualMachine, NAD, Deployment and Node objects. */
-#include "controller/kinds.h"
+#include "controller/foreign-kinds.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 #!/bin/bash
-# controller/bench-rss.sh - the real vm-dhcp-controller's memory at N KubeVirt VMs (SPEC §5:
-# RSS under 32 MiB at 10 000 VMs), against build/test-apiserver on loopback.
+# scripts/bench-controller-rss.sh - the real vm-dhcp-controller's memory at N KubeVirt VMs
+# (the bar: RSS under 32 MiB at 10 000 VMs), against build/test-apiserver on loopback.
 #   N VirtualMachines (one Multus NIC each, a realistic small spec) and one IPPool /17 exist
 #   before the controller starts (--no-leader-election); it turns each VM into a VMNetCfg and
 #   binds it. Reported: time until the IPPool status shows N used, VmRSS/VmHWM then, VmRSS

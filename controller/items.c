@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What the controller watches: per kind, the informer's transform into a compact item (the
- * json_t is dropped), its indexes, the event handlers that enqueue keys into the
- * reconcilers' queues, and its reconciler: the table of kinds ctrl_kinds[] that start-up
- * (ctrl.c) iterates.
+ * The cached items: per watched kind, the informer's transform of an object into a compact
+ * item (the json_t is dropped), its destructor and its index, gathered as the kind's struct
+ * ctrl_item_ops for the table of kinds (kind-table.c).
  */
 #include "controller/ctrl-internal.h"
 
@@ -16,7 +15,6 @@
 #include "controller/admission-cidr.h"
 #include "controller/placement.h"
 #include "controller/vmplan.h"
-#include "lib/log.h"
 #include "lib/util.h"
 
 static char *
@@ -538,255 +536,40 @@ agent_index_pool(const void *item, kube_index_emit_fn emit, void *ctx)
 	emit(ctx, it->pool_ref);
 }
 
-/* --- enqueueing ------------------------------------------------------------------------- */
+/* --- what each kind's informer keeps ------------------------------------------------- */
 
-void
-ctrl_enqueue_pool(struct ctrl *c, const char *pool_key)
-{
-	if (c->c_pool != NULL && pool_key != NULL)
-		kube_controller_enqueue(c->c_pool, pool_key);
-}
-
-static int
-enqueue_pool_visit(void *userdata, const char *key, const void *item)
-{
-	ctrl_enqueue_pool(userdata, key);
-	return 0;
-}
-
-void
-ctrl_enqueue_network_pool(struct ctrl *c, const char *network)
-{
-	kube_store_by_index(
-	    kube_informer_store(c->inf_pool), "network", network, enqueue_pool_visit, c);
-}
-
-void
-ctrl_enqueue_cfg(struct ctrl *c, const char *key)
-{
-	if (c->c_cfg != NULL)
-		kube_controller_enqueue(c->c_cfg, key);
-}
-
-struct cfg_visit {
-	struct ctrl *c;
-	bool pending_only;
+const struct ctrl_item_ops ctrl_items_pool = {
+    .transform = pool_transform,
+    .destroy = pool_item_free,
+    .index_name = "network",
+    .index = pool_index_network,
 };
 
-static int
-enqueue_cfg_visit(void *userdata, const char *key, const void *item)
-{
-	const struct cfg_visit *v = userdata;
-	const struct cfg_item *it = item;
-
-	if (!v->pending_only || it->pending)
-		ctrl_enqueue_cfg(v->c, key);
-	return 0;
-}
-
-void
-ctrl_enqueue_cfgs_of_network(struct ctrl *c, const char *network, bool pending_only)
-{
-	struct cfg_visit v = {.c = c, .pending_only = pending_only};
-
-	kube_store_by_index(
-	    kube_informer_store(c->inf_cfg), "network", network, enqueue_cfg_visit, &v);
-}
-
-static void
-enqueue_vm(struct ctrl *c, const char *key)
-{
-	if (c->c_vm != NULL)
-		kube_controller_enqueue(c->c_vm, key);
-}
-
-/* --- handlers --------------------------------------------------------------------------- */
-
-static void
-pool_on_add(void *userdata, const char *key, const void *item)
-{
-	ctrl_enqueue_pool(userdata, key);
-}
-
-static void
-pool_on_update(void *userdata, const char *key, const void *old, const void *item)
-{
-	ctrl_enqueue_pool(userdata, key);
-}
-
-static void
-pool_on_delete(void *userdata, const char *key, const void *item)
-{
-	struct ctrl *c = userdata;
-	const struct pool_item *it = item;
-
-	ctrl_enqueue_pool(c, key);
-	/* its VMNetCfgs now have no IPPool: say so in their status */
-	if (it->pool != NULL && c->reconciling)
-		ctrl_enqueue_cfgs_of_network(c, it->pool->spec.network_name, false);
-}
-
-static void
-cfg_on_add(void *userdata, const char *key, const void *item)
-{
-	ctrl_enqueue_cfg(userdata, key);
-	enqueue_vm(userdata, key);
-}
-
-static void
-cfg_on_update(void *userdata, const char *key, const void *old, const void *item)
-{
-	cfg_on_add(userdata, key, item);
-}
-
-static void
-cfg_on_delete(void *userdata, const char *key, const void *item)
-{
-	struct ctrl *c = userdata;
-
-	if (c->reconciling)
-		ctrl_cfg_forget(c, key, item);
-	enqueue_vm(c, key);
-}
-
-static void
-vm_on_add(void *userdata, const char *key, const void *item)
-{
-	enqueue_vm(userdata, key);
-}
-
-static void
-vm_on_update(void *userdata, const char *key, const void *old, const void *item)
-{
-	enqueue_vm(userdata, key);
-}
-
-static void
-nad_on_add(void *userdata, const char *key, const void *item)
-{
-	ctrl_enqueue_network_pool(userdata, key);
-}
-
-static void
-nad_on_update(void *userdata, const char *key, const void *old, const void *item)
-{
-	ctrl_enqueue_network_pool(userdata, key);
-}
-
-void
-ctrl_enqueue_all_pools(struct ctrl *c)
-{
-	kube_store_foreach(kube_informer_store(c->inf_pool), enqueue_pool_visit, c);
-}
-
-static bool
-node_same(const struct node_item *a, const struct node_item *b)
-{
-	if (a->ready != b->ready || a->n != b->n)
-		return false;
-	for (size_t i = 0; i < a->n; i++)
-		if (strcmp(a->cluster_networks[i], b->cluster_networks[i]) != 0)
-			return false;
-	return true;
-}
-
-static void
-node_on_add(void *userdata, const char *key, const void *item)
-{
-	ctrl_enqueue_all_pools(userdata);
-}
-
-static void
-node_on_update(void *userdata, const char *key, const void *old, const void *item)
-{
-	if (!node_same(old, item))
-		ctrl_enqueue_all_pools(userdata);
-}
-
-static void
-agent_on_add(void *userdata, const char *key, const void *item)
-{
-	const struct agent_item *it = item;
-
-	ctrl_enqueue_pool(userdata, it->pool_ref);
-}
-
-static void
-agent_on_update(void *userdata, const char *key, const void *old, const void *item)
-{
-	agent_on_add(userdata, key, item);
-}
-
-/* --- the table of kinds ---------------------------------------------------------------- */
-
-const struct ctrl_kind ctrl_kinds[] = {
-    {
-	.what = "IPPools",
-	.res = &ctrl_res_ippools,
-	.transform = pool_transform,
-	.destroy = pool_item_free,
-	.index_name = "network",
-	.index = pool_index_network,
-	.handlers = {pool_on_add, pool_on_update, pool_on_delete, NULL},
-	.inf_off = offsetof(struct ctrl, inf_pool),
-	.name = "ippool",
-	.reconcile = ctrl_reconcile_pool,
-	.ctl_off = offsetof(struct ctrl, c_pool),
-    },
-    {
-	.what = "VMNetCfgs",
-	.res = &ctrl_res_vmnetcfgs,
-	.transform = cfg_transform,
-	.destroy = cfg_item_free,
-	.index_name = "network",
-	.index = cfg_index_network,
-	.handlers = {cfg_on_add, cfg_on_update, cfg_on_delete, NULL},
-	.inf_off = offsetof(struct ctrl, inf_cfg),
-	.name = "vmnetcfg",
-	.reconcile = ctrl_reconcile_cfg,
-	.ctl_off = offsetof(struct ctrl, c_cfg),
-	.write_budget = true,
-    },
-    {
-	.what = "VMs",
-	.res = &ctrl_res_vms,
-	.transform = vm_transform,
-	.destroy = vm_item_free,
-	.handlers = {vm_on_add, vm_on_update, vm_on_add, NULL},
-	.inf_off = offsetof(struct ctrl, inf_vm),
-	.name = "vm",
-	.reconcile = ctrl_reconcile_vm,
-	.ctl_off = offsetof(struct ctrl, c_vm),
-	.write_budget = true,
-    },
-    {
-	.what = "NADs",
-	.res = &ctrl_res_nads,
-	.transform = nad_transform,
-	.destroy = nad_item_free,
-	.handlers = {nad_on_add, nad_on_update, nad_on_add, NULL},
-	.inf_off = offsetof(struct ctrl, inf_nad),
-    },
-    {
-	.what = "Nodes",
-	.res = &kube_res_nodes,
-	.transform = node_transform,
-	.destroy = node_item_free,
-	.handlers = {node_on_add, node_on_update, node_on_add, NULL},
-	.inf_off = offsetof(struct ctrl, inf_node),
-    },
-    {
-	/* the agents' Deployments: ours only, in the controller's namespace */
-	.what = "agent Deployments",
-	.res = &ctrl_res_deployments,
-	.in_namespace = true,
-	.label_selector = PLACEMENT_LABEL_APP "=" PLACEMENT_LABEL_APP_VALUE,
-	.transform = agent_transform,
-	.destroy = agent_item_free,
-	.index_name = "pool",
-	.index = agent_index_pool,
-	.handlers = {agent_on_add, agent_on_update, agent_on_add, NULL},
-	.inf_off = offsetof(struct ctrl, inf_agent),
-    },
+const struct ctrl_item_ops ctrl_items_cfg = {
+    .transform = cfg_transform,
+    .destroy = cfg_item_free,
+    .index_name = "network",
+    .index = cfg_index_network,
 };
-const size_t ctrl_n_kinds = ELEMENTSOF(ctrl_kinds);
+
+const struct ctrl_item_ops ctrl_items_vm = {
+    .transform = vm_transform,
+    .destroy = vm_item_free,
+};
+
+const struct ctrl_item_ops ctrl_items_nad = {
+    .transform = nad_transform,
+    .destroy = nad_item_free,
+};
+
+const struct ctrl_item_ops ctrl_items_node = {
+    .transform = node_transform,
+    .destroy = node_item_free,
+};
+
+const struct ctrl_item_ops ctrl_items_agent = {
+    .transform = agent_transform,
+    .destroy = agent_item_free,
+    .index_name = "pool",
+    .index = agent_index_pool,
+};
