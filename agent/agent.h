@@ -4,8 +4,8 @@
 
 /*
  * vm-dhcp-agent: the agent as main.c sees it (struct agent_opts, agent_new and the calls on
- * the running agent), and the sections below of the files that have no header of their own
- * yet. One header per module:
+ * the running agent: serve.c's header). Every other module has its own header (a file
+ * includes the headers of what it uses; *-internal.h are shared by the files of one module):
  *
  *   link.c         link.h: libnl: interface state (ifindex, MAC, up), serverIP/prefix, events
  *   source*.c      source.h: the pool's source, local mode (YAML IPPool/VMNetCfg documents)
@@ -57,21 +57,8 @@
 #include "dhcp/dhcp.h"
 #include "lib/log.h"
 
-#include "agent/caps.h"	  /* transitional */
-#include "agent/dump.h"	  /* transitional */
-#include "agent/link.h"	  /* transitional */
-#include "agent/listen.h" /* transitional */
-
+struct agent_config;
 struct event_base;
-struct ipam_pool;
-
-#define AGENT_ERR_MAX 512
-
-/* the sections of these modules, in their own headers */
-#include "agent/leasefile.h"   /* transitional */
-#include "agent/pool-config.h" /* transitional */
-#include "agent/snapshot.h"    /* transitional */
-#include "agent/source.h"      /* transitional */
 
 /* ---- serve.c: the running agent ---------------------------------------------------- */
 
@@ -158,10 +145,5 @@ int agent_reload(struct agent *a);
  * one, logs and counts the reload. Local mode only.
  */
 int agent_reload_done(struct agent *a, int r, struct agent_config *cfg, const char *err);
-
-/* ---- dynamic*.c, decline-marks.c, apply-config.c: --dynamic leases ------------------- */
-#include "agent/apply-config.h"	 /* transitional */
-#include "agent/decline-marks.h" /* transitional */
-#include "agent/dynamic.h"	 /* transitional */
 
 #endif

@@ -8,9 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/agent.h"
 #include "agent/apply-config.h"
 #include "agent/dynamic.h"
+#include "agent/leasefile.h"
+#include "agent/pool-config.h"
 #include "lib/log.h"
 #include "lib/util.h"
 

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
 #include "agent/cli.h"
+#include "agent/dynamic.h"
 #include "lib/flags.h"
 #include "lib/log.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "agent/decisions.h"
-#include "agent/agent.h" /* struct agent_config (source-file.c) */
+#include "agent/pool-config.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/util.h"

@@ -9,6 +9,7 @@
 
 #include "agent/agent.h"
 #include "agent/dynamic-internal.h"
+#include "agent/leasefile.h"
 #include "ipam/ipam.h"
 #include "lib/clock.h"
 #include "lib/log.h"

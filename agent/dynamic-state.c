@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/agent.h"
 #include "agent/dynamic-internal.h"
+#include "agent/leasefile.h"
 #include "ipam/ipam.h"
 #include "lib/util.h"
 

@@ -53,8 +53,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/agent.h"
 #include "agent/dynamic-internal.h"
+#include "agent/leasefile.h"
+#include "agent/pool-config.h"
 #include "ipam/ipam.h"
 #include "lib/clock.h"
 #include "lib/log.h"

@@ -20,6 +20,8 @@
 #include "agent/agent.h"
 #include "agent/caps.h"
 #include "agent/cli.h"
+#include "agent/pool-config.h"
+#include "agent/source.h"
 #include "lib/clock.h"
 #include "lib/flags.h"
 #include "lib/log.h"

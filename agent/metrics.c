@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "agent/dynamic.h"
+#include "agent/leasefile.h"
 #include "agent/link.h"
 #include "agent/metrics.h"
 #include "agent/serve-internal.h"

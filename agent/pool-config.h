@@ -15,6 +15,9 @@
 
 #include "dhcp/dhcp.h"
 
+/* Room for the one-line errors the agent's fallible functions fill (`err`, `errlen`). */
+#define AGENT_ERR_MAX 512
+
 struct agent_binding {
 	uint8_t mac[6];
 	uint32_t ip;

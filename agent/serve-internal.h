@@ -31,6 +31,7 @@
 #include <event2/util.h>
 
 #include "agent/agent.h"
+#include "agent/dynamic.h"
 #include "agent/metrics.h"
 #include "agent/sockets.h"
 #include "agent/warmstart.h"

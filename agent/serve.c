@@ -18,12 +18,17 @@
 #include <event2/event.h>
 
 #include "agent/agent.h"
+#include "agent/apply-config.h"
+#include "agent/decline-marks.h"
 #include "agent/dump.h"
+#include "agent/dynamic.h"
+#include "agent/leasefile.h"
 #include "agent/link.h"
 #include "agent/listen.h"
 #include "agent/metrics.h"
 #include "agent/serve-internal.h"
 #include "agent/sockets.h"
+#include "agent/source.h"
 #include "agent/warmstart.h"
 #include "kube/kube.h"
 #include "lib/clock.h"

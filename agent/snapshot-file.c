@@ -14,7 +14,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
 #include "agent/snapshot-internal.h"
 #include "lib/clock.h"
 #include "lib/util.h"

@@ -24,7 +24,6 @@
 
 #include <event2/event.h>
 
-#include "agent/agent.h"
 #include "agent/arp.h"
 #include "agent/caps.h"
 #include "agent/link.h"

@@ -16,7 +16,6 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "agent/agent.h"
 #include "agent/source-file-internal.h"
 #include "crds/ippool.h"
 #include "lib/log.h"

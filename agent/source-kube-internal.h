@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "agent/agent.h"
+#include "agent/pool-config.h"
 #include "crds/ippool.h"
 
 /* spec.ipv4Config.ntp as written (IPv4 literals or hostnames). */

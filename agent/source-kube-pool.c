@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/pool-config.h"
 #include "agent/source-kube-internal.h"
 #include "lib/util.h"
 

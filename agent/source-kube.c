@@ -40,8 +40,10 @@
 #include <event2/event.h>
 #include <event2/util.h>
 
-#include "agent/agent.h"
+#include "agent/apply-config.h"
+#include "agent/pool-config.h"
 #include "agent/source-kube-internal.h"
+#include "agent/source.h"
 #include "crds/ippool.h"
 #include "kube/kube.h"
 #include "lib/clock.h"

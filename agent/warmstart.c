@@ -13,7 +13,9 @@
 
 #include <event2/event.h>
 
+#include "agent/apply-config.h"
 #include "agent/serve-internal.h"
+#include "agent/source.h"
 #include "agent/warmstart.h"
 #include "lib/clock.h"
 #include "lib/log.h"

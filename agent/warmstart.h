@@ -13,7 +13,8 @@
 
 #include <event2/util.h>
 
-#include "agent/agent.h" /* transitional: struct agent_snapshot_info (snapshot.c) */
+#include "agent/snapshot.h"
+#include "agent/source.h"
 #include "lib/rfc3339.h"
 
 struct agent;

@@ -19,7 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/leasefile.h"
+#include "agent/pool-config.h"
 #include "lib/util.h"
 
 static unsigned long

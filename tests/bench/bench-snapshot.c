@@ -17,7 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/apply-config.h"
+#include "agent/pool-config.h"
+#include "agent/snapshot.h"
 #include "tests/bench/bench.h"
 
 #define N_BINDINGS 65000

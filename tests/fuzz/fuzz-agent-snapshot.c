@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/agent.h"
+#include "agent/apply-config.h"
+#include "agent/pool-config.h"
+#include "agent/snapshot.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

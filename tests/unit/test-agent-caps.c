@@ -18,7 +18,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/caps.h"
+#include "agent/listen.h"
+#include "agent/pool-config.h"
 #include "tests/runner.h"
 
 static void

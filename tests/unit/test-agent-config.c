@@ -18,7 +18,11 @@
 #include <signal.h>
 #include <sys/stat.h>
 
-#include "agent/agent.h"
+#include "agent/apply-config.h"
+#include "agent/dynamic.h"
+#include "agent/leasefile.h"
+#include "agent/pool-config.h"
+#include "agent/source.h"
 #include "dhcp/dhcp.h"
 #include "lib/util.h"
 #include "tests/runner.h"

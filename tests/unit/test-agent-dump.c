@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/agent.h"
+#include "agent/dump.h"
 #include "dhcp/dhcp.h"
 #include "tests/runner.h"
 

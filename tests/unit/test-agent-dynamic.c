@@ -18,7 +18,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/apply-config.h"
+#include "agent/decline-marks.h"
+#include "agent/dynamic.h"
+#include "agent/leasefile.h"
+#include "agent/pool-config.h"
+#include "agent/source.h"
 #include "dhcp/dhcp-internal.h"
 #include "lib/buf.h"
 #include "lib/clock.h"

@@ -24,7 +24,8 @@
 
 #include <event2/event.h>
 
-#include "agent/agent.h"
+#include "agent/pool-config.h"
+#include "agent/source.h"
 #include "dhcp/dhcp-internal.h"
 #include "kube/kube.h"
 #include "lib/buf.h"

@@ -16,7 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/leasefile.h"
+#include "agent/pool-config.h"
 #include "lib/util.h"
 #include "tests/helpers/proc.h"
 #include "tests/runner.h"

@@ -17,7 +17,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/dynamic.h"
+#include "agent/leasefile.h"
+#include "agent/pool-config.h"
+#include "agent/source.h"
 #include "lib/util.h"
 #include "tests/runner.h"
 

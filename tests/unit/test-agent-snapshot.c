@@ -21,7 +21,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/apply-config.h"
+#include "agent/pool-config.h"
+#include "agent/snapshot.h"
 #include "lib/util.h"
 #include "tests/runner.h"
 

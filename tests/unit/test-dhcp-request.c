@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "agent/agent.h"
+#include "agent/pool-config.h"
 #include "dhcp/dhcp-internal.h"
 #include "lib/buf.h"
 #include "lib/clock.h"
