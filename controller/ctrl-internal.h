@@ -15,7 +15,11 @@
  *      netpool.c        IPAM and MAC ownership of one network
  *      placement-opts.c the agent workload's knobs (--agent-*)
  *      crd-apply.c      --apply-crds
- *      webcert.c        the admission webhook's certificate
+ *      webcert-x509.c, webcert-plan.c, webcert-cabundle.c, webcert.c  the admission
+ *                       webhook's certificate: material, rotation plan (pure), caBundle, Secret
+ *      webhook-review.c the AdmissionReview codec
+ *      admission-cidr.c the service CIDR a Node's node-args annotation records
+ *      admit-result.c, admit-goparse.c, admit-ippool-load.c  what the admission rules share
  *   1  placement.c      the agent Deployment of a pool
  *      vmplan.c         VirtualMachine -> the VMNetCfg it asks for
  *      nicbind.c        per-NIC binding and the VMNetCfg status
