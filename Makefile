@@ -356,10 +356,11 @@ bench-ipam: $(BUILD)/bench/bench-ipam
 .PHONY: bench-ipam
 
 # Lease file load benchmark: peak RSS of opening a 400 000-line --dynamic lease file.
-$(BUILD)/bench/bench-leasefile-load: $(BUILD)/obj/tests/bench/bench-leasefile-load.o $(ARCHIVES)
+$(BUILD)/bench/bench-leasefile-load: $(BUILD)/obj/tests/bench/bench-leasefile-load.o \
+    $(BUILD)/obj/tests/helpers/proc.o $(ARCHIVES)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(ARCHIVES) $(LIBS)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/obj/tests/helpers/proc.o $(ARCHIVES) $(LIBS)
 
 bench-leasefile: $(BUILD)/bench/bench-leasefile-load
 	@$(BUILD)/bench/bench-leasefile-load

@@ -257,7 +257,7 @@ EOF
 }
 
 # proc_status PID FIELD: a field of /proc/PID/status (CapEff, CapPrm, CapBnd, NoNewPrivs, Uid...)
-proc_status() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null; }
+. "$ROOT/scripts/proc-lib.sh"
 # Capability masks as /proc/PID/status prints them
 CAPS_NONE=0000000000000000
 CAPS_NET_ADMIN=0000000000001000              # CAP_NET_ADMIN (12)
