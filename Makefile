@@ -85,6 +85,9 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 NETNS_BINS := $(patsubst tests/netns/%.c,$(BUILD)/tests/%,$(NETNS_SRCS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(HELPER_SRCS))
+# An archive, so that a binary links only the helpers it uses (tests/helpers/ctrl-env.c brings
+# the controller, which most suites do without).
+HELPERS := $(BUILD)/tests/helpers.a
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz-*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 NETNS_SCRIPTS := $(wildcard tests/netns/test-*.sh)
@@ -137,6 +140,11 @@ $(BUILD)/$(1).a: $(call mod_objs,$(1))
 endef
 $(foreach m,$(MODULES),$(if $(call mod_srcs,$(m)),$(eval $(call archive_rule,$(m)))))
 
+$(HELPERS): $(HELPER_OBJS)
+	@mkdir -p $(dir $@)
+	@$(if $(filter 0,$(V)),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
 # The agent: one binary for both modes. Kubernetes mode runs on kube/http-mbedtls.c (linked by
 # name, so kube.a's libcurl transport is not pulled in: the agent never links libcurl).
 # jansson, libevent, libnl, libyaml and mbed TLS are linked from their Debian static archives
@@ -178,16 +186,16 @@ $(BUILD)/test-apiserver: $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/apiser
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(filter %.o,$^) $(ARCHIVES) $(LIBS)
 
 # Test binaries: runner + test + its FAKES_ objects + helpers + archives.
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/runner.o $(HELPER_OBJS) $(ARCHIVES)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/runner.o $(HELPERS) $(ARCHIVES)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/obj/tests/runner.o \
-		$(patsubst %.c,$(BUILD)/obj/%.o,$(FAKES_$*)) $(HELPER_OBJS) $(ARCHIVES) $(LIBS)
+		$(patsubst %.c,$(BUILD)/obj/%.o,$(FAKES_$*)) $(HELPERS) $(ARCHIVES) $(LIBS)
 
-$(BUILD)/tests/test-netns-%: $(BUILD)/obj/tests/netns/test-netns-%.o $(BUILD)/obj/tests/runner.o $(HELPER_OBJS) $(ARCHIVES)
+$(BUILD)/tests/test-netns-%: $(BUILD)/obj/tests/netns/test-netns-%.o $(BUILD)/obj/tests/runner.o $(HELPERS) $(ARCHIVES)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/obj/tests/runner.o $(HELPER_OBJS) $(ARCHIVES) $(LIBS)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/obj/tests/runner.o $(HELPERS) $(ARCHIVES) $(LIBS)
 
 $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(ARCHIVES)
 	@mkdir -p $(dir $@)
@@ -201,11 +209,11 @@ $(BUILD)/fuzz/fuzz-crds-ippool-text: $(BUILD)/obj/tests/helpers/ippool-diff.o
 KUBE_MBEDTLS_TESTS := test-kube-client test-kube-watch
 UNIT_BINS += $(patsubst %,$(BUILD)/tests/%-mbedtls,$(filter $(KUBE_MBEDTLS_TESTS),$(patsubst tests/unit/%.c,%,$(UNIT_SRCS))))
 
-$(BUILD)/tests/%-mbedtls: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/kube/http-mbedtls.o $(BUILD)/obj/tests/runner.o $(HELPER_OBJS) $(ARCHIVES)
+$(BUILD)/tests/%-mbedtls: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/kube/http-mbedtls.o $(BUILD)/obj/tests/runner.o $(HELPERS) $(ARCHIVES)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/obj/tests/runner.o $(BUILD)/obj/kube/http-mbedtls.o \
-		$(patsubst %.c,$(BUILD)/obj/%.o,$(FAKES_$*)) $(HELPER_OBJS) $(ARCHIVES) $(LIBS)
+		$(patsubst %.c,$(BUILD)/obj/%.o,$(FAKES_$*)) $(HELPERS) $(ARCHIVES) $(LIBS)
 
 # The failover tests' client and wire capture (tests/netns/test-agent-ha.sh, bench-failover).
 HA_PROBE := $(BUILD)/tests/dhcp-ha-probe
@@ -384,9 +392,9 @@ valgrind-apiserver: $(APISERVER_TESTS)
 		tests/run-tests.sh valgrind-apiserver $(APISERVER_TESTS)
 
 # --- Kubernetes client benchmark (kube/) ----------------------------------------------------
-$(BUILD)/bench-kube: $(BUILD)/obj/tests/bench/bench-kube.o $(HELPER_OBJS) $(ARCHIVES)
+$(BUILD)/bench-kube: $(BUILD)/obj/tests/bench/bench-kube.o $(HELPERS) $(ARCHIVES)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(HELPER_OBJS) $(ARCHIVES) $(LIBS)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $< $(HELPERS) $(ARCHIVES) $(LIBS)
 
 bench-kube: $(BUILD)/bench-kube $(APISERVER)
 	@scripts/bench-kube.sh $(BUILD)/bench-kube
