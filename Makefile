@@ -247,10 +247,13 @@ tests: $(UNIT_BINS) $(NETNS_BINS) $(HA_PROBE) $(BIG_DISCOVER) $(DHCP_FLOOD) $(FA
 
 # --- running tests -------------------------------------------------------------------------
 
-# Unit tests (no root needed).
+# Unit tests (no root needed). The binaries share nothing (each its own test API server,
+# ports and files named with its pid), so several run at once: twice the cores, as many of them
+# wait on the processes and timers they start. TEST_JOBS=1 runs them one after another.
 TEST_GROUP ?= unit
+UNIT_JOBS ?= $(shell echo $$((2 * $$(nproc 2>/dev/null || echo 1))))
 unit: $(UNIT_BINS)
-	@tests/run-tests.sh $(TEST_GROUP) $(UNIT_BINS)
+	@TEST_JOBS=$${TEST_JOBS:-$(UNIT_JOBS)} tests/run-tests.sh $(TEST_GROUP) $(UNIT_BINS)
 
 # Unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (separate build dir).
 asan:
@@ -277,9 +280,8 @@ fuzz-short:
 
 fuzz-bins: $(FUZZ_BINS)
 
-# The unit binaries share nothing, so valgrind runs several at once: twice the cores, as many
-# of them spend their time waiting for the test API server they start.
-VALGRIND_JOBS ?= $(shell echo $$((2 * $$(nproc 2>/dev/null || echo 1))))
+# Under valgrind too, several at once (see unit).
+VALGRIND_JOBS ?= $(UNIT_JOBS)
 valgrind: $(UNIT_BINS)
 	@VALGRIND=1 TEST_JOBS=$(VALGRIND_JOBS) tests/run-tests.sh valgrind $(UNIT_BINS)
 
