@@ -30,7 +30,8 @@ typedef bool (*pred_fn)(struct env *e, const void *arg);
  * crds_dir (relative to the test data directory; NULL: none); a client on a new loop. false,
  * after a CU_FAIL naming the step, when a step fails (test_env_stop frees what was made).
  */
-bool test_env_start(struct env *e, const char *log_name, enum log_level level, const char *crds_dir);
+bool test_env_start(
+    struct env *e, const char *log_name, enum log_level level, const char *crds_dir);
 
 /* Lets the controller's writes in flight answer, then frees the controller, the client, the
  * loop and the server. */
