@@ -239,7 +239,7 @@ check_applied() {
 
 # write_udhcpc_script [VAR...]: $TMP/udhcpc.script, a hook for busybox udhcpc -s: the address
 # it got on $interface (flushed at deconfig) and, when the client runs with EVENTS=FILE in its
-# environment, one line a event appended to FILE: "EVENT ip=ADDR" then " VAR=value" for each
+# environment, one line an event appended to FILE: "EVENT ip=ADDR" then " VAR=value" for each
 # VAR named (udhcpc's variables: mask, dns, lease, ...).
 write_udhcpc_script() {
     local v fields=''
