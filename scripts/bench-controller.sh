@@ -10,6 +10,7 @@
 # BENCH_CONTROLLER_N overrides N. Needs curl and jq; no root (loopback only).
 set -u
 cd "$(dirname "$0")/.."
+. scripts/proc-lib.sh
 N=${BENCH_CONTROLLER_N:-10000}
 API=build/test-apiserver CTRL=build/vm-dhcp-controller Y2J=build/e2e/yaml2json
 for p in $API $CTRL $Y2J; do [ -x "$p" ] || { echo "bench-controller: $p not built (make)" >&2; exit 1; }; done
@@ -71,7 +72,6 @@ wait_bound() {
     return 1
 }
 stats() { api GET /_test/stats; }
-rss() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 
 batch 1 "$N" >"$TMP/b1.curl"
 batch $((N + 1)) $((2 * N)) >"$TMP/b2.curl"
@@ -79,7 +79,7 @@ batch $((N + 1)) $((2 * N)) >"$TMP/b2.curl"
 # --- 1. burst with the controller running ---------------------------------------------------
 start_ctrl
 sleep 1 # informers synced (empty)
-base_rss=$(rss "$CTRL_PID" VmRSS) base_anon=$(rss "$CTRL_PID" RssAnon) base_file=$(rss "$CTRL_PID" RssFile)
+base_rss=$(proc_status "$CTRL_PID" VmRSS) base_anon=$(proc_status "$CTRL_PID" RssAnon) base_file=$(proc_status "$CTRL_PID" RssFile)
 s0=$(stats)
 t0=$(now)
 curl --parallel --parallel-max 50 -K "$TMP/b1.curl" >"$TMP/codes1" 2>>"$TMP/curl.log"
@@ -89,8 +89,8 @@ wait_bound "$N"; ok1=$?
 t_bound=$(since "$t0")
 s1=$(stats)
 bound1=$(allocated)
-hwm1=$(rss "$CTRL_PID" VmHWM) rss1=$(rss "$CTRL_PID" VmRSS)
-anon1=$(rss "$CTRL_PID" RssAnon) file1=$(rss "$CTRL_PID" RssFile)
+hwm1=$(proc_status "$CTRL_PID" VmHWM) rss1=$(proc_status "$CTRL_PID" VmRSS)
+anon1=$(proc_status "$CTRL_PID" RssAnon) file1=$(proc_status "$CTRL_PID" RssFile)
 writes=$(jq -n --argjson a "$s0" --argjson b "$s1" '$b.writes - $a.writes')
 creates=$(jq -n --argjson a "$s0" --argjson b "$s1" '$b.requests.create - $a.requests.create')
 patches=$(jq -n --argjson a "$s0" --argjson b "$s1" '$b.requests.patch - $a.requests.patch')
@@ -114,7 +114,7 @@ curl --parallel --parallel-max 50 -K "$TMP/b2.curl" >"$TMP/codes2" 2>>"$TMP/curl
 wait_bound $((2 * N + 1)); ok2=$?
 t_bound2=$(since "$t0")
 s3=$(stats)
-hwm2=$(rss "$CTRL_PID" VmHWM)
+hwm2=$(proc_status "$CTRL_PID" VmHWM)
 writes2=$(jq -n --argjson a "$s2" --argjson b "$s3" '$b.writes - $a.writes')
 bound2=$(allocated)
 

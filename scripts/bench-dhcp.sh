@@ -49,6 +49,7 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
+. scripts/proc-lib.sh
 if [ -z "${SHARED:-}" ]; then
     # the CI clone has shared/ beside it; a worktree one level deeper finds it too
     for SHARED in "$ROOT/../shared" "$ROOT/../../shared"; do [ -d "$SHARED/bench/dhcp" ] && break; done
@@ -388,8 +389,8 @@ if has rss; then
     done
     if [ $ready = 1 ]; then
         nb=$(ip netns exec "$RSS_NS" curl -sf http://127.0.0.1:9181/metrics | awk '$1 == "vmdhcp_agent_bindings" { print $2 }')
-        rss_kb=$(awk '/^VmRSS:/ { print $2 }' "/proc/$RSS_PID/status")
-        hwm_kb=$(awk '/^VmHWM:/ { print $2 }' "/proc/$RSS_PID/status")
+        rss_kb=$(proc_status "$RSS_PID" VmRSS)
+        hwm_kb=$(proc_status "$RSS_PID" VmHWM)
     else
         tail -5 "$OUT/rss-agent.log" >&2
         say "the agent with $BINDINGS bindings did not become ready"

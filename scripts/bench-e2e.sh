@@ -16,6 +16,7 @@ BINDINGS=${BENCH_E2E_BINDINGS:-65000}
 CLIENT=$PWD/build/bench/bench-e2e-client
 DOC=$PWD/docs/benchmarks.md
 . tests/e2e/lib.sh
+. scripts/proc-lib.sh
 [ -x "$CLIENT" ] || { echo "bench-e2e: $CLIENT not built (make bench-e2e)"; exit 1; }
 e2e_require
 now_ns() { date +%s%N; }
@@ -61,9 +62,8 @@ p50=$(pct 50) p90=$(pct 90) p99=$(pct 99)
 lmin=$(head -n1 "$TMP/lat.sorted" | awk '{ printf "%.1f ms", $1 / 1000 }')
 lmax=$(tail -n1 "$TMP/lat.sorted" | awk '{ printf "%.1f ms", $1 / 1000 }')
 echo "latency over $n runs ($fails failed): min $lmin, median $p50, p90 $p90, p99 $p99, max $lmax"
-st=/proc/${AGENTS[testnet]}/status
-base_rss=$(awk '$1 == "VmRSS:" { print $2 }' $st) base_anon=$(awk '$1 == "RssAnon:" { print $2 }' $st)
-base_file=$(awk '$1 == "RssFile:" { print $2 }' $st)
+base_rss=$(proc_status "${AGENTS[testnet]}" VmRSS) base_anon=$(proc_status "${AGENTS[testnet]}" RssAnon)
+base_file=$(proc_status "${AGENTS[testnet]}" RssFile)
 stop_pid "${AGENTS[testnet]}"; unset 'AGENTS[testnet]'
 stop_pid "$CTRL_PID"; CTRL_PID=
 
@@ -84,24 +84,24 @@ wait_for 60 synced || { echo "bench-e2e: agent has $(kmetric big vmdhcp_agent_bi
 t_sync=$(( ($(now_ns) - t0) / 1000000 ))
 sleep 1
 apid=${AGENTS[big]}
-rss=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$apid/status")
-hwm=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$apid/status")
-anon=$(awk '$1 == "RssAnon:" { print $2 }' "/proc/$apid/status")
-file=$(awk '$1 == "RssFile:" { print $2 }' "/proc/$apid/status")
+rss=$(proc_status "$apid" VmRSS)
+hwm=$(proc_status "$apid" VmHWM)
+anon=$(proc_status "$apid" RssAnon)
+file=$(proc_status "$apid" RssFile)
 priv=$(awk '$1 ~ /^Private_(Clean|Dirty):$/ { s += $2 } END { print s }' "/proc/$apid/smaps_rollup")
 pss=$(awk '$1 == "Pss:" { print $2 }' "/proc/$apid/smaps_rollup")
 # one more change through the watch (a MODIFIED event carrying all the bindings again)
 code=$(api PATCH "$POOLS/big" '{"spec":{"ipv4Config":{"dns":["10.70.0.54"]}}}')
 sleep 2
-rss2=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$apid/status")
-hwm2=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$apid/status")
+rss2=$(proc_status "$apid" VmRSS)
+hwm2=$(proc_status "$apid" VmHWM)
 # diagnosis: how much of that RSS is heap already freed but kept by malloc (gdb, when present)
 rss3=
 if command -v gdb >/dev/null; then
     gdb -p "$apid" -batch -ex 'call (int)malloc_trim(0)' >/dev/null 2>&1
-    rss3=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$apid/status")
-    anon3=$(awk '$1 == "RssAnon:" { print $2 }' "/proc/$apid/status")
-    file3=$(awk '$1 == "RssFile:" { print $2 }' "/proc/$apid/status")
+    rss3=$(proc_status "$apid" VmRSS)
+    anon3=$(proc_status "$apid" RssAnon)
+    file3=$(proc_status "$apid" RssFile)
     inuse=$(gdb -p "$apid" -batch -ex 'print (long)mallinfo2().uordblks' 2>/dev/null | sed -n 's/^\$1 = //p')
     inuse=${inuse:-0}
     echo "after malloc_trim(0) in the agent (gdb): VmRSS $rss3 KiB"

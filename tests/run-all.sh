@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/run-all.sh - what `make test` runs (and CI): every test group, then one total line.
-# Groups: unit, unit under ASan+UBSan, layer check, Helm chart lint and monitoring content
+# Groups: unit, unit under ASan+UBSan, layer and circle checks, Helm chart lint and monitoring content
 # (charts), short fuzz pass over the corpus, network-namespace integration (root), container
 # images (root), upstream objects on kube-apiserver 1.25, end-to-end (root). A group that cannot run here (no root, no clang, no
 # promtool) is reported as skipped with the reason, never silently dropped.
@@ -22,8 +22,9 @@ $MAKE --no-print-directory unit || status=1
 step "unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     $MAKE --no-print-directory asan || status=1
-step "module layering"
+step "module layering, no circle of files in agent/ or controller/"
 one_check layers check-layers
+one_check layers check-circles
 step "Helm chart lint"
 one_check charts lint-charts
 # without helm the lint runs its other checks and lists helm lint / helm template as not

@@ -21,31 +21,15 @@
 #include "kube/kube-internal.h"
 #include "lib/clock.h"
 #include "tests/helpers/apiserver.h"
+#include "tests/helpers/proc.h"
 
 static struct event_base *base;
 static struct kube_client *client;
 
 static long
-status_kib(const char *field)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	long v = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, field, strlen(field)) == 0 &&
-		    sscanf(line + strlen(field), ": %ld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
-static long
 rss_kib(void)
 {
-	return status_kib("VmRSS");
+	return test_proc_status_kib(0, "VmRSS:");
 }
 
 static size_t
@@ -342,7 +326,8 @@ main(int argc, char **argv)
 	    n, psecs, n / psecs);
 	printf("| heap growth over those %d MODIFIED events (steady state) | %.0f bytes |\n", n,
 	    growth);
-	printf("| peak RSS of the benchmark process | %ld KiB |\n", status_kib("VmHWM"));
+	printf(
+	    "| peak RSS of the benchmark process | %ld KiB |\n", test_proc_status_kib(0, "VmHWM:"));
 
 	kube_client_free(client);
 	kube_config_free(cfg);

@@ -22,25 +22,7 @@
 #include "agent/leasefile.h"
 #include "agent/pool-config.h"
 #include "lib/util.h"
-
-static unsigned long
-status_kib(const char *field)
-{
-	char line[256];
-	unsigned long kib = 0;
-	size_t n = strlen(field);
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (f == NULL)
-		return 0;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (strncmp(line, field, n) == 0 && line[n] == ':') {
-			kib = strtoul(line + n + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return kib;
-}
+#include "tests/helpers/proc.h"
 
 int
 main(int argc, char **argv)
@@ -52,7 +34,7 @@ main(int argc, char **argv)
 	char path[4096], err[AGENT_ERR_MAX] = "", m[MAC_STRLEN], a[IPV4_STRLEN];
 	struct leasefile *lf = NULL;
 	struct timespec t0, t1;
-	unsigned long before, peak;
+	long before, peak;
 	struct stat st;
 	uint8_t mac[6];
 	FILE *f;
@@ -87,7 +69,7 @@ main(int argc, char **argv)
 			fprintf(stderr, "bench-leasefile-load: cannot reset VmHWM\n");
 		close(fd);
 	}
-	before = status_kib("VmRSS");
+	before = test_proc_status_kib(0, "VmRSS:");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (leasefile_open(path, &lf, err, sizeof(err)) < 0) {
 		fprintf(stderr, "bench-leasefile-load: %s\n", err);
@@ -95,12 +77,12 @@ main(int argc, char **argv)
 		return 1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	peak = status_kib("VmHWM");
+	peak = test_proc_status_kib(0, "VmHWM:");
 	printf("bench-leasefile-load: lines=%u id_bytes=%u leases=%zu bytes=%lld open_ms=%.0f "
-	       "peak_rss_kib=%lu rss_before_kib=%lu rss_after_kib=%lu\n",
+	       "peak_rss_kib=%ld rss_before_kib=%ld rss_after_kib=%ld\n",
 	    lines, id_bytes, leasefile_count(lf), (long long)st.st_size,
 	    (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6, peak,
-	    before, status_kib("VmRSS"));
+	    before, test_proc_status_kib(0, "VmRSS:"));
 	leasefile_free(lf);
 	unlink(path);
 	return 0;

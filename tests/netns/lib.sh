@@ -237,8 +237,27 @@ check_applied() {
     check "$who: resolv.conf search vm.test svc.vm.test" wait_for 5 resolv_has "$vm" "^search vm\.test\.? svc\.vm\.test\.?\$"
 }
 
+# write_udhcpc_script [VAR...]: $TMP/udhcpc.script, a hook for busybox udhcpc -s: the address
+# it got on $interface (flushed at deconfig) and, when the client runs with EVENTS=FILE in its
+# environment, one line an event appended to FILE: "EVENT ip=ADDR" then " VAR=value" for each
+# VAR named (udhcpc's variables: mask, dns, lease, ...).
+write_udhcpc_script() {
+    local v fields=''
+    for v in "$@"; do fields="$fields $v=\$$v"; done
+    cat >"$TMP/udhcpc.script" <<EOF
+#!/bin/sh
+[ -z "\$EVENTS" ] || echo "\$1 ip=\$ip$fields" >>"\$EVENTS"
+case "\$1" in
+deconfig) ip -4 addr flush dev "\$interface"; ip link set dev "\$interface" up ;;
+bound|renew) ip addr replace "\$ip/\$mask" dev "\$interface" ;;
+esac
+exit 0
+EOF
+    chmod +x "$TMP/udhcpc.script"
+}
+
 # proc_status PID FIELD: a field of /proc/PID/status (CapEff, CapPrm, CapBnd, NoNewPrivs, Uid...)
-proc_status() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null; }
+. "$ROOT/scripts/proc-lib.sh"
 # Capability masks as /proc/PID/status prints them
 CAPS_NONE=0000000000000000
 CAPS_NET_ADMIN=0000000000001000              # CAP_NET_ADMIN (12)

@@ -114,16 +114,7 @@ code=$(api PATCH $POOL/testnet/status '{"status":{"ipv4":{"used":1,"available":1
   "allocated":{"'$NET'.11":"'$MAC1'"}}}}')
 check "IPPool status written ($code)" test "$code" = 200
 
-cat >"$TMP/udhcpc.script" <<'EOF'
-#!/bin/sh
-echo "$1 ip=$ip" >>"$EVENTS"
-case "$1" in
-deconfig) ip -4 addr flush dev "$interface"; ip link set dev "$interface" up ;;
-bound|renew) ip addr replace "$ip/$mask" dev "$interface" ;;
-esac
-exit 0
-EOF
-chmod +x "$TMP/udhcpc.script"
+write_udhcpc_script
 events() { cat "$TMP/vm1.events" 2>/dev/null; }
 n_events() { events | grep -c "^$1 ip=$NET.11\$"; }
 more_events() { [ "$(n_events "$1")" -gt "$2" ]; }

@@ -28,16 +28,7 @@ write_pool "$cfg"
 start_agent "$cfg" --dynamic --lease-file "$LEASES" || { fail "agent ready" "did not start"; finish; }
 pass "agent ready (--dynamic)"
 
-cat >"$TMP/udhcpc.script" <<'EOF'
-#!/bin/sh
-echo "$1 ip=$ip mask=$mask" >>"$EVENTS"
-case "$1" in
-deconfig) ip -4 addr flush dev "$interface"; ip link set dev "$interface" up ;;
-bound|renew) ip addr replace "$ip/$mask" dev "$interface" ;;
-esac
-exit 0
-EOF
-chmod +x "$TMP/udhcpc.script"
+write_udhcpc_script mask
 udhcpc_q() { # VM [ARGS...]: one exchange, quit when bound
     local vm=$1; shift
     ip -n "$TAG-$vm" -4 addr flush dev eth0

@@ -167,15 +167,7 @@ check "n$A active: /readyz says active" bash -c "[ \"\$(ip netns exec $TAG-n$A c
 udhcpc_q() {
     ip netns exec "$TAG-$1" busybox udhcpc -f -n -q -i eth0 -s "$TMP/udhcpc.script" -t 6 -T 1 >>"$TMP/udhcpc-$1.log" 2>&1
 }
-cat >"$TMP/udhcpc.script" <<'EOF2'
-#!/bin/sh
-case "$1" in
-deconfig) ip -4 addr flush dev "$interface"; ip link set dev "$interface" up ;;
-bound|renew) ip addr replace "$ip/$mask" dev "$interface" ;;
-esac
-exit 0
-EOF2
-chmod +x "$TMP/udhcpc.script"
+write_udhcpc_script
 udhcpc_q vm1
 check "vm1: bound to $NET.11 by the active replica" has_addr vm1 $NET.11/24
 udhcpc_q vm2

@@ -35,16 +35,11 @@ add_vm vmd 52:54:00:ce:00:04
 cfg=$TMP/pool.yaml
 write_pool "$cfg"
 
-cat >"$TMP/apply.sh" <<'EOF2'
-#!/bin/sh
-[ "$1" = bound ] && ip addr replace "$ip/$mask" dev "$interface"
-exit 0
-EOF2
-chmod +x "$TMP/apply.sh"
+write_udhcpc_script
 lease() { # VM: one DORA, address applied
     ip -n "$TAG-$1" -4 addr flush dev eth0
     ip netns exec "$TAG-$1" busybox udhcpc -f -n -q -i eth0 -t 5 -T 1 \
-        -s "$TMP/apply.sh" >>"$TMP/udhcpc.log" 2>&1
+        -s "$TMP/udhcpc.script" >>"$TMP/udhcpc.log" 2>&1
 }
 has_lease() { # MAC: a line of the file at the path (not the unlinked inode)
     grep -q "^$1 " "$LEASES" 2>/dev/null

@@ -37,16 +37,7 @@ add_vm vmd 52:54:00:cc:00:04 # new: asks after the restart
 cfg=$TMP/pool.yaml
 write_pool "$cfg"
 
-cat >"$TMP/udhcpc.script" <<'EOF'
-#!/bin/sh
-echo "$1 ip=$ip mask=$mask" >>"$EVENTS"
-case "$1" in
-deconfig) ip -4 addr flush dev "$interface"; ip link set dev "$interface" up ;;
-bound|renew) ip addr replace "$ip/$mask" dev "$interface" ;;
-esac
-exit 0
-EOF
-chmod +x "$TMP/udhcpc.script"
+write_udhcpc_script mask
 udhcpc_q() { # VM TRIES: one exchange, quit when bound; its exit status
     ip -n "$TAG-$1" -4 addr flush dev eth0
     ip netns exec "$TAG-$1" env EVENTS="$TMP/$1.events" "${UDHCPC[@]}" -f -n -q -i eth0 \

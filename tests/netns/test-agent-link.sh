@@ -30,14 +30,9 @@ check "agent: serverIP $SERVER_IP/24 on br0" bash -c "ip -n $SRV -4 -o addr show
 udhcpc_once() { # VM: one DORA with busybox udhcpc, address applied
     ip -n "$TAG-$1" -4 addr flush dev eth0
     ip netns exec "$TAG-$1" busybox udhcpc -f -n -q -i eth0 -t 5 -T 1 \
-        -s "$TMP/apply.sh" >>"$TMP/udhcpc.log" 2>&1
+        -s "$TMP/udhcpc.script" >>"$TMP/udhcpc.log" 2>&1
 }
-cat >"$TMP/apply.sh" <<'EOF'
-#!/bin/sh
-[ "$1" = bound ] && ip addr replace "$ip/$mask" dev "$interface"
-exit 0
-EOF
-chmod +x "$TMP/apply.sh"
+write_udhcpc_script
 udhcpc_once vm1
 check "client binds" has_addr vm1 $NET.11/24
 
@@ -74,7 +69,7 @@ kill -HUP "$AGENT_PID"
 paused() { ip netns exec "$SRV" curl -s "http://127.0.0.1:$HTTP_PORT/readyz" | grep -q "paused"; }
 check "paused pool: /readyz says paused" wait_for 5 paused
 ip -n "$TAG-vm1" -4 addr flush dev eth0
-ip netns exec "$TAG-vm1" busybox udhcpc -f -n -q -i eth0 -t 2 -T 1 -s "$TMP/apply.sh" >>"$TMP/udhcpc.log" 2>&1
+ip netns exec "$TAG-vm1" busybox udhcpc -f -n -q -i eth0 -t 2 -T 1 -s "$TMP/udhcpc.script" >>"$TMP/udhcpc.log" 2>&1
 check "paused pool: client gets nothing" test -z "$(vm_addr vm1)"
 sed -i '/^  paused: true$/d' "$cfg"
 kill -HUP "$AGENT_PID"

@@ -67,15 +67,7 @@ check "agent: RSS grew by less than 8 MiB (the cap bounds the offers)" grown
 
 # a real VM: udhcpc gets an address at its first DISCOVER (an offer of the flood made 250 ms
 # ago or more gives way); its lease is the only one in the file
-cat >"$TMP/udhcpc.script" <<'EOF'
-#!/bin/sh
-echo "$1 ip=$ip mask=$mask" >>"$EVENTS"
-case "$1" in
-bound|renew) ip addr replace "$ip/$mask" dev "$interface" ;;
-esac
-exit 0
-EOF
-chmod +x "$TMP/udhcpc.script"
+write_udhcpc_script mask
 ip netns exec "$TAG-vm1" env EVENTS="$TMP/vm1.events" "${UDHCPC[@]}" -f -n -q -i eth0 \
     -s "$TMP/udhcpc.script" -t 60 -T 2 >>"$TMP/udhcpc-vm1.log" 2>&1
 rc=$?

@@ -87,16 +87,7 @@ check "agent: set $SERVER_IP/24 on br0 itself (netlink)" has_server_ip
 check "agent: synced metric 1" test "$(metric vmdhcp_agent_kube_synced)" = 1
 check "agent: 1 binding" test "$(metric vmdhcp_agent_bindings)" = 1
 
-cat >"$TMP/udhcpc.script" <<'EOF'
-#!/bin/sh
-echo "$1 ip=$ip dns=$dns lease=$lease" >>"$EVENTS"
-case "$1" in
-deconfig) ip -4 addr flush dev "$interface"; ip link set dev "$interface" up ;;
-bound|renew) ip addr replace "$ip/$mask" dev "$interface" ;;
-esac
-exit 0
-EOF
-chmod +x "$TMP/udhcpc.script"
+write_udhcpc_script dns lease
 udhcpc_q() { # VM: one exchange, quit when bound (exit status 0 when bound)
     ip -n "$TAG-$1" -4 addr flush dev eth0
     ip netns exec "$TAG-$1" env EVENTS="$TMP/$1.events" "${UDHCPC[@]}" -f -n -q -i eth0 \

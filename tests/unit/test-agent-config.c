@@ -25,6 +25,7 @@
 #include "agent/source.h"
 #include "dhcp/dhcp.h"
 #include "lib/util.h"
+#include "tests/helpers/agent-config.h"
 #include "tests/runner.h"
 
 #define POOL_DOC                                                                                   \
@@ -66,19 +67,6 @@
 	"      macAddress: \"" mac "\"\n"                                                          \
 	"      ipAddress: " ip "\n"
 
-static struct agent_config *
-parse_ok(const char *text)
-{
-	struct agent_config *c = NULL;
-	char err[AGENT_ERR_MAX] = "";
-	int r = agent_config_parse("pool.yaml", text, strlen(text), NULL, &c, err, sizeof(err));
-
-	if (r != 0)
-		fprintf(stderr, "unexpected error: %s\n", err);
-	CU_ASSERT_EQUAL(r, 0);
-	return c;
-}
-
 /* Parses text expecting failure; err must contain want. */
 static void
 parse_fails(const char *text, const char *ref, const char *want)
@@ -100,7 +88,7 @@ parse_fails(const char *text, const char *ref, const char *want)
 static void
 test_options_converted(void)
 {
-	struct agent_config *c = parse_ok(POOL_DOC);
+	struct agent_config *c = test_agent_config_ok(POOL_DOC);
 	const struct dhcp_options *o;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
@@ -142,7 +130,7 @@ test_bindings_from_vmnetcfgs(void)
 	    VM_DOC("vm-b", "default/net1", "52:54:00:00:00:0b", "10.0.0.11")
 	    /* another network: ignored */
 	    VM_DOC("vm-c", "other", "52:54:00:00:00:0c", "10.9.0.11");
-	struct agent_config *c = parse_ok(text);
+	struct agent_config *c = test_agent_config_ok(text);
 	uint8_t mac[6];
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
@@ -201,11 +189,11 @@ static void
 test_other_groups_ignored(void)
 {
 	/* a manifest with the NAD and a VM beside our objects loads */
-	struct agent_config *c =
-	    parse_ok("apiVersion: k8s.cni.cncf.io/v1\nkind: NetworkAttachmentDefinition\n"
-		     "metadata: {name: net1}\n---\n" POOL_DOC "---\napiVersion: kubevirt.io/v1\n"
-		     "kind: VirtualMachine\nmetadata: {name: vm-a}\n" VM_DOC(
-			 "vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.10"));
+	struct agent_config *c = test_agent_config_ok(
+	    "apiVersion: k8s.cni.cncf.io/v1\nkind: NetworkAttachmentDefinition\n"
+	    "metadata: {name: net1}\n---\n" POOL_DOC "---\napiVersion: kubevirt.io/v1\n"
+	    "kind: VirtualMachine\nmetadata: {name: vm-a}\n" VM_DOC(
+		"vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.10"));
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	CU_ASSERT_EQUAL(c->n_bindings, 1u);
@@ -303,7 +291,7 @@ test_dynamic_lowest_free_and_sticky(void)
 {
 	/* range .1-.20: .1 router (reserved), .2 server (reserved), .4 excluded, .10 static */
 	struct agent_config *c =
-	    parse_ok(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.3"));
+	    test_agent_config_ok(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.3"));
 	struct leasefile *lf = NULL;
 	struct agent_dynamic *d = NULL;
 	char err[AGENT_ERR_MAX];
@@ -337,7 +325,7 @@ test_dynamic_lowest_free_and_sticky(void)
 static void
 test_dynamic_exhaustion(void)
 {
-	struct agent_config *c = parse_ok(POOL_DOC);
+	struct agent_config *c = test_agent_config_ok(POOL_DOC);
 	struct leasefile *lf = NULL;
 	struct agent_dynamic *d = NULL;
 	char err[AGENT_ERR_MAX];
@@ -366,7 +354,7 @@ test_dynamic_exhaustion(void)
 static void
 test_dynamic_decline_moves_the_mac(void)
 {
-	struct agent_config *c = parse_ok(POOL_DOC);
+	struct agent_config *c = test_agent_config_ok(POOL_DOC);
 	struct leasefile *lf = NULL;
 	struct agent_dynamic *d = NULL;
 	char err[AGENT_ERR_MAX];
@@ -411,8 +399,9 @@ count_binding(void *userdata, const uint8_t mac[6], uint32_t ip, const char *hos
 static void
 test_apply_and_resync(void)
 {
-	struct agent_config *c = parse_ok(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a",
-	    "10.0.0.10") VM_DOC("vm-b", "net1", "52:54:00:00:00:0b", "10.0.0.11"));
+	struct agent_config *c =
+	    test_agent_config_ok(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.10")
+		    VM_DOC("vm-b", "net1", "52:54:00:00:00:0b", "10.0.0.11"));
 	struct agent_config *c2 = NULL;
 	struct dhcp_server *s = NULL;
 	struct leasefile *lf = NULL;
@@ -437,7 +426,7 @@ test_apply_and_resync(void)
 
 	/* reload: vm-b gone, vm-a moved onto the dynamic lease's address .3, dynamic MAC now
 	 * static: its lease is dropped and it keeps a static address */
-	c2 = parse_ok(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.3")
+	c2 = test_agent_config_ok(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.3")
 		VM_DOC("vm-d", "net1", "02:00:00:00:00:09", "10.0.0.12"));
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c2);
 	agent_dynamic_free(d);
@@ -468,10 +457,11 @@ test_apply_and_resync(void)
 static void
 test_apply_skips_group_mac(void)
 {
-	struct agent_config *c = parse_ok(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a",
-	    "10.0.0.10") VM_DOC("vm-b", "net1", "52:54:00:00:00:0b", "10.0.0.11")
-		VM_DOC("vm-c", "net1", "52:54:00:00:00:0c", "10.0.0.12")
-		    VM_DOC("vm-d", "net1", "52:54:00:00:00:0d", "10.0.0.13"));
+	struct agent_config *c =
+	    test_agent_config_ok(POOL_DOC VM_DOC("vm-a", "net1", "52:54:00:00:00:0a", "10.0.0.10")
+		    VM_DOC("vm-b", "net1", "52:54:00:00:00:0b", "10.0.0.11")
+			VM_DOC("vm-c", "net1", "52:54:00:00:00:0c", "10.0.0.12")
+			    VM_DOC("vm-d", "net1", "52:54:00:00:00:0d", "10.0.0.13"));
 	struct dhcp_server *s = NULL;
 	char err[AGENT_ERR_MAX] = "";
 	uint8_t a[6] = {0x52, 0x54, 0, 0, 0, 0x0a}, bc[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};

@@ -29,6 +29,7 @@
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "tests/helpers/agent-config.h"
 #include "tests/runner.h"
 
 /* range .10-.250 of 10.0.0.0/24: 241 addresses; server .1, router .254 outside it */
@@ -155,19 +156,6 @@ rig_decline(void *userdata, const uint8_t mac[6], uint32_t ip)
 		CU_ASSERT_EQUAL(agent_marks_add(g->marks, mac, ip, fake_now), 0);
 }
 
-static struct agent_config *
-parse_ok(const char *text)
-{
-	struct agent_config *c = NULL;
-	char err[AGENT_ERR_MAX] = "";
-	int r = agent_config_parse("pool.yaml", text, strlen(text), NULL, &c, err, sizeof(err));
-
-	if (r != 0)
-		fprintf(stderr, "unexpected error: %s\n", err);
-	CU_ASSERT_EQUAL_FATAL(r, 0);
-	return c;
-}
-
 /* --offer-hold and --max-pending-offers of the next rig_open (0: the defaults) */
 static uint32_t rig_offer_hold_s;
 static size_t rig_max_offers;
@@ -193,7 +181,7 @@ rig_open(struct rig *g, const char *text, const char *path, uint32_t grace_s, ui
 	    .decline_hold_s = hold_s,
 	    .offer_hold_s = rig_offer_hold_s,
 	    .max_offers = rig_max_offers};
-	g->cfg = parse_ok(text);
+	g->cfg = test_agent_config_ok(text);
 	CU_ASSERT_EQUAL_FATAL(leasefile_open(path, &g->lf, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL_FATAL(agent_dynamic_new_opts(g->cfg, g->lf, &g->opts, NULL, &g->d), 0);
 	CU_ASSERT_EQUAL_FATAL(
@@ -641,7 +629,7 @@ test_restart_gives_fresh_expiries(void)
 	CU_ASSERT_EQUAL(bound_ip(&g, m2), IP(12));
 	fake_now = T0 + SEC(13000);
 	{
-		struct agent_config *c2 = parse_ok(POOL_DOC("600"));
+		struct agent_config *c2 = test_agent_config_ok(POOL_DOC("600"));
 		struct agent_dynamic *d2 = NULL;
 		char err[AGENT_ERR_MAX];
 		CU_ASSERT_EQUAL_FATAL(agent_dynamic_new_opts(c2, g.lf, &g.opts, g.d, &d2), 0);
@@ -1318,7 +1306,7 @@ test_offers_survive_a_reload(void)
 	CU_ASSERT_EQUAL(discover(&g, m1), IP(10));
 	fake_now = T0 + SEC(1);
 	{
-		struct agent_config *c2 = parse_ok(POOL_DOC("600"));
+		struct agent_config *c2 = test_agent_config_ok(POOL_DOC("600"));
 		struct agent_dynamic *d2 = NULL;
 		char err[AGENT_ERR_MAX];
 		CU_ASSERT_EQUAL_FATAL(agent_dynamic_new_opts(c2, g.lf, &g.opts, g.d, &d2), 0);

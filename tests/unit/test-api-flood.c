@@ -35,6 +35,7 @@
 #include <jansson.h>
 
 #include "tests/helpers/apiserver.h"
+#include "tests/helpers/port.h"
 #include "tests/helpers/proc.h"
 #include "tests/runner.h"
 
@@ -91,21 +92,6 @@ now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int
-free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-		port = ntohs(a.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
 }
 
 /* BUILD/tests/test-api-flood -> BUILD/NAME */
@@ -481,7 +467,7 @@ test_agent(void)
 		return;
 	}
 	fake_cgroup("agent", "67108864", cgroup, sizeof(cgroup));
-	r.metrics_port = free_port();
+	r.metrics_port = test_free_port();
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", r.metrics_port);
 	snprintf(r.log, sizeof(r.log), "%s/agent.log", dir);
 	{
@@ -515,7 +501,7 @@ test_controller(void)
 		return;
 	}
 	fake_cgroup("controller", "134217728", cgroup, sizeof(cgroup));
-	r.metrics_port = free_port();
+	r.metrics_port = test_free_port();
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", r.metrics_port);
 	snprintf(r.log, sizeof(r.log), "%s/controller.log", dir);
 	{

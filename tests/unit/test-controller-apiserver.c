@@ -25,6 +25,7 @@
 #include "lib/log.h"
 #include "lib/util.h"
 #include "tests/helpers/apiserver.h"
+#include "tests/helpers/ctrl-env.h"
 #include "tests/helpers/poll.h"
 #include "tests/runner.h"
 
@@ -38,14 +39,6 @@
 #define DEPLOYS "/apis/apps/v1/namespaces/" CTRL_NS "/deployments"
 #define EVENTS "/api/v1/namespaces/" NS "/events"
 
-struct env {
-	struct test_apiserver *api;
-	struct event_base *base;
-	struct kube_config *cfg;
-	struct kube_client *client;
-	struct ctrl *ctrl;
-};
-
 /* --- API helpers ------------------------------------------------------------------------- */
 
 /* Request; returns the decoded body (new reference) and the code in *code. */
@@ -53,18 +46,7 @@ static json_t *
 api(struct env *e, const char *method, const char *path, const char *ctype, json_t *body,
     long *code)
 {
-	char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
-	char *out = NULL;
-	long c = 0;
-	json_t *j = NULL;
-
-	if (test_apiserver_request(e->api, method, path, ctype, text, &c, &out) == 0 && out)
-		j = json_loads(out, 0, NULL);
-	free(text);
-	free(out);
-	if (code != NULL)
-		*code = c;
-	return j;
+	return test_env_request(e, method, path, ctype, body, code);
 }
 
 static json_t *get(struct env *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -160,29 +142,11 @@ create_vm(struct env *e, const char *name, const char *net, const char *mac, con
 
 /* --- waiting ----------------------------------------------------------------------------- */
 
-typedef bool (*pred_fn)(struct env *e, const void *arg);
-
-/* Run the loop until pred holds (tests/helpers/poll.h), at most WAIT_MS. */
-struct pred_call {
-	struct env *e;
-	pred_fn pred;
-	const void *arg;
-};
-
-static bool
-pred_call(void *p)
-{
-	const struct pred_call *c = p;
-
-	return c->pred(c->e, c->arg);
-}
-
+/* Runs the loop until pred holds, at most WAIT_MS. */
 static bool
 wait_for(struct env *e, pred_fn pred, const void *arg)
 {
-	struct pred_call c = {e, pred, arg};
-
-	return test_poll_until(e->base, pred_call, &c, WAIT_MS);
+	return test_env_wait(e, pred, arg, WAIT_MS);
 }
 
 /* status.networkConfigs[0] of VMNetCfg `name` is in `state` (with `ip` when not NULL). */
@@ -424,59 +388,9 @@ ctrl_start(struct env *e)
 }
 
 static bool
-no_writes_in_flight(struct env *e, const void *arg)
-{
-	return e->ctrl == NULL || e->ctrl->inflight == 0;
-}
-
-static bool
-ctrl_is_ready(struct env *e, const void *arg)
-{
-	char why[64];
-
-	return ctrl_ready(e->ctrl, why, sizeof(why)) && e->ctrl->reconciling;
-}
-
-static bool
 env_start(struct env *e)
 {
-	char err[256];
-
-	memset(e, 0, sizeof(*e));
-	log_init("test-controller", LOG_LEVEL_WARN);
-	if (test_apiserver_start(&e->api, NULL) < 0) {
-		CU_FAIL("test API server did not start");
-		return false;
-	}
-	/* the CRDs' schemas: objects pruned and defaulted as in a cluster */
-	snprintf(err, sizeof(err), "%s/../../crds", test_data_dir());
-	if (test_apiserver_apply_crds(e->api, err) < 0) {
-		CU_FAIL("CRDs not applied");
-		return false;
-	}
-	e->base = event_base_new();
-	if (e->base == NULL ||
-	    kube_config_from_kubeconfig(
-		test_apiserver_kubeconfig(e->api), NULL, &e->cfg, err, sizeof(err)) < 0 ||
-	    kube_client_new(e->base, e->cfg, &e->client) < 0) {
-		CU_FAIL("client set-up");
-		return false;
-	}
-	return true;
-}
-
-static void
-env_stop(struct env *e)
-{
-	/* let the last writes answer, so nothing is dropped with the client */
-	if (e->ctrl != NULL)
-		wait_for(e, no_writes_in_flight, NULL);
-	e->ctrl = ctrl_free(e->ctrl);
-	kube_client_free(e->client);
-	kube_config_free(e->cfg);
-	if (e->base != NULL)
-		event_base_free(e->base);
-	test_apiserver_stop(e->api);
+	return test_env_start(e, "test-controller", LOG_LEVEL_WARN, "../../crds");
 }
 
 /* net-1: 10.0.0.0/24, range .10-.20 (cluster network mgmt); net-2: 10.2.0.0/24 (plain). */
@@ -490,7 +404,7 @@ world(struct env *e)
 	create_pool(
 	    e, "net-1", "default/net-1", "10.0.0.0/24", "10.0.0.2", "10.0.0.10", "10.0.0.20");
 	create_pool(e, "net-2", "net-2", "10.2.0.0/24", "10.2.0.2", "10.2.0.100", "10.2.0.200");
-	if (ctrl_start(e) < 0 || !wait_for(e, ctrl_is_ready, NULL)) {
+	if (ctrl_start(e) < 0 || !wait_for(e, test_env_ctrl_ready, NULL)) {
 		CU_FAIL("controller did not start");
 		return false;
 	}
@@ -577,7 +491,7 @@ test_vm_to_binding_and_agent(void)
 	CU_ASSERT_TRUE(wait_for(
 	    &e, alloc_is, &(struct alloc_want){"net-1", "10.0.0.10", "02:aa:00:00:00:01"}));
 out:
-	env_stop(&e);
+	test_env_stop(&e);
 }
 
 static void
@@ -622,7 +536,7 @@ test_static_duplicate_and_move(void)
 	CU_ASSERT_TRUE(wait_for(
 	    &e, cond_is, &(struct cond_want){CFGS "/vm-d", VMNETCFG_COND_ALLOCATED, "True"}));
 out:
-	env_stop(&e);
+	test_env_stop(&e);
 }
 
 static void
@@ -646,7 +560,7 @@ test_restart_rebuilds(void)
 	/* "crash": drop every in-memory state, start a new controller on the same API */
 	e.ctrl = ctrl_free(e.ctrl);
 	CU_ASSERT_EQUAL_FATAL(ctrl_start(&e), 0);
-	CU_ASSERT_TRUE(wait_for(&e, ctrl_is_ready, NULL));
+	CU_ASSERT_TRUE(wait_for(&e, test_env_ctrl_ready, NULL));
 	create_vm(&e, "vm-new", "default/net-1", "02:00:00:00:01:ff", NULL);
 	/* .10 .11 .12 are held: the rebuilt IPAM hands out .13, never one of them */
 	CU_ASSERT_TRUE(
@@ -658,7 +572,7 @@ test_restart_rebuilds(void)
 	CU_ASSERT_EQUAL(json_object_size(kind_get(pool, "status", "ipv4", "allocated", NULL)), 4);
 	json_decref(pool);
 out:
-	env_stop(&e);
+	test_env_stop(&e);
 }
 
 static void
@@ -703,7 +617,7 @@ test_delete_paths(void)
 	CU_ASSERT_TRUE(wait_for(
 	    &e, cond_is, &(struct cond_want){CFGS "/vm-y", VMNETCFG_COND_ALLOCATED, "False"}));
 out:
-	env_stop(&e);
+	test_env_stop(&e);
 }
 
 static void
@@ -759,7 +673,7 @@ test_conflicts_injected(void)
 	CU_ASSERT_EQUAL(json_object_size(kind_get(pool, "status", "ipv4", "allocated", NULL)), 5);
 	json_decref(pool);
 out:
-	env_stop(&e);
+	test_env_stop(&e);
 }
 
 /* A VMNetCfg (with our finalizer) whose status already claims ip for mac on default/net-1. */
@@ -830,7 +744,7 @@ test_rebuild_conflicts_reported(void)
 	create_cfg_with_status(&e, "c-a", "02:00:00:00:04:0a", "10.0.0.12");
 	create_cfg_with_status(&e, "c-b", "02:00:00:00:04:0b", "10.0.0.12");
 	CU_ASSERT_EQUAL_FATAL(ctrl_start(&e), 0);
-	CU_ASSERT_TRUE(wait_for(&e, ctrl_is_ready, NULL));
+	CU_ASSERT_TRUE(wait_for(&e, test_env_ctrl_ready, NULL));
 
 	CU_ASSERT_TRUE(wait_for(&e, cache_ready_conflicts, NULL));
 	CU_ASSERT_TRUE(wait_for(&e, event_with_reason, "IPAMConflict"));
@@ -854,7 +768,7 @@ test_rebuild_conflicts_reported(void)
 	CU_ASSERT_TRUE(wait_for(&e, event_with_reason, "InvalidStatus"));
 	CU_ASSERT_TRUE(wait_for(&e, pool_used_is, &(struct alloc_want){"net-2", NULL, "0"}));
 out:
-	env_stop(&e);
+	test_env_stop(&e);
 }
 
 struct image_want {
@@ -919,11 +833,11 @@ test_replacement_and_hold(void)
 	json_decref(dep);
 
 	/* upgrade: a controller with a new agent image */
-	CU_ASSERT_TRUE(wait_for(&e, no_writes_in_flight, NULL));
+	CU_ASSERT_TRUE(wait_for(&e, test_env_no_writes_in_flight, NULL));
 	e.ctrl = ctrl_free(e.ctrl);
 	agent_image = "registry.example/vm-dhcp-agent:v2";
 	CU_ASSERT_EQUAL_FATAL(ctrl_start(&e), 0);
-	CU_ASSERT_TRUE(wait_for(&e, ctrl_is_ready, NULL));
+	CU_ASSERT_TRUE(wait_for(&e, test_env_ctrl_ready, NULL));
 	CU_ASSERT_TRUE(wait_for(&e, agent_image_is,
 	    &(struct image_want){"default-net-1-agent", "registry.example/vm-dhcp-agent:v2"}));
 	/* the held pool keeps its agent untouched */
@@ -960,7 +874,7 @@ test_replacement_and_hold(void)
 			CU_ASSERT_EQUAL(placement_opts_set(
 					    &o, knobs[i].which, knobs[i].value, err, sizeof(err)),
 			    0);
-		CU_ASSERT_TRUE(wait_for(&e, no_writes_in_flight, NULL));
+		CU_ASSERT_TRUE(wait_for(&e, test_env_no_writes_in_flight, NULL));
 		e.ctrl = ctrl_free(e.ctrl);
 		agent_knobs = &o;
 		CU_ASSERT_EQUAL(ctrl_start(&e), 0);
@@ -975,7 +889,7 @@ test_replacement_and_hold(void)
 out:
 	agent_image = "registry.example/vm-dhcp-agent:v1";
 	agent_knobs = NULL;
-	env_stop(&e);
+	test_env_stop(&e);
 }
 
 /*
@@ -1027,7 +941,7 @@ test_conditions_and_normal_events(void)
 	CU_ASSERT_EQUAL(
 	    merge_patch(&e, CFGS "/c-ev", json_pack("{s:{s:s}}", "spec", "vmName", "c-ev2")), 200);
 	CU_ASSERT_TRUE(wait_for(&e, conditions_current, &(struct gen_want){CFGS "/c-ev", 2, 3}));
-	CU_ASSERT_TRUE(wait_for(&e, no_writes_in_flight, NULL));
+	CU_ASSERT_TRUE(wait_for(&e, test_env_no_writes_in_flight, NULL));
 	/* those rewrites were no transition: still one Event each, counted once */
 	CU_ASSERT_EQUAL(
 	    events_of(&e, &(struct event_want){"c-ev", "Normal", "Allocated", NULL}, &count), 1);
@@ -1047,7 +961,7 @@ test_conditions_and_normal_events(void)
 	    &(struct event_want){"c-ev", "Normal", "Released",
 		"02:00:00:00:05:01 on default/net-1: released 10.0.0.10"}));
 out:
-	env_stop(&e);
+	test_env_stop(&e);
 }
 
 /* The controller's cache (not the API: a test request would take an injected fault) shows
@@ -1076,7 +990,7 @@ test_normal_event_once_despite_conflict(void)
 		goto out;
 	CU_ASSERT_TRUE(wait_for(
 	    &e, event_recorded, &(struct event_want){"net-1", "Normal", "AgentPlaced", NULL}));
-	CU_ASSERT_TRUE(wait_for(&e, no_writes_in_flight, NULL));
+	CU_ASSERT_TRUE(wait_for(&e, test_env_no_writes_in_flight, NULL));
 	/* with our finalizer already: the controller's first request is the status write */
 	CU_ASSERT_EQUAL(
 	    post(&e, CFGS,
@@ -1102,7 +1016,7 @@ test_normal_event_once_despite_conflict(void)
 	    events_of(&e, &(struct event_want){"c-409", "Normal", "Allocated", NULL}, &count), 1);
 	CU_ASSERT_EQUAL(count, 1);
 out:
-	env_stop(&e);
+	test_env_stop(&e);
 }
 
 /* A hand-written VMNetCfg: one dynamic NIC with mac on default/net-1. */
@@ -1131,9 +1045,9 @@ set_paused(struct env *e, const char *name, bool paused)
 static bool
 restart(struct env *e)
 {
-	wait_for(e, no_writes_in_flight, NULL);
+	wait_for(e, test_env_no_writes_in_flight, NULL);
 	e->ctrl = ctrl_free(e->ctrl);
-	return ctrl_start(e) == 0 && wait_for(e, ctrl_is_ready, NULL);
+	return ctrl_start(e) == 0 && wait_for(e, test_env_ctrl_ready, NULL);
 }
 
 /*
@@ -1229,7 +1143,7 @@ test_vmnetcfg_pause_resume(void)
 	CU_ASSERT_TRUE(wait_for(
 	    &e, alloc_is, &(struct alloc_want){"net-1", "10.0.0.11", "02:00:00:00:05:03"}));
 out:
-	env_stop(&e);
+	test_env_stop(&e);
 }
 
 /* The NAD's ippool labels: name (exactly) the pool that serves its network. */
@@ -1281,7 +1195,7 @@ test_nad_labels(void)
 	    &e, "dup", "default/net-1", "10.0.0.0/24", "10.0.0.2", "10.0.0.30", "10.0.0.40");
 	CU_ASSERT_TRUE(wait_for(
 	    &e, cond_is, &(struct cond_want){POOLS "/dup", IPPOOL_COND_CACHE_READY, "False"}));
-	CU_ASSERT_TRUE(wait_for(&e, no_writes_in_flight, NULL));
+	CU_ASSERT_TRUE(wait_for(&e, test_env_no_writes_in_flight, NULL));
 	CU_ASSERT_TRUE(nad_labels_are(&e, &(struct nad_want){"net-1", NS, "net-1"}));
 
 	/* changed by hand: put back */
@@ -1296,7 +1210,7 @@ test_nad_labels(void)
 	    merge_patch(&e, POOLS "/net-2", json_pack("{s:{s:b}}", "spec", "paused", 1)), 200);
 	CU_ASSERT_TRUE(wait_for(
 	    &e, cond_is, &(struct cond_want){POOLS "/net-2", IPPOOL_COND_STOPPED, "True"}));
-	CU_ASSERT_TRUE(wait_for(&e, no_writes_in_flight, NULL));
+	CU_ASSERT_TRUE(wait_for(&e, test_env_no_writes_in_flight, NULL));
 	CU_ASSERT_TRUE(nad_labels_are(&e, &(struct nad_want){"net-2", NS, "net-2"}));
 
 	/* the serving pool deleted: the duplicate serves now, the labels name it */
@@ -1315,7 +1229,7 @@ test_nad_labels(void)
 	json_decref(o);
 	CU_ASSERT_TRUE(nad_labels_are(&e, &(struct nad_want){"net-2", NS, "net-2"}));
 out:
-	env_stop(&e);
+	test_env_stop(&e);
 }
 
 /* Condition type of the object at path has status and reason. */
@@ -1381,7 +1295,7 @@ test_upstream_shaped_pools(void)
 	CU_ASSERT_TRUE(wait_for(&e, event_recorded,
 	    &(struct event_want){"bare", "Warning", "InvalidSpec", "spec.ipv4Config: required"}));
 out:
-	env_stop(&e);
+	test_env_stop(&e);
 }
 
 static const struct test_case apiserver_tests[] = {

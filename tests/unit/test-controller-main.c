@@ -32,6 +32,7 @@
 
 #include "lib/util.h"
 #include "tests/helpers/apiserver.h"
+#include "tests/helpers/port.h"
 #include "tests/runner.h"
 
 /* /tmp/NAME with this process's pid: the unit, ASan and valgrind runs may overlap */
@@ -88,21 +89,6 @@ wait_exit(pid_t pid, int timeout_s)
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
 	return -ETIMEDOUT;
-}
-
-static int
-free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-		port = ntohs(a.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
 }
 
 struct body {
@@ -399,7 +385,7 @@ test_leader_health_metrics(void)
 	char listen[32], log[80];
 	tmpname(log, sizeof(log), "vmdhcp-ctl-main-run.log");
 	struct body *b = calloc(1, sizeof(*b));
-	int port = free_port();
+	int port = test_free_port();
 	char *holder;
 	pid_t pid;
 
@@ -482,7 +468,7 @@ test_readyz_says_why(void)
 	char listen[32], kc[] = "/tmp/vmdhcp-ctl-main-kcXXXXXX", log[80];
 	tmpname(log, sizeof(log), "vmdhcp-ctl-main-why.log");
 	struct body *b = calloc(1, sizeof(*b));
-	int port = free_port(), fd = -1;
+	int port = test_free_port(), fd = -1;
 	bool said = false;
 	pid_t pid;
 
@@ -824,7 +810,7 @@ test_two_controllers(void)
 	}
 	CU_ASSERT_EQUAL_FATAL(test_apiserver_start(&d.api, NULL), 0);
 	for (int i = 0; i < 2; i++) {
-		d.port[i] = free_port();
+		d.port[i] = test_free_port();
 		snprintf(listen[i], sizeof(listen[i]), "127.0.0.1:%d", d.port[i]);
 		snprintf(
 		    log[i], sizeof(log[i]), "/tmp/vmdhcp-ctl-duo-%d-%ld.log", i, (long)getpid());
@@ -1173,7 +1159,7 @@ test_pool_metrics_leader_only(void)
 	}
 	CU_ASSERT_EQUAL_FATAL(test_apiserver_start(&d.api, NULL), 0);
 	for (int i = 0; i < 2; i++) {
-		d.port[i] = free_port();
+		d.port[i] = test_free_port();
 		snprintf(listen[i], sizeof(listen[i]), "127.0.0.1:%d", d.port[i]);
 		snprintf(
 		    log[i], sizeof(log[i]), "/tmp/%ld-vmdhcp-ctl-poolm-%d.log", (long)getpid(), i);
@@ -1292,7 +1278,7 @@ test_cache_dump_api(void)
 	struct test_apiserver *api = NULL;
 	struct body *b = calloc(1, sizeof(*b));
 	char listen[32], log[80];
-	int port = free_port();
+	int port = test_free_port();
 	pid_t pid;
 
 	if (find_program() < 0 || b == NULL) {
@@ -1682,7 +1668,7 @@ test_uninstall_waits_for_controller(void)
 {
 	struct test_apiserver *api = NULL;
 	char log[64], ctl_log[64], text[65536], want[256], got[256], *last, *holder;
-	int port = free_port();
+	int port = test_free_port();
 	pid_t ctl = -1, un;
 
 	snprintf(log, sizeof(log), "/tmp/vmdhcp-ctl-uninstall-w-%ld.log", (long)getpid());
@@ -1825,7 +1811,7 @@ test_upstream_flags(void)
 	};
 	struct test_apiserver *api = NULL;
 	char log[80], listen[32], text[65536], path[256];
-	int port = free_port();
+	int port = test_free_port();
 	json_t *dep, *args, *a;
 	char *holder;
 	bool dry = false;
@@ -1980,7 +1966,7 @@ test_version_log_format_metrics(void)
 	struct test_apiserver *api = NULL;
 	struct body *b = calloc(1, sizeof(*b));
 	char *text = calloc(1, 1 << 20), listen[32], *line, *save = NULL;
-	int port = free_port(), lines = 0, bad_lines = 0, started = 0;
+	int port = test_free_port(), lines = 0, bad_lines = 0, started = 0;
 	size_t n;
 	pid_t pid;
 

@@ -24,6 +24,7 @@
 #include "lib/log.h"
 #include "lib/util.h"
 #include "tests/helpers/apiserver.h"
+#include "tests/helpers/ctrl-env.h"
 #include "tests/helpers/poll.h"
 #include "tests/runner.h"
 
@@ -37,30 +38,11 @@
 #define CRDS "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 #define CRD_POOLS CRDS "/ippools.network.harvesterhci.io"
 
-struct env {
-	struct test_apiserver *api;
-	struct event_base *base;
-	struct kube_config *cfg;
-	struct kube_client *client;
-	struct ctrl *ctrl;
-};
-
 static json_t *
 api(struct env *e, const char *method, const char *path, const char *ctype, json_t *body,
     long *code)
 {
-	char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
-	char *out = NULL;
-	long c = 0;
-	json_t *j = NULL;
-
-	if (test_apiserver_request(e->api, method, path, ctype, text, &c, &out) == 0 && out)
-		j = json_loads(out, 0, NULL);
-	free(text);
-	free(out);
-	if (code != NULL)
-		*code = c;
-	return j;
+	return test_env_request(e, method, path, ctype, body, code);
 }
 
 static json_t *
@@ -87,29 +69,11 @@ req(struct env *e, const char *method, const char *path, const char *ctype, json
 	return code;
 }
 
-typedef bool (*pred_fn)(struct env *e, const void *arg);
-
-/* Run the loop until pred holds (tests/helpers/poll.h), at most WAIT_MS. */
-struct pred_call {
-	struct env *e;
-	pred_fn pred;
-	const void *arg;
-};
-
-static bool
-pred_call(void *p)
-{
-	const struct pred_call *c = p;
-
-	return c->pred(c->e, c->arg);
-}
-
+/* Runs the loop until pred holds, at most WAIT_MS. */
 static bool
 wait_for(struct env *e, pred_fn pred, const void *arg)
 {
-	struct pred_call c = {e, pred, arg};
-
-	return test_poll_until(e->base, pred_call, &c, WAIT_MS);
+	return test_env_wait(e, pred, arg, WAIT_MS);
 }
 
 static bool
@@ -153,57 +117,9 @@ pool_cond_is(struct env *e, const void *arg)
 }
 
 static bool
-no_writes_in_flight(struct env *e, const void *arg)
-{
-	return e->ctrl == NULL || e->ctrl->inflight == 0;
-}
-
-static bool
-ctrl_is_ready(struct env *e, const void *arg)
-{
-	char why[64];
-
-	return ctrl_ready(e->ctrl, why, sizeof(why)) && e->ctrl->reconciling;
-}
-
-static bool
 env_start(struct env *e, const char *crd_dir)
 {
-	char err[256];
-
-	memset(e, 0, sizeof(*e));
-	log_init("test-controller-migrate", LOG_LEVEL_WARN);
-	if (test_apiserver_start(&e->api, NULL) < 0) {
-		CU_FAIL("test API server did not start");
-		return false;
-	}
-	snprintf(err, sizeof(err), "%s/%s", test_data_dir(), crd_dir != NULL ? crd_dir : "");
-	if (crd_dir != NULL && test_apiserver_apply_crds(e->api, err) < 0) {
-		CU_FAIL("CRDs not applied");
-		return false;
-	}
-	e->base = event_base_new();
-	if (e->base == NULL ||
-	    kube_config_from_kubeconfig(
-		test_apiserver_kubeconfig(e->api), NULL, &e->cfg, err, sizeof(err)) < 0 ||
-	    kube_client_new(e->base, e->cfg, &e->client) < 0) {
-		CU_FAIL("client set-up");
-		return false;
-	}
-	return true;
-}
-
-static void
-env_stop(struct env *e)
-{
-	if (e->ctrl != NULL)
-		wait_for(e, no_writes_in_flight, NULL);
-	e->ctrl = ctrl_free(e->ctrl);
-	kube_client_free(e->client);
-	kube_config_free(e->cfg);
-	if (e->base != NULL)
-		event_base_free(e->base);
-	test_apiserver_stop(e->api);
+	return test_env_start(e, "test-controller-migrate", LOG_LEVEL_WARN, crd_dir);
 }
 
 /* --- --apply-crds ------------------------------------------------------------------------- */
@@ -279,7 +195,7 @@ test_apply_crds(void)
 	CU_ASSERT_EQUAL(ctrl_apply_crds(e.base, e.client, err, sizeof(err)), -ENOENT);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "ippools.network.harvesterhci.io not found"));
 out:
-	env_stop(&e);
+	test_env_stop(&e);
 }
 
 /* --- the Go project's agent Pod ---------------------------------------------------------- */
@@ -337,7 +253,7 @@ world(struct env *e)
 		return false;
 	}
 	ctrl_lead(e->ctrl);
-	if (!wait_for(e, ctrl_is_ready, NULL)) {
+	if (!wait_for(e, test_env_ctrl_ready, NULL)) {
 		CU_FAIL("controller not ready");
 		return false;
 	}
@@ -354,7 +270,7 @@ test_upstream_agent_removed_once_ours_ready(void)
 	CU_ASSERT_TRUE(wait_for(&e, path_present, DEPLOYS "/default-net-1-agent"));
 	CU_ASSERT_TRUE(wait_for(&e, pool_cond_is,
 	    &(struct cond_want){IPPOOL_COND_AGENT_READY, "False", "UpstreamAgentRunning"}));
-	CU_ASSERT_TRUE(wait_for(&e, no_writes_in_flight, NULL));
+	CU_ASSERT_TRUE(wait_for(&e, test_env_no_writes_in_flight, NULL));
 	/* ours not ready: the Go project's Pod keeps serving */
 	CU_ASSERT_TRUE(path_present(&e, PODS "/default-net-1-agent"));
 
@@ -378,7 +294,7 @@ test_upstream_agent_removed_once_ours_ready(void)
 	CU_ASSERT_TRUE(wait_for(&e, path_absent, PODS "/default-net-1-agent"));
 	CU_ASSERT_TRUE(path_present(&e, PODS "/default-net-1-agent-5d9c-x2"));
 out:
-	env_stop(&e);
+	test_env_stop(&e);
 }
 
 static const struct test_case migrate_tests[] = {

@@ -22,6 +22,7 @@
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "tests/helpers/apiserver.h"
+#include "tests/helpers/proc.h"
 #include "tests/runner.h"
 
 #define NS "default"
@@ -149,21 +150,6 @@ check_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-static long
-rss_kib(void)
-{
-	char line[256];
-	long kib = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-			break;
-	if (f != NULL)
-		fclose(f);
-	return kib;
-}
-
 static void
 test_scale(void)
 {
@@ -220,7 +206,8 @@ test_scale(void)
 	kube_run_until(s.base, &s.done, 600000);
 	CU_ASSERT_EQUAL_FATAL(s.created, s.want);
 	printf("\nscale: %zu %s created in %.2f s; RSS before the controller %ld KiB\n", s.want,
-	    s.from_vms ? "VMs" : "VMNetCfgs", (double)(clock_now_usec() - t0) / 1e6, rss_kib());
+	    s.from_vms ? "VMs" : "VMNetCfgs", (double)(clock_now_usec() - t0) / 1e6,
+	    test_proc_status_kib(0, "VmRSS:"));
 
 	/* the controller starts on a populated API; time until everything is bound */
 	s.done = false;
@@ -245,15 +232,15 @@ test_scale(void)
 		/* N distinct addresses: the IPAM holds N used, one per MAC */
 		CU_ASSERT_EQUAL(counts.used, s.want);
 		CU_ASSERT_EQUAL(netpool_size(rt->np), s.want);
-		long rss_peak = rss_kib();
+		long rss_peak = test_proc_status_kib(0, "VmRSS:");
 
 		malloc_trim(0);
 		printf("\nscale: RSS %ld KiB at the end, %ld KiB after malloc_trim\n", rss_peak,
-		    rss_kib());
+		    test_proc_status_kib(0, "VmRSS:"));
 		printf("\nscale: %zu NICs bound in one pool in %.2f s (%.0f NICs/s); RSS %ld KiB;"
 		       " IPAM %zu bytes\n",
 		    s.want, (double)(t1 - t0) / 1e6, (double)s.want * 1e6 / (double)(t1 - t0),
-		    rss_kib(), ipam_pool_memory(netpool_ipam(rt->np)));
+		    test_proc_status_kib(0, "VmRSS:"), ipam_pool_memory(netpool_ipam(rt->np)));
 	}
 	s.ctrl = ctrl_free(s.ctrl);
 	kube_client_free(s.client);

@@ -25,6 +25,7 @@
 #include "lib/log.h"
 #include "lib/util.h"
 #include "tests/helpers/apiserver.h"
+#include "tests/helpers/ctrl-env.h"
 #include "tests/helpers/poll.h"
 #include "tests/runner.h"
 
@@ -318,29 +319,10 @@ test_admit_nic_on_full_pool(void)
 
 /* --- in-process, against the test API server ----------------------------------------------- */
 
-struct env {
-	struct test_apiserver *api;
-	struct event_base *base;
-	struct kube_config *cfg;
-	struct kube_client *client;
-	struct ctrl *ctrl;
-};
-
 static json_t *
 api(struct env *e, const char *method, const char *path, json_t *body, long *code)
 {
-	char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
-	char *out = NULL;
-	long c = 0;
-	json_t *j = NULL;
-
-	if (test_apiserver_request(e->api, method, path, NULL, text, &c, &out) == 0 && out)
-		j = json_loads(out, 0, NULL);
-	free(text);
-	free(out);
-	if (code != NULL)
-		*code = c;
-	return j;
+	return test_env_request(e, method, path, NULL, body, code);
 }
 
 static json_t *get(struct env *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -374,28 +356,11 @@ post(struct env *e, const char *path, json_t *obj)
 	return code;
 }
 
-typedef bool (*pred_fn)(struct env *e, const void *arg);
-
-struct pred_call {
-	struct env *e;
-	pred_fn pred;
-	const void *arg;
-};
-
-static bool
-pred_call(void *p)
-{
-	const struct pred_call *c = p;
-
-	return c->pred(c->e, c->arg);
-}
-
+/* Runs the loop until pred holds, at most WAIT_MS. */
 static bool
 wait_for(struct env *e, pred_fn pred, const void *arg)
 {
-	struct pred_call c = {e, pred, arg};
-
-	return test_poll_until(e->base, pred_call, &c, WAIT_MS);
+	return test_env_wait(e, pred, arg, WAIT_MS);
 }
 
 static void
@@ -563,20 +528,6 @@ pool_has_status(struct env *e, const void *arg)
 }
 
 static bool
-no_writes_in_flight(struct env *e, const void *arg)
-{
-	return e->ctrl == NULL || e->ctrl->inflight == 0;
-}
-
-static bool
-ctrl_is_ready(struct env *e, const void *arg)
-{
-	char why[64];
-
-	return ctrl_ready(e->ctrl, why, sizeof(why)) && e->ctrl->reconciling;
-}
-
-static bool
 budget_applied(struct env *e, const void *arg)
 {
 	const struct pool_rt *rt = ctrl_pool_rt(e->ctrl, NS "/net-1");
@@ -600,7 +551,6 @@ pool_object_bytes(struct env *e)
 static bool
 env_start(struct env *e, uint64_t budget)
 {
-	char err[256];
 	struct ctrl_opts o = {
 	    .namespace = CTRL_NS,
 	    .agent_image = "registry.example/vm-dhcp-agent:v1",
@@ -609,17 +559,8 @@ env_start(struct env *e, uint64_t budget)
 	    .ippool_budget = budget,
 	};
 
-	memset(e, 0, sizeof(*e));
-	log_init("test-controller", LOG_LEVEL_ERROR);
-	if (test_apiserver_start(&e->api, NULL) < 0) {
-		CU_FAIL("test API server did not start");
+	if (!test_env_start(e, "test-controller", LOG_LEVEL_ERROR, "../../crds"))
 		return false;
-	}
-	snprintf(err, sizeof(err), "%s/../../crds", test_data_dir());
-	if (test_apiserver_apply_crds(e->api, err) < 0) {
-		CU_FAIL("CRDs not applied");
-		return false;
-	}
 	CU_ASSERT_EQUAL(
 	    post(e, NADS,
 		json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion", "k8s.cni.cncf.io/v1",
@@ -634,37 +575,16 @@ env_start(struct env *e, uint64_t budget)
 		    "10.0.0.0/24", "serverIP", "10.0.0.2", "pool", "start", "10.0.0.10", "end",
 		    "10.0.0.200")),
 	    201);
-	e->base = event_base_new();
-	if (e->base == NULL ||
-	    kube_config_from_kubeconfig(
-		test_apiserver_kubeconfig(e->api), NULL, &e->cfg, err, sizeof(err)) < 0 ||
-	    kube_client_new(e->base, e->cfg, &e->client) < 0) {
-		CU_FAIL("client set-up");
-		return false;
-	}
 	if (ctrl_new(e->base, e->client, NULL, &o, &e->ctrl) < 0) {
 		CU_FAIL("controller did not start");
 		return false;
 	}
 	ctrl_lead(e->ctrl);
-	if (!wait_for(e, ctrl_is_ready, NULL) || !wait_for(e, pool_has_status, NULL)) {
+	if (!wait_for(e, test_env_ctrl_ready, NULL) || !wait_for(e, pool_has_status, NULL)) {
 		CU_FAIL("controller not ready");
 		return false;
 	}
 	return true;
-}
-
-static void
-env_stop(struct env *e)
-{
-	if (e->ctrl != NULL)
-		wait_for(e, no_writes_in_flight, NULL);
-	e->ctrl = ctrl_free(e->ctrl);
-	kube_client_free(e->client);
-	kube_config_free(e->cfg);
-	if (e->base != NULL)
-		event_base_free(e->base);
-	test_apiserver_stop(e->api);
 }
 
 #define N_VMS 12
@@ -739,7 +659,7 @@ test_pool_fills_to_budget(void)
 	CU_ASSERT_TRUE(wait_for(
 	    &e, event_recorded, &(struct event_want){first_pending, "Warning", "PoolStatusFull"}));
 	CU_ASSERT_TRUE(wait_for(&e, allocated_all_recorded, NULL));
-	CU_ASSERT_TRUE(wait_for(&e, no_writes_in_flight, NULL));
+	CU_ASSERT_TRUE(wait_for(&e, test_env_no_writes_in_flight, NULL));
 	CU_ASSERT_TRUE(pool_object_bytes(&e) <= e.ctrl->opts.ippool_budget);
 	/* a VM gone (vm-0, the first bound): its address released, a Pending NIC takes it */
 	CU_ASSERT_TRUE(nic_allocated(&e, "vm-0"));
@@ -752,7 +672,7 @@ test_pool_fills_to_budget(void)
 	CU_ASSERT_TRUE(wait_for(&e, allocated_count_is, &allocated));
 	CU_ASSERT_TRUE(wait_for(&e, allocated_all_recorded, NULL));
 out:
-	env_stop(&e);
+	test_env_stop(&e);
 }
 
 /*
@@ -771,7 +691,7 @@ test_request_too_large(void)
 	create_vm(&e, "vm-a", "02:00:00:00:01:01");
 	CU_ASSERT_TRUE(wait_for(&e, nic_allocated, "vm-a"));
 	CU_ASSERT_TRUE(wait_for(&e, allocated_all_recorded, NULL));
-	CU_ASSERT_TRUE(wait_for(&e, no_writes_in_flight, NULL));
+	CU_ASSERT_TRUE(wait_for(&e, test_env_no_writes_in_flight, NULL));
 	CU_ASSERT_EQUAL(test_apiserver_fault(e.api,
 			    "fail?code=500&count=1&method=PUT&path=" POOLS
 			    "/net-1/status&message=etcdserver:%20request%20is%20too%20large"),
@@ -785,7 +705,7 @@ test_request_too_large(void)
 	CU_ASSERT_TRUE(wait_for(&e, allocated_all_recorded, NULL));
 	CU_ASSERT_TRUE(nic_allocated(&e, "vm-a"));
 out:
-	env_stop(&e);
+	test_env_stop(&e);
 }
 
 static const struct test_case budget_tests[] = {
