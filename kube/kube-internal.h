@@ -173,6 +173,26 @@ int kube_http_call_data(struct kube_http_call *call, long status, const char *da
 void kube_http_call_done(struct kube_http_call *call, int err, long status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* --- the server's URL (server-url.c; used by http-mbedtls.c) ---------------------------- */
+
+struct kube_server_url {
+	bool tls;	 /* https */
+	char *host;	 /* without brackets */
+	char *authority; /* Host header */
+	char *prefix;	 /* path prefix of the server URL ("" or "/k8s/clusters/x") */
+	char port[8];	 /* 443 or 80 when the URL names none */
+	bool host_is_ip;
+	unsigned char ip[16]; /* host_is_ip: the address, ip_len 4 or 16 */
+	size_t ip_len;
+};
+
+/*
+ * https://host[:port][/prefix], http://..., [v6]:port into u (zeroed by the caller): 0,
+ * -EINVAL or -ENOMEM; free u with kube_server_url_free either way.
+ */
+int kube_server_url_parse(struct kube_server_url *u, const char *url);
+void kube_server_url_free(struct kube_server_url *u);
+
 /* --- HTTP/1.1 response parser (http-parse.c; used by http-mbedtls.c) -------------------- */
 
 struct kube_http_parser {
