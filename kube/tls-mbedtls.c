@@ -122,8 +122,8 @@ parse_key(struct kube_tls *h, const char *data, size_t len, const char *file)
 }
 
 int
-kube_tls_load(struct kube_tls *h, const struct kube_config *cfg, const unsigned char *ip,
-    size_t ip_len)
+kube_tls_load(
+    struct kube_tls *h, const struct kube_config *cfg, const unsigned char *ip, size_t ip_len)
 {
 	int r;
 
@@ -209,12 +209,12 @@ kube_tls_handshake_error(
 		mbedtls_x509_crt_verify_info(info, sizeof(info), "", flags);
 		l = strlen(info);
 		while (l && info[l - 1] == '\n')
-		info[--l] = '\0';
+			info[--l] = '\0';
 		for (char *p = info; *p; p++)
-		if (*p == '\n')
-			*p = ';';
-		snprintf(what, what_len,
-		    "SSL peer certificate or SSH remote key was not OK: %s", info);
+			if (*p == '\n')
+				*p = ';';
+		snprintf(
+		    what, what_len, "SSL peer certificate or SSH remote key was not OK: %s", info);
 	} else {
 		snprintf(what, what_len, "SSL connect error: %s%s%s",
 		    kube_tls_text(r, text, sizeof(text)), sys_errno ? ": " : "",

@@ -35,8 +35,8 @@ void kube_tls_free(struct kube_tls *t);
  * -EIO / -EPROTO with the cause in t->message. ip (borrowed, must outlive t): the server's
  * address when it is an IP literal, checked against the certificate's iPAddress names.
  */
-int kube_tls_load(struct kube_tls *t, const struct kube_config *cfg, const unsigned char *ip,
-    size_t ip_len);
+int kube_tls_load(
+    struct kube_tls *t, const struct kube_config *cfg, const unsigned char *ip, size_t ip_len);
 /* mbed TLS's text for error r in buf; returns buf. */
 const char *kube_tls_text(int r, char *buf, size_t len);
 /* Why handshake step r failed, as curl words it ("SSL peer certificate ... was not OK: ...",
