@@ -224,7 +224,7 @@ bool kube_http_parser_done(const struct kube_http_parser *p);
 /* Any byte of the answer seen (a reused connection that fails before this may be retried). */
 bool kube_http_parser_started(const struct kube_http_parser *p);
 
-/* --- client internals ----------------------------------------------------------------- */
+/* --- client internals (client.c, path.c, result.c) ------------------------------------ */
 
 struct kube_http *kube_client_http(struct kube_client *c);
 /* Path of a collection or object: /api/v1/namespaces/NS/RES[/NAME][/SUB]. */
@@ -337,7 +337,7 @@ const struct kube_answer_limit *kube_answer_limit(void);
 /* One answer refused for its size (vmdhcp_api_answers_too_large_total). */
 void kube_answer_refused_count(void);
 
-/* --- backoff ---------------------------------------------------------------------------- */
+/* --- backoff (clock.c) ------------------------------------------------------------------ */
 
 /* Exponential with jitter: base * 2^attempt capped at max, then scaled by [0.5, 1.0). */
 uint64_t kube_backoff_delay(uint64_t base, uint64_t max, unsigned attempt, uint64_t *seed);
