@@ -63,7 +63,7 @@ value_char(char c)
 	       c == ':' || c == '-' || c == '.';
 }
 
-/* Next entry of the map: 1 and *a, 0 at the end (the iterator then past the map), -1. */
+/* Next entry of the map: 1 and *a, 0 at the end (the iterator then at the span's end), -1. */
 static int
 map_next(struct jscan_iter *it, struct ippool_alloc *a)
 {
@@ -84,11 +84,14 @@ map_next(struct jscan_iter *it, struct ippool_alloc *a)
 	return 1;
 }
 
-/* Iteration over the map at text[pos] (checked as lib/jscan.h checks, like jansson). */
+/*
+ * Iteration over the map span: lib/jscan.h checks its structure (commas, colons, brackets)
+ * and hands out each key and value, whose strings span_chars then checks strictly.
+ */
 static int
-map_begin(struct jscan_iter *it, const char *text, size_t len, size_t pos)
+map_begin(struct jscan_iter *it, struct jscan_span map)
 {
-	return jscan_open_at(it, text, len, pos, true);
+	return jscan_open_span(it, map, true);
 }
 
 static int
@@ -124,13 +127,13 @@ map_take(
 	v = malloc(n * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	if (map_begin(&it, text, len, pos) < 0) {
+	if (map_begin(&it, map) < 0) {
 		free(v);
 		return 0;
 	}
 	while (i < n && map_next(&it, &v[i]) == 1)
 		i++;
-	if (i == 0 || i < n || map_next(&it, &a) != 0 || it.pos != pos + map.len) {
+	if (i == 0 || i < n || map_next(&it, &a) != 0) {
 		free(v);
 		return 0;
 	}
@@ -142,7 +145,7 @@ map_take(
 		for (size_t k = u + 1; k < n; k++)
 			if (v[k].addr != v[u - 1].addr)
 				v[u++] = v[k];
-		(void)map_begin(&it, text, len, pos); /* it opened above */
+		(void)map_begin(&it, map); /* it opened above */
 		while (map_next(&it, &a) == 1) {
 			struct ippool_alloc *slot = bsearch(&a, v, u, sizeof(*v), cmp_alloc);
 
