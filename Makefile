@@ -68,7 +68,8 @@ LINK_ORDER := controller agent crds kube dhcp ipam lib
 # kube/ has two transports behind kube-internal.h's kube_http_*: kube/http.c (libcurl, HTTP/2
 # when offered: the controller) and kube/http-mbedtls.c (HTTP/1.1 over mbed TLS: the agent's
 # Kubernetes mode, where libcurl's dependency tree would cost more memory than the agent's
-# bar). The second stays out of kube.a and is linked by name where it is used.
+# bar). The second stays out of kube.a and is linked by name where it is used; the parts it
+# calls, kube/tls-mbedtls.c and kube/server-url.c, sit in kube.a, linked only with it.
 ALT_SRCS := kube/http-mbedtls.c
 mod_srcs = $(filter-out $(1)/main.c $(ALT_SRCS),$(wildcard $(1)/*.c))
 mod_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(call mod_srcs,$(1)))

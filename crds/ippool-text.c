@@ -7,11 +7,11 @@
  * 1. lib/jscan.h walks the object down to the map: the last "status" member of the object,
  *    its last "ipv4", its last "allocated" (jansson keeps the last of duplicate keys too),
  *    checking every other member as it skips it.
- * 2. The map is parsed strictly (no escapes, keys IPv4, values MAC / EXCLUDED / RESERVED,
- *    ASCII only) into an exact-size array, sorted, one entry per address (the last in the
- *    text, as jansson keeps it). A map that does not qualify is left to jansson: the whole
- *    text then goes through json_loadb + ippool_decode, so that its error text is the same;
- *    so does a text that is not JSON.
+ * 2. The map is scanned with lib/jscan.h and its strings taken strictly (no escapes, keys
+ *    IPv4, values MAC / EXCLUDED / RESERVED, ASCII only) into an exact-size array, sorted,
+ *    one entry per address (the last in the text, as jansson keeps it). A map that does not
+ *    qualify is left to jansson: the whole text then goes through json_loadb +
+ *    ippool_decode, so that its error text is the same; so does a text that is not JSON.
  * 3. json_loadb builds the rest: a copy of the text with the map replaced by "{}".
  *    ippool_decode runs on that tree and the entries become status.allocated.
  */
@@ -28,43 +28,24 @@
 
 /* --- the map (step 2 above) ------------------------------------------------------------ */
 
-static bool
-is_ws(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-struct map_iter {
-	const char *p, *end;
-	bool first;
-};
-
-static void
-map_ws(struct map_iter *it)
-{
-	while (it->p < it->end && is_ws(*it->p))
-		it->p++;
-}
-
 /*
- * A string of at most max characters, each one accepted by ok, into buf (NUL-terminated).
- * Anything else (an escape, a control character, non-ASCII) refuses the map.
+ * The inside of a string span (with its quotes, as lib/jscan.h hands it out) into buf
+ * (NUL-terminated) when it has at most max characters, each one accepted by ok. Anything
+ * else (another kind of value, an escape, a control character, non-ASCII) refuses the map.
  */
 static int
-map_string(struct map_iter *it, char *buf, size_t max, bool (*ok)(char))
+span_chars(struct jscan_span v, char *buf, size_t max, bool (*ok)(char))
 {
-	size_t n = 0;
+	size_t n;
 
-	if (it->p >= it->end || *it->p != '"')
+	if (jscan_type(v) != '"' || v.len < 2 || v.len - 2 > max)
 		return -1;
-	for (it->p++; it->p < it->end && *it->p != '"'; it->p++) {
-		if (n == max || !ok(*it->p))
+	n = v.len - 2;
+	for (size_t i = 0; i < n; i++) {
+		if (!ok(v.p[1 + i]))
 			return -1;
-		buf[n++] = *it->p;
+		buf[i] = v.p[1 + i];
 	}
-	if (it->p >= it->end)
-		return -1;
-	it->p++;
 	buf[n] = '\0';
 	return 0;
 }
@@ -82,32 +63,18 @@ value_char(char c)
 	       c == ':' || c == '-' || c == '.';
 }
 
-/* Next entry of the map: 1 and *a, 0 at the end (the iterator then ends at the span's end), -1. */
+/* Next entry of the map: 1 and *a, 0 at the end (the iterator then at the span's end), -1. */
 static int
-map_next(struct map_iter *it, struct ippool_alloc *a)
+map_next(struct jscan_iter *it, struct ippool_alloc *a)
 {
 	char key[IPV4_STRLEN], val[MAC_STRLEN];
+	struct jscan_span k, v;
+	int r = jscan_next(it, &k, &v);
 
-	map_ws(it);
-	if (it->p < it->end && *it->p == '}') {
-		it->p++;
-		return it->p == it->end ? 0 : -1;
-	}
-	if (!it->first) {
-		if (it->p >= it->end || *it->p != ',')
-			return -1;
-		it->p++;
-		map_ws(it);
-	}
-	it->first = false;
-	if (map_string(it, key, IPV4_STRLEN - 1, ip_char) < 0)
-		return -1;
-	map_ws(it);
-	if (it->p >= it->end || *it->p != ':')
-		return -1;
-	it->p++;
-	map_ws(it);
-	if (map_string(it, val, MAC_STRLEN - 1, value_char) < 0)
+	if (r <= 0)
+		return r < 0 ? -1 : 0;
+	if (span_chars(k, key, IPV4_STRLEN - 1, ip_char) < 0 ||
+	    span_chars(v, val, MAC_STRLEN - 1, value_char) < 0)
 		return -1;
 	memset(a, 0, sizeof(*a));
 	if (ipv4_parse(key, &a->addr) < 0)
@@ -117,12 +84,14 @@ map_next(struct map_iter *it, struct ippool_alloc *a)
 	return 1;
 }
 
-static void
-map_begin(struct map_iter *it, struct jscan_span map)
+/*
+ * Iteration over the map span: lib/jscan.h checks its structure (commas, colons, brackets)
+ * and hands out each key and value, whose strings span_chars then checks strictly.
+ */
+static int
+map_begin(struct jscan_iter *it, struct jscan_span map)
 {
-	it->p = map.p + 1; /* past '{' */
-	it->end = map.p + map.len;
-	it->first = true;
+	return jscan_open_span(it, map, true);
 }
 
 static int
@@ -144,7 +113,7 @@ map_take(
     const char *text, size_t len, size_t pos, struct ippool_alloc **ret, size_t *ret_n, size_t *end)
 {
 	struct jscan_span map = {text + pos, jscan_skip_fast(text, len, pos) - pos};
-	struct map_iter it;
+	struct jscan_iter it;
 	struct ippool_alloc a, *v;
 	size_t n = 1, i = 0, u;
 	const char *p = map.p, *e = map.p + map.len;
@@ -158,7 +127,10 @@ map_take(
 	v = malloc(n * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	map_begin(&it, map);
+	if (map_begin(&it, map) < 0) {
+		free(v);
+		return 0;
+	}
 	while (i < n && map_next(&it, &v[i]) == 1)
 		i++;
 	if (i == 0 || i < n || map_next(&it, &a) != 0) {
@@ -173,7 +145,7 @@ map_take(
 		for (size_t k = u + 1; k < n; k++)
 			if (v[k].addr != v[u - 1].addr)
 				v[u++] = v[k];
-		map_begin(&it, map);
+		(void)map_begin(&it, map); /* it opened above */
 		while (map_next(&it, &a) == 1) {
 			struct ippool_alloc *slot = bsearch(&a, v, u, sizeof(*v), cmp_alloc);
 

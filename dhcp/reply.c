@@ -76,67 +76,71 @@ echo_size(const uint8_t *val, size_t len)
 	return len + 2 * (len == 0 ? 1 : (len + 254) / 255);
 }
 
-int
-dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, int type,
-    uint32_t yiaddr, const char *hostname, uint8_t *out, size_t cap)
+/* Option 12's TLV for hostname into host_tlv; its length, 0 when none is sent. */
+static inline size_t
+host_option(const char *hostname, uint8_t host_tlv[2 + 255])
 {
-	const struct dhcp_msg *in = req->msg;
-	struct dhcp_msg *m = (struct dhcp_msg *)out;
-	struct item_list l;
-	uint8_t type_tlv[3] = {DHCP_OPT_MESSAGE_TYPE, 1, (uint8_t)type};
-	uint8_t host_tlv[2 + 255];
-	size_t host_len = 0, max_len, room, total = 0, pos;
-	bool nak = type == DHCP_MSG_NAK;
-	bool with_lease = !nak && yiaddr != 0; /* INFORM's ACK carries no lease (§4.3.5) */
-	uint16_t flags = req->flags;
+	size_t n;
 
-	l.n = 0;
-	memset(l.added, 0, sizeof(l.added));
-	if (hostname != NULL && !nak) {
-		size_t n = strlen(hostname);
+	if (hostname == NULL)
+		return 0;
+	n = strlen(hostname);
+	if (n == 0 || n > 255)
+		return 0;
+	host_tlv[0] = DHCP_OPT_HOSTNAME;
+	host_tlv[1] = (uint8_t)n;
+	memcpy(host_tlv + 2, hostname, n);
+	return n + 2;
+}
 
-		if (n > 0 && n <= 255) {
-			host_tlv[0] = DHCP_OPT_HOSTNAME;
-			host_tlv[1] = (uint8_t)n;
-			memcpy(host_tlv + 2, hostname, n);
-			host_len = n + 2;
-		}
-	}
-
-	item_add(&l, DHCP_OPT_MESSAGE_TYPE, type_tlv, sizeof(type_tlv), true);
+/* The options of the reply in the order they will be written (type_tlv first). */
+static inline void
+collect_items(struct item_list *l, const struct dhcp_optset *set, const struct dhcp_request *req,
+    const uint8_t type_tlv[3], bool nak, bool with_lease, const uint8_t *host_tlv, size_t host_len)
+{
+	l->n = 0;
+	memset(l->added, 0, sizeof(l->added));
+	item_add(l, DHCP_OPT_MESSAGE_TYPE, type_tlv, 3, true);
 	if (nak) {
 		/* RFC 2131 table 3: a DHCPNAK carries 53, 54 and nothing else, but the echoes of
 		 * 61 (RFC 6842) and 82 (RFC 3046 §2.2) */
-		item_add(&l, DHCP_OPT_SERVER_ID, set->blob + set->off[DHCP_OPT_SERVER_ID],
+		item_add(l, DHCP_OPT_SERVER_ID, set->blob + set->off[DHCP_OPT_SERVER_ID],
 		    set->len[DHCP_OPT_SERVER_ID], true);
-	} else {
-		/* the client's parameter request list, in its order */
-		for (size_t i = 0; i < req->prl_len; i++) {
-			uint8_t code = req->prl[i];
-			size_t len;
-			const uint8_t *tlv =
-			    option_tlv(set, code, with_lease, host_tlv, host_len, &len);
-
-			item_add(&l, code, tlv, len,
-			    code == DHCP_OPT_SERVER_ID || is_lease_option(code));
-		}
-		for (size_t i = 0; i < ELEMENTSOF(lease_mandatory); i++) {
-			uint8_t code = lease_mandatory[i];
-			size_t len;
-			const uint8_t *tlv =
-			    option_tlv(set, code, with_lease, host_tlv, host_len, &len);
-
-			item_add(&l, code, tlv, len, true);
-		}
-		for (size_t i = 0; i < ELEMENTSOF(defaults); i++) {
-			uint8_t code = defaults[i];
-			size_t len;
-			const uint8_t *tlv =
-			    option_tlv(set, code, with_lease, host_tlv, host_len, &len);
-
-			item_add(&l, code, tlv, len, false);
-		}
+		return;
 	}
+	/* the client's parameter request list, in its order */
+	for (size_t i = 0; i < req->prl_len; i++) {
+		uint8_t code = req->prl[i];
+		size_t len;
+		const uint8_t *tlv = option_tlv(set, code, with_lease, host_tlv, host_len, &len);
+
+		item_add(l, code, tlv, len, code == DHCP_OPT_SERVER_ID || is_lease_option(code));
+	}
+	for (size_t i = 0; i < ELEMENTSOF(lease_mandatory); i++) {
+		uint8_t code = lease_mandatory[i];
+		size_t len;
+		const uint8_t *tlv = option_tlv(set, code, with_lease, host_tlv, host_len, &len);
+
+		item_add(l, code, tlv, len, true);
+	}
+	for (size_t i = 0; i < ELEMENTSOF(defaults); i++) {
+		uint8_t code = defaults[i];
+		size_t len;
+		const uint8_t *tlv = option_tlv(set, code, with_lease, host_tlv, host_len, &len);
+
+		item_add(l, code, tlv, len, false);
+	}
+}
+
+/*
+ * The reply's size (*ret_max_len) and the bytes left for the listed options once the header,
+ * cookie, END and the echoes are counted (*ret_room); -EMSGSIZE when not even the header fits.
+ */
+static inline int
+reply_room(const struct dhcp_request *req, size_t cap, size_t *ret_max_len, size_t *ret_room)
+{
+	size_t max_len, room;
+
 	/*
 	 * Option 57 counts the IP datagram (RFC 2132 §9.10); never below 576. Relayed (giaddr
 	 * set), the reply goes to the relay agent, which removes option 82 before it forwards
@@ -162,29 +166,44 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
 	room = room > echo_size(req->relay_info, req->relay_info_len)
 		   ? room - echo_size(req->relay_info, req->relay_info_len)
 		   : 0;
-	/*
-	 * Mandatory options always go; optional ones in list order (PRL first) as long as they
-	 * fit, so one large option (119, 121) left out does not push out the small ones after it.
-	 */
-	for (size_t i = 0; i < l.n; i++)
-		if (l.items[i].mandatory)
-			total += l.items[i].len;
+	*ret_max_len = max_len;
+	*ret_room = room;
+	return 0;
+}
+
+/*
+ * Mandatory options always go; optional ones in list order (PRL first) as long as they fit,
+ * so one large option (119, 121) left out does not push out the small ones after it.
+ */
+static inline int
+fit_items(struct item_list *l, size_t room)
+{
+	size_t total = 0, kept = 0;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (l->items[i].mandatory)
+			total += l->items[i].len;
 	/* the mandatory options and the echoes (which RFC 6842 and 3046 require) do not fit */
 	if (total > room || room == 0)
 		return -EMSGSIZE;
-	{
-		size_t kept = 0;
-
-		for (size_t i = 0; i < l.n; i++) {
-			if (!l.items[i].mandatory) {
-				if (l.items[i].len > room - total)
-					continue;
-				total += l.items[i].len;
-			}
-			l.items[kept++] = l.items[i];
+	for (size_t i = 0; i < l->n; i++) {
+		if (!l->items[i].mandatory) {
+			if (l->items[i].len > room - total)
+				continue;
+			total += l->items[i].len;
 		}
-		l.n = kept;
+		l->items[kept++] = l->items[i];
 	}
+	l->n = kept;
+	return 0;
+}
+
+/* The fixed header of the reply to in. */
+static inline void
+write_header(struct dhcp_msg *m, const struct dhcp_request *req, int type, uint32_t yiaddr)
+{
+	const struct dhcp_msg *in = req->msg;
+	uint16_t flags = req->flags;
 
 	memset(m, 0, sizeof(*m));
 	m->op = BOOTREPLY;
@@ -192,7 +211,7 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
 	m->hlen = in->hlen;
 	memcpy(m->xid, in->xid, sizeof(m->xid));
 	/* RFC 2131 §4.3.2: a NAK through a relay has the broadcast bit set */
-	if (nak && req->giaddr != 0)
+	if (type == DHCP_MSG_NAK && req->giaddr != 0)
 		flags |= DHCP_FLAG_BROADCAST;
 	be16_put(m->flags, flags);
 	if (type == DHCP_MSG_ACK)
@@ -200,12 +219,20 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
 	be32_put(m->yiaddr, yiaddr);
 	memcpy(m->giaddr, in->giaddr, 4);
 	memcpy(m->chaddr, in->chaddr, sizeof(m->chaddr));
-	pos = DHCP_FIXED_LEN;
+}
+
+/* Cookie, the kept options, the echoes, END and the BOOTP padding: the message's length. */
+static inline int
+write_options(
+    uint8_t *out, const struct item_list *l, const struct dhcp_request *req, size_t max_len)
+{
+	size_t pos = DHCP_FIXED_LEN;
+
 	be32_put(out + pos, DHCP_MAGIC_COOKIE);
 	pos += 4;
-	for (size_t i = 0; i < l.n; i++) {
-		memcpy(out + pos, l.items[i].tlv, l.items[i].len);
-		pos += l.items[i].len;
+	for (size_t i = 0; i < l->n; i++) {
+		memcpy(out + pos, l->items[i].tlv, l->items[i].len);
+		pos += l->items[i].len;
 	}
 	if (req->client_id != NULL) {
 		int n = dhcp_encode_tlv(DHCP_OPT_CLIENT_ID, req->client_id, req->client_id_len,
@@ -230,6 +257,30 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
 		pos = DHCP_MIN_MESSAGE;
 	}
 	return (int)pos;
+}
+
+int
+dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, int type,
+    uint32_t yiaddr, const char *hostname, uint8_t *out, size_t cap)
+{
+	struct item_list l;
+	uint8_t type_tlv[3] = {DHCP_OPT_MESSAGE_TYPE, 1, (uint8_t)type};
+	uint8_t host_tlv[2 + 255];
+	size_t host_len, max_len, room;
+	bool nak = type == DHCP_MSG_NAK;
+	bool with_lease = !nak && yiaddr != 0; /* INFORM's ACK carries no lease (§4.3.5) */
+	int r;
+
+	host_len = nak ? 0 : host_option(hostname, host_tlv);
+	collect_items(&l, set, req, type_tlv, nak, with_lease, host_tlv, host_len);
+	r = reply_room(req, cap, &max_len, &room);
+	if (r < 0)
+		return r;
+	r = fit_items(&l, room);
+	if (r < 0)
+		return r;
+	write_header((struct dhcp_msg *)out, req, type, yiaddr);
+	return write_options(out, &l, req, max_len);
 }
 
 /*

@@ -373,174 +373,215 @@ data_field(const json_t *obj, const char *field, const char *where, int idx, str
 	return rc;
 }
 
-int
-kube_config_from_json(const json_t *doc, const char *path, const char *context,
-    struct kube_config **ret, char *err, size_t err_len)
+/* The context's entries: its context, cluster and user (NULL when it names none). */
+struct kc_entries {
+	const json_t *ctx, *cluster, *user;
+	int ci, ui; /* indexes in clusters[] and users[], for messages */
+};
+
+/* Finds the context (NULL: current-context), its cluster and user; -EINVAL, error set. */
+static int
+kc_find_entries(const json_t *doc, const char *context, struct kc_ctx *k, struct kc_entries *e)
 {
-	struct kc_ctx k = {.path = path ? path : "(inline)", .err = err, .err_len = err_len};
-	const json_t *ctx, *cluster, *user = NULL;
-	const char *cluster_name, *user_name, *s, *ns;
-	struct kube_config *cfg;
-	int ci, ui = 0, xi;
-	const json_t *v;
-	int rc;
+	const char *cluster_name, *user_name;
+	int xi;
 
 	if (!json_is_object(doc)) {
-		set_err(err, err_len, "kubeconfig %s: not a YAML mapping", k.path);
+		set_err(k->err, k->err_len, "kubeconfig %s: not a YAML mapping", k->path);
 		return -EINVAL;
 	}
 	if (!context) {
-		v = json_object_get(doc, "current-context");
-		context = json_string_value(v);
+		context = json_string_value(json_object_get(doc, "current-context"));
 		if (!context || !*context) {
-			set_err(err, err_len, "kubeconfig %s: current-context: not set", k.path);
+			set_err(
+			    k->err, k->err_len, "kubeconfig %s: current-context: not set", k->path);
 			return -EINVAL;
 		}
 	}
-	ctx = find_named(doc, "contexts", context, "context", &k, &xi);
-	if (!ctx)
+	e->ctx = find_named(doc, "contexts", context, "context", k, &xi);
+	if (!e->ctx)
 		return -EINVAL;
-	cluster_name = json_string_value(json_object_get(ctx, "cluster"));
+	cluster_name = json_string_value(json_object_get(e->ctx, "cluster"));
 	if (!cluster_name) {
-		set_err(err, err_len, "kubeconfig %s: contexts[%d].context.cluster: missing",
-		    k.path, xi);
+		set_err(k->err, k->err_len, "kubeconfig %s: contexts[%d].context.cluster: missing",
+		    k->path, xi);
 		return -EINVAL;
 	}
-	cluster = find_named(doc, "clusters", cluster_name, "cluster", &k, &ci);
-	if (!cluster)
+	e->cluster = find_named(doc, "clusters", cluster_name, "cluster", k, &e->ci);
+	if (!e->cluster)
 		return -EINVAL;
-	user_name = json_string_value(json_object_get(ctx, "user"));
+	user_name = json_string_value(json_object_get(e->ctx, "user"));
 	if (user_name && *user_name) {
-		user = find_named(doc, "users", user_name, "user", &k, &ui);
-		if (!user)
+		e->user = find_named(doc, "users", user_name, "user", k, &e->ui);
+		if (!e->user)
 			return -EINVAL;
 	}
+	return 0;
+}
 
-	cfg = calloc(1, sizeof(*cfg));
-	if (!cfg)
+/* k->dir: the kubeconfig's directory (NULL for a bare file name or no path). */
+static int
+kc_set_dir(struct kc_ctx *k, const char *path)
+{
+	char *slash;
+
+	if (!path)
+		return 0;
+	k->dir = strdup(path);
+	if (!k->dir)
 		return -ENOMEM;
-	if (path) {
-		char *slash;
-
-		k.dir = strdup(path);
-		if (!k.dir) {
-			rc = -ENOMEM;
-			goto fail;
-		}
-		slash = strrchr(k.dir, '/');
-		if (slash)
-			*slash = '\0';
-		else {
-			free(k.dir);
-			k.dir = NULL;
-		}
+	slash = strrchr(k->dir, '/');
+	if (slash) {
+		*slash = '\0';
+	} else {
+		free(k->dir);
+		k->dir = NULL;
 	}
+	return 0;
+}
 
-	rc = opt_string(cluster, "server", "clusters", ci, &k, &s);
+/* The cluster's server, insecure-skip-tls-verify and certificate authority into cfg. */
+static int
+kc_read_cluster(const json_t *cluster, int ci, struct kc_ctx *k, struct kube_config *cfg)
+{
+	const json_t *v;
+	const char *s;
+	int rc;
+
+	rc = opt_string(cluster, "server", "clusters", ci, k, &s);
 	if (rc < 0)
-		goto fail;
+		return rc;
 	if (!s || (strncmp(s, "https://", 8) != 0 && strncmp(s, "http://", 7) != 0)) {
-		set_err(err, err_len, "kubeconfig %s: clusters[%d].cluster.server: %s", k.path, ci,
-		    s ? "not an http(s):// URL" : "missing");
-		rc = -EINVAL;
-		goto fail;
+		set_err(k->err, k->err_len, "kubeconfig %s: clusters[%d].cluster.server: %s",
+		    k->path, ci, s ? "not an http(s):// URL" : "missing");
+		return -EINVAL;
 	}
 	cfg->server = strdup(s);
-	if (!cfg->server) {
-		rc = -ENOMEM;
-		goto fail;
-	}
+	if (!cfg->server)
+		return -ENOMEM;
 	while (strlen(cfg->server) > 8 && cfg->server[strlen(cfg->server) - 1] == '/')
 		cfg->server[strlen(cfg->server) - 1] = '\0';
 
 	v = json_object_get(cluster, "insecure-skip-tls-verify");
 	if (v && !json_is_boolean(v) && !json_is_null(v)) {
-		set_err(err, err_len,
+		set_err(k->err, k->err_len,
 		    "kubeconfig %s: clusters[%d].cluster.insecure-skip-tls-verify: not a boolean",
-		    k.path, ci);
-		rc = -EINVAL;
-		goto fail;
+		    k->path, ci);
+		return -EINVAL;
 	}
 	cfg->insecure = json_is_true(v);
-	if ((rc = file_field(cluster, "certificate-authority", "clusters", ci, &k, &cfg->ca_file)) <
+	if ((rc = file_field(cluster, "certificate-authority", "clusters", ci, k, &cfg->ca_file)) <
 		0 ||
-	    (rc = data_field(cluster, "certificate-authority-data", "clusters", ci, &k,
+	    (rc = data_field(cluster, "certificate-authority-data", "clusters", ci, k,
 		 &cfg->ca_data, &cfg->ca_data_len)) < 0)
-		goto fail;
+		return rc;
 	if (cfg->ca_data && !pem_has_certificate(cfg->ca_data, cfg->ca_data_len)) {
-		set_err(err, err_len,
+		set_err(k->err, k->err_len,
 		    "kubeconfig %s: clusters[%d].cluster.certificate-authority-data: no PEM "
 		    "CERTIFICATE block",
-		    k.path, ci);
-		rc = -EINVAL;
-		goto fail;
+		    k->path, ci);
+		return -EINVAL;
 	}
 	if (cfg->ca_file && !cfg->ca_data && (rc = check_ca_file(cfg->ca_file)) < 0) {
-		set_err(err, err_len,
-		    "kubeconfig %s: clusters[%d].cluster.certificate-authority: %s: %s", k.path, ci,
-		    cfg->ca_file, rc == -EINVAL ? "no PEM CERTIFICATE block" : strerror(-rc));
-		goto fail;
+		set_err(k->err, k->err_len,
+		    "kubeconfig %s: clusters[%d].cluster.certificate-authority: %s: %s", k->path,
+		    ci, cfg->ca_file, rc == -EINVAL ? "no PEM CERTIFICATE block" : strerror(-rc));
+		return rc;
 	}
+	return 0;
+}
 
-	if (user) {
-		if ((rc = file_field(
-			 user, "client-certificate", "users", ui, &k, &cfg->cert_file)) < 0 ||
-		    (rc = file_field(user, "client-key", "users", ui, &k, &cfg->key_file)) < 0 ||
-		    (rc = data_field(user, "client-certificate-data", "users", ui, &k,
-			 &cfg->cert_data, &cfg->cert_data_len)) < 0 ||
-		    (rc = data_field(user, "client-key-data", "users", ui, &k, &cfg->key_data,
-			 &cfg->key_data_len)) < 0 ||
-		    (rc = file_field(user, "tokenFile", "users", ui, &k, &cfg->token_file)) < 0)
-			goto fail;
-		rc = opt_string(user, "token", "users", ui, &k, &s);
-		if (rc < 0)
-			goto fail;
-		if (token_has_line_break(s)) {
-			set_err(err, err_len,
-			    "kubeconfig %s: users[%d].user.token: contains a line break (CR or LF)",
-			    k.path, ui);
-			rc = -EINVAL;
-			goto fail;
-		}
-		if (s) {
-			cfg->token = strdup(s);
-			if (!cfg->token) {
-				rc = -ENOMEM;
-				goto fail;
-			}
-		}
-		if (cfg->token_file) {
-			rc = reload_token(cfg);
-			if (rc < 0) {
-				set_err(err, err_len,
-				    "kubeconfig %s: users[%d].user.tokenFile: %s: %s", k.path, ui,
-				    cfg->token_file,
-				    rc == -EBADMSG ? "token contains a line break (CR or LF)"
-						   : strerror(-rc));
-				rc = -EINVAL;
-				goto fail;
-			}
-		}
-		if (!!(cfg->cert_file || cfg->cert_data) != !!(cfg->key_file || cfg->key_data)) {
-			set_err(err, err_len,
-			    "kubeconfig %s: users[%d].user: client certificate and key must be "
-			    "given together",
-			    k.path, ui);
-			rc = -EINVAL;
-			goto fail;
-		}
-		if (json_object_get(user, "exec") || json_object_get(user, "auth-provider")) {
-			if (!cfg->token && !cfg->cert_data && !cfg->cert_file) {
-				set_err(err, err_len,
-				    "kubeconfig %s: users[%d].user: exec/auth-provider credentials "
-				    "are not supported",
-				    k.path, ui);
-				rc = -ENOTSUP;
-				goto fail;
-			}
+/* The user's token or token file; the token read at once from its file. */
+static int
+kc_read_token(const json_t *user, int ui, struct kc_ctx *k, struct kube_config *cfg)
+{
+	const char *s;
+	int rc;
+
+	rc = opt_string(user, "token", "users", ui, k, &s);
+	if (rc < 0)
+		return rc;
+	if (token_has_line_break(s)) {
+		set_err(k->err, k->err_len,
+		    "kubeconfig %s: users[%d].user.token: contains a line break (CR or LF)",
+		    k->path, ui);
+		return -EINVAL;
+	}
+	if (s) {
+		cfg->token = strdup(s);
+		if (!cfg->token)
+			return -ENOMEM;
+	}
+	if (cfg->token_file) {
+		rc = reload_token(cfg);
+		if (rc < 0) {
+			set_err(k->err, k->err_len,
+			    "kubeconfig %s: users[%d].user.tokenFile: %s: %s", k->path, ui,
+			    cfg->token_file,
+			    rc == -EBADMSG ? "token contains a line break (CR or LF)"
+					   : strerror(-rc));
+			return -EINVAL;
 		}
 	}
-	ns = json_string_value(json_object_get(ctx, "namespace"));
+	return 0;
+}
+
+/* The user's client certificate and key, token or token file into cfg. */
+static int
+kc_read_user(const json_t *user, int ui, struct kc_ctx *k, struct kube_config *cfg)
+{
+	int rc;
+
+	if ((rc = file_field(user, "client-certificate", "users", ui, k, &cfg->cert_file)) < 0 ||
+	    (rc = file_field(user, "client-key", "users", ui, k, &cfg->key_file)) < 0 ||
+	    (rc = data_field(user, "client-certificate-data", "users", ui, k, &cfg->cert_data,
+		 &cfg->cert_data_len)) < 0 ||
+	    (rc = data_field(user, "client-key-data", "users", ui, k, &cfg->key_data,
+		 &cfg->key_data_len)) < 0 ||
+	    (rc = file_field(user, "tokenFile", "users", ui, k, &cfg->token_file)) < 0)
+		return rc;
+	rc = kc_read_token(user, ui, k, cfg);
+	if (rc < 0)
+		return rc;
+	if (!!(cfg->cert_file || cfg->cert_data) != !!(cfg->key_file || cfg->key_data)) {
+		set_err(k->err, k->err_len,
+		    "kubeconfig %s: users[%d].user: client certificate and key must be "
+		    "given together",
+		    k->path, ui);
+		return -EINVAL;
+	}
+	if ((json_object_get(user, "exec") || json_object_get(user, "auth-provider")) &&
+	    !cfg->token && !cfg->cert_data && !cfg->cert_file) {
+		set_err(k->err, k->err_len,
+		    "kubeconfig %s: users[%d].user: exec/auth-provider credentials "
+		    "are not supported",
+		    k->path, ui);
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+int
+kube_config_from_json(const json_t *doc, const char *path, const char *context,
+    struct kube_config **ret, char *err, size_t err_len)
+{
+	struct kc_ctx k = {.path = path ? path : "(inline)", .err = err, .err_len = err_len};
+	struct kc_entries e = {0};
+	struct kube_config *cfg;
+	const char *ns;
+	int rc;
+
+	rc = kc_find_entries(doc, context, &k, &e);
+	if (rc < 0)
+		return rc;
+	cfg = calloc(1, sizeof(*cfg));
+	if (!cfg)
+		return -ENOMEM;
+	if ((rc = kc_set_dir(&k, path)) < 0 ||
+	    (rc = kc_read_cluster(e.cluster, e.ci, &k, cfg)) < 0 ||
+	    (e.user && (rc = kc_read_user(e.user, e.ui, &k, cfg)) < 0))
+		goto fail;
+	ns = json_string_value(json_object_get(e.ctx, "namespace"));
 	if (ns && *ns) {
 		cfg->namespace = strdup(ns);
 		if (!cfg->namespace) {

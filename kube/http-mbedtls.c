@@ -13,13 +13,11 @@
  * are read by kube/http-parse.c; stream (watch) bodies go to on_data as they arrive.
  *
  * Host names are resolved with evdns (never blocking the loop); an IP-literal server is
- * checked against the certificate's iPAddress names here (mbed TLS 2.28 checks DNS names
- * only). The call list, admission, timeouts and cancellation are kube/call.c's; this engine
- * starts, feeds and aborts the calls it is given (its ops table, kube_http_engine).
- *
- * Size: about 1000 lines, one engine: TLS set-up and verification, the connection pool,
- * asynchronous name resolution and the request/answer state machine of a connection share
- * the connection object; the call list, admission and timeouts are kube/call.c's.
+ * checked against the certificate's iPAddress names (mbed TLS 2.28 checks DNS names only)
+ * by kube/tls-mbedtls.c, which holds the TLS configuration and words TLS failures. The
+ * server URL is split by kube/server-url.c. The call list, admission, timeouts and
+ * cancellation are kube/call.c's; this engine starts, feeds and aborts the calls it is
+ * given (its ops table, kube_http_engine).
  */
 #include <errno.h>
 #include <netdb.h>
@@ -32,26 +30,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <arpa/inet.h>
 #include <event2/dns.h>
 #include <event2/event.h>
-#include <mbedtls/ctr_drbg.h>
-#include <mbedtls/entropy.h>
-#include <mbedtls/error.h>
 #include <mbedtls/net_sockets.h>
-#include <mbedtls/oid.h>
-#include <mbedtls/pk.h>
 #include <mbedtls/ssl.h>
-#include <mbedtls/version.h>
-#include <mbedtls/x509_crt.h>
 
 #include "kube/kube-internal.h"
+#include "kube/tls-mbedtls.h"
 
 #define MAX_ACTIVE 32 /* plain requests in flight (one connection each); watches not counted */
 #define MAX_IDLE MAX_ACTIVE /* a burst of requests finds its connections again */
 #define IDLE_MS 90000
 #define READ_CHUNK 16384
-#define SYSTEM_CA "/etc/ssl/certs/ca-certificates.crt"
 
 enum conn_state { C_RESOLVING, C_CONNECTING, C_HANDSHAKE, C_READY };
 
@@ -77,25 +67,9 @@ struct engine {
 	struct kube_config *cfg; /* borrowed */
 	struct conn *idle;
 	unsigned n_idle;
-	/* from cfg->server */
-	bool tls;
-	char *host;	 /* without brackets */
-	char *authority; /* Host header */
-	char *prefix;	 /* path prefix of the server URL ("" or "/k8s/clusters/x") */
-	char port[8];
-	bool host_is_ip;
-	unsigned char ip[16];
-	size_t ip_len;
+	struct kube_server_url srv; /* from cfg->server */
 	struct evdns_base *dns;
-	/* TLS, set up on the first connection */
-	bool tls_loaded;
-	int tls_error;
-	char tls_message[256];
-	mbedtls_ssl_config conf;
-	mbedtls_x509_crt ca, own_cert;
-	mbedtls_pk_context own_key;
-	mbedtls_entropy_context entropy;
-	mbedtls_ctr_drbg_context drbg;
+	struct kube_tls mbed; /* TLS, set up on the first connection */
 };
 
 struct mbed_call {
@@ -184,153 +158,6 @@ tls_recv(void *ctx, unsigned char *buf, size_t len)
 		return MBEDTLS_ERR_SSL_WANT_READ;
 	c->sys_errno = errno;
 	return errno == ECONNRESET ? MBEDTLS_ERR_NET_CONN_RESET : MBEDTLS_ERR_NET_RECV_FAILED;
-}
-
-/* --- TLS configuration ------------------------------------------------------------------- */
-
-/* An IP-literal server must be named by an iPAddress subjectAltName of its certificate. */
-static int
-verify_cb(void *ctx, mbedtls_x509_crt *crt, int depth, uint32_t *flags)
-{
-	struct engine *h = ctx;
-	const mbedtls_x509_sequence *san;
-
-	if (depth != 0 || !h->host_is_ip)
-		return 0;
-	for (san = &crt->subject_alt_names; san && san->buf.p; san = san->next)
-		if (san->buf.tag == (MBEDTLS_ASN1_CONTEXT_SPECIFIC | 7) &&
-		    san->buf.len == h->ip_len && memcmp(san->buf.p, h->ip, h->ip_len) == 0)
-			return 0;
-	*flags |= MBEDTLS_X509_BADCERT_CN_MISMATCH;
-	return 0;
-}
-
-static int
-tls_fail(struct engine *h, int err, const char *what, int mbed_err)
-{
-	char text[160] = "";
-
-	if (mbed_err)
-		mbedtls_strerror(mbed_err, text, sizeof(text));
-	snprintf(h->tls_message, sizeof(h->tls_message), "%s%s%s", what, text[0] ? ": " : "", text);
-	h->tls_error = err;
-	return err;
-}
-
-/* PEM from memory: mbed TLS wants the terminating NUL counted. */
-static int
-parse_crt(mbedtls_x509_crt *crt, const char *data, size_t len, const char *file)
-{
-	if (data) {
-		unsigned char *copy = malloc(len + 1);
-		int r;
-
-		if (!copy)
-			return MBEDTLS_ERR_X509_ALLOC_FAILED;
-		memcpy(copy, data, len);
-		copy[len] = '\0';
-		r = mbedtls_x509_crt_parse(crt, copy, len + 1);
-		free(copy);
-		return r;
-	}
-	return mbedtls_x509_crt_parse_file(crt, file);
-}
-
-static int
-parse_key(struct engine *h, const char *data, size_t len, const char *file)
-{
-#if MBEDTLS_VERSION_MAJOR >= 3
-#define PK_RNG , mbedtls_ctr_drbg_random, &h->drbg
-#else
-#define PK_RNG
-#endif
-	if (data) {
-		unsigned char *copy = malloc(len + 1);
-		int r;
-
-		if (!copy)
-			return MBEDTLS_ERR_PK_ALLOC_FAILED;
-		memcpy(copy, data, len);
-		copy[len] = '\0';
-		r = mbedtls_pk_parse_key(&h->own_key, copy, len + 1, NULL, 0 PK_RNG);
-		mbedtls_platform_zeroize(copy, len);
-		free(copy);
-		return r;
-	}
-	return mbedtls_pk_parse_keyfile(&h->own_key, file, NULL PK_RNG);
-#undef PK_RNG
-}
-
-static int
-tls_load(struct engine *h)
-{
-	struct kube_config *cfg = h->cfg;
-	int r;
-
-	if (h->tls_loaded)
-		return h->tls_error;
-	h->tls_loaded = true;
-	r = mbedtls_ctr_drbg_seed(
-	    &h->drbg, mbedtls_entropy_func, &h->entropy, (const unsigned char *)"vm-dhcp/kube", 12);
-	if (r)
-		return tls_fail(h, -EIO, "TLS random generator", r);
-	r = mbedtls_ssl_config_defaults(&h->conf, MBEDTLS_SSL_IS_CLIENT,
-	    MBEDTLS_SSL_TRANSPORT_STREAM, MBEDTLS_SSL_PRESET_DEFAULT);
-	if (r)
-		return tls_fail(h, -EIO, "TLS configuration", r);
-	mbedtls_ssl_conf_rng(&h->conf, mbedtls_ctr_drbg_random, &h->drbg);
-#if MBEDTLS_VERSION_MAJOR >= 3
-	mbedtls_ssl_conf_min_tls_version(&h->conf, MBEDTLS_SSL_VERSION_TLS1_2);
-#else
-	mbedtls_ssl_conf_min_version(
-	    &h->conf, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
-#endif
-	if (cfg->insecure) {
-		mbedtls_ssl_conf_authmode(&h->conf, MBEDTLS_SSL_VERIFY_NONE);
-	} else {
-		const char *file = cfg->ca_file ? cfg->ca_file : SYSTEM_CA;
-		char what[300];
-
-		r = parse_crt(&h->ca, cfg->ca_data, cfg->ca_data_len, file);
-		if (r) {
-			snprintf(what, sizeof(what), "certificate authority %s",
-			    cfg->ca_data ? "data" : file);
-			return tls_fail(h, -EPROTO, what, r < 0 ? r : 0);
-		}
-		mbedtls_ssl_conf_authmode(&h->conf, MBEDTLS_SSL_VERIFY_REQUIRED);
-		mbedtls_ssl_conf_ca_chain(&h->conf, &h->ca, NULL);
-		mbedtls_ssl_conf_verify(&h->conf, verify_cb, h);
-	}
-	if (cfg->cert_data || cfg->cert_file) {
-		char what[300];
-
-		r = parse_crt(&h->own_cert, cfg->cert_data, cfg->cert_data_len, cfg->cert_file);
-		if (r) {
-			snprintf(what, sizeof(what), "client certificate %s",
-			    cfg->cert_data ? "data" : cfg->cert_file);
-			return tls_fail(h, -EPROTO, what, r < 0 ? r : 0);
-		}
-		if (!cfg->key_data && !cfg->key_file)
-			return tls_fail(h, -EPROTO, "client certificate without a key", 0);
-		r = parse_key(h, cfg->key_data, cfg->key_data_len, cfg->key_file);
-		if (r) {
-			snprintf(what, sizeof(what), "client key %s",
-			    cfg->key_data ? "data" : cfg->key_file);
-			return tls_fail(h, -EPROTO, what, r);
-		}
-#if MBEDTLS_VERSION_MAJOR >= 3
-		r = mbedtls_pk_check_pair(
-		    &h->own_cert.pk, &h->own_key, mbedtls_ctr_drbg_random, &h->drbg);
-#else
-		r = mbedtls_pk_check_pair(&h->own_cert.pk, &h->own_key);
-#endif
-		if (r)
-			return tls_fail(h, -EPROTO, "client certificate and key do not match", 0);
-		r = mbedtls_ssl_conf_own_cert(&h->conf, &h->own_cert, &h->own_key);
-		if (r)
-			return tls_fail(h, -EPROTO, "client certificate", r);
-	}
-	return 0;
 }
 
 /* --- calls ------------------------------------------------------------------------------- */
@@ -425,11 +252,90 @@ conn_arm(struct conn *c, short what)
 	event_add(c->ev, NULL);
 }
 
-static const char *
-tls_text(int r, char *buf, size_t len)
+/*
+ * One send (out) or receive (in) on the connection, over TLS or plain: the byte count (0: the
+ * server closed it), IO_WAIT after arming the event it waits for, or IO_FAILED with curl's
+ * words in what ("Send failure: ...", "Recv failure: ...").
+ */
+#define IO_WAIT (-1)
+#define IO_FAILED (-2)
+static inline ssize_t
+conn_io(struct conn *c, const char *out, char *in, size_t n, char *what, size_t what_len)
 {
-	mbedtls_strerror(r, buf, len);
-	return buf;
+	const char *verb = out ? "Send" : "Recv";
+	char text[200];
+	ssize_t r;
+
+	if (c->tls) {
+		int t = out ? mbedtls_ssl_write(&c->ssl, (const unsigned char *)out, n)
+			    : mbedtls_ssl_read(&c->ssl, (unsigned char *)in, n);
+
+		if (t == MBEDTLS_ERR_SSL_WANT_WRITE || t == MBEDTLS_ERR_SSL_WANT_READ) {
+			conn_arm(c, t == MBEDTLS_ERR_SSL_WANT_WRITE ? EV_WRITE : EV_READ);
+			return IO_WAIT;
+		}
+		if (!out &&
+		    (t == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY || t == MBEDTLS_ERR_SSL_CONN_EOF))
+			t = 0;
+		if (t < 0) {
+			snprintf(what, what_len, "%s failure: %s", verb,
+			    kube_tls_text(t, text, sizeof(text)));
+			return IO_FAILED;
+		}
+		return t;
+	}
+	r = out ? send(c->fd, out, n, MSG_NOSIGNAL) : recv(c->fd, in, n, 0);
+	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+		conn_arm(c, out ? EV_WRITE : EV_READ);
+		return IO_WAIT;
+	}
+	if (r < 0) {
+		snprintf(what, what_len, "%s failure: %s", verb, strerror(errno));
+		return IO_FAILED;
+	}
+	return r;
+}
+
+/* The answer's bytes so far in the parser: true when the call is over (completed, failed or
+ * cancelled), false to read on. */
+static bool
+conn_answer(struct conn *c, const char *buf, ssize_t n)
+{
+	struct mbed_call *call = c->call;
+	ssize_t used;
+
+	if (n == 0) { /* the server closed the connection */
+		if (kube_http_parse_eof(&call->parser) == 0) {
+			call_complete(call, false);
+			return true;
+		}
+		call_conn_failed(call, -EIO,
+		    kube_http_parser_started(&call->parser)
+			? "Transferred a partial file (connection closed in the answer)"
+			: "Empty reply from server");
+		return true;
+	}
+	used = kube_http_parse(&call->parser, buf, (size_t)n, body_cb, call);
+	if (call->call.cancelled) /* on_data cancelled it: the reaper frees it */
+		return true;
+	if (used < 0) {
+		/* -ECANCELED: the call layer refused the body and says why */
+		if (used == -ECANCELED)
+			call_conn_failed(call, -ECANCELED, "aborted");
+		else if (used == -ENOMEM)
+			call_conn_failed(call, -ENOMEM, "out of memory");
+		else
+			call_conn_failed(call, -EIO, "malformed HTTP answer");
+		return true;
+	}
+	if (kube_http_parser_done(&call->parser)) {
+		/* bytes after the answer: the server is confused, do not reuse */
+		bool extra = used < n || (c->tls && mbedtls_ssl_get_bytes_avail(&c->ssl));
+
+		call_complete(call, !extra);
+		return true;
+	}
+	return false;
 }
 
 /* Sends what is left of the request, then reads the answer. */
@@ -437,146 +343,43 @@ static void
 conn_exchange(struct conn *c)
 {
 	struct mbed_call *call = c->call;
-	char buf[READ_CHUNK], text[200];
+	char buf[READ_CHUNK], what[260];
+	ssize_t n;
 
 	while (call->req_off < call->req_len) {
-		size_t n = call->req_len - call->req_off;
-		ssize_t w;
-
-		if (c->tls) {
-			int r = mbedtls_ssl_write(
-			    &c->ssl, (const unsigned char *)call->req + call->req_off, n);
-
-			if (r == MBEDTLS_ERR_SSL_WANT_WRITE || r == MBEDTLS_ERR_SSL_WANT_READ) {
-				conn_arm(c, r == MBEDTLS_ERR_SSL_WANT_WRITE ? EV_WRITE : EV_READ);
-				return;
-			}
-			if (r < 0) {
-				char what[260];
-
-				snprintf(what, sizeof(what), "Send failure: %s",
-				    tls_text(r, text, sizeof(text)));
-				call_conn_failed(call, -EIO, what);
-				return;
-			}
-			w = r;
-		} else {
-			w = send(c->fd, call->req + call->req_off, n, MSG_NOSIGNAL);
-			if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-				conn_arm(c, EV_WRITE);
-				return;
-			}
-			if (w < 0) {
-				char what[260];
-
-				snprintf(what, sizeof(what), "Send failure: %s", strerror(errno));
-				call_conn_failed(call, -EIO, what);
-				return;
-			}
+		n = conn_io(c, call->req + call->req_off, NULL, call->req_len - call->req_off, what,
+		    sizeof(what));
+		if (n == IO_WAIT)
+			return;
+		if (n == IO_FAILED) {
+			call_conn_failed(call, -EIO, what);
+			return;
 		}
-		call->req_off += (size_t)w;
+		call->req_off += (size_t)n;
 	}
-
-	for (;;) {
-		ssize_t n, used;
-		int r;
-
-		if (c->tls) {
-			r = mbedtls_ssl_read(&c->ssl, (unsigned char *)buf, sizeof(buf));
-			if (r == MBEDTLS_ERR_SSL_WANT_READ || r == MBEDTLS_ERR_SSL_WANT_WRITE) {
-				conn_arm(c, r == MBEDTLS_ERR_SSL_WANT_READ ? EV_READ : EV_WRITE);
-				return;
-			}
-			if (r == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY || r == MBEDTLS_ERR_SSL_CONN_EOF)
-				r = 0;
-			if (r < 0) {
-				char what[260];
-
-				snprintf(what, sizeof(what), "Recv failure: %s",
-				    tls_text(r, text, sizeof(text)));
-				call_conn_failed(call, -EIO, what);
-				return;
-			}
-			n = r;
-		} else {
-			n = recv(c->fd, buf, sizeof(buf), 0);
-			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-				conn_arm(c, EV_READ);
-				return;
-			}
-			if (n < 0) {
-				char what[260];
-
-				snprintf(what, sizeof(what), "Recv failure: %s", strerror(errno));
-				call_conn_failed(call, -EIO, what);
-				return;
-			}
-		}
-		if (n == 0) { /* the server closed the connection */
-			if (kube_http_parse_eof(&call->parser) == 0) {
-				call_complete(call, false);
-				return;
-			}
-			call_conn_failed(call, -EIO,
-			    kube_http_parser_started(&call->parser)
-				? "Transferred a partial file (connection closed in the answer)"
-				: "Empty reply from server");
+	do {
+		n = conn_io(c, NULL, buf, sizeof(buf), what, sizeof(what));
+		if (n == IO_WAIT)
+			return;
+		if (n == IO_FAILED) {
+			call_conn_failed(call, -EIO, what);
 			return;
 		}
-		used = kube_http_parse(&call->parser, buf, (size_t)n, body_cb, call);
-		if (call->call.cancelled) /* on_data cancelled it: the reaper frees it */
-			return;
-		if (used < 0) {
-			/* -ECANCELED: the call layer refused the body and says why */
-			if (used == -ECANCELED)
-				call_conn_failed(call, -ECANCELED, "aborted");
-			else if (used == -ENOMEM)
-				call_conn_failed(call, -ENOMEM, "out of memory");
-			else
-				call_conn_failed(call, -EIO, "malformed HTTP answer");
-			return;
-		}
-		if (kube_http_parser_done(&call->parser)) {
-			/* bytes after the answer: the server is confused, do not reuse */
-			bool extra = used < n || (c->tls && mbedtls_ssl_get_bytes_avail(&c->ssl));
-
-			call_complete(call, !extra);
-			return;
-		}
-	}
+	} while (!conn_answer(c, buf, n));
 }
 
 static void
 conn_handshake(struct conn *c)
 {
 	int r = mbedtls_ssl_handshake(&c->ssl);
-	char text[200], what[600];
+	char what[600];
 
 	if (r == MBEDTLS_ERR_SSL_WANT_READ || r == MBEDTLS_ERR_SSL_WANT_WRITE) {
 		conn_arm(c, r == MBEDTLS_ERR_SSL_WANT_READ ? EV_READ : EV_WRITE);
 		return;
 	}
 	if (r != 0) {
-		uint32_t flags = mbedtls_ssl_get_verify_result(&c->ssl);
-
-		if (r == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED && flags) {
-			char info[400];
-			size_t l;
-
-			mbedtls_x509_crt_verify_info(info, sizeof(info), "", flags);
-			l = strlen(info);
-			while (l && info[l - 1] == '\n')
-				info[--l] = '\0';
-			for (char *p = info; *p; p++)
-				if (*p == '\n')
-					*p = ';';
-			snprintf(what, sizeof(what),
-			    "SSL peer certificate or SSH remote key was not OK: %s", info);
-		} else {
-			snprintf(what, sizeof(what), "SSL connect error: %s%s%s",
-			    tls_text(r, text, sizeof(text)), c->sys_errno ? ": " : "",
-			    c->sys_errno ? strerror(c->sys_errno) : "");
-		}
+		kube_tls_handshake_error(&c->ssl, r, c->sys_errno, what, sizeof(what));
 		call_conn_failed(c->call, -EPROTO, what);
 		return;
 	}
@@ -646,16 +449,16 @@ conn_start_io(struct conn *c)
 		return;
 	}
 	mbedtls_ssl_init(&c->ssl);
-	r = mbedtls_ssl_setup(&c->ssl, &h->conf);
+	r = mbedtls_ssl_setup(&c->ssl, &h->mbed.conf);
 	if (r == 0)
-		r = mbedtls_ssl_set_hostname(&c->ssl, h->host_is_ip ? NULL : h->host);
+		r = mbedtls_ssl_set_hostname(&c->ssl, h->srv.host_is_ip ? NULL : h->srv.host);
 	if (r) {
 		char text[200], what[260];
 
 		mbedtls_ssl_free(&c->ssl);
 		c->tls = false; /* nothing left to free */
-		snprintf(
-		    what, sizeof(what), "SSL connect error: %s", tls_text(r, text, sizeof(text)));
+		snprintf(what, sizeof(what), "SSL connect error: %s",
+		    kube_tls_text(r, text, sizeof(text)));
 		call_conn_failed(c->call, -EPROTO, what);
 		return;
 	}
@@ -692,8 +495,8 @@ conn_connect_next(struct conn *c)
 		char what[300];
 		int err = c->sys_errno;
 
-		snprintf(what, sizeof(what), "Failed to connect to %s port %s: %s", h->host,
-		    h->port, strerror(err ? err : ECONNREFUSED));
+		snprintf(what, sizeof(what), "Failed to connect to %s port %s: %s", h->srv.host,
+		    h->srv.port, strerror(err ? err : ECONNREFUSED));
 		call_conn_failed(c->call,
 		    err == ETIMEDOUT				  ? -ETIMEDOUT
 		    : (err == ENETUNREACH || err == EHOSTUNREACH) ? -EHOSTUNREACH
@@ -712,7 +515,7 @@ dns_cb(int result, struct evutil_addrinfo *res, void *arg)
 		return; /* conn_close cancelled it: c is being freed */
 	c->dns_req = NULL;
 	if (result != 0) {
-		snprintf(what, sizeof(what), "Could not resolve host: %s (%s)", c->http->host,
+		snprintf(what, sizeof(what), "Could not resolve host: %s (%s)", c->http->srv.host,
 		    evutil_gai_strerror(result));
 		call_conn_failed(c->call, -EHOSTUNREACH, what);
 		return;
@@ -739,7 +542,7 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 	    c->state == C_HANDSHAKE   ? "TLS handshake"
 	    : c->state == C_RESOLVING ? "Resolving"
 				      : "Connection",
-	    h->host, h->port, kube_http_connect_ms(h->layer));
+	    h->srv.host, h->srv.port, kube_http_connect_ms(h->layer));
 	c->sys_errno = 0;
 	call_conn_failed(c->call, -ETIMEDOUT, msg);
 }
@@ -760,7 +563,7 @@ conn_open(struct mbed_call *call)
 		return -ENOMEM;
 	c->http = h;
 	c->fd = -1;
-	c->tls = h->tls;
+	c->tls = h->srv.tls;
 	c->ev = event_new(h->base, -1, 0, conn_io_cb, c);
 	c->timer = evtimer_new(h->base, conn_timer_cb, c);
 	if (!c->ev || !c->timer) {
@@ -772,9 +575,9 @@ conn_open(struct mbed_call *call)
 	c->uses = 1;
 	c->state = C_RESOLVING;
 	evtimer_add(c->timer, &tv);
-	if (h->host_is_ip) {
+	if (h->srv.host_is_ip) {
 		hints.ai_flags = EVUTIL_AI_NUMERICHOST | EVUTIL_AI_NUMERICSERV;
-		if (evutil_getaddrinfo(h->host, h->port, &hints, &c->ai) != 0) {
+		if (evutil_getaddrinfo(h->srv.host, h->srv.port, &hints, &c->ai) != 0) {
 			call_conn_failed(call, -EINVAL, "bad server address");
 			return 0;
 		}
@@ -799,7 +602,7 @@ conn_open(struct mbed_call *call)
 	/* may call dns_cb at once (hosts file, cache) and return NULL: c may be gone then */
 	{
 		struct evdns_getaddrinfo_request *req =
-		    evdns_getaddrinfo(h->dns, h->host, h->port, &hints, dns_cb, c);
+		    evdns_getaddrinfo(h->dns, h->srv.host, h->srv.port, &hints, dns_cb, c);
 
 		if (req)
 			c->dns_req = req;
@@ -818,11 +621,12 @@ call_attach(struct mbed_call *call)
 		kube_http_parser_release(&call->parser);
 	kube_http_parser_init(&call->parser, strcmp(call->call.rq.method, "HEAD") == 0);
 	call->parser_ready = true;
-	if (h->tls) {
-		int r = tls_load(h);
+	if (h->srv.tls) {
+		int r = kube_tls_load(
+		    &h->mbed, h->cfg, h->srv.host_is_ip ? h->srv.ip : NULL, h->srv.ip_len);
 
 		if (r < 0) {
-			kube_http_call_done(&call->call, r, 0, "%s", h->tls_message);
+			kube_http_call_done(&call->call, r, 0, "%s", h->mbed.message);
 			return 0;
 		}
 	}
@@ -851,11 +655,11 @@ mbed_start(struct kube_http_call *kc, const char *token)
 	int n;
 
 	/* the request target: the server URL's path prefix, then the call's path */
-	if (asprintf(&call->target, "%s%s", h->prefix, rq->url + strlen(h->cfg->server)) < 0) {
+	if (asprintf(&call->target, "%s%s", h->srv.prefix, rq->url + strlen(h->cfg->server)) < 0) {
 		call->target = NULL;
 		return -ENOMEM;
 	}
-	cap = strlen(rq->method) + strlen(call->target) + strlen(h->authority) +
+	cap = strlen(rq->method) + strlen(call->target) + strlen(h->srv.authority) +
 	      (token ? strlen(token) : 0) + (rq->content_type ? strlen(rq->content_type) : 0) +
 	      256 + rq->body_len;
 	call->req = malloc(cap);
@@ -864,7 +668,7 @@ mbed_start(struct kube_http_call *kc, const char *token)
 	n = snprintf(call->req, cap,
 	    "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: vm-dhcp/kube\r\n"
 	    "Accept: application/json\r\n%s%s%s%s%s%s",
-	    rq->method, call->target, h->authority, token ? "Authorization: Bearer " : "",
+	    rq->method, call->target, h->srv.authority, token ? "Authorization: Bearer " : "",
 	    token ? token : "", token ? "\r\n" : "", rq->content_type ? "Content-Type: " : "",
 	    rq->content_type ? rq->content_type : "", rq->content_type ? "\r\n" : "");
 	if (n < 0 || (size_t)n >= cap)
@@ -884,69 +688,6 @@ mbed_start(struct kube_http_call *kc, const char *token)
 
 /* --- setup ------------------------------------------------------------------------------- */
 
-/* https://host[:port][/prefix], http://..., [v6]:port */
-static int
-parse_server(struct engine *h, const char *url)
-{
-	const char *p, *end, *slash;
-	size_t hl;
-
-	if (strncmp(url, "https://", 8) == 0) {
-		h->tls = true;
-		p = url + 8;
-	} else if (strncmp(url, "http://", 7) == 0) {
-		p = url + 7;
-	} else {
-		return -EINVAL;
-	}
-	slash = strchr(p, '/');
-	end = slash ? slash : p + strlen(p);
-	h->authority = strndup(p, (size_t)(end - p));
-	h->prefix = strdup(slash ? slash : "");
-	if (!h->authority || !h->prefix)
-		return -ENOMEM;
-	if (h->prefix[0] && h->prefix[strlen(h->prefix) - 1] == '/')
-		h->prefix[strlen(h->prefix) - 1] = '\0';
-	if (*p == '[') {
-		const char *rb = memchr(p, ']', (size_t)(end - p));
-
-		if (!rb)
-			return -EINVAL;
-		h->host = strndup(p + 1, (size_t)(rb - p - 1));
-		p = rb + 1;
-	} else {
-		const char *colon = memchr(p, ':', (size_t)(end - p));
-
-		hl = (size_t)((colon ? colon : end) - p);
-		h->host = strndup(p, hl);
-		p += hl;
-	}
-	if (!h->host)
-		return -ENOMEM;
-	if (!h->host[0])
-		return -EINVAL;
-	if (p < end && *p == ':') {
-		size_t pl = (size_t)(end - p - 1);
-
-		if (pl == 0 || pl >= sizeof(h->port) || strspn(p + 1, "0123456789") < pl)
-			return -EINVAL;
-		memcpy(h->port, p + 1, pl);
-		h->port[pl] = '\0';
-	} else if (p != end) {
-		return -EINVAL;
-	} else {
-		strcpy(h->port, h->tls ? "443" : "80");
-	}
-	if (inet_pton(AF_INET, h->host, h->ip) == 1) {
-		h->host_is_ip = true;
-		h->ip_len = 4;
-	} else if (inet_pton(AF_INET6, h->host, h->ip) == 1) {
-		h->host_is_ip = true;
-		h->ip_len = 16;
-	}
-	return 0;
-}
-
 static void mbed_free(void *state);
 
 static int
@@ -962,13 +703,8 @@ mbed_init(struct kube_http *layer, void **state)
 	h->layer = layer;
 	h->base = kube_http_base(layer);
 	h->cfg = cfg;
-	mbedtls_ssl_config_init(&h->conf);
-	mbedtls_x509_crt_init(&h->ca);
-	mbedtls_x509_crt_init(&h->own_cert);
-	mbedtls_pk_init(&h->own_key);
-	mbedtls_entropy_init(&h->entropy);
-	mbedtls_ctr_drbg_init(&h->drbg);
-	r = parse_server(h, cfg->server ? cfg->server : "");
+	kube_tls_init(&h->mbed);
+	r = kube_server_url_parse(&h->srv, cfg->server ? cfg->server : "");
 	if (r < 0) {
 		mbed_free(h);
 		return r;
@@ -990,15 +726,8 @@ mbed_free(void *state)
 	}
 	if (h->dns)
 		evdns_base_free(h->dns, 0);
-	mbedtls_ssl_config_free(&h->conf);
-	mbedtls_x509_crt_free(&h->ca);
-	mbedtls_x509_crt_free(&h->own_cert);
-	mbedtls_pk_free(&h->own_key);
-	mbedtls_ctr_drbg_free(&h->drbg);
-	mbedtls_entropy_free(&h->entropy);
-	free(h->host);
-	free(h->authority);
-	free(h->prefix);
+	kube_tls_free(&h->mbed);
+	kube_server_url_free(&h->srv);
 	free(h);
 }
 

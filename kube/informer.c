@@ -31,63 +31,23 @@
  * (namespace/name) and resourceVersion are read from the object's text first, so items whose
  * resourceVersion did not change on relist, and deletions, are never decoded.
  *
- * Size: about 840 lines, one file on purpose: list, watch and store application are one state
- * machine (client-go's reflector) over the same record.
+ * List, watch and store application are one state machine (client-go's reflector) over the
+ * same record, here; what a failure leaves for logs and /readyz is in kube/informer-failures.c.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <event2/event.h>
 
-#include "kube/kube-internal.h"
+#include "kube/informer-internal.h"
 #include "lib/clock.h"
 #include "lib/jscan.h"
 #include "lib/log.h"
 
-#define MAX_HANDLERS 8
 #define KEY_MAX 512
 #define UNSYNCED_BACKOFF_MAX (2 * USEC_PER_SEC)
-
-enum inf_state {
-	INF_IDLE,
-	INF_LISTING,
-	INF_WATCHING,
-	INF_BACKOFF,
-};
-
-struct kube_informer {
-	struct kube_client *c;
-	const struct kube_resource *res;
-	char *ns, *label_selector, *field_selector;
-	unsigned page_size;
-	uint64_t resync_usec;
-	unsigned watch_timeout_s;
-	uint64_t backoff_base, backoff_max, backoff_unsynced_max;
-	uint64_t last_log; /* of a failure line (monotonic, like the loop's timers) */
-	unsigned attempt;
-	uint64_t seed;
-	kube_transform_fn transform;
-	void *transform_userdata;
-	struct kube_codec codec; /* decode NULL: json_loadb, then transform */
-	struct kube_store *store;
-	struct kube_store *seen; /* keys seen during the current list */
-	struct kube_informer_handlers handlers[MAX_HANDLERS];
-	size_t nhandlers;
-	enum inf_state state;
-	bool synced;
-	bool backoff_relist; /* what to do when the backoff timer fires */
-	char rv[64];
-	char *continue_token;
-	struct kube_watch *watch;
-	struct kube_http_call *list_call; /* a list page in flight */
-	uint64_t watch_started;
-	struct event *backoff_timer;
-	struct event *resync_timer;
-	struct kube_informer_stats stats;
-};
 
 static void start_list(struct kube_informer *inf);
 static void start_watch(struct kube_informer *inf);
@@ -208,122 +168,6 @@ kube_informer_get_stats(const struct kube_informer *inf, struct kube_informer_st
 {
 	*ret = inf->stats;
 	snprintf(ret->last_resource_version, sizeof(ret->last_resource_version), "%s", inf->rv);
-}
-
-/* For messages: the kind ("IPPool"), else the plural resource name. */
-static const char *
-inf_name(const struct kube_informer *inf)
-{
-	return inf->res->kind && *inf->res->kind ? inf->res->kind : inf->res->resource;
-}
-
-static void
-format_since(int64_t epoch, char out[16])
-{
-	time_t t = (time_t)epoch;
-	struct tm tm;
-
-	if (!gmtime_r(&t, &tm) || strftime(out, 16, "%H:%M:%SZ", &tm) == 0)
-		snprintf(out, 16, "?");
-}
-
-bool
-kube_informer_describe_failure(const struct kube_informer *inf, char *buf, size_t len)
-{
-	char since[16];
-
-	if (len)
-		buf[0] = '\0';
-	if (!inf->stats.failures)
-		return false;
-	format_since(inf->stats.failing_since, since);
-	snprintf(buf, len, "%s informer: %s - %llu failure%s since %s", inf_name(inf),
-	    inf->stats.last_error, (unsigned long long)inf->stats.failures,
-	    inf->stats.failures == 1 ? "" : "s", since);
-	return true;
-}
-
-/* --- failures -------------------------------------------------------------------------------- */
-
-static bool
-power_of_two(uint64_t n)
-{
-	return n && !(n & (n - 1));
-}
-
-/* "https://host:port" of the first URL in a transport message ("GET https://h:p/api/...: ..."),
- * else the whole message. */
-static void
-message_origin(const char *message, char *out, size_t len)
-{
-	const char *scheme = strstr(message, "://"), *start, *end;
-
-	if (!scheme) {
-		snprintf(out, len, "%s", message);
-		return;
-	}
-	for (start = scheme; start > message && start[-1] != ' '; start--)
-		;
-	end = scheme + 3 + strcspn(scheme + 3, "/ ");
-	snprintf(out, len, "%.*s", (int)(end - start), start);
-}
-
-/*
- * what: "list" or "watch"; status/reason of an HTTP answer (0/NULL for a transport error);
- * message the full text (for the log). Keeps a short cause for /readyz and logs the first
- * failure of a run at warn, then the 2nd, 4th, 8th ... and at least once per backoff cap.
- */
-static void
-record_failure(struct kube_informer *inf, const char *what, int err, long status,
-    const char *reason, const char *message)
-{
-	struct kube_informer_stats *st = &inf->stats;
-	uint64_t now = clock_now_usec();
-	char desc[sizeof(st->last_error) + 128], where[200] = "";
-	const char *more;
-
-	if (!message)
-		message = "";
-	if (err == -EFBIG) {
-		/* the message names the URL, the size, the cap and where the cap comes from */
-		snprintf(
-		    st->last_error, sizeof(st->last_error), "%s failed: answer too large", what);
-	} else if (status) {
-		snprintf(st->last_error, sizeof(st->last_error), "%s failed: HTTP %ld %s", what,
-		    status, reason && *reason ? reason : kube_errno_name(err));
-	} else {
-		message_origin(message, where, sizeof(where));
-		snprintf(st->last_error, sizeof(st->last_error), "%s failed: %s%s%s%s", what,
-		    strerror(err < 0 ? -err : EIO), where[0] ? " (" : "", where,
-		    where[0] ? ")" : "");
-	}
-	more = *message && strcmp(where, message) != 0 ? message : NULL; /* the full text */
-	if (st->failures++ == 0) {
-		st->failing_since = (int64_t)time(NULL);
-		inf->last_log = now;
-		log_warn("%s informer: %s%s%s%s", inf_name(inf), st->last_error, more ? " [" : "",
-		    more ? more : "", more ? "]" : "");
-		return;
-	}
-	if (!power_of_two(st->failures) && now - inf->last_log < inf->backoff_max)
-		return;
-	inf->last_log = now;
-	kube_informer_describe_failure(inf, desc, sizeof(desc));
-	log_warn("%s%s%s%s", desc, more ? " [" : "", more ? more : "", more ? "]" : "");
-}
-
-static void
-record_success(struct kube_informer *inf, const char *what)
-{
-	struct kube_informer_stats *st = &inf->stats;
-
-	if (!st->failures)
-		return;
-	log_info("%s informer: %s works again after %llu failure%s", inf_name(inf), what,
-	    (unsigned long long)st->failures, st->failures == 1 ? "" : "s");
-	st->failures = 0;
-	st->failing_since = 0;
-	st->last_error[0] = '\0';
 }
 
 /* --- applying objects ----------------------------------------------------------------------- */
@@ -549,7 +393,7 @@ finish_list(struct kube_informer *inf)
 	inf->stats.lists++;
 	inf->synced = true;
 	inf->attempt = 0;
-	record_success(inf, "list");
+	informer_record_success(inf, "list");
 	start_watch(inf);
 }
 
@@ -573,7 +417,7 @@ list_failed(struct kube_informer *inf, int err, long status, const char *reason,
 			msg = more;
 		}
 	}
-	record_failure(inf, "list", err, status, reason, msg);
+	informer_record_failure(inf, "list", err, status, reason, msg);
 	free(inf->continue_token);
 	inf->continue_token = NULL;
 	inf->seen = kube_store_free(inf->seen);
@@ -657,7 +501,7 @@ list_done(void *userdata, const struct kube_result *res, const char *body, size_
 		set_rv(inf, rv);
 	if (!inf->rv[0]) {
 		/* nothing to watch from: list again later rather than spin */
-		record_failure(
+		informer_record_failure(
 		    inf, "list", -EBADMSG, 0, NULL, "no metadata.resourceVersion in the answer");
 		inf->seen = kube_store_free(inf->seen);
 		schedule_retry(inf, true, true);
@@ -680,7 +524,7 @@ list_page(struct kube_informer *inf)
 	    kube_list_raw_call(inf->c, inf->res, inf->ns, &lo, list_done, inf, &inf->list_call);
 
 	if (rc < 0) {
-		record_failure(inf, "list", rc, 0, NULL, "not started");
+		informer_record_failure(inf, "list", rc, 0, NULL, "not started");
 		inf->seen = kube_store_free(inf->seen);
 		schedule_retry(inf, true, true);
 	}
@@ -725,7 +569,7 @@ watch_event(void *userdata, enum kube_watch_type type, const char *text, size_t 
 	case KUBE_WATCH_ERROR:
 		break;
 	}
-	record_success(inf, "watch");
+	informer_record_success(inf, "watch");
 	inf->stats.events++;
 	if (m.has_rv)
 		set_rv(inf, m.rv);
@@ -755,7 +599,7 @@ watch_end(void *userdata, int error, const char *message)
 		    (unsigned long long)((clock_now_usec() - inf->watch_started) / USEC_PER_SEC),
 		    inf->rv);
 		inf->attempt = 0;
-		record_success(inf, "watch");
+		informer_record_success(inf, "watch");
 		start_watch(inf);
 	} else if (error == -EKEYEXPIRED) {
 		inf->stats.relists_410++;
@@ -765,16 +609,16 @@ watch_end(void *userdata, int error, const char *message)
 		/* an event too large was skipped: the cache misses it, list again after backoff */
 		inf->stats.too_large++;
 		inf->rv[0] = '\0';
-		record_failure(inf, "watch", error, 0, NULL, message);
+		informer_record_failure(inf, "watch", error, 0, NULL, message);
 		schedule_retry_max(inf, true, true, true);
 	} else if (error == -ETIMEDOUT && !quick) {
 		/* not ended by the server by its deadline (or the connect timed out): at once */
 		inf->stats.stalls++;
 		inf->stats.errors++;
-		record_failure(inf, "watch", error, 0, NULL, message);
+		informer_record_failure(inf, "watch", error, 0, NULL, message);
 		start_watch(inf);
 	} else {
-		record_failure(inf, "watch", error, 0, NULL, message);
+		informer_record_failure(inf, "watch", error, 0, NULL, message);
 		schedule_retry(inf, false, true);
 	}
 }
@@ -812,7 +656,7 @@ start_watch(struct kube_informer *inf)
 	rc = kube_watch_start_raw(
 	    inf->c, inf->res, inf->ns, &wo, watch_event, watch_end, inf, &inf->watch);
 	if (rc < 0) {
-		record_failure(inf, "watch", rc, 0, NULL, "not started");
+		informer_record_failure(inf, "watch", rc, 0, NULL, "not started");
 		inf->watch = NULL;
 		schedule_retry(inf, false, true);
 		return;

@@ -173,6 +173,26 @@ int kube_http_call_data(struct kube_http_call *call, long status, const char *da
 void kube_http_call_done(struct kube_http_call *call, int err, long status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* --- the server's URL (server-url.c; used by http-mbedtls.c) ---------------------------- */
+
+struct kube_server_url {
+	bool tls;	 /* https */
+	char *host;	 /* without brackets */
+	char *authority; /* Host header */
+	char *prefix;	 /* path prefix of the server URL ("" or "/k8s/clusters/x") */
+	char port[8];	 /* 443 or 80 when the URL names none */
+	bool host_is_ip;
+	unsigned char ip[16]; /* host_is_ip: the address, ip_len 4 or 16 */
+	size_t ip_len;
+};
+
+/*
+ * https://host[:port][/prefix], http://..., [v6]:port into u (zeroed by the caller): 0,
+ * -EINVAL or -ENOMEM; free u with kube_server_url_free either way.
+ */
+int kube_server_url_parse(struct kube_server_url *u, const char *url);
+void kube_server_url_free(struct kube_server_url *u);
+
 /* --- HTTP/1.1 response parser (http-parse.c; used by http-mbedtls.c) -------------------- */
 
 struct kube_http_parser {
@@ -204,7 +224,7 @@ bool kube_http_parser_done(const struct kube_http_parser *p);
 /* Any byte of the answer seen (a reused connection that fails before this may be retried). */
 bool kube_http_parser_started(const struct kube_http_parser *p);
 
-/* --- client internals ----------------------------------------------------------------- */
+/* --- client internals (client.c, path.c, result.c) ------------------------------------ */
 
 struct kube_http *kube_client_http(struct kube_client *c);
 /* Path of a collection or object: /api/v1/namespaces/NS/RES[/NAME][/SUB]. */
@@ -317,7 +337,7 @@ const struct kube_answer_limit *kube_answer_limit(void);
 /* One answer refused for its size (vmdhcp_api_answers_too_large_total). */
 void kube_answer_refused_count(void);
 
-/* --- backoff ---------------------------------------------------------------------------- */
+/* --- backoff (clock.c) ------------------------------------------------------------------ */
 
 /* Exponential with jitter: base * 2^attempt capped at max, then scaled by [0.5, 1.0). */
 uint64_t kube_backoff_delay(uint64_t base, uint64_t max, unsigned attempt, uint64_t *seed);

@@ -53,7 +53,7 @@
 struct event_base;
 struct metrics;
 
-/* --- clock ------------------------------------------------------------------------- */
+/* --- clock (clock.c) --------------------------------------------------------------- */
 
 /* A monotonic usec clock; NULL `now` (or a NULL struct pointer) means lib/clock.h. */
 struct kube_clock {
@@ -69,7 +69,7 @@ int kube_status_to_errno(long http_status, const char *reason);
 /* Short name of an errno from the table above ("NotFound", "Conflict", ...). */
 const char *kube_errno_name(int err);
 
-/* --- resources ------------------------------------------------------------------------ */
+/* --- resources (resource.c) ----------------------------------------------------------- */
 
 /* A resource addressed generically. All strings static/borrowed. group "" = core. */
 struct kube_resource {
@@ -90,7 +90,7 @@ extern const struct kube_resource kube_res_leases;
 /* "v1" or "group/version" into out; returns out. */
 const char *kube_resource_api_version(const struct kube_resource *res, char *out, size_t len);
 
-/* --- object helpers (all borrowed from obj; NULL when absent) --------------------------- */
+/* --- object helpers (metadata.c, key.c; all borrowed from obj; NULL when absent) -------- */
 
 const char *kube_obj_name(const json_t *obj);
 const char *kube_obj_namespace(const json_t *obj);
@@ -146,7 +146,7 @@ bool kube_config_insecure(const struct kube_config *cfg);
 /* The current bearer token (re-read from its file when it changed); NULL when none. */
 const char *kube_config_token(struct kube_config *cfg);
 
-/* --- client and verbs ---------------------------------------------------------------- */
+/* --- client and verbs (client.c; waits in sync.c) ------------------------------------ */
 
 struct kube_client;
 
@@ -370,7 +370,7 @@ struct kube_codec {
 	void *userdata;
 };
 
-/* --- informer ------------------------------------------------------------------------- */
+/* --- informer (informer.c, informer-failures.c) --------------------------------------- */
 
 struct kube_informer_opts {
 	const struct kube_resource *res; /* borrowed */
@@ -496,7 +496,7 @@ size_t kube_workqueue_len(const struct kube_workqueue *q);	   /* ready */
 size_t kube_workqueue_delayed_len(const struct kube_workqueue *q); /* waiting */
 void kube_workqueue_shutdown(struct kube_workqueue *q);
 
-/* --- controller loop ------------------------------------------------------------------- */
+/* --- controller loop (reconciler.c) ---------------------------------------------------- */
 
 enum kube_reconcile_action {
 	KUBE_RECONCILE_OK,	      /* forget the key */

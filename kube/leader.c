@@ -274,6 +274,63 @@ release_written(void *userdata, const struct kube_result *res)
 		l->release_done(l->release_userdata);
 }
 
+/* No Lease yet: create it with us as the holder. */
+static void
+create_lease(struct kube_leader *l)
+{
+	json_t *spec = lease_spec(l, NULL, false), *lease;
+	int rc = -ENOMEM;
+
+	lease = json_pack(
+	    "{s:{s:s, s:s}, s:o}", "metadata", "name", l->name, "namespace", l->ns, "spec", spec);
+	if (lease)
+		rc = kube_create(l->c, &kube_res_leases, l->ns, lease, write_done, l, &l->call);
+	json_decref(lease);
+	if (rc < 0)
+		attempt_failed(l);
+}
+
+/* Notes the Lease's holder, and when its record (holder, renewTime, transitions) last changed;
+ * returns the holder ("" when none). */
+static const char *
+observe_lease(struct kube_leader *l, const json_t *spec)
+{
+	const char *holder = json_string_value(json_object_get(spec, "holderIdentity"));
+	char record[512];
+
+	if (!holder)
+		holder = "";
+	snprintf(record, sizeof(record), "%s|%s|%lld", holder,
+	    json_string_value(json_object_get(spec, "renewTime")) ?: "",
+	    (long long)json_integer_value(json_object_get(spec, "leaseTransitions")));
+	if (strcmp(record, l->observed) != 0) {
+		snprintf(l->observed, sizeof(l->observed), "%s", record);
+		l->observed_at = now(l);
+	}
+	note_holder(l, holder);
+	return holder;
+}
+
+/* Whether we must not write the Lease now: someone else holds a live one, ours was cleared
+ * behind our back, or we led and it is too late to renew safely. */
+static bool
+must_stand_down(struct kube_leader *l, const json_t *spec, const char *holder)
+{
+	if (*holder && strcmp(holder, l->identity) != 0) {
+		json_int_t secs = json_integer_value(json_object_get(spec, "leaseDurationSeconds"));
+		uint64_t dur = secs > 0 ? (uint64_t)secs * USEC_PER_SEC : l->lease_duration;
+
+		/* Someone else holds a live lease; if we thought we led, we do not. */
+		if (l->observed_at + dur > now(l))
+			return true;
+	} else if (!*holder && l->leader) {
+		/* Our lease was cleared behind our back: stop, then compete again. */
+		return true;
+	}
+	/* too late to renew safely; acquire afresh next time */
+	return l->leader && now(l) - l->renewed_at >= l->renew_deadline;
+}
+
 static void
 got_lease(void *userdata, const struct kube_result *res)
 {
@@ -282,7 +339,6 @@ got_lease(void *userdata, const struct kube_result *res)
 	l->call = NULL;
 	json_t *obj = res->object, *spec, *copy;
 	const char *holder;
-	char record[512];
 	int rc;
 
 	if (!l->running) {
@@ -296,55 +352,14 @@ got_lease(void *userdata, const struct kube_result *res)
 	}
 	report(l, true);
 	if (res->error == -ENOENT) {
-		json_t *lease;
-
-		spec = lease_spec(l, NULL, false);
-		lease = json_pack("{s:{s:s, s:s}, s:o}", "metadata", "name", l->name, "namespace",
-		    l->ns, "spec", spec);
-		rc = -ENOMEM;
-		if (lease) {
-			rc = kube_create(
-			    l->c, &kube_res_leases, l->ns, lease, write_done, l, &l->call);
-		}
-		json_decref(lease);
-		if (rc < 0)
-			attempt_failed(l);
+		create_lease(l);
 		return;
 	}
 	spec = json_object_get(obj, "spec");
-	holder = json_string_value(json_object_get(spec, "holderIdentity"));
-	if (!holder)
-		holder = "";
-	snprintf(record, sizeof(record), "%s|%s|%lld", holder,
-	    json_string_value(json_object_get(spec, "renewTime")) ?: "",
-	    (long long)json_integer_value(json_object_get(spec, "leaseTransitions")));
-	if (strcmp(record, l->observed) != 0) {
-		snprintf(l->observed, sizeof(l->observed), "%s", record);
-		l->observed_at = now(l);
-	}
-	note_holder(l, holder);
-
-	if (*holder && strcmp(holder, l->identity) != 0) {
-		json_int_t secs = json_integer_value(json_object_get(spec, "leaseDurationSeconds"));
-		uint64_t dur = secs > 0 ? (uint64_t)secs * USEC_PER_SEC : l->lease_duration;
-
-		if (l->observed_at + dur > now(l)) {
-			/* Someone else holds a live lease; if we thought we led, we do not. */
-			l->in_flight = false;
-			lose(l);
-			schedule(l, l->retry_period);
-			return;
-		}
-	} else if (!*holder && l->leader) {
-		/* Our lease was cleared behind our back: stop, then compete again. */
+	holder = observe_lease(l, spec);
+	if (must_stand_down(l, spec, holder)) {
 		l->in_flight = false;
 		lose(l);
-		schedule(l, l->retry_period);
-		return;
-	}
-	if (l->leader && now(l) - l->renewed_at >= l->renew_deadline) {
-		l->in_flight = false;
-		lose(l); /* too late to renew safely; acquire afresh next time */
 		schedule(l, l->retry_period);
 		return;
 	}

@@ -368,14 +368,84 @@ is_empty_document(const json_t *root, const yaml_event_t *ev)
 	       ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
 }
 
+/* The documents parsed so far and the line of each. */
+struct doc_list {
+	json_t **docs;
+	unsigned *lines;
+	size_t n, cap;
+};
+
+/* Appends root (taken: freed on failure) at line; 0 or -ENOMEM. */
+static int
+doc_list_add(struct doc_list *d, json_t *root, unsigned line)
+{
+	if (d->n == d->cap) {
+		size_t ncap = d->cap ? d->cap * 2 : 4;
+		json_t **nd = realloc(d->docs, ncap * sizeof(*nd));
+		unsigned *nl;
+
+		if (!nd) {
+			json_decref(root);
+			return -ENOMEM;
+		}
+		d->docs = nd;
+		nl = realloc(d->lines, ncap * sizeof(*nl));
+		if (!nl) {
+			json_decref(root);
+			return -ENOMEM;
+		}
+		d->lines = nl;
+		d->cap = ncap;
+	}
+	d->docs[d->n] = root;
+	d->lines[d->n] = line;
+	d->n++;
+	return 0;
+}
+
+/*
+ * After DOCUMENT_START: the document's node and its DOCUMENT_END. 0 with *ret_root (NULL for
+ * an empty document) and *ret_line (where its content starts), or a negative errno.
+ */
+static int
+parse_document(struct reader *r, json_t **ret_root, unsigned *ret_line)
+{
+	json_t *root = NULL;
+	yaml_event_t ev;
+	bool empty;
+	int rc;
+
+	rc = next_event(r, &ev);
+	if (rc < 0)
+		return rc;
+	/* A document's line is where its content starts. */
+	*ret_line = (unsigned)ev.start_mark.line + 1;
+	rc = parse_node(r, &ev, &root);
+	empty = rc == 0 && is_empty_document(root, &ev);
+	yaml_event_delete(&ev);
+	if (rc < 0)
+		return rc;
+
+	rc = next_event(r, &ev); /* DOCUMENT_END */
+	if (rc < 0) {
+		json_decref(root);
+		return rc;
+	}
+	yaml_event_delete(&ev);
+	if (empty) {
+		json_decref(root);
+		root = NULL;
+	}
+	*ret_root = root;
+	return 0;
+}
+
 int
 yaml_parse_documents(
     const char *text, size_t len, json_t ***ret_docs, unsigned **ret_lines, struct yaml_error *err)
 {
 	struct reader r = {.err = err};
-	json_t **docs = NULL;
-	unsigned *lines = NULL;
-	size_t n = 0, cap = 0;
+	struct doc_list d = {0};
 	yaml_event_t ev;
 	int rc;
 
@@ -388,7 +458,6 @@ yaml_parse_documents(
 	for (;;) {
 		json_t *root = NULL;
 		unsigned line;
-		bool empty;
 
 		rc = next_event(&r, &ev);
 		if (rc < 0)
@@ -403,72 +472,31 @@ yaml_parse_documents(
 			continue;
 		}
 		yaml_event_delete(&ev);
-
-		rc = next_event(&r, &ev);
+		rc = parse_document(&r, &root, &line);
 		if (rc < 0)
 			goto fail;
-		/* A document's line is where its content starts. */
-		line = (unsigned)ev.start_mark.line + 1;
-		rc = parse_node(&r, &ev, &root);
-		empty = rc == 0 && is_empty_document(root, &ev);
-		yaml_event_delete(&ev);
-		if (rc < 0)
+		if (root && (rc = doc_list_add(&d, root, line)) < 0)
 			goto fail;
-
-		rc = next_event(&r, &ev); /* DOCUMENT_END */
-		if (rc < 0) {
-			json_decref(root);
-			goto fail;
-		}
-		yaml_event_delete(&ev);
-
-		if (empty) {
-			json_decref(root);
-			continue;
-		}
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 4;
-			json_t **nd = realloc(docs, ncap * sizeof(*nd));
-			unsigned *nl;
-
-			if (!nd) {
-				json_decref(root);
-				rc = -ENOMEM;
-				goto fail;
-			}
-			docs = nd;
-			nl = realloc(lines, ncap * sizeof(*nl));
-			if (!nl) {
-				json_decref(root);
-				rc = -ENOMEM;
-				goto fail;
-			}
-			lines = nl;
-			cap = ncap;
-		}
-		docs[n] = root;
-		lines[n] = line;
-		n++;
 	}
 	yaml_parser_delete(&r.parser);
-	if (n > INT_MAX) {
+	if (d.n > INT_MAX) {
 		rc = -E2BIG;
 		goto fail_noparser;
 	}
-	*ret_docs = docs;
+	*ret_docs = d.docs;
 	if (ret_lines)
-		*ret_lines = lines;
+		*ret_lines = d.lines;
 	else
-		free(lines);
-	return (int)n;
+		free(d.lines);
+	return (int)d.n;
 
 fail:
 	yaml_parser_delete(&r.parser);
 fail_noparser:
-	for (size_t i = 0; i < n; i++)
-		json_decref(docs[i]);
-	free(docs);
-	free(lines);
+	for (size_t i = 0; i < d.n; i++)
+		json_decref(d.docs[i]);
+	free(d.docs);
+	free(d.lines);
 	return rc;
 }
 

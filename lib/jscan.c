@@ -80,6 +80,81 @@ utf8_len(const unsigned char *s, size_t avail)
 	return n;
 }
 
+/* u (a Unicode scalar value) in UTF-8 into enc; returns its length, 1 to 4. */
+static inline size_t
+utf8_encode(uint32_t u, char enc[4])
+{
+	if (u < 0x80) {
+		enc[0] = (char)u;
+		return 1;
+	}
+	if (u < 0x800) {
+		enc[0] = (char)(0xc0 | (u >> 6));
+		enc[1] = (char)(0x80 | (u & 0x3f));
+		return 2;
+	}
+	if (u < 0x10000) {
+		enc[0] = (char)(0xe0 | (u >> 12));
+		enc[1] = (char)(0x80 | ((u >> 6) & 0x3f));
+		enc[2] = (char)(0x80 | (u & 0x3f));
+		return 3;
+	}
+	enc[0] = (char)(0xf0 | (u >> 18));
+	enc[1] = (char)(0x80 | ((u >> 12) & 0x3f));
+	enc[2] = (char)(0x80 | ((u >> 6) & 0x3f));
+	enc[3] = (char)(0x80 | (u & 0x3f));
+	return 4;
+}
+
+/*
+ * The escape whose letter is t[*i] (after the backslash) into enc: its length, with *i on its
+ * last character; 0 when it is not valid JSON (or \u0000, which no C string can hold).
+ */
+static inline size_t
+scan_escape(const char *t, size_t len, size_t *i, char enc[4])
+{
+	uint32_t u, lo;
+
+	switch (t[*i]) {
+	case '"':
+	case '\\':
+	case '/':
+		enc[0] = t[*i];
+		return 1;
+	case 'b':
+		enc[0] = '\b';
+		return 1;
+	case 'f':
+		enc[0] = '\f';
+		return 1;
+	case 'n':
+		enc[0] = '\n';
+		return 1;
+	case 'r':
+		enc[0] = '\r';
+		return 1;
+	case 't':
+		enc[0] = '\t';
+		return 1;
+	case 'u':
+		if (hex4(t, len, *i + 1, &u) < 0 || u == 0)
+			return 0;
+		*i += 4;
+		if (u >= 0xdc00 && u <= 0xdfff)
+			return 0;
+		if (u >= 0xd800 && u <= 0xdbff) {
+			if (len - *i < 7 || t[*i + 1] != '\\' || t[*i + 2] != 'u' ||
+			    hex4(t, len, *i + 3, &lo) < 0 || lo < 0xdc00 || lo > 0xdfff)
+				return 0;
+			*i += 6;
+			u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
+		}
+		return utf8_encode(u, enc);
+	default:
+		return 0;
+	}
+}
+
 /*
  * At '"': decodes (out non-NULL) or only checks the string, *pos past the closing quote.
  * out gets at most out_len - 1 bytes (-ENAMETOOLONG beyond) and a NUL.
@@ -105,64 +180,11 @@ scan_string(const char *t, size_t len, size_t *pos, char *out, size_t out_len, s
 		if (c < 0x20)
 			return -EBADMSG;
 		if (c == '\\') {
-			uint32_t u, lo;
-
 			if (++i >= len)
 				return -EBADMSG;
-			switch (t[i]) {
-			case '"':
-			case '\\':
-			case '/':
-				enc[n++] = t[i];
-				break;
-			case 'b':
-				enc[n++] = '\b';
-				break;
-			case 'f':
-				enc[n++] = '\f';
-				break;
-			case 'n':
-				enc[n++] = '\n';
-				break;
-			case 'r':
-				enc[n++] = '\r';
-				break;
-			case 't':
-				enc[n++] = '\t';
-				break;
-			case 'u':
-				if (hex4(t, len, i + 1, &u) < 0 || u == 0)
-					return -EBADMSG;
-				i += 4;
-				if (u >= 0xdc00 && u <= 0xdfff)
-					return -EBADMSG;
-				if (u >= 0xd800 && u <= 0xdbff) {
-					if (len - i < 7 || t[i + 1] != '\\' || t[i + 2] != 'u' ||
-					    hex4(t, len, i + 3, &lo) < 0 || lo < 0xdc00 ||
-					    lo > 0xdfff)
-						return -EBADMSG;
-					i += 6;
-					u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
-				}
-				if (u < 0x80) {
-					enc[n++] = (char)u;
-				} else if (u < 0x800) {
-					enc[n++] = (char)(0xc0 | (u >> 6));
-					enc[n++] = (char)(0x80 | (u & 0x3f));
-				} else if (u < 0x10000) {
-					enc[n++] = (char)(0xe0 | (u >> 12));
-					enc[n++] = (char)(0x80 | ((u >> 6) & 0x3f));
-					enc[n++] = (char)(0x80 | (u & 0x3f));
-				} else {
-					enc[n++] = (char)(0xf0 | (u >> 18));
-					enc[n++] = (char)(0x80 | ((u >> 12) & 0x3f));
-					enc[n++] = (char)(0x80 | ((u >> 6) & 0x3f));
-					enc[n++] = (char)(0x80 | (u & 0x3f));
-				}
-				break;
-			default:
+			n = scan_escape(t, len, &i, enc);
+			if (n == 0)
 				return -EBADMSG;
-			}
 			i++;
 		} else if (c < 0x80) {
 			enc[n++] = (char)c;

@@ -1,5 +1,6 @@
 #!/bin/bash
-# scripts/abuse-http.sh - throws abuse at the /healthz /readyz /metrics endpoint (lib/httpd.c)
+# scripts/abuse-http.sh - throws abuse at the /healthz /readyz /metrics endpoint (lib/httpd.c,
+# lib/httpd-conns.c)
 # of a tiny server that runs only that endpoint (built here from build/lib.a, the same code the
 # agent and the controller run), on loopback, and prints the server's VmRSS/VmHWM and log line
 # count around each phase:
@@ -16,8 +17,8 @@
 #      plus 2, 200 connections opened and held for ABUSE_EMFILE_SECS (default 5) s; the log
 #      lines and CPU time of the server over that window; then the limit is restored and one
 #      GET must be answered.
-# HTTPD_OBJ=<object> links another lib/httpd.c build instead of the one in build/lib.a (to
-# measure a previous version). No root needed; everything started is stopped by its PID.
+# HTTPD_OBJ="<objects>" links another build of the endpoint (lib/httpd.c and lib/httpd-conns.c,
+# or a previous version's lib/httpd.c) instead of the one in build/lib.a (to measure it). No root needed; everything started is stopped by its PID.
 set -u
 cd "$(dirname "$0")/.."
 LIB=${BUILD:-build}/lib.a
