@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/agent.h"
+#include "agent/pool-config.h"
+#include "agent/source.h"
 #include "tests/runner.h"
 
 struct agent_config *
