@@ -15,19 +15,12 @@
 #include <string.h>
 
 #include "controller/foreign-kinds.h"
+#include "lib/k8s-name.h"
 #include "lib/util.h"
-
-bool
-placement_is_lower_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
 
 /* --- the admin's knobs (struct placement_opts) ---------------------------------------- */
 
 #define IFNAME_MAX 15 /* IFNAMSIZ - 1 */
-#define DNS_SUBDOMAIN_MAX 253
-#define LABEL_NAME_MAX 63
 
 static int fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -43,66 +36,6 @@ fail(char *err, size_t len, const char *fmt, ...)
 		va_end(ap);
 	}
 	return -EINVAL;
-}
-
-static bool
-is_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-/* DNS-1123 subdomain (object names: Secrets, PriorityClasses, label key prefixes). */
-static bool
-is_dns_subdomain(const char *s, size_t n)
-{
-	size_t i, start = 0;
-
-	if (n == 0 || n > DNS_SUBDOMAIN_MAX)
-		return false;
-	for (i = 0; i <= n; i++) {
-		if (i < n && s[i] != '.') {
-			if (!placement_is_lower_alnum(s[i]) && s[i] != '-')
-				return false;
-			continue;
-		}
-		/* a label [a-z0-9]([-a-z0-9]*[a-z0-9])? ends at i */
-		if (i == start || !placement_is_lower_alnum(s[start]) ||
-		    !placement_is_lower_alnum(s[i - 1]))
-			return false;
-		start = i + 1;
-	}
-	return true;
-}
-
-/* The name part of a label key, and a non-empty label value:
- * ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9] */
-static bool
-is_label_name(const char *s, size_t n)
-{
-	if (n == 0 || n > LABEL_NAME_MAX || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
-			return false;
-	return true;
-}
-
-/* A qualified name (label key, toleration key, extended resource name): [prefix/]name. */
-static bool
-is_qualified_name(const char *s)
-{
-	const char *slash = strchr(s, '/');
-
-	if (slash == NULL)
-		return is_label_name(s, strlen(s));
-	return is_dns_subdomain(s, (size_t)(slash - s)) &&
-	       is_label_name(slash + 1, strlen(slash + 1));
-}
-
-static bool
-is_label_value(const char *s)
-{
-	return s[0] == '\0' || is_label_name(s, strlen(s));
 }
 
 static bool
@@ -210,7 +143,7 @@ is_container_resource(const char *name)
 	static const char *const std[] = {"cpu", "memory", "ephemeral-storage", NULL};
 
 	if (strchr(name, '/') != NULL)
-		return is_qualified_name(name);
+		return k8s_is_qualified_name(name);
 	if (strncmp(name, "hugepages-", 10) == 0) {
 		double size;
 
@@ -314,11 +247,11 @@ check_node_selector(const json_t *v, char *err, size_t len)
 		    "must be a JSON object of strings like {\"kubernetes.io/os\":\"linux\"}");
 	json_object_foreach((json_t *)v, k, val)
 	{
-		if (!is_qualified_name(k))
+		if (!k8s_is_qualified_name(k))
 			return fail(err, len, "\"%s\" is not a label key", k);
 		if (!json_is_string(val))
 			return fail(err, len, "the value of \"%s\" must be a string", k);
-		if (!is_label_value(json_string_value(val)))
+		if (!k8s_is_label_value(json_string_value(val)))
 			return fail(err, len, "the value of \"%s\" is not a label value", k);
 	}
 	return 0;
@@ -366,7 +299,7 @@ check_tolerations(const json_t *v, char *err, size_t len)
 		if ((f = json_object_get(t, "effect")) != NULL)
 			effect = json_string_value(f);
 		secs = json_object_get(t, "tolerationSeconds");
-		if (key[0] != '\0' && !is_qualified_name(key))
+		if (key[0] != '\0' && !k8s_is_qualified_name(key))
 			return fail(err, len, "[%zu]: key \"%s\" is not a label key", i, key);
 		if (!one_of(op, operators))
 			return fail(
@@ -375,7 +308,7 @@ check_tolerations(const json_t *v, char *err, size_t len)
 			return fail(err, len, "[%zu]: an empty key needs operator Exists", i);
 		if (strcmp(op, "Exists") == 0 && value[0] != '\0')
 			return fail(err, len, "[%zu]: operator Exists takes no value", i);
-		if (!is_label_value(value))
+		if (!k8s_is_label_value(value))
 			return fail(err, len, "[%zu]: value \"%s\" is not a label value", i, value);
 		if (!one_of(effect, effects))
 			return fail(err, len,
@@ -526,11 +459,11 @@ placement_opts_set(
 		return set_str(&o->pull_policy, value);
 	case PLACEMENT_OPT_PRIORITY_CLASS:
 	case PLACEMENT_OPT_PULL_SECRET:
-		if (!is_dns_subdomain(value, strlen(value)))
+		if (!k8s_is_dns_subdomain(value, strlen(value)))
 			return fail(err, errlen,
 			    "\"%s\" is not an object name (lower-case DNS subdomain, at most %d "
 			    "characters)",
-			    value, DNS_SUBDOMAIN_MAX);
+			    value, K8S_DNS_SUBDOMAIN_MAX);
 		if (which == PLACEMENT_OPT_PRIORITY_CLASS)
 			return set_str(&o->priority_class, value);
 		return add_pull_secret(o, value, err, errlen);

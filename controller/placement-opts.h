@@ -83,8 +83,6 @@ void placement_opts_clear(struct placement_opts *o);
 /* Seconds with at most 3 decimals, as text: "3600.5" + NUL, with room. */
 #define PLACEMENT_SECONDS_LEN 24
 
-/* [a-z0-9]: the ends and the body of a DNS-1123 label (with '-' inside). */
-bool placement_is_lower_alnum(char c);
 /* v when the admin set it (non-zero), else dflt. */
 int placement_or_default(int v, int dflt);
 /* ms as the agent's seconds flags take it: "2", "1.5", "0.3". */

@@ -17,6 +17,13 @@
 #include "controller/foreign-kinds.h"
 #include "lib/util.h"
 
+/* [a-z0-9]: where a DNS-1123 label may start and end. */
+static bool
+lower_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
 /* Bump when the manifest's shape changes so existing agents are re-placed once. */
 /* 2: non-root with file capabilities (NET_BIND_SERVICE added, allowPrivilegeEscalation),
  * POD_IP and --listen $(POD_IP):PORT, the admin's knobs (struct placement_opts).
@@ -60,7 +67,7 @@ placement_agent_name(const char *pool_ns, const char *pool_name, char out[PLACEM
 		digest[2 * i + 1] = hex[md[i] & 0xf];
 	}
 	/* Cut at 51 (5 hex digits) when the cut ends on [a-z0-9], else at 50 (6 digits). */
-	if (placement_is_lower_alnum(full[50])) {
+	if (lower_alnum(full[50])) {
 		keep = 51;
 		ndig = 5;
 	} else {
@@ -73,6 +80,7 @@ placement_agent_name(const char *pool_ns, const char *pool_name, char out[PLACEM
 }
 
 /* A label value of at most 63 characters: long values keep a prefix and a hash suffix. */
+
 static void
 label_value(const char *v, char out[PLACEMENT_NAME_MAX])
 {
