@@ -384,7 +384,7 @@ bench-leasefile: $(BUILD)/bench/bench-leasefile-load
 # starts BUILD/test-apiserver: build the server before the tests.
 $(UNIT_BINS) $(NETNS_BINS): | $(APISERVER)
 
-# Controller scale run (SPEC §5): 10 000 NICs bound in one pool against the test API server
+# Controller scale run (the bar in docs/benchmarks.md): 10 000 NICs bound in one pool against the test API server
 # (in-process; `make bench-controller` below is the out-of-process end-to-end figure).
 bench-controller-scale: $(BUILD)/tests/test-controller-scale $(APISERVER)
 	@VMDHCP_CONTROLLER_SCALE=$${VMDHCP_CONTROLLER_SCALE:-10000} $(BUILD)/tests/test-controller-scale

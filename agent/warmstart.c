@@ -2,7 +2,7 @@
 /*
  * The warm start (--snapshot, Kubernetes mode): the table and options written to the
  * snapshot file on change (rate-limited), read at start and served, stale, until the first
- * sync with the API server replaces it. snapshot.c encodes, writes, reads and validates; this
+ * sync with the API server replaces it. snapshot*.c encode, write, read and validate it; this
  * file decides when.
  */
 #include <errno.h>

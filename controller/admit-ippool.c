@@ -392,7 +392,7 @@ check_codec(struct admit_ctx *c, const struct raw_pool *rp)
 }
 
 /*
- * The object's size once the controller writes its status (controller/reconcile-ippool.c):
+ * The object's size once the controller writes its status (controller/ippool-status.c):
  * the object as sent, less the status.ipv4.allocated it carries, plus that map as the
  * controller renders it for this spec (EXCLUDED and RESERVED marks) with the bindings st
  * lists. 0 and *ret, -EINVAL (a spec the codec refuses: said elsewhere), -ENOMEM.

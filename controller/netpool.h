@@ -121,7 +121,7 @@ void netpool_set_budget(struct netpool *p, size_t budget);
 /*
  * The EXCLUDED entries are left out of the status (netpool_render_status, and its size)
  * when they would take more than half the budget: neither agent serves from them (ours:
- * agent/source-kube.c; upstream's pkg/agent/ippool/ippool.go skips them) and the controllers
+ * agent/source-kube-pool.c; upstream's pkg/agent/ippool/ippool.go skips them) and the controllers
  * rebuild them from spec.ipv4Config.pool.exclude (upstream's BuildCache too), so the room
  * goes to bindings. netpool_omits_excluded: that rule, for a budget and the bytes the
  * EXCLUDED entries take (netpool_excluded_bytes).
@@ -155,7 +155,7 @@ const struct ipam_pool *netpool_ipam(const struct netpool *p);
 int netpool_render_status(const struct netpool *p, struct ippool_status *status);
 
 /*
- * IPPool conditions from the facts (SPEC §1): Registered (agent placed), CacheReady (IPAM
+ * IPPool conditions from the facts (README, "The API"): Registered (agent placed), CacheReady (IPAM
  * built), AgentReady (agent serving), Stopped (paused). Reasons and messages borrowed; a NULL
  * reason takes the condition's default below, so every condition carries a CamelCase reason,
  * True or False. generation: the IPPool's metadata.generation the facts were computed from

@@ -3,7 +3,7 @@
  * The write lifecycle of the reconcilers: one struct ctrl_op per asynchronous write (PENDING
  * until its answer completes the key; a freed controller cancels the writes still in flight)
  * and the Events a write commits. Backpressure is the reconcilers'
- * concurrency limit (kube/controller.c, see CTRL_MAX_INFLIGHT). Also small payload helpers (Event
+ * concurrency limit (kube/reconciler.c, see CTRL_MAX_INFLIGHT). Also small payload helpers (Event
  * reference, finalizer patch).
  */
 #include "controller/ctrl-internal.h"

@@ -42,7 +42,7 @@ struct crd_conditions {
 	size_t n;
 };
 
-/* Condition type names of both kinds (SPEC §1). */
+/* Condition type names of both kinds (README, "The API"; the schemas in crds/). */
 #define IPPOOL_COND_REGISTERED "Registered"
 #define IPPOOL_COND_CACHE_READY "CacheReady"
 #define IPPOOL_COND_AGENT_READY "AgentReady"

@@ -21,7 +21,7 @@
  * UTF-8 become U+FFFD. Text messages are written as given (only values are quoted/escaped).
  *
  * The JSON is written here rather than with jansson: lib/ depends on libc only (the DHCP
- * engine builds and fuzzes without jansson, see ARCHITECTURE.md).
+ * engine builds and fuzzes without jansson, see docs/architecture.md).
  */
 
 enum log_level {

@@ -22,7 +22,8 @@ trap 'stop "$CTRL_PID"; stop "$API_PID"; rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM
 now() { date +%s.%N; }
 since() { echo "$(now) $1" | awk '{ printf "%.2f", $1 - $2 }'; }
-rss() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+# shellcheck source=scripts/proc-lib.sh
+. scripts/proc-lib.sh
 
 $API --listen 127.0.0.1:0 --state-dir "$TMP/api" --history 200000 --log-level warn >"$TMP/api.log" 2>&1 &
 API_PID=$!
@@ -58,9 +59,9 @@ ${WRAP:-} $CTRL --kubeconfig "$TMP/api/kubeconfig" --namespace vmdhcp-system \
 CTRL_PID=$!
 for i in $(seq 1200); do [ "$(pool_used)" -ge "$N" ] && break; sleep 0.1; done
 echo "bench-rss: IPPool used=$(pool_used) after $(since "$t0") s (controller start to all bound)"
-echo "bench-rss: when bound: VmRSS $(rss $CTRL_PID VmRSS) KiB, VmHWM $(rss $CTRL_PID VmHWM) KiB"
+echo "bench-rss: when bound: VmRSS $(proc_status $CTRL_PID VmRSS) KiB, VmHWM $(proc_status $CTRL_PID VmHWM) KiB"
 sleep "${SETTLE:-5}"
-echo "bench-rss: steady (+${SETTLE:-5} s): VmRSS $(rss $CTRL_PID VmRSS) KiB, peak VmHWM $(rss $CTRL_PID VmHWM) KiB"
+echo "bench-rss: steady (+${SETTLE:-5} s): VmRSS $(proc_status $CTRL_PID VmRSS) KiB, peak VmHWM $(proc_status $CTRL_PID VmHWM) KiB"
 n=$(api GET $G/virtualmachinenetworkconfigs | jq '[.items[].status.networkConfigs[0]? | select(.state == "Allocated") | .allocatedIPAddress] | unique | length')
 echo "bench-rss: $n distinct addresses Allocated"
 [ -n "${SMAPS:-}" ] && awk '/^[0-9a-f]+-/ { name = $6 } /^Rss:/ { r[name] += $2 }

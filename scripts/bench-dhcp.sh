@@ -1,7 +1,7 @@
 #!/bin/bash
-# scripts/bench-dhcp.sh - the agent's DHCP benchmark (SPEC §5), as root on Debian 12 (`make bench-dhcp`):
+# scripts/bench-dhcp.sh - the agent's DHCP benchmark (the bars: docs/benchmarks.md), as root on Debian 12 (`make bench-dhcp`):
 #   0. installs the bench peers (scripts/install-deps --bench) and builds;
-#   1. compare: shared/bench/dhcp/compare.sh, vm-dhcp-agent (local mode, --dynamic) against ISC
+#   1. compare: ../shared/bench/dhcp/compare.sh (docs/architecture.md, "Outside the repository"), vm-dhcp-agent (local mode, --dynamic) against ISC
 #      Kea memfile, perfdhcp relayed traffic, fixed RATE + flood, CMP_REPS interleaved
 #      repetitions -> DORA per server CPU-second, agent/Kea (the bar: >= 6x);
 #   2. ceiling: perfdhcp flooding the do-nothing AF_PACKET reflector (servers/reflector.sh raw),
@@ -11,7 +11,7 @@
 #      ONE interleaved run: for each repetition, for each rate, each server in turn (fresh server
 #      per run). The reflector is the harness's floor: where it drops or falls behind the offered
 #      rate, the figures are perfdhcp's, not the server's (the "-x t limit" line says up to which
-#      rate they are the server's). Prints the table and the checks of issue 22 per rate: agent
+#      rate they are the server's). Prints the table and the latency checks per rate: agent
 #      median within 1.2x of the reflector's, agent p99 <= Kea's (medians over the repetitions);
 #   4. accounting: one agent run with --listen at ACCT_RATE for DUR s, reconciled to the packet:
 #      perfdhcp's sent DISCOVER+REQUEST = received by the agent + the kernel's drops on its packet
@@ -227,7 +227,7 @@ if has latency; then
         else
             [ -n "$first_bad" ] || first_bad=$rate
         fi
-        # issue 22 checks, medians over the repetitions
+        # the latency checks, medians over the repetitions
         a_do=$(med "$LRES" agent lat "$rate" do_med) a_ra=$(med "$LRES" agent lat "$rate" ra_med)
         r_do=$(med "$LRES" reflector lat "$rate" do_med) r_ra=$(med "$LRES" reflector lat "$rate" ra_med)
         a_dp=$(med "$LRES" agent lat "$rate" do_p99) a_rp=$(med "$LRES" agent lat "$rate" ra_p99)
@@ -464,7 +464,7 @@ $LAT_TABLE
 
 $XT_LIMIT.
 
-Checks (issue 22: agent median within 1.2× of the reflector's and p99 at or below Kea's, at
+Checks (the latency bars: agent median within 1.2× of the reflector's and p99 at or below Kea's, at
 every rate, medians over the repetitions):
 
 \`\`\`
@@ -492,7 +492,7 @@ bindings served: ${nb}.
 EOF
     fi
     echo
-    echo '| bar (SPEC §5, issue 22) | result | |'
+    echo '| bar (docs/benchmarks.md, The bars) | result | |'
     echo '|---|---|---|'
     if has compare; then
         echo "| ≥ 6× Kea's DORA per server CPU-second | ratio ${ratio:-NA} | $v_ratio |"

@@ -14,7 +14,7 @@
 #      agent exec -> first ACK of a binding from the snapshot. Bar: < 200 ms. Snapshot size,
 #      VmHWM/VmRSS. Again with the API server refusing connections, with the VM's neighbour
 #      table flushed, and with --leader-elect (ELECT_RUNS, 20).
-#   3. `make bench-snapshot` (tests/bench/bench-snapshot.c, someone else's) when it builds.
+#   3. `make bench-snapshot` (tests/bench/bench-snapshot.c, the snapshot code alone) when it builds.
 # Writes the "Failover and warm start" section of docs/benchmarks.md. Exit 77 without root;
 # 1 when a run failed or a bar was missed (the section is written all the same).
 # Env: BENCH_FAILOVER_KILLS, _TERMS, _NODES, _WARM_RUNS, _ELECT_RUNS, _BINDINGS, _SHORT_ARGS,

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Scale run (SPEC §5: binding 10 000 NICs in one pool against a local API server). As a unit
- * test it binds 300 NICs; `make bench-controller` sets VMDHCP_CONTROLLER_SCALE=10000.
- * N VirtualMachineNetworkConfigs (or, with VMDHCP_CONTROLLER_SCALE_VMS=1, N KubeVirt
- * VirtualMachines: the whole pipeline) exist before the controller starts; the run ends when every
- * one is Allocated in the API and the IPPool status lists N bindings. It asserts the outcome
- * (N distinct addresses, pool status complete) and prints the time taken and the RSS; the
- * time itself is a measurement, not an assertion.
+ * Scale run (the controller bar in docs/benchmarks.md: binding 10 000 NICs in one pool against a
+ * local API server). As a unit test it binds 300 NICs; `make bench-controller` sets
+ * VMDHCP_CONTROLLER_SCALE=10000. N VirtualMachineNetworkConfigs (or, with
+ * VMDHCP_CONTROLLER_SCALE_VMS=1, N KubeVirt VirtualMachines: the whole pipeline) exist before the
+ * controller starts; the run ends when every one is Allocated in the API and the IPPool status
+ * lists N bindings. It asserts the outcome (N distinct addresses, pool status complete) and prints
+ * the time taken and the RSS; the time itself is a measurement, not an assertion.
  */
 #include <errno.h>
 #include <malloc.h>

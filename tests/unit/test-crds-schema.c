@@ -2,8 +2,8 @@
 /*
  * The CRD YAML files in crds/ against the C codec: every schema property is known to the codec and
  * vice versa, with the same type, required-ness, format, pattern, limits, default, enum and
- * immutability; CRD names, scope, subresource and printer columns are as SPEC §1 says; and
- * on sample values the schema (evaluated here, patterns compiled from the YAML text) and the
+ * immutability; CRD names, scope, subresource and printer columns are as the README (The API) says;
+ * and on sample values the schema (evaluated here, patterns compiled from the YAML text) and the
  * codec accept and refuse the same things, except where the schema stores what upstream's
  * stores and the codec alone refuses (CODEC_REFUSES). For the operator: every property has a
  * description (what `kubectl explain` prints), both kinds are in the category vmdhcp, the -o
