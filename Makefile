@@ -106,7 +106,7 @@ $(foreach t,$(patsubst FAKES_%,%,$(filter FAKES_%,$(.VARIABLES))),$(eval \
 
 .SECONDARY:
 
-.PHONY: all programs tests unit netns-test asan test fuzz fuzz-short check-layers check-circles valgrind \
+.PHONY: all programs tests unit netns-test asan test fuzz fuzz-short check-layers check-circles check-sizes valgrind \
 	demo bench-dhcp bench-kube bench-controller bench-e2e lint-charts chart-harvester clean format \
 	format-check help \
 	install-deps
@@ -117,7 +117,7 @@ programs: $(PROGRAMS) $(APISERVER)
 
 help:
 	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
-	@echo "Targets: all test unit asan netns-test fuzz fuzz-short valgrind check-layers check-circles demo"
+	@echo "Targets: all test unit asan netns-test fuzz fuzz-short valgrind check-layers check-circles check-sizes demo"
 	@echo "         bench-dhcp bench-kube bench-ipam bench-controller bench-e2e bench-ippool-load bench-admission"
 	@echo "         bench-cluster"
 	@echo "         lint-charts chart-harvester format clean image image-test install-deps fresh-test"
@@ -297,6 +297,10 @@ check-layers:
 check-circles:
 	@tests/check-circles/test-check-circles.sh
 	@scripts/check-circles.sh
+
+# No product C file over 800 lines, no function over 80 lines without a "Long:" reason above it.
+check-sizes:
+	@scripts/check-sizes.sh
 
 # Everything CI needs: build, unit, sanitizers, layers, short fuzz, netns integration, e2e.
 # `make test` and `make demo` are the README's commands on a fresh machine (`./make` installs

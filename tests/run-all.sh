@@ -22,9 +22,10 @@ $MAKE --no-print-directory unit || status=1
 step "unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     $MAKE --no-print-directory asan || status=1
-step "module layering, no circle of files in agent/ or controller/"
+step "module layering, no circle of files in agent/ or controller/, file and function sizes"
 one_check layers check-layers
 one_check layers check-circles
+one_check layers check-sizes
 step "Helm chart lint"
 one_check charts lint-charts
 # without helm the lint runs its other checks and lists helm lint / helm template as not
