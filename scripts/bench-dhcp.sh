@@ -439,7 +439,7 @@ CMDLINE="REPS=$REPS DUR=$DUR RATE=$RATE LAT_DUR=$LAT_DUR"
 
 Command: \`$CMDLINE make bench-dhcp\` ($(date -u '+%Y-%m-%d %H:%M UTC'),
 $(nproc) CPUs, load before the run: $(cut -d' ' -f1-3 /proc/loadavg)). perfdhcp relays
-60 000 simulated clients to each server in turn (\`shared/bench/dhcp\`: server pinned to one CPU,
+60 000 simulated clients to each server in turn (\`../shared/bench/dhcp\`: server pinned to one CPU,
 perfdhcp to the other; agent in local mode with \`--dynamic --lease-file\`, Kea memfile without
 persistence, the reflector is \`servers/reflector.sh raw\`, a do-nothing AF_PACKET responder).
 EOF
