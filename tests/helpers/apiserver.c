@@ -389,6 +389,24 @@ test_apiserver_fault(struct test_apiserver *a, const char *what)
 	return code >= 200 && code < 300 ? 0 : -EIO;
 }
 
+json_t *
+test_apiserver_json(struct test_apiserver *a, const char *method, const char *path,
+    const char *content_type, json_t *body, long *ret_code)
+{
+	char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
+	char *out = NULL;
+	long c = 0;
+	json_t *j = NULL;
+
+	if (test_apiserver_request(a, method, path, content_type, text, &c, &out) == 0 && out)
+		j = json_loads(out, 0, NULL);
+	free(text);
+	free(out);
+	if (ret_code != NULL)
+		*ret_code = c;
+	return j;
+}
+
 int
 test_apiserver_apply_crds(struct test_apiserver *a, const char *crds_dir)
 {

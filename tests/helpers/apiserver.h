@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
+
 /*
  * Test harness for build/test-apiserver, the in-memory Kubernetes API server used by the
  * tests (see docs/apiserver.md). Linked into every test binary.
@@ -80,6 +82,13 @@ int test_apiserver_fault(struct test_apiserver *a, const char *what);
  */
 int test_apiserver_request(struct test_apiserver *a, const char *method, const char *path,
     const char *content_type, const char *body, long *ret_code, char **ret_body);
+/*
+ * The same with JSON in and out: body (borrowed, may be NULL) sent compact; the answer parsed,
+ * or NULL (no answer, or not JSON). The HTTP status in *ret_code when not NULL (0 on a
+ * transport error).
+ */
+json_t *test_apiserver_json(struct test_apiserver *a, const char *method, const char *path,
+    const char *content_type, json_t *body, long *ret_code);
 
 /*
  * Creates the project's CustomResourceDefinitions (ippools.yaml and

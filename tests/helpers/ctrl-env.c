@@ -58,18 +58,7 @@ json_t *
 test_env_request(struct env *e, const char *method, const char *path, const char *ctype,
     json_t *body, long *code)
 {
-	char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
-	char *out = NULL;
-	long c = 0;
-	json_t *j = NULL;
-
-	if (test_apiserver_request(e->api, method, path, ctype, text, &c, &out) == 0 && out)
-		j = json_loads(out, 0, NULL);
-	free(text);
-	free(out);
-	if (code != NULL)
-		*code = c;
-	return j;
+	return test_apiserver_json(e->api, method, path, ctype, body, code);
 }
 
 struct pred_call {

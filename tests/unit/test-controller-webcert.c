@@ -84,18 +84,7 @@ on_cert(void *userdata, const char *cert, const char *key)
 static json_t *
 api(struct env *e, const char *method, const char *path, json_t *body, long *code)
 {
-	char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
-	char *out = NULL;
-	long c = 0;
-	json_t *j = NULL;
-
-	if (test_apiserver_request(e->api, method, path, NULL, text, &c, &out) == 0 && out)
-		j = json_loads(out, 0, NULL);
-	free(text);
-	free(out);
-	if (code != NULL)
-		*code = c;
-	return j;
+	return test_apiserver_json(e->api, method, path, NULL, body, code);
 }
 
 static json_t *
