@@ -361,8 +361,9 @@ start_server6() {
     wait_for 10 ip6_on "$SRV" br0 "$SERVER_IP6"
 }
 
-# start_kea6: kea-dhcp6 serving the pool of write_pool6 on br0 (pins from KEA6_RESERVATIONS,
-# "MAC IPV6" lines), and radvd when RA6=1. Logs: $TMP/kea.log (debug: every packet),
+# start_kea6: kea-dhcp6 serving the pool of write_pool6 on br0, and radvd when RA6=1. Each
+# address the agent would serve a MAC (a pin, or the controller's allocation) is a Kea host
+# reservation by hardware address: KEA6_RESERVATIONS, "MAC IPV6" lines. Logs: $TMP/kea.log (debug: every packet),
 # $TMP/radvd.log.
 KEA6_RESERVATIONS=
 start_kea6() {

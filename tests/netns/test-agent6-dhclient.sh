@@ -20,7 +20,8 @@ cfg=$TMP/pool.yaml
 write_pool6 "$cfg"
 vmnetcfg6 "$cfg" vm1 52:54:00:d6:00:01 $NET.11 fd66::11
 vmnetcfg6_dynamic "$cfg" vm2 52:54:00:d6:00:02 $NET.12 fd66::100
-KEA6_RESERVATIONS="52:54:00:d6:00:01 fd66::11"
+KEA6_RESERVATIONS="52:54:00:d6:00:01 fd66::11
+52:54:00:d6:00:02 fd66::100"
 start_server6 "$cfg" || { fail "server ready" "did not start"; show_logs; finish; }
 pass "server ($SERVER6) ready"
 
