@@ -292,7 +292,8 @@ SERVER6=${SERVER6:-agent}
 KEA_PID=
 RADVD_PID=
 
-# write_pool6 FILE: write_pool's IPv4 pool with an ipv6Config
+# write_pool6 FILE: write_pool's IPv4 pool with an ipv6Config (and, with ALLOCATED6, the
+# status.ipv6.allocated entries the controller wrote)
 write_pool6() {
     local f=$1 ra=false
     [ "$RA6" = 1 ] && ra=true
@@ -315,6 +316,11 @@ write_pool6() {
       enabled: $ra
       interval: 4
 EOF
+    # the controller's allocations (ALLOCATED6: "ADDRESS=MAC" words) as it records them
+    [ -n "${ALLOCATED6:-}" ] || return 0
+    printf 'status:\n  ipv6:\n    allocated:\n' >>"$f"
+    local a
+    for a in $ALLOCATED6; do printf '      "%s": "%s"\n' "${a%%=*}" "${a#*=}" >>"$f"; done
 }
 
 # vmnetcfg6 FILE VMNAME MAC IPV4 IPV6: a dual-stack static binding (both pinned)
@@ -325,7 +331,8 @@ vmnetcfg6() {
 
 # vmnetcfg6_dynamic FILE VMNAME MAC IPV4 IPV6: a NIC without an IPv6 pin whose IPv6 address
 # the controller allocated from the range: the object as the controller leaves it, the address
-# in status.networkConfigs[].allocatedIPv6Address (spec.ipv6Address unset)
+# in status.networkConfigs[].allocatedIPv6Address (spec.ipv6Address unset); the pool's side
+# of the same allocation is ALLOCATED6="IPV6=MAC" for write_pool6
 vmnetcfg6_dynamic() {
     vmnetcfg "$1" "$2" "$3" "$4"
     cat >>"$1" <<EOF

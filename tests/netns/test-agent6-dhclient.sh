@@ -17,7 +17,7 @@ make_server
 add_vm vm1 52:54:00:d6:00:01
 add_vm vm2 52:54:00:d6:00:02
 cfg=$TMP/pool.yaml
-write_pool6 "$cfg"
+ALLOCATED6="fd66::100=52:54:00:d6:00:02" write_pool6 "$cfg"
 vmnetcfg6 "$cfg" vm1 52:54:00:d6:00:01 $NET.11 fd66::11
 vmnetcfg6_dynamic "$cfg" vm2 52:54:00:d6:00:02 $NET.12 fd66::100
 KEA6_RESERVATIONS="52:54:00:d6:00:01 fd66::11
