@@ -41,11 +41,13 @@ require() {
 
 pass() { echo "PASS $1"; CHECKS_PASS=$((CHECKS_PASS + 1)); }
 fail() { echo "FAIL $1: $2"; CHECKS_FAIL=$((CHECKS_FAIL + 1)); }
+# skip_check NAME REASON: a check that cannot run here, counted as skipped
+skip_check() { echo "SKIP $1: $2"; CHECKS_SKIP=$((${CHECKS_SKIP:-0} + 1)); }
 # check NAME CMD... : PASS when CMD succeeds
 check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n" "$*"; fi; }
 
 finish() {
-    echo "$(basename "$0"): $CHECKS_PASS passed, $CHECKS_FAIL failed, 0 skipped"
+    echo "$(basename "$0"): $CHECKS_PASS passed, $CHECKS_FAIL failed, ${CHECKS_SKIP:-0} skipped"
     [ "$CHECKS_FAIL" -eq 0 ]
     exit $?
 }
