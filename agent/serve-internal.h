@@ -129,6 +129,9 @@ agent_shrink_config(struct agent_config *c)
 	free(c->bindings);
 	c->bindings = NULL;
 	c->n_bindings = 0;
+	free(c->v6.bindings);
+	c->v6.bindings = NULL;
+	c->v6.n_bindings = 0;
 	free(c->names);
 	c->names = NULL;
 	c->names_len = c->names_cap = 0;
