@@ -591,6 +591,10 @@ ippool_spec_clear(struct ippool_spec *s)
 	for (size_t i = 0; i < s->n_ntp; i++)
 		free(s->ntp[i]);
 	free(s->routes);
+	free(s->ipv6.exclude);
+	for (size_t i = 0; i < s->ipv6.n_domain_search; i++)
+		free(s->ipv6.domain_search[i]);
+	free(s->ipv6.domain_search);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -598,6 +602,7 @@ void
 ippool_status_clear(struct ippool_status *st)
 {
 	free(st->allocated);
+	free(st->allocated6);
 	free(st->agent_pod_ref.namespace);
 	free(st->agent_pod_ref.name);
 	free(st->agent_pod_ref.image);
