@@ -80,7 +80,8 @@ test_spec_converted(void)
 	sp.ipv6.n_domain_search = 1;
 	CU_ASSERT_EQUAL_FATAL(agent_config_from_spec(c, &sp, err, sizeof(err)), 0);
 	CU_ASSERT_TRUE(c->v6.enabled);
-	CU_ASSERT_TRUE(ipv6_equal(&c->v6.cidr, &(struct in6_addr){{{0x20, 0x01, 0x0d, 0xb8, 0, 1}}}));
+	CU_ASSERT_TRUE(
+	    ipv6_equal(&c->v6.cidr, &(struct in6_addr){{{0x20, 0x01, 0x0d, 0xb8, 0, 1}}}));
 	CU_ASSERT_EQUAL(c->v6.prefix, 64u);
 	CU_ASSERT_EQUAL(c->v6.n_exclude, 1u);
 	CU_ASSERT_TRUE(ipv6_equal(&c->v6.exclude[0], &exc[0]));
@@ -187,8 +188,8 @@ test_status_bindings(void)
 	al[0] = al6("2001:db8:1::100", IPPOOL_ALLOC_MAC, 1);
 	al[1] = al6("2001:db8:1::101", IPPOOL_ALLOC_EXCLUDED, 0);
 	al[2] = al6("2001:db8:1::102", IPPOOL_ALLOC_MAC, 2);
-	al[3] = al6("2001:db8:1::103", IPPOOL_ALLOC_MAC, 1);  /* MAC 1 again: the lower kept */
-	al[4] = al6("2001:db8:1::104", IPPOOL_ALLOC_MAC, 0);  /* set below: a multicast MAC */
+	al[3] = al6("2001:db8:1::103", IPPOOL_ALLOC_MAC, 1); /* MAC 1 again: the lower kept */
+	al[4] = al6("2001:db8:1::104", IPPOOL_ALLOC_MAC, 0); /* set below: a multicast MAC */
 	al[4].mac[0] = 0x01;
 	CU_ASSERT_EQUAL_FATAL(kpool_from(&kp, &p, al, 5), 0);
 	CU_ASSERT_EQUAL_FATAL(kp.cfg->v6.n_bindings, 2u);
