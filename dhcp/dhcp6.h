@@ -51,7 +51,7 @@ struct dhcp6_options {
 
 /*
  * Server DUID stable for a pool (DUID-UUID, RFC 6355: type 4 and a 16-byte UUID built from a
- * hash of "ns/name", version 5-style bits): every replica and every restart of one pool's
+ * hash of "ns/name", RFC 9562 version 8 bits): every replica and every restart of one pool's
  * agent has the same one, so a client's Server Identifier stays valid across failover.
  * out holds >= 18 bytes; returns the length (18).
  */

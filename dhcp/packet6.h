@@ -79,7 +79,7 @@ size_t packet6_finish_udp(uint8_t *frame, const struct ip6_frame *hdr, size_t pa
  * frame + PACKET6_ICMP_OFFSET: writes the Ethernet and IPv6 headers as above (next header
  * 58, hdr->hop_limit or PACKET6_HOP_LIMIT_ND when 0) and the message's checksum (its bytes
  * 2..3; whatever they held is ignored). Returns PACKET6_ICMP_OFFSET + payload_len, or 0
- * when payload_len exceeds 65535.
+ * when payload_len is below 4 (type, code, checksum) or exceeds 65535.
  */
 size_t packet6_finish_icmp(uint8_t *frame, const struct ip6_frame *hdr, size_t payload_len);
 
