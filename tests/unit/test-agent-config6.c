@@ -5,16 +5,19 @@
  * engine (apply-config.c: options, router advertisements, one resync of the bindings).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/apply-config.h"
 #include "agent/pool-config.h"
 #include "agent/source-kube-internal.h"
+#include "agent/source.h"
 #include "crds/ippool.h"
 #include "dhcp/dhcp6.h"
 #include "lib/ip6.h"
 #include "lib/util.h"
+#include "tests/helpers/agent-config.h"
 #include "tests/runner.h"
 
 static struct in6_addr
@@ -273,12 +276,103 @@ test_apply6(void)
 	dhcp6_server_free(s);
 }
 
+/* ---- local mode: the YAML's ipv6Config and ipv6Address pins ---- */
+
+#define POOL6                                                                                      \
+	"apiVersion: network.harvesterhci.io/v1alpha1\n"                                           \
+	"kind: IPPool\n"                                                                           \
+	"metadata: {name: net1, namespace: default}\n"                                             \
+	"spec:\n"                                                                                  \
+	"  networkName: net1\n"                                                                    \
+	"  ipv4Config:\n"                                                                          \
+	"    serverIP: 10.0.0.2\n"                                                                 \
+	"    cidr: 10.0.0.0/24\n"                                                                  \
+	"    pool: {start: 10.0.0.10, end: 10.0.0.20}\n"
+#define IPV6CONFIG                                                                                 \
+	"  ipv6Config:\n"                                                                          \
+	"    cidr: 2001:db8:1::/64\n"                                                              \
+	"    serverIP: 2001:db8:1::2\n"                                                            \
+	"    pool: {start: '2001:db8:1::100', end: '2001:db8:1::1ff'}\n"                           \
+	"    dns: ['2001:db8:1::53']\n"                                                            \
+	"    routerAdvertisement: {enabled: true}\n"
+
+#define VM6(name, mac, ip4, ip6)                                                                   \
+	"---\n"                                                                                    \
+	"apiVersion: network.harvesterhci.io/v1alpha1\n"                                           \
+	"kind: VirtualMachineNetworkConfig\n"                                                      \
+	"metadata: {name: " name ", namespace: default}\n"                                         \
+	"spec:\n"                                                                                  \
+	"  vmName: " name "\n"                                                                     \
+	"  networkConfigs:\n"                                                                      \
+	"    - networkName: net1\n"                                                                \
+	"      macAddress: \"" mac "\"\n" ip4 ip6
+
+#define IP4(a) "      ipAddress: " a "\n"
+#define IP6(a) "      ipv6Address: '" a "'\n"
+
+static void
+test_local_mode_pins(void)
+{
+	struct agent_config *c =
+	    test_agent_config_ok(POOL6 IPV6CONFIG VM6("vm-a", "52:54:00:00:00:0a", IP4("10.0.0.10"),
+		IP6("2001:db8:1::10")) VM6("vm-b", "52:54:00:00:00:0b", "", IP6("2001:db8:1::11"))
+		    VM6("vm-c", "52:54:00:00:00:0c", IP4("10.0.0.12"), ""));
+	const struct agent_binding6 *b;
+
+	CU_ASSERT_TRUE_FATAL(c->v6.enabled);
+	CU_ASSERT_TRUE(c->v6.ra.enabled);
+	CU_ASSERT_EQUAL(c->v6.ra.interval, 200u);
+	CU_ASSERT_EQUAL(c->n_bindings, 2u); /* vm-b has no IPv4 pin */
+	CU_ASSERT_EQUAL_FATAL(c->v6.n_bindings, 2u);
+	b = &c->v6.bindings[1];
+	CU_ASSERT_EQUAL(b->mac[5], 0x0b);
+	CU_ASSERT_TRUE(ipv6_equal(&b->ip,
+	    &(struct in6_addr){{{0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x11}}}));
+	CU_ASSERT_STRING_EQUAL(agent_config_hostname6(c, b), "vm-b");
+	agent_config_free(c);
+}
+
+/* Parses text expecting failure; err must contain want. */
+static void
+fails6(const char *text, const char *want)
+{
+	struct agent_config *c = NULL;
+	char err[AGENT_ERR_MAX] = "";
+	int r = agent_config_parse("pool.yaml", text, strlen(text), NULL, &c, err, sizeof(err));
+
+	CU_ASSERT_EQUAL(r, -EINVAL);
+	CU_ASSERT_PTR_NULL(c);
+	if (strstr(err, want) == NULL)
+		fprintf(stderr, "want \"%s\"\n got \"%s\"\n", want, err);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, want));
+	agent_config_free(c);
+}
+
+static void
+test_local_mode_errors(void)
+{
+	fails6(POOL6 VM6("vm-a", "52:54:00:00:00:0a", "", IP6("2001:db8:1::10")),
+	    "document 2 (line 11): spec.networkConfigs[0].ipv6Address: 2001:db8:1::10, but the "
+	    "pool has no ipv6Config");
+	fails6(POOL6 IPV6CONFIG VM6("vm-a", "52:54:00:00:00:0a", "", IP6("2001:db8:2::10")),
+	    "spec.networkConfigs[0].ipv6Address: 2001:db8:2::10 is outside the pool's CIDR "
+	    "2001:db8:1::/64");
+	fails6(POOL6 IPV6CONFIG VM6("vm-a", "52:54:00:00:00:0a", "", IP6("2001:db8:1::2")),
+	    "ipv6Address: 2001:db8:1::2 is the pool's serverIP");
+	fails6(POOL6 IPV6CONFIG VM6("vm-a", "52:54:00:00:00:0a", "", IP6("2001:db8:1::10"))
+		   VM6("vm-b", "52:54:00:00:00:0b", "", IP6("2001:db8:1::10")),
+	    "document 3 (line 27): spec.networkConfigs[0].ipv6Address: 2001:db8:1::10 is already "
+	    "bound to another MAC by document 2 (line 17)");
+}
+
 static const struct test_case config6_tests[] = {
     {"spec.ipv6Config converted", test_spec_converted},
     {"bad ipv6Config refused with the field", test_spec_refused},
     {"status.ipv6.allocated becomes bindings", test_status_bindings},
     {"status.ipv6 without ipv6Config not served", test_status_without_config},
     {"IPv6 part applied to the DHCPv6 engine", test_apply6},
+    {"local mode: ipv6Config and ipv6Address pins", test_local_mode_pins},
+    {"local mode: bad ipv6Address named", test_local_mode_errors},
     {NULL, NULL},
 };
 
