@@ -97,8 +97,8 @@ ra_timer_update(struct agent *a)
 		return;
 	}
 	if (a->sock6.ev_ra == NULL && (a->sock6.ev_ra = evtimer_new(a->base, ra_cb, a)) == NULL) {
-		log_error("%s: out of memory: no unsolicited router advertisements",
-		    a->opts.ifname);
+		log_error(
+		    "%s: out of memory: no unsolicited router advertisements", a->opts.ifname);
 		return;
 	}
 	if (!evtimer_pending(a->sock6.ev_ra, NULL)) {
@@ -172,8 +172,8 @@ agent_sockets6_open(struct agent *a)
 	if (cur6(a) == NULL)
 		return;
 	pick_link_local(a, st->hwaddr, &a->sock6.link_local);
-	r = dhcp6_server_open(a->dhcp6, st->ifindex, a->opts.ifname, st->hwaddr,
-	    &a->sock6.link_local);
+	r = dhcp6_server_open(
+	    a->dhcp6, st->ifindex, a->opts.ifname, st->hwaddr, &a->sock6.link_local);
 	if (r < 0) {
 		a->sock6.open_failed = true;
 		log_error("%s: cannot open DHCPv6 sockets: %s%s; IPv4 is served, IPv6 is not",
@@ -184,8 +184,8 @@ agent_sockets6_open(struct agent *a)
 			: "");
 		return;
 	}
-	a->sock6.ev_fd = event_new(
-	    a->base, dhcp6_server_fd(a->dhcp6), EV_READ | EV_PERSIST, dhcp6_readable, a);
+	a->sock6.ev_fd =
+	    event_new(a->base, dhcp6_server_fd(a->dhcp6), EV_READ | EV_PERSIST, dhcp6_readable, a);
 	if (a->sock6.ev_fd == NULL || event_add(a->sock6.ev_fd, NULL) < 0) {
 		agent_sockets6_close(a);
 		a->sock6.open_failed = true;
