@@ -15,6 +15,7 @@
 
 #include "dhcp/dhcp6.h"
 #include "dhcp/proto6.h"
+#include "dhcp/ra.h"
 #include "lib/log.h"
 #include "lib/mactable.h"
 
@@ -177,6 +178,16 @@ struct dhcp6_server {
 int dhcp6_process(struct dhcp6_server *s, const uint8_t *data, size_t len,
     const struct dhcp6_rx_meta *meta, uint64_t now, uint8_t *out, size_t cap,
     struct dhcp6_reply *ret);
+/*
+ * server6.c: one received frame (Ethernet/IPv6, verified by packet6_parse; drops counted):
+ * a DHCPv6 message to dhcp6_process, a Router Solicitation answered with an RA when RA is
+ * enabled. The reply frame is written to out (DHCP6_TX_BUF bytes); returns its length (0:
+ * none) and the reply's DHCPv6 message type in *ret_type (0 for an RA).
+ */
+size_t dhcp6_handle_frame(struct dhcp6_server *s, const uint8_t *frame, size_t len,
+    bool csum_not_ready, uint64_t now, uint8_t *out, int *ret_type);
+/* The RA the server sends (M=1, O=1, the pool's prefix on-link, A=0). */
+void dhcp6_ra_params(const struct dhcp6_server *s, struct ra_params *p);
 /* Counts a drop (debug log, rate-limited). Returns 0. */
 int dhcp6_count_drop(struct dhcp6_server *s, enum dhcp6_drop_reason reason);
 
