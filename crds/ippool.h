@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include <jansson.h>
+#include <netinet/in.h>
 
 #include "crds/conditions.h"
 #include "lib/util.h"
@@ -40,6 +41,49 @@
 /* Marks used in status.ipv4.allocated instead of a MAC. */
 #define IPPOOL_ALLOCATED_EXCLUDED "EXCLUDED"
 #define IPPOOL_ALLOCATED_RESERVED "RESERVED"
+
+/*
+ * spec.ipv6Config (additive; upstream has no IPv6). IPv6 addresses are struct in6_addr
+ * (network byte order); the all-zero address means unset. A spec without ipv6Config has
+ * has_ipv6 false and this struct all zero.
+ */
+#define IPPOOL6_DNS_MAX 3
+#define IPPOOL6_PREFIX_MIN 8
+#define IPPOOL6_PREFIX_MAX 128
+#define IPPOOL6_RA_INTERVAL_DEFAULT 200
+#define IPPOOL6_RA_INTERVAL_MIN 4	    /* RFC 4861 §6.2.1 MinRtrAdvInterval floor (3) + 1 */
+#define IPPOOL6_RA_INTERVAL_MAX 1800	    /* RFC 4861 §6.2.1 MaxRtrAdvInterval ceiling */
+#define IPPOOL6_RA_ROUTER_LIFETIME_MAX 9000 /* RFC 4861 §6.2.1 AdvDefaultLifetime ceiling */
+
+/* spec.ipv6Config.routerAdvertisement, defaults applied. */
+struct ippool_ipv6_ra {
+	bool enabled;		  /* default false */
+	uint32_t interval;	  /* seconds, 4..1800, default 200 */
+	uint32_t router_lifetime; /* seconds, 0..9000, default 0 (not a default router) */
+};
+
+struct ippool_ipv6_config {
+	struct in6_addr cidr_addr; /* as written (host bits may be set) */
+	unsigned prefix;	   /* 8..128 */
+	struct in6_addr server_ip; /* required; inside the CIDR */
+	struct in6_addr start;	   /* pool.start <= pool.end, both inside the CIDR */
+	struct in6_addr end;
+	struct in6_addr *exclude; /* pool.exclude[], n_exclude items, each inside the CIDR */
+	size_t n_exclude;
+	struct in6_addr dns[IPPOOL6_DNS_MAX];
+	size_t n_dns;
+	char **domain_search;
+	size_t n_domain_search;
+	uint32_t preferred_lifetime; /* served (defaults applied) */
+	uint32_t valid_lifetime;
+	long long preferred_raw; /* as written */
+	long long valid_raw;
+	bool preferred_set; /* whether written (encode writes it back only then) */
+	bool valid_set;
+	bool rapid_commit;	  /* default false */
+	struct ippool_ipv6_ra ra; /* defaults applied */
+	bool ra_set; /* routerAdvertisement written (encode writes it back only then) */
+};
 
 struct ippool_route {
 	uint32_t destination; /* network address (host bits must be zero) */
@@ -73,6 +117,8 @@ struct ippool_spec {
 	uint32_t mtu;		  /* 0 = unset, else 68..65535 */
 	struct ippool_route *routes;
 	size_t n_routes;
+	bool has_ipv6; /* spec.ipv6Config present */
+	struct ippool_ipv6_config ipv6;
 };
 
 enum ippool_alloc_kind {
@@ -84,6 +130,13 @@ enum ippool_alloc_kind {
 /* One status.ipv4.allocated entry: 12 bytes, so 65 536 entries take 768 KiB. */
 struct ippool_alloc {
 	uint32_t addr;
+	uint8_t kind;	      /* enum ippool_alloc_kind */
+	uint8_t mac[MAC_LEN]; /* when kind == IPPOOL_ALLOC_MAC */
+};
+
+/* One status.ipv6.allocated entry. */
+struct ippool_alloc6 {
+	struct in6_addr addr;
 	uint8_t kind;	      /* enum ippool_alloc_kind */
 	uint8_t mac[MAC_LEN]; /* when kind == IPPOOL_ALLOC_MAC */
 };
@@ -101,6 +154,11 @@ struct ippool_status {
 	size_t n_allocated;
 	long long used;
 	long long available;
+	bool has_ipv6_status;		  /* status.ipv6 present */
+	struct ippool_alloc6 *allocated6; /* sorted by addr, unique; n_allocated6 items */
+	size_t n_allocated6;
+	long long used6;
+	long long available6; /* saturated at INT64_MAX (a /64 cannot be counted out) */
 	bool has_agent_pod_ref;
 	struct ippool_agent_pod_ref agent_pod_ref;
 	time_t last_update; /* 0 = unset */
@@ -158,6 +216,13 @@ int ippool_status_set_allocated(
 
 /* Binary search in status->allocated; borrowed pointer or NULL. */
 const struct ippool_alloc *ippool_status_find(const struct ippool_status *status, uint32_t addr);
+
+/* As ippool_status_set_allocated, for status->allocated6. */
+int ippool_status_set_allocated6(
+    struct ippool_status *status, const struct ippool_alloc6 *allocs, size_t n);
+/* Binary search in status->allocated6; borrowed pointer or NULL. */
+const struct ippool_alloc6 *ippool_status_find6(
+    const struct ippool_status *status, const struct in6_addr *addr);
 
 /*
  * One IPPool's JSON text (a GET answer, a list item, a watch event's object) into *ret, as

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include <jansson.h>
+#include <netinet/in.h>
 
 #include "crds/conditions.h"
 #include "lib/util.h"
@@ -41,6 +42,7 @@ struct vmnetcfg_nic {
 	char network_name[CRD_NETWORK_NAME_MAX + 1]; /* canonical "namespace/name" */
 	char mac[MAC_STRLEN];			     /* canonical */
 	uint32_t ip_address;			     /* static binding; 0 = none */
+	struct in6_addr ipv6_address; /* ipv6Address: static IPv6 binding; all zero = none */
 };
 
 enum vmnetcfg_state {
@@ -58,6 +60,7 @@ struct vmnetcfg_nic_status {
 	char mac[MAC_STRLEN];
 	uint32_t allocated_ip; /* 0 = none */
 	enum vmnetcfg_state state;
+	struct in6_addr allocated_ipv6; /* allocatedIPv6Address; all zero = none */
 };
 
 struct vmnetcfg_spec {
