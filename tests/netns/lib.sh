@@ -320,9 +320,11 @@ write_pool6() {
 EOF
     # the controller's allocations (ALLOCATED6: "ADDRESS=MAC" words) as it records them
     [ -n "${ALLOCATED6:-}" ] || return 0
+    local a n=0
     printf 'status:\n  ipv6:\n    allocated:\n' >>"$f"
-    local a
-    for a in $ALLOCATED6; do printf '      "%s": "%s"\n' "${a%%=*}" "${a#*=}" >>"$f"; done
+    for a in $ALLOCATED6; do printf '      "%s": "%s"\n' "${a%%=*}" "${a#*=}" >>"$f"; n=$((n + 1)); done
+    # (the range fd66::100-fd66::1ff: 256 addresses, the allocations taken from it)
+    printf '    used: %d\n    available: %d\n' "$n" $((256 - n)) >>"$f"
 }
 
 # vmnetcfg6 FILE VMNAME MAC IPV4 IPV6: a dual-stack static binding (both pinned)
@@ -443,6 +445,16 @@ srv6_count() {
 }
 # srv6_more TYPE N: more than N received
 srv6_more() { [ "$(srv6_count "$1")" -gt "$2" ]; }
+
+# allocated6_served N: the server serves the controller's allocations as well as the pins (N
+# IPv6 bindings in all). Kea: always (each is a reservation). The agent in local mode loads
+# VMNetCfg ipv6Address pins only; it serves the controller's allocations when it loads
+# status.ipv6.allocated too (its log: "loaded pool ... IPv6: ... N static bindings").
+allocated6_served() {
+    [ "$SERVER6" = kea ] && return 0
+    grep 'loaded pool .* IPv6: ' "$TMP/agent.log" | tail -n 1 | grep -q ", $1 static bindings,"
+}
+ALLOCATED6_SKIP="the agent in local mode serves VMNetCfg ipv6Address pins only: the controller's allocations (IPPool status.ipv6.allocated) reach it in Kubernetes mode"
 
 # Facts read back from a VM namespace.
 vm_addrs6() { ip -n "$TAG-$1" -6 -o addr show dev eth0 scope global | awk '{ print $4 }'; }

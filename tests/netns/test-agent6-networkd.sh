@@ -2,7 +2,8 @@
 # tests/netns/test-agent6-networkd.sh - systemd-networkd's DHCPv6 client against vm-dhcp-agent
 # in local mode (SERVER6=kea: against Kea, and radvd for the RAs, the client side alone):
 #   A. RA off, vm2 with `[DHCPv6] WithoutRA=solicit` (IPv6AcceptRA=no): networkd solicits
-#      without any router advertisement and binds the address the controller allocated;
+#      without any router advertisement and binds its pin (the addresses the controller
+#      allocates: the other three clients' tests);
 #   B. the pool's routerAdvertisement.enabled=true, vm1 with IPv6AcceptRA=yes: networkd starts
 #      DHCPv6 because the agent's RA says M=1 (not before: no WithoutRA) and binds its pin;
 #   each: the address on eth0, the DNS server and search domains in networkd's link state file
@@ -34,12 +35,12 @@ add_vm vm1 52:54:00:d6:02:01
 add_vm vm2 52:54:00:d6:02:02
 cfg=$TMP/pool.yaml
 write_cfg() {
-    ALLOCATED6="fd66::100=52:54:00:d6:02:02" write_pool6 "$cfg"
+    write_pool6 "$cfg"
     vmnetcfg6 "$cfg" vm1 52:54:00:d6:02:01 $NET.11 fd66::11
-    vmnetcfg6_dynamic "$cfg" vm2 52:54:00:d6:02:02 $NET.12 fd66::100
+    vmnetcfg6 "$cfg" vm2 52:54:00:d6:02:02 $NET.12 fd66::12
 }
 KEA6_RESERVATIONS="52:54:00:d6:02:01 fd66::11
-52:54:00:d6:02:02 fd66::100"
+52:54:00:d6:02:02 fd66::12"
 
 # run_networkd VM NETWORK-FILE-BODY: networkd for the VM's eth0
 cat >"$TMP/networkd-ns.sh" <<'EOF'
@@ -111,10 +112,10 @@ DUIDType=link-layer
 UseDelegatedPrefix=no
 UseDNS=yes
 UseDomains=yes"
-check_bound "networkd WithoutRA=solicit (vm2)" vm2 fd66::100
+check_bound "networkd WithoutRA=solicit (vm2)" vm2 fd66::12
 check "networkd WithoutRA=solicit (vm2): started by solicit, not by an RA" \
     logged vm2 'DHCPv6 client: (State changed: stopped -> solicitation|Started in managed mode)|Acquiring DHCPv6 lease'
-check_renew "networkd WithoutRA=solicit (vm2)" vm2 fd66::100
+check_renew "networkd WithoutRA=solicit (vm2)" vm2 fd66::12
 
 # B. the server restarted with router advertisements on; vm1 starts DHCPv6 on the RA's M=1
 if [ "$SERVER6" = kea ]; then stop_pid "$KEA_PID"; else stop_pid "$AGENT_PID"; AGENT_PID=; fi
@@ -137,6 +138,10 @@ DUIDType=link-layer
 UseDelegatedPrefix=no
 UseDNS=yes
 UseDomains=yes"
+if [ "$SERVER6" = agent ]; then
+    ras() { [ "$(metric vmdhcp_agent_dhcp6_router_advertisements_sent_total)" -gt 0 ]; }
+    check "agent: router advertisements sent (its counter)" wait_for 30 ras
+fi
 check "networkd RA (vm1): router advertisement received" wait_for 30 logged vm1 'NDISC: Received Router Advertisement|NDisc: .*Router Advertisement'
 check "networkd RA (vm1): DHCPv6 started by the RA's managed flag" \
     wait_for 30 logged vm1 'Acquiring DHCPv6 lease on NDisc request|DHCPv6 client: Started in managed mode'

@@ -2,7 +2,8 @@
 # tests/netns/test-agent6-udhcpc6.sh - busybox udhcpc6 (built from Debian's busybox source by
 # scripts/build-udhcpc6.sh: Debian's binaries have no udhcpc6) against vm-dhcp-agent's DHCPv6
 # in local mode (SERVER6=kea: against Kea, the client side alone):
-#   - vm1 (IPv6 pinned) and vm2 (the address the controller allocated) bind; the test's udhcpc6
+#   - vm1 (IPv6 pinned) and vm2 (the address the controller allocated; skipped, and said so,
+#     while the agent's local mode does not load it) bind; the test's udhcpc6
 #     script puts the address on eth0 and writes the DNS server and search list it exported
 #     into the namespace's resolv.conf;
 #   - SIGUSR1 renews, answered: the script runs "renew" with the same address (busybox 1.35's
@@ -51,7 +52,9 @@ exit 0
 EOF
 chmod +x "$TMP/udhcpc6.script"
 
-for vm in vm1 vm2; do
+VMS="vm1 vm2"
+allocated6_served 2 || { VMS=vm1; skip_check "udhcpc6 vm2: allocated fd66::100" "$ALLOCATED6_SKIP"; }
+for vm in $VMS; do
     wait_ll "$TAG-$vm" eth0
     ip netns exec "$TAG-$vm" env EVENTS="$TMP/$vm.events" "$UDHCPC6" -f -i eth0 -s "$TMP/udhcpc6.script" \
         -O dns -O search -t 10 -T 2 -v >>"$TMP/udhcpc6-$vm.log" 2>&1 &
@@ -63,15 +66,17 @@ done
 event() { grep -Eq -- "$2" "$TMP/$1.events" 2>/dev/null; }
 FULL11=fd66:0000:0000:0000:0000:0000:0000:0011 FULL100=fd66:0000:0000:0000:0000:0000:0000:0100
 check "udhcpc6 vm1: bound to the pinned fd66::11" wait_for 30 event vm1 "^bound ipv6=$FULL11 "
-check "udhcpc6 vm2: bound to the allocated fd66::100" wait_for 30 event vm2 "^bound ipv6=$FULL100 "
 check "udhcpc6 vm1: fd66::11 on eth0" wait_for 5 has_addr6 vm1 fd66::11
-check "udhcpc6 vm2: fd66::100 on eth0" wait_for 5 has_addr6 vm2 fd66::100
 check "udhcpc6 vm1: exported dns=fd66::53" event vm1 "^bound .* dns=fd66:0000:0000:0000:0000:0000:0000:0053 "
 check "udhcpc6 vm1: exported search=vm.test svc.vm.test" event vm1 '^bound .* search=vm\.test svc\.vm\.test$'
 # (resolv.conf accepts the uncompressed form)
 check "udhcpc6 vm1: resolv.conf nameserver fd66::53" resolv_has vm1 "^nameserver fd66:0000:0000:0000:0000:0000:0000:0053\$"
 check "udhcpc6 vm1: resolv.conf search vm.test svc.vm.test" resolv_has vm1 '^search vm\.test svc\.vm\.test$'
-check "udhcpc6 vm2: resolv.conf nameserver fd66::53" resolv_has vm2 "^nameserver fd66:0000:0000:0000:0000:0000:0000:0053\$"
+if [ "$VMS" != vm1 ]; then
+    check "udhcpc6 vm2: bound to the allocated fd66::100" wait_for 30 event vm2 "^bound ipv6=$FULL100 "
+    check "udhcpc6 vm2: fd66::100 on eth0" wait_for 5 has_addr6 vm2 fd66::100
+    check "udhcpc6 vm2: resolv.conf nameserver fd66::53" resolv_has vm2 "^nameserver fd66:0000:0000:0000:0000:0000:0000:0053\$"
+fi
 
 # 2. SIGUSR1: renew (a REQUEST, see above), answered with the same address
 requests=$(srv6_count request)
