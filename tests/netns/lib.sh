@@ -436,7 +436,7 @@ srv6_count() {
     local t=$1 K
     if [ "$SERVER6" = kea ]; then
         K=$(echo "$t" | tr a-z- A-Z_)
-        grep -c "DHCP6_PACKET_RECEIVED.*: $K (type" "$TMP/kea.log" 2>/dev/null
+        cat "$TMP/kea.log" 2>/dev/null | grep -c "DHCP6_PACKET_RECEIVED.*: $K (type"
         return 0
     fi
     ip netns exec "$SRV" curl -sf "http://127.0.0.1:$HTTP_PORT/metrics" |
