@@ -31,21 +31,30 @@ request dhcp6.name-servers, dhcp6.domain-search;
 timeout 30;
 EOF
 
-run_dhclient6() { # VM [ARGS]: dhclient -6 in its mount namespace; -d (foreground) runs in the background
-    local vm=$1; shift
-    ip netns exec "$TAG-$vm" unshare -m sh -c '
+# dhclient6 VM fg|bg [ARGS]: dhclient -6 in its mount namespace; bg: in the background, its
+# PID recorded (ip netns exec, unshare and sh each exec the next, so $! is dhclient's own PID:
+# stopping it stops dhclient, not a shell above it)
+dhclient6() {
+    local vm=$1 mode=$2 cmd
+    shift 2
+    cmd=(ip netns exec "$TAG-$vm" unshare -m sh -c '
         mount -t tmpfs tmpfs /etc/dhcp/dhclient-exit-hooks.d &&
         mount -t tmpfs tmpfs /etc/dhcp/dhclient-enter-hooks.d || exit 1
         d=$1 vm=$2; shift 2
         exec dhclient -6 -v -cf "$d/dhclient6.conf" -lf "$d/$vm.leases" -pf "$d/$vm.pid" "$@" eth0' \
-        sh "$TMP" "$vm" "$@" >>"$TMP/dhclient-$vm.log" 2>&1
+        sh "$TMP" "$vm" "$@")
+    if [ "$mode" = fg ]; then
+        "${cmd[@]}" >>"$TMP/dhclient-$vm.log" 2>&1
+        return
+    fi
+    "${cmd[@]}" >>"$TMP/dhclient-$vm.log" 2>&1 &
+    PIDS+=($!)
 }
 VMS="vm1 vm2"
 allocated6_served 2 || { VMS=vm1; skip_check "dhclient vm2: allocated fd66::100" "$ALLOCATED6_SKIP"; }
 for vm in $VMS; do
     wait_ll "$TAG-$vm" eth0
-    run_dhclient6 $vm -d &
-    PIDS+=($!)
+    dhclient6 $vm bg -d
 done
 
 # 1. bound: the pinned address, the controller's address, DNS and search list
@@ -73,7 +82,7 @@ check "dhclient vm1: still fd66::11 after the renewal" has_addr6 vm1 fd66::11
 
 # 3. release: dhclient -6 -r (the running client is told by its pid file, then sends RELEASE)
 releases=$(srv6_count release)
-run_dhclient6 vm1 -r
+dhclient6 vm1 fg -r
 check "server: RELEASE counted" wait_for 10 srv6_more release "$releases"
 check "dhclient vm1: fd66::11 removed after the release" wait_for 10 bash -c "! ip -n $TAG-vm1 -6 addr show dev eth0 | grep -q 'fd66::11/'"
 
