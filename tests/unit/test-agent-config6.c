@@ -110,6 +110,12 @@ test_spec_converted(void)
 	CU_ASSERT_EQUAL(d->v6.opts.duid_len, c->v6.opts.duid_len);
 	CU_ASSERT_EQUAL(memcmp(d->v6.opts.duid, c->v6.opts.duid, c->v6.opts.duid_len), 0);
 
+	/* another pool, another DUID */
+	snprintf(d->pool_name, sizeof(d->pool_name), "net2");
+	CU_ASSERT_EQUAL_FATAL(agent_config_from_spec(d, &sp, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(d->v6.opts.duid_len, c->v6.opts.duid_len);
+	CU_ASSERT_NOT_EQUAL(memcmp(d->v6.opts.duid, c->v6.opts.duid, c->v6.opts.duid_len), 0);
+
 	/* an IPv4 MTU below IPv6's minimum is not advertised */
 	sp.mtu = 1000;
 	sp.ipv6.ra.interval = 0;
@@ -248,6 +254,7 @@ test_apply6(void)
 	uint8_t m1[6] = {0x52, 0x54, 0, 0, 0, 1}, m2[6] = {0x52, 0x54, 0, 0, 0, 2};
 	struct ippool p;
 	struct kpool kp;
+	int r;
 
 	al[0] = al6("2001:db8:1::100", IPPOOL_ALLOC_MAC, 1);
 	al[1] = al6("2001:db8:1::101", IPPOOL_ALLOC_MAC, 2);
@@ -259,11 +266,14 @@ test_apply6(void)
 	CU_ASSERT_TRUE(ipv6_equal(&got, &al[1].addr));
 	agent_config_free(kp.cfg);
 
-	/* the next version swaps the addresses: one resync, nothing refused, nothing removed */
+	/* the next version swaps the addresses: each held by the other MAC until the resync
+	 * ends, then set again (counted as removed and re-added, as the IPv4 apply does) */
 	al[0].mac[5] = 2;
 	al[1].mac[5] = 1;
 	CU_ASSERT_EQUAL_FATAL(kpool_from(&kp, &p, al, 2), 0);
-	CU_ASSERT_EQUAL(agent_apply_config6(s, kp.cfg, err, sizeof(err)), 0);
+	r = agent_apply_config6(s, kp.cfg, err, sizeof(err));
+	CU_ASSERT_EQUAL(r, 2);
+	CU_ASSERT_EQUAL(dhcp6_server_n_bindings(s), 2u);
 	CU_ASSERT_EQUAL(dhcp6_server_get_binding(s, m1, &got), 0);
 	CU_ASSERT_TRUE(ipv6_equal(&got, &al[1].addr));
 
