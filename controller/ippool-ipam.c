@@ -192,6 +192,12 @@ ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt)
 	rt->range_hash = range_hash(&pool->spec);
 	rt->kick = true;
 	gather_clear(&g);
+	/* the IPv6 half from its own sources (ippool-ipam6.c) */
+	if ((r = ctrl_pool_build6(c, it, rt)) < 0) {
+		rt->np = netpool_free(rt->np);
+		rt->build_error = r;
+		return r;
+	}
 	log_info("ippool %s: IPAM built for %s: %zu bindings, %d conflicts", rt->key, rt->network,
 	    netpool_size(np), n);
 	return 0;
@@ -307,6 +313,9 @@ cache_facts(const struct pool_rt *rt, struct ippool_facts *f, char *msg, size_t 
 		f->cache_reason = "RangeChangeRefused";
 		snprintf(msg, len, "range change refused: %s", strerror(-rt->range_error));
 		f->cache_message = msg;
+	} else if (ctrl_pool_range6_facts(rt, msg, len)) {
+		f->cache_reason = "RangeChangeRefused";
+		f->cache_message = msg;
 	} else if (rt->n_conflicts > 0) {
 		f->cache_reason = "Conflicts";
 		snprintf(msg, len, "%zu conflicts: %s", rt->n_conflicts, rt->conflicts);
@@ -351,6 +360,8 @@ ctrl_pool_ensure_ipam(struct ctrl *c, const char *key, const struct pool_item *i
 	} else if (rt->range_hash != range_hash(spec)) {
 		apply_range(c, key, it, rt);
 	}
+	if (rt->np != NULL)
+		ctrl_pool_ensure_ipam6(c, key, it, rt);
 	if (!cache_facts(rt, f, msg, len))
 		return;
 	if (rt->kick) {
