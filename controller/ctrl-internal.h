@@ -300,6 +300,17 @@ ctrl_str_eq(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
+/* Whether cfg's spec asks for the NIC of a status entry (same network and MAC). */
+static inline bool
+ctrl_cfg_asks(const struct vmnetcfg *cfg, const struct vmnetcfg_nic_status *n)
+{
+	for (size_t i = 0; i < cfg->spec.n_nics; i++)
+		if (strcmp(cfg->spec.nics[i].network_name, n->network_name) == 0 &&
+		    strcmp(cfg->spec.nics[i].mac, n->mac) == 0)
+			return true;
+	return false;
+}
+
 /* --- the write lifecycle (writes.c) ------------------------------------------------- */
 
 /* Tiny object {metadata{name,namespace,uid}} for Events (new reference). */

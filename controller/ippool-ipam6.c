@@ -16,6 +16,7 @@
 
 struct gather6 {
 	const char *network;
+	bool removed; /* this pass: the NICs no longer in their spec (else those in it) */
 	const struct ippool_status *pool_status; /* NULL: ignored (did not decode) */
 	struct netpool6_source *src;
 	char **owners;
@@ -68,6 +69,8 @@ gather_cfg(void *userdata, const char *key, const void *item)
 			continue;
 		/* a Pending NIC's address counts only as the pool status shows it: held while
 		 * it waits for its other address or a static one, only remembered after a pause */
+		if (ctrl_cfg_asks(it->cfg, n) == g->removed)
+			continue;
 		if (n->state == VMNETCFG_STATE_PENDING &&
 		    (g->pool_status == NULL ||
 			(a = ippool_status_find6(g->pool_status, &n->allocated_ipv6)) == NULL ||
@@ -96,7 +99,8 @@ report(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt, const str
 	json_t *ref = n > 0 ? ctrl_event_ref(it->meta.ns, it->meta.name, it->meta.uid) : NULL;
 
 	for (int i = 0; i < n; i++) {
-		const struct netpool6_source *a = &g->src[conf[i].first], *b = &g->src[conf[i].second];
+		const struct netpool6_source *a = &g->src[conf[i].first],
+					     *b = &g->src[conf[i].second];
 		char ip[IPV6_STRLEN], mac_a[MAC_STRLEN], mac_b[MAC_STRLEN], line[240];
 		size_t len = strlen(rt->conflicts);
 
@@ -134,14 +138,21 @@ ctrl_pool_build6(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt)
 	if (netpool_v6(rt->np) == NULL)
 		return 0;
 	/* VMNetCfg statuses first (the commit point), then the IPPool's derived view */
+	/* the NICs their specs still ask for first, then those removed whose release was not
+	 * committed yet: a removed NIC never keeps an address from one still asked for */
 	kube_store_by_index(
 	    kube_informer_store(c->inf_cfg), "network", rt->network, gather_cfg, &g);
+	g.removed = true;
+	if (g.error == 0)
+		kube_store_by_index(
+		    kube_informer_store(c->inf_cfg), "network", rt->network, gather_cfg, &g);
 	for (size_t i = 0; g.error == 0 && g.pool_status != NULL && i < pool->status.n_allocated6;
 	     i++)
 		if (pool->status.allocated6[i].kind == IPPOOL_ALLOC_MAC)
 			g.error = push(&g, &pool->status.allocated6[i].addr,
 			    pool->status.allocated6[i].mac, NULL);
-	if ((r = g.error) < 0 || (r = n = netpool6_rebuild(netpool_v6(rt->np), g.src, g.n, &conf)) < 0) {
+	if ((r = g.error) < 0 ||
+	    (r = n = netpool6_rebuild(netpool_v6(rt->np), g.src, g.n, &conf)) < 0) {
 		(void)netpool_reset_ipv6(rt->np, &pool->spec); /* empty, never half built */
 		gather_clear(&g);
 		return r;
@@ -191,7 +202,8 @@ apply_range6(struct ctrl *c, const char *key, const struct pool_item *it, struct
 }
 
 void
-ctrl_pool_ensure_ipam6(struct ctrl *c, const char *key, const struct pool_item *it, struct pool_rt *rt)
+ctrl_pool_ensure_ipam6(
+    struct ctrl *c, const char *key, const struct pool_item *it, struct pool_rt *rt)
 {
 	const struct ippool_spec *spec = &it->pool->spec;
 	bool had = netpool_v6(rt->np) != NULL;
@@ -210,7 +222,7 @@ ctrl_pool_ensure_ipam6(struct ctrl *c, const char *key, const struct pool_item *
 			log_info("ippool %s: ipv6Config %s", key,
 			    !spec->has_ipv6 ? "removed: IPv6 bindings released"
 			    : had	    ? "network changed: IPv6 IPAM rebuilt"
-				    : "added");
+					    : "added");
 		ctrl_enqueue_cfgs_of_network(c, rt->network, false);
 	} else if (spec->has_ipv6 && rt->range6_hash != netpool6_range_hash(&spec->ipv6)) {
 		apply_range6(c, key, it, rt);
@@ -226,11 +238,13 @@ ctrl_pool_range6_facts(const struct pool_rt *rt, char *msg, size_t len)
 		return false;
 	if (rt->range6_error == -EBUSY) {
 		ipv6_format(&rt->range6_conflict, ip);
-		snprintf(msg, len, "ipv6Config range change refused: bound address %s would be "
-				   "stranded",
+		snprintf(msg, len,
+		    "ipv6Config range change refused: bound address %s would be "
+		    "stranded",
 		    ip);
 	} else {
-		snprintf(msg, len, "ipv6Config range change refused: %s", strerror(-rt->range6_error));
+		snprintf(
+		    msg, len, "ipv6Config range change refused: %s", strerror(-rt->range6_error));
 	}
 	return true;
 }
