@@ -51,8 +51,8 @@ netpool6_entry_bytes_max(void)
 static int
 alloc6_cmp(const void *a, const void *b)
 {
-	return ipv6_cmp(&((const struct ippool_alloc6 *)a)->addr,
-	    &((const struct ippool_alloc6 *)b)->addr);
+	return ipv6_cmp(
+	    &((const struct ippool_alloc6 *)a)->addr, &((const struct ippool_alloc6 *)b)->addr);
 }
 
 static bool
@@ -86,7 +86,7 @@ marks_recount(struct netpool6 *p)
 	if (m == NULL)
 		return -ENOMEM;
 	for (size_t i = 0; i < cap; i++) {
-		const struct in6_addr *a = i < p->n_exclude	 ? &p->exclude[i]
+		const struct in6_addr *a = i < p->n_exclude    ? &p->exclude[i]
 					   : i == p->n_exclude ? &p->server_ip
 							       : &p->network;
 		int st = netpool6_state(p, a);
@@ -138,8 +138,8 @@ copy_config(struct netpool6 *p, const struct ippool_ipv6_config *cfg)
 static int
 ipam_make(const struct netpool6 *p, struct ipam_pool6 **ret)
 {
-	return ipam_pool6_new(&p->network, p->prefix, &p->start, &p->end, &p->server_ip,
-	    p->exclude, p->n_exclude, ret);
+	return ipam_pool6_new(&p->network, p->prefix, &p->start, &p->end, &p->server_ip, p->exclude,
+	    p->n_exclude, ret);
 }
 
 int
@@ -170,7 +170,8 @@ entries_clear(struct netpool6 *p)
 {
 	struct netpool6_entry *e;
 
-	HMAP_FOR_EACH_SAFE (e, by_mac, &p->by_mac) {
+	HMAP_FOR_EACH_SAFE(e, by_mac, &p->by_mac)
+	{
 		hmap_remove(&p->by_mac, &e->by_mac);
 		hmap_remove(&p->by_addr, &e->by_addr);
 		free(e->owner);
@@ -233,9 +234,9 @@ netpool6_by_mac(const struct netpool6 *p, const uint8_t mac[MAC_LEN])
 {
 	struct netpool6_entry *e;
 
-	HMAP_FOR_EACH_WITH_HASH (e, by_mac, mac_hash(mac), &p->by_mac)
-		if (memcmp(e->mac, mac, MAC_LEN) == 0)
-			return e;
+	HMAP_FOR_EACH_WITH_HASH(e, by_mac, mac_hash(mac), &p->by_mac)
+	if (memcmp(e->mac, mac, MAC_LEN) == 0)
+		return e;
 	return NULL;
 }
 
@@ -244,15 +245,15 @@ netpool6_by_addr(const struct netpool6 *p, const struct in6_addr *a)
 {
 	struct netpool6_entry *e;
 
-	HMAP_FOR_EACH_WITH_HASH (e, by_addr, ipv6_hash(a), &p->by_addr)
-		if (ipv6_equal(&e->addr, a))
-			return e;
+	HMAP_FOR_EACH_WITH_HASH(e, by_addr, ipv6_hash(a), &p->by_addr)
+	if (ipv6_equal(&e->addr, a))
+		return e;
 	return NULL;
 }
 
 static int
-entry_add(struct netpool6 *p, const uint8_t mac[MAC_LEN], const struct in6_addr *a,
-    const char *owner)
+entry_add(
+    struct netpool6 *p, const uint8_t mac[MAC_LEN], const struct in6_addr *a, const char *owner)
 {
 	struct netpool6_entry *e = calloc(1, sizeof(*e));
 
@@ -335,7 +336,7 @@ rebuild_one(struct netpool6 *p, struct rebuild *rb, size_t i)
 
 	if (st < 0 || st == IPAM_EXCLUDED || st == IPAM_RESERVED)
 		return add_conflict(&rb->out, &rb->n_out,
-		    st < 0		    ? IPAM_CONFLICT_OUTSIDE
+		    st < 0		  ? IPAM_CONFLICT_OUTSIDE
 		    : st == IPAM_EXCLUDED ? IPAM_CONFLICT_EXCLUDED
 					  : IPAM_CONFLICT_RESERVED,
 		    &s->addr, i, i);
@@ -484,18 +485,20 @@ netpool6_excluded_bytes(const struct netpool6 *p)
 }
 
 size_t
-netpool6_evict_unrecorded(struct netpool6 *p, const struct ippool_status *recorded,
-    size_t over, void (*evicted)(void *userdata, const char *owner), void *userdata)
+netpool6_evict_unrecorded(struct netpool6 *p, const struct ippool_status *recorded, size_t over,
+    void (*evicted)(void *userdata, const char *owner), void *userdata)
 {
 	struct netpool6_entry *e;
 	size_t freed = 0, n = 0;
 
-	HMAP_FOR_EACH_SAFE (e, by_mac, &p->by_mac) {
+	HMAP_FOR_EACH_SAFE(e, by_mac, &p->by_mac)
+	{
 		const struct ippool_alloc6 *a = ippool_status_find6(recorded, &e->addr);
 
 		if (freed >= over)
 			break;
-		if (a != NULL && a->kind == IPPOOL_ALLOC_MAC && memcmp(a->mac, e->mac, MAC_LEN) == 0)
+		if (a != NULL && a->kind == IPPOOL_ALLOC_MAC &&
+		    memcmp(a->mac, e->mac, MAC_LEN) == 0)
 			continue;
 		if (evicted != NULL)
 			evicted(userdata, e->owner);
@@ -517,7 +520,8 @@ netpool6_render(const struct netpool6 *p, bool omit_excluded, struct ippool_stat
 
 	if (a == NULL)
 		return -ENOMEM;
-	HMAP_FOR_EACH (e, by_mac, &p->by_mac) {
+	HMAP_FOR_EACH(e, by_mac, &p->by_mac)
+	{
 		a[n].addr = e->addr;
 		a[n].kind = IPPOOL_ALLOC_MAC;
 		memcpy(a[n].mac, e->mac, MAC_LEN);

@@ -28,12 +28,11 @@
  *   the other (listed Pending with it). An ipv6Address on a pool without ipv6Config →
  *   Pending (StaticIPUnavailable).
  * NICs of the previous status that are no longer in the spec (removed, or moved to another
- * network) release their addresses (both families); when their pool is not ready they stay listed as Stale
- * until it is.
- * Paused (spec.paused, as upstream's pkg/controller/vmnetcfg/controller.go): every binding of
- * the VMNetCfg is released (the IPPool status drops its MACs, so the agent stops answering
- * them); the status lists the spec's NICs, each Pending with the address its previous status
- * had for it (remembered, not held: another NIC may take it meanwhile); Disabled True,
+ * network) release their addresses (both families); when their pool is not ready they stay listed
+ * as Stale until it is. Paused (spec.paused, as upstream's pkg/controller/vmnetcfg/controller.go):
+ * every binding of the VMNetCfg is released (the IPPool status drops its MACs, so the agent stops
+ * answering them); the status lists the spec's NICs, each Pending with the address its previous
+ * status had for it (remembered, not held: another NIC may take it meanwhile); Disabled True,
  * Allocated and InSynced False, all three with reason Paused. Resuming binds each NIC as
  * above, so to its remembered address when still free.
  * Conditions: Allocated (every NIC has an address), Disabled (paused), InSynced (the status

@@ -53,7 +53,7 @@ static_unavailable(const struct netpool6 *v6, const struct in6_addr *a, struct n
 		return wait6(o, VMNETCFG_REASON_STATIC_CONFLICT, true,
 		    "static IPv6 %s is in use (contested binding)", ip);
 	return wait6(o, VMNETCFG_REASON_STATIC_UNAVAILABLE, false, "static IPv6 %s is %s", ip,
-	    st == IPAM_EXCLUDED   ? "excluded"
+	    st == IPAM_EXCLUDED	  ? "excluded"
 	    : st == IPAM_RESERVED ? "reserved"
 				  : "outside the ipv6Config pool range");
 }

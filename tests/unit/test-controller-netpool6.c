@@ -16,8 +16,7 @@
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
 
 static struct in6_addr
-A6(const char *s)
-{
+A6(const char *s) {
 	struct in6_addr a;
 
 	if (ipv6_parse(s, &a) < 0) {
@@ -109,8 +108,8 @@ test_bind_rules(void)
 	CU_ASSERT_TRUE(eq6(&a, "2001:db8::11"));
 	CU_ASSERT_EQUAL(netpool6_bind(p, MAC_D, NULL, "ns/d", SIZE_MAX, &a), 0);
 	CU_ASSERT_TRUE(eq6(&a, "2001:db8::14"));
-	CU_ASSERT_EQUAL(netpool6_bind(p, (uint8_t[]){2, 0, 0, 0, 0, 0xe}, NULL, "ns/e", SIZE_MAX, &a),
-	    -ENOSPC);
+	CU_ASSERT_EQUAL(
+	    netpool6_bind(p, (uint8_t[]){2, 0, 0, 0, 0, 0xe}, NULL, "ns/e", SIZE_MAX, &a), -ENOSPC);
 	CU_ASSERT_EQUAL(netpool6_used(p), 4);
 	CU_ASSERT_EQUAL(netpool6_available(p), 0);
 	/* release: only by its owner */
