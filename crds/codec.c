@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "crds/crds-internal.h"
+#include "lib/ip6.h"
 #include "lib/rfc3339.h"
 #include "lib/util.h"
 
@@ -151,6 +152,7 @@ validate_string(const json_t *v, const char *path, const struct crd_field *f, st
 	size_t len = json_string_length(v);
 	char q[80];
 	uint32_t a;
+	struct in6_addr a6;
 	int64_t usec;
 	int m;
 
@@ -159,6 +161,8 @@ validate_string(const json_t *v, const char *path, const struct crd_field *f, st
 		return crd_error_set(err, path, "contains a NUL character");
 	if (f->format && strcmp(f->format, "ipv4") == 0 && ipv4_parse(s, &a) < 0)
 		return crd_error_set(err, path, "%s is not an IPv4 address", q);
+	if (f->format && strcmp(f->format, "ipv6") == 0 && ipv6_parse(s, &a6) < 0)
+		return crd_error_set(err, path, "%s is not an IPv6 address", q);
 	if (f->format && strcmp(f->format, "date-time") == 0 && rfc3339_parse(s, &usec) < 0)
 		return crd_error_set(err, path, "%s is not an RFC 3339 date-time", q);
 	if (f->max_length && (long long)len > f->max_length)
@@ -284,6 +288,8 @@ item_size(const struct crd_field *f)
 		return sizeof(char *);
 	case CRD_S_IPV4:
 		return sizeof(uint32_t);
+	case CRD_S_IPV6:
+		return sizeof(struct in6_addr);
 	default:
 		return f->size; /* CRD_S_STRUCT */
 	}
@@ -369,6 +375,14 @@ decode_value(
 	case CRD_S_CIDR:
 		if (ipv4_cidr_parse(s, p, at(base, f->aux)) < 0)
 			return crd_error_set(err, path, "\"%.40s\" is not an IPv4 CIDR", s);
+		return 0;
+	case CRD_S_IPV6:
+		if (ipv6_parse(s, p) < 0)
+			return crd_error_set(err, path, "\"%.50s\" is not an IPv6 address", s);
+		return 0;
+	case CRD_S_CIDR6:
+		if (ipv6_cidr_parse(s, p, at(base, f->aux)) < 0)
+			return crd_error_set(err, path, "\"%.50s\" is not an IPv6 CIDR", s);
 		return 0;
 	case CRD_S_BOOL:
 		*(bool *)p = json_is_true(v);
@@ -468,6 +482,8 @@ is_set(const struct crd_field *f, const void *base)
 	case CRD_S_IPV4:
 	case CRD_S_U32:
 		return *(const uint32_t *)p != 0;
+	case CRD_S_IPV6:
+		return !ipv6_is_zero(p);
 	case CRD_S_BOOL:
 		return *(const bool *)p;
 	case CRD_S_LL:
@@ -489,7 +505,7 @@ static json_t *
 encode_value(const struct crd_field *f, const void *base)
 {
 	const void *p = at(base, f->offset);
-	char buf[32], ip[IPV4_STRLEN];
+	char buf[IPV6_STRLEN + 4], ip[IPV6_STRLEN];
 	const char *s;
 	json_t *a;
 	size_t n;
@@ -510,6 +526,13 @@ encode_value(const struct crd_field *f, const void *base)
 		return json_string(ip);
 	case CRD_S_CIDR:
 		ipv4_format(*(const uint32_t *)p, ip);
+		snprintf(buf, sizeof(buf), "%s/%u", ip, *(const unsigned *)at(base, f->aux));
+		return json_string(buf);
+	case CRD_S_IPV6:
+		ipv6_format(p, ip);
+		return json_string(ip);
+	case CRD_S_CIDR6:
+		ipv6_format(p, ip);
 		snprintf(buf, sizeof(buf), "%s/%u", ip, *(const unsigned *)at(base, f->aux));
 		return json_string(buf);
 	case CRD_S_BOOL:
@@ -622,6 +645,11 @@ equal_value(const struct crd_field *f, const void *a, const void *b)
 	case CRD_S_CIDR:
 		return *(const uint32_t *)x == *(const uint32_t *)y &&
 		       *(const unsigned *)at(a, f->aux) == *(const unsigned *)at(b, f->aux);
+	case CRD_S_CIDR6:
+		return ipv6_equal(x, y) &&
+		       *(const unsigned *)at(a, f->aux) == *(const unsigned *)at(b, f->aux);
+	case CRD_S_IPV6:
+		return ipv6_equal(x, y);
 	case CRD_S_IPV4:
 	case CRD_S_U32:
 		return *(const uint32_t *)x == *(const uint32_t *)y;

@@ -58,6 +58,8 @@ enum crd_store {
 	CRD_S_MAC,	/* char[MAC_STRLEN], canonical (lower case, colons), "" = unset */
 	CRD_S_IPV4,	/* uint32_t, host order, 0 = unset */
 	CRD_S_CIDR,	/* uint32_t address, and the unsigned prefix at .aux */
+	CRD_S_IPV6,	/* struct in6_addr, all zero = unset; written in RFC 5952 form */
+	CRD_S_CIDR6,	/* struct in6_addr address, and the unsigned prefix at .aux */
 	CRD_S_BOOL,	/* bool, false = unset */
 	CRD_S_U32,	/* uint32_t integer, 0 = unset */
 	CRD_S_LL,	/* long long, 0 = unset */
@@ -74,7 +76,7 @@ struct crd_field {
 	bool required;
 	bool immutable;			/* schema: x-kubernetes-validations rule self == oldSelf */
 	bool strict;			/* objects: unknown properties are an error */
-	const char *format;		/* strings: "ipv4", "date-time" or NULL */
+	const char *format;		/* strings: "ipv4", "ipv6", "date-time" or NULL */
 	const char *pattern;		/* strings: CRD_PATTERN_* or NULL */
 	const char *const *enum_values; /* strings: NULL-terminated allowed values, or NULL */
 	long long max_length;		/* strings: 0 = none */
@@ -151,6 +153,15 @@ void crd_path_index(char *out, size_t size, const char *path, size_t i);
 
 /* strdup that maps NULL to NULL; returns -ENOMEM through *r when it fails. */
 char *crd_strdup(const char *s, int *r);
+
+/* IPPool's IPv6 half (crds/ippool-v6.c): the properties of spec.ipv6Config (ctx: struct
+ * ippool_ipv6_config) and of status.ipv6 (ctx: struct ippool_status), the cross-field checks
+ * and defaults of ipv6Config (nothing when the spec has none). */
+extern const struct crd_field ippool_ipv6_config_children[];
+extern const struct crd_field ippool_ipv6_status_children[];
+struct ippool_spec;
+int ippool_spec_check6(const struct ippool_spec *s, struct crd_error *err);
+void ippool_spec_defaults6(struct ippool_spec *s);
 
 /* One status.ipv4.allocated value (a MAC, EXCLUDED or RESERVED) into a->kind and a->mac:
  * 0, or -EINVAL. Shared by ippool.c's decoder and ippool-text.c's map parser. */

@@ -214,6 +214,14 @@ static const struct crd_field spec_children[] = {
 	.strict = true,
 	.children = ipv4_config_children,
 	.store = CRD_S_STRUCT},
+    /* Additive (upstream has no IPv6): crds/ippool-v6.c. */
+    {.key = "ipv6Config",
+	.type = CRD_OBJECT,
+	.strict = true,
+	.children = ippool_ipv6_config_children,
+	.store = CRD_S_STRUCT,
+	SPEC(ipv6),
+	.present = CRD_PRESENT(struct ippool_spec, has_ipv6)},
     {.key = NULL},
 };
 
@@ -370,6 +378,11 @@ static const struct crd_field status_children[] = {
 	.children = ipv4_status_children,
 	.store = CRD_S_STRUCT,
 	.present = CRD_PRESENT(struct ippool_status, has_ipv4)},
+    {.key = "ipv6",
+	.type = CRD_OBJECT,
+	.children = ippool_ipv6_status_children,
+	.store = CRD_S_STRUCT,
+	.present = CRD_PRESENT(struct ippool_status, has_ipv6_status)},
     {.key = "agentPodRef",
 	.type = CRD_OBJECT,
 	.children = pod_ref_children,
@@ -477,7 +490,7 @@ spec_check(const json_t *v, const struct ippool_spec *s, struct crd_error *err)
 			return crd_error_set(err, path, "%s is outside %s", a, cidr);
 		}
 #undef OUTSIDE
-	return 0;
+	return ippool_spec_check6(s, err);
 }
 
 /*
@@ -496,6 +509,7 @@ static void
 spec_defaults(struct ippool_spec *s)
 {
 	s->lease_time = ippool_lease_time(s->lease_time_set, s->lease_time_raw);
+	ippool_spec_defaults6(s);
 }
 
 /* --- public decode -------------------------------------------------------------------- */

@@ -82,6 +82,7 @@ struct ippool_ipv6_config {
 	bool valid_set;
 	bool rapid_commit;	  /* default false */
 	struct ippool_ipv6_ra ra; /* defaults applied */
+	bool ra_set; /* routerAdvertisement written (encode writes it back only then) */
 };
 
 struct ippool_route {

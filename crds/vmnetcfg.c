@@ -64,6 +64,12 @@ static const struct crd_field nic_children[] = {
 	.format = "ipv4",
 	.store = CRD_S_IPV4,
 	NIC(ip_address)},
+    /* Additive (upstream has no IPv6): a static IPv6 address in the pool's ipv6Config. */
+    {.key = "ipv6Address",
+	.type = CRD_STRING,
+	.format = "ipv6",
+	.store = CRD_S_IPV6,
+	NIC(ipv6_address)},
     {.key = NULL},
 };
 static const struct crd_field nic_item = {
@@ -203,6 +209,11 @@ static const struct crd_field nic_status_children[] = {
 	.type = CRD_STRING,
 	.store = CRD_S_IPV4,
 	NIC_STATUS(allocated_ip)},
+    /* Additive, as spec's ipv6Address; any textual form read, RFC 5952 written. */
+    {.key = "allocatedIPv6Address",
+	.type = CRD_STRING,
+	.store = CRD_S_IPV6,
+	NIC_STATUS(allocated_ipv6)},
     {.key = "macAddress", .type = CRD_STRING, .store = CRD_S_MAC, NIC_STATUS(mac)},
     {.key = "networkName",
 	.type = CRD_STRING,

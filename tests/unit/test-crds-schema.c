@@ -25,6 +25,7 @@
 #include "crds/ippool.h"
 #include "crds/vmnetcfg.h"
 #include "kube/yaml.h"
+#include "lib/ip6.h"
 #include "lib/util.h"
 #include "tests/runner.h"
 
@@ -387,6 +388,9 @@ static const struct column ippl_cols[] = {
     {"SERVERIP", "string", ".spec.ipv4Config.serverIP", 1},
     {"START", "string", ".spec.ipv4Config.pool.start", 1},
     {"END", "string", ".spec.ipv4Config.pool.end", 1},
+    {"CIDR6", "string", ".spec.ipv6Config.cidr", 1},
+    {"AVAILABLE6", "integer", ".status.ipv6.available", 1},
+    {"USED6", "integer", ".status.ipv6.used", 1},
     {NULL, NULL, NULL, 0},
 };
 
@@ -398,6 +402,7 @@ static const struct column vm_cols[] = {
     {"AGE", "date", ".metadata.creationTimestamp", 0},
     {"MAC", "string", ".status.networkConfigs[0].macAddress", 1},
     {"IP", "string", ".status.networkConfigs[0].allocatedIPAddress", 1},
+    {"IP6", "string", ".status.networkConfigs[0].allocatedIPv6Address", 1},
     {NULL, NULL, NULL, 0},
 };
 
@@ -595,6 +600,7 @@ schema_accepts(const json_t *schema, const json_t *v)
 		const char *s = json_string_value(v), *fmt, *pat;
 		json_t *en = json_object_get(schema, "enum");
 		uint32_t a;
+		struct in6_addr a6;
 
 		if (!json_is_string(v))
 			return false;
@@ -603,6 +609,8 @@ schema_accepts(const json_t *schema, const json_t *v)
 			return false;
 		fmt = json_string_value(json_object_get(schema, "format"));
 		if (fmt && strcmp(fmt, "ipv4") == 0 && ipv4_parse(s, &a) < 0)
+			return false;
+		if (fmt && strcmp(fmt, "ipv6") == 0 && ipv6_parse(s, &a6) < 0)
 			return false;
 		pat = json_string_value(json_object_get(schema, "pattern"));
 		if (pat) {
@@ -730,8 +738,12 @@ struct sample {
 
 static const char ippool_base[] =
     "{\"spec\": {\"networkName\": \"net\", \"ipv4Config\": {\"serverIP\": \"10.0.0.2\","
-    " \"cidr\": \"10.0.0.0/24\", \"pool\": {\"start\": \"10.0.0.10\", \"end\": \"10.0.0.20\"}}},"
-    " \"status\": {\"conditions\": [{\"type\": \"A\", \"status\": \"True\"}]}}";
+    " \"cidr\": \"10.0.0.0/24\", \"pool\": {\"start\": \"10.0.0.10\", \"end\": \"10.0.0.20\"}},"
+    " \"ipv6Config\": {\"cidr\": \"2001:db8::/64\", \"serverIP\": \"2001:db8::2\","
+    "  \"pool\": {\"start\": \"2001:db8::10\", \"end\": \"2001:db8::ffff\"},"
+    "  \"routerAdvertisement\": {}}},"
+    " \"status\": {\"conditions\": [{\"type\": \"A\", \"status\": \"True\"}],"
+    "  \"ipv6\": {\"used\": 0, \"available\": 9223372036854775807}}}";
 
 static const struct sample ippool_samples[] = {
     {"spec.ipv4Config.cidr", "\"10.0.0.0/24\"", true},
@@ -795,6 +807,61 @@ static const struct sample ippool_samples[] = {
 	false},
     {"spec.ipv4Config.routes", "[{\"destination\": \"10.8.0.0/16\"}]", false},
     {"spec.ipv4Config.routes", "[{\"destination\": \"10.8.0.0/16\", \"gateway\": \"x\"}]", false},
+    /* spec.ipv6Config: our own schema, which refuses what it can express */
+    {"spec.ipv6Config.cidr", "\"2001:db8::/64\"", true},
+    {"spec.ipv6Config.cidr", "\"2001:DB8:0:0::1/64\"", true},
+    {"spec.ipv6Config.cidr", "\"2001:db8::/8\"", true},
+    {"spec.ipv6Config.cidr", "\"2001:db8::/7\"", CODEC_REFUSES},
+    {"spec.ipv6Config.cidr", "\"2001:db8::/129\"", CODEC_REFUSES},
+    {"spec.ipv6Config.cidr", "\"2001:db8::/064\"", CODEC_REFUSES},
+    {"spec.ipv6Config.cidr", "\"2001:db8::\"", CODEC_REFUSES},
+    {"spec.ipv6Config.cidr", "\"10.0.0.0/24\"", CODEC_REFUSES},
+    {"spec.ipv6Config.cidr", "\"fe80::1%eth0/64\"", CODEC_REFUSES},
+    {"spec.ipv6Config.cidr", "\"2001:0db8:0000:0000:0000:0000:0000:0001/64/64/64/64\"", false},
+    {"spec.ipv6Config.serverIP", "\"2001:db8::3\"", true},
+    {"spec.ipv6Config.serverIP", "\"2001:DB8:0::3\"", true},
+    {"spec.ipv6Config.serverIP", "\"2001:db8::\"", CODEC_REFUSES},  /* subnet-router anycast */
+    {"spec.ipv6Config.serverIP", "\"2001:db9::3\"", CODEC_REFUSES}, /* outside */
+    {"spec.ipv6Config.serverIP", "\"2001:db8::g\"", false},
+    {"spec.ipv6Config.serverIP", "\"10.0.0.2\"", false},
+    {"spec.ipv6Config.serverIP", "\"2001:db8::3/64\"", false},
+    {"spec.ipv6Config.pool.start", "\"2001:db8::ffff\"", true},
+    {"spec.ipv6Config.pool.start", "\"2001:db8::1:0\"", CODEC_REFUSES}, /* after end */
+    {"spec.ipv6Config.pool.end", "\"2001:db8:1::\"", CODEC_REFUSES},
+    {"spec.ipv6Config.pool.exclude", "[\"2001:db8::11\", \"2001:db8::12\"]", true},
+    {"spec.ipv6Config.pool.exclude", "[\"2001:db8::x\"]", false},
+    {"spec.ipv6Config.pool.exclude", "[\"2001:db9::11\"]", CODEC_REFUSES},
+    {"spec.ipv6Config.dns", "[\"2001:4860:4860::8888\", \"2606:4700:4700::1111\", \"::1\"]", true},
+    {"spec.ipv6Config.dns", "[\"::1\", \"::2\", \"::3\", \"::4\"]", false},
+    {"spec.ipv6Config.dns", "[\"1.1.1.1\"]", false},
+    {"spec.ipv6Config.domainSearch", "[\"a.example\", \"b.example.\"]", true},
+    {"spec.ipv6Config.domainSearch", "[\"a..example\"]", false},
+    {"spec.ipv6Config.preferredLifetime", "3600", true},
+    {"spec.ipv6Config.preferredLifetime", "-1", true},
+    {"spec.ipv6Config.preferredLifetime", "31536001", CODEC_REFUSES}, /* above valid */
+    {"spec.ipv6Config.validLifetime", "7200", true},
+    {"spec.ipv6Config.validLifetime", "0", true},
+    {"spec.ipv6Config.validLifetime", "4294967296", true},
+    {"spec.ipv6Config.rapidCommit", "true", true},
+    {"spec.ipv6Config.rapidCommit", "1", false},
+    {"spec.ipv6Config.routerAdvertisement.enabled", "true", true},
+    {"spec.ipv6Config.routerAdvertisement.interval", "4", true},
+    {"spec.ipv6Config.routerAdvertisement.interval", "3", false},
+    {"spec.ipv6Config.routerAdvertisement.interval", "1800", true},
+    {"spec.ipv6Config.routerAdvertisement.interval", "1801", false},
+    {"spec.ipv6Config.routerAdvertisement.routerLifetime", "0", true},
+    {"spec.ipv6Config.routerAdvertisement.routerLifetime", "9000", true},
+    {"spec.ipv6Config.routerAdvertisement.routerLifetime", "9001", false},
+    {"spec.ipv6Config.routerAdvertisement.routerLifetime", "-1", false},
+    {"spec.ipv6Config.routerAdvertisement.routerLifetime", "30", CODEC_REFUSES}, /* < 200 */
+    {"status.ipv6.allocated", "{\"2001:db8::10\": \"52:54:00:00:00:01\"}", true},
+    {"status.ipv6.allocated", "{\"2001:DB8:0::10\": \"EXCLUDED\"}", true},
+    {"status.ipv6.allocated", "{\"2001:db8::10\": \"x\"}", CODEC_REFUSES},
+    {"status.ipv6.allocated", "{\"10.0.0.1\": \"RESERVED\"}", CODEC_REFUSES},
+    {"status.ipv6.allocated", "{\"2001:db8::10\": \"RESERVED\", \"2001:db8:0::10\": \"RESERVED\"}",
+	CODEC_REFUSES},
+    {"status.ipv6.used", "\"1\"", false},
+    {"status.ipv6.available", "9223372036854775807", true},
     {"status.conditions[0].status", "\"Unknown\"", true},
     {"status.conditions[0].status", "\"true\"", CODEC_REFUSES},
     {"status.conditions[0].observedGeneration", "7", true},
@@ -820,6 +887,11 @@ static const struct sample vmnetcfg_samples[] = {
     {"spec.networkConfigs[0].networkName", "\"Lab/Net\"", true},
     {"spec.networkConfigs[0].ipAddress", "\"10.0.0.5\"", true},
     {"spec.networkConfigs[0].ipAddress", "\"10.0.0.5/32\"", false},
+    {"spec.networkConfigs[0].ipv6Address", "\"2001:db8::5\"", true},
+    {"spec.networkConfigs[0].ipv6Address", "\"2001:DB8::0:5\"", true},
+    {"spec.networkConfigs[0].ipv6Address", "\"10.0.0.5\"", false},
+    {"spec.networkConfigs[0].ipv6Address", "\"2001:db8::5/128\"", false},
+    {"spec.networkConfig[0].ipv6Address", "\"2001:db8::5\"", true},
     {"spec.vmName", "\"vm-1\"", true},
     {"spec.vmName", "7", false},
     {"status.networkConfigs[0].state", "\"Stale\"", true},
@@ -829,6 +901,8 @@ static const struct sample vmnetcfg_samples[] = {
     {"spec.networkConfig[0].macAddress", "\"52:54:00:AA:BB:CC\"", true},
     {"status.networkConfigs[0].allocatedIPAddress", "\"10.0.0.5\"", true},
     {"status.networkConfigs[0].allocatedIPAddress", "\"10.0.0.500\"", CODEC_REFUSES},
+    {"status.networkConfigs[0].allocatedIPv6Address", "\"2001:db8::5\"", true},
+    {"status.networkConfigs[0].allocatedIPv6Address", "\"2001:db8::5::\"", CODEC_REFUSES},
     {"status.conditions[0].status", "\"False\"", true},
     {"status.conditions[0].status", "\"false\"", CODEC_REFUSES},
     {"status.conditions[0].observedGeneration", "7", true},
@@ -953,6 +1027,8 @@ check_storage(const struct crd_field *f, const char *path)
 	    [CRD_S_MAC] = CRD_STRING,
 	    [CRD_S_IPV4] = CRD_STRING,
 	    [CRD_S_CIDR] = CRD_STRING,
+	    [CRD_S_IPV6] = CRD_STRING,
+	    [CRD_S_CIDR6] = CRD_STRING,
 	    [CRD_S_BOOL] = CRD_BOOLEAN,
 	    [CRD_S_U32] = CRD_INTEGER,
 	    [CRD_S_LL] = CRD_INTEGER,
