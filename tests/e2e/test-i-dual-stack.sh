@@ -4,7 +4,8 @@
 # each (the lowest free, a static ipv6Address); a second pin on a held IPv6 address stays
 # Pending with a Warning Event; the IPPool's status.ipv6 {allocated, used, available} counts
 # them; the controller killed with SIGKILL and restarted hands out no held IPv6 address again;
-# a deleted VMNetCfg's IPv6 address is released.
+# a deleted VMNetCfg's IPv6 address is released; an ipv6Config added to an IPv4 pool later gives
+# its NICs IPv6 addresses, and removed releases them; the per-pool IPv6 metrics.
 . "$(dirname "$0")/lib.sh"
 e2e_require
 P6=2001:db8:66
@@ -86,5 +87,38 @@ check "vm2 deleted ($code)" test "$code" = 200
 check "$P6::1f0 handed to vm3 once vm2 released it" \
     wait_for 20 nic_is vm3 Allocated 10.66.0.102 $P6::1f0
 check "IPPool status.ipv6.allocated[$P6::1f0] = $MAC3" wait_for 10 pool6_is ".allocated[\"$P6::1f0\"]" $MAC3
+
+# metrics: the IPv6 gauges of the pool (leader: --no-leader-election)
+cmetric() {
+    ip netns exec "$SRV" curl -sf "http://127.0.0.1:$CTRL_PORT/metrics" |
+        awk -v k="$1" '$1 == k { v = $2 } END { print (v == "" ? "none" : v) }'
+}
+L='{namespace="default",pool="testnet",network="default/testnet"}'
+check "vmdhcp_ippool_ipv6_used_addresses = 3" wait_for 10 eval '[ "$(cmetric "vmdhcp_ippool_ipv6_used_addresses$L")" = 3 ]'
+check "vmdhcp_ippool_ipv6_available_addresses = 252" \
+    test "$(cmetric "vmdhcp_ippool_ipv6_available_addresses$L")" = 252
+
+# an ipv6Config added to an IPv4 pool with a bound NIC, then removed
+create_nad v4net
+code=$(api POST "$POOLS" '{"apiVersion":"network.harvesterhci.io/v1alpha1","kind":"IPPool",
+  "metadata":{"name":"v4net","namespace":"default"},"spec":{"networkName":"default/v4net",
+  "ipv4Config":{"serverIP":"10.67.0.1","cidr":"10.67.0.0/24","pool":{"start":"10.67.0.100","end":"10.67.0.250"}}}}' \
+    application/json)
+check "IPv4-only IPPool v4net created ($code)" test "$code" = 201
+create_cfg vm5 52:54:00:e2:06:05 v4net
+check "vm5 Allocated 10.67.0.100, no IPv6 address" wait_for 20 nic_is vm5 Allocated 10.67.0.100 ""
+check "v4net has no IPv6 series" test "$(cmetric 'vmdhcp_ippool_ipv6_used_addresses{namespace="default",pool="v4net",network="default/v4net"}')" = none
+code=$(api PATCH "$POOLS/v4net" '{"spec":{"ipv6Config":{"serverIP":"2001:db8:67::1","cidr":"2001:db8:67::/64",
+  "pool":{"start":"2001:db8:67::100","end":"2001:db8:67::1ff"}}}}')
+check "ipv6Config added to v4net ($code)" test "$code" = 200
+check "vm5 gets 2001:db8:67::100, its IPv4 address kept" \
+    wait_for 20 nic_is vm5 Allocated 10.67.0.100 2001:db8:67::100
+v4pool6() { [ "$(api_get "$POOLS/v4net" | jq -r ".status.ipv6$1 // empty")" = "$2" ]; }
+check "v4net status.ipv6.allocated lists it" wait_for 10 v4pool6 '.allocated["2001:db8:67::100"]' 52:54:00:e2:06:05
+code=$(api PATCH "$POOLS/v4net" '{"spec":{"ipv6Config":null}}')
+check "ipv6Config removed from v4net ($code)" test "$code" = 200
+check "vm5's IPv6 address released, still Allocated with 10.67.0.100" \
+    wait_for 20 nic_is vm5 Allocated 10.67.0.100 ""
+check "v4net status.ipv6 gone" wait_for 10 v4pool6 "" ""
 check "controller still running" kill -0 "$CTRL_PID"
 e2e_finish

@@ -19,8 +19,7 @@
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
 
 static struct in6_addr
-A6(const char *s)
-{
+A6(const char *s) {
 	struct in6_addr a;
 
 	if (ipv6_parse(s, &a) < 0)
@@ -587,7 +586,8 @@ restart(struct api *api)
 	}
 	for (size_t i = 0; i < api->pool.n_allocated; i++)
 		if (api->pool.allocated[i].kind == IPPOOL_ALLOC_MAC) {
-			src.s4[src.n4] = (struct netpool_source){.addr = api->pool.allocated[i].addr};
+			src.s4[src.n4] =
+			    (struct netpool_source){.addr = api->pool.allocated[i].addr};
 			memcpy(src.s4[src.n4++].mac, api->pool.allocated[i].mac, MAC_LEN);
 		}
 	for (size_t i = 0; i < api->pool.n_allocated6; i++)
@@ -638,7 +638,8 @@ committed_ok(const struct api *api, bool print)
 					const struct vmnetcfg_nic_status *b =
 					    &api->cfg[j].cfg.status.nics[l];
 
-					if ((i == j && k == l) || b->state != VMNETCFG_STATE_ALLOCATED ||
+					if ((i == j && k == l) ||
+					    b->state != VMNETCFG_STATE_ALLOCATED ||
 					    !in_spec(&api->cfg[j].cfg, b->mac) || api->toggled[j] ||
 					    strcmp(a->mac, b->mac) == 0)
 						continue;
@@ -650,8 +651,9 @@ committed_ok(const struct api *api, bool print)
 							ipv6_format(&a->allocated_ipv6, x);
 							printf("\n  %s (%s) and %s (%s) share an "
 							       "address: %08x %08x %s",
-							    a->mac, api->keys[i], b->mac, api->keys[j],
-							    a->allocated_ip, b->allocated_ip, x);
+							    a->mac, api->keys[i], b->mac,
+							    api->keys[j], a->allocated_ip,
+							    b->allocated_ip, x);
 						}
 						return false;
 					}
@@ -705,8 +707,9 @@ crash_run(uint64_t seed, unsigned steps)
 		switch (rnd(8)) {
 		case 0: /* a NIC replaced (a new MAC) or added, or removed */
 			if (b->cfg.spec.n_nics == 0 || rnd(2) == 0) {
-				snprintf(api->macs[i], sizeof(api->macs[i]), "02:00:00:00:%02x:%02x",
-				    (api->next_mac / 256) & 0xff, api->next_mac % 256);
+				snprintf(api->macs[i], sizeof(api->macs[i]),
+				    "02:00:00:00:%02x:%02x", (api->next_mac / 256) & 0xff,
+				    api->next_mac % 256);
 				api->next_mac++;
 				b->cfg.spec.n_nics = 0;
 				cfg_nic(b, NETS[0], api->macs[i], 0,
