@@ -538,9 +538,8 @@ rechunk(const struct ipam_pool6 *p, ip6_u128 start, struct chunktab6 *ret)
 }
 
 int
-ipam_pool6_set_range(struct ipam_pool6 *p, const struct in6_addr *start,
-    const struct in6_addr *end, const struct in6_addr *excludes, size_t n_excludes,
-    struct in6_addr *ret_conflict)
+ipam_pool6_set_range(struct ipam_pool6 *p, const struct in6_addr *start, const struct in6_addr *end,
+    const struct in6_addr *excludes, size_t n_excludes, struct in6_addr *ret_conflict)
 {
 	struct ipam_pool6 np = *p;
 	struct chunktab6 tab = {0};

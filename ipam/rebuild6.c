@@ -57,8 +57,8 @@ struct conflicts {
 };
 
 static int
-push(struct conflicts *c, enum ipam_conflict_kind kind, const struct in6_addr *addr,
-    size_t first, size_t second)
+push(struct conflicts *c, enum ipam_conflict_kind kind, const struct in6_addr *addr, size_t first,
+    size_t second)
 {
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 8;
@@ -277,8 +277,8 @@ ipam_pool6_foreach(
 			return -ENOMEM;
 		for (size_t i = 0; i < p->tab.n_slots; i++)
 			if (p->tab.slots[i].used != 0)
-				u[nu++] = (struct used6){chunk6_number(&p->tab.slots[i]),
-				    p->tab.slots[i].used};
+				u[nu++] = (struct used6){
+				    chunk6_number(&p->tab.slots[i]), p->tab.slots[i].used};
 		qsort(u, nu, sizeof(*u), cmp_used);
 	}
 	if (!want_excl)

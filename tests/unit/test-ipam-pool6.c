@@ -17,8 +17,7 @@
 #include "tests/runner.h"
 
 static struct in6_addr
-A(const char *s)
-{
+A(const char *s) {
 	struct in6_addr a;
 
 	if (ipv6_parse(s, &a) < 0)
@@ -28,8 +27,7 @@ A(const char *s)
 
 /* net + off */
 static struct in6_addr
-AO(const char *net, ip6_u128 off)
-{
+AO(const char *net, ip6_u128 off) {
 	struct in6_addr a = A(net);
 
 	ipv6_from_u128(ipv6_to_u128(&a) + off, &a);
@@ -53,8 +51,8 @@ static struct ipam_pool6 *
 pool_small(void)
 {
 	/* 2001:db8::/64, range ::1-::20, server ::1, excludes ::5 ::6 ::6 and one outside */
-	struct in6_addr ex[] = {A("2001:db8::5"), A("2001:db8::6"), A("2001:db8::6"),
-	    A("2001:db8::100")};
+	struct in6_addr ex[] = {
+	    A("2001:db8::5"), A("2001:db8::6"), A("2001:db8::6"), A("2001:db8::100")};
 	struct in6_addr net = A("2001:db8::"), s = A("2001:db8::1"), e = A("2001:db8::20");
 	struct in6_addr srv = A("2001:db8::1");
 	struct ipam_pool6 *p = NULL;
@@ -213,8 +211,8 @@ test_alloc_lowest(void)
 {
 	struct ipam_pool6 *p = pool_small(), *q = pool_small();
 	struct in6_addr a, b;
-	static const char *const want[] = {"2001:db8::2", "2001:db8::3", "2001:db8::4",
-	    "2001:db8::7", "2001:db8::8"};
+	static const char *const want[] = {
+	    "2001:db8::2", "2001:db8::3", "2001:db8::4", "2001:db8::7", "2001:db8::8"};
 
 	for (size_t i = 0; i < ELEMENTSOF(want); i++) {
 		CU_ASSERT_EQUAL_FATAL(ipam_pool6_alloc(p, &a), 0);
@@ -649,10 +647,10 @@ model_step(struct ipam_pool6 *p, struct model *m, const char *net)
 		m->state[want] = IPAM_USED;
 		m->used++;
 	} else if (op < 60) {
-		int want = m->state[i] < 0		   ? -ERANGE
-			   : m->state[i] == IPAM_USED	   ? -EEXIST
-			   : m->state[i] != IPAM_FREE	   ? -EPERM
-							   : 0;
+		int want = m->state[i] < 0	      ? -ERANGE
+			   : m->state[i] == IPAM_USED ? -EEXIST
+			   : m->state[i] != IPAM_FREE ? -EPERM
+						      : 0;
 
 		CU_ASSERT_EQUAL_FATAL(ipam_pool6_take(p, &a), want);
 		if (want == 0) {
@@ -693,7 +691,8 @@ test_model(void)
 		rng_state = seed;
 		for (size_t k = 0; k < ELEMENTSOF(ex); k++)
 			xa[k] = AO(net, ex[k]);
-		CU_ASSERT_EQUAL_FATAL(ipam_pool6_new(&n, 118, &s, &e, &srv, xa, ELEMENTSOF(ex), &p), 0);
+		CU_ASSERT_EQUAL_FATAL(
+		    ipam_pool6_new(&n, 118, &s, &e, &srv, xa, ELEMENTSOF(ex), &p), 0);
 		model_range(&m, 0, 1000, ex, ELEMENTSOF(ex));
 		model_check(p, &m, net);
 		for (int step = 0; step < 20000; step++) {
