@@ -68,8 +68,8 @@ mac_slot(const struct ipam_leases6 *t, const uint8_t mac[MAC_LEN], uint64_t h)
 	for (;;) {
 		uint32_t e = t->by_mac[i];
 
-		if (e == EMPTY ||
-		    ((e & ~REC_MASK) == tag && memcmp(rec_at(t, e & REC_MASK)->mac, mac, MAC_LEN) == 0))
+		if (e == EMPTY || ((e & ~REC_MASK) == tag &&
+				      memcmp(rec_at(t, e & REC_MASK)->mac, mac, MAC_LEN) == 0))
 			return i;
 		i = next_slot(t, i);
 	}
@@ -313,8 +313,8 @@ ipam_leases6_shrink(struct ipam_leases6 *t)
 }
 
 int
-ipam_leases6_add(struct ipam_leases6 *t, const uint8_t mac[MAC_LEN],
-    const struct in6_addr *addr, struct ipam_lease6 **ret)
+ipam_leases6_add(struct ipam_leases6 *t, const uint8_t mac[MAC_LEN], const struct in6_addr *addr,
+    struct ipam_lease6 **ret)
 {
 	struct ipam_lease6 *l;
 	uint32_t r = (uint32_t)t->n;
@@ -357,8 +357,8 @@ ipam_leases6_rebind(struct ipam_leases6 *t, struct ipam_lease6 *l, const struct 
 }
 
 int
-ipam_leases6_set(struct ipam_leases6 *t, const uint8_t mac[MAC_LEN],
-    const struct in6_addr *addr, struct ipam_lease6 **ret)
+ipam_leases6_set(struct ipam_leases6 *t, const uint8_t mac[MAC_LEN], const struct in6_addr *addr,
+    struct ipam_lease6 **ret)
 {
 	struct ipam_lease6 *l = ipam_leases6_by_mac(t, mac);
 	int r;
@@ -407,8 +407,8 @@ ipam_leases6_remove_mac(struct ipam_leases6 *t, const uint8_t mac[MAC_LEN])
 }
 
 int
-ipam_leases6_foreach(const struct ipam_leases6 *t,
-    int (*fn)(struct ipam_lease6 *l, void *userdata), void *userdata)
+ipam_leases6_foreach(
+    const struct ipam_leases6 *t, int (*fn)(struct ipam_lease6 *l, void *userdata), void *userdata)
 {
 	int r;
 

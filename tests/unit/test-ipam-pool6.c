@@ -17,7 +17,8 @@
 #include "tests/runner.h"
 
 static struct in6_addr
-A(const char *s) {
+a6(const char *s)
+{
 	struct in6_addr a;
 
 	if (ipv6_parse(s, &a) < 0)
@@ -27,17 +28,18 @@ A(const char *s) {
 
 /* net + off */
 static struct in6_addr
-AO(const char *net, ip6_u128 off) {
-	struct in6_addr a = A(net);
+a6_off(const char *net, ip6_u128 off)
+{
+	struct in6_addr a = a6(net);
 
 	ipv6_from_u128(ipv6_to_u128(&a) + off, &a);
 	return a;
 }
 
 static bool
-EQ(const struct in6_addr *a, const char *s)
+eq6(const struct in6_addr *a, const char *s)
 {
-	struct in6_addr b = A(s);
+	struct in6_addr b = a6(s);
 	char buf[IPV6_STRLEN];
 
 	if (ipv6_equal(a, &b))
@@ -52,9 +54,9 @@ pool_small(void)
 {
 	/* 2001:db8::/64, range ::1-::20, server ::1, excludes ::5 ::6 ::6 and one outside */
 	struct in6_addr ex[] = {
-	    A("2001:db8::5"), A("2001:db8::6"), A("2001:db8::6"), A("2001:db8::100")};
-	struct in6_addr net = A("2001:db8::"), s = A("2001:db8::1"), e = A("2001:db8::20");
-	struct in6_addr srv = A("2001:db8::1");
+	    a6("2001:db8::5"), a6("2001:db8::6"), a6("2001:db8::6"), a6("2001:db8::100")};
+	struct in6_addr net = a6("2001:db8::"), s = a6("2001:db8::1"), e = a6("2001:db8::20");
+	struct in6_addr srv = a6("2001:db8::1");
 	struct ipam_pool6 *p = NULL;
 
 	CU_ASSERT_FATAL(ipam_pool6_new(&net, 64, &s, &e, &srv, ex, ELEMENTSOF(ex), &p) == 0);
@@ -65,8 +67,8 @@ static void
 test_new_errors(void)
 {
 	struct ipam_pool6 *p = (struct ipam_pool6 *)0x1;
-	struct in6_addr net = A("2001:db8::"), s = A("2001:db8::10"), e = A("2001:db8::20");
-	struct in6_addr out = A("2001:db8:0:1::1"), zero = {0};
+	struct in6_addr net = a6("2001:db8::"), s = a6("2001:db8::10"), e = a6("2001:db8::20");
+	struct in6_addr out = a6("2001:db8:0:1::1"), zero = {0};
 
 	CU_ASSERT_EQUAL(ipam_pool6_new(&net, 129, &s, &e, NULL, NULL, 0, &p), -EINVAL);
 	CU_ASSERT_EQUAL(ipam_pool6_new(&net, 64, &e, &s, NULL, NULL, 0, &p), -EINVAL);
@@ -78,17 +80,17 @@ test_new_errors(void)
 	/* *ret untouched on failure */
 	CU_ASSERT_PTR_EQUAL(p, (struct ipam_pool6 *)0x1);
 	/* host bits of the CIDR ignored; a zero server IP means none */
-	out = A("2001:db8::ffff");
+	out = a6("2001:db8::ffff");
 	CU_ASSERT_EQUAL_FATAL(ipam_pool6_new(&out, 64, &s, &e, &zero, NULL, 0, &p), 0);
 	CU_ASSERT_EQUAL(ipam_pool6_used(p), 0);
 	CU_ASSERT_EQUAL(ipam_pool6_available(p), 17);
 	CU_ASSERT_EQUAL(ipam_pool6_prefix(p), 64);
 	ipam_pool6_network(p, &out);
-	CU_ASSERT(EQ(&out, "2001:db8::"));
+	CU_ASSERT(eq6(&out, "2001:db8::"));
 	ipam_pool6_start(p, &out);
-	CU_ASSERT(EQ(&out, "2001:db8::10"));
+	CU_ASSERT(eq6(&out, "2001:db8::10"));
 	ipam_pool6_end(p, &out);
-	CU_ASSERT(EQ(&out, "2001:db8::20"));
+	CU_ASSERT(eq6(&out, "2001:db8::20"));
 	CU_ASSERT_PTR_NULL(ipam_pool6_free(p));
 	CU_ASSERT_PTR_NULL(ipam_pool6_free(NULL));
 }
@@ -101,20 +103,20 @@ test_states_and_counts(void)
 	struct in6_addr a;
 
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &(struct in6_addr){0}), -ERANGE);
-	a = A("2001:db8::");
+	a = a6("2001:db8::");
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &a), -ERANGE); /* anycast, outside the range */
-	a = A("2001:db8::21");
+	a = a6("2001:db8::21");
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &a), -ERANGE);
-	a = A("2001:db8::1");
+	a = a6("2001:db8::1");
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &a), IPAM_RESERVED);
-	a = A("2001:db8::5");
+	a = a6("2001:db8::5");
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &a), IPAM_EXCLUDED);
-	a = A("2001:db8::6");
+	a = a6("2001:db8::6");
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &a), IPAM_EXCLUDED);
-	a = A("2001:db8::7");
+	a = a6("2001:db8::7");
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &a), IPAM_FREE);
 	CU_ASSERT(ipam_pool6_is_free(p, &a));
-	a = A("2001:db8::20");
+	a = a6("2001:db8::20");
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &a), IPAM_FREE);
 
 	ipam_pool6_counts(p, &c);
@@ -125,13 +127,13 @@ test_states_and_counts(void)
 	CU_ASSERT_EQUAL(c.available, 32 - 3);
 
 	/* take: the IPv4 pool's error rules */
-	a = A("2001:db8::1");
+	a = a6("2001:db8::1");
 	CU_ASSERT_EQUAL(ipam_pool6_take(p, &a), -EPERM);
-	a = A("2001:db8::5");
+	a = a6("2001:db8::5");
 	CU_ASSERT_EQUAL(ipam_pool6_take(p, &a), -EPERM);
-	a = A("2001:db8::21");
+	a = a6("2001:db8::21");
 	CU_ASSERT_EQUAL(ipam_pool6_take(p, &a), -ERANGE);
-	a = A("2001:db8::9");
+	a = a6("2001:db8::9");
 	CU_ASSERT_EQUAL(ipam_pool6_take(p, &a), 0);
 	CU_ASSERT_EQUAL(ipam_pool6_take(p, &a), -EEXIST);
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &a), IPAM_USED);
@@ -142,9 +144,9 @@ test_states_and_counts(void)
 	/* release */
 	CU_ASSERT_EQUAL(ipam_pool6_release(p, &a), 0);
 	CU_ASSERT_EQUAL(ipam_pool6_release(p, &a), -ENOENT);
-	a = A("2001:db8::5");
+	a = a6("2001:db8::5");
 	CU_ASSERT_EQUAL(ipam_pool6_release(p, &a), -ENOENT);
-	a = A("2001:db8::ff");
+	a = a6("2001:db8::ff");
 	CU_ASSERT_EQUAL(ipam_pool6_release(p, &a), -ERANGE);
 	CU_ASSERT_EQUAL(ipam_pool6_used(p), 0);
 	CU_ASSERT_EQUAL(ipam_pool6_available(p), 29);
@@ -154,15 +156,15 @@ test_states_and_counts(void)
 static void
 test_reserved_anycast(void)
 {
-	struct in6_addr net = A("2001:db8::"), s = A("2001:db8::"), e = A("2001:db8::3"), a;
-	struct in6_addr srv = A("2001:db8::"), net127 = A("2001:db8::2");
+	struct in6_addr net = a6("2001:db8::"), s = a6("2001:db8::"), e = a6("2001:db8::3"), a;
+	struct in6_addr srv = a6("2001:db8::"), net127 = a6("2001:db8::2");
 	struct ipam_pool6 *p;
 
 	/* RFC 4291 §2.6.1: the Subnet-Router anycast address is never handed out */
 	CU_ASSERT_EQUAL_FATAL(ipam_pool6_new(&net, 64, &s, &e, NULL, NULL, 0, &p), 0);
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &s), IPAM_RESERVED);
 	CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), 0);
-	CU_ASSERT(EQ(&a, "2001:db8::1"));
+	CU_ASSERT(eq6(&a, "2001:db8::1"));
 	CU_ASSERT_EQUAL(ipam_pool6_available(p), 2);
 	ipam_pool6_free(p);
 
@@ -172,25 +174,25 @@ test_reserved_anycast(void)
 	ipam_pool6_free(p);
 
 	/* a /127 (RFC 6164) has no anycast address; a /128 neither */
-	s = A("2001:db8::2");
-	e = A("2001:db8::3");
+	s = a6("2001:db8::2");
+	e = a6("2001:db8::3");
 	CU_ASSERT_EQUAL_FATAL(ipam_pool6_new(&net127, 127, &s, &e, NULL, NULL, 0, &p), 0);
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &s), IPAM_FREE);
 	CU_ASSERT_EQUAL(ipam_pool6_available(p), 2);
 	ipam_pool6_free(p);
 	CU_ASSERT_EQUAL_FATAL(ipam_pool6_new(&s, 128, &s, &s, NULL, NULL, 0, &p), 0);
 	CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), 0);
-	CU_ASSERT(EQ(&a, "2001:db8::2"));
+	CU_ASSERT(eq6(&a, "2001:db8::2"));
 	CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), -ENOSPC);
 	ipam_pool6_free(p);
 
 	/* an exclude on a reserved address counts as RESERVED only */
-	s = A("2001:db8::");
-	e = A("2001:db8::ff");
+	s = a6("2001:db8::");
+	e = a6("2001:db8::ff");
 	{
-		struct in6_addr ex[] = {A("2001:db8::"), A("2001:db8::10"), A("2001:db8::11")};
+		struct in6_addr ex[] = {a6("2001:db8::"), a6("2001:db8::10"), a6("2001:db8::11")};
 
-		srv = A("2001:db8::10");
+		srv = a6("2001:db8::10");
 		CU_ASSERT_EQUAL_FATAL(ipam_pool6_new(&net, 64, &s, &e, &srv, ex, 3, &p), 0);
 	}
 	{
@@ -201,7 +203,7 @@ test_reserved_anycast(void)
 		CU_ASSERT_EQUAL(c.excluded, 1);
 		CU_ASSERT_EQUAL(c.available, 256 - 3);
 	}
-	a = A("2001:db8::10");
+	a = a6("2001:db8::10");
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &a), IPAM_RESERVED);
 	ipam_pool6_free(p);
 }
@@ -216,24 +218,24 @@ test_alloc_lowest(void)
 
 	for (size_t i = 0; i < ELEMENTSOF(want); i++) {
 		CU_ASSERT_EQUAL_FATAL(ipam_pool6_alloc(p, &a), 0);
-		CU_ASSERT(EQ(&a, want[i]));
+		CU_ASSERT(eq6(&a, want[i]));
 	}
 	/* a released address is the next one out, then the fill goes on */
-	a = A("2001:db8::3");
+	a = a6("2001:db8::3");
 	CU_ASSERT_EQUAL(ipam_pool6_release(p, &a), 0);
-	a = A("2001:db8::7");
+	a = a6("2001:db8::7");
 	CU_ASSERT_EQUAL(ipam_pool6_release(p, &a), 0);
 	CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), 0);
-	CU_ASSERT(EQ(&a, "2001:db8::3"));
+	CU_ASSERT(eq6(&a, "2001:db8::3"));
 	CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), 0);
-	CU_ASSERT(EQ(&a, "2001:db8::7"));
+	CU_ASSERT(eq6(&a, "2001:db8::7"));
 	CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), 0);
-	CU_ASSERT(EQ(&a, "2001:db8::9"));
+	CU_ASSERT(eq6(&a, "2001:db8::9"));
 	/* a pinned address is skipped */
-	a = A("2001:db8::a");
+	a = a6("2001:db8::a");
 	CU_ASSERT_EQUAL(ipam_pool6_take(p, &a), 0);
 	CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), 0);
-	CU_ASSERT(EQ(&a, "2001:db8::b"));
+	CU_ASSERT(eq6(&a, "2001:db8::b"));
 
 	/* deterministic: the same operations give the same addresses */
 	for (int i = 0; i < 40; i++) {
@@ -252,7 +254,7 @@ test_alloc_lowest(void)
 	}
 	CU_ASSERT_EQUAL(ipam_pool6_used(p), ipam_pool6_used(q));
 	for (int i = 0; i < 32; i++) {
-		a = AO("2001:db8::", (ip6_u128)i);
+		a = a6_off("2001:db8::", (ip6_u128)i);
 		CU_ASSERT_EQUAL(ipam_pool6_state(p, &a), ipam_pool6_state(q, &a));
 	}
 	ipam_pool6_free(p);
@@ -262,8 +264,8 @@ test_alloc_lowest(void)
 static void
 test_exhaust_120(void)
 {
-	struct in6_addr net = A("fd00:1::"), s = A("fd00:1::"), e = A("fd00:1::ff");
-	struct in6_addr srv = A("fd00:1::fe"), a;
+	struct in6_addr net = a6("fd00:1::"), s = a6("fd00:1::"), e = a6("fd00:1::ff");
+	struct in6_addr srv = a6("fd00:1::fe"), a;
 	struct ipam_pool6 *p;
 	int n = 0;
 
@@ -283,15 +285,15 @@ test_exhaust_120(void)
 	CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), -ENOSPC);
 	CU_ASSERT_EQUAL(ipam_pool6_used(p), 254);
 	CU_ASSERT_EQUAL(ipam_pool6_available(p), 0);
-	a = A("fd00:1::80");
+	a = a6("fd00:1::80");
 	CU_ASSERT_EQUAL(ipam_pool6_release(p, &a), 0);
-	a = A("fd00:1::40");
+	a = a6("fd00:1::40");
 	CU_ASSERT_EQUAL(ipam_pool6_release(p, &a), 0);
 	CU_ASSERT_EQUAL(ipam_pool6_available(p), 2);
 	CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), 0);
-	CU_ASSERT(EQ(&a, "fd00:1::40"));
+	CU_ASSERT(eq6(&a, "fd00:1::40"));
 	CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), 0);
-	CU_ASSERT(EQ(&a, "fd00:1::80"));
+	CU_ASSERT(eq6(&a, "fd00:1::80"));
 	CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), -ENOSPC);
 	ipam_pool6_free(p);
 }
@@ -299,8 +301,8 @@ test_exhaust_120(void)
 static void
 test_slash64(void)
 {
-	struct in6_addr net = A("2001:db8:1:2::"), s = A("2001:db8:1:2::");
-	struct in6_addr e = A("2001:db8:1:2:ffff:ffff:ffff:ffff"), srv = A("2001:db8:1:2::1");
+	struct in6_addr net = a6("2001:db8:1:2::"), s = a6("2001:db8:1:2::");
+	struct in6_addr e = a6("2001:db8:1:2:ffff:ffff:ffff:ffff"), srv = a6("2001:db8:1:2::1");
 	struct in6_addr top = e, a;
 	struct ipam_counts6 c;
 	struct ipam_pool6 *p;
@@ -310,18 +312,18 @@ test_slash64(void)
 	ipam_pool6_counts(p, &c);
 	CU_ASSERT(c.size_minus_1 == UINT64_MAX);
 	CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), 0);
-	CU_ASSERT(EQ(&a, "2001:db8:1:2::2"));
+	CU_ASSERT(eq6(&a, "2001:db8:1:2::2"));
 	/* the very top of the range */
 	CU_ASSERT_EQUAL(ipam_pool6_take(p, &top), 0);
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &top), IPAM_USED);
-	a = AO("2001:db8:1:2::", (ip6_u128)1 << 63);
+	a = a6_off("2001:db8:1:2::", (ip6_u128)1 << 63);
 	CU_ASSERT_EQUAL(ipam_pool6_take(p, &a), 0);
 	CU_ASSERT_EQUAL(ipam_pool6_used(p), 3);
 	CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), 0);
-	CU_ASSERT(EQ(&a, "2001:db8:1:2::3"));
+	CU_ASSERT(eq6(&a, "2001:db8:1:2::3"));
 	CU_ASSERT_EQUAL(ipam_pool6_release(p, &top), 0);
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &top), IPAM_FREE);
-	a = A("2001:db8:1:3::");
+	a = a6("2001:db8:1:3::");
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &a), -ERANGE);
 	/* a few thousand from the bottom stay in a few kilobytes */
 	for (int i = 0; i < 5000; i++)
@@ -335,7 +337,7 @@ static void
 test_whole_space(void)
 {
 	/* ::/0 with the whole space as range: the size does not fit 128 bits */
-	struct in6_addr z = {0}, top = A("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"), a;
+	struct in6_addr z = {0}, top = a6("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"), a;
 	struct ipam_counts6 c;
 	struct ipam_pool6 *p;
 
@@ -347,19 +349,19 @@ test_whole_space(void)
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &top), IPAM_EXCLUDED);
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &z), IPAM_RESERVED);
 	CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), 0);
-	CU_ASSERT(EQ(&a, "::1"));
-	a = A("ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe");
+	CU_ASSERT(eq6(&a, "::1"));
+	a = a6("ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe");
 	CU_ASSERT_EQUAL(ipam_pool6_take(p, &a), 0);
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &a), IPAM_USED);
 	CU_ASSERT_EQUAL(ipam_pool6_release(p, &a), 0);
 	ipam_pool6_free(p);
 
 	/* a /126 range at the very top: exhausted without wrapping */
-	a = A("ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffc");
+	a = a6("ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffc");
 	CU_ASSERT_EQUAL_FATAL(ipam_pool6_new(&a, 126, &a, &top, NULL, NULL, 0, &p), 0);
 	for (int i = 0; i < 3; i++)
 		CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), 0);
-	CU_ASSERT(EQ(&a, "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"));
+	CU_ASSERT(eq6(&a, "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"));
 	CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), -ENOSPC);
 	ipam_pool6_free(p);
 }
@@ -391,17 +393,17 @@ test_foreach(void)
 	struct seen v = {0};
 	struct in6_addr a;
 
-	a = A("2001:db8::20");
+	a = a6("2001:db8::20");
 	CU_ASSERT_EQUAL(ipam_pool6_take(p, &a), 0);
-	a = A("2001:db8::4");
+	a = a6("2001:db8::4");
 	CU_ASSERT_EQUAL(ipam_pool6_take(p, &a), 0);
 	CU_ASSERT_EQUAL(ipam_pool6_foreach(p, IPAM_MASK_ALL, collect, &v), 0);
 	CU_ASSERT_EQUAL_FATAL(v.n, 5);
-	CU_ASSERT(EQ(&v.a[0], "2001:db8::1") && v.s[0] == IPAM_RESERVED);
-	CU_ASSERT(EQ(&v.a[1], "2001:db8::4") && v.s[1] == IPAM_USED);
-	CU_ASSERT(EQ(&v.a[2], "2001:db8::5") && v.s[2] == IPAM_EXCLUDED);
-	CU_ASSERT(EQ(&v.a[3], "2001:db8::6") && v.s[3] == IPAM_EXCLUDED);
-	CU_ASSERT(EQ(&v.a[4], "2001:db8::20") && v.s[4] == IPAM_USED);
+	CU_ASSERT(eq6(&v.a[0], "2001:db8::1") && v.s[0] == IPAM_RESERVED);
+	CU_ASSERT(eq6(&v.a[1], "2001:db8::4") && v.s[1] == IPAM_USED);
+	CU_ASSERT(eq6(&v.a[2], "2001:db8::5") && v.s[2] == IPAM_EXCLUDED);
+	CU_ASSERT(eq6(&v.a[3], "2001:db8::6") && v.s[3] == IPAM_EXCLUDED);
+	CU_ASSERT(eq6(&v.a[4], "2001:db8::20") && v.s[4] == IPAM_USED);
 
 	v = (struct seen){0};
 	CU_ASSERT_EQUAL(ipam_pool6_foreach(p, IPAM_MASK(IPAM_USED), collect, &v), 0);
@@ -420,63 +422,63 @@ test_set_range(void)
 {
 	struct ipam_pool6 *p = pool_small();
 	struct in6_addr s, e, a, bad = {0};
-	struct in6_addr ex[] = {A("2001:db8::9")};
+	struct in6_addr ex[] = {a6("2001:db8::9")};
 
-	a = A("2001:db8::8");
+	a = a6("2001:db8::8");
 	CU_ASSERT_EQUAL(ipam_pool6_take(p, &a), 0);
-	a = A("2001:db8::9");
+	a = a6("2001:db8::9");
 	CU_ASSERT_EQUAL(ipam_pool6_take(p, &a), 0);
-	a = A("2001:db8::1e");
+	a = a6("2001:db8::1e");
 	CU_ASSERT_EQUAL(ipam_pool6_take(p, &a), 0);
 
 	/* errors */
-	s = A("2001:db8::10");
-	e = A("2001:db8::f");
+	s = a6("2001:db8::10");
+	e = a6("2001:db8::f");
 	CU_ASSERT_EQUAL(ipam_pool6_set_range(p, &s, &e, NULL, 0, NULL), -EINVAL);
-	e = A("2001:db8:1::");
+	e = a6("2001:db8:1::");
 	CU_ASSERT_EQUAL(ipam_pool6_set_range(p, &s, &e, NULL, 0, NULL), -ERANGE);
 	/* stranding: outside the new range (lowest reported) */
-	s = A("2001:db8::9");
-	e = A("2001:db8::1d");
+	s = a6("2001:db8::9");
+	e = a6("2001:db8::1d");
 	CU_ASSERT_EQUAL(ipam_pool6_set_range(p, &s, &e, NULL, 0, &bad), -EBUSY);
-	CU_ASSERT(EQ(&bad, "2001:db8::8"));
+	CU_ASSERT(eq6(&bad, "2001:db8::8"));
 	/* stranding: onto a new exclude */
-	s = A("2001:db8::1");
-	e = A("2001:db8::20");
+	s = a6("2001:db8::1");
+	e = a6("2001:db8::20");
 	CU_ASSERT_EQUAL(ipam_pool6_set_range(p, &s, &e, ex, 1, &bad), -EBUSY);
-	CU_ASSERT(EQ(&bad, "2001:db8::9"));
+	CU_ASSERT(eq6(&bad, "2001:db8::9"));
 	/* unchanged after refusals */
 	CU_ASSERT_EQUAL(ipam_pool6_used(p), 3);
-	a = A("2001:db8::5");
+	a = a6("2001:db8::5");
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &a), IPAM_EXCLUDED);
 	ipam_pool6_start(p, &a);
-	CU_ASSERT(EQ(&a, "2001:db8::1"));
+	CU_ASSERT(eq6(&a, "2001:db8::1"));
 
 	/* a new start (the chunks re-cut) that keeps every USED address */
-	s = A("2001:db8::7");
-	e = A("2001:db8::1000");
+	s = a6("2001:db8::7");
+	e = a6("2001:db8::1000");
 	CU_ASSERT_EQUAL(ipam_pool6_set_range(p, &s, &e, NULL, 0, &bad), 0);
 	CU_ASSERT_EQUAL(ipam_pool6_used(p), 3);
-	a = A("2001:db8::8");
+	a = a6("2001:db8::8");
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &a), IPAM_USED);
-	a = A("2001:db8::1e");
+	a = a6("2001:db8::1e");
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &a), IPAM_USED);
-	a = A("2001:db8::5");
+	a = a6("2001:db8::5");
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &a), -ERANGE);
-	a = A("2001:db8::1"); /* the server IP, now outside */
+	a = a6("2001:db8::1"); /* the server IP, now outside */
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &a), -ERANGE);
 	CU_ASSERT_EQUAL(ipam_pool6_available(p), 0x1000 - 7 + 1 - 3);
 	CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), 0);
-	CU_ASSERT(EQ(&a, "2001:db8::7"));
+	CU_ASSERT(eq6(&a, "2001:db8::7"));
 	CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), 0);
-	CU_ASSERT(EQ(&a, "2001:db8::a"));
+	CU_ASSERT(eq6(&a, "2001:db8::a"));
 	/* the same start, a shorter end, new excludes */
-	s = A("2001:db8::7");
-	e = A("2001:db8::40");
-	ex[0] = A("2001:db8::b");
+	s = a6("2001:db8::7");
+	e = a6("2001:db8::40");
+	ex[0] = a6("2001:db8::b");
 	CU_ASSERT_EQUAL(ipam_pool6_set_range(p, &s, &e, ex, 1, NULL), 0);
 	CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), 0);
-	CU_ASSERT(EQ(&a, "2001:db8::c"));
+	CU_ASSERT(eq6(&a, "2001:db8::c"));
 	CU_ASSERT_EQUAL(ipam_pool6_used(p), 6);
 	ipam_pool6_free(p);
 }
@@ -487,25 +489,25 @@ test_rebuild(void)
 	struct ipam_pool6 *p = pool_small();
 	struct ipam_conflict6 *c = NULL;
 	struct ipam_binding6 b[] = {
-	    {A("2001:db8::2"), {2, 0, 0, 0, 0, 1}},  /* 0 ok */
-	    {A("2001:db8::3"), {2, 0, 0, 0, 0, 2}},  /* 1 ok */
-	    {A("2001:db8::2"), {2, 0, 0, 0, 0, 3}},  /* 2 duplicate IP of 0 */
-	    {A("2001:db8::4"), {2, 0, 0, 0, 0, 1}},  /* 3 duplicate MAC of 0 */
-	    {A("2001:db8::5"), {2, 0, 0, 0, 0, 5}},  /* 4 excluded */
-	    {A("2001:db8::1"), {2, 0, 0, 0, 0, 6}},  /* 5 reserved */
-	    {A("2001:db8::99"), {2, 0, 0, 0, 0, 7}}, /* 6 outside */
-	    {A("2001:db8::3"), {2, 0, 0, 0, 0, 2}},  /* 7 same pair again: fine */
+	    {a6("2001:db8::2"), {2, 0, 0, 0, 0, 1}},  /* 0 ok */
+	    {a6("2001:db8::3"), {2, 0, 0, 0, 0, 2}},  /* 1 ok */
+	    {a6("2001:db8::2"), {2, 0, 0, 0, 0, 3}},  /* 2 duplicate IP of 0 */
+	    {a6("2001:db8::4"), {2, 0, 0, 0, 0, 1}},  /* 3 duplicate MAC of 0 */
+	    {a6("2001:db8::5"), {2, 0, 0, 0, 0, 5}},  /* 4 excluded */
+	    {a6("2001:db8::1"), {2, 0, 0, 0, 0, 6}},  /* 5 reserved */
+	    {a6("2001:db8::99"), {2, 0, 0, 0, 0, 7}}, /* 6 outside */
+	    {a6("2001:db8::3"), {2, 0, 0, 0, 0, 2}},  /* 7 same pair again: fine */
 	};
 	struct in6_addr a;
 	int n;
 
-	a = A("2001:db8::10");
+	a = a6("2001:db8::10");
 	CU_ASSERT_EQUAL(ipam_pool6_take(p, &a), 0); /* dropped by the rebuild */
 	n = ipam_pool6_rebuild(p, b, ELEMENTSOF(b), &c);
 	CU_ASSERT_EQUAL_FATAL(n, 5);
 	CU_ASSERT(c[0].kind == IPAM_CONFLICT_DUPLICATE_IP && c[0].first == 0 && c[0].second == 2);
 	CU_ASSERT(c[1].kind == IPAM_CONFLICT_DUPLICATE_MAC && c[1].first == 0 && c[1].second == 3);
-	CU_ASSERT(EQ(&c[1].addr, "2001:db8::4"));
+	CU_ASSERT(eq6(&c[1].addr, "2001:db8::4"));
 	CU_ASSERT(c[2].kind == IPAM_CONFLICT_EXCLUDED && c[2].second == 4);
 	CU_ASSERT(c[3].kind == IPAM_CONFLICT_RESERVED && c[3].second == 5);
 	CU_ASSERT(c[4].kind == IPAM_CONFLICT_OUTSIDE && c[4].second == 6 && c[4].first == 6);
@@ -513,7 +515,7 @@ test_rebuild(void)
 	CU_ASSERT_EQUAL(ipam_pool6_used(p), 3); /* ::2 ::3 ::4 */
 	CU_ASSERT_EQUAL(ipam_pool6_state(p, &a), IPAM_FREE);
 	CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), 0);
-	CU_ASSERT(EQ(&a, "2001:db8::7"));
+	CU_ASSERT(eq6(&a, "2001:db8::7"));
 
 	/* empty rebuild drops everything */
 	c = (struct ipam_conflict6 *)0x1;
@@ -521,7 +523,7 @@ test_rebuild(void)
 	CU_ASSERT_PTR_NULL(c);
 	CU_ASSERT_EQUAL(ipam_pool6_used(p), 0);
 	CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), 0);
-	CU_ASSERT(EQ(&a, "2001:db8::2"));
+	CU_ASSERT(eq6(&a, "2001:db8::2"));
 	ipam_pool6_free(p);
 }
 
@@ -573,7 +575,7 @@ model_check(struct ipam_pool6 *p, const struct model *m, const char *net)
 	int64_t avail = 0;
 
 	for (unsigned i = 0; i < M_CIDR; i++) {
-		struct in6_addr a = AO(net, i);
+		struct in6_addr a = a6_off(net, i);
 		int st = ipam_pool6_state(p, &a);
 
 		CU_ASSERT_EQUAL_FATAL(st, m->state[i] < 0 ? -ERANGE : m->state[i]);
@@ -587,14 +589,14 @@ static void
 random_set_range(struct ipam_pool6 *p, struct model *m, const char *net)
 {
 	unsigned s = (unsigned)(rng() % M_CIDR), e = (unsigned)(rng() % M_CIDR), ex[8];
-	struct in6_addr xa[8], as = AO(net, s), ae = AO(net, e), bad = {0};
+	struct in6_addr xa[8], as = a6_off(net, s), ae = a6_off(net, e), bad = {0};
 	size_t n = rng() % 8;
 	unsigned lowest = UINT32_MAX;
 	int r, want;
 
 	for (size_t k = 0; k < n; k++) {
 		ex[k] = (unsigned)(rng() % M_CIDR);
-		xa[k] = AO(net, ex[k]);
+		xa[k] = a6_off(net, ex[k]);
 	}
 	if (s > e) {
 		CU_ASSERT_EQUAL_FATAL(ipam_pool6_set_range(p, &as, &ae, xa, n, NULL), -EINVAL);
@@ -613,7 +615,7 @@ random_set_range(struct ipam_pool6 *p, struct model *m, const char *net)
 	r = ipam_pool6_set_range(p, &as, &ae, xa, n, &bad);
 	CU_ASSERT_EQUAL_FATAL(r, want);
 	if (r == -EBUSY) {
-		struct in6_addr w = AO(net, lowest);
+		struct in6_addr w = a6_off(net, lowest);
 
 		CU_ASSERT_FATAL(ipv6_equal(&bad, &w));
 	} else {
@@ -625,7 +627,7 @@ static void
 model_step(struct ipam_pool6 *p, struct model *m, const char *net)
 {
 	unsigned op = (unsigned)(rng() % 100), i = (unsigned)(rng() % M_CIDR);
-	struct in6_addr a = AO(net, i);
+	struct in6_addr a = a6_off(net, i);
 
 	if (op < 45) {
 		/* alloc: the model's lowest FREE */
@@ -640,7 +642,7 @@ model_step(struct ipam_pool6 *p, struct model *m, const char *net)
 		}
 		CU_ASSERT_EQUAL_FATAL(ipam_pool6_alloc(p, &a), 0);
 		{
-			struct in6_addr w = AO(net, want);
+			struct in6_addr w = a6_off(net, want);
 
 			CU_ASSERT_FATAL(ipv6_equal(&a, &w));
 		}
@@ -663,7 +665,7 @@ model_step(struct ipam_pool6 *p, struct model *m, const char *net)
 
 		for (unsigned k = 0; k < 8 && m->state[i] != IPAM_USED; k++)
 			i = (unsigned)(rng() % M_CIDR);
-		a = AO(net, i);
+		a = a6_off(net, i);
 		want = m->state[i] < 0 ? -ERANGE : m->state[i] == IPAM_USED ? 0 : -ENOENT;
 		CU_ASSERT_EQUAL_FATAL(ipam_pool6_release(p, &a), want);
 		if (want == 0) {
@@ -684,13 +686,14 @@ test_model(void)
 	for (uint64_t seed = 1; seed <= 6; seed++) {
 		struct model m = {.server = 700};
 		unsigned ex[] = {3, 64, 65, 127, 128, 500, 700, 1023};
-		struct in6_addr xa[ELEMENTSOF(ex)], n = A(net), s = AO(net, 0), e = AO(net, 1000);
-		struct in6_addr srv = AO(net, 700);
+		struct in6_addr xa[ELEMENTSOF(ex)], n = a6(net), s = a6_off(net, 0),
+						    e = a6_off(net, 1000);
+		struct in6_addr srv = a6_off(net, 700);
 		struct ipam_pool6 *p;
 
 		rng_state = seed;
 		for (size_t k = 0; k < ELEMENTSOF(ex); k++)
-			xa[k] = AO(net, ex[k]);
+			xa[k] = a6_off(net, ex[k]);
 		CU_ASSERT_EQUAL_FATAL(
 		    ipam_pool6_new(&n, 118, &s, &e, &srv, xa, ELEMENTSOF(ex), &p), 0);
 		model_range(&m, 0, 1000, ex, ELEMENTSOF(ex));
@@ -722,8 +725,8 @@ heap_in_use(void)
 static void
 test_memory_65000(void)
 {
-	struct in6_addr net = A("2001:db8:aa::"), s = net;
-	struct in6_addr e = A("2001:db8:aa::ffff:ffff:ffff:ffff"), a;
+	struct in6_addr net = a6("2001:db8:aa::"), s = net;
+	struct in6_addr e = a6("2001:db8:aa::ffff:ffff:ffff:ffff"), a;
 	struct ipam_pool6 *p;
 	size_t before = heap_in_use(), bottom, scattered;
 
@@ -741,7 +744,7 @@ test_memory_65000(void)
 	before = heap_in_use();
 	CU_ASSERT_EQUAL_FATAL(ipam_pool6_new(&net, 64, &s, &e, NULL, NULL, 0, &p), 0);
 	for (int i = 0; i < 65000;) {
-		a = AO("2001:db8:aa::", rng() | 1);
+		a = a6_off("2001:db8:aa::", rng() | 1);
 		i += ipam_pool6_take(p, &a) == 0;
 	}
 	scattered = heap_in_use() - before;
@@ -751,7 +754,7 @@ test_memory_65000(void)
 	CU_ASSERT_EQUAL(ipam_pool6_used(p), 65000);
 	/* releasing them all keeps lowest-free right */
 	CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), 0);
-	CU_ASSERT(EQ(&a, "2001:db8:aa::1"));
+	CU_ASSERT(eq6(&a, "2001:db8:aa::1"));
 	ipam_pool6_free(p);
 }
 
@@ -759,7 +762,7 @@ static void
 test_churn_heap(void)
 {
 	/* fill 4096, release every third, refill: each refill is the lowest free */
-	struct in6_addr net = A("2001:db8:bb::"), s = net, e = A("2001:db8:bb::ffff:ffff"), a;
+	struct in6_addr net = a6("2001:db8:bb::"), s = net, e = a6("2001:db8:bb::ffff:ffff"), a;
 	struct ipam_pool6 *p;
 
 	CU_ASSERT_EQUAL_FATAL(ipam_pool6_new(&net, 96, &s, &e, NULL, NULL, 0, &p), 0);
@@ -767,7 +770,7 @@ test_churn_heap(void)
 	for (int i = 0; i < 4096; i++)
 		CU_ASSERT_EQUAL_FATAL(ipam_pool6_alloc(p, &a), 0);
 	for (int i = 4000; i > 0; i -= 3) {
-		a = AO("2001:db8:bb::", (ip6_u128)i);
+		a = a6_off("2001:db8:bb::", (ip6_u128)i);
 		CU_ASSERT_EQUAL_FATAL(ipam_pool6_release(p, &a), 0);
 	}
 	for (int i = 1; i <= 4000; i += 3) {
@@ -775,7 +778,7 @@ test_churn_heap(void)
 		CU_ASSERT_FATAL(ipv6_to_u128(&a) == ipv6_to_u128(&s) + (ip6_u128)i);
 	}
 	CU_ASSERT_EQUAL(ipam_pool6_alloc(p, &a), 0);
-	CU_ASSERT(EQ(&a, "2001:db8:bb::1001"));
+	CU_ASSERT(eq6(&a, "2001:db8:bb::1001"));
 	CU_ASSERT_EQUAL(p->heap_n, 0); /* every reopened chunk is full again */
 	ipam_pool6_free(p);
 }

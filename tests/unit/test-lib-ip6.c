@@ -14,7 +14,7 @@
 #include "tests/runner.h"
 
 static struct in6_addr
-A(const char *s)
+a6(const char *s)
 {
 	struct in6_addr a;
 
@@ -28,7 +28,7 @@ A(const char *s)
 static bool
 is(const struct in6_addr *a, const char *s)
 {
-	struct in6_addr b = A(s);
+	struct in6_addr b = a6(s);
 
 	return ipv6_equal(a, &b);
 }
@@ -36,7 +36,7 @@ is(const struct in6_addr *a, const char *s)
 static bool
 fmt_is(const char *in, const char *want)
 {
-	struct in6_addr a = A(in);
+	struct in6_addr a = a6(in);
 	char out[IPV6_STRLEN];
 
 	ipv6_format(&a, out);
@@ -54,9 +54,9 @@ test_parse(void)
 	    "fe80::1:2:3:4", "ff02::1:2", "0000:0000:0000:0000:0000:ffff:255.255.255.255"};
 	static const char *const bad[] = {"", ":", ":::", "1::2::3", "1:2:3:4:5:6:7:8:9",
 	    "12345::", "g::", "2001:db8::1%eth0", "[::1]", " ::1", "::1 ", "2001:db8::/64",
-	    "192.0.2.1", "::ffff:192.0.2", "::ffff:192.0.2.256", "1:2:3:4:5:6:7:8:",
-	    "0000:0000:0000:0000:0000:0000:0000:0000:0"};
-	struct in6_addr a, keep = A("2001:db8::99");
+	    "192.0.2.1", "::ffff:192.0.2", "::ffff:192.0.2.256",
+	    "1:2:3:4:5:6:7:8:", "0000:0000:0000:0000:0000:0000:0000:0000:0"};
+	struct in6_addr a, keep = a6("2001:db8::99");
 
 	for (size_t i = 0; i < ELEMENTSOF(good); i++)
 		CU_ASSERT_EQUAL(ipv6_parse(good[i], &a), 0);
@@ -66,7 +66,7 @@ test_parse(void)
 		CU_ASSERT(ipv6_equal(&a, &keep)); /* untouched on error */
 	}
 	CU_ASSERT_EQUAL(ipv6_parse(NULL, &a), -EINVAL);
-	a = A("2001:db8::1");
+	a = a6("2001:db8::1");
 	CU_ASSERT_EQUAL(a.s6_addr[0], 0x20);
 	CU_ASSERT_EQUAL(a.s6_addr[1], 0x01);
 	CU_ASSERT_EQUAL(a.s6_addr[3], 0xb8);
@@ -78,8 +78,8 @@ test_format_rfc5952(void)
 {
 	/* §4.1 leading zeros, §4.3 lower case */
 	CU_ASSERT(fmt_is("2001:0DB8:0000:0000:0000:0000:0000:0001", "2001:db8::1"));
-	CU_ASSERT(fmt_is("2001:db8:aaaa:bbbb:cccc:dddd:eeee:0AAA",
-	    "2001:db8:aaaa:bbbb:cccc:dddd:eeee:aaa"));
+	CU_ASSERT(fmt_is(
+	    "2001:db8:aaaa:bbbb:cccc:dddd:eeee:0AAA", "2001:db8:aaaa:bbbb:cccc:dddd:eeee:aaa"));
 	/* §4.2.1 the longest run shortened as far as it goes */
 	CU_ASSERT(fmt_is("2001:db8:0:0:0:0:2:1", "2001:db8::2:1"));
 	/* §4.2.2 a single zero group is not shortened */
@@ -96,8 +96,8 @@ test_format_rfc5952(void)
 	CU_ASSERT(fmt_is("0:0:3:4:5:6:7:8", "::3:4:5:6:7:8"));
 	CU_ASSERT(fmt_is("0:1:2:3:4:5:6:7", "0:1:2:3:4:5:6:7"));
 	CU_ASSERT(fmt_is("1:2:3:4:5:6:7:0", "1:2:3:4:5:6:7:0"));
-	CU_ASSERT(fmt_is("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
-	    "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"));
+	CU_ASSERT(fmt_is(
+	    "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"));
 	CU_ASSERT(fmt_is("fe80::0:0:1", "fe80::1"));
 	/* §5: the dotted quad for IPv4-mapped addresses only */
 	CU_ASSERT(fmt_is("::ffff:192.0.2.1", "::ffff:192.0.2.1"));
@@ -133,7 +133,8 @@ test_format_round_trip(void)
 		uint64_t zero = rng(), val = rng();
 
 		for (unsigned i = 0; i < 8; i++) {
-			unsigned g = (zero >> (2 * i)) & 3 ? 0 : (unsigned)(val >> (8 * i)) & 0xffff;
+			unsigned g =
+			    (zero >> (2 * i)) & 3 ? 0 : (unsigned)(val >> (8 * i)) & 0xffff;
 
 			if (((zero >> (16 + i)) & 7) == 0)
 				g = 0xffff;
@@ -158,9 +159,9 @@ static void
 test_cidr_parse(void)
 {
 	static const char *const bad[] = {"2001:db8::", "2001:db8::/", "/64", "2001:db8::/129",
-	    "2001:db8::/064", "2001:db8::/00", "2001:db8::/-1", "2001:db8::/+64",
-	    "2001:db8::/ 64", "2001:db8::/64 ", "2001:db8::/64/64", "2001:db8::/6a",
-	    "10.0.0.0/8", "2001:db8::%eth0/64", "2001:db8::/99999999999999999999999"};
+	    "2001:db8::/064", "2001:db8::/00", "2001:db8::/-1", "2001:db8::/+64", "2001:db8::/ 64",
+	    "2001:db8::/64 ", "2001:db8::/64/64", "2001:db8::/6a", "10.0.0.0/8",
+	    "2001:db8::%eth0/64", "2001:db8::/99999999999999999999999"};
 	struct in6_addr a;
 	unsigned prefix = 7;
 
@@ -182,7 +183,7 @@ test_cidr_parse(void)
 static void
 test_cmp_u128(void)
 {
-	struct in6_addr a = A("2001:db8::1"), b = A("2001:db8::2"), c = A("2001:db9::"), z = {0};
+	struct in6_addr a = a6("2001:db8::1"), b = a6("2001:db8::2"), c = a6("2001:db9::"), z = {0};
 	ip6_u128 v;
 
 	CU_ASSERT(ipv6_cmp(&a, &b) < 0);
@@ -200,7 +201,7 @@ test_cmp_u128(void)
 	CU_ASSERT(fmt_is("2001:db8::1", "2001:db8::1"));
 	CU_ASSERT(is(&c, "2001:db8::1:0"));
 	/* carry across the 64-bit halves */
-	a = A("2001:db8::ffff:ffff:ffff:ffff");
+	a = a6("2001:db8::ffff:ffff:ffff:ffff");
 	ipv6_from_u128(ipv6_to_u128(&a) + 1, &c);
 	CU_ASSERT(is(&c, "2001:db8:0:1::"));
 	ipv6_from_u128(~(ip6_u128)0, &c);
@@ -222,8 +223,8 @@ test_cmp_u128(void)
 static void
 test_prefix_math(void)
 {
-	struct in6_addr a = A("2001:db8:1234:5678:9abc:def0:1234:5678"), r;
-	struct in6_addr net = A("2001:db8:1234:5600::");
+	struct in6_addr a = a6("2001:db8:1234:5678:9abc:def0:1234:5678"), r;
+	struct in6_addr net = a6("2001:db8:1234:5600::");
 
 	ipv6_prefix_network(&a, 64, &r);
 	CU_ASSERT(is(&r, "2001:db8:1234:5678::"));
@@ -236,8 +237,8 @@ test_prefix_math(void)
 	ipv6_prefix_network(&a, 1, &r);
 	CU_ASSERT(ipv6_is_zero(&r)); /* 0x20: top bit clear */
 	ipv6_prefix_network(&a, 127, &r);
-	CU_ASSERT(fmt_is("2001:db8:1234:5678:9abc:def0:1234:5678",
-	    "2001:db8:1234:5678:9abc:def0:1234:5678"));
+	CU_ASSERT(fmt_is(
+	    "2001:db8:1234:5678:9abc:def0:1234:5678", "2001:db8:1234:5678:9abc:def0:1234:5678"));
 	CU_ASSERT(ipv6_equal(&r, &a)); /* ...5678 is even */
 
 	ipv6_prefix_last(&a, 64, &r);
@@ -255,9 +256,9 @@ test_prefix_math(void)
 	CU_ASSERT(ipv6_in_prefix(&a, &a, 128));
 	CU_ASSERT(ipv6_in_prefix(&a, &(struct in6_addr){0}, 0));
 	CU_ASSERT_FALSE(ipv6_in_prefix(&a, &net, 64));
-	r = A("2001:db8:1234:5700::");
+	r = a6("2001:db8:1234:5700::");
 	CU_ASSERT_FALSE(ipv6_in_prefix(&r, &net, 56));
-	r = A("2001:db8:1234:56ff:ffff:ffff:ffff:ffff");
+	r = a6("2001:db8:1234:56ff:ffff:ffff:ffff:ffff");
 	CU_ASSERT(ipv6_in_prefix(&r, &net, 56));
 	/* net's host bits are ignored */
 	CU_ASSERT(ipv6_in_prefix(&net, &a, 56));
@@ -284,7 +285,8 @@ test_prefix_math(void)
 static void
 test_link_local_multicast(void)
 {
-	/* RFC 4291 App. A: 52:54:00:12:34:56 -> interface ID 5054:00ff:fe12:3456 (U/L bit flipped) */
+	/* RFC 4291 App. A: 52:54:00:12:34:56 -> interface ID 5054:00ff:fe12:3456 (U/L bit flipped)
+	 */
 	const uint8_t mac[6] = {0x52, 0x54, 0x00, 0x12, 0x34, 0x56};
 	const uint8_t mac2[6] = {0x00, 0x1b, 0x21, 0xaa, 0xbb, 0xcc};
 	struct in6_addr ll, sn, a;
@@ -298,19 +300,19 @@ test_link_local_multicast(void)
 	CU_ASSERT(ipv6_is_link_local(&ll));
 	CU_ASSERT_FALSE(ipv6_is_multicast(&ll));
 
-	a = A("febf::1");
+	a = a6("febf::1");
 	CU_ASSERT(ipv6_is_link_local(&a));
-	a = A("fec0::1");
+	a = a6("fec0::1");
 	CU_ASSERT_FALSE(ipv6_is_link_local(&a));
-	a = A("2001:db8::1");
+	a = a6("2001:db8::1");
 	CU_ASSERT_FALSE(ipv6_is_link_local(&a));
 	CU_ASSERT_FALSE(ipv6_is_multicast(&a));
-	a = A("ff02::1:2");
+	a = a6("ff02::1:2");
 	CU_ASSERT(ipv6_is_multicast(&a));
 	CU_ASSERT_FALSE(ipv6_is_link_local(&a));
 
 	/* RFC 4291 §2.7.1: ff02::1:ff + the low 24 bits */
-	a = A("2001:db8::aa:bbcc:ddee");
+	a = a6("2001:db8::aa:bbcc:ddee");
 	ipv6_solicited_node(&a, &sn);
 	CU_ASSERT(is(&sn, "ff02::1:ffcc:ddee"));
 	CU_ASSERT(ipv6_is_multicast(&sn));
@@ -320,10 +322,10 @@ test_link_local_multicast(void)
 	/* RFC 2464 §7: 33:33 + the low 32 bits */
 	ipv6_multicast_mac(&sn, m);
 	CU_ASSERT_EQUAL(memcmp(m, (uint8_t[]){0x33, 0x33, 0xff, 0xaa, 0xbb, 0xcc}, 6), 0);
-	a = A("ff02::1:2"); /* All_DHCP_Relay_Agents_and_Servers */
+	a = a6("ff02::1:2"); /* All_DHCP_Relay_Agents_and_Servers */
 	ipv6_multicast_mac(&a, m);
 	CU_ASSERT_EQUAL(memcmp(m, (uint8_t[]){0x33, 0x33, 0, 1, 0, 2}, 6), 0);
-	a = A("ff02::2");
+	a = a6("ff02::2");
 	ipv6_multicast_mac(&a, m);
 	CU_ASSERT_EQUAL(memcmp(m, (uint8_t[]){0x33, 0x33, 0, 0, 0, 2}, 6), 0);
 }
@@ -331,7 +333,7 @@ test_link_local_multicast(void)
 static void
 test_hash(void)
 {
-	struct in6_addr a = A("2001:db8::1"), b = A("2001:db8::1"), c = A("2001:db8::2");
+	struct in6_addr a = a6("2001:db8::1"), b = a6("2001:db8::1"), c = a6("2001:db8::2");
 	unsigned buckets[64] = {0}, max = 0;
 
 	CU_ASSERT_EQUAL(ipv6_hash(&a), ipv6_hash(&b));
