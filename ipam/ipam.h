@@ -215,7 +215,7 @@ struct ipam_pool6;
  * are RESERVED when inside the range. excludes[0..n_excludes) (borrowed; may repeat, may be
  * NULL when n_excludes is 0) are EXCLUDED; an exclude outside the range marks nothing.
  * Returns 0 and *ret (new object), or
- *   -EINVAL  prefix > 128, or start > end;
+ *   -EINVAL  prefix > 128, start > end, or excludes NULL with n_excludes > 0;
  *   -ERANGE  start/end, server_ip or an exclude outside the CIDR;
  *   -ENOMEM.
  */

@@ -22,6 +22,16 @@ same_status(const struct ippool_status *a, const struct ippool_status *b)
 		    memcmp(x->mac, y->mac, sizeof(x->mac)) != 0)
 			return false;
 	}
+	if (a->has_ipv6_status != b->has_ipv6_status || a->n_allocated6 != b->n_allocated6 ||
+	    a->used6 != b->used6 || a->available6 != b->available6)
+		return false;
+	for (size_t i = 0; i < a->n_allocated6; i++) {
+		const struct ippool_alloc6 *x = &a->allocated6[i], *y = &b->allocated6[i];
+
+		if (memcmp(&x->addr, &y->addr, sizeof(x->addr)) != 0 || x->kind != y->kind ||
+		    memcmp(x->mac, y->mac, sizeof(x->mac)) != 0)
+			return false;
+	}
 	return true;
 }
 
@@ -67,8 +77,9 @@ ippool_diff(const char *text, size_t len, struct ippool_diff *out)
 		else if (!same_status(&pa->status, &pb->status))
 			why = "another status (allocated entries)";
 		else if (out)
-			*out = (struct ippool_diff){
-			    .decoded = true, .n_allocated = pb->status.n_allocated};
+			*out = (struct ippool_diff){.decoded = true,
+			    .n_allocated = pb->status.n_allocated,
+			    .n_allocated6 = pb->status.n_allocated6};
 		json_decref(ja);
 		json_decref(jb);
 	}

@@ -11,14 +11,15 @@
 #include <stddef.h>
 
 struct ippool_diff {
-	bool decoded;	    /* both decoded the text */
-	size_t n_allocated; /* then: status.ipv4.allocated entries */
+	bool decoded;	     /* both decoded the text */
+	size_t n_allocated;  /* then: status.ipv4.allocated entries */
+	size_t n_allocated6; /* and status.ipv6.allocated entries */
 };
 
 /*
- * NULL when both agree: the same pool (its encoding and every allocated entry) or the same
- * error code, path and message; for a text that is not JSON, ippool_decode_text's -EBADMSG
- * "not JSON: " and jansson's error. Otherwise what differs (static text). out optional.
+ * NULL when both agree: the same pool (its encoding and every allocated entry, IPv4 and
+ * IPv6) or the same error code, path and message; for a text that is not JSON, ippool_decode_text's
+ * -EBADMSG "not JSON: " and jansson's error. Otherwise what differs (static text). out optional.
  */
 const char *ippool_diff(const char *text, size_t len, struct ippool_diff *out);
 

@@ -2,7 +2,8 @@
 /*
  * crds/ippool-text.c: ippool_decode_text against json_loadb + ippool_decode. For each text
  * both give the same result (the same pool, every allocated entry included) or the same error
- * (code, path and message); a text that is not JSON is refused by both.
+ * (code, path and message); a text that is not JSON is refused by both. status.ipv4.allocated
+ * and status.ipv6.allocated alike (ipv6: keys in any textual form, duplicates in two forms).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -382,6 +383,198 @@ test_truncated(void)
 	free(pool);
 }
 
+/* --- status.ipv6.allocated ------------------------------------------------------------ */
+
+#define POOL6_HEAD                                                                                 \
+	"{\"apiVersion\": \"network.harvesterhci.io/v1alpha1\", \"kind\": \"IPPool\","             \
+	" \"metadata\": {\"name\": \"p\", \"namespace\": \"ns\"},"                                 \
+	" \"spec\": {\"networkName\": \"net\", \"ipv4Config\": {\"serverIP\": \"10.70.0.1\","      \
+	"  \"cidr\": \"10.70.0.0/16\", \"pool\": {\"start\": \"10.70.0.10\","                      \
+	"  \"end\": \"10.70.255.250\"}}, \"ipv6Config\": {\"cidr\": \"2001:db8::/64\","            \
+	"  \"serverIP\": \"2001:db8::1\", \"pool\": {\"start\": \"2001:db8::10\","                 \
+	"  \"end\": \"2001:db8::ffff:ffff\"}}}"
+
+/* check() of a dual-stack pool with the given status.ipv4 and status.ipv6 members (JSON text
+ * of each object's inside, NULL: absent), in that order or ipv6 first. */
+static struct ippool_diff
+check6(const char *v4, const char *v6, bool v6_first)
+{
+	char text[8192];
+	char a[4096] = "", b[4096] = "";
+
+	if (v4)
+		snprintf(a, sizeof(a), "\"ipv4\": {%s}", v4);
+	if (v6)
+		snprintf(b, sizeof(b), "\"ipv6\": {%s}", v6);
+	snprintf(text, sizeof(text), POOL6_HEAD ", \"status\": {%s%s%s}}", v6_first ? b : a,
+	    v4 && v6 ? ", " : "", v6_first ? a : b);
+	return check(text);
+}
+
+static void
+test_ipv6_taken(void)
+{
+	static const char v6[] =
+	    "\"used\": 2, \"available\": 9223372036854775807, \"allocated\": {"
+	    "\"2001:db8::1\": \"RESERVED\", \"2001:db8::11\": \"EXCLUDED\","
+	    " \"2001:db8::1:10\": \"52:54:00:AB:cd:EF\", \"2001:db8::10\": \"52-54-00-01-02-03\","
+	    " \"::ffff:10.0.0.1\": \"5254.0011.22FF\", \"2001:db8::a:b:c:d\": \"EXCLUDED\"}";
+	static const char v4[] =
+	    "\"used\": 1, \"available\": 3, \"allocated\": {\"10.70.0.11\": \"52:54:00:00:00:01\"}";
+	struct ippool_diff o;
+
+	for (int first = 0; first < 2; first++) {
+		o = check6(v4, v6, first);
+		CU_ASSERT(o.decoded);
+		CU_ASSERT_EQUAL(o.n_allocated, 1);
+		CU_ASSERT_EQUAL(o.n_allocated6, 6);
+		o = check6(NULL, v6, first);
+		CU_ASSERT_EQUAL(o.n_allocated6, 6);
+		/* one map taken, the other left to jansson (refused there, or read there) */
+		o = check6("\"used\": 1, \"available\": 3, \"allocated\": {\"10.70.0.11\": \"x\"}",
+		    v6, first);
+		CU_ASSERT_FALSE(o.decoded);
+		o = check6(v4,
+		    "\"used\": 0, \"available\": 1, \"allocated\": {\"2001:db8::5\": \"bad\"}",
+		    first);
+		CU_ASSERT_FALSE(o.decoded);
+		o = check6(v4,
+		    "\"used\": 0, \"available\": 1, \"allocated\": {\"2001:DB8::5\": \"EXCLUDED\"}",
+		    first);
+		CU_ASSERT(o.decoded);
+		CU_ASSERT_EQUAL(o.n_allocated, 1);
+		CU_ASSERT_EQUAL(o.n_allocated6, 1);
+		/* a taken map beside an error elsewhere in status.ipv6 */
+		o = check6(
+		    v4, "\"used\": 0, \"allocated\": {\"2001:db8::5\": \"EXCLUDED\"}", first);
+		CU_ASSERT_FALSE(o.decoded);
+	}
+	/* empty and null maps, no status.ipv6 */
+	o = check6(v4, "\"used\": 0, \"available\": 1, \"allocated\": {}", false);
+	CU_ASSERT_EQUAL(o.n_allocated6, 0);
+	o = check6(v4, "\"used\": 0, \"available\": 1, \"allocated\": null", false);
+	CU_ASSERT(o.decoded);
+	o = check6(v4, NULL, false);
+	CU_ASSERT(o.decoded);
+}
+
+/* Keys in another form than RFC 5952 and every other map the strict pass refuses. */
+static void
+test_ipv6_not_taken(void)
+{
+	static const struct {
+		const char *alloc;
+		bool decodes;
+	} cases[] = {
+	    {"{\"2001:DB8::5\": \"EXCLUDED\"}", true},
+	    {"{\"2001:db8:0::5\": \"EXCLUDED\"}", true},
+	    {"{\"2001:0db8::5\": \"EXCLUDED\"}", true},
+	    {"{\"2001:db8:0:0:0:0:0:5\": \"EXCLUDED\"}", true},
+	    {"{\"::ffff:a00:1\": \"EXCLUDED\"}", true},
+	    {"{\"2001:db8::5\": \"EXCLUDED\", \"2001:db8::05\": \"EXCLUDED\"}", false},
+	    {"{\"2001:db8::5\": \"EXCLUDED\", \"2001:DB8::5\": \"RESERVED\"}", false},
+	    {"{\"2001:db8::\\u0035\": \"EXCLUDED\"}", true},
+	    {"{\"2001:db8::5\": \"EXCLUDE\\u0044\"}", true},
+	    {"{\"2001:db8::5\": 5}", false},
+	    {"{\"2001:db8::5\": null}", false},
+	    {"{\"2001:db8::g\": \"EXCLUDED\"}", false},
+	    {"{\"2001:db8::5%eth0\": \"EXCLUDED\"}", false},
+	    {"{\"2001:db8::5/64\": \"EXCLUDED\"}", false},
+	    {"{\"10.0.0.5\": \"EXCLUDED\"}", false},
+	    {"{\"\": \"EXCLUDED\"}", false},
+	    {"{\"2001:db8::5 \": \"EXCLUDED\"}", false},
+	    {"{\"2001:db8:1:2:3:4:5:6:7\": \"EXCLUDED\"}", false},
+	    {"{\"0000:0000:0000:0000:0000:ffff:255.255.255.255\": \"EXCLUDED\"}", true},
+	    {"{\"00000:0000:0000:0000:0000:ffff:255.255.255.255\": \"EXCLUDED\"}", false},
+	    {"{\"2001:db8::5\": \"excluded\"}", false},
+	    {"{\"2001:db8::5\": \"52:54:00:aa:bb\"}", false},
+	    {"[\"2001:db8::5\"]", false},
+	};
+	char v6[512];
+	struct ippool_diff o;
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		snprintf(v6, sizeof(v6), "\"used\": 0, \"available\": 1, \"allocated\": %s",
+		    cases[i].alloc);
+		o = check6(NULL, v6, false);
+		if (o.decoded != cases[i].decodes)
+			printf("\n  case %zu: decoded %d\n", i, o.decoded);
+		CU_ASSERT_EQUAL(o.decoded, cases[i].decodes);
+	}
+}
+
+static void
+test_ipv6_duplicates_and_paths(void)
+{
+	static const char *const texts[] = {
+	    /* the same key twice: the last wins */
+	    POOL6_HEAD ", \"status\": {\"ipv6\": {\"allocated\": {\"2001:db8::5\": \"EXCLUDED\","
+		       " \"2001:db8::4\": \"RESERVED\", \"2001:db8::5\": \"52:54:00:00:00:01\","
+		       " \"2001:db8::4\": \"EXCLUDED\", \"2001:db8::5\": \"52:54:00:00:00:02\"},"
+		       " \"used\": 1, \"available\": 2}}}",
+	    /* two allocated members, ipv6 twice, status twice, escaped names */
+	    POOL6_HEAD
+	    ", \"status\": {\"ipv6\": {\"allocated\": {\"2001:db8::5\": \"EXCLUDED\"},"
+	    " \"used\": 1, \"available\": 2, \"allocated\": {\"2001:db8::6\": \"RESERVED\"}}}}",
+	    POOL6_HEAD ", \"status\": {\"ipv6\": {\"allocated\": {\"2001:db8::5\": \"EXCLUDED\"},"
+		       " \"used\": 1, \"available\": 2}, \"ipv4\": {\"allocated\": {\"10.70.0.5\":"
+		       " \"EXCLUDED\"}, \"used\": 1, \"available\": 2}, \"ipv6\": {\"allocated\":"
+		       " {\"2001:db8::7\": \"RESERVED\"}, \"used\": 1, \"available\": 2}}}",
+	    POOL6_HEAD ", \"status\": {\"ipv6\": {\"allocated\": {\"2001:db8::5\": \"EXCLUDED\"},"
+		       " \"used\": 1, \"available\": 2}}, \"status\": {\"ipv4\": {\"allocated\":"
+		       " {\"10.70.0.5\": \"EXCLUDED\"}, \"used\": 1, \"available\": 2}}}",
+	    POOL6_HEAD ", \"status\": {\"ipv6\": {\"allocated\": {\"2001:db8::5\": \"EXCLUDED\"},"
+		       " \"used\": 1, \"available\": 2}, \"ipv\\u0036\": {\"allocated\": {},"
+		       " \"used\": 1, \"available\": 2}}}",
+	    POOL6_HEAD ", \"status\": {\"ipv6\": {\"allocated\": {\"2001:db8::5\": \"EXCLUDED\"},"
+		       " \"used\": 1, \"available\": 2}, \"ipv6\": 7}}",
+	    /* the IPv6 map where an IPv4 one is expected and the other way round */
+	    POOL6_HEAD ", \"status\": {\"ipv4\": {\"allocated\": {\"2001:db8::5\": \"EXCLUDED\"},"
+		       " \"used\": 1, \"available\": 2}}}",
+	    POOL6_HEAD ", \"status\": {\"ipv6\": {\"allocated\": {\"10.70.0.5\": \"EXCLUDED\"},"
+		       " \"used\": 1, \"available\": 2}}}",
+	    /* no spec.ipv6Config: the status is read all the same */
+	    POOL_HEAD ", \"status\": {\"ipv6\": {\"allocated\": {\"2001:db8::5\": \"EXCLUDED\"},"
+		      " \"used\": 1, \"available\": 2}}}",
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(texts); i++)
+		check(texts[i]);
+}
+
+static void
+test_ipv6_65000_truncated(void)
+{
+	size_t n = 65000, cap = n * 48 + 2048, o;
+	char *s = malloc(cap);
+	struct ippool_diff d;
+	size_t decoded = 0;
+
+	CU_ASSERT_FATAL(s != NULL);
+	o = (size_t)snprintf(s, cap,
+	    POOL6_HEAD ", \"status\": {\"ipv6\": {\"used\": %zu,"
+		       " \"available\": 9223372036854775807, \"allocated\": {",
+	    n);
+	for (size_t i = 0; i < n; i++)
+		o += (size_t)snprintf(s + o, cap - o,
+		    "%s\"2001:db8::%zx:%zx\":\"52:54:01:%02zx:%02zx:%02zx\"", i ? "," : "",
+		    i / 65536 + 1, i % 65536, i / 65536, (i / 256) % 256, i % 256);
+	snprintf(s + o, cap - o, "}}}}");
+	d = check(s);
+	CU_ASSERT(d.decoded);
+	CU_ASSERT_EQUAL(d.n_allocated6, n);
+	free(s);
+
+	s = strdup(POOL6_HEAD ", \"status\": {\"ipv6\": {\"allocated\": {\"2001:db8::5\":"
+			      " \"EXCLUDED\", \"2001:db8::6\": \"52:54:00:00:00:01\"}, \"used\": 1,"
+			      " \"available\": 2}}}");
+	CU_ASSERT_FATAL(s != NULL);
+	for (size_t len = 0; len <= strlen(s); len++)
+		decoded += check_len(s, len).decoded;
+	CU_ASSERT_EQUAL(decoded, 1); /* only the whole text */
+	free(s);
+}
+
 static const struct test_case text_tests[] = {
     {"empty, absent, null", test_empty_absent_null},
     {"marks and MACs", test_marks_and_macs},
@@ -394,6 +587,10 @@ static const struct test_case text_tests[] = {
     {"65 000 entries", test_65000},
     {"not JSON", test_not_json},
     {"truncated", test_truncated},
+    {"ipv6: maps taken beside ipv4's, in either order", test_ipv6_taken},
+    {"ipv6: other key forms and bad maps left to jansson", test_ipv6_not_taken},
+    {"ipv6: duplicate keys and ambiguous paths", test_ipv6_duplicates_and_paths},
+    {"ipv6: 65 000 entries, truncated", test_ipv6_65000_truncated},
     {NULL, NULL},
 };
 

@@ -39,8 +39,7 @@ load(const char *text)
 }
 
 static struct in6_addr
-A6(const char *s)
-{
+A6(const char *s) {
 	struct in6_addr a;
 
 	if (ipv6_parse(s, &a) < 0)
@@ -277,7 +276,8 @@ static const struct bad_case bad_cases[] = {
 	"spec.ipv6Config.cidr: \"10.0.0.0/24\" is not an IPv6 CIDR (address/8..128)"},
     {"spec.ipv6Config.cidr", "\"2001:db8::/129\"",
 	"spec.ipv6Config.cidr: \"2001:db8::/129\" is not an IPv6 CIDR (address/8..128)"},
-    {"spec.ipv6Config.cidr", "\"2001:db8::/7\"", "spec.ipv6Config.cidr: prefix /7 is shorter than /8"},
+    {"spec.ipv6Config.cidr", "\"2001:db8::/7\"",
+	"spec.ipv6Config.cidr: prefix /7 is shorter than /8"},
     {"spec.ipv6Config.cidr", "\"2001:db8::/064\"",
 	"spec.ipv6Config.cidr: \"2001:db8::/064\" is not an IPv6 CIDR (address/8..128)"},
     {"spec.ipv6Config.cidr", "\"fe80::1%eth0/64\"",
@@ -373,7 +373,8 @@ test_prefix_corners(void)
 	ippool_free(p);
 	p = decode_with("spec.ipv6Config",
 	    "{\"cidr\": \"2000::/8\", \"serverIP\": \"2001:db8::5\","
-	    " \"pool\": {\"start\": \"2000::1\", \"end\": \"20ff:ffff:ffff:ffff:ffff:ffff:ffff:ffff\"}}",
+	    " \"pool\": {\"start\": \"2000::1\", \"end\": "
+	    "\"20ff:ffff:ffff:ffff:ffff:ffff:ffff:ffff\"}}",
 	    0);
 	CU_ASSERT_PTR_NOT_NULL(p);
 	ippool_free(p);
@@ -391,8 +392,10 @@ test_status6(void)
 	static const char st[] =
 	    "{\"used\": 2, \"available\": 9223372036854775807, \"allocated\": {"
 	    "\"2001:DB8::0:30\": \"52:54:00:AA:BB:CC\", \"2001:db8::11\": \"EXCLUDED\","
-	    " \"2001:0db8:0000::2\": \"RESERVED\", \"2001:db8::ffff:10.0.0.1\": \"02-00-00-00-00-01\"}}";
-	struct ippool *a = decode_with("status.ipv6", st, 0), *b = decode_with("status.ipv6", st, 0);
+	    " \"2001:0db8:0000::2\": \"RESERVED\", \"2001:db8::ffff:10.0.0.1\": "
+	    "\"02-00-00-00-00-01\"}}";
+	struct ippool *a = decode_with("status.ipv6", st, 0),
+		      *b = decode_with("status.ipv6", st, 0);
 	const struct ippool_alloc6 *e;
 	struct in6_addr k;
 	json_t *enc;
@@ -419,7 +422,8 @@ test_status6(void)
 	s = json_dumps(json_object_get(enc, "ipv6"), JSON_COMPACT);
 	CU_ASSERT_STRING_EQUAL(s,
 	    "{\"allocated\":{\"2001:db8::2\":\"RESERVED\",\"2001:db8::11\":\"EXCLUDED\","
-	    "\"2001:db8::30\":\"52:54:00:aa:bb:cc\",\"2001:db8::ffff:a00:1\":\"02:00:00:00:00:01\"},"
+	    "\"2001:db8::30\":\"52:54:00:aa:bb:cc\",\"2001:db8::ffff:a00:1\":\"02:00:00:00:00:01\"}"
+	    ","
 	    "\"used\":2,\"available\":9223372036854775807}");
 	free(s);
 	json_decref(enc);
@@ -525,13 +529,12 @@ test_vmnetcfg6(void)
 	vmnetcfg_free(c);
 
 	/* bad forms are refused with their path */
-	json_object_set_new(json_array_get(json_object_get(json_object_get(j, "spec"),
-					       "networkConfigs"),
-				1),
+	json_object_set_new(
+	    json_array_get(json_object_get(json_object_get(j, "spec"), "networkConfigs"), 1),
 	    "ipv6Address", json_string("10.0.0.5"));
 	CU_ASSERT_EQUAL(vmnetcfg_decode(j, &c, &err), -EINVAL);
-	CU_ASSERT_STRING_EQUAL(err.message,
-	    "spec.networkConfigs[1].ipv6Address: \"10.0.0.5\" is not an IPv6 address");
+	CU_ASSERT_STRING_EQUAL(
+	    err.message, "spec.networkConfigs[1].ipv6Address: \"10.0.0.5\" is not an IPv6 address");
 	json_decref(j);
 }
 
