@@ -69,7 +69,7 @@ struct netpool6_conflict {
  * a second address (duplicate-mac: that address stays USED, owned by no one, never handed
  * out), an address outside the range, excluded or reserved: each reported, none resolved
  * silently. Returns the number of conflicts with *ret_conflicts (free(); NULL when none), or
- * -ENOMEM (the half is then empty: the caller builds it again).
+ * -ENOMEM (the half then holds part of the sources: the caller drops it and builds again).
  */
 int netpool6_rebuild(struct netpool6 *p, const struct netpool6_source *src, size_t n,
     struct netpool6_conflict **ret_conflicts);
