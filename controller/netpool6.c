@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The IPv6 half of a pool's network: ipam_pool6 for the addresses, two hash maps (by MAC, by
- * address) for the bindings and their owners, the EXCLUDED / RESERVED marks of the status and
- * the bytes its status.ipv6.allocated takes.
+ * The IPv6 half of a pool's network: ipam_pool6 for the addresses, ipam_leases6 (found by MAC
+ * and by address) for the bindings and their owners, the EXCLUDED / RESERVED marks of the status
+ * and the bytes its status.ipv6.allocated takes.
  */
 #include "controller/netpool6.h"
 
@@ -18,7 +18,7 @@ struct netpool6 {
 	unsigned prefix;
 	struct in6_addr *exclude; /* a copy of the config's, for a rebuild */
 	size_t n_exclude;
-	struct hmap by_mac, by_addr; /* of struct netpool6_entry */
+	struct ipam_leases6 leases;  /* of struct netpool6_entry */
 	struct ippool_alloc6 *marks; /* EXCLUDED and RESERVED inside the range, sorted, unique */
 	size_t n_marks;
 	size_t lease_bytes;    /* JSON bytes of the MAC entries */
@@ -26,10 +26,21 @@ struct netpool6 {
 	size_t excluded_bytes; /* of the EXCLUDED marks alone */
 };
 
-static uint64_t
-mac_hash(const uint8_t mac[MAC_LEN])
+_Static_assert(offsetof(struct netpool6_entry, mac) == offsetof(struct ipam_lease6, mac) &&
+		   offsetof(struct netpool6_entry, addr) == offsetof(struct ipam_lease6, addr),
+    "struct netpool6_entry begins with a struct ipam_lease6");
+
+/* The record a lease begins (NULL for NULL). */
+static struct netpool6_entry *
+entry_of(struct ipam_lease6 *l)
 {
-	return hash64(mac, MAC_LEN, 0x6d6163);
+	return (struct netpool6_entry *)(void *)l;
+}
+
+static struct netpool6_entry *
+entry_at(const struct netpool6 *p, size_t i)
+{
+	return entry_of(ipam_leases6_at(&p->leases, i));
 }
 
 size_t
@@ -153,11 +164,9 @@ netpool6_new(const struct ippool_ipv6_config *cfg, struct netpool6 **ret)
 	ipv6_prefix_network(&cfg->cidr_addr, cfg->prefix, &p->network);
 	p->prefix = cfg->prefix;
 	p->server_ip = cfg->server_ip;
-	p->by_mac = (struct hmap)HMAP_INITIALIZER;
-	p->by_addr = (struct hmap)HMAP_INITIALIZER;
+	ipam_leases6_init(&p->leases, sizeof(struct netpool6_entry), true);
 	if ((r = copy_config(p, cfg)) < 0 || (r = ipam_make(p, &p->ipam)) < 0 ||
-	    (r = marks_recount(p)) < 0 || (r = hmap_reserve(&p->by_mac, 16)) < 0 ||
-	    (r = hmap_reserve(&p->by_addr, 16)) < 0) {
+	    (r = marks_recount(p)) < 0) {
 		netpool6_free(p);
 		return r;
 	}
@@ -168,15 +177,9 @@ netpool6_new(const struct ippool_ipv6_config *cfg, struct netpool6 **ret)
 static void
 entries_clear(struct netpool6 *p)
 {
-	struct netpool6_entry *e;
-
-	HMAP_FOR_EACH_SAFE(e, by_mac, &p->by_mac)
-	{
-		hmap_remove(&p->by_mac, &e->by_mac);
-		hmap_remove(&p->by_addr, &e->by_addr);
-		free(e->owner);
-		free(e);
-	}
+	for (size_t i = 0; i < ipam_leases6_count(&p->leases); i++)
+		free(entry_at(p, i)->owner);
+	ipam_leases6_clear(&p->leases);
 	p->lease_bytes = 0;
 }
 
@@ -186,8 +189,7 @@ netpool6_free(struct netpool6 *p)
 	if (p == NULL)
 		return NULL;
 	entries_clear(p);
-	hmap_destroy(&p->by_mac);
-	hmap_destroy(&p->by_addr);
+	ipam_leases6_destroy(&p->leases);
 	ipam_pool6_free(p->ipam);
 	free(p->exclude);
 	free(p->marks);
@@ -232,52 +234,41 @@ netpool6_set_range(
 const struct netpool6_entry *
 netpool6_by_mac(const struct netpool6 *p, const uint8_t mac[MAC_LEN])
 {
-	struct netpool6_entry *e;
-
-	HMAP_FOR_EACH_WITH_HASH(e, by_mac, mac_hash(mac), &p->by_mac)
-	if (memcmp(e->mac, mac, MAC_LEN) == 0)
-		return e;
-	return NULL;
+	return entry_of(ipam_leases6_by_mac(&p->leases, mac));
 }
 
 const struct netpool6_entry *
 netpool6_by_addr(const struct netpool6 *p, const struct in6_addr *a)
 {
-	struct netpool6_entry *e;
-
-	HMAP_FOR_EACH_WITH_HASH(e, by_addr, ipv6_hash(a), &p->by_addr)
-	if (ipv6_equal(&e->addr, a))
-		return e;
-	return NULL;
+	return entry_of(ipam_leases6_by_addr(&p->leases, a));
 }
 
 static int
 entry_add(
     struct netpool6 *p, const uint8_t mac[MAC_LEN], const struct in6_addr *a, const char *owner)
 {
-	struct netpool6_entry *e = calloc(1, sizeof(*e));
+	struct ipam_lease6 *l;
+	char *o = NULL;
+	int r;
 
-	if (e == NULL || (owner != NULL && (e->owner = strdup(owner)) == NULL)) {
-		free(e);
+	if (owner != NULL && (o = strdup(owner)) == NULL)
 		return -ENOMEM;
+	if ((r = ipam_leases6_add(&p->leases, mac, a, &l)) < 0) {
+		free(o);
+		return r;
 	}
-	memcpy(e->mac, mac, MAC_LEN);
-	e->addr = *a;
-	/* cannot fail: both maps have their slot arrays (netpool6_new) */
-	(void)hmap_insert(&p->by_mac, &e->by_mac, mac_hash(mac));
-	(void)hmap_insert(&p->by_addr, &e->by_addr, ipv6_hash(a));
+	entry_of(l)->owner = o;
 	p->lease_bytes += netpool6_entry_bytes(a, IPPOOL_ALLOC_MAC);
 	return 0;
 }
 
+/* Removes e; the last record moves into its place. */
 static void
 entry_remove(struct netpool6 *p, struct netpool6_entry *e)
 {
 	p->lease_bytes -= netpool6_entry_bytes(&e->addr, IPPOOL_ALLOC_MAC);
-	hmap_remove(&p->by_mac, &e->by_mac);
-	hmap_remove(&p->by_addr, &e->by_addr);
 	free(e->owner);
-	free(e);
+	ipam_leases6_remove(&p->leases, &e->lease);
 }
 
 static int
@@ -457,7 +448,7 @@ netpool6_release(struct netpool6 *p, const uint8_t mac[MAC_LEN], const char *own
 size_t
 netpool6_size(const struct netpool6 *p)
 {
-	return hmap_count(&p->by_mac);
+	return ipam_leases6_count(&p->leases);
 }
 
 uint64_t
@@ -488,11 +479,11 @@ size_t
 netpool6_evict_unrecorded(struct netpool6 *p, const struct ippool_status *recorded, size_t over,
     void (*evicted)(void *userdata, const char *owner), void *userdata)
 {
-	struct netpool6_entry *e;
 	size_t freed = 0, n = 0;
 
-	HMAP_FOR_EACH_SAFE(e, by_mac, &p->by_mac)
-	{
+	/* from the end: a removal moves the last record into the hole, already visited */
+	for (size_t i = netpool6_size(p); i-- > 0;) {
+		struct netpool6_entry *e = entry_at(p, i);
 		const struct ippool_alloc6 *a = ippool_status_find6(recorded, &e->addr);
 
 		if (freed >= over)
@@ -514,14 +505,14 @@ int
 netpool6_render(const struct netpool6 *p, bool omit_excluded, struct ippool_status *st)
 {
 	struct ippool_alloc6 *a = calloc(netpool6_size(p) + p->n_marks + 1, sizeof(*a));
-	const struct netpool6_entry *e;
 	size_t n = 0;
 	int r;
 
 	if (a == NULL)
 		return -ENOMEM;
-	HMAP_FOR_EACH(e, by_mac, &p->by_mac)
-	{
+	for (size_t i = 0; i < netpool6_size(p); i++) {
+		const struct netpool6_entry *e = entry_at(p, i);
+
 		a[n].addr = e->addr;
 		a[n].kind = IPPOOL_ALLOC_MAC;
 		memcpy(a[n].mac, e->mac, MAC_LEN);

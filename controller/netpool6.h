@@ -5,11 +5,11 @@
 /*
  * The IPv6 half of a pool's network (an IPPool with spec.ipv6Config): the IPv6 IPAM
  * (ipam/'s ipam_pool6: any range size, memory by the bindings) plus the MAC ownership table
- * MAC -> {IPv6 address, owner}, owner being the VMNetCfg key ("ns/name") that holds the
- * binding or NULL for one known only from the IPPool's status.ipv6.allocated. The rules are
- * the IPv4 half's (netpool.h): a static pin, else the address the MAC holds, else the lowest
- * free; one address per MAC and one MAC per address; a rebuild that never resolves a conflict
- * silently and never leaves a contested address free.
+ * (ipam_leases6) MAC -> {IPv6 address, owner}, owner being the VMNetCfg key ("ns/name") that holds
+ * the binding or NULL for one known only from the IPPool's status.ipv6.allocated. The rules are the
+ * IPv4 half's (netpool.h): a static pin, else the address the MAC holds, else the lowest free; one
+ * address per MAC and one MAC per address; a rebuild that never resolves a conflict silently and
+ * never leaves a contested address free.
  *
  * Standalone: it knows nothing of the IPv4 half nor of the status budget (netpool.c wraps it
  * and passes the room left). Pure: no API calls, no logging.
@@ -23,16 +23,21 @@
 
 #include "crds/ippool.h"
 #include "ipam/ipam.h"
-#include "lib/hmap.h"
 #include "lib/util.h"
 
 struct netpool6;
 
+/* A record of ipam_leases6's table: the binding, then its owner. */
 struct netpool6_entry {
-	uint8_t mac[MAC_LEN];
-	struct in6_addr addr;
+	union {
+		struct ipam_lease6 lease;
+		struct { /* the same fields by their names */
+			uint8_t mac[MAC_LEN];
+			uint8_t user_[2];
+			struct in6_addr addr;
+		};
+	};
 	char *owner; /* owned; NULL: known only from the IPPool status */
-	struct hmap_node by_mac, by_addr;
 };
 
 /* New, empty half for an ipv6Config (borrowed). 0, the errors of ipam_pool6_new, -ENOMEM. */
