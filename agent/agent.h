@@ -17,7 +17,7 @@
  *   dynamic-state.c   their shared in-memory state: entries, held addresses, offers
  *   decline-marks.c   decline-marks.h: the engine's DECLINE marks, cleared after the hold-down
  *   apply-config.c    apply-config.h: agent_apply_config: options, bindings and leases into
- *                     the engine
+ *                     the engine; agent_apply_config6: the IPv6 part into the DHCPv6 engine
  *   leasefile*.c   leasefile.h: local-mode dynamic leases: snapshot (atomic) + append journal
  *   snapshot*.c    snapshot.h: Kubernetes mode: warm-start snapshot of the table and options,
  *                  checksummed
@@ -29,8 +29,12 @@
  *   serve.c        this header: the running agent: agent_new/agent_free, the source, the
  *                  engine's callbacks; serve-internal.h: struct agent, the composition of the
  *                  parts owned by the files below, for the files that share it
+ *   serve6.c       serve6.h: the DHCPv6 engine of the pool's ipv6Config, its callbacks
  *   sockets.c      sockets.h: DHCP and ARP sockets <-> libevent, the serverIP, link events,
  *                  capability drop
+ *   sockets6.c     sockets6.h: the DHCPv6 sockets beside them, the IPv6 serverIP, the
+ *                  unsolicited RA timer and NA
+ *   ra-timer.c     ra-timer.h: when the next unsolicited RA goes (RFC 4861 §6.2.4), pure
  *   failover-fsm.c failover-fsm.h: --leader-elect's decisions (standby/probing/active/hold), a
  *                  pure state machine
  *   failover.c     failover.h: its glue: the Lease's callbacks, ARP reads and timers fed to the
@@ -40,10 +44,11 @@
  *   cli.c          cli.h: the command line: flags and the checks across them
  *   main.c         start-up, signals
  *
- * Calls go one way, from the higher file to the lower: main.c > cli.c, serve.c > metrics.c,
- * warmstart.c > sockets.c > failover.c > failover-fsm.c, arp.c, link.c, caps.c, listen.c,
- * decisions.c, dump.c; a lower file reaches a higher one only through a function pointer the
- * higher one set (failover.c does what it decides through sockets.c's hooks).
+ * Calls go one way, from the higher file to the lower: main.c > cli.c, serve.c > serve6.c >
+ * metrics.c, warmstart.c > sockets.c > sockets6.c > failover.c > failover-fsm.c, arp.c,
+ * link.c, ra-timer.c, caps.c, listen.c, decisions.c, dump.c; a lower file reaches a higher one only
+ * through a function pointer the higher one set (failover.c does what it decides through
+ * sockets.c's hooks).
  *
  * Fallible functions return negative errno; those that take `err` fill it with one line
  * fit for the user (naming the file and line or field) on failure.

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * agent_apply_config (apply-config.h): a configuration into the engine, options first, then
- * one binding resync of the static bindings and the dynamic leases of the lease file.
+ * one binding resync of the static bindings and the dynamic leases of the lease file; and the
+ * IPv6 part into the DHCPv6 engine (static bindings only).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,6 +13,8 @@
 #include "agent/dynamic.h"
 #include "agent/leasefile.h"
 #include "agent/pool-config.h"
+#include "dhcp/dhcp6.h"
+#include "lib/ip6.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
@@ -96,4 +99,73 @@ engine_error:
 	dhcp_server_sync_end(s);
 	snprintf(err, errlen, "cannot set bindings: %s", strerror(-r));
 	return r;
+}
+
+/* The IPv6 bindings, swapped as one resync; an address still held by a removed one retried. */
+static int
+apply_bindings6(struct dhcp6_server *s, const struct agent_config *cfg, char *err, size_t errlen)
+{
+	const struct agent_config6 *v = &cfg->v6;
+	size_t *retry = NULL, n_retry = 0, removed;
+	char m[MAC_STRLEN], a[IPV6_STRLEN];
+	int r = 0;
+
+	dhcp6_server_sync_begin(s);
+	for (size_t i = 0; v->enabled && i < v->n_bindings; i++) {
+		const struct agent_binding6 *b = &v->bindings[i];
+		r = dhcp6_server_set_binding(s, b->mac, &b->ip, agent_config_hostname6(cfg, b));
+		if (r == -EEXIST) {
+			if (retry == NULL &&
+			    (retry = malloc(v->n_bindings * sizeof(*retry))) == NULL) {
+				r = -ENOMEM;
+				break;
+			}
+			retry[n_retry++] = i;
+			r = 0;
+		} else if (r < 0) {
+			mac_format(b->mac, m);
+			ipv6_format(&b->ip, a);
+			log_warn("IPv6 binding %s -> %s skipped: %s", m, a, strerror(-r));
+			r = 0; /* one NIC's refused binding must not stop the others */
+		}
+	}
+	removed = dhcp6_server_sync_end(s);
+	for (size_t k = 0; r == 0 && k < n_retry; k++) {
+		const struct agent_binding6 *b = &v->bindings[retry[k]];
+		if ((r = dhcp6_server_set_binding(
+			 s, b->mac, &b->ip, agent_config_hostname6(cfg, b))) < 0) {
+			mac_format(b->mac, m);
+			ipv6_format(&b->ip, a);
+			snprintf(err, errlen,
+			    "IPv6 binding %s -> %s refused by the DHCPv6 engine: %s", m, a,
+			    strerror(-r));
+		}
+	}
+	free(retry);
+	if (r == -ENOMEM)
+		snprintf(err, errlen, "cannot set IPv6 bindings: %s", strerror(-r));
+	return r < 0 ? r : (int)MIN(removed, (size_t)INT32_MAX);
+}
+
+int
+agent_apply_config6(
+    struct dhcp6_server *s, const struct agent_config *cfg, char *err, size_t errlen)
+{
+	struct dhcp6_ra off = {.enabled = false};
+	int r;
+
+	if (cfg->v6.enabled && (r = dhcp6_server_set_options(s, &cfg->v6.opts)) < 0) {
+		snprintf(
+		    err, errlen, "IPv6 options refused by the DHCPv6 engine: %s", strerror(-r));
+		return r;
+	}
+	r = dhcp6_server_set_ra(s, cfg->v6.enabled ? &cfg->v6.ra : &off);
+	if (r < 0) {
+		snprintf(err, errlen,
+		    "router advertisement settings refused by the DHCPv6 engine: "
+		    "%s",
+		    strerror(-r));
+		return r;
+	}
+	return apply_bindings6(s, cfg, err, errlen);
 }

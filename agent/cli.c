@@ -101,7 +101,8 @@ static const struct flag flag_table[] = {
     {.name = "assign-server-ip",
 	.type = FLAG_BOOL,
 	.dst = &cli.opts.assign_server_ip,
-	.help = "add the pool's serverIP/prefix to the interface (netlink)"},
+	.help = "add the pool's serverIP/prefix to the interface (netlink), and\n"
+		"its ipv6Config serverIP/prefix (no DAD)"},
     {.name = "dry-run",
 	.type = FLAG_BOOL,
 	.dst = &cli.dry,

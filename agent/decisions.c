@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The DHCP decision log (agent.h): one line per request the engine handled, text or JSON,
+ * The DHCP decision log (agent.h): one line per request the engines (DHCPv4, DHCPv6) handled,
+ * text or JSON,
  * kept out of the log in a storm by a token bucket; what it suppressed is counted and
  * summarised in one line.
  */
@@ -13,6 +14,7 @@
 #include "agent/decisions.h"
 #include "agent/pool-config.h"
 #include "lib/clock.h"
+#include "lib/ip6.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
@@ -118,9 +120,12 @@ agent_declog_flush(struct agent_declog *l, uint64_t now, bool force)
 		}
 		append(text, sizeof(text), &n, ")");
 	}
+	if (l->suppressed6 > 0)
+		append(text, sizeof(text), &n, "; %" PRIu64 " of them DHCPv6", l->suppressed6);
 	snprintf(count, sizeof(count), "%" PRIu64, l->suppressed);
 	log_kv(LOG_LEVEL_INFO, LOG_KV("suppressed", count), "%s", text);
 	l->suppressed = 0;
+	l->suppressed6 = 0;
 	l->since = 0;
 	memset(l->by_reply, 0, sizeof(l->by_reply));
 	memset(l->by_request, 0, sizeof(l->by_request));
@@ -243,4 +248,135 @@ agent_declog_decision(
 		l->by_reply[d->reply < _DHCP_MSG_MAX ? d->reply : 0]++;
 	else
 		l->by_request[d->type < _DHCP_MSG_MAX ? d->type : 0]++;
+}
+
+/* ---- DHCPv6 (RFC 8415 §7.3 names, the status codes of §21.13) ---- */
+
+static const char *const msg6_upper[_DHCP6_MSG_MAX] = {
+    [DHCP6_MSG_SOLICIT] = "SOLICIT",
+    [DHCP6_MSG_ADVERTISE] = "ADVERTISE",
+    [DHCP6_MSG_REQUEST] = "REQUEST",
+    [DHCP6_MSG_CONFIRM] = "CONFIRM",
+    [DHCP6_MSG_RENEW] = "RENEW",
+    [DHCP6_MSG_REBIND] = "REBIND",
+    [DHCP6_MSG_REPLY] = "REPLY",
+    [DHCP6_MSG_RELEASE] = "RELEASE",
+    [DHCP6_MSG_DECLINE] = "DECLINE",
+    [DHCP6_MSG_RECONFIGURE] = "RECONFIGURE",
+    [DHCP6_MSG_INFORMATION_REQUEST] = "INFORMATION-REQUEST",
+    [DHCP6_MSG_RELAY_FORW] = "RELAY-FORW",
+    [DHCP6_MSG_RELAY_REPL] = "RELAY-REPL",
+};
+
+static const char *
+msg6_name(int type)
+{
+	return type > 0 && type < _DHCP6_MSG_MAX ? msg6_upper[type] : "request";
+}
+
+static const char *
+status6_name(uint16_t code)
+{
+	static const char *const names[] = {"Success", "UnspecFail", "NoAddrsAvail", "NoBinding",
+	    "NotOnLink", "UseMulticast", "NoPrefixAvail"};
+
+	return code < ELEMENTSOF(names) ? names[code] : "status";
+}
+
+/* The JSON keys of d (kv: at least 24 slots). */
+static void
+declog6_keys(const struct dhcp6_decision *d, const struct agent_config *cfg, const char **kv,
+    const char *mac, const char *ip, const char *xid, char *pool, size_t poollen)
+{
+	size_t k = 0;
+
+	kv[k++] = "family";
+	kv[k++] = "ipv6";
+	kv[k++] = "type";
+	kv[k++] = dhcp6_message_type_name(d->type);
+	kv[k++] = "mac";
+	kv[k++] = mac;
+	if (!ipv6_is_zero(&d->address)) {
+		kv[k++] = "ip";
+		kv[k++] = ip;
+	}
+	if (d->hostname != NULL) {
+		kv[k++] = "vm";
+		kv[k++] = d->hostname;
+	}
+	kv[k++] = d->dropped ? "drop" : "reply";
+	kv[k++] = d->dropped	  ? dhcp6_drop_reason_name(d->drop)
+		  : d->reply != 0 ? dhcp6_message_type_name(d->reply)
+				  : "none";
+	if (d->status != 0) {
+		kv[k++] = "status";
+		kv[k++] = status6_name(d->status);
+	}
+	if (d->relayed) {
+		kv[k++] = "relayed";
+		kv[k++] = "true";
+	}
+	kv[k++] = "xid";
+	kv[k++] = xid;
+	if (cfg != NULL) {
+		snprintf(pool, poollen, "%s/%s", cfg->pool_ns, cfg->pool_name);
+		kv[k++] = "ippool";
+		kv[k++] = pool;
+	}
+	kv[k] = NULL;
+}
+
+static void
+declog_write6(const struct dhcp6_decision *d, const struct agent_config *cfg)
+{
+	char mac[MAC_STRLEN], ip[IPV6_STRLEN], xid[12], pool[512], st[32] = "";
+	char vm[DHCP_HOSTNAME_MAX + 4] = "";
+	const char *kv[24] = {"xid", xid, NULL};
+	const char *via = d->relayed ? " (relayed)" : "";
+
+	mac_format(d->mac, mac);
+	ipv6_format(&d->address, ip);
+	snprintf(xid, sizeof(xid), "0x%06" PRIx32, d->xid);
+	if (d->hostname != NULL)
+		snprintf(vm, sizeof(vm), " (%s)", d->hostname);
+	if (d->status != 0)
+		snprintf(st, sizeof(st), ": %s", status6_name(d->status));
+	if (log_get_format() == LOG_FORMAT_JSON)
+		declog6_keys(d, cfg, kv, mac, ip, xid, pool, sizeof(pool));
+	if (d->dropped)
+		/* "DHCPv6 SOLICIT from 52:54:00:aa:bb:cc dropped: unknown_mac" */
+		log_kv(LOG_LEVEL_INFO, kv, "DHCPv6 %s from %s%s%s dropped: %s", msg6_name(d->type),
+		    mac, vm, via, dhcp6_drop_reason_name(d->drop));
+	else if (d->reply != 0 && !ipv6_is_zero(&d->address))
+		/* "DHCPv6 REPLY 2001:db8::10 to 52:54:00:12:34:56 (vm-1) for REQUEST" */
+		log_kv(LOG_LEVEL_INFO, kv, "DHCPv6 %s %s to %s%s for %s%s%s", msg6_name(d->reply),
+		    ip, mac, vm, msg6_name(d->type), via, st);
+	else if (d->reply != 0)
+		/* "DHCPv6 REPLY to 52:54:00:12:34:56 (vm-1) for RENEW: NoBinding" */
+		log_kv(LOG_LEVEL_INFO, kv, "DHCPv6 %s to %s%s for %s%s%s", msg6_name(d->reply), mac,
+		    vm, msg6_name(d->type), via, st);
+	else
+		log_kv(
+		    LOG_LEVEL_INFO, kv, "DHCPv6 %s from %s%s%s", msg6_name(d->type), mac, vm, via);
+}
+
+void
+agent_declog_decision6(
+    struct agent_declog *l, const struct dhcp6_decision *d, const struct agent_config *cfg)
+{
+	bool refused = d->dropped || d->status != 0;
+
+	if (l->mode == AGENT_LOG_DHCP_NONE || log_get_level() < LOG_LEVEL_INFO)
+		return;
+	if (l->mode == AGENT_LOG_DHCP_DROPS && !refused)
+		return;
+	if (l->suppressed > 0 && d->now - l->since >= AGENT_DECLOG_SUMMARY_USEC)
+		agent_declog_flush(l, d->now, false);
+	if (declog_take(l, d->now)) {
+		declog_write6(d, cfg);
+		return;
+	}
+	if (l->suppressed++ == 0)
+		l->since = d->now != 0 ? d->now : 1;
+	l->suppressed6++;
 }

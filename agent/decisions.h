@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "dhcp/dhcp.h"
+#include "dhcp/dhcp6.h"
 
 struct agent_config;
 
@@ -47,6 +48,7 @@ struct agent_declog {
 	uint64_t by_request[_DHCP_MSG_MAX]; /* suppressed, neither answered nor dropped (DECLINE,
 					     * RELEASE), by request type */
 	uint64_t by_drop[_DHCP_DROP_MAX];   /* suppressed drops, by reason */
+	uint64_t suppressed6;		    /* of them DHCPv6 decisions */
 };
 void agent_declog_init(struct agent_declog *l, enum agent_log_dhcp mode);
 /*
@@ -55,6 +57,19 @@ void agent_declog_init(struct agent_declog *l, enum agent_log_dhcp mode);
  */
 void agent_declog_decision(
     struct agent_declog *l, const struct dhcp_decision *d, const struct agent_config *cfg);
+/*
+ * The same for a DHCPv6 decision (the same bucket), e.g.
+ *
+ *   DHCPv6 REPLY 2001:db8:1::10 to 52:54:00:12:34:56 (vm-1) for REQUEST xid=0x3903f3
+ *   DHCPv6 SOLICIT from 52:54:00:aa:bb:cc dropped: unknown_mac xid=0x1c2d3e
+ *   DHCPv6 REPLY to 52:54:00:12:34:56 (vm-1) for RENEW: NoBinding xid=0x1c2d3e
+ *
+ * JSON lines: the keys family ("ipv6"), type, mac, ip, vm, reply (advertise, reply, none) or
+ * drop (dhcp6_drop_reason_name), status (a status code other than Success), relayed, xid and
+ * ippool.
+ */
+void agent_declog_decision6(
+    struct agent_declog *l, const struct dhcp6_decision *d, const struct agent_config *cfg);
 /*
  * The summary of suppressed lines, when there are some and AGENT_DECLOG_SUMMARY_USEC passed
  * since the first (always with force: at exit). now: the decisions' clock.

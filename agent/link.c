@@ -2,7 +2,8 @@
 /*
  * The served interface, through libnl-route: its ifindex, MAC, IFF_UP and MTU, followed with a
  * cache manager whose netlink socket sits on the event loop; and the server address added
- * to it (--assign-server-ip). No shell commands.
+ * to it (--assign-server-ip), IPv4 and IPv6; the interface's link-local IPv6 address. No
+ * shell commands.
  *
  * Every link notification is applied in order, so a delete + re-create (new ifindex) or a
  * down -> up that arrive in one batch are both seen as transitions.
@@ -20,6 +21,8 @@
 #include <netlink/object.h>
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
+
+#include <linux/if_addr.h>
 
 #include "agent/link.h"
 #include "lib/log.h"
@@ -236,28 +239,24 @@ agent_link_name(const struct agent_link *l)
 	return l->name;
 }
 
-/* Builds the rtnl_addr of ip/prefix on the interface. */
+/* Builds the rtnl_addr of the address be (len bytes of family) /prefix on the interface. */
 static int
-build_addr(struct agent_link *l, uint32_t ip, unsigned prefix, struct rtnl_addr **ret)
+build_addr_family(struct agent_link *l, int family, const void *be, size_t len, unsigned prefix,
+    struct rtnl_addr **ret)
 {
 	struct rtnl_addr *addr;
 	struct nl_addr *local;
-	uint8_t be[4];
 	int r;
 
-	be[0] = (uint8_t)(ip >> 24);
-	be[1] = (uint8_t)(ip >> 16);
-	be[2] = (uint8_t)(ip >> 8);
-	be[3] = (uint8_t)ip;
 	addr = rtnl_addr_alloc();
-	local = nl_addr_build(AF_INET, be, 4);
+	local = nl_addr_build(family, be, len);
 	if (addr == NULL || local == NULL) {
 		r = -ENOMEM;
 		goto fail;
 	}
 	nl_addr_set_prefixlen(local, (int)prefix);
 	rtnl_addr_set_ifindex(addr, l->st.ifindex);
-	rtnl_addr_set_family(addr, AF_INET);
+	rtnl_addr_set_family(addr, family);
 	if ((r = rtnl_addr_set_local(addr, local)) < 0) {
 		r = nlerr_to_errno(r);
 		goto fail;
@@ -272,6 +271,15 @@ fail:
 	if (addr != NULL)
 		rtnl_addr_put(addr);
 	return r;
+}
+
+/* Builds the rtnl_addr of IPv4 ip/prefix on the interface. */
+static int
+build_addr(struct agent_link *l, uint32_t ip, unsigned prefix, struct rtnl_addr **ret)
+{
+	uint8_t be[4] = {(uint8_t)(ip >> 24), (uint8_t)(ip >> 16), (uint8_t)(ip >> 8), (uint8_t)ip};
+
+	return build_addr_family(l, AF_INET, be, sizeof(be), prefix, ret);
 }
 
 int
@@ -325,4 +333,107 @@ agent_link_del_address(struct agent_link *l, uint32_t ip, unsigned prefix)
 	}
 	rtnl_addr_put(addr);
 	return r;
+}
+
+/* Sends the add of addr (taken) with lifetime_s; already there is fine. */
+static int
+add_built(struct agent_link *l, struct rtnl_addr *addr, uint32_t lifetime_s)
+{
+	int r;
+
+	if (lifetime_s != 0) {
+		rtnl_addr_set_valid_lifetime(addr, lifetime_s);
+		rtnl_addr_set_preferred_lifetime(addr, lifetime_s);
+	}
+	r = rtnl_addr_add(l->req, addr, NLM_F_REPLACE);
+	if (r < 0) {
+		r = nlerr_to_errno(r);
+		if (r == -EEXIST)
+			r = 0;
+	}
+	rtnl_addr_put(addr);
+	return r;
+}
+
+int
+agent_link_add_address6(
+    struct agent_link *l, const struct in6_addr *ip, unsigned prefix, uint32_t lifetime_s)
+{
+	struct rtnl_addr *addr;
+	int r;
+
+	if (!l->st.exists)
+		return -ENODEV;
+	if ((r = build_addr_family(l, AF_INET6, ip->s6_addr, 16, prefix, &addr)) < 0)
+		return r;
+	/* RFC 4862 §5.4 DAD would keep the address tentative (unusable) for a second or more
+	 * after a failover; the Lease already makes it this replica's alone */
+	rtnl_addr_set_flags(addr, IFA_F_NODAD);
+	return add_built(l, addr, lifetime_s);
+}
+
+int
+agent_link_del_address6(struct agent_link *l, const struct in6_addr *ip, unsigned prefix)
+{
+	struct rtnl_addr *addr;
+	int r;
+
+	if (!l->st.exists)
+		return 0;
+	if ((r = build_addr_family(l, AF_INET6, ip->s6_addr, 16, prefix, &addr)) < 0)
+		return r;
+	r = rtnl_addr_delete(l->req, addr, 0);
+	if (r < 0) {
+		r = nlerr_to_errno(r);
+		if (r == -ENOENT || r == -ENODEV || r == -EIO || r == -EADDRNOTAVAIL)
+			r = 0;
+	}
+	rtnl_addr_put(addr);
+	return r;
+}
+
+struct find_ll {
+	int ifindex;
+	bool found;
+	struct in6_addr addr;
+};
+
+static void
+find_ll_cb(struct nl_object *obj, void *arg)
+{
+	struct rtnl_addr *ra = (struct rtnl_addr *)obj;
+	struct find_ll *f = arg;
+	struct nl_addr *local = rtnl_addr_get_local(ra);
+	struct in6_addr a;
+
+	if (f->found || rtnl_addr_get_family(ra) != AF_INET6 ||
+	    rtnl_addr_get_ifindex(ra) != f->ifindex || local == NULL ||
+	    nl_addr_get_len(local) != 16)
+		return;
+	memcpy(a.s6_addr, nl_addr_get_binary_addr(local), 16);
+	/* a tentative one (DAD not over) is not usable as a source yet; the caller falls back */
+	if ((a.s6_addr[0] != 0xfe || (a.s6_addr[1] & 0xc0) != 0x80) ||
+	    (rtnl_addr_get_flags(ra) & (IFA_F_TENTATIVE | IFA_F_DADFAILED)) != 0)
+		return;
+	f->addr = a;
+	f->found = true;
+}
+
+int
+agent_link_link_local(struct agent_link *l, struct in6_addr *ret)
+{
+	struct find_ll f = {.ifindex = l->st.ifindex};
+	struct nl_cache *cache = NULL;
+	int r;
+
+	if (!l->st.exists)
+		return -ENODEV;
+	if ((r = rtnl_addr_alloc_cache(l->req, &cache)) < 0)
+		return nlerr_to_errno(r);
+	nl_cache_foreach(cache, find_ll_cb, &f);
+	nl_cache_free(cache);
+	if (!f.found)
+		return -ENOENT;
+	*ret = f.addr;
+	return 0;
 }

@@ -4,6 +4,7 @@
 
 /* link.c: the served interface through libnl (state, addresses, events). */
 
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -42,5 +43,17 @@ int agent_link_add_address_lifetime(
     struct agent_link *l, uint32_t ip, unsigned prefix, uint32_t lifetime_s);
 /* Removes ip/prefix from the interface (absent is fine: 0). Negative errno. */
 int agent_link_del_address(struct agent_link *l, uint32_t ip, unsigned prefix);
+
+/*
+ * The pool's IPv6 serverIP: ip/prefix added with IFA_F_NODAD (the address is the pool's, held
+ * by one replica at a time: duplicate address detection would only delay it) and lifetime_s
+ * as agent_link_add_address_lifetime (0: forever; adding again renews). Negative errno.
+ */
+int agent_link_add_address6(
+    struct agent_link *l, const struct in6_addr *ip, unsigned prefix, uint32_t lifetime_s);
+/* Removes it (absent is fine: 0). Negative errno. */
+int agent_link_del_address6(struct agent_link *l, const struct in6_addr *ip, unsigned prefix);
+/* The interface's link-local address (fe80::/10) as the kernel has it: 0, or -ENOENT none. */
+int agent_link_link_local(struct agent_link *l, struct in6_addr *ret);
 
 #endif

@@ -24,6 +24,7 @@
 #include "agent/source.h"
 #include "lib/clock.h"
 #include "lib/flags.h"
+#include "lib/ip6.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
@@ -51,6 +52,47 @@
 #define START_ATTEMPTS 10
 #define START_RETRY_FIRST_USEC (100 * UINT64_C(1000))
 #define START_RETRY_MAX_USEC (10 * USEC_PER_SEC)
+
+/* The ipv6Config part of the dry-run summary. */
+static void
+dry_run6(const struct agent_config *c)
+{
+	const struct agent_config6 *v = &c->v6;
+	char a[IPV6_STRLEN], b[IPV6_STRLEN];
+
+	if (!v->enabled)
+		return;
+	ipv6_format(&v->cidr, a);
+	printf("cidr6       %s/%u\n", a, v->prefix);
+	ipv6_format(&v->opts.server_ip, a);
+	printf("server6     %s\n", a);
+	ipv6_format(&v->pool_start, a);
+	ipv6_format(&v->pool_end, b);
+	printf("range6      %s - %s (%zu excluded)\n", a, b, v->n_exclude);
+	for (size_t i = 0; i < v->opts.n_dns; i++) {
+		ipv6_format(&v->opts.dns[i], a);
+		printf("dns6        %s\n", a);
+	}
+	for (size_t i = 0; i < v->opts.n_search; i++)
+		printf("search6     %s\n", v->opts.search[i]);
+	printf("lifetimes6  preferred %u s, valid %u s%s\n", v->opts.preferred_lifetime,
+	    v->opts.valid_lifetime, v->opts.rapid_commit ? ", rapid commit" : "");
+	if (v->ra.enabled)
+		printf("ra          every %u s, router lifetime %u s%s\n", v->ra.interval,
+		    v->ra.router_lifetime, v->ra.mtu ? "" : ", no MTU option");
+	else
+		printf("ra          off\n");
+	printf("bindings6   %zu\n", v->n_bindings);
+	for (size_t i = 0; i < v->n_bindings && i < 20; i++) {
+		char m[MAC_STRLEN];
+		const char *h = agent_config_hostname6(c, &v->bindings[i]);
+		mac_format(v->bindings[i].mac, m);
+		ipv6_format(&v->bindings[i].ip, a);
+		printf("  %s %-39s %s\n", m, a, h ? h : "");
+	}
+	if (v->n_bindings > 20)
+		printf("  ... %zu more\n", v->n_bindings - 20);
+}
 
 static void
 dry_run(const struct agent_config *c)
@@ -101,6 +143,7 @@ dry_run(const struct agent_config *c)
 	}
 	if (c->n_bindings > 20)
 		printf("  ... %zu more\n", c->n_bindings - 20);
+	dry_run6(c);
 }
 
 static struct event_base *loop_base;

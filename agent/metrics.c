@@ -2,8 +2,8 @@
 /*
  * What the agent's HTTP endpoint reports (lib/httpd.c serves it): the /metrics series, read
  * from the engine, the lease file, the dynamic pool, the failover and the warm start when
- * scraped (collect), and the /readyz verdict: the pool synced (or its snapshot served), the
- * interface up and the DHCP sockets open on it.
+ * scraped (collect), the DHCPv6 engine's beside the DHCP engine's, and the /readyz verdict: the
+ * pool synced (or its snapshot served), the interface up and the DHCP sockets open on it.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -14,6 +14,7 @@
 #include "agent/link.h"
 #include "agent/metrics.h"
 #include "agent/serve-internal.h"
+#include "dhcp/dhcp6.h"
 #include "kube/kube.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
@@ -31,6 +32,42 @@ static const char *const reload_labels[] = {"ok", "error"};
 static const char *const ignored_labels[] = {"rate_limited", "not_bound"};
 static const char *const ha_state_labels[] = {"standby", "probing", "active", "hold"};
 static const char *const pass_labels[] = {"wakeup", "backlog", "after_wait"};
+/* DHCPv6: what clients send (RFC 8415 §7.3) and what the server answers */
+static const uint8_t rx6_types[] = {DHCP6_MSG_SOLICIT, DHCP6_MSG_REQUEST, DHCP6_MSG_CONFIRM,
+    DHCP6_MSG_RENEW, DHCP6_MSG_REBIND, DHCP6_MSG_RELEASE, DHCP6_MSG_DECLINE,
+    DHCP6_MSG_INFORMATION_REQUEST, DHCP6_MSG_RELAY_FORW};
+static const uint8_t tx6_types[] = {DHCP6_MSG_ADVERTISE, DHCP6_MSG_REPLY};
+static const char *rx6_labels[ELEMENTSOF(rx6_types)], *tx6_labels[ELEMENTSOF(tx6_types)];
+static const char *drop6_labels[_DHCP6_DROP_MAX];
+static const char *const status6_labels[] = {"NoAddrsAvail", "NoBinding", "NotOnLink"};
+
+/* The DHCPv6 engine's counts (zero while the pool has no ipv6Config). */
+static void
+collect6(struct agent *a)
+{
+	const struct dhcp6_stats *st = dhcp6_server_stats(a->dhcp6);
+
+	for (size_t i = 0; i < ELEMENTSOF(rx6_types); i++)
+		metric_set(a->mx.rx6, i, (double)st->rx[rx6_types[i]]);
+	for (size_t i = 0; i < ELEMENTSOF(tx6_types); i++)
+		metric_set(a->mx.tx6, i, (double)st->tx[tx6_types[i]]);
+	for (size_t d = 0; d < _DHCP6_DROP_MAX; d++)
+		metric_set(a->mx.drops6, d, (double)st->drops[d]);
+	metric_set(a->mx.status6, 0, (double)st->no_addrs_avail);
+	metric_set(a->mx.status6, 1, (double)st->no_binding);
+	metric_set(a->mx.status6, 2, (double)st->not_on_link);
+	metric_set(a->mx.declines6, 0, (double)st->declines);
+	(void)metric_hist_set(a->mx.latency6, 0, st->latency, DHCP_LATENCY_BUCKETS,
+	    (double)st->latency_sum_usec / 1e6);
+	metric_set(a->mx.bindings6, 0, (double)dhcp6_server_n_bindings(a->dhcp6));
+	metric_set(a->mx.serving6, 0,
+	    a->sock6.open && a->link != NULL && agent_link_state(a->link)->up ? 1 : 0);
+	metric_set(a->mx.rs6, 0, (double)st->rs_rx);
+	metric_set(a->mx.ra6, 0, (double)st->ra_tx);
+	metric_set(a->mx.na6, 0, (double)st->na_tx);
+	(void)dhcp6_server_read_kernel_stats(a->dhcp6);
+	metric_set(a->mx.kernel_drops6, 0, (double)st->kernel_drops);
+}
 
 static void
 collect(void *userdata)
@@ -89,6 +126,7 @@ collect(void *userdata)
 	metric_set(a->mx.arp_conflicts, 0, (double)a->fo.fsm.conflicts);
 	metric_set(a->mx.transitions, 0, (double)a->fo.fsm.transitions);
 	metric_set(a->mx.garp, 0, (double)a->garp_sent);
+	collect6(a);
 	if (a->mx.snap_stale != NULL) {
 		metric_set(a->mx.snap_stale, 0, a->warm.snap != NULL ? 1 : 0);
 		metric_set(a->mx.snap_writes, 0, (double)a->warm.writes);
@@ -216,6 +254,37 @@ static const struct series agent_series[] = {
     SERIES(rx_wait, METRIC_COUNTER, "vmdhcp_agent_receive_wait_seconds_total",
 	"Time the DHCP socket was left unread on purpose to serve several requests per wakeup "
 	"(coalescing: above 20 000 requests/s only, at most 200 us at a time)"),
+    /* DHCPv6: the pool's ipv6Config (all zero without one) */
+    SERIES_LABELED(rx6, METRIC_COUNTER, "vmdhcp_agent_dhcp6_packets_received_total",
+	"DHCPv6 messages received from clients, by message type (the innermost for relayed)",
+	"type", rx6_labels),
+    SERIES_LABELED(tx6, METRIC_COUNTER, "vmdhcp_agent_dhcp6_replies_sent_total",
+	"DHCPv6 replies sent, by message type", "type", tx6_labels),
+    SERIES_LABELED(drops6, METRIC_COUNTER, "vmdhcp_agent_dhcp6_drops_total",
+	"Received DHCPv6 messages and router solicitations not answered, by reason "
+	"(use_multicast: answered with that status)",
+	"reason", drop6_labels),
+    SERIES_LABELED(status6, METRIC_COUNTER, "vmdhcp_agent_dhcp6_status_sent_total",
+	"IAs and messages answered with a status code other than Success, by code", "code",
+	status6_labels),
+    SERIES(declines6, METRIC_COUNTER, "vmdhcp_agent_dhcp6_declines_total",
+	"DHCPv6 DECLINE messages (address in use on the network)"),
+    SERIES_HIST(latency6, METRIC_HISTOGRAM, "vmdhcp_agent_dhcp6_reply_latency_seconds",
+	"Time from receiving a DHCPv6 request to sending its reply", latency_bounds),
+    SERIES(bindings6, METRIC_GAUGE, "vmdhcp_agent_dhcp6_bindings",
+	"MAC to IPv6 address bindings in the DHCPv6 table"),
+    SERIES(serving6, METRIC_GAUGE, "vmdhcp_agent_dhcp6_serving",
+	"1 while the DHCPv6 sockets are open on the interface"),
+    SERIES(rs6, METRIC_COUNTER, "vmdhcp_agent_dhcp6_router_solicitations_total",
+	"Router solicitations received"),
+    SERIES(ra6, METRIC_COUNTER, "vmdhcp_agent_dhcp6_router_advertisements_sent_total",
+	"Router advertisements sent, unsolicited and in answer to solicitations"),
+    SERIES(na6, METRIC_COUNTER, "vmdhcp_agent_dhcp6_neighbor_advertisements_sent_total",
+	"Unsolicited neighbor advertisements of the IPv6 serverIP sent (when it is added to "
+	"the interface)"),
+    SERIES(kernel_drops6, METRIC_COUNTER, "vmdhcp_agent_dhcp6_kernel_drops_total",
+	"Frames for the DHCPv6 packet socket the kernel dropped because its receive ring was "
+	"full (PACKET_STATISTICS tp_drops, accumulated)"),
 };
 
 /* Kubernetes mode: the IPPool source's series. */
@@ -293,6 +362,12 @@ agent_metrics_setup(struct agent *a)
 		tx_labels[i] = dhcp_message_type_name(tx_types[i]);
 	for (size_t d = 0; d < _DHCP_DROP_MAX; d++)
 		drop_labels[d] = dhcp_drop_reason_name((enum dhcp_drop_reason)d);
+	for (size_t i = 0; i < ELEMENTSOF(rx6_types); i++)
+		rx6_labels[i] = dhcp6_message_type_name(rx6_types[i]);
+	for (size_t i = 0; i < ELEMENTSOF(tx6_types); i++)
+		tx6_labels[i] = dhcp6_message_type_name(tx6_types[i]);
+	for (size_t d = 0; d < _DHCP6_DROP_MAX; d++)
+		drop6_labels[d] = dhcp6_drop_reason_name((int)d);
 	for (size_t b = 0; b < DHCP_LATENCY_BUCKETS - 1; b++)
 		latency_bounds[b] = (double)dhcp_latency_bounds_usec[b] / 1e6;
 	if ((r = metrics_new(&a->mx.registry)) < 0)

@@ -12,7 +12,94 @@
 
 #include "agent/pool-config.h"
 #include "crds/ippool.h"
+#include "lib/ip6.h"
 #include "lib/util.h"
+
+/* RFC 8200 §5: every IPv6 link carries 1280-byte packets; a smaller MTU is not advertised. */
+#define IPV6_MIN_MTU 1280
+/* RFC 4861 §6.2.1: AdvDefaultLifetime at most 9000 s. */
+#define RA_ROUTER_LIFETIME_MAX 9000
+
+/* spec.ipv6Config -> c->v6 (bindings untouched); c->v6.enabled false without one. */
+static int
+config6_from_spec(struct agent_config *c, const struct ippool_spec *sp, char *err, size_t errlen)
+{
+	const struct ippool_ipv6_config *x = &sp->ipv6;
+	struct agent_config6 *v = &c->v6;
+	struct dhcp6_options *o = &v->opts;
+
+	free(v->exclude);
+	v->exclude = NULL;
+	v->n_exclude = 0;
+	v->enabled = sp->has_ipv6;
+	memset(o, 0, sizeof(*o));
+	memset(&v->ra, 0, sizeof(v->ra));
+	if (!sp->has_ipv6) {
+		memset(&v->cidr, 0, sizeof(v->cidr));
+		v->prefix = 0;
+		memset(&v->pool_start, 0, sizeof(v->pool_start));
+		memset(&v->pool_end, 0, sizeof(v->pool_end));
+		return 0;
+	}
+	if (x->prefix > 128) {
+		snprintf(err, errlen, "spec.ipv6Config.cidr: prefix /%u, at most 128", x->prefix);
+		return -EINVAL;
+	}
+	ipv6_prefix_network(&x->cidr_addr, x->prefix, &v->cidr);
+	v->prefix = x->prefix;
+	v->pool_start = x->start;
+	v->pool_end = x->end;
+	if (x->n_exclude > 0) {
+		v->exclude = malloc(x->n_exclude * sizeof(*v->exclude));
+		if (v->exclude == NULL)
+			return -ENOMEM;
+		memcpy(v->exclude, x->exclude, x->n_exclude * sizeof(*v->exclude));
+		v->n_exclude = x->n_exclude;
+	}
+	o->server_ip = x->server_ip;
+	o->prefix = (uint8_t)x->prefix;
+	if (x->n_dns > ELEMENTSOF(o->dns)) {
+		snprintf(
+		    err, errlen, "spec.ipv6Config.dns: at most %zu servers", ELEMENTSOF(o->dns));
+		return -EINVAL;
+	}
+	memcpy(o->dns, x->dns, x->n_dns * sizeof(o->dns[0]));
+	o->n_dns = x->n_dns;
+	if (x->n_domain_search > DHCP_MAX_SEARCH) {
+		snprintf(err, errlen, "spec.ipv6Config.domainSearch: at most %d domains",
+		    DHCP_MAX_SEARCH);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < x->n_domain_search; i++) {
+		if (strlen(x->domain_search[i]) >= sizeof(o->search[0])) {
+			snprintf(err, errlen, "spec.ipv6Config.domainSearch[%zu]: too long", i);
+			return -EINVAL;
+		}
+		snprintf(o->search[i], sizeof(o->search[i]), "%s", x->domain_search[i]);
+	}
+	o->n_search = x->n_domain_search;
+	o->valid_lifetime = x->valid_lifetime != 0 ? x->valid_lifetime : IPPOOL_LEASE_TIME_DEFAULT;
+	o->preferred_lifetime =
+	    x->preferred_lifetime != 0 ? x->preferred_lifetime : o->valid_lifetime;
+	if (o->preferred_lifetime > o->valid_lifetime) {
+		snprintf(err, errlen,
+		    "spec.ipv6Config.preferredLifetime: %u s, above the valid "
+		    "lifetime %u s (RFC 8415 §21.6)",
+		    o->preferred_lifetime, o->valid_lifetime);
+		return -EINVAL;
+	}
+	o->rapid_commit = x->rapid_commit;
+	/* the same DUID for every replica and restart of the pool's agent (failover, warm start) */
+	o->duid_len = dhcp6_duid_for_pool(c->pool_ns, c->pool_name, o->duid);
+	/* RFC 4861 §6.2.1: M=1 (addresses by DHCPv6), the prefix on-link, no SLAAC */
+	v->ra.enabled = x->ra.enabled;
+	v->ra.interval = x->ra.interval != 0 ? x->ra.interval : IPPOOL6_RA_INTERVAL_DEFAULT;
+	v->ra.router_lifetime = (uint16_t)MIN(x->ra.router_lifetime, RA_ROUTER_LIFETIME_MAX);
+	v->ra.prefix = v->cidr;
+	v->ra.prefix_len = (uint8_t)v->prefix;
+	v->ra.mtu = sp->mtu >= IPV6_MIN_MTU ? sp->mtu : 0;
+	return 0;
+}
 
 int
 agent_config_from_spec(
@@ -79,7 +166,7 @@ agent_config_from_spec(
 	}
 	o->n_routes = sp->n_routes;
 	o->lease_time = sp->lease_time != 0 ? sp->lease_time : IPPOOL_LEASE_TIME_DEFAULT;
-	return 0;
+	return config6_from_spec(c, sp, err, errlen);
 }
 
 struct agent_config *
@@ -90,6 +177,8 @@ agent_config_free(struct agent_config *c)
 	free(c->exclude);
 	free(c->bindings);
 	free(c->names);
+	free(c->v6.exclude);
+	free(c->v6.bindings);
 	free(c);
 	return NULL;
 }
@@ -100,4 +189,42 @@ agent_config_hostname(const struct agent_config *c, const struct agent_binding *
 	if (b->hostname == UINT32_MAX || c->names == NULL)
 		return NULL;
 	return c->names + b->hostname;
+}
+
+const char *
+agent_config_hostname6(const struct agent_config *c, const struct agent_binding6 *b)
+{
+	if (b->hostname == UINT32_MAX || c->names == NULL)
+		return NULL;
+	return c->names + b->hostname;
+}
+
+static int
+binding6_cmp(const void *x, const void *y)
+{
+	const struct agent_binding6 *a = x, *b = y;
+	int r = memcmp(a->mac, b->mac, 6);
+
+	return r != 0 ? r : ipv6_cmp(&a->ip, &b->ip);
+}
+
+size_t
+agent_config6_dedup_macs(struct agent_config *c, struct agent_binding6 *first_dropped)
+{
+	struct agent_config6 *v = &c->v6;
+	size_t out = 0, dropped = 0;
+
+	if (v->n_bindings < 2)
+		return 0;
+	qsort(v->bindings, v->n_bindings, sizeof(*v->bindings), binding6_cmp);
+	for (size_t i = 0; i < v->n_bindings; i++) {
+		if (out > 0 && memcmp(v->bindings[out - 1].mac, v->bindings[i].mac, 6) == 0) {
+			if (dropped++ == 0 && first_dropped != NULL)
+				*first_dropped = v->bindings[i];
+			continue;
+		}
+		v->bindings[out++] = v->bindings[i];
+	}
+	v->n_bindings = out;
+	return dropped;
 }

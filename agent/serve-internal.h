@@ -11,6 +11,9 @@
  *                 struct agent's own members and `offers`
  *   sockets.c     `sock` (sockets.h): the DHCP and ARP sockets on the event loop, the serverIP
  *                 on the interface, link events, the capability drop
+ *   serve6.c      `dhcp6`: the DHCPv6 engine, its callbacks, the pool's IPv6 part pushed in
+ *   sockets6.c    `sock6` (sockets6.h): the DHCPv6 sockets, the IPv6 serverIP, the RA timer,
+ *                 the unsolicited NA
  *   failover.c    `fo` (failover.h): --leader-elect: the Lease's callbacks, ARP reads and timers
  *                 fed to failover-fsm.c (STANDBY/PROBING/ACTIVE/HOLD, pure), its actions done
  *                 through sockets.c's hooks; the serverIP's lifetime, SIGTERM's Lease release
@@ -34,6 +37,7 @@
 #include "agent/dynamic.h"
 #include "agent/metrics.h"
 #include "agent/sockets.h"
+#include "agent/sockets6.h"
 #include "agent/warmstart.h"
 #include "agent/failover.h"
 
@@ -66,9 +70,11 @@ struct agent {
 	uint64_t declines_ignored[2]; /* by reason: IGNORED_RATE_LIMITED, IGNORED_NOT_BOUND */
 	uint64_t expired;	      /* dynamic leases reclaimed */
 	struct agent_link *link;
-	struct agent_sockets sock; /* sockets.c's */
-	int exit_status;	   /* non-zero: the loop was broken, the process must restart */
-	uint32_t listen_ip;	   /* --listen's IPv4 address (host order) or 0 */
+	struct agent_sockets sock;   /* sockets.c's */
+	struct dhcp6_server *dhcp6;  /* the DHCPv6 engine (serve6.c's): the pool's ipv6Config */
+	struct agent_sockets6 sock6; /* sockets6.c's */
+	int exit_status;	     /* non-zero: the loop was broken, the process must restart */
+	uint32_t listen_ip;	     /* --listen's IPv4 address (host order) or 0 */
 
 	/* Kubernetes mode (opts.kube): the client of the IPPool source (src) */
 	struct kube_config *kcfg;
@@ -129,6 +135,9 @@ agent_shrink_config(struct agent_config *c)
 	free(c->bindings);
 	c->bindings = NULL;
 	c->n_bindings = 0;
+	free(c->v6.bindings);
+	c->v6.bindings = NULL;
+	c->v6.n_bindings = 0;
 	free(c->names);
 	c->names = NULL;
 	c->names_len = c->names_cap = 0;

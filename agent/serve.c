@@ -27,6 +27,7 @@
 #include "agent/listen.h"
 #include "agent/metrics.h"
 #include "agent/serve-internal.h"
+#include "agent/serve6.h"
 #include "agent/sockets.h"
 #include "agent/source.h"
 #include "agent/warmstart.h"
@@ -378,6 +379,7 @@ agent_reload_done(struct agent *a, int r, struct agent_config *cfg, const char *
 	agent_dynamic_free(a->dyn);
 	a->dyn = dyn;
 	log_config(a, cfg, "reloaded", r);
+	(void)agent_serve6_apply(a, cfg, "reloaded");
 	agent_shrink_config(cfg);
 	/* the file source's object is the config: the new one takes the old one's place */
 	a->src.ops->free(a->src.src);
@@ -385,8 +387,8 @@ agent_reload_done(struct agent *a, int r, struct agent_config *cfg, const char *
 	if (a->lf != NULL && (r = leasefile_compact(a->lf)) < 0)
 		log_error("%s: cannot write lease file: %s", a->opts.lease_path, strerror(-r));
 	a->reloads[RELOAD_OK]++;
-	if (was_paused != cfg->paused || old_server != cfg->opts.server_ip)
-		agent_update_sockets(a, true);
+	/* the DHCPv6 sockets and the IPv6 serverIP follow an ipv6Config added, changed or gone */
+	agent_update_sockets(a, was_paused != cfg->paused || old_server != cfg->opts.server_ip);
 	return 0;
 }
 
@@ -409,6 +411,7 @@ kube_setup(struct agent *a, char *err, size_t errlen)
 {
 	struct agent_kube_opts ko = {
 	    .ippool_ref = a->opts.ippool_ref,
+	    .dhcp6 = a->dhcp6,
 	    .on_change = kube_changed,
 	    .userdata = a,
 	};
@@ -513,6 +516,7 @@ engine_setup(struct agent *a, struct agent_config *cfg, char *err, size_t errlen
 	if ((r = agent_apply_config(a->dhcp, cfg, a->dyn, err, errlen)) < 0)
 		return r;
 	log_config(a, cfg, "loaded", 0);
+	(void)agent_serve6_apply(a, cfg, "loaded"); /* a refusal is logged; IPv4 serves */
 	agent_shrink_config(cfg);
 	return 0;
 }
@@ -643,7 +647,8 @@ agent_new(struct event_base *base, const struct agent_opts *opts, struct agent_c
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	if ((r = dhcp_server_new(&a->dhcp)) < 0 || (r = agent_metrics_setup(a)) < 0 ||
+	if ((r = dhcp_server_new(&a->dhcp)) < 0 || (r = agent_serve6_new(a)) < 0 ||
+	    (r = agent_metrics_setup(a)) < 0 ||
 	    (r = agent_marks_new(a->opts.decline_hold_s, &a->marks)) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
@@ -689,6 +694,7 @@ agent_free(struct agent *a)
 	httpd_free(a->httpd);
 	agent_failover_free(&a->fo); /* not answering, the address gone, before the sockets close */
 	agent_close_sockets(a);
+	agent_serve6_free(a);
 	agent_declog_flush(&a->declog, dhcp_clock(NULL), true);
 	if (a->sock.ev_retry != NULL)
 		event_free(a->sock.ev_retry);

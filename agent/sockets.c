@@ -3,7 +3,8 @@
  * The DHCP engine's sockets on the event loop, opened and closed as the interface comes and
  * goes (link.c) and as the pool asks (paused, deleted, a serverIP refused), with the ARP
  * socket of --leader-elect beside them (failover.c); the receive path; the serverIP on the
- * interface (--assign-server-ip) and its gratuitous ARP; the capability drop.
+ * interface (--assign-server-ip) and its gratuitous ARP; the capability drop. The DHCPv6
+ * sockets, the IPv6 serverIP and its announcement follow these (sockets6.c).
  *
  * With opts.drop_capabilities (always in Kubernetes mode), the first time the sockets are
  * open and the server address is set, every capability goes but CAP_NET_ADMIN (caps.c).
@@ -29,6 +30,7 @@
 #include "agent/link.h"
 #include "agent/serve-internal.h"
 #include "agent/sockets.h"
+#include "agent/sockets6.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/util.h"
@@ -131,6 +133,7 @@ agent_close_sockets(struct agent *a)
 	a->arp_fd = -1;
 	if (a->sock.open)
 		dhcp_server_close(a->dhcp);
+	agent_sockets6_close(a);
 	a->sock.open = false;
 	a->sock.open_ifindex = 0;
 }
@@ -218,6 +221,7 @@ agent_announce(struct agent *a)
 
 	/* whoever adds the serverIP announces it: a new active replica, or a single agent that
 	 * (re)starts, so VMs whose neighbour entry is stale or incomplete send to it at once */
+	agent_announce6(a);
 	if (!a->fo.fsm.active || !a->sock.open || a->sock.addr_ip == 0 || fd < 0)
 		return;
 	r = agent_garp_send(fd, a->sock.open_ifindex, a->sock.open_hwaddr, a->sock.addr_ip);
@@ -296,6 +300,7 @@ open_sockets(struct agent *a)
 	log_info("%s: %s pool %s/%s (ifindex %d)", a->opts.ifname,
 	    a->fo.fsm.active ? "serving" : "standby for", cfg->pool_ns, cfg->pool_name,
 	    st->ifindex);
+	agent_sockets6_open(a); /* beside them, before the capability drop */
 	announce_twice(a);
 	return 0;
 }
@@ -411,6 +416,7 @@ serve_kept(struct agent *a, const struct agent_link_state *st, bool force)
 			 */
 			char m[MAC_STRLEN];
 			dhcp_server_set_hwaddr(a->dhcp, st->hwaddr);
+			agent_sockets6_set_hwaddr(a, st->hwaddr);
 			memcpy(a->sock.open_hwaddr, st->hwaddr, 6);
 			mac_format(st->hwaddr, m);
 			log_info(
@@ -434,9 +440,9 @@ serve_kept(struct agent *a, const struct agent_link_state *st, bool force)
 	must_restart(a, what);
 }
 
-/* Brings the sockets to what the interface and the pool ask for; force reopens. */
-void
-agent_update_sockets(struct agent *a, bool force)
+/* The IPv4 half of agent_update_sockets. */
+static void
+update_sockets4(struct agent *a, bool force)
 {
 	const struct agent_link_state *st;
 	bool pool, want;
@@ -500,6 +506,17 @@ agent_update_sockets(struct agent *a, bool force)
 		return;
 	}
 	agent_failover_sockets_open(&a->fo);
+}
+
+/* Brings the sockets to what the interface and the pool ask for; force reopens. */
+void
+agent_update_sockets(struct agent *a, bool force)
+{
+	if (a->link == NULL || a->exit_status != 0)
+		return;
+	update_sockets4(a, force);
+	if (a->exit_status == 0 && agent_sockets6_update(a, force) > 0)
+		must_restart(a, "serving IPv6 (an ipv6Config added)");
 }
 
 void
@@ -585,6 +602,7 @@ failover_take(void *userdata)
 
 	a->cleared_ip = 0;
 	dhcp_server_set_standby(a->dhcp, false);
+	agent_sockets6_standby(a, false);
 	agent_update_sockets(a, true);
 }
 
@@ -594,10 +612,12 @@ failover_drop(void *userdata, const char *why)
 	struct agent *a = userdata;
 
 	dhcp_server_set_standby(a->dhcp, true);
+	agent_sockets6_standby(a, true);
 	evtimer_del(a->ev_garp);
 	if (a->sock.addr_ip != 0)
 		a->cleared_ip = a->sock.addr_ip;
 	agent_del_address(a, why);
+	agent_del_address6(a, why);
 }
 
 static void
@@ -605,6 +625,7 @@ failover_renew(void *userdata, uint32_t lifetime_s)
 {
 	struct agent *a = userdata;
 
+	agent_sockets6_renew(a, lifetime_s);
 	if (a->sock.addr_ip == 0 || a->link == NULL)
 		return;
 	(void)agent_link_add_address_lifetime(

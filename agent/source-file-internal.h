@@ -7,6 +7,7 @@
  * (source-file-pool.c) share.
  */
 
+#include <netinet/in.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,10 +33,11 @@ int sf_doc_error(struct loader *ld, size_t doc, unsigned line, const char *fmt, 
  */
 struct nicrec {
 	uint64_t net;
-	uint32_t ip;
-	uint32_t hostname; /* offset in cfg->names */
-	uint32_t doc;	   /* 0-based document index */
-	uint16_t nic;	   /* index in spec.networkConfigs */
+	struct in6_addr ip6; /* ipv6Address; zero: none */
+	uint32_t ip;	     /* ipAddress; 0: none */
+	uint32_t hostname;   /* offset in cfg->names */
+	uint32_t doc;	     /* 0-based document index */
+	uint16_t nic;	     /* index in spec.networkConfigs */
 	uint8_t mac[6];
 };
 

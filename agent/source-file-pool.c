@@ -2,7 +2,8 @@
 /*
  * Local mode, once the documents are read (source-file.c): the served IPPool -> struct
  * agent_config (pool-config.c, NTP names resolved now), the NICs of its network -> static
- * bindings, each checked against the pool, no MAC and no address bound twice. Errors name the
+ * bindings (IPv4 from ipAddress, IPv6 from ipv6Address), each checked against the pool, no MAC
+ * and no address bound twice. Errors name the
  * document, its first line and the field.
  */
 #include <errno.h>
@@ -18,6 +19,7 @@
 
 #include "agent/source-file-internal.h"
 #include "crds/ippool.h"
+#include "lib/ip6.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
@@ -139,7 +141,7 @@ stream_bindings(struct stream *st, struct origin **ret_origins)
 	size_t n = 0;
 
 	for (size_t i = 0; i < st->n_nics; i++)
-		n += st->nics[i].net == net;
+		n += st->nics[i].net == net && st->nics[i].ip != 0;
 	if (n > 0) {
 		c->bindings = malloc(n * sizeof(*c->bindings));
 		origins = malloc(n * sizeof(*origins));
@@ -153,7 +155,7 @@ stream_bindings(struct stream *st, struct origin **ret_origins)
 		struct agent_binding *b;
 		unsigned line;
 
-		if (nr->net != net)
+		if (nr->net != net || nr->ip == 0)
 			continue;
 		line = st->lines[nr->doc];
 		ipv4_format(nr->ip, a);
@@ -256,6 +258,142 @@ check_duplicates(struct loader *ld, const struct origin *origins, const unsigned
 	return r;
 }
 
+/* One NIC's ipv6Address checked against the pool's ipv6Config. */
+static int
+check_nic6(struct loader *ld, const struct stream *st, const struct nicrec *nr)
+{
+	const struct agent_config6 *v = &ld->cfg->v6;
+	char a[IPV6_STRLEN], cidr[IPV6_STRLEN];
+	unsigned line = st->lines[nr->doc];
+
+	ipv6_format(&nr->ip6, a);
+	if (!v->enabled)
+		return sf_doc_error(ld, nr->doc, line,
+		    "spec.networkConfigs[%u].ipv6Address: %s, but the pool has no ipv6Config",
+		    nr->nic, a);
+	if (!ipv6_in_prefix(&nr->ip6, &v->cidr, v->prefix)) {
+		ipv6_format(&v->cidr, cidr);
+		return sf_doc_error(ld, nr->doc, line,
+		    "spec.networkConfigs[%u].ipv6Address: %s is outside the pool's CIDR %s/%u",
+		    nr->nic, a, cidr, v->prefix);
+	}
+	if (ipv6_equal(&nr->ip6, &v->opts.server_ip))
+		return sf_doc_error(ld, nr->doc, line,
+		    "spec.networkConfigs[%u].ipv6Address: %s is the pool's serverIP", nr->nic, a);
+	return 0;
+}
+
+/* Sort index of v6 bindings by MAC (pass 0) or address (pass 1). */
+static const struct agent_binding6 *sort_base6;
+
+static int
+cmp6(const void *x, const void *y, bool by_mac)
+{
+	const struct agent_binding6 *a = &sort_base6[*(const uint32_t *)x];
+	const struct agent_binding6 *b = &sort_base6[*(const uint32_t *)y];
+	int d = by_mac ? memcmp(a->mac, b->mac, 6) : ipv6_cmp(&a->ip, &b->ip);
+
+	if (d != 0)
+		return d;
+	return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
+}
+
+static int
+cmp6_mac(const void *x, const void *y)
+{
+	return cmp6(x, y, true);
+}
+
+static int
+cmp6_ip(const void *x, const void *y)
+{
+	return cmp6(x, y, false);
+}
+
+/* No MAC and no IPv6 address bound twice on the network. */
+static int
+check_duplicates6(struct loader *ld, const struct origin *origins, const unsigned *lines)
+{
+	const struct agent_config6 *v = &ld->cfg->v6;
+	uint32_t *idx;
+	int r = 0;
+
+	if (v->n_bindings < 2)
+		return 0;
+	if ((idx = malloc(v->n_bindings * sizeof(*idx))) == NULL)
+		return -ENOMEM;
+	sort_base6 = v->bindings;
+	for (int pass = 0; pass < 2 && r == 0; pass++) {
+		for (size_t i = 0; i < v->n_bindings; i++)
+			idx[i] = (uint32_t)i;
+		qsort(idx, v->n_bindings, sizeof(*idx), pass == 0 ? cmp6_mac : cmp6_ip);
+		for (size_t i = 1; i < v->n_bindings && r == 0; i++) {
+			const struct agent_binding6 *a = &v->bindings[idx[i - 1]];
+			const struct agent_binding6 *b = &v->bindings[idx[i]];
+			const struct origin *oa = &origins[idx[i - 1]], *ob = &origins[idx[i]];
+			char s[IPV6_STRLEN];
+
+			if (pass == 0 && memcmp(a->mac, b->mac, 6) == 0) {
+				mac_format(b->mac, s);
+				r = sf_doc_error(ld, ob->doc, lines[ob->doc],
+				    "spec.networkConfigs[%u].macAddress: %s already has an "
+				    "ipv6Address on this network from document %u (line %u)",
+				    ob->nic, s, oa->doc + 1, lines[oa->doc]);
+			} else if (pass == 1 && ipv6_equal(&a->ip, &b->ip)) {
+				ipv6_format(&b->ip, s);
+				r = sf_doc_error(ld, ob->doc, lines[ob->doc],
+				    "spec.networkConfigs[%u].ipv6Address: %s is already bound to "
+				    "another MAC by document %u (line %u)",
+				    ob->nic, s, oa->doc + 1, lines[oa->doc]);
+			}
+		}
+	}
+	sort_base6 = NULL;
+	free(idx);
+	return r;
+}
+
+/* The served pool's NICs with an ipv6Address become IPv6 bindings, checked. */
+static int
+stream_bindings6(struct stream *st)
+{
+	struct loader *ld = st->ld;
+	struct agent_config6 *v = &ld->cfg->v6;
+	uint64_t net = sf_net_hash(ld->cfg->network);
+	struct origin *origins = NULL;
+	size_t n = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < st->n_nics; i++)
+		n += st->nics[i].net == net && !ipv6_is_zero(&st->nics[i].ip6);
+	if (n == 0)
+		return 0;
+	v->bindings = malloc(n * sizeof(*v->bindings));
+	origins = malloc(n * sizeof(*origins));
+	if (v->bindings == NULL || origins == NULL) {
+		free(origins);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < st->n_nics && r == 0; i++) {
+		const struct nicrec *nr = &st->nics[i];
+		struct agent_binding6 *b;
+
+		if (nr->net != net || ipv6_is_zero(&nr->ip6))
+			continue;
+		if ((r = check_nic6(ld, st, nr)) < 0)
+			break;
+		b = &v->bindings[v->n_bindings];
+		memcpy(b->mac, nr->mac, 6);
+		b->ip = nr->ip6;
+		b->hostname = nr->hostname;
+		origins[v->n_bindings++] = (struct origin){.doc = nr->doc, .nic = nr->nic};
+	}
+	if (r == 0)
+		r = check_duplicates6(ld, origins, st->lines);
+	free(origins);
+	return r;
+}
+
 int
 sf_finish(struct stream *st)
 {
@@ -285,5 +423,7 @@ sf_finish(struct stream *st)
 		return r;
 	r = check_duplicates(ld, origins, st->lines);
 	free(origins);
-	return r;
+	if (r < 0)
+		return r;
+	return stream_bindings6(st);
 }

@@ -3,7 +3,8 @@
  * Local mode: the configuration file holds IPPool and VirtualMachineNetworkConfig objects as
  * YAML documents, exactly what a user would `kubectl apply`. One IPPool is served (picked by
  * --ippool-ref when there are several); every VMNetCfg NIC on that pool's network with an
- * ipAddress is a static binding, its hostname the VM name.
+ * ipAddress is a static binding, its hostname the VM name, and with an ipv6Address a static
+ * IPv6 binding when the pool has an ipv6Config.
  *
  * Errors name the file, the document and its first line, and the field:
  *   pool.yaml: document 1 (line 3): spec.ipv4Config.cidr: "10.0.0/8" is not an IPv4 CIDR
@@ -24,6 +25,7 @@
 #include "crds/vmnetcfg.h"
 #include "kube/yaml.h"
 #include "lib/log.h"
+#include "lib/ip6.h"
 #include "lib/util.h"
 
 /* The largest file read: 65 000 VMNetCfg documents are about 25 MiB. */
@@ -82,7 +84,7 @@ doc_nic(struct stream *st, const struct vmnetcfg *v, size_t k, size_t i, unsigne
 	struct loader *ld = st->ld;
 	struct nicrec *n;
 
-	if (nic->ip_address == 0)
+	if (nic->ip_address == 0 && ipv6_is_zero(&nic->ipv6_address))
 		return 0; /* no static address: --dynamic may serve it */
 	if (st->n_nics == st->cap_nics) {
 		size_t ncap = st->cap_nics == 0 ? 64 : st->cap_nics * 2;
@@ -104,6 +106,7 @@ doc_nic(struct stream *st, const struct vmnetcfg *v, size_t k, size_t i, unsigne
 	}
 	n->net = sf_net_hash(nic->network_name);
 	n->ip = nic->ip_address;
+	n->ip6 = nic->ipv6_address;
 	n->doc = (uint32_t)i;
 	n->nic = (uint16_t)k;
 	n->hostname = sf_names_add(ld->cfg, v->spec.vm_name);

@@ -25,9 +25,9 @@ struct kpool {
 	int error;
 	char message[AGENT_ERR_MAX];
 	size_t duplicate_macs; /* MACs under two or more addresses: only the lowest is served */
-	char duplicate_example[80];
+	char duplicate_example[128];
 	size_t invalid_macs; /* broadcast, multicast or all-zero MACs: not bindings, skipped */
-	char invalid_example[96];
+	char invalid_example[160];
 };
 
 /*
@@ -39,7 +39,9 @@ int kpool_convert_spec(struct kpool *kp, const char *ns, const char *name, const
 /*
  * status.ipv4.allocated IP -> MAC entries become kp->cfg's bindings (after the spec: checked
  * against the pool); the marks are skipped, a MAC no NIC has is skipped and counted, a MAC
- * under several addresses keeps the lowest. 0, -ENOMEM, or -EINVAL with kp->message filled.
+ * under several addresses keeps the lowest. The same for status.ipv6.allocated into
+ * kp->cfg->v6's bindings when the pool has an ipv6Config. 0, -ENOMEM, or -EINVAL with
+ * kp->message filled.
  */
 int kpool_convert_status(struct kpool *kp, const struct ippool *p);
 /* The store's destructor of a struct kpool; accepts NULL. */

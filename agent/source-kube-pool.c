@@ -2,7 +2,8 @@
 /*
  * Kubernetes mode: one version of the IPPool, decoded (crds/ippool.h), -> struct agent_config:
  * the spec's network, range and options (pool-config.c) and the bindings of
- * status.ipv4.allocated, EXCLUDED/RESERVED marks skipped. A version that cannot be served is
+ * status.ipv4.allocated (and status.ipv6.allocated for spec.ipv6Config), EXCLUDED/RESERVED
+ * marks skipped. A version that cannot be served is
  * refused with the reason in kpool.message; the informer's glue is in source-kube.c.
  */
 #include <errno.h>
@@ -13,6 +14,7 @@
 
 #include "agent/pool-config.h"
 #include "agent/source-kube-internal.h"
+#include "lib/ip6.h"
 #include "lib/util.h"
 
 /* Fills kp->message and returns -EINVAL. */
@@ -99,6 +101,69 @@ drop_duplicate_macs(struct kpool *kp)
 	c->n_bindings = out;
 }
 
+/* An IPv6 binding of a MAC no NIC has: skipped and counted (as for IPv4). */
+static void
+count_invalid6(struct kpool *kp, const struct ippool_alloc6 *al)
+{
+	char a[IPV6_STRLEN], m[MAC_STRLEN];
+
+	if (kp->invalid_macs++ != 0)
+		return;
+	ipv6_format(&al->addr, a);
+	mac_format(al->mac, m);
+	snprintf(kp->invalid_example, sizeof(kp->invalid_example), "%s -> %s, %s", a, m,
+	    mac_kind(al->mac));
+}
+
+/* status.ipv6.allocated -> c->v6's bindings (the spec's ipv6Config converted before). */
+static int
+convert_status6(struct kpool *kp, const struct ippool_status *st)
+{
+	struct agent_config6 *v = &kp->cfg->v6;
+	struct agent_binding6 dup;
+	char a[IPV6_STRLEN], a2[IPV6_STRLEN], m[MAC_STRLEN];
+	size_t n = 0;
+
+	if (!v->enabled)
+		return 0; /* no ipv6Config: a leftover status.ipv6 is not served */
+	for (size_t i = 0; i < st->n_allocated6; i++)
+		n += st->allocated6[i].kind == IPPOOL_ALLOC_MAC;
+	if (n == 0)
+		return 0;
+	if ((v->bindings = malloc(n * sizeof(*v->bindings))) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->n_allocated6; i++) {
+		const struct ippool_alloc6 *al = &st->allocated6[i];
+		struct agent_binding6 *b;
+
+		if (al->kind != IPPOOL_ALLOC_MAC)
+			continue;
+		if (!mac_is_nic(al->mac)) {
+			count_invalid6(kp, al);
+			continue;
+		}
+		ipv6_format(&al->addr, a);
+		if (!ipv6_in_prefix(&al->addr, &v->cidr, v->prefix))
+			return refuse(kp, "status.ipv6.allocated[%s]: outside the pool's CIDR", a);
+		if (ipv6_equal(&al->addr, &v->opts.server_ip))
+			return refuse(
+			    kp, "status.ipv6.allocated[%s]: the pool's serverIP bound to a MAC", a);
+		b = &v->bindings[v->n_bindings++];
+		memcpy(b->mac, al->mac, 6);
+		b->ip = al->addr;
+		b->hostname = UINT32_MAX;
+	}
+	n = agent_config6_dedup_macs(kp->cfg, &dup);
+	if (n > 0 && kp->duplicate_macs == 0) {
+		mac_format(dup.mac, m);
+		ipv6_format(&dup.ip, a2);
+		snprintf(kp->duplicate_example, sizeof(kp->duplicate_example),
+		    "%s under a lower address and %s", m, a2);
+	}
+	kp->duplicate_macs += n;
+	return 0;
+}
+
 int
 kpool_convert_status(struct kpool *kp, const struct ippool *p)
 {
@@ -106,7 +171,10 @@ kpool_convert_status(struct kpool *kp, const struct ippool *p)
 	struct agent_config *c = kp->cfg;
 	char a[IPV4_STRLEN];
 	size_t n = 0;
+	int r;
 
+	if ((r = convert_status6(kp, st)) < 0)
+		return r;
 	for (size_t i = 0; i < st->n_allocated; i++)
 		n += st->allocated[i].kind == IPPOOL_ALLOC_MAC;
 	if (n == 0)

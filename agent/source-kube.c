@@ -45,6 +45,7 @@
 #include "agent/source-kube-internal.h"
 #include "agent/source.h"
 #include "crds/ippool.h"
+#include "dhcp/dhcp6.h"
 #include "kube/kube.h"
 #include "lib/clock.h"
 #include "lib/log.h"
@@ -88,7 +89,8 @@ struct ntp_entry {
 };
 
 struct agent_kube {
-	struct dhcp_server *dhcp; /* borrowed */
+	struct dhcp_server *dhcp;   /* borrowed */
+	struct dhcp6_server *dhcp6; /* borrowed; NULL: IPv6 not served */
 	struct kube_informer *inf;
 	char ns[254];
 	char name[254];
@@ -364,6 +366,22 @@ trim_heap(evutil_socket_t fd, short what, void *arg)
 	malloc_trim(0);
 }
 
+/* Where the bindings of cfg came from, for the lines about them. */
+static const char *
+status_fields(const struct agent_config *cfg)
+{
+	return cfg->v6.enabled ? "status.ipv4/ipv6.allocated" : "status.ipv4.allocated";
+}
+
+/* ", IPv6: N bindings" for the applied line (a static buffer: the loop is single-threaded). */
+static const char *
+ipv6_summary(const struct agent_kube *k)
+{
+	static char buf[64];
+
+	snprintf(buf, sizeof(buf), ", IPv6: %zu bindings", dhcp6_server_n_bindings(k->dhcp6));
+	return buf;
+}
 /*
  * kp is the store's item, made by kpool_decode: each version is handed to the handlers once
  * (no periodic resync; a relist skips unchanged versions), so once applied its bindings go to
@@ -403,6 +421,11 @@ apply(struct agent_kube *k, struct kpool *kp)
 		log_error("IPPool %s/%s: %s", k->ns, k->name, err);
 		return;
 	}
+	/* the IPv6 half: refused, it is said and counted, and IPv4 goes on */
+	if (k->dhcp6 != NULL && agent_apply_config6(k->dhcp6, kp->cfg, err, sizeof(err)) < 0) {
+		k->stats.apply_errors++;
+		log_error("IPPool %s/%s: IPv6 not served: %s", k->ns, k->name, err);
+	}
 	/* the engine holds the bindings now; the config moves to k->cur */
 	cfg = kp->cfg;
 	kp->cfg = NULL;
@@ -410,6 +433,9 @@ apply(struct agent_kube *k, struct kpool *kp)
 	free(cfg->bindings);
 	cfg->bindings = NULL;
 	cfg->n_bindings = 0;
+	free(cfg->v6.bindings);
+	cfg->v6.bindings = NULL;
+	cfg->v6.n_bindings = 0;
 
 	agent_config_free(k->cur);
 	k->cur = cfg;
@@ -418,18 +444,19 @@ apply(struct agent_kube *k, struct kpool *kp)
 	k->last_invalid[0] = '\0';
 	k->stats.applied++;
 	k->stats.last_sync_usec = (uint64_t)clock_realtime_usec();
-	log_info("IPPool %s/%s: applied: %zu bindings (%d removed)%s", k->ns, k->name,
-	    dhcp_server_n_bindings(k->dhcp), removed, cfg->paused ? ", paused" : "");
+	log_info("IPPool %s/%s: applied: %zu bindings (%d removed)%s%s", k->ns, k->name,
+	    dhcp_server_n_bindings(k->dhcp), removed, cfg->paused ? ", paused" : "",
+	    cfg->v6.enabled && k->dhcp6 != NULL ? ipv6_summary(k) : "");
 	k->stats.duplicate_macs = kp->duplicate_macs;
 	if (kp->duplicate_macs > 0)
-		log_warn("IPPool %s/%s: status.ipv4.allocated has %zu MAC(s) under more than one "
+		log_warn("IPPool %s/%s: %s has %zu MAC(s) under more than one "
 			 "address (e.g. %s); each is served its lowest address only",
-		    k->ns, k->name, kp->duplicate_macs, kp->duplicate_example);
+		    k->ns, k->name, status_fields(cfg), kp->duplicate_macs, kp->duplicate_example);
 	if (kp->invalid_macs > 0)
-		log_warn("IPPool %s/%s: status.ipv4.allocated has %zu entr%s whose MAC is no "
+		log_warn("IPPool %s/%s: %s has %zu entr%s whose MAC is no "
 			 "NIC's (e.g. %s); not served",
-		    k->ns, k->name, kp->invalid_macs, kp->invalid_macs == 1 ? "y" : "ies",
-		    kp->invalid_example);
+		    k->ns, k->name, status_fields(cfg), kp->invalid_macs,
+		    kp->invalid_macs == 1 ? "y" : "ies", kp->invalid_example);
 	changed(k);
 	/* Decoding a large version (65 000 bindings: a 2.6 MB JSON) leaves ~20 MiB of freed
 	 * heap that glibc keeps; hand it back once the informer has dropped the object. */
@@ -551,6 +578,7 @@ agent_kube_new(struct kube_client *c, struct dhcp_server *s, const struct agent_
 		return -ENOMEM;
 	}
 	k->dhcp = s;
+	k->dhcp6 = opts->dhcp6;
 	k->on_change = opts->on_change;
 	k->userdata = opts->userdata;
 	k->state = AGENT_KUBE_WAITING;

@@ -100,6 +100,7 @@ extern const struct agent_source_ops agent_kube_source_ops;
 
 /* ---- source-kube.c: Kubernetes mode ----------------------------------------------------- */
 
+struct dhcp6_server;
 struct kube_client;
 struct kube_config;
 struct kube_leader;
@@ -116,8 +117,9 @@ enum agent_kube_state {
 typedef void (*agent_kube_fn)(void *userdata, const struct agent_config *cfg);
 
 struct agent_kube_opts {
-	const char *ippool_ref;	 /* "namespace/name" (borrowed; copied) */
-	agent_kube_fn on_change; /* may be NULL */
+	const char *ippool_ref;	    /* "namespace/name" (borrowed; copied) */
+	struct dhcp6_server *dhcp6; /* borrowed: the ipv6Config's engine; NULL: IPv6 not served */
+	agent_kube_fn on_change;    /* may be NULL */
 	void *userdata;
 	uint64_t backoff_base_usec; /* informer reconnect backoff (0 = its defaults) */
 	uint64_t backoff_max_usec;

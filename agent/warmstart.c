@@ -17,6 +17,7 @@
 #include "agent/serve-internal.h"
 #include "agent/source.h"
 #include "agent/warmstart.h"
+#include "dhcp/dhcp6.h"
 #include "lib/clock.h"
 #include "lib/log.h"
 
@@ -98,8 +99,11 @@ agent_warmstart_load(struct agent *a)
 		log_warn("%s: snapshot ignored; serving once synced with the API server", err);
 		return;
 	}
-	if ((r = agent_apply_config(a->dhcp, snap, NULL, err, sizeof(err))) < 0) {
+	if ((r = agent_apply_config(a->dhcp, snap, NULL, err, sizeof(err))) < 0 ||
+	    (r = agent_apply_config6(a->dhcp6, snap, err, sizeof(err))) < 0) {
 		log_warn("%s: snapshot not applied: %s", a->opts.snapshot_path, err);
+		dhcp_server_sync_begin(a->dhcp);
+		(void)dhcp_server_sync_end(a->dhcp);
 		agent_config_free(snap);
 		return;
 	}
@@ -126,6 +130,8 @@ agent_warmstart_done(struct agent *a, enum agent_kube_state st)
 		/* the pool is gone: its bindings leave the engine with the snapshot */
 		dhcp_server_sync_begin(a->dhcp);
 		(void)dhcp_server_sync_end(a->dhcp);
+		dhcp6_server_sync_begin(a->dhcp6);
+		(void)dhcp6_server_sync_end(a->dhcp6);
 		log_warn("IPPool %s does not exist: the snapshot's table is dropped",
 		    a->opts.ippool_ref);
 	} else {
