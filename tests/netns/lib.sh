@@ -30,7 +30,8 @@ require() {
     for c in ip curl "$@"; do
         command -v "$c" >/dev/null 2>&1 || skip "$c is not installed (scripts/install-deps installs it)"
     done
-    [ -x "$AGENT" ] || { echo "FAIL: $AGENT not built (make)"; exit 1; }
+    # (SERVER6=kea, in the DHCPv6 client tests, runs no agent)
+    [ "${SERVER6:-agent}" = kea ] || [ -x "$AGENT" ] || { echo "FAIL: $AGENT not built (make)"; exit 1; }
     ip netns add "$TAG-probe" 2>/dev/null || skip "cannot create network namespaces here"
     ip netns del "$TAG-probe"
     TMP=$(mktemp -d "/tmp/vmdhcp-netns.$TAG.XXXXXX")
@@ -40,11 +41,13 @@ require() {
 
 pass() { echo "PASS $1"; CHECKS_PASS=$((CHECKS_PASS + 1)); }
 fail() { echo "FAIL $1: $2"; CHECKS_FAIL=$((CHECKS_FAIL + 1)); }
+# skip_check NAME REASON: a check that cannot run here, counted as skipped
+skip_check() { echo "SKIP $1: $2"; CHECKS_SKIP=$((${CHECKS_SKIP:-0} + 1)); }
 # check NAME CMD... : PASS when CMD succeeds
 check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n" "$*"; fi; }
 
 finish() {
-    echo "$(basename "$0"): $CHECKS_PASS passed, $CHECKS_FAIL failed, 0 skipped"
+    echo "$(basename "$0"): $CHECKS_PASS passed, $CHECKS_FAIL failed, ${CHECKS_SKIP:-0} skipped"
     [ "$CHECKS_FAIL" -eq 0 ]
     exit $?
 }
@@ -273,3 +276,176 @@ show_logs() { # on failure, the evidence
         cat "/etc/netns/$n/resolv.conf" 2>/dev/null
     done
 }
+
+# ---- IPv6 (DHCPv6) pieces: the real-client tests tests/netns/test-agent6-*.sh -----------------
+# The pool's IPv6 half: fd66::/64, the server fd66::1, the range fd66::100-fd66::1ff, DNS
+# fd66::53 (DNS6 overrides), search vm.test svc.vm.test, lifetimes PREFERRED6/VALID6 (default
+# 10/20 s: T1 5 s, T2 8 s, so a client renews on its own within seconds), RA6=1 for router
+# advertisements from the server (M=1).
+SERVER_IP6=fd66::1
+DNS6=${DNS6:-fd66::53}
+PREFERRED6=${PREFERRED6:-10}
+VALID6=${VALID6:-20}
+RA6=${RA6:-0}
+# SERVER6=agent (default): vm-dhcp-agent serves DHCPv6 (and RAs) from the YAML pool.
+# SERVER6=kea: ISC Kea DHCPv6 serves the same pool (and radvd the RAs): a check of the
+# client side alone, for when the agent is not the thing under test.
+SERVER6=${SERVER6:-agent}
+KEA_PID=
+RADVD_PID=
+
+# write_pool6 FILE: write_pool's IPv4 pool with an ipv6Config (and, with ALLOCATED6, the
+# status.ipv6.allocated entries the controller wrote)
+write_pool6() {
+    local f=$1 ra=false
+    [ "$RA6" = 1 ] && ra=true
+    write_pool "$f"
+    cat >>"$f" <<EOF
+  ipv6Config:
+    cidr: fd66::/64
+    serverIP: $SERVER_IP6
+    pool:
+      start: fd66::100
+      end: fd66::1ff
+    dns:
+      - $DNS6
+    domainSearch:
+      - vm.test
+      - svc.vm.test
+    preferredLifetime: $PREFERRED6
+    validLifetime: $VALID6
+    routerAdvertisement:
+      enabled: $ra
+      interval: 4
+EOF
+    # the controller's allocations (ALLOCATED6: "ADDRESS=MAC" words) as it records them
+    [ -n "${ALLOCATED6:-}" ] || return 0
+    printf 'status:\n  ipv6:\n    allocated:\n' >>"$f"
+    local a
+    for a in $ALLOCATED6; do printf '      "%s": "%s"\n' "${a%%=*}" "${a#*=}" >>"$f"; done
+}
+
+# vmnetcfg6 FILE VMNAME MAC IPV4 IPV6: a dual-stack static binding (both pinned)
+vmnetcfg6() {
+    vmnetcfg "$1" "$2" "$3" "$4"
+    echo "      ipv6Address: $5" >>"$1"
+}
+
+# vmnetcfg6_dynamic FILE VMNAME MAC IPV4 IPV6: a NIC without an IPv6 pin whose IPv6 address
+# the controller allocated from the range: the object as the controller leaves it, the address
+# in status.networkConfigs[].allocatedIPv6Address (spec.ipv6Address unset); the pool's side
+# of the same allocation is ALLOCATED6="IPV6=MAC" for write_pool6
+vmnetcfg6_dynamic() {
+    vmnetcfg "$1" "$2" "$3" "$4"
+    cat >>"$1" <<EOF
+status:
+  networkConfigs:
+    - networkName: testnet
+      macAddress: "$3"
+      allocatedIPAddress: $4
+      allocatedIPv6Address: $5
+      state: Allocated
+EOF
+}
+
+# wait_ll NS IF: the interface's link-local address has finished DAD (a DHCPv6 client sends
+# from it, a server answers to it)
+ll_ready() { ip -n "$1" -6 addr show dev "$2" scope link | grep -q 'inet6 fe80' &&
+    ! ip -n "$1" -6 addr show dev "$2" scope link | grep -q tentative; }
+wait_ll() { wait_for 10 ll_ready "$1" "$2"; }
+ip6_on() { ip -n "$1" -6 addr show dev "$2" | grep -q "inet6 $3/" &&
+    ! ip -n "$1" -6 addr show dev "$2" | grep "inet6 $3/" | grep -q tentative; }
+
+# start_server6 CONFIG: the DHCPv6 server for the pool on br0 in $SRV (see SERVER6)
+start_server6() {
+    local cfg=$1
+    # a server bound before br0's link-local address is past DAD could not send from it
+    wait_ll "$SRV" br0 || { echo "br0 has no usable link-local address"; return 1; }
+    if [ "$SERVER6" = kea ]; then
+        start_kea6
+        return
+    fi
+    start_agent "$cfg" || return 1
+    # the agent puts fd66::1 on br0 (--assign-server-ip): wait until it is usable
+    wait_for 10 ip6_on "$SRV" br0 "$SERVER_IP6"
+}
+
+# start_kea6: kea-dhcp6 serving the pool of write_pool6 on br0, and radvd when RA6=1. Each
+# address the agent would serve a MAC (a pin, or the controller's allocation) is a Kea host
+# reservation by hardware address: KEA6_RESERVATIONS, "MAC IPV6" lines. Logs: $TMP/kea.log (debug: every packet),
+# $TMP/radvd.log.
+KEA6_RESERVATIONS=
+start_kea6() {
+    local res='' mac ip sep='' i
+    command -v kea-dhcp6 >/dev/null || skip "kea-dhcp6 is not installed (scripts/install-deps installs it)"
+    ip -n "$SRV" addr add "$SERVER_IP6/64" dev br0 nodad
+    while read -r mac ip; do
+        [ -n "$mac" ] || continue
+        res="$res$sep{ \"hw-address\": \"$mac\", \"ip-addresses\": [ \"$ip\" ] }"
+        sep=', '
+    done <<<"$KEA6_RESERVATIONS"
+    mkdir -p "$TMP/kea"
+    cat >"$TMP/kea6.json" <<EOF
+{ "Dhcp6": {
+  "interfaces-config": { "interfaces": [ "br0" ] },
+  "lease-database": { "type": "memfile", "persist": false },
+  "data-directory": "$TMP/kea",
+  "mac-sources": [ "any" ],
+  "host-reservation-identifiers": [ "hw-address" ],
+  "preferred-lifetime": $PREFERRED6, "valid-lifetime": $VALID6,
+  "renew-timer": $((PREFERRED6 / 2)), "rebind-timer": $((PREFERRED6 * 4 / 5)),
+  "option-data": [
+    { "name": "dns-servers", "data": "$DNS6" },
+    { "name": "domain-search", "data": "vm.test, svc.vm.test" } ],
+  "subnet6": [ { "id": 1, "subnet": "fd66::/64", "interface": "br0",
+    "pools": [ { "pool": "fd66::100 - fd66::1ff" } ],
+    "reservations": [ $res ] } ],
+  "loggers": [ { "name": "kea-dhcp6", "severity": "DEBUG", "debuglevel": 99,
+    "output_options": [ { "output": "$TMP/kea.log" } ] } ]
+} }
+EOF
+    ip netns exec "$SRV" env KEA_PIDFILE_DIR="$TMP/kea" KEA_LOCKFILE_DIR=none \
+        kea-dhcp6 -c "$TMP/kea6.json" >>"$TMP/kea-stdout.log" 2>&1 &
+    KEA_PID=$!; PIDS+=("$KEA_PID")
+    for i in $(seq 100); do
+        grep -q 'DHCP6_STARTED' "$TMP/kea.log" 2>/dev/null && break
+        kill -0 "$KEA_PID" 2>/dev/null || { echo "kea-dhcp6 exited:"; cat "$TMP/kea-stdout.log"; return 1; }
+        sleep 0.1
+    done
+    [ "$RA6" = 1 ] || return 0
+    command -v radvd >/dev/null || skip "radvd is not installed (SERVER6=kea sends RAs with it)"
+    ip netns exec "$SRV" sysctl -qw net.ipv6.conf.all.forwarding=1
+    cat >"$TMP/radvd.conf" <<EOF
+interface br0 {
+    AdvSendAdvert on; MinRtrAdvInterval 3; MaxRtrAdvInterval 4;
+    AdvManagedFlag on; AdvOtherConfigFlag on; AdvDefaultLifetime 0;
+    prefix fd66::/64 { AdvOnLink on; AdvAutonomous off; };
+};
+EOF
+    ip netns exec "$SRV" radvd -n -C "$TMP/radvd.conf" -p "$TMP/radvd.pid" -m logfile \
+        -l "$TMP/radvd.log" -d 1 >>"$TMP/radvd.log" 2>&1 &
+    RADVD_PID=$!; PIDS+=("$RADVD_PID")
+}
+
+# srv6_count TYPE: how many DHCPv6 messages of TYPE (solicit, request, renew, rebind, release,
+# decline, confirm, information-request) the server received: the agent's /metrics counter,
+# or (SERVER6=kea) Kea's debug log lines
+srv6_count() {
+    local t=$1 K
+    if [ "$SERVER6" = kea ]; then
+        K=$(echo "$t" | tr a-z- A-Z_)
+        grep -c "DHCP6_PACKET_RECEIVED.*: $K (type" "$TMP/kea.log" 2>/dev/null
+        return 0
+    fi
+    ip netns exec "$SRV" curl -sf "http://127.0.0.1:$HTTP_PORT/metrics" |
+        awk -v t="type=\"$t\"" '$1 ~ /^vmdhcp_agent_dhcp6_packets_received_total\{/ && index($1, t) { s += $2 }
+            END { print s + 0 }'
+}
+# srv6_more TYPE N: more than N received
+srv6_more() { [ "$(srv6_count "$1")" -gt "$2" ]; }
+
+# Facts read back from a VM namespace.
+vm_addrs6() { ip -n "$TAG-$1" -6 -o addr show dev eth0 scope global | awk '{ print $4 }'; }
+# has_addr6 VM ADDR: ADDR (any prefix length) is on the VM's eth0 and past DAD
+has_addr6() { ip -n "$TAG-$1" -6 -o addr show dev eth0 scope global | grep -v tentative |
+    awk '{ sub("/.*", "", $4); print $4 }' | grep -qx -- "$2"; }
