@@ -237,6 +237,13 @@ $(DHCP_FLOOD): $(BUILD)/obj/tests/netns/dhcp-flood.o
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $<
 
+# Crafted DHCPv6 messages of the differential test against Kea (tests/netns/test-dhcp6-kea-diff.sh).
+DHCP6_CRAFT := $(BUILD)/tests/dhcp6-craft
+$(DHCP6_CRAFT): $(BUILD)/obj/tests/netns/dhcp6-craft.o
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $<
+
 # An LD_PRELOAD shim that fails socket(AF_NETLINK) on demand (tests/netns/test-exit-codes.sh).
 FAULT_SHIM := $(BUILD)/tests/fault-shim.so
 $(FAULT_SHIM): tests/netns/fault-shim.c
@@ -244,7 +251,7 @@ $(FAULT_SHIM): tests/netns/fault-shim.c
 	@echo "  CC      $@"
 	$(Q)$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -shared -fPIC -o $@ $< -ldl
 
-tests: $(UNIT_BINS) $(NETNS_BINS) $(HA_PROBE) $(BIG_DISCOVER) $(DHCP_FLOOD) $(FAULT_SHIM) programs
+tests: $(UNIT_BINS) $(NETNS_BINS) $(HA_PROBE) $(BIG_DISCOVER) $(DHCP_FLOOD) $(DHCP6_CRAFT) $(FAULT_SHIM) programs
 
 # --- running tests -------------------------------------------------------------------------
 
@@ -265,7 +272,7 @@ asan:
 
 # Network-namespace integration tests (root; they skip with exit 77 otherwise), then one more
 # check: the host's resolv.conf and DHCP clients' state are as they were (tests/netns/host-files.sh).
-netns-test: $(NETNS_BINS) $(HA_PROBE) $(BIG_DISCOVER) $(DHCP_FLOOD) $(FAULT_SHIM) programs
+netns-test: $(NETNS_BINS) $(HA_PROBE) $(BIG_DISCOVER) $(DHCP_FLOOD) $(DHCP6_CRAFT) $(FAULT_SHIM) programs
 	@tests/netns/host-files.sh tests/run-tests.sh netns $(NETNS_BINS) $(NETNS_SCRIPTS)
 
 e2e-test: programs
