@@ -298,6 +298,9 @@ if [ "${NODOC:-0}" != 1 ]; then
             /<!-- dhcp6-bench:start/ { while ((getline l < f) > 0) print l; skip = 1; next }
             /<!-- dhcp6-bench:end/ { skip = 0; next }
             !skip { print }' "$DOC" >"$DOC.tmp" && mv "$DOC.tmp" "$DOC"
+    elif grep -q '<!-- dhcp-bench:end' "$DOC"; then # right after the IPv4 DHCP section
+        awk -v f="$OUT/section.md" '{ print }
+            /<!-- dhcp-bench:end/ { print ""; while ((getline l < f) > 0) print l }' "$DOC" >"$DOC.tmp" && mv "$DOC.tmp" "$DOC"
     else
         printf '\n' >>"$DOC"
         cat "$OUT/section.md" >>"$DOC"

@@ -12,7 +12,8 @@
 # change in Kea's behaviour shows as well as one in ours), when a "same" verdict is recorded for
 # two different lines, or when a difference is not argued in the doc.
 # UPDATE=1 rewrites the expectation file from this run (verdicts of unchanged pairs kept,
-# "same" computed, new differences marked UNARGUED, which fails until named and argued).
+# "same" computed, new differences marked UNARGUED, which fails until named and argued) and the
+# table of docs/dhcpv6-vs-kea.md.
 # ONLY=kea|ours runs one side. Needs kea-dhcp6 (Debian's kea-dhcp6-server, scripts/install-deps).
 #
 # Topology (lib.sh): $SRV with br0; namespaces known (00:16:3e:66:00:01, the pinned VM), unknown
@@ -266,6 +267,22 @@ if [ "${UPDATE:-0}" = 1 ]; then
     mkdir -p "$(dirname "$EXPECTED")"
     cp "$out" "$EXPECTED"
     echo "wrote $EXPECTED"
+    # the doc's table between its markers, from the expectation file
+    awk -v expf="$EXPECTED" '
+        /<!-- table:start/ { print; print "| case | Kea DHCPv6 | vm-dhcp-agent | verdict |"; print "|---|---|---|---|"
+            while ((getline l < expf) > 0) {
+                if (l ~ /^case /) c = substr(l, 6)
+                else if (l ~ /^kea /) k = substr(l, 5)
+                else if (l ~ /^ours /) o = substr(l, 6)
+                else if (l ~ /^verdict /) { v = substr(l, 9)
+                    if (v != "same" && v != "pending" && v != "UNARGUED") v = "[" v "](#" v ")"
+                    printf "| %s | `%s` | `%s` | %s |\n", c, k, o, v }
+            }
+            skip = 1; next }
+        /<!-- table:end/ { skip = 0 }
+        !skip { print }' "$DOC" >"$DOC.tmp" && mv "$DOC.tmp" "$DOC"
+    echo "rewrote the table of $DOC"
+    grep -q '^ours pending$' "$EXPECTED" && pending=1
     cat "$EXPECTED"
 fi
 
