@@ -12,7 +12,7 @@
  *       opts=CODES
  *
  * TYPE is the reply's message type (a RELAY-REPL prints "RELAY-REPL>" and the relayed
- * message), or "silent" when nothing came back within CRAFT_TIMEOUT_MS (default 1000): the
+ * message), or "silent" when nothing came back within CRAFT_TIMEOUT_MS (default 2000): the
  * timeout only decides that there was no reply, the test compares the line, never a duration.
  * Status codes are printed per level (top level, inside each IA, inside each IAADDR); "-" when
  * the option is absent (RFC 8415 §21.13: absent means Success, but its presence is part of what
@@ -383,7 +383,7 @@ timeout_ms(void)
 	const char *t = getenv("CRAFT_TIMEOUT_MS");
 	int v = t ? atoi(t) : 0;
 
-	return v > 0 ? v : 1000;
+	return v > 0 ? v : 2000;
 }
 
 /* Send m from fd to dst:port; wait for a reply with the same xid (relay: any RELAY-REPL).
@@ -530,7 +530,8 @@ env_duid(struct reply *r)
 	return true;
 }
 
-/* The cases that send one plain client message built here. */
+/* The cases: each builds its message (after a prologue when it needs state) and prints its line.
+ * Long: one short branch per case; split up, the list of cases would be scattered. */
 static int
 run_case(const char *c)
 {
