@@ -67,7 +67,7 @@ fi
 [ $want_ours = 1 ] && [ ! -x "$AGENT" ] && { echo "FAIL: $AGENT not built (make)"; exit 1; }
 ip netns add "$TAG-probe" 2>/dev/null || skip "cannot create network namespaces here"
 ip netns del "$TAG-probe"
-TMP=$(mktemp -d "/tmp/vmdhcp-netns.$TAG.XXXXXX")
+TMP=$(mktemp -d "/tmp/vmdhcp-kea6diff.$TAG.XXXXXX")
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
