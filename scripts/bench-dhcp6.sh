@@ -32,9 +32,14 @@
 #   CLIENTS [65000]       bindings of the agent = MACs perfdhcp draws from
 #   KEA_MODE [pool]       pool | reservations (above)
 #   DUAL [0]              1: the generated NICs carry an ipAddress too (dual-stack VMs)
+#   ONE_CLIENT [0]        1: every exchange from one client, perfdhcp's own interface (-R 1, its
+#                         MAC given a binding too, fd00:77::2:ffff): what both servers do per
+#                         packet for a known client, measurable while the agent cannot identify
+#                         -M's clients (above); said so in the doc section
 #   SRV_CPU [1] CLI_CPU [0]   taskset CPU lists of the server and of perfdhcp
 #   PARTS ["sarr rss"]    which parts to run
 #   NODOC=1               do not touch docs/benchmarks.md;  DOC [docs/benchmarks.md]
+#   NOTE [""]             a sentence for the doc section (e.g. how busy the machine was)
 #   AGENT [build/vm-dhcp-agent]   the agent binary (when given, nothing is built)
 #   OUT [mktemp -d /var/tmp/vmdhcp-bench6.XXXXXX]   results directory (kept)
 # Needs kea-dhcp6 (Debian's kea-dhcp6-server) and perfdhcp (kea-admin): scripts/install-deps --bench.
@@ -45,7 +50,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
 . scripts/proc-lib.sh
 REPS=${REPS:-3} DUR=${DUR:-10} RATE=${RATE:-4000} CLIENTS=${CLIENTS:-65000}
-KEA_MODE=${KEA_MODE:-pool} DUAL=${DUAL:-0} SRV_CPU=${SRV_CPU-1} CLI_CPU=${CLI_CPU-0}
+KEA_MODE=${KEA_MODE:-pool} DUAL=${DUAL:-0} ONE_CLIENT=${ONE_CLIENT:-0} SRV_CPU=${SRV_CPU-1} CLI_CPU=${CLI_CPU-0}
 PARTS=" ${PARTS:-sarr rss} "
 AGENT_GIVEN=${AGENT:-}
 AGENT=$(readlink -f "${AGENT:-$ROOT/build/vm-dhcp-agent}")
@@ -115,6 +120,9 @@ done
 # client i: MAC 52:54:00:ii:ii:ii, IPv6 fd00:77::1:0 + i (IPv4 10.80.0.0 + 256 + i with DUAL=1)
 awk -v n="$CLIENTS" 'BEGIN { for (i = 0; i < n; i++) printf "52:54:00:%02x:%02x:%02x\n", int(i / 65536) % 256, int(i / 256) % 256, i % 256 }' >"$OUT/macs.txt"
 head -n 1 "$OUT/macs.txt" >"$OUT/mac1.txt"
+# perfdhcp's clients: -M (a DUID-LL per exchange from the bound MACs) or one client (-R 1)
+CLIENT_ARGS=(-M "$OUT/macs.txt") PROBE_ARGS=(-M "$OUT/mac1.txt")
+[ "$ONE_CLIENT" = 1 ] && CLIENT_ARGS=(-R 1) PROBE_ARGS=(-R 1)
 gen_yaml() {
     awk -v n="$CLIENTS" -v dual="$DUAL" 'BEGIN {
         print "apiVersion: network.harvesterhci.io/v1alpha1\nkind: IPPool\nmetadata:\n  name: bench6\n  namespace: default"
@@ -131,6 +139,8 @@ gen_yaml() {
             printf "      ipv6Address: fd00:77::%x:%x\n", int(v / 65536), v % 65536
         }
     }'
+    [ "$ONE_CLIENT" = 1 ] && printf -- '---\napiVersion: network.harvesterhci.io/v1alpha1\nkind: VirtualMachineNetworkConfig\nmetadata:\n  name: perfdhcp\n  namespace: default\nspec:\n  vmName: perfdhcp\n  networkConfigs:\n    - networkName: default/bench6\n      macAddress: "%s"\n      ipv6Address: fd00:77::2:ffff\n' "$PERF_MAC"
+    return 0
 }
 gen_yaml >"$OUT/agent.yaml"
 mkdir -p "$OUT/kea-state"
@@ -171,7 +181,7 @@ sent_solicit() { awk '/Statistics for: SOLICIT-ADVERTISE/ { f = 1 } f && /^sent 
 # start_server NAME: Kea or the agent in $SRV_NS pinned to SRV_CPU; SPID; 0 when it completed a
 # SARR for the first MAC of the list within 60 s (the agent: also its /readyz)
 start_server() {
-    local name=$1 t
+    local name=$1 t probes=0
     if [ "$name" = kea ]; then
         ip netns exec "$SRV_NS" env KEA_PIDFILE_DIR="$OUT/kea-state" KEA_LOCKFILE_DIR="$OUT/kea-state" \
             $( [ -n "$SRV_CPU" ] && echo taskset -c "$SRV_CPU" ) kea-dhcp6 -c "$OUT/kea-dhcp6.json" >>"$OUT/kea.log" 2>&1 &
@@ -185,11 +195,13 @@ start_server() {
         if [ "$name" = agent ] && ! ip netns exec "$SRV_NS" curl -sf -o /dev/null "http://$HTTP/readyz"; then
             sleep 0.1; continue
         fi
-        if ip netns exec "$CLI_NS" perfdhcp -6 -l c-perf -r 10 -p 1 -W 300000 -M "$OUT/mac1.txt" >"$OUT/probe.txt" 2>&1 &&
+        if ip netns exec "$CLI_NS" perfdhcp -6 -l c-perf -r 10 -p 1 -W 300000 "${PROBE_ARGS[@]}" >"$OUT/probe.txt" 2>&1 &&
             [ "$(replies "$OUT/probe.txt")" -gt 0 ] 2>/dev/null; then
             return 0
         fi
-        [ "$name" = agent ] && [ "$t" -gt 30 ] && return 2 # ready, but no SARR for a bound MAC
+        probes=$((probes + 1))
+        [ "$name" = agent ] && [ $probes -ge 5 ] && return 2 # ready, but no SARR for a bound MAC
+        [ $probes -ge 60 ] && return 1
         sleep 0.2
     done
     return 1
@@ -222,7 +234,7 @@ if has sarr; then
             f=$OUT/perf-$s-$rep.txt
             t0=$(cpu_ticks "$SPID")
             ip netns exec "$CLI_NS" $( [ -n "$CLI_CPU" ] && echo taskset -c "$CLI_CPU" ) perfdhcp -6 -l c-perf -g single \
-                "${rate_arg[@]}" -p "$DUR" -W 250000 -M "$OUT/macs.txt" >"$f" 2>&1 &
+                "${rate_arg[@]}" -p "$DUR" -W 250000 "${CLIENT_ARGS[@]}" >"$f" 2>&1 &
             PPID_PERF=$!
             wait "$PPID_PERF"
             PPID_PERF=""
@@ -249,32 +261,37 @@ rss_kb=NA hwm_kb=NA nb=NA
 if has rss; then
     if start_server agent; [ $? != 1 ]; then
         rss_kb=$(proc_status "$SPID" VmRSS) hwm_kb=$(proc_status "$SPID" VmHWM)
-        nb=$(ip netns exec "$SRV_NS" curl -sf "http://$HTTP/metrics" | awk '$1 ~ /^vmdhcp_agent_bindings/ { printf "%s%s %s", sep, $1, $2; sep = ", " }')
+        nb=$(ip netns exec "$SRV_NS" curl -sf "http://$HTTP/metrics" | awk '$1 ~ /^vmdhcp_agent_(dhcp6_)?bindings$/ { printf "%s%s %s", sep, $1, $2; sep = ", " }')
     fi
     stop_server
     echo "rss: $CLIENTS IPv6 bindings: VmRSS $rss_kb KiB, VmHWM $hwm_kb KiB (metrics: ${nb:-none})" | tee "$OUT/rss.txt"
 fi
 
+# the doc section: one per client mode, each rewritten by its own runs
+MARK=dhcp6-bench TITLE="DHCPv6: vm-dhcp-agent against ISC Kea DHCPv6"
+[ "$ONE_CLIENT" = 1 ] && MARK=dhcp6-bench-one-client TITLE="DHCPv6, one client: vm-dhcp-agent against ISC Kea DHCPv6"
 verdict() { awk "BEGIN { exit !($1) }" 2>/dev/null && echo met || echo "NOT met"; }
 CMDLINE="REPS=$REPS DUR=$DUR RATE=$RATE"
 [ "$CLIENTS" = 65000 ] || CMDLINE+=" CLIENTS=$CLIENTS"
 [ "$KEA_MODE" = pool ] || CMDLINE+=" KEA_MODE=$KEA_MODE"
 [ "$DUAL" = 0 ] || CMDLINE+=" DUAL=$DUAL"
+[ "$ONE_CLIENT" = 0 ] || CMDLINE+=" ONE_CLIENT=$ONE_CLIENT"
 [ "$PARTS" = " sarr rss " ] || CMDLINE+=" PARTS=\"$(xargs <<<"$PARTS")\""
 {
     cat <<EOF
-<!-- dhcp6-bench:start (written by scripts/bench-dhcp6.sh) -->
-## DHCPv6: vm-dhcp-agent against ISC Kea DHCPv6
+<!-- $MARK:start (written by scripts/bench-dhcp6.sh) -->
+## $TITLE
 
 Command: \`$CMDLINE make bench-dhcp6\` ($(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load
 before the run: $(cut -d' ' -f1-3 /proc/loadavg)). perfdhcp $(perfdhcp -v 2>&1 | awk '{ print $NF; exit }') -6 -g single on
-c-perf (pinned to CPU $CLI_CPU), each exchange a client drawn from $CLIENTS MACs (\`-M\`: DUID-LL),
+c-perf (pinned to CPU $CLI_CPU), $( [ "$ONE_CLIENT" = 1 ] && echo "every exchange from ONE client (\`-R 1\`: perfdhcp's interface MAC, bound in the agent too; \`ONE_CLIENT=1\`)" || echo "each exchange a client drawn from $CLIENTS MACs (\`-M\`: DUID-LL)"),
 $( [ "$RATE" = max ] && echo "flooding" || echo "$RATE SARR/s offered") for $DUR s against each
 server in turn on a fresh start, pinned to CPU $SRV_CPU: Kea $(kea-dhcp6 -v) memfile without
 persistence ($KEA_MODE), the agent in local mode with $CLIENTS VirtualMachineNetworkConfig NICs
 with \`ipv6Address\`. SARR = REPLYs perfdhcp received; CPU = utime+stime of the server's
 \`/proc/PID/stat\` before and after the sending.
 EOF
+    [ -n "${NOTE:-}" ] && printf '\n%s\n' "$NOTE"
     if has sarr; then
         printf '\n| server | run | SARR | SARR/s | server CPU-s | SARR per server CPU-second | VmHWM (KiB) |\n|---|---:|---:|---:|---:|---:|---:|\n'
         awk 'function g(k) { return (k in v && v[k] != "") ? v[k] : "NA" }
@@ -289,18 +306,20 @@ EOF
     printf '\n| bar | result | |\n|---|---|---|\n'
     has sarr && echo "| SARR per server CPU-second ≥ 4× Kea's | ratio $ratio | $(verdict "\"$ratio\" != \"NA\" && $ratio + 0 >= 4") |"
     has rss && echo "| RSS < 12 MiB with $CLIENTS IPv6 bindings | $rss_kb KiB | $(verdict "\"$rss_kb\" != \"NA\" && $rss_kb + 0 < 12288") |"
-    echo '<!-- dhcp6-bench:end -->'
+    echo "<!-- $MARK:end -->"
 } >"$OUT/section.md"
 cat "$OUT/section.md"
 if [ "${NODOC:-0}" != 1 ]; then
-    if grep -q '<!-- dhcp6-bench:start' "$DOC"; then
-        awk -v f="$OUT/section.md" '
-            /<!-- dhcp6-bench:start/ { while ((getline l < f) > 0) print l; skip = 1; next }
-            /<!-- dhcp6-bench:end/ { skip = 0; next }
+    if grep -q "<!-- $MARK:start" "$DOC"; then
+        awk -v f="$OUT/section.md" -v s="<!-- $MARK:start" -v e="<!-- $MARK:end" '
+            index($0, s) == 1 { while ((getline l < f) > 0) print l; skip = 1; next }
+            index($0, e) == 1 { skip = 0; next }
             !skip { print }' "$DOC" >"$DOC.tmp" && mv "$DOC.tmp" "$DOC"
-    elif grep -q '<!-- dhcp-bench:end' "$DOC"; then # right after the IPv4 DHCP section
-        awk -v f="$OUT/section.md" '{ print }
-            /<!-- dhcp-bench:end/ { print ""; while ((getline l < f) > 0) print l }' "$DOC" >"$DOC.tmp" && mv "$DOC.tmp" "$DOC"
+    elif grep -q '<!-- dhcp-bench:end' "$DOC"; then # after the IPv4 DHCP section (and the other DHCPv6 one)
+        after='<!-- dhcp-bench:end'
+        grep -q '<!-- dhcp6-bench:end' "$DOC" && after='<!-- dhcp6-bench:end'
+        awk -v f="$OUT/section.md" -v a="$after" '{ print }
+            index($0, a) == 1 { print ""; while ((getline l < f) > 0) print l }' "$DOC" >"$DOC.tmp" && mv "$DOC.tmp" "$DOC"
     else
         printf '\n' >>"$DOC"
         cat "$OUT/section.md" >>"$DOC"
