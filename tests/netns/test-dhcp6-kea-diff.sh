@@ -306,6 +306,10 @@ for c in "${CASES[@]}"; do
            else pass "verdict $c: $v (argued)"; fi ;;
     esac
 done
+rec_kea=$(sed -n 's/^# DHCPv6 differential table: ISC Kea DHCPv6 \([^ ]*\) .*/\1/p' "$EXPECTED")
+if [ $want_kea = 1 ] && [ "$CHECKS_FAIL" != 0 ] && [ "$rec_kea" != "$(kea-dhcp6 -v)" ]; then
+    echo "note: the table was recorded with Kea $rec_kea, this is Kea $(kea-dhcp6 -v)"
+fi
 if [ $pending = 1 ] && [ "$CHECKS_FAIL" = 0 ]; then
     echo "$(basename "$0"): Kea's column: $CHECKS_PASS passed"
     skip "our column of $EXPECTED is pending: the agent's DHCPv6 side was not recorded yet"
