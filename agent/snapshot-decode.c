@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "agent/snapshot-internal.h"
+#include "lib/ip6.h"
 #include "lib/util.h"
 
 #define TRUNCATED(field) snap_fail(err, errlen, "%s: past the end of the snapshot", field)
@@ -87,9 +88,13 @@ get_str(struct rd *r, char *dst, size_t cap, const char *field, char *err, size_
 	return 0;
 }
 
-/* Refuses a MAC bound twice: an open-addressing set of binding indexes. */
+/* The MAC of record i of n records stride bytes apart from base. */
+#define MAC_AT(base, stride, i) ((const uint8_t *)(base) + (size_t)(i) * (stride))
+
+/* Refuses a MAC bound twice: an open-addressing set of binding indexes (the MAC first in each
+ * record of stride bytes). */
 static int
-macs_unique(const struct agent_binding *b, size_t n, char *err, size_t errlen)
+macs_unique(const void *base, size_t stride, size_t n, char *err, size_t errlen)
 {
 	size_t cap = 16, mask;
 	uint32_t *slot;
@@ -102,14 +107,15 @@ macs_unique(const struct agent_binding *b, size_t n, char *err, size_t errlen)
 		return -ENOMEM;
 	memset(slot, 0xff, cap * sizeof(*slot));
 	for (size_t i = 0; i < n; i++) {
-		size_t h = (size_t)hash_mac(b[i].mac) & mask;
+		const uint8_t *mac = MAC_AT(base, stride, i);
+		size_t h = (size_t)hash_mac(mac) & mask;
 
 		while (slot[h] != UINT32_MAX) {
-			if (memcmp(b[slot[h]].mac, b[i].mac, 6) == 0) {
+			if (memcmp(MAC_AT(base, stride, slot[h]), mac, 6) == 0) {
 				char m[MAC_STRLEN];
 
 				free(slot);
-				mac_format(b[i].mac, m);
+				mac_format(mac, m);
 				return snap_fail(
 				    err, errlen, "binding %zu: MAC %s bound twice", i, m);
 			}
@@ -178,7 +184,131 @@ decode_bindings(
 		}
 		c->n_bindings = i + 1;
 	}
-	return macs_unique(c->bindings, n, err, errlen);
+	return macs_unique(c->bindings, sizeof(*c->bindings), n, err, errlen);
+}
+
+static bool
+get_in6(struct rd *r, struct in6_addr *a)
+{
+	if (r->left < 16)
+		return false;
+	memcpy(a->s6_addr, r->p, 16);
+	r->p += 16;
+	r->left -= 16;
+	return true;
+}
+
+/* The ipv6Config part's IPv6 bindings: ascending, non-zero, bindable, each MAC once. */
+static int
+decode_bindings6(struct rd *r, struct agent_config6 *v, char *err, size_t errlen)
+{
+	uint32_t n;
+
+	if (!get_u32(r, &n))
+		return TRUNCATED("ipv6.bindings");
+	if (n > r->left / SNAP_RECORD6)
+		return snap_fail(err, errlen, "ipv6.bindings: %" PRIu32 ", past the end", n);
+	if (n == 0)
+		return 0;
+	if ((v->bindings = malloc((size_t)n * sizeof(*v->bindings))) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct agent_binding6 *b = &v->bindings[i];
+
+		memcpy(b->mac, r->p, 6);
+		r->p += 6;
+		r->left -= 6;
+		get_in6(r, &b->ip);
+		b->hostname = UINT32_MAX;
+		v->n_bindings = i + 1;
+		if (!dhcp_mac_bindable(b->mac))
+			return snap_fail(err, errlen, "ipv6 binding %zu: MAC not bindable", i);
+		if (ipv6_is_zero(&b->ip) || ipv6_is_multicast(&b->ip))
+			return snap_fail(err, errlen, "ipv6 binding %zu: zero or multicast", i);
+		if (i > 0 && ipv6_cmp(&b->ip, &v->bindings[i - 1].ip) <= 0)
+			return snap_fail(
+			    err, errlen, "ipv6 binding %zu: addresses not in ascending order", i);
+	}
+	return macs_unique(v->bindings, sizeof(*v->bindings), n, err, errlen);
+}
+
+/* The ipv6Config part's options and RA. */
+static int
+decode_options6(struct rd *r, struct agent_config6 *v, char *err, size_t errlen)
+{
+	struct dhcp6_options *o = &v->opts;
+	uint8_t n, rapid, ra_on, duid_len;
+	int ret;
+
+	if (!get_in6(r, &o->server_ip) || !get_u8(r, &o->prefix) || !get_u8(r, &n))
+		return TRUNCATED("ipv6.options");
+	if (n > DHCP6_MAX_DNS)
+		return snap_fail(err, errlen, "ipv6.dns: %u servers, at most %d", n, DHCP6_MAX_DNS);
+	o->n_dns = n;
+	for (size_t i = 0; i < o->n_dns; i++)
+		if (!get_in6(r, &o->dns[i]))
+			return TRUNCATED("ipv6.dns");
+	if (!get_u8(r, &n))
+		return TRUNCATED("ipv6.search");
+	if (n > DHCP_MAX_SEARCH)
+		return snap_fail(
+		    err, errlen, "ipv6.search: %u domains, at most %d", n, DHCP_MAX_SEARCH);
+	o->n_search = n;
+	for (size_t i = 0; i < o->n_search; i++)
+		if ((ret = get_str(
+			 r, o->search[i], sizeof(o->search[i]), "ipv6.search", err, errlen)) < 0)
+			return ret;
+	if (!get_u32(r, &o->preferred_lifetime) || !get_u32(r, &o->valid_lifetime) ||
+	    !get_u8(r, &rapid) || !get_u8(r, &duid_len))
+		return TRUNCATED("ipv6.options");
+	if (rapid > 1 || duid_len > sizeof(o->duid) || r->left < duid_len)
+		return snap_fail(err, errlen, "ipv6.options: rapid commit or DUID out of range");
+	o->rapid_commit = rapid == 1;
+	o->duid_len = duid_len;
+	memcpy(o->duid, r->p, duid_len);
+	r->p += duid_len;
+	r->left -= duid_len;
+	if (!get_u8(r, &ra_on) || !get_u32(r, &v->ra.interval) ||
+	    !get_u16(r, &v->ra.router_lifetime) || !get_in6(r, &v->ra.prefix) ||
+	    !get_u8(r, &v->ra.prefix_len) || !get_u32(r, &v->ra.mtu))
+		return TRUNCATED("ipv6.ra");
+	if (ra_on > 1)
+		return snap_fail(err, errlen, "ipv6.ra: enabled byte %u", ra_on);
+	v->ra.enabled = ra_on == 1;
+	return 0;
+}
+
+/* The ipv6Config part (format version 2 on). */
+static int
+decode_v6(struct rd *r, struct agent_config6 *v, char *err, size_t errlen)
+{
+	uint8_t flags, prefix;
+	uint32_t n;
+	int ret;
+
+	if (!get_u8(r, &flags))
+		return TRUNCATED("ipv6");
+	if ((flags & ~SNAP_V6_ENABLED) != 0)
+		return snap_fail(err, errlen, "ipv6: unknown flags 0x%x", flags & ~SNAP_V6_ENABLED);
+	v->enabled = (flags & SNAP_V6_ENABLED) != 0;
+	if (!v->enabled)
+		return 0;
+	if (!get_in6(r, &v->cidr) || !get_u8(r, &prefix) || !get_in6(r, &v->pool_start) ||
+	    !get_in6(r, &v->pool_end) || !get_u32(r, &n))
+		return TRUNCATED("ipv6.pool");
+	v->prefix = prefix;
+	if (n > r->left / 16)
+		return snap_fail(err, errlen, "ipv6.exclude: %" PRIu32 ", past the end", n);
+	if (n > 0) {
+		if ((v->exclude = malloc((size_t)n * sizeof(*v->exclude))) == NULL)
+			return -ENOMEM;
+		v->n_exclude = n;
+		for (size_t i = 0; i < n; i++)
+			get_in6(r, &v->exclude[i]);
+	}
+	if ((ret = decode_options6(r, v, err, errlen)) < 0)
+		return ret;
+	return decode_bindings6(r, v, err, errlen);
 }
 
 static int
@@ -240,9 +370,12 @@ decode_options(struct rd *r, struct dhcp_options *o, char *err, size_t errlen)
 	return 0;
 }
 
-/* The magic, version, length and checksum: the file is whole before a field is read. */
+/*
+ * The magic, version, length and checksum: the file is whole before a field is read. Version 1
+ * (before the ipv6Config part) is read as a pool without one.
+ */
 static int
-decode_preamble(const uint8_t *buf, size_t len, char *err, size_t errlen)
+decode_preamble(const uint8_t *buf, size_t len, uint32_t *ret_version, char *err, size_t errlen)
 {
 	uint32_t version, total, file_crc, crc;
 
@@ -251,9 +384,11 @@ decode_preamble(const uint8_t *buf, size_t len, char *err, size_t errlen)
 	if (memcmp(buf, SNAP_MAGIC, SNAP_MAGIC_LEN) != 0)
 		return snap_fail(err, errlen, "not a snapshot (bad magic)");
 	version = le32_get(buf + 8);
-	if (version != AGENT_SNAPSHOT_VERSION)
-		return snap_fail(err, errlen, "format version %" PRIu32 ", this agent reads %d",
-		    version, AGENT_SNAPSHOT_VERSION);
+	if (version != AGENT_SNAPSHOT_VERSION && version != SNAP_VERSION_V4_ONLY)
+		return snap_fail(err, errlen,
+		    "format version %" PRIu32 ", this agent reads %d and %d", version,
+		    SNAP_VERSION_V4_ONLY, AGENT_SNAPSHOT_VERSION);
+	*ret_version = version;
 	total = le32_get(buf + 12);
 	if (total != len)
 		return snap_fail(
@@ -317,15 +452,16 @@ static int
 decode(const uint8_t *buf, size_t len, const char *ippool_ref, struct agent_config *c,
     struct agent_snapshot_info *info, char *err, size_t errlen)
 {
-	uint32_t n_bindings, names;
+	uint32_t n_bindings, names, version = 0;
 	struct rd r;
 	int ret;
 
-	if ((ret = decode_preamble(buf, len, err, errlen)) < 0)
+	if ((ret = decode_preamble(buf, len, &version, err, errlen)) < 0)
 		return ret;
 	r = (struct rd){.p = buf + SNAP_PREAMBLE, .left = len - SNAP_PREAMBLE - 4};
 	if ((ret = decode_pool(&r, ippool_ref, c, info, err, errlen)) < 0 ||
 	    (ret = decode_options(&r, &c->opts, err, errlen)) < 0 ||
+	    (version > SNAP_VERSION_V4_ONLY && (ret = decode_v6(&r, &c->v6, err, errlen)) < 0) ||
 	    (ret = snap_config_check(c, err, errlen)) < 0)
 		return ret;
 

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The warm-start snapshot's encoder: the configuration and the engine's bindings, in ascending
- * address order, -> the bytes of the format described in snapshot-format.c.
+ * The warm-start snapshot's encoder: the configuration and the engines' bindings (DHCPv4 and
+ * DHCPv6), in ascending address order, -> the bytes of the format described in
+ * snapshot-format.c.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/snapshot-internal.h"
+#include "lib/ip6.h"
 #include "lib/util.h"
 
 /* Writer over a buffer sized beforehand; an overflow (a sizing bug) is sticky and checked once. */
@@ -246,6 +248,107 @@ put_options(struct wr *w, const struct dhcp_options *o)
 	put_u32(w, o->lease_time);
 }
 
+/* ---- the ipv6Config part ---- */
+
+struct rec6 {
+	struct in6_addr ip;
+	uint8_t mac[6];
+};
+
+struct collect6 {
+	struct rec6 *recs;
+	size_t n, cap;
+};
+
+static void
+collect6_binding(void *userdata, const uint8_t mac[6], const struct in6_addr *ip, const char *h)
+{
+	struct collect6 *c = userdata;
+
+	(void)h; /* an IPPool has no hostnames: not kept */
+	if (c->n == c->cap)
+		return;
+	c->recs[c->n].ip = *ip;
+	memcpy(c->recs[c->n].mac, mac, 6);
+	c->n++;
+}
+
+static int
+rec6_cmp(const void *x, const void *y)
+{
+	return ipv6_cmp(&((const struct rec6 *)x)->ip, &((const struct rec6 *)y)->ip);
+}
+
+/* The DHCPv6 engine's bindings of s6 (NULL: none) in ascending address order, checked. */
+static int
+collect6_sorted(
+    const struct dhcp6_server *s6, bool enabled, struct collect6 *c, char *err, size_t errlen)
+{
+	c->cap = s6 != NULL && enabled ? dhcp6_server_n_bindings(s6) : 0;
+	if (c->cap > UINT32_MAX)
+		return snap_fail(err, errlen, "%zu IPv6 bindings, too many", c->cap);
+	if (c->cap == 0)
+		return 0;
+	if ((c->recs = malloc(c->cap * sizeof(*c->recs))) == NULL)
+		return -ENOMEM;
+	dhcp6_server_foreach_binding(s6, collect6_binding, c);
+	qsort(c->recs, c->n, sizeof(*c->recs), rec6_cmp);
+	for (size_t i = 0; i < c->n; i++)
+		if (ipv6_is_zero(&c->recs[i].ip) || !dhcp_mac_bindable(c->recs[i].mac) ||
+		    (i > 0 && ipv6_equal(&c->recs[i - 1].ip, &c->recs[i].ip)))
+			return snap_fail(
+			    err, errlen, "the DHCPv6 engine holds a binding a snapshot cannot");
+	return 0;
+}
+
+static void
+put_in6(struct wr *w, const struct in6_addr *a)
+{
+	put_bytes(w, a->s6_addr, 16);
+}
+
+/* The ipv6Config part: flags, then (enabled) range, options, RA and bindings. */
+static void
+put_v6(struct wr *w, const struct agent_config6 *v, const struct collect6 *c)
+{
+	const struct dhcp6_options *o = &v->opts;
+
+	put_u8(w, v->enabled ? SNAP_V6_ENABLED : 0);
+	if (!v->enabled)
+		return;
+	put_in6(w, &v->cidr);
+	put_u8(w, (uint8_t)v->prefix);
+	put_in6(w, &v->pool_start);
+	put_in6(w, &v->pool_end);
+	put_u32(w, (uint32_t)v->n_exclude);
+	for (size_t i = 0; i < v->n_exclude; i++)
+		put_in6(w, &v->exclude[i]);
+	put_in6(w, &o->server_ip);
+	put_u8(w, o->prefix);
+	put_u8(w, (uint8_t)o->n_dns);
+	for (size_t i = 0; i < o->n_dns; i++)
+		put_in6(w, &o->dns[i]);
+	put_u8(w, (uint8_t)o->n_search);
+	for (size_t i = 0; i < o->n_search; i++)
+		put_str(w, o->search[i]);
+	put_u32(w, o->preferred_lifetime);
+	put_u32(w, o->valid_lifetime);
+	put_u8(w, o->rapid_commit ? 1 : 0);
+	put_u8(w, (uint8_t)o->duid_len);
+	put_bytes(w, o->duid, o->duid_len);
+	put_u8(w, v->ra.enabled ? 1 : 0);
+	put_u32(w, v->ra.interval);
+	put_u16(w, v->ra.router_lifetime);
+	put_in6(w, &v->ra.prefix);
+	put_u8(w, v->ra.prefix_len);
+	put_u32(w, v->ra.mtu);
+	put_u32(w, (uint32_t)c->n);
+	for (size_t i = 0; i < c->n; i++) {
+		put_bytes(w, c->recs[i].mac, 6);
+		put_in6(w, &c->recs[i].ip);
+	}
+}
+
 /* The counts, the records, then the hostnames' lengths and bytes when there are some. */
 static void
 put_bindings(struct wr *w, const struct collect *c)
@@ -270,10 +373,11 @@ put_bindings(struct wr *w, const struct collect *c)
 
 int
 snap_encode(const struct agent_config *cfg, const struct dhcp_server *s,
-    const char *resource_version, uint64_t written_usec, uint8_t **ret, size_t *ret_len, char *err,
-    size_t errlen)
+    const struct dhcp6_server *s6, const char *resource_version, uint64_t written_usec,
+    uint8_t **ret, size_t *ret_len, char *err, size_t errlen)
 {
 	struct collect c = {0};
+	struct collect6 c6 = {0};
 	struct wr w = {0};
 	size_t size;
 	int r;
@@ -287,27 +391,34 @@ snap_encode(const struct agent_config *cfg, const struct dhcp_server *s,
 		    err, errlen, "resourceVersion longer than %d bytes", AGENT_SNAPSHOT_RV_MAX - 1);
 	if ((r = snap_config_check(cfg, err, errlen)) < 0)
 		return r;
-	if ((r = collect_sorted(s, &c, err, errlen)) < 0) {
+	if ((r = collect_sorted(s, &c, err, errlen)) < 0 ||
+	    (r = collect6_sorted(s6, cfg->v6.enabled, &c6, err, errlen)) < 0) {
 		free(c.recs);
+		free(c6.recs);
 		return r;
 	}
 
-	size = SNAP_FIXED_MAX + 4 * cfg->n_exclude + SNAP_RECORD * c.n +
-	       (c.names > 0 ? c.n + c.names : 0);
+	/* the ipv6Config part's fixed fields fit in a second SNAP_FIXED_MAX */
+	size = 2 * SNAP_FIXED_MAX + 4 * cfg->n_exclude + SNAP_RECORD * c.n +
+	       (c.names > 0 ? c.n + c.names : 0) + 16 * cfg->v6.n_exclude + SNAP_RECORD6 * c6.n;
 	if (size > AGENT_SNAPSHOT_MAX_SIZE) {
 		free(c.recs);
+		free(c6.recs);
 		return snap_fail(err, errlen, "%zu bindings, %zu excluded addresses: over %u bytes",
-		    c.n, cfg->n_exclude, AGENT_SNAPSHOT_MAX_SIZE);
+		    c.n + c6.n, cfg->n_exclude + cfg->v6.n_exclude, AGENT_SNAPSHOT_MAX_SIZE);
 	}
 	w.cap = size;
 	if ((w.p = malloc(size)) == NULL) {
 		free(c.recs);
+		free(c6.recs);
 		return -ENOMEM;
 	}
 	put_pool(&w, cfg, resource_version, written_usec);
 	put_options(&w, &cfg->opts);
+	put_v6(&w, &cfg->v6, &c6);
 	put_bindings(&w, &c);
 	free(c.recs);
+	free(c6.recs);
 	put_u32(&w, 0); /* checksum: below */
 	if (w.overflow) {
 		free(w.p);
@@ -324,5 +435,13 @@ int
 agent_snapshot_encode(const struct agent_config *cfg, const struct dhcp_server *s,
     const char *resource_version, uint64_t written_usec, uint8_t **ret, size_t *ret_len)
 {
-	return snap_encode(cfg, s, resource_version, written_usec, ret, ret_len, NULL, 0);
+	return snap_encode(cfg, s, NULL, resource_version, written_usec, ret, ret_len, NULL, 0);
+}
+
+int
+agent_snapshot_encode_dual(const struct agent_config *cfg, const struct dhcp_server *s,
+    const struct dhcp6_server *s6, const char *resource_version, uint64_t written_usec,
+    uint8_t **ret, size_t *ret_len)
+{
+	return snap_encode(cfg, s, s6, resource_version, written_usec, ret, ret_len, NULL, 0);
 }

@@ -40,6 +40,14 @@ int
 agent_snapshot_write(const char *path, const struct agent_config *cfg, const struct dhcp_server *s,
     const char *resource_version, struct agent_snapshot_info *info, char *err, size_t errlen)
 {
+	return agent_snapshot_write_dual(path, cfg, s, NULL, resource_version, info, err, errlen);
+}
+
+int
+agent_snapshot_write_dual(const char *path, const struct agent_config *cfg,
+    const struct dhcp_server *s, const struct dhcp6_server *s6, const char *resource_version,
+    struct agent_snapshot_info *info, char *err, size_t errlen)
+{
 	char msg[AGENT_ERR_MAX];
 	uint64_t now = (uint64_t)clock_realtime_usec();
 	struct atomic_file f;
@@ -48,7 +56,7 @@ agent_snapshot_write(const char *path, const struct agent_config *cfg, const str
 	int r;
 
 	msg[0] = '\0';
-	r = snap_encode(cfg, s, resource_version, now, &buf, &len, msg, sizeof(msg));
+	r = snap_encode(cfg, s, s6, resource_version, now, &buf, &len, msg, sizeof(msg));
 	if (r < 0) {
 		snprintf(err, errlen, "%s: cannot write: %s", path,
 		    r == -ENOMEM ? strerror(ENOMEM) : msg);

@@ -9,7 +9,8 @@
  * checksum and the checks both directions make: the encoder and the strict decoder write and
  * check every field in the same order.
  *
- * Format, version 1. Every integer little-endian; a "str" is a length byte and that many bytes
+ * Format, version 2 (version 1, the same without the ipv6Config part, is still read: a pool
+ * without IPv6). Every integer little-endian; a "str" is a length byte and that many bytes
  * (no NUL inside; shorter than the agent_config / dhcp_options field it fills).
  *
  *     0   8  magic "VMDHSNAP"
@@ -23,6 +24,14 @@
  *            options: u32 server_ip, u8 prefix, u32 router, u8 n_dns + u32 each,
  *            u8 n_ntp + u32 each, str domain_name, u8 n_search + str each, u16 mtu,
  *            u8 n_routes + (u32 destination, u8 prefix, u32 gateway) each, u32 lease_time
+ *            ipv6Config part (version 2): u8 flags (bit 0: the pool has one; then, else nothing)
+ *              in6 cidr (16 bytes, network byte order), u8 prefix, in6 pool start, in6 end,
+ *              u32 n_exclude + in6 each; in6 server_ip, u8 prefix, u8 n_dns + in6 each,
+ *              u8 n_search + str each, u32 preferred, u32 valid, u8 rapid commit (0/1),
+ *              u8 DUID length + its bytes; RA: u8 enabled (0/1), u32 interval,
+ *              u16 router lifetime, in6 prefix, u8 prefix length, u32 MTU;
+ *              u32 n_bindings6 + 22 bytes each: MAC (6), in6, ascending address order (no
+ *              hostnames: an IPPool has none)
  *            u32 n_bindings, u32 hostname bytes (H)
  *            n_bindings x 10 bytes: MAC (6), IP (u32), in ascending IP order (so an address
  *            is bound once and the same table always gives the same bytes)
@@ -41,6 +50,7 @@
 #include <string.h>
 
 #include "agent/snapshot-internal.h"
+#include "lib/ip6.h"
 #include "lib/util.h"
 
 /* ---- CRC-32C (Castagnoli, reflected polynomial 0x82f63b78), table-driven, 8 bytes a step ---- */
@@ -128,6 +138,60 @@ options_accepted(const struct dhcp_options *o, char *err, size_t errlen)
 	return 0;
 }
 
+/* Whether the DHCPv6 engine takes o and ra (on a scratch engine). */
+static int
+options6_accepted(const struct agent_config6 *v, char *err, size_t errlen)
+{
+	struct dhcp6_server *s = NULL;
+	int r;
+
+	if ((r = dhcp6_server_new(&s)) < 0)
+		return r;
+	r = dhcp6_server_set_options(s, &v->opts);
+	if (r == 0)
+		r = dhcp6_server_set_ra(s, &v->ra);
+	dhcp6_server_free(s);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return snap_fail(err, errlen,
+		    "ipv6: options or RA refused by the DHCPv6 engine: %s", strerror(-r));
+	return 0;
+}
+
+/* The ipv6Config part's rules (nothing when there is none). */
+static int
+config6_check(const struct agent_config6 *v, char *err, size_t errlen)
+{
+	struct in6_addr net;
+
+	if (!v->enabled)
+		return v->n_bindings == 0 && v->n_exclude == 0
+			   ? 0
+			   : snap_fail(err, errlen, "ipv6: bindings without an ipv6Config");
+	if (v->prefix < 8 || v->prefix > 128)
+		return snap_fail(err, errlen, "ipv6.prefix: %u, not 8..128", v->prefix);
+	ipv6_prefix_network(&v->cidr, v->prefix, &net);
+	if (!ipv6_equal(&net, &v->cidr))
+		return snap_fail(err, errlen, "ipv6.cidr: host bits set under /%u", v->prefix);
+	if (ipv6_cmp(&v->pool_start, &v->pool_end) > 0 ||
+	    !ipv6_in_prefix(&v->pool_start, &v->cidr, v->prefix) ||
+	    !ipv6_in_prefix(&v->pool_end, &v->cidr, v->prefix))
+		return snap_fail(err, errlen, "ipv6 pool range: not inside the CIDR, in order");
+	if (v->n_exclude > 0 && v->exclude == NULL)
+		return snap_fail(err, errlen, "ipv6.exclude: %zu, no array", v->n_exclude);
+	if (v->n_exclude > UINT32_MAX / 16 || v->n_bindings > UINT32_MAX / 32)
+		return snap_fail(err, errlen, "ipv6: too many excludes or bindings");
+	if (v->opts.n_search > DHCP_MAX_SEARCH)
+		return snap_fail(err, errlen, "ipv6.search: %zu domains", v->opts.n_search);
+	for (size_t i = 0; i < v->opts.n_search; i++)
+		if (!str_ok(v->opts.search[i], sizeof(v->opts.search[i])))
+			return snap_fail(err, errlen, "ipv6.search[%zu]: not NUL-terminated", i);
+	if (v->opts.duid_len > 255)
+		return snap_fail(err, errlen, "ipv6.duid: %zu bytes", v->opts.duid_len);
+	return options6_accepted(v, err, errlen);
+}
+
 /*
  * The rules a snapshot's configuration part obeys: checked on what is encoded (so a written
  * snapshot always reads back) and on what is decoded.
@@ -136,6 +200,7 @@ int
 snap_config_check(const struct agent_config *c, char *err, size_t errlen)
 {
 	const struct dhcp_options *o = &c->opts;
+	int r;
 
 	if (!str_ok(c->pool_ns, sizeof(c->pool_ns)) ||
 	    !str_ok(c->pool_name, sizeof(c->pool_name)) || !str_ok(c->network, sizeof(c->network)))
@@ -177,5 +242,6 @@ snap_config_check(const struct agent_config *c, char *err, size_t errlen)
 		if (o->routes[i].prefix > 32)
 			return snap_fail(err, errlen, "options.routes[%zu].prefix: %u, at most 32",
 			    i, o->routes[i].prefix);
-	return options_accepted(o, err, errlen);
+	r = options_accepted(o, err, errlen);
+	return r < 0 ? r : config6_check(&c->v6, err, errlen);
 }

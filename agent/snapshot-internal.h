@@ -15,6 +15,9 @@
 #define SNAP_MIN (SNAP_PREAMBLE + 4) /* ... and the checksum */
 #define SNAP_FIXED_MAX 8192	     /* upper bound of everything but excludes and bindings */
 #define SNAP_RECORD 10		     /* MAC + IP */
+#define SNAP_RECORD6 22		     /* MAC + IPv6 */
+#define SNAP_VERSION_V4_ONLY 1	     /* the format before the ipv6Config part */
+#define SNAP_V6_ENABLED UINT8_C(0x1) /* the ipv6Config part's flags byte */
 #define SNAP_FLAG_PAUSED UINT32_C(0x1)
 
 static inline uint32_t
@@ -39,9 +42,9 @@ int snap_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((for
  * snapshot always reads back) and on what is decoded. 0, -ENOMEM, or -EINVAL with err filled.
  */
 int snap_config_check(const struct agent_config *c, char *err, size_t errlen);
-/* agent_snapshot_encode, with err filled on -EINVAL. */
+/* agent_snapshot_encode_dual, with err filled on -EINVAL. */
 int snap_encode(const struct agent_config *cfg, const struct dhcp_server *s,
-    const char *resource_version, uint64_t written_usec, uint8_t **ret, size_t *ret_len, char *err,
-    size_t errlen);
+    const struct dhcp6_server *s6, const char *resource_version, uint64_t written_usec,
+    uint8_t **ret, size_t *ret_len, char *err, size_t errlen);
 
 #endif

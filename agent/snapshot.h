@@ -17,17 +17,19 @@
 
 #include "agent/pool-config.h"
 #include "dhcp/dhcp.h"
+#include "dhcp/dhcp6.h"
 
 /*
  * A restarted agent serves from its last snapshot until it has synced from the API server: the
  * pool's identity (pool_ns, pool_name), network, paused flag, range (cidr, prefix, pool_start,
  * pool_end, exclude) and options, and the engine's bindings with their hostnames, in one binary
  * file (format in snapshot-format.c: magic "VMDHSNAP", version, length, fields, 10 bytes a binding
- * without hostname, CRC-32C). Any mismatch refuses the whole file. When to write is the
- * caller's (warmstart.c): these functions only encode, write, read and validate.
+ * without hostname, the ipv6Config part with 22 bytes an IPv6 binding, CRC-32C). Any mismatch
+ * refuses the whole file. When to write is the caller's (warmstart.c): these functions only encode,
+ * write, read and validate.
  */
-#define AGENT_SNAPSHOT_VERSION 1
-#define AGENT_SNAPSHOT_RV_MAX 64	     /* resourceVersion bytes, NUL included */
+#define AGENT_SNAPSHOT_VERSION 2 /* 2: the ipv6Config part; version 1 files still read */
+#define AGENT_SNAPSHOT_RV_MAX 64 /* resourceVersion bytes, NUL included */
 #define AGENT_SNAPSHOT_MAX_SIZE (256u << 20) /* larger files are refused unread */
 
 struct agent_snapshot_info {
@@ -53,6 +55,17 @@ int agent_snapshot_write(const char *path, const struct agent_config *cfg,
 /* The same, into a new buffer (*ret malloc'd, *ret_len bytes); for tests, fuzzers, benches. */
 int agent_snapshot_encode(const struct agent_config *cfg, const struct dhcp_server *s,
     const char *resource_version, uint64_t written_usec, uint8_t **ret, size_t *ret_len);
+/*
+ * The same with the pool's IPv6 part: cfg->v6 (range, options, RA) and the DHCPv6 engine's
+ * bindings of s6 (NULL: none; hostnames are not kept: an IPPool has none). A decoded config
+ * has them in v6 (v6.bindings, each MAC and address once, ascending order).
+ */
+int agent_snapshot_write_dual(const char *path, const struct agent_config *cfg,
+    const struct dhcp_server *s, const struct dhcp6_server *s6, const char *resource_version,
+    struct agent_snapshot_info *info, char *err, size_t errlen);
+int agent_snapshot_encode_dual(const struct agent_config *cfg, const struct dhcp_server *s,
+    const struct dhcp6_server *s6, const char *resource_version, uint64_t written_usec,
+    uint8_t **ret, size_t *ret_len);
 /*
  * Reads path: a new agent_config (freed with agent_config_free) with the pool identity,
  * network, paused flag, range, options and the bindings (bindings[] + names), and info (may be

@@ -26,6 +26,16 @@
 
 static struct log_ratelimit rl_snapshot = LOG_RATELIMIT_INIT(60 * USEC_PER_SEC, 1);
 
+/* " and N IPv6 bindings" for the warm start's line (the loop is single-threaded). */
+static const char *
+v6_count(const struct agent *a)
+{
+	static char buf[48];
+
+	snprintf(buf, sizeof(buf), " and %zu IPv6 bindings", dhcp6_server_n_bindings(a->dhcp6));
+	return buf;
+}
+
 static void
 snapshot_write(struct agent *a)
 {
@@ -38,8 +48,8 @@ snapshot_write(struct agent *a)
 	a->warm.last = t0;
 	if (cfg == NULL || a->warm.snap != NULL)
 		return; /* nothing synced to write (a stale table is never written back) */
-	r = agent_snapshot_write(
-	    a->opts.snapshot_path, cfg, a->dhcp, NULL, &info, err, sizeof(err));
+	r = agent_snapshot_write_dual(
+	    a->opts.snapshot_path, cfg, a->dhcp, a->dhcp6, NULL, &info, err, sizeof(err));
 	a->warm.write_usec = clock_now_usec() - t0;
 	if (r < 0) {
 		a->warm.write_errors++;
@@ -115,9 +125,9 @@ agent_warmstart_load(struct agent *a)
 	log_kv(LOG_LEVEL_INFO,
 	    LOG_KV("snapshot", a->opts.snapshot_path, "written", a->warm.written, "ippool",
 		a->opts.ippool_ref),
-	    "warm start: %zu bindings of IPPool %s served from the snapshot (stale until synced "
-	    "with the API server)",
-	    a->warm.info.bindings, a->opts.ippool_ref);
+	    "warm start: %zu bindings%s of IPPool %s served from the snapshot (stale until "
+	    "synced with the API server)",
+	    a->warm.info.bindings, snap->v6.enabled ? v6_count(a) : "", a->opts.ippool_ref);
 }
 
 /* The API server answered for the pool: the snapshot's table is over. */

@@ -120,6 +120,38 @@ int admit_check_desired_ip(struct admit_ctx *c, const char *ip, const char *mac,
     const char *network, const char *pool_key, const struct ippool *pool, struct admit_seen *seen,
     char *reason, size_t len);
 
+/* --- IPv6 (admit-ipv6.c) --- */
+
+/* Desired IPv6 addresses seen on one object, per network. */
+struct admit_seen6 {
+	struct admit_seen6_item {
+		char network[KIND_REF_MAX];
+		struct in6_addr addr;
+	} * items;
+	size_t n, cap;
+};
+/* 1 when (network, a) was seen, else adds it and returns 0; -ENOMEM. */
+int admit_seen6_add(struct admit_seen6 *s, const char *network, const struct in6_addr *a);
+void admit_seen6_clear(struct admit_seen6 *s);
+
+/* IPPool CREATE, mutate: "add" operations onto ops for an unset ipv6Config.serverIP and
+ * pool.start/end. 0, or -1 when refused (c->res filled). */
+int admit_ippool6_mutate(struct admit_ctx *c, const json_t *obj, json_t *ops);
+/* The CRD's CEL rules on ipv6Config.cidr and serverIP: 0 or -1 (refused). */
+int admit_ippool6_immutable(struct admit_ctx *c, const json_t *obj, const json_t *old);
+/* IPPool CREATE/UPDATE (old NULL on CREATE) on network (canonical): ipv6Config's checks and
+ * warnings. 0 (allowed) or -1 (refused). */
+int admit_ippool6_validate(
+    struct admit_ctx *c, const json_t *obj, const json_t *old, const char *network);
+/*
+ * A NIC's ipv6Address ip (as written) for mac (canonical, or NULL: the "another MAC" check is
+ * skipped) on network (canonical) served by pool: 0 (allowed; may warn), -1 with reason,
+ * -ENOMEM.
+ */
+int admit_check_desired_ip6(struct admit_ctx *c, const char *ip, const char *mac,
+    const char *network, const char *pool_key, const struct ippool *pool, struct admit_seen6 *seen,
+    char *reason, size_t len);
+
 /* The rules per kind. Each returns after filling c->res (allowed unless refused). */
 void admit_ippool(struct admit_ctx *c);
 void admit_vmnetcfg(struct admit_ctx *c);

@@ -32,7 +32,9 @@
  *    set on an address the status binds to a MAC, and a change of pool.start/end/exclude that
  *    leaves out an address the status binds to a MAC (naming the VMNetCfg holding it);
  *  - the codec (crds/ippool.c ippool_spec_decode) must accept the spec (code 400, its
- *    message), so what the controller would only report as InvalidSpec is refused.
+ *    message), so what the controller would only report as InvalidSpec is refused;
+ *  - spec.ipv6Config (ours entirely, upstream has no IPv6): admit-ipv6.c, mutated and
+ *    checked after the ipv4Config rules.
  *  An UPDATE that leaves the spec as it was (metadata, finalizers) is not checked, neither
  *  by upstream's rules nor by ours (upstream checks every UPDATE: a finalizer could not be
  *  added or removed once the NAD is gone; its PR #157 skips what did not change for VMNetCfgs,
@@ -154,6 +156,11 @@ mutate_create(struct admit_ctx *c)
 	if (!(ops = json_array()) ||
 	    mutate_patch(&rp, &pi, start, end, pi.has_server ? NULL : &server, ops) < 0)
 		goto nomem;
+	if (admit_ippool6_mutate(c, c->rq->object, ops) < 0) { /* refused: c->res says why */
+		json_decref(ops);
+		admit_pinfo_clear(&pi);
+		return;
+	}
 	if (json_array_size(ops) > 0)
 		c->res->patch = json_incref(ops);
 	json_decref(ops);
@@ -265,7 +272,7 @@ check_immutable(struct admit_ctx *c, const json_t *obj, const json_t *old)
 	if (a && b && !json_is_null(a) && !json_is_null(b) && !json_equal(a, b))
 		return admit_refuse(c, 403, "networkName is immutable");
 	if (!json_is_object(v4) || !json_is_object(ov4))
-		return 0;
+		return admit_ippool6_immutable(c, obj, old);
 	for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
 		a = json_object_get(v4, keys[i]);
 		b = json_object_get(ov4, keys[i]);
@@ -276,7 +283,7 @@ check_immutable(struct admit_ctx *c, const json_t *obj, const json_t *old)
 	b = json_object_get(ov4, "router");
 	if (b && !json_is_null(b) && (!a || json_is_null(a)))
 		return admit_refuse(c, 403, "router cannot be removed once set");
-	return 0;
+	return admit_ippool6_immutable(c, obj, old);
 }
 
 static int
@@ -509,6 +516,7 @@ validate_write(struct admit_ctx *c)
 	const json_t *obj = c->rq->object;
 	const json_t *old = c->rq->op == ADMIT_OP_UPDATE ? c->rq->old_object : NULL;
 	char reason[ADMIT_REASON_MAX];
+	char ns[KIND_NS_MAX], name[KIND_NAME_MAX], network[KIND_REF_MAX];
 	struct raw_pool rp, orp;
 	struct pinfo pi = {0}, opi = {0};
 	struct st_list st = {0};
@@ -554,7 +562,9 @@ validate_write(struct admit_ctx *c)
 		have_old = admit_raw_pool_load(&oc, old, &orp) == 0 &&
 			   admit_pinfo_load(&orp, &opi, reason, sizeof(reason)) == 0;
 	}
+	admit_split_network(S(rp.network), ns, name, network);
 	if (check_ours(c, &rp, &pi, old ? &orp : NULL, have_old ? &opi : NULL, &st) < 0 ||
+	    admit_ippool6_validate(c, obj, json_is_object(old) ? old : NULL, network) < 0 ||
 	    check_codec(c, &rp) < 0 || check_size(c, &st) < 0)
 		goto out;
 	warn_pool(c, &rp, &pi);

@@ -17,6 +17,8 @@
  * (crds/vmnetcfg.c: MACs, network names, limits), which the controller would otherwise only
  * report; "allocated to mac" names the VMNetCfg holding the address when the cache knows it.
  * Warning: a desired address in a paused IPPool is not served until the pool resumes.
+ * A NIC's ipv6Address (ours; upstream has no IPv6) is checked alongside its ipAddress, by
+ * admit-ipv6.c's admit_check_desired_ip6, when new or changed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,6 +27,7 @@
 
 #include "controller/admit-internal.h"
 #include "crds/vmnetcfg.h"
+#include "lib/ip6.h"
 
 /* --- shared with admit-vm.c -------------------------------------------------------------- */
 
@@ -242,6 +245,7 @@ struct raw_nic {
 	const char *network; /* "" when absent */
 	const char *mac;     /* "" when absent */
 	const char *ip;	     /* NULL when absent (upstream's nil IPAddress) */
+	const char *ip6;     /* ipv6Address, NULL when absent (ours) */
 };
 
 static const json_t *
@@ -261,7 +265,8 @@ raw_nic_get(const json_t *nics, size_t i, struct raw_nic *n)
 
 	if (!json_is_object(e) || admit_json_str(e, "networkName", &n->network) < 0 ||
 	    admit_json_str(e, "macAddress", &n->mac) < 0 ||
-	    admit_json_str(e, "ipAddress", &n->ip) < 0)
+	    admit_json_str(e, "ipAddress", &n->ip) < 0 ||
+	    admit_json_str(e, "ipv6Address", &n->ip6) < 0)
 		return -1;
 	if (!n->network)
 		n->network = "";
@@ -309,6 +314,25 @@ ip_changed(const json_t *old_nics, const struct raw_nic *n)
 	return true;
 }
 
+/* The same for ipv6Address (ours): another address, whatever its textual form. */
+static bool
+ip6_changed(const json_t *old_nics, const struct raw_nic *n)
+{
+	struct in6_addr a, b;
+	struct raw_nic o;
+
+	for (size_t i = 0; i < json_array_size(old_nics); i++) {
+		if (raw_nic_get(old_nics, i, &o) < 0 || !same_nic_key(&o, n))
+			continue;
+		if (!o.ip6)
+			return true;
+		if (ipv6_parse(o.ip6, &a) == 0 && ipv6_parse(n->ip6, &b) == 0)
+			return !ipv6_equal(&a, &b);
+		return strcmp(o.ip6, n->ip6) != 0;
+	}
+	return true;
+}
+
 /*
  * Written by the VM controller for a KubeVirt VirtualMachine (its controller ownerReference)?
  * Upstream's controller writes such a VMNetCfg with every Multus NIC of the VM, and upstream's
@@ -337,12 +361,20 @@ vm_owned(const json_t *obj)
 	return false;
 }
 
+/* Desired addresses seen on the object: IPv4 (upstream's) and IPv6 (ours). */
+struct seen {
+	struct admit_seen v4;
+	struct admit_seen6 v6;
+};
+
+/* The NIC's pool, and its desired addresses when check4 / check6. */
 static int
-check_nic(struct admit_ctx *c, const struct raw_nic *n, bool lookup_only, struct admit_seen *seen)
+check_nic(struct admit_ctx *c, const struct raw_nic *n, bool check4, bool check6, struct seen *seen)
 {
 	char canon[KIND_REF_MAX], pool_key[KIND_REF_MAX], reason[ADMIT_REASON_MAX], m[MAC_STRLEN];
+	const char *mac = mac_canonicalize(n->mac, m) == 0 ? m : n->mac;
 	const struct ippool *pool;
-	int r;
+	int r = 0;
 
 	if (admit_pool_of_network(c, n->network, canon, &pool, pool_key, reason, sizeof(reason)) <
 	    0) {
@@ -352,10 +384,12 @@ check_nic(struct admit_ctx *c, const struct raw_nic *n, bool lookup_only, struct
 		    n->mac, canon, reason);
 		return 0;
 	}
-	if (lookup_only || !n->ip)
-		return 0;
-	r = admit_check_desired_ip(c, n->ip, mac_canonicalize(n->mac, m) == 0 ? m : n->mac, canon,
-	    pool_key, pool, seen, reason, sizeof(reason));
+	if (check4 && n->ip)
+		r = admit_check_desired_ip(
+		    c, n->ip, mac, canon, pool_key, pool, &seen->v4, reason, sizeof(reason));
+	if (r == 0 && check6 && n->ip6)
+		r = admit_check_desired_ip6(
+		    c, n->ip6, mac, canon, pool_key, pool, &seen->v6, reason, sizeof(reason));
 	if (r == -ENOMEM)
 		return admit_nomem(c);
 	return r < 0 ? admit_refuse(c, 403, "%s", reason) : 0;
@@ -363,44 +397,57 @@ check_nic(struct admit_ctx *c, const struct raw_nic *n, bool lookup_only, struct
 
 /* CREATE (or an UPDATE without the old object): every NIC. */
 static int
-validate_all(struct admit_ctx *c, const json_t *nics, struct admit_seen *seen)
+validate_all(struct admit_ctx *c, const json_t *nics, struct seen *seen)
 {
 	struct raw_nic n;
 
 	for (size_t i = 0; i < json_array_size(nics); i++) {
-		if (raw_nic_at(c, nics, i, &n) < 0 || check_nic(c, &n, false, seen) < 0)
+		if (raw_nic_at(c, nics, i, &n) < 0 || check_nic(c, &n, true, true, seen) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-/* UPDATE: the NICs whose desired address is new or changed. */
+/* The unchanged desired addresses of n still count for duplicates. */
 static int
-validate_changed(
-    struct admit_ctx *c, const json_t *nics, const json_t *old_nics, struct admit_seen *seen)
+seen_unchanged(const struct raw_nic *n, bool c4, bool c6, struct seen *seen)
+{
+	char x[KIND_NS_MAX], y[KIND_NAME_MAX], canon[KIND_REF_MAX];
+	struct in6_addr a6;
+	uint32_t a;
+
+	admit_split_network(n->network, x, y, canon);
+	if (n->ip && !c4 && admit_go_parse_addr(n->ip, &a, NULL, 0) == 0 &&
+	    admit_seen_add(&seen->v4, canon, a) < 0)
+		return -ENOMEM;
+	if (n->ip6 && !c6 && ipv6_parse(n->ip6, &a6) == 0 &&
+	    admit_seen6_add(&seen->v6, canon, &a6) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* UPDATE: the NICs whose desired address (IPv4 or IPv6) is new or changed. */
+static int
+validate_changed(struct admit_ctx *c, const json_t *nics, const json_t *old_nics, struct seen *seen)
 {
 	size_t n_nics = json_array_size(nics);
-	bool *changed = calloc(n_nics ? n_nics : 1, sizeof(bool));
+	bool *changed = calloc(n_nics ? 2 * n_nics : 1, sizeof(bool)); /* [2i]: v4, [2i+1]: v6 */
 	struct raw_nic n;
-	char x[KIND_NS_MAX], y[KIND_NAME_MAX], canon[KIND_REF_MAX];
-	uint32_t a;
 	int r = 0;
 
 	if (!changed)
 		return admit_nomem(c);
 	for (size_t i = 0; i < n_nics && r == 0; i++) {
-		if ((r = raw_nic_at(c, nics, i, &n)) < 0 || !n.ip)
+		if ((r = raw_nic_at(c, nics, i, &n)) < 0)
 			continue;
-		if ((changed[i] = ip_changed(old_nics, &n)))
-			continue;
-		admit_split_network(n.network, x, y, canon);
-		if (admit_go_parse_addr(n.ip, &a, NULL, 0) == 0 &&
-		    admit_seen_add(seen, canon, a) < 0)
+		changed[2 * i] = n.ip && ip_changed(old_nics, &n);
+		changed[2 * i + 1] = n.ip6 && ip6_changed(old_nics, &n);
+		if (seen_unchanged(&n, changed[2 * i], changed[2 * i + 1], seen) < 0)
 			r = admit_nomem(c);
 	}
 	for (size_t i = 0; i < n_nics && r == 0; i++)
-		if (changed[i] && (r = raw_nic_at(c, nics, i, &n)) == 0)
-			r = check_nic(c, &n, false, seen);
+		if ((changed[2 * i] || changed[2 * i + 1]) && (r = raw_nic_at(c, nics, i, &n)) == 0)
+			r = check_nic(c, &n, changed[2 * i], changed[2 * i + 1], seen);
 	free(changed);
 	return r;
 }
@@ -511,7 +558,7 @@ admit_vmnetcfg(struct admit_ctx *c)
 	const json_t *obj = rq->object, *old = rq->op == ADMIT_OP_UPDATE ? rq->old_object : NULL;
 	const json_t *nics, *spec;
 	const char *vm, *old_vm;
-	struct admit_seen seen = {0};
+	struct seen seen = {{0}, {0}};
 	int r;
 
 	if (rq->phase != ADMIT_VALIDATE || (rq->op != ADMIT_OP_CREATE && rq->op != ADMIT_OP_UPDATE))
@@ -540,7 +587,8 @@ admit_vmnetcfg(struct admit_ctx *c)
 		r = validate_changed(c, nics, nics_of(old), &seen);
 	else
 		r = validate_all(c, nics, &seen);
-	admit_seen_clear(&seen);
+	admit_seen_clear(&seen.v4);
+	admit_seen6_clear(&seen.v6);
 	if (r == 0 && check_status_room(c, nics, json_is_object(old) ? nics_of(old) : NULL) == 0)
 		validate_ours(c, obj, old);
 }

@@ -15,6 +15,15 @@
  * Clients are matched by MAC, not by DUID: the Ethernet source of the frame, or for a
  * relayed message (RELAY-FORW) the client link-layer address option (RFC 6939, option 79,
  * link-layer type 1). The client's DUID (option 1) is only echoed.
+ *
+ * What is answered how (RFC 8415 §16, §18.3; the reasons are in dhcp/request6.c): one
+ * address per client, the MAC's binding in one IA_NA (the one naming it, else the first);
+ * other IA_NAs and IA_TAs get NoAddrsAvail, IA_PDs NoPrefixAvail. A MAC without a binding, or
+ * that declined its address, gets NoAddrsAvail in its IA_NA (as Kea), not silence. Options 23
+ * and 24 only when the Option Request Option names them (as Kea). Preference 255 in an
+ * ADVERTISE that carries an address. Server Unicast is never offered, so a client's unicast
+ * REQUEST/RENEW/RELEASE/DECLINE gets UseMulticast. A RELEASE or DECLINE leaves the binding
+ * in place (the control plane owns it). A relayed message without option 79 is dropped.
  */
 
 #include <netinet/in.h>
@@ -86,7 +95,7 @@ enum dhcp6_drop_reason {
 	DHCP6_DROP_BAD_CHECKSUM,  /* UDP or ICMPv6 checksum */
 	DHCP6_DROP_TRUNCATED,	  /* the frame was larger than the receive buffer */
 	DHCP6_DROP_USE_MULTICAST, /* counted, not dropped: unicast answered with UseMulticast */
-	DHCP6_DROP_DECLINED,	  /* the MAC declined its bound address; refused until it changes */
+	DHCP6_DROP_DECLINED,	  /* reserved: a declined MAC gets NoAddrsAvail, not a drop */
 	DHCP6_DROP_NO_MAC,	  /* relayed without a usable option 79: no MAC to match */
 	DHCP6_DROP_RELAY_DEPTH,	  /* relay nesting deeper than HOP_COUNT_LIMIT (§7.6) */
 	DHCP6_DROP_REPLY_TOO_BIG, /* the reply with its echoes does not fit */

@@ -130,8 +130,7 @@ ra_solicit_sllao(const struct ip6_frame *f, uint8_t ret[6])
 	    nd_options(f->payload, f->payload_len, RS_HDR_LEN, ND_OPT_SLLA, &sllao) < 0 ||
 	    sllao == NULL)
 		return -ENOENT;
-	/* an 8-byte option holds an Ethernet address; a longer one (other link types) too
-	 * long to be ours is still read from its first 6 bytes */
+	/* on Ethernet the option is 8 bytes (RFC 2464 §6); a longer one gives its first 6 */
 	memcpy(ret, sllao + 2, 6);
 	return 0;
 }

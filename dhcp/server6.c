@@ -362,7 +362,8 @@ dhcp6_handle_frame(struct dhcp6_server *s, const uint8_t *frame, size_t len, boo
 		return dhcp6_count_drop(s, DHCP6_DROP_BAD_CHECKSUM);
 	if (r < 0)
 		return dhcp6_count_drop(s, DHCP6_DROP_NOT_FOR_US);
-	if (f.next_header == IPPROTO_ICMPV6)
+	if (f.next_header == IPPROTO_ICMPV6 && f.payload_len > 0 &&
+	    f.payload[0] == ICMP6_ROUTER_SOLICIT_)
 		return answer_rs(s, &f, out);
 	if (f.next_header != IPPROTO_UDP || f.dport != DHCP6_SERVER_PORT)
 		return dhcp6_count_drop(s, DHCP6_DROP_NOT_FOR_US);

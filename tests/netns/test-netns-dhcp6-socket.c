@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dhcp/packet6.h"
@@ -38,8 +39,9 @@
 static char ns_srv[32], ns_cli[32], tmpdir[64];
 static int home_ns = -1, srv_ns = -1, cli_ns = -1;
 static bool ready;
-static int pfd = -1, ufd = -1; /* the sockets under test (server namespace) */
-static int cfd = -1;	       /* the client's packet socket (client namespace) */
+static int pfd = -1, ufd = -1;	/* the sockets under test (server namespace) */
+static pid_t dhclient_pid = -1; /* while it runs */
+static int cfd = -1;		/* the client's packet socket (client namespace) */
 static int srv_ifindex, cli_ifindex;
 static uint8_t srv_mac[6];
 static struct in6_addr srv_ll;
@@ -102,6 +104,8 @@ enter(int fd)
 	CU_ASSERT_EQUAL_FATAL(setns(fd, CLONE_NEWNET), 0);
 }
 
+static void on_signal(int sig);
+
 static int
 suite_init(void)
 {
@@ -110,6 +114,8 @@ suite_init(void)
 
 	if (geteuid() != 0)
 		return 0;
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
 	snprintf(ns_srv, sizeof(ns_srv), "w6s%d", (int)getpid());
 	snprintf(ns_cli, sizeof(ns_cli), "w6c%d", (int)getpid());
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/vmdhcp-w6.XXXXXX");
@@ -139,25 +145,45 @@ suite_init(void)
 	return 0;
 }
 
+static void
+close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* Idempotent: also run from a signal handler. */
 static int
 suite_cleanup(void)
 {
-	if (pfd >= 0)
-		close(pfd);
-	if (ufd >= 0)
-		close(ufd);
-	if (cfd >= 0)
-		close(cfd);
+	if (dhclient_pid > 0) {
+		kill(dhclient_pid, SIGKILL);
+		(void)waitpid(dhclient_pid, NULL, 0);
+		dhclient_pid = -1;
+	}
+	close_fd(&pfd);
+	close_fd(&ufd);
+	close_fd(&cfd);
 	if (home_ns >= 0 && setns(home_ns, CLONE_NEWNET) < 0)
 		perror("setns home");
-	if (ns_srv[0] != '\0') {
+	if (ns_srv[0] != '\0')
 		(void)sh("ip netns del %s 2>/dev/null; ip netns del %s 2>/dev/null; rm -rf %s",
 		    ns_srv, ns_cli, tmpdir);
-	}
-	for (int *fd = (int[]){home_ns, srv_ns, cli_ns}, i = 0; i < 3; i++)
-		if (fd[i] >= 0)
-			close(fd[i]);
+	ns_srv[0] = '\0';
+	close_fd(&home_ns);
+	close_fd(&srv_ns);
+	close_fd(&cli_ns);
 	return 0;
+}
+
+/* Killed (a timeout): the namespaces go with us. */
+static void
+on_signal(int sig)
+{
+	(void)suite_cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
 static bool
@@ -494,12 +520,100 @@ test_dhclient_solicit(void)
 		    lf, "-pf", pf, "vc", (char *)NULL);
 		_exit(127);
 	}
+	dhclient_pid = pid;
 	(void)server_read_until(on_solicit, &s);
 	kill(pid, SIGKILL);
 	CU_ASSERT_EQUAL(waitpid(pid, NULL, 0), pid);
+	dhclient_pid = -1;
 	CU_ASSERT(s.len > 0);
 	printf("dhclient SOLICIT: %zu bytes, checksum %s\n", s.len,
 	    s.csum_not_ready ? "not ready (veth, CHECKSUM_PARTIAL)" : "complete");
+}
+
+/* Runs cmd (a shell test) until it succeeds: for the client kernel to act on what it got. */
+static bool
+eventually(const char *cmd)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (system(cmd) == 0)
+			return true;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > SAFETY_MS)
+			return false;
+		usleep(20 * 1000);
+	}
+}
+
+/*
+ * socket6_send: an RA and an unsolicited NA in one batch, judged by the client's kernel: it
+ * installs the on-link prefix (L=1) without an address (A=0) and without a default route
+ * (lifetime 0), takes the MTU, and lets the NA (O=1) override its neighbour entry.
+ */
+static void
+test_send_ra_na(void)
+{
+	static const uint8_t new_mac[6] = {0x02, 0, 0, 0, 0, 0x42};
+	struct ra_params p = {.managed = true,
+	    .other = true,
+	    .prefix_len = 64,
+	    .prefix_valid = 3600,
+	    .prefix_preferred = 1800,
+	    .mtu = 1400};
+	struct ip6_frame h = {.dst_mac = {0x33, 0x33, 0, 0, 0, 1}};
+	uint8_t ra[256], na[256], *frames[2] = {ra, na};
+	size_t lens[2];
+	char cmd[512], ll[IPV6_STRLEN];
+
+	if (skip_unless_ready())
+		return;
+	CU_ASSERT_FATAL(pfd >= 0);
+	ipv6_format(&srv_ll, ll);
+	CU_ASSERT_EQUAL_FATAL(ipv6_parse("2001:db8:77::", &p.prefix), 0);
+	CU_ASSERT_EQUAL_FATAL(ipv6_parse("ff02::1", &h.dst), 0);
+	memcpy(h.src_mac, srv_mac, 6);
+	h.src = srv_ll; /* RFC 4861 §6.1.2: an RA's source is link-local */
+	lens[0] = packet6_finish_icmp(ra, &h,
+	    ra_build(ra + PACKET6_ICMP_OFFSET, sizeof(ra) - PACKET6_ICMP_OFFSET, &p, srv_mac));
+	lens[1] = packet6_finish_icmp(na, &h,
+	    na_build_unsolicited(
+		na + PACKET6_ICMP_OFFSET, sizeof(na) - PACKET6_ICMP_OFFSET, &srv_ll, new_mac));
+	CU_ASSERT_FATAL(lens[0] > PACKET6_ICMP_OFFSET && lens[1] > PACKET6_ICMP_OFFSET);
+	/* the client knows the server's old MAC (stale: an NA may override it) */
+	CU_ASSERT_EQUAL_FATAL(
+	    sh("ip -n %s -6 neigh replace %s dev vc lladdr %02x:%02x:%02x:%02x:%02x:%02x nud stale",
+		ns_cli, ll, srv_mac[0], srv_mac[1], srv_mac[2], srv_mac[3], srv_mac[4], srv_mac[5]),
+	    0);
+	CU_ASSERT_EQUAL(socket6_send(pfd, srv_ifindex, frames, lens, 2), 2);
+	snprintf(cmd, sizeof(cmd),
+	    "ip -n %s -6 route show dev vc | grep -q '^2001:db8:77::/64 proto'", ns_cli);
+	CU_ASSERT(eventually(cmd));
+	snprintf(cmd, sizeof(cmd),
+	    "test \"$(ip netns exec %s cat /proc/sys/net/ipv6/conf/vc/mtu)\" = 1400", ns_cli);
+	CU_ASSERT(eventually(cmd));
+	snprintf(cmd, sizeof(cmd),
+	    "ip -n %s -6 neigh show %s dev vc | grep -q 'lladdr 02:00:00:00:00:42'", ns_cli, ll);
+	CU_ASSERT(eventually(cmd));
+	/* no SLAAC address from the prefix (A=0), no default route (router lifetime 0) */
+	snprintf(cmd, sizeof(cmd), "ip -n %s -6 addr show dev vc | grep -q 2001:db8:77", ns_cli);
+	CU_ASSERT_NOT_EQUAL(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "ip -n %s -6 route show | grep -q ^default", ns_cli);
+	CU_ASSERT_NOT_EQUAL(system(cmd), 0);
+	/* our own output never comes back on the packet socket */
+	{
+		struct socket6_rx rx = {.frame = ra, .cap = sizeof(ra)};
+		int r;
+
+		while ((r = socket6_recv(pfd, &rx, 1)) > 0) {
+			struct ip6_frame g;
+
+			CU_ASSERT(packet6_parse(rx.frame, rx.len, rx.csum_not_ready, &g) != 0 ||
+				  memcmp(g.src_mac, srv_mac, 6) != 0);
+		}
+		CU_ASSERT_EQUAL(r, -EAGAIN);
+	}
 }
 
 static const struct test_case socket6_tests[] = {
@@ -507,6 +621,7 @@ static const struct test_case socket6_tests[] = {
     {"filter: UDP 547 and RS in, the rest out", test_filter},
     {"UDP :547 socket: no port-unreachable", test_no_port_unreachable},
     {"dhclient -6 SOLICIT through the filter", test_dhclient_solicit},
+    {"send: RA and NA, as the client kernel takes them", test_send_ra_na},
     {NULL, NULL},
 };
 

@@ -277,7 +277,7 @@ test_round_trip(void)
 
 	c->paused = true;
 	encode_ok(c, s, &buf, &len);
-	CU_ASSERT_EQUAL(memcmp(buf, "VMDHSNAP\x01\0\0\0", 12), 0);
+	CU_ASSERT_EQUAL(memcmp(buf, "VMDHSNAP\x02\0\0\0", 12), 0);
 	CU_ASSERT_EQUAL(buf[12] | buf[13] << 8 | buf[14] << 16 | (uint32_t)buf[15] << 24, len);
 	CU_ASSERT_EQUAL_FATAL(
 	    agent_snapshot_decode(buf, len, "default/pool-a", &d, &info, err, sizeof(err)), 0);
@@ -525,7 +525,7 @@ test_truncation_refused(void)
 static void
 test_wrong_version_refused(void)
 {
-	static const uint32_t versions[] = {0, 2, 0x01000000u, UINT32_MAX};
+	static const uint32_t versions[] = {0, 3, 0x01000000u, UINT32_MAX};
 	char err[AGENT_ERR_MAX];
 	uint8_t *buf = NULL;
 	size_t len = 0;
@@ -540,7 +540,8 @@ test_wrong_version_refused(void)
 		CU_ASSERT_EQUAL(
 		    agent_snapshot_decode(buf, len, NULL, &d, NULL, err, sizeof(err)), -EINVAL);
 		CU_ASSERT_PTR_NULL(d);
-		snprintf(want, sizeof(want), "format version %u, this agent reads 1", versions[i]);
+		snprintf(
+		    want, sizeof(want), "format version %u, this agent reads 1 and 2", versions[i]);
 		CU_ASSERT_STRING_EQUAL(err, want);
 	}
 	memcpy(buf, "VMDHSNAQ", 8);

@@ -1282,6 +1282,42 @@ static const struct tcase cases[] = {
 	.world = &w_none,
 	.obj = VM_ANN(SIP "nic-1':'bad'"),
 	.patched = "-"},
+    /* dual stack (ours; the IPv6 rules' own table is tests/unit/test-controller-admit6.c):
+     * here so that the robustness pass below perturbs the IPv6 fields too */
+    {.name = "ours: a dual-stack pool, IPv6 defaults from its CIDR",
+	.flow = CHAIN,
+	.kind = ADMIT_KIND_IPPOOL,
+	.op = ADMIT_OP_CREATE,
+	.world = &w_net1,
+	.obj = "{'metadata':{'namespace':'default','name':'net-1'},'spec':{'networkName':"
+	       "'default/net-1','ipv4Config':{'cidr':'192.168.0.0/24'},'ipv6Config':{'cidr':"
+	       "'2001:db8::/64','pool':{'exclude':['2001:db8::1']}}}}",
+	.patched = "192.168.0.1 192.168.0.1 192.168.0.254"},
+    {.name = "ours: a dual-stack pool's update",
+	.flow = VAL,
+	.kind = ADMIT_KIND_IPPOOL,
+	.op = ADMIT_OP_UPDATE,
+	.world = &w_net1,
+	.old = POOL_ST(R24 ",'cidr':'192.168.0.0/24','serverIP':'192.168.0.1'},'ipv6Config':{"
+			   "'cidr':'2001:db8::/64','serverIP':'2001:db8::2','pool':{'start':"
+			   "'2001:db8::10','end':'2001:db8::ffff'}",
+	    ",'status':{'ipv6':{'allocated':{'2001:db8::100':'" MAC1 "'},'used':1,"
+	    "'available':1}}"),
+	.obj = POOL_ST(R24 ",'cidr':'192.168.0.0/24','serverIP':'192.168.0.1'},'ipv6Config':{"
+			   "'cidr':'2001:db8::/64','serverIP':'2001:db8::2','pool':{'start':"
+			   "'2001:db8::10','end':'2001:db8::fff','exclude':['2001:db8::20']}",
+	    ",'status':{'ipv6':{'allocated':{'2001:db8::100':'" MAC1 "'},'used':1,"
+	    "'available':1}}")},
+    {.name = "ours: a NIC with both addresses",
+	.flow = VAL,
+	.kind = ADMIT_KIND_VMNETCFG,
+	.op = ADMIT_OP_CREATE,
+	.world = &w_ok,
+	.obj = CFG("{'networkName':'default/test-net','macAddress':'" MAC1 "','ipAddress':"
+		   "'192.168.0.111','ipv6Address':'2001:db8::5'}"),
+	.refused = true,
+	.msg = CC "IPPool default/test-pool has no ipv6Config: ipv6 address 2001:db8::5 cannot be "
+		  "served"},
 };
 
 /* --- running a case ------------------------------------------------------------------------ */

@@ -204,6 +204,16 @@ test_router_solicit(void)
 	len = rs_frame(&unspec, true);
 	CU_ASSERT_EQUAL(dhcp6_handle_frame(srv, frame, len, false, 1, out, &type), 0);
 	CU_ASSERT_EQUAL(srv->stats.drops[DHCP6_DROP_BAD_RS], 1);
+	/* another ICMPv6 message (an echo request): not ours, not a solicitation */
+	len = rs_frame(&vm_ll, false);
+	frame[PACKET6_ICMP_OFFSET] = 128;
+	len = packet6_finish_icmp(frame,
+	    &(struct ip6_frame){
+		.src = vm_ll, .dst = all_nodes, .dst_mac = {0x33, 0x33, 0, 0, 0, 1}},
+	    len - PACKET6_ICMP_OFFSET);
+	CU_ASSERT_EQUAL(dhcp6_handle_frame(srv, frame, len, false, 1, out, &type), 0);
+	CU_ASSERT_EQUAL(srv->stats.rs_rx, 4);
+	CU_ASSERT_EQUAL(srv->stats.drops[DHCP6_DROP_NOT_FOR_US], 1);
 	teardown();
 }
 

@@ -107,7 +107,8 @@ static void
 put(struct msg *m, const void *d, size_t n)
 {
 	CU_ASSERT_FATAL(m->len + n <= sizeof(m->b));
-	memcpy(m->b + m->len, d, n);
+	if (n > 0)
+		memcpy(m->b + m->len, d, n);
 	m->len += n;
 }
 
