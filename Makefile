@@ -107,7 +107,7 @@ $(foreach t,$(patsubst FAKES_%,%,$(filter FAKES_%,$(.VARIABLES))),$(eval \
 .SECONDARY:
 
 .PHONY: all programs tests unit netns-test asan test fuzz fuzz-short check-layers check-circles check-sizes valgrind \
-	demo bench-dhcp bench-kube bench-controller bench-e2e lint-charts chart-harvester clean format \
+	demo bench-dhcp bench-dhcp6 bench-kube bench-controller bench-e2e lint-charts chart-harvester clean format \
 	format-check help \
 	install-deps
 
@@ -118,7 +118,7 @@ programs: $(PROGRAMS) $(APISERVER)
 help:
 	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
 	@echo "Targets: all test unit asan netns-test fuzz fuzz-short valgrind check-layers check-circles check-sizes demo"
-	@echo "         bench-dhcp bench-kube bench-ipam bench-controller bench-e2e bench-ippool-load bench-admission"
+	@echo "         bench-dhcp bench-dhcp6 bench-kube bench-ipam bench-controller bench-e2e bench-ippool-load bench-admission"
 	@echo "         bench-cluster"
 	@echo "         lint-charts chart-harvester format clean image image-test install-deps fresh-test"
 	@echo "         upstream-objects-test admission-125-test ippool-size-125-test cluster-test"
@@ -237,6 +237,13 @@ $(DHCP_FLOOD): $(BUILD)/obj/tests/netns/dhcp-flood.o
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $<
 
+# Crafted DHCPv6 messages of the differential test against Kea (tests/netns/test-dhcp6-kea-diff.sh).
+DHCP6_CRAFT := $(BUILD)/tests/dhcp6-craft
+$(DHCP6_CRAFT): $(BUILD)/obj/tests/netns/dhcp6-craft.o
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $<
+
 # An LD_PRELOAD shim that fails socket(AF_NETLINK) on demand (tests/netns/test-exit-codes.sh).
 FAULT_SHIM := $(BUILD)/tests/fault-shim.so
 $(FAULT_SHIM): tests/netns/fault-shim.c
@@ -244,7 +251,7 @@ $(FAULT_SHIM): tests/netns/fault-shim.c
 	@echo "  CC      $@"
 	$(Q)$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -shared -fPIC -o $@ $< -ldl
 
-tests: $(UNIT_BINS) $(NETNS_BINS) $(HA_PROBE) $(BIG_DISCOVER) $(DHCP_FLOOD) $(FAULT_SHIM) programs
+tests: $(UNIT_BINS) $(NETNS_BINS) $(HA_PROBE) $(BIG_DISCOVER) $(DHCP_FLOOD) $(DHCP6_CRAFT) $(FAULT_SHIM) programs
 
 # --- running tests -------------------------------------------------------------------------
 
@@ -265,7 +272,7 @@ asan:
 
 # Network-namespace integration tests (root; they skip with exit 77 otherwise), then one more
 # check: the host's resolv.conf and DHCP clients' state are as they were (tests/netns/host-files.sh).
-netns-test: $(NETNS_BINS) $(HA_PROBE) $(BIG_DISCOVER) $(DHCP_FLOOD) $(FAULT_SHIM) programs
+netns-test: $(NETNS_BINS) $(HA_PROBE) $(BIG_DISCOVER) $(DHCP_FLOOD) $(DHCP6_CRAFT) $(FAULT_SHIM) programs
 	@tests/netns/host-files.sh tests/run-tests.sh netns $(NETNS_BINS) $(NETNS_SCRIPTS)
 
 e2e-test: programs
@@ -328,6 +335,11 @@ fresh-test:
 # LAT_RATES, PARTS, NODOC=1 and the run time are in its header).
 bench-dhcp:
 	@scripts/bench-dhcp.sh
+
+# scripts/bench-dhcp6.sh: perfdhcp -6 against Kea DHCPv6 and the agent (SARR per server
+# CPU-second), the agent's RSS with 65 000 IPv6 bindings (root; knobs in its header).
+bench-dhcp6:
+	@scripts/bench-dhcp6.sh
 
 lint-charts:
 	@scripts/lint-charts.sh

@@ -279,6 +279,31 @@ agent_announce6(struct agent *a)
 	log_debug("%s: unsolicited neighbor advertisement for %s sent", a->opts.ifname, ip);
 }
 
+/*
+ * A standby makes sure the pool's IPv6 serverIP is not on its interface: a container of this
+ * pod that was active and died left it there (its lifetime would end it, later). Once per
+ * address, as sockets.c does for the IPv4 one.
+ */
+static void
+clear_stale_address6(struct agent *a, const struct agent_config6 *v)
+{
+	char ip[IPV6_STRLEN];
+	int r;
+
+	if (a->fo.fsm.active || a->link == NULL || !a->opts.assign_server_ip ||
+	    ipv6_equal(&a->sock6.cleared_ip, &v->opts.server_ip) ||
+	    !agent_link_state(a->link)->exists)
+		return;
+	r = agent_link_del_address6(a->link, &v->opts.server_ip, v->prefix);
+	if (r < 0) {
+		ipv6_format(&v->opts.server_ip, ip);
+		log_warn("%s: standby: cannot make sure %s is not on the interface: %s",
+		    a->opts.ifname, ip, strerror(-r));
+		return;
+	}
+	a->sock6.cleared_ip = v->opts.server_ip;
+}
+
 int
 agent_sockets6_update(struct agent *a, bool force)
 {
@@ -293,6 +318,7 @@ agent_sockets6_update(struct agent *a, bool force)
 		agent_del_address6(a, v == NULL ? "the pool has no ipv6Config" : "not serving");
 		return 0;
 	}
+	clear_stale_address6(a, v);
 	if (!a->sock6.open) {
 		if (a->sock.caps_dropped) {
 			if (a->sock6.open_failed) {
@@ -320,6 +346,10 @@ void
 agent_sockets6_standby(struct agent *a, bool standby)
 {
 	dhcp6_server_set_standby(a->dhcp6, standby);
+	if (standby && !ipv6_is_zero(&a->sock6.addr_ip))
+		a->sock6.cleared_ip = a->sock6.addr_ip; /* removed by the caller: not again */
+	else if (!standby)
+		memset(&a->sock6.cleared_ip, 0, sizeof(a->sock6.cleared_ip));
 	ra_timer_update(a);
 }
 

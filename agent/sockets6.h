@@ -31,6 +31,7 @@ struct agent_sockets6 {
 	uint64_t ra_timer_tx; /* unsolicited RAs sent by the timer */
 	uint64_t na_sent;     /* unsolicited NAs for the serverIP */
 	bool restart_said;
+	struct in6_addr cleared_ip; /* a standby's IPv6 serverIP removed from the interface, once */
 };
 
 /*

@@ -12,6 +12,7 @@
  * before it, or of lower floors, never one above (no circle of files); a lower file that needs
  * a higher one gets a pointer set by the higher one (c->kinds, set by ctrl_new).
  *   0  foreign-kinds.c  the foreign kinds' fields (VirtualMachine, NAD, Deployment, Node)
+ *      netpool6.c       the IPv6 half of a network's IPAM and MAC ownership
  *      netpool.c        IPAM and MAC ownership of one network
  *      placement-opts.c the agent workload's knobs (--agent-*)
  *      crd-apply.c      --apply-crds
@@ -22,6 +23,7 @@
  *      admit-result.c, admit-goparse.c, admit-ippool-load.c  what the admission rules share
  *   1  placement.c      the agent Deployment of a pool
  *      vmplan.c         VirtualMachine -> the VMNetCfg it asks for
+ *      nicbind6.c       a NIC's IPv6 address
  *      nicbind.c        per-NIC binding and the VMNetCfg status
  *      admit-*.c, admit.c  the admission decisions
  *   2  ctrl.c           the context: resources, pools' runtime state and lookups, enqueue
@@ -31,6 +33,7 @@
  *      admission.c      the admission webhook's life cycle (reads ctrl.c's readiness)
  *      metrics.c, dump.c (dump.h), uninstall.c
  *   4  migrate.c        taking over from the Go project: its agent Pods, its webhooks
+ *      ippool-ipam6.c   the IPv6 half of an IPPool's IPAM (ipv6Config)
  *      ippool-ipam.c    an IPPool's IPAM: built, kept in step with the spec, forgotten
  *      nad-labels.c     the NAD labels that name the pool serving a network
  *   5  ippool-status.c  an IPPool's size against its budget, the coalesced status write
@@ -141,12 +144,15 @@ struct pool_rt {
 	char *uid;
 	struct netpool *np; /* NULL until built */
 	uint64_t range_hash;
-	int range_error;	 /* 0, or the error of the last refused range change */
-	uint32_t range_conflict; /* with -EBUSY: the stranded address */
-	int build_error;	 /* netpool_new error (range too big, …) */
-	size_t n_conflicts;	 /* reported by the last rebuild */
-	char conflicts[256];	 /* their summary */
-	bool kick;		 /* addresses freed: retry Pending VMNetCfgs */
+	int range_error;		 /* 0, or the error of the last refused range change */
+	uint32_t range_conflict;	 /* with -EBUSY: the stranded address */
+	int build_error;		 /* netpool_new error (range too big, …) */
+	uint64_t range6_hash;		 /* of the ipv6Config's pool (0: none) */
+	int range6_error;		 /* 0, or the error of the last refused IPv6 range change */
+	struct in6_addr range6_conflict; /* with -EBUSY: the stranded IPv6 address */
+	size_t n_conflicts;		 /* reported by the last rebuild */
+	char conflicts[256];		 /* their summary */
+	bool kick;			 /* addresses freed: retry Pending VMNetCfgs */
 	/* the size of the IPPool object (ctrl_pool_budget) */
 	size_t base_bytes;	/* the object but its status.ipv4.allocated entries */
 	char *base_rv;		/* the resourceVersion base_bytes was counted for (NULL: none) */
@@ -294,6 +300,17 @@ ctrl_str_eq(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
+/* Whether cfg's spec asks for the NIC of a status entry (same network and MAC). */
+static inline bool
+ctrl_cfg_asks(const struct vmnetcfg *cfg, const struct vmnetcfg_nic_status *n)
+{
+	for (size_t i = 0; i < cfg->spec.n_nics; i++)
+		if (strcmp(cfg->spec.nics[i].network_name, n->network_name) == 0 &&
+		    strcmp(cfg->spec.nics[i].mac, n->mac) == 0)
+			return true;
+	return false;
+}
+
 /* --- the write lifecycle (writes.c) ------------------------------------------------- */
 
 /* Tiny object {metadata{name,namespace,uid}} for Events (new reference). */
@@ -374,6 +391,21 @@ int ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *
 void ctrl_pool_ensure_ipam(struct ctrl *c, const char *key, const struct pool_item *it,
     struct pool_rt **rtp, struct ippool_facts *f, char *msg, size_t len);
 void ctrl_pool_forget(struct ctrl *c, const char *key);
+/*
+ * The IPv6 half (ippool-ipam6.c). ctrl_pool_build6 makes it anew for the spec (none without
+ * an ipv6Config) from the VMNetCfg statuses, then the pool's status.ipv6.allocated; its
+ * conflicts are reported as the IPv4 ones and added to rt->n_conflicts. 0 or -errno (the half
+ * is then empty). ctrl_pool_ensure_ipam6 keeps it in step with the spec: an ipv6Config added,
+ * removed (its bindings released) or with another network, made anew and the network's
+ * VMNetCfgs reconciled again; a range change applied or refused. A half that cannot be built
+ * drops the whole netpool (rt->build_error): no pool serves IPv4 alone when its spec asks for
+ * both. ctrl_pool_range6_facts: true and the CacheReady message when an IPv6 range change
+ * was refused.
+ */
+int ctrl_pool_build6(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt);
+void ctrl_pool_ensure_ipam6(
+    struct ctrl *c, const char *key, const struct pool_item *it, struct pool_rt *rt);
+bool ctrl_pool_range6_facts(const struct pool_rt *rt, char *msg, size_t len);
 
 /*
  * The NAD labels naming the pool that serves a network (nad-labels.c): set on the NAD of

@@ -25,6 +25,7 @@ range_hash(const struct ippool_spec *s)
 
 struct gather {
 	const char *network;
+	bool removed; /* this pass: the NICs no longer in their spec (else those in it) */
 	const struct ippool_status *pool_status; /* the pool's own status (NULL: ignored) */
 	struct netpool_source *src;
 	char **owners;
@@ -80,6 +81,8 @@ gather_cfg(void *userdata, const char *key, const void *item)
 		/* A Pending NIC's address is held when it keeps one while waiting for a static
 		 * address (then the pool status lists it), and only remembered after a pause (then
 		 * the pool status does not): it counts only as the pool status shows it. */
+		if (ctrl_cfg_asks(it->cfg, n) == g->removed)
+			continue;
 		if (n->state == VMNETCFG_STATE_PENDING &&
 		    (g->pool_status == NULL ||
 			(a = ippool_status_find(g->pool_status, n->allocated_ip)) == NULL ||
@@ -169,8 +172,14 @@ ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt)
 		return r;
 	}
 	/* VMNetCfg statuses first (the commit point), then the IPPool's derived view */
+	/* the NICs their specs still ask for first, then those removed whose release was not
+	 * committed yet: a removed NIC never keeps an address from one still asked for */
 	kube_store_by_index(
 	    kube_informer_store(c->inf_cfg), "network", rt->network, gather_cfg, &g);
+	g.removed = true;
+	if (g.error == 0)
+		kube_store_by_index(
+		    kube_informer_store(c->inf_cfg), "network", rt->network, gather_cfg, &g);
 	for (size_t i = 0; g.error == 0 && i < pool->status.n_allocated; i++)
 		if (pool->status.allocated[i].kind == IPPOOL_ALLOC_MAC)
 			g.error = gather_push(&g, pool->status.allocated[i].addr,
@@ -192,6 +201,12 @@ ctrl_pool_build(struct ctrl *c, const struct pool_item *it, struct pool_rt *rt)
 	rt->range_hash = range_hash(&pool->spec);
 	rt->kick = true;
 	gather_clear(&g);
+	/* the IPv6 half from its own sources (ippool-ipam6.c) */
+	if ((r = ctrl_pool_build6(c, it, rt)) < 0) {
+		rt->np = netpool_free(rt->np);
+		rt->build_error = r;
+		return r;
+	}
 	log_info("ippool %s: IPAM built for %s: %zu bindings, %d conflicts", rt->key, rt->network,
 	    netpool_size(np), n);
 	return 0;
@@ -307,6 +322,9 @@ cache_facts(const struct pool_rt *rt, struct ippool_facts *f, char *msg, size_t 
 		f->cache_reason = "RangeChangeRefused";
 		snprintf(msg, len, "range change refused: %s", strerror(-rt->range_error));
 		f->cache_message = msg;
+	} else if (ctrl_pool_range6_facts(rt, msg, len)) {
+		f->cache_reason = "RangeChangeRefused";
+		f->cache_message = msg;
 	} else if (rt->n_conflicts > 0) {
 		f->cache_reason = "Conflicts";
 		snprintf(msg, len, "%zu conflicts: %s", rt->n_conflicts, rt->conflicts);
@@ -351,6 +369,8 @@ ctrl_pool_ensure_ipam(struct ctrl *c, const char *key, const struct pool_item *i
 	} else if (rt->range_hash != range_hash(spec)) {
 		apply_range(c, key, it, rt);
 	}
+	if (rt->np != NULL)
+		ctrl_pool_ensure_ipam6(c, key, it, rt);
 	if (!cache_facts(rt, f, msg, len))
 		return;
 	if (rt->kick) {

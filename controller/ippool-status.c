@@ -40,15 +40,21 @@ ctrl_ippool_base_bytes(const struct ippool *pool)
 	tmp.status.allocated = NULL;
 	tmp.status.n_allocated = 0;
 	tmp.status.has_ipv4 = true;
+	/* status.ipv6 with its counts at their longest (19 digits each) */
+	tmp.status.has_ipv6_status = pool->spec.has_ipv6;
+	tmp.status.allocated6 = NULL;
+	tmp.status.n_allocated6 = 0;
+	tmp.status.used6 = tmp.status.available6 = INT64_MAX;
 	obj = ippool_encode(&tmp);
 	free(kept);
 	if (obj == NULL)
 		return 0;
 	n = json_dumpb(obj, NULL, 0, JSON_COMPACT);
 	json_decref(obj);
-	/* "allocated":{…}, : the key, and the braces counted again (an empty map may be left out)
-	 */
-	return n + sizeof("\"allocated\":{},") - 1 + CTRL_STATUS_FULL_ROOM;
+	/* "allocated":{…}, : the key, and the braces counted again (an empty map may be left out);
+	 * as many again for status.ipv6.allocated */
+	n += (sizeof("\"allocated\":{},") - 1) * (pool->spec.has_ipv6 ? 2 : 1);
+	return n + CTRL_STATUS_FULL_ROOM;
 }
 
 static void
@@ -206,6 +212,12 @@ ctrl_pool_write_status(struct ctrl *c, const char *key, const struct pool_item *
 		st.has_ipv4 = old->has_ipv4;
 		st.used = old->used;
 		st.available = old->available;
+		if (r == 0 && old->has_ipv6_status) {
+			r = ippool_status_set_allocated6(&st, old->allocated6, old->n_allocated6);
+			st.has_ipv6_status = true;
+			st.used6 = old->used6;
+			st.available6 = old->available6;
+		}
 	}
 	if (r < 0 || (r = set_agent_ref(&st, agent)) < 0 ||
 	    (r = crd_conditions_copy(&st.conditions, &old->conditions)) < 0 ||

@@ -4,7 +4,9 @@
  * leads) and vmdhcp_controller_api_writes_total. The leader, once it reconciles, exports one
  * series per IPPool and family (vmdhcp_ippool_*), labelled namespace, pool and network
  * (spec.networkName): only the leader has the IPAM, so a follower exports none of them and a
- * sum() over the replicas counts each pool once. The series are produced from the caches at
+ * sum() over the replicas counts each pool once. A pool with an ipv6Config also has
+ * vmdhcp_ippool_ipv6_used_addresses and vmdhcp_ippool_ipv6_available_addresses (their own
+ * families, so the IPv4 series keep their label sets). The series are produced from the caches at
  * each scrape, so a deleted pool's go with it. Labels are object names (bounded), never a
  * MAC or an address.
  *
@@ -150,6 +152,8 @@ enum family {
 	FAM_CONDITION,
 	FAM_STATUS_BYTES,
 	FAM_STATUS_BUDGET,
+	FAM_USED6,
+	FAM_AVAILABLE6,
 };
 
 static void
@@ -192,6 +196,16 @@ emit_pools(struct metric_emitter *e, const struct ctrl *c, enum family f)
 		 * counts rather than zeros that would read as an exhausted pool */
 		if (s->rt == NULL || s->rt->np == NULL)
 			continue;
+		if (f == FAM_USED6 || f == FAM_AVAILABLE6) {
+			const struct netpool6 *v6 = netpool_v6(s->rt->np);
+
+			/* only the pools with an ipv6Config have IPv6 series */
+			if (v6 != NULL)
+				metric_emit(e, l, 3,
+				    f == FAM_USED6 ? (double)netpool6_used(v6)
+						   : (double)netpool6_available(v6));
+			continue;
+		}
 		netpool_counts(s->rt->np, &n);
 		switch (f) {
 		case FAM_CAPACITY:
@@ -232,6 +246,8 @@ EMITTER(emit_bindings, FAM_BINDINGS)
 EMITTER(emit_condition, FAM_CONDITION)
 EMITTER(emit_status_bytes, FAM_STATUS_BYTES)
 EMITTER(emit_status_budget, FAM_STATUS_BUDGET)
+EMITTER(emit_used6, FAM_USED6)
+EMITTER(emit_available6, FAM_AVAILABLE6)
 
 /* --- the Go project's vmdhcpcontroller_* families ---------------------------------------- */
 
@@ -340,6 +356,14 @@ ctrl_metrics_add(struct ctrl *c)
 		"Estimated size of the IPPool object as stored (compact JSON), its "
 		"status.ipv4.allocated included",
 		emit_status_bytes},
+	    {METRIC_GAUGE, "vmdhcp_ippool_ipv6_used_addresses",
+		"IPv6 addresses of the IPPool's ipv6Config range bound (pools with an ipv6Config "
+		"only)",
+		emit_used6},
+	    {METRIC_GAUGE, "vmdhcp_ippool_ipv6_available_addresses",
+		"IPv6 addresses of the IPPool's ipv6Config range free, saturated at "
+		"9223372036854775807 as status.ipv6.available (a /64 cannot be counted out)",
+		emit_available6},
 	    {METRIC_GAUGE, "vmdhcp_ippool_object_budget_bytes",
 		"Most bytes an IPPool object may take (--ippool-object-budget): no binding past it",
 		emit_status_budget},

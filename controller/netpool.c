@@ -23,7 +23,8 @@ struct netpool {
 	size_t mark_bytes;	   /* of its EXCLUDED and RESERVED entries */
 	size_t excluded_bytes;	   /* of its EXCLUDED entries alone */
 	bool omit_excluded;	   /* EXCLUDED entries left out of the status */
-	size_t budget;		   /* most bytes the map may take (0: no limit) */
+	size_t budget;		   /* most bytes the maps may take (0: no limit) */
+	struct netpool6 *v6;	   /* the IPv6 half (spec.ipv6Config), or NULL */
 };
 
 /* "a.b.c.d":"aa:bb:cc:dd:ee:ff", in compact JSON: the address, the value, 6 quotes/punct. */
@@ -132,6 +133,10 @@ netpool_new(const struct ippool_spec *spec, struct netpool **ret)
 	p->router = spec->router;
 	ipam_leases_init(&p->leases, sizeof(struct netpool_entry), true);
 	marks_recount(p);
+	if (spec->has_ipv6 && (r = netpool6_new(&spec->ipv6, &p->v6)) < 0) {
+		netpool_free(p);
+		return r;
+	}
 	*ret = p;
 	return 0;
 }
@@ -144,6 +149,7 @@ netpool_free(struct netpool *p)
 	entries_clear(p);
 	ipam_leases_destroy(&p->leases);
 	ipam_pool_free(p->ipam);
+	netpool6_free(p->v6);
 	free(p);
 	return NULL;
 }
@@ -164,7 +170,7 @@ netpool_set_range(struct netpool *p, const struct ippool_spec *spec, uint32_t *r
 
 	if (r == 0) {
 		marks_recount(p);
-		p->omit_excluded = netpool_omits_excluded(p->budget, p->excluded_bytes);
+		p->omit_excluded = netpool_omits_excluded(p->budget, netpool_excluded_bytes(p));
 	}
 	return r;
 }
@@ -172,13 +178,15 @@ netpool_set_range(struct netpool *p, const struct ippool_spec *spec, uint32_t *r
 size_t
 netpool_status_bytes(const struct netpool *p)
 {
-	return p->lease_bytes + p->mark_bytes - (p->omit_excluded ? p->excluded_bytes : 0) + 2;
+	size_t n = p->lease_bytes + p->mark_bytes - (p->omit_excluded ? p->excluded_bytes : 0) + 2;
+
+	return p->v6 != NULL ? n + netpool6_map_bytes(p->v6, p->omit_excluded) : n;
 }
 
 size_t
 netpool_excluded_bytes(const struct netpool *p)
 {
-	return p->excluded_bytes;
+	return p->excluded_bytes + (p->v6 != NULL ? netpool6_excluded_bytes(p->v6) : 0);
 }
 
 bool
@@ -191,7 +199,7 @@ void
 netpool_set_budget(struct netpool *p, size_t budget)
 {
 	p->budget = budget;
-	p->omit_excluded = netpool_omits_excluded(budget, p->excluded_bytes);
+	p->omit_excluded = netpool_omits_excluded(budget, netpool_excluded_bytes(p));
 }
 
 bool
@@ -209,10 +217,11 @@ netpool_budget(const struct netpool *p)
 bool
 netpool_status_full(const struct netpool *p)
 {
-	/* no room for one more binding at the longest address (15 characters) */
-	return p->budget != 0 &&
-	       netpool_status_bytes(p) + netpool_entry_bytes(UINT32_MAX, IPPOOL_ALLOC_MAC) >
-		   p->budget;
+	/* no room for one more NIC at the longest addresses (15 characters; IPv6: 39) */
+	size_t one = netpool_entry_bytes(UINT32_MAX, IPPOOL_ALLOC_MAC) +
+		     (p->v6 != NULL ? netpool6_entry_bytes_max() : 0);
+
+	return p->budget != 0 && netpool_status_bytes(p) + one > p->budget;
 }
 
 const struct netpool_entry *
@@ -404,6 +413,9 @@ netpool_evict_unrecorded(struct netpool *p, const struct ippool_status *recorded
 		entry_remove(p, e);
 		n++;
 	}
+	if (p->v6 != NULL && p->budget != 0 && netpool_status_bytes(p) > p->budget)
+		n += netpool6_evict_unrecorded(
+		    p->v6, recorded, netpool_status_bytes(p) - p->budget, evicted, userdata);
 	return n;
 }
 
@@ -473,7 +485,70 @@ netpool_render_status(const struct netpool *p, struct ippool_status *st)
 	st->has_ipv4 = true;
 	st->used = counts.used;
 	st->available = counts.available;
+	return p->v6 != NULL ? netpool6_render(p->v6, p->omit_excluded, st) : 0;
+}
+
+/* --- the IPv6 half ---------------------------------------------------------------------- */
+
+bool
+netpool_same_ipv6(const struct netpool *p, const struct ippool_spec *spec)
+{
+	if (p->v6 == NULL || !spec->has_ipv6)
+		return p->v6 == NULL && !spec->has_ipv6;
+	return netpool6_same_network(p->v6, &spec->ipv6);
+}
+
+int
+netpool_reset_ipv6(struct netpool *p, const struct ippool_spec *spec)
+{
+	struct netpool6 *v6 = NULL;
+	int r;
+
+	if (spec->has_ipv6 && (r = netpool6_new(&spec->ipv6, &v6)) < 0)
+		return r;
+	netpool6_free(p->v6);
+	p->v6 = v6;
+	p->omit_excluded = netpool_omits_excluded(p->budget, netpool_excluded_bytes(p));
 	return 0;
+}
+
+int
+netpool_set_range6(struct netpool *p, const struct ippool_spec *spec, struct in6_addr *ret_conflict)
+{
+	int r;
+
+	if (p->v6 == NULL || !spec->has_ipv6)
+		return -ENOENT;
+	if ((r = netpool6_set_range(p->v6, &spec->ipv6, ret_conflict)) == 0)
+		p->omit_excluded = netpool_omits_excluded(p->budget, netpool_excluded_bytes(p));
+	return r;
+}
+
+struct netpool6 *
+netpool_v6(const struct netpool *p)
+{
+	return p->v6;
+}
+
+int
+netpool_bind6(struct netpool *p, const uint8_t mac[MAC_LEN], const struct in6_addr *addr,
+    const char *owner, struct in6_addr *ret)
+{
+	size_t room = SIZE_MAX, used;
+
+	if (p->v6 == NULL)
+		return -ENOENT;
+	if (p->budget != 0) {
+		used = netpool_status_bytes(p);
+		room = used < p->budget ? p->budget - used : 0;
+	}
+	return netpool6_bind(p->v6, mac, addr, owner, room, ret);
+}
+
+int
+netpool_release6(struct netpool *p, const uint8_t mac[MAC_LEN], const char *owner)
+{
+	return p->v6 != NULL ? netpool6_release(p->v6, mac, owner) : -ENOENT;
 }
 
 /* --- conditions ---------------------------------------------------------------------------- */

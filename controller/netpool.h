@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "controller/netpool6.h"
 #include "crds/ippool.h"
 #include "ipam/ipam.h"
 #include "ipam/leases.h"
@@ -153,6 +154,28 @@ const struct ipam_pool *netpool_ipam(const struct netpool *p);
  * status->used and status->available from the netpool; has_ipv4 set. 0 or -ENOMEM.
  */
 int netpool_render_status(const struct netpool *p, struct ippool_status *status);
+
+/*
+ * The IPv6 half (netpool6.h), present when the spec has an ipv6Config. The status budget and
+ * the omission of EXCLUDED entries count both maps: netpool_status_bytes is the bytes of
+ * status.ipv4.allocated plus those of status.ipv6.allocated, netpool_status_full leaves no
+ * room for a NIC's two entries, netpool_evict_unrecorded evicts from both.
+ *
+ * netpool_same_ipv6: the spec's ipv6Config is present as the half is, with the same
+ * immutable parts; when not, netpool_reset_ipv6 puts a new empty half (or none) in its place,
+ * and the caller restores its bindings with netpool6_rebuild(netpool_v6(p), ...).
+ * netpool_set_range6: a range / exclude change (-ENOENT without a half; else as
+ * netpool6_set_range). netpool_bind6 / netpool_release6: as netpool6_bind / netpool6_release
+ * with the room left in the budget (-ENOENT without a half). netpool_v6: the half or NULL.
+ */
+bool netpool_same_ipv6(const struct netpool *p, const struct ippool_spec *spec);
+int netpool_reset_ipv6(struct netpool *p, const struct ippool_spec *spec);
+int netpool_set_range6(
+    struct netpool *p, const struct ippool_spec *spec, struct in6_addr *ret_conflict);
+struct netpool6 *netpool_v6(const struct netpool *p);
+int netpool_bind6(struct netpool *p, const uint8_t mac[MAC_LEN], const struct in6_addr *addr,
+    const char *owner, struct in6_addr *ret);
+int netpool_release6(struct netpool *p, const uint8_t mac[MAC_LEN], const char *owner);
 
 /*
  * IPPool conditions from the facts (README, "The API"): Registered (agent placed), CacheReady (IPAM

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* VirtualMachineNetworkConfig, pure part: per-NIC bind / release and the resulting status. */
 #include "controller/nicbind.h"
+#include "controller/nicbind6.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "lib/ip6.h"
 
 struct compute {
 	const struct vmnetcfg *cfg;
@@ -53,21 +56,31 @@ add_event(struct vmnetcfg_result *res, const char *type, const char *reason, con
 	return 0;
 }
 
-/* A Normal Event about one NIC's address: "<mac> on <network>: <verb> <address>". */
+/*
+ * A Normal Event about one NIC's addresses: "<mac> on <network>: <verb> <address>[, <IPv6>]"
+ * (addr 0 and a zero addr6: left out).
+ */
 static int
 nic_event(struct vmnetcfg_result *res, const char *reason, const char *verb, const char *network,
-    const char *mac, uint32_t addr)
+    const char *mac, uint32_t addr, const struct in6_addr *addr6)
 {
-	char ip[IPV4_STRLEN], line[VMNETCFG_MESSAGE_MAX];
+	char ip[IPV4_STRLEN] = "", ip6[IPV6_STRLEN] = "", line[VMNETCFG_MESSAGE_MAX];
+	bool v6 = addr6 != NULL && !ipv6_is_zero(addr6);
 
-	ipv4_format(addr, ip);
-	snprintf(line, sizeof(line), "%s on %s: %s %s", mac, network, verb, ip);
+	if (addr != 0)
+		ipv4_format(addr, ip);
+	if (v6)
+		ipv6_format(addr6, ip6);
+	snprintf(line, sizeof(line), "%s on %s: %s %s%s%s", mac, network, verb, ip,
+	    addr != 0 && v6 ? ", " : "", ip6);
 	return add_event(res, "Normal", reason, line);
 }
 
+static const struct in6_addr no_addr6;
+
 static int
 add_nic(struct vmnetcfg_status *st, const char *network, const char *mac, uint32_t addr,
-    enum vmnetcfg_state state)
+    const struct in6_addr *addr6, enum vmnetcfg_state state)
 {
 	struct vmnetcfg_nic_status *n = realloc(st->nics, (st->n_nics + 1) * sizeof(*n));
 
@@ -79,6 +92,7 @@ add_nic(struct vmnetcfg_status *st, const char *network, const char *mac, uint32
 	snprintf(n->network_name, sizeof(n->network_name), "%s", network);
 	snprintf(n->mac, sizeof(n->mac), "%s", mac);
 	n->allocated_ip = addr;
+	n->allocated_ipv6 = addr6 != NULL ? *addr6 : no_addr6;
 	n->state = state;
 	return 0;
 }
@@ -128,6 +142,21 @@ nic_in_spec(const struct vmnetcfg *cfg, const char *network, const char *mac)
 	return false;
 }
 
+/* Release what mac holds on p for owner, both families: 0 when either was released. */
+static int
+release_both(struct netpool *p, const uint8_t mac[MAC_LEN], const char *owner)
+{
+	int r4 = netpool_release(p, mac, owner), r6 = netpool_release6(p, mac, owner);
+
+	return r4 == 0 || r6 == 0 ? 0 : r4;
+}
+
+static bool
+holds_any(const struct vmnetcfg_nic_status *n)
+{
+	return n->allocated_ip != 0 || !ipv6_is_zero(&n->allocated_ipv6);
+}
+
 /* Old status entries no longer in the spec: release, or keep as Stale while not possible. */
 static int
 release_removed(struct compute *c, const struct vmnetcfg *cfg, struct vmnetcfg_status *stale)
@@ -145,16 +174,16 @@ release_removed(struct compute *c, const struct vmnetcfg *cfg, struct vmnetcfg_s
 		if (avail == NETPOOL_ABSENT || (avail == NETPOOL_READY && p == NULL))
 			continue; /* the pool is gone, and its bindings with it */
 		if (avail == NETPOOL_NOT_READY) {
-			if (old->allocated_ip == 0)
+			if (!holds_any(old))
 				continue; /* held nothing */
 			c->n_stale++;
 			r = add_nic(stale, old->network_name, old->mac, old->allocated_ip,
-			    VMNETCFG_STATE_STALE);
+			    &old->allocated_ipv6, VMNETCFG_STATE_STALE);
 			if (r < 0)
 				return r;
 			continue;
 		}
-		r = netpool_release(p, mac, c->key);
+		r = release_both(p, mac, c->key);
 		if (r == 0) {
 			c->res->released = true;
 			if ((r = touch(c->res, old->network_name)) < 0)
@@ -235,6 +264,7 @@ nic_pool(struct compute *c, const struct vmnetcfg_nic *nic, const uint8_t mac[MA
     struct netpool **p, const struct netpool_entry **e)
 {
 	enum netpool_avail avail = NETPOOL_ABSENT;
+	const struct netpool6_entry *e6;
 
 	if (!mac_is_nic(mac))
 		/* the schema's pattern lets these through; the agents would never serve them */
@@ -251,6 +281,10 @@ nic_pool(struct compute *c, const struct vmnetcfg_nic *nic, const uint8_t mac[MA
 	if (*e != NULL && (*e)->owner != NULL && strcmp((*e)->owner, c->key) != 0)
 		return said_pending(pending(c, nic, VMNETCFG_REASON_DUPLICATE_MAC, true,
 		    "MAC already bound on this network by %s", (*e)->owner));
+	e6 = netpool_v6(*p) != NULL ? netpool6_by_mac(netpool_v6(*p), mac) : NULL;
+	if (e6 != NULL && e6->owner != NULL && strcmp(e6->owner, c->key) != 0)
+		return said_pending(pending(c, nic, VMNETCFG_REASON_DUPLICATE_MAC, true,
+		    "MAC already bound on this network by %s (IPv6)", e6->owner));
 	return 0;
 }
 
@@ -320,21 +354,18 @@ bind_addr(struct compute *c, const struct vmnetcfg_nic *nic, struct netpool *p,
 	}
 }
 
-/* One spec NIC: bind and append its status entry. */
+/*
+ * The IPv4 address of a NIC whose pool is ready (e: its MAC's binding, or NULL): 0 with the
+ * address bound in *addr, NIC_PENDING with the address held or remembered (or 0) in *addr,
+ * or a negative errno.
+ */
 static int
-bind_nic(struct compute *c, const struct vmnetcfg_nic *nic)
+bind_v4(struct compute *c, const struct vmnetcfg_nic *nic, struct netpool *p,
+    const uint8_t mac[MAC_LEN], const struct netpool_entry *e, uint32_t *addr)
 {
-	struct vmnetcfg_status *st = &c->res->status;
-	const struct netpool_entry *e = NULL;
-	uint32_t addr = 0, held = 0, want;
-	uint8_t mac[MAC_LEN];
-	struct netpool *p = NULL;
+	uint32_t held = 0, want;
 	int r;
 
-	if (mac_parse(nic->mac, mac) < 0) /* the codec canonicalised it: cannot happen */
-		return -EINVAL;
-	if ((r = nic_pool(c, nic, mac, &p, &e)) != 0)
-		goto pend;
 	if (e != NULL && nic->ip_address != 0 && nic->ip_address != e->addr) {
 		if ((r = move_to_static(c, nic, p, mac, e->addr, &held)) != 0)
 			goto pend;
@@ -343,15 +374,66 @@ bind_nic(struct compute *c, const struct vmnetcfg_nic *nic)
 	want = e != NULL ? 0 : nic->ip_address;
 	if (e == NULL && want == 0 && (r = remembered(c, nic, p, &want, &held)) != 0)
 		goto pend;
-	if ((r = bind_addr(c, nic, p, mac, want, &addr)) != 0)
+	if ((r = bind_addr(c, nic, p, mac, want, addr)) != 0)
 		goto pend;
 	if (e == NULL && (r = touch(c->res, nic->network_name)) < 0)
 		return r;
-	return add_nic(st, nic->network_name, nic->mac, addr, VMNETCFG_STATE_ALLOCATED);
+	return 0;
 pend:
-	if (r < 0)
+	*addr = held;
+	return r;
+}
+
+/* The IPv6 address of the NIC (nicbind6.c): 0 or NIC_PENDING as bind_v4, or -errno. */
+static int
+bind_v6(struct compute *c, const struct vmnetcfg_nic *nic, struct netpool *p,
+    const uint8_t mac[MAC_LEN], struct in6_addr *addr)
+{
+	const struct vmnetcfg_nic_status *old =
+	    status_nic(&c->cfg->status, nic->network_name, nic->mac);
+	struct nicbind6_outcome o;
+	int r;
+
+	if ((r = nicbind6_nic(p, nic, mac, c->key, old, &o)) < 0)
 		return r;
-	return add_nic(st, nic->network_name, nic->mac, held, VMNETCFG_STATE_PENDING);
+	*addr = o.addr;
+	if (o.released)
+		c->res->released = true;
+	if ((o.bound || o.released) && (r = touch(c->res, nic->network_name)) < 0)
+		return r;
+	if (!o.pending)
+		return 0;
+	return said_pending(pending(c, nic, o.reason, o.event, "%s", o.text));
+}
+
+/*
+ * One spec NIC: bind and append its status entry. Allocated once it has every address its
+ * pool serves (IPv4, and IPv6 when the pool has an ipv6Config); each family is bound on its
+ * own, so a NIC waiting for one keeps (and the pool serves) the other.
+ */
+static int
+bind_nic(struct compute *c, const struct vmnetcfg_nic *nic)
+{
+	struct vmnetcfg_status *st = &c->res->status;
+	const struct netpool_entry *e = NULL;
+	struct in6_addr addr6 = {0};
+	uint32_t addr = 0;
+	uint8_t mac[MAC_LEN];
+	struct netpool *p = NULL;
+	int r4, r6 = 0;
+
+	if (mac_parse(nic->mac, mac) < 0) /* the codec canonicalised it: cannot happen */
+		return -EINVAL;
+	if ((r4 = nic_pool(c, nic, mac, &p, &e)) != 0) {
+		if (r4 < 0)
+			return r4;
+		return add_nic(st, nic->network_name, nic->mac, 0, NULL, VMNETCFG_STATE_PENDING);
+	}
+	if ((r4 = bind_v4(c, nic, p, mac, e, &addr)) < 0 ||
+	    (r6 = bind_v6(c, nic, p, mac, &addr6)) < 0)
+		return r4 < 0 ? r4 : r6;
+	return add_nic(st, nic->network_name, nic->mac, addr, &addr6,
+	    r4 == 0 && r6 == 0 ? VMNETCFG_STATE_ALLOCATED : VMNETCFG_STATE_PENDING);
 }
 
 static int
@@ -359,7 +441,8 @@ append_status(struct vmnetcfg_status *dst, const struct vmnetcfg_status *src)
 {
 	for (size_t i = 0; i < src->n_nics; i++) {
 		const struct vmnetcfg_nic_status *n = &src->nics[i];
-		int r = add_nic(dst, n->network_name, n->mac, n->allocated_ip, n->state);
+		int r = add_nic(
+		    dst, n->network_name, n->mac, n->allocated_ip, &n->allocated_ipv6, n->state);
 
 		if (r < 0)
 			return r;
@@ -397,10 +480,15 @@ transition_events(struct vmnetcfg_result *res, const struct vmnetcfg_status *old
 		const struct vmnetcfg_nic_status *o = &old->nics[i];
 		const struct vmnetcfg_nic_status *n = status_nic(st, o->network_name, o->mac);
 
-		if (o->allocated_ip == 0 || (n != NULL && n->allocated_ip == o->allocated_ip))
+		bool gone4 =
+		    o->allocated_ip != 0 && (n == NULL || n->allocated_ip != o->allocated_ip);
+		bool gone6 = !ipv6_is_zero(&o->allocated_ipv6) &&
+			     (n == NULL || !ipv6_equal(&n->allocated_ipv6, &o->allocated_ipv6));
+
+		if (!gone4 && !gone6)
 			continue;
 		r = nic_event(res, VMNETCFG_REASON_RELEASED, "released", o->network_name, o->mac,
-		    o->allocated_ip);
+		    gone4 ? o->allocated_ip : 0, gone6 ? &o->allocated_ipv6 : NULL);
 		if (r < 0)
 			return r;
 	}
@@ -408,12 +496,13 @@ transition_events(struct vmnetcfg_result *res, const struct vmnetcfg_status *old
 		const struct vmnetcfg_nic_status *n = &st->nics[i];
 		const struct vmnetcfg_nic_status *o = status_nic(old, n->network_name, n->mac);
 
-		if (n->state != VMNETCFG_STATE_ALLOCATED || n->allocated_ip == 0 ||
+		if (n->state != VMNETCFG_STATE_ALLOCATED || !holds_any(n) ||
 		    (o != NULL && o->state == VMNETCFG_STATE_ALLOCATED &&
-			o->allocated_ip == n->allocated_ip))
+			o->allocated_ip == n->allocated_ip &&
+			ipv6_equal(&o->allocated_ipv6, &n->allocated_ipv6)))
 			continue;
 		r = nic_event(res, VMNETCFG_REASON_ALLOCATED, "allocated", n->network_name, n->mac,
-		    n->allocated_ip);
+		    n->allocated_ip, &n->allocated_ipv6);
 		if (r < 0)
 			return r;
 	}
@@ -434,7 +523,7 @@ release_nic(struct compute *c, const char *network, const char *macs)
 	if (avail == NETPOOL_NOT_READY)
 		return 1;
 	if (p == NULL || avail != NETPOOL_READY || mac_parse(macs, mac) < 0 ||
-	    netpool_release(p, mac, c->key) != 0)
+	    release_both(p, mac, c->key) != 0)
 		return 0;
 	c->res->released = true;
 	return touch(c->res, network);
@@ -464,18 +553,18 @@ compute_paused(struct compute *c, const struct vmnetcfg *cfg, time_t now)
 
 		if ((r = release_nic(c, o->network_name, o->mac)) < 0)
 			goto out;
-		if (r == 1 && o->allocated_ip != 0 && o->state != VMNETCFG_STATE_PENDING &&
+		if (r == 1 && holds_any(o) && o->state != VMNETCFG_STATE_PENDING &&
 		    !nic_in_spec(cfg, o->network_name, o->mac)) {
 			c->n_stale++;
 			if ((r = add_nic(&stale, o->network_name, o->mac, o->allocated_ip,
-				 VMNETCFG_STATE_STALE)) < 0)
+				 &o->allocated_ipv6, VMNETCFG_STATE_STALE)) < 0)
 				goto out;
 			continue;
 		}
 		/* Allocated and Stale NICs held their address; Pending ones only remembered it */
-		if (o->state != VMNETCFG_STATE_PENDING && o->allocated_ip != 0 &&
+		if (o->state != VMNETCFG_STATE_PENDING && holds_any(o) &&
 		    (r = nic_event(res, VMNETCFG_REASON_RELEASED, "released", o->network_name,
-			 o->mac, o->allocated_ip)) < 0)
+			 o->mac, o->allocated_ip, &o->allocated_ipv6)) < 0)
 			goto out;
 	}
 	for (size_t i = 0; i < cfg->spec.n_nics; i++) {
@@ -485,7 +574,8 @@ compute_paused(struct compute *c, const struct vmnetcfg *cfg, time_t now)
 
 		if ((r = release_nic(c, n->network_name, n->mac)) < 0 ||
 		    (r = add_nic(&res->status, n->network_name, n->mac,
-			 o != NULL ? o->allocated_ip : 0, VMNETCFG_STATE_PENDING)) < 0)
+			 o != NULL ? o->allocated_ip : 0, o != NULL ? &o->allocated_ipv6 : NULL,
+			 VMNETCFG_STATE_PENDING)) < 0)
 			goto out;
 	}
 	if ((r = append_status(&res->status, &stale)) < 0)
@@ -576,8 +666,11 @@ vmnetcfg_release_all(const struct vmnetcfg *cfg, const char *key, vmnetcfg_looku
 			enum netpool_avail avail = NETPOOL_ABSENT;
 			struct netpool *p = lookup(userdata, net, &avail);
 			const struct netpool_entry *e;
+			const struct netpool6_entry *e6;
+			struct in6_addr addr6 = {0};
 			uint8_t mac[MAC_LEN];
 			uint32_t addr;
+			bool gone4, gone6;
 
 			if (mac_parse(macs, mac) < 0 || avail == NETPOOL_ABSENT)
 				continue;
@@ -587,12 +680,17 @@ vmnetcfg_release_all(const struct vmnetcfg *cfg, const char *key, vmnetcfg_looku
 			}
 			e = netpool_by_mac(p, mac);
 			addr = e != NULL ? e->addr : 0;
-			if (netpool_release(p, mac, key) != 0)
+			e6 = netpool_v6(p) != NULL ? netpool6_by_mac(netpool_v6(p), mac) : NULL;
+			if (e6 != NULL)
+				addr6 = e6->addr;
+			gone4 = netpool_release(p, mac, key) == 0;
+			gone6 = netpool_release6(p, mac, key) == 0;
+			if (!gone4 && !gone6)
 				continue;
 			ret->released = true;
 			if ((r = touch(ret, net)) < 0 ||
-			    (r = nic_event(
-				 ret, VMNETCFG_REASON_RELEASED, "released", net, macs, addr)) < 0) {
+			    (r = nic_event(ret, VMNETCFG_REASON_RELEASED, "released", net, macs,
+				 gone4 ? addr : 0, gone6 ? &addr6 : NULL)) < 0) {
 				vmnetcfg_result_clear(ret);
 				return r;
 			}

@@ -22,13 +22,17 @@
  *   Any new binding that would take the IPPool's status.ipv4.allocated past its budget
  *   (netpool_set_budget) → Pending (PoolStatusFull) + Event: nothing says Allocated for an
  *   address the IPPool status, which the agents serve from, could not record.
+ *   When the pool has an ipv6Config the NIC's IPv6 address follows the same rules on its own
+ *   (nicbind6.h: ipv6Address pin, kept, remembered, lowest free; the same Pending reasons),
+ *   and the NIC is Allocated only once it has both addresses; a NIC waiting for one keeps
+ *   the other (listed Pending with it). An ipv6Address on a pool without ipv6Config →
+ *   Pending (StaticIPUnavailable).
  * NICs of the previous status that are no longer in the spec (removed, or moved to another
- * network) release their address; when their pool is not ready they stay listed as Stale
- * until it is.
- * Paused (spec.paused, as upstream's pkg/controller/vmnetcfg/controller.go): every binding of
- * the VMNetCfg is released (the IPPool status drops its MACs, so the agent stops answering
- * them); the status lists the spec's NICs, each Pending with the address its previous status
- * had for it (remembered, not held: another NIC may take it meanwhile); Disabled True,
+ * network) release their addresses (both families); when their pool is not ready they stay listed
+ * as Stale until it is. Paused (spec.paused, as upstream's pkg/controller/vmnetcfg/controller.go):
+ * every binding of the VMNetCfg is released (the IPPool status drops its MACs, so the agent stops
+ * answering them); the status lists the spec's NICs, each Pending with the address its previous
+ * status had for it (remembered, not held: another NIC may take it meanwhile); Disabled True,
  * Allocated and InSynced False, all three with reason Paused. Resuming binds each NIC as
  * above, so to its remembered address when still free.
  * Conditions: Allocated (every NIC has an address), Disabled (paused), InSynced (the status
@@ -47,6 +51,7 @@
 #include <time.h>
 
 #include "controller/netpool.h"
+#include "controller/vmnetcfg-reasons.h"
 #include "crds/vmnetcfg.h"
 
 enum netpool_avail {
@@ -62,26 +67,7 @@ enum netpool_avail {
 typedef struct netpool *(*vmnetcfg_lookup_fn)(
     void *userdata, const char *network, enum netpool_avail *avail);
 
-/* Reasons (condition reasons and Event reasons). */
-#define VMNETCFG_REASON_ALLOCATED "Allocated"  /* Allocated True; Normal Event */
-#define VMNETCFG_REASON_RELEASED "Released"    /* Normal Event */
-#define VMNETCFG_REASON_IN_SYNC "InSync"       /* InSynced True */
-#define VMNETCFG_REASON_PENDING "Pending"      /* InSynced False: some NIC Pending */
-#define VMNETCFG_REASON_STALE "Stale"	       /* InSynced False: released NICs wait */
-#define VMNETCFG_REASON_NOT_PAUSED "NotPaused" /* Disabled False */
-#define VMNETCFG_REASON_NO_IPPOOL "NoIPPool"
-#define VMNETCFG_REASON_NOT_READY "IPPoolNotReady"
-#define VMNETCFG_REASON_DUPLICATE_MAC "DuplicateMAC"
-#define VMNETCFG_REASON_STATIC_CONFLICT "StaticIPConflict"
-#define VMNETCFG_REASON_STATIC_UNAVAILABLE "StaticIPUnavailable"
-#define VMNETCFG_REASON_EXHAUSTED "PoolExhausted"
-#define VMNETCFG_REASON_PAUSED "Paused"
-#define VMNETCFG_REASON_INVALID_MAC "InvalidMAC"
-#define VMNETCFG_REASON_ADDRESS_TAKEN "AddressTaken" /* the remembered address is held */
-/* the IPPool object would outgrow the API server's request limit (--ippool-status-budget) */
-#define VMNETCFG_REASON_STATUS_FULL "PoolStatusFull"
-
-#define VMNETCFG_MESSAGE_MAX 256
+/* The reasons (VMNETCFG_REASON_*) and VMNETCFG_MESSAGE_MAX: controller/vmnetcfg-reasons.h */
 
 /* An Event to emit on the VMNetCfg. */
 struct vmnetcfg_event {

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "lib/util.h"
@@ -20,11 +21,61 @@ ipv6_parse(const char *s, struct in6_addr *ret)
 	return 0;
 }
 
+/*
+ * RFC 5952 §4: lower-case hex without leading zeros (§4.1, §4.3); "::" for the longest run of
+ * two or more zero groups, the first of equal runs (§4.2). §5: the dotted quad only for
+ * IPv4-mapped addresses (::ffff:0:0/96), which is where inet_ntop differs: glibc writes
+ * "::0.2.0.3" for ::2:3 (the deprecated IPv4-compatible form).
+ */
 void
 ipv6_format(const struct in6_addr *a, char out[IPV6_STRLEN])
 {
-	if (inet_ntop(AF_INET6, a, out, IPV6_STRLEN) == NULL)
-		out[0] = '\0';
+	static const char hex[] = "0123456789abcdef";
+	unsigned g[8], best = 0, best_len = 0, groups = 8;
+	char *o = out;
+
+	for (unsigned i = 0; i < 8; i++)
+		g[i] = (unsigned)a->s6_addr[2 * i] << 8 | a->s6_addr[2 * i + 1];
+	if (g[0] == 0 && g[1] == 0 && g[2] == 0 && g[3] == 0 && g[4] == 0 && g[5] == 0xffff)
+		groups = 6; /* IPv4-mapped: the last 32 bits as a dotted quad */
+	for (unsigned i = 0; i < groups;) {
+		unsigned j = i;
+
+		while (j < groups && g[j] == 0)
+			j++;
+		if (j - i > best_len) {
+			best = i;
+			best_len = j - i;
+		}
+		i = j == i ? i + 1 : j;
+	}
+	if (best_len < 2)
+		best_len = 0;
+	for (unsigned i = 0; i < groups; i++) {
+		bool lead = true;
+
+		if (best_len > 0 && i == best) {
+			*o++ = ':';
+			if (i == 0)
+				*o++ = ':';
+			i += best_len - 1;
+			continue;
+		}
+		for (int shift = 12; shift >= 0; shift -= 4) {
+			unsigned d = (g[i] >> shift) & 0xf;
+
+			if (d == 0 && lead && shift > 0)
+				continue;
+			lead = false;
+			*o++ = hex[d];
+		}
+		if (i + 1 < groups || groups == 6)
+			*o++ = ':';
+	}
+	if (groups == 6)
+		o += sprintf(o, "%u.%u.%u.%u", a->s6_addr[12], a->s6_addr[13], a->s6_addr[14],
+		    a->s6_addr[15]);
+	*o = '\0';
 }
 
 int

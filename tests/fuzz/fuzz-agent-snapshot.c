@@ -2,10 +2,13 @@
 /*
  * libFuzzer: agent_snapshot_decode on the input as it is, then on a copy whose magic, version,
  * length and CRC-32C are set right, so the mutations reach the fields behind the checksum.
- * Whatever decodes must be taken by agent_apply_config() on a fresh engine and encode back to
- * exactly the bytes decoded (the format is canonical). Anything else traps.
+ * Whatever decodes must be taken by agent_apply_config() and agent_apply_config6() on fresh
+ * engines and encode back to exactly the bytes decoded (the format is canonical); a version 1
+ * file encodes as version 2, one byte longer (the ipv6Config part's flags), which decodes to
+ * the same again. Anything else traps.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 #include "agent/apply-config.h"
 #include "agent/pool-config.h"
 #include "agent/snapshot.h"
+#include "dhcp/dhcp6.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -32,7 +36,9 @@ check(const uint8_t *buf, size_t len)
 	struct agent_snapshot_info info;
 	struct agent_config *c = NULL;
 	struct dhcp_server *s = NULL;
+	struct dhcp6_server *s6 = NULL;
 	char err[AGENT_ERR_MAX];
+	bool v1;
 	uint8_t *again = NULL;
 	size_t again_len = 0;
 	int r;
@@ -48,20 +54,28 @@ check(const uint8_t *buf, size_t len)
 	}
 	if (info.bytes != len || info.bindings != c->n_bindings)
 		__builtin_trap();
-	if (dhcp_server_new(&s) < 0) {
-		agent_config_free(c);
-		return;
-	}
+	if (dhcp_server_new(&s) < 0 || dhcp6_server_new(&s6) < 0)
+		goto out;
 	r = agent_apply_config(s, c, NULL, err, sizeof(err));
 	if (r == -ENOMEM)
 		goto out;
 	if (r != 0 || dhcp_server_n_bindings(s) != c->n_bindings)
 		__builtin_trap();
-	r = agent_snapshot_encode(
-	    c, s, info.resource_version, info.written_usec, &again, &again_len);
+	r = agent_apply_config6(s6, c, err, sizeof(err));
 	if (r == -ENOMEM)
 		goto out;
-	if (r < 0 || again_len != len || memcmp(again, buf, len) != 0)
+	if (r != 0 || dhcp6_server_n_bindings(s6) != c->v6.n_bindings)
+		__builtin_trap();
+	r = agent_snapshot_encode_dual(
+	    c, s, s6, info.resource_version, info.written_usec, &again, &again_len);
+	if (r == -ENOMEM)
+		goto out;
+	v1 = buf[8] == 1;
+	if (r < 0 || (!v1 && (again_len != len || memcmp(again, buf, len) != 0)))
+		__builtin_trap();
+	if (v1 &&
+	    (again_len != len + 1 || again[8] != 2 ||
+		agent_snapshot_decode(again, again_len, NULL, NULL, NULL, err, sizeof(err)) != 0))
 		__builtin_trap();
 	/* and the pool it names is the one it is taken for */
 	{
@@ -76,6 +90,7 @@ check(const uint8_t *buf, size_t len)
 out:
 	free(again);
 	dhcp_server_free(s);
+	dhcp6_server_free(s6);
 	agent_config_free(c);
 }
 
@@ -92,7 +107,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(fixed, data, size);
 	memcpy(fixed, "VMDHSNAP", 8);
-	le32(fixed + 8, AGENT_SNAPSHOT_VERSION);
+	/* both versions read: a version 1 input keeps its version, anything else gets 2 */
+	le32(fixed + 8, data[8] == 1 ? 1 : AGENT_SNAPSHOT_VERSION);
 	le32(fixed + 12, (uint32_t)size);
 	le32(fixed + size - 4, agent_snapshot_crc32c(fixed, size - 4));
 	check(fixed, size);
