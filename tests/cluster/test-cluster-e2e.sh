@@ -42,6 +42,7 @@ NS=vm-dhcp-system
 REL=vm-dhcp
 NODE=vmdhcp-node
 VNET=10.77.0
+VNET6=fd00:77:: # the pool's IPv6 /64 (dual stack)
 MAC=52:54:00:c1:00:01
 STATE=/var/lib/vm-dhcp-k8s
 export KUBECONFIG=$STATE/admin.kubeconfig
@@ -75,6 +76,7 @@ cluster_cleanup() {
         echo "--- wire (duplicates / last replies)"; cat "$TMP/wire-dups.txt" 2>/dev/null
         tail -n 10 "$TMP/wire.txt" 2>/dev/null
         echo "--- dhclient"; tail -n 20 "$TMP/dhclient-vm1.log" 2>/dev/null
+        echo "--- dhclient -6"; tail -n 20 "$TMP/dhclient6-vm1.log" 2>/dev/null
     fi
     if [ $started_cluster = 1 ] && [ "${KEEP_CLUSTER:-0}" != 1 ]; then
         "$ROOT/tests/cluster/k8s-down.sh"
@@ -170,6 +172,18 @@ spec:
     - $VNET.53
     domainName: vm.test
     leaseTime: 60
+  ipv6Config:
+    serverIP: ${VNET6}2
+    cidr: ${VNET6}/64
+    pool:
+      start: ${VNET6}100
+      end: ${VNET6}1ff
+    dns:
+    - ${VNET6}53
+    domainSearch:
+    - vm.test
+    preferredLifetime: 20
+    validLifetime: 40
 EOF
 # A VMNetCfg written by hand needs its pool known to admission first (upstream's rule): in one
 # `kubectl apply` with its IPPool it may reach the webhook before the controller has seen the
@@ -196,7 +210,10 @@ alloc_ip() {
 has_alloc() { [ -n "$(alloc_ip)" ]; }
 check "VMNetCfg vm1 allocated" wait_for 60 has_alloc
 IP=$(alloc_ip); IP=${IP%%/*}
-echo "allocated: $IP"
+alloc_ip6() { k get vmnetcfg vm1 -o jsonpath='{.status.networkConfigs[0].allocatedIPv6Address}'; }
+IP6=$(alloc_ip6)
+echo "allocated: $IP and $IP6"
+check "VMNetCfg vm1 allocated the pool's lowest IPv6 address too (${VNET6}100)" test "$IP6" = "${VNET6}100"
 AGENT_DEP=default-vmnet-agent
 check "agent Deployment $AGENT_DEP placed" wait_for 60 k -n $NS get deploy $AGENT_DEP
 check "agent Deployment asks for 2 replicas (chart default agent.replicas)" \
@@ -239,6 +256,14 @@ sip_netns() {
 }
 # sip_only_on POD: the serverIP is on exactly one pod's eth1 on the whole node, POD's
 sip_only_on() { local s; s=$(sip_netns); [ -n "$s" ] && [ "$s" = "$(pod_netns "$1")" ]; }
+# the same for the IPv6 serverIP (it moves with the Lease too)
+sip6_netns() {
+    local n
+    for n in $(ip netns list | awk '$1 ~ /^cni-/ { print $1 }'); do
+        ip -n "$n" -6 -o addr show dev eth1 2>/dev/null | grep -q " ${VNET6}2/64 " && echo "$n"
+    done
+}
+sip6_only_on() { local s; s=$(sip6_netns); [ -n "$s" ] && [ "$s" = "$(pod_netns "$1")" ]; }
 http_get() { curl -s -m 3 "http://$(pod_ip "$1"):8080$2"; }
 readyz_is() { [ "$(http_get "$1" /readyz)" = "$2" ]; }
 # pod_metric POD NAME: the sum of NAME's samples (any labels), 0 when absent
@@ -299,6 +324,8 @@ check_process "$SBY" "standby $SBY"
 APID=$(agent_host_pid "$POD")
 check "active agent holds the server IP on eth1" bash -c \
     "nsenter -t $APID -n ip -4 -o addr show dev eth1 | grep -q ' $VNET.2/24 '"
+check "active agent holds the IPv6 server IP on eth1" bash -c \
+    "nsenter -t $APID -n ip -6 -o addr show dev eth1 | grep -q ' ${VNET6}2/64 '"
 check "active agent HTTP endpoint not on eth1" bash -c \
     "! nsenter -t $APID -n curl -s -m 2 -o /dev/null http://$VNET.2:8080/metrics"
 
@@ -335,9 +362,27 @@ ip -n "$TAG-vm1" route del "$PODIP/32" dev eth0
 check "default route via $VNET.1" bash -c "ip -n $TAG-vm1 route show default | grep -q 'via $VNET.1'"
 check "resolv.conf nameserver $VNET.53" grep -q "^nameserver $VNET.53\$" "/etc/netns/$TAG-vm1/resolv.conf"
 check "ACK came from the agent's server IP" grep -q "DHCPACK of $IP from $VNET.2" "$TMP/dhclient-vm1.log"
+# IPv6: ISC dhclient -6 beside the IPv4 one (the pool's lifetimes 20/40 s: it renews every 10 s)
+cat >"$TMP/dhclient6.conf" <<EOF
+request dhcp6.name-servers, dhcp6.domain-search;
+timeout 30;
+EOF
+for _ in $(seq 100); do ip -n "$TAG-vm1" -6 addr show dev eth0 scope link | grep -q 'inet6 .*scope link *$' && break; sleep 0.1; done
+ip netns exec "$TAG-vm1" unshare -m sh -c '
+    mount -t tmpfs tmpfs /etc/dhcp/dhclient-exit-hooks.d &&
+    mount -t tmpfs tmpfs /etc/dhcp/dhclient-enter-hooks.d &&
+    exec dhclient -6 -d -v -cf "$1/dhclient6.conf" -lf "$1/vm1-6.leases" -pf "$1/vm1-6.pid" eth0' \
+    sh "$TMP" >>"$TMP/dhclient6-vm1.log" 2>&1 &
+PIDS+=($!)
+vm_addr6() { ip -n "$TAG-vm1" -6 -o addr show dev eth0 scope global | awk '{ print $4 }' | head -n1; }
+check "dhclient -6 bound to exactly $IP6/128" wait_for 90 bash -c "[ \"\$(ip -n $TAG-vm1 -6 -o addr show dev eth0 scope global | awk '{ print \$4 }')\" = $IP6/128 ]"
+check "resolv.conf nameserver ${VNET6}53 (DHCPv6 option 23)" wait_for 10 grep -q "^nameserver ${VNET6}53\$" "/etc/netns/$TAG-vm1/resolv.conf"
+replies6() { grep -c 'RCV: Reply message' "$TMP/dhclient6-vm1.log" 2>/dev/null || true; }
+more_replies6() { [ "$(replies6)" -gt "$1" ]; }
 pod_said() { k -n $NS logs "$1" | grep -q -- "$2"; }
 check "kubectl logs: the active agent says whom it offered $IP" pod_said "$POD" "DHCPOFFER $IP to $MAC"
 check "kubectl logs: the active agent says whom it ACKed $IP" pod_said "$POD" "DHCPACK $IP to $MAC"
+check "kubectl logs: the active agent says whom it gave $IP6" pod_said "$POD" "DHCPv6 REPLY $IP6 to $MAC"
 check "kubectl logs: the standby offered nothing" bash -c "! kubectl -n $NS logs $SBY | grep -Eq 'DHCP(OFFER|ACK) .* to '"
 check "standby $SBY: saw the broadcasts, answered none" bash -c \
     "[ \"\$(curl -s -m 3 http://$(pod_ip "$SBY"):8080/metrics | awk '\$1 ~ /^vmdhcp_agent_replies_sent_total/ { s += \$2 } END { print s + 0 }')\" = 0 ]"
@@ -481,6 +526,10 @@ for i in 1 2; do
 done
 check "SIGKILL: the standby took over (on the Lease's expiry) $standby_took time(s), at least once" \
     test $standby_took -ge 1
+n6=$(replies6)
+check "SIGKILL failovers: dhclient -6's renewals answered again (by $(holder))" wait_for 60 more_replies6 "$n6"
+check "SIGKILL failovers: IPv6 serverIP on the holder $(holder)'s eth1 only" wait_for 10 sip6_only_on "$(holder)"
+check "SIGKILL failovers: still $IP6/128" test "$(vm_addr6)" = "$IP6/128"
 mark "SIGKILL failovers done"
 
 # b. kubectl delete of the active pod (SIGTERM): it releases the Lease, the standby takes over at
@@ -516,6 +565,11 @@ n=$(acks)
 check "delete: dhclient's renewals ACKed again" wait_for 30 more_acks "$n"
 check "still bound to $IP" test "$(vm_addr)" = "$IP/24"
 check "no DHCPNAK seen" bash -c "! grep -q DHCPNAK '$TMP/dhclient-vm1.log'"
+n6=$(replies6)
+check "delete: dhclient -6's renewals answered again" wait_for 60 more_replies6 "$n6"
+check "delete: IPv6 serverIP on $SBY's eth1 only" wait_for 10 sip6_only_on "$SBY"
+check "delete: still $IP6/128, no DHCPv6 status code but Success" bash -c \
+    "[ \"\$(ip -n $TAG-vm1 -6 -o addr show dev eth0 scope global | awk '{ print \$4 }')\" = $IP6/128 ] && ! grep -Eq 'status code (NoBinding|NotOnLink|NoAddrsAvail)' '$TMP/dhclient6-vm1.log'"
 mark "graceful failover done"
 
 # the restarts: the killed containers only, once per kill
