@@ -44,8 +44,8 @@
 /* --- spec.ipv6Config as written ------------------------------------------------------------ */
 
 struct v6info {
-	const json_t *v6;   /* spec.ipv6Config */
-	const char *cidr;   /* as written */
+	const json_t *v6; /* spec.ipv6Config */
+	const char *cidr; /* as written */
 	struct in6_addr net /* host bits cleared */, last;
 	unsigned prefix;
 	bool has_server, has_start, has_end;
@@ -102,8 +102,7 @@ v6_load(const json_t *obj, struct v6info *vi)
 	if (!json_is_object(vi->v6))
 		return 0;
 	if (admit_json_str(vi->v6, "cidr", &vi->cidr) < 0 || !vi->cidr ||
-	    ipv6_cidr_parse(vi->cidr, &vi->net, &vi->prefix) < 0 ||
-	    vi->prefix < IPPOOL6_PREFIX_MIN)
+	    ipv6_cidr_parse(vi->cidr, &vi->net, &vi->prefix) < 0 || vi->prefix < IPPOOL6_PREFIX_MIN)
 		return -EINVAL;
 	ipv6_prefix_network(&vi->net, vi->prefix, &vi->net);
 	ipv6_prefix_last(&vi->net, vi->prefix, &vi->last);
@@ -213,10 +212,10 @@ st6_find(const struct st6 *v, size_t n, const struct in6_addr *a)
 
 struct holder6 {
 	const char *network;
-	struct in6_addr addr; /* zero: any bound address */
-	const uint8_t *mac;   /* only this MAC (NULL: any) */
+	struct in6_addr addr;	/* zero: any bound address */
+	const uint8_t *mac;	/* only this MAC (NULL: any) */
 	const uint8_t *not_mac; /* any MAC but this one (NULL: none excepted) */
-	char *key;	      /* out: the VMNetCfg */
+	char *key;		/* out: the VMNetCfg */
 	size_t len;
 	struct in6_addr found;
 	char found_mac[MAC_STRLEN];
@@ -430,9 +429,8 @@ check_removed6(struct admit_ctx *c, const char *network, const struct st6 *st, s
 			continue;
 		ipv6_format(&st[i].addr, s);
 		bound_to6(c, network, &st[i], who, sizeof(who));
-		return admit_refuse(
-		    c, 403, "ipv6Config cannot be removed while ipv6 address %s is bound to %s", s,
-		    who);
+		return admit_refuse(c, 403,
+		    "ipv6Config cannot be removed while ipv6 address %s is bound to %s", s, who);
 	}
 	holder6_find(c, &h);
 	if (!key[0])
@@ -457,7 +455,8 @@ warn_pool6(struct admit_ctx *c, const struct v6info *vi)
 		n = end - start + 1;
 	for (size_t i = 0; i < vi->n_excl; i++) /* sorted: each address once */
 		n -= (i == 0 || !ipv6_equal(&vi->excl[i], &vi->excl[i - 1])) &&
-		     ipv6_cmp(&vi->excl[i], &vi->start) >= 0 && ipv6_cmp(&vi->excl[i], &vi->end) <= 0;
+		     ipv6_cmp(&vi->excl[i], &vi->start) >= 0 &&
+		     ipv6_cmp(&vi->excl[i], &vi->end) <= 0;
 	if (n > 0 && v6_in_range(vi, &vi->server))
 		n--;
 	ipv6_format(&vi->start, x);
@@ -469,11 +468,12 @@ warn_pool6(struct admit_ctx *c, const struct v6info *vi)
 		    x, y);
 	ipv6_format(&vi->net, x);
 	if (vi->cidr && (strncmp(vi->cidr, x, strlen(x)) != 0 || vi->cidr[strlen(x)] != '/'))
-		admit_warn(c, "ipv6Config.cidr %s is not the network's own form: the network is %s/%u",
+		admit_warn(c,
+		    "ipv6Config.cidr %s is not the network's own form: the network is %s/%u",
 		    vi->cidr, x, vi->prefix);
 	if (json_is_integer(vl) && json_integer_value(vl) > 0 && json_integer_value(vl) < 60)
-		admit_warn(c, "validLifetime %lld s is under 60 s",
-		    (long long)json_integer_value(vl));
+		admit_warn(
+		    c, "validLifetime %lld s is under 60 s", (long long)json_integer_value(vl));
 	if (json_is_true(json_object_get(ra, "enabled")) && json_is_integer(rl) &&
 	    json_integer_value(rl) > 0)
 		admit_warn(c,
@@ -487,8 +487,8 @@ warn_pool6(struct admit_ctx *c, const struct v6info *vi)
  * 0 (allowed; may warn) or -1 (refused).
  */
 int
-admit_ippool6_validate(struct admit_ctx *c, const json_t *obj, const json_t *old,
-    const char *network)
+admit_ippool6_validate(
+    struct admit_ctx *c, const json_t *obj, const json_t *old, const char *network)
 {
 	struct v6info vi, ovi;
 	struct st6 *st = NULL;
@@ -587,7 +587,8 @@ check_allocated6(struct admit_ctx *c, const char *network, const struct ippool *
 		return 0;
 	if (key[0])
 		snprintf(reason, len,
-		    "ipv6 address %s is already allocated to mac %s (VirtualMachineNetworkConfig %s)",
+		    "ipv6 address %s is already allocated to mac %s (VirtualMachineNetworkConfig "
+		    "%s)",
 		    s, al ? m : h.found_mac, key);
 	else
 		snprintf(reason, len, "ipv6 address %s is already allocated to mac %s", s, m);
@@ -613,8 +614,8 @@ admit_check_desired_ip6(struct admit_ctx *c, const char *ip, const char *mac, co
 	}
 	ipv6_format(&a, s);
 	if (!pool->spec.has_ipv6) {
-		snprintf(reason, len, "IPPool %s has no ipv6Config: ipv6 address %s cannot be served",
-		    pool_key, s);
+		snprintf(reason, len,
+		    "IPPool %s has no ipv6Config: ipv6 address %s cannot be served", pool_key, s);
 		return -1;
 	}
 	if ((r = admit_seen6_add(seen, network, &a)) < 0)
@@ -626,7 +627,8 @@ admit_check_desired_ip6(struct admit_ctx *c, const char *ip, const char *mac, co
 	ipv6_prefix_network(&v6->cidr_addr, v6->prefix, &net);
 	if (!ipv6_in_prefix(&a, &net, v6->prefix)) {
 		ipv6_format(&net, x);
-		snprintf(reason, len, "ipv6 address %s is not within subnet %s/%u", s, x, v6->prefix);
+		snprintf(
+		    reason, len, "ipv6 address %s is not within subnet %s/%u", s, x, v6->prefix);
 		return -1;
 	}
 	if (ipv6_cmp(&a, &v6->start) < 0 || ipv6_cmp(&a, &v6->end) > 0) {

@@ -23,7 +23,9 @@
 #define MAC1 "11:22:33:44:55:66"
 #define MAC2 "22:33:44:55:66:77"
 
-#define V4 "'ipv4Config':{'cidr':'192.168.0.0/24','serverIP':'192.168.0.1','pool':{'start':'192.168.0.10','end':'192.168.0.200'}}"
+#define V4                                                                                         \
+	"'ipv4Config':{'cidr':'192.168.0.0/"                                                       \
+	"24','serverIP':'192.168.0.1','pool':{'start':'192.168.0.10','end':'192.168.0.200'}}"
 /* The IPPool default/net-1 on network default/net-1, with ipv6Config {v6} and a status. */
 #define POOL6_ST(v6, status)                                                                       \
 	"{'apiVersion':'network.harvesterhci.io/v1alpha1','kind':'IPPool',"                        \
@@ -34,7 +36,8 @@
 	"{'apiVersion':'network.harvesterhci.io/v1alpha1','kind':'IPPool',"                        \
 	"'metadata':{'namespace':'default','name':'net-1'},"                                       \
 	"'spec':{'networkName':'default/net-1'," V4 "}" status "}"
-#define ALLOC6(ip, val) ",'status':{'ipv6':{'allocated':{'" ip "':'" val "'},'used':1,'available':1}}"
+#define ALLOC6(ip, val)                                                                            \
+	",'status':{'ipv6':{'allocated':{'" ip "':'" val "'},'used':1,'available':1}}"
 #define C64 "'cidr':'2001:db8::/64'"
 #define RANGE6(s, e) "'pool':{'start':'" s "','end':'" e "'}"
 #define FULL6 C64 ",'serverIP':'2001:db8::2'," RANGE6("2001:db8::10", "2001:db8::ffff")
@@ -78,8 +81,8 @@ struct world {
 static const struct world w_net1 = {.nads = {NAD("net-1", "")}};
 static const struct world w_net1_held = {
     .nads = {NAD("net-1", "")}, .cfgs = {HOLDER("vm-a", "default/net-1", MAC1, "2001:db8::100")}};
-static const struct world w_ok = {
-    .nads = {NAD("test-net", LABELS("default", "test-pool"))}, .pools = {TEST_POOL6("", TP_V6, "")}};
+static const struct world w_ok = {.nads = {NAD("test-net", LABELS("default", "test-pool"))},
+    .pools = {TEST_POOL6("", TP_V6, "")}};
 static const struct world w_no_v6 = {
     .nads = {NAD("test-net", LABELS("default", "test-pool"))}, .pools = {TEST_POOL6("", "", "")}};
 static const struct world w_paused = {.nads = {NAD("test-net", LABELS("default", "test-pool"))},
@@ -313,8 +316,7 @@ static const struct tcase cases[] = {
 	.refused = true, .code = 400,
 	.msg = CP "spec.ipv6Config.pool.end: 2001:db8::f is before pool.start 2001:db8::10"},
     {"preferred above valid: the codec's", VAL, IPL, CR, &w_net1,
-	POOL6(FULL6 ",'preferredLifetime':7200,'validLifetime':3600"), .refused = true,
-	.code = 400,
+	POOL6(FULL6 ",'preferredLifetime':7200,'validLifetime':3600"), .refused = true, .code = 400,
 	.msg = CP "spec.ipv6Config.preferredLifetime: 7200 is above validLifetime 3600"},
     {"unknown field: the codec's", VAL, IPL, CR, &w_net1, POOL6(FULL6 ",'leaseTime':60"),
 	.refused = true, .code = 400, .msg = CP "spec.ipv6Config.leaseTime: unknown field"},
@@ -331,11 +333,12 @@ static const struct tcase cases[] = {
 	POOL6(C64 ",'serverIP':'2001:db8::2','pool':{'start':'2001:db8::1','end':'2001:db8::3',"
 		  "'exclude':['2001:db8::1','2001:db8::3','2001:db8::1']}"),
 	.warn = "ipv6 pool range 2001:db8::1-2001:db8::3 holds no allocatable address"},
-    {"warn: short valid lifetime", VAL, IPL, CR, &w_net1,
-	POOL6(FULL6 ",'validLifetime':30"), .warn = "validLifetime 30 s is under 60 s"},
+    {"warn: short valid lifetime", VAL, IPL, CR, &w_net1, POOL6(FULL6 ",'validLifetime':30"),
+	.warn = "validLifetime 30 s is under 60 s"},
     {"warn: the agent as default router", VAL, IPL, CR, &w_net1,
 	POOL6(FULL6 ",'routerAdvertisement':{'enabled':true,'routerLifetime':1800}"),
-	.warn = "routerAdvertisement.routerLifetime 1800 s makes the agent the VMs' default router"},
+	.warn =
+	    "routerAdvertisement.routerLifetime 1800 s makes the agent the VMs' default router"},
     /* --- validate: UPDATE --- */
     {"cidr immutable", VAL, IPL, UPD, &w_net1,
 	POOL6("'cidr':'2001:db8:1::/64','serverIP':'2001:db8:1::2'," RANGE6(
@@ -368,28 +371,34 @@ static const struct tcase cases[] = {
 		  " would be stranded: pool.exclude covers it"},
     {"ipv6Config removed with a binding in the status", VAL, IPL, UPD, &w_net1_held,
 	POOL4_ST(BOUND), POOL6_ST(FULL6, BOUND), .refused = true,
-	.msg = UP "ipv6Config cannot be removed while ipv6 address 2001:db8::100 is bound to mac " MAC1
-		  " (VirtualMachineNetworkConfig default/vm-a)"},
+	.msg =
+	    UP "ipv6Config cannot be removed while ipv6 address 2001:db8::100 is bound to mac " MAC1
+	       " (VirtualMachineNetworkConfig default/vm-a)"},
     {"ipv6Config removed with a binding in a VMNetCfg only", VAL, IPL, UPD, &w_net1_held,
 	POOL4_ST(""), POOL6(FULL6), .refused = true,
-	.msg = UP "ipv6Config cannot be removed while ipv6 address 2001:db8::100 is bound to mac " MAC1
-		  " (VirtualMachineNetworkConfig default/vm-a)"},
+	.msg =
+	    UP "ipv6Config cannot be removed while ipv6 address 2001:db8::100 is bound to mac " MAC1
+	       " (VirtualMachineNetworkConfig default/vm-a)"},
     {"ipv6Config removed, nothing bound", VAL, IPL, UPD, &w_net1,
-	POOL4_ST(ALLOC6("2001:db8::2", "RESERVED")), POOL6_ST(FULL6, ALLOC6("2001:db8::2", "RESERVED")), .refused = false},
+	POOL4_ST(ALLOC6("2001:db8::2", "RESERVED")),
+	POOL6_ST(FULL6, ALLOC6("2001:db8::2", "RESERVED")), .refused = false},
     {"ipv6Config added on a server a stale status holds", VAL, IPL, UPD, &w_net1,
 	POOL6_ST(FULL6, ALLOC6("2001:db8::2", MAC1)), POOL4_ST(ALLOC6("2001:db8::2", MAC1)),
 	.refused = true, .msg = UP "server ipv6 2001:db8::2 is already occupied"},
     {"metadata-only update of a pool with a bad ipv6Config", VAL, IPL, UPD, &w_net1,
 	POOL6("'cidr':'x'"), POOL6("'cidr':'x'"), .refused = false},
     /* --- VMNetCfg ipv6Address --- */
-    {"free address in range", VAL, VMC, CR, &w_ok, CFG(NIC6("2001:db8::20", MAC1)), .refused = false},
-    {"both families", VAL, VMC, CR, &w_ok, CFG(NIC46("192.168.0.20", "2001:db8::20", MAC1)), .refused = false},
+    {"free address in range", VAL, VMC, CR, &w_ok, CFG(NIC6("2001:db8::20", MAC1)),
+	.refused = false},
+    {"both families", VAL, VMC, CR, &w_ok, CFG(NIC46("192.168.0.20", "2001:db8::20", MAC1)),
+	.refused = false},
     {"not IPv6", VAL, VMC, CR, &w_ok, CFG(NIC6("192.168.0.20", MAC1)), .refused = true,
 	.msg = CC "ipv6 address \"192.168.0.20\" is not an IPv6 address"},
     {"outside the subnet", VAL, VMC, CR, &w_ok, CFG(NIC6("2001:db9::20", MAC1)), .refused = true,
 	.msg = CC "ipv6 address 2001:db9::20 is not within subnet 2001:db8::/64"},
     {"outside the range", VAL, VMC, CR, &w_ok, CFG(NIC6("2001:db8::1:0", MAC1)), .refused = true,
-	.msg = CC "ipv6 address 2001:db8::1:0 is not within pool range 2001:db8::10-2001:db8::ffff"},
+	.msg =
+	    CC "ipv6 address 2001:db8::1:0 is not within pool range 2001:db8::10-2001:db8::ffff"},
     {"excluded in the spec", VAL, VMC, CR, &w_ok, CFG(NIC6("2001:db8::11", MAC1)), .refused = true,
 	.msg = CC "ipv6 address 2001:db8::11 is not allocatable"},
     {"EXCLUDED in the status", VAL, VMC, CR, &w_st_excl, CFG(NIC6("2001:db8::111", MAC1)),
@@ -398,7 +407,8 @@ static const struct tcase cases[] = {
 	.refused = true,
 	.msg = CC "ipv6 address 2001:db8::111 is already allocated to mac " MAC2
 		  " (VirtualMachineNetworkConfig default/other-vm)"},
-    {"held by its own MAC", VAL, VMC, CR, &w_st_mac2, CFG(NIC6("2001:db8::111", MAC2)), .refused = false},
+    {"held by its own MAC", VAL, VMC, CR, &w_st_mac2, CFG(NIC6("2001:db8::111", MAC2)),
+	.refused = false},
     {"held by another MAC in a VMNetCfg, not yet in the pool's status", VAL, VMC, CR, &w_cfg_mac2,
 	CFG(NIC6("2001:db8::111", MAC1)), .refused = true,
 	.msg = CC "ipv6 address 2001:db8::111 is already allocated to mac " MAC2
