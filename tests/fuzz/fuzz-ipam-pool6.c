@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer: bytes -> a sequence of ipam_pool6 operations (alloc, take, release, set_range,
- * rebuild) on a pool inside a /118 whose range sits anywhere in the 128-bit space, checked
- * against a naive model of the 1024 addresses: every return value, the lowest-free choice, the
+ * rebuild) on a pool inside a /119 whose range sits anywhere in the 128-bit space, checked
+ * against a naive model of the 512 addresses: every return value, the lowest-free choice, the
  * -EBUSY conflict, the counts, every state and the foreach order. Any difference traps.
  */
 #include <errno.h>
@@ -16,7 +16,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define N 1024
+#define N 512
 
 struct fz {
 	const uint8_t *d;
@@ -37,7 +37,7 @@ byte(struct fz *f)
 }
 
 static unsigned
-off10(struct fz *f)
+off_in(struct fz *f)
 {
 	return (byte(f) << 8 | byte(f)) % N;
 }
@@ -107,12 +107,12 @@ check_all(struct fz *f)
 static void
 op_set_range(struct fz *f)
 {
-	unsigned s = off10(f), e = off10(f), ex[4], lowest = N;
+	unsigned s = off_in(f), e = off_in(f), ex[4], lowest = N;
 	struct in6_addr as = at(f, s), ae = at(f, e), xa[4], bad;
 	size_t n = byte(f) % 5;
 
 	for (size_t k = 0; k < n; k++) {
-		ex[k] = off10(f);
+		ex[k] = off_in(f);
 		xa[k] = at(f, ex[k]);
 	}
 	if (s > e) {
@@ -151,7 +151,7 @@ op_rebuild(struct fz *f)
 			f->st[i] = IPAM_FREE;
 	f->used = 0;
 	for (size_t k = 0; k < n; k++) {
-		unsigned o = off10(f);
+		unsigned o = off_in(f);
 
 		b[k] = (struct ipam_binding6){.addr = at(f, o), .mac = {2, 0, 0, 0, 0, (uint8_t)k}};
 		if (f->st[o] == IPAM_FREE) {
@@ -167,7 +167,7 @@ op_rebuild(struct fz *f)
 static void
 op(struct fz *f)
 {
-	unsigned kind = byte(f) % 8, o = off10(f);
+	unsigned kind = byte(f) % 8, o = off_in(f);
 	struct in6_addr a = at(f, o);
 
 	if (kind <= 2) {
@@ -184,10 +184,10 @@ op(struct fz *f)
 		f->st[want] = IPAM_USED;
 		f->used++;
 	} else if (kind == 3) {
-		int want = f->st[o] < 0		       ? -ERANGE
-			   : f->st[o] == IPAM_USED     ? -EEXIST
-			   : f->st[o] != IPAM_FREE     ? -EPERM
-						       : 0;
+		int want = f->st[o] < 0		   ? -ERANGE
+			   : f->st[o] == IPAM_USED ? -EEXIST
+			   : f->st[o] != IPAM_FREE ? -EPERM
+						   : 0;
 
 		CHECK(ipam_pool6_take(f->p, &a) == want);
 		if (want == 0) {
@@ -220,23 +220,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&f, 0, sizeof(f));
 	f.d = data;
 	f.n = size;
-	/* the /118 anywhere: 110 bits from the input */
+	/* the /119 anywhere: its network from 14 bytes of the input */
 	for (int k = 0; k < 14; k++)
 		f.net = f.net << 8 | byte(&f);
-	f.net <<= 10;
-	f.server = off10(&f);
+	f.net <<= 9;
+	f.server = off_in(&f);
 	for (int k = 0; k < 3; k++) {
-		ex[k] = off10(&f);
+		ex[k] = off_in(&f);
 		xa[k] = at(&f, ex[k]);
 	}
 	ipv6_from_u128(f.net, &net);
 	s = at(&f, 0);
 	e = at(&f, N - 1);
 	srv = at(&f, f.server);
-	if (ipam_pool6_new(&net, 118, &s, &e, &srv, xa, 3, &f.p) < 0)
+	if (ipam_pool6_new(&net, 119, &s, &e, &srv, xa, 3, &f.p) < 0)
 		__builtin_trap();
 	model_range(&f, 0, N - 1, ex, 3);
-	for (int steps = 0; f.i < f.n && steps < 4096; steps++)
+	for (int steps = 0; f.i < f.n && steps < 1024; steps++)
 		op(&f);
 	check_all(&f);
 	ipam_pool6_free(f.p);
