@@ -4,9 +4,10 @@
 
 /*
  * IPPool (network.harvesterhci.io/v1alpha1, crds/ippools.yaml) <-> struct ippool.
- * Field names and JSON shapes are those of harvester/vm-dhcp-controller; mtu and routes are
- * additive extensions. Addresses are host byte order uint32_t (0 = unset for optional
- * ones); MACs are canonical strings (lower case, colons).
+ * Field names and JSON shapes are those of harvester/vm-dhcp-controller; mtu, routes,
+ * spec.ipv6Config and status.ipv6 are additive extensions. IPv4 addresses are host byte order
+ * uint32_t (0 = unset for optional ones), IPv6 ones struct in6_addr (all zero = unset); MACs
+ * are canonical strings (lower case, colons).
  *
  * Ownership: struct ippool owns everything it points to; ippool_free() releases it.
  * Decoders borrow their json_t input and keep no reference to it.
@@ -173,8 +174,11 @@ struct ippool {
 
 /*
  * Decode a whole IPPool object (borrowed). Validates apiVersion/kind when present, the
- * spec (required fields, formats, limits, start <= end inside the CIDR, …) and the status
- * (allocated keys IPv4, values MAC/EXCLUDED/RESERVED). Unknown fields in spec are refused
+ * spec (required fields, formats, limits, start <= end inside the CIDR, …; ipv6Config's the
+ * same, plus serverIP neither the Subnet-Router anycast address nor multicast, preferred <=
+ * valid lifetime, a router lifetime of 0 or at least the RA interval) and the status
+ * (allocated keys IPv4, and IPv6 in any textual form, one address once; values
+ * MAC/EXCLUDED/RESERVED). Unknown fields in spec are refused
  * (a typo must not silently drop a setting); unknown fields elsewhere are ignored.
  * Returns 0 and *ret (new object), or -EINVAL with err filled (field path first), -ENOMEM.
  */
@@ -226,13 +230,14 @@ const struct ippool_alloc6 *ippool_status_find6(
 
 /*
  * One IPPool's JSON text (a GET answer, a list item, a watch event's object) into *ret, as
- * json_loadb + ippool_decode would, without the jansson tree of status.ipv4.allocated: that
- * map is parsed straight into the sorted entries of status.allocated (one per address: the
- * last of duplicate keys, as jansson keeps). A map that is not plainly written (a key or value
- * with a backslash escape, a value that is not a string, a key that is not an IPv4 address, a
- * value that is neither a MAC nor EXCLUDED/RESERVED, ...) goes through jansson with the rest,
- * so the result and the error text are always those of ippool_decode. A text that is not JSON
- * gives -EBADMSG and "not JSON: <jansson's error>". -ENOMEM.
+ * json_loadb + ippool_decode would, without the jansson trees of status.ipv4.allocated and
+ * status.ipv6.allocated: those maps are parsed straight into the sorted entries of
+ * status.allocated and status.allocated6 (one per address: the last of duplicate keys, as
+ * jansson keeps). A map that is not plainly written (a key or value with a backslash escape, a
+ * value that is not a string, a key that is not an IPv4 address / not an IPv6 address in RFC
+ * 5952 form, a value that is neither a MAC nor EXCLUDED/RESERVED, ...) goes through jansson
+ * with the rest, so the result and the error text are always those of ippool_decode. A text that is
+ * not JSON gives -EBADMSG and "not JSON: <jansson's error>". -ENOMEM.
  */
 int ippool_decode_text(const char *text, size_t len, struct ippool **ret, struct crd_error *err);
 

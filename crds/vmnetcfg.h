@@ -85,7 +85,8 @@ struct vmnetcfg {
 /*
  * Decode a whole object (borrowed). Validates vmName (required), networkConfigs (≤ 32;
  * each networkName required, ≤ 64, canonicalised; macAddress required, canonicalised;
- * ipAddress IPv4 when present; the same MAC twice on one network is refused), and status.
+ * ipAddress IPv4 and ipv6Address IPv6 when present; the same MAC twice on one network is
+ * refused), and status (allocatedIPv6Address in any textual form; written in RFC 5952 form).
  * Unknown spec fields are refused. Returns 0 and *ret (new), -EINVAL (err), -ENOMEM.
  */
 int vmnetcfg_decode(const json_t *obj, struct vmnetcfg **ret, struct crd_error *err);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* examples/: every IPPool and VirtualMachineNetworkConfig document decodes with the codec. */
+/* examples/: every IPPool and VirtualMachineNetworkConfig document decodes with the codec, and
+ * the IPv6 fields (spec.ipv6Config, a NIC's ipv6Address) have an example. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "crds/ippool.h"
 #include "crds/vmnetcfg.h"
 #include "kube/yaml.h"
+#include "lib/ip6.h"
 #include "lib/util.h"
 #include "tests/runner.h"
 
@@ -40,7 +42,7 @@ test_examples_decode(void)
 	struct dirent *de;
 	char *names[64];
 	size_t n_names = 0, n_files = 0;
-	unsigned pools = 0, cfgs = 0, others = 0, bad = 0;
+	unsigned pools = 0, cfgs = 0, others = 0, bad = 0, pools6 = 0, nics6 = 0;
 
 	examples_dir(dir, sizeof(dir));
 	dp = opendir(dir);
@@ -80,12 +82,16 @@ test_examples_decode(void)
 
 				r = ippool_decode(docs[i], &p, &err);
 				pools += r == 0;
+				pools6 += r == 0 && p->spec.has_ipv6 && p->spec.ipv6.ra_set &&
+					  p->spec.ipv6.n_dns > 0;
 				ippool_free(p);
 			} else if (kind && strcmp(kind, VMNETCFG_KIND) == 0) {
 				struct vmnetcfg *c = NULL;
 
 				r = vmnetcfg_decode(docs[i], &c, &err);
 				cfgs += r == 0;
+				for (size_t k = 0; r == 0 && k < c->spec.n_nics; k++)
+					nics6 += !ipv6_is_zero(&c->spec.nics[k].ipv6_address);
 				vmnetcfg_free(c);
 			} else {
 				others++;
@@ -108,6 +114,8 @@ test_examples_decode(void)
 	CU_ASSERT(pools >= 4);
 	CU_ASSERT(cfgs >= 4);
 	CU_ASSERT(others >= 2); /* the NAD and the KubeVirt VM */
+	CU_ASSERT(pools6 >= 1); /* ippool-dual-stack.yaml */
+	CU_ASSERT(nics6 >= 1);	/* vmnetcfg-dual-stack.yaml */
 }
 
 static const struct test_case examples_tests[] = {
