@@ -76,6 +76,13 @@ nodad() { ip netns exec "$1" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.
 make_server
 nodad "$SRV"
 ip netns exec "$SRV" sysctl -qw net.ipv6.conf.br0.accept_dad=0
+# br0 keeps one MAC, so one link-local address: a bridge given no address of its own takes its
+# lowest port's as ports join, and its link-local address changed under a server that had just
+# read it (Kea: "Failed to bind socket to fe80::...: Cannot assign requested address"). Down and
+# up again: the link-local address is made anew from the fixed MAC, without DAD.
+ip -n "$SRV" link set br0 down
+ip -n "$SRV" link set br0 address 02:00:00:66:00:fe
+ip -n "$SRV" link set br0 up
 for v in known:$KNOWN_MAC unknown:$UNKNOWN_MAC relay:$RELAY_MAC kvm:$KVM_MAC; do
     n=${v%%:*} mac=${v#*:}
     ip netns add "$TAG-$n"; NSES+=("$TAG-$n")
@@ -93,6 +100,7 @@ have_ll() { [ -n "$(ll_of "$SRV" br0)" ] && [ -n "$(ll_of "$TAG-known" eth0)" ] 
     [ -n "$(ll_of "$TAG-kvm" eth0)" ]; }
 wait_for 20 have_ll || { echo "FAIL: no link-local addresses"; exit 1; }
 SRV_LL=$(ll_of "$SRV" br0)
+[ "$SRV_LL" = fe80::ff:fe66:fe ] || { echo "FAIL: br0's link-local address is $SRV_LL, not fe80::ff:fe66:fe (from its MAC)"; exit 1; }
 
 write_kea() {
     cat >"$TMP/kea-dhcp6.json" <<EOF
