@@ -75,6 +75,9 @@ struct agent_opts {
 	const char *listen;	/* NULL: no HTTP */
 	bool dynamic;
 	bool assign_server_ip;
+	/* --dhcp6-duid-mac: a DHCPv6 client whose MAC has no binding is matched by the Ethernet
+	 * address of its DUID-LL/DUID-LLT (dhcp6_server_set_duid_mac); off by default */
+	bool dhcp6_duid_mac;
 	/* Kubernetes mode: the pool ippool_ref is watched through the API server; no config */
 	bool kube;
 	const char *kubeconfig;	 /* NULL: $KUBECONFIG, else in-cluster */

@@ -103,6 +103,13 @@ static const struct flag flag_table[] = {
 	.dst = &cli.opts.assign_server_ip,
 	.help = "add the pool's serverIP/prefix to the interface (netlink), and\n"
 		"its ipv6Config serverIP/prefix (no DAD)"},
+    {.name = "dhcp6-duid-mac",
+	.type = FLAG_BOOL,
+	.dst = &cli.opts.dhcp6_duid_mac,
+	.help = "DHCPv6: a client whose MAC has no binding is matched by the MAC in\n"
+		"its DUID-LL/DUID-LLT (as Kea's mac-sources duid; for load\n"
+		"generators such as perfdhcp -6). Off by default: a client writes\n"
+		"any DUID, the frame's source MAC is pinned by the bridge"},
     {.name = "dry-run",
 	.type = FLAG_BOOL,
 	.dst = &cli.dry,

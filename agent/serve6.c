@@ -66,6 +66,7 @@ agent_serve6_new(struct agent *a)
 	cb.userdata = a;
 	dhcp6_server_set_callbacks(a->dhcp6, &cb);
 	dhcp6_server_set_clock(a->dhcp6, dhcp6_clock, NULL);
+	dhcp6_server_set_duid_mac(a->dhcp6, a->opts.dhcp6_duid_mac);
 	/* a standby replica's engine answers nothing until it holds the Lease */
 	dhcp6_server_set_standby(a->dhcp6, !a->fo.fsm.active);
 	return 0;

@@ -52,6 +52,9 @@ struct dhcp6_opts {
  * nested IA options walked with the same rules). Returns 0 or -EBADMSG. Nothing allocated.
  */
 int dhcp6_options_parse(const uint8_t *p, size_t len, struct dhcp6_opts *ret);
+/* The 6-byte Ethernet address inside a DUID-LLT (type 1) or DUID-LL (type 3) of hardware
+ * type 1 (RFC 8415 §11.2, §11.4), borrowed from duid; NULL for any other DUID or length. */
+const uint8_t *dhcp6_duid_ethernet(const struct dhcp6_view *duid);
 /* Whether the ORO (option 6) names code. */
 bool dhcp6_oro_has(const struct dhcp6_opts *o, uint16_t code);
 
@@ -145,6 +148,7 @@ struct dhcp6_server {
 	struct dhcp6_optset *optset; /* NULL until set_options */
 	struct dhcp6_ra ra;
 	bool standby;
+	bool duid_mac; /* set_duid_mac: the Client Identifier's link-layer address as fallback */
 	struct dhcp6_table *table;
 	struct dhcp6_callbacks cb;
 	struct dhcp6_stats stats;

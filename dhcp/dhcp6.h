@@ -14,7 +14,8 @@
  *
  * Clients are matched by MAC, not by DUID: the Ethernet source of the frame, or for a
  * relayed message (RELAY-FORW) the client link-layer address option (RFC 6939, option 79,
- * link-layer type 1). The client's DUID (option 1) is only echoed.
+ * link-layer type 1). The client's DUID (option 1) is only echoed, unless
+ * dhcp6_server_set_duid_mac() says otherwise (off by default).
  *
  * What is answered how (RFC 8415 §16, §18.3; the reasons are in dhcp/request6.c): one
  * address per client, the MAC's binding in one IA_NA (the one naming it, else the first);
@@ -225,6 +226,18 @@ void dhcp6_server_set_hwaddr(
     struct dhcp6_server *s, const uint8_t hwaddr[6], const struct in6_addr *link_local);
 /* Standby: every request read is dropped (DHCP6_DROP_NOT_SERVING), no RA, no NA. */
 void dhcp6_server_set_standby(struct dhcp6_server *s, bool standby);
+/*
+ * DUID fallback (as Kea's `mac-sources: duid`): when on and the client's MAC (the frame's
+ * source, or option 79 when relayed) has no binding, the link-layer address of the Client
+ * Identifier's DUID-LLT (type 1) or DUID-LL (type 3) of hardware type 1 (Ethernet, 6 bytes),
+ * RFC 8415 §11.2/§11.4, is looked up instead, and the request is answered (and reported) as
+ * that MAC's. For load generators (perfdhcp -6) that simulate many clients behind one MAC.
+ * Off by default: a client writes any DUID it likes, while the bridge or switch pins the
+ * frame's source MAC to the VM's interface, so turning it on lets any client on the link
+ * take another VM's address by writing that VM's MAC in its DUID. A bound frame MAC always
+ * wins over the DUID's.
+ */
+void dhcp6_server_set_duid_mac(struct dhcp6_server *s, bool on);
 /* The fd to watch for readability (the packet socket); -1 when closed. */
 int dhcp6_server_fd(const struct dhcp6_server *s);
 /*

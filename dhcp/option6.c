@@ -130,6 +130,20 @@ dhcp6_options_parse(const uint8_t *p, size_t len, struct dhcp6_opts *ret)
 	return walk(p, len, top_option, ret);
 }
 
+const uint8_t *
+dhcp6_duid_ethernet(const struct dhcp6_view *duid)
+{
+	/* §11.2: type 1, hardware type, time (4), link-layer address; §11.4: type 3, hardware
+	 * type, link-layer address. Hardware type 1 (RFC 826) has a 6-byte address. */
+	if (duid->p == NULL || duid->len < 4 || be16_get(duid->p + 2) != DHCP6_LINKLAYER_ETHERNET)
+		return NULL;
+	if (be16_get(duid->p) == DHCP6_DUID_LLT && duid->len == 4 + 4 + 6)
+		return duid->p + 8;
+	if (be16_get(duid->p) == DHCP6_DUID_LL && duid->len == 4 + 6)
+		return duid->p + 4;
+	return NULL;
+}
+
 bool
 dhcp6_oro_has(const struct dhcp6_opts *o, uint16_t code)
 {

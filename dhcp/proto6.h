@@ -48,10 +48,12 @@ enum {
 	DHCP6_STATUS_NO_PREFIX_AVAIL = 6,
 };
 
-#define DHCP6_IA_NA_LEN 12		 /* IAID, T1, T2 §21.4 */
-#define DHCP6_IA_TA_LEN 4		 /* IAID §21.5 */
-#define DHCP6_IAADDR_LEN 24		 /* address, preferred, valid §21.6 */
-#define DHCP6_LINKLAYER_ETHERNET 1	 /* RFC 6939 link-layer type (ARP hardware type) */
+#define DHCP6_IA_NA_LEN 12	   /* IAID, T1, T2 §21.4 */
+#define DHCP6_IA_TA_LEN 4	   /* IAID §21.5 */
+#define DHCP6_IAADDR_LEN 24	   /* address, preferred, valid §21.6 */
+#define DHCP6_LINKLAYER_ETHERNET 1 /* RFC 6939 link-layer type (ARP hardware type) */
+#define DHCP6_DUID_LLT 1	   /* DUID types, RFC 8415 §11.1 */
+#define DHCP6_DUID_LL 3
 #define DHCP6_LIFETIME_DEFAULT 31536000u /* one year, as IPv4's lease time default */
 
 /* The fixed header of a client/server message (§8). */

@@ -3,7 +3,9 @@
  * The DHCPv6 message rules (RFC 8415 §16, §18.3): which requests are answered, with what.
  *
  * Decisions (documented in dhcp/dhcp6.h and README):
- * - Clients are matched by MAC (frame source, or relayed RFC 6939 option 79), never by DUID.
+ * - Clients are matched by MAC (frame source, or relayed RFC 6939 option 79), never by DUID,
+ *   unless set_duid_mac is on (dhcp/dhcp6.h says why it is off by default): then a MAC
+ *   without a binding falls back to the Ethernet address of a DUID-LLT/DUID-LL.
  * - One address per client: the MAC's binding goes into one IA_NA (the one that names it, else
  *   the first); every other IA_NA gets NoAddrsAvail, IA_TA NoAddrsAvail, IA_PD NoPrefixAvail.
  * - A MAC without a binding (or whose address it declined) that asks for an IA_NA gets an
@@ -426,6 +428,15 @@ handle(struct dhcp6_server *s, const uint8_t *data, size_t len, const struct dhc
 	if (check_ids(&c) < 0)
 		return 0;
 	c.b = dhcp6_table_lookup(s->table, s->req.mac);
+	if (c.b == NULL && s->duid_mac) {
+		const uint8_t *mac = dhcp6_duid_ethernet(&s->req.opts.client_id);
+		struct dhcp6_binding *b = mac != NULL ? dhcp6_table_lookup(s->table, mac) : NULL;
+
+		if (b != NULL) { /* answered, released, declined and reported as the DUID's MAC */
+			s->req.mac = mac;
+			c.b = b;
+		}
+	}
 	if (c.b != NULL && (c.b->flags & DHCP6_BINDING_DECLINED))
 		c.b = NULL;
 	c.w = (struct dhcp6_writer){.p = out, .cap = cap};

@@ -290,6 +290,12 @@ dhcp6_server_set_standby(struct dhcp6_server *s, bool standby)
 	s->standby = standby;
 }
 
+void
+dhcp6_server_set_duid_mac(struct dhcp6_server *s, bool on)
+{
+	s->duid_mac = on;
+}
+
 int
 dhcp6_server_fd(const struct dhcp6_server *s)
 {

@@ -14,12 +14,12 @@
 # Clients: perfdhcp -6 -M MACFILE draws each exchange's client from the CLIENTS MACs the agent has
 # bindings for and sends a DUID-LL (RFC 8415 §11.4) of it; every frame leaves from perfdhcp's one
 # interface (MAC 02:00:00:00:77:fe, which has no binding), and perfdhcp 2.2 puts no RFC 6939
-# option 79 in its relayed mode (-A 1). So the agent serves these clients only when it also
-# identifies a client by the link-layer address of a DUID-LL/DUID-LLT whose frame's source MAC
-# has no binding; when it does not, the agent's SARR is 0 and the run says so ("agent answered no
-# SARR") instead of making a figure up. Kea (KEA_MODE=pool) allocates from the same range
-# dynamically, as the IPv4 bench's Kea does; KEA_MODE=reservations gives Kea the same CLIENTS MACs
-# as hw-address reservations (mac-sources: duid), which is the agent's job exactly.
+# option 79 in its relayed mode (-A 1). So the agent runs with --dhcp6-duid-mac (off by default:
+# README): a client whose frame MAC has no binding is matched by its DUID-LL's MAC. Should it
+# still answer nothing, its SARR is 0 and the run says so ("agent answered no SARR") instead of
+# making a figure up. Kea (KEA_MODE=pool) allocates from the same range dynamically by DUID, as
+# the IPv4 bench's Kea does; KEA_MODE=reservations gives Kea the same CLIENTS MACs as hw-address
+# reservations (mac-sources: duid), which is the agent's job exactly.
 #
 # Everything it creates is removed on exit, also on error or Ctrl-C: its network namespaces
 # (vmd6<PID>-srv, vmd6<PID>-cli), the processes it started (stopped by PID), temp files. Results
@@ -33,9 +33,9 @@
 #   KEA_MODE [pool]       pool | reservations (above)
 #   DUAL [0]              1: the generated NICs carry an ipAddress too (dual-stack VMs)
 #   ONE_CLIENT [0]        1: every exchange from one client, perfdhcp's own interface (-R 1, its
-#                         MAC given a binding too, fd00:77::2:ffff): what both servers do per
-#                         packet for a known client, measurable while the agent cannot identify
-#                         -M's clients (above); said so in the doc section
+#                         MAC given a binding too, fd00:77::2:ffff; the agent without
+#                         --dhcp6-duid-mac): what both servers do per packet for one known
+#                         client; its own doc section
 #   SRV_CPU [1] CLI_CPU [0]   taskset CPU lists of the server and of perfdhcp
 #   PARTS ["sarr rss"]    which parts to run
 #   NODOC=1               do not touch docs/benchmarks.md;  DOC [docs/benchmarks.md]
@@ -121,8 +121,8 @@ done
 awk -v n="$CLIENTS" 'BEGIN { for (i = 0; i < n; i++) printf "52:54:00:%02x:%02x:%02x\n", int(i / 65536) % 256, int(i / 256) % 256, i % 256 }' >"$OUT/macs.txt"
 head -n 1 "$OUT/macs.txt" >"$OUT/mac1.txt"
 # perfdhcp's clients: -M (a DUID-LL per exchange from the bound MACs) or one client (-R 1)
-CLIENT_ARGS=(-M "$OUT/macs.txt") PROBE_ARGS=(-M "$OUT/mac1.txt")
-[ "$ONE_CLIENT" = 1 ] && CLIENT_ARGS=(-R 1) PROBE_ARGS=(-R 1)
+CLIENT_ARGS=(-M "$OUT/macs.txt") PROBE_ARGS=(-M "$OUT/mac1.txt") AGENT_ARGS=(--dhcp6-duid-mac)
+[ "$ONE_CLIENT" = 1 ] && CLIENT_ARGS=(-R 1) PROBE_ARGS=(-R 1) AGENT_ARGS=()
 gen_yaml() {
     awk -v n="$CLIENTS" -v dual="$DUAL" 'BEGIN {
         print "apiVersion: network.harvesterhci.io/v1alpha1\nkind: IPPool\nmetadata:\n  name: bench6\n  namespace: default"
@@ -187,7 +187,7 @@ start_server() {
             $( [ -n "$SRV_CPU" ] && echo taskset -c "$SRV_CPU" ) kea-dhcp6 -c "$OUT/kea-dhcp6.json" >>"$OUT/kea.log" 2>&1 &
     else
         ip netns exec "$SRV_NS" $( [ -n "$SRV_CPU" ] && echo taskset -c "$SRV_CPU" ) "$AGENT" --config "$OUT/agent.yaml" \
-            --interface br0 --assign-server-ip --listen "$HTTP" >>"$OUT/agent.log" 2>&1 &
+            --interface br0 --assign-server-ip --listen "$HTTP" "${AGENT_ARGS[@]}" >>"$OUT/agent.log" 2>&1 &
     fi
     SPID=$!
     for t in $(seq 600); do
@@ -222,7 +222,7 @@ if has sarr; then
             start_server "$s"
             rc=$?
             if [ $rc = 2 ]; then
-                AGENT_NOTE="the agent answered no SARR for a bound MAC sent as perfdhcp's DUID-LL from another frame MAC (it matches clients by the frame's source MAC only)"
+                AGENT_NOTE="the agent ($AGENT ${AGENT_ARGS[*]}) answered no SARR for a bound MAC sent as perfdhcp's client"
                 say "$AGENT_NOTE"
                 echo "RESULT server=$s rep=$rep sarr=0 sent=NA cpu_s=NA sarr_per_cpu_s=NA rss_kb=$(proc_status "$SPID" VmHWM) note=no-sarr" | tee -a "$RES"
                 stop_server
@@ -278,6 +278,9 @@ CMDLINE="REPS=$REPS DUR=$DUR RATE=$RATE"
 [ "$DUAL" = 0 ] || CMDLINE+=" DUAL=$DUAL"
 [ "$ONE_CLIENT" = 0 ] || CMDLINE+=" ONE_CLIENT=$ONE_CLIENT"
 [ "$PARTS" = " sarr rss " ] || CMDLINE+=" PARTS=\"$(xargs <<<"$PARTS")\""
+DUID_NOTE=""
+[ "$ONE_CLIENT" = 1 ] || DUID_NOTE=' and `--dhcp6-duid-mac` (a client whose frame MAC has no binding is
+matched by the MAC of its DUID-LL, as Kea'"'"'s mac-sources duid; off by default)'
 {
     cat <<EOF
 <!-- $MARK:start (written by scripts/bench-dhcp6.sh) -->
@@ -289,7 +292,7 @@ c-perf (pinned to CPU $CLI_CPU), $( [ "$ONE_CLIENT" = 1 ] && echo "every exchang
 $( [ "$RATE" = max ] && echo "flooding" || echo "$RATE SARR/s offered") for $DUR s against each
 server in turn on a fresh start, pinned to CPU $SRV_CPU: Kea $(kea-dhcp6 -v) memfile without
 persistence ($KEA_MODE), the agent in local mode with $CLIENTS VirtualMachineNetworkConfig NICs
-with \`ipv6Address\`. SARR = REPLYs perfdhcp received; CPU = utime+stime of the server's
+with \`ipv6Address\`$DUID_NOTE. SARR = REPLYs perfdhcp received; CPU = utime+stime of the server's
 \`/proc/PID/stat\` before and after the sending.
 EOF
     [ -n "${NOTE:-}" ] && printf '\n%s\n' "$NOTE"
@@ -299,7 +302,7 @@ EOF
             $1 == "RESULT" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
             printf "| %s | %s | %s | %s | %s | %s | %s |\n", g("server"), g("rep"), g("sarr"), g("sarr_s"), g("cpu_s"), g("sarr_per_cpu_s"), g("rss_kb"); delete v }' "$RES"
         printf '\nMedians of %s: Kea %s, agent %s SARR per server CPU-second; ratio %s.\n' "$REPS" "$k_eff" "$a_eff" "$ratio"
-        [ -n "$AGENT_NOTE" ] && printf '\nNot measured for the agent: %s. perfdhcp -6 -M sends each exchange with a DUID-LL of a bound MAC, but every frame leaves from its one interface, and perfdhcp 2.2 cannot add option 79 to its relayed traffic (-A 1). Proposed, a decision for the engine: when the frame'"'"'s source MAC (and option 79) has no binding, also look the client up by the link-layer address of a DUID-LL or DUID-LLT (RFC 8415 §11.2, §11.4) of hardware type 1, as Kea'"'"'s mac-sources "duid" does; off by default (an agent flag), since a DUID is whatever the client writes while the frame source can be pinned by the bridge. `ONE_CLIENT=1` measures both servers meanwhile (below).\n' "$AGENT_NOTE"
+        [ -n "$AGENT_NOTE" ] && printf '\nNot measured for the agent: %s (see %s).\n' "$AGENT_NOTE" "$OUT/agent.log"
     fi
     if has rss; then
         printf '\nRSS with %s IPv6 bindings (after start-up, idle): VmRSS %s KiB, peak (VmHWM, during the YAML load) %s KiB.\n' "$CLIENTS" "$rss_kb" "$hwm_kb"

@@ -12,6 +12,7 @@
  *   bit 3: wrapped frames are unicast to the server address (else to ff02::1:2)
  *   bit 4: the second option set (rapid commit, no search list, infinite lifetimes)
  *   bit 5: router advertisements on
+ *   bit 6: the DUID fallback on (set_duid_mac: a DUID-LL/LLT's MAC when the frame's is unbound)
  * Invariants checked on every reply: the frame parses back with good checksums, and a
  * DHCPv6 reply's relay layers and options parse back.
  */
@@ -139,6 +140,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (mode & 16)
 		dhcp6_server_set_options(srv, &opts_b);
 	ra.enabled = (mode & 32) != 0;
+	dhcp6_server_set_duid_mac(srv, (mode & 64) != 0);
 	ra.prefix = opts_a.server_ip;
 	dhcp6_server_set_ra(srv, &ra);
 	n = dhcp6_handle_frame(srv, frame, len, (mode & 2) != 0, 1, out, &type);

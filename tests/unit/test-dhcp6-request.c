@@ -1073,6 +1073,108 @@ test_reply_too_big(void)
 	teardown();
 }
 
+/* A SOLICIT (or REQUEST / RELEASE naming vm_addr) whose Client Identifier is duid[0..n). */
+static void
+duid_msg(struct msg *m, uint8_t type, const uint8_t *duid, size_t n)
+{
+	start(m, type);
+	opt(m, DHCP6_OPT_CLIENTID, duid, n);
+	if (type != DHCP6_MSG_SOLICIT)
+		server_id(m);
+	ia(m, DHCP6_OPT_IA_NA, 1, type != DHCP6_MSG_SOLICIT ? "2001:db8::100" : NULL);
+}
+
+/* The IA_NA status of a SOLICIT from frame MAC src carrying duid: -1 when given vm_addr. */
+static int
+solicit_duid(const uint8_t *src, const uint8_t *duid, size_t n)
+{
+	struct msg m;
+	struct ia_seen s;
+
+	duid_msg(&m, DHCP6_MSG_SOLICIT, duid, n);
+	CU_ASSERT_EQUAL_FATAL(send_from(&m, src, true), DHCP6_MSG_ADVERTISE);
+	s = reply_ia(DHCP6_OPT_IA_NA, 0);
+	CU_ASSERT_FATAL(s.present);
+	if (s.status == -1)
+		CU_ASSERT(ipv6_equal(&s.addr, &vm_addr));
+	return s.status;
+}
+
+static void
+test_duid_mac(void)
+{
+	/* vm_mac in a DUID-LL (type 3) and a DUID-LLT (type 1), hardware type 1 */
+	uint8_t ll[10] = {0, 3, 0, 1}, llt[14] = {0, 1, 0, 1, 0x2a, 0x2b, 0x2c, 0x2d};
+	uint8_t bad[18], other_addr_mac[6] = {0x52, 0x54, 0x00, 0x77, 0x77, 0x77};
+	struct in6_addr other_addr = a6("2001:db8::200");
+	struct ia_seen s;
+	struct msg m;
+
+	memcpy(ll + 4, vm_mac, 6);
+	memcpy(llt + 8, vm_mac, 6);
+	setup();
+	/* off (the default): the frame's MAC only */
+	CU_ASSERT_EQUAL(solicit_duid(other_mac, ll, sizeof(ll)), DHCP6_STATUS_NO_ADDRS_AVAIL);
+	CU_ASSERT_EQUAL(solicit_duid(other_mac, llt, sizeof(llt)), DHCP6_STATUS_NO_ADDRS_AVAIL);
+	/* on: the DUID's MAC's binding, reported as that MAC */
+	dhcp6_server_set_duid_mac(srv, true);
+	CU_ASSERT_EQUAL(solicit_duid(other_mac, ll, sizeof(ll)), -1);
+	CU_ASSERT(memcmp(last.mac, vm_mac, 6) == 0);
+	CU_ASSERT_STRING_EQUAL(last.hostname, "vm-one");
+	CU_ASSERT_EQUAL(solicit_duid(other_mac, llt, sizeof(llt)), -1);
+	duid_msg(&m, DHCP6_MSG_REQUEST, llt, sizeof(llt));
+	CU_ASSERT_EQUAL(send_from(&m, other_mac, true), DHCP6_MSG_REPLY);
+	CU_ASSERT_EQUAL(reply_ia(DHCP6_OPT_IA_NA, 0).status, -1);
+	CU_ASSERT(ipv6_equal(&last.address, &vm_addr));
+	/* a RELEASE is the DUID's MAC's (on_release checks the MAC is vm_mac) */
+	duid_msg(&m, DHCP6_MSG_RELEASE, ll, sizeof(ll));
+	CU_ASSERT_EQUAL(send_from(&m, other_mac, true), DHCP6_MSG_REPLY);
+	CU_ASSERT_EQUAL(n_releases, 1);
+	/* relayed: option 79 unbound, the DUID's MAC */
+	duid_msg(&m, DHCP6_MSG_SOLICIT, ll, sizeof(ll));
+	relay_wrap(&m, 0, other_mac);
+	CU_ASSERT_EQUAL(send_from(&m, relay_mac, false), DHCP6_MSG_ADVERTISE);
+	CU_ASSERT(last.relayed && memcmp(last.mac, vm_mac, 6) == 0);
+	CU_ASSERT(ipv6_equal(&last.address, &vm_addr));
+	/* DUID-EN (2) and DUID-UUID (4) carrying the same bytes: not link-layer DUIDs */
+	memcpy(bad, ll, sizeof(ll));
+	bad[1] = 2;
+	CU_ASSERT_EQUAL(solicit_duid(other_mac, bad, sizeof(ll)), DHCP6_STATUS_NO_ADDRS_AVAIL);
+	memcpy(bad, llt, sizeof(llt));
+	bad[1] = 2;
+	CU_ASSERT_EQUAL(solicit_duid(other_mac, bad, sizeof(llt)), DHCP6_STATUS_NO_ADDRS_AVAIL);
+	memset(bad, 0, sizeof(bad));
+	bad[1] = 4;
+	memcpy(bad + 2, ll + 2, 8); /* 00 01 then vm_mac where a DUID-LL has them; 18 bytes */
+	CU_ASSERT_EQUAL(solicit_duid(other_mac, bad, 18), DHCP6_STATUS_NO_ADDRS_AVAIL);
+	/* a hardware type other than Ethernet (6, IEEE 802) */
+	memcpy(bad, ll, sizeof(ll));
+	bad[3] = 6;
+	CU_ASSERT_EQUAL(solicit_duid(other_mac, bad, sizeof(ll)), DHCP6_STATUS_NO_ADDRS_AVAIL);
+	/* bad lengths: a 5- or 7-byte address in a DUID-LL or DUID-LLT, a header alone */
+	memcpy(bad, ll, sizeof(ll));
+	bad[10] = 0x99;
+	CU_ASSERT_EQUAL(solicit_duid(other_mac, bad, 9), DHCP6_STATUS_NO_ADDRS_AVAIL);
+	CU_ASSERT_EQUAL(solicit_duid(other_mac, bad, 11), DHCP6_STATUS_NO_ADDRS_AVAIL);
+	memcpy(bad, llt, sizeof(llt));
+	bad[14] = 0x99;
+	CU_ASSERT_EQUAL(solicit_duid(other_mac, bad, 13), DHCP6_STATUS_NO_ADDRS_AVAIL);
+	CU_ASSERT_EQUAL(solicit_duid(other_mac, bad, 15), DHCP6_STATUS_NO_ADDRS_AVAIL);
+	CU_ASSERT_EQUAL(solicit_duid(other_mac, ll, 4), DHCP6_STATUS_NO_ADDRS_AVAIL);
+	CU_ASSERT_EQUAL(solicit_duid(other_mac, llt, 8), DHCP6_STATUS_NO_ADDRS_AVAIL);
+	/* a bound frame MAC wins over the DUID's */
+	CU_ASSERT_FATAL(dhcp6_server_set_binding(srv, other_addr_mac, &other_addr, NULL) == 0);
+	duid_msg(&m, DHCP6_MSG_SOLICIT, ll, sizeof(ll));
+	CU_ASSERT_EQUAL(send_from(&m, other_addr_mac, true), DHCP6_MSG_ADVERTISE);
+	s = reply_ia(DHCP6_OPT_IA_NA, 0);
+	CU_ASSERT(s.status == -1 && ipv6_equal(&s.addr, &other_addr));
+	CU_ASSERT(memcmp(last.mac, other_addr_mac, 6) == 0);
+	/* off again */
+	dhcp6_server_set_duid_mac(srv, false);
+	CU_ASSERT_EQUAL(solicit_duid(other_mac, ll, sizeof(ll)), DHCP6_STATUS_NO_ADDRS_AVAIL);
+	teardown();
+}
+
 static const struct test_case request_tests[] = {
     {"solicit -> advertise", test_solicit_advertise},
     {"ORO: dns and search list", test_oro_options},
@@ -1094,6 +1196,7 @@ static const struct test_case request_tests[] = {
     {"not serving", test_not_serving},
     {"options and bindings", test_options_and_bindings},
     {"reply too big", test_reply_too_big},
+    {"DUID link-layer address as the MAC", test_duid_mac},
     {NULL, NULL},
 };
 
