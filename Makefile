@@ -263,12 +263,15 @@ UNIT_JOBS ?= $(shell echo $$((2 * $$(nproc 2>/dev/null || echo 1))))
 unit: $(UNIT_BINS)
 	@TEST_JOBS=$${TEST_JOBS:-$(UNIT_JOBS)} tests/run-tests.sh $(TEST_GROUP) $(UNIT_BINS)
 
-# Unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (separate build dir). One
-# after another: the test API server is built with LeakSanitizer here too, and with the suites
-# run four at once it once exited reporting a TLS connection still being set up at SIGTERM
-# (libevent_openssl; tests/apiserver/server.c), which failed the suite that stopped it.
+# Unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (separate build dir), run as
+# many at once as `make unit`. The test API server the suites start is built with the
+# sanitizers too (memory errors abort it, and the suite fails) but runs without LeakSanitizer's
+# exit-time report: with suites run side by side it once reported a TLS connection still being
+# set up at SIGTERM (libevent_openssl; tests/apiserver/server.c). Its leaks are checked by
+# `make valgrind-apiserver`; the code under test keeps LeakSanitizer.
 asan:
-	@$(MAKE) --no-print-directory BUILD=build/asan SAN=asan TEST_GROUP=asan UNIT_JOBS=1 unit
+	@VMDHCP_APISERVER_WRAPPER="env ASAN_OPTIONS=detect_leaks=0:abort_on_error=0" \
+		$(MAKE) --no-print-directory BUILD=build/asan SAN=asan TEST_GROUP=asan unit
 
 # Network-namespace integration tests (root; they skip with exit 77 otherwise), then one more
 # check: the host's resolv.conf and DHCP clients' state are as they were (tests/netns/host-files.sh).
