@@ -376,7 +376,8 @@ ip netns exec "$TAG-vm1" unshare -m sh -c '
 PIDS+=($!)
 vm_addr6() { ip -n "$TAG-vm1" -6 -o addr show dev eth0 scope global | awk '{ print $4 }' | head -n1; }
 check "dhclient -6 bound to exactly $IP6/128" wait_for 90 bash -c "[ \"\$(ip -n $TAG-vm1 -6 -o addr show dev eth0 scope global | awk '{ print \$4 }')\" = $IP6/128 ]"
-check "resolv.conf nameserver ${VNET6}53 (DHCPv6 option 23)" wait_for 10 grep -q "^nameserver ${VNET6}53\$" "/etc/netns/$TAG-vm1/resolv.conf"
+# (read from dhclient -6's lease: resolv.conf is rewritten by the IPv4 dhclient's renewals too)
+check "dhclient -6's lease holds DNS server ${VNET6}53 (DHCPv6 option 23)" wait_for 10 grep -q "option dhcp6.name-servers ${VNET6}53;" "$TMP/vm1-6.leases"
 replies6() { grep -c 'RCV: Reply message' "$TMP/dhclient6-vm1.log" 2>/dev/null || true; }
 more_replies6() { [ "$(replies6)" -gt "$1" ]; }
 pod_said() { k -n $NS logs "$1" | grep -q -- "$2"; }
