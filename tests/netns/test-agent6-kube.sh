@@ -85,6 +85,9 @@ dhclient6_once() { # VM: one exchange (-1), foreground until bound or given up
         exec dhclient -6 -1 -v -cf "$1/dhclient6.conf" -lf "$1/$2.leases6" -pf "$1/$2.pid6" eth0' \
         sh "$TMP" "$1" >>"$TMP/dhclient6-$1.log" 2>&1
     # dhclient daemonised once bound: its pid file names it
+    # (the daemon writes its pid file after its parent has exited: wait for it, bounded, so
+    # the daemon is always stopped at the end)
+    for _ in $(seq 50); do [ -s "$TMP/$1.pid6" ] && break; sleep 0.1; done
     [ -s "$TMP/$1.pid6" ] && PIDS+=("$(cat "$TMP/$1.pid6")")
     return 0
 }
