@@ -29,11 +29,23 @@ static struct dhcp6_decision last;
 static unsigned n_decisions, n_declines, n_releases;
 static struct in6_addr cb_addr;
 
+static uint8_t last_mac[6];
+static char last_hostname[256];
+
+/* The decision's pointers are borrowed for the callback only: keep copies. */
 static void
 on_decision(void *ud, const struct dhcp6_decision *d)
 {
 	(void)ud;
 	last = *d;
+	if (d->mac != NULL) {
+		memcpy(last_mac, d->mac, sizeof(last_mac));
+		last.mac = last_mac;
+	}
+	if (d->hostname != NULL) {
+		snprintf(last_hostname, sizeof(last_hostname), "%s", d->hostname);
+		last.hostname = last_hostname;
+	}
 	n_decisions++;
 }
 
