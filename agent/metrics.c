@@ -32,6 +32,7 @@ static const char *const reload_labels[] = {"ok", "error"};
 static const char *const ignored_labels[] = {"rate_limited", "not_bound"};
 static const char *const ha_state_labels[] = {"standby", "probing", "active", "hold"};
 static const char *const pass_labels[] = {"wakeup", "backlog", "after_wait"};
+static const char *const pass6_labels[] = {"wakeup", "backlog"}; /* DHCPv6 never waits */
 /* DHCPv6: what clients send (RFC 8415 §7.3) and what the server answers */
 static const uint8_t rx6_types[] = {DHCP6_MSG_SOLICIT, DHCP6_MSG_REQUEST, DHCP6_MSG_CONFIRM,
     DHCP6_MSG_RENEW, DHCP6_MSG_REBIND, DHCP6_MSG_RELEASE, DHCP6_MSG_DECLINE,
@@ -67,6 +68,9 @@ collect6(struct agent *a)
 	metric_set(a->mx.na6, 0, (double)st->na_tx);
 	(void)dhcp6_server_read_kernel_stats(a->dhcp6);
 	metric_set(a->mx.kernel_drops6, 0, (double)st->kernel_drops);
+	metric_set(a->mx.rx_passes6, 0, (double)st->rx_wakeups);
+	metric_set(a->mx.rx_passes6, 1, (double)st->rx_immediate);
+	metric_set(a->mx.rx_yields6, 0, (double)st->rx_yields);
 }
 
 static void
@@ -285,6 +289,14 @@ static const struct series agent_series[] = {
     SERIES(kernel_drops6, METRIC_COUNTER, "vmdhcp_agent_dhcp6_kernel_drops_total",
 	"Frames for the DHCPv6 packet socket the kernel dropped because its receive ring was "
 	"full (PACKET_STATISTICS tp_drops, accumulated)"),
+    SERIES_LABELED(rx_passes6, METRIC_COUNTER, "vmdhcp_agent_dhcp6_receive_passes_total",
+	"Passes over the DHCPv6 packet socket's receive ring, as "
+	"vmdhcp_agent_receive_passes_total: wakeup = the first of an event-loop wakeup, backlog "
+	"= begun at once after answering because more had arrived meanwhile",
+	"trigger", pass6_labels),
+    SERIES(rx_yields6, METRIC_COUNTER, "vmdhcp_agent_dhcp6_receive_budget_yields_total",
+	"DHCPv6 wakeups that read their budget of frames with more still waiting, and gave the "
+	"event loop its turn before reading on"),
 };
 
 /* Kubernetes mode: the IPPool source's series. */

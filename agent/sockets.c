@@ -567,6 +567,10 @@ agent_link_changed(
 		 */
 		int r = a->sock.open ? dhcp_server_set_mtu(a->dhcp, now->mtu) : 0;
 
+		/* the DHCPv6 socket's ring as well (open or not, as the IPv4 one) */
+		if (r == 0 && a->dhcp6 != NULL)
+			r = dhcp6_server_set_mtu(a->dhcp6, now->mtu);
+
 		if (r < 0)
 			log_warn("%s: MTU %u -> %u: cannot resize the receive ring (%s); longer "
 				 "frames are counted as truncated and dropped",

@@ -18,6 +18,7 @@
 #include "dhcp/option.h"
 #include "dhcp/packet.h"
 #include "dhcp/proto.h"
+#include "dhcp/socket-raw.h"
 #include "dhcp/table.h"
 #include "lib/log.h"
 
@@ -72,35 +73,7 @@ struct dhcp_tx_slot {
 	uint8_t buf[DHCP_TX_BUF];
 };
 
-/*
- * TPACKET_V2 receive ring of the packet socket: frames are read in place, without a read
- * syscall, and an empty ring costs a memory load, not a syscall, so a caller may poll it.
- * A frame slot holds the kernel's header and one whole frame of the interface's MTU (read
- * when the socket opens, clamped to [DHCP_RING_MTU_MIN, DHCP_RING_MTU_MAX]): a 9000-MTU link
- * gets 9 KiB slots, so a large request is not truncated. About DHCP_RING_MEM bytes in all.
- * When the MTU changes later, dhcp_server_set_mtu() resizes the ring in place (the agent
- * follows the link through netlink). The ring is sized for the MTU rather than for 65535
- * from the start: within the same 1 MiB, 64 KiB slots would leave 16 frames for a burst
- * where 1500-byte links (nearly all) have 512. A frame longer than its slot is counted as
- * truncated (and logged), never handled. map == NULL: no ring (recvmmsg is used).
- */
-#define DHCP_RING_MEM (1u << 20)
-#define DHCP_RING_BLOCK_MIN (32u << 10)
-#define DHCP_RING_BLOCK_NR_MIN 16u
-#define DHCP_RING_MTU_MIN 1500u
-#define DHCP_RING_MTU_MAX 65535u
-
-struct dhcp_ring {
-	uint8_t *map;	   /* block_nr blocks of block_size bytes */
-	size_t map_len;	   /* block_size * block_nr */
-	size_t block_size; /* a multiple of the page size */
-	size_t frame_size; /* a multiple of TPACKET_ALIGNMENT; frames do not span blocks */
-	size_t frames_per_block;
-	size_t frame_nr;
-	size_t cur; /* next frame to read */
-};
-/* Ring geometry for a link MTU (clamped as above); fills every field but map and cur. */
-void dhcp_ring_geometry(struct dhcp_ring *ring, unsigned mtu);
+/* The packet socket's receive ring: dhcp/socket-raw.h. */
 
 struct dhcp_server {
 	struct dhcp_optset *optset; /* NULL until set_options; swapped whole */
@@ -177,22 +150,11 @@ int dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *r
 void dhcp_reply_frame(
     const struct dhcp_server *s, const struct dhcp_request *req, struct dhcp_reply *r);
 
-/* socket.c */
-/* ring: when not NULL, a TPACKET_V2 receive ring is set up on the socket if the kernel can
- * (ring->map stays NULL otherwise; the socket then works with recvmmsg). */
+/* socket.c: the DHCPv4 sockets (the raw socket itself: dhcp/socket-raw.h) */
+/* The packet socket with the DHCPv4 filter (UDP to port 67); ring as dhcp_socket_open_filtered. */
 int dhcp_socket_open_packet(int ifindex, struct dhcp_ring *ring);
-/* Unmaps the ring (the socket is closed by the caller). */
-void dhcp_socket_ring_close(struct dhcp_ring *ring);
-/* Called once per ready frame, in arrival order: frame (borrowed), its captured length, its
- * length on the wire (larger when the slot cut it short), CSUMNOTREADY. */
-typedef void (*dhcp_ring_frame_fn)(
-    void *userdata, const uint8_t *frame, size_t len, size_t wire_len, bool csum_not_ready);
-/* Hands the ready frames (at most a ring's worth) to fn, each returned to the kernel after
- * fn. Returns how many, or -EAGAIN when none is ready. */
-int dhcp_socket_ring_next(struct dhcp_ring *ring, dhcp_ring_frame_fn fn, void *userdata);
+/* UDP :67 on ifname, never read (a drop-all filter): no ICMP port-unreachable goes out. */
 int dhcp_socket_open_udp(const char *ifname);
-/* Whether the ring's next frame is ready to read (a memory load; false without a ring). */
-bool dhcp_socket_ring_ready(const struct dhcp_ring *ring);
 /*
  * Adds a PACKET_STATISTICS readout (tp_packets: frames the filter passed, drops included;
  * tp_drops: dropped, the ring or buffer full) to st's kernel_received / kernel_drops.
@@ -200,18 +162,6 @@ bool dhcp_socket_ring_ready(const struct dhcp_ring *ring);
 void dhcp_kernel_stats_add(struct dhcp_stats *st, unsigned packets, unsigned drops);
 /* Reads (and so resets) fd's PACKET_STATISTICS into st (above). 0 or negative errno. */
 int dhcp_socket_packet_stats(int fd, struct dhcp_stats *st);
-/* Reads up to DHCP_BATCH frames; ret_len[i] lengths (0: skip), ret_csum[i] CSUMNOTREADY,
- * ret_trunc[i] the frame was longer than DHCP_RX_BUF (cut short; ret_len[i] its wire length). */
-int dhcp_socket_recv_packets(int fd, uint8_t (*bufs)[DHCP_RX_BUF], size_t n, size_t *ret_len,
-    bool *ret_csum, bool *ret_trunc);
-/*
- * Gives the packet socket fd a receive ring sized for mtu in place of ring (unmapped, freed,
- * set up again: no new socket, so no capability is needed; frames waiting in the old ring are
- * lost). On failure the socket is left without a ring (recvmmsg). 0 or negative errno.
- */
-int dhcp_socket_ring_resize(int fd, struct dhcp_ring *ring, unsigned mtu);
-/* MTU of ifname (queried through fd), or negative errno. */
-int dhcp_socket_mtu(int fd, const char *ifname);
 /* Sends the replies' frames on packet_fd (a reply without one is not sent); returns how many
  * were sent and marks them in ret_sent. */
 int dhcp_socket_send(

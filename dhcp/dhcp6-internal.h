@@ -14,8 +14,10 @@
 #include <stdint.h>
 
 #include "dhcp/dhcp6.h"
+#include "dhcp/moderate.h"
 #include "dhcp/proto6.h"
 #include "dhcp/ra.h"
+#include "dhcp/socket-raw.h"
 #include "lib/log.h"
 #include "lib/mactable.h"
 
@@ -159,6 +161,8 @@ struct dhcp6_server {
 	uint8_t hwaddr[6];
 	struct in6_addr link_local;
 	int packet_fd, udp_fd;
+	struct dhcp_ring ring;	    /* on packet_fd (map NULL: read with recvmmsg) */
+	struct dhcp_moderation mod; /* fed by every read of packet_fd */
 
 	/* the request being handled, for on_decision */
 	struct dhcp6_request req;

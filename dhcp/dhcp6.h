@@ -138,6 +138,10 @@ struct dhcp6_stats {
 	uint64_t latency_sum_usec;
 	/* the packet socket's PACKET_STATISTICS, accumulated (dhcp6_server_read_kernel_stats) */
 	uint64_t kernel_received, kernel_drops;
+	/* receive moderation (dhcp/moderate.h), as struct dhcp_stats: calls (wakeups), passes
+	 * begun at once because frames were still waiting after answering, calls ended by the
+	 * budget */
+	uint64_t rx_wakeups, rx_immediate, rx_yields;
 };
 
 /*
@@ -222,6 +226,10 @@ void dhcp6_server_foreach_binding(const struct dhcp6_server *s,
 int dhcp6_server_open(struct dhcp6_server *s, int ifindex, const char *ifname,
     const uint8_t hwaddr[6], const struct in6_addr *link_local);
 void dhcp6_server_close(struct dhcp6_server *s);
+/* The link's MTU changed: the receive ring is sized for it again in place (no new socket).
+ * 0, or negative errno (the socket is then read with recvmmsg, longer frames counted as
+ * truncated). */
+int dhcp6_server_set_mtu(struct dhcp6_server *s, unsigned mtu);
 void dhcp6_server_set_hwaddr(
     struct dhcp6_server *s, const uint8_t hwaddr[6], const struct in6_addr *link_local);
 /* Standby: every request read is dropped (DHCP6_DROP_NOT_SERVING), no RA, no NA. */
@@ -241,7 +249,9 @@ void dhcp6_server_set_duid_mac(struct dhcp6_server *s, bool on);
 /* The fd to watch for readability (the packet socket); -1 when closed. */
 int dhcp6_server_fd(const struct dhcp6_server *s);
 /*
- * Reads a batch of frames and answers them: DHCPv6 to the core (replies from the link-local
+ * Reads the frames waiting and answers them, as dhcp_server_on_readable does (the receive ring
+ * when there is one; passes while frames keep arriving, up to the budget of dhcp/moderate.h;
+ * DHCPv6 never asks its caller to wait): DHCPv6 to the core (replies from the link-local
  * address to the client's source, port 546; RELAY-REPL to the relay's source, port 547),
  * Router Solicitations with an RA when RA is enabled (unicast to the soliciting host when it
  * has a source address, else to ff02::1, RFC 4861 §6.2.6). Returns frames read, or negative

@@ -525,12 +525,13 @@ on_ring(struct dhcp_server *s, uint64_t now)
 static int
 on_recv(struct dhcp_server *s, uint64_t now)
 {
-	size_t lens[DHCP_BATCH];
-	bool csum[DHCP_BATCH], trunc[DHCP_BATCH];
+	struct dhcp_rx_frame rx[DHCP_BATCH];
 	int n;
 
+	for (size_t i = 0; i < DHCP_BATCH; i++)
+		rx[i] = (struct dhcp_rx_frame){.frame = s->rx[i], .cap = DHCP_RX_BUF};
 	do
-		n = dhcp_socket_recv_packets(s->packet_fd, s->rx, DHCP_BATCH, lens, csum, trunc);
+		n = dhcp_socket_recv_frames(s->packet_fd, rx, DHCP_BATCH);
 	while (n == -EINTR);
 	if (n == -EAGAIN || n == -EWOULDBLOCK)
 		return 0;
@@ -540,13 +541,14 @@ on_recv(struct dhcp_server *s, uint64_t now)
 	for (int i = 0; i < n; i++) {
 		struct dhcp_tx_slot *slot = &s->tx[s->n_tx];
 
-		if (lens[i] == 0)
+		if (rx[i].len == 0)
 			continue;
-		if (trunc[i]) {
-			truncated(s, DHCP_RX_BUF, lens[i], now);
+		if (rx[i].truncated) {
+			truncated(s, DHCP_RX_BUF, rx[i].len, now);
 			continue;
 		}
-		if (handle_frame(s, s->rx[i], lens[i], csum[i], now, slot->buf, &slot->reply) > 0) {
+		if (handle_frame(s, rx[i].frame, rx[i].len, rx[i].csum_not_ready, now, slot->buf,
+			&slot->reply) > 0) {
 			slot->rx_time = now;
 			s->n_tx++;
 		}

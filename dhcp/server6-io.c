@@ -5,6 +5,8 @@
  * dhcp6_handle_frame / dhcp6_process, link without sockets.
  */
 #include <errno.h>
+#include <linux/if_ether.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "dhcp/dhcp6-internal.h"
@@ -13,7 +15,7 @@
 #include "dhcp/socket6.h"
 #include "lib/ip6.h"
 
-_Static_assert(DHCP6_BATCH <= SOCKET6_BATCH, "one receive batch per socket6_recv call");
+_Static_assert(DHCP6_BATCH <= DHCP_SOCKET_BATCH, "one batch per receive or send call");
 
 int
 dhcp6_server_open(struct dhcp6_server *s, int ifindex, const char *ifname, const uint8_t hwaddr[6],
@@ -22,7 +24,7 @@ dhcp6_server_open(struct dhcp6_server *s, int ifindex, const char *ifname, const
 	int pfd, ufd, r;
 
 	dhcp6_server_close(s);
-	if ((r = socket6_open(ifindex, ifname, &pfd, &ufd)) < 0)
+	if ((r = socket6_open(ifindex, ifname, &s->ring, &pfd, &ufd)) < 0)
 		return r;
 	s->packet_fd = pfd;
 	s->udp_fd = ufd;
@@ -42,22 +44,33 @@ observe_latency(struct dhcp6_stats *st, uint64_t usec)
 	st->latency_sum_usec += usec;
 }
 
-/* Sends the batch; socket6_send skips a refused frame and says how many went. */
+/* The replies of one pass, sent DHCP6_BATCH at a time. */
+struct batch6 {
+	struct dhcp6_server *s;
+	uint64_t now; /* the pass's receive time */
+	unsigned n;
+	uint8_t *frames[DHCP6_BATCH];
+	size_t lens[DHCP6_BATCH];
+	int types[DHCP6_BATCH];
+};
+
+/* Sends the batch; a frame the kernel refuses is counted, the rest still go. */
 static void
-flush(struct dhcp6_server *s, uint8_t *const *frames, const size_t *lens, const int *types,
-    unsigned n, uint64_t rx_time)
+flush(struct batch6 *b)
 {
-	int sent;
+	struct dhcp6_server *s = b->s;
+	bool sent[DHCP6_BATCH];
 	uint64_t t;
 
-	if (n == 0)
+	if (b->n == 0)
 		return;
-	sent = socket6_send(s->packet_fd, s->ifindex, frames, lens, n);
-	if (sent < 0)
-		sent = 0;
+	(void)dhcp_socket_send_frames(
+	    s->packet_fd, s->ifindex, ETH_P_IPV6, b->frames, b->lens, b->n, sent);
 	t = s->clock != NULL ? s->clock(s->clock_userdata) : 0;
-	for (unsigned i = 0; i < n; i++) {
-		if (i >= (unsigned)sent) {
+	for (unsigned i = 0; i < b->n; i++) {
+		const int *types = b->types;
+
+		if (!sent[i]) {
 			dhcp6_count_drop(s, DHCP6_DROP_SEND_FAILED);
 			continue;
 		}
@@ -65,48 +78,99 @@ flush(struct dhcp6_server *s, uint8_t *const *frames, const size_t *lens, const 
 			s->stats.ra_tx++;
 		else
 			s->stats.tx[types[i]]++;
-		observe_latency(&s->stats, t > rx_time ? t - rx_time : 0);
+		observe_latency(&s->stats, t > b->now ? t - b->now : 0);
 	}
+	b->n = 0;
+}
+
+/* One received frame: answered into the batch's next slot (sent when the batch is full). */
+static void
+on_frame(struct batch6 *b, const uint8_t *frame, size_t len, size_t wire_len, bool csum_not_ready)
+{
+	struct dhcp6_server *s = b->s;
+	size_t n;
+
+	if (wire_len > len) {
+		s->now = b->now;
+		dhcp6_count_drop(s, DHCP6_DROP_TRUNCATED);
+		return;
+	}
+	n = dhcp6_handle_frame(s, frame, len, csum_not_ready, b->now, s->tx[b->n], &b->types[b->n]);
+	if (n == 0)
+		return;
+	b->frames[b->n] = s->tx[b->n];
+	b->lens[b->n] = n;
+	if (++b->n == DHCP6_BATCH)
+		flush(b);
+}
+
+static void
+ring_frame(void *userdata, const uint8_t *frame, size_t len, size_t wire_len, bool csum_not_ready)
+{
+	on_frame(userdata, frame, len, wire_len, csum_not_ready);
+}
+
+/* One pass over the receive ring, or (no ring) one recvmmsg batch. Frames read, or -errno. */
+static int
+pass(struct dhcp6_server *s, uint64_t now)
+{
+	struct batch6 b = {.s = s, .now = now};
+	struct dhcp_rx_frame rx[DHCP6_BATCH];
+	int n;
+
+	if (s->ring.map != NULL) {
+		n = dhcp_socket_ring_next(&s->ring, ring_frame, &b);
+		flush(&b);
+		return n < 0 ? 0 : n;
+	}
+	for (unsigned i = 0; i < DHCP6_BATCH; i++)
+		rx[i] = (struct dhcp_rx_frame){.frame = s->rx[i], .cap = DHCP6_RX_BUF};
+	do
+		n = dhcp_socket_recv_frames(s->packet_fd, rx, DHCP6_BATCH);
+	while (n == -EINTR);
+	if (n == -EAGAIN || n == -EWOULDBLOCK)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (rx[i].len > 0) /* 0: our own output */
+			on_frame(&b, rx[i].frame, rx[i].truncated ? rx[i].cap : rx[i].len,
+			    rx[i].len, rx[i].csum_not_ready);
+	flush(&b);
+	return n;
 }
 
 int
 dhcp6_server_on_readable(struct dhcp6_server *s, int fd, uint64_t now)
 {
-	struct socket6_rx rx[DHCP6_BATCH];
-	uint8_t *frames[DHCP6_BATCH];
-	size_t lens[DHCP6_BATCH];
-	int types[DHCP6_BATCH];
-	unsigned n_tx = 0;
-	int n;
+	enum dhcp_mod_next next;
+	int n, total = 0;
 
 	if (s->packet_fd < 0 || (fd != -1 && fd != s->packet_fd))
 		return -EBADF;
-	for (unsigned i = 0; i < DHCP6_BATCH; i++)
-		rx[i] = (struct socket6_rx){.frame = s->rx[i], .cap = DHCP6_RX_BUF};
-	do
-		n = socket6_recv(s->packet_fd, rx, DHCP6_BATCH);
-	while (n == -EINTR);
-	if (n == -EAGAIN || n == -EWOULDBLOCK)
-		return 0;
-	if (n < 0)
-		return n;
-	for (int i = 0; i < n; i++) {
-		if (rx[i].len == 0)
-			continue; /* our own output */
-		if (rx[i].truncated) {
-			s->now = now;
-			dhcp6_count_drop(s, DHCP6_DROP_TRUNCATED);
-			continue;
+	dhcp_moderation_begin(&s->mod);
+	do {
+		bool pending;
+
+		n = pass(s, now);
+		if (n < 0) {
+			if (total == 0)
+				total = n;
+			n = 0;
+		} else {
+			total += n;
 		}
-		lens[n_tx] = dhcp6_handle_frame(s, rx[i].frame, rx[i].len, rx[i].csum_not_ready,
-		    now, s->tx[n_tx], &types[n_tx]);
-		if (lens[n_tx] > 0) {
-			frames[n_tx] = s->tx[n_tx];
-			n_tx++;
-		}
-	}
-	flush(s, frames, lens, types, n_tx, now);
-	return n;
+		/* after the replies are sent: did more arrive meanwhile? (a full recvmmsg batch
+		 * says there may be more) */
+		pending = s->ring.map != NULL ? dhcp_socket_ring_ready(&s->ring) : n == DHCP6_BATCH;
+		next = dhcp_moderation_pass(&s->mod, (unsigned)n, pending);
+		if (next == DHCP_MOD_READ_NOW && s->clock != NULL)
+			now = s->clock(s->clock_userdata);
+	} while (next == DHCP_MOD_READ_NOW);
+	/* no coalescing wait for DHCPv6: back to the loop, which watches the fd */
+	(void)dhcp_moderation_end(&s->mod, now);
+	s->stats.rx_wakeups = s->mod.st.wakeups;
+	s->stats.rx_immediate = s->mod.st.immediate;
+	s->stats.rx_yields = s->mod.st.yields;
+	return total;
 }
 
 static int
@@ -117,7 +181,7 @@ send_one(struct dhcp6_server *s, uint8_t *frame, size_t len)
 
 	if (len == 0)
 		return -EINVAL;
-	r = socket6_send(s->packet_fd, s->ifindex, frames, &len, 1);
+	r = dhcp_socket_send_frames(s->packet_fd, s->ifindex, ETH_P_IPV6, frames, &len, 1, NULL);
 	return r < 0 ? r : r == 1 ? 0 : -EIO;
 }
 

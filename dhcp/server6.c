@@ -76,6 +76,7 @@ dhcp6_server_new(struct dhcp6_server **ret)
 	if (s == NULL)
 		return -ENOMEM;
 	s->packet_fd = s->udp_fd = -1;
+	dhcp_moderation_reset(&s->mod);
 	s->drop_log = (struct log_ratelimit)LOG_RATELIMIT_INIT(10 * 1000000, 10);
 	s->rx = calloc(DHCP6_BATCH, sizeof(*s->rx));
 	s->tx = calloc(DHCP6_BATCH, sizeof(*s->tx));
@@ -249,21 +250,34 @@ dhcp6_count_drop(struct dhcp6_server *s, enum dhcp6_drop_reason reason)
 int
 dhcp6_server_read_kernel_stats(struct dhcp6_server *s)
 {
-	struct tpacket_stats st;
-	socklen_t len = sizeof(st);
+	unsigned packets, drops;
+	int r = dhcp_socket_kernel_stats(s->packet_fd, &packets, &drops);
 
-	if (s->packet_fd < 0)
-		return -EBADF;
-	if (getsockopt(s->packet_fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) < 0)
-		return -errno;
-	s->stats.kernel_received += st.tp_packets;
-	s->stats.kernel_drops += st.tp_drops;
+	if (r < 0)
+		return r;
+	s->stats.kernel_received += packets;
+	s->stats.kernel_drops += drops;
 	return 0;
+}
+
+int
+dhcp6_server_set_mtu(struct dhcp6_server *s, unsigned mtu)
+{
+	struct dhcp_ring g;
+
+	if (s->packet_fd < 0 || s->ring.map == NULL)
+		return 0; /* not open, or read with recvmmsg (DHCP6_RX_BUF a frame, cut: counted) */
+	memset(&g, 0, sizeof(g));
+	dhcp_ring_geometry(&g, mtu);
+	if (g.frame_size == s->ring.frame_size)
+		return 0;
+	return dhcp_socket_ring_resize(s->packet_fd, &s->ring, mtu);
 }
 
 void
 dhcp6_server_close(struct dhcp6_server *s)
 {
+	dhcp_socket_ring_close(&s->ring);
 	if (s->packet_fd >= 0) {
 		(void)dhcp6_server_read_kernel_stats(s); /* its counters die with it */
 		close(s->packet_fd);

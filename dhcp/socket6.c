@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The IPv6 raw socket recipe (the IPv4 one is dhcp/socket.c). AF_PACKET: created with
- * protocol 0 (receives nothing), BPF filter attached, bound to ETH_P_IPV6 on the ifindex,
- * filter locked, and only then read. UDP [::]:547 on the device: never read (a drop-all
+ * The DHCPv6 sockets. The packet socket follows the raw socket recipe of dhcp/socket-raw.h
+ * (filter attached, ring, bound to ETH_P_IPV6, filter locked, only then read) with the filter
+ * below, and joins the two multicast groups. UDP [::]:547 on the device: never read (a drop-all
  * filter attached before bind), there so the kernel sends no ICMPv6 port-unreachable.
  */
 #include "dhcp/socket6.h"
@@ -20,10 +20,6 @@
 
 #include "dhcp/packet6.h"
 #include "dhcp/ra.h"
-
-#ifndef SO_LOCK_FILTER
-#define SO_LOCK_FILTER 44
-#endif
 
 #define DHCP6_PORT_SERVER 547			 /* RFC 8415 §7.2 */
 #define ETH_IP6 PACKET6_ETH_LEN			 /* the IPv6 header in the frame */
@@ -106,29 +102,13 @@ static const uint8_t groups[][16] = {
 };
 
 static int
-open_packet(int ifindex)
+open_packet(int ifindex, struct dhcp_ring *ring)
 {
-	struct sock_fprog prog = {.len = sizeof(dhcp6_bpf) / sizeof(dhcp6_bpf[0]),
-	    .filter = (struct sock_filter *)dhcp6_bpf};
-	struct sockaddr_ll sll = {
-	    .sll_family = AF_PACKET,
-	    .sll_protocol = htons(ETH_P_IPV6),
-	    .sll_ifindex = ifindex,
-	};
-	int fd, one = 1, r;
+	int fd = dhcp_socket_open_filtered(
+	    ifindex, ETH_P_IPV6, dhcp6_bpf, sizeof(dhcp6_bpf) / sizeof(dhcp6_bpf[0]), ring);
 
-	/* protocol 0: nothing is queued before the filter is in place */
-	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
-		return -errno;
-	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0)
-		goto fail;
-	if (setsockopt(fd, SOL_PACKET, PACKET_AUXDATA, &one, sizeof(one)) < 0)
-		goto fail;
-	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0)
-		goto fail;
-	if (setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof(one)) < 0)
-		goto fail;
+		return fd;
 	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
 		struct packet_mreq mr = {
 		    .mr_ifindex = ifindex, .mr_type = PACKET_MR_MULTICAST, .mr_alen = ETH_ALEN};
@@ -136,14 +116,16 @@ open_packet(int ifindex)
 		mr.mr_address[0] = 0x33;
 		mr.mr_address[1] = 0x33;
 		memcpy(mr.mr_address + 2, groups[i] + 12, 4);
-		if (setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof(mr)) < 0)
-			goto fail;
+		if (setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof(mr)) < 0) {
+			int r = -errno;
+
+			if (ring != NULL)
+				dhcp_socket_ring_close(ring);
+			close(fd);
+			return r;
+		}
 	}
 	return fd;
-fail:
-	r = -errno;
-	close(fd);
-	return r;
 }
 
 static int
@@ -191,123 +173,24 @@ fail:
 }
 
 int
-socket6_open(int ifindex, const char *ifname, int *ret_packet_fd, int *ret_udp_fd)
+socket6_open(
+    int ifindex, const char *ifname, struct dhcp_ring *ring, int *ret_packet_fd, int *ret_udp_fd)
 {
 	int pfd, ufd;
 
 	if (ifindex <= 0)
 		return -EINVAL;
-	pfd = open_packet(ifindex);
+	pfd = open_packet(ifindex, ring);
 	if (pfd < 0)
 		return pfd;
 	ufd = open_udp(ifindex, ifname);
 	if (ufd < 0) {
+		if (ring != NULL)
+			dhcp_socket_ring_close(ring);
 		close(pfd);
 		return ufd;
 	}
 	*ret_packet_fd = pfd;
 	*ret_udp_fd = ufd;
 	return 0;
-}
-
-/* The PACKET_AUXDATA checksum-not-ready bit of a received message. */
-static bool
-csum_not_ready(struct msghdr *mh)
-{
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c != NULL; c = CMSG_NXTHDR(mh, c)) {
-		struct tpacket_auxdata aux;
-
-		if (c->cmsg_level != SOL_PACKET || c->cmsg_type != PACKET_AUXDATA ||
-		    c->cmsg_len < CMSG_LEN(sizeof(aux)))
-			continue;
-		memcpy(&aux, CMSG_DATA(c), sizeof(aux));
-		/* virtual NICs hand us frames whose UDP checksum is still to be filled */
-		return (aux.tp_status & TP_STATUS_CSUMNOTREADY) != 0;
-	}
-	return false;
-}
-
-int
-socket6_recv(int fd, struct socket6_rx *rx, unsigned n)
-{
-	struct mmsghdr msgs[SOCKET6_BATCH];
-	struct iovec iov[SOCKET6_BATCH];
-	struct sockaddr_ll from[SOCKET6_BATCH];
-	union {
-		struct cmsghdr align;
-		uint8_t buf[CMSG_SPACE(sizeof(struct tpacket_auxdata))];
-	} ctl[SOCKET6_BATCH];
-	int r;
-
-	if (n > SOCKET6_BATCH)
-		n = SOCKET6_BATCH;
-	for (unsigned i = 0; i < n; i++) {
-		iov[i] = (struct iovec){.iov_base = rx[i].frame, .iov_len = rx[i].cap};
-		msgs[i].msg_hdr = (struct msghdr){
-		    .msg_name = &from[i],
-		    .msg_namelen = sizeof(from[i]),
-		    .msg_iov = &iov[i],
-		    .msg_iovlen = 1,
-		    .msg_control = ctl[i].buf,
-		    .msg_controllen = sizeof(ctl[i].buf),
-		};
-		msgs[i].msg_len = 0;
-	}
-	/* MSG_TRUNC: a packet socket then gives a cut frame's length on the wire */
-	r = recvmmsg(fd, msgs, n, MSG_DONTWAIT | MSG_TRUNC, NULL);
-	if (r < 0)
-		return -errno;
-	for (int i = 0; i < r; i++) {
-		struct msghdr *mh = &msgs[i].msg_hdr;
-
-		rx[i].truncated = (mh->msg_flags & MSG_TRUNC) != 0 || msgs[i].msg_len > rx[i].cap;
-		rx[i].len = msgs[i].msg_len;
-		rx[i].csum_not_ready = csum_not_ready(mh);
-		/* our own output (the filter drops it already): length 0 = skip */
-		if (from[i].sll_pkttype == PACKET_OUTGOING)
-			rx[i].len = 0;
-	}
-	return r;
-}
-
-int
-socket6_send(int fd, int ifindex, uint8_t *const *frames, const size_t *lens, unsigned n)
-{
-	struct mmsghdr msgs[SOCKET6_BATCH];
-	struct iovec iov[SOCKET6_BATCH];
-	struct sockaddr_ll lls[SOCKET6_BATCH];
-	unsigned done = 0;
-	int sent = 0, first_err = 0;
-
-	if (n > SOCKET6_BATCH)
-		n = SOCKET6_BATCH;
-	for (unsigned i = 0; i < n; i++) {
-		lls[i] = (struct sockaddr_ll){
-		    .sll_family = AF_PACKET,
-		    .sll_protocol = htons(ETH_P_IPV6),
-		    .sll_ifindex = ifindex,
-		    .sll_halen = ETH_ALEN,
-		};
-		memcpy(lls[i].sll_addr, frames[i], ETH_ALEN);
-		iov[i] = (struct iovec){.iov_base = frames[i], .iov_len = lens[i]};
-		msgs[i].msg_hdr = (struct msghdr){.msg_name = &lls[i],
-		    .msg_namelen = sizeof(lls[i]),
-		    .msg_iov = &iov[i],
-		    .msg_iovlen = 1};
-	}
-	while (done < n) {
-		int r = sendmmsg(fd, msgs + done, n - done, MSG_DONTWAIT);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			if (first_err == 0)
-				first_err = -errno;
-			done++; /* this one failed; the rest may still go */
-			continue;
-		}
-		sent += r;
-		done += (unsigned)r;
-	}
-	return sent == 0 && first_err != 0 ? first_err : sent;
 }

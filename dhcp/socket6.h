@@ -28,36 +28,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SOCKET6_BATCH 32 /* most frames per socket6_recv / socket6_send call */
+#include "dhcp/socket-raw.h"
 
 /*
  * Opens both sockets (non-blocking, close-on-exec). ifname: the interface of ifindex (for
- * SO_BINDTODEVICE). Returns 0 with the fds, or -errno (nothing left open).
+ * SO_BINDTODEVICE). ring: when not NULL, the packet socket's receive ring (see
+ * dhcp_socket_open_filtered; ring->map stays NULL when the kernel cannot: read it with
+ * dhcp_socket_recv_frames then). Returns 0 with the fds, or -errno (nothing left open).
+ * Frames are read with dhcp_socket_ring_next / dhcp_socket_recv_frames and sent with
+ * dhcp_socket_send_frames(fd, ifindex, ETH_P_IPV6, ...).
  */
-int socket6_open(int ifindex, const char *ifname, int *ret_packet_fd, int *ret_udp_fd);
-
-/* One frame slot of socket6_recv. */
-struct socket6_rx {
-	uint8_t *frame;	     /* in: the caller's buffer */
-	size_t cap;	     /* in: its size */
-	size_t len;	     /* out: the frame's length; when truncated, its length on the wire */
-	bool csum_not_ready; /* out: TP_STATUS_CSUMNOTREADY (pass to packet6_parse) */
-	bool truncated;	     /* out: longer than cap, cut short: only cap bytes are there */
-};
-
-/*
- * Reads up to n (<= SOCKET6_BATCH) frames with one recvmmsg (MSG_DONTWAIT). Returns the count
- * filled in rx[0..count), or -errno (-EAGAIN when none). A frame of our own output (the filter
- * drops those already) comes back with len 0: skip it, it is no drop.
- */
-int socket6_recv(int fd, struct socket6_rx *rx, unsigned n);
-
-/*
- * Sends n (<= SOCKET6_BATCH) complete Ethernet frames out of ifindex with sendmmsg; the
- * destination is each frame's own Ethernet destination (bytes 0..5). A frame the kernel
- * refuses is skipped and the rest still go. Returns how many were sent, or -errno when the
- * first failure was all there was (none sent).
- */
-int socket6_send(int fd, int ifindex, uint8_t *const *frames, const size_t *lens, unsigned n);
+int socket6_open(
+    int ifindex, const char *ifname, struct dhcp_ring *ring, int *ret_packet_fd, int *ret_udp_fd);
 
 #endif

@@ -39,9 +39,12 @@
 static char ns_srv[32], ns_cli[32], tmpdir[64];
 static int home_ns = -1, srv_ns = -1, cli_ns = -1;
 static bool ready;
-static int pfd = -1, ufd = -1;	/* the sockets under test (server namespace) */
-static pid_t dhclient_pid = -1; /* while it runs */
-static int cfd = -1;		/* the client's packet socket (client namespace) */
+static int pfd = -1, ufd = -1;
+static struct dhcp_ring ring;
+    /* pfd's receive ring (read as the server reads it) */ /* the sockets under test (server
+							      namespace) */
+static pid_t dhclient_pid = -1;				   /* while it runs */
+static int cfd = -1; /* the client's packet socket (client namespace) */
 static int srv_ifindex, cli_ifindex;
 static uint8_t srv_mac[6];
 static struct in6_addr srv_ll;
@@ -162,6 +165,7 @@ suite_cleanup(void)
 		(void)waitpid(dhclient_pid, NULL, 0);
 		dhclient_pid = -1;
 	}
+	dhcp_socket_ring_close(&ring);
 	close_fd(&pfd);
 	close_fd(&ufd);
 	close_fd(&cfd);
@@ -265,38 +269,46 @@ add_hop_by_hop(uint8_t *f, size_t len)
 	return len + 8;
 }
 
-/* Waits for frames on pfd; each parsed one is handed to fn until fn returns true. Returns
- * how many frames came (parsed or not). */
+struct read_ctx {
+	bool (*fn)(const struct ip6_frame *, bool, void *);
+	void *userdata;
+	unsigned count;
+	bool done;
+};
+
+static void
+on_ring_frame(void *userdata, const uint8_t *frame, size_t len, size_t wire_len, bool csum)
+{
+	struct read_ctx *c = userdata;
+	struct ip6_frame h;
+
+	if (c->done)
+		return;
+	c->count++;
+	CU_ASSERT(wire_len == len); /* never cut: the ring's slots hold a whole MTU */
+	if (packet6_parse(frame, len, csum, &h) == 0 && c->fn(&h, csum, c->userdata))
+		c->done = true;
+}
+
+/* Waits for frames in pfd's ring; each parsed one is handed to fn until fn returns true.
+ * Returns how many frames came (parsed or not). */
 static unsigned
 server_read_until(bool (*fn)(const struct ip6_frame *, bool, void *), void *userdata)
 {
-	static uint8_t bufs[SOCKET6_BATCH][2048];
-	struct socket6_rx rx[SOCKET6_BATCH];
-	unsigned count = 0;
+	struct read_ctx c = {.fn = fn, .userdata = userdata};
 
 	for (;;) {
 		struct pollfd p = {.fd = pfd, .events = POLLIN};
 		int n;
 
-		if (poll(&p, 1, SAFETY_MS) <= 0) {
+		if (!dhcp_socket_ring_ready(&ring) && poll(&p, 1, SAFETY_MS) <= 0) {
 			CU_FAIL("nothing more arrived");
-			return count;
+			return c.count;
 		}
-		for (unsigned i = 0; i < SOCKET6_BATCH; i++)
-			rx[i] = (struct socket6_rx){.frame = bufs[i], .cap = sizeof(bufs[i])};
-		n = socket6_recv(pfd, rx, SOCKET6_BATCH);
+		n = dhcp_socket_ring_next(&ring, on_ring_frame, &c);
 		CU_ASSERT_FATAL(n > 0 || n == -EAGAIN);
-		for (int i = 0; i < n; i++) {
-			struct ip6_frame h;
-
-			if (rx[i].len == 0)
-				continue;
-			count++;
-			CU_ASSERT(!rx[i].truncated);
-			if (packet6_parse(rx[i].frame, rx[i].len, rx[i].csum_not_ready, &h) == 0 &&
-			    fn(&h, rx[i].csum_not_ready, userdata))
-				return count;
-		}
+		if (c.done)
+			return c.count;
 	}
 }
 
@@ -307,10 +319,14 @@ test_open(void)
 
 	if (skip_unless_ready())
 		return;
-	CU_ASSERT_EQUAL(socket6_open(0, "vs", &a, &b), -EINVAL);
-	CU_ASSERT(socket6_open(9999, "nosuch", &a, &b) < 0);
-	CU_ASSERT_EQUAL_FATAL(socket6_open(srv_ifindex, "vs", &pfd, &ufd), 0);
+	CU_ASSERT_EQUAL(socket6_open(0, "vs", NULL, &a, &b), -EINVAL);
+	CU_ASSERT(socket6_open(9999, "nosuch", &ring, &a, &b) < 0);
+	CU_ASSERT(ring.map == NULL); /* nothing left mapped */
+	CU_ASSERT_EQUAL_FATAL(socket6_open(srv_ifindex, "vs", &ring, &pfd, &ufd), 0);
 	CU_ASSERT(pfd >= 0 && ufd >= 0);
+	/* the receive ring, sized for the link's MTU (1500: 2 KiB slots) */
+	CU_ASSERT_FATAL(ring.map != NULL);
+	CU_ASSERT(ring.frame_size >= 1500 && ring.frame_nr >= 256);
 	/* the filter is locked: it cannot be taken off or replaced */
 	CU_ASSERT(setsockopt(pfd, SOL_SOCKET, SO_DETACH_FILTER, &zero, sizeof(zero)) < 0);
 	CU_ASSERT_EQUAL(errno, EPERM);
@@ -547,9 +563,19 @@ eventually(const char *cmd)
 	}
 }
 
+static void
+check_not_own(void *userdata, const uint8_t *frame, size_t len, size_t wire_len, bool csum)
+{
+	struct ip6_frame g;
+
+	(void)userdata;
+	(void)wire_len;
+	CU_ASSERT(packet6_parse(frame, len, csum, &g) != 0 || memcmp(g.src_mac, srv_mac, 6) != 0);
+}
+
 /*
- * socket6_send: an RA and an unsolicited NA in one batch, judged by the client's kernel: it
- * installs the on-link prefix (L=1) without an address (A=0) and without a default route
+ * dhcp_socket_send_frames: an RA and an unsolicited NA in one batch, judged by the client's kernel:
+ * it installs the on-link prefix (L=1) without an address (A=0) and without a default route
  * (lifetime 0), takes the MTU, and lets the NA (O=1) override its neighbour entry.
  */
 static void
@@ -586,7 +612,8 @@ test_send_ra_na(void)
 	    sh("ip -n %s -6 neigh replace %s dev vc lladdr %02x:%02x:%02x:%02x:%02x:%02x nud stale",
 		ns_cli, ll, srv_mac[0], srv_mac[1], srv_mac[2], srv_mac[3], srv_mac[4], srv_mac[5]),
 	    0);
-	CU_ASSERT_EQUAL(socket6_send(pfd, srv_ifindex, frames, lens, 2), 2);
+	CU_ASSERT_EQUAL(
+	    dhcp_socket_send_frames(pfd, srv_ifindex, ETH_P_IPV6, frames, lens, 2, NULL), 2);
 	snprintf(cmd, sizeof(cmd),
 	    "ip -n %s -6 route show dev vc | grep -q '^2001:db8:77::/64 proto'", ns_cli);
 	CU_ASSERT(eventually(cmd));
@@ -603,15 +630,10 @@ test_send_ra_na(void)
 	CU_ASSERT_NOT_EQUAL(system(cmd), 0);
 	/* our own output never comes back on the packet socket */
 	{
-		struct socket6_rx rx = {.frame = ra, .cap = sizeof(ra)};
 		int r;
 
-		while ((r = socket6_recv(pfd, &rx, 1)) > 0) {
-			struct ip6_frame g;
-
-			CU_ASSERT(packet6_parse(rx.frame, rx.len, rx.csum_not_ready, &g) != 0 ||
-				  memcmp(g.src_mac, srv_mac, 6) != 0);
-		}
+		while ((r = dhcp_socket_ring_next(&ring, check_not_own, NULL)) > 0)
+			;
 		CU_ASSERT_EQUAL(r, -EAGAIN);
 	}
 }
