@@ -14,25 +14,30 @@ folders=("$@")
 MAX_LINES=${MAX_LINES:-800}
 MAX_FN=${MAX_FN:-80}
 bad=0
+# one wc and one awk for all the files (a process per file took 17 s on a busy machine)
+files=() cfiles=()
 for d in "${folders[@]}"; do
-    for f in "$d"/*.[ch]; do
-        [ -e "$f" ] || continue
-        n=$(wc -l <"$f")
-        if [ "$n" -gt "$MAX_LINES" ]; then echo "check-sizes: $f: $n lines (over $MAX_LINES)"; bad=1; fi
-    done
-    for f in "$d"/*.c; do
-        [ -e "$f" ] || continue
-        awk -v max="$MAX_FN" -v file="$f" '
-            /^\{/ { start = FNR; name = sig; reason = why }
-            /^\}/ && start { len = FNR - start + 1
-                if (len > max && !reason) { printf "check-sizes: %s:%d: %s: %d lines (over %d, no \"Long:\" reason above it)\n", file, start, name, len, max; bad = 1 }
-                start = 0 }
-            /^[A-Za-z_][A-Za-z0-9_ \t*]*\(/ { sig = $0; sub(/\(.*/, "", sig); n = split(sig, w, /[ \t*]+/); sig = w[n]
-                why = (last_long > 0 && FNR - last_long <= 3) }
-            /^[ \t]*(\/\*|\*)[ \t]*Long:/ { last_long = FNR }
-            /^[ \t]*\*\/[ \t]*$/ && last_long == FNR - 1 { last_long = FNR }
-            END { exit bad }' "$f" || bad=1
-    done
+    for f in "$d"/*.[ch]; do [ -e "$f" ] && files+=("$f"); done
+    for f in "$d"/*.c; do [ -e "$f" ] && cfiles+=("$f"); done
 done
+if [ ${#files[@]} -gt 0 ]; then
+    while read -r n f; do
+        [ "$f" = total ] && continue
+        if [ "$n" -gt "$MAX_LINES" ]; then echo "check-sizes: $f: $n lines (over $MAX_LINES)"; bad=1; fi
+    done < <(wc -l "${files[@]}")
+fi
+if [ ${#cfiles[@]} -gt 0 ]; then
+    awk -v max="$MAX_FN" '
+        FNR == 1 { start = 0; sig = ""; why = 0; last_long = 0; reason = 0 }
+        /^\{/ { start = FNR; name = sig; reason = why }
+        /^\}/ && start { len = FNR - start + 1
+            if (len > max && !reason) { printf "check-sizes: %s:%d: %s: %d lines (over %d, no \"Long:\" reason above it)\n", FILENAME, start, name, len, max; bad = 1 }
+            start = 0 }
+        /^[A-Za-z_][A-Za-z0-9_ \t*]*\(/ { sig = $0; sub(/\(.*/, "", sig); n = split(sig, w, /[ \t*]+/); sig = w[n]
+            why = (last_long > 0 && FNR - last_long <= 3) }
+        /^[ \t]*(\/\*|\*)[ \t]*Long:/ { last_long = FNR }
+        /^[ \t]*\*\/[ \t]*$/ && last_long == FNR - 1 { last_long = FNR }
+        END { exit bad }' "${cfiles[@]}" || bad=1
+fi
 [ $bad = 0 ] && echo "check-sizes: ok (${folders[*]}: files <= $MAX_LINES lines, functions <= $MAX_FN lines)"
 exit $bad
