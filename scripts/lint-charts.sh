@@ -153,25 +153,25 @@ jq -r 'paths(scalars) as $p | [($p | map(tostring) | join(".")), (getpath($p) | 
     <<<"$values" >"$tmp/values.sed"
 keys=$(grep -ohE '\.Values(\.[A-Za-z_][A-Za-z0-9_]*)+' "$CHART"/templates/* | sort -u)
 [ -n "$keys" ] || bad "no .Values reference found in $CHART/templates (grep broken?)"
-for k in $keys; do
-    path=$(jq -cn --arg k "${k#.Values.}" '$k | split(".")')
-    if jq -e --argjson p "$path" '
-        def has_path($p): ($p | length) == 0 or
-            (type == "object" and has($p[0]) and (.[$p[0]] | has_path($p[1:])));
-        has_path($p)' <<<"$values" >/dev/null; then
-        ok "$k"
-    else
-        bad "$k is used by a template but not set in values.yaml"
-    fi
-done
+# one jq for every key (a jq per key took seconds on a busy machine)
+while IFS=$'\t' read -r res k; do
+    if [ "$res" = ok ]; then ok "$k"; else bad "$k is used by a template but not set in values.yaml"; fi
+done < <(jq -r --arg keys "$keys" '
+    def has_path($p): ($p | length) == 0 or
+        (type == "object" and has($p[0]) and (.[$p[0]] | has_path($p[1:])));
+    . as $v | $keys | split("\n")[] | select(length > 0) as $k |
+    [(if ($v | has_path($k | ltrimstr(".Values.") | split("."))) then "ok" else "bad" end), $k] |
+    @tsv' <<<"$values")
 
 # every values.yaml leaf is used by a template (itself or an object above it, as with toYaml)
 used=$(grep -ohE '\.Values(\.[A-Za-z_][A-Za-z0-9_]*)+' "$CHART"/templates/* | sed 's/^\.Values\.//' | sort -u)
 unused=0
+declare -A used_set=()
+while IFS= read -r u; do [ -n "$u" ] && used_set[$u]=1; done <<<"$used"
 for k in $(jq -r 'paths(type != "object" or length == 0) | map(tostring) | join(".")' <<<"$values" |
     sed -E 's/\.[0-9]+(\..*)?$//' | sort -u); do
     p=$k
-    while [ -n "$p" ] && ! grep -qxF -- "$p" <<<"$used"; do
+    while [ -n "$p" ] && [ -z "${used_set[$p]:-}" ]; do
         [[ $p == *.* ]] && p=${p%.*} || p=
     done
     [ -n "$p" ] || { bad "values.yaml key $k is used by no template"; unused=1; }
@@ -607,11 +607,13 @@ rbac_objects "rbac.yaml + uninstall.yaml" "$tmp/rbac-all.json"
 # when it takes one (one of the listed choices when the chart fixes it), and each required one
 # is passed.
 check_args() {
-    local label=$1 args=$2 n i a flag line next alts req
+    local label=$1 args=$2 n i a flag line next alts req argv=()
     shift 2
-    n=$(jq length <<<"$args")
+    # the args once, into an array (a jq per arg took seconds on a busy machine)
+    mapfile -t argv < <(jq -r '.[]' <<<"$args")
+    n=${#argv[@]}
     for ((i = 0; i < n; i++)); do
-        a=$(jq -r ".[$i]" <<<"$args")
+        a=${argv[$i]}
         [[ $a == --* ]] || continue
         flag=${a%%=*}
         line=$(grep -E -- "^[[:space:]]*$flag( |$)" <<<"$help" | head -n 1)
@@ -625,7 +627,7 @@ check_args() {
         fi
         # "--flag ARG  text" (one space, then the argument): the flag takes a value
         if [[ $line =~ ^[[:space:]]*--[a-z-]+\ [^\ ] ]] && [[ $a != *=* ]]; then
-            next=$(jq -r ".[$((i + 1))] // \"\"" <<<"$args")
+            next=${argv[$((i + 1))]:-}
             if [ -z "$next" ] || [[ $next == --* ]]; then
                 bad "$label: $flag takes a value, none follows"
                 continue
@@ -642,8 +644,9 @@ check_args() {
         fi
     done
     for req in "$@"; do
-        jq -e --arg f "$req" 'index($f) != null' <<<"$args" >/dev/null &&
-            ok "$label: required $req is passed" || bad "$label: required $req is not passed"
+        local found=false
+        for a in "${argv[@]}"; do [ "$a" = "$req" ] && { found=true; break; }; done
+        $found && ok "$label: required $req is passed" || bad "$label: required $req is not passed"
     done
 }
 
