@@ -121,8 +121,8 @@ user_class_ipxe(const uint8_t *v, size_t len)
 }
 
 bool
-dhcp_boot_classify(
-    const struct dhcp_boot_set *set, const struct dhcp_option_table *opts, struct dhcp_boot_req *ret)
+dhcp_boot_classify(const struct dhcp_boot_set *set, const struct dhcp_option_table *opts,
+    struct dhcp_boot_req *ret)
 {
 	const uint8_t *v;
 	size_t len = 0;
@@ -152,8 +152,10 @@ dhcp_boot_classify(
 		ret->uuid = v;
 	else if (v != NULL)
 		malformed = true;
-	if (!client && !ret->pxe && !ret->http && !ret->ipxe)
-		return false; /* not a boot client: 94 and 97 alone are nobody's business */
+	/* not a boot client (94 and 97 alone are nobody's business), or a pool without boot
+	 * answers: nothing to answer, nothing to count */
+	if ((!client && !ret->pxe && !ret->http && !ret->ipxe) || !set->any)
+		return false;
 	if (ret->ipxe && set->file_len[DHCP_BOOT_IPXE] != 0)
 		kind = DHCP_BOOT_IPXE;
 	else if (ret->has_arch)
@@ -180,14 +182,14 @@ dhcp_boot_header(const struct dhcp_boot_set *set, const struct dhcp_boot *b,
 		memcpy(m->file, set->opt67[req->kind] + 2, n); /* NUL-padded: m was zeroed */
 }
 
-static const uint8_t opt60_pxe[] = {DHCP_OPT_VENDOR_CLASS, 9, 'P', 'X', 'E', 'C', 'l', 'i', 'e',
-    'n', 't'};
-static const uint8_t opt60_http[] = {DHCP_OPT_VENDOR_CLASS, 10, 'H', 'T', 'T', 'P', 'C', 'l',
-    'i', 'e', 'n', 't'};
+static const uint8_t opt60_pxe[] = {
+    DHCP_OPT_VENDOR_CLASS, 9, 'P', 'X', 'E', 'C', 'l', 'i', 'e', 'n', 't'};
+static const uint8_t opt60_http[] = {
+    DHCP_OPT_VENDOR_CLASS, 10, 'H', 'T', 'T', 'P', 'C', 'l', 'i', 'e', 'n', 't'};
 
 const uint8_t *
-dhcp_boot_option(const struct dhcp_boot_set *set, const struct dhcp_boot_req *req,
-    uint8_t code, bool asked, uint8_t uuid_tlv[19], size_t *ret_len, bool *ret_mandatory)
+dhcp_boot_option(const struct dhcp_boot_set *set, const struct dhcp_boot_req *req, uint8_t code,
+    bool asked, uint8_t uuid_tlv[19], size_t *ret_len, bool *ret_mandatory)
 {
 	*ret_len = 0;
 	*ret_mandatory = false;

@@ -42,8 +42,8 @@
 
 /* The compiled boot part of an option set (dhcp_optset.boot). */
 struct dhcp_boot_set {
-	bool any;				    /* a file for some kind */
-	uint16_t file_len[_DHCP_BOOT_MAX];	    /* strlen of o.boot.files[k]; 0 = none */
+	bool any;			   /* a file for some kind */
+	uint16_t file_len[_DHCP_BOOT_MAX]; /* strlen of o.boot.files[k]; 0 = none */
 	uint8_t opt67[_DHCP_BOOT_MAX][2 + DHCP_BOOT_NAME_MAX]; /* TLV, file_len + 2 bytes */
 	uint8_t opt66[2 + DHCP_BOOT_NAME_MAX];
 	uint16_t opt66_len; /* TLV length; 0 = none */
@@ -67,7 +67,8 @@ int dhcp_boot_compile(struct dhcp_boot_set *set, const struct dhcp_boot *b);
  * Reads options 60, 77, 93, 94, 97 of opts and chooses the answer from set: iPXE with an
  * ipxeScript -> DHCP_BOOT_IPXE; else the kind of the first option 93 type when a file is
  * configured for it; else DHCP_BOOT_OTHER for a boot client (93, a PXE/HTTP vendor class or
- * iPXE) and -1 for any other. Returns true when 93, 94 or 97 was malformed.
+ * iPXE) and -1 for any other or when the set has no file at all. Returns true when a boot
+ * client's 93, 94 or 97 was malformed (then ignored).
  */
 bool dhcp_boot_classify(const struct dhcp_boot_set *set, const struct dhcp_option_table *opts,
     struct dhcp_boot_req *ret);
