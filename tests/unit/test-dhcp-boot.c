@@ -3,16 +3,24 @@
  * dhcp/boot.c through the message handler (no sockets): DISCOVER/REQUEST with options 93, 94,
  * 77, 60, 97 in every combination the answer depends on, and what the reply carries (siaddr,
  * file, options 60, 66, 67, 97), counted per answer; malformed and truncated options ignored
- * and counted, never a crash; a pool without boot configuration answers as before.
+ * and counted, never a crash; a pool without boot configuration answers as before. And the
+ * agent's part: an IPPool document's networkBoot into the engine's options (local mode reads
+ * the same IPPool format as Kubernetes mode), and the decision log's " boot=<file>".
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/apply-config.h"
+#include "agent/decisions.h"
+#include "agent/pool-config.h"
+#include "agent/source.h"
 #include "dhcp/dhcp-internal.h"
 #include "lib/buf.h"
+#include "lib/log.h"
 #include "lib/util.h"
+#include "tests/helpers/capture.h"
 #include "tests/runner.h"
 
 #define SERVER_IP 0x0a000001u  /* 10.0.0.1 */
@@ -144,13 +152,12 @@ opt_absent(const struct dhcp_reply *r, uint8_t code)
 #define ARCH(a) DHCP_OPT_CLIENT_ARCH, 2, 0, (a)
 #define NDI DHCP_OPT_CLIENT_NDI, 3, 1, 3, 16
 #define PXE60                                                                                      \
-	DHCP_OPT_VENDOR_CLASS, 32, 'P', 'X', 'E', 'C', 'l', 'i', 'e', 'n', 't', ':', 'A', 'r', 'c', \
-	    'h', ':', '0', '0', '0', '0', '0', ':', 'U', 'N', 'D', 'I', ':', '0', '0', '2', '0', '0', \
-	    '1'
+	DHCP_OPT_VENDOR_CLASS, 32, 'P', 'X', 'E', 'C', 'l', 'i', 'e', 'n', 't', ':', 'A', 'r',     \
+	    'c', 'h', ':', '0', '0', '0', '0', '0', ':', 'U', 'N', 'D', 'I', ':', '0', '0', '2',   \
+	    '0', '0', '1'
 #define HTTP60 DHCP_OPT_VENDOR_CLASS, 10, 'H', 'T', 'T', 'P', 'C', 'l', 'i', 'e', 'n', 't'
 #define IPXE77 DHCP_OPT_USER_CLASS, 4, 'i', 'P', 'X', 'E'
-#define UUID97                                                                                     \
-	DHCP_OPT_CLIENT_UUID, 17, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16
+#define UUID97 DHCP_OPT_CLIENT_UUID, 17, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16
 
 /* One arch, as a PXE ROM asks: 93, 94, 60 PXEClient, 97. */
 static void
@@ -167,7 +174,7 @@ check_arch(uint8_t arch, enum dhcp_boot_kind kind, const char *file)
 	CU_ASSERT_STRING_EQUAL((const char *)hdr(&rep)->file, file);
 	CU_ASSERT(opt_is(&rep, DHCP_OPT_VENDOR_CLASS, "PXEClient"));
 	CU_ASSERT(opt_is(&rep, DHCP_OPT_TFTP_SERVER, "tftp.example")); /* PXE: sent unasked */
-	CU_ASSERT(opt_absent(&rep, DHCP_OPT_BOOTFILE)); /* not asked, fits `file` */
+	CU_ASSERT(opt_absent(&rep, DHCP_OPT_BOOTFILE));		       /* not asked, fits `file` */
 	v = reply_opt(&rep, DHCP_OPT_CLIENT_UUID, &len);
 	CU_ASSERT(v != NULL && len == 17 && v[0] == 0 && v[16] == 16);
 	CU_ASSERT_EQUAL(dhcp_server_stats(s)->boot[kind], 1);
@@ -213,13 +220,14 @@ test_ipxe(void)
 	struct dhcp_server *s = server();
 	struct dhcp_reply rep;
 	const uint8_t plain[] = {ARCH(0), NDI, PXE60, IPXE77};
-	const uint8_t rfc3004[] = {ARCH(7), DHCP_OPT_USER_CLASS, 10, 4, 'a', 'b', 'c', 'd', 4, 'i',
-	    'P', 'X', 'E'};
+	const uint8_t rfc3004[] = {
+	    ARCH(7), DHCP_OPT_USER_CLASS, 10, 4, 'a', 'b', 'c', 'd', 4, 'i', 'P', 'X', 'E'};
 
 	CU_ASSERT_EQUAL(handle(s, DHCP_MSG_DISCOVER, plain, sizeof(plain), &rep), DHCP_MSG_OFFER);
 	CU_ASSERT_STRING_EQUAL((const char *)hdr(&rep)->file, "http://10.0.0.5/boot.ipxe");
 	CU_ASSERT(opt_is(&rep, DHCP_OPT_VENDOR_CLASS, "PXEClient"));
-	CU_ASSERT_EQUAL(handle(s, DHCP_MSG_DISCOVER, rfc3004, sizeof(rfc3004), &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_EQUAL(
+	    handle(s, DHCP_MSG_DISCOVER, rfc3004, sizeof(rfc3004), &rep), DHCP_MSG_OFFER);
 	CU_ASSERT_STRING_EQUAL((const char *)hdr(&rep)->file, "http://10.0.0.5/boot.ipxe");
 	CU_ASSERT(opt_absent(&rep, DHCP_OPT_VENDOR_CLASS)); /* not PXE */
 	CU_ASSERT_EQUAL(dhcp_server_stats(s)->boot[DHCP_BOOT_IPXE], 2);
@@ -390,7 +398,8 @@ test_plain_unchanged(void)
 	struct dhcp_server *a, *b;
 	struct dhcp_reply ra, rb;
 	const uint8_t pxe[] = {ARCH(0), NDI, PXE60, UUID97, IPXE77, DHCP_OPT_PRL, 3, 66, 67, 1};
-	const uint8_t plain[] = {DHCP_OPT_PRL, 4, 1, 3, 66, 67, DHCP_OPT_USER_CLASS, 3, 2, 'x', 'y'};
+	const uint8_t plain[] = {
+	    DHCP_OPT_PRL, 4, 1, 3, 66, 67, DHCP_OPT_USER_CLASS, 3, 2, 'x', 'y'};
 	uint8_t copy[DHCP_TX_BUF];
 	size_t copy_len;
 
@@ -438,6 +447,114 @@ test_options_refused(void)
 	dhcp_server_free(s);
 }
 
+/* --- the agent: IPPool networkBoot -> engine options; the decision log ------------------- */
+
+#define POOL_DOC(boot)                                                                             \
+	"apiVersion: network.harvesterhci.io/v1alpha1\n"                                           \
+	"kind: IPPool\n"                                                                           \
+	"metadata: {name: net1, namespace: default}\n"                                             \
+	"spec:\n"                                                                                  \
+	"  networkName: net1\n"                                                                    \
+	"  ipv4Config:\n"                                                                          \
+	"    serverIP: 10.0.0.1\n"                                                                 \
+	"    cidr: 10.0.0.0/24\n"                                                                  \
+	"    pool: {start: 10.0.0.10, end: 10.0.0.200}\n" boot "---\n"                             \
+	"apiVersion: network.harvesterhci.io/v1alpha1\n"                                           \
+	"kind: VirtualMachineNetworkConfig\n"                                                      \
+	"metadata: {name: vm-one, namespace: default}\n"                                           \
+	"spec:\n"                                                                                  \
+	"  vmName: vm-one\n"                                                                       \
+	"  networkConfigs:\n"                                                                      \
+	"    - {networkName: net1, macAddress: \"52:54:00:12:34:56\", ipAddress: 10.0.0.100}\n"
+
+static const char pool_with_boot[] = POOL_DOC(
+    "    networkBoot:\n"
+    "      nextServer: 10.0.0.5\n"
+    "      tftpServerName: tftp.example\n"
+    "      bootFiles: {bios: undionly.kpxe, uefi: ipxe.efi, uefiHttp: \"http://10.0.0.5/x.efi\"}\n"
+    "      ipxeScript: http://10.0.0.5/boot.ipxe\n");
+
+static void
+test_agent_config(void)
+{
+	struct agent_config *c = NULL;
+	char err[AGENT_ERR_MAX] = "";
+	const struct dhcp_boot *b;
+
+	CU_ASSERT_FATAL(agent_config_parse("pool.yaml", pool_with_boot, strlen(pool_with_boot),
+			    NULL, &c, err, sizeof(err)) == 0);
+	b = &c->opts.boot;
+	CU_ASSERT_EQUAL(b->next_server, NEXT_SERVER);
+	CU_ASSERT_STRING_EQUAL(b->tftp_server_name, "tftp.example");
+	CU_ASSERT_STRING_EQUAL(b->files[DHCP_BOOT_BIOS], "undionly.kpxe");
+	CU_ASSERT_STRING_EQUAL(b->files[DHCP_BOOT_UEFI], "ipxe.efi");
+	CU_ASSERT_STRING_EQUAL(b->files[DHCP_BOOT_UEFI_ARM64], "");
+	CU_ASSERT_STRING_EQUAL(b->files[DHCP_BOOT_UEFI_HTTP], "http://10.0.0.5/x.efi");
+	CU_ASSERT_STRING_EQUAL(b->files[DHCP_BOOT_IPXE], "http://10.0.0.5/boot.ipxe");
+	agent_config_free(c);
+	c = NULL;
+	/* a refused networkBoot refuses the file, with the field's path */
+	static const char bad[] = POOL_DOC("    networkBoot: {bootFiles: {uefiHttp: x.efi}}\n");
+	CU_ASSERT_EQUAL(
+	    agent_config_parse("pool.yaml", bad, strlen(bad), NULL, &c, err, sizeof(err)), -EINVAL);
+	CU_ASSERT(strstr(err, "networkBoot.bootFiles.uefiHttp") != NULL);
+	CU_ASSERT_PTR_NULL(c);
+}
+
+static struct agent_declog declog;
+static struct agent_config declog_cfg = {.pool_ns = "default", .pool_name = "net1"};
+
+static void
+on_decision_log(void *userdata, const struct dhcp_decision *d)
+{
+	(void)userdata;
+	agent_declog_decision(&declog, d, &declog_cfg);
+}
+
+/* The served pool, through agent_apply_config, and its decision log lines. */
+static void
+test_agent_decision_log(void)
+{
+	struct agent_config *c = NULL;
+	struct dhcp_server *s = NULL;
+	struct dhcp_callbacks cb = {.on_decision = on_decision_log};
+	struct dhcp_reply rep;
+	char err[AGENT_ERR_MAX] = "";
+	const uint8_t bios[] = {ARCH(0), PXE60};
+	const uint8_t plain[] = {DHCP_OPT_PRL, 2, 1, 3};
+	char *text;
+
+	CU_ASSERT_FATAL(agent_config_parse("pool.yaml", pool_with_boot, strlen(pool_with_boot),
+			    NULL, &c, err, sizeof(err)) == 0);
+	CU_ASSERT_FATAL(dhcp_server_new(&s) == 0);
+	CU_ASSERT_FATAL(agent_apply_config(s, c, NULL, err, sizeof(err)) >= 0);
+	dhcp_server_set_callbacks(s, &cb);
+	agent_declog_init(&declog, AGENT_LOG_DHCP_ALL);
+	log_set_level(LOG_LEVEL_INFO);
+	log_set_format(LOG_FORMAT_TEXT);
+	CU_ASSERT_EQUAL_FATAL(test_capture_stderr(), 0);
+	CU_ASSERT_EQUAL(handle(s, DHCP_MSG_DISCOVER, bios, sizeof(bios), &rep), DHCP_MSG_OFFER);
+	CU_ASSERT_EQUAL(handle(s, DHCP_MSG_DISCOVER, plain, sizeof(plain), &rep), DHCP_MSG_OFFER);
+	text = test_captured_stderr(NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	CU_ASSERT(
+	    strstr(text, "DHCPOFFER 10.0.0.100 to 52:54:00:12:34:56 (vm-one) for DHCPDISCOVER "
+			 "boot=undionly.kpxe") != NULL);
+	/* two OFFER lines; the plain client's has no boot= */
+	CU_ASSERT_PTR_NOT_NULL(strstr(strstr(text, "DHCPOFFER") + 1, "DHCPOFFER"));
+	CU_ASSERT_PTR_NULL(strstr(strstr(text, "boot=") + 1, "boot="));
+	free(text);
+	log_set_level(LOG_LEVEL_WARN);
+	dhcp_server_free(s);
+	agent_config_free(c);
+}
+
+static const struct test_case agent_tests[] = {
+    {"IPPool networkBoot into the engine", test_agent_config},
+    {"decision log boot=", test_agent_decision_log},
+    {NULL, NULL},
+};
+
 static const struct test_case boot_tests[] = {
     {"each architecture", test_each_arch},
     {"UEFI HTTP boot", test_http_boot},
@@ -455,5 +572,6 @@ static const struct test_case boot_tests[] = {
 
 const struct test_suite test_suites[] = {
     {.name = "dhcp-boot", .tests = boot_tests},
+    {.name = "agent-boot", .tests = agent_tests},
     {.name = NULL},
 };
