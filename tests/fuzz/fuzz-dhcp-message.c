@@ -6,7 +6,8 @@
  * Input: byte 0 selects modes, the rest is an Ethernet frame.
  *   bit 0: recompute the IPv4 and UDP checksums first (so mutations get past them)
  *   bit 1: the kernel said CSUMNOTREADY (UDP checksum not verified)
- *   bit 2: swap to the second option set before handling (option-set swap path)
+ *   bit 2: swap to the second option set before handling (option-set swap path; the first
+ *          has network boot answers, the second none)
  * Invariants checked on every reply: it parses back, respects option 57 and the 300-byte
  * BOOTP minimum, and a link-layer frame passes our own IPv4 checksum.
  */
@@ -73,7 +74,16 @@ setup(void)
 	opts_a.routes[1] = (struct dhcp_route){0xc0a80100, 24, 0x0a0000fd};
 	opts_a.n_routes = 2;
 	opts_a.lease_time = 3600;
+	opts_a.boot.next_server = 0x0a000005;
+	strcpy(opts_a.boot.tftp_server_name, "tftp.example.org");
+	strcpy(opts_a.boot.files[DHCP_BOOT_BIOS], "undionly.kpxe");
+	strcpy(opts_a.boot.files[DHCP_BOOT_UEFI], "ipxe.efi");
+	strcpy(opts_a.boot.files[DHCP_BOOT_UEFI_HTTP], "http://10.0.0.5/ipxe.efi");
+	/* longer than the BOOTP file field: always option 67 */
+	memset(opts_a.boot.files[DHCP_BOOT_IPXE], 'x', 200);
+	memcpy(opts_a.boot.files[DHCP_BOOT_IPXE], "http://", 7);
 	opts_b = opts_a;
+	memset(&opts_b.boot, 0, sizeof(opts_b.boot));
 	opts_b.n_search = 0;
 	opts_b.n_routes = 0;
 	opts_b.lease_time = UINT32_MAX;
