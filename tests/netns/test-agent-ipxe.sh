@@ -5,6 +5,7 @@
 # serial console (SeaBIOS mirrors its text screen there, iPXE included) is read for each step:
 #   1. the ROM's DHCP (option 93 arch 0, user class "iPXE") gets the VM's address from the
 #      agent: the agent's decision lines name the VM's MAC, the console shows the address;
+#      its IPv6 half (after the agent's router advertisement, M=1) gets the VM's DHCPv6 address;
 #   2. the agent answers the pool's networkBoot.ipxeScript (user class iPXE) with nextServer;
 #      iPXE fetches that script over TFTP from dnsmasq (TFTP only, on br0) and runs it;
 #   3. the script changes its user class and asks again: now a plain BIOS PXE client (arch 0,
@@ -19,6 +20,7 @@ ROM=${IPXE_ROM:-/usr/lib/ipxe/qemu/pxe-virtio.rom}
 QEMU_WAIT=${QEMU_WAIT:-120}
 MAC=52:54:00:bb:10:01
 VM_IP=$NET.21
+VM_IP6=fd66::21
 T0=$(date +%s)
 elapsed() { echo "$(($(date +%s) - T0)) s"; }
 
@@ -42,25 +44,29 @@ chmod 755 "$TMP/bin/agent-as-pod"
 REAL_AGENT=$AGENT
 AGENT=$TMP/bin/agent-as-pod
 
-# the pool: the VM's address pinned by its MAC; networkBoot when the agent knows it
+# the pool (dual-stack): the VM's addresses pinned by its MAC, router advertisements on (iPXE
+# configures IPv6 beside IPv4 and, with no router answering its solicitations, waits ~16 s
+# under TCG for one), networkBoot when the agent knows it
 cfg=$TMP/pool.yaml
-write_pool "$cfg"
-cat >>"$cfg" <<EOF
+RA6=1
+write_pool6 "$cfg"
+cat >"$TMP/boot.yaml" <<EOF
     networkBoot:
       nextServer: $SERVER_IP
       bootFiles:
         bios: bios.ipxe
       ipxeScript: tftp://$SERVER_IP/script.ipxe
 EOF
-vmnetcfg "$cfg" pxe-vm $MAC $VM_IP
+sed -i "/^    leaseTime: /r $TMP/boot.yaml" "$cfg"
+vmnetcfg6 "$cfg" pxe-vm $MAC $VM_IP $VM_IP6
 chmod 644 "$cfg"
 BOOT=1
 if ! "$REAL_AGENT" --config "$cfg" --dry-run >"$TMP/dry-run.log" 2>&1; then
     BOOT=0
     BOOT_SKIP="the agent refuses spec.ipv4Config.networkBoot: $(grep -m1 -o 'networkBoot: .*' "$TMP/dry-run.log")"
-    write_pool "$cfg"
-    vmnetcfg "$cfg" pxe-vm $MAC $VM_IP
+    sed -i '/^    networkBoot:$/,/^      ipxeScript: /d' "$cfg"
 fi
+wait_ll "$SRV" br0 || { fail "br0 link-local address" "not past DAD"; finish; }
 start_agent "$cfg" || { fail "agent ready" "did not start"; finish; }
 pass "agent ready"
 check "agent runs as uid 65532" test "$(proc_status "$AGENT_PID" Uid)" = 65532
@@ -113,6 +119,9 @@ check "agent log: DHCPOFFER $VM_IP to the VM's MAC $MAC" wait_for "$QEMU_WAIT" l
     " DHCPOFFER $VM_IP to $MAC \(pxe-vm\) for DHCPDISCOVER "
 check "agent log: DHCPACK $VM_IP to $MAC" wait_for "$QEMU_WAIT" logged " DHCPACK $VM_IP to $MAC \(pxe-vm\) for DHCPREQUEST "
 check "console: iPXE configured $VM_IP from the agent" wait_for 30 console_has "net0: $VM_IP/255\.255\.255\.0 gw $NET\.1"
+# iPXE also configures IPv6: the agent's router advertisement (M=1), then DHCPv6
+check "agent log: DHCPv6 REPLY $VM_IP6 to $MAC" wait_for 30 logged " DHCPv6 REPLY $VM_IP6 to $MAC \(pxe-vm\) for REQUEST "
+check "console: iPXE configured $VM_IP6 from the agent" wait_for 30 console_has "net0: $VM_IP6/64"
 echo "  (address step done after $(elapsed))"
 
 if [ $BOOT = 0 ]; then
