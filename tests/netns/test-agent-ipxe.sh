@@ -12,11 +12,13 @@
 #      no iPXE user class), answered the pool's bootFiles.bios, which iPXE chains over TFTP.
 # Steps 2-3 are skipped (with the reason) when the agent does not know networkBoot. Waits are
 # bounded waits for console or log lines (TCG is slow: up to QEMU_WAIT seconds a step).
-# Skipped (77) when not root or when QEMU, the ROM, dnsmasq or setcap/setpriv are missing.
+# Skipped (77) when not root, without tap devices (/dev/net/tun), or when QEMU, the ROM,
+# dnsmasq or setcap/setpriv are missing. Takes about 12 s (TCG on a 2-core machine).
 . "$(dirname "$0")/lib.sh"
 require qemu-system-x86_64 dnsmasq setpriv setcap
 ROM=${IPXE_ROM:-/usr/lib/ipxe/qemu/pxe-virtio.rom}
 [ -r "$ROM" ] || skip "$ROM is missing (Debian's ipxe-qemu; scripts/install-deps installs it)"
+[ -c /dev/net/tun ] || skip "/dev/net/tun is missing: no tap devices here"
 QEMU_WAIT=${QEMU_WAIT:-120}
 MAC=52:54:00:bb:10:01
 VM_IP=$NET.21
@@ -63,7 +65,7 @@ chmod 644 "$cfg"
 BOOT=1
 if ! "$REAL_AGENT" --config "$cfg" --dry-run >"$TMP/dry-run.log" 2>&1; then
     BOOT=0
-    BOOT_SKIP="the agent refuses spec.ipv4Config.networkBoot: $(grep -m1 -o 'networkBoot: .*' "$TMP/dry-run.log")"
+    BOOT_SKIP="this agent does not serve network boot ($(grep -m1 -o 'spec\.ipv4Config\.networkBoot: .*' "$TMP/dry-run.log"))"
     sed -i '/^    networkBoot:$/,/^      ipxeScript: /d' "$cfg"
 fi
 wait_ll "$SRV" br0 || { fail "br0 link-local address" "not past DAD"; finish; }
@@ -100,7 +102,8 @@ check "TFTP server (dnsmasq) started" wait_for 10 tftp_up
 # names 1af4:1041, the transitional device 1af4:1000 is skipped by SeaBIOS), serial to a file.
 # -nographic: QEMU then tells SeaBIOS (fw_cfg etc/sercon-port) to mirror the text screen, so
 # iPXE's output, to the serial port; without it the serial file stays empty.
-ip -n "$SRV" tuntap add dev tap-vm mode tap
+ip -n "$SRV" tuntap add dev tap-vm mode tap 2>"$TMP/tap.err" ||
+    skip "cannot create a tap device: $(cat "$TMP/tap.err")"
 ip -n "$SRV" link set tap-vm master br0 up
 CONSOLE=$TMP/console.log
 : >"$CONSOLE"
@@ -111,17 +114,29 @@ ip netns exec "$SRV" qemu-system-x86_64 -machine pc,accel=tcg -m 64 -nodefaults 
     </dev/null >>"$TMP/qemu.log" 2>&1 &
 QEMU_PID=$!; PIDS+=("$QEMU_PID")
 console_has() { tr -d '\r' <"$CONSOLE" | grep -Eq -- "$1"; }
+# vm_wait CMD...: wait_for CMD while QEMU runs, up to QEMU_WAIT seconds (10 once a check failed:
+# the steps after a failed one would only add their full waits)
+vm_wait() {
+    local i n=$((QEMU_WAIT * 5))
+    [ "$CHECKS_FAIL" = 0 ] || n=50
+    for i in $(seq $n); do
+        "$@" && return 0
+        kill -0 "$QEMU_PID" 2>/dev/null || break
+        sleep 0.2
+    done
+    "$@"
+}
 logged() { grep -Eq -- "$1" "$TMP/agent.log"; }
 
 # 1. the ROM's DHCP
-check "console: iPXE started from the NIC's option ROM" wait_for "$QEMU_WAIT" console_has 'iPXE .*starting execution'
-check "agent log: DHCPOFFER $VM_IP to the VM's MAC $MAC" wait_for "$QEMU_WAIT" logged \
+check "console: iPXE started from the NIC's option ROM" vm_wait console_has 'iPXE .*starting execution'
+check "agent log: DHCPOFFER $VM_IP to the VM's MAC $MAC" vm_wait logged \
     " DHCPOFFER $VM_IP to $MAC \(pxe-vm\) for DHCPDISCOVER "
-check "agent log: DHCPACK $VM_IP to $MAC" wait_for "$QEMU_WAIT" logged " DHCPACK $VM_IP to $MAC \(pxe-vm\) for DHCPREQUEST "
-check "console: iPXE configured $VM_IP from the agent" wait_for 30 console_has "net0: $VM_IP/255\.255\.255\.0 gw $NET\.1"
+check "agent log: DHCPACK $VM_IP to $MAC" vm_wait logged " DHCPACK $VM_IP to $MAC \(pxe-vm\) for DHCPREQUEST "
+check "console: iPXE configured $VM_IP from the agent" vm_wait console_has "net0: $VM_IP/255\.255\.255\.0 gw $NET\.1"
 # iPXE also configures IPv6: the agent's router advertisement (M=1), then DHCPv6
-check "agent log: DHCPv6 REPLY $VM_IP6 to $MAC" wait_for 30 logged " DHCPv6 REPLY $VM_IP6 to $MAC \(pxe-vm\) for REQUEST "
-check "console: iPXE configured $VM_IP6 from the agent" wait_for 30 console_has "net0: $VM_IP6/64"
+check "agent log: DHCPv6 REPLY $VM_IP6 to $MAC" vm_wait logged " DHCPv6 REPLY $VM_IP6 to $MAC \(pxe-vm\) for REQUEST "
+check "console: iPXE configured $VM_IP6 from the agent" vm_wait console_has "net0: $VM_IP6/64"
 echo "  (address step done after $(elapsed))"
 
 if [ $BOOT = 0 ]; then
@@ -133,18 +148,18 @@ else
     # 2. user class iPXE: the ipxeScript, fetched over TFTP from nextServer
     check "agent log: the ACK to $MAC names boot=tftp://$SERVER_IP/script.ipxe" logged \
         " DHCPACK $VM_IP to $MAC \(pxe-vm\) .*boot=tftp://$SERVER_IP/script\.ipxe"
-    check "TFTP: script.ipxe sent to $VM_IP" wait_for "$QEMU_WAIT" grep -q "sent $TMP/tftp/script.ipxe to $VM_IP" "$TMP/tftp.log"
-    check "console: the script runs (address $VM_IP, next-server $SERVER_IP)" wait_for "$QEMU_WAIT" \
+    check "TFTP: script.ipxe sent to $VM_IP" vm_wait grep -q "sent $TMP/tftp/script.ipxe to $VM_IP" "$TMP/tftp.log"
+    check "console: the script runs (address $VM_IP, next-server $SERVER_IP)" vm_wait \
         console_has "^VMDHCP-IPXE-SCRIPT ip=$VM_IP next-server=$SERVER_IP\$"
     check "agent: boot reply counted arch=ipxe" test "$(metric 'vmdhcp_agent_boot_replies_total{arch="ipxe"}')" -ge 1
     # 3. arch 0 without the iPXE user class: bootFiles.bios, chained over TFTP
-    check "console: second DHCP answered bios.ipxe from $SERVER_IP" wait_for "$QEMU_WAIT" \
+    check "console: second DHCP answered bios.ipxe from $SERVER_IP" vm_wait \
         console_has "^VMDHCP-SECOND-DHCP ip=$VM_IP next-server=$SERVER_IP filename=bios.ipxe"
     check "agent log: an ACK to $MAC names boot=bios.ipxe" logged " DHCPACK $VM_IP to $MAC \(pxe-vm\) .*boot=bios\.ipxe"
     check "agent: boot reply counted arch=bios (option 93 arch 0)" \
         test "$(metric 'vmdhcp_agent_boot_replies_total{arch="bios"}')" -ge 1
-    check "TFTP: bios.ipxe sent to $VM_IP" wait_for "$QEMU_WAIT" grep -q "sent $TMP/tftp/bios.ipxe to $VM_IP" "$TMP/tftp.log"
-    check "console: the BIOS boot file runs" wait_for "$QEMU_WAIT" console_has '^VMDHCP-BIOS-BOOTFILE'
+    check "TFTP: bios.ipxe sent to $VM_IP" vm_wait grep -q "sent $TMP/tftp/bios.ipxe to $VM_IP" "$TMP/tftp.log"
+    check "console: the BIOS boot file runs" vm_wait console_has '^VMDHCP-BIOS-BOOTFILE'
     check "console: no script step failed" bash -c "! tr -d '\r' <'$CONSOLE' | grep -q '^VMDHCP-FAILED'"
     echo "  (boot steps done after $(elapsed))"
 fi
