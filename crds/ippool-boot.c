@@ -38,7 +38,10 @@ static const struct crd_field boot_files_children[] = {
 };
 
 const struct crd_field ippool_network_boot_children[] = {
-    {.key = "nextServer", .type = CRD_STRING, .format = "ipv4", .store = CRD_S_IPV4,
+    {.key = "nextServer",
+	.type = CRD_STRING,
+	.format = "ipv4",
+	.store = CRD_S_IPV4,
 	BOOT(next_server)},
     {.key = "tftpServerName",
 	.type = CRD_STRING,

@@ -129,10 +129,16 @@ check_reply(const struct dhcp_reply *r)
 {
 	static struct dhcp_option_table t;
 	const struct dhcp_request *req = &srv->req;
+	size_t limit = req->max_size;
 
+	/* relayed: the relay removes the option 82 echo before the client sees the reply, so the
+	 * echo counts against the link only (dhcp/reply.c reply_room) */
+	if (req->giaddr != 0 && req->relay_info != NULL)
+		limit += req->relay_info_len +
+			 2 * (req->relay_info_len == 0 ? 1 : (req->relay_info_len + 254) / 255);
 	if (r->payload_len < DHCP_MIN_MESSAGE || r->payload_len > DHCP_MAX_PAYLOAD)
 		abort();
-	if (r->payload_len > DHCP_MIN_MESSAGE && r->payload_len + 28 > req->max_size)
+	if (r->payload_len > DHCP_MIN_MESSAGE && r->payload_len + 28 > limit)
 		abort();
 	if (dhcp_option_parse(&t, r->payload, r->payload_len) < 0)
 		abort();

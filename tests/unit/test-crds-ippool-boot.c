@@ -12,7 +12,7 @@
 #include "tests/runner.h"
 
 #define SPEC_HEAD                                                                                  \
-	"{\"networkName\": \"default/net\", \"ipv4Config\": {\"serverIP\": \"10.0.0.2\","                  \
+	"{\"networkName\": \"default/net\", \"ipv4Config\": {\"serverIP\": \"10.0.0.2\","          \
 	" \"cidr\": \"10.0.0.0/24\", \"pool\": {\"start\": \"10.0.0.10\", \"end\": \"10.0.0.20\"}"
 
 static const char full_spec[] = SPEC_HEAD
@@ -130,7 +130,8 @@ test_refusals(void)
 		json_t *j;
 		int r;
 
-		snprintf(text, sizeof(text), SPEC_HEAD ", \"networkBoot\": %s}}", bad_cases[i].boot);
+		snprintf(
+		    text, sizeof(text), SPEC_HEAD ", \"networkBoot\": %s}}", bad_cases[i].boot);
 		j = load(text);
 		r = ippool_spec_decode(j, &s, &err);
 		CU_ASSERT_EQUAL(r, -EINVAL);
@@ -153,9 +154,8 @@ check_length(const char *key, const char *prefix, size_t ok_len)
 	struct ippool_spec s;
 	struct crd_error err;
 	size_t p = strlen(prefix);
-	const char *obj = strcmp(key, "ipxeScript") == 0 || strcmp(key, "tftpServerName") == 0
-			      ? ""
-			      : "bootFiles";
+	const char *obj =
+	    strcmp(key, "ipxeScript") == 0 || strcmp(key, "tftpServerName") == 0 ? "" : "bootFiles";
 
 	for (size_t len = ok_len; len <= ok_len + 1; len++) {
 		json_t *j;
@@ -169,8 +169,8 @@ check_length(const char *key, const char *prefix, size_t ok_len)
 			    SPEC_HEAD ", \"networkBoot\": {\"%s\": {\"%s\": \"%s\"}}}}", obj, key,
 			    value);
 		else
-			snprintf(text, sizeof(text), SPEC_HEAD ", \"networkBoot\": {\"%s\": \"%s\"}}}",
-			    key, value);
+			snprintf(text, sizeof(text),
+			    SPEC_HEAD ", \"networkBoot\": {\"%s\": \"%s\"}}}", key, value);
 		j = load(text);
 		r = ippool_spec_decode(j, &s, &err);
 		if (len == ok_len) {
