@@ -16,7 +16,7 @@
 # VM when OVMF is not installed. Waits are bounded waits for console or log lines (TCG is
 # slow: up to QEMU_WAIT seconds a step). Skipped (77) when not root, without tap devices
 # (/dev/net/tun), or when QEMU, the ROMs, dnsmasq or setcap/setpriv are missing. Takes about
-# 20 s (TCG on a 2-core machine).
+# 25-30 s (TCG on a 2-core machine; the BIOS VM alone about 10 s).
 . "$(dirname "$0")/lib.sh"
 require qemu-system-x86_64 dnsmasq setpriv setcap
 ROM_BIOS=${IPXE_ROM:-/usr/lib/ipxe/qemu/pxe-virtio.rom}
