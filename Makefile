@@ -244,6 +244,14 @@ $(DHCP6_CRAFT): $(BUILD)/obj/tests/netns/dhcp6-craft.o
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $<
 
+# Crafted network boot DHCPv4 requests of the differential test against Kea
+# (tests/netns/test-dhcp-boot-kea-diff.sh).
+DHCP_BOOT_CRAFT := $(BUILD)/tests/dhcp-boot-craft
+$(DHCP_BOOT_CRAFT): $(BUILD)/obj/tests/netns/dhcp-boot-craft.o
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $<
+
 # An LD_PRELOAD shim that fails socket(AF_NETLINK) on demand (tests/netns/test-exit-codes.sh).
 FAULT_SHIM := $(BUILD)/tests/fault-shim.so
 $(FAULT_SHIM): tests/netns/fault-shim.c
@@ -275,7 +283,8 @@ asan:
 
 # Network-namespace integration tests (root; they skip with exit 77 otherwise), then one more
 # check: the host's resolv.conf and DHCP clients' state are as they were (tests/netns/host-files.sh).
-netns-test: $(NETNS_BINS) $(HA_PROBE) $(BIG_DISCOVER) $(DHCP_FLOOD) $(DHCP6_CRAFT) $(FAULT_SHIM) programs
+netns-test: $(NETNS_BINS) $(HA_PROBE) $(BIG_DISCOVER) $(DHCP_FLOOD) $(DHCP6_CRAFT) $(DHCP_BOOT_CRAFT) \
+	$(FAULT_SHIM) programs
 	@tests/netns/host-files.sh tests/run-tests.sh netns $(NETNS_BINS) $(NETNS_SCRIPTS)
 
 e2e-test: programs

@@ -156,7 +156,7 @@ declog_write(const struct dhcp_decision *d, const struct agent_config *cfg)
 {
 	char mac[MAC_STRLEN], ip[IPV4_STRLEN], gi[IPV4_STRLEN], xid[12], pool[512];
 	char vm[DHCP_HOSTNAME_MAX + 4] = "", via[IPV4_STRLEN + 8] = "", what[IPV4_STRLEN + 8] = "";
-	const char *kv[20];
+	const char *kv[22];
 	uint32_t addr = d->ip != 0 ? d->ip : d->requested;
 	bool json = log_get_format() == LOG_FORMAT_JSON;
 	size_t k = 0;
@@ -196,6 +196,10 @@ declog_write(const struct dhcp_decision *d, const struct agent_config *cfg)
 		kv[k++] = "giaddr";
 		kv[k++] = gi;
 	}
+	if (json && d->boot_file != NULL) {
+		kv[k++] = "boot";
+		kv[k++] = d->boot_file;
+	}
 	if (json && cfg != NULL) {
 		snprintf(pool, sizeof(pool), "%s/%s", cfg->pool_ns, cfg->pool_name);
 		kv[k++] = "ippool";
@@ -204,9 +208,11 @@ declog_write(const struct dhcp_decision *d, const struct agent_config *cfg)
 	kv[k] = NULL;
 
 	if (!d->dropped && (d->reply == DHCP_MSG_OFFER || d->reply == DHCP_MSG_ACK)) {
-		/* "DHCPACK 10.0.0.5 to 52:54:00:12:34:56 (vm-1) for DHCPREQUEST" */
-		log_kv(LOG_LEVEL_INFO, kv, "%s%s%s to %s%s for %s%s", msg_name(d->reply),
-		    addr != 0 ? " " : "", addr != 0 ? ip : "", mac, vm, msg_name(d->type), via);
+		/* "DHCPACK 10.0.0.5 to 52:54:00:12:34:56 (vm-1) for DHCPREQUEST", then
+		 * " boot=ipxe.efi" for a network boot answer */
+		log_kv(LOG_LEVEL_INFO, kv, "%s%s%s to %s%s for %s%s%s%s", msg_name(d->reply),
+		    addr != 0 ? " " : "", addr != 0 ? ip : "", mac, vm, msg_name(d->type), via,
+		    d->boot_file != NULL ? " boot=" : "", d->boot_file != NULL ? d->boot_file : "");
 		return;
 	}
 	if (addr != 0)

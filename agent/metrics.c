@@ -27,6 +27,7 @@ static const uint8_t rx_types[] = {
 static const uint8_t tx_types[] = {DHCP_MSG_OFFER, DHCP_MSG_ACK, DHCP_MSG_NAK};
 static const char *rx_labels[ELEMENTSOF(rx_types)], *tx_labels[ELEMENTSOF(tx_types)];
 static const char *drop_labels[_DHCP_DROP_MAX];
+static const char *boot_labels[_DHCP_BOOT_MAX];
 static double latency_bounds[DHCP_LATENCY_BUCKETS - 1];
 static const char *const reload_labels[] = {"ok", "error"};
 static const char *const ignored_labels[] = {"rate_limited", "not_bound"};
@@ -86,6 +87,8 @@ collect(void *userdata)
 	for (size_t d = 0; d < _DHCP_DROP_MAX; d++)
 		metric_set(a->mx.drops, d, (double)st->drops[d]);
 	metric_set(a->mx.declines, 0, (double)st->declines);
+	for (size_t k = 0; k < _DHCP_BOOT_MAX; k++)
+		metric_set(a->mx.boot, k, (double)st->boot[k]);
 	for (size_t i = 0; i < ELEMENTSOF(a->declines_ignored); i++)
 		metric_set(a->mx.declines_ignored, i, (double)a->declines_ignored[i]);
 	for (size_t i = 0; i < ELEMENTSOF(a->reloads); i++)
@@ -184,6 +187,11 @@ static const struct series agent_series[] = {
 	"Received datagrams not answered, by reason", "reason", drop_labels),
     SERIES(declines, METRIC_COUNTER, "vmdhcp_agent_declines_total",
 	"DHCPDECLINE messages (address in use on the network)"),
+    SERIES_LABELED(boot, METRIC_COUNTER, "vmdhcp_agent_boot_replies_total",
+	"OFFERs and ACKs to network boot clients (spec.ipv4Config.networkBoot), by the answer: "
+	"the file for the client architecture (option 93), the iPXE script, or other (none "
+	"configured for it, unknown or malformed architecture)",
+	"arch", boot_labels),
     SERIES_HIST(latency, METRIC_HISTOGRAM, "vmdhcp_agent_reply_latency_seconds",
 	"Time from receiving a request to sending its reply", latency_bounds),
     SERIES(bindings, METRIC_GAUGE, "vmdhcp_agent_bindings",
@@ -374,6 +382,8 @@ agent_metrics_setup(struct agent *a)
 		tx_labels[i] = dhcp_message_type_name(tx_types[i]);
 	for (size_t d = 0; d < _DHCP_DROP_MAX; d++)
 		drop_labels[d] = dhcp_drop_reason_name((enum dhcp_drop_reason)d);
+	for (size_t k = 0; k < _DHCP_BOOT_MAX; k++)
+		boot_labels[k] = dhcp_boot_kind_name((enum dhcp_boot_kind)k);
 	for (size_t i = 0; i < ELEMENTSOF(rx6_types); i++)
 		rx6_labels[i] = dhcp6_message_type_name(rx6_types[i]);
 	for (size_t i = 0; i < ELEMENTSOF(tx6_types); i++)

@@ -21,6 +21,7 @@ struct agent_metrics {
 	    *kube_malformed, *kube_duplicate_macs;
 	struct metric *rx, *tx, *drops, *declines, *latency, *bindings, *dynamic, *available,
 	    *reloads, *serving, *link_events, *lease_errors, *expired, *held, *declines_ignored;
+	struct metric *boot; /* vmdhcp_agent_boot_replies_total{arch} */
 	struct metric *offers_pending, *offers_expired, *offers_refused, *offers_evicted;
 	/* the DHCP socket's receive passes (dhcp/moderate.h) and its kernel counters */
 	struct metric *rx_passes, *rx_yields, *kernel_received, *kernel_drops, *rx_wait;

@@ -101,6 +101,46 @@ config6_from_spec(struct agent_config *c, const struct ippool_spec *sp, char *er
 	return 0;
 }
 
+/* One networkBoot string into dst (DHCP_BOOT_NAME_MAX + 1 bytes); NULL leaves it "". */
+static int
+boot_string(char *dst, const char *src, const char *field, char *err, size_t errlen)
+{
+	if (src == NULL)
+		return 0;
+	if (strlen(src) > DHCP_BOOT_NAME_MAX) {
+		snprintf(err, errlen, "spec.ipv4Config.networkBoot.%s: longer than %d characters",
+		    field, DHCP_BOOT_NAME_MAX);
+		return -EINVAL;
+	}
+	snprintf(dst, DHCP_BOOT_NAME_MAX + 1, "%s", src);
+	return 0;
+}
+
+/* spec.ipv4Config.networkBoot -> the engine's boot answers (all empty without one). */
+static int
+boot_from_spec(struct dhcp_boot *b, const struct ippool_spec *sp, char *err, size_t errlen)
+{
+	const struct ippool_network_boot *x = &sp->boot;
+
+	memset(b, 0, sizeof(*b));
+	if (!sp->has_boot)
+		return 0;
+	b->next_server = x->next_server;
+	if (boot_string(b->tftp_server_name, x->tftp_server_name, "tftpServerName", err, errlen) <
+		0 ||
+	    boot_string(b->files[DHCP_BOOT_BIOS], x->files.bios, "bootFiles.bios", err, errlen) <
+		0 ||
+	    boot_string(b->files[DHCP_BOOT_UEFI], x->files.uefi, "bootFiles.uefi", err, errlen) <
+		0 ||
+	    boot_string(b->files[DHCP_BOOT_UEFI_ARM64], x->files.uefi_arm64, "bootFiles.uefiArm64",
+		err, errlen) < 0 ||
+	    boot_string(b->files[DHCP_BOOT_UEFI_HTTP], x->files.uefi_http, "bootFiles.uefiHttp",
+		err, errlen) < 0 ||
+	    boot_string(b->files[DHCP_BOOT_IPXE], x->ipxe_script, "ipxeScript", err, errlen) < 0)
+		return -EINVAL;
+	return 0;
+}
+
 int
 agent_config_from_spec(
     struct agent_config *c, const struct ippool_spec *sp, char *err, size_t errlen)
@@ -166,6 +206,8 @@ agent_config_from_spec(
 	}
 	o->n_routes = sp->n_routes;
 	o->lease_time = sp->lease_time != 0 ? sp->lease_time : IPPOOL_LEASE_TIME_DEFAULT;
+	if (boot_from_spec(&o->boot, sp, err, errlen) < 0)
+		return -EINVAL;
 	return config6_from_spec(c, sp, err, errlen);
 }
 

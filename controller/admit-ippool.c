@@ -46,6 +46,10 @@
  *  - leaseTime under 60 s (clients renew every half of it), or not above 0 (served as one
  *    year, as upstream's agent does: pkg/dhcp/dhcp.go);
  *  - a CIDR written with host bits set (net.ParseCIDR ignores them);
+ *  - networkBoot (ours; its fields are refused by the codec with the field's path when
+ *    malformed): a TFTP boot file (bootFiles other than the uefiHttp URL, or an ipxeScript
+ *    that is not a URL) with neither nextServer nor tftpServerName, so PXE clients would not
+ *    know where to fetch it;
  *  - a DELETE by the garbage collector or the namespace controller while VMNetCfgs still
  *    use the pool (allowed: refusing would wedge the namespace's or owner's deletion).
  */
@@ -508,6 +512,32 @@ warn_pool(struct admit_ctx *c, const struct raw_pool *rp, const struct pinfo *pi
 		    c, "cidr %s has host bits set: the network is %s/%u", rp->cidr, x, pi->prefix);
 }
 
+/* spec.ipv4Config.networkBoot: a TFTP file with no server to fetch it from. */
+static void
+warn_boot(struct admit_ctx *c, const struct raw_pool *rp)
+{
+	static const char *const tftp_files[] = {"bios", "uefi", "uefiArm64"};
+	const json_t *nb = json_object_get(rp->v4, "networkBoot");
+	const json_t *files = json_object_get(nb, "bootFiles");
+	const char *script = json_string_value(json_object_get(nb, "ipxeScript"));
+	const char *which = NULL;
+
+	if (!json_is_object(nb) || json_object_get(nb, "nextServer") != NULL ||
+	    json_object_get(nb, "tftpServerName") != NULL)
+		return;
+	for (size_t i = 0; i < ELEMENTSOF(tftp_files) && which == NULL; i++)
+		if (json_is_string(json_object_get(files, tftp_files[i])))
+			which = tftp_files[i];
+	if (which == NULL && script != NULL && strncmp(script, "http://", 7) != 0 &&
+	    strncmp(script, "https://", 8) != 0)
+		which = "ipxeScript";
+	if (which != NULL)
+		admit_warn(c,
+		    "networkBoot: %s%s is a TFTP file but neither nextServer nor tftpServerName "
+		    "is set: PXE clients will not know which server to fetch it from",
+		    strcmp(which, "ipxeScript") == 0 ? "" : "bootFiles.", which);
+}
+
 /* --- validate: CREATE, UPDATE --------------------------------------------------------------- */
 
 static void
@@ -568,6 +598,7 @@ validate_write(struct admit_ctx *c)
 	    check_codec(c, &rp) < 0 || check_size(c, &st) < 0)
 		goto out;
 	warn_pool(c, &rp, &pi);
+	warn_boot(c, &rp);
 out:
 	free(st.e);
 	admit_pinfo_clear(&pi);

@@ -189,6 +189,10 @@ validate_string(const json_t *v, const char *path, const struct crd_field *f, st
 				what = "is not an IPv4 address or host name";
 			else if (strcmp(f->pattern, CRD_PATTERN_DOMAIN) == 0)
 				what = "is not a domain name";
+			else if (strcmp(f->pattern, CRD_PATTERN_BOOT_URL) == 0)
+				what = "is not an http:// or https:// URL (printable, no spaces)";
+			else if (strcmp(f->pattern, CRD_PATTERN_BOOT_NAME) == 0)
+				what = "is not a file name, URL or host (printable, no spaces)";
 			return crd_error_set(err, path, "%s %s", q, what);
 		}
 	}

@@ -45,6 +45,10 @@ enum crd_type {
 	"^(" CRD_RE_IPV4 "|(" CRD_RE_LABEL "\\.)*[0-9]*[A-Za-z_]([-A-Za-z0-9_]{0,61}"              \
 	"[A-Za-z0-9_])?\\.?)$"
 
+/* Network boot: a file name or host (printable ASCII, no space), an http(s) URL. */
+#define CRD_PATTERN_BOOT_NAME "^[!-~]+$"
+#define CRD_PATTERN_BOOT_URL "^https?://[!-~]+$"
+
 /*
  * How a field's value is kept at .offset of the struct the table describes (the ctx of its
  * hooks). "Unset" is what the encoder omits unless the field is .always written.
@@ -166,6 +170,11 @@ void ippool_spec_defaults6(struct ippool_spec *s);
 /* One status.ipv4.allocated value (a MAC, EXCLUDED or RESERVED) into a->kind and a->mac:
  * 0, or -EINVAL. Shared by ippool.c's decoder and ippool-text.c's map parser. */
 struct ippool_alloc;
+/* spec.ipv4Config.networkBoot (crds/ippool-boot.c; ctx: struct ippool_network_boot). */
+struct ippool_network_boot;
+extern const struct crd_field ippool_network_boot_children[];
+void ippool_network_boot_clear(struct ippool_network_boot *b);
+
 int ippool_alloc_value_parse(const char *val, struct ippool_alloc *a);
 
 #endif

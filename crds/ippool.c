@@ -194,6 +194,14 @@ static const struct crd_field ipv4_config_children[] = {
 	.items = &route_item,
 	.max_items = IPPOOL_ROUTES_MAX,
 	SPEC_ARRAY(routes)},
+    /* Additive: crds/ippool-boot.c. */
+    {.key = "networkBoot",
+	.type = CRD_OBJECT,
+	.strict = true,
+	.children = ippool_network_boot_children,
+	.store = CRD_S_STRUCT,
+	SPEC(boot),
+	.present = CRD_PRESENT(struct ippool_spec, has_boot)},
     {.key = NULL},
 };
 
@@ -605,6 +613,7 @@ ippool_spec_clear(struct ippool_spec *s)
 	for (size_t i = 0; i < s->n_ntp; i++)
 		free(s->ntp[i]);
 	free(s->routes);
+	ippool_network_boot_clear(&s->boot);
 	free(s->ipv6.exclude);
 	for (size_t i = 0; i < s->ipv6.n_domain_search; i++)
 		free(s->ipv6.domain_search[i]);

@@ -86,6 +86,29 @@ struct ippool_ipv6_config {
 	bool ra_set; /* routerAdvertisement written (encode writes it back only then) */
 };
 
+/*
+ * spec.ipv4Config.networkBoot (additive; crds/ippool-boot.c): strings are NULL when unset.
+ * File names are 1..127 printable characters without spaces (the BOOTP file field is 128
+ * bytes with its NUL); uefiHttp an http:// or https:// URL, ipxeScript a URL or file name and
+ * tftpServerName at most 255 (option 67 / 66 carry them).
+ */
+#define IPPOOL_BOOT_FILE_MAX 127
+#define IPPOOL_BOOT_URL_MAX 255
+
+struct ippool_boot_files {
+	char *bios;	  /* option 93 arch 0 */
+	char *uefi;	  /* 6, 7, 9 */
+	char *uefi_arm64; /* 11 */
+	char *uefi_http;  /* 15, 16 (UEFI HTTP boot): a URL */
+};
+
+struct ippool_network_boot {
+	uint32_t next_server; /* siaddr; 0 = unset */
+	char *tftp_server_name;
+	struct ippool_boot_files files;
+	char *ipxe_script; /* answered instead to iPXE (option 77 "iPXE") */
+};
+
 struct ippool_route {
 	uint32_t destination; /* network address (host bits must be zero) */
 	unsigned prefix;      /* 0..32 */
@@ -118,6 +141,8 @@ struct ippool_spec {
 	uint32_t mtu;		  /* 0 = unset, else 68..65535 */
 	struct ippool_route *routes;
 	size_t n_routes;
+	bool has_boot; /* spec.ipv4Config.networkBoot present */
+	struct ippool_network_boot boot;
 	bool has_ipv6; /* spec.ipv6Config present */
 	struct ippool_ipv6_config ipv6;
 };

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dhcp/boot.h"
 #include "dhcp/dhcp.h"
 #include "dhcp/encode.h"
 #include "dhcp/moderate.h"
@@ -44,6 +45,7 @@ struct dhcp_request {
 	const uint8_t *relay_info; /* option 82, echoed unchanged */
 	size_t relay_info_len;
 	const struct dhcp_rx_meta *meta; /* frame addresses; NULL when handed a bare message */
+	struct dhcp_boot_req boot; /* network boot: the client and its answer (kind -1: none) */
 	struct dhcp_option_table opts;
 };
 

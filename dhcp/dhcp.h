@@ -23,6 +23,32 @@
 
 struct dhcp_server;
 
+/*
+ * Network boot answers (RFC 2132 §9.4/9.5, RFC 4578, UEFI 2.x HTTP boot): which file a client
+ * is given, by the architecture it names in option 93 or, for iPXE, its user class (77).
+ */
+enum dhcp_boot_kind {
+	DHCP_BOOT_BIOS,	      /* option 93 type 0: x86 BIOS */
+	DHCP_BOOT_UEFI,	      /* 6, 7, 9: EFI IA32, x86-64 (EBC) */
+	DHCP_BOOT_UEFI_ARM64, /* 11 */
+	DHCP_BOOT_UEFI_HTTP,  /* 15, 16: UEFI HTTP boot; answered with option 60 "HTTPClient" */
+	DHCP_BOOT_IPXE,	      /* option 77 "iPXE": the client is iPXE already (no loop) */
+	DHCP_BOOT_OTHER,      /* a boot client given no file (unknown arch, none configured,
+				 malformed option 93): counted only */
+	_DHCP_BOOT_MAX,
+};
+const char *dhcp_boot_kind_name(enum dhcp_boot_kind k); /* "bios", "uefi-arm64", ... */
+
+#define DHCP_BOOT_NAME_MAX 255 /* a file name or URL; the BOOTP file field holds 127 */
+
+/* All "" / 0: no boot answers (every reply as without this struct). */
+struct dhcp_boot {
+	uint32_t next_server;			       /* siaddr of boot answers; 0 = unset */
+	char tftp_server_name[DHCP_BOOT_NAME_MAX + 1]; /* option 66; "" = none */
+	/* the file of each answer (DHCP_BOOT_OTHER unused); "" = none for that kind */
+	char files[_DHCP_BOOT_MAX][DHCP_BOOT_NAME_MAX + 1];
+};
+
 struct dhcp_route {
 	uint32_t destination; /* network address */
 	uint8_t prefix;	      /* 0..32 */
@@ -47,8 +73,9 @@ struct dhcp_options {
 	uint16_t mtu;				   /* option 26; 0 = none */
 	struct dhcp_route routes[DHCP_MAX_ROUTES]; /* option 121 (router added as 0/0) */
 	size_t n_routes;
-	uint32_t lease_time; /* option 51 seconds (0 = one year, UINT32_MAX = infinite);
-			      * T1 = 50 %, T2 = 87.5 % (58, 59) */
+	uint32_t lease_time;   /* option 51 seconds (0 = one year, UINT32_MAX = infinite);
+				* T1 = 50 %, T2 = 87.5 % (58, 59) */
+	struct dhcp_boot boot; /* network boot answers (dhcp/boot.c) */
 };
 
 /* Reasons a received datagram was dropped (counted, rate-limited log). */
@@ -106,6 +133,11 @@ struct dhcp_stats {
 	 * frames the socket's filter passed (dropped ones included), and those dropped because
 	 * the receive ring (or buffer) was full */
 	uint64_t kernel_received, kernel_drops;
+	/* replies (OFFER/ACK) to network boot clients, by the answer they carried
+	 * (DHCP_BOOT_OTHER: none), and boot clients whose option 93, 94 or 97 was malformed
+	 * (ignored: answered as if absent) */
+	uint64_t boot[_DHCP_BOOT_MAX];
+	uint64_t boot_malformed;
 };
 
 /*
@@ -163,6 +195,8 @@ struct dhcp_decision {
 	uint8_t reply;	    /* DHCP_MSG_OFFER, DHCP_MSG_ACK or DHCP_MSG_NAK; 0: no reply */
 	bool dropped;	    /* not answered, for this reason: */
 	enum dhcp_drop_reason drop;
+	const char *boot_file; /* the boot file or URL of an OFFER/ACK (borrowed), or NULL */
+	int boot_kind;	       /* enum dhcp_boot_kind of boot_file; -1 for none */
 };
 
 /*

@@ -340,6 +340,9 @@ dhcp_optset_compile(struct dhcp_optset *set, const struct dhcp_options *o)
 	r = options_validate(o);
 	if (r < 0)
 		return r;
+	r = dhcp_boot_compile(&set->boot, &o->boot);
+	if (r < 0)
+		return r;
 	memset(set->off, 0, sizeof(set->off));
 	memset(set->len, 0, sizeof(set->len));
 	set->o = *o;

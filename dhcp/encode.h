@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dhcp/boot.h"
 #include "dhcp/dhcp.h"
 
 /* lease_time 0: one year, as harvester/vm-dhcp-controller's agent serves an unset or
@@ -24,6 +25,7 @@ struct dhcp_optset {
 	uint16_t len[256];     /* ... and are len[code] long (header(s) included); 0 = none */
 	size_t blob_len;
 	uint8_t blob[DHCP_OPTSET_BLOB];
+	struct dhcp_boot_set boot; /* network boot answers (dhcp/boot.h) */
 };
 
 /*

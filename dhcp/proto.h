@@ -36,7 +36,7 @@ struct dhcp_msg {
 	uint8_t flags[2];   /* bit 15: broadcast */
 	uint8_t ciaddr[4];  /* client address (BOUND/RENEW/REBIND, INFORM) */
 	uint8_t yiaddr[4];  /* "your" address, filled by the server */
-	uint8_t siaddr[4];  /* next server (TFTP), we leave it 0 */
+	uint8_t siaddr[4];  /* next server (TFTP): set in boot answers only */
 	uint8_t giaddr[4];  /* relay agent address */
 	uint8_t chaddr[16]; /* client hardware address */
 	uint8_t sname[64];  /* server host name, or options when overloaded (52) */
@@ -65,8 +65,15 @@ enum {
 	DHCP_OPT_MAX_SIZE = 57,
 	DHCP_OPT_T1 = 58,
 	DHCP_OPT_T2 = 59,
+	DHCP_OPT_VENDOR_CLASS = 60,
 	DHCP_OPT_CLIENT_ID = 61,
+	DHCP_OPT_TFTP_SERVER = 66,
+	DHCP_OPT_BOOTFILE = 67,
+	DHCP_OPT_USER_CLASS = 77,
 	DHCP_OPT_RELAY_AGENT = 82,
+	DHCP_OPT_CLIENT_ARCH = 93, /* RFC 4578 §2.1 */
+	DHCP_OPT_CLIENT_NDI = 94,  /* RFC 4578 §2.2 */
+	DHCP_OPT_CLIENT_UUID = 97, /* RFC 4578 §2.5 */
 	DHCP_OPT_DOMAIN_SEARCH = 119,
 	DHCP_OPT_CLASSLESS_ROUTES = 121,
 	DHCP_OPT_END = 255,

@@ -93,10 +93,38 @@ host_option(const char *hostname, uint8_t host_tlv[2 + 255])
 	return n + 2;
 }
 
+static bool
+is_boot_option(uint8_t code)
+{
+	return code == DHCP_OPT_VENDOR_CLASS || code == DHCP_OPT_TFTP_SERVER ||
+	       code == DHCP_OPT_BOOTFILE || code == DHCP_OPT_CLIENT_UUID;
+}
+
+/* A boot answer's options the client did not list (dhcp/boot.h says which are sent). */
+static inline void
+collect_boot_items(struct item_list *l, const struct dhcp_optset *set,
+    const struct dhcp_request *req, uint8_t uuid_tlv[19])
+{
+	static const uint8_t codes[] = {
+	    DHCP_OPT_VENDOR_CLASS, DHCP_OPT_CLIENT_UUID, DHCP_OPT_TFTP_SERVER, DHCP_OPT_BOOTFILE};
+
+	if (!dhcp_boot_answers(&req->boot))
+		return;
+	for (size_t i = 0; i < ELEMENTSOF(codes); i++) {
+		size_t len;
+		bool mandatory;
+		const uint8_t *tlv = dhcp_boot_option(
+		    &set->boot, &req->boot, codes[i], false, uuid_tlv, &len, &mandatory);
+
+		item_add(l, codes[i], tlv, len, mandatory);
+	}
+}
+
 /* The options of the reply in the order they will be written (type_tlv first). */
 static inline void
 collect_items(struct item_list *l, const struct dhcp_optset *set, const struct dhcp_request *req,
-    const uint8_t type_tlv[3], bool nak, bool with_lease, const uint8_t *host_tlv, size_t host_len)
+    const uint8_t type_tlv[3], bool nak, bool with_lease, const uint8_t *host_tlv, size_t host_len,
+    uint8_t uuid_tlv[19])
 {
 	l->n = 0;
 	memset(l->added, 0, sizeof(l->added));
@@ -112,9 +140,15 @@ collect_items(struct item_list *l, const struct dhcp_optset *set, const struct d
 	for (size_t i = 0; i < req->prl_len; i++) {
 		uint8_t code = req->prl[i];
 		size_t len;
-		const uint8_t *tlv = option_tlv(set, code, with_lease, host_tlv, host_len, &len);
+		bool mandatory = code == DHCP_OPT_SERVER_ID || is_lease_option(code);
+		const uint8_t *tlv;
 
-		item_add(l, code, tlv, len, code == DHCP_OPT_SERVER_ID || is_lease_option(code));
+		if (is_boot_option(code))
+			tlv = dhcp_boot_option(
+			    &set->boot, &req->boot, code, true, uuid_tlv, &len, &mandatory);
+		else
+			tlv = option_tlv(set, code, with_lease, host_tlv, host_len, &len);
+		item_add(l, code, tlv, len, mandatory);
 	}
 	for (size_t i = 0; i < ELEMENTSOF(lease_mandatory); i++) {
 		uint8_t code = lease_mandatory[i];
@@ -130,6 +164,7 @@ collect_items(struct item_list *l, const struct dhcp_optset *set, const struct d
 
 		item_add(l, code, tlv, len, false);
 	}
+	collect_boot_items(l, set, req, uuid_tlv);
 }
 
 /*
@@ -200,7 +235,8 @@ fit_items(struct item_list *l, size_t room)
 
 /* The fixed header of the reply to in. */
 static inline void
-write_header(struct dhcp_msg *m, const struct dhcp_request *req, int type, uint32_t yiaddr)
+write_header(struct dhcp_msg *m, const struct dhcp_optset *set, const struct dhcp_request *req,
+    int type, uint32_t yiaddr)
 {
 	const struct dhcp_msg *in = req->msg;
 	uint16_t flags = req->flags;
@@ -219,6 +255,8 @@ write_header(struct dhcp_msg *m, const struct dhcp_request *req, int type, uint3
 	be32_put(m->yiaddr, yiaddr);
 	memcpy(m->giaddr, in->giaddr, 4);
 	memcpy(m->chaddr, in->chaddr, sizeof(m->chaddr));
+	if (type != DHCP_MSG_NAK)
+		dhcp_boot_header(&set->boot, &set->o.boot, &req->boot, m);
 }
 
 /* Cookie, the kept options, the echoes, END and the BOOTP padding: the message's length. */
@@ -265,21 +303,21 @@ dhcp_reply_build(const struct dhcp_optset *set, const struct dhcp_request *req, 
 {
 	struct item_list l;
 	uint8_t type_tlv[3] = {DHCP_OPT_MESSAGE_TYPE, 1, (uint8_t)type};
-	uint8_t host_tlv[2 + 255];
+	uint8_t host_tlv[2 + 255], uuid_tlv[19];
 	size_t host_len, max_len, room;
 	bool nak = type == DHCP_MSG_NAK;
 	bool with_lease = !nak && yiaddr != 0; /* INFORM's ACK carries no lease (§4.3.5) */
 	int r;
 
 	host_len = nak ? 0 : host_option(hostname, host_tlv);
-	collect_items(&l, set, req, type_tlv, nak, with_lease, host_tlv, host_len);
+	collect_items(&l, set, req, type_tlv, nak, with_lease, host_tlv, host_len, uuid_tlv);
 	r = reply_room(req, cap, &max_len, &room);
 	if (r < 0)
 		return r;
 	r = fit_items(&l, room);
 	if (r < 0)
 		return r;
-	write_header((struct dhcp_msg *)out, req, type, yiaddr);
+	write_header((struct dhcp_msg *)out, set, req, type, yiaddr);
 	return write_options(out, &l, req, max_len);
 }
 

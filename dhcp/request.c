@@ -134,6 +134,8 @@ reply(struct dhcp_server *s, const struct dhcp_request *req, int type, const str
 	    s->max_payload != 0 ? s->max_payload : DHCP_TX_BUF - DHCP_FRAME_HEADROOM);
 	if (n < 0) /* -EMSGSIZE: what must be echoed does not fit (RFC 3046 §2.2, RFC 6842) */
 		return drop(s, n == -EMSGSIZE ? DHCP_DROP_REPLY_TOO_BIG : DHCP_DROP_SEND_FAILED);
+	if (req->boot.kind >= 0 && type != DHCP_MSG_NAK)
+		s->stats.boot[req->boot.kind]++;
 	ret->type = type;
 	ret->payload = txbuf + DHCP_FRAME_HEADROOM;
 	ret->payload_len = (size_t)n;
@@ -354,11 +356,14 @@ dhcp_process(struct dhcp_server *s, const uint8_t *data, size_t len,
 	memset(ret, 0, sizeof(*ret));
 	s->now = now;
 	req->msg = NULL;
+	req->boot.kind = -1;
 	if (s->optset == NULL || s->standby)
 		return drop(s, DHCP_DROP_NOT_SERVING);
 	r = dhcp_request_parse(req, data, len, &reason);
 	if (r < 0)
 		return drop(s, reason);
+	if (dhcp_boot_classify(&s->optset->boot, &req->opts, &req->boot))
+		s->stats.boot_malformed++;
 	req->meta = meta;
 	s->stats.rx[req->type]++;
 	return processors[req->type](s, req, txbuf, ret);

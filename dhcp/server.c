@@ -345,10 +345,15 @@ report(struct dhcp_server *s, int type, const struct dhcp_reply *ret)
 	    .reply = (uint8_t)type,
 	    .dropped = s->dropped,
 	    .drop = s->drop,
+	    .boot_kind = -1,
 	};
 
-	if (type == DHCP_MSG_OFFER || type == DHCP_MSG_ACK)
+	if (type == DHCP_MSG_OFFER || type == DHCP_MSG_ACK) {
 		d.ip = be32_get(((const struct dhcp_msg *)ret->payload)->yiaddr);
+		d.boot_kind = req->boot.kind;
+		if (dhcp_boot_answers(&req->boot))
+			d.boot_file = s->optset->o.boot.files[req->boot.kind];
+	}
 	/* option 50 is only read from options that parsed (type != 0) */
 	if (req->type == 0 ||
 	    dhcp_option_get_addr(&req->opts, DHCP_OPT_REQUESTED_IP, &d.requested) < 0)

@@ -6,7 +6,8 @@
  * Input: byte 0 selects modes, the rest is an Ethernet frame.
  *   bit 0: recompute the IPv4 and UDP checksums first (so mutations get past them)
  *   bit 1: the kernel said CSUMNOTREADY (UDP checksum not verified)
- *   bit 2: swap to the second option set before handling (option-set swap path)
+ *   bit 2: swap to the second option set before handling (option-set swap path; the first
+ *          has network boot answers, the second none)
  * Invariants checked on every reply: it parses back, respects option 57 and the 300-byte
  * BOOTP minimum, and a link-layer frame passes our own IPv4 checksum.
  */
@@ -73,7 +74,16 @@ setup(void)
 	opts_a.routes[1] = (struct dhcp_route){0xc0a80100, 24, 0x0a0000fd};
 	opts_a.n_routes = 2;
 	opts_a.lease_time = 3600;
+	opts_a.boot.next_server = 0x0a000005;
+	strcpy(opts_a.boot.tftp_server_name, "tftp.example.org");
+	strcpy(opts_a.boot.files[DHCP_BOOT_BIOS], "undionly.kpxe");
+	strcpy(opts_a.boot.files[DHCP_BOOT_UEFI], "ipxe.efi");
+	strcpy(opts_a.boot.files[DHCP_BOOT_UEFI_HTTP], "http://10.0.0.5/ipxe.efi");
+	/* longer than the BOOTP file field: always option 67 */
+	memset(opts_a.boot.files[DHCP_BOOT_IPXE], 'x', 200);
+	memcpy(opts_a.boot.files[DHCP_BOOT_IPXE], "http://", 7);
 	opts_b = opts_a;
+	memset(&opts_b.boot, 0, sizeof(opts_b.boot));
 	opts_b.n_search = 0;
 	opts_b.n_routes = 0;
 	opts_b.lease_time = UINT32_MAX;
@@ -119,10 +129,16 @@ check_reply(const struct dhcp_reply *r)
 {
 	static struct dhcp_option_table t;
 	const struct dhcp_request *req = &srv->req;
+	size_t limit = req->max_size;
 
+	/* relayed: the relay removes the option 82 echo before the client sees the reply, so the
+	 * echo counts against the link only (dhcp/reply.c reply_room) */
+	if (req->giaddr != 0 && req->relay_info != NULL)
+		limit += req->relay_info_len +
+			 2 * (req->relay_info_len == 0 ? 1 : (req->relay_info_len + 254) / 255);
 	if (r->payload_len < DHCP_MIN_MESSAGE || r->payload_len > DHCP_MAX_PAYLOAD)
 		abort();
-	if (r->payload_len > DHCP_MIN_MESSAGE && r->payload_len + 28 > req->max_size)
+	if (r->payload_len > DHCP_MIN_MESSAGE && r->payload_len + 28 > limit)
 		abort();
 	if (dhcp_option_parse(&t, r->payload, r->payload_len) < 0)
 		abort();
