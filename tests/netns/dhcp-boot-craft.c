@@ -45,10 +45,12 @@
 /* RFC 4578 §2.5: type 0, then the 16-byte UUID */
 #define UUID97 97, 17, 0, 0x44, 0x45, 0x4c, 0x4c, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
 #define NDI94 94, 3, 1, 2, 1
-#define PXE60(a, b) 60, 32, 'P', 'X', 'E', 'C', 'l', 'i', 'e', 'n', 't', ':', 'A', 'r', 'c', 'h', ':', \
-	'0', '0', '0', a, b, ':', 'U', 'N', 'D', 'I', ':', '0', '0', '2', '0', '0', '1'
-#define HTTP60 60, 33, 'H', 'T', 'T', 'P', 'C', 'l', 'i', 'e', 'n', 't', ':', 'A', 'r', 'c', 'h', \
-	':', '0', '0', '0', '1', '6', ':', 'U', 'N', 'D', 'I', ':', '0', '0', '3', '0', '0', '1'
+#define PXE60(a, b)                                                                                \
+	60, 32, 'P', 'X', 'E', 'C', 'l', 'i', 'e', 'n', 't', ':', 'A', 'r', 'c', 'h', ':', '0',    \
+	    '0', '0', a, b, ':', 'U', 'N', 'D', 'I', ':', '0', '0', '2', '0', '0', '1'
+#define HTTP60                                                                                     \
+	60, 33, 'H', 'T', 'T', 'P', 'C', 'l', 'i', 'e', 'n', 't', ':', 'A', 'r', 'c', 'h', ':',    \
+	    '0', '0', '0', '1', '6', ':', 'U', 'N', 'D', 'I', ':', '0', '0', '3', '0', '0', '1'
 /* what a PXE ROM asks for (Intel PXE 2.1 table 2-1, trimmed) */
 #define PXE55 55, 8, 1, 3, 6, 15, 43, 60, 66, 67
 #define IPXE77 77, 4, 'i', 'P', 'X', 'E'
@@ -79,8 +81,8 @@ static const struct craft_case cases[] = {
     CASE("http-x64", false, 93, 2, 0, 16, NDI94, HTTP60, 55, 6, 1, 3, 6, 15, 60, 67),
     CASE("ipxe-bios", false, 93, 2, 0, 0, NDI94, PXE60('0', '0'), IPXE77, UUID97, PXE55),
     CASE("ipxe-efi", false, 93, 2, 0, 7, NDI94, PXE60('0', '7'), IPXE77, PXE55),
-    CASE("ipxe-rfc3004", false, 93, 2, 0, 7, NDI94, PXE60('0', '7'), 77, 5, 4, 'i', 'P', 'X',
-	'E', PXE55),
+    CASE("ipxe-rfc3004", false, 93, 2, 0, 7, NDI94, PXE60('0', '7'), 77, 5, 4, 'i', 'P', 'X', 'E',
+	PXE55),
     CASE("arch-unknown", false, 93, 2, 0, 10, NDI94, PXE60('1', '0'), UUID97, PXE55),
     CASE("arch-list", false, 93, 4, 0, 7, 0, 0, NDI94, PXE60('0', '7'), PXE55),
     CASE("arch-no-vendor", false, 93, 2, 0, 7, PXE55),
@@ -172,8 +174,8 @@ print_value(const char *key, const uint8_t *v, size_t len)
 static void
 print_reply(const char *name, const uint8_t *msg, size_t len)
 {
-	static const char *const types[] = {"?", "DISCOVER", "OFFER", "REQUEST", "DECLINE", "ACK",
-	    "NAK", "RELEASE", "INFORM"};
+	static const char *const types[] = {
+	    "?", "DISCOVER", "OFFER", "REQUEST", "DECLINE", "ACK", "NAK", "RELEASE", "INFORM"};
 	const struct dhcp_msg *m = (const struct dhcp_msg *)msg;
 	const uint8_t *v;
 	size_t vlen = 0;
@@ -247,7 +249,8 @@ open_socket(const char *ifname, uint8_t mac[6])
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &one, sizeof(one)) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, (socklen_t)strlen(ifname)) < 0 ||
-	    bind(fd, (struct sockaddr *)&me, sizeof(me)) < 0 || ioctl(fd, SIOCGIFHWADDR, &ifr) < 0) {
+	    bind(fd, (struct sockaddr *)&me, sizeof(me)) < 0 ||
+	    ioctl(fd, SIOCGIFHWADDR, &ifr) < 0) {
 		perror("dhcp-boot-craft: socket");
 		return -1;
 	}
