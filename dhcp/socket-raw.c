@@ -172,7 +172,6 @@ dhcp_socket_ring_ready(const struct dhcp_ring *ring)
 	return (__atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER) != 0;
 }
 
-
 int
 dhcp_socket_kernel_stats(int fd, unsigned *ret_packets, unsigned *ret_drops)
 {
@@ -305,7 +304,6 @@ dhcp_socket_mtu(int fd, const char *ifname)
 		return -errno;
 	return ifr.ifr_mtu;
 }
-
 
 static int
 send_batch(int fd, struct mmsghdr *msgs, size_t n, size_t *idx, bool *sent, int *first_err)

@@ -81,11 +81,12 @@ bool dhcp_socket_ring_ready(const struct dhcp_ring *ring);
 
 /* One frame slot of dhcp_socket_recv_frames. */
 struct dhcp_rx_frame {
-	uint8_t *frame;	     /* in: the caller's buffer */
-	size_t cap;	     /* in: its size */
-	size_t len;	     /* out: the frame's length; when truncated, its length on the wire */
-	bool csum_not_ready; /* out: TP_STATUS_CSUMNOTREADY (virtual NICs: checksum still to fill) */
-	bool truncated;	     /* out: longer than cap, cut short: only cap bytes are there */
+	uint8_t *frame; /* in: the caller's buffer */
+	size_t cap;	/* in: its size */
+	size_t len;	/* out: the frame's length; when truncated, its length on the wire */
+	bool
+	    csum_not_ready; /* out: TP_STATUS_CSUMNOTREADY (virtual NICs: checksum still to fill) */
+	bool truncated;	    /* out: longer than cap, cut short: only cap bytes are there */
 };
 /*
  * Reads up to n (<= DHCP_SOCKET_BATCH) frames with one recvmmsg (MSG_DONTWAIT), for a socket

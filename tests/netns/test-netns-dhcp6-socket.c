@@ -41,9 +41,9 @@ static int home_ns = -1, srv_ns = -1, cli_ns = -1;
 static bool ready;
 static int pfd = -1, ufd = -1;
 static struct dhcp_ring ring;
-    /* pfd's receive ring (read as the server reads it) */ /* the sockets under test (server
-							      namespace) */
-static pid_t dhclient_pid = -1;				   /* while it runs */
+/* pfd's receive ring (read as the server reads it) */ /* the sockets under test (server
+							  namespace) */
+static pid_t dhclient_pid = -1;			       /* while it runs */
 static int cfd = -1; /* the client's packet socket (client namespace) */
 static int srv_ifindex, cli_ifindex;
 static uint8_t srv_mac[6];
