@@ -67,19 +67,40 @@ if [ "$jobs" -le 1 ]; then
         report "$t" "$log"
     done
 else
-    # up to $jobs at once; each reported, in order, as soon as it and those before it are done
-    pids=()
-    i=0 next=0
-    args=("$@")
+    # Up to $jobs at once, a new one started as soon as any finishes (wait -n), each reported
+    # in order as soon as it and those before it are done. The binaries named in
+    # tests/slow-first.txt (the slowest, mostly under valgrind) start first, so that a long one
+    # does not run alone at the end while the others are done.
+    args=()
+    if [ -r tests/slow-first.txt ]; then
+        while read -r slow _; do
+            [ -n "$slow" ] && [[ $slow != \#* ]] || continue
+            for t in "$@"; do [ "$(basename "$t")" = "$slow" ] && args+=("$t"); done
+        done <tests/slow-first.txt
+    fi
+    for t in "$@"; do
+        case " ${args[*]} " in *" $t "*) ;; *) args+=("$t") ;; esac
+    done
+    declare -A idx_of=()
+    finished=()
+    running=0 i=0 next=0
     while [ "$next" -lt ${#args[@]} ]; do
-        while [ "$i" -lt ${#args[@]} ] && [ "$((i - next))" -lt "$jobs" ]; do
+        while [ "$i" -lt ${#args[@]} ] && [ "$running" -lt "$jobs" ]; do
             run_one "${args[$i]}" "$logdir/$group-$(basename "${args[$i]}").log" &
-            pids[i]=$!
-            i=$((i + 1))
+            idx_of[$!]=$i
+            running=$((running + 1)) i=$((i + 1))
         done
-        wait "${pids[$next]}"
-        report "${args[$next]}" "$logdir/$group-$(basename "${args[$next]}").log"
-        next=$((next + 1))
+        fin=
+        wait -n -p fin
+        if [ -n "$fin" ] && [ -n "${idx_of[$fin]:-}" ]; then
+            finished[${idx_of[$fin]}]=1
+            unset "idx_of[$fin]"
+            running=$((running - 1))
+        fi
+        while [ "$next" -lt ${#args[@]} ] && [ -n "${finished[$next]:-}" ]; do
+            report "${args[$next]}" "$logdir/$group-$(basename "${args[$next]}").log"
+            next=$((next + 1))
+        done
     done
 fi
 [ -n "${VMDHCP_SUMMARY:-}" ] && echo "$group $pass $fail $skip ${failed_names[*]:-}" >>"$VMDHCP_SUMMARY"
