@@ -10,7 +10,10 @@ export VMDHCP_SUMMARY=$(mktemp /tmp/vmdhcp-summary.XXXXXX)
 trap 'rm -f "$VMDHCP_SUMMARY"' EXIT
 MAKE=${MAKE:-make}
 status=0
-step() { echo; echo "== $1"; }
+# each group's wall time, printed when the next one starts and at the end (CI's time budget)
+step_name=""; step_start=$SECONDS
+step_done() { [ -n "$step_name" ] && echo "== took $((SECONDS - step_start)) s: $step_name"; step_start=$SECONDS; }
+step() { step_done; step_name=$1; echo; echo "== $1"; }
 # one_check GROUP TARGET: a make target that is one pass/fail check, recorded as GROUP
 one_check() {
     if $MAKE --no-print-directory "$2"; then echo "$1 1 0 0" >>"$VMDHCP_SUMMARY"
@@ -71,8 +74,9 @@ if ls tests/e2e/test-*.sh >/dev/null 2>&1; then
     $MAKE --no-print-directory e2e-test || status=1
 fi
 
+step_done
 echo
-echo "== summary"
+echo "== summary (wall time $SECONDS s)"
 awk '{ printf "  %-8s %5d passed %4d failed %4d skipped %s\n", $1, $2, $3, $4, ($5 != "" ? "  failed: " $5 : ""); p+=$2; f+=$3; s+=$4 }
      END { printf "total: %d passed, %d failed, %d skipped\n", p, f, s }' "$VMDHCP_SUMMARY"
 grep -q . "$VMDHCP_SUMMARY" || { echo "no test ran"; exit 1; }
