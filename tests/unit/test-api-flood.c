@@ -444,6 +444,12 @@ finish(struct run *r)
 		    "%s: sanitizer build, the memory bound is checked by the plain "
 		    "build only\n",
 		    r->what);
+	else if (getenv("VALGRIND") != NULL && strcmp(getenv("VALGRIND"), "1") == 0)
+		/* tests/run-tests.sh's valgrind pass: this binary crawls while the program it
+		 * floods runs at full speed (once seen 65.6 MiB, the wait for its answers
+		 * stretched); the bound is the plain pass's */
+		fprintf(stderr,
+		    "%s: valgrind pass, the memory bound is checked by the plain pass\n", r->what);
 	else
 		CU_ASSERT(r->peak_kib < r->limit_kib);
 	CU_ASSERT_EQUAL(rc, 0);
