@@ -39,13 +39,15 @@
  *                  pure state machine
  *   failover.c     failover.h: its glue: the Lease's callbacks, ARP reads and timers fed to the
  *                  machine, its actions done (through sockets.c's hooks)
+ *   guard.c        guard.h: foreign DHCP servers on the network: the guard socket, the probe,
+ *                  the table, StandDown, the IPPool condition and Events
  *   warmstart.c    warmstart.h: --snapshot: written on change, served at start until synced
  *   metrics.c      metrics.h: /metrics series and /readyz
  *   cli.c          cli.h: the command line: flags and the checks across them
  *   main.c         start-up, signals
  *
  * Calls go one way, from the higher file to the lower: main.c > cli.c, serve.c > serve6.c >
- * metrics.c, warmstart.c > sockets.c > sockets6.c > failover.c > failover-fsm.c, arp.c,
+ * metrics.c, warmstart.c > sockets.c > guard.c, sockets6.c > failover.c > failover-fsm.c, arp.c,
  * link.c, ra-timer.c, caps.c, listen.c, decisions.c, dump.c; a lower file reaches a higher one only
  * through a function pointer the higher one set (failover.c does what it decides through
  * sockets.c's hooks).

@@ -133,6 +133,10 @@ collect(void *userdata)
 	metric_set(a->mx.arp_conflicts, 0, (double)a->fo.fsm.conflicts);
 	metric_set(a->mx.transitions, 0, (double)a->fo.fsm.transitions);
 	metric_set(a->mx.garp, 0, (double)a->garp_sent);
+	metric_set(a->mx.foreign_replies, 0, (double)a->guard.replies);
+	metric_set(a->mx.foreign_own, 0, (double)a->guard.own_replies);
+	metric_set(a->mx.foreign_probes, 0, (double)a->guard.probes);
+	metric_set(a->mx.foreign_stand_down, 0, a->guard.stand_down ? 1 : 0);
 	collect6(a);
 	if (a->mx.snap_stale != NULL) {
 		metric_set(a->mx.snap_stale, 0, a->warm.snap != NULL ? 1 : 0);
@@ -223,6 +227,17 @@ static const struct series agent_series[] = {
     SERIES(garp, METRIC_COUNTER, "vmdhcp_agent_gratuitous_arp_sent_total",
 	"Gratuitous ARP announcements of the serverIP sent (when it is added to the "
 	"interface)"),
+    SERIES(foreign_replies, METRIC_COUNTER, "vmdhcp_agent_foreign_dhcp_replies_total",
+	"DHCP server replies (OFFER, ACK, NAK) seen on the network from a server that is not "
+	"the pool's agents"),
+    SERIES(foreign_own, METRIC_COUNTER, "vmdhcp_agent_own_dhcp_replies_seen_total",
+	"DHCP server replies of the pool's own agents (this one or another replica: the "
+	"pool's serverIP) seen by the foreign server guard, not reported"),
+    SERIES(foreign_probes, METRIC_COUNTER, "vmdhcp_agent_foreign_dhcp_probes_sent_total",
+	"Probe DISCOVERs sent from the pool's reserved MAC to find foreign DHCP servers"),
+    SERIES(foreign_stand_down, METRIC_GAUGE, "vmdhcp_agent_foreign_dhcp_stand_down",
+	"1 while the agent answers no DHCPv4 because a foreign server is seen "
+	"(foreignServers.policy StandDown)"),
     SERIES_LABELED(ha_state, METRIC_GAUGE, "vmdhcp_agent_ha_state",
 	"1 for this replica's state (--leader-elect): standby, probing (ARP for the serverIP "
 	"before taking it), active (holds the Lease), hold (answers without the Lease while "
@@ -306,6 +321,23 @@ static const struct series agent_series[] = {
 	"DHCPv6 wakeups that read their budget of frames with more still waiting, and gave the "
 	"event loop its turn before reading on"),
 };
+
+/* Foreign DHCP servers (guard.c): one series per server in the guard's table (at most
+ * AGENT_GUARD_SERVERS_MAX, so the MAC and IP labels stay bounded). */
+static void
+emit_foreign(struct metric_emitter *e, void *userdata)
+{
+	const struct agent *a = userdata;
+
+	for (size_t i = 0; i < a->guard.n; i++) {
+		char mac[MAC_STRLEN], ip[IPV4_STRLEN];
+		struct metric_label l[2] = {{"mac", mac}, {"ip", ip}};
+
+		mac_format(a->guard.servers[i].mac, mac);
+		ipv4_format(a->guard.servers[i].ip, ip);
+		metric_emit(e, l, 2, 1);
+	}
+}
 
 /* Kubernetes mode: the IPPool source's series. */
 static const struct series kube_series[] = {
@@ -402,6 +434,13 @@ agent_metrics_setup(struct agent *a)
 		return r;
 	if ((r = add_series(m, &a->mx, agent_series, ELEMENTSOF(agent_series))) < 0)
 		return r;
+	a->mx.foreign_servers = metrics_add_dynamic(m, METRIC_GAUGE,
+	    "vmdhcp_agent_foreign_dhcp_servers",
+	    "1 per foreign DHCP server seen on the network (a reply from another MAC and "
+	    "server address than the pool's agents'), until two probe intervals pass without one",
+	    emit_foreign, a);
+	if (a->mx.foreign_servers == NULL)
+		return -ENOMEM;
 	metrics_set_collect(m, collect, a);
 	return 0;
 }

@@ -29,6 +29,9 @@ struct agent_metrics {
 	struct metric *leader, *transitions, *garp, *snap_stale, *snap_writes, *snap_errors,
 	    *snap_bytes, *snap_write_seconds;
 	struct metric *lease_persistent;
+	/* foreign DHCP servers (guard.c) */
+	struct metric *foreign_replies, *foreign_own, *foreign_probes, *foreign_stand_down,
+	    *foreign_servers;
 	/* DHCPv6 (the pool's ipv6Config), beside the IPv4 series */
 	struct metric *rx6, *tx6, *drops6, *status6, *declines6, *latency6, *bindings6, *serving6,
 	    *rs6, *ra6, *na6, *kernel_drops6, *rx_passes6, *rx_yields6;

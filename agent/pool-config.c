@@ -149,6 +149,8 @@ agent_config_from_spec(
 
 	snprintf(c->network, sizeof(c->network), "%s", sp->network_name);
 	c->paused = sp->paused;
+	c->foreign_policy = sp->foreign_servers.policy;
+	c->probe_interval = sp->foreign_servers.probe_interval;
 	c->prefix = sp->prefix;
 	c->cidr = sp->cidr_addr & ipv4_prefix_mask(sp->prefix);
 	c->pool_start = sp->start;

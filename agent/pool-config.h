@@ -67,6 +67,8 @@ struct agent_config {
 	char *names; /* NUL-separated hostname pool */
 	size_t names_len, names_cap;
 	struct agent_config6 v6; /* spec.ipv6Config */
+	int foreign_policy;	 /* spec.foreignServers.policy: IPPOOL_FOREIGN_* */
+	uint32_t probe_interval; /* spec.foreignServers.probeInterval (0: the default) */
 };
 
 struct agent_config *agent_config_free(struct agent_config *c);

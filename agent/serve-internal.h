@@ -40,6 +40,7 @@
 #include "agent/sockets6.h"
 #include "agent/warmstart.h"
 #include "agent/failover.h"
+#include "agent/guard.h"
 
 struct event;
 struct httpd;
@@ -98,6 +99,9 @@ struct agent {
 
 	struct agent_warmstart warm; /* warmstart.c's: --snapshot */
 
+	/* guard.c's: foreign DHCP servers on the network (spec.foreignServers) */
+	struct agent_guard guard;
+
 	struct agent_metrics mx; /* metrics.c's: the /metrics series */
 	struct httpd *httpd;
 };
@@ -119,6 +123,17 @@ static inline bool
 agent_pool_serving(const struct agent *a)
 {
 	return a->warm.snap != NULL ? !a->warm.snap->paused : a->src.ops->serving(a->src.src);
+}
+
+/*
+ * Whether the DHCPv4 engine must answer nothing: a standby replica (--leader-elect), or a
+ * foreign DHCP server seen under foreignServers.policy StandDown (guard.c). Every call of
+ * dhcp_server_set_standby passes this.
+ */
+static inline bool
+agent_dhcp_quiet(const struct agent *a)
+{
+	return !a->fo.fsm.active || a->guard.stand_down;
 }
 
 /* Whether cfg's serverIP is the --listen address (listen.c). */

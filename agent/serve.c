@@ -79,8 +79,8 @@ on_unknown(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
 	size_t id_len;
 	int r;
 
-	if (a->dyn == NULL)
-		return -ENOENT;
+	if (a->dyn == NULL || memcmp(mac, a->guard.probe_mac, 6) == 0)
+		return -ENOENT; /* the guard's probe (guard.c) takes no address */
 	/* the lease is the client identifier's (option 61), else the MAC's: RFC 2131 §4.2 */
 	id = dhcp_server_client_id(a->dhcp, &id_len);
 	failed = leasefile_append_errors(a->lf);
@@ -115,8 +115,8 @@ on_offer(void *userdata, const uint8_t mac[6], uint32_t *ret_ip)
 	char m[MAC_STRLEN];
 	int r;
 
-	if (a->dyn == NULL)
-		return -ENOENT;
+	if (a->dyn == NULL || memcmp(mac, a->guard.probe_mac, 6) == 0)
+		return -ENOENT; /* the guard's probe (guard.c) takes no address */
 	id = dhcp_server_client_id(a->dhcp, &id_len);
 	failed = leasefile_append_errors(a->lf);
 	r = agent_dynamic_offer_id(a->dyn, a->dhcp, mac, id, id_len, ret_ip);
@@ -454,6 +454,7 @@ agent_alloc(struct event_base *base, const struct agent_opts *opts, struct agent
 	if (!opts->kube) /* local mode: the file read by the caller is the source */
 		a->src = (struct agent_source){.ops = &agent_file_source_ops, .src = cfg};
 	a->arp_fd = -1;
+	agent_guard_init(&a->guard);
 	/* failover's part and its timers; the API server counts as silent from the renew
 	 * deadline after start */
 	if (agent_failover_init(&a->fo, base, &a->opts, clock_now_usec()) < 0) {
@@ -532,7 +533,7 @@ timers_new(struct agent *a)
 	a->ev_garp = evtimer_new(base, agent_garp_cb, a);
 	a->warm.ev = evtimer_new(base, agent_warmstart_cb, a);
 	if (a->sock.ev_retry == NULL || a->ev_expire == NULL || a->ev_garp == NULL ||
-	    a->warm.ev == NULL ||
+	    a->warm.ev == NULL || agent_guard_setup(a) < 0 ||
 	    event_add(a->ev_expire, &(struct timeval){.tv_sec = EXPIRE_TICK_SEC}) < 0)
 		return -ENOMEM;
 	return 0;
@@ -694,6 +695,7 @@ agent_free(struct agent *a)
 	httpd_free(a->httpd);
 	agent_failover_free(&a->fo); /* not answering, the address gone, before the sockets close */
 	agent_close_sockets(a);
+	agent_guard_free(a); /* before the client its calls use */
 	agent_serve6_free(a);
 	agent_declog_flush(&a->declog, dhcp_clock(NULL), true);
 	if (a->sock.ev_retry != NULL)

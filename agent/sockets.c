@@ -27,6 +27,7 @@
 
 #include "agent/arp.h"
 #include "agent/caps.h"
+#include "agent/guard.h"
 #include "agent/link.h"
 #include "agent/serve-internal.h"
 #include "agent/sockets.h"
@@ -133,6 +134,7 @@ agent_close_sockets(struct agent *a)
 	a->arp_fd = -1;
 	if (a->sock.open)
 		dhcp_server_close(a->dhcp);
+	agent_guard_close(a);
 	agent_sockets6_close(a);
 	a->sock.open = false;
 	a->sock.open_ifindex = 0;
@@ -296,7 +298,9 @@ open_sockets(struct agent *a)
 		agent_close_sockets(a);
 		return r;
 	}
-	dhcp_server_set_standby(a->dhcp, !a->fo.fsm.active);
+	/* the foreign server guard beside them (a failure is logged, not fatal) */
+	(void)agent_guard_open(a, st->ifindex);
+	dhcp_server_set_standby(a->dhcp, agent_dhcp_quiet(a));
 	log_info("%s: %s pool %s/%s (ifindex %d)", a->opts.ifname,
 	    a->fo.fsm.active ? "serving" : "standby for", cfg->pool_ns, cfg->pool_name,
 	    st->ifindex);
@@ -515,6 +519,7 @@ agent_update_sockets(struct agent *a, bool force)
 	if (a->link == NULL || a->exit_status != 0)
 		return;
 	update_sockets4(a, force);
+	agent_guard_update(a);
 	if (a->exit_status == 0 && agent_sockets6_update(a, force) > 0)
 		must_restart(a, "serving IPv6 (an ipv6Config added)");
 }
@@ -605,7 +610,7 @@ failover_take(void *userdata)
 	struct agent *a = userdata;
 
 	a->cleared_ip = 0;
-	dhcp_server_set_standby(a->dhcp, false);
+	dhcp_server_set_standby(a->dhcp, agent_dhcp_quiet(a)); /* a StandDown holds */
 	agent_sockets6_standby(a, false);
 	agent_update_sockets(a, true);
 }
@@ -615,7 +620,7 @@ failover_drop(void *userdata, const char *why)
 {
 	struct agent *a = userdata;
 
-	dhcp_server_set_standby(a->dhcp, true);
+	dhcp_server_set_standby(a->dhcp, agent_dhcp_quiet(a)); /* standby: true */
 	agent_sockets6_standby(a, true);
 	evtimer_del(a->ev_garp);
 	if (a->sock.addr_ip != 0)

@@ -205,6 +205,27 @@ static const struct crd_field ipv4_config_children[] = {
     {.key = NULL},
 };
 
+static const char *const foreign_policy_names[] = {"Warn", "StandDown", NULL};
+
+static const struct crd_field foreign_servers_children[] = {
+    {.key = "policy",
+	.type = CRD_STRING,
+	.enum_values = foreign_policy_names,
+	.store = CRD_S_ENUM,
+	.names = foreign_policy_names,
+	.n_names = 2,
+	.offset = offsetof(struct ippool_foreign_servers, policy)},
+    {.key = "probeInterval",
+	.type = CRD_INTEGER,
+	.has_minimum = true,
+	.minimum = IPPOOL_PROBE_INTERVAL_MIN,
+	.has_maximum = true,
+	.maximum = IPPOOL_PROBE_INTERVAL_MAX,
+	.store = CRD_S_U32,
+	.offset = offsetof(struct ippool_foreign_servers, probe_interval)},
+    {.key = NULL},
+};
+
 static const struct crd_field spec_children[] = {
     {.key = "networkName",
 	.type = CRD_STRING,
@@ -230,6 +251,14 @@ static const struct crd_field spec_children[] = {
 	.store = CRD_S_STRUCT,
 	SPEC(ipv6),
 	.present = CRD_PRESENT(struct ippool_spec, has_ipv6)},
+    /* Additive: the agent's foreign DHCP server guard (agent/guard.c). */
+    {.key = "foreignServers",
+	.type = CRD_OBJECT,
+	.strict = true,
+	.children = foreign_servers_children,
+	.store = CRD_S_STRUCT,
+	SPEC(foreign_servers),
+	.present = CRD_PRESENT(struct ippool_spec, has_foreign_servers)},
     {.key = NULL},
 };
 
@@ -517,6 +546,8 @@ static void
 spec_defaults(struct ippool_spec *s)
 {
 	s->lease_time = ippool_lease_time(s->lease_time_set, s->lease_time_raw);
+	if (s->foreign_servers.probe_interval == 0)
+		s->foreign_servers.probe_interval = IPPOOL_PROBE_INTERVAL_DEFAULT;
 	ippool_spec_defaults6(s);
 }
 

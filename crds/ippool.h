@@ -115,6 +115,22 @@ struct ippool_route {
 	uint32_t gateway;
 };
 
+/*
+ * spec.foreignServers (additive): what the agent does about another DHCP server on the
+ * network (agent/guard.c, docs/foreign-servers.md). Defaults applied after decode; a spec
+ * without it has has_foreign_servers false and policy Warn, probe_interval 300.
+ */
+#define IPPOOL_FOREIGN_WARN 0	    /* report only */
+#define IPPOOL_FOREIGN_STAND_DOWN 1 /* also answer nothing while one is seen */
+#define IPPOOL_PROBE_INTERVAL_DEFAULT 300
+#define IPPOOL_PROBE_INTERVAL_MIN 30
+#define IPPOOL_PROBE_INTERVAL_MAX 86400
+
+struct ippool_foreign_servers {
+	int policy;		 /* IPPOOL_FOREIGN_* */
+	uint32_t probe_interval; /* seconds between probe DISCOVERs, 30..86400 */
+};
+
 struct ippool_spec {
 	char network_name[CRD_NETWORK_NAME_MAX + 1]; /* canonical "namespace/name" */
 	bool paused;
@@ -145,6 +161,8 @@ struct ippool_spec {
 	struct ippool_network_boot boot;
 	bool has_ipv6; /* spec.ipv6Config present */
 	struct ippool_ipv6_config ipv6;
+	bool has_foreign_servers; /* spec.foreignServers present */
+	struct ippool_foreign_servers foreign_servers;
 };
 
 enum ippool_alloc_kind {
