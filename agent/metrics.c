@@ -74,6 +74,21 @@ collect6(struct agent *a)
 	metric_set(a->mx.rx_yields6, 0, (double)st->rx_yields);
 }
 
+/* The DHCP socket's receive passes (dhcp/moderate.h) and the kernel's counters. */
+static void
+collect_receive(struct agent *a, const struct dhcp_stats *st)
+{
+	metric_set(a->mx.rx_passes, 0, (double)(st->rx_wakeups - st->rx_waits));
+	metric_set(a->mx.rx_passes, 1, (double)st->rx_immediate);
+	metric_set(a->mx.rx_passes, 2, (double)st->rx_waits);
+	metric_set(a->mx.rx_yields, 0, (double)st->rx_yields);
+	metric_set(a->mx.rx_wait, 0, (double)st->rx_wait_usec / 1e6);
+	/* PACKET_STATISTICS resets on read: the engine accumulates (no socket: as they were) */
+	(void)dhcp_server_read_kernel_stats(a->dhcp);
+	metric_set(a->mx.kernel_received, 0, (double)st->kernel_received);
+	metric_set(a->mx.kernel_drops, 0, (double)st->kernel_drops);
+}
+
 static void
 collect(void *userdata)
 {
@@ -94,15 +109,7 @@ collect(void *userdata)
 	for (size_t i = 0; i < ELEMENTSOF(a->reloads); i++)
 		metric_set(a->mx.reloads, i, (double)a->reloads[i]);
 	metric_set(a->mx.expired, 0, (double)a->expired);
-	metric_set(a->mx.rx_passes, 0, (double)(st->rx_wakeups - st->rx_waits));
-	metric_set(a->mx.rx_passes, 1, (double)st->rx_immediate);
-	metric_set(a->mx.rx_passes, 2, (double)st->rx_waits);
-	metric_set(a->mx.rx_yields, 0, (double)st->rx_yields);
-	metric_set(a->mx.rx_wait, 0, (double)st->rx_wait_usec / 1e6);
-	/* PACKET_STATISTICS resets on read: the engine accumulates (no socket: as they were) */
-	(void)dhcp_server_read_kernel_stats(a->dhcp);
-	metric_set(a->mx.kernel_received, 0, (double)st->kernel_received);
-	metric_set(a->mx.kernel_drops, 0, (double)st->kernel_drops);
+	collect_receive(a, st);
 	(void)metric_hist_set(a->mx.latency, 0, st->latency, DHCP_LATENCY_BUCKETS,
 	    (double)st->latency_sum_usec / 1e6);
 	metric_set(a->mx.bindings, 0, (double)dhcp_server_n_bindings(a->dhcp));
