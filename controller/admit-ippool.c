@@ -568,6 +568,7 @@ validate_write(struct admit_ctx *c)
 	    check_codec(c, &rp) < 0 || check_size(c, &st) < 0)
 		goto out;
 	warn_pool(c, &rp, &pi);
+	admit_warn_nad_route(c, ns, name, pi.has_server ? &pi.server : NULL);
 out:
 	free(st.e);
 	admit_pinfo_clear(&pi);

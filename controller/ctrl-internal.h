@@ -113,6 +113,7 @@ struct nad_item {
 	char *cluster_network; /* NULL: plain Multus */
 	/* its network.harvesterhci.io/ippool-namespace and ippool-name labels (NULL: absent) */
 	char *pool_ns, *pool_name;
+	char *route; /* its network.harvesterhci.io/route annotation (admission warns), or NULL */
 };
 
 struct node_item {

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "controller/admission-cidr.h"
+#include "controller/admit.h"
 #include "controller/placement.h"
 #include "controller/vmplan.h"
 #include "lib/util.h"
@@ -383,6 +384,7 @@ nad_item_free(void *p)
 		free(it->cluster_network);
 		free(it->pool_ns);
 		free(it->pool_name);
+		free(it->route);
 	}
 	free(it);
 }
@@ -396,6 +398,7 @@ nad_transform(void *userdata, json_t *obj)
 		it->cluster_network = xstrdup(nad_cluster_network(obj));
 		it->pool_ns = xstrdup(kind_label(obj, PLACEMENT_LABEL_POOL_NS));
 		it->pool_name = xstrdup(kind_label(obj, PLACEMENT_LABEL_POOL_NAME));
+		it->route = xstrdup(kind_annotation(obj, ADMIT_ANNOT_NAD_ROUTE));
 	}
 	return it;
 }
