@@ -39,8 +39,7 @@ admit_nad_route_parse(const char *value, struct admit_nad_route *ret)
 }
 
 void
-admit_warn_nad_route(
-    struct admit_ctx *c, const char *ns, const char *name, const uint32_t *server)
+admit_warn_nad_route(struct admit_ctx *c, const char *ns, const char *name, const uint32_t *server)
 {
 	const char *value = NULL;
 	struct admit_nad_route rt;

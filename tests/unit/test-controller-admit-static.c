@@ -153,8 +153,8 @@ test_vm_unknown_names(void)
 	review(&f, ADMIT_KIND_VM, VM("'" STATICS "':'eth0, nic-1,eth1,eth0'"), NULL, &res);
 	CU_ASSERT_TRUE(res.allowed);
 	CU_ASSERT_EQUAL(res.n_warnings, 1);
-	CU_ASSERT_EQUAL(count_warnings(&res, "annotation " STATICS
-					      " names no NIC of the VM: eth0, eth1 (ignored)"),
+	CU_ASSERT_EQUAL(count_warnings(&res,
+			    "annotation " STATICS " names no NIC of the VM: eth0, eth1 (ignored)"),
 	    1);
 	admit_result_clear(&res);
 
@@ -166,7 +166,8 @@ test_vm_unknown_names(void)
 	admit_result_clear(&res);
 
 	/* UPDATE adding one: warned again, with all of them */
-	review(&f, ADMIT_KIND_VM, VM("'" STATICS "':'eth0,eth2'"), VM("'" STATICS "':'eth0'"), &res);
+	review(
+	    &f, ADMIT_KIND_VM, VM("'" STATICS "':'eth0,eth2'"), VM("'" STATICS "':'eth0'"), &res);
 	CU_ASSERT_TRUE(res.allowed);
 	CU_ASSERT_EQUAL(count_warnings(&res, "names no NIC of the VM: eth0, eth2"), 1);
 	admit_result_clear(&res);
@@ -195,8 +196,8 @@ test_vm_static_ip_listed(void)
 	CU_ASSERT_TRUE(res.allowed);
 	CU_ASSERT_EQUAL(res.n_warnings, 1);
 	CU_ASSERT_EQUAL(count_warnings(&res, "nic nic-1 is listed in annotation " STATICS
-					      ": it gets no DHCP binding, so its address "
-					      "192.168.0.150 is not reserved"),
+					     ": it gets no DHCP binding, so its address "
+					     "192.168.0.150 is not reserved"),
 	    1);
 	admit_result_clear(&res);
 	/* "*" lists it too */
@@ -231,17 +232,19 @@ test_route_parse(void)
 	struct admit_nad_route rt;
 
 	CU_ASSERT_EQUAL(
-	    admit_nad_route_parse("{\"mode\":\"auto\",\"serverIPAddr\":\"\",\"cidr\":\"\"}", &rt), 0);
+	    admit_nad_route_parse("{\"mode\":\"auto\",\"serverIPAddr\":\"\",\"cidr\":\"\"}", &rt),
+	    0);
 	CU_ASSERT_TRUE(rt.auto_mode);
 	CU_ASSERT_STRING_EQUAL(rt.server, "");
-	CU_ASSERT_EQUAL(admit_nad_route_parse(
-			    "{\"mode\":\"auto\",\"serverIPAddr\":\"10.0.0.1\",\"connectivity\":\"true\"}",
-			    &rt),
+	CU_ASSERT_EQUAL(
+	    admit_nad_route_parse(
+		"{\"mode\":\"auto\",\"serverIPAddr\":\"10.0.0.1\",\"connectivity\":\"true\"}", &rt),
 	    0);
 	CU_ASSERT_TRUE(rt.auto_mode);
 	CU_ASSERT_STRING_EQUAL(rt.server, "10.0.0.1");
-	CU_ASSERT_EQUAL(admit_nad_route_parse(
-			    "{\"mode\":\"manual\",\"cidr\":\"10.0.0.0/24\",\"gateway\":\"10.0.0.1\"}", &rt),
+	CU_ASSERT_EQUAL(
+	    admit_nad_route_parse(
+		"{\"mode\":\"manual\",\"cidr\":\"10.0.0.0/24\",\"gateway\":\"10.0.0.1\"}", &rt),
 	    0);
 	CU_ASSERT_FALSE(rt.auto_mode);
 	CU_ASSERT_EQUAL(admit_nad_route_parse("{}", &rt), 0); /* no mode: not auto */
@@ -270,8 +273,7 @@ static const struct {
 	"already on the network (serverIPAddr 192.168.0.9);"},
     /* the server Harvester learns from is this pool's serverIP: its own agent */
     {"{\"mode\":\"auto\",\"serverIPAddr\":\"192.168.0.2\"}", false, NULL},
-    {"{\"mode\":\"manual\",\"cidr\":\"192.168.0.0/24\",\"gateway\":\"192.168.0.1\"}", false,
-	NULL},
+    {"{\"mode\":\"manual\",\"cidr\":\"192.168.0.0/24\",\"gateway\":\"192.168.0.1\"}", false, NULL},
     {"garbage", false, NULL},
     {NULL, false, NULL},
 };
@@ -286,10 +288,9 @@ test_ippool_route_warning(void)
 		review(&f, ADMIT_KIND_IPPOOL, POOL_JSON, NULL, &res);
 		CU_ASSERT_TRUE(res.allowed);
 		CU_ASSERT_EQUAL(count_warnings(&res, "route mode auto"), route_cases[i].warned);
-		if (route_cases[i].part != NULL &&
-		    count_warnings(&res, route_cases[i].part) != 1) {
-			fprintf(stderr, "case %zu: no warning with \"%s\"\n", i,
-			    route_cases[i].part);
+		if (route_cases[i].part != NULL && count_warnings(&res, route_cases[i].part) != 1) {
+			fprintf(
+			    stderr, "case %zu: no warning with \"%s\"\n", i, route_cases[i].part);
 			CU_FAIL("warning text");
 		}
 		admit_result_clear(&res);
