@@ -39,7 +39,8 @@ make_vm(const char *value)
 		snprintf(mac, sizeof(mac), "02:00:00:00:00:%02zx", i + 1);
 		json_array_append_new(nets, json_pack("{s:s, s:{s:s}}", "name", nics[i], "multus",
 						"networkName", "default/net"));
-		json_array_append_new(ifs, json_pack("{s:s, s:s}", "name", nics[i], "macAddress", mac));
+		json_array_append_new(
+		    ifs, json_pack("{s:s, s:s}", "name", nics[i], "macAddress", mac));
 	}
 	vm = json_pack("{s:{s:s, s:s, s:s, s:{s:o}}, s:{s:{s:{s:o, s:{s:{s:o}}}}}}", "metadata",
 	    "name", "vm", "namespace", "ns", "uid", "u", "annotations", VM_ANNOT_STATIC_NICS, s,
