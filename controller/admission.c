@@ -81,6 +81,22 @@ view_nad(void *ud, const char *ns, const char *name, const char **pool_ns, const
 	return 0;
 }
 
+static int
+view_nad_route(void *ud, const char *ns, const char *name, const char **route)
+{
+	struct ctrl *c = ud;
+	char key[KIND_REF_MAX];
+	const struct nad_item *it;
+
+	if (c->inf_nad == NULL || kube_key_make(ns, name, key, sizeof(key)) < 0)
+		return -ENOENT;
+	it = kube_store_get(kube_informer_store(c->inf_nad), key);
+	if (it == NULL)
+		return -ENOENT;
+	*route = it->route;
+	return 0;
+}
+
 static const struct ippool *
 view_pool(void *ud, const char *ns, const char *name)
 {
@@ -193,6 +209,7 @@ on_admit(void *userdata, const struct admit_request *rq, struct admit_result *re
 	    .pool = view_pool,
 	    .each_pool_of_network = view_each_pool_of_network,
 	    .each_cfg_of_network = view_each_cfg_of_network,
+	    .nad_route = view_nad_route,
 	};
 	struct admit_opts o = {.immutable = true};
 

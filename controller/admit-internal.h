@@ -22,6 +22,7 @@
 #include "lib/util.h"
 
 #define ADMIT_REASON_MAX 768
+#define ADMIT_ROUTE_SERVER_MAX 64
 
 /* Label keys on a NetworkAttachmentDefinition naming its IPPool (upstream pkg/util/common.go). */
 #define ADMIT_LABEL_POOL_NS "network.harvesterhci.io/ippool-namespace"
@@ -151,6 +152,22 @@ int admit_ippool6_validate(
 int admit_check_desired_ip6(struct admit_ctx *c, const char *ip, const char *mac,
     const char *network, const char *pool_key, const struct ippool *pool, struct admit_seen6 *seen,
     char *reason, size_t len);
+
+/* --- the NAD's route annotation (admit-nad-route.c) --- */
+
+struct admit_nad_route {
+	bool auto_mode;			     /* "mode": "auto" */
+	char server[ADMIT_ROUTE_SERVER_MAX]; /* "serverIPAddr" as written ("" when absent) */
+};
+/* Parses a route annotation value: 0, or -EINVAL when it is not a JSON object. */
+int admit_nad_route_parse(const char *value, struct admit_nad_route *ret);
+/*
+ * IPPool CREATE/UPDATE on the NAD ns/name: a warning when its route annotation says the
+ * network gets its addresses from a DHCP server already on it (mode auto), unless that
+ * server is the pool's own serverIP (server: host order, NULL when unset).
+ */
+void admit_warn_nad_route(
+    struct admit_ctx *c, const char *ns, const char *name, const uint32_t *server);
 
 /* The rules per kind. Each returns after filling c->res (allowed unless refused). */
 void admit_ippool(struct admit_ctx *c);

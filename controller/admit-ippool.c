@@ -597,6 +597,7 @@ validate_write(struct admit_ctx *c)
 	    admit_ippool6_validate(c, obj, json_is_object(old) ? old : NULL, network) < 0 ||
 	    check_codec(c, &rp) < 0 || check_size(c, &st) < 0)
 		goto out;
+	admit_warn_nad_route(c, ns, name, pi.has_server ? &pi.server : NULL);
 	warn_pool(c, &rp, &pi);
 	warn_boot(c, &rp);
 out:

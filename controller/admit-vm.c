@@ -14,6 +14,12 @@
  * harvesterhci.io/mac-address annotation (an unknown MAC only skips "allocated to another
  * MAC"). An empty value asks for no static address and is not checked. Refusals read "cannot <verb>
  * VirtualMachine ns/name because annotation static-ip.harvesterhci.io/<nic>: <reason>".
+ *
+ * Ours: the static-NICs annotation (network.harvesterhci.io/dhcp-static-nics, vmplan.h) is
+ * never refused. Names in it that are no NIC of the VM are warned about (on CREATE, and on
+ * UPDATE when they differ from the old object's), and so is a listed NIC whose static-ip
+ * annotation is new or changed: a statically configured NIC gets no binding, so that address
+ * is not reserved for it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +27,7 @@
 #include <string.h>
 
 #include "controller/admit-internal.h"
+#include "controller/vmplan.h"
 
 #define PREFIX KIND_ANNOT_STATIC_IP_PREFIX
 
@@ -115,6 +122,76 @@ unchanged(const json_t *old_ann, const char *key, const json_t *v)
 	return o && json_equal((json_t *)o, (json_t *)v);
 }
 
+/* The unknown names of obj's static-NICs annotation (NULL obj: none): 0 or -ENOMEM. */
+static int
+unknown_statics(const json_t *obj, char **ret)
+{
+	*ret = NULL;
+	if (!json_is_object(obj))
+		return 0;
+	return vm_static_nics_unknown(
+	    (json_t *)obj, kind_annotation((json_t *)obj, VM_ANNOT_STATIC_NICS), ret);
+}
+
+/* Whether every name of list (", "-joined, as vm_static_nics_unknown writes it) is in was
+ * (NULL: none): -ENOMEM, 1 or 0. */
+static int
+all_listed(const char *list, const char *was)
+{
+	char *copy = strdup(list), *save = NULL, *name;
+	int r = 1;
+
+	if (copy == NULL)
+		return -ENOMEM;
+	for (name = strtok_r(copy, ",", &save); name != NULL && r == 1;
+	     name = strtok_r(NULL, ",", &save))
+		r = vm_static_nics_has(was, name + strspn(name, " "));
+	free(copy);
+	return r;
+}
+
+/* Warnings for the static-NICs annotation (never a refusal). 0 or -ENOMEM. */
+static int
+warn_static_nics(struct admit_ctx *c, const json_t *vm, const json_t *old)
+{
+	const char *value = kind_annotation((json_t *)vm, VM_ANNOT_STATIC_NICS);
+	const json_t *ann = annotations_of(vm), *old_ann = old ? annotations_of(old) : NULL;
+	char *unknown = NULL, *was = NULL, key[KIND_NAME_MAX + sizeof(PREFIX)];
+	struct vm_network net;
+	int r;
+
+	if (value == NULL)
+		return 0;
+	if (unknown_statics(vm, &unknown) < 0 || unknown_statics(old, &was) < 0) {
+		free(unknown);
+		return -ENOMEM;
+	}
+	/* on UPDATE, said already when the same names were unknown before */
+	r = unknown != NULL ? all_listed(unknown, was) : 1;
+	if (r == 0)
+		admit_warn(c, "annotation %s names no NIC of the VM: %s (ignored)",
+		    VM_ANNOT_STATIC_NICS, unknown);
+	free(unknown);
+	free(was);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < vm_network_count((json_t *)vm); i++) {
+		const json_t *ip;
+
+		if (vm_network_at((json_t *)vm, i, &net) < 0 ||
+		    !vm_static_nics_has(value, net.name))
+			continue;
+		snprintf(key, sizeof(key), "%s%s", PREFIX, net.name);
+		ip = json_object_get(ann, key);
+		if (json_string_length(ip) > 0 && !unchanged(old_ann, key, ip))
+			admit_warn(c,
+			    "nic %s is listed in annotation %s: it gets no DHCP binding, so its "
+			    "address %s is not reserved",
+			    net.name, VM_ANNOT_STATIC_NICS, json_string_value(ip));
+	}
+	return 0;
+}
+
 void
 admit_vm(struct admit_ctx *c)
 {
@@ -138,6 +215,10 @@ admit_vm(struct admit_ctx *c)
 		return;
 	if (!(ann = annotations_of(vm)))
 		return;
+	if (warn_static_nics(c, vm, rq->op == ADMIT_OP_UPDATE ? rq->old_object : NULL) < 0) {
+		admit_nomem(c);
+		return;
+	}
 	if (rq->op == ADMIT_OP_UPDATE)
 		old_ann = annotations_of(rq->old_object);
 	if (!(keys = static_keys(ann, &n))) {

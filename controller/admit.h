@@ -24,6 +24,10 @@
 struct ippool;
 struct vmnetcfg;
 
+/* Harvester's NAD annotation: the network's layer-3 settings, JSON {"mode": "auto" (learned
+ * from a DHCP server on the network) | "manual", "serverIPAddr", "cidr", "gateway", ...}. */
+#define ADMIT_ANNOT_NAD_ROUTE "network.harvesterhci.io/route"
+
 enum admit_kind {
 	ADMIT_KIND_OTHER = 0, /* anything else: allowed untouched */
 	ADMIT_KIND_IPPOOL,
@@ -64,6 +68,9 @@ struct admit_view {
 	    void *ud, const char *network, admit_pool_visit_fn fn, void *ctx);
 	/* Each cached VMNetCfg one of whose spec NICs names network, until fn returns non-zero. */
 	int (*each_cfg_of_network)(void *ud, const char *network, admit_cfg_visit_fn fn, void *ctx);
+	/* NetworkAttachmentDefinition ns/name: 0 and its network.harvesterhci.io/route
+	 * annotation (borrowed; NULL when absent), or -ENOENT. */
+	int (*nad_route)(void *ud, const char *ns, const char *name, const char **route);
 };
 
 struct admit_opts {

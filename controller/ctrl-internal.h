@@ -104,12 +104,16 @@ struct vm_item {
 	bool deleting;
 	char **skipped; /* "nic: reason" (owned) */
 	size_t n_skipped;
+	size_t n_static;      /* NICs left out as statically configured (vmplan.h) */
+	char *unknown_static; /* names in its static-NICs annotation that are no NIC, or NULL */
+	int64_t generation;   /* metadata.generation */
 };
 
 struct nad_item {
 	char *cluster_network; /* NULL: plain Multus */
 	/* its network.harvesterhci.io/ippool-namespace and ippool-name labels (NULL: absent) */
 	char *pool_ns, *pool_name;
+	char *route; /* its network.harvesterhci.io/route annotation (admission warns), or NULL */
 };
 
 struct node_item {
@@ -450,6 +454,11 @@ struct kube_reconcile_result ctrl_reconcile_vm(void *userdata, const char *key);
 void ctrl_cfg_forget(struct ctrl *c, const char *key, const struct cfg_item *item);
 /* The desired VMNetCfg object of a VM item (new reference, or NULL). */
 json_t *ctrl_vm_desired(const struct vm_item *vm);
+/*
+ * Logs the names of vm's static-NICs annotation that match no NIC, once per change of the
+ * VM's generation or of those names (old: the item before, NULL when new).
+ */
+void ctrl_vm_note_static(const char *key, const struct vm_item *old, const struct vm_item *vm);
 
 /*
  * Taking over from the Go project (migrate.c): the informer on its agent Pods (none without

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "controller/admission-cidr.h"
+#include "controller/admit.h"
 #include "controller/placement.h"
 #include "controller/vmplan.h"
 #include "lib/util.h"
@@ -309,6 +310,7 @@ vm_item_layout(struct pack *p, const void *arg)
 	char **skipped = pack_mem(p, in->skipped, in->n_skipped * sizeof(char *));
 	char *ns = pack_str(p, in->meta.ns), *name = pack_str(p, in->meta.name);
 	char *uid = pack_str(p, in->meta.uid), *vm_name = pack_str(p, in->want.vm_name);
+	char *unknown_static = pack_str(p, in->unknown_static);
 
 	for (size_t i = 0; i < in->n_skipped; i++) {
 		char *sk = pack_str(p, in->skipped[i]);
@@ -325,6 +327,7 @@ vm_item_layout(struct pack *p, const void *arg)
 	it->meta.name = name;
 	it->meta.uid = uid;
 	it->skipped = skipped;
+	it->unknown_static = unknown_static;
 }
 
 static void
@@ -352,6 +355,9 @@ vm_transform(void *userdata, json_t *obj)
 	it.meta.name = (char *)kube_obj_name(obj);
 	it.meta.uid = (char *)kube_obj_uid(obj);
 	it.deleting = kube_obj_is_deleting(obj);
+	it.generation = kube_obj_generation(obj);
+	it.n_static = plan.n_static;
+	it.unknown_static = plan.unknown_static; /* borrowed from the plan until packed */
 	if (plan.n_skipped > 0)
 		it.skipped = calloc(plan.n_skipped, sizeof(char *));
 	for (size_t i = 0; it.skipped != NULL && i < plan.n_skipped; i++) {
@@ -378,6 +384,7 @@ nad_item_free(void *p)
 		free(it->cluster_network);
 		free(it->pool_ns);
 		free(it->pool_name);
+		free(it->route);
 	}
 	free(it);
 }
@@ -391,6 +398,7 @@ nad_transform(void *userdata, json_t *obj)
 		it->cluster_network = xstrdup(nad_cluster_network(obj));
 		it->pool_ns = xstrdup(kind_label(obj, PLACEMENT_LABEL_POOL_NS));
 		it->pool_name = xstrdup(kind_label(obj, PLACEMENT_LABEL_POOL_NAME));
+		it->route = xstrdup(kind_annotation(obj, ADMIT_ANNOT_NAD_ROUTE));
 	}
 	return it;
 }

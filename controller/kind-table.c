@@ -65,11 +65,19 @@ cfg_on_delete(void *userdata, const char *key, const void *item)
 static void
 vm_on_add(void *userdata, const char *key, const void *item)
 {
+	ctrl_vm_note_static(key, NULL, item);
 	ctrl_enqueue_vm(userdata, key);
 }
 
 static void
 vm_on_update(void *userdata, const char *key, const void *old, const void *item)
+{
+	ctrl_vm_note_static(key, old, item);
+	ctrl_enqueue_vm(userdata, key);
+}
+
+static void
+vm_on_delete(void *userdata, const char *key, const void *item)
 {
 	ctrl_enqueue_vm(userdata, key);
 }
@@ -152,7 +160,7 @@ const struct ctrl_kind ctrl_kinds[] = {
 	.what = "VMs",
 	.res = &ctrl_res_vms,
 	.items = &ctrl_items_vm,
-	.handlers = {vm_on_add, vm_on_update, vm_on_add, NULL},
+	.handlers = {vm_on_add, vm_on_update, vm_on_delete, NULL},
 	.inf_off = offsetof(struct ctrl, inf_vm),
 	.name = "vm",
 	.reconcile = ctrl_reconcile_vm,

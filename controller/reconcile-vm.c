@@ -3,6 +3,9 @@
  * VirtualMachine reconciler: keeps the VM's VirtualMachineNetworkConfig (same name, owned by
  * the VM) equal to what the VM's Multus NICs ask for. One write: create, or one update
  * (read-modify-write, retried on 409). The VMNetCfg is garbage-collected with its VM.
+ * NICs listed in the VM's static-NICs annotation (vmplan.h) are not in the desired spec, so
+ * adding a NIC there drops its entry (the VMNetCfg reconciler releases its address) and
+ * removing it adds the entry back (bound again).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -49,6 +52,38 @@ cfg_matches(const struct cfg_item *it, const struct vm_item *vm)
 	return same;
 }
 
+void
+ctrl_vm_note_static(const char *key, const struct vm_item *old, const struct vm_item *vm)
+{
+	if (vm == NULL || vm->unknown_static == NULL)
+		return;
+	if (old != NULL && old->generation == vm->generation && old->unknown_static != NULL &&
+	    strcmp(old->unknown_static, vm->unknown_static) == 0)
+		return; /* said already for this generation */
+	log_warn("vm %s: annotation %s names no NIC of the VM: %s (ignored)", key,
+	    VM_ANNOT_STATIC_NICS, vm->unknown_static);
+}
+
+/* Warning Events: NICs that cannot be bound yet, names of the static-NICs annotation that
+ * are no NIC. The recorder folds repeats into one Event's count. */
+static void
+vm_record_warnings(struct ctrl *c, const struct vm_item *vm)
+{
+	json_t *ref;
+
+	if (vm->n_skipped == 0 && vm->unknown_static == NULL)
+		return;
+	ref = ctrl_event_ref(vm->meta.ns, vm->meta.name, vm->meta.uid);
+	for (size_t i = 0; ref != NULL && i < vm->n_skipped; i++)
+		kube_record_event(c->recorder, ref, "kubevirt.io/v1", "VirtualMachine", "Warning",
+		    "NICSkipped", "no DHCP binding for NIC %s", vm->skipped[i]);
+	if (ref != NULL && vm->unknown_static != NULL)
+		kube_record_event(c->recorder, ref, "kubevirt.io/v1", "VirtualMachine", "Warning",
+		    "UnknownStaticNIC", "annotation %s names no NIC of the VM: %s (ignored)",
+		    VM_ANNOT_STATIC_NICS, vm->unknown_static);
+	json_decref(ref);
+}
+
 /* kube_mutate_fn: userdata is the op, its payload the desired VMNetCfg. */
 static int
 vm_mutate(void *userdata, json_t *obj)
@@ -77,19 +112,14 @@ ctrl_reconcile_vm(void *userdata, const char *key)
 
 	if (vm == NULL || vm->deleting)
 		return ctrl_ok(); /* the VMNetCfg goes with its owner */
-	if (vm->n_skipped > 0) {
-		json_t *ref = ctrl_event_ref(vm->meta.ns, vm->meta.name, vm->meta.uid);
-
-		for (size_t i = 0; ref != NULL && i < vm->n_skipped; i++)
-			kube_record_event(c->recorder, ref, "kubevirt.io/v1", "VirtualMachine",
-			    "Warning", "NICSkipped", "no DHCP binding for NIC %s", vm->skipped[i]);
-		json_decref(ref);
-	}
+	vm_record_warnings(c, vm);
 	n_nics = vm->want.n_nics;
 	cfg = kube_store_get(kube_informer_store(c->inf_cfg), key);
 	if (cfg == NULL) {
+		/* nothing to bind (no Multus NIC, or all configured statically): no object
+		 * needed, as the Go project does for a VM without a NIC to bind */
 		if (n_nics == 0)
-			return ctrl_ok(); /* nothing to bind: no object needed */
+			return ctrl_ok();
 		json_t *obj = ctrl_vm_desired(vm);
 
 		/* born with the VMNetCfg finalizer: saves that reconciler a write */
@@ -98,7 +128,8 @@ ctrl_reconcile_vm(void *userdata, const char *key)
 			return ctrl_error(-ENOMEM);
 		}
 		op = ctrl_op_new(c, c->c_vm, key, "create vmnetcfg for vm");
-		log_info("vm %s: creating its VirtualMachineNetworkConfig (%zu NICs)", key, n_nics);
+		log_info("vm %s: creating its VirtualMachineNetworkConfig (%zu NICs, %zu static)",
+		    key, n_nics, vm->n_static);
 		r = op != NULL ? kube_create(c->client, &ctrl_res_vmnetcfgs, vm->meta.ns, obj,
 				     ctrl_op_done, op, &op->call)
 			       : -ENOMEM;
@@ -120,7 +151,10 @@ ctrl_reconcile_vm(void *userdata, const char *key)
 	op->payload = ctrl_vm_desired(vm);
 	if (op->payload == NULL)
 		return ctrl_op_started(op, -ENOMEM);
-	log_info("vm %s: updating its VirtualMachineNetworkConfig (%zu NICs)", key, n_nics);
+	/* an existing one is kept, with no NICs when all are static: its reconciler releases
+	 * what the dropped NICs held, as for NICs removed from the VM */
+	log_info("vm %s: updating its VirtualMachineNetworkConfig (%zu NICs, %zu static)", key,
+	    n_nics, vm->n_static);
 	r = kube_update_retry(c->client, &ctrl_res_vmnetcfgs, vm->meta.ns, vm->meta.name, false, 0,
 	    vm_mutate, ctrl_op_done, op, &op->call);
 	return ctrl_op_started(op, r);

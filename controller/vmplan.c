@@ -2,7 +2,9 @@
 /* VirtualMachine → VirtualMachineNetworkConfig: the pure part of the VM reconciler. */
 #include "controller/vmplan.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -21,6 +23,104 @@ plan_skip(struct vm_plan *p, const char *nic, const char *reason)
 	s[p->n_skipped].nic = nic;
 	s[p->n_skipped].reason = reason;
 	p->n_skipped++;
+	return 0;
+}
+
+/*
+ * The next name of an annotation value from *pos: its start and length, whitespace around it
+ * trimmed, empty ones passed over. false at the end.
+ */
+static bool
+next_name(const char **pos, const char **name, size_t *len)
+{
+	const char *s = *pos;
+
+	while (*s != '\0') {
+		const char *comma = strchr(s, ',');
+		const char *e = comma != NULL ? comma : s + strlen(s), *b = s;
+
+		s = comma != NULL ? comma + 1 : e;
+		while (b < e && isspace((unsigned char)*b))
+			b++;
+		while (e > b && isspace((unsigned char)e[-1]))
+			e--;
+		if (e > b) {
+			*name = b;
+			*len = (size_t)(e - b);
+			*pos = s;
+			return true;
+		}
+	}
+	*pos = s;
+	return false;
+}
+
+static bool
+name_is(const char *name, size_t len, const char *s)
+{
+	return strlen(s) == len && memcmp(name, s, len) == 0;
+}
+
+bool
+vm_static_nics_has(const char *value, const char *nic)
+{
+	const char *pos = value, *name;
+	size_t len;
+
+	while (pos != NULL && next_name(&pos, &name, &len))
+		if (name_is(name, len, "*") || name_is(name, len, nic))
+			return true;
+	return false;
+}
+
+/* Whether name (len bytes) is the name of one of vm's networks. */
+static bool
+vm_has_nic(json_t *vm, const char *name, size_t len)
+{
+	struct vm_network net;
+
+	for (size_t i = 0; i < vm_network_count(vm); i++)
+		if (vm_network_at(vm, i, &net) == 0 && name_is(name, len, net.name))
+			return true;
+	return false;
+}
+
+/* Whether name (len bytes) is listed in value before the byte at stop. */
+static bool
+listed_before(const char *value, const char *stop, const char *name, size_t len)
+{
+	const char *pos = value, *n;
+	size_t l;
+
+	while (next_name(&pos, &n, &l) && n < stop)
+		if (l == len && memcmp(n, name, len) == 0)
+			return true;
+	return false;
+}
+
+int
+vm_static_nics_unknown(json_t *vm, const char *value, char **ret)
+{
+	const char *pos = value, *name;
+	char *out = NULL;
+	size_t len, used = 0;
+
+	*ret = NULL;
+	while (pos != NULL && next_name(&pos, &name, &len)) {
+		char *grown;
+
+		if (name_is(name, len, "*") || vm_has_nic(vm, name, len) ||
+		    listed_before(value, name, name, len))
+			continue;
+		grown = realloc(out, used + len + 3);
+		if (grown == NULL) {
+			free(out);
+			return -ENOMEM;
+		}
+		out = grown;
+		used += (size_t)sprintf(out + used, "%s%.*s", used > 0 ? ", " : "", (int)len, name);
+	}
+	*ret = out;
 	return 0;
 }
 
@@ -67,6 +167,7 @@ int
 vm_plan_build(json_t *vm, struct vm_plan *ret)
 {
 	const char *name = kind_name(vm), *ns = kind_namespace(vm), *uid = kind_uid(vm);
+	const char *statics = kind_annotation(vm, VM_ANNOT_STATIC_NICS);
 	struct vm_plan p = {0};
 	size_t n = vm_network_count(vm);
 	json_t *ncs, *obj;
@@ -75,14 +176,20 @@ vm_plan_build(json_t *vm, struct vm_plan *ret)
 	memset(ret, 0, sizeof(*ret));
 	if (name == NULL || ns == NULL || uid == NULL)
 		return -EINVAL;
+	if (vm_static_nics_unknown(vm, statics, &p.unknown_static) < 0)
+		return -ENOMEM;
 	ncs = json_array();
 	if (ncs == NULL)
-		return -ENOMEM;
+		goto fail;
 	for (size_t i = 0; i < n; i++) {
 		struct vm_network net;
 
 		if (vm_network_at(vm, i, &net) < 0 || net.type != VM_NETWORK_MULTUS)
 			continue; /* pod network (or unnamed entry): nothing to bind */
+		if (vm_static_nics_has(statics, net.name)) {
+			p.n_static++; /* the guest configures it: no binding */
+			continue;
+		}
 		if ((r = plan_nic(vm, &net, ncs, &p)) < 0)
 			goto fail;
 	}
@@ -111,6 +218,7 @@ vm_plan_clear(struct vm_plan *p)
 {
 	json_decref(p->vmnetcfg);
 	free(p->skipped);
+	free(p->unknown_static);
 	memset(p, 0, sizeof(*p));
 }
 

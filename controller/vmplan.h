@@ -15,6 +15,14 @@
  *     ipAddress:   from `static-ip.harvesterhci.io/<nic>` when present }.
  * Pod-network NICs are left out silently; a Multus NIC that cannot be described yet (no MAC,
  * invalid MAC or static IP) is left out and reported in `skipped` with a reason.
+ *
+ * NICs the guest configures itself (cloud-init network data, a static address typed in the
+ * console) are listed in the VM annotation `network.harvesterhci.io/dhcp-static-nics`:
+ * comma-separated NIC names (spec.template.spec.networks[].name, which KubeVirt also uses as
+ * the interface name), whitespace around each ignored, or `*` for all of them. A listed NIC
+ * gets no networkConfigs entry (so no address is taken from a pool for it), even when it also
+ * has a static-ip annotation; names that match no NIC of the VM are ignored and reported in
+ * `unknown_static`.
  */
 
 #include <stdbool.h>
@@ -28,6 +36,8 @@
 #define VMNETCFG_NETWORK_NAME_MAX CRD_NETWORK_NAME_INPUT_MAX
 #define VM_API_VERSION "kubevirt.io/v1"
 #define VM_KIND "VirtualMachine"
+/* Our annotation: NICs that get no DHCP binding (see above). */
+#define VM_ANNOT_STATIC_NICS "network.harvesterhci.io/dhcp-static-nics"
 
 struct vm_skip {
 	const char *nic;    /* borrowed from the VM object */
@@ -38,7 +48,22 @@ struct vm_plan {
 	json_t *vmnetcfg;	 /* new reference: the desired object */
 	struct vm_skip *skipped; /* owned array */
 	size_t n_skipped;
+	size_t n_static;      /* Multus NICs left out as statically configured */
+	char *unknown_static; /* owned: names in the annotation that are no NIC, ", "-joined;
+				 NULL when there are none */
 };
+
+/*
+ * Whether NIC nic is listed in value, an annotation value as above (NULL or "": no NIC).
+ * Pure, allocates nothing.
+ */
+bool vm_static_nics_has(const char *value, const char *nic);
+/*
+ * The names listed in value (as above; "*" is never unknown) that are not among vm's networks
+ * (borrowed), in the order written, duplicates once, joined with ", " into *ret (malloc'ed),
+ * or *ret NULL when there are none. Returns 0 or -ENOMEM.
+ */
+int vm_static_nics_unknown(json_t *vm, const char *value, char **ret);
 
 /*
  * Builds the plan for `vm` (borrowed; the plan borrows NIC names from it, so keep it alive).

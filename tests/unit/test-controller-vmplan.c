@@ -2,6 +2,7 @@
 /* controller/foreign-kinds.c decoders and controller/vmplan.c: VirtualMachine → VMNetCfg. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -296,6 +297,144 @@ test_vm_update_decision(void)
 	json_decref(vm);
 }
 
+static void
+set_statics(json_t *vm, const char *value)
+{
+	json_object_set_new(kind_get(vm, "metadata", "annotations", NULL), VM_ANNOT_STATIC_NICS,
+	    json_string(value));
+}
+
+static void
+test_static_nics_has(void)
+{
+	CU_ASSERT_FALSE(vm_static_nics_has(NULL, "a"));
+	CU_ASSERT_FALSE(vm_static_nics_has("", "a"));
+	CU_ASSERT_FALSE(vm_static_nics_has(" , ,", "a"));
+	CU_ASSERT_TRUE(vm_static_nics_has("a", "a"));
+	CU_ASSERT_TRUE(vm_static_nics_has("b,a", "a"));
+	CU_ASSERT_TRUE(vm_static_nics_has(" b ,\ta\n", "a"));
+	CU_ASSERT_FALSE(vm_static_nics_has("ab,ba,a b", "a")); /* whole names only */
+	CU_ASSERT_FALSE(vm_static_nics_has("A", "a"));	       /* names are case-sensitive */
+	CU_ASSERT_TRUE(vm_static_nics_has("*", "anything"));
+	CU_ASSERT_TRUE(vm_static_nics_has("x, * ", "anything"));
+	CU_ASSERT_FALSE(vm_static_nics_has("**", "a"));
+}
+
+static void
+test_static_nics_unknown(void)
+{
+	json_t *vm = load("controller-vm.json");
+	char *u = (char *)"unset";
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(vm);
+	CU_ASSERT_EQUAL(vm_static_nics_unknown(vm, NULL, &u), 0);
+	CU_ASSERT_PTR_NULL(u);
+	/* NICs of the VM (the pod network's too) and "*" are known */
+	CU_ASSERT_EQUAL(vm_static_nics_unknown(vm, "*, default,nic-plain", &u), 0);
+	CU_ASSERT_PTR_NULL(u);
+	/* unknown ones in the order written, each once */
+	CU_ASSERT_EQUAL(vm_static_nics_unknown(vm, " eth9 ,nic-plain, eth0,eth9,,eth0 ", &u), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(u);
+	CU_ASSERT_STRING_EQUAL(u, "eth9, eth0");
+	free(u);
+	json_decref(vm);
+}
+
+static void
+test_vm_plan_static_nics(void)
+{
+	json_t *vm = load("controller-vm.json"), *ncs;
+	struct vm_plan p;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(vm);
+	/* listed NICs leave networkConfigs, static-ip annotation or not; unknown names told */
+	set_statics(vm, " nic-static , nic-plain,bogus, ,bogus");
+	CU_ASSERT_EQUAL_FATAL(vm_plan_build(vm, &p), 0);
+	ncs = kind_get(p.vmnetcfg, "spec", VMNETCFG_FIELD_NICS, NULL);
+	CU_ASSERT_EQUAL_FATAL(json_array_size(ncs), 1);
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(json_array_get(ncs, 0), "macAddress", NULL), "02:aa:bb:cc:dd:02");
+	CU_ASSERT_EQUAL(p.n_static, 2);
+	CU_ASSERT_EQUAL(p.n_skipped, 3); /* the incomplete ones not listed are still reported */
+	CU_ASSERT_STRING_EQUAL(p.unknown_static, "bogus");
+	vm_plan_clear(&p);
+	CU_ASSERT_PTR_NULL(p.unknown_static);
+
+	/* a listed NIC that could not be described anyway is not reported as skipped */
+	set_statics(vm, "nic-nomac,nic-badmac");
+	CU_ASSERT_EQUAL_FATAL(vm_plan_build(vm, &p), 0);
+	CU_ASSERT_EQUAL(p.n_skipped, 1);
+	CU_ASSERT_EQUAL(p.n_static, 2);
+	CU_ASSERT_PTR_NULL(p.unknown_static);
+	vm_plan_clear(&p);
+
+	/* "*": every Multus NIC is static, the desired spec has no NIC */
+	set_statics(vm, "*");
+	CU_ASSERT_EQUAL_FATAL(vm_plan_build(vm, &p), 0);
+	ncs = kind_get(p.vmnetcfg, "spec", VMNETCFG_FIELD_NICS, NULL);
+	CU_ASSERT_TRUE(json_is_array(ncs));
+	CU_ASSERT_EQUAL(json_array_size(ncs), 0);
+	CU_ASSERT_EQUAL(p.n_static, 6);
+	CU_ASSERT_EQUAL(p.n_skipped, 0);
+	vm_plan_clear(&p);
+
+	/* an empty value lists nothing */
+	set_statics(vm, "");
+	CU_ASSERT_EQUAL_FATAL(vm_plan_build(vm, &p), 0);
+	CU_ASSERT_EQUAL(
+	    json_array_size(kind_get(p.vmnetcfg, "spec", VMNETCFG_FIELD_NICS, NULL)), 3);
+	CU_ASSERT_EQUAL(p.n_static, 0);
+	vm_plan_clear(&p);
+	json_decref(vm);
+}
+
+/* Adding a NIC to the annotation drops its entry from an existing VMNetCfg (which releases
+ * its address); removing it puts the entry back. */
+static void
+test_vm_update_static_nics(void)
+{
+	json_t *vm = load("controller-vm.json"), *existing, *upd = NULL, *ncs;
+	struct vm_plan all, some, none;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(vm);
+	CU_ASSERT_EQUAL_FATAL(vm_plan_build(vm, &all), 0);
+	set_statics(vm, "nic-annot");
+	CU_ASSERT_EQUAL_FATAL(vm_plan_build(vm, &some), 0);
+	set_statics(vm, "*");
+	CU_ASSERT_EQUAL_FATAL(vm_plan_build(vm, &none), 0);
+
+	existing = json_deep_copy(all.vmnetcfg);
+	CU_ASSERT_EQUAL(vm_vmnetcfg_update(existing, some.vmnetcfg, &upd), 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(upd);
+	ncs = kind_get(upd, "spec", VMNETCFG_FIELD_NICS, NULL);
+	CU_ASSERT_EQUAL_FATAL(json_array_size(ncs), 2);
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(json_array_get(ncs, 0), "macAddress", NULL), "02:aa:bb:cc:dd:01");
+	CU_ASSERT_STRING_EQUAL(
+	    kind_get_str(json_array_get(ncs, 1), "macAddress", NULL), "02:aa:bb:cc:dd:06");
+	json_decref(existing);
+	existing = upd;
+	upd = NULL;
+	/* all static: the object stays, with no NIC */
+	CU_ASSERT_EQUAL(vm_vmnetcfg_update(existing, none.vmnetcfg, &upd), 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(upd);
+	CU_ASSERT_EQUAL(json_array_size(kind_get(upd, "spec", VMNETCFG_FIELD_NICS, NULL)), 0);
+	json_decref(existing);
+	existing = upd;
+	upd = NULL;
+	/* annotation removed: all three back */
+	CU_ASSERT_EQUAL(vm_vmnetcfg_update(existing, all.vmnetcfg, &upd), 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(upd);
+	CU_ASSERT_TRUE(
+	    json_equal(kind_get(upd, "spec", NULL), kind_get(all.vmnetcfg, "spec", NULL)));
+	json_decref(upd);
+	json_decref(existing);
+	vm_plan_clear(&all);
+	vm_plan_clear(&some);
+	vm_plan_clear(&none);
+	json_decref(vm);
+}
+
 static const struct test_case kinds_tests[] = {
     {"getters", test_kinds_getters},
     {"nic mac and static ip", test_kinds_nic_mac_and_ip},
@@ -308,6 +447,10 @@ static const struct test_case vm_tests[] = {
     {"plan from VM", test_vm_plan},
     {"deterministic, invalid VM", test_vm_plan_deterministic_and_invalid},
     {"update decision", test_vm_update_decision},
+    {"static NICs: names", test_static_nics_has},
+    {"static NICs: unknown names", test_static_nics_unknown},
+    {"static NICs: plan", test_vm_plan_static_nics},
+    {"static NICs: update releases and binds", test_vm_update_static_nics},
     {NULL, NULL},
 };
 
