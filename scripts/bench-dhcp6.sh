@@ -176,6 +176,8 @@ pin() { local c=$1; shift; if [ -n "$c" ]; then taskset -c "$c" "$@"; else "$@";
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo NA; }
 # perfdhcp's REPLYs received (REQUEST-REPLY block) from its report FILE
 replies() { awk '/Statistics for: REQUEST-REPLY/ { f = 1 } f && /^received packets:/ { print $3; exit }' "$1"; }
+# avg_delay FILE SECTION: perfdhcp's average delay (ms) of SOLICIT-ADVERTISE or REQUEST-REPLY
+avg_delay() { awk -v sec="Statistics for: $2" 'index($0, sec) { f = 1 } f && /^avg delay:/ { print $3; exit }' "$1"; }
 sent_solicit() { awk '/Statistics for: SOLICIT-ADVERTISE/ { f = 1 } f && /^sent packets:/ { print $3; exit }' "$1"; }
 
 # start_server NAME: Kea or the agent in $SRV_NS pinned to SRV_CPU; SPID; 0 when it completed a
@@ -243,7 +245,8 @@ if has sarr; then
             n=$(replies "$f") sent=$(sent_solicit "$f")
             line=$(awk -v n="${n:-0}" -v a="$t0" -v b="$t1" -v hz="$HZ" 'BEGIN {
                 c = (b - a) / hz; printf "sarr=%d cpu_s=%.2f sarr_per_cpu_s=%s", n, c, (c > 0 ? sprintf("%.0f", n / c) : "NA") }')
-            echo "RESULT server=$s rep=$rep sent=${sent:-0} $line sarr_s=$(awk -v n="${n:-0}" -v d="$DUR" 'BEGIN { printf "%.0f", n / d }') rss_kb=$(proc_status "$SPID" VmHWM)" | tee -a "$RES"
+            sa_ms=$(avg_delay "$f" SOLICIT-ADVERTISE) rr_ms=$(avg_delay "$f" REQUEST-REPLY)
+            echo "RESULT server=$s rep=$rep sent=${sent:-0} $line sarr_s=$(awk -v n="${n:-0}" -v d="$DUR" 'BEGIN { printf "%.0f", n / d }') rss_kb=$(proc_status "$SPID" VmHWM) sa_ms=${sa_ms:-NA} rr_ms=${rr_ms:-NA}" | tee -a "$RES"
             stop_server
         done
     done
@@ -293,14 +296,16 @@ $( [ "$RATE" = max ] && echo "flooding" || echo "$RATE SARR/s offered") for $DUR
 server in turn on a fresh start, pinned to CPU $SRV_CPU: Kea $(kea-dhcp6 -v) memfile without
 persistence ($KEA_MODE), the agent in local mode with $CLIENTS VirtualMachineNetworkConfig NICs
 with \`ipv6Address\`$DUID_NOTE. SARR = REPLYs perfdhcp received; CPU = utime+stime of the server's
-\`/proc/PID/stat\` before and after the sending.
+\`/proc/PID/stat\` before and after the sending; delays = perfdhcp's averages from its SOLICIT
+to the ADVERTISE and from its REQUEST to the REPLY (the agent waits up to 200 us to answer
+several requests per wakeup once they come faster than 10 000/s: README, DHCPv6).
 EOF
     [ -n "${NOTE:-}" ] && printf '\n%s\n' "$NOTE"
     if has sarr; then
-        printf '\n| server | run | SARR | SARR/s | server CPU-s | SARR per server CPU-second | VmHWM (KiB) |\n|---|---:|---:|---:|---:|---:|---:|\n'
+        printf '\n| server | run | SARR | SARR/s | server CPU-s | SARR per server CPU-second | VmHWM (KiB) | avg delay SOLICIT→ADVERTISE, REQUEST→REPLY (ms) |\n|---|---:|---:|---:|---:|---:|---:|---:|\n'
         awk 'function g(k) { return (k in v && v[k] != "") ? v[k] : "NA" }
             $1 == "RESULT" { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-            printf "| %s | %s | %s | %s | %s | %s | %s |\n", g("server"), g("rep"), g("sarr"), g("sarr_s"), g("cpu_s"), g("sarr_per_cpu_s"), g("rss_kb"); delete v }' "$RES"
+            printf "| %s | %s | %s | %s | %s | %s | %s | %s, %s |\n", g("server"), g("rep"), g("sarr"), g("sarr_s"), g("cpu_s"), g("sarr_per_cpu_s"), g("rss_kb"), g("sa_ms"), g("rr_ms"); delete v }' "$RES"
         printf '\nMedians of %s: Kea %s, agent %s SARR per server CPU-second; ratio %s.\n' "$REPS" "$k_eff" "$a_eff" "$ratio"
         [ -n "$AGENT_NOTE" ] && printf '\nNot measured for the agent: %s (see %s).\n' "$AGENT_NOTE" "$OUT/agent.log"
     fi
