@@ -34,7 +34,7 @@ struct agent_metrics {
 	    *foreign_servers;
 	/* DHCPv6 (the pool's ipv6Config), beside the IPv4 series */
 	struct metric *rx6, *tx6, *drops6, *status6, *declines6, *latency6, *bindings6, *serving6,
-	    *rs6, *ra6, *na6, *kernel_drops6, *rx_passes6, *rx_yields6;
+	    *rs6, *ra6, *na6, *kernel_drops6, *rx_passes6, *rx_yields6, *rx_wait6;
 };
 
 /* vmdhcp_agent_config_reloads_total's results and vmdhcp_agent_declines_ignored_total's

@@ -45,6 +45,13 @@
 struct event;
 struct httpd;
 
+/*
+ * Coalescing windows (dhcp/moderate.h: DHCPv4 above 20 000 requests/s, DHCPv6 above 10 000)
+ * served in one wakeup of the loop before it gets its turn again: at most 16 x 200 us. The
+ * engines ask for them; sockets.c and sockets6.c wait them out with nanosleep.
+ */
+#define AGENT_WINDOWS_PER_WAKEUP 16
+
 /* --dynamic: DISCOVERs refused at the cap of pending offers, said in the log (serve.c) */
 struct agent_offers_refused {
 	bool refusing;	      /* warned; until a summary period without any */

@@ -49,12 +49,6 @@
 static struct log_ratelimit rl_read = LOG_RATELIMIT_INIT(10 * USEC_PER_SEC, 5);
 
 /*
- * Coalescing windows (above 20 000 requests/s only: dhcp/moderate.h) served in one wakeup of
- * the loop before it gets its turn again: at most 16 x 200 us.
- */
-#define DHCP_WINDOWS_PER_WAKEUP 16
-
-/*
  * fd: the DHCP fd, found readable. The engine reads and answers what is there, and reads
  * again at once while more arrived meanwhile, up to a budget (dhcp/moderate.h). When it asks
  * for a wait (requests coming faster than 20 000/s), the wait is a nanosleep here, then a
@@ -68,7 +62,7 @@ dhcp_read(struct agent *a, int fd)
 	uint32_t wait = 0;
 	int got = dhcp_server_on_readable(a->dhcp, fd, now, &wait);
 
-	for (int i = 0; i < DHCP_WINDOWS_PER_WAKEUP && wait > 0 && got >= 0; i++) {
+	for (int i = 0; i < AGENT_WINDOWS_PER_WAKEUP && wait > 0 && got >= 0; i++) {
 		struct timespec ts = {.tv_nsec = (long)wait * 1000};
 
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)

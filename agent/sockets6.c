@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <sys/random.h>
 
@@ -33,15 +34,27 @@
 
 static struct log_ratelimit rl_read6 = LOG_RATELIMIT_INIT(10 * USEC_PER_SEC, 5);
 
+/*
+ * The DHCPv6 fd, found readable: as sockets.c's dhcp_read. When the engine asks for a
+ * coalescing wait (requests faster than 10 000/s), it is a nanosleep here, then a read.
+ */
 static void
 dhcp6_readable(evutil_socket_t fd, short what, void *arg)
 {
 	struct agent *a = arg;
 	uint64_t now = clock_now_usec();
+	uint32_t wait = 0;
 	int got;
 
 	(void)what;
-	got = dhcp6_server_on_readable(a->dhcp6, fd, now);
+	got = dhcp6_server_on_readable(a->dhcp6, fd, now, &wait);
+	for (int i = 0; i < AGENT_WINDOWS_PER_WAKEUP && wait > 0 && got >= 0; i++) {
+		struct timespec ts = {.tv_nsec = (long)wait * 1000};
+
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+		(void)dhcp6_server_on_readable(a->dhcp6, -1, clock_now_usec(), &wait);
+	}
 	if (got < 0 && got != -EAGAIN && got != -EINTR)
 		log_ratelimited(&rl_read6, now, LOG_LEVEL_WARN, "%s: DHCPv6 receive: %s",
 		    a->opts.ifname, strerror(-got));

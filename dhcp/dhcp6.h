@@ -142,6 +142,9 @@ struct dhcp6_stats {
 	 * begun at once because frames were still waiting after answering, calls ended by the
 	 * budget */
 	uint64_t rx_wakeups, rx_immediate, rx_yields;
+	/* coalescing waits the caller made (dhcp6_server_on_readable's ret_wait_usec), and their
+	 * total */
+	uint64_t rx_waits, rx_wait_usec;
 };
 
 /*
@@ -250,14 +253,17 @@ void dhcp6_server_set_duid_mac(struct dhcp6_server *s, bool on);
 int dhcp6_server_fd(const struct dhcp6_server *s);
 /*
  * Reads the frames waiting and answers them, as dhcp_server_on_readable does (the receive ring
- * when there is one; passes while frames keep arriving, up to the budget of dhcp/moderate.h;
- * DHCPv6 never asks its caller to wait): DHCPv6 to the core (replies from the link-local
- * address to the client's source, port 546; RELAY-REPL to the relay's source, port 547),
+ * when there is one; passes while frames keep arriving, up to the budget of dhcp/moderate.h),
+ * and says in *ret_wait_usec (may be NULL) how long to wait before reading again: 0 (wait for
+ * readability) unless requests come in faster than one per DHCP6_MOD_ON_USEC (dhcp6-internal.h:
+ * 10 000 requests/s, 5 000 exchanges/s), then the coalescing wait of dhcp/moderate.h, at most
+ * 200 us; the caller waits, then calls again with fd -1. DHCPv6 to the core (replies from the
+ * link-local address to the client's source, port 546; RELAY-REPL to the relay's source, port 547),
  * Router Solicitations with an RA when RA is enabled (unicast to the soliciting host when it
  * has a source address, else to ff02::1, RFC 4861 §6.2.6). Returns frames read, or negative
  * errno (-EBADF: fd is not dhcp6_server_fd, or no sockets).
  */
-int dhcp6_server_on_readable(struct dhcp6_server *s, int fd, uint64_t now);
+int dhcp6_server_on_readable(struct dhcp6_server *s, int fd, uint64_t now, uint32_t *ret_wait_usec);
 /* Unsolicited RA to ff02::1 (the agent's timer). 0; -EAGAIN RA disabled, standby or no
  * socket; other negative errno from sending. */
 int dhcp6_server_send_ra(struct dhcp6_server *s, uint64_t now);

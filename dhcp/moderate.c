@@ -12,6 +12,18 @@ dhcp_moderation_reset(struct dhcp_moderation *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->gap = DHCP_MOD_IDLE_USEC;
+	m->w = (struct dhcp_mod_window){DHCP_MOD_ON_USEC, DHCP_MOD_OFF_USEC, DHCP_MOD_MAX_USEC};
+}
+
+void
+dhcp_moderation_set_window(struct dhcp_moderation *m, const struct dhcp_mod_window *w)
+{
+	m->w = *w;
+	if (m->w.off_usec < m->w.on_usec)
+		m->w.off_usec = m->w.on_usec;
+	if (m->w.max_usec < DHCP_MOD_MIN_USEC)
+		m->w.max_usec = DHCP_MOD_MIN_USEC;
+	m->delay = 0;
 }
 
 void
@@ -54,7 +66,7 @@ dhcp_moderation_end(struct dhcp_moderation *m, uint64_t now)
 	m->started = true;
 	m->last = now;
 	m->gap = (uint32_t)((int64_t)m->gap + ((int64_t)sample - (int64_t)m->gap) / 8);
-	if (m->gap > DHCP_MOD_OFF_USEC || (m->delay == 0 && m->gap > DHCP_MOD_ON_USEC)) {
+	if (m->gap > m->w.off_usec || (m->delay == 0 && m->gap > m->w.on_usec)) {
 		m->delay = 0;
 		return 0;
 	}
@@ -62,7 +74,7 @@ dhcp_moderation_end(struct dhcp_moderation *m, uint64_t now)
 		m->delay = m->gap < DHCP_MOD_MIN_USEC ? DHCP_MOD_MIN_USEC : m->gap;
 	else
 		m->delay *= 2;
-	if (m->delay > DHCP_MOD_MAX_USEC)
-		m->delay = DHCP_MOD_MAX_USEC;
+	if (m->delay > m->w.max_usec)
+		m->delay = m->w.max_usec;
 	return m->delay;
 }

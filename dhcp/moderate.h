@@ -47,9 +47,9 @@
 /*
  * Coalescing at high rates only: the average gap between requests (an EWMA, weight 1/8, of
  * the time between calls that found requests divided by how many; one sample counts at most
- * DHCP_MOD_IDLE_USEC) under DHCP_MOD_ON_USEC (above 20 000 requests/s: 10 000 DORA/s, each
- * exchange two requests) starts it, over DHCP_MOD_OFF_USEC ends it. While on, a call that
- * found requests asks its caller to wait before reading again: one average gap first,
+ * DHCP_MOD_IDLE_USEC) under DHCP_MOD_ON_USEC (the window's on_usec) (above 20 000 requests/s: 10
+ * 000 DORA/s, each exchange two requests) starts it, over DHCP_MOD_OFF_USEC ends it. While on, a
+ * call that found requests asks its caller to wait before reading again: one average gap first,
  * doubled by every call that finds requests, at most DHCP_MOD_MAX_USEC; a call that finds
  * none ends the wait (readability again). At steady rates below 20 000 requests/s (those of
  * the latency goals, up to 8 000 DORA/s, bursts included) no request waits.
@@ -72,7 +72,17 @@ struct dhcp_moderation_stats {
 	uint64_t frames;    /* frames read, all passes */
 };
 
+/*
+ * Where coalescing starts, ends and its longest wait (usec): DHCP_MOD_ON_USEC,
+ * DHCP_MOD_OFF_USEC and DHCP_MOD_MAX_USEC after dhcp_moderation_reset (DHCPv4, whose latency
+ * goals reach 8 000 DORA/s); dhcp_moderation_set_window gives other ones (DHCPv6).
+ */
+struct dhcp_mod_window {
+	uint32_t on_usec, off_usec, max_usec;
+};
+
 struct dhcp_moderation {
+	struct dhcp_mod_window w;
 	unsigned call_frames; /* read in the current call */
 	uint64_t last;	      /* time of the last call that found requests */
 	bool started;
@@ -81,8 +91,11 @@ struct dhcp_moderation {
 	struct dhcp_moderation_stats st;
 };
 
-/* Sets up *m: no call under way, the counters at 0. */
+/* Sets up *m: no call under way, the counters at 0, the DHCPv4 window. */
 void dhcp_moderation_reset(struct dhcp_moderation *m);
+/* Another coalescing window (off_usec >= on_usec, max_usec >= DHCP_MOD_MIN_USEC); the wait
+ * under way ends. */
+void dhcp_moderation_set_window(struct dhcp_moderation *m, const struct dhcp_mod_window *w);
 /* A call begins (its first pass follows). */
 void dhcp_moderation_begin(struct dhcp_moderation *m);
 /*

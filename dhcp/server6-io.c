@@ -139,13 +139,23 @@ pass(struct dhcp6_server *s, uint64_t now)
 }
 
 int
-dhcp6_server_on_readable(struct dhcp6_server *s, int fd, uint64_t now)
+dhcp6_server_on_readable(struct dhcp6_server *s, int fd, uint64_t now, uint32_t *ret_wait_usec)
 {
+	uint64_t t0 = now;
+	uint32_t wait;
 	enum dhcp_mod_next next;
 	int n, total = 0;
 
+	if (ret_wait_usec != NULL)
+		*ret_wait_usec = 0;
 	if (s->packet_fd < 0 || (fd != -1 && fd != s->packet_fd))
 		return -EBADF;
+	/* fd -1 after a wait asked for: the caller waited */
+	if (fd < 0 && s->wait_asked > 0) {
+		s->stats.rx_waits++;
+		s->stats.rx_wait_usec += s->wait_asked;
+	}
+	s->wait_asked = 0;
 	dhcp_moderation_begin(&s->mod);
 	do {
 		bool pending;
@@ -165,8 +175,10 @@ dhcp6_server_on_readable(struct dhcp6_server *s, int fd, uint64_t now)
 		if (next == DHCP_MOD_READ_NOW && s->clock != NULL)
 			now = s->clock(s->clock_userdata);
 	} while (next == DHCP_MOD_READ_NOW);
-	/* no coalescing wait for DHCPv6: back to the loop, which watches the fd */
-	(void)dhcp_moderation_end(&s->mod, now);
+	wait = dhcp_moderation_end(&s->mod, t0);
+	s->wait_asked = ret_wait_usec != NULL ? wait : 0;
+	if (ret_wait_usec != NULL)
+		*ret_wait_usec = wait;
 	s->stats.rx_wakeups = s->mod.st.wakeups;
 	s->stats.rx_immediate = s->mod.st.immediate;
 	s->stats.rx_yields = s->mod.st.yields;

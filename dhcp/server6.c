@@ -77,6 +77,8 @@ dhcp6_server_new(struct dhcp6_server **ret)
 		return -ENOMEM;
 	s->packet_fd = s->udp_fd = -1;
 	dhcp_moderation_reset(&s->mod);
+	dhcp_moderation_set_window(&s->mod,
+	    &(struct dhcp_mod_window){DHCP6_MOD_ON_USEC, DHCP6_MOD_OFF_USEC, DHCP6_MOD_MAX_USEC});
 	s->drop_log = (struct log_ratelimit)LOG_RATELIMIT_INIT(10 * 1000000, 10);
 	s->rx = calloc(DHCP6_BATCH, sizeof(*s->rx));
 	s->tx = calloc(DHCP6_BATCH, sizeof(*s->tx));

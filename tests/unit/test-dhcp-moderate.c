@@ -335,6 +335,47 @@ test_wait_above_20k(void)
 	CU_ASSERT_EQUAL(dhcp_moderation_end(&m, t), 0);
 }
 
+/*
+ * Another window (DHCPv6's: on under a 100 us gap, at most 200 us): no wait at 4 000 and 8 000
+ * requests a second (250 and 125 us), waits at 16 000 (62 us), never past its maximum; the
+ * DHCPv4 window waits at none of those.
+ */
+static void
+test_window(void)
+{
+	static const struct dhcp_mod_window v6 = {100, 110, 200};
+	static const uint64_t gaps[] = {250, 125, 62};
+	static const bool want_waits[] = {false, false, true};
+
+	for (size_t i = 0; i < sizeof(gaps) / sizeof(gaps[0]); i++) {
+		struct dhcp_moderation m;
+		uint64_t t = 1000000;
+		unsigned waits = 0;
+		uint32_t max;
+
+		dhcp_moderation_reset(&m);
+		dhcp_moderation_set_window(&m, &v6);
+		max = steady(&m, &t, gaps[i], 20000, &waits);
+		CU_ASSERT_EQUAL(waits > 0, want_waits[i]);
+		CU_ASSERT(max <= 200);
+		if (want_waits[i])
+			CU_ASSERT_EQUAL(max, 200);
+		dhcp_moderation_reset(&m);
+		waits = 0;
+		CU_ASSERT_EQUAL(steady(&m, &t, gaps[i], 20000, &waits), 0);
+		CU_ASSERT_EQUAL(waits, 0);
+	}
+	/* a window set the wrong way round is made sane: off >= on, max >= the least wait */
+	{
+		struct dhcp_moderation m;
+
+		dhcp_moderation_reset(&m);
+		dhcp_moderation_set_window(&m, &(struct dhcp_mod_window){300, 100, 1});
+		CU_ASSERT_EQUAL(m.w.off_usec, 300);
+		CU_ASSERT_EQUAL(m.w.max_usec, DHCP_MOD_MIN_USEC);
+	}
+}
+
 static const struct test_case moderate_tests[] = {
     {"idle: one pass, back to the loop", test_idle},
     {"backlog: read again at once", test_backlog},
@@ -344,6 +385,7 @@ static const struct test_case moderate_tests[] = {
     {"model: overload yields by the budget", test_sim_overload},
     {"coalescing: never a wait up to 20 000 requests/s", test_no_wait_below_20k},
     {"coalescing: bounded waits above 20 000 requests/s", test_wait_above_20k},
+    {"coalescing: another window (DHCPv6's)", test_window},
     {NULL, NULL},
 };
 

@@ -169,7 +169,7 @@ serve(struct dhcp6_server *s)
 	CU_ASSERT(p.fd >= 0);
 	if (poll(&p, 1, 5000) != 1)
 		return -ETIMEDOUT;
-	return dhcp6_server_on_readable(s, p.fd, 1);
+	return dhcp6_server_on_readable(s, p.fd, 1, NULL);
 }
 
 /*
@@ -212,7 +212,7 @@ test_advertise(void)
 		return;
 	s = server();
 	fd = client_socket();
-	CU_ASSERT_EQUAL(dhcp6_server_on_readable(s, fd, 1), -EBADF);
+	CU_ASSERT_EQUAL(dhcp6_server_on_readable(s, fd, 1, NULL), -EBADF);
 	send_solicit(fd);
 	CU_ASSERT(serve(s) >= 1);
 	CU_ASSERT_FATAL(recv_frame(fd, buf, sizeof(buf), 546, 0, &f) == 0);
