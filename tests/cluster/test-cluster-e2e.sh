@@ -19,6 +19,9 @@
 #       at once, the Deployment's replacement pod becomes the standby;
 #     - the wire, from the VM's first DISCOVER on (every DHCP reply on the host): no request
 #       ever answered from two MACs;
+#   a foreign DHCP server (dnsmasq in a namespace on the VM bridge): the active agent pod reports it
+#   within one probe interval (metric with its MAC and IP, IPPool condition ForeignDHCPServer,
+#   Warning Event), the standby reports no agent of the pool, the agent goes on answering (Warn);
 #   a VirtualMachine (the stand-in CRD) -> its VMNetCfg, owned by it, gets an address; deleting the
 #   VM, the cluster's garbage collector deletes the VMNetCfg and the controller frees the address;
 #   the admission webhook through the chart's Service (tests/cluster/test-cluster-admission.sh:
@@ -61,6 +64,7 @@ cluster_cleanup() {
     local p
     for p in "${PIDS[@]}"; do stop_pid "$p"; done
     ip netns del "$TAG-vm1" 2>/dev/null
+    ip netns del "$TAG-rogue" 2>/dev/null
     rm -rf "/etc/netns/$TAG-vm1"
     if [ $CHECKS_FAIL -gt 0 ]; then
         echo "--- evidence"
@@ -77,6 +81,7 @@ cluster_cleanup() {
         tail -n 10 "$TMP/wire.txt" 2>/dev/null
         echo "--- dhclient"; tail -n 20 "$TMP/dhclient-vm1.log" 2>/dev/null
         echo "--- dhclient -6"; tail -n 20 "$TMP/dhclient6-vm1.log" 2>/dev/null
+        echo "--- foreign dnsmasq"; tail -n 20 "$TMP/rogue.log" 2>/dev/null
     fi
     if [ $started_cluster = 1 ] && [ "${KEEP_CLUSTER:-0}" != 1 ]; then
         "$ROOT/tests/cluster/k8s-down.sh"
@@ -172,6 +177,9 @@ spec:
     - $VNET.53
     domainName: vm.test
     leaseTime: 60
+  foreignServers:
+    policy: Warn
+    probeInterval: 30
   ipv6Config:
     serverIP: ${VNET6}2
     cidr: ${VNET6}/64
@@ -602,6 +610,45 @@ check "wire: every reply from $VNET.2" bash -c "! awk '!/^#/ && \$3 != \"$VNET.2
 check "wire: replies from two agents (each active in turn: $(awk '!/^#/ { print $2 }' "$TMP/wire.txt" | sort -u | tr '\n' ' '))" \
     test "$(awk '!/^#/ { print $2 }' "$TMP/wire.txt" | sort -u | wc -l)" -ge 2
 echo "failovers (ms): $(tr '\n' ' ' <"$TMP/failover.txt" 2>/dev/null)"
+
+# --- a foreign DHCP server on the VM network (a router or a forgotten dnsmasq): dnsmasq in a
+# namespace on the VM bridge. The active agent's probe (the pool's probeInterval: 30 s, the
+# least) finds it within one interval: its metric, the IPPool condition ForeignDHCPServer and a
+# Warning Event name it; the standby reports nothing of its own. Policy Warn: the agent goes on
+# answering (dhclient's renewals go to the serverIP, unicast: dnsmasq never sees them).
+ROGUE_MAC=02:00:00:77:00:66
+ip netns add "$TAG-rogue"
+ip -n "$TAG-rogue" link set lo up
+ip link add "vmdhcpr-$$" type veth peer name eth0 netns "$TAG-rogue"
+ip -n "$TAG-rogue" link set eth0 address $ROGUE_MAC
+ip -n "$TAG-rogue" addr add "$VNET.66/24" dev eth0
+ip link set "vmdhcpr-$$" master vmdhcp-vm0 up
+ip -n "$TAG-rogue" link set eth0 up
+ip netns exec "$TAG-rogue" dnsmasq --keep-in-foreground --conf-file=/dev/null --port=0 --user=root \
+    --interface=eth0 --bind-interfaces --dhcp-range="$VNET.150,$VNET.160,60" \
+    --dhcp-leasefile="$TMP/rogue.leases" --pid-file= --log-dhcp --log-facility=- \
+    >>"$TMP/rogue.log" 2>&1 & ROGUE_PID=$!
+PIDS+=("$ROGUE_PID")
+mark "foreign DHCP server (dnsmasq, $ROGUE_MAC $VNET.66) started"
+ACT=$(holder)
+foreign_seen() { [ "$(pod_metric "$ACT" vmdhcp_agent_foreign_dhcp_servers)" -ge 1 ] 2>/dev/null; }
+check "foreign server: the active agent $ACT reports it (vmdhcp_agent_foreign_dhcp_servers)" wait_for 75 foreign_seen
+check "foreign server: the metric names its MAC and IP" bash -c "curl -s -m 5 http://$(pod_ip "$ACT"):8080/metrics |
+    grep '^vmdhcp_agent_foreign_dhcp_servers{' | grep -q 'mac=\"$ROGUE_MAC\".*ip=\"$VNET.66\"\|ip=\"$VNET.66\".*mac=\"$ROGUE_MAC\"'"
+foreign_cond() {
+    k get ippool vmnet -o json | jq -e --arg m "$ROGUE_MAC" '.status.conditions[]? |
+        select(.type == "ForeignDHCPServer" and .status == "True" and (.message | contains($m)))' >/dev/null
+}
+check "foreign server: IPPool condition ForeignDHCPServer True, naming $ROGUE_MAC" wait_for 30 foreign_cond
+foreign_event() { k get events -A -o json | jq -e --arg m "$ROGUE_MAC" '.items[] | select(.reason == "ForeignDHCPServer" and .type == "Warning" and (.message | contains($m)))' >/dev/null; }
+check "foreign server: a Warning Event ForeignDHCPServer names it" wait_for 30 foreign_event
+SBY_NOW=$(other_pod "$ACT")
+check "foreign server: the standby $SBY_NOW reports no agent of its own pool as foreign" \
+    bash -c "! curl -s -m 5 http://$(pod_ip "$SBY_NOW"):8080/metrics | grep '^vmdhcp_agent_foreign_dhcp_servers{' | grep -vq '$ROGUE_MAC'"
+check "foreign server: the agent still answers (policy Warn): dhclient's renewals ACKed" wait_for 30 more_acks "$(acks)"
+stop_pid "$ROGUE_PID"
+ip netns del "$TAG-rogue" 2>/dev/null
+mark "foreign DHCP server checked"
 
 # --- a VirtualMachine (the stand-in CRD: no KubeVirt here) -> its VMNetCfg, owned by it; deleting the
 # VM lets the cluster's garbage collector delete the VMNetCfg (ownerReference), and the controller
