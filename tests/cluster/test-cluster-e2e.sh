@@ -22,7 +22,9 @@
 #   a foreign DHCP server (dnsmasq in a namespace on the VM bridge): the active agent pod reports it
 #   within one probe interval (metric with its MAC and IP, IPPool condition ForeignDHCPServer,
 #   Warning Event), the standby reports no agent of the pool, the agent goes on answering (Warn);
-#   a VirtualMachine (the stand-in CRD) -> its VMNetCfg, owned by it, gets an address; deleting the
+#   a VirtualMachine (the stand-in CRD) -> its VMNetCfg, owned by it, gets an address; its NIC
+#   annotated as statically configured (network.harvesterhci.io/dhcp-static-nics) leaves the
+#   VMNetCfg and its address is freed, the annotation removed binds it again; deleting the
 #   VM, the cluster's garbage collector deletes the VMNetCfg and the controller frees the address;
 #   the admission webhook through the chart's Service (tests/cluster/test-cluster-admission.sh:
 #   the table of upstream's webhook cases and ours, a replica lost during applies, a short
@@ -686,10 +688,23 @@ check "VMNetCfg vm2 is owned by VirtualMachine vm2" test \
     "$(k get vmnetcfg vm2 -o jsonpath='{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}')" = VirtualMachine/vm2
 pool_has() { k get ippool vmnet -o json | jq -e --arg ip "$1" '.status.ipv4.allocated[$ip] != null' >/dev/null; }
 check "IPPool status lists $IP2" wait_for 60 pool_has "$IP2"
+pool_freed() { ! pool_has "$1"; }
+# a NIC the VM's own configuration sets up statically (cloud-init): the annotation takes it out
+# of the VMNetCfg and its address goes back to the pool; without it, the NIC is bound again
+ANNOT=network.harvesterhci.io/dhcp-static-nics
+check "kubectl annotate VirtualMachine vm2 $ANNOT=nic-1" k annotate virtualmachines.kubevirt.io vm2 "$ANNOT=nic-1"
+vm2_no_nics() { [ "$(k get vmnetcfg vm2 -o json | jq '.spec.networkConfigs | length')" = 0 ]; }
+check "static NIC: VMNetCfg vm2 asks for no address" wait_for 60 vm2_no_nics
+check "static NIC: IPPool status no longer lists $IP2" wait_for 60 pool_freed "$IP2"
+check "kubectl annotate VirtualMachine vm2 $ANNOT- (removed)" k annotate virtualmachines.kubevirt.io vm2 "$ANNOT-"
+vm2_one_nic() { [ "$(k get vmnetcfg vm2 -o json | jq '.spec.networkConfigs | length')" = 1 ]; }
+check "static NIC removed: VMNetCfg vm2 asks for nic-1 again" wait_for 60 vm2_one_nic
+vm2_bound_again() { IP2=$(vm2_ip) && [ -n "$IP2" ] && pool_has "$IP2"; }
+check "static NIC removed: an address again, listed in the IPPool status" wait_for 60 vm2_bound_again
+IP2=$(vm2_ip)
 check "kubectl delete VirtualMachine vm2" k delete virtualmachines.kubevirt.io vm2 --wait=true --timeout=60s
 vm2_gone() { ! k get vmnetcfg vm2 >/dev/null 2>&1; }
 check "VMNetCfg vm2 deleted by the garbage collector" wait_for 120 vm2_gone
-pool_freed() { ! pool_has "$1"; }
 check "IPPool status no longer lists $IP2" wait_for 60 pool_freed "$IP2"
 
 # --- the admission webhook through the chart's Service: the table, a replica lost during applies,
