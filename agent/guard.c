@@ -8,9 +8,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <linux/filter.h>
 #include <linux/if_ether.h>
-#include <linux/if_packet.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +23,7 @@
 #include "agent/serve-internal.h"
 #include "crds/ippool.h"
 #include "dhcp/proto.h"
+#include "dhcp/socket-raw.h"
 #include "kube/kube.h"
 #include "lib/clock.h"
 #include "lib/log.h"
@@ -128,92 +127,6 @@ agent_guard_message(const struct agent_guard *g, char *out, size_t len)
 		w = snprintf(out + off, len - off, "%s MAC %s IP %s", i ? "," : "", m, ip);
 		off += w > 0 ? (size_t)w : 0;
 	}
-}
-
-/* ---- the socket ---- */
-
-#define DROP 17 /* index of the "ret #0" instruction below */
-
-/* IPv4, UDP, not a fragment, from port 67 to port 68, not our own output. */
-static const struct sock_filter guard_bpf[] = {
-    /* 0: A = packet type; 1: our own transmissions -> drop */
-    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, DROP - 2, 0),
-    /* 2, 3: Ethernet type IPv4, else drop */
-    BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, 0, DROP - 4),
-    /* 4..6: IP version 4, else drop */
-    BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14),
-    BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf0),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40, 0, DROP - 7),
-    /* 7, 8: UDP, else drop */
-    BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14 + 9),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, DROP - 9),
-    /* 9, 10: a fragment (MF or an offset) -> drop */
-    BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 14 + 6),
-    BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x3fff, DROP - 11, 0),
-    /* 11: X = IP header length */
-    BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 14),
-    /* 12, 13: UDP source port 67, else drop */
-    BPF_STMT(BPF_LD | BPF_H | BPF_IND, 14),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, DHCP_PORT_SERVER, 0, DROP - 14),
-    /* 14, 15: UDP destination port 68, else drop */
-    BPF_STMT(BPF_LD | BPF_H | BPF_IND, 14 + 2),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, DHCP_PORT_CLIENT, 0, DROP - 16),
-    /* 16: accept the whole frame; 17 (DROP): drop */
-    BPF_STMT(BPF_RET | BPF_K, 0xffff),
-    BPF_STMT(BPF_RET | BPF_K, 0),
-};
-_Static_assert(sizeof(guard_bpf) / sizeof(guard_bpf[0]) == DROP + 1, "DROP is the last insn");
-
-/* The socket: protocol 0 (nothing queued) -> filter -> bind ETH_P_IP -> lock the filter. */
-static int
-guard_socket(int ifindex)
-{
-	struct sock_fprog prog = {
-	    .len = sizeof(guard_bpf) / sizeof(guard_bpf[0]), .filter = (void *)guard_bpf};
-	struct sockaddr_ll sll = {
-	    .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP), .sll_ifindex = ifindex};
-	int fd, one = 1, r;
-
-	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0 ||
-	    setsockopt(fd, SOL_PACKET, PACKET_AUXDATA, &one, sizeof(one)) < 0 ||
-	    bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof(one)) < 0) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	return fd;
-}
-
-/* One frame into g->frame: its length, or -EAGAIN; *csum_not_ready from the aux data. */
-static ssize_t
-guard_recv(struct agent_guard *g, bool *csum_not_ready)
-{
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(struct tpacket_auxdata))];
-	} ctl;
-	struct iovec iov = {.iov_base = g->frame, .iov_len = sizeof(g->frame)};
-	struct msghdr msg = {
-	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &ctl, .msg_controllen = sizeof(ctl)};
-	ssize_t n = recvmsg(g->fd, &msg, MSG_DONTWAIT | MSG_TRUNC);
-
-	*csum_not_ready = false;
-	if (n < 0)
-		return -errno;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c))
-		if (c->cmsg_level == SOL_PACKET && c->cmsg_type == PACKET_AUXDATA) {
-			struct tpacket_auxdata aux;
-
-			memcpy(&aux, CMSG_DATA(c), sizeof(aux));
-			*csum_not_ready = (aux.tp_status & TP_STATUS_CSUMNOTREADY) != 0;
-		}
-	return n > (ssize_t)sizeof(g->frame) ? (ssize_t)sizeof(g->frame) : n;
 }
 
 /* ---- the engine quiet or not, composed with the failover's standby ---- */
@@ -407,7 +320,8 @@ guard_readable(evutil_socket_t fd, short what, void *arg)
 	own_set(a, &own);
 	for (int i = 0; i < READS_PER_WAKEUP; i++) {
 		bool csum_not_ready;
-		ssize_t n = guard_recv(&a->guard, &csum_not_ready);
+		int n = dhcp_foreign_socket_recv(
+		    a->guard.fd, a->guard.frame, sizeof(a->guard.frame), &csum_not_ready);
 
 		if (n < 0)
 			break;
@@ -428,21 +342,18 @@ guard_readable(evutil_socket_t fd, short what, void *arg)
 static void
 send_probe(struct agent *a, uint64_t now)
 {
-	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 	struct agent_guard *g = &a->guard;
-	uint8_t buf[DHCP_FOREIGN_PROBE_LEN];
-	struct sockaddr_ll sll = {.sll_family = AF_PACKET,
-	    .sll_protocol = htons(ETH_P_IP),
-	    .sll_ifindex = g->ifindex,
-	    .sll_halen = 6};
+	uint8_t buf[DHCP_FOREIGN_PROBE_LEN], *frames[1] = {buf};
 	uint32_t xid = (uint32_t)random() ^ (uint32_t)now;
 	size_t len = dhcp_foreign_probe_build(buf, g->probe_mac, xid);
+	int r;
 
-	memcpy(sll.sll_addr, bcast, 6);
-	if (sendto(g->fd, buf, len, 0, (struct sockaddr *)&sll, sizeof(sll)) < 0) {
+	/* the frame's Ethernet destination (bytes 0..5) is the broadcast address */
+	r = dhcp_socket_send_frames(g->fd, g->ifindex, ETH_P_IP, frames, &len, 1, NULL);
+	if (r != 1) {
 		g->probe_errors++;
 		log_ratelimited(&rl_guard, now, LOG_LEVEL_WARN, "%s: cannot send the probe: %s",
-		    a->opts.ifname, strerror(errno));
+		    a->opts.ifname, strerror(r < 0 ? -r : EIO));
 		return;
 	}
 	g->probes++;
@@ -533,7 +444,7 @@ agent_guard_open(struct agent *a, int ifindex)
 	int fd;
 
 	agent_guard_close(a);
-	fd = guard_socket(ifindex);
+	fd = dhcp_foreign_socket_open(ifindex);
 	if (fd < 0) {
 		log_warn("%s: cannot open the foreign DHCP server guard's socket: %s; other DHCP "
 			 "servers on the network are not watched",

@@ -69,4 +69,17 @@ bool dhcp_foreign_is_probe_mac(const uint8_t mac[6]);
 size_t dhcp_foreign_probe_build(
     uint8_t buf[DHCP_FOREIGN_PROBE_LEN], const uint8_t mac[6], uint32_t xid);
 
+/*
+ * Its socket (dhcp/socket.c; the raw socket recipe of dhcp/socket-raw.h): an AF_PACKET socket
+ * on ifindex that receives IPv4 UDP from port 67 to port 68 (server replies: not fragments,
+ * not our own output), its filter locked before the first read. The fd (non-blocking,
+ * close-on-exec) or -errno; needs CAP_NET_RAW.
+ */
+int dhcp_foreign_socket_open(int ifindex);
+/*
+ * One frame into buf (cap bytes; a longer one is cut to cap): its length, or -errno (-EAGAIN
+ * when none); *csum_not_ready: the checksum is still to be filled (virtual NICs).
+ */
+int dhcp_foreign_socket_recv(int fd, uint8_t *buf, size_t cap, bool *csum_not_ready);
+
 #endif

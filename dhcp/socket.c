@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "dhcp/dhcp-internal.h"
+#include "dhcp/foreign.h"
 
 #define DROP 16 /* index of the "ret #0" instruction below */
 
@@ -62,6 +63,40 @@ static const struct sock_filter dhcp_bpf[] = {
 };
 _Static_assert(sizeof(dhcp_bpf) / sizeof(dhcp_bpf[0]) == DROP + 1, "DROP is the last insn");
 
+#define RDROP 17 /* index of the "ret #0" instruction of replies_bpf */
+
+/* Server replies: IPv4, UDP, not a fragment, from port 67 to port 68, not our own output. */
+static const struct sock_filter replies_bpf[] = {
+    /* 0: A = packet type; 1: our own transmissions -> drop */
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, RDROP - 2, 0),
+    /* 2, 3: Ethernet type IPv4, else drop */
+    BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, 0, RDROP - 4),
+    /* 4..6: IP version 4, else drop */
+    BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14),
+    BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf0),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40, 0, RDROP - 7),
+    /* 7, 8: UDP, else drop */
+    BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14 + 9),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, RDROP - 9),
+    /* 9, 10: a fragment (MF or an offset) -> drop */
+    BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 14 + 6),
+    BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x3fff, RDROP - 11, 0),
+    /* 11: X = IP header length */
+    BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 14),
+    /* 12, 13: UDP source port 67, else drop */
+    BPF_STMT(BPF_LD | BPF_H | BPF_IND, 14),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, DHCP_PORT_SERVER, 0, RDROP - 14),
+    /* 14, 15: UDP destination port 68, else drop */
+    BPF_STMT(BPF_LD | BPF_H | BPF_IND, 14 + 2),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, DHCP_PORT_CLIENT, 0, RDROP - 16),
+    /* 16: accept the whole frame; 17 (RDROP): drop */
+    BPF_STMT(BPF_RET | BPF_K, 0xffff),
+    BPF_STMT(BPF_RET | BPF_K, 0),
+};
+_Static_assert(sizeof(replies_bpf) / sizeof(replies_bpf[0]) == RDROP + 1, "RDROP is the last insn");
+
 static const struct sock_filter drop_all[] = {
     /* 0: drop everything (the UDP socket exists, but we read the packet socket) */
     BPF_STMT(BPF_RET | BPF_K, 0),
@@ -90,6 +125,31 @@ dhcp_socket_open_packet(int ifindex, struct dhcp_ring *ring)
 {
 	return dhcp_socket_open_filtered(
 	    ifindex, ETH_P_IP, dhcp_bpf, sizeof(dhcp_bpf) / sizeof(dhcp_bpf[0]), ring);
+}
+
+int
+dhcp_foreign_socket_open(int ifindex)
+{
+	return dhcp_socket_open_filtered(
+	    ifindex, ETH_P_IP, replies_bpf, sizeof(replies_bpf) / sizeof(replies_bpf[0]), NULL);
+}
+
+int
+dhcp_foreign_socket_recv(int fd, uint8_t *buf, size_t cap, bool *csum_not_ready)
+{
+	struct dhcp_rx_frame rx = {.frame = buf, .cap = cap};
+	int n;
+
+	*csum_not_ready = false;
+	do
+		n = dhcp_socket_recv_frames(fd, &rx, 1);
+	while (n == -EINTR);
+	if (n < 0)
+		return n;
+	if (n == 0)
+		return -EAGAIN;
+	*csum_not_ready = rx.csum_not_ready;
+	return (int)(rx.len > cap ? cap : rx.len); /* 0: our own output (the filter drops it) */
 }
 
 int
