@@ -60,12 +60,50 @@ report() {
 # One at a time in the foreground unless TEST_JOBS says otherwise: bash starts a background job
 # of a non-interactive shell with SIGINT and SIGQUIT ignored, and a script started that way
 # cannot trap them, so the netns and e2e scripts (which clean up on INT) must not run as jobs.
+#
+# TEST_BESIDE="NAME..." (basenames): those scripts run beside the others instead, each started
+# first in its own process group (setsid, so that it keeps its INT/TERM traps) and reported at
+# the end; an interrupted run sends them TERM. For scripts that mostly wait (a probe interval)
+# and share nothing with the rest (tests/netns: every script's namespaces carry its own PID).
 if [ "$jobs" -le 1 ]; then
+    beside=() beside_pids=()
+    stop_beside() {
+        local f p
+        for f in "${beside_pidfiles[@]:-}"; do
+            [ -n "$f" ] && [ -r "$f" ] && p=$(cat "$f") && [ -n "$p" ] && kill -TERM -- -"$p" 2>/dev/null
+        done
+    }
+    beside_pidfiles=()
     for t in "$@"; do
+        case " ${TEST_BESIDE:-} " in *" $(basename "$t") "*) beside+=("$t") ;; esac
+    done
+    for t in "${beside[@]}"; do
+        log="$logdir/$group-$(basename "$t").log"
+        rm -f "$log.pid"
+        (
+            start=$(date +%s)
+            setsid "$t" >"$log" 2>&1 &
+            echo $! >"$log.pid"
+            wait $!
+            echo "$? $(( $(date +%s) - start ))" >"$log.status"
+        ) &
+        beside_pids+=($!)
+        beside_pidfiles+=("$log.pid")
+    done
+    [ ${#beside[@]} -eq 0 ] || trap 'stop_beside; exit 130' INT TERM
+    for t in "$@"; do
+        case " ${beside[*]:-} " in *" $t "*) continue ;; esac
         log="$logdir/$group-$(basename "$t").log"
         run_one "$t" "$log"
         report "$t" "$log"
     done
+    for i in "${!beside[@]}"; do
+        wait "${beside_pids[$i]}"
+        log="$logdir/$group-$(basename "${beside[$i]}").log"
+        rm -f "$log.pid"
+        report "${beside[$i]}" "$log"
+    done
+    [ ${#beside[@]} -eq 0 ] || trap - INT TERM
 else
     # Up to $jobs at once, a new one started as soon as any finishes (wait -n), each reported
     # in order as soon as it and those before it are done. The binaries named in
