@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 export VMDHCP_SUMMARY=$(mktemp /tmp/vmdhcp-summary.XXXXXX)
 MAKE=${MAKE:-make}
 status=0
+api_pid= api_log= api_start= # the real API server groups, when they run beside (below)
 # each group's wall time, printed when the next one starts and at the end (CI's time budget)
 step_name=""; step_start=$SECONDS
 step_done() { [ -n "$step_name" ] && echo "== took $((SECONDS - step_start)) s: $step_name"; step_start=$SECONDS; }
@@ -80,7 +81,8 @@ valgrind_finish() {
     vg_pid=
     step_start=$vg_start
 }
-trap 'rm -f "$VMDHCP_SUMMARY"; [ -n "$vg_pid" ] && kill -- -"$vg_pid" 2>/dev/null; [ -n "$vg_log" ] && rm -f "$vg_log"' EXIT
+trap 'rm -f "$VMDHCP_SUMMARY"; [ -n "$vg_pid" ] && kill -- -"$vg_pid" 2>/dev/null; [ -n "$vg_log" ] && rm -f "$vg_log"
+      [ -n "$api_pid" ] && kill -- -"$api_pid" 2>/dev/null; [ -n "$api_log" ] && rm -f "$api_log"' EXIT
 if [ "${VMDHCP_VALGRIND_BESIDE:-1}" = 0 ]; then
     step "unit tests under valgrind (memory errors and leaks)"
     valgrind_start
@@ -88,16 +90,43 @@ if [ "${VMDHCP_VALGRIND_BESIDE:-1}" = 0 ]; then
 else
     valgrind_start
 fi
+# The real API server groups (kube-apiserver 1.25 from ../shared/k8s, 1.20 from the cached
+# build, each on its own loopback ports, one after another) run beside the network-namespace
+# tests, which share nothing with them (every netns script works in namespaces named after its
+# PID); their report follows the image test. VMDHCP_APISERVER_BESIDE=0 runs them after it.
+apiserver_groups() {
+    local rc=0 g
+    for g in "upstream-objects-test:upstream objects with our CRDs (kube-apiserver 1.25; skipped without ../shared/k8s)" \
+        "admission-125-test:admission webhook table (kube-apiserver 1.25; skipped without ../shared/k8s)" \
+        "watch-quiet-test:quiet watches (kube-apiserver 1.25 and 1.20; skipped without ../shared/k8s)"; do
+        echo; echo "== ${g#*:}"
+        $MAKE --no-print-directory "${g%%:*}" || rc=1
+    done
+    return $rc
+}
+if [ "${VMDHCP_APISERVER_BESIDE:-1}" = 1 ]; then
+    api_log=$(mktemp /tmp/vmdhcp-apiserver.XXXXXX)
+    api_start=$SECONDS
+    # its own process group (setsid), so that an interrupted run stops all of it by its PID
+    export -f apiserver_groups
+    MAKE=$MAKE setsid bash -c apiserver_groups >"$api_log" 2>&1 &
+    api_pid=$!
+fi
 step "network-namespace integration tests"
 $MAKE --no-print-directory netns-test || status=1
 step "container images (make image: unpacked, run as uid 65532, imported into containerd)"
 $MAKE --no-print-directory image-test || status=1
-step "upstream objects with our CRDs (kube-apiserver 1.25; skipped without ../shared/k8s)"
-$MAKE --no-print-directory upstream-objects-test || status=1
-step "admission webhook table (kube-apiserver 1.25; skipped without ../shared/k8s)"
-$MAKE --no-print-directory admission-125-test || status=1
-step "quiet watches (kube-apiserver 1.25 and 1.20; skipped without ../shared/k8s)"
-$MAKE --no-print-directory watch-quiet-test || status=1
+if [ -n "$api_pid" ]; then
+    step "real API servers: upstream objects, admission table, quiet watches (ran beside the network-namespace tests)"
+    wait "$api_pid" || status=1
+    cat "$api_log"
+    rm -f "$api_log"
+    api_pid=
+    step_start=$api_start
+else
+    step "real API servers"
+    apiserver_groups || status=1
+fi
 if ls tests/e2e/test-*.sh >/dev/null 2>&1; then
     step "end-to-end tests"
     $MAKE --no-print-directory e2e-test || status=1
