@@ -94,7 +94,6 @@ struct dhcp_server {
 	int packet_fd, udp_fd;
 	struct dhcp_ring ring;	    /* on packet_fd */
 	struct dhcp_moderation mod; /* fed by every read of packet_fd */
-	uint32_t wait_asked;	    /* the last wait on_readable asked for (0: none) */
 
 	struct dhcp_request req;    /* scratch: the request being handled */
 	uint64_t now;		    /* receive time of the datagram being handled */

@@ -176,7 +176,6 @@ struct dhcp6_server {
 	int packet_fd, udp_fd;
 	struct dhcp_ring ring;	    /* on packet_fd (map NULL: read with recvmmsg) */
 	struct dhcp_moderation mod; /* fed by every read of packet_fd */
-	uint32_t wait_asked;	    /* the last wait on_readable asked for (0: none) */
 
 	/* the request being handled, for on_decision */
 	struct dhcp6_request req;

@@ -70,6 +70,8 @@ struct dhcp_moderation_stats {
 	uint64_t immediate; /* further passes begun at once: frames waited after answering */
 	uint64_t yields;    /* calls ended by DHCP_MOD_BUDGET with frames still waiting */
 	uint64_t frames;    /* frames read, all passes */
+	uint64_t waits;	    /* coalescing waits asked for and made (dhcp_receive_call) */
+	uint64_t wait_usec; /* their total */
 };
 
 /*
@@ -88,6 +90,7 @@ struct dhcp_moderation {
 	bool started;
 	uint32_t gap;	/* average gap between requests, usec */
 	uint32_t delay; /* the current wait, usec (0: not coalescing) */
+	uint32_t asked; /* the wait the last call asked its caller for (0: none) */
 	struct dhcp_moderation_stats st;
 };
 

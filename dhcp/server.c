@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "dhcp/dhcp-internal.h"
+#include "dhcp/receive.h"
 #include "lib/buf.h"
 #include "lib/util.h"
 
@@ -562,51 +563,38 @@ on_recv(struct dhcp_server *s, uint64_t now)
 	return n;
 }
 
+/* One pass: the receive ring's ready frames, or one recvmmsg batch without a ring. */
+static int
+on_pass(void *userdata, uint64_t now)
+{
+	struct dhcp_server *s = userdata;
+
+	return s->ring.map != NULL ? on_ring(s, now) : on_recv(s, now);
+}
+
 int
 dhcp_server_on_readable(struct dhcp_server *s, int fd, uint64_t now, uint32_t *ret_wait_usec)
 {
-	uint64_t t0 = now;
-	uint32_t wait;
-	enum dhcp_mod_next next;
-	int n, total = 0;
+	const struct dhcp_receive rc = {.mod = &s->mod,
+	    .ring = &s->ring,
+	    .batch = DHCP_BATCH,
+	    .pass = on_pass,
+	    .userdata = s,
+	    .clock = s->clock,
+	    .clock_userdata = s->clock_userdata};
+	int total;
 
 	if (ret_wait_usec != NULL)
 		*ret_wait_usec = 0;
 	if (s->packet_fd < 0 || (fd >= 0 && fd != s->packet_fd))
 		return -EBADF;
 	/* fd -1 after a wait asked for: the caller waited */
-	if (fd < 0 && s->wait_asked > 0) {
-		s->stats.rx_waits++;
-		s->stats.rx_wait_usec += s->wait_asked;
-	}
-	s->wait_asked = 0;
-	dhcp_moderation_begin(&s->mod);
-	do {
-		bool pending;
-
-		n = s->ring.map != NULL ? on_ring(s, now) : on_recv(s, now);
-		if (n < 0) {
-			if (total == 0)
-				total = n;
-			n = 0;
-		} else {
-			total += n;
-		}
-		/* after the replies are sent: did more arrive meanwhile? (a full recvmmsg batch
-		 * says there may be more) */
-		pending = s->ring.map != NULL ? dhcp_socket_ring_ready(&s->ring) : n == DHCP_BATCH;
-		next = dhcp_moderation_pass(&s->mod, (unsigned)n, pending);
-		/* frames of the next pass arrived after the first read */
-		if (next == DHCP_MOD_READ_NOW && s->clock != NULL)
-			now = s->clock(s->clock_userdata);
-	} while (next == DHCP_MOD_READ_NOW);
-	wait = dhcp_moderation_end(&s->mod, t0);
-	s->wait_asked = ret_wait_usec != NULL ? wait : 0;
-	if (ret_wait_usec != NULL)
-		*ret_wait_usec = wait;
+	total = dhcp_receive_call(&rc, fd < 0, now, ret_wait_usec);
 	s->stats.rx_wakeups = s->mod.st.wakeups;
 	s->stats.rx_immediate = s->mod.st.immediate;
 	s->stats.rx_yields = s->mod.st.yields;
+	s->stats.rx_waits = s->mod.st.waits;
+	s->stats.rx_wait_usec = s->mod.st.wait_usec;
 	return total;
 }
 

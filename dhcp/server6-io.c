@@ -12,6 +12,7 @@
 #include "dhcp/dhcp6-internal.h"
 #include "dhcp/packet6.h"
 #include "dhcp/ra.h"
+#include "dhcp/receive.h"
 #include "dhcp/socket6.h"
 #include "lib/ip6.h"
 
@@ -112,8 +113,9 @@ ring_frame(void *userdata, const uint8_t *frame, size_t len, size_t wire_len, bo
 
 /* One pass over the receive ring, or (no ring) one recvmmsg batch. Frames read, or -errno. */
 static int
-pass(struct dhcp6_server *s, uint64_t now)
+pass(void *userdata, uint64_t now)
 {
+	struct dhcp6_server *s = userdata;
 	struct batch6 b = {.s = s, .now = now};
 	struct dhcp_rx_frame rx[DHCP6_BATCH];
 	int n;
@@ -141,47 +143,26 @@ pass(struct dhcp6_server *s, uint64_t now)
 int
 dhcp6_server_on_readable(struct dhcp6_server *s, int fd, uint64_t now, uint32_t *ret_wait_usec)
 {
-	uint64_t t0 = now;
-	uint32_t wait;
-	enum dhcp_mod_next next;
-	int n, total = 0;
+	const struct dhcp_receive rc = {.mod = &s->mod,
+	    .ring = &s->ring,
+	    .batch = DHCP6_BATCH,
+	    .pass = pass,
+	    .userdata = s,
+	    .clock = s->clock,
+	    .clock_userdata = s->clock_userdata};
+	int total;
 
 	if (ret_wait_usec != NULL)
 		*ret_wait_usec = 0;
 	if (s->packet_fd < 0 || (fd != -1 && fd != s->packet_fd))
 		return -EBADF;
 	/* fd -1 after a wait asked for: the caller waited */
-	if (fd < 0 && s->wait_asked > 0) {
-		s->stats.rx_waits++;
-		s->stats.rx_wait_usec += s->wait_asked;
-	}
-	s->wait_asked = 0;
-	dhcp_moderation_begin(&s->mod);
-	do {
-		bool pending;
-
-		n = pass(s, now);
-		if (n < 0) {
-			if (total == 0)
-				total = n;
-			n = 0;
-		} else {
-			total += n;
-		}
-		/* after the replies are sent: did more arrive meanwhile? (a full recvmmsg batch
-		 * says there may be more) */
-		pending = s->ring.map != NULL ? dhcp_socket_ring_ready(&s->ring) : n == DHCP6_BATCH;
-		next = dhcp_moderation_pass(&s->mod, (unsigned)n, pending);
-		if (next == DHCP_MOD_READ_NOW && s->clock != NULL)
-			now = s->clock(s->clock_userdata);
-	} while (next == DHCP_MOD_READ_NOW);
-	wait = dhcp_moderation_end(&s->mod, t0);
-	s->wait_asked = ret_wait_usec != NULL ? wait : 0;
-	if (ret_wait_usec != NULL)
-		*ret_wait_usec = wait;
+	total = dhcp_receive_call(&rc, fd < 0, now, ret_wait_usec);
 	s->stats.rx_wakeups = s->mod.st.wakeups;
 	s->stats.rx_immediate = s->mod.st.immediate;
 	s->stats.rx_yields = s->mod.st.yields;
+	s->stats.rx_waits = s->mod.st.waits;
+	s->stats.rx_wait_usec = s->mod.st.wait_usec;
 	return total;
 }
 
