@@ -47,6 +47,7 @@ struct kube_informer {
 	struct kube_watch *watch;
 	struct kube_http_call *list_call; /* a list page in flight */
 	uint64_t watch_started;
+	uint64_t watch_events; /* events the current watch delivered (bookmarks included) */
 	struct event *backoff_timer;
 	struct event *resync_timer;
 	struct kube_informer_stats stats;

@@ -571,6 +571,8 @@ watch_event(void *userdata, enum kube_watch_type type, const char *text, size_t 
 	}
 	informer_record_success(inf, "watch");
 	inf->stats.events++;
+	if (inf->watch_events++ == 0)
+		inf->attempt = 0; /* the watch works: a later quick end starts its backoff afresh */
 	if (m.has_rv)
 		set_rv(inf, m.rv);
 }
@@ -579,7 +581,13 @@ static void
 watch_end(void *userdata, int error, const char *message)
 {
 	struct kube_informer *inf = userdata;
-	bool quick = clock_now_usec() - inf->watch_started < USEC_PER_SEC;
+	/* As client-go's reflector ("very short watch"): a watch that ends within a second of
+	 * its start without delivering anything is taken as a proxy or an overloaded server
+	 * closing it, and is not opened again at once. One that delivered events is not: the
+	 * API server ends a watch early when it falls behind (its watch cache drops a watcher
+	 * that does not keep up with a burst), and backing off there leaves the cache stale for
+	 * seconds while the changes pile up. */
+	bool quick = clock_now_usec() - inf->watch_started < USEC_PER_SEC && !inf->watch_events;
 	char why[512];
 
 	/* message may live in the watch freed below */
@@ -588,7 +596,12 @@ watch_end(void *userdata, int error, const char *message)
 	inf->watch = kube_watch_free(inf->watch);
 	if (error == 0 && quick) {
 		/* closed as soon as opened (a proxy, an overloaded server): do not spin */
+		inf->stats.watch_ends_empty++;
 		schedule_retry(inf, false, false);
+		log_debug("%s informer: watch ended by the server at once, with no event; watching "
+			  "again from resourceVersion %s in %llu ms",
+		    inf_name(inf), inf->rv,
+		    (unsigned long long)(inf->stats.last_backoff_usec / USEC_PER_MSEC));
 	} else if (error == 0) {
 		/* the server's timeoutSeconds (or its shutdown): the normal end of a watch */
 		inf->stats.watch_ends++;
@@ -653,6 +666,7 @@ start_watch(struct kube_informer *inf)
 	}
 	inf->state = INF_WATCHING;
 	inf->watch_started = clock_now_usec();
+	inf->watch_events = 0;
 	rc = kube_watch_start_raw(
 	    inf->c, inf->res, inf->ns, &wo, watch_event, watch_end, inf, &inf->watch);
 	if (rc < 0) {

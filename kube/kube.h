@@ -417,6 +417,7 @@ struct kube_informer_stats {
 	uint64_t stalls;      /* watches the server did not end by their deadline (stopped) */
 	uint64_t too_large;   /* list pages or watch events refused for their size */
 	uint64_t watch_ends;  /* watches the server ended cleanly (its timeoutSeconds) */
+	uint64_t watch_ends_empty; /* ended cleanly within 1 s with no event: backed off */
 	char last_resource_version[64];
 	/* The current run of failures (cleared by a successful list or a watch event): */
 	uint64_t failures;	    /* list/watch failures in a row, 0 when healthy */

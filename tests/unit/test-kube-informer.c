@@ -314,7 +314,7 @@ test_sync_and_events(void)
 	struct kube_informer *inf;
 	struct kube_informer_stats st;
 	struct kube_store *store;
-	struct scripted_exp *w1, *w2, *w3;
+	struct scripted_exp *w1, *w2, *w3, *w4, *w5, *w6, *w7;
 	char path[256], name[32], cont[32], *body;
 	const struct cm *c;
 
@@ -395,20 +395,60 @@ test_sync_and_events(void)
 	CU_ASSERT_PTR_NOT_NULL(get(inf, "inf/after-drop"));
 	CU_ASSERT_EQUAL(kube_store_len(store), 251);
 
-	/* closed as soon as opened (a proxy): not at once, after a backoff */
+	/* ended by the server within a second, but after delivering an event (the API server
+	 * drops a watcher that falls behind a burst): watch again at once, as client-go does */
 	snprintf(path, sizeof(path), "%s", watch_path("inf", "a", 304));
 	w3 = scripted_expect_held("GET", path);
 	scripted_close(w2);
-	CU_ASSERT_FALSE(scripted_arrived(w3));
+	CU_ASSERT_TRUE(scripted_arrived(w3));
 	st = stats(inf);
+	CU_ASSERT_EQUAL(st.watches, 3);
+	CU_ASSERT_EQUAL(st.watch_ends, 2);
+	CU_ASSERT_EQUAL(st.watch_ends_empty, 0);
+
+	/* closed as soon as opened, nothing delivered (a proxy): not at once, after a backoff
+	 * that grows while it goes on */
+	snprintf(path, sizeof(path), "%s", watch_path("inf", "a", 304));
+	w4 = scripted_expect_held("GET", path);
+	scripted_close(w3);
+	CU_ASSERT_FALSE(scripted_arrived(w4));
+	st = stats(inf);
+	CU_ASSERT_EQUAL(st.watch_ends_empty, 1);
 	CU_ASSERT_TRUE(st.last_backoff_usec >= SEC / 2 && st.last_backoff_usec <= SEC);
 	scripted_advance(SEC);
-	CU_ASSERT_TRUE(scripted_arrived(w3));
-	CU_ASSERT_EQUAL(stats(inf).watches, 3);
+	CU_ASSERT_TRUE(scripted_arrived(w4));
+	CU_ASSERT_EQUAL(stats(inf).watches, 4);
+	snprintf(path, sizeof(path), "%s", watch_path("inf", "a", 304));
+	w5 = scripted_expect_held("GET", path);
+	scripted_close(w4);
+	st = stats(inf);
+	CU_ASSERT_EQUAL(st.watch_ends_empty, 2);
+	CU_ASSERT_TRUE(st.last_backoff_usec >= SEC && st.last_backoff_usec <= 2 * SEC);
+	scripted_advance(2 * SEC);
+	CU_ASSERT_TRUE(scripted_arrived(w5));
+
+	/* an event on the new watch: the next empty quick end backs off from the start again */
+	scripted_send(w5, event_line("ADDED", "inf", "after-backoff", "even", 6, 305));
+	CU_ASSERT_PTR_NOT_NULL(get(inf, "inf/after-backoff"));
+	snprintf(path, sizeof(path), "%s", watch_path("inf", "a", 305));
+	w6 = scripted_expect_held("GET", path);
+	scripted_advance(2 * SEC);
+	scripted_close(w5); /* after 2 s: a normal end, at once */
+	CU_ASSERT_TRUE(scripted_arrived(w6));
+	snprintf(path, sizeof(path), "%s", watch_path("inf", "a", 305));
+	w7 = scripted_expect_held("GET", path);
+	scripted_close(w6);
+	st = stats(inf);
+	CU_ASSERT_EQUAL(st.watch_ends_empty, 3);
+	CU_ASSERT_TRUE(st.last_backoff_usec >= SEC / 2 && st.last_backoff_usec <= SEC);
+	CU_ASSERT_EQUAL(st.relists_410, 0);
+	CU_ASSERT_EQUAL(st.lists, 1);
+	scripted_advance(SEC);
+	CU_ASSERT_TRUE(scripted_arrived(w7));
 
 	kube_informer_free(inf);
 	scripted_run();
-	CU_ASSERT_TRUE(scripted_aborted(w3));
+	CU_ASSERT_TRUE(scripted_aborted(w7));
 	CU_ASSERT_EQUAL(destroyed_items, transformed);
 	scripted_check_done();
 }
