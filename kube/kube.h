@@ -407,16 +407,16 @@ struct kube_informer_handlers {
 };
 
 struct kube_informer_stats {
-	uint64_t lists;	      /* full lists done (1 + relists) */
-	uint64_t pages;	      /* list pages fetched */
-	uint64_t watches;     /* watch streams opened */
-	uint64_t events;      /* watch events applied */
-	uint64_t relists_410; /* relists forced by 410 Gone */
-	uint64_t errors;      /* failed list/watch attempts */
-	uint64_t dropped;     /* objects the transform dropped or without a key */
-	uint64_t stalls;      /* watches the server did not end by their deadline (stopped) */
-	uint64_t too_large;   /* list pages or watch events refused for their size */
-	uint64_t watch_ends;  /* watches the server ended cleanly (its timeoutSeconds) */
+	uint64_t lists;		   /* full lists done (1 + relists) */
+	uint64_t pages;		   /* list pages fetched */
+	uint64_t watches;	   /* watch streams opened */
+	uint64_t events;	   /* watch events applied */
+	uint64_t relists_410;	   /* relists forced by 410 Gone */
+	uint64_t errors;	   /* failed list/watch attempts */
+	uint64_t dropped;	   /* objects the transform dropped or without a key */
+	uint64_t stalls;	   /* watches the server did not end by their deadline (stopped) */
+	uint64_t too_large;	   /* list pages or watch events refused for their size */
+	uint64_t watch_ends;	   /* watches the server ended cleanly (its timeoutSeconds) */
 	uint64_t watch_ends_empty; /* ended cleanly within 1 s with no event: backed off */
 	char last_resource_version[64];
 	/* The current run of failures (cleared by a successful list or a watch event): */

@@ -86,7 +86,9 @@ vmd_cluster_up "$OUT/k8s-up.log" >"$OUT/msg.txt" || die "$(cat "$OUT/msg.txt")"
 [ "$VMD_STARTED_CLUSTER" = 1 ] && res "cluster started in $(since "$t") s"
 "$HELM" status "$VMD_REL" -n "$VMD_NS" >/dev/null 2>&1 && die "the chart is installed already: uninstall it first"
 kubectl label node $VMD_NODE network.harvesterhci.io/vmnet=true --overwrite >/dev/null
-msg=$(vmd_chart_install "$OUT/helm.log") || die "$msg"
+# HELM_ARGS: more helm install arguments (e.g. "--set controller.logLevel=debug")
+# shellcheck disable=SC2086
+msg=$(vmd_chart_install "$OUT/helm.log" ${HELM_ARGS:-}) || die "$msg"
 LEADER=$(vmd_leader_pod) || die "no leader"
 LIP=$(vmd_pod_ip "$LEADER")
 res "chart installed; leader $LEADER ($LIP)"
@@ -130,7 +132,7 @@ delta_latency() {
 phase() {
     local p=$1 nvms=$2 nics=$3 limit=$4 ns=vmdbc-$1 net=10.$((77 + $1))
     local total=$(($2 * $3)) pool=scale$1 dep='' i j t0 tl
-    local t_create='' t_alloc='' t_served='' a=0 b=0 holder='' hip=''
+    local t_create='' t_alloc='' t_served='' a=0 b=0 holder='' hip='' t_cpu=''
     res ""
     res "phase $p: $nvms VirtualMachines x $nics NIC(s) = $total NICs, IPPool $ns/$pool $net.0.0/16"
     kubectl create namespace "$ns" >/dev/null || die "namespace $ns"
@@ -192,6 +194,7 @@ EOF
     vmd_metrics "$LIP" >"$OUT/ctrl-before-$p.txt"
     vmd_api GET /metrics >"$OUT/api-before-$p.txt" 2>/dev/null
     : >"$OUT/timeline-$p.txt"
+    cpu_snap >"$OUT/cpu-before-$p.txt"
     t0=$(now)
     curl --parallel --parallel-max "$PARALLEL" -K "$OUT/create-$p.curl" >"$OUT/codes-$p.txt" 2>"$OUT/curl-$p.log" &
     CURL_PID=$!
@@ -224,6 +227,8 @@ EOF
         awk -v t="$tl" -v l="$limit" 'BEGIN { exit !(t > l) }' && break
         sleep 0.4
     done
+    cpu_snap >"$OUT/cpu-after-$p.txt"
+    t_cpu=$(since "$t0")
     created=$(grep -c '^201$' "$OUT/codes-$p.txt")
     res "  creates: $created of $nvms answered 201 in ${t_create:-(not done)} s ($PARALLEL in flight)"
     # the API's word: one list, NICs Allocated with distinct addresses
@@ -277,12 +282,33 @@ EOF
     done
     req_latency "$OUT/api-before-$p.txt" >"$OUT/lat-before-$p.txt"
     req_latency "$OUT/api-after-$p.txt" >"$OUT/lat-after-$p.txt"
+    cpu_delta "$OUT/cpu-before-$p.txt" "$OUT/cpu-after-$p.txt" >"$OUT/cpu-$p.txt"
+    res "  CPU seconds over the first $t_cpu s ($(nproc) CPUs), by command: $(awk '$1 != "=machine" && NR <= 12 { printf "%s%s %s", s, $1, $2; s = ", " }' "$OUT/cpu-$p.txt"); whole machine busy $(awk '$1 == "=machine" { print $2 }' "$OUT/cpu-$p.txt")"
     res "  API server and etcd over the phase (apiserver_request_duration_seconds, etcd_request_duration_seconds):"
     delta_latency "$OUT/lat-before-$p.txt" "$OUT/lat-after-$p.txt" | tee -a "$OUT/results.txt"
     kubectl -n "$ns" get ippool "$pool" -o json >"$OUT/ippool-$p.json"
     res "  IPPool status: $(jq -c .status "$OUT/ippool-$p.json" | wc -c) bytes (status.ipv4.allocated: $(jq '.status.ipv4.allocated | length' "$OUT/ippool-$p.json") entries); object $(jq -c . "$OUT/ippool-$p.json" | wc -c) bytes"
     res "  controller RSS: $(metric_sum "$OUT/ctrl-after-$p.txt" process_resident_memory_bytes | awk '{ printf "%.1f MiB", $1 / 1048576 }'), agent RSS: $(vmd_metrics "$hip" | awk '$1 == "process_resident_memory_bytes" { printf "%.1f MiB", $2 / 1048576 }')"
     res "  timeline: $OUT/timeline-$p.txt"
+}
+
+# cpu_snap: "pid comm ticks" of every process, and "0 =machine busy-ticks" (/proc/stat)
+cpu_snap() {
+    cat /proc/[0-9]*/stat 2>/dev/null | awk '{
+        i = match($0, /\) [A-Za-z] /); if (!i) next
+        pid = substr($0, 1, index($0, " ") - 1)
+        comm = substr($0, index($0, "(") + 1, i - index($0, "(") - 1); gsub(/ /, "_", comm)
+        n = split(substr($0, i + 2), f, " ")
+        print pid, comm, f[12] + f[13] }'
+    awk '$1 == "cpu" { print 0, "=machine", $2 + $3 + $4 + $7 + $8 }' /proc/stat
+}
+
+# cpu_delta BEFORE AFTER: CPU seconds by command over the interval (processes that started
+# in it count whole; ones that ended in it are missed, so the sum falls short of the machine's)
+cpu_delta() {
+    awk -v hz="$(getconf CLK_TCK)" 'NR == FNR { b[$1] = $3; next }
+        { d = $3 - b[$1]; if (d > 0) { if ($2 ~ /^kworker/) $2 = "kworker"; c[$2] += d } }
+        END { for (k in c) printf "%s %.2f\n", k, c[k] / hz }' "$1" "$2" | sort -k2,2 -rn
 }
 
 # pod_restarts P: the release's restarted containers (why they ended), their previous logs kept
