@@ -544,7 +544,8 @@ bench-admission: $(BUILD)/e2e/yaml2json
 # Cluster scale on the real cluster (scripts/bench-cluster.sh, root; under flock
 # /tmp/vmd-cluster.lock, starting and stopping the cluster unless it is up): 1000 VirtualMachines
 # created at once -> all NICs Allocated and served by the agent pod, then 10 000 NICs in a /16
-# pool; a bench, not in `make test`. For docs/benchmarks.md ("Cluster scale (real cluster)").
+# pool, then the floor (the same API writes for 1000 VMs by curl, no vm-dhcp process or
+# webhook); a bench, not in `make test`. For docs/benchmarks.md ("Cluster scale (real cluster)").
 bench-cluster: image $(BUILD)/bench/bench-e2e-client
 	@scripts/bench-cluster.sh
 .PHONY: bench-cluster

@@ -12,6 +12,10 @@
 #   phase 2: N2 (2000) VirtualMachines with NICS2 (5) such NICs each, 10 000 NICs in another
 #            /16 pool (N2=10000 NICS2=1 is the same with five times the API objects: on a
 #            loaded 2-core machine the bench's own 10 000 POSTs alone took over 6 minutes);
+#   phase f: the floor (run last: it stops the controllers and deletes the webhook
+#            configurations): the API writes N1 one-NIC VMs need at the least (the VM POST, the
+#            VMNetCfg POST and its status write), sent by curl with no vm-dhcp process or
+#            webhook, to tell the API server's share of the time from the product's;
 # all created at once: POSTs by one curl process, PARALLEL (50) in flight, through the
 # admission webhooks. Measured from the first POST:
 #   - creates done (every POST answered 201);
@@ -34,7 +38,7 @@
 # (make image), build/bench/bench-e2e-client and helm. Results in $OUT (default
 # build/bench-cluster): results.txt, and the logs.
 #
-#   PHASES="1 2" N1=1000 N2=2000 NICS2=5 SAMPLES=10 PARALLEL=50 scripts/bench-cluster.sh
+#   PHASES="1 2 f" N1=1000 N2=2000 NICS2=5 SAMPLES=10 PARALLEL=50 scripts/bench-cluster.sh
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
@@ -45,7 +49,7 @@ if [ -z "${VMD_CLUSTER_LOCKED:-}" ]; then
 fi
 . "$ROOT/tests/cluster/cluster-lib.sh"
 CLIENT=${CLIENT:-$ROOT/build/bench/bench-e2e-client}
-PHASES=${PHASES:-1 2}
+PHASES=${PHASES:-1 2 f}
 N1=${N1:-1000} N2=${N2:-2000} NICS2=${NICS2:-5}
 SAMPLES=${SAMPLES:-10} PARALLEL=${PARALLEL:-50}
 LIMIT1=${LIMIT1:-300} LIMIT2=${LIMIT2:-600} # give up on a phase after this many seconds
@@ -323,11 +327,73 @@ pod_restarts() {
         done
 }
 
+# floor NVMS: what the API server alone takes for the writes 1 000 one-NIC VMs need, with no
+# vm-dhcp process or webhook in the way (the controllers scaled to 0, the webhook
+# configurations deleted: so this phase runs last). Three steps, each PARALLEL in flight as
+# the creates of the other phases: the VM POSTs (the user's), the VMNetCfg POSTs and the
+# VMNetCfg status writes (merge patches) the upstream API asks of any controller, one each
+# per VM. No ownerReferences (no garbage collector work), no finalizer and no IPPool status
+# writes: a lower bound for the whole path, not a model of it.
+floor() {
+    local nvms=$1 ns=vmdbc-f i t0 t1 t2 t3 auth mac dep pod
+    res ""
+    res "phase f (floor): the API writes of $nvms one-NIC VMs with no vm-dhcp process or webhook"
+    for pod in $(kubectl -n "$VMD_NS" get pods -o name | grep controller); do # kept: they stop now
+        kubectl -n "$VMD_NS" logs "$pod" >"$OUT/log-${pod#pod/}.txt" 2>&1
+    done
+    for dep in $(kubectl -n "$VMD_NS" get deploy -o name | grep controller); do
+        kubectl -n "$VMD_NS" scale "$dep" --replicas=0 >/dev/null || die "scale $dep"
+    done
+    no_controller() { ! kubectl -n "$VMD_NS" get pods -o name | grep -q controller; }
+    vmd_poll 120 no_controller || die "the controller pods did not stop"
+    kubectl get validatingwebhookconfigurations,mutatingwebhookconfigurations -o name | grep vm-dhcp |
+        xargs -r kubectl delete >/dev/null || die "deleting the webhook configurations"
+    kubectl create namespace $ns >/dev/null || die "namespace $ns"
+    auth=$(vmd_curl_auth)
+    for i in $(seq 1 "$nvms"); do
+        [ "$i" -gt 1 ] && echo next
+        printf '%s\nurl = "%s/apis/kubevirt.io/v1/namespaces/%s/virtualmachines"\n' "$auth" "$VMD_API" $ns
+        printf 'header = "Content-Type: application/json"\noutput = "/dev/null"\nwrite-out = "%%{http_code}\\n"\nsilent\n'
+        printf -v mac '52:54:0f:%02x:%02x:00' $((i >> 8 & 255)) $((i & 255))
+        printf 'data = "{\\"apiVersion\\":\\"kubevirt.io/v1\\",\\"kind\\":\\"VirtualMachine\\",\\"metadata\\":{\\"name\\":\\"vm-%d\\"},\\"spec\\":{\\"running\\":false,\\"template\\":{\\"spec\\":{\\"domain\\":{\\"devices\\":{\\"interfaces\\":[{\\"name\\":\\"nic-0\\",\\"bridge\\":{},\\"macAddress\\":\\"%s\\"}]}},\\"networks\\":[{\\"name\\":\\"nic-0\\",\\"multus\\":{\\"networkName\\":\\"%s/floor\\"}}]}}}}"\n' "$i" "$mac" $ns
+    done >"$OUT/create-f-vm.curl"
+    for i in $(seq 1 "$nvms"); do
+        [ "$i" -gt 1 ] && echo next
+        printf '%s\nurl = "%s/apis/network.harvesterhci.io/v1alpha1/namespaces/%s/virtualmachinenetworkconfigs"\n' "$auth" "$VMD_API" $ns
+        printf 'header = "Content-Type: application/json"\noutput = "/dev/null"\nwrite-out = "%%{http_code}\\n"\nsilent\n'
+        printf -v mac '52:54:0f:%02x:%02x:00' $((i >> 8 & 255)) $((i & 255))
+        printf 'data = "{\\"apiVersion\\":\\"network.harvesterhci.io/v1alpha1\\",\\"kind\\":\\"VirtualMachineNetworkConfig\\",\\"metadata\\":{\\"name\\":\\"vm-%d\\",\\"labels\\":{\\"harvesterhci.io/vmName\\":\\"vm-%d\\"}},\\"spec\\":{\\"vmName\\":\\"vm-%d\\",\\"networkConfigs\\":[{\\"macAddress\\":\\"%s\\",\\"networkName\\":\\"%s/floor\\"}]}}"\n' "$i" "$i" "$i" "$mac" $ns
+    done >"$OUT/create-f-cfg.curl"
+    for i in $(seq 1 "$nvms"); do
+        [ "$i" -gt 1 ] && echo next
+        printf '%s\nurl = "%s/apis/network.harvesterhci.io/v1alpha1/namespaces/%s/virtualmachinenetworkconfigs/vm-%d/status"\n' "$auth" "$VMD_API" $ns "$i"
+        printf 'request = "PATCH"\nheader = "Content-Type: application/merge-patch+json"\noutput = "/dev/null"\nwrite-out = "%%{http_code}\\n"\nsilent\n'
+        printf -v mac '52:54:0f:%02x:%02x:00' $((i >> 8 & 255)) $((i & 255))
+        printf 'data = "{\\"status\\":{\\"networkConfigs\\":[{\\"macAddress\\":\\"%s\\",\\"networkName\\":\\"%s/floor\\",\\"allocatedIPAddress\\":\\"10.90.%d.%d\\",\\"state\\":\\"Allocated\\"}],\\"conditions\\":[{\\"type\\":\\"Allocated\\",\\"status\\":\\"True\\",\\"reason\\":\\"Allocated\\",\\"lastUpdateTime\\":\\"2026-01-01T00:00:00Z\\",\\"lastTransitionTime\\":\\"2026-01-01T00:00:00Z\\"}]}}"\n' "$mac" $ns $((i >> 8)) $((i & 255))
+    done >"$OUT/create-f-status.curl"
+    cpu_snap >"$OUT/cpu-before-f.txt"
+    t0=$(now)
+    curl --parallel --parallel-max "$PARALLEL" -K "$OUT/create-f-vm.curl" >"$OUT/codes-f-vm.txt" 2>>"$OUT/curl-f.log"
+    t1=$(since "$t0")
+    curl --parallel --parallel-max "$PARALLEL" -K "$OUT/create-f-cfg.curl" >"$OUT/codes-f-cfg.txt" 2>>"$OUT/curl-f.log"
+    t2=$(since "$t0")
+    curl --parallel --parallel-max "$PARALLEL" -K "$OUT/create-f-status.curl" >"$OUT/codes-f-status.txt" 2>>"$OUT/curl-f.log"
+    t3=$(since "$t0")
+    cpu_snap >"$OUT/cpu-after-f.txt"
+    res "  VM POSTs: $(grep -c '^201$' "$OUT/codes-f-vm.txt") of $nvms answered 201 at $t1 s"
+    res "  VMNetCfg POSTs: $(grep -c '^201$' "$OUT/codes-f-cfg.txt") of $nvms answered 201 at $t2 s"
+    res "  VMNetCfg status patches: $(grep -c '^200$' "$OUT/codes-f-status.txt") of $nvms answered 200 at $t3 s"
+    cpu_delta "$OUT/cpu-before-f.txt" "$OUT/cpu-after-f.txt" >"$OUT/cpu-f.txt"
+    res "  CPU seconds over the $t3 s ($(nproc) CPUs), by command: $(awk '$1 != "=machine" && NR <= 8 { printf "%s%s %s", s, $1, $2; s = ", " }' "$OUT/cpu-f.txt"); whole machine busy $(awk '$1 == "=machine" { print $2 }' "$OUT/cpu-f.txt")"
+    [ "$(grep -c '^20[01]$' "$OUT"/codes-f-*.txt | awk -F: '{ s += $2 } END { print s }')" = $((3 * nvms)) ] || FAILED=1
+}
+
 FAILED=0
 for p in $PHASES; do
     case $p in
     1) phase 1 "$N1" 1 "$LIMIT1" ;;
     2) phase 2 "$N2" "$NICS2" "$LIMIT2" ;;
+    f) floor "$N1" ;;
     *) die "unknown phase $p" ;;
     esac
 done
