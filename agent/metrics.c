@@ -206,7 +206,9 @@ static const struct series agent_series[] = {
 	"configured for it, unknown or malformed architecture)",
 	"arch", boot_labels),
     SERIES_HIST(latency, METRIC_HISTOGRAM, "vmdhcp_agent_reply_latency_seconds",
-	"Time from receiving a request to sending its reply", latency_bounds),
+	"Time from the kernel receiving a request (the packet ring's timestamp: waits for the "
+	"agent to wake up are included) to sending its reply",
+	latency_bounds),
     SERIES(bindings, METRIC_GAUGE, "vmdhcp_agent_bindings",
 	"MAC to address bindings in the table (static and dynamic)"),
     SERIES(dynamic, METRIC_GAUGE, "vmdhcp_agent_dynamic_leases",
@@ -306,7 +308,9 @@ static const struct series agent_series[] = {
     SERIES(declines6, METRIC_COUNTER, "vmdhcp_agent_dhcp6_declines_total",
 	"DHCPv6 DECLINE messages (address in use on the network)"),
     SERIES_HIST(latency6, METRIC_HISTOGRAM, "vmdhcp_agent_dhcp6_reply_latency_seconds",
-	"Time from receiving a DHCPv6 request to sending its reply", latency_bounds),
+	"Time from the kernel receiving a DHCPv6 request (the packet ring's timestamp) to "
+	"sending its reply",
+	latency_bounds),
     SERIES(bindings6, METRIC_GAUGE, "vmdhcp_agent_dhcp6_bindings",
 	"MAC to IPv6 address bindings in the DHCPv6 table"),
     SERIES(serving6, METRIC_GAUGE, "vmdhcp_agent_dhcp6_serving",

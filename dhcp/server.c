@@ -9,6 +9,7 @@
 #include "dhcp/dhcp-internal.h"
 #include "dhcp/receive.h"
 #include "lib/buf.h"
+#include "lib/clock.h"
 #include "lib/util.h"
 
 const uint64_t dhcp_latency_bounds_usec[DHCP_LATENCY_BUCKETS - 1] = {
@@ -494,6 +495,7 @@ flush(struct dhcp_server *s)
 struct ring_ctx {
 	struct dhcp_server *s;
 	uint64_t now;
+	int64_t rt_now; /* CLOCK_REALTIME at now: the frames' kernel timestamps are on it */
 };
 
 static void
@@ -508,7 +510,7 @@ ring_frame(void *userdata, const uint8_t *frame, size_t len, size_t wire_len, bo
 		return;
 	}
 	if (handle_frame(s, frame, len, csum_not_ready, c->now, slot->buf, &slot->reply) > 0) {
-		slot->rx_time = c->now;
+		slot->rx_time = dhcp_ring_frame_time(&s->ring, c->now, c->rt_now);
 		if (++s->n_tx == DHCP_BATCH)
 			flush(s);
 	}
@@ -518,7 +520,7 @@ ring_frame(void *userdata, const uint8_t *frame, size_t len, size_t wire_len, bo
 static int
 on_ring(struct dhcp_server *s, uint64_t now)
 {
-	struct ring_ctx c = {.s = s, .now = now};
+	struct ring_ctx c = {.s = s, .now = now, .rt_now = clock_realtime_usec()};
 	int n;
 
 	s->n_tx = 0;

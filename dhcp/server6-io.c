@@ -14,6 +14,7 @@
 #include "dhcp/ra.h"
 #include "dhcp/receive.h"
 #include "dhcp/socket6.h"
+#include "lib/clock.h"
 #include "lib/ip6.h"
 
 _Static_assert(DHCP6_BATCH <= DHCP_SOCKET_BATCH, "one batch per receive or send call");
@@ -48,8 +49,11 @@ observe_latency(struct dhcp6_stats *st, uint64_t usec)
 /* The replies of one pass, sent DHCP6_BATCH at a time. */
 struct batch6 {
 	struct dhcp6_server *s;
-	uint64_t now; /* the pass's receive time */
+	uint64_t now;	/* the pass's start */
+	int64_t rt_now; /* CLOCK_REALTIME at now (0: not read, recvmmsg: no kernel timestamp) */
+	bool ring;	/* the frames come from the ring: dhcp_ring_frame_time knows them */
 	unsigned n;
+	uint64_t rx_time[DHCP6_BATCH]; /* when each request reached the kernel */
 	uint8_t *frames[DHCP6_BATCH];
 	size_t lens[DHCP6_BATCH];
 	int types[DHCP6_BATCH];
@@ -79,7 +83,7 @@ flush(struct batch6 *b)
 			s->stats.ra_tx++;
 		else
 			s->stats.tx[types[i]]++;
-		observe_latency(&s->stats, t > b->now ? t - b->now : 0);
+		observe_latency(&s->stats, t > b->rx_time[i] ? t - b->rx_time[i] : 0);
 	}
 	b->n = 0;
 }
@@ -101,6 +105,7 @@ on_frame(struct batch6 *b, const uint8_t *frame, size_t len, size_t wire_len, bo
 		return;
 	b->frames[b->n] = s->tx[b->n];
 	b->lens[b->n] = n;
+	b->rx_time[b->n] = b->ring ? dhcp_ring_frame_time(&s->ring, b->now, b->rt_now) : b->now;
 	if (++b->n == DHCP6_BATCH)
 		flush(b);
 }
@@ -121,6 +126,8 @@ pass(void *userdata, uint64_t now)
 	int n;
 
 	if (s->ring.map != NULL) {
+		b.ring = true;
+		b.rt_now = clock_realtime_usec();
 		n = dhcp_socket_ring_next(&s->ring, ring_frame, &b);
 		flush(&b);
 		return n < 0 ? 0 : n;

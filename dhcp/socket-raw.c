@@ -148,6 +148,7 @@ dhcp_socket_ring_next(struct dhcp_ring *ring, dhcp_ring_frame_fn fn, void *userd
 		sll = (const struct sockaddr_ll *)((const uint8_t *)h + TPACKET_ALIGN(sizeof(*h)));
 		/* our own output (the filter drops it already): skipped, not counted. A frame
 		 * longer than its slot is cut to it (tp_snaplen < tp_len): fn is told both. */
+		ring->frame_rx_usec = (uint64_t)h->tp_sec * 1000000u + h->tp_nsec / 1000u;
 		if (sll->sll_pkttype != PACKET_OUTGOING)
 			fn(userdata, (const uint8_t *)h + h->tp_mac, h->tp_snaplen,
 			    h->tp_len > h->tp_snaplen ? h->tp_len : h->tp_snaplen,
@@ -157,6 +158,20 @@ dhcp_socket_ring_next(struct dhcp_ring *ring, dhcp_ring_frame_fn fn, void *userd
 		n++;
 	}
 	return n > 0 ? n : -EAGAIN;
+}
+
+uint64_t
+dhcp_ring_frame_time(const struct dhcp_ring *ring, uint64_t now, int64_t rt_now)
+{
+	const uint64_t max_age = 10u * 1000000u;
+	uint64_t rx = ring->frame_rx_usec, age;
+
+	if (rx == 0 || rt_now <= 0 || rx >= (uint64_t)rt_now)
+		return now;
+	age = (uint64_t)rt_now - rx;
+	if (age > max_age || age > now)
+		return now;
+	return now - age;
 }
 
 bool

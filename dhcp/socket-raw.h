@@ -47,6 +47,9 @@ struct dhcp_ring {
 	size_t frames_per_block;
 	size_t frame_nr;
 	size_t cur; /* next frame to read */
+	/* The frame being handed to fn: when the kernel received it (its tpacket2 header,
+	 * CLOCK_REALTIME, usec; 0 when unknown). */
+	uint64_t frame_rx_usec;
 };
 
 /* Ring geometry for a link MTU (clamped as above); fills every field but map and cur. */
@@ -76,6 +79,13 @@ typedef void (*dhcp_ring_frame_fn)(
 /* Hands the ready frames (at most a ring's worth) to fn, each returned to the kernel after
  * fn; our own output is skipped. Returns how many, or -EAGAIN when none is ready. */
 int dhcp_socket_ring_next(struct dhcp_ring *ring, dhcp_ring_frame_fn fn, void *userdata);
+/*
+ * When the frame being handed to fn reached the kernel, on the caller's clock: now and rt_now
+ * are that clock and CLOCK_REALTIME (usec) read at the start of the pass. A request that waited
+ * in the ring (the process was asleep, busy, or coalescing) has its wait counted in the reply
+ * latency this way. Clamped to [now - 10 s, now]: a realtime step, or no timestamp, gives now.
+ */
+uint64_t dhcp_ring_frame_time(const struct dhcp_ring *ring, uint64_t now, int64_t rt_now);
 /* Whether the ring's next frame is ready to read (a memory load; false without a ring). */
 bool dhcp_socket_ring_ready(const struct dhcp_ring *ring);
 
