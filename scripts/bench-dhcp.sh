@@ -193,7 +193,7 @@ if has ceiling; then
 fi
 ceil_xt=$(med "$LRES" reflector ceil-xt max dora_s)
 ceil_plain=$(med "$LRES" reflector ceil-plain max dora_s)
-SERVERS="agent kea reflector"
+SERVERS=${SERVERS:-agent kea reflector} # fewer only for a quick look: the checks need all three
 if has latency; then
     runs=$((REPS * $(wc -w <<<"$LAT_RATES") * 3))
     say "latency: $REPS reps x rates ($LAT_RATES) x ($SERVERS), ${LAT_DUR}s each: $runs runs"
