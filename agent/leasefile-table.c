@@ -65,15 +65,15 @@ find_slot(const struct leasefile *lf, const struct key *k, bool *found)
 	}
 }
 
+/* A table with room for n leases at a load (used + tombstones) under 1/2; tombstones go. */
 static int
-grow(struct leasefile *lf)
+grow(struct leasefile *lf, size_t n)
 {
 	size_t ncap = lf->cap == 0 ? 64 : lf->cap;
 	struct slot *old = lf->slots;
 	size_t ocap = lf->cap;
 
-	/* keep the load (used + tombstones) under 1/2 */
-	while ((lf->n + 1) * 2 > ncap)
+	while (n * 2 > ncap)
 		ncap *= 2;
 	lf->slots = calloc(ncap, sizeof(*lf->slots));
 	if (lf->slots == NULL) {
@@ -98,7 +98,15 @@ int
 lf_table_reserve(struct leasefile *lf)
 {
 	if ((lf->n + lf->ndel + 1) * 2 > lf->cap)
-		return grow(lf);
+		return grow(lf, lf->n + 1);
+	return 0;
+}
+
+int
+leasefile_reserve(struct leasefile *lf, size_t n)
+{
+	if (n > lf->n && (n + lf->ndel) * 2 > lf->cap)
+		return grow(lf, n);
 	return 0;
 }
 

@@ -78,6 +78,8 @@ int leasefile_add(struct leasefile *lf, const uint8_t mac[6], uint32_t ip);
 int leasefile_remove(struct leasefile *lf, const uint8_t mac[6]);
 int leasefile_lookup(const struct leasefile *lf, const uint8_t mac[6], uint32_t *ret_ip);
 size_t leasefile_count(const struct leasefile *lf);
+/* Room for n leases in the table without growing it while serving (-ENOMEM). */
+int leasefile_reserve(struct leasefile *lf, size_t n);
 /* Every lease: the MAC it is bound to and its address. */
 void leasefile_foreach(const struct leasefile *lf,
     void (*fn)(void *userdata, const uint8_t mac[6], uint32_t ip), void *userdata);
