@@ -19,7 +19,6 @@
 #define LINE_BASE_LEN (MAC_STRLEN + IPV4_STRLEN)
 #define LINE_MAX_LEN (LINE_BASE_LEN + 4 + 2 * AGENT_ID_MAX + 2)
 #define JOURNAL_WINDOW (256u << 10) /* mapped tail of the file; slides as it fills */
-#define JOURNAL_AHEAD 4096u	    /* reserved and filled past the end of the data */
 #define IO_CHUNK (64u << 10)	    /* load and rewrite go through one buffer of this size */
 
 enum { SLOT_EMPTY = 0, SLOT_USED = 1, SLOT_DELETED = 2 };
@@ -67,16 +66,11 @@ struct leasefile {
 	 * memcpy into the page cache (no system call per lease), which survives the process
 	 * being killed. The space is reserved with fallocate (so a full disk is an error here,
 	 * never a SIGBUS later) and filled with spaces, which load ignores (a torn line is
-	 * never followed by a newline, so it stays incomplete and is dropped). It is reserved
-	 * a page ahead of the data, not a window at a time: filling 256 KiB at once touched 64
-	 * new pages in one go, a 3-13 ms stall of the loop every few thousand leases, seen as
-	 * the tail of the DHCP reply latency; a page at a time costs one fallocate and a fault
-	 * every hundred leases or so.
+	 * never followed by a newline, so it stays incomplete and is dropped).
 	 */
-	char *map;	 /* JOURNAL_WINDOW bytes of the file from win_off */
-	size_t win_off;	 /* page-aligned file offset of the window */
-	size_t map_off;	 /* file offset of the end of the data (while mapped) */
-	size_t fill_end; /* the file's size: reserved and filled with spaces up to here */
+	char *map;	/* JOURNAL_WINDOW bytes of the file from win_off */
+	size_t win_off; /* page-aligned file offset of the window */
+	size_t map_off; /* file offset of the end of the data (while mapped) */
 };
 
 /* A lease line read: its key is id (id_len bytes) when id_len > 0, else 0x01 + mac. */

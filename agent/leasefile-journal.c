@@ -31,48 +31,27 @@ lf_unmap_journal(struct leasefile *lf)
 }
 
 /*
- * Maps the window of the journal fd that holds file offset off (the end of the data); the
- * file is size bytes long (off, or more: spaces reserved past the data). Nothing is touched
- * or reserved here (journal_reserve does it as the data grows). Only the window counts in the
- * process' memory.
+ * Maps the window of the journal fd that holds file offset off (the end of the data),
+ * reserving it on disk first. Only the window counts in the process' memory.
  */
 static int
-map_journal(struct leasefile *lf, size_t off, size_t size)
+map_journal(struct leasefile *lf, size_t off)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), win = off & ~(page - 1);
 	void *m;
 
+	if (fallocate(lf->fd, 0, 0, (off_t)(win + JOURNAL_WINDOW)) < 0)
+		return -errno;
 	m = mmap(NULL, JOURNAL_WINDOW, PROT_READ | PROT_WRITE, MAP_SHARED, lf->fd, (off_t)win);
 	if (m == MAP_FAILED)
 		return -errno;
 	if (lf->map != NULL)
 		munmap(lf->map, JOURNAL_WINDOW);
+	/* spaces, not NULs: the file stays text for cat and grep; load ignores them */
+	memset((char *)m + (off - win), ' ', JOURNAL_WINDOW - (off - win));
 	lf->map = m;
 	lf->win_off = win;
 	lf->map_off = off;
-	lf->fill_end = size > off ? size : off;
-	return 0;
-}
-
-/*
- * Makes the file reach past end (within the window): reserved on disk by fallocate, which
- * extends it, and filled with spaces, not NULs (the file stays text for cat and grep; load
- * ignores them), JOURNAL_AHEAD bytes beyond the page that holds end.
- */
-static int
-journal_reserve(struct leasefile *lf, size_t end)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t to = ((end + page - 1) & ~(page - 1)) + JOURNAL_AHEAD;
-
-	if (to > lf->win_off + JOURNAL_WINDOW)
-		to = lf->win_off + JOURNAL_WINDOW;
-	if (to <= lf->fill_end)
-		return 0;
-	if (fallocate(lf->fd, 0, (off_t)lf->fill_end, (off_t)(to - lf->fill_end)) < 0)
-		return -errno;
-	memset(lf->map + (lf->fill_end - lf->win_off), ' ', to - lf->fill_end);
-	lf->fill_end = to;
 	return 0;
 }
 
@@ -121,10 +100,8 @@ journal_append(struct leasefile *lf, const char *line, size_t len)
 {
 	int r;
 
-	if (lf->map != NULL && ((lf->map_off + len > lf->win_off + JOURNAL_WINDOW &&
-				    (r = map_journal(lf, lf->map_off, lf->fill_end)) < 0) ||
-				   (lf->map_off + len > lf->fill_end &&
-				       (r = journal_reserve(lf, lf->map_off + len)) < 0))) {
+	if (lf->map != NULL && lf->map_off + len > lf->win_off + JOURNAL_WINDOW &&
+	    (r = map_journal(lf, lf->map_off)) < 0) {
 		/* e.g. the disk is full: write() from now on, until the next compaction */
 		log_warn("%s: cannot reserve journal space: %s; one write() per lease", lf->path,
 		    strerror(-r));
@@ -266,7 +243,7 @@ lf_rewrite(struct leasefile *lf)
 		close(lf->fd);
 	lf->fd = fd;
 	lf->need_nl = false;
-	if ((r = map_journal(lf, len, len)) < 0) {
+	if ((r = map_journal(lf, len)) < 0) {
 		/* undo a reservation that could not be mapped */
 		if (ftruncate(fd, (off_t)len) < 0)
 			log_warn("%s: cannot trim the lease file: %s", lf->path, strerror(errno));
