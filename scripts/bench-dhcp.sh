@@ -350,8 +350,20 @@ if has accounting; then
         if [ $r_links = 0 ] && [ $r_perf = 0 ] && [ $r_unread -ge 0 ]; then rbal="balanced"; else rbal="UNEXPLAINED: links $r_links, perfdhcp $r_perf, unread $r_unread"; fi
         ACCT_REP="replies: the agent sent $r_sent ($a_of OFFER, $a_ac ACK, $a_nak NAK) = received by perfdhcp $r_got ($r_of OFFER, $r_ac ACK) + lost on the links $r_links + dropped by perfdhcp's full socket buffer $r_full (UDP InErrors; RcvbufErrors $udp_rcvbuf) + left unread in its socket when it stopped $r_unread + read but not counted by perfdhcp $r_perf: $rbal. An OFFER perfdhcp did not read is a REQUEST it never sends."
         ACCT_DETAIL="counters (after - before): perfdhcp UDP out $udp_out (SndbufErrors $udp_sndbuf) in $udp_in (InErrors $udp_inerr); other frames sent by c-perf $(( $(n0 "$c_tx") - $(n0 "$udp_out") )); c-perf tx $c_tx (dropped $c_txd) rx $c_rx (dropped $c_rxd); v-perf rx $v_rx (dropped $v_rxd) tx $v_tx (dropped $v_txd); $BR rx $b_rx (dropped $b_rxd) tx $b_tx (dropped $b_txd); packet socket: kernel received $k_rcv (drops included; $BR received $b_rx), dropped $k_drop; agent drops (all reasons) $a_drops; server ICMP out $icmp_out; backlog drops (softnet, whole machine) $softnet"
+        # the agent's own reply latency over the run: from the kernel's receive timestamp to
+        # the send (vmdhcp_agent_reply_latency_seconds): where a tail seen by perfdhcp comes from
+        ACCT_LAT="the agent's reply latency, kernel receive to send (vmdhcp_agent_reply_latency_seconds over the run): $(awk '
+            FNR == 1 { f++ }
+            index($1, "vmdhcp_agent_reply_latency_seconds_bucket{") == 1 { match($1, /le="[^"]*"/); le = substr($1, RSTART + 4, RLENGTH - 5); if (f == 1) b0[le] = $2; else { b1[le] = $2; les[++n] = le } }
+            $1 == "vmdhcp_agent_reply_latency_seconds_sum" { if (f == 1) s0 = $2; else s1 = $2 }
+            END {
+                tot = b1["+Inf"] - b0["+Inf"]; if (tot <= 0) { print "n/a"; exit }
+                for (i = 1; i <= n; i++) { c = b1[les[i]] - b0[les[i]]
+                    if (p50 == "" && c >= 0.5 * tot) p50 = les[i]; if (p99 == "" && c >= 0.99 * tot) p99 = les[i]
+                    if (les[i] == "0.001") over1 = tot - c }
+                printf "%d replies, mean %.1f us, p50 <= %s s, p99 <= %s s, over 1 ms %d (%.3f%%)", tot, 1e6 * (s1 - s0) / tot, p50, p99, over1, 100 * over1 / tot }' "$A/before.txt" "$A/after.txt")"
     fi
-    printf 'accounting: %s\naccounting: %s\naccounting: %s\n' "${ACCT_REQ:-not measured}" "${ACCT_REP:-not measured}" "${ACCT_DETAIL:-}" | tee "$OUT/acct.txt"
+    printf 'accounting: %s\naccounting: %s\naccounting: %s\naccounting: %s\n' "${ACCT_REQ:-not measured}" "${ACCT_REP:-not measured}" "${ACCT_DETAIL:-}" "${ACCT_LAT:-}" | tee "$OUT/acct.txt"
 fi
 
 # --- 5. RSS with BINDINGS static bindings -------------------------------------------------------
@@ -481,6 +493,7 @@ EOF
 - ${ACCT_REQ:-not measured}
 - ${ACCT_REP:-not measured}
 - ${ACCT_DETAIL:-}
+- ${ACCT_LAT:-}
 EOF
     fi
     if has rss; then
