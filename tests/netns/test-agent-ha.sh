@@ -274,7 +274,9 @@ held=$(log_count "$A" "keeps answering (hold)")
 stop_pid "$API_PID"
 check "API server down: n$A keeps answering (hold)" wait_for 10 bash -c "[ \$(grep -c 'keeps answering (hold)' '$TMP/agent-n$A.log') -gt $held ]"
 sleep 2 # a few of the standby's hold probes
-check "API server down: n$B stays standby (its probes answered)" ha_state "$B" standby
+# standby, or probing at this instant (an ARP probe in progress): never hold, active or serverIP
+not_taken_over() { ! ha_state "$B" hold && ! ha_state "$B" active && ! has_sip "$B"; }
+check "API server down: n$B stays standby (its probes answered)" not_taken_over
 t0=$(date +%s%N)
 kill -KILL "${APID[$A]}"
 t1=$(renew vm1 $NET.11 20)
