@@ -22,6 +22,23 @@
 #include "dhcp/dhcp-internal.h"
 #include "dhcp/foreign.h"
 
+/*
+ * Ten instructions both filters below share, placed at index `at` of a filter whose "ret #0" is
+ * at index `drop`: the Ethernet type IPv4, IP version 4, UDP, not a fragment (MF set or an
+ * offset non-zero), each else drop; then X = the IP header length (4 * IHL, BPF_MSH), for
+ * the UDP ports read next with BPF_IND. Jump offsets count from the next instruction.
+ */
+#define BPF_IPV4_UDP_NOT_FRAGMENT(at, drop)                                                        \
+	BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),                                                    \
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, 0, (drop) - ((at) + 2)),                 \
+	    BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14), BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf0),     \
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40, 0, (drop) - ((at) + 5)),                     \
+	    BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14 + 9),                                            \
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, (drop) - ((at) + 7)),              \
+	    BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 14 + 6),                                            \
+	    BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x3fff, (drop) - ((at) + 9), 0),                  \
+	    BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 14)
+
 #define DROP 16 /* index of the "ret #0" instruction below */
 
 /* IPv4, UDP, not a fragment, destination port 67, not our own output. */
@@ -32,26 +49,8 @@ static const struct sock_filter dhcp_bpf[] = {
     BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, DROP - 2, 0),
     /* 2: unicast to another host (promiscuous port) -> drop */
     BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OTHERHOST, DROP - 3, 0),
-    /* 3: A = Ethernet type */
-    BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
-    /* 4: IPv4? else drop */
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, 0, DROP - 5),
-    /* 5: A = IP version/IHL byte */
-    BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14),
-    /* 6: keep the version nibble */
-    BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf0),
-    /* 7: version 4? else drop */
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40, 0, DROP - 8),
-    /* 8: A = IP protocol */
-    BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14 + 9),
-    /* 9: UDP? else drop */
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, DROP - 10),
-    /* 10: A = IP flags + fragment offset */
-    BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 14 + 6),
-    /* 11: MF set or offset non-zero: a fragment -> drop */
-    BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x3fff, DROP - 12, 0),
-    /* 12: X = IP header length (4 * IHL, BPF_MSH) */
-    BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 14),
+    /* 3..12: IPv4, UDP, not a fragment, else drop; X = IP header length */
+    BPF_IPV4_UDP_NOT_FRAGMENT(3, DROP),
     /* 13: A = UDP destination port (Ethernet 14 + IHL + 2) */
     BPF_STMT(BPF_LD | BPF_H | BPF_IND, 14 + 2),
     /* 14: port 67? else drop */
@@ -70,21 +69,8 @@ static const struct sock_filter replies_bpf[] = {
     /* 0: A = packet type; 1: our own transmissions -> drop */
     BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE),
     BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, RDROP - 2, 0),
-    /* 2, 3: Ethernet type IPv4, else drop */
-    BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, 0, RDROP - 4),
-    /* 4..6: IP version 4, else drop */
-    BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14),
-    BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf0),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40, 0, RDROP - 7),
-    /* 7, 8: UDP, else drop */
-    BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14 + 9),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, RDROP - 9),
-    /* 9, 10: a fragment (MF or an offset) -> drop */
-    BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 14 + 6),
-    BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x3fff, RDROP - 11, 0),
-    /* 11: X = IP header length */
-    BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 14),
+    /* 2..11: IPv4, UDP, not a fragment, else drop; X = IP header length */
+    BPF_IPV4_UDP_NOT_FRAGMENT(2, RDROP),
     /* 12, 13: UDP source port 67, else drop */
     BPF_STMT(BPF_LD | BPF_H | BPF_IND, 14),
     BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, DHCP_PORT_SERVER, 0, RDROP - 14),
