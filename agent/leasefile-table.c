@@ -95,19 +95,17 @@ grow(struct leasefile *lf, size_t n)
 }
 
 int
-lf_table_reserve(struct leasefile *lf)
-{
-	if ((lf->n + lf->ndel + 1) * 2 > lf->cap)
-		return grow(lf, lf->n + 1);
-	return 0;
-}
-
-int
 leasefile_reserve(struct leasefile *lf, size_t n)
 {
 	if (n > lf->n && (n + lf->ndel) * 2 > lf->cap)
 		return grow(lf, n);
 	return 0;
+}
+
+int
+lf_table_reserve(struct leasefile *lf)
+{
+	return leasefile_reserve(lf, lf->n + 1);
 }
 
 /*
