@@ -50,8 +50,7 @@ observe_latency(struct dhcp6_stats *st, uint64_t usec)
 struct batch6 {
 	struct dhcp6_server *s;
 	uint64_t now;	/* the pass's start */
-	int64_t rt_now; /* CLOCK_REALTIME at now (0: not read, recvmmsg: no kernel timestamp) */
-	bool ring;	/* the frames come from the ring: dhcp_ring_frame_time knows them */
+	int64_t rt_now; /* CLOCK_REALTIME at now; 0 without a ring (no kernel timestamp) */
 	unsigned n;
 	uint64_t rx_time[DHCP6_BATCH]; /* when each request reached the kernel */
 	uint8_t *frames[DHCP6_BATCH];
@@ -105,7 +104,7 @@ on_frame(struct batch6 *b, const uint8_t *frame, size_t len, size_t wire_len, bo
 		return;
 	b->frames[b->n] = s->tx[b->n];
 	b->lens[b->n] = n;
-	b->rx_time[b->n] = b->ring ? dhcp_ring_frame_time(&s->ring, b->now, b->rt_now) : b->now;
+	b->rx_time[b->n] = dhcp_ring_frame_time(&s->ring, b->now, b->rt_now); /* rt_now 0: now */
 	if (++b->n == DHCP6_BATCH)
 		flush(b);
 }
@@ -126,7 +125,6 @@ pass(void *userdata, uint64_t now)
 	int n;
 
 	if (s->ring.map != NULL) {
-		b.ring = true;
 		b.rt_now = clock_realtime_usec();
 		n = dhcp_socket_ring_next(&s->ring, ring_frame, &b);
 		flush(&b);
