@@ -583,10 +583,10 @@ watch_end(void *userdata, int error, const char *message)
 	struct kube_informer *inf = userdata;
 	/* As client-go's reflector ("very short watch"): a watch that ends within a second of
 	 * its start without delivering anything is taken as a proxy or an overloaded server
-	 * closing it, and is not opened again at once. One that delivered events is not: the
-	 * API server ends a watch early when it falls behind (its watch cache drops a watcher
-	 * that does not keep up with a burst), and backing off there leaves the cache stale for
-	 * seconds while the changes pile up. */
+	 * closing it, and is not opened again at once. One that delivered events is not: a
+	 * CPU-starved API server ends watches every second or two during a burst of changes
+	 * (seen on 1.20; why, it does not log), and backing off there leaves the cache stale
+	 * for seconds while the changes pile up. */
 	bool quick = clock_now_usec() - inf->watch_started < USEC_PER_SEC && !inf->watch_events;
 	char why[512];
 
