@@ -132,6 +132,14 @@ delta_latency() {
           if (dc > 0) printf "    %-55s %7d requests, mean %.1f ms\n", k, dc, 1000 * ds / dc }' "$1" "$2"
 }
 
+# curl_entry AUTH URL CONTENT-TYPE [METHOD]: one transfer of a `curl -K` config, its answer's
+# status code on a line of its own (the body, a `data =` line, follows it)
+curl_entry() {
+    printf '%s\nurl = "%s"\n' "$1" "$2"
+    [ -z "${4:-}" ] || printf 'request = "%s"\n' "$4"
+    printf 'header = "Content-Type: %s"\noutput = "/dev/null"\nwrite-out = "%%{http_code}\\n"\nsilent\n' "$3"
+}
+
 # phase P NVMS NICS LIMIT: namespace vmdbc-P, NAD and IPPool scaleP on 10.(77+P).0.0/16
 phase() {
     local p=$1 nvms=$2 nics=$3 limit=$4 ns=vmdbc-$1 net=10.$((77 + $1))
@@ -180,9 +188,7 @@ EOF
     auth=$(vmd_curl_auth)
     for i in $(seq 1 "$nvms"); do
         [ "$i" -gt 1 ] && echo next
-        echo "$auth"
-        printf 'url = "%s/apis/kubevirt.io/v1/namespaces/%s/virtualmachines"\n' "$VMD_API" "$ns"
-        printf 'header = "Content-Type: application/json"\noutput = "/dev/null"\nwrite-out = "%%{http_code}\\n"\nsilent\n'
+        curl_entry "$auth" "$VMD_API/apis/kubevirt.io/v1/namespaces/$ns/virtualmachines" application/json
         ifs='' nets=''
         for ((j = 0; j < nics; j++)); do
             printf -v nic '{\\"name\\":\\"nic-%d\\",\\"bridge\\":{},\\"macAddress\\":\\"52:54:%02x:%02x:%02x:%02x\\"}' \
@@ -352,22 +358,20 @@ floor() {
     auth=$(vmd_curl_auth)
     for i in $(seq 1 "$nvms"); do
         [ "$i" -gt 1 ] && echo next
-        printf '%s\nurl = "%s/apis/kubevirt.io/v1/namespaces/%s/virtualmachines"\n' "$auth" "$VMD_API" $ns
-        printf 'header = "Content-Type: application/json"\noutput = "/dev/null"\nwrite-out = "%%{http_code}\\n"\nsilent\n'
+        curl_entry "$auth" "$VMD_API/apis/kubevirt.io/v1/namespaces/$ns/virtualmachines" application/json
         printf -v mac '52:54:0f:%02x:%02x:00' $((i >> 8 & 255)) $((i & 255))
         printf 'data = "{\\"apiVersion\\":\\"kubevirt.io/v1\\",\\"kind\\":\\"VirtualMachine\\",\\"metadata\\":{\\"name\\":\\"vm-%d\\"},\\"spec\\":{\\"running\\":false,\\"template\\":{\\"spec\\":{\\"domain\\":{\\"devices\\":{\\"interfaces\\":[{\\"name\\":\\"nic-0\\",\\"bridge\\":{},\\"macAddress\\":\\"%s\\"}]}},\\"networks\\":[{\\"name\\":\\"nic-0\\",\\"multus\\":{\\"networkName\\":\\"%s/floor\\"}}]}}}}"\n' "$i" "$mac" $ns
     done >"$OUT/create-f-vm.curl"
     for i in $(seq 1 "$nvms"); do
         [ "$i" -gt 1 ] && echo next
-        printf '%s\nurl = "%s/apis/network.harvesterhci.io/v1alpha1/namespaces/%s/virtualmachinenetworkconfigs"\n' "$auth" "$VMD_API" $ns
-        printf 'header = "Content-Type: application/json"\noutput = "/dev/null"\nwrite-out = "%%{http_code}\\n"\nsilent\n'
+        curl_entry "$auth" "$VMD_API/apis/network.harvesterhci.io/v1alpha1/namespaces/$ns/virtualmachinenetworkconfigs" application/json
         printf -v mac '52:54:0f:%02x:%02x:00' $((i >> 8 & 255)) $((i & 255))
         printf 'data = "{\\"apiVersion\\":\\"network.harvesterhci.io/v1alpha1\\",\\"kind\\":\\"VirtualMachineNetworkConfig\\",\\"metadata\\":{\\"name\\":\\"vm-%d\\",\\"labels\\":{\\"harvesterhci.io/vmName\\":\\"vm-%d\\"}},\\"spec\\":{\\"vmName\\":\\"vm-%d\\",\\"networkConfigs\\":[{\\"macAddress\\":\\"%s\\",\\"networkName\\":\\"%s/floor\\"}]}}"\n' "$i" "$i" "$i" "$mac" $ns
     done >"$OUT/create-f-cfg.curl"
     for i in $(seq 1 "$nvms"); do
         [ "$i" -gt 1 ] && echo next
-        printf '%s\nurl = "%s/apis/network.harvesterhci.io/v1alpha1/namespaces/%s/virtualmachinenetworkconfigs/vm-%d/status"\n' "$auth" "$VMD_API" $ns "$i"
-        printf 'request = "PATCH"\nheader = "Content-Type: application/merge-patch+json"\noutput = "/dev/null"\nwrite-out = "%%{http_code}\\n"\nsilent\n'
+        curl_entry "$auth" "$VMD_API/apis/network.harvesterhci.io/v1alpha1/namespaces/$ns/virtualmachinenetworkconfigs/vm-$i/status" \
+            application/merge-patch+json PATCH
         printf -v mac '52:54:0f:%02x:%02x:00' $((i >> 8 & 255)) $((i & 255))
         printf 'data = "{\\"status\\":{\\"networkConfigs\\":[{\\"macAddress\\":\\"%s\\",\\"networkName\\":\\"%s/floor\\",\\"allocatedIPAddress\\":\\"10.90.%d.%d\\",\\"state\\":\\"Allocated\\"}],\\"conditions\\":[{\\"type\\":\\"Allocated\\",\\"status\\":\\"True\\",\\"reason\\":\\"Allocated\\",\\"lastUpdateTime\\":\\"2026-01-01T00:00:00Z\\",\\"lastTransitionTime\\":\\"2026-01-01T00:00:00Z\\"}]}}"\n' "$mac" $ns $((i >> 8)) $((i & 255))
     done >"$OUT/create-f-status.curl"
