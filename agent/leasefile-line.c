@@ -18,23 +18,29 @@ lf_format_line(
     char *out, size_t n, const uint8_t *id, size_t id_len, const uint8_t mac[6], uint32_t ip)
 {
 	static const char hex[] = "0123456789abcdef";
-	char m[MAC_STRLEN], a[IPV4_STRLEN];
-	int len;
+	char a[IPV4_STRLEN];
+	size_t alen, len;
 
-	mac_format(mac, m);
+	/* "MAC IP[ id=HEX]\n", assembled by hand: one line per ACK on the reply path */
 	ipv4_format(ip, a);
-	if (id == NULL)
-		return snprintf(out, n, "%s %s\n", m, a);
-	len = snprintf(out, n, "%s %s id=", m, a);
-	if (len < 0 || (size_t)len + 2 * id_len + 2 > n)
+	alen = strlen(a);
+	len = MAC_STRLEN - 1 + 1 + alen;
+	if (len + (id != NULL ? 4 + 2 * id_len : 0) + 2 > n)
 		return -1;
+	mac_format(mac, out);
+	out[MAC_STRLEN - 1] = ' ';
+	memcpy(out + MAC_STRLEN, a, alen);
+	if (id != NULL) {
+		memcpy(out + len, " id=", 4);
+		len += 4;
+	}
 	for (size_t i = 0; i < id_len; i++) {
 		out[len++] = hex[id[i] >> 4];
 		out[len++] = hex[id[i] & 15];
 	}
 	out[len++] = '\n';
 	out[len] = '\0';
-	return len;
+	return (int)len;
 }
 
 /* "id=HEX": AGENT_ID_MIN..AGENT_ID_MAX bytes into id; their number, or -1. */

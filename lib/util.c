@@ -149,8 +149,19 @@ ipv4_parse(const char *s, uint32_t *ret)
 void
 ipv4_format(uint32_t a, char out[IPV4_STRLEN])
 {
-	snprintf(
-	    out, IPV4_STRLEN, "%u.%u.%u.%u", a >> 24, (a >> 16) & 0xff, (a >> 8) & 0xff, a & 0xff);
+	/* by hand, not snprintf: it is on the agent's reply path (a lease journal line per ACK) */
+	char *p = out;
+
+	for (int shift = 24; shift >= 0; shift -= 8) {
+		unsigned b = (a >> shift) & 0xff;
+
+		if (b >= 100)
+			*p++ = (char)('0' + b / 100);
+		if (b >= 10)
+			*p++ = (char)('0' + b / 10 % 10);
+		*p++ = (char)('0' + b % 10);
+		*p++ = shift > 0 ? '.' : '\0';
+	}
 }
 
 int

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "agent/dynamic.h"
+#include "agent/leasefile-internal.h"
 #include "agent/leasefile.h"
 #include "agent/pool-config.h"
 #include "agent/source.h"
@@ -911,6 +912,33 @@ check_id_leases(const struct leasefile *lf, const struct id_sample *x)
 	CU_ASSERT_EQUAL(c.without, 2u);
 }
 
+/* The line format: exact text, and -1 (nothing promised of out) when it does not fit n bytes. */
+static void
+test_format_line(void)
+{
+	static const uint8_t mac[6] = {0x52, 0x54, 0x00, 0xab, 0xcd, 0xef};
+	static const uint8_t id[3] = {0xff, 0x00, 0x1a};
+	const char *want = "52:54:00:ab:cd:ef 10.0.0.11\n";
+	const char *want_id = "52:54:00:ab:cd:ef 192.168.100.200 id=ff001a\n";
+	char out[128];
+
+	CU_ASSERT_EQUAL(
+	    lf_format_line(out, sizeof(out), NULL, 0, mac, 0x0a00000bu), (int)strlen(want));
+	CU_ASSERT_STRING_EQUAL(out, want);
+	CU_ASSERT_EQUAL(
+	    lf_format_line(out, strlen(want) + 1, NULL, 0, mac, 0x0a00000bu), (int)strlen(want));
+	CU_ASSERT_STRING_EQUAL(out, want);
+	CU_ASSERT_EQUAL(lf_format_line(out, strlen(want), NULL, 0, mac, 0x0a00000bu), -1);
+	CU_ASSERT_EQUAL(lf_format_line(out, sizeof(out), id, sizeof(id), mac, 0xc0a864c8u),
+	    (int)strlen(want_id));
+	CU_ASSERT_STRING_EQUAL(out, want_id);
+	CU_ASSERT_EQUAL(lf_format_line(out, strlen(want_id) + 1, id, sizeof(id), mac, 0xc0a864c8u),
+	    (int)strlen(want_id));
+	CU_ASSERT_STRING_EQUAL(out, want_id);
+	CU_ASSERT_EQUAL(lf_format_line(out, strlen(want_id), id, sizeof(id), mac, 0xc0a864c8u), -1);
+	CU_ASSERT_EQUAL(lf_format_line(out, 4, NULL, 0, mac, 0), -1);
+}
+
 static void
 test_client_id_round_trip(void)
 {
@@ -1114,6 +1142,7 @@ static const struct test_case leasefile_tests[] = {
     {"full disk, mapped window cannot slide: refused, not kept", test_disk_full_mapped},
     {"full disk: the dynamic allocation is undone, resumes with room",
 	test_disk_full_dynamic_undone},
+    {"the line format, and a buffer one byte short", test_format_line},
     {"client identifiers: id= lines round trip (journal, compaction)", test_client_id_round_trip},
     {"a v1 file (MAC IP) is read as MAC-keyed leases, rewritten as v2", test_v1_file_read},
     {"a later line wins by key, then address, then MAC", test_later_line_supersedes},

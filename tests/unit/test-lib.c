@@ -92,6 +92,21 @@ test_ipv4(void)
 	CU_ASSERT_EQUAL(a, 0x0a00ff01u);
 	ipv4_format(a, out);
 	CU_ASSERT_STRING_EQUAL(out, "10.0.255.1");
+	/* every digit count, and the longest form fills IPV4_STRLEN exactly */
+	ipv4_format(0, out);
+	CU_ASSERT_STRING_EQUAL(out, "0.0.0.0");
+	ipv4_format(0xffffffffu, out);
+	CU_ASSERT_STRING_EQUAL(out, "255.255.255.255");
+	CU_ASSERT_EQUAL(strlen(out) + 1, IPV4_STRLEN);
+	ipv4_format(0x640a0963u, out);
+	CU_ASSERT_STRING_EQUAL(out, "100.10.9.99");
+	for (uint32_t v = 0; v < 256; v++) {
+		char want[IPV4_STRLEN];
+
+		snprintf(want, sizeof(want), "%u.%u.1.%u", v, 255 - v, v);
+		ipv4_format(v << 24 | (255 - v) << 16 | 1u << 8 | v, out);
+		CU_ASSERT_STRING_EQUAL(out, want);
+	}
 	CU_ASSERT_EQUAL(ipv4_parse("256.0.0.1", &a), -EINVAL);
 	CU_ASSERT_EQUAL(ipv4_parse("10.0.0", &a), -EINVAL);
 	CU_ASSERT_EQUAL(ipv4_parse("10.0.0.1.", &a), -EINVAL);
