@@ -287,6 +287,10 @@ if has accounting; then
         done
         ip netns exec "$CNS" cat /proc/net/snmp | awk '/^Udp:/ { if (!h) { split($0, n); h = 1 } else for (i = 2; i <= NF; i++) print "cli.udp." n[i], $i }' >>"$f"
         ip netns exec "$SRV_NS" cat /proc/net/snmp | awk '/^Icmp:/ { if (!h) { split($0, n); h = 1 } else for (i = 2; i <= NF; i++) print "srv.icmp." n[i], $i }' >>"$f"
+        # multicast and broadcast the server namespace's own stack sends (IGMP, MLD reports):
+        # they reach c-perf beside the agent's replies
+        ip netns exec "$SRV_NS" cat /proc/net/netstat | awk '/^IpExt:/ { if (!h) { split($0, n); h = 1 } else for (i = 2; i <= NF; i++) print "srv.ipext." n[i], $i }' >>"$f"
+        ip netns exec "$SRV_NS" awk '$1 == "Ip6OutMcastPkts" { print "srv.ip6.OutMcastPkts", $2 }' /proc/net/snmp6 >>"$f"
         local s=0 _a b _r
         while read -r _a b _r; do s=$((s + 0x$b)); done </proc/net/softnet_stat
         echo "softnet.dropped $s" >>"$f"
@@ -332,7 +336,12 @@ if has accounting; then
         n0() { [ "$1" = n/a ] && echo 0 || echo "$1"; }
         a_got=$(( $(n0 "$a_rx_all") + $(n0 "$a_pre") ))     # frames the agent read from its ring
         not_left=$(( sent - $(n0 "$udp_out") ))             # perfdhcp counted, its socket did not send
-        links=$(( $(n0 "$udp_out") - $(n0 "$b_rx") ))       # left perfdhcp's socket, never reached br0
+        # frames c-perf sent that never reached br0: every frame, not only perfdhcp's datagrams,
+        # since br0 counts the others too (seen: ICMP port unreachable from c-perf's kernel for
+        # the replies that arrived after perfdhcp had closed its socket): perfdhcp's datagrams
+        # alone against br0's count made those look like requests from nowhere (lost on the
+        # links -5, unexplained 5)
+        links=$(( $(n0 "$c_tx") - $(n0 "$b_rx") ))
         unexpl=$(( sent - a_got - $(n0 "$k_drop") - links - not_left ))
         if [ "$unexpl" = 0 ]; then bal=balanced; else bal="UNEXPLAINED $unexpl"; fi
         BAL=$bal
@@ -341,7 +350,10 @@ if has accounting; then
         ACCT_REQ="requests at ${ACCT_RATE}/s for ${DUR}s: perfdhcp sent $sent ($s_do DISCOVER + $s_ra REQUEST) = received by the agent $a_got ($a_do DISCOVER, $a_ra REQUEST, $(( a_got - $(n0 "$a_do") - $(n0 "$a_ra") )) other) + kernel drops $k_drop + lost on the links $links + never left perfdhcp's socket $not_left + unexplained $unexpl: $bal$kd_note"
         # replies: the agent's sent replies -> perfdhcp's received OFFER + ACK
         r_sent=$(n0 "$a_tx_all") r_got=$((r_of + r_ac))
-        r_links=$(( r_sent - $(n0 "$c_rx") ))               # sent by the agent, never reached c-perf
+        # frames c-perf received besides the agent's replies: what the server namespace's stack
+        # sent to it or to all (ICMP, IGMP and MLD reports; seen: one IGMP report in a run)
+        r_other=$(( $(n0 "$icmp_out") + $(n0 "$(d srv.ipext.OutMcastPkts)") + $(n0 "$(d srv.ipext.OutBcastPkts)") + $(n0 "$(d srv.ip6.OutMcastPkts)") ))
+        r_links=$(( r_sent + r_other - $(n0 "$c_rx") ))     # sent by the agent, never reached c-perf
         r_full=$(n0 "$udp_inerr")                           # dropped by the client's UDP stack (RcvbufErrors: perfdhcp's socket buffer full)
         # reached c-perf, neither dropped by UDP nor read: still queued in perfdhcp's socket when it
         # stopped (UDP counts InDatagrams when the program reads a datagram)
@@ -349,7 +361,7 @@ if has accounting; then
         r_perf=$(( $(n0 "$udp_in") - r_got ))               # read by perfdhcp's socket, not counted by it
         if [ $r_links = 0 ] && [ $r_perf = 0 ] && [ $r_unread -ge 0 ]; then rbal="balanced"; else rbal="UNEXPLAINED: links $r_links, perfdhcp $r_perf, unread $r_unread"; fi
         ACCT_REP="replies: the agent sent $r_sent ($a_of OFFER, $a_ac ACK, $a_nak NAK) = received by perfdhcp $r_got ($r_of OFFER, $r_ac ACK) + lost on the links $r_links + dropped by perfdhcp's full socket buffer $r_full (UDP InErrors; RcvbufErrors $udp_rcvbuf) + left unread in its socket when it stopped $r_unread + read but not counted by perfdhcp $r_perf: $rbal. An OFFER perfdhcp did not read is a REQUEST it never sends."
-        ACCT_DETAIL="counters (after - before): perfdhcp UDP out $udp_out (SndbufErrors $udp_sndbuf) in $udp_in (InErrors $udp_inerr); other frames sent by c-perf $(( $(n0 "$c_tx") - $(n0 "$udp_out") )); c-perf tx $c_tx (dropped $c_txd) rx $c_rx (dropped $c_rxd); v-perf rx $v_rx (dropped $v_rxd) tx $v_tx (dropped $v_txd); $BR rx $b_rx (dropped $b_rxd) tx $b_tx (dropped $b_txd); packet socket: kernel received $k_rcv (drops included; $BR received $b_rx), dropped $k_drop; agent drops (all reasons) $a_drops; server ICMP out $icmp_out; backlog drops (softnet, whole machine) $softnet"
+        ACCT_DETAIL="counters (after - before): perfdhcp UDP out $udp_out (SndbufErrors $udp_sndbuf) in $udp_in (InErrors $udp_inerr); other frames sent by c-perf $(( $(n0 "$c_tx") - $(n0 "$udp_out") )); c-perf tx $c_tx (dropped $c_txd) rx $c_rx (dropped $c_rxd); v-perf rx $v_rx (dropped $v_rxd) tx $v_tx (dropped $v_txd); $BR rx $b_rx (dropped $b_rxd) tx $b_tx (dropped $b_txd); packet socket: kernel received $k_rcv (drops included; $BR received $b_rx), dropped $k_drop; agent drops (all reasons) $a_drops; server ICMP out $icmp_out, other frames from the server namespace's stack $r_other; backlog drops (softnet, whole machine) $softnet"
         # the agent's own reply latency over the run: from the kernel's receive timestamp to
         # the send (vmdhcp_agent_reply_latency_seconds): where a tail seen by perfdhcp comes from
         ACCT_LAT="the agent's reply latency, kernel receive to send (vmdhcp_agent_reply_latency_seconds over the run): $(awk '
