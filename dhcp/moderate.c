@@ -59,13 +59,22 @@ dhcp_moderation_end(struct dhcp_moderation *m, uint64_t now)
 		m->delay = 0; /* nothing waited: readability, the next request on its own wakeup */
 		return 0;
 	}
-	elapsed = !m->started ? DHCP_MOD_IDLE_USEC : now > m->last ? now - m->last : 0;
-	sample = elapsed / n;
-	if (sample > DHCP_MOD_IDLE_USEC)
-		sample = DHCP_MOD_IDLE_USEC;
-	m->started = true;
-	m->last = now;
-	m->gap = (uint32_t)((int64_t)m->gap + ((int64_t)sample - (int64_t)m->gap) / 8);
+	if (!m->started) {
+		/* the first window begins: this call's requests arrived before it */
+		m->started = true;
+		m->win_start = now;
+		m->win_frames = 0;
+	} else {
+		m->win_frames = n > UINT32_MAX - m->win_frames ? UINT32_MAX : m->win_frames + n;
+		elapsed = now > m->win_start ? now - m->win_start : 0;
+		if (elapsed >= DHCP_MOD_RATE_USEC) {
+			sample = elapsed / m->win_frames;
+			m->gap =
+			    sample > DHCP_MOD_IDLE_USEC ? DHCP_MOD_IDLE_USEC : (uint32_t)sample;
+			m->win_start = now;
+			m->win_frames = 0;
+		}
+	}
 	if (m->gap > m->w.off_usec || (m->delay == 0 && m->gap > m->w.on_usec)) {
 		m->delay = 0;
 		return 0;
