@@ -291,7 +291,7 @@ static const struct series agent_series[] = {
 	"full: requests never read (PACKET_STATISTICS tp_drops, accumulated)"),
     SERIES(rx_wait, METRIC_COUNTER, "vmdhcp_agent_receive_wait_seconds_total",
 	"Time the DHCP socket was left unread on purpose to serve several requests per wakeup "
-	"(coalescing: above 20 000 requests/s only, at most 500 us at a time)"),
+	"(coalescing: above 20 000 requests/s only, at most 800 us at a time)"),
     /* DHCPv6: the pool's ipv6Config (all zero without one) */
     SERIES_LABELED(rx6, METRIC_COUNTER, "vmdhcp_agent_dhcp6_packets_received_total",
 	"DHCPv6 messages received from clients, by message type (the innermost for relayed)",

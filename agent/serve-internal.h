@@ -47,7 +47,7 @@ struct httpd;
 
 /*
  * Coalescing windows (dhcp/moderate.h: DHCPv4 above 20 000 requests/s, DHCPv6 above 10 000)
- * served in one wakeup of the loop before it gets its turn again: at most 16 x 500 us. The
+ * served in one wakeup of the loop before it gets its turn again: at most 16 x 800 us. The
  * engines ask for them; sockets.c and sockets6.c wait them out with nanosleep.
  */
 #define AGENT_WINDOWS_PER_WAKEUP 16

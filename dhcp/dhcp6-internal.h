@@ -103,7 +103,7 @@ size_t dhcp6_table_memory(const struct dhcp6_table *t);
 /*
  * DHCPv6's coalescing window (dhcp/moderate.h): waits start once requests come faster than one
  * per 100 us (10 000 requests/s: 5 000 SARR/s, each exchange two requests) and are at most
- * 200 us (DHCPv4's: 500 us). DHCPv4 starts at 20 000 requests/s to keep its latency goals up to
+ * 200 us (DHCPv4's: 800 us). DHCPv4 starts at 20 000 requests/s to keep its latency goals up to
  * 8 000 DORA/s; a DHCPv6 client waits a random 0-1 s before its first SOLICIT and 1 s before
  * resending one (RFC 8415 §18.2.1, §7.6: SOL_MAX_DELAY, SOL_TIMEOUT), so 200 us more under load
  * costs it nothing it could notice, while each wakeup saved is the largest cost per request
