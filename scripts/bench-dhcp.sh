@@ -285,11 +285,13 @@ if has accounting; then
             echo "c-perf.$k $(ip netns exec "$CNS" cat /sys/class/net/c-perf/statistics/$k)" >>"$f"
             for dev in v-perf "$BR"; do echo "$dev.$k $(ip netns exec "$SRV_NS" cat "/sys/class/net/$dev/statistics/$k")" >>"$f"; done
         done
-        ip netns exec "$CNS" cat /proc/net/snmp | awk '/^Udp:/ { if (!h) { split($0, n); h = 1 } else for (i = 2; i <= NF; i++) print "cli.udp." n[i], $i }' >>"$f"
-        ip netns exec "$SRV_NS" cat /proc/net/snmp | awk '/^Icmp:/ { if (!h) { split($0, n); h = 1 } else for (i = 2; i <= NF; i++) print "srv.icmp." n[i], $i }' >>"$f"
+        # NS FILE PROTO TAG: a /proc/net/{snmp,netstat} row pair (names, then values) as "TAG.name value"
+        proto_rows() { ip netns exec "$1" cat "$2" | awk -v p="$3:" -v t="$4" '$1 == p { if (!h) { split($0, n); h = 1 } else for (i = 2; i <= NF; i++) print t "." n[i], $i }'; }
+        proto_rows "$CNS" /proc/net/snmp Udp cli.udp >>"$f"
+        proto_rows "$SRV_NS" /proc/net/snmp Icmp srv.icmp >>"$f"
         # multicast and broadcast the server namespace's own stack sends (IGMP, MLD reports):
         # they reach c-perf beside the agent's replies
-        ip netns exec "$SRV_NS" cat /proc/net/netstat | awk '/^IpExt:/ { if (!h) { split($0, n); h = 1 } else for (i = 2; i <= NF; i++) print "srv.ipext." n[i], $i }' >>"$f"
+        proto_rows "$SRV_NS" /proc/net/netstat IpExt srv.ipext >>"$f"
         ip netns exec "$SRV_NS" awk '$1 == "Ip6OutMcastPkts" { print "srv.ip6.OutMcastPkts", $2 }' /proc/net/snmp6 >>"$f"
         local s=0 _a b _r
         while read -r _a b _r; do s=$((s + 0x$b)); done </proc/net/softnet_stat
